@@ -1,0 +1,15 @@
+# Multi-stage: build a static binary, run it as a non-root user on a minimal base.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/sendonce ./cmd/sendonce
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/sendonce /sendonce
+ENV SENDONCE_ADDR=:8080 SENDONCE_LOG_FORMAT=json
+EXPOSE 8080
+USER nonroot:nonroot
+ENTRYPOINT ["/sendonce"]
+CMD ["serve"]

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/postgres"
+)
+
+// dispatch runs one subcommand.
+func dispatch(ctx context.Context, cfg config.Config, args []string) error {
+	switch args[0] {
+	case "serve":
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		opts := Options{}
+		fs.BoolVar(&opts.API, "api", true, "serve the HTTP API")
+		fs.BoolVar(&opts.Executor, "executor", true, "run the executor (scheduler and senders)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if cfg.DatabaseURL == "" {
+			return errors.New("SENDONCE_DATABASE_URL is required for serve (use `sendonce dev` for a local database)")
+		}
+		return run(ctx, cfg, opts, os.Stdout, os.Stderr)
+	case "migrate":
+		return migrate(ctx, cfg)
+	case "dev":
+		if os.Getenv("SENDONCE_LOG_FORMAT") == "" {
+			cfg.LogFormat = "text"
+		}
+		return dev(ctx, cfg, os.Stdout, os.Stderr)
+	case "account":
+		if len(args) != 3 || args[1] != "create" {
+			return errors.New("usage: sendonce account create NAME")
+		}
+		return createAccount(ctx, cfg, args[2])
+	default:
+		return fmt.Errorf("unknown command %q\n\n%s", args[0], usage)
+	}
+}
+
+func needDatabase(cfg config.Config) error {
+	if cfg.DatabaseURL == "" {
+		return errors.New("SENDONCE_DATABASE_URL is required")
+	}
+	return nil
+}
+
+func migrate(ctx context.Context, cfg config.Config) error {
+	if err := needDatabase(cfg); err != nil {
+		return err
+	}
+	pool, err := openWithTimeout(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	n, err := postgres.Migrate(ctx, pool)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("migrations applied: %d\n", n)
+	return nil
+}
+
+func createAccount(ctx context.Context, cfg config.Config, name string) error {
+	if err := needDatabase(cfg); err != nil {
+		return err
+	}
+	pool, err := openWithTimeout(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	acc, token, err := account.NewService(pool).Create(ctx, strings.TrimSpace(name))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "account %d (%s) created\n", acc.ID, acc.Name)
+	fmt.Printf("SENDONCE_API_KEY=%s\n", token)
+	return nil
+}
+
+func openWithTimeout(ctx context.Context, cfg config.Config) (*pgxPool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return postgres.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+}

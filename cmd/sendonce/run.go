@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/sendonce/sendonce"
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/logging"
+	"github.com/sendonce/sendonce/internal/postgres"
+)
+
+type pgxPool = pgxpool.Pool
+
+// Options say which parts of the service run in this process.
+type Options struct {
+	API      bool
+	Executor bool
+	// OnListen, when set, is told the address the API listens on (tests use port 0).
+	OnListen func(net.Addr)
+}
+
+// run owns the pool, migrations, executor, HTTP server and shutdown. It returns when
+// ctx is cancelled and everything has stopped, or on the first fatal error.
+func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io.Writer) error {
+	log := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
+	pool, err := openWithTimeout(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	n, err := postgres.Migrate(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		log.Info("migrations applied", "count", n)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	errc := make(chan error, 2)
+	var stops []func(context.Context) error
+
+	if opts.Executor {
+		stop, err := startExecutor(ctx, cfg, pool, log, reg)
+		if err != nil {
+			return err
+		}
+		stops = append(stops, stop)
+	}
+
+	if opts.API {
+		handler := httpapi.NewServer(httpapi.Deps{
+			Pool: pool, Logger: log, Config: cfg, Registry: reg,
+			Accounts: account.NewService(pool),
+			OpenAPI:  sendonce.OpenAPI,
+		})
+		ln, err := net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		log.Info("api listening", "addr", ln.Addr().String())
+		if opts.OnListen != nil {
+			opts.OnListen(ln.Addr())
+		}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+		// The HTTP server stops first, so no request lands on a stopped executor.
+		stops = append([]func(context.Context) error{srv.Shutdown}, stops...)
+	}
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	case err := <-errc:
+		log.Error("fatal", "err", err)
+		shutdown(cfg, log, stops)
+		return err
+	}
+	return shutdown(cfg, log, stops)
+}
+
+func shutdown(cfg config.Config, log *slog.Logger, stops []func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	for _, stop := range stops {
+		if err := stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		log.Error("shutdown", "err", err)
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

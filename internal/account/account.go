@@ -1,0 +1,122 @@
+// Package account creates accounts and their API keys and authenticates requests.
+package account
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// keyPrefix starts every API key, so a leaked key is recognisable by secret scanners.
+const keyPrefix = "so_"
+
+// prefixLen is how much of a key is stored in clear to find it and to show humans.
+const prefixLen = len(keyPrefix) + 12
+
+// Service manages accounts and keys.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// NewService returns a Service on pool.
+func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// Account is a tenant.
+type Account struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+}
+
+// Get returns an account by id.
+func (s *Service) Get(ctx context.Context, id int64) (Account, error) {
+	a, err := store.New(s.pool).AccountGetByID(ctx, id)
+	if err != nil {
+		return Account{}, postgres.Error(err, "account")
+	}
+	return Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt}, nil
+}
+
+// Create makes an account with one API key and returns the key's token, the only
+// time it is ever seen.
+func (s *Service) Create(ctx context.Context, name string) (Account, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		return Account{}, "", apperr.Invalidf("/name", "account name must be 1 to 200 characters")
+	}
+	var acc Account
+	var token string
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		a, err := q.AccountCreate(ctx, name)
+		if err != nil {
+			return err
+		}
+		acc = Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt}
+		token, err = createKey(ctx, q, a.ID, "default")
+		return err
+	})
+	return acc, token, postgres.Error(err, "account")
+}
+
+// CreateKey adds an API key to an account and returns its token.
+func (s *Service) CreateKey(ctx context.Context, accountID int64, name string) (string, error) {
+	token, err := createKey(ctx, store.New(s.pool), accountID, name)
+	return token, postgres.Error(err, "api key")
+}
+
+// FindByName returns the oldest account with that name.
+func (s *Service) FindByName(ctx context.Context, name string) (Account, error) {
+	a, err := store.New(s.pool).AccountGetFirstByName(ctx, name)
+	if err != nil {
+		return Account{}, postgres.Error(err, "account")
+	}
+	return Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt}, nil
+}
+
+func createKey(ctx context.Context, q *store.Queries, accountID int64, name string) (string, error) {
+	var raw [30]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	token := keyPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
+	sum := sha256.Sum256([]byte(token))
+	_, err := q.APIKeyCreate(ctx, store.APIKeyCreateParams{
+		AccountID: accountID, Name: name, Prefix: token[:prefixLen], TokenHash: sum[:],
+	})
+	return token, err
+}
+
+// Authenticate returns the account a bearer token belongs to. The key is found by its
+// visible prefix and its hash compared in constant time; any failure is unauthorized.
+func (s *Service) Authenticate(ctx context.Context, token string) (int64, error) {
+	unauthorized := apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>")
+	if len(token) < prefixLen+8 || len(token) > 200 || !strings.HasPrefix(token, keyPrefix) {
+		return 0, unauthorized
+	}
+	q := store.New(s.pool)
+	row, err := q.APIKeyGetByPrefix(ctx, token[:prefixLen])
+	if err != nil {
+		if apperr.Is(postgres.Error(err, "key"), apperr.NotFound) {
+			return 0, unauthorized
+		}
+		return 0, err
+	}
+	sum := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(sum[:], row.TokenHash) != 1 {
+		return 0, unauthorized
+	}
+	_ = q.APIKeyTouch(ctx, row.ID)
+	return row.AccountID, nil
+}

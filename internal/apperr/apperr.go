@@ -1,0 +1,72 @@
+// Package apperr is the one error type the domain packages return. The HTTP layer
+// maps its codes to statuses and RFC 9457 bodies in one place.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error for callers; it decides the HTTP status.
+type Code string
+
+// The error codes.
+const (
+	NotFound     Code = "not_found"
+	Invalid      Code = "invalid"
+	Conflict     Code = "conflict"
+	Unauthorized Code = "unauthorized"
+	RateLimited  Code = "rate_limited"
+	TooLarge     Code = "too_large"
+	Internal     Code = "internal"
+)
+
+// FieldError names one invalid input field, as a JSON pointer into the request.
+type FieldError struct {
+	Pointer string `json:"pointer"`
+	Detail  string `json:"detail"`
+}
+
+// Error is an application error with a code, a human message safe to show to the
+// caller, optional per-field details, and optional extra members for the problem body.
+type Error struct {
+	Code    Code
+	Message string
+	Fields  []FieldError
+	// Extra holds additional problem members, such as the current status on a 409.
+	Extra map[string]any
+	// Err is the underlying cause; it is logged, never shown.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an Error with a formatted message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalidf returns an invalid-input error naming one field by JSON pointer.
+func Invalidf(pointer, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Code: Invalid, Message: msg, Fields: []FieldError{{Pointer: pointer, Detail: msg}}}
+}
+
+// CodeOf returns the code of err, or Internal when err is not an *Error.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// Is reports whether err carries the given code.
+func Is(err error, code Code) bool { return err != nil && CodeOf(err) == code }

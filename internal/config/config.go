@@ -1,0 +1,138 @@
+// Package config loads the service configuration from SENDONCE_* environment
+// variables, once, in main. Nothing reads the environment after that.
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Config is every setting, grouped in sections. The sections are embedded so the
+// variable names stay flat: SENDONCE_TICK, not SENDONCE_EXECUTOR_TICK.
+type Config struct {
+	Database
+	HTTP
+	Executor
+	Providers
+	Unsubscribe
+	Log
+}
+
+// Database settings.
+type Database struct {
+	// DatabaseURL is the PostgreSQL URL. Empty in `dev` and `bench` means: start a local server.
+	DatabaseURL string `split_words:"true"`
+	// DataDir is where `dev` keeps its local PostgreSQL cluster.
+	DataDir string `split_words:"true" default:".sendonce"`
+	// MaxConns caps the connection pool.
+	DBMaxConns int32 `split_words:"true" default:"20"`
+}
+
+// HTTP settings of the API server.
+type HTTP struct {
+	Addr            string        `split_words:"true" default:"127.0.0.1:8080"`
+	ShutdownTimeout time.Duration `split_words:"true" default:"30s"`
+	MaxBodyBytes    int64         `split_words:"true" default:"1048576"`
+	ImportMaxBytes  int64         `split_words:"true" default:"67108864"`
+	CORSOrigins     []string      `split_words:"true"`
+	// APIRatePerSecond limits requests per API key (0 disables); APIRateBurst is the bucket.
+	APIRatePerSecond float64 `split_words:"true" default:"50"`
+	APIRateBurst     int     `split_words:"true" default:"100"`
+}
+
+// Executor settings of the in-process sender.
+type Executor struct {
+	Tick        time.Duration `split_words:"true" default:"60s"`
+	Workers     int           `split_words:"true" default:"16"`
+	BatchSize   int           `split_words:"true" default:"20"`
+	Lease       time.Duration `split_words:"true" default:"2m"`
+	MaxAttempts int           `split_words:"true" default:"5"`
+	BackoffBase time.Duration `split_words:"true" default:"30s"`
+	BackoffMax  time.Duration `split_words:"true" default:"1h"`
+	// RatePerSecond caps all sends of this process (0: unlimited);
+	// AccountRatePerSecond caps each account's sends (0: unlimited).
+	RatePerSecond        float64 `split_words:"true" default:"0"`
+	AccountRatePerSecond float64 `split_words:"true" default:"0"`
+}
+
+// Providers settings: which provider sends, and its connection details.
+type Providers struct {
+	Provider string `split_words:"true" default:"log"`
+
+	SMTPHost     string `split_words:"true" default:"127.0.0.1"`
+	SMTPPort     int    `split_words:"true" default:"25"`
+	SMTPUsername string `split_words:"true"`
+	SMTPPassword string `split_words:"true"`
+	// SMTPSecurity is none, starttls or tls.
+	SMTPSecurity string `split_words:"true" default:"starttls"`
+	SMTPConns    int    `split_words:"true" default:"4"`
+
+	HTTPProviderURL     string        `split_words:"true"`
+	HTTPProviderAuth    string        `split_words:"true"`
+	HTTPProviderTimeout time.Duration `split_words:"true" default:"30s"`
+}
+
+// Unsubscribe settings: where links point and how tokens are signed.
+type Unsubscribe struct {
+	PublicURL string `split_words:"true" default:"http://127.0.0.1:8080"`
+	// UnsubscribeSecret is one or more `keyid:secret` pairs, comma separated; the first
+	// signs new tokens, all verify. Empty in dev means a fixed development key.
+	UnsubscribeSecret []string `split_words:"true"`
+	UnsubscribeMailto string   `split_words:"true"`
+}
+
+// Log settings.
+type Log struct {
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `split_words:"true" default:"info"`
+	// LogFormat is json or text.
+	LogFormat string `split_words:"true" default:"json"`
+}
+
+// Load reads the configuration from the environment.
+func Load() (Config, error) {
+	var c Config
+	if err := envconfig.Process("SENDONCE", &c); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	return c, c.Validate()
+}
+
+// Validate checks values that envconfig cannot.
+func (c Config) Validate() error {
+	switch {
+	case c.Workers < 1:
+		return fmt.Errorf("configuration: SENDONCE_WORKERS must be at least 1")
+	case c.BatchSize < 1 || c.BatchSize > 10000:
+		return fmt.Errorf("configuration: SENDONCE_BATCH_SIZE must be between 1 and 10000")
+	case c.MaxAttempts < 1:
+		return fmt.Errorf("configuration: SENDONCE_MAX_ATTEMPTS must be at least 1")
+	case c.Lease < time.Second:
+		return fmt.Errorf("configuration: SENDONCE_LEASE must be at least 1s")
+	case c.Tick <= 0:
+		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
+	}
+	switch c.Provider {
+	case "log", "smtp", "http":
+	default:
+		return fmt.Errorf("configuration: SENDONCE_PROVIDER must be log, smtp or http, not %q", c.Provider)
+	}
+	if c.Provider == "http" && c.HTTPProviderURL == "" {
+		return fmt.Errorf("configuration: SENDONCE_PROVIDER=http needs SENDONCE_HTTP_PROVIDER_URL")
+	}
+	return nil
+}
+
+// Default returns the configuration with every default applied and no environment
+// read: for tests and tools that build a config literal.
+func Default() Config {
+	var c Config
+	// Fields carry no envconfig name tags, so envconfig reads nothing but the prefixed
+	// names; an unused prefix therefore applies the defaults alone.
+	if err := envconfig.Process("SENDONCE_DEFAULTS_ONLY_UNSET", &c); err != nil {
+		panic(err)
+	}
+	return c
+}

@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+)
+
+type chiRouter = chi.Router
+
+func notFound(w http.ResponseWriter, r *http.Request) error {
+	return apperr.New(apperr.NotFound, "no such route: %s %s", r.Method, r.URL.Path)
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
+	writeProblem(w, r, Problem{Type: problemBase + "method_not_allowed", Title: "Method not allowed",
+		Status: http.StatusMethodNotAllowed, Detail: r.Method + " is not allowed on " + r.URL.Path})
+	return nil
+}
+
+// healthz answers while the process is up.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	return encode(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 when the database is reachable and has every migration this
+// binary knows, 503 with a problem otherwise.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	unready := func(detail string) error {
+		writeProblem(w, r, Problem{Type: problemBase + "not_ready", Title: "Not ready",
+			Status: http.StatusServiceUnavailable, Detail: detail})
+		return nil
+	}
+	if err := s.Pool.Ping(ctx); err != nil {
+		s.Logger.WarnContext(ctx, "readyz: database unreachable", "err", err)
+		return unready("database unreachable")
+	}
+	current, err := postgres.MigrationsCurrent(ctx, s.Pool)
+	if err != nil {
+		s.Logger.WarnContext(ctx, "readyz: migration check failed", "err", err)
+		return unready("migration status unknown")
+	}
+	if !current {
+		return unready("database migrations are pending: run `sendonce migrate`")
+	}
+	return encode(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, err := w.Write(s.OpenAPI)
+	return err
+}
+
+// getAccount returns the account of the API key: the simplest authenticated call.
+func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.Accounts.Get(r.Context(), accountID(r))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"id": a.ID, "name": a.Name, "created_at": a.CreatedAt})
+}

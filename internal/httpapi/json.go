@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+)
+
+// decode reads one JSON object from the request body into v: the body must be JSON,
+// within maxBytes, with no unknown fields and nothing after the object.
+func decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, error) {
+	var v T
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return v, apperr.Invalidf("", "Content-Type must be application/json")
+		}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, decodeError(err, maxBytes)
+	}
+	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
+		return v, apperr.Invalidf("", "the body must hold a single JSON object")
+	}
+	return v, nil
+}
+
+// decodeError turns a json or body-size error into a clear invalid-input error.
+func decodeError(err error, maxBytes int64) error {
+	var maxErr *http.MaxBytesError
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &maxErr):
+		return apperr.New(apperr.TooLarge, "the body exceeds %d bytes", maxBytes)
+	case errors.Is(err, io.EOF):
+		return apperr.Invalidf("", "the body is empty; a JSON object is required")
+	case errors.As(err, &syntaxErr):
+		return apperr.Invalidf("", "malformed JSON at byte %d", syntaxErr.Offset)
+	case errors.As(err, &typeErr):
+		ptr := "/" + strings.ReplaceAll(typeErr.Field, ".", "/")
+		return apperr.Invalidf(ptr, "%s must be of type %s", typeErr.Field, typeErr.Type.String())
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return apperr.Invalidf("/"+field, "unknown field %q", field)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return apperr.Invalidf("", "truncated JSON body")
+	default:
+		return apperr.Invalidf("", "invalid JSON body: %s", err.Error())
+	}
+}
+
+// encode writes v as JSON with status. It marshals before writing the header so a
+// marshalling failure can still become a 500.
+func encode(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+	return nil
+}

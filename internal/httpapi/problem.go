@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/logging"
+)
+
+// problemBase prefixes every problem type; the last segment names the error code.
+const problemBase = "https://sendonce.dev/problems/"
+
+// Problem is an RFC 9457 problem details body.
+type Problem struct {
+	Type      string              `json:"type"`
+	Title     string              `json:"title"`
+	Status    int                 `json:"status"`
+	Detail    string              `json:"detail,omitempty"`
+	Instance  string              `json:"instance,omitempty"`
+	RequestID string              `json:"request_id,omitempty"`
+	Errors    []apperr.FieldError `json:"errors,omitempty"`
+	Extra     map[string]any      `json:"-"`
+}
+
+// MarshalJSON flattens Extra into the body, as RFC 9457 extension members.
+func (p Problem) MarshalJSON() ([]byte, error) {
+	type plain Problem
+	b, err := json.Marshal(plain(p))
+	if err != nil || len(p.Extra) == 0 {
+		return b, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range p.Extra {
+		if _, taken := m[k]; !taken {
+			m[k] = v
+		}
+	}
+	return json.Marshal(m)
+}
+
+var statusOf = map[apperr.Code]int{
+	apperr.NotFound:     http.StatusNotFound,
+	apperr.Invalid:      http.StatusUnprocessableEntity,
+	apperr.Conflict:     http.StatusConflict,
+	apperr.Unauthorized: http.StatusUnauthorized,
+	apperr.RateLimited:  http.StatusTooManyRequests,
+	apperr.TooLarge:     http.StatusRequestEntityTooLarge,
+	apperr.Internal:     http.StatusInternalServerError,
+}
+
+var titleOf = map[apperr.Code]string{
+	apperr.NotFound:     "Not found",
+	apperr.Invalid:      "Invalid request",
+	apperr.Conflict:     "Conflict",
+	apperr.Unauthorized: "Unauthorized",
+	apperr.RateLimited:  "Too many requests",
+	apperr.TooLarge:     "Request body too large",
+	apperr.Internal:     "Internal server error",
+}
+
+// writeError answers err as problem+json. It is the one place errors become
+// responses: an *apperr.Error shows its message; anything else is logged with the
+// request id and answered with a fixed message.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var e *apperr.Error
+	if !errors.As(err, &e) || e.Code == apperr.Internal {
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = &apperr.Error{Code: apperr.Internal, Message: "an internal error occurred; quote the request id when reporting it"}
+	}
+	writeProblem(w, r, Problem{
+		Type:   problemBase + string(e.Code),
+		Title:  titleOf[e.Code],
+		Status: statusOf[e.Code],
+		Detail: e.Message,
+		Errors: e.Fields,
+		Extra:  e.Extra,
+	})
+}
+
+// writeProblem writes p with the request id filled in.
+func writeProblem(w http.ResponseWriter, r *http.Request, p Problem) {
+	p.RequestID = logging.RequestID(r.Context())
+	p.Instance = r.URL.Path
+	body, err := json.Marshal(p)
+	if err != nil {
+		body = []byte(`{"type":"about:blank","title":"Internal server error","status":500}`)
+		p.Status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,130 @@
+// Package postgres owns the connection pool, the migrations and the translation of
+// PostgreSQL errors into application errors.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/sendonce/sendonce/db"
+	"github.com/sendonce/sendonce/internal/apperr"
+)
+
+// Open connects a pool and waits until the database answers or ctx ends.
+func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	for {
+		err = pool.Ping(ctx)
+		if err == nil {
+			return pool, nil
+		}
+		select {
+		case <-ctx.Done():
+			pool.Close()
+			return nil, fmt.Errorf("database not reachable: %w", err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func migrationsFS() fs.FS {
+	sub, err := fs.Sub(db.Migrations, "migrations")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the folder
+	}
+	return sub
+}
+
+func provider(pool *pgxpool.Pool) (*goose.Provider, func() error, error) {
+	sqlDB := stdlib.OpenDBFromPool(pool)
+	// A session-level advisory lock serialises replicas that start at the same moment:
+	// one migrates, the others wait and then find nothing pending.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+	if err != nil {
+		sqlDB.Close()
+		return nil, nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrationsFS(),
+		goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		sqlDB.Close()
+		return nil, nil, err
+	}
+	return p, sqlDB.Close, nil
+}
+
+// Migrate applies every pending migration under an advisory lock and returns how many ran.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	p, closeDB, err := provider(pool)
+	if err != nil {
+		return 0, fmt.Errorf("migrations: %w", err)
+	}
+	defer closeDB()
+	results, err := p.Up(ctx)
+	if err != nil {
+		return len(results), fmt.Errorf("migrate: %w", err)
+	}
+	return len(results), nil
+}
+
+// MigrationsCurrent reports whether the database has every migration this binary knows.
+func MigrationsCurrent(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	sqlDB := stdlib.OpenDBFromPool(pool)
+	defer sqlDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrationsFS(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return false, err
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return false, err
+	}
+	return !pending, nil
+}
+
+// InTx runs fn in a transaction, committing when fn returns nil.
+func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, pool, fn)
+}
+
+// Error translates a database error into an application error: no rows becomes
+// not_found, a unique violation conflict, a check or foreign-key violation invalid.
+// Other errors pass through and are reported as internal.
+func Error(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &apperr.Error{Code: apperr.NotFound, Message: what + " not found", Err: err}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return &apperr.Error{Code: apperr.Conflict, Message: what + " already exists", Err: err}
+		case "23514", "23503", "22P02", "22001":
+			return &apperr.Error{Code: apperr.Invalid, Message: what + " is not valid", Err: err}
+		}
+	}
+	return err
+}
