@@ -1,0 +1,92 @@
+// Package provider sends one rendered message through an email provider: SMTP
+// (go-mail), an HTTP endpoint that honours Idempotency-Key, or the log (development).
+//
+// The executor consumes providers through its own small interface (Send and
+// Idempotent); this package defines the Message they carry and the error classes
+// that decide what the executor does next.
+package provider
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Message is one rendered email to one recipient.
+type Message struct {
+	// JobID is the deterministic `campaign:<campaign>:<subscriber>` key: the
+	// idempotency key handed to the provider and the seed of MessageID.
+	JobID string
+	// MessageID is the RFC 5322 Message-ID, without angle brackets, derived from JobID.
+	MessageID string
+	From      string // bare address
+	FromName  string
+	ReplyTo   string // bare address or ""
+	To        string // bare address
+	ToName    string
+	Subject   string
+	HTML      string
+	Text      string
+	// Headers are extra headers, in order; List-Unsubscribe and
+	// List-Unsubscribe-Post are among them for campaign messages.
+	Headers []Header
+}
+
+// Header is one extra message header.
+type Header struct {
+	Name, Value string
+}
+
+// Class says what a failed send means for the recipient.
+type Class int
+
+const (
+	// Temporary: the provider refused for now (4xx, throttling, connection refused
+	// before the message was handed over). Retry later with the same job id.
+	Temporary Class = iota + 1
+	// Permanent: the provider will never accept this message (5xx, invalid address).
+	// Do not retry.
+	Permanent
+	// Ambiguous: the message may or may not have been accepted (connection lost
+	// after DATA, timeout after the request was sent). Only an idempotent provider
+	// can safely be asked again.
+	Ambiguous
+)
+
+func (c Class) String() string {
+	switch c {
+	case Temporary:
+		return "temporary"
+	case Permanent:
+		return "permanent"
+	case Ambiguous:
+		return "ambiguous"
+	}
+	return "unknown"
+}
+
+// Error is a classified send failure.
+type Error struct {
+	Class Class
+	// Code is the provider's status (SMTP reply code or HTTP status), 0 if none.
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Code != 0 {
+		return fmt.Sprintf("%s failure (%d): %v", e.Class, e.Code, e.Err)
+	}
+	return fmt.Sprintf("%s failure: %v", e.Class, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ClassOf returns the class of a send error. Errors that are not an *Error are
+// ambiguous: nothing proves the message was not handed over.
+func ClassOf(err error) Class {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Class
+	}
+	return Ambiguous
+}
