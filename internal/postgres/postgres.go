@@ -128,3 +128,8 @@ func Error(err error, what string) error {
 	}
 	return err
 }
+
+// CampaignChannel is the LISTEN/NOTIFY channel that wakes executors: the API sends
+// pg_notify(CampaignChannel, '<campaign id>') inside the transaction that approves,
+// resumes or reschedules a campaign, so it is delivered on commit.
+const CampaignChannel = "sendonce_campaigns"
