@@ -30,9 +30,11 @@ func (p *Log) Send(ctx context.Context, m Message) (string, error) {
 		slog.Int("html_bytes", len(m.HTML)),
 		slog.Int("text_bytes", len(m.Text)),
 	}
+	headers := make([]any, 0, len(m.Headers))
 	for _, h := range m.Headers {
-		attrs = append(attrs, slog.String(h.Name, h.Value))
+		headers = append(headers, slog.String(h.Name, h.Value))
 	}
+	attrs = append(attrs, slog.Group("headers", headers...))
 	p.log.LogAttrs(ctx, slog.LevelInfo, "message sent (log provider)", attrs...)
 	return m.JobID, nil
 }
