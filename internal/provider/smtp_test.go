@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -178,4 +179,25 @@ func TestSMTPStartTLSRequiredByDefault(t *testing.T) {
 	_, err = p.Send(context.Background(), testMessage("campaign:1:1"))
 	require.Equal(t, provider.Temporary, provider.ClassOf(err), "%v", err)
 	require.Zero(t, s.Stats().Accepted)
+}
+
+func TestSMTPOverTLS(t *testing.T) {
+	t.Parallel()
+	serverTLS, roots, err := sink.SelfSignedTLS()
+	require.NoError(t, err)
+	for _, security := range []string{"starttls", "tls"} {
+		s := sink.NewSMTP(sink.SMTPOptions{TLSConfig: serverTLS, ImplicitTLS: security == "tls", KeepMessages: true})
+		addr, err := s.Listen("127.0.0.1:0")
+		require.NoError(t, err)
+		host, port, _ := net.SplitHostPort(addr)
+		portNum, _ := strconv.Atoi(port)
+		p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portNum, Security: security,
+			TLSConfig: &tls.Config{RootCAs: roots, ServerName: host, MinVersion: tls.VersionTLS12}})
+		require.NoError(t, err)
+		_, err = p.Send(context.Background(), testMessage("campaign:1:1"))
+		require.NoError(t, err, security)
+		require.Equal(t, 1, s.Count("campaign.1.1@example.com"), security)
+		require.NoError(t, p.Close())
+		require.NoError(t, s.Close())
+	}
 }

@@ -3,6 +3,7 @@ package sink
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -47,6 +48,10 @@ type SMTPOptions struct {
 	Seed uint64
 	// KeepMessages keeps every accepted message for Messages (tests); off, only counts are kept.
 	KeepMessages bool
+	// TLSConfig, when set, makes the sink offer STARTTLS, or speak TLS from the
+	// first byte when ImplicitTLS is set too.
+	TLSConfig   *tls.Config
+	ImplicitTLS bool
 }
 
 // SMTPMessage is one accepted message.
@@ -102,6 +107,7 @@ func NewSMTP(opts SMTPOptions) *SMTP {
 	s.srv.MaxMessageBytes = 10 << 20
 	s.srv.MaxRecipients = 50
 	s.srv.ErrorLog = log.New(io.Discard, "", 0)
+	s.srv.TLSConfig = opts.TLSConfig
 	return s
 }
 
@@ -110,6 +116,9 @@ func (s *SMTP) Listen(addr string) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", err
+	}
+	if s.opts.ImplicitTLS && s.opts.TLSConfig != nil {
+		ln = tls.NewListener(ln, s.opts.TLSConfig)
 	}
 	go s.srv.Serve(ln) //nolint:errcheck // ends when Close closes the listener
 	return ln.Addr().String(), nil
