@@ -90,7 +90,7 @@ func TestSMTPClassifiesFaults(t *testing.T) {
 	faults := map[string]sink.Fault{
 		"temp@example.org": sink.RcptTemp, "perm@example.org": sink.RcptPerm,
 		"datatemp@example.org": sink.DataTemp, "dataperm@example.org": sink.DataPerm,
-		"drop@example.org": sink.DropAfterData,
+		"drop@example.org": sink.DropAfterData, "middata@example.org": sink.DropDuringData,
 	}
 	p, s := setupSMTP(t, 1, sink.SMTPOptions{Fault: func(rcpt string) sink.Fault { return faults[rcpt] }})
 	for _, tc := range []struct {
@@ -103,6 +103,7 @@ func TestSMTPClassifiesFaults(t *testing.T) {
 		{"datatemp@example.org", provider.Temporary, 451},
 		{"dataperm@example.org", provider.Permanent, 554},
 		{"drop@example.org", provider.Ambiguous, 0},
+		{"middata@example.org", provider.Ambiguous, 0},
 		// After each failure the next message still goes out (on a new connection after the drop).
 		{"ok@example.org", 0, 0},
 	} {
@@ -122,8 +123,8 @@ func TestSMTPClassifiesFaults(t *testing.T) {
 	st := s.Stats()
 	// The dropped message was stored: ambiguous really means "maybe delivered".
 	require.EqualValues(t, 2, st.Accepted)
-	require.EqualValues(t, 1, st.Dropped)
-	require.EqualValues(t, 2, st.Connections, "only the dropped connection was replaced")
+	require.EqualValues(t, 2, st.Dropped)
+	require.EqualValues(t, 3, st.Connections, "only the dropped connections were replaced")
 }
 
 func TestSMTPRedialsAfterTheServerClosedAnIdleConnection(t *testing.T) {
@@ -200,4 +201,21 @@ func TestSMTPOverTLS(t *testing.T) {
 		require.NoError(t, p.Close())
 		require.NoError(t, s.Close())
 	}
+}
+
+func TestSMTPTimeoutAfterTheFinalDotIsAmbiguous(t *testing.T) {
+	t.Parallel()
+	// The relay takes longer to answer the final dot than the provider waits.
+	s := sink.NewSMTP(sink.SMTPOptions{Latency: 2 * time.Second})
+	addr, err := s.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	host, port, _ := net.SplitHostPort(addr)
+	portNum, _ := strconv.Atoi(port)
+	p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portNum, Security: "none",
+		Timeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	_, err = p.Send(context.Background(), testMessage("campaign:1:1"))
+	require.Equal(t, provider.Ambiguous, provider.ClassOf(err), "%v", err)
 }

@@ -34,6 +34,9 @@ const (
 	// DropAfterData stores the message and closes the connection instead of
 	// answering 250: the sender cannot know it was delivered (RFC 1047).
 	DropAfterData
+	// DropDuringData reads part of the message and closes the connection: nothing
+	// is stored, but the sender cannot know that either.
+	DropDuringData
 )
 
 // SMTPOptions shape the SMTP sink's behaviour.
@@ -255,6 +258,12 @@ func (ss *smtpSession) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 }
 
 func (ss *smtpSession) Data(r io.Reader) error {
+	if ss.fault == DropDuringData {
+		io.ReadFull(r, make([]byte, 16)) //nolint:errcheck // any part will do
+		ss.sink.count(func(st *SMTPStats) { st.Dropped++ })
+		ss.conn.Conn().Close() //nolint:errcheck
+		return io.ErrUnexpectedEOF
+	}
 	raw, err := io.ReadAll(r)
 	if err != nil {
 		return err
