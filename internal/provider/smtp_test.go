@@ -219,3 +219,29 @@ func TestSMTPTimeoutAfterTheFinalDotIsAmbiguous(t *testing.T) {
 	_, err = p.Send(context.Background(), testMessage("campaign:1:1"))
 	require.Equal(t, provider.Ambiguous, provider.ClassOf(err), "%v", err)
 }
+
+func TestSMTPAuthOverStartTLS(t *testing.T) {
+	t.Parallel()
+	serverTLS, roots, err := sink.SelfSignedTLS()
+	require.NoError(t, err)
+	s := sink.NewSMTP(sink.SMTPOptions{TLSConfig: serverTLS, Users: map[string]string{"app": "s3cret"}})
+	addr, err := s.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	host, port, _ := net.SplitHostPort(addr)
+	portNum, _ := strconv.Atoi(port)
+	send := func(user, pass string) error {
+		p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portNum, Security: "starttls",
+			Username: user, Password: pass,
+			TLSConfig: &tls.Config{RootCAs: roots, ServerName: host, MinVersion: tls.VersionTLS12}})
+		require.NoError(t, err)
+		defer p.Close()
+		_, err = p.Send(context.Background(), testMessage("campaign:1:"+user+pass))
+		return err
+	}
+	require.NoError(t, send("app", "s3cret"))
+	// A wrong password fails at connect time: temporary, nothing was handed over.
+	err = send("app", "wrong")
+	require.Equal(t, provider.Temporary, provider.ClassOf(err), "%v", err)
+	require.EqualValues(t, 1, s.Stats().Accepted)
+}

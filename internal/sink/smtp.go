@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	gosmtp "github.com/emersion/go-smtp"
 )
 
@@ -55,6 +56,8 @@ type SMTPOptions struct {
 	// first byte when ImplicitTLS is set too.
 	TLSConfig   *tls.Config
 	ImplicitTLS bool
+	// Users, when set, makes AUTH PLAIN (over TLS only) mandatory: username → password.
+	Users map[string]string
 }
 
 // SMTPMessage is one accepted message.
@@ -224,17 +227,43 @@ func (s *SMTP) count(f func(*SMTPStats)) {
 
 // smtpSession is one connection's transaction state.
 type smtpSession struct {
-	sink  *SMTP
-	conn  *gosmtp.Conn
-	from  string
-	to    []string
-	fault Fault
+	sink   *SMTP
+	conn   *gosmtp.Conn
+	authed bool
+	from   string
+	to     []string
+	fault  Fault
+}
+
+// AuthMechanisms offers PLAIN when the sink has users (go-smtp advertises it on TLS only).
+func (ss *smtpSession) AuthMechanisms() []string {
+	if ss.sink.opts.Users == nil {
+		return nil
+	}
+	return []string{sasl.Plain}
+}
+
+// Auth checks a PLAIN login against the sink's users.
+func (ss *smtpSession) Auth(mech string) (sasl.Server, error) {
+	if mech != sasl.Plain || ss.sink.opts.Users == nil {
+		return nil, gosmtp.ErrAuthUnknownMechanism
+	}
+	return sasl.NewPlainServer(func(_, user, pass string) error {
+		if want, ok := ss.sink.opts.Users[user]; !ok || want != pass {
+			return gosmtp.ErrAuthFailed
+		}
+		ss.authed = true
+		return nil
+	}), nil
 }
 
 func (ss *smtpSession) Reset()        { ss.from, ss.to, ss.fault = "", nil, Deliver }
 func (ss *smtpSession) Logout() error { return nil }
 
 func (ss *smtpSession) Mail(from string, _ *gosmtp.MailOptions) error {
+	if ss.sink.opts.Users != nil && !ss.authed {
+		return gosmtp.ErrAuthRequired
+	}
 	ss.from = from
 	return nil
 }
