@@ -41,6 +41,9 @@ type HTTPSettings struct {
 //	500, 502, 504 and other 5xx (the server may have acted before failing)            → Ambiguous
 //	other 4xx (the message itself is refused)                                          → Permanent
 //
+// net/http itself may resend a request that failed on a reused keep-alive
+// connection, since it carries an Idempotency-Key; the server's dedup makes that safe.
+//
 // Configuration errors are Temporary rather than Permanent so that a wrong URL or a
 // rotated key fails no recipient for good: the executor backs off and retries until
 // its attempt limit, leaving time to fix the setting.

@@ -29,7 +29,7 @@ func testMessage(job string) provider.Message {
 
 func TestHTTPSendsAndDeduplicates(t *testing.T) {
 	t.Parallel()
-	s := sink.NewHTTP(sink.HTTPOptions{})
+	s := sink.NewHTTP(sink.HTTPOptions{KeepDeliveries: true})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	p, err := provider.NewHTTP(provider.HTTPSettings{URL: srv.URL + "/send", Authorization: "Bearer k"})

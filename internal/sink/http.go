@@ -27,6 +27,9 @@ type HTTPOptions struct {
 	DropRate float64
 	// Seed makes the injected failures reproducible; 0 picks 1.
 	Seed uint64
+	// KeepDeliveries keeps each accepted request's headers and body for Deliveries
+	// (tests); off, only the keys are kept, so a 50,000-message chaos run stays small.
+	KeepDeliveries bool
 }
 
 // HTTPStats are the HTTP sink's counters, also served as JSON at GET /stats.
@@ -111,7 +114,7 @@ func (s *HTTP) Stats() HTTPStats {
 	return s.stats
 }
 
-// Deliveries returns the accepted requests by key.
+// Deliveries returns the accepted requests by key (KeepDeliveries only).
 func (s *HTTP) Deliveries() map[string]Delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -198,7 +201,9 @@ func (s *HTTP) accept(key string, h http.Header, body []byte) {
 	switch s.accepts[key] {
 	case 1:
 		s.stats.Unique++
-		s.deliveries[key] = Delivery{Key: key, Header: h, Body: body}
+		if s.opts.KeepDeliveries {
+			s.deliveries[key] = Delivery{Key: key, Header: h, Body: body}
+		}
 	case 2:
 		s.stats.Duplicates++
 	}

@@ -25,7 +25,7 @@ func post(t *testing.T, url, key string) int {
 
 func TestHTTPSinkKeys(t *testing.T) {
 	t.Parallel()
-	s := NewHTTP(HTTPOptions{})
+	s := NewHTTP(HTTPOptions{KeepDeliveries: true})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 
