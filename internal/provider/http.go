@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -78,10 +77,10 @@ type HTTPPayload struct {
 	JobID     string            `json:"job_id"`
 	MessageID string            `json:"message_id"`
 	From      string            `json:"from"`
-	FromName  string            `json:"from_name,omitempty"`
-	ReplyTo   string            `json:"reply_to,omitempty"`
+	FromName  string            `json:"from_name"`
+	ReplyTo   string            `json:"reply_to"`
 	To        string            `json:"to"`
-	ToName    string            `json:"to_name,omitempty"`
+	ToName    string            `json:"to_name"`
 	Subject   string            `json:"subject"`
 	HTML      string            `json:"html"`
 	Text      string            `json:"text"`
@@ -199,6 +198,3 @@ func (p *HTTP) Close() error {
 	p.client.CloseIdleConnections()
 	return nil
 }
-
-// errClosed is returned by providers used after Close.
-var errClosed = errors.New("provider closed")

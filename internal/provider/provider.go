@@ -95,6 +95,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// errClosed is returned by providers used after Close.
+var errClosed = errors.New("provider closed")
+
 // classed wraps err in an *Error of the given class.
 func classed(c Class, code int, err error) *Error {
 	return &Error{Class: c, Code: code, Err: err}
