@@ -143,3 +143,13 @@ func isAtext(c byte) bool {
 	}
 	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
 }
+
+// Compose renders the templates for one recipient and builds the message, so the
+// {{.UnsubscribeURL}} in the body is the same link as the List-Unsubscribe header.
+func (t *Templates) Compose(c Campaign, r Recipient, attributes map[string]any, links Links) (provider.Message, error) {
+	rendered, err := t.Render(Data{Email: r.Email, Name: r.Name, Attributes: attributes, UnsubscribeURL: links.HTTPS})
+	if err != nil {
+		return provider.Message{}, err
+	}
+	return Build(c, r, rendered, links), nil
+}

@@ -90,3 +90,18 @@ func TestMessageID(t *testing.T) {
 	}
 	require.NotEqual(t, message.MessageID("campaign:1:2", "a@x.com"), message.MessageID("campaign:1:3", "a@x.com"))
 }
+
+func TestCompose(t *testing.T) {
+	t.Parallel()
+	tpl, err := message.Parse("Hi {{.Name}}", `<a href="{{.UnsubscribeURL}}">stop</a> {{.Attributes.plan}}`, "{{.Email}} {{.UnsubscribeURL}}")
+	require.NoError(t, err)
+	m, err := tpl.Compose(message.Campaign{FromEmail: "n@example.com"},
+		message.Recipient{JobID: "campaign:1:2", Email: "ada@example.org", Name: "Ada"},
+		map[string]any{"plan": "pro"}, message.Links{HTTPS: "https://x.test/u/T"})
+	require.NoError(t, err)
+	require.Equal(t, "Hi Ada", m.Subject)
+	require.Equal(t, `<a href="https://x.test/u/T">stop</a> pro`, m.HTML)
+	require.Equal(t, "ada@example.org https://x.test/u/T", m.Text)
+	require.Equal(t, "<https://x.test/u/T>", m.Headers[0].Value)
+	require.Equal(t, "campaign.1.2@example.com", m.MessageID)
+}
