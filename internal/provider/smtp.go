@@ -108,7 +108,7 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 }
 
 // Send delivers m on a pooled connection and returns m.MessageID, the id bounces
-// and complaints refer to.
+// and complaints refer to (the job id when m has none).
 func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	msg, err := MIME(m)
 	if err != nil {
@@ -135,6 +135,9 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		}
 		err := p.client.SendWithSMTPClient(sl.c, msg)
 		if err == nil {
+			if m.MessageID == "" {
+				return m.JobID, nil
+			}
 			return m.MessageID, nil
 		}
 		class, code, keep := classifySMTP(err)
