@@ -105,3 +105,15 @@ func TestCompose(t *testing.T) {
 	require.Equal(t, "<https://x.test/u/T>", m.Headers[0].Value)
 	require.Equal(t, "campaign.1.2@example.com", m.MessageID)
 }
+
+func FuzzMessageID(f *testing.F) {
+	f.Add("campaign:1:2", "a@example.com")
+	f.Add("a..b", "x@[1.2.3.4]")
+	f.Add("ünï:cøde", "ü@bücher.de")
+	f.Fuzz(func(t *testing.T, job, from string) {
+		got := message.MessageID(job, from)
+		_, err := mail.ParseAddress("<" + got + ">")
+		require.NoError(t, err, "%q %q → %q", job, from, got)
+		require.Equal(t, got, message.MessageID(job, from))
+	})
+}
