@@ -67,6 +67,25 @@ func (e *env) count(table string) int {
 	return n
 }
 
+// send inserts a sent message to email with the given ids and returns a func
+// reading its feedback.
+func (e *env) send(email, jobID, providerMessageID string) func() string {
+	var campaignID int64
+	require.NoError(e.t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email)
+		VALUES ($1, 'c', 's', 'f@example.com') RETURNING id`, e.account).Scan(&campaignID))
+	_, err := e.pool.Exec(e.ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, provider_message_id)
+		VALUES ($1, $2, 1, $3, lower($3), $4, 'sent', $5)`, campaignID, e.account, email, jobID, providerMessageID)
+	require.NoError(e.t, err)
+	return func() string {
+		var fb *string
+		require.NoError(e.t, e.pool.QueryRow(e.ctx, `SELECT feedback FROM sends WHERE job_id = $1`, jobID).Scan(&fb))
+		if fb == nil {
+			return ""
+		}
+		return *fb
+	}
+}
+
 func requireCode(t *testing.T, err error, code apperr.Code) {
 	t.Helper()
 	require.Error(t, err)
@@ -267,9 +286,11 @@ func TestMailgunWebhook(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Replayed)
 	require.Empty(t, e.suppressed("m@example.com"))
+	feedback := e.send("m@example.com", "job-1", "mg-1")
 	res, err = e.svc.Deliver(e.ctx, "mailgun", ep.ID, http.Header{}, mailgunBody(key, "tok2", e.now, event))
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Suppressed)
+	require.Equal(t, "hard_bounce", feedback(), "correlated by the job_id user variable")
 	require.Equal(t, "hard_bounce", e.suppressed("m@example.com"))
 }
 
@@ -291,7 +312,8 @@ func TestSendGridWebhook(t *testing.T) {
 		h.Set("X-Twilio-Email-Event-Webhook-Timestamp", tsStr)
 		return h
 	}
-	body := []byte(`[{"email":"g1@example.com","event":"spamreport","sg_event_id":"e1","sg_message_id":"m1.filter"},
+	feedback := e.send("g1@example.com", "job-g1", "m1")
+	body := []byte(`[{"email":"g1@example.com","event":"spamreport","sg_event_id":"e1","sg_message_id":"m1.filter0001.16648.5515E0B88.0"},
 		{"email":"g2@example.com","event":"bounce","type":"bounce","sg_event_id":"e2"},
 		{"email":"g3@example.com","event":"bounce","type":"blocked","sg_event_id":"e3"},
 		{"email":"g4@example.com","event":"delivered","sg_event_id":"e4"}]`)
@@ -309,6 +331,7 @@ func TestSendGridWebhook(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, webhook.Result{Events: 4, Applied: 3, Suppressed: 2}, res)
 	require.Equal(t, "complaint", e.suppressed("g1@example.com"))
+	require.Equal(t, "complaint", feedback(), "correlated by provider message id")
 	require.Equal(t, "hard_bounce", e.suppressed("g2@example.com"))
 	require.Empty(t, e.suppressed("g3@example.com"), "a block is a soft bounce")
 	res, err = e.svc.Deliver(e.ctx, "sendgrid", ep.ID, sign(priv, e.now, body), body)
@@ -344,4 +367,32 @@ func TestPostmarkWebhook(t *testing.T) {
 	_, err = e.svc.Deliver(e.ctx, "postmark", ep.ID, auth(creds.Username, creds.Password), change)
 	require.NoError(t, err)
 	require.Equal(t, "unsubscribe", e.suppressed("u@example.com"))
+}
+
+// TestConcurrentReplay delivers the same event from many goroutines at once: the
+// primary key on webhook_events lets exactly one apply it.
+func TestConcurrentReplay(t *testing.T) {
+	t.Parallel()
+	e := setup(t, webhook.Options{SoftBounceLimit: 2, SoftBounceWindow: time.Hour})
+	ep, creds := e.create(webhook.CreateInput{Source: "standard"})
+	body := []byte(`{"type":"subscriber.bounced","data":{"email":"c@example.com","bounce_type":"soft"}}`)
+	h := signStandard(t, creds.Secret, "webhook", "same", e.now, body)
+	const n = 8
+	results := make(chan webhook.Result, n)
+	for range n {
+		go func() {
+			res, err := e.svc.Deliver(e.ctx, "standard", ep.ID, h, body)
+			if err != nil {
+				t.Error(err)
+			}
+			results <- res
+		}()
+	}
+	applied := 0
+	for range n {
+		applied += (<-results).Applied
+	}
+	require.Equal(t, 1, applied)
+	require.Equal(t, 1, e.count("soft_bounces"), "a replay is not counted as a second soft bounce")
+	require.Empty(t, e.suppressed("c@example.com"))
 }
