@@ -148,3 +148,21 @@ func TestWebhookSuppressionStopsUnclaimedSends(t *testing.T) {
 		e.campaignID).Scan(&unsuppressedQueued))
 	require.Equal(t, 19999, unsuppressedQueued)
 }
+
+func TestWebhookDeliveryLimitsAndUnknownSource(t *testing.T) {
+	t.Parallel()
+	e := setupOptout(t, "")
+	status, created := e.api(t, http.MethodPost, "/v1/webhook-endpoints", map[string]any{"source": "standard"})
+	require.Equal(t, http.StatusCreated, status)
+	secret := created["credentials"].(map[string]any)["secret"].(string)
+	id := int64(created["id"].(float64))
+
+	huge := append([]byte(`{"type":"subscriber.unsubscribed","data":{"email":"ada@example.com"},"pad":"`), bytes.Repeat([]byte("x"), 6<<20)...)
+	huge = append(huge, `"}`...)
+	status, _ = deliver(t, e.url+created["path"].(string), secret, "big", time.Now(), huge)
+	require.Equal(t, http.StatusRequestEntityTooLarge, status)
+	status, _ = deliver(t, fmt.Sprintf("%s/v1/webhooks/carrier-pigeon/%d", e.url, id), secret, "x", time.Now(), []byte(`{}`))
+	require.Equal(t, http.StatusNotFound, status)
+	reason, _ := e.suppressed(t)
+	require.Empty(t, reason)
+}
