@@ -12,6 +12,8 @@ import (
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/webhook"
 )
 
 // Deps is everything the API needs; run builds it once.
@@ -23,6 +25,10 @@ type Deps struct {
 	Accounts *account.Service
 	// OpenAPI is the contract served at GET /openapi.yaml.
 	OpenAPI []byte
+
+	// Opt-outs (issue 6): one-click unsubscribe and provider webhooks.
+	Unsubscribe *unsubscribe.Service
+	Webhooks    *webhook.Service
 }
 
 // Server serves the API.
