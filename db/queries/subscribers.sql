@@ -7,8 +7,8 @@ RETURNING *;
 SELECT * FROM subscribers WHERE account_id = @account_id AND id = @id;
 
 -- name: SubscriberList :many
--- Keyset page in id order. The email filter is a prefix of the lower-case address,
--- written as a range so the (account_id, email_lower text_pattern_ops) index serves it.
+-- Keyset page in id order. The email filter is a prefix of the lower-case address
+-- (LIKE wildcards escaped by the caller), which the text_pattern_ops index can serve.
 SELECT s.* FROM subscribers s
 WHERE s.account_id = @account_id
   AND s.id > @after_id

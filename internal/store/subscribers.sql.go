@@ -239,8 +239,8 @@ type SubscriberListParams struct {
 	Lim         int32
 }
 
-// Keyset page in id order. The email filter is a prefix of the lower-case address,
-// written as a range so the (account_id, email_lower text_pattern_ops) index serves it.
+// Keyset page in id order. The email filter is a prefix of the lower-case address
+// (LIKE wildcards escaped by the caller), which the text_pattern_ops index can serve.
 func (q *Queries) SubscriberList(ctx context.Context, arg SubscriberListParams) ([]Subscriber, error) {
 	rows, err := q.db.Query(ctx, subscriberList,
 		arg.AccountID,
