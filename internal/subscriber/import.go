@@ -99,7 +99,10 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 			case "email":
 				row.Email = v
 			case "name":
-				row.Name = ptr(v)
+				// An empty cell keeps the existing name, as an empty status keeps the status.
+				if v != "" {
+					row.Name = ptr(v)
+				}
 			case "status":
 				if v != "" {
 					row.Status = ptr(v)
