@@ -107,9 +107,10 @@ FROM expired e, campaigns c
 WHERE s.id = e.id AND c.id = s.campaign_id
 RETURNING s.id, s.campaign_id, s.status;
 
--- name: SendCancelQueued :execrows
--- A cancelled campaign's rows that were never claimed become cancelled, in bounded
--- batches so one huge campaign does not hold a long transaction.
+-- name: SendSweepCancelled :execrows
+-- The cancel transition (SendCancelQueued) closes the queued rows in its own
+-- transaction; a row in flight at that moment can still come back to queued (a
+-- temporary failure, a rescued lease). This sweep closes those, in bounded batches.
 UPDATE sends
 SET status = 'cancelled', updated_at = now()
 WHERE id IN (

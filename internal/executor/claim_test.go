@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -346,4 +347,37 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 		require.Contains(t, text, "Index Scan using sends_claim_idx", "%s plan:\n%s", mode, text)
 		require.NotContains(t, text, "Sort", "the claim must read the index in id order and stop at LIMIT")
 	}
+}
+
+func TestMessageIsRenderedWithUnsubscribeHeaders(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	p := newFake(true)
+	f, e, c := started(t, 1, "skip", p, clk)
+	e.cfg.Links = func(a, cmp, s int64) (string, string) {
+		return fmt.Sprintf("https://x.example/u/%d-%d-%d", a, cmp, s), "unsub@x.example"
+	}
+	row := outcome(t, e, c)
+	_, _, order := p.snapshot()
+	require.Len(t, order, 1)
+	m := order[0]
+	require.Equal(t, row.JobID, m.JobID)
+	require.Equal(t, "s1@example.com", m.To)
+	require.Equal(t, "Hello Sub 1", m.Subject)
+	link := fmt.Sprintf("https://x.example/u/%d-%d-%d", c.AccountID, c.ID, row.SubscriberID)
+	require.Contains(t, m.HTML, link)
+	require.Contains(t, m.HTML, "Hi Sub 1 1")
+	require.NotEmpty(t, m.MessageID)
+	headers := map[string]string{}
+	for _, h := range m.Headers {
+		headers[h.Name] = h.Value
+	}
+	require.Contains(t, headers["List-Unsubscribe"], "<"+link+">")
+	require.Contains(t, headers["List-Unsubscribe"], "mailto:unsub@x.example")
+	require.Equal(t, "List-Unsubscribe=One-Click", headers["List-Unsubscribe-Post"])
+	// The same job always carries the same Message-ID (a replay is the same message).
+	again, err := e.build(job{campaign: c, row: row})
+	require.NoError(t, err)
+	require.Equal(t, m.MessageID, again.MessageID)
+	require.Equal(t, "sent", readSend(t, f.pool, row.ID).Status)
 }

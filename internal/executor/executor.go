@@ -53,9 +53,6 @@ type Config struct {
 	AckBatch    int
 	// Links returns a recipient's one-click unsubscribe URL and mailto address.
 	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
-	// MessageIDKey keys the HMAC that derives Message-IDs from job ids, so they are
-	// deterministic but not guessable (REFERENCE.md §2.2).
-	MessageIDKey []byte
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 }

@@ -80,7 +80,7 @@ func (e *Executor) sweepCancelled(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		for {
-			n, err := e.q.SendCancelQueued(ctx, id)
+			n, err := e.q.SendSweepCancelled(ctx, id)
 			if err != nil {
 				return err
 			}

@@ -2,14 +2,10 @@ package executor
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/message"
@@ -106,7 +102,8 @@ func (e *Executor) backoff(attempts int) time.Duration {
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 
-// build renders the campaign for the recipient and assembles the provider message.
+// build renders the campaign for the recipient and assembles the provider message
+// (deterministic Message-ID, List-Unsubscribe headers) with internal/message.
 func (e *Executor) build(j job) (provider.Message, error) {
 	c, r := j.campaign, j.row
 	if c.tmplErr != nil {
@@ -118,45 +115,16 @@ func (e *Executor) build(j job) (provider.Message, error) {
 			return provider.Message{}, fmt.Errorf("subscriber attributes: %w", err)
 		}
 	}
-	unsubURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
-	out, err := c.tmpl.Render(message.Data{Email: r.Email, Name: r.Name, Attributes: attrs, UnsubscribeURL: unsubURL})
+	httpsURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
+	m, err := c.tmpl.Compose(
+		message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
+		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name},
+		attrs, message.Links{HTTPS: httpsURL, Mailto: mailto})
 	if err != nil {
 		return provider.Message{}, err
 	}
-	if out.HTML == "" && out.Text == "" {
+	if m.HTML == "" && m.Text == "" {
 		return provider.Message{}, errors.New("the message renders empty")
 	}
-	list := "<" + unsubURL + ">"
-	if mailto != "" {
-		if !strings.HasPrefix(mailto, "mailto:") {
-			mailto = "mailto:" + mailto
-		}
-		list += ", <" + mailto + ">"
-	}
-	return provider.Message{
-		JobID:     r.JobID,
-		MessageID: e.messageID(r.JobID, c.FromEmail),
-		From:      c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo,
-		To: r.Email, ToName: r.Name,
-		Subject: out.Subject, HTML: out.HTML, Text: out.Text,
-		Headers: []provider.Header{
-			{Name: "List-Unsubscribe", Value: list},
-			{Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"},
-		},
-	}, nil
-}
-
-var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
-
-// messageID derives the Message-ID from the job id: the same recipient of the same
-// campaign always gets the same id (a replay is the same message, RFC 5322 §3.6.4),
-// keyed so that a third party cannot predict it (REFERENCE.md §2.2).
-func (e *Executor) messageID(jobID, from string) string {
-	mac := hmac.New(sha256.New, e.cfg.MessageIDKey)
-	mac.Write([]byte(jobID))
-	domain := "sendonce.invalid"
-	if _, d, ok := strings.Cut(from, "@"); ok && d != "" {
-		domain = d
-	}
-	return strings.ToLower(b32.EncodeToString(mac.Sum(nil))[:26]) + "@" + domain
+	return m, nil
 }

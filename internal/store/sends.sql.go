@@ -97,28 +97,6 @@ func (q *Queries) SendBuildRecipients(ctx context.Context, arg SendBuildRecipien
 	return result.RowsAffected(), nil
 }
 
-const sendCancelQueued = `-- name: SendCancelQueued :execrows
-UPDATE sends
-SET status = 'cancelled', updated_at = now()
-WHERE id IN (
-    SELECT s.id FROM sends s
-    WHERE s.campaign_id = $1 AND s.status = 'queued'
-    ORDER BY s.id
-    LIMIT 5000
-    FOR UPDATE SKIP LOCKED)
-  AND status = 'queued'
-`
-
-// A cancelled campaign's rows that were never claimed become cancelled, in bounded
-// batches so one huge campaign does not hold a long transaction.
-func (q *Queries) SendCancelQueued(ctx context.Context, campaignID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, sendCancelQueued, campaignID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const sendClaimBatch = `-- name: SendClaimBatch :many
 WITH picked AS (
     SELECT s.id FROM sends s
@@ -315,4 +293,27 @@ func (q *Queries) SendRescueExpired(ctx context.Context, idempotent bool, now *t
 		return nil, err
 	}
 	return items, nil
+}
+
+const sendSweepCancelled = `-- name: SendSweepCancelled :execrows
+UPDATE sends
+SET status = 'cancelled', updated_at = now()
+WHERE id IN (
+    SELECT s.id FROM sends s
+    WHERE s.campaign_id = $1 AND s.status = 'queued'
+    ORDER BY s.id
+    LIMIT 5000
+    FOR UPDATE SKIP LOCKED)
+  AND status = 'queued'
+`
+
+// The cancel transition (SendCancelQueued) closes the queued rows in its own
+// transaction; a row in flight at that moment can still come back to queued (a
+// temporary failure, a rescued lease). This sweep closes those, in bounded batches.
+func (q *Queries) SendSweepCancelled(ctx context.Context, campaignID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, sendSweepCancelled, campaignID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
