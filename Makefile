@@ -49,3 +49,10 @@ build:
 
 clean-dev:
 	rm -rf .sendonce
+
+## chaos: SIGKILL `sendonce serve` mid-campaign KILLS times; every recipient exactly once (PROVIDER=http|smtp)
+PROVIDER   ?= http
+RECIPIENTS ?= 50000
+KILLS      ?= 5
+chaos: build
+	./bin/sendonce chaos -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS)

@@ -43,6 +43,8 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		return createAccount(ctx, cfg, args[2])
 	case "testdb": // used by `make test`; not in the usage text
 		return withTestDB(ctx, args[1:], os.Stderr)
+	case "chaos": // hidden: kill -9 harness for `make chaos` (chaos.go)
+		return runChaos(ctx, args[1:], os.Stdout, os.Stderr)
 	case "sink": // hidden: fake providers for chaos runs (sink.go)
 		return runSink(ctx, args[1:], os.Stdout)
 	default:

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/pgcluster"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sink"
+)
+
+// chaosOptions are the flags of `sendonce chaos` (hidden; `make chaos` runs it).
+type chaosOptions struct {
+	Provider   string // http (idempotent sink) or smtp (cannot deduplicate)
+	Recipients int
+	Kills      int
+	Rate       float64 // sends per second; 0: sized so the kills land mid-send
+	Lease      time.Duration
+	Verbose    bool
+}
+
+// runChaos proves the exactly-once promise under kill -9: a throwaway PostgreSQL, a
+// sink, a campaign of N recipients, and `sendonce serve` SIGKILLed at random moments
+// while it sends, restarted each time. When the campaign is sent it prints one line:
+//
+//	chaos: recipients=N delivered=N duplicates=0 lost=0 kills=K raw_attempts=R        (http)
+//	chaos: recipients=N delivered=D duplicates=0 unknown=U kills=K raw_attempts=R     (smtp)
+//
+// It fails (exit 1) when a recipient got two copies or, with the idempotent sink,
+// when one got none.
+func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o := chaosOptions{}
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")
+	fs.IntVar(&o.Recipients, "recipients", 50000, "recipients in the campaign")
+	fs.IntVar(&o.Kills, "kills", 5, "SIGKILLs while the campaign is sending")
+	fs.Float64Var(&o.Rate, "rate", 0, "send rate limit per second (0: recipients spread over about 3s per kill)")
+	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
+	fs.BoolVar(&o.Verbose, "v", false, "show the service's log")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.Provider != "http" && o.Provider != "smtp" {
+		return fmt.Errorf("chaos: -provider must be http or smtp")
+	}
+	if o.Rate == 0 {
+		o.Rate = max(50, float64(o.Recipients)/(3*float64(o.Kills+1)))
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+
+	dir, err := pgcluster.TempDataDir("sendonce-chaos-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Fast: true})
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+	if err := cluster.CreateDatabase(ctx, "chaos"); err != nil {
+		return err
+	}
+	dbURL := cluster.URL("chaos")
+	pool, err := postgres.Open(ctx, dbURL, 4)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	campaignID, err := chaosCampaign(ctx, pool, o.Recipients)
+	if err != nil {
+		return err
+	}
+
+	env := []string{
+		"SENDONCE_DATABASE_URL=" + dbURL,
+		"SENDONCE_PROVIDER=" + o.Provider,
+		"SENDONCE_TICK=1s",
+		"SENDONCE_LEASE=" + o.Lease.String(),
+		"SENDONCE_RATE_PER_SECOND=" + strconv.FormatFloat(o.Rate, 'f', 0, 64),
+		"SENDONCE_WORKERS=32",
+		"SENDONCE_BATCH_SIZE=100",
+		"SENDONCE_LOG_LEVEL=warn",
+		"SENDONCE_DB_MAX_CONNS=8",
+	}
+	var delivered func() int64
+	var stats func() (unique, duplicates, raw int64)
+	switch o.Provider {
+	case "http":
+		s := sink.NewHTTP(sink.HTTPOptions{})
+		url, err := s.Listen("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		env = append(env, "SENDONCE_HTTP_PROVIDER_URL="+url+"/send", "SENDONCE_HTTP_PROVIDER_TIMEOUT=10s")
+		stats = func() (int64, int64, int64) { st := s.Stats(); return st.Unique, st.Duplicates, st.RawAttempts }
+	case "smtp":
+		s := sink.NewSMTP(sink.SMTPOptions{})
+		addr, err := s.Listen("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		host, port, _ := strings.Cut(addr, ":")
+		env = append(env, "SENDONCE_SMTP_HOST="+host, "SENDONCE_SMTP_PORT="+port, "SENDONCE_SMTP_SECURITY=none")
+		stats = func() (int64, int64, int64) { st := s.Stats(); return st.Unique, st.Duplicates, st.RawAttempts }
+	}
+	delivered = func() int64 { u, _, _ := stats(); return u }
+
+	logTo := io.Discard
+	if o.Verbose {
+		logTo = stderr
+	}
+	start := time.Now()
+	kills := 0
+	for {
+		child, err := startServe(bin, env, logTo)
+		if err != nil {
+			return err
+		}
+		if kills == o.Kills {
+			err := waitSent(ctx, pool, campaignID, 15*time.Minute)
+			_ = child.Process.Signal(syscall.SIGTERM)
+			werr := child.Wait()
+			if err != nil {
+				return err
+			}
+			if werr != nil {
+				return fmt.Errorf("chaos: the last serve did not exit cleanly on SIGTERM: %w", werr)
+			}
+			break
+		}
+		// Kill only once this process is sending, at a random moment after that.
+		before := delivered()
+		for delivered() <= before && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !sleepCtx(ctx, time.Duration(rand.Int64N(int64(2*time.Second)))) {
+			_ = child.Process.Kill()
+			_ = child.Wait()
+			return ctx.Err()
+		}
+		_ = child.Process.Kill() // SIGKILL
+		_ = child.Wait()
+		if st, _ := campaignStatus(ctx, pool, campaignID); st == "sent" {
+			return fmt.Errorf("chaos: the campaign finished after %d kills; lower -rate", kills)
+		}
+		kills++
+		fmt.Fprintf(stderr, "chaos: kill %d at %s, delivered %d\n", kills, time.Since(start).Round(time.Millisecond), delivered())
+	}
+
+	unique, dups, raw := stats()
+	counts, err := sendCounts(ctx, pool, campaignID)
+	if err != nil {
+		return err
+	}
+	switch o.Provider {
+	case "http":
+		lost := int64(o.Recipients) - unique
+		fmt.Fprintf(stdout, "chaos: recipients=%d delivered=%d duplicates=%d lost=%d kills=%d raw_attempts=%d\n",
+			o.Recipients, unique, dups, lost, kills, raw)
+		if dups != 0 || lost != 0 || counts["sent"] != int64(o.Recipients) {
+			return fmt.Errorf("chaos: exactly-once violated (rows by status: %v)", counts)
+		}
+	case "smtp":
+		fmt.Fprintf(stdout, "chaos: recipients=%d delivered=%d duplicates=%d unknown=%d kills=%d raw_attempts=%d\n",
+			o.Recipients, unique, dups, counts["unknown"], kills, raw)
+		// Every recipient is accounted for: sent, or unknown (maybe delivered, never resent).
+		if dups != 0 || counts["sent"]+counts["unknown"] != int64(o.Recipients) || unique < counts["sent"] {
+			return fmt.Errorf("chaos: at-most-once violated (rows by status: %v, unique %d)", counts, unique)
+		}
+	}
+	fmt.Fprintf(stderr, "chaos: %s in %s at rate %.0f/s; rows by status %v\n", o.Provider,
+		time.Since(start).Round(time.Millisecond), o.Rate, counts)
+	return nil
+}
+
+// chaosCampaign creates an account with n confirmed subscribers and one campaign to
+// all of them, approved and due now. Fixture SQL, as in the tests: it is not part
+// of the service.
+func chaosCampaign(ctx context.Context, pool *pgxpool.Pool, n int) (int64, error) {
+	var acct, id int64
+	if err := pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('chaos') RETURNING id`).Scan(&acct); err != nil {
+		return 0, err
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
+		SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R ' || i, 'confirmed'
+		FROM generate_series(1, $2::int) i`, acct, n); err != nil {
+		return 0, err
+	}
+	err := pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, html_template,
+		text_template, status, scheduled_for, approved_at)
+		VALUES ($1, 'chaos', 'Hello {{.Name}}', 'news@example.com', '<p>Hi {{.Name}}</p>', 'Hi {{.Name}}',
+		        'approved', now(), now()) RETURNING id`, acct).Scan(&id)
+	return id, err
+}
+
+func startServe(bin string, env []string, logTo io.Writer) (*exec.Cmd, error) {
+	cmd := exec.Command(bin, "serve", "--api=false")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SENDONCE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = logTo, logTo
+	// If the harness dies, its children die with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd, cmd.Start()
+}
+
+func waitSent(ctx context.Context, pool *pgxpool.Pool, id int64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		st, err := campaignStatus(ctx, pool, id)
+		if err == nil && st == "sent" {
+			return nil
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return errors.New("chaos: the campaign was not sent in time")
+}
+
+func campaignStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (string, error) {
+	var st string
+	err := pool.QueryRow(ctx, `SELECT status FROM campaigns WHERE id = $1`, id).Scan(&st)
+	return st, err
+}
+
+func sendCounts(ctx context.Context, pool *pgxpool.Pool, id int64) (map[string]int64, error) {
+	rows, err := pool.Query(ctx, `SELECT status, count(*) FROM sends WHERE campaign_id = $1 GROUP BY status`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var s string
+		var n int64
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
+		}
+		m[s] = n
+	}
+	return m, rows.Err()
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
