@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/sink"
+)
+
+// TestServeSendsAnApprovedCampaignThroughTheHTTPProvider runs the real service with
+// the default 60s tick and the http provider pointed at the deduplicating sink, then
+// creates and approves a campaign through the API. Only the approval's NOTIFY can
+// start it in time; the test logs approval → first delivery.
+func TestServeSendsAnApprovedCampaignThroughTheHTTPProvider(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.New(t)
+	acc, key, err := account.NewService(pool).Create(ctx, "acme")
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
+		SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R' || i, 'confirmed'
+		FROM generate_series(1, 200) i`, acc.ID)
+	require.NoError(t, err)
+
+	s := sink.NewHTTP(sink.HTTPOptions{KeepDeliveries: true})
+	sinkURL, err := s.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+
+	cfg := config.Default()
+	require.Equal(t, 60*time.Second, cfg.Tick)
+	cfg.DatabaseURL = pool.Config().ConnString()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.LogLevel = "warn"
+	cfg.Provider = "http"
+	cfg.HTTPProviderURL = sinkURL + "/send"
+	cfg.UnsubscribeSecret = []string{"k1:a-test-secret-0123456789abcdef"}
+	runCtx, cancel := context.WithCancel(ctx)
+	addrc, done := make(chan net.Addr, 1), make(chan error, 1)
+	go func() {
+		done <- run(runCtx, cfg, Options{API: true, Executor: true, OnListen: func(a net.Addr) { addrc <- a }},
+			testWriter{t}, testWriter{t})
+	}()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	var base string
+	select {
+	case a := <-addrc:
+		base = "http://" + a.String()
+	case err := <-done:
+		t.Fatalf("run returned early: %v", err)
+	}
+	// The executor's first pass and its LISTEN happen at start; wait for the LISTEN.
+	require.Eventually(t, func() bool {
+		var n int
+		_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND query LIKE 'LISTEN%'`).Scan(&n)
+		return n == 1
+	}, 30*time.Second, 10*time.Millisecond)
+
+	post := func(path string, body any) map[string]any {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		require.Less(t, resp.StatusCode, 300, "%s: %v", path, out)
+		return out
+	}
+	c := post("/v1/campaigns", map[string]any{"name": "launch", "subject": "Hi {{.Name}}",
+		"from_email": "news@example.com", "text_template": "Hello {{.Name}}, bye: {{.UnsubscribeURL}}"})
+	id := int64(c["id"].(float64))
+	approved := time.Now()
+	post(fmt.Sprintf("/v1/campaigns/%d/approve", id), map[string]any{})
+	require.Eventually(t, func() bool { return s.Stats().Unique > 0 }, 10*time.Second, time.Millisecond)
+	t.Logf("approval → first delivery: %s (SENDONCE_TICK=60s)", time.Since(approved))
+
+	require.Eventually(t, func() bool {
+		var st string
+		_ = pool.QueryRow(ctx, `SELECT status FROM campaigns WHERE id = $1`, id).Scan(&st)
+		return st == "sent"
+	}, 30*time.Second, 10*time.Millisecond)
+	st := s.Stats()
+	require.Equal(t, int64(200), st.Unique)
+	require.Zero(t, st.Duplicates)
+	for k, d := range s.Deliveries() {
+		require.Regexp(t, fmt.Sprintf(`^campaign:%d:\d+$`, id), k)
+		require.Contains(t, string(d.Body), "/u/")
+	}
+}
