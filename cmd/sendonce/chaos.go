@@ -28,6 +28,8 @@ type chaosOptions struct {
 	Kills      int
 	Rate       float64 // sends per second; 0: sized so the kills land mid-send
 	Lease      time.Duration
+	BatchSize  int
+	Workers    int
 	Verbose    bool
 }
 
@@ -46,7 +48,9 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")
 	fs.IntVar(&o.Recipients, "recipients", 50000, "recipients in the campaign")
 	fs.IntVar(&o.Kills, "kills", 5, "SIGKILLs while the campaign is sending")
-	fs.Float64Var(&o.Rate, "rate", 0, "send rate limit per second (0: recipients spread over about 3s per kill)")
+	fs.Float64Var(&o.Rate, "rate", 0, "send rate limit per second (0: recipients spread over about 3s per kill; -1: unlimited, to measure throughput)")
+	fs.IntVar(&o.BatchSize, "batch-size", 100, "SENDONCE_BATCH_SIZE of the service")
+	fs.IntVar(&o.Workers, "workers", 32, "SENDONCE_WORKERS of the service")
 	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
 	fs.BoolVar(&o.Verbose, "v", false, "show the service's log")
 	if err := fs.Parse(args); err != nil {
@@ -55,7 +59,9 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.Provider != "http" && o.Provider != "smtp" {
 		return fmt.Errorf("chaos: -provider must be http or smtp")
 	}
-	if o.Rate == 0 {
+	if o.Rate < 0 {
+		o.Rate = 0 // SENDONCE_RATE_PER_SECOND=0: unlimited
+	} else if o.Rate == 0 {
 		o.Rate = max(50, float64(o.Recipients)/(3*float64(o.Kills+1)))
 	}
 	bin, err := os.Executable()
@@ -96,8 +102,8 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"SENDONCE_TICK=1s",
 		"SENDONCE_LEASE=" + o.Lease.String(),
 		"SENDONCE_RATE_PER_SECOND=" + strconv.FormatFloat(o.Rate, 'f', 0, 64),
-		"SENDONCE_WORKERS=32",
-		"SENDONCE_BATCH_SIZE=100",
+		"SENDONCE_WORKERS=" + strconv.Itoa(o.Workers),
+		"SENDONCE_BATCH_SIZE=" + strconv.Itoa(o.BatchSize),
 		"SENDONCE_LOG_LEVEL=warn",
 		"SENDONCE_DB_MAX_CONNS=8",
 	}
