@@ -162,3 +162,5 @@ func (p problem) pointers() []string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }
