@@ -9,9 +9,10 @@ PKGS    := ./...
 run:
 	$(GO) run ./cmd/sendonce dev
 
-## test: every test, on real PostgreSQL (a throwaway cluster unless TEST_DATABASE_URL is set)
+## test: every test, on real PostgreSQL: one throwaway cluster for the run unless TEST_DATABASE_URL is set
 test:
-	$(GO) test -count=1 -timeout 30m $(PKGS)
+	$(GO) build -o bin/sendonce-test ./cmd/sendonce
+	bin/sendonce-test testdb -- $(GO) test -count=1 -timeout 30m $(PKGS)
 
 ## generate: regenerate internal/store (sqlc) and api/ (oapi-codegen)
 generate:

@@ -57,6 +57,21 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for OneClickBodyListUnsubscribe.
+const (
+	OneClick OneClickBodyListUnsubscribe = "One-Click"
+)
+
+// Valid indicates whether the value is a known member of the OneClickBodyListUnsubscribe enum.
+func (e OneClickBodyListUnsubscribe) Valid() bool {
+	switch e {
+	case OneClick:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendStatus.
 const (
 	SendStatusCancelled  SendStatus = "cancelled"
@@ -147,6 +162,36 @@ func (e SuppressionReason) Valid() bool {
 	case Manual:
 		return true
 	case Unsubscribe:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointCreateSource.
+const (
+	Mailgun  WebhookEndpointCreateSource = "mailgun"
+	Postmark WebhookEndpointCreateSource = "postmark"
+	Resend   WebhookEndpointCreateSource = "resend"
+	Sendgrid WebhookEndpointCreateSource = "sendgrid"
+	Ses      WebhookEndpointCreateSource = "ses"
+	Standard WebhookEndpointCreateSource = "standard"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointCreateSource enum.
+func (e WebhookEndpointCreateSource) Valid() bool {
+	switch e {
+	case Mailgun:
+		return true
+	case Postmark:
+		return true
+	case Resend:
+		return true
+	case Sendgrid:
+		return true
+	case Ses:
+		return true
+	case Standard:
 		return true
 	default:
 		return false
@@ -308,6 +353,14 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
+// OneClickBody defines model for OneClickBody.
+type OneClickBody struct {
+	ListUnsubscribe *OneClickBodyListUnsubscribe `json:"List-Unsubscribe,omitempty"`
+}
+
+// OneClickBodyListUnsubscribe defines model for OneClickBody.ListUnsubscribe.
+type OneClickBodyListUnsubscribe string
+
 // Problem defines model for Problem.
 type Problem struct {
 	Detail               *string                `json:"detail,omitempty"`
@@ -433,6 +486,76 @@ type SuppressionPage struct {
 
 // SuppressionReason defines model for SuppressionReason.
 type SuppressionReason string
+
+// WebhookDeliveryResult defines model for WebhookDeliveryResult.
+type WebhookDeliveryResult struct {
+	Applied    int `json:"applied"`
+	Events     int `json:"events"`
+	Replayed   int `json:"replayed"`
+	Suppressed int `json:"suppressed"`
+}
+
+// WebhookEndpoint defines model for WebhookEndpoint.
+type WebhookEndpoint struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        int64     `json:"id"`
+	Name      string    `json:"name"`
+
+	// Path Where the provider must POST.
+	Path                    string     `json:"path"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	Source                  string     `json:"source"`
+
+	// SubscribeUrl The last SNS SubscriptionConfirmation URL, for the operator to open.
+	SubscribeUrl *string   `json:"subscribe_url,omitempty"`
+	TopicArns    *[]string `json:"topic_arns,omitempty"`
+}
+
+// WebhookEndpointCreate defines model for WebhookEndpointCreate.
+type WebhookEndpointCreate struct {
+	Name *string `json:"name,omitempty"`
+
+	// Secret Required where the provider makes the key: mailgun (webhook signing key), resend
+	// (whsec_…), sendgrid (verification key, base64 DER). Optional for standard (generated
+	// when absent); not accepted for postmark (generated) and ses.
+	Secret *string                     `json:"secret,omitempty"`
+	Source WebhookEndpointCreateSource `json:"source"`
+
+	// TopicArns Required for ses; the only SNS topics accepted.
+	TopicArns *[]string `json:"topic_arns,omitempty"`
+}
+
+// WebhookEndpointCreateSource defines model for WebhookEndpointCreate.Source.
+type WebhookEndpointCreateSource string
+
+// WebhookEndpointRotate defines model for WebhookEndpointRotate.
+type WebhookEndpointRotate struct {
+	GraceSeconds *int `json:"grace_seconds,omitempty"`
+
+	// Secret The provider's new key, where the provider makes it.
+	Secret *string `json:"secret,omitempty"`
+}
+
+// WebhookEndpointWithCredentials defines model for WebhookEndpointWithCredentials.
+type WebhookEndpointWithCredentials struct {
+	CreatedAt   time.Time `json:"created_at"`
+	Credentials struct {
+		Password *string `json:"password,omitempty"`
+		Secret   *string `json:"secret,omitempty"`
+		Username *string `json:"username,omitempty"`
+	} `json:"credentials"`
+	Id   int64  `json:"id"`
+	Name string `json:"name"`
+
+	// Path Where the provider must POST.
+	Path                    string     `json:"path"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	Source                  string     `json:"source"`
+
+	// SubscribeUrl The last SNS SubscriptionConfirmation URL, for the operator to open.
+	SubscribeUrl *string   `json:"subscribe_url,omitempty"`
+	TopicArns    *[]string `json:"topic_arns,omitempty"`
+}
 
 // Cursor defines model for Cursor.
 type Cursor = string
@@ -614,6 +737,24 @@ type AddSuppressionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
+type ListWebhookEndpointsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// DeliverWebhookJSONBody defines parameters for DeliverWebhook.
+type DeliverWebhookJSONBody = interface{}
+
+// UnsubscribeOneClickFormdataRequestBody defines body for UnsubscribeOneClick for application/x-www-form-urlencoded ContentType.
+type UnsubscribeOneClickFormdataRequestBody = OneClickBody
+
+// UnsubscribeOneClickMultipartRequestBody defines body for UnsubscribeOneClick for multipart/form-data ContentType.
+type UnsubscribeOneClickMultipartRequestBody = OneClickBody
+
 // CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
 type CreateCampaignJSONRequestBody = CampaignCreate
 
@@ -646,6 +787,15 @@ type UpdateSubscriberJSONRequestBody = SubscriberUpdate
 
 // AddSuppressionJSONRequestBody defines body for AddSuppression for application/json ContentType.
 type AddSuppressionJSONRequestBody = SuppressionCreate
+
+// CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
+type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
+
+// RotateWebhookEndpointJSONRequestBody defines body for RotateWebhookEndpoint for application/json ContentType.
+type RotateWebhookEndpointJSONRequestBody = WebhookEndpointRotate
+
+// DeliverWebhookJSONRequestBody defines body for DeliverWebhook for application/json ContentType.
+type DeliverWebhookJSONRequestBody = DeliverWebhookJSONBody
 
 // Getter for additional properties for Problem. Returns the specified
 // element and whether it was found

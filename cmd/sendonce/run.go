@@ -20,6 +20,8 @@ import (
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/webhook"
 )
 
 type pgxPool = pgxpool.Pool
@@ -64,10 +66,19 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 
 	if opts.API {
+		signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+		if err != nil {
+			return fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
+		}
 		handler := httpapi.NewServer(httpapi.Deps{
 			Pool: pool, Logger: log, Config: cfg, Registry: reg,
 			Accounts: account.NewService(pool),
 			OpenAPI:  sendonce.OpenAPI,
+			// Opt-outs (issue 6).
+			Unsubscribe: unsubscribe.NewService(pool, signer),
+			Webhooks: webhook.NewService(pool, webhook.Options{
+				SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
+			}),
 		})
 		ln, err := net.Listen("tcp", cfg.Addr)
 		if err != nil {

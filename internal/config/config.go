@@ -17,6 +17,7 @@ type Config struct {
 	Executor
 	Providers
 	Unsubscribe
+	Webhooks
 	Log
 }
 
@@ -83,6 +84,13 @@ type Unsubscribe struct {
 	UnsubscribeMailto string   `split_words:"true"`
 }
 
+// Webhooks settings: how provider events become suppressions.
+type Webhooks struct {
+	// SoftBounceLimit soft bounces of one address within SoftBounceWindow suppress it.
+	SoftBounceLimit  int           `split_words:"true" default:"3"`
+	SoftBounceWindow time.Duration `split_words:"true" default:"72h"`
+}
+
 // Log settings.
 type Log struct {
 	// LogLevel is debug, info, warn or error.
@@ -113,6 +121,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_LEASE must be at least 1s")
 	case c.Tick <= 0:
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
+	case c.SoftBounceLimit < 1:
+		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
+	case c.SoftBounceWindow <= 0:
+		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_WINDOW must be positive")
 	}
 	switch c.Provider {
 	case "log", "smtp", "http":

@@ -18,6 +18,8 @@ import (
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/webhook"
 )
 
 // Deps is everything the API needs; run builds it once.
@@ -31,6 +33,10 @@ type Deps struct {
 	// against it. Empty means the embedded openapi.yaml.
 	OpenAPI []byte
 
+	// Opt-outs (issue 6): one-click unsubscribe (required for /u/{token}) and
+	// provider webhooks (nil means built on Pool from Config).
+	Unsubscribe *unsubscribe.Service
+	Webhooks    *webhook.Service
 	// Tenant API services (issue 3); nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
@@ -60,6 +66,11 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Campaigns == nil {
 		d.Campaigns = campaign.NewService(d.Pool)
+	}
+	if d.Webhooks == nil {
+		d.Webhooks = webhook.NewService(d.Pool, webhook.Options{
+			SoftBounceLimit: d.Config.SoftBounceLimit, SoftBounceWindow: d.Config.SoftBounceWindow,
+		})
 	}
 	if d.Now == nil {
 		d.Now = time.Now

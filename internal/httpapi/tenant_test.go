@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"sort"
 	"strings"
@@ -34,12 +35,19 @@ func TestCrossTenant(t *testing.T) {
 		"from_email": "news@example.com", "text_template": "Hello", "list_ids": []int64{list.Id}})
 	require.Equal(t, http.StatusCreated, res.Status)
 	camp := decodeAs[api.Campaign](t, res)
+	res = e.do(a, "POST", "/v1/webhook-endpoints", map[string]any{"source": "standard", "name": "a hook"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	var hook struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(res.Body, &hook))
 
 	snapshot := func() []string {
 		var out []string
 		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
 			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
-			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns"} {
+			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
+			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID)} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -85,6 +93,15 @@ func TestCrossTenant(t *testing.T) {
 		"getCampaignStats":  {},
 		"listCampaignSends": {},
 		"getAccount":        {expect: http.StatusOK},
+		// Webhook endpoints are tenant resources like the rest.
+		"listWebhookEndpoints":  {expect: http.StatusOK},
+		"createWebhookEndpoint": {body: map[string]any{"source": "standard", "name": "a hook"}, expect: http.StatusCreated},
+		"getWebhookEndpoint":    {},
+		"deleteWebhookEndpoint": {},
+		"rotateWebhookEndpoint": {body: map[string]any{}},
+		// Deliveries carry no API key: the endpoint's signature authenticates, and an
+		// unsigned post to A's endpoint is refused whoever sends it.
+		"deliverWebhook": {body: map[string]any{"type": "subscriber.unsubscribed", "data": map[string]any{"email": "a1@example.com"}}, expect: http.StatusUnauthorized},
 	}
 	doc, err := openapi3.NewLoader().LoadFromData(sendonce.OpenAPI)
 	require.NoError(t, err)
@@ -127,6 +144,10 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(list.Id))
 		case strings.HasPrefix(path, "/v1/campaigns/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(camp.Id))
+		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
+		case strings.HasPrefix(path, "/v1/webhooks/"):
+			url = strings.NewReplacer("{source}", "standard", "{endpoint_id}", itoa(hook.ID)).Replace(url)
 		}
 		url = strings.ReplaceAll(url, "{email}", "gone@example.com")
 		res := e.do(e.keyB, method, url+c.query, c.body)

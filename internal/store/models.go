@@ -98,6 +98,13 @@ type Send struct {
 	UpdatedAt         time.Time
 }
 
+type SoftBounce struct {
+	ID         int64
+	AccountID  int64
+	EmailLower string
+	OccurredAt time.Time
+}
+
 type Subscriber struct {
 	ID         int64
 	AccountID  int64
@@ -126,6 +133,20 @@ type Suppression struct {
 	Reason     string
 	Source     string
 	CreatedAt  time.Time
+}
+
+type WebhookEndpoint struct {
+	ID                int64
+	AccountID         int64
+	Source            string
+	Name              string
+	Secret            string
+	PreviousSecret    *string
+	PreviousExpiresAt *time.Time
+	Settings          json.RawMessage
+	SubscribeUrl      *string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 type WebhookEvent struct {

@@ -1,0 +1,64 @@
+-- name: WebhookEndpointCreate :one
+INSERT INTO webhook_endpoints (account_id, source, name, secret, settings)
+VALUES (@account_id, @source, @name, @secret, @settings)
+RETURNING *;
+
+-- name: WebhookEndpointList :many
+-- Keyset pagination in id order.
+SELECT * FROM webhook_endpoints
+WHERE account_id = @account_id AND id > @after_id
+ORDER BY id
+LIMIT @max_rows;
+
+-- name: WebhookEndpointGet :one
+SELECT * FROM webhook_endpoints WHERE account_id = @account_id AND id = @id;
+
+-- name: WebhookEndpointGetForDelivery :one
+-- The one look-up without a tenant: a provider's POST names only the endpoint, and
+-- the endpoint decides the account. Source must match the URL too, so an endpoint
+-- id cannot be replayed under another scheme.
+SELECT * FROM webhook_endpoints WHERE id = @id AND source = @source;
+
+-- name: WebhookEndpointRotate :one
+-- The current secret becomes the previous one, valid until @previous_expires_at.
+UPDATE webhook_endpoints
+SET previous_secret = secret, previous_expires_at = @previous_expires_at,
+    secret = @secret, updated_at = now()
+WHERE account_id = @account_id AND id = @id
+RETURNING *;
+
+-- name: WebhookEndpointDelete :execrows
+DELETE FROM webhook_endpoints WHERE account_id = @account_id AND id = @id;
+
+-- name: WebhookEndpointSetSubscribeURL :exec
+UPDATE webhook_endpoints SET subscribe_url = @subscribe_url, updated_at = now()
+WHERE account_id = @account_id AND id = @id;
+
+-- name: WebhookEventInsert :execrows
+-- Zero rows means the event was applied before: the caller changes nothing more.
+INSERT INTO webhook_events (account_id, source, event_id, type, email_lower, payload)
+VALUES (@account_id, @source, @event_id, @type, @email_lower, @payload)
+ON CONFLICT (account_id, source, event_id) DO NOTHING;
+
+-- name: SoftBounceAddAndCount :one
+-- Records one soft bounce and counts those of the address within the window,
+-- including this one.
+WITH ins AS (
+    INSERT INTO soft_bounces (account_id, email_lower, occurred_at)
+    VALUES (@account_id, @email_lower, coalesce(sqlc.narg('now')::timestamptz, now()))
+    RETURNING occurred_at
+)
+SELECT (1 + count(*))::bigint AS n
+FROM soft_bounces b
+WHERE b.account_id = @account_id AND b.email_lower = @email_lower
+  AND b.occurred_at > coalesce(sqlc.narg('now')::timestamptz, now()) - make_interval(secs => @window_seconds::float8);
+
+-- name: SendRecordFeedback :execrows
+-- Records a bounce or complaint on the send it belongs to, found by the job id we
+-- gave the provider or the message id it gave us. A worse feedback is not replaced
+-- by a milder one (a later soft bounce does not hide a complaint).
+UPDATE sends
+SET feedback = @feedback, feedback_at = coalesce(sqlc.narg('now')::timestamptz, now()), updated_at = now()
+WHERE account_id = @account_id
+  AND (job_id = sqlc.narg('job_id') OR provider_message_id = sqlc.narg('provider_message_id'))
+  AND (feedback IS NULL OR feedback = 'soft_bounce');

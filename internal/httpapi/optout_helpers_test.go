@@ -1,0 +1,74 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/webhook"
+)
+
+// optoutEnv is a running API with one account, one subscriber and one campaign that
+// has a send to that subscriber.
+type optoutEnv struct {
+	ctx          context.Context
+	pool         *pgxpool.Pool
+	url          string
+	key          string
+	signer       *unsubscribe.Signer
+	accountID    int64
+	campaignID   int64
+	subscriberID int64
+}
+
+func setupOptout(t *testing.T, language string) *optoutEnv {
+	t.Helper()
+	e := &optoutEnv{ctx: context.Background(), pool: dbtest.New(t)}
+	accounts := account.NewService(e.pool)
+	acc, key, err := accounts.Create(e.ctx, "optout")
+	require.NoError(t, err)
+	e.accountID, e.key = acc.ID, key
+	e.signer, err = unsubscribe.NewSigner([]string{"k1:test-secret-0123456789abcdef"})
+	require.NoError(t, err)
+	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
+		VALUES ($1, 'Ada@Example.com', 'ada@example.com', 'confirmed') RETURNING id`, e.accountID).Scan(&e.subscriberID))
+	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, language)
+		VALUES ($1, 'c', 's', 'news@example.com', $2) RETURNING id`, e.accountID, language).Scan(&e.campaignID))
+	_, err = e.pool.Exec(e.ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, provider_message_id)
+		VALUES ($1, $2, $3, 'Ada@Example.com', 'ada@example.com', 'job-ada', 'sent', 'pm-ada')`, e.campaignID, e.accountID, e.subscriberID)
+	require.NoError(t, err)
+
+	cfg := config.Default()
+	srv := httptest.NewServer(httpapi.NewServer(httpapi.Deps{
+		Pool: e.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Config: cfg,
+		Accounts:    accounts,
+		Unsubscribe: unsubscribe.NewService(e.pool, e.signer),
+		Webhooks:    webhook.NewService(e.pool, webhook.Options{}),
+	}))
+	t.Cleanup(srv.Close)
+	e.url = srv.URL
+	return e
+}
+
+// link is the List-Unsubscribe URL the executor would put in this recipient's message.
+func (e *optoutEnv) link() string {
+	u, _ := e.signer.Links(e.url, "")(e.accountID, e.campaignID, e.subscriberID)
+	return u
+}
+
+func (e *optoutEnv) suppressed(t *testing.T) (reason, source string) {
+	t.Helper()
+	_ = e.pool.QueryRow(e.ctx, `SELECT reason, source FROM suppressions WHERE account_id = $1 AND email_lower = 'ada@example.com'`,
+		e.accountID).Scan(&reason, &source)
+	return reason, source
+}

@@ -1,0 +1,71 @@
+package httpapi_test
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// chromium finds a Chromium binary or skips: the one environment where this test
+// may not run is a machine without a browser (`apt-get install -y chromium`).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium binary on PATH: install it (Debian: apt-get install -y chromium) to run the browser test")
+	return ""
+}
+
+// TestUnsubscribePageInBrowser opens the List-Unsubscribe link in a real headless
+// Chromium, clicks the button, sees the confirmation and checks the suppression.
+func TestUnsubscribePageInBrowser(t *testing.T) {
+	t.Parallel()
+	bin := chromium(t)
+	e := setupOptout(t, "de")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	// The first action starts the browser and must not carry a timeout (it would
+	// stop the browser); the later ones are bounded against a hung browser, which is
+	// not a performance assertion.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.link())))
+	step, cancelStep := context.WithTimeout(ctx, time.Minute)
+	defer cancelStep()
+
+	require.NoError(t, chromedp.Do(step, chromedp.WaitVisible(chromedp.ID("unsubscribe"))))
+	before, err := chromedp.Run(step, chromedp.Text(chromedp.ID("unsubscribe")))
+	require.NoError(t, err)
+	require.Equal(t, "Abmelden", before)
+	reason, _ := e.suppressed(t)
+	require.Empty(t, reason, "opening the page changes nothing")
+
+	require.NoError(t, chromedp.Do(step,
+		chromedp.Click(chromedp.ID("unsubscribe")),
+		chromedp.WaitVisible(chromedp.ID("done")),
+	))
+	after, err := chromedp.Run(step, chromedp.Text(chromedp.ID("done")))
+	require.NoError(t, err)
+	require.Equal(t, "Sie sind abgemeldet.", after)
+	reason, _ = e.suppressed(t)
+	require.Equal(t, "unsubscribe", reason)
+}

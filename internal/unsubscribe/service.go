@@ -1,0 +1,92 @@
+package unsubscribe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/suppression"
+)
+
+// Service applies one-click unsubscribes.
+type Service struct {
+	pool   *pgxpool.Pool
+	signer *Signer
+}
+
+// NewService returns a Service verifying tokens with signer.
+func NewService(pool *pgxpool.Pool, signer *Signer) *Service {
+	return &Service{pool: pool, signer: signer}
+}
+
+// Recipient is what the confirmation page may show: no address, only the language.
+type Recipient struct {
+	Claims
+	Language string
+}
+
+// errNotFound is the one answer for a token that does not verify or names nobody,
+// so the endpoint does not tell a forged token from a deleted recipient.
+var errNotFound = apperr.New(apperr.NotFound, "no such unsubscribe link")
+
+// Lookup verifies token and returns its recipient without changing anything (GET).
+func (s *Service) Lookup(ctx context.Context, token string) (Recipient, error) {
+	c, err := s.signer.Verify(token)
+	if err != nil {
+		return Recipient{}, errNotFound
+	}
+	row, err := s.recipient(ctx, s.pool, c)
+	if err != nil {
+		return Recipient{}, err
+	}
+	return Recipient{Claims: c, Language: row.Language}, nil
+}
+
+// Unsubscribe verifies token and suppresses the recipient's address for the account
+// at once, recording the opt-out on the campaign's send. It is idempotent: a second
+// call finds the suppression in place and succeeds.
+func (s *Service) Unsubscribe(ctx context.Context, token string) (Recipient, error) {
+	c, err := s.signer.Verify(token)
+	if err != nil {
+		return Recipient{}, errNotFound
+	}
+	var out Recipient
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		row, err := s.recipient(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		source := "one-click:campaign:" + strconv.FormatInt(c.CampaignID, 10)
+		if _, _, err := suppression.Add(ctx, tx, c.AccountID, row.Email, suppression.ReasonUnsubscribe, source); err != nil {
+			return fmt.Errorf("suppress: %w", err)
+		}
+		if err := store.New(tx).SendRecordUnsubscribe(ctx, store.SendRecordUnsubscribeParams{
+			AccountID: c.AccountID, CampaignID: c.CampaignID, SubscriberID: c.SubscriberID,
+		}); err != nil {
+			return fmt.Errorf("record unsubscribe on send: %w", err)
+		}
+		out = Recipient{Claims: c, Language: row.Language}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Service) recipient(ctx context.Context, db store.DBTX, c Claims) (store.UnsubscribeRecipientRow, error) {
+	row, err := store.New(db).UnsubscribeRecipient(ctx, store.UnsubscribeRecipientParams{
+		AccountID: c.AccountID, SubscriberID: c.SubscriberID, CampaignID: c.CampaignID,
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || (err == nil && row.Email == ""):
+		return row, errNotFound
+	case err != nil:
+		return row, fmt.Errorf("unsubscribe recipient: %w", err)
+	}
+	return row, nil
+}

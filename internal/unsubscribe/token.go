@@ -1,0 +1,150 @@
+// Package unsubscribe signs and verifies one-click unsubscribe tokens (RFC 8058) and
+// applies the opt-out they carry. A token names an account, a campaign and a
+// subscriber; it carries no address and never expires, because a link in an old
+// message must keep working (CAN-SPAM asks for at least 30 days; we never stop).
+package unsubscribe
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+)
+
+// tokenVersion is the first byte of every payload, so the format can change later
+// without old links breaking.
+const tokenVersion = 1
+
+// domain separates these MACs from any other use of the same secret.
+const domain = "sendonce.unsubscribe.v1"
+
+// tagLen is the length of the MAC: a full SHA-256 output (REFERENCE §1.6).
+const tagLen = sha256.Size
+
+// DevKey is the fixed key used when no secret is configured. Anyone can forge tokens
+// signed with it, so NewSigner warns loudly; it exists so `make run` works at once.
+const DevKey = "dev:sendonce-development-unsubscribe-key-do-not-use-in-production"
+
+// ErrInvalidToken is returned for every token that does not verify. It says nothing
+// about why, so the endpoint is not an oracle.
+var ErrInvalidToken = errors.New("unsubscribe: invalid token")
+
+// Claims is what a valid token says.
+type Claims struct {
+	KeyID        string
+	AccountID    int64
+	CampaignID   int64
+	SubscriberID int64
+}
+
+type key struct {
+	id     string
+	secret []byte
+}
+
+// Signer makes and checks tokens with a key ring: the first key signs, every key verifies.
+type Signer struct {
+	keys []key
+	// Dev is true when the signer runs on the public development key.
+	Dev bool
+}
+
+// NewSigner parses `keyid:secret` pairs. With no pairs it uses DevKey and logs a
+// warning. Key ids must be 1–32 characters without ':'; secrets at least 16 bytes.
+func NewSigner(pairs []string) (*Signer, error) {
+	s := &Signer{}
+	if len(pairs) == 0 {
+		pairs = []string{DevKey}
+		s.Dev = true
+		slog.Warn("SENDONCE_UNSUBSCRIBE_SECRET is empty: unsubscribe links are signed with a PUBLIC development key; anyone can forge them. Set SENDONCE_UNSUBSCRIBE_SECRET=keyid:secret in production.")
+	}
+	seen := map[string]bool{}
+	for _, p := range pairs {
+		id, secret, ok := strings.Cut(strings.TrimSpace(p), ":")
+		switch {
+		case !ok || id == "" || len(id) > 32:
+			return nil, fmt.Errorf("unsubscribe secret: want keyid:secret with a key id of 1-32 characters")
+		case len(secret) < 16:
+			return nil, fmt.Errorf("unsubscribe secret %q: the secret must be at least 16 bytes", id)
+		case seen[id]:
+			return nil, fmt.Errorf("unsubscribe secret: key id %q appears twice", id)
+		}
+		seen[id] = true
+		s.keys = append(s.keys, key{id: id, secret: []byte(secret)})
+	}
+	return s, nil
+}
+
+// Token returns the URL-safe token for one recipient of one campaign.
+func (s *Signer) Token(accountID, campaignID, subscriberID int64) string {
+	k := s.keys[0]
+	payload := make([]byte, 0, 2+len(k.id)+3*binary.MaxVarintLen64)
+	payload = append(payload, tokenVersion, byte(len(k.id)))
+	payload = append(payload, k.id...)
+	payload = binary.AppendUvarint(payload, uint64(accountID))
+	payload = binary.AppendUvarint(payload, uint64(campaignID))
+	payload = binary.AppendUvarint(payload, uint64(subscriberID))
+	return base64.RawURLEncoding.EncodeToString(append(payload, mac(k.secret, payload)...))
+}
+
+// Verify checks a token in constant time against the key it names and returns its claims.
+func (s *Signer) Verify(token string) (Claims, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) < 2+tagLen || raw[0] != tokenVersion {
+		return Claims{}, ErrInvalidToken
+	}
+	payload, tag := raw[:len(raw)-tagLen], raw[len(raw)-tagLen:]
+	idLen := int(payload[1])
+	if 2+idLen > len(payload) {
+		return Claims{}, ErrInvalidToken
+	}
+	kid := string(payload[2 : 2+idLen])
+	var k *key
+	for i := range s.keys {
+		if s.keys[i].id == kid {
+			k = &s.keys[i]
+		}
+	}
+	if k == nil || !hmac.Equal(tag, mac(k.secret, payload)) {
+		return Claims{}, ErrInvalidToken
+	}
+	rest := payload[2+idLen:]
+	var ids [3]int64
+	for i := range ids {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 || v == 0 || v > 1<<62 {
+			return Claims{}, ErrInvalidToken
+		}
+		ids[i], rest = int64(v), rest[n:]
+	}
+	if len(rest) != 0 {
+		return Claims{}, ErrInvalidToken
+	}
+	return Claims{KeyID: kid, AccountID: ids[0], CampaignID: ids[1], SubscriberID: ids[2]}, nil
+}
+
+// Links returns the function the executor calls per message: the https URL of the
+// one-click endpoint and, when mailto is set, a mailto URI for List-Unsubscribe.
+func (s *Signer) Links(publicURL, mailto string) func(accountID, campaignID, subscriberID int64) (httpsURL, mailtoURI string) {
+	base := strings.TrimRight(publicURL, "/") + "/u/"
+	return func(accountID, campaignID, subscriberID int64) (string, string) {
+		tok := s.Token(accountID, campaignID, subscriberID)
+		m := ""
+		if mailto != "" {
+			// The token is base64url, so it needs no escaping in the subject.
+			m = "mailto:" + mailto + "?subject=unsubscribe%20" + tok
+		}
+		return base + tok, m
+	}
+}
+
+func mac(secret, payload []byte) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(domain))
+	h.Write(payload)
+	return h.Sum(nil)
+}

@@ -1,0 +1,206 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sendonce/sendonce/internal/address"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/suppression"
+)
+
+// Result says what one delivery did.
+type Result struct {
+	Events     int `json:"events"`
+	Applied    int `json:"applied"`
+	Replayed   int `json:"replayed"`
+	Suppressed int `json:"suppressed"`
+}
+
+// Deliver verifies and applies one POST to /v1/webhooks/{source}/{endpointID}: body
+// is the raw request body, h its headers. An unknown endpoint is not_found; a bad
+// or missing signature is unauthorized and nothing is read beyond the signature.
+// When Deliver returns nil, the events and their suppressions are committed.
+func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, h Header, body []byte) (Result, error) {
+	if !ValidSource(source) {
+		return Result{}, apperr.New(apperr.NotFound, "unknown webhook source %q", source)
+	}
+	ep, err := store.New(s.pool).WebhookEndpointGetForDelivery(ctx, endpointID, source)
+	if err != nil {
+		return Result{}, postgres.Error(err, "webhook endpoint")
+	}
+	now := s.opts.Now()
+	secrets := secretsOf(ep.Secret, ep.PreviousSecret, ep.PreviousExpiresAt, now)
+	unauthorized := func(err error) error {
+		return &apperr.Error{Code: apperr.Unauthorized, Message: "the webhook signature does not verify", Err: err}
+	}
+	var events []Event
+	switch source {
+	case SourceStandard, SourceResend:
+		prefix := "webhook"
+		if source == SourceResend {
+			prefix = "svix"
+		}
+		id, err := verifyStandard(h, prefix, body, secrets, now)
+		if err != nil {
+			return Result{}, unauthorized(err)
+		}
+		if source == SourceStandard {
+			events, err = parseStandard(id, body)
+		} else {
+			events, err = parseResend(id, body)
+		}
+		if err != nil {
+			return Result{}, invalid(err)
+		}
+	case SourceMailgun:
+		token, err := verifyMailgun(body, secrets, now)
+		if err != nil {
+			return Result{}, unauthorized(err)
+		}
+		if events, err = parseMailgun(token, body); err != nil {
+			return Result{}, invalid(err)
+		}
+	case SourceSendGrid:
+		if err := verifySendGrid(h, body, secrets, now); err != nil {
+			return Result{}, unauthorized(err)
+		}
+		if events, err = parseSendGrid(body); err != nil {
+			return Result{}, invalid(err)
+		}
+	case SourcePostmark:
+		if err := verifyPostmark(h, secrets); err != nil {
+			return Result{}, unauthorized(err)
+		}
+		if events, err = parsePostmark(body); err != nil {
+			return Result{}, invalid(err)
+		}
+	case SourceSES:
+		var set settings
+		_ = json.Unmarshal(ep.Settings, &set)
+		m, err := s.verifySNS(ctx, body, set.TopicARNs)
+		if err != nil {
+			return Result{}, unauthorized(err)
+		}
+		if m.Type != "Notification" {
+			return s.recordSubscription(ctx, ep, m)
+		}
+		if events, err = parseSES(m.MessageID, m.Message); err != nil {
+			return Result{}, invalid(err)
+		}
+	}
+	return s.apply(ctx, ep, events)
+}
+
+func invalid(err error) error {
+	return &apperr.Error{Code: apperr.Invalid, Message: "the webhook payload cannot be read: " + err.Error(), Err: err}
+}
+
+// recordSubscription keeps an SNS (un)subscription confirmation for the operator. We
+// never fetch SubscribeURL ourselves: a valid Amazon signature proves only that some
+// SNS topic sent it, and the TopicArn allow-list is the tenant's statement of intent.
+func (s *Service) recordSubscription(ctx context.Context, ep store.WebhookEndpoint, m *snsMessage) (Result, error) {
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		payload, _ := json.Marshal(map[string]string{"topic_arn": m.TopicArn, "subscribe_url": m.SubscribeURL})
+		n, err := q.WebhookEventInsert(ctx, store.WebhookEventInsertParams{
+			AccountID: ep.AccountID, Source: SourceSES, EventID: m.MessageID, Type: "sns." + m.Type, Payload: payload,
+		})
+		if err != nil || n == 0 || m.Type != "SubscriptionConfirmation" {
+			return err
+		}
+		return q.WebhookEndpointSetSubscribeURL(ctx, store.WebhookEndpointSetSubscribeURLParams{
+			SubscribeUrl: &m.SubscribeURL, AccountID: ep.AccountID, ID: ep.ID,
+		})
+	})
+	return Result{Events: 1}, err
+}
+
+// reasonOf maps a kind to the suppression reason it causes at once.
+var reasonOf = map[Kind]string{
+	KindUnsubscribe: suppression.ReasonUnsubscribe,
+	KindHardBounce:  suppression.ReasonHardBounce,
+	KindComplaint:   suppression.ReasonComplaint,
+}
+
+// apply records every event id and its effect in one transaction: the id insert is
+// the gate, so an event seen before changes nothing, and a crash before commit
+// leaves nothing behind for the provider's retry to trip over.
+func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []Event) (Result, error) {
+	res := Result{Events: len(events)}
+	origin := fmt.Sprintf("webhook:%s:%d", ep.Source, ep.ID)
+	now := s.opts.Now()
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		res.Applied, res.Replayed, res.Suppressed = 0, 0, 0
+		q := store.New(tx)
+		for _, e := range events {
+			if e.Kind == KindOther || e.ID == "" {
+				continue // deliveries, opens, clicks: nothing to do, nothing to remember
+			}
+			var lower *string
+			addr, addrErr := address.Parse(e.Email)
+			if addrErr == nil {
+				lower = &addr.Lower
+			}
+			payload, _ := json.Marshal(e)
+			n, err := q.WebhookEventInsert(ctx, store.WebhookEventInsertParams{
+				AccountID: ep.AccountID, Source: ep.Source, EventID: e.ID, Type: e.Type, EmailLower: lower, Payload: payload,
+			})
+			if err != nil {
+				return fmt.Errorf("record webhook event: %w", err)
+			}
+			if n == 0 {
+				res.Replayed++
+				continue
+			}
+			res.Applied++
+			if e.JobID != "" || e.ProviderMessageID != "" {
+				fb := string(e.Kind)
+				if _, err := q.SendRecordFeedback(ctx, store.SendRecordFeedbackParams{
+					Feedback: &fb, Now: &now, AccountID: ep.AccountID,
+					JobID: nonEmpty(e.JobID), ProviderMessageID: nonEmpty(e.ProviderMessageID),
+				}); err != nil {
+					return fmt.Errorf("record feedback on send: %w", err)
+				}
+			}
+			if lower == nil {
+				continue // no usable address: the event is recorded, nothing to suppress
+			}
+			reason, source := reasonOf[e.Kind], origin
+			if e.Kind == KindSoftBounce {
+				count, err := q.SoftBounceAddAndCount(ctx, store.SoftBounceAddAndCountParams{
+					AccountID: ep.AccountID, EmailLower: *lower, Now: &now,
+					WindowSeconds: s.opts.SoftBounceWindow.Seconds(),
+				})
+				if err != nil {
+					return fmt.Errorf("count soft bounces: %w", err)
+				}
+				if count < int64(s.opts.SoftBounceLimit) {
+					continue
+				}
+				reason, source = suppression.ReasonHardBounce, origin+":soft-bounces"
+			}
+			_, inserted, err := suppression.Add(ctx, tx, ep.AccountID, addr.Email, reason, source)
+			if err != nil {
+				return err
+			}
+			if inserted {
+				res.Suppressed++
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
