@@ -487,6 +487,26 @@ type SuppressionPage struct {
 // SuppressionReason defines model for SuppressionReason.
 type SuppressionReason string
 
+// TestSendOutcome defines model for TestSendOutcome.
+type TestSendOutcome struct {
+	Email string `json:"email"`
+
+	// Error The failure class (temporary, permanent, ambiguous) and provider status.
+	Error             *string `json:"error,omitempty"`
+	ProviderMessageId *string `json:"provider_message_id,omitempty"`
+	Sent              bool    `json:"sent"`
+}
+
+// TestSendRequest defines model for TestSendRequest.
+type TestSendRequest struct {
+	Emails []string `json:"emails"`
+}
+
+// TestSendResult defines model for TestSendResult.
+type TestSendResult struct {
+	Results []TestSendOutcome `json:"results"`
+}
+
 // WebhookDeliveryResult defines model for WebhookDeliveryResult.
 type WebhookDeliveryResult struct {
 	Applied    int `json:"applied"`
@@ -634,6 +654,15 @@ type ListCampaignSendsParams struct {
 	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
+// TestCampaignParams defines parameters for TestCampaign.
+type TestCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // UnapproveCampaignParams defines parameters for UnapproveCampaign.
 type UnapproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -763,6 +792,9 @@ type UpdateCampaignJSONRequestBody = CampaignUpdate
 
 // ApproveCampaignJSONRequestBody defines body for ApproveCampaign for application/json ContentType.
 type ApproveCampaignJSONRequestBody = ApproveRequest
+
+// TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
+type TestCampaignJSONRequestBody = TestSendRequest
 
 // CreateListJSONRequestBody defines body for CreateList for application/json ContentType.
 type CreateListJSONRequestBody = ListCreate

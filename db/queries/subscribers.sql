@@ -95,3 +95,9 @@ DELETE FROM subscriber_import_rows WHERE import_id = @import_id;
 -- COPY of the validated rows into the staging table.
 INSERT INTO subscriber_import_rows (import_id, line, email, email_lower, name, status, attributes)
 VALUES (@import_id, @line, @email, @email_lower, @name, @status, @attributes);
+
+-- name: SubscriberFindByEmails :many
+-- A campaign test send renders with the data of the account's subscriber at each
+-- address, when there is one.
+SELECT email_lower, name, attributes FROM subscribers
+WHERE account_id = @account_id AND email_lower = ANY(@emails::text[]);

@@ -40,6 +40,9 @@ type Deps struct {
 	// Tenant API services (issue 3); nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
+	// TestSender sends campaign test messages; nil means the provider of Config,
+	// built on first use so an API that never tests opens no provider connections.
+	TestSender campaign.Sender
 	// Now is the clock of the idempotency keys; nil means time.Now.
 	Now func() time.Time
 }
@@ -51,6 +54,8 @@ type Server struct {
 	metrics *httpMetrics
 	spec    routers.Router
 	limits  *rateLimits
+	// testSender is Deps.TestSender or the lazily built configured provider.
+	testSender func() (campaign.Sender, error)
 }
 
 // NewServer returns the API handler with every route of routes.go.
@@ -81,7 +86,7 @@ func NewServer(d Deps) http.Handler {
 		panic(err)
 	}
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
-		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst)}
+		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst), testSender: testSender(d)}
 	s.routes()
 	return s.router
 }
