@@ -17,6 +17,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -43,6 +44,8 @@ type Deps struct {
 	// TestSender sends campaign test messages; nil means the provider of Config,
 	// built on first use so an API that never tests opens no provider connections.
 	TestSender campaign.Sender
+	// Idempotency stores Idempotency-Key claims and responses; nil means on Pool.
+	Idempotency *idempotency.Store
 	// Now is the clock of the idempotency keys; nil means time.Now.
 	Now func() time.Time
 }
@@ -76,6 +79,9 @@ func NewServer(d Deps) http.Handler {
 		d.Webhooks = webhook.NewService(d.Pool, webhook.Options{
 			SoftBounceLimit: d.Config.SoftBounceLimit, SoftBounceWindow: d.Config.SoftBounceWindow,
 		})
+	}
+	if d.Idempotency == nil {
+		d.Idempotency = idempotency.NewStore(d.Pool)
 	}
 	if d.Now == nil {
 		d.Now = time.Now
