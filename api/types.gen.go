@@ -363,6 +363,8 @@ type OneClickBodyListUnsubscribe string
 
 // Problem defines model for Problem.
 type Problem struct {
+	// CurrentStatus On a 409 from a state change, the state the resource is actually in.
+	CurrentStatus        *string                `json:"current_status,omitempty"`
 	Detail               *string                `json:"detail,omitempty"`
 	Errors               *[]FieldError          `json:"errors,omitempty"`
 	Instance             *string                `json:"instance,omitempty"`
@@ -854,6 +856,14 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["current_status"]; found {
+		err = json.Unmarshal(raw, &a.CurrentStatus)
+		if err != nil {
+			return fmt.Errorf("error reading 'current_status': %w", err)
+		}
+		delete(object, "current_status")
+	}
+
 	if raw, found := object["detail"]; found {
 		err = json.Unmarshal(raw, &a.Detail)
 		if err != nil {
@@ -928,6 +938,13 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 func (a Problem) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
+
+	if a.CurrentStatus != nil {
+		object["current_status"], err = json.Marshal(a.CurrentStatus)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'current_status': %w", err)
+		}
+	}
 
 	if a.Detail != nil {
 		object["detail"], err = json.Marshal(a.Detail)
