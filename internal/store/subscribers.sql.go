@@ -203,6 +203,9 @@ WITH up AS (
     SELECT $1, r.email, r.email_lower, coalesce(r.name, ''), r.attributes, coalesce(r.status, 'pending')
     FROM subscriber_import_rows r
     WHERE r.import_id = $2
+    -- Address order: concurrent imports that share addresses then lock the shared
+    -- rows in the same order and wait for each other instead of deadlocking.
+    ORDER BY r.email_lower
     ON CONFLICT (account_id, email_lower) DO UPDATE SET
         email      = excluded.email,
         name       = coalesce((SELECT r2.name FROM subscriber_import_rows r2
