@@ -68,8 +68,21 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 		saved = true
+		// Housekeeping rides on traffic: every purgeEvery-th stored response also
+		// deletes a batch of expired keys, so the table stays about a day deep.
+		if s.idemCount.Add(1)%purgeEvery == 0 {
+			if _, err := s.Idempotency.Purge(context.WithoutCancel(ctx), s.Now(), purgeBatch); err != nil {
+				s.Logger.WarnContext(ctx, "idempotency: purge expired keys", "err", err)
+			}
+		}
 	})
 }
+
+// How often and how much the idempotency middleware purges expired keys.
+const (
+	purgeEvery = 100
+	purgeBatch = 1000
+)
 
 // replay answers a request whose key is already claimed.
 func (s *Server) replay(w http.ResponseWriter, r *http.Request, account int64, key string, hash []byte) {

@@ -5,6 +5,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/getkin/kin-openapi/routers"
@@ -59,6 +60,8 @@ type Server struct {
 	limits  *rateLimits
 	// testSender is Deps.TestSender or the lazily built configured provider.
 	testSender func() (campaign.Sender, error)
+	// idemCount counts stored idempotent responses, to pace the purge of expired keys.
+	idemCount atomic.Uint64
 }
 
 // NewServer returns the API handler with every route of routes.go.

@@ -71,3 +71,10 @@ func (s *Store) Save(ctx context.Context, accountID int64, key string, status in
 func (s *Store) Release(ctx context.Context, accountID int64, key string) error {
 	return store.New(s.db).IdempotencyRelease(ctx, accountID, key)
 }
+
+// Purge deletes up to max keys that expired by now and returns how many went. Keys
+// are otherwise only replaced when their key is reused, so without this the table
+// would keep every key ever sent.
+func (s *Store) Purge(ctx context.Context, now time.Time, max int) (int64, error) {
+	return store.New(s.db).IdempotencyPurgeExpired(ctx, &now, int32(max))
+}
