@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/subscriber"
 )
@@ -87,4 +88,16 @@ func TestImportKeepsOptOut(t *testing.T) {
 	got, err := s.Get(ctx, acc, sub.ID)
 	require.NoError(t, err)
 	require.Equal(t, subscriber.StatusUnsubscribed, got.Status)
+}
+
+// TestImportRowLimit: one row past the limit refuses the whole request, before any write.
+func TestImportRowLimit(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("email\n")
+	for i := 0; i <= subscriber.MaxImportRows; i++ {
+		fmt.Fprintf(&b, "u%d@example.com\n", i)
+	}
+	_, _, err := subscriber.ParseCSV(strings.NewReader(b.String()))
+	require.True(t, apperr.Is(err, apperr.TooLarge), "%v", err)
 }
