@@ -44,6 +44,7 @@ func NewServer(d Deps) http.Handler {
 		d.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry)}
+	s.optoutDefaults()
 	s.routes()
 	return s.router
 }
