@@ -43,6 +43,8 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		return createAccount(ctx, cfg, args[2])
 	case "testdb": // used by `make test`; not in the usage text
 		return withTestDB(ctx, args[1:], os.Stderr)
+	case "sink": // hidden: fake providers for chaos runs (sink.go)
+		return runSink(ctx, args[1:], os.Stdout)
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", args[0], usage)
 	}

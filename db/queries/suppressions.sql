@@ -17,3 +17,14 @@ WHERE s.account_id = @account_id AND s.email_lower = @email_lower AND NOT EXISTS
 -- An unsubscribe also shows on the subscriber; the suppression is what the executor obeys.
 UPDATE subscribers SET status = 'unsubscribed', updated_at = now()
 WHERE account_id = @account_id AND email_lower = @email_lower AND status <> 'unsubscribed';
+
+-- name: SuppressionList :many
+-- Suppressions have no id: the page key is the address itself (the primary key).
+SELECT account_id, email_lower, reason, source, created_at
+FROM suppressions
+WHERE account_id = @account_id AND email_lower > @after_email
+ORDER BY email_lower
+LIMIT @lim;
+
+-- name: SuppressionRemove :execrows
+DELETE FROM suppressions WHERE account_id = @account_id AND email_lower = @email_lower;

@@ -34,7 +34,46 @@ func (s *Server) routes() {
 	})
 
 	r.Route("/v1", func(r chiRouter) {
-		r.Use(s.authenticate)
+		r.Use(s.cors(), s.authenticate)
 		r.Get("/account", s.handle(s.getAccount))
+
+		// Tenant API (issue 3). Every route here is checked against openapi.yaml before
+		// its handler runs, and POSTs honour Idempotency-Key.
+		r.Group(func(r chiRouter) {
+			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
+
+			r.Get("/subscribers", s.handle(s.listSubscribers))
+			r.Post("/subscribers", s.handle(s.createSubscriber))
+			r.Post("/subscribers/import", s.handle(s.importSubscribers))
+			r.Get("/subscribers/{id}", s.handle(s.getSubscriber))
+			r.Patch("/subscribers/{id}", s.handle(s.updateSubscriber))
+			r.Delete("/subscribers/{id}", s.handle(s.deleteSubscriber))
+			r.Post("/subscribers/{id}/confirm", s.handle(s.confirmSubscriber))
+
+			r.Get("/lists", s.handle(s.listLists))
+			r.Post("/lists", s.handle(s.createList))
+			r.Get("/lists/{id}", s.handle(s.getList))
+			r.Patch("/lists/{id}", s.handle(s.updateList))
+			r.Delete("/lists/{id}", s.handle(s.deleteList))
+			r.Post("/lists/{id}/members", s.handle(s.addListMembers))
+			r.Delete("/lists/{id}/members", s.handle(s.removeListMembers))
+
+			r.Get("/suppressions", s.handle(s.listSuppressions))
+			r.Post("/suppressions", s.handle(s.addSuppression))
+			r.Delete("/suppressions/{email}", s.handle(s.removeSuppression))
+
+			r.Get("/campaigns", s.handle(s.listCampaigns))
+			r.Post("/campaigns", s.handle(s.createCampaign))
+			r.Get("/campaigns/{id}", s.handle(s.getCampaign))
+			r.Patch("/campaigns/{id}", s.handle(s.updateCampaign))
+			r.Delete("/campaigns/{id}", s.handle(s.deleteCampaign))
+			r.Post("/campaigns/{id}/approve", s.handle(s.approveCampaign))
+			r.Post("/campaigns/{id}/unapprove", s.handle(transition(s.Campaigns.Unapprove)))
+			r.Post("/campaigns/{id}/pause", s.handle(transition(s.Campaigns.Pause)))
+			r.Post("/campaigns/{id}/resume", s.handle(transition(s.Campaigns.Resume)))
+			r.Post("/campaigns/{id}/cancel", s.handle(transition(s.Campaigns.Cancel)))
+			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
+			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
+		})
 	})
 }

@@ -5,13 +5,19 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/getkin/kin-openapi/routers"
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce"
+
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -23,12 +29,19 @@ type Deps struct {
 	Config   config.Config
 	Registry *prometheus.Registry
 	Accounts *account.Service
-	// OpenAPI is the contract served at GET /openapi.yaml.
+	// OpenAPI is the contract served at GET /openapi.yaml; requests are validated
+	// against it. Empty means the embedded openapi.yaml.
 	OpenAPI []byte
 
-	// Opt-outs (issue 6): one-click unsubscribe and provider webhooks.
+	// Opt-outs (issue 6): one-click unsubscribe (required for /u/{token}) and
+	// provider webhooks (nil means built on Pool from Config).
 	Unsubscribe *unsubscribe.Service
 	Webhooks    *webhook.Service
+	// Tenant API services (issue 3); nil means built on Pool.
+	Subscribers *subscriber.Service
+	Campaigns   *campaign.Service
+	// Now is the clock of the idempotency keys; nil means time.Now.
+	Now func() time.Time
 }
 
 // Server serves the API.
@@ -36,6 +49,8 @@ type Server struct {
 	Deps
 	router  chi.Router
 	metrics *httpMetrics
+	spec    routers.Router
+	limits  *rateLimits
 }
 
 // NewServer returns the API handler with every route of routes.go.
@@ -43,7 +58,30 @@ func NewServer(d Deps) http.Handler {
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry)}
+	if len(d.OpenAPI) == 0 {
+		d.OpenAPI = sendonce.OpenAPI
+	}
+	if d.Subscribers == nil {
+		d.Subscribers = subscriber.NewService(d.Pool)
+	}
+	if d.Campaigns == nil {
+		d.Campaigns = campaign.NewService(d.Pool)
+	}
+	if d.Webhooks == nil {
+		d.Webhooks = webhook.NewService(d.Pool, webhook.Options{
+			SoftBounceLimit: d.Config.SoftBounceLimit, SoftBounceWindow: d.Config.SoftBounceWindow,
+		})
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	spec, err := newSpecRouter(d.OpenAPI)
+	if err != nil {
+		// The document is embedded and a test loads it: this is a build defect.
+		panic(err)
+	}
+	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
+		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst)}
 	s.optoutDefaults()
 	s.routes()
 	return s.router

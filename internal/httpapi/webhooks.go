@@ -64,30 +64,17 @@ type endpointWithCredentials struct {
 
 // listWebhookEndpoints answers GET /v1/webhook-endpoints?limit=&cursor= (no secrets).
 func (s *Server) listWebhookEndpoints(w http.ResponseWriter, r *http.Request) error {
-	limit, after := 50, int64(0)
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 200 {
-			return apperr.Invalidf("/limit", "limit must be between 1 and 200")
-		}
-		limit = n
-	}
-	if v := r.URL.Query().Get("cursor"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return apperr.Invalidf("/cursor", "cursor is not valid")
-		}
-		after = n
-	}
-	eps, err := s.Webhooks.List(r.Context(), accountID(r), after, limit+1)
+	p, err := parsePage(r, "webhook-endpoints")
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(eps) > limit {
-		eps = eps[:limit]
-		c := strconv.FormatInt(eps[limit-1].ID, 10)
-		next = &c
+	eps, err := s.Webhooks.List(r.Context(), accountID(r), p.AfterID, p.Limit+1)
+	if err != nil {
+		return err
+	}
+	eps, next := pageOf(r, "webhook-endpoints", p, eps, func(e webhook.Endpoint) cursor { return cursor{ID: e.ID} })
+	if eps == nil {
+		eps = []webhook.Endpoint{}
 	}
 	return encode(w, http.StatusOK, map[string]any{"data": eps, "next_cursor": next})
 }

@@ -7,9 +7,23 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
+
+// Provider sends messages. Every implementation is safe for concurrent use.
+type Provider interface {
+	// Send hands one message to the provider and returns the provider's id for it
+	// (the job id when the provider gives none). A failure is an *Error whose Class
+	// says whether to retry.
+	Send(ctx context.Context, m Message) (providerMessageID string, err error)
+	// Idempotent reports whether sending the same JobID twice delivers once, so an
+	// ambiguous or interrupted send may be repeated.
+	Idempotent() bool
+	// Close releases connections; Send must not be called after it.
+	Close() error
+}
 
 // Message is one rendered email to one recipient.
 type Message struct {
@@ -80,6 +94,14 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// errClosed is returned by providers used after Close.
+var errClosed = errors.New("provider closed")
+
+// classed wraps err in an *Error of the given class.
+func classed(c Class, code int, err error) *Error {
+	return &Error{Class: c, Code: code, Err: err}
+}
 
 // ClassOf returns the class of a send error. Errors that are not an *Error are
 // ambiguous: nothing proves the message was not handed over.

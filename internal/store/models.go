@@ -117,6 +117,16 @@ type Subscriber struct {
 	UpdatedAt  time.Time
 }
 
+type SubscriberImportRow struct {
+	ImportID   int64
+	Line       int32
+	Email      string
+	EmailLower string
+	Name       *string
+	Status     *string
+	Attributes json.RawMessage
+}
+
 type Suppression struct {
 	AccountID  int64
 	EmailLower string

@@ -71,3 +71,56 @@ func (q *Queries) SuppressionAdd(ctx context.Context, arg SuppressionAddParams) 
 	)
 	return i, err
 }
+
+const suppressionList = `-- name: SuppressionList :many
+SELECT account_id, email_lower, reason, source, created_at
+FROM suppressions
+WHERE account_id = $1 AND email_lower > $2
+ORDER BY email_lower
+LIMIT $3
+`
+
+type SuppressionListParams struct {
+	AccountID  int64
+	AfterEmail string
+	Lim        int32
+}
+
+// Suppressions have no id: the page key is the address itself (the primary key).
+func (q *Queries) SuppressionList(ctx context.Context, arg SuppressionListParams) ([]Suppression, error) {
+	rows, err := q.db.Query(ctx, suppressionList, arg.AccountID, arg.AfterEmail, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Suppression{}
+	for rows.Next() {
+		var i Suppression
+		if err := rows.Scan(
+			&i.AccountID,
+			&i.EmailLower,
+			&i.Reason,
+			&i.Source,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const suppressionRemove = `-- name: SuppressionRemove :execrows
+DELETE FROM suppressions WHERE account_id = $1 AND email_lower = $2
+`
+
+func (q *Queries) SuppressionRemove(ctx context.Context, accountID int64, emailLower string) (int64, error) {
+	result, err := q.db.Exec(ctx, suppressionRemove, accountID, emailLower)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

@@ -1,0 +1,101 @@
+-- API side of campaigns: CRUD while draft, and the transitions a tenant may make. Each
+-- transition is one compare-and-set UPDATE … WHERE status = expected RETURNING; zero
+-- rows means the campaign is missing or in another state, which the caller tells apart
+-- with CampaignStatusGet. approved → sending and sending → sent belong to the executor.
+
+-- name: CampaignCreate :one
+INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
+                       html_template, text_template, language, list_ids, ambiguous_policy)
+VALUES (@account_id, @name, @subject, @from_email, @from_name, @reply_to,
+        @html_template, @text_template, @language, @list_ids::bigint[], @ambiguous_policy)
+RETURNING *;
+
+-- name: CampaignGet :one
+SELECT * FROM campaigns WHERE account_id = @account_id AND id = @id;
+
+-- name: CampaignStatusGet :one
+SELECT status FROM campaigns WHERE account_id = @account_id AND id = @id;
+
+-- name: CampaignList :many
+SELECT * FROM campaigns
+WHERE account_id = @account_id AND id > @after_id
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+ORDER BY id
+LIMIT @lim;
+
+-- name: CampaignUpdateDraft :one
+UPDATE campaigns SET
+    name             = coalesce(sqlc.narg('name'), name),
+    subject          = coalesce(sqlc.narg('subject'), subject),
+    from_email       = coalesce(sqlc.narg('from_email'), from_email),
+    from_name        = coalesce(sqlc.narg('from_name'), from_name),
+    reply_to         = coalesce(sqlc.narg('reply_to'), reply_to),
+    html_template    = coalesce(sqlc.narg('html_template'), html_template),
+    text_template    = coalesce(sqlc.narg('text_template'), text_template),
+    language         = coalesce(sqlc.narg('language'), language),
+    list_ids         = coalesce(sqlc.narg('list_ids')::bigint[], list_ids),
+    ambiguous_policy = coalesce(sqlc.narg('ambiguous_policy'), ambiguous_policy),
+    updated_at       = now()
+WHERE account_id = @account_id AND id = @id AND status = 'draft'
+RETURNING *;
+
+-- name: CampaignDeleteDraft :execrows
+DELETE FROM campaigns WHERE account_id = @account_id AND id = @id AND status = 'draft';
+
+-- name: CampaignApprove :one
+UPDATE campaigns SET
+    status        = 'approved',
+    scheduled_for = coalesce(sqlc.narg('scheduled_for')::timestamptz, now()),
+    approved_at   = now(),
+    updated_at    = now()
+WHERE account_id = @account_id AND id = @id AND status = 'draft'
+RETURNING *;
+
+-- name: CampaignUnapprove :one
+UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status = 'approved'
+RETURNING *;
+
+-- name: CampaignPause :one
+UPDATE campaigns SET status = 'paused', updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status = 'sending'
+RETURNING *;
+
+-- name: CampaignResume :one
+UPDATE campaigns SET status = 'sending', updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status = 'paused'
+RETURNING *;
+
+-- name: CampaignCancel :one
+UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status IN ('draft', 'approved', 'sending', 'paused')
+RETURNING *;
+
+-- name: SendCancelQueued :execrows
+-- Runs in the cancel's transaction: no queued recipient of a cancelled campaign is
+-- claimed afterwards. Rows already leased finish their attempt.
+UPDATE sends SET status = 'cancelled', updated_at = now()
+WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'queued';
+
+-- name: CampaignNotify :exec
+-- Wakes the executors on commit (LISTEN/NOTIFY is transactional).
+SELECT pg_notify(@channel::text, @payload::text);
+
+-- name: CampaignSendCounts :one
+SELECT count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
+       count(*) FILTER (WHERE status = 'sending')::bigint    AS sending,
+       count(*) FILTER (WHERE status = 'sent')::bigint       AS sent,
+       count(*) FILTER (WHERE status = 'failed')::bigint     AS failed,
+       count(*) FILTER (WHERE status = 'suppressed')::bigint AS suppressed,
+       count(*) FILTER (WHERE status = 'cancelled')::bigint  AS cancelled,
+       count(*) FILTER (WHERE status = 'unknown')::bigint    AS unknown
+FROM sends
+WHERE account_id = @account_id AND campaign_id = @campaign_id;
+
+-- name: SendList :many
+SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id
+FROM sends
+WHERE account_id = @account_id AND campaign_id = @campaign_id AND id > @after_id
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+ORDER BY id
+LIMIT @lim;

@@ -1,0 +1,42 @@
+-- name: ListCreate :one
+INSERT INTO lists (account_id, name, description)
+VALUES (@account_id, @name, @description)
+RETURNING *;
+
+-- name: ListGet :one
+SELECT l.*, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id)::bigint AS member_count
+FROM lists l
+WHERE l.account_id = @account_id AND l.id = @id;
+
+-- name: ListList :many
+SELECT l.*, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id)::bigint AS member_count
+FROM lists l
+WHERE l.account_id = @account_id AND l.id > @after_id
+ORDER BY l.id
+LIMIT @lim;
+
+-- name: ListUpdate :execrows
+UPDATE lists SET
+    name        = coalesce(sqlc.narg('name'), name),
+    description = coalesce(sqlc.narg('description'), description),
+    updated_at  = now()
+WHERE account_id = @account_id AND id = @id;
+
+-- name: ListDelete :execrows
+DELETE FROM lists WHERE account_id = @account_id AND id = @id;
+
+-- name: ListIDsOwned :many
+-- Which of ids are the account's lists: a campaign may only target its own.
+SELECT id FROM lists WHERE account_id = @account_id AND id = ANY(@ids::bigint[]);
+
+-- name: ListMembersAdd :execrows
+-- Only the account's own subscribers can join; the caller has already refused others.
+INSERT INTO list_members (list_id, subscriber_id, account_id)
+SELECT @list_id, s.id, @account_id
+FROM subscribers s
+WHERE s.account_id = @account_id AND s.id = ANY(@subscriber_ids::bigint[])
+ON CONFLICT DO NOTHING;
+
+-- name: ListMembersRemove :execrows
+DELETE FROM list_members
+WHERE account_id = @account_id AND list_id = @list_id AND subscriber_id = ANY(@subscriber_ids::bigint[]);

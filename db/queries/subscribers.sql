@@ -1,0 +1,97 @@
+-- name: SubscriberCreate :one
+INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
+VALUES (@account_id, @email, @email_lower, @name, @attributes, @status)
+RETURNING *;
+
+-- name: SubscriberGet :one
+SELECT * FROM subscribers WHERE account_id = @account_id AND id = @id;
+
+-- name: SubscriberList :many
+-- Keyset page in id order. The email filter is a prefix of the lower-case address
+-- (LIKE wildcards escaped by the caller), which the text_pattern_ops index can serve.
+SELECT s.* FROM subscribers s
+WHERE s.account_id = @account_id
+  AND s.id > @after_id
+  AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
+  AND (sqlc.narg('email_prefix')::text IS NULL OR s.email_lower LIKE sqlc.narg('email_prefix')::text || '%')
+  AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
+        SELECT 1 FROM list_members m
+        WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint AND m.subscriber_id = s.id))
+ORDER BY s.id
+LIMIT @lim;
+
+-- name: SubscriberUpdate :one
+-- A NULL argument keeps the column; attributes are replaced as a whole.
+UPDATE subscribers SET
+    email       = coalesce(sqlc.narg('email'), email),
+    email_lower = coalesce(sqlc.narg('email_lower'), email_lower),
+    name        = coalesce(sqlc.narg('name'), name),
+    attributes  = coalesce(sqlc.narg('attributes'), attributes),
+    status      = coalesce(sqlc.narg('status'), status),
+    updated_at  = now()
+WHERE account_id = @account_id AND id = @id
+RETURNING *;
+
+-- name: SubscriberDelete :execrows
+DELETE FROM subscribers WHERE account_id = @account_id AND id = @id;
+
+-- name: SubscriberConfirm :one
+-- pending → confirmed; confirming a confirmed subscriber changes nothing. Zero rows
+-- means the subscriber is missing or unsubscribed, which the caller tells apart.
+UPDATE subscribers
+SET status = 'confirmed',
+    updated_at = CASE WHEN status = 'pending' THEN now() ELSE updated_at END
+WHERE account_id = @account_id AND id = @id AND status IN ('pending', 'confirmed')
+RETURNING *;
+
+-- name: SubscriberStatusGet :one
+SELECT status FROM subscribers WHERE account_id = @account_id AND id = @id;
+
+-- name: SubscriberIDsOwned :many
+-- Which of ids are the account's subscribers: bulk membership refuses the others.
+SELECT id FROM subscribers WHERE account_id = @account_id AND id = ANY(@ids::bigint[]);
+
+-- name: SubscriberImportNextID :one
+SELECT nextval('subscriber_import_seq')::bigint;
+
+-- name: SubscriberImportUpsert :one
+-- The whole import in one statement. An existing address (same lower-case key) keeps
+-- its id; it takes the row's address spelling, name and status when given, and the
+-- row's attributes merged over its own. An unsubscribed subscriber stays unsubscribed:
+-- an import must not undo an opt-out. The excluded row cannot say whether the import
+-- gave a name or status (NULL was defaulted), so those two are read back from the
+-- staging row by its unique (import_id, email_lower) key. (xmax = 0) tells an insert from an update.
+-- With list_id, every imported subscriber also joins that list.
+WITH up AS (
+    INSERT INTO subscribers AS s (account_id, email, email_lower, name, attributes, status)
+    SELECT @account_id, r.email, r.email_lower, coalesce(r.name, ''), r.attributes, coalesce(r.status, 'pending')
+    FROM subscriber_import_rows r
+    WHERE r.import_id = @import_id
+    ON CONFLICT (account_id, email_lower) DO UPDATE SET
+        email      = excluded.email,
+        name       = coalesce((SELECT r2.name FROM subscriber_import_rows r2
+                               WHERE r2.import_id = @import_id AND r2.email_lower = excluded.email_lower), s.name),
+        attributes = s.attributes || excluded.attributes,
+        status     = CASE WHEN s.status = 'unsubscribed' THEN s.status
+                          ELSE coalesce((SELECT r3.status FROM subscriber_import_rows r3
+                                         WHERE r3.import_id = @import_id AND r3.email_lower = excluded.email_lower), s.status)
+                     END,
+        updated_at = now()
+    RETURNING s.id, (xmax = 0) AS inserted
+), joined AS (
+    INSERT INTO list_members (list_id, subscriber_id, account_id)
+    SELECT sqlc.narg('list_id')::bigint, up.id, @account_id FROM up
+    WHERE sqlc.narg('list_id')::bigint IS NOT NULL
+    ON CONFLICT DO NOTHING
+)
+SELECT count(*) FILTER (WHERE inserted)::bigint AS inserted,
+       count(*) FILTER (WHERE NOT inserted)::bigint AS updated
+FROM up;
+
+-- name: SubscriberImportClear :exec
+DELETE FROM subscriber_import_rows WHERE import_id = @import_id;
+
+-- name: SubscriberImportStage :copyfrom
+-- COPY of the validated rows into the staging table.
+INSERT INTO subscriber_import_rows (import_id, line, email, email_lower, name, status, attributes)
+VALUES (@import_id, @line, @email, @email_lower, @name, @status, @attributes);

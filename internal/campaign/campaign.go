@@ -1,0 +1,174 @@
+// Package campaign is the tenant's side of campaigns: create and edit drafts, and the
+// transitions a tenant may make (approve, unapprove, pause, resume, cancel), each one
+// compare-and-set UPDATE. The executor owns approved → sending and sending → sent.
+package campaign
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/address"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Campaign statuses.
+const (
+	StatusDraft     = "draft"
+	StatusApproved  = "approved"
+	StatusSending   = "sending"
+	StatusPaused    = "paused"
+	StatusSent      = "sent"
+	StatusCancelled = "cancelled"
+)
+
+// Service manages campaigns.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// NewService returns a Service on pool.
+func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// Campaign is one campaign of an account.
+type Campaign struct {
+	ID                                  int64
+	Name, Subject, FromEmail, FromName  string
+	ReplyTo, HTMLTemplate, TextTemplate string
+	Language                            string
+	ListIDs                             []int64
+	Status, AmbiguousPolicy             string
+	ScheduledFor, ApprovedAt, StartedAt *time.Time
+	FinishedAt, CancelledAt             *time.Time
+	CreatedAt, UpdatedAt                time.Time
+}
+
+// Fields are the editable fields of a campaign; nil keeps (or defaults) a field.
+type Fields struct {
+	Name, Subject, FromEmail, FromName, ReplyTo *string
+	HTMLTemplate, TextTemplate, Language        *string
+	ListIDs                                     *[]int64
+	AmbiguousPolicy                             *string
+}
+
+func fromStore(c store.Campaign) Campaign {
+	return Campaign{ID: c.ID, Name: c.Name, Subject: c.Subject, FromEmail: c.FromEmail, FromName: c.FromName,
+		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
+		ListIDs: c.ListIds, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
+		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+func val(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// normalize checks the fields that are set and rewrites addresses to their
+// normalised form. Templates are checked by the caller once the full campaign is known.
+func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) error {
+	if f.Name != nil {
+		n := strings.TrimSpace(*f.Name)
+		if n == "" || len(n) > 200 {
+			return apperr.Invalidf("/name", "name must be 1 to 200 characters")
+		}
+		f.Name = &n
+	}
+	if f.Subject != nil && strings.TrimSpace(*f.Subject) == "" {
+		return apperr.Invalidf("/subject", "subject must not be empty")
+	}
+	if f.FromEmail != nil {
+		a, err := address.Parse(*f.FromEmail)
+		if err != nil {
+			return apperr.Invalidf("/from_email", "%s", err.Error())
+		}
+		f.FromEmail = &a.Email
+	}
+	if f.ReplyTo != nil && *f.ReplyTo != "" {
+		a, err := address.Parse(*f.ReplyTo)
+		if err != nil {
+			return apperr.Invalidf("/reply_to", "%s", err.Error())
+		}
+		f.ReplyTo = &a.Email
+	}
+	if f.FromName != nil && strings.ContainsAny(*f.FromName, "\r\n") {
+		return apperr.Invalidf("/from_name", "from_name must be one line")
+	}
+	if f.AmbiguousPolicy != nil && *f.AmbiguousPolicy != "skip" && *f.AmbiguousPolicy != "retry" {
+		return apperr.Invalidf("/ambiguous_policy", "ambiguous_policy must be skip or retry")
+	}
+	if f.ListIDs != nil {
+		ids := slices.Clone(*f.ListIDs)
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		owned, err := store.New(s.pool).ListIDsOwned(ctx, accountID, ids)
+		if err != nil {
+			return err
+		}
+		for i, id := range *f.ListIDs {
+			if !slices.Contains(owned, id) {
+				return apperr.Invalidf("/list_ids/"+strconv.Itoa(i), "list %d not found", id)
+			}
+		}
+		f.ListIDs = &ids
+	}
+	return nil
+}
+
+// Create stores a draft. Its templates must parse and render against a sample subscriber.
+func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campaign, error) {
+	if err := s.normalize(ctx, accountID, &f); err != nil {
+		return Campaign{}, err
+	}
+	if err := message.Validate(val(f.Subject), val(f.HTMLTemplate), val(f.TextTemplate)); err != nil {
+		return Campaign{}, err
+	}
+	listIDs := []int64{}
+	if f.ListIDs != nil {
+		listIDs = *f.ListIDs
+	}
+	policy := "skip"
+	if f.AmbiguousPolicy != nil {
+		policy = *f.AmbiguousPolicy
+	}
+	c, err := store.New(s.pool).CampaignCreate(ctx, store.CampaignCreateParams{
+		AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
+		FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
+		TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
+	})
+	if err != nil {
+		return Campaign{}, postgres.Error(err, "campaign")
+	}
+	return fromStore(c), nil
+}
+
+// Get returns one campaign.
+func (s *Service) Get(ctx context.Context, accountID, id int64) (Campaign, error) {
+	c, err := store.New(s.pool).CampaignGet(ctx, accountID, id)
+	if err != nil {
+		return Campaign{}, postgres.Error(err, "campaign")
+	}
+	return fromStore(c), nil
+}
+
+// List returns up to limit campaigns after afterID in id order, optionally of one status.
+func (s *Service) List(ctx context.Context, accountID, afterID int64, status *string, limit int) ([]Campaign, error) {
+	rows, err := store.New(s.pool).CampaignList(ctx, store.CampaignListParams{AccountID: accountID, AfterID: afterID, Status: status, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Campaign, len(rows))
+	for i, r := range rows {
+		out[i] = fromStore(r)
+	}
+	return out, nil
+}

@@ -1,0 +1,68 @@
+package campaign
+
+import (
+	"context"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Stats are the counts of a campaign's sends by status.
+type Stats struct {
+	CampaignID int64
+	Status     string
+	// Counts has every send status, zeros included.
+	Counts                map[string]int64
+	Total                 int64
+	StartedAt, FinishedAt *time.Time
+}
+
+// Send is one recipient of a campaign.
+type Send struct {
+	ID, SubscriberID  int64
+	Email, Status     string
+	Attempts          int
+	SentAt            *time.Time
+	LastError         *string
+	ProviderMessageID *string
+}
+
+// Stats counts the campaign's sends by status.
+func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error) {
+	q := store.New(s.pool)
+	c, err := q.CampaignGet(ctx, accountID, id)
+	if err != nil {
+		return Stats{}, postgres.Error(err, "campaign")
+	}
+	n, err := q.CampaignSendCounts(ctx, accountID, id)
+	if err != nil {
+		return Stats{}, err
+	}
+	counts := map[string]int64{"queued": n.Queued, "sending": n.Sending, "sent": n.Sent, "failed": n.Failed,
+		"suppressed": n.Suppressed, "cancelled": n.Cancelled, "unknown": n.Unknown}
+	var total int64
+	for _, v := range counts {
+		total += v
+	}
+	return Stats{CampaignID: c.ID, Status: c.Status, Counts: counts, Total: total, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt}, nil
+}
+
+// Sends returns up to limit sends of the campaign after afterID in id order,
+// optionally of one status.
+func (s *Service) Sends(ctx context.Context, accountID, id, afterID int64, status *string, limit int) ([]Send, error) {
+	q := store.New(s.pool)
+	if _, err := q.CampaignStatusGet(ctx, accountID, id); err != nil {
+		return nil, postgres.Error(err, "campaign")
+	}
+	rows, err := q.SendList(ctx, store.SendListParams{AccountID: accountID, CampaignID: id, AfterID: afterID, Status: status, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Send, len(rows))
+	for i, r := range rows {
+		out[i] = Send{ID: r.ID, SubscriberID: r.SubscriberID, Email: r.Email, Status: r.Status, Attempts: int(r.Attempts),
+			SentAt: r.SentAt, LastError: r.LastError, ProviderMessageID: r.ProviderMessageID}
+	}
+	return out, nil
+}

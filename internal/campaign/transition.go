@@ -1,0 +1,139 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// cas runs one compare-and-set update in a transaction, then after (same transaction)
+// on the row it returned. Zero rows means the campaign is not the account's (404) or
+// is not in a state the change applies to (409 carrying current_status). An error
+// from after rolls the change back.
+func (s *Service) cas(ctx context.Context, accountID, id int64, what string,
+	update func(*store.Queries) (store.Campaign, error), after func(*store.Queries, store.Campaign) error) (Campaign, error) {
+	var out store.Campaign
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		c, err := update(q)
+		if errors.Is(err, pgx.ErrNoRows) {
+			status, serr := q.CampaignStatusGet(ctx, accountID, id)
+			if serr != nil {
+				return postgres.Error(serr, "campaign")
+			}
+			return &apperr.Error{Code: apperr.Conflict,
+				Message: "cannot " + what + " a campaign that is " + status,
+				Extra:   map[string]any{"current_status": status}}
+		}
+		if err != nil {
+			return postgres.Error(err, "campaign")
+		}
+		out = c
+		if after != nil {
+			return after(q, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return Campaign{}, err
+	}
+	return fromStore(out), nil
+}
+
+// validateTemplates renders the stored templates against the sample subscriber.
+func validateTemplates(c store.Campaign) error {
+	return message.Validate(c.Subject, c.HtmlTemplate, c.TextTemplate)
+}
+
+func notify(ctx context.Context, q *store.Queries, id int64) error {
+	return q.CampaignNotify(ctx, postgres.CampaignChannel, strconv.FormatInt(id, 10))
+}
+
+// Update changes a draft. The templates are validated as stored after the change, so
+// a patch of one template is checked together with the others.
+func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Campaign, error) {
+	if err := s.normalize(ctx, accountID, &f); err != nil {
+		return Campaign{}, err
+	}
+	arg := store.CampaignUpdateDraftParams{AccountID: accountID, ID: id, Name: f.Name, Subject: f.Subject,
+		FromEmail: f.FromEmail, FromName: f.FromName, ReplyTo: f.ReplyTo, HtmlTemplate: f.HTMLTemplate,
+		TextTemplate: f.TextTemplate, Language: f.Language, AmbiguousPolicy: f.AmbiguousPolicy}
+	if f.ListIDs != nil {
+		arg.ListIds = *f.ListIDs
+		if arg.ListIds == nil {
+			arg.ListIds = []int64{}
+		}
+	}
+	return s.cas(ctx, accountID, id, "edit",
+		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUpdateDraft(ctx, arg) },
+		func(_ *store.Queries, c store.Campaign) error { return validateTemplates(c) })
+}
+
+// Delete removes a draft.
+func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
+	_, err := s.cas(ctx, accountID, id, "delete",
+		func(q *store.Queries) (store.Campaign, error) {
+			n, err := q.CampaignDeleteDraft(ctx, accountID, id)
+			if err == nil && n == 0 {
+				err = pgx.ErrNoRows
+			}
+			return store.Campaign{}, err
+		}, nil)
+	return err
+}
+
+// Approve moves a draft to approved, to start at scheduledFor (nil: now). The
+// templates are validated once more, and the executors are woken on commit.
+func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor *time.Time) (Campaign, error) {
+	return s.cas(ctx, accountID, id, "approve",
+		func(q *store.Queries) (store.Campaign, error) {
+			return q.CampaignApprove(ctx, store.CampaignApproveParams{AccountID: accountID, ID: id, ScheduledFor: scheduledFor})
+		},
+		func(q *store.Queries, c store.Campaign) error {
+			if c.HtmlTemplate == "" && c.TextTemplate == "" {
+				return apperr.Invalidf("/html_template", "a campaign needs an html or a text template before it is approved")
+			}
+			if err := validateTemplates(c); err != nil {
+				return err
+			}
+			return notify(ctx, q, c.ID)
+		})
+}
+
+// Unapprove moves an approved campaign that has not started back to draft.
+func (s *Service) Unapprove(ctx context.Context, accountID, id int64) (Campaign, error) {
+	return s.cas(ctx, accountID, id, "unapprove",
+		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUnapprove(ctx, accountID, id) }, nil)
+}
+
+// Pause stops a sending campaign from claiming more recipients.
+func (s *Service) Pause(ctx context.Context, accountID, id int64) (Campaign, error) {
+	return s.cas(ctx, accountID, id, "pause",
+		func(q *store.Queries) (store.Campaign, error) { return q.CampaignPause(ctx, accountID, id) }, nil)
+}
+
+// Resume sets a paused campaign sending again and wakes the executors.
+func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, error) {
+	return s.cas(ctx, accountID, id, "resume",
+		func(q *store.Queries) (store.Campaign, error) { return q.CampaignResume(ctx, accountID, id) },
+		func(q *store.Queries, c store.Campaign) error { return notify(ctx, q, c.ID) })
+}
+
+// Cancel ends a campaign that has not finished, and cancels its queued sends in the
+// same transaction so none of them is claimed afterwards.
+func (s *Service) Cancel(ctx context.Context, accountID, id int64) (Campaign, error) {
+	return s.cas(ctx, accountID, id, "cancel",
+		func(q *store.Queries) (store.Campaign, error) { return q.CampaignCancel(ctx, accountID, id) },
+		func(q *store.Queries, c store.Campaign) error {
+			_, err := q.SendCancelQueued(ctx, accountID, c.ID)
+			return err
+		})
+}

@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/campaign"
+)
+
+func toAPICampaign(c campaign.Campaign) api.Campaign {
+	ids := c.ListIDs
+	if ids == nil {
+		ids = []int64{}
+	}
+	return api.Campaign{Id: c.ID, Name: c.Name, Subject: c.Subject, FromEmail: c.FromEmail, FromName: c.FromName,
+		ReplyTo: c.ReplyTo, HtmlTemplate: c.HTMLTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
+		ListIds: ids, Status: api.CampaignStatus(c.Status), AmbiguousPolicy: api.AmbiguousPolicy(c.AmbiguousPolicy),
+		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
+		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+func policyPtr(p *api.AmbiguousPolicy) *string {
+	if p == nil {
+		return nil
+	}
+	s := string(*p)
+	return &s
+}
+
+func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r, "campaigns")
+	if err != nil {
+		return err
+	}
+	rows, err := s.Campaigns.List(r.Context(), accountID(r), p.AfterID, queryString(r, "status"), p.Limit+1)
+	if err != nil {
+		return err
+	}
+	rows, next := pageOf(r, "campaigns", p, rows, func(x campaign.Campaign) cursor { return cursor{ID: x.ID} })
+	out := api.CampaignPage{Data: make([]api.Campaign, len(rows)), NextCursor: next}
+	for i, x := range rows {
+		out.Data[i] = toAPICampaign(x)
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[api.CampaignCreate](w, r, s.Config.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	c, err := s.Campaigns.Create(r.Context(), accountID(r), campaign.Fields{
+		Name: &in.Name, Subject: &in.Subject, FromEmail: &in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
+		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
+		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy),
+	})
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, toAPICampaign(c))
+}
+
+func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.Campaigns.Get(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, toAPICampaign(c))
+}
+
+func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	in, err := decode[api.CampaignUpdate](w, r, s.Config.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	c, err := s.Campaigns.Update(r.Context(), accountID(r), id, campaign.Fields{
+		Name: in.Name, Subject: in.Subject, FromEmail: in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
+		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
+		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy),
+	})
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, toAPICampaign(c))
+}
+
+func (s *Server) deleteCampaign(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.Campaigns.Delete(r.Context(), accountID(r), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// approveCampaign takes an optional body: no body (or {}) means start now.
+func (s *Server) approveCampaign(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.Config.MaxBodyBytes))
+	if err != nil {
+		return decodeError(err, s.Config.MaxBodyBytes)
+	}
+	var in api.ApproveRequest
+	if len(bytes.TrimSpace(body)) > 0 {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if in, err = decode[api.ApproveRequest](w, r, s.Config.MaxBodyBytes); err != nil {
+			return err
+		}
+	}
+	c, err := s.Campaigns.Approve(r.Context(), accountID(r), id, in.ScheduledFor)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, toAPICampaign(c))
+}
+
+// transition adapts a campaign transition without a body (unapprove, pause, resume,
+// cancel) to a handler.
+func transition(do func(ctx context.Context, accountID, id int64) (campaign.Campaign, error)) apiHandler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		c, err := do(r.Context(), accountID(r), id)
+		if err != nil {
+			return err
+		}
+		return encode(w, http.StatusOK, toAPICampaign(c))
+	}
+}
+
+func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	st, err := s.Campaigns.Stats(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	c := st.Counts
+	return encode(w, http.StatusOK, api.CampaignStats{CampaignId: st.CampaignID, Status: api.CampaignStatus(st.Status),
+		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
+		Counts: api.SendCounts{Queued: c["queued"], Sending: c["sending"], Sent: c["sent"], Failed: c["failed"],
+			Suppressed: c["suppressed"], Cancelled: c["cancelled"], Unknown: c["unknown"]}})
+}
+
+func (s *Server) campaignSends(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	p, err := parsePage(r, "sends")
+	if err != nil {
+		return err
+	}
+	rows, err := s.Campaigns.Sends(r.Context(), accountID(r), id, p.AfterID, queryString(r, "status"), p.Limit+1)
+	if err != nil {
+		return err
+	}
+	rows, next := pageOf(r, "sends", p, rows, func(x campaign.Send) cursor { return cursor{ID: x.ID} })
+	out := api.SendPage{Data: make([]api.Send, len(rows)), NextCursor: next}
+	for i, x := range rows {
+		out.Data[i] = api.Send{Id: x.ID, SubscriberId: x.SubscriberID, Email: x.Email, Status: api.SendStatus(x.Status),
+			Attempts: x.Attempts, SentAt: x.SentAt, LastError: x.LastError, ProviderMessageId: x.ProviderMessageID}
+	}
+	return encode(w, http.StatusOK, out)
+}

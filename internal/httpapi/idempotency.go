@@ -1,0 +1,162 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// idempotency gives every POST that carries an Idempotency-Key Stripe's semantics
+// (REFERENCE.md §2.4–2.5): the key is claimed with one INSERT … ON CONFLICT before the
+// handler runs; the handler's response, whatever it is, is stored and replayed to a
+// retry with `Idempotent-Replayed: true`; the same key on another request is 422 and a
+// retry while the first is still running is 409. Keys live 24 hours. It runs after the
+// spec validation, so a request refused as malformed is not stored and can be fixed
+// and retried under the same key.
+func (s *Server) idempotency(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, present := r.Header["Idempotency-Key"]
+		if r.Method != http.MethodPost || !present {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key, err := parseIdempotencyKey(raw)
+		if err != nil {
+			writeError(w, r, s.Logger, err)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeError(w, r, s.Logger, decodeError(err, s.Config.MaxBodyBytes))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h := sha256.New()
+		io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n")
+		h.Write(body)
+		hash := h.Sum(nil)
+
+		ctx, account := r.Context(), accountID(r)
+		q := store.New(s.Pool)
+		now := s.Now()
+		_, err = q.IdempotencyClaim(ctx, store.IdempotencyClaimParams{AccountID: account, Key: key,
+			Method: r.Method, Path: r.URL.RequestURI(), RequestHash: hash, Now: &now})
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			s.replay(w, r, q, account, key, hash)
+			return
+		case err != nil:
+			writeError(w, r, s.Logger, err)
+			return
+		}
+
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		saved := false
+		defer func() {
+			// A panic or a failed save frees the key, so the client can retry.
+			if !saved {
+				if err := q.IdempotencyRelease(context.WithoutCancel(ctx), account, key); err != nil {
+					s.Logger.ErrorContext(ctx, "idempotency: release key", "err", err)
+				}
+			}
+		}()
+		next.ServeHTTP(rec, r)
+		status := int32(rec.status)
+		if err := q.IdempotencySave(context.WithoutCancel(ctx), store.IdempotencySaveParams{
+			ResponseStatus: &status, ResponseBody: rec.body.Bytes(), AccountID: account, Key: key,
+		}); err != nil {
+			s.Logger.ErrorContext(ctx, "idempotency: save response", "err", err)
+			return
+		}
+		saved = true
+	})
+}
+
+// replay answers a request whose key is already claimed.
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, q *store.Queries, account int64, key string, hash []byte) {
+	prev, err := q.IdempotencyGet(r.Context(), account, key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Released between our claim attempt and this read: the client may retry.
+		err = apperr.New(apperr.Conflict, "a request with this Idempotency-Key just failed; retry it")
+	}
+	if err != nil {
+		writeError(w, r, s.Logger, err)
+		return
+	}
+	if !bytes.Equal(prev.RequestHash, hash) || prev.Method != r.Method {
+		writeProblem(w, r, Problem{Type: problemBase + "idempotency_key_reused", Title: "Idempotency-Key reused",
+			Status: http.StatusUnprocessableEntity,
+			Detail: "this Idempotency-Key was used for a different request (" + prev.Method + " " + prev.Path + " with another body); use a new key"})
+		return
+	}
+	if prev.ResponseStatus == nil {
+		writeProblem(w, r, Problem{Type: problemBase + "idempotency_in_progress", Title: "Request in progress",
+			Status: http.StatusConflict, Detail: "a request with this Idempotency-Key is still being processed; retry later"})
+		return
+	}
+	status := int(*prev.ResponseStatus)
+	w.Header().Set("Idempotent-Replayed", "true")
+	if len(prev.ResponseBody) > 0 {
+		ct := "application/json"
+		if status >= 400 {
+			ct = "application/problem+json"
+		}
+		w.Header().Set("Content-Type", ct)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(prev.ResponseBody)
+}
+
+// parseIdempotencyKey accepts a bare token (what Stripe clients send) or an RFC 8941
+// sf-string (the IETF draft's "…" form), 1 to 255 printable ASCII characters.
+func parseIdempotencyKey(raw []string) (string, error) {
+	bad := apperr.Invalidf("/Idempotency-Key", "Idempotency-Key must be one value of 1 to 255 printable ASCII characters")
+	if len(raw) != 1 {
+		return "", bad
+	}
+	k := strings.TrimSpace(raw[0])
+	if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+		k = k[1 : len(k)-1]
+	}
+	if k == "" || len(k) > 255 {
+		return "", bad
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return "", bad
+		}
+	}
+	return k, nil
+}
+
+// recorder passes a response through while keeping a copy to store.
+type recorder struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+	body        bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wroteHeader {
+		r.status, r.wroteHeader = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if !r.wroteHeader {
+		r.WriteHeader(http.StatusOK)
+	}
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}

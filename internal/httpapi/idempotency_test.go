@@ -1,0 +1,151 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+func TestIdempotencyReplay(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	body := map[string]any{"name": "weekly"}
+	first := e.do(e.keyA, "POST", "/v1/lists", body, "Idempotency-Key", "k-1")
+	require.Equal(t, http.StatusCreated, first.Status)
+	require.Empty(t, first.Header.Get("Idempotent-Replayed"))
+
+	again := e.do(e.keyA, "POST", "/v1/lists", body, "Idempotency-Key", `"k-1"`)
+	require.Equal(t, http.StatusCreated, again.Status)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(first.Body), string(again.Body))
+
+	res := e.do(e.keyA, "GET", "/v1/lists", nil)
+	require.Len(t, decodeAs[api.ListPage](t, res).Data, 1, "the replay created nothing")
+
+	// An error response is stored and replayed too (Stripe: "including 500 errors").
+	dup := e.do(e.keyA, "POST", "/v1/lists", body, "Idempotency-Key", "k-2")
+	require.Equal(t, http.StatusConflict, dup.Status)
+	dup2 := e.do(e.keyA, "POST", "/v1/lists", body, "Idempotency-Key", "k-2")
+	require.Equal(t, http.StatusConflict, dup2.Status)
+	require.Equal(t, "true", dup2.Header.Get("Idempotent-Replayed"))
+
+	// Keys are per account: B's k-1 is a new request.
+	resB := e.do(e.keyB, "POST", "/v1/lists", body, "Idempotency-Key", "k-1")
+	require.Equal(t, http.StatusCreated, resB.Status)
+	require.Empty(t, resB.Header.Get("Idempotent-Replayed"))
+}
+
+func TestIdempotencyDifferentBody(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "one"}, "Idempotency-Key", "k")
+	require.Equal(t, http.StatusCreated, res.Status)
+	res = e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "two"}, "Idempotency-Key", "k")
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Contains(t, decodeAs[problem](t, res).Type, "idempotency_key_reused")
+	res = e.do(e.keyA, "GET", "/v1/lists", nil)
+	require.Len(t, decodeAs[api.ListPage](t, res).Data, 1)
+}
+
+// TestIdempotencyInProgress: a key claimed by a request that has not finished answers
+// 409 and runs nothing; once the first stores its response, retries replay it.
+func TestIdempotencyInProgress(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	// Claim the key as a running request would, with this very request's hash.
+	res := e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "x"}, "Idempotency-Key", "probe")
+	require.Equal(t, http.StatusCreated, res.Status)
+	ctx := context.Background()
+	var accountID int64
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT account_id FROM idempotency_keys WHERE key = 'probe'`).Scan(&accountID))
+	_, err := e.pool.Exec(ctx, `UPDATE idempotency_keys SET response_status = NULL, response_body = NULL WHERE key = 'probe'`)
+	require.NoError(t, err)
+
+	res = e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "x"}, "Idempotency-Key", "probe")
+	require.Equal(t, http.StatusConflict, res.Status)
+	require.Contains(t, decodeAs[problem](t, res).Type, "idempotency_in_progress")
+
+	status := int32(http.StatusCreated)
+	require.NoError(t, store.New(e.pool).IdempotencySave(ctx, store.IdempotencySaveParams{
+		ResponseStatus: &status, ResponseBody: []byte(`{"id":1,"name":"x","description":"","member_count":0,"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`),
+		AccountID: accountID, Key: "probe"}))
+	res = e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "x"}, "Idempotency-Key", "probe")
+	require.Equal(t, http.StatusCreated, res.Status)
+	require.Equal(t, "true", res.Header.Get("Idempotent-Replayed"))
+}
+
+// TestIdempotencyExpiry: a key older than 24 hours is a new request.
+func TestIdempotencyExpiry(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "one"}, "Idempotency-Key", "old")
+	require.Equal(t, http.StatusCreated, res.Status)
+	_, err := e.pool.Exec(context.Background(), `UPDATE idempotency_keys SET expires_at = now() - interval '1 second'`)
+	require.NoError(t, err)
+	res = e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "two"}, "Idempotency-Key", "old")
+	require.Equal(t, http.StatusCreated, res.Status)
+	require.Empty(t, res.Header.Get("Idempotent-Replayed"))
+}
+
+// TestIdempotencyValidationNotStored: a request refused by the spec is not stored,
+// so the fixed request can reuse the key.
+func TestIdempotencyValidationNotStored(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/lists", map[string]any{"nam": "typo"}, "Idempotency-Key", "v")
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	res = e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "fixed"}, "Idempotency-Key", "v")
+	require.Equal(t, http.StatusCreated, res.Status)
+}
+
+// TestIdempotencyConcurrent fires the same keyed request at once from many clients:
+// exactly one runs; the others get 409 (still running) or the replay, and one list exists.
+func TestIdempotencyConcurrent(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const n = 8
+	results := make(chan response, n)
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest("POST", "/v1/lists", strings.NewReader(`{"name":"race"}`))
+		reqs[i].Header.Set("Content-Type", "application/json")
+		reqs[i].Header.Set("Authorization", "Bearer "+e.keyA)
+		reqs[i].Header.Set("Idempotency-Key", "race")
+	}
+	var wg sync.WaitGroup
+	for _, req := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := httptest.NewRecorder()
+			e.handler.ServeHTTP(rec, req)
+			results <- response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	fresh := 0
+	for res := range results {
+		checkResponse(t, reqs[0], res)
+		switch {
+		case res.Status == http.StatusCreated && res.Header.Get("Idempotent-Replayed") == "":
+			fresh++
+		case res.Status == http.StatusCreated:
+		case res.Status == http.StatusConflict:
+			require.Contains(t, decodeAs[problem](t, res).Type, "idempotency_in_progress")
+		default:
+			t.Fatalf("unexpected %d: %s", res.Status, res.Body)
+		}
+	}
+	require.Equal(t, 1, fresh)
+	res := e.do(e.keyA, "GET", "/v1/lists", nil)
+	require.Len(t, decodeAs[api.ListPage](t, res).Data, 1)
+}

@@ -1,0 +1,93 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/api"
+)
+
+func TestListsAndMembers(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "news", "description": "weekly"})
+	require.Equal(t, http.StatusCreated, res.Status)
+	l := decodeAs[api.List](t, res)
+	res = e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "news"})
+	require.Equal(t, http.StatusConflict, res.Status)
+
+	var ids []int64
+	for _, em := range []string{"a@example.com", "b@example.com", "c@example.com"} {
+		res = e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": em})
+		ids = append(ids, decodeAs[api.Subscriber](t, res).Id)
+	}
+	lid := itoa(l.Id)
+	res = e.do(e.keyA, "POST", "/v1/lists/"+lid+"/members", map[string]any{"subscriber_ids": ids[:2]})
+	require.Equal(t, http.StatusOK, res.Status)
+	require.EqualValues(t, 2, decodeAs[api.MemberChange](t, res).Changed)
+	res = e.do(e.keyA, "POST", "/v1/lists/"+lid+"/members", map[string]any{"subscriber_ids": ids})
+	require.EqualValues(t, 1, decodeAs[api.MemberChange](t, res).Changed, "members already in are left alone")
+
+	res = e.do(e.keyA, "POST", "/v1/lists/"+lid+"/members", map[string]any{"subscriber_ids": []int64{ids[0], 987654}})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Equal(t, []string{"/subscriber_ids/1"}, decodeAs[problem](t, res).pointers())
+
+	res = e.do(e.keyA, "GET", "/v1/subscribers?list_id="+lid, nil)
+	require.Len(t, decodeAs[api.SubscriberPage](t, res).Data, 3)
+
+	res = e.do(e.keyA, "DELETE", "/v1/lists/"+lid+"/members", map[string]any{"subscriber_ids": ids[:1]})
+	require.EqualValues(t, 1, decodeAs[api.MemberChange](t, res).Changed)
+	res = e.do(e.keyA, "GET", "/v1/lists/"+lid, nil)
+	require.EqualValues(t, 2, decodeAs[api.List](t, res).MemberCount)
+
+	res = e.do(e.keyA, "PATCH", "/v1/lists/"+lid, map[string]any{"name": "renamed"})
+	require.Equal(t, http.StatusOK, res.Status)
+	require.Equal(t, "renamed", decodeAs[api.List](t, res).Name)
+	require.Equal(t, "weekly", decodeAs[api.List](t, res).Description)
+
+	res = e.do(e.keyA, "DELETE", "/v1/lists/"+lid, nil)
+	require.Equal(t, http.StatusNoContent, res.Status)
+	res = e.do(e.keyA, "GET", "/v1/subscribers/"+itoa(ids[0]), nil)
+	require.Equal(t, http.StatusOK, res.Status, "deleting a list keeps its subscribers")
+}
+
+func TestSuppressions(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": "Out@Example.com", "status": "confirmed"})
+	sub := decodeAs[api.Subscriber](t, res)
+
+	res = e.do(e.keyA, "POST", "/v1/suppressions", map[string]any{"email": "out@example.com", "reason": "unsubscribe", "source": "support"})
+	require.Equal(t, http.StatusCreated, res.Status)
+	require.Equal(t, "out@example.com", decodeAs[api.Suppression](t, res).Email)
+	res = e.do(e.keyA, "POST", "/v1/suppressions", map[string]any{"email": "OUT@example.com", "reason": "complaint"})
+	require.Equal(t, http.StatusOK, res.Status)
+	require.Equal(t, api.SuppressionReason("unsubscribe"), decodeAs[api.Suppression](t, res).Reason, "the first record is kept")
+	res = e.do(e.keyA, "GET", "/v1/subscribers/"+itoa(sub.Id), nil)
+	require.Equal(t, api.SubscriberStatus("unsubscribed"), decodeAs[api.Subscriber](t, res).Status)
+
+	res = e.do(e.keyA, "POST", "/v1/suppressions", map[string]any{"email": "x@example.com", "reason": "bogus"})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Equal(t, []string{"/reason"}, decodeAs[problem](t, res).pointers())
+
+	for _, em := range []string{"b@example.com", "a@example.com"} {
+		res = e.do(e.keyA, "POST", "/v1/suppressions", map[string]any{"email": em})
+		require.Equal(t, http.StatusCreated, res.Status)
+	}
+	res = e.do(e.keyA, "GET", "/v1/suppressions?limit=2", nil)
+	page := decodeAs[api.SuppressionPage](t, res)
+	require.Equal(t, "a@example.com", page.Data[0].Email)
+	require.Equal(t, "b@example.com", page.Data[1].Email)
+	res = e.do(e.keyA, "GET", "/v1/suppressions?limit=2&cursor="+*page.NextCursor, nil)
+	page = decodeAs[api.SuppressionPage](t, res)
+	require.Len(t, page.Data, 1)
+	require.Nil(t, page.NextCursor)
+
+	res = e.do(e.keyA, "DELETE", "/v1/suppressions/"+url.PathEscape("Out@Example.com"), nil)
+	require.Equal(t, http.StatusNoContent, res.Status)
+	res = e.do(e.keyA, "DELETE", "/v1/suppressions/out%40example.com", nil)
+	require.Equal(t, http.StatusNotFound, res.Status)
+}

@@ -1,0 +1,165 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce"
+	"github.com/sendonce/sendonce/api"
+)
+
+// TestCrossTenant walks every tenant route of openapi.yaml with account B's key and
+// account A's ids: each must answer 404 (or, for a listing, an empty page), and A's
+// data must be exactly as before. A route added to the spec without a row here fails.
+func TestCrossTenant(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a := e.keyA
+	res := e.do(a, "POST", "/v1/subscribers", map[string]any{"email": "a1@example.com", "status": "confirmed"})
+	require.Equal(t, http.StatusCreated, res.Status)
+	sub := decodeAs[api.Subscriber](t, res)
+	res = e.do(a, "POST", "/v1/lists", map[string]any{"name": "a list"})
+	require.Equal(t, http.StatusCreated, res.Status)
+	list := decodeAs[api.List](t, res)
+	res = e.do(a, "POST", "/v1/lists/"+itoa(list.Id)+"/members", map[string]any{"subscriber_ids": []int64{sub.Id}})
+	require.Equal(t, http.StatusOK, res.Status)
+	res = e.do(a, "POST", "/v1/suppressions", map[string]any{"email": "gone@example.com"})
+	require.Equal(t, http.StatusCreated, res.Status)
+	res = e.do(a, "POST", "/v1/campaigns", map[string]any{"name": "c", "subject": "Hi {{.Name}}",
+		"from_email": "news@example.com", "text_template": "Hello", "list_ids": []int64{list.Id}})
+	require.Equal(t, http.StatusCreated, res.Status)
+	camp := decodeAs[api.Campaign](t, res)
+	res = e.do(a, "POST", "/v1/webhook-endpoints", map[string]any{"source": "standard", "name": "a hook"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	var hook struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(res.Body, &hook))
+
+	snapshot := func() []string {
+		var out []string
+		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
+			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
+			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
+			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID)} {
+			r := e.do(a, "GET", p, nil)
+			require.Equal(t, http.StatusOK, r.Status, p)
+			out = append(out, string(r.Body))
+		}
+		return out
+	}
+	before := snapshot()
+
+	type call struct {
+		body   any
+		query  string
+		expect int // 0: 404
+	}
+	campaignBody := map[string]any{"name": "x", "subject": "x", "from_email": "x@example.com", "list_ids": []int64{list.Id}}
+	calls := map[string]call{
+		"listSubscribers":   {query: "?list_id=" + itoa(list.Id), expect: http.StatusOK},
+		"createSubscriber":  {body: map[string]any{"email": "a1@example.com"}, expect: http.StatusCreated},
+		"importSubscribers": {body: []map[string]any{{"email": "a1@example.com"}}, query: "?list_id=" + itoa(list.Id)},
+		"getSubscriber":     {},
+		"updateSubscriber":  {body: map[string]any{"name": "hijacked"}},
+		"deleteSubscriber":  {},
+		"confirmSubscriber": {},
+		"listLists":         {expect: http.StatusOK},
+		"createList":        {body: map[string]any{"name": "a list"}, expect: http.StatusCreated},
+		"getList":           {},
+		"updateList":        {body: map[string]any{"name": "hijacked"}},
+		"deleteList":        {},
+		"addListMembers":    {body: map[string]any{"subscriber_ids": []int64{sub.Id}}},
+		"removeListMembers": {body: map[string]any{"subscriber_ids": []int64{sub.Id}}},
+		"listSuppressions":  {expect: http.StatusOK},
+		"addSuppression":    {body: map[string]any{"email": "gone@example.com"}, expect: http.StatusCreated},
+		"removeSuppression": {},
+		"listCampaigns":     {expect: http.StatusOK},
+		"createCampaign":    {body: campaignBody, expect: http.StatusUnprocessableEntity},
+		"getCampaign":       {},
+		"updateCampaign":    {body: map[string]any{"name": "hijacked"}},
+		"deleteCampaign":    {},
+		"approveCampaign":   {body: map[string]any{}},
+		"unapproveCampaign": {},
+		"pauseCampaign":     {},
+		"resumeCampaign":    {},
+		"cancelCampaign":    {},
+		"getCampaignStats":  {},
+		"listCampaignSends": {},
+		"getAccount":        {expect: http.StatusOK},
+		// Webhook endpoints are tenant resources like the rest.
+		"listWebhookEndpoints":  {expect: http.StatusOK},
+		"createWebhookEndpoint": {body: map[string]any{"source": "standard", "name": "a hook"}, expect: http.StatusCreated},
+		"getWebhookEndpoint":    {},
+		"deleteWebhookEndpoint": {},
+		"rotateWebhookEndpoint": {body: map[string]any{}},
+		// Deliveries carry no API key: the endpoint's signature authenticates, and an
+		// unsigned post to A's endpoint is refused whoever sends it.
+		"deliverWebhook": {body: map[string]any{"type": "subscriber.unsubscribed", "data": map[string]any{"email": "a1@example.com"}}, expect: http.StatusUnauthorized},
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(sendonce.OpenAPI)
+	require.NoError(t, err)
+	// Listings first (they must be empty), then reads and changes, then B's own
+	// creations, so what B creates never shows in a listing of this walk.
+	type op struct{ method, path, id string }
+	var ops []op
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/v1/") {
+			continue
+		}
+		for method, o := range item.Operations() {
+			ops = append(ops, op{method, path, o.OperationID})
+		}
+	}
+	rank := func(o op) int {
+		switch {
+		case strings.HasPrefix(o.id, "list"):
+			return 0
+		case strings.HasPrefix(o.id, "create"), o.id == "addSuppression", o.id == "importSubscribers":
+			return 2
+		}
+		return 1
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		if rank(ops[i]) != rank(ops[j]) {
+			return rank(ops[i]) < rank(ops[j])
+		}
+		return ops[i].id < ops[j].id
+	})
+	for _, o := range ops {
+		method, path := o.method, o.path
+		c, ok := calls[o.id]
+		require.True(t, ok, "operation %s (%s %s) has no cross-tenant row", o.id, method, path)
+		url := path
+		switch {
+		case strings.HasPrefix(path, "/v1/subscribers/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(sub.Id))
+		case strings.HasPrefix(path, "/v1/lists/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(list.Id))
+		case strings.HasPrefix(path, "/v1/campaigns/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(camp.Id))
+		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
+		case strings.HasPrefix(path, "/v1/webhooks/"):
+			url = strings.NewReplacer("{source}", "standard", "{endpoint_id}", itoa(hook.ID)).Replace(url)
+		}
+		url = strings.ReplaceAll(url, "{email}", "gone@example.com")
+		res := e.do(e.keyB, method, url+c.query, c.body)
+		want := c.expect
+		if want == 0 {
+			want = http.StatusNotFound
+		}
+		require.Equal(t, want, res.Status, "%s %s: %s", method, url, res.Body)
+		if want == http.StatusOK && strings.HasPrefix(o.id, "list") {
+			require.JSONEq(t, `{"data":[],"next_cursor":null}`, string(res.Body), "%s %s", method, url)
+		}
+	}
+
+	require.Equal(t, before, snapshot(), "account B changed account A's data")
+}

@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+)
+
+// importPath is the one route with its own body limit; its body is validated row by
+// row in the handler (rejects are reported per line, not as one 422).
+const importPath = "/v1/subscribers/import"
+
+// newSpecRouter loads openapi.yaml for request validation. Servers are dropped so a
+// route matches on its path whatever host the service is reached at.
+func newSpecRouter(spec []byte) (routers.Router, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(spec)
+	if err != nil {
+		return nil, fmt.Errorf("load openapi.yaml: %w", err)
+	}
+	doc.Servers = nil
+	return legacy.NewRouter(doc)
+}
+
+// bodyLimit caps every request body before anything reads it: the spec validator,
+// the idempotency hash and the handler all see the same capped body.
+func (s *Server) bodyLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := s.Config.MaxBodyBytes
+		if r.URL.Path == importPath {
+			limit = s.Config.ImportMaxBytes
+		}
+		if r.ContentLength > limit {
+			writeError(w, r, s.Logger, apperr.New(apperr.TooLarge, "the body exceeds %d bytes", limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// validateRequest holds every request to openapi.yaml: parameters, content type and
+// body schema (additionalProperties: false rejects unknown fields). A mismatch is a
+// 422 whose errors name each field by JSON pointer (/email, /list_ids/2, /limit).
+// Routes the spec does not know fall through to the router's 404 or 405.
+func (s *Server) validateRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route, params, err := s.spec.FindRoute(r)
+		if err != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+				RejectWhenRequestBodyNotSpecified: true, ExcludeRequestBody: r.URL.Path == importPath}}
+		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+			writeError(w, r, s.Logger, requestProblem(err))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestProblem turns a kin-openapi validation error into one invalid-input error
+// listing every offending field.
+func requestProblem(err error) error {
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		return apperr.New(apperr.TooLarge, "the body exceeds %d bytes", maxErr.Limit)
+	}
+	var fields []apperr.FieldError
+	collectFieldErrors(err, "", &fields)
+	if len(fields) == 0 {
+		fields = []apperr.FieldError{{Pointer: "", Detail: "the request does not match the API"}}
+	}
+	msg := fields[0].Detail
+	if fields[0].Pointer != "" {
+		msg = fields[0].Pointer + ": " + msg
+	}
+	if len(fields) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(fields)-1)
+	}
+	return &apperr.Error{Code: apperr.Invalid, Message: msg, Fields: fields, Err: err}
+}
+
+func collectFieldErrors(err error, prefix string, out *[]apperr.FieldError) {
+	// A concrete type switch, not errors.As: a RequestError unwraps to the
+	// MultiError of its schema errors, and the parameter name must not be lost.
+	switch e := err.(type) {
+	case openapi3.MultiError:
+		for _, inner := range e {
+			collectFieldErrors(inner, prefix, out)
+		}
+	case *openapi3filter.RequestError:
+		var parseErr *openapi3filter.ParseError
+		switch {
+		case e.Parameter != nil:
+			n := len(*out)
+			if e.Err != nil {
+				collectFieldErrors(e.Err, "/"+e.Parameter.Name, out)
+			}
+			for i := n; i < len(*out); i++ {
+				(*out)[i].Pointer = "/" + e.Parameter.Name
+			}
+			if len(*out) == n {
+				*out = append(*out, apperr.FieldError{Pointer: "/" + e.Parameter.Name, Detail: e.Reason})
+			}
+		case e.Err != nil && errors.As(e.Err, &parseErr):
+			*out = append(*out, apperr.FieldError{Pointer: prefix, Detail: "the body is not valid JSON"})
+		case e.Err != nil:
+			collectFieldErrors(e.Err, prefix, out)
+		default:
+			detail := e.Reason
+			if detail == "" {
+				detail = "the request body is missing or malformed"
+			}
+			*out = append(*out, apperr.FieldError{Pointer: prefix, Detail: detail})
+		}
+	case *openapi3.SchemaError:
+		ptr := prefix
+		if p := e.JSONPointer(); len(p) > 0 {
+			ptr += "/" + strings.Join(p, "/")
+		}
+		// An unknown property is reported on its object; name the property itself.
+		if strings.HasSuffix(e.Reason, "\" is unsupported") {
+			if _, rest, ok := strings.Cut(e.Reason, `property "`); ok {
+				if name, _, ok := strings.Cut(rest, `"`); ok {
+					ptr += "/" + name
+				}
+			}
+		}
+		*out = append(*out, apperr.FieldError{Pointer: ptr, Detail: e.Reason})
+	default:
+		var wrapped interface{ Unwrap() error }
+		if errors.As(err, &wrapped) && wrapped.Unwrap() != nil && wrapped.Unwrap() != err {
+			collectFieldErrors(wrapped.Unwrap(), prefix, out)
+			return
+		}
+		*out = append(*out, apperr.FieldError{Pointer: prefix, Detail: err.Error()})
+	}
+}

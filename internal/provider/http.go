@@ -1,0 +1,200 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// HTTPSettings configure the HTTP provider.
+type HTTPSettings struct {
+	// URL receives one POST per message.
+	URL string
+	// Authorization is sent as the Authorization header when not empty
+	// (e.g. "Bearer KEY").
+	Authorization string
+	// Timeout bounds one request, response included; 0 means 30s.
+	Timeout time.Duration
+	// Transport is for tests and tuning; nil means a transport of its own.
+	Transport http.RoundTripper
+}
+
+// HTTP posts each message as JSON to a URL with `Idempotency-Key: <job id>`, for a
+// send service that keeps one result per key (the tenant's own, or an ESP such as
+// Resend). A repeated key returns the first result, so it is idempotent.
+//
+// Classification of a failed request:
+//
+//	no response, request not fully written (dial refused, DNS, reset while writing) → Temporary
+//	no response after the request was written (timeout, connection lost)             → Ambiguous
+//	408, 409 (same key in progress), 425, 429, 503                                     → Temporary
+//	3xx, 401, 403, 404, 405 (our configuration, not this message)                      → Temporary
+//	500, 502, 504 and other 5xx (the server may have acted before failing)            → Ambiguous
+//	other 4xx (the message itself is refused)                                          → Permanent
+//
+// net/http itself may resend a request that failed on a reused keep-alive
+// connection, since it carries an Idempotency-Key; the server's dedup makes that safe.
+//
+// Configuration errors are Temporary rather than Permanent so that a wrong URL or a
+// rotated key fails no recipient for good: the executor backs off and retries until
+// its attempt limit, leaving time to fix the setting.
+type HTTP struct {
+	s      HTTPSettings
+	client *http.Client
+}
+
+// NewHTTP returns an HTTP provider.
+func NewHTTP(s HTTPSettings) (*HTTP, error) {
+	if s.URL == "" || !(strings.HasPrefix(s.URL, "http://") || strings.HasPrefix(s.URL, "https://")) {
+		return nil, fmt.Errorf("http provider: URL must be http:// or https://, got %q", s.URL)
+	}
+	if s.Timeout <= 0 {
+		s.Timeout = 30 * time.Second
+	}
+	tr := s.Transport
+	if tr == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		tr = t
+	}
+	return &HTTP{s: s, client: &http.Client{
+		Transport: tr,
+		// A redirected POST may be replayed as a GET without a body: never follow.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}, nil
+}
+
+// HTTPPayload is the JSON body the HTTP provider posts.
+type HTTPPayload struct {
+	JobID     string            `json:"job_id"`
+	MessageID string            `json:"message_id"`
+	From      string            `json:"from"`
+	FromName  string            `json:"from_name"`
+	ReplyTo   string            `json:"reply_to"`
+	To        string            `json:"to"`
+	ToName    string            `json:"to_name"`
+	Subject   string            `json:"subject"`
+	HTML      string            `json:"html"`
+	Text      string            `json:"text"`
+	Headers   map[string]string `json:"headers"`
+}
+
+// Send posts m and returns the id the server answered with (JSON `id` or
+// `message_id`), or the job id when the body names none.
+func (p *HTTP) Send(ctx context.Context, m Message) (string, error) {
+	payload := HTTPPayload{
+		JobID: m.JobID, MessageID: m.MessageID, From: m.From, FromName: m.FromName, ReplyTo: m.ReplyTo,
+		To: m.To, ToName: m.ToName, Subject: m.Subject, HTML: m.HTML, Text: m.Text,
+		Headers: make(map[string]string, len(m.Headers)),
+	}
+	for _, h := range m.Headers {
+		payload.Headers[h.Name] = h.Value
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return "", classed(Permanent, 0, fmt.Errorf("encode message: %w", err))
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, p.s.Timeout)
+	defer cancel()
+	// wrote becomes true once a whole request reached the connection: from then on a
+	// missing answer says nothing about whether the server acted on it.
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.s.URL, bytes.NewReader(body))
+	if err != nil {
+		return "", classed(Permanent, 0, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", m.JobID)
+	if p.s.Authorization != "" {
+		req.Header.Set("Authorization", p.s.Authorization)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		if wrote.Load() {
+			return "", classed(Ambiguous, 0, err)
+		}
+		return "", classed(Temporary, 0, err)
+	}
+	defer resp.Body.Close()
+	data, readErr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// The status alone says accepted; an unreadable body only loses the id.
+		if readErr == nil {
+			if id := responseID(data); id != "" {
+				return id, nil
+			}
+		}
+		return m.JobID, nil
+	}
+	return "", classed(ClassifyHTTPStatus(resp.StatusCode), resp.StatusCode,
+		fmt.Errorf("http provider answered %s: %s", resp.Status, snippet(data)))
+}
+
+// ClassifyHTTPStatus maps a non-2xx status to a class (table on HTTP).
+func ClassifyHTTPStatus(code int) Class {
+	switch {
+	case code == http.StatusRequestTimeout, code == http.StatusConflict, code == http.StatusTooEarly,
+		code == http.StatusTooManyRequests, code == http.StatusServiceUnavailable:
+		return Temporary
+	case code >= 300 && code < 400, code == http.StatusUnauthorized, code == http.StatusForbidden,
+		code == http.StatusNotFound, code == http.StatusMethodNotAllowed:
+		return Temporary
+	case code >= 500:
+		return Ambiguous
+	default:
+		return Permanent
+	}
+}
+
+// responseID picks `id`, else `message_id`, from a JSON object body.
+func responseID(data []byte) string {
+	var v map[string]any
+	if json.Unmarshal(data, &v) != nil {
+		return ""
+	}
+	for _, k := range []string{"id", "message_id"} {
+		switch id := v[k].(type) {
+		case string:
+			if id != "" {
+				return id
+			}
+		case float64:
+			return strconv.FormatFloat(id, 'f', -1, 64)
+		}
+	}
+	return ""
+}
+
+// snippet keeps an error body short enough for sends.last_error.
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// Idempotent is true: the server keeps one result per Idempotency-Key.
+func (p *HTTP) Idempotent() bool { return true }
+
+// Close drops idle connections.
+func (p *HTTP) Close() error {
+	p.client.CloseIdleConnections()
+	return nil
+}

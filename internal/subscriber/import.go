@@ -1,0 +1,206 @@
+package subscriber
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sendonce/sendonce/internal/address"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// MaxImportRows is the most rows one import request may carry.
+const MaxImportRows = 100_000
+
+// ImportRow is one subscriber of an import. Nil Name or Status keeps an existing
+// subscriber's value (a new one gets "" and pending).
+type ImportRow struct {
+	Line       int
+	Email      string
+	Name       *string
+	Status     *string
+	Attributes map[string]any
+}
+
+// Rejection is a row the import skipped, and why.
+type Rejection struct {
+	Line   int
+	Email  string
+	Reason string
+}
+
+// ImportResult is what an import did.
+type ImportResult struct {
+	Inserted, Updated int64
+	Rejected          []Rejection
+}
+
+// ParseCSV reads an import in CSV. The header is line 1 and must name an email
+// column; name, status and attributes (a JSON object) are recognised, and any other
+// column becomes a string attribute named after its header. A row that cannot be
+// read is rejected with its line; a malformed header fails the whole request.
+func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		return nil, nil, apperr.Invalidf("", "the CSV needs a header line naming an email column")
+	}
+	cols := make([]string, len(header))
+	emailCol := -1
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		cols[i] = h
+		if h == "email" {
+			emailCol = i
+		}
+	}
+	if emailCol < 0 {
+		return nil, nil, apperr.Invalidf("", "the CSV header has no email column")
+	}
+	var rows []ImportRow
+	var rejected []Rejection
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				rejected = append(rejected, Rejection{Line: pe.StartLine, Reason: "unreadable CSV: " + pe.Err.Error()})
+				continue
+			}
+			return nil, nil, err
+		}
+		if len(rows)+len(rejected) >= MaxImportRows {
+			return nil, nil, apperr.New(apperr.TooLarge, "an import holds at most %d rows", MaxImportRows)
+		}
+		row := ImportRow{Line: line, Attributes: map[string]any{}}
+		var bad string
+		for i, v := range rec {
+			if i >= len(cols) {
+				bad = fmt.Sprintf("more fields (%d) than the header (%d)", len(rec), len(cols))
+				break
+			}
+			switch cols[i] {
+			case "email":
+				row.Email = v
+			case "name":
+				// An empty cell keeps the existing name, as an empty status keeps the status.
+				if v != "" {
+					row.Name = ptr(v)
+				}
+			case "status":
+				if v != "" {
+					row.Status = ptr(v)
+				}
+			case "attributes":
+				if strings.TrimSpace(v) == "" {
+					continue
+				}
+				var a map[string]any
+				if err := json.Unmarshal([]byte(v), &a); err != nil || a == nil {
+					bad = "attributes must be a JSON object"
+				}
+				for k, x := range a {
+					row.Attributes[k] = x
+				}
+			case "":
+			default:
+				row.Attributes[cols[i]] = v
+			}
+		}
+		if bad != "" {
+			rejected = append(rejected, Rejection{Line: line, Email: row.Email, Reason: bad})
+			continue
+		}
+		rows = append(rows, row)
+	}
+	return rows, rejected, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Import upserts rows for the account: each row is validated here (rejects are
+// reported, not fatal), the valid ones are COPYed into the staging table and merged
+// into subscribers with one INSERT … SELECT … ON CONFLICT, all in one transaction.
+// With listID, every imported subscriber joins that list (which must be the account's).
+func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow, rejected []Rejection, listID *int64) (ImportResult, error) {
+	if len(rows)+len(rejected) > MaxImportRows {
+		return ImportResult{}, apperr.New(apperr.TooLarge, "an import holds at most %d rows", MaxImportRows)
+	}
+	res := ImportResult{Rejected: rejected}
+	if res.Rejected == nil {
+		res.Rejected = []Rejection{}
+	}
+	staged := make([]store.SubscriberImportStageParams, 0, len(rows))
+	firstLine := make(map[string]int, len(rows))
+	for _, r := range rows {
+		reject := func(reason string) {
+			res.Rejected = append(res.Rejected, Rejection{Line: r.Line, Email: r.Email, Reason: reason})
+		}
+		addr, err := address.Parse(r.Email)
+		if err != nil {
+			reject(err.Error())
+			continue
+		}
+		if r.Status != nil && *r.Status != StatusPending && *r.Status != StatusConfirmed {
+			reject("status must be pending or confirmed")
+			continue
+		}
+		if prev, dup := firstLine[addr.Lower]; dup {
+			reject(fmt.Sprintf("duplicate of line %d", prev))
+			continue
+		}
+		attrs, err := marshalAttrs(r.Attributes)
+		if err != nil {
+			reject("attributes must be a JSON object")
+			continue
+		}
+		firstLine[addr.Lower] = r.Line
+		staged = append(staged, store.SubscriberImportStageParams{Line: int32(r.Line), Email: addr.Email,
+			EmailLower: addr.Lower, Name: r.Name, Status: r.Status, Attributes: attrs})
+	}
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if listID != nil {
+			if _, err := q.ListGet(ctx, accountID, *listID); err != nil {
+				return postgres.Error(err, "list")
+			}
+		}
+		if len(staged) == 0 {
+			return nil
+		}
+		importID, err := q.SubscriberImportNextID(ctx)
+		if err != nil {
+			return err
+		}
+		for i := range staged {
+			staged[i].ImportID = importID
+		}
+		if _, err := q.SubscriberImportStage(ctx, staged); err != nil {
+			return fmt.Errorf("copy import rows: %w", err)
+		}
+		counts, err := q.SubscriberImportUpsert(ctx, store.SubscriberImportUpsertParams{AccountID: accountID, ImportID: importID, ListID: listID})
+		if err != nil {
+			return postgres.Error(err, "subscriber")
+		}
+		res.Inserted, res.Updated = counts.Inserted, counts.Updated
+		return q.SubscriberImportClear(ctx, importID)
+	})
+	slices.SortStableFunc(res.Rejected, func(a, b Rejection) int { return cmp.Compare(a.Line, b.Line) })
+	return res, err
+}

@@ -1,0 +1,223 @@
+// Package subscriber manages an account's subscribers, its lists and their members,
+// and bulk imports. Every method takes the account first and every query filters on
+// it, so another account's ids behave exactly like ids that do not exist.
+package subscriber
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/address"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Subscriber statuses.
+const (
+	StatusPending      = "pending"
+	StatusConfirmed    = "confirmed"
+	StatusUnsubscribed = "unsubscribed"
+)
+
+// Service manages subscribers and lists.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// NewService returns a Service on pool.
+func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// Subscriber is one address of an account.
+type Subscriber struct {
+	ID         int64
+	Email      string
+	Name       string
+	Attributes map[string]any
+	Status     string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Input is a new subscriber. Status is pending or confirmed; empty means pending.
+type Input struct {
+	Email      string
+	Name       string
+	Attributes map[string]any
+	Status     string
+}
+
+// Patch changes a subscriber; nil fields are kept, Attributes replaces the whole set.
+type Patch struct {
+	Email      *string
+	Name       *string
+	Attributes map[string]any
+	Status     *string
+}
+
+// Filter narrows a listing. AfterID is the keyset position (0: from the start).
+type Filter struct {
+	Status      *string
+	ListID      *int64
+	EmailPrefix *string
+	AfterID     int64
+	Limit       int
+}
+
+func fromStore(s store.Subscriber) Subscriber {
+	attrs := map[string]any{}
+	_ = json.Unmarshal(s.Attributes, &attrs) // the column is CHECKed to be an object
+	return Subscriber{ID: s.ID, Email: s.Email, Name: s.Name, Attributes: attrs, Status: s.Status,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+}
+
+func marshalAttrs(a map[string]any) ([]byte, error) {
+	if a == nil {
+		return []byte("{}"), nil
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, apperr.Invalidf("/attributes", "attributes must be a JSON object")
+	}
+	return b, nil
+}
+
+// Create adds a subscriber; an address the account already has (in any case) is a conflict.
+func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Subscriber, error) {
+	addr, err := address.Parse(in.Email)
+	if err != nil {
+		return Subscriber{}, apperr.Invalidf("/email", "%s", err.Error())
+	}
+	if in.Status == "" {
+		in.Status = StatusPending
+	}
+	if in.Status != StatusPending && in.Status != StatusConfirmed {
+		return Subscriber{}, apperr.Invalidf("/status", "status must be pending or confirmed")
+	}
+	attrs, err := marshalAttrs(in.Attributes)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	row, err := store.New(s.pool).SubscriberCreate(ctx, store.SubscriberCreateParams{
+		AccountID: accountID, Email: addr.Email, EmailLower: addr.Lower, Name: in.Name,
+		Attributes: attrs, Status: in.Status,
+	})
+	if err != nil {
+		return Subscriber{}, postgres.Error(err, "a subscriber with this email")
+	}
+	return fromStore(row), nil
+}
+
+// Get returns one subscriber.
+func (s *Service) Get(ctx context.Context, accountID, id int64) (Subscriber, error) {
+	row, err := store.New(s.pool).SubscriberGet(ctx, accountID, id)
+	if err != nil {
+		return Subscriber{}, postgres.Error(err, "subscriber")
+	}
+	return fromStore(row), nil
+}
+
+// List returns up to f.Limit subscribers after f.AfterID in id order.
+func (s *Service) List(ctx context.Context, accountID int64, f Filter) ([]Subscriber, error) {
+	var prefix *string
+	if f.EmailPrefix != nil {
+		p := likePrefix(*f.EmailPrefix)
+		prefix = &p
+	}
+	rows, err := store.New(s.pool).SubscriberList(ctx, store.SubscriberListParams{
+		AccountID: accountID, AfterID: f.AfterID, Status: f.Status, EmailPrefix: prefix,
+		ListID: f.ListID, Lim: int32(f.Limit),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Subscriber, len(rows))
+	for i, r := range rows {
+		out[i] = fromStore(r)
+	}
+	return out, nil
+}
+
+// Update applies p. A new email is validated and must not collide with another subscriber.
+func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Subscriber, error) {
+	arg := store.SubscriberUpdateParams{AccountID: accountID, ID: id, Name: p.Name, Status: p.Status}
+	if p.Email != nil {
+		addr, err := address.Parse(*p.Email)
+		if err != nil {
+			return Subscriber{}, apperr.Invalidf("/email", "%s", err.Error())
+		}
+		arg.Email, arg.EmailLower = &addr.Email, &addr.Lower
+	}
+	if p.Status != nil {
+		switch *p.Status {
+		case StatusPending, StatusConfirmed, StatusUnsubscribed:
+		default:
+			return Subscriber{}, apperr.Invalidf("/status", "status must be pending, confirmed or unsubscribed")
+		}
+	}
+	if p.Attributes != nil {
+		attrs, err := marshalAttrs(p.Attributes)
+		if err != nil {
+			return Subscriber{}, err
+		}
+		arg.Attributes = attrs
+	}
+	row, err := store.New(s.pool).SubscriberUpdate(ctx, arg)
+	if err != nil {
+		return Subscriber{}, postgres.Error(err, "subscriber")
+	}
+	return fromStore(row), nil
+}
+
+// Delete removes a subscriber and its memberships; its sends stay as history.
+func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
+	n, err := store.New(s.pool).SubscriberDelete(ctx, accountID, id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return apperr.New(apperr.NotFound, "subscriber not found")
+	}
+	return nil
+}
+
+// Confirm moves a pending subscriber to confirmed in one compare-and-set; a confirmed
+// one is returned unchanged, an unsubscribed one is a conflict carrying its status.
+func (s *Service) Confirm(ctx context.Context, accountID, id int64) (Subscriber, error) {
+	q := store.New(s.pool)
+	row, err := q.SubscriberConfirm(ctx, accountID, id)
+	if err == nil {
+		return fromStore(row), nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return Subscriber{}, err
+	}
+	status, err := q.SubscriberStatusGet(ctx, accountID, id)
+	if err != nil {
+		return Subscriber{}, postgres.Error(err, "subscriber")
+	}
+	return Subscriber{}, &apperr.Error{Code: apperr.Conflict,
+		Message: "an unsubscribed subscriber cannot be confirmed", Extra: map[string]any{"current_status": status}}
+}
+
+// likePrefix escapes LIKE's wildcards so the prefix matches literally; the query
+// appends the % itself. Addresses are matched in lower case.
+func likePrefix(p string) string {
+	out := make([]byte, 0, len(p)+4)
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c == '%' || c == '_' || c == '\\' {
+			out = append(out, '\\')
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}
