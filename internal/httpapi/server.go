@@ -78,11 +78,6 @@ func NewServer(d Deps) http.Handler {
 	if d.Campaigns == nil {
 		d.Campaigns = campaign.NewService(d.Pool)
 	}
-	if d.Webhooks == nil {
-		d.Webhooks = webhook.NewService(d.Pool, webhook.Options{
-			SoftBounceLimit: d.Config.SoftBounceLimit, SoftBounceWindow: d.Config.SoftBounceWindow,
-		})
-	}
 	if d.Idempotency == nil {
 		d.Idempotency = idempotency.NewStore(d.Pool)
 	}
@@ -96,6 +91,7 @@ func NewServer(d Deps) http.Handler {
 	}
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
 		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst), testSender: testSender(d)}
+	s.optoutDefaults()
 	s.routes()
 	return s.router
 }
