@@ -126,7 +126,7 @@ func TestWebhookEndpointsAPIAndDelivery(t *testing.T) {
 // TestWebhookSuppressionStopsUnclaimedSends checks, at the SQL level, the property
 // the executor relies on: once a signed webhook has committed, the suppression row
 // exists, so every send to that address not yet claimed is excluded when claimed.
-// (The executor's claim query lives on another branch; see the report.)
+// TestSignedWebhookStopsMidSendCampaign checks the same with the real executor.
 func TestWebhookSuppressionStopsUnclaimedSends(t *testing.T) {
 	t.Parallel()
 	e := setupOptout(t, "")
