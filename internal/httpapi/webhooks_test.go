@@ -108,6 +108,9 @@ func TestWebhookEndpointsAPIAndDelivery(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status)
 	status, _ = deliverSigned(t, e.url+path, fresh, "evt-4", time.Now(), body)
 	require.Equal(t, http.StatusOK, status)
+	status, again := e.api(t, http.MethodPost, fmt.Sprintf("/v1/webhook-endpoints/%d/rotate", id), nil)
+	require.Equal(t, http.StatusOK, status, "a rotate without a body takes the defaults: %v", again)
+	require.NotNil(t, again["previous_secret_expires_at"])
 
 	status, _ = e.api(t, http.MethodDelete, fmt.Sprintf("/v1/webhook-endpoints/%d", id), nil)
 	require.Equal(t, http.StatusNoContent, status)
