@@ -173,6 +173,7 @@ func TestStandardBounceComplaintAndSoftBounceLimit(t *testing.T) {
 	post("s2", soft)
 	post("s3", soft)
 	require.Empty(t, e.suppressed("s@example.com"), "two soft bounces within the window")
+	require.Equal(t, 2, e.count("soft_bounces"), "the bounce that left the window was deleted")
 	post("s3", soft) // a replay does not count
 	require.Empty(t, e.suppressed("s@example.com"))
 	res := post("s4", soft)
