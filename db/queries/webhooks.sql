@@ -42,8 +42,14 @@ ON CONFLICT (account_id, source, event_id) DO NOTHING;
 
 -- name: SoftBounceAddAndCount :one
 -- Records one soft bounce and counts those of the address within the window,
--- including this one.
-WITH ins AS (
+-- including this one (the statement's snapshot does not see its own insert, hence
+-- 1 +). Bounces of the address that fell out of the window are deleted on the way,
+-- so the table holds no more than a window's worth per address.
+WITH expired AS (
+    DELETE FROM soft_bounces e
+    WHERE e.account_id = @account_id AND e.email_lower = @email_lower
+      AND e.occurred_at <= coalesce(sqlc.narg('now')::timestamptz, now()) - make_interval(secs => @window_seconds::float8)
+), ins AS (
     INSERT INTO soft_bounces (account_id, email_lower, occurred_at)
     VALUES (@account_id, @email_lower, coalesce(sqlc.narg('now')::timestamptz, now()))
     RETURNING occurred_at

@@ -24,14 +24,6 @@ func (s *Server) routes() {
 	r.Get("/u/{token}", s.handle(s.unsubscribePage))
 	r.Post("/u/{token}", s.handle(s.unsubscribePost))
 	r.Post("/v1/webhooks/{source}/{endpoint_id}", s.handle(s.deliverWebhook))
-	r.Group(func(r chiRouter) {
-		r.Use(s.authenticate)
-		r.Post("/v1/webhook-endpoints", s.handle(s.createWebhookEndpoint))
-		r.Get("/v1/webhook-endpoints", s.handle(s.listWebhookEndpoints))
-		r.Get("/v1/webhook-endpoints/{id}", s.handle(s.getWebhookEndpoint))
-		r.Post("/v1/webhook-endpoints/{id}/rotate", s.handle(s.rotateWebhookEndpoint))
-		r.Delete("/v1/webhook-endpoints/{id}", s.handle(s.deleteWebhookEndpoint))
-	})
 
 	r.Route("/v1", func(r chiRouter) {
 		r.Use(s.cors(), s.authenticate)
@@ -72,8 +64,17 @@ func (s *Server) routes() {
 			r.Post("/campaigns/{id}/pause", s.handle(transition(s.Campaigns.Pause)))
 			r.Post("/campaigns/{id}/resume", s.handle(transition(s.Campaigns.Resume)))
 			r.Post("/campaigns/{id}/cancel", s.handle(transition(s.Campaigns.Cancel)))
+			r.Post("/campaigns/{id}/test", s.handle(s.testCampaign))
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
+
+			// Webhook endpoints (issue 6): the credentials are in the create and
+			// rotate responses only.
+			r.Post("/webhook-endpoints", s.handle(s.createWebhookEndpoint))
+			r.Get("/webhook-endpoints", s.handle(s.listWebhookEndpoints))
+			r.Get("/webhook-endpoints/{id}", s.handle(s.getWebhookEndpoint))
+			r.Post("/webhook-endpoints/{id}/rotate", s.handle(s.rotateWebhookEndpoint))
+			r.Delete("/webhook-endpoints/{id}", s.handle(s.deleteWebhookEndpoint))
 		})
 	})
 }

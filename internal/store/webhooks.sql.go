@@ -45,7 +45,11 @@ func (q *Queries) SendRecordFeedback(ctx context.Context, arg SendRecordFeedback
 }
 
 const softBounceAddAndCount = `-- name: SoftBounceAddAndCount :one
-WITH ins AS (
+WITH expired AS (
+    DELETE FROM soft_bounces e
+    WHERE e.account_id = $1 AND e.email_lower = $2
+      AND e.occurred_at <= coalesce($3::timestamptz, now()) - make_interval(secs => $4::float8)
+), ins AS (
     INSERT INTO soft_bounces (account_id, email_lower, occurred_at)
     VALUES ($1, $2, coalesce($3::timestamptz, now()))
     RETURNING occurred_at
@@ -64,7 +68,9 @@ type SoftBounceAddAndCountParams struct {
 }
 
 // Records one soft bounce and counts those of the address within the window,
-// including this one.
+// including this one (the statement's snapshot does not see its own insert, hence
+// 1 +). Bounces of the address that fell out of the window are deleted on the way,
+// so the table holds no more than a window's worth per address.
 func (q *Queries) SoftBounceAddAndCount(ctx context.Context, arg SoftBounceAddAndCountParams) (int64, error) {
 	row := q.db.QueryRow(ctx, softBounceAddAndCount,
 		arg.AccountID,

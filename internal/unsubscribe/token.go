@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 )
 
 // tokenVersion is the first byte of every payload, so the format can change later
@@ -53,6 +54,9 @@ type Signer struct {
 	Dev bool
 }
 
+// devWarning says it once per process, though the API and the executor each build a signer.
+var devWarning sync.Once
+
 // NewSigner parses `keyid:secret` pairs. With no pairs it uses DevKey and logs a
 // warning. Key ids must be 1–32 characters without ':'; secrets at least 16 bytes.
 func NewSigner(pairs []string) (*Signer, error) {
@@ -60,7 +64,9 @@ func NewSigner(pairs []string) (*Signer, error) {
 	if len(pairs) == 0 {
 		pairs = []string{DevKey}
 		s.Dev = true
-		slog.Warn("SENDONCE_UNSUBSCRIBE_SECRET is empty: unsubscribe links are signed with a PUBLIC development key; anyone can forge them. Set SENDONCE_UNSUBSCRIBE_SECRET=keyid:secret in production.")
+		devWarning.Do(func() {
+			slog.Warn("SENDONCE_UNSUBSCRIBE_SECRET is empty: unsubscribe links are signed with a PUBLIC development key; anyone can forge them. Set SENDONCE_UNSUBSCRIBE_SECRET=keyid:secret in production.")
+		})
 	}
 	seen := map[string]bool{}
 	for _, p := range pairs {

@@ -154,6 +154,7 @@ func parseSendGrid(body []byte) ([]Event, error) {
 		EventID   string `json:"sg_event_id"`
 		MessageID string `json:"sg_message_id"`
 		JobID     string `json:"job_id"`
+		Reason    string `json:"reason"`
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
 		return nil, fmt.Errorf("sendgrid payload: %w", err)
@@ -168,6 +169,14 @@ func parseSendGrid(body []byte) ([]Event, error) {
 			kind = KindComplaint
 		case "deferred":
 			kind = KindSoftBounce
+		case "dropped":
+			// SendGrid already suppresses these at its end; mirror the reason so other
+			// providers and our own claims honour it too (REFERENCE §3.4).
+			kind = map[string]Kind{"Bounced Address": KindHardBounce, "Invalid": KindHardBounce,
+				"Unsubscribed Address": KindUnsubscribe, "Spam Reporting Address": KindComplaint}[e.Reason]
+			if kind == "" {
+				kind = KindOther
+			}
 		case "bounce":
 			// A block is the receiving server refusing this message, not a bad address.
 			kind = KindHardBounce

@@ -170,7 +170,11 @@ func (c *certCache) get(ctx context.Context, u string, fetch CertFetcher) (*rsa.
 // httpsFetch is the default CertFetcher: an HTTPS GET with a short timeout and a
 // size cap. (This outbound client is the one use of net/http in this package.)
 func httpsFetch(ctx context.Context, u string) ([]byte, error) {
-	return FetchWith(&http.Client{Timeout: 10 * time.Second})(ctx, u)
+	return FetchWith(&http.Client{
+		Timeout: 10 * time.Second,
+		// The allow-list names the host we fetch from: a redirect must not take us elsewhere.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	})(ctx, u)
 }
 
 // FetchWith returns a CertFetcher using client; tests pass an httptest TLS client.

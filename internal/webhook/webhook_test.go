@@ -173,6 +173,7 @@ func TestStandardBounceComplaintAndSoftBounceLimit(t *testing.T) {
 	post("s2", soft)
 	post("s3", soft)
 	require.Empty(t, e.suppressed("s@example.com"), "two soft bounces within the window")
+	require.Equal(t, 2, e.count("soft_bounces"), "the bounce that left the window was deleted")
 	post("s3", soft) // a replay does not count
 	require.Empty(t, e.suppressed("s@example.com"))
 	res := post("s4", soft)
@@ -316,7 +317,8 @@ func TestSendGridWebhook(t *testing.T) {
 	body := []byte(`[{"email":"g1@example.com","event":"spamreport","sg_event_id":"e1","sg_message_id":"m1.filter0001.16648.5515E0B88.0"},
 		{"email":"g2@example.com","event":"bounce","type":"bounce","sg_event_id":"e2"},
 		{"email":"g3@example.com","event":"bounce","type":"blocked","sg_event_id":"e3"},
-		{"email":"g4@example.com","event":"delivered","sg_event_id":"e4"}]`)
+		{"email":"g4@example.com","event":"delivered","sg_event_id":"e4"},
+		{"email":"g5@example.com","event":"dropped","reason":"Unsubscribed Address","sg_event_id":"e5"}]`)
 	otherKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	_, err = e.svc.Deliver(e.ctx, "sendgrid", ep.ID, sign(otherKey, e.now, body), body)
@@ -329,14 +331,15 @@ func TestSendGridWebhook(t *testing.T) {
 
 	res, err := e.svc.Deliver(e.ctx, "sendgrid", ep.ID, sign(priv, e.now, body), body)
 	require.NoError(t, err)
-	require.Equal(t, webhook.Result{Events: 4, Applied: 3, Suppressed: 2}, res)
+	require.Equal(t, webhook.Result{Events: 5, Applied: 4, Suppressed: 3}, res)
+	require.Equal(t, "unsubscribe", e.suppressed("g5@example.com"), "a drop mirrors SendGrid's own suppression")
 	require.Equal(t, "complaint", e.suppressed("g1@example.com"))
 	require.Equal(t, "complaint", feedback(), "correlated by provider message id")
 	require.Equal(t, "hard_bounce", e.suppressed("g2@example.com"))
 	require.Empty(t, e.suppressed("g3@example.com"), "a block is a soft bounce")
 	res, err = e.svc.Deliver(e.ctx, "sendgrid", ep.ID, sign(priv, e.now, body), body)
 	require.NoError(t, err)
-	require.Equal(t, 3, res.Replayed)
+	require.Equal(t, 4, res.Replayed)
 }
 
 func TestPostmarkWebhook(t *testing.T) {
