@@ -60,8 +60,10 @@ RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.at
 
 -- name: SendAckMany :execrows
 -- The completer's coalesced acknowledgement: one statement for every outcome of a
--- few milliseconds of sends across all workers. The status = 'sending' fence keeps a
--- late ack from overwriting a rescue, a release or a cancel.
+-- few milliseconds of sends across all workers. Each result carries the attempts
+-- its claim set; a claim bumps attempts, so a match means nobody claimed the row
+-- since. That fence keeps a late ack off another worker's (or replica's) claim;
+-- status = 'sending' keeps it off a rescue, a release or a cancel.
 UPDATE sends s
 SET status              = u.status,
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
@@ -72,19 +74,23 @@ SET status              = u.status,
     updated_at          = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM (
     -- Set-returning functions in one select list zip element by element (PostgreSQL 10+).
-    SELECT unnest(@ids::bigint[]) AS id, unnest(@statuses::text[]) AS status,
+    SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts,
+           unnest(@statuses::text[]) AS status,
            unnest(@provider_ids::text[]) AS provider_id, unnest(@errors::text[]) AS error,
            unnest(@next_attempts::timestamptz[]) AS next_attempt_at
 ) AS u
-WHERE s.id = u.id AND s.status = 'sending';
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending';
 
 -- name: SendReleaseMany :execrows
--- Shutdown hands claimed rows that were never sent back to the queue; the attempt
--- they were charged did not happen.
-UPDATE sends
-SET status = 'queued', lease_until = NULL, attempts = greatest(attempts - 1, 0),
-    updated_at = now()
-WHERE id = ANY(@ids::bigint[]) AND status = 'sending';
+-- Hands claimed rows that were never given to the provider back to the queue (at
+-- shutdown, or when a lease ran too short to start the send); the attempt they were
+-- charged did not happen. Fenced like SendAckMany on the claim's attempts, so a
+-- release can only touch its own claim, never another replica's live one.
+UPDATE sends s
+SET status = 'queued', lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts) AS u
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending';
 
 -- name: SendRescueExpired :many
 -- Rows whose lease expired while sending were in flight when a process died. An

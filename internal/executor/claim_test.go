@@ -111,7 +111,7 @@ func TestPauseStopsClaimsResumeContinuesCancelCloses(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rows, "a paused campaign gives out no new work")
 	// In-flight sends of a paused campaign still finish and are acknowledged.
-	e.flush([]result{{id: first[0].ID, status: "sent", providerID: "p"}})
+	e.flush([]result{{id: first[0].ID, attempts: 1, status: "sent", providerID: "p"}})
 	require.False(t, e.finish(ctx, c.ID), "paused is not finished")
 
 	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c.ID)
@@ -126,7 +126,7 @@ func TestPauseStopsClaimsResumeContinuesCancelCloses(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rows)
 	// A late ack of a row that was in flight at cancel time still records the send.
-	e.flush([]result{{id: rows0(first[1:]), status: "sent", providerID: "p"}})
+	e.flush([]result{{id: rows0(first[1:]), attempts: 1, status: "sent", providerID: "p"}})
 	require.Equal(t, 2, f.counts(c.ID)["sent"])
 	require.Equal(t, "cancelled", f.status(c.ID))
 }
@@ -144,7 +144,7 @@ func TestFinalizerWaitsForQueuedAndSendingRows(t *testing.T) {
 	require.False(t, e.finish(ctx, c.ID), "rows in flight")
 	var res []result
 	for _, r := range rows {
-		res = append(res, result{id: r.ID, status: "sent", providerID: "x"})
+		res = append(res, result{id: r.ID, attempts: r.Attempts, status: "sent", providerID: "x"})
 	}
 	e.flush(res)
 	require.True(t, e.finish(ctx, c.ID))
@@ -275,7 +275,7 @@ func TestRescuerSettlesExpiredLeases(t *testing.T) {
 
 			// A late acknowledgement from the process that held the lease must not
 			// overwrite the rescue (the status = 'sending' fence).
-			e.flush([]result{{id: rows[0].ID, status: "sent", providerID: "late"}})
+			e.flush([]result{{id: rows[0].ID, attempts: rows[0].Attempts, status: "sent", providerID: "late"}})
 			require.Equal(t, tc.want, readSend(t, f.pool, rows[0].ID).Status)
 
 			if tc.want == "queued" {

@@ -48,6 +48,7 @@ func (e *Executor) flush(batch []result) {
 	p := store.SendAckManyParams{Now: e.now()}
 	for _, r := range batch {
 		p.Ids = append(p.Ids, r.id)
+		p.Attempts = append(p.Attempts, r.attempts)
 		p.Statuses = append(p.Statuses, r.status)
 		p.ProviderIds = append(p.ProviderIds, r.providerID)
 		p.Errors = append(p.Errors, r.err)

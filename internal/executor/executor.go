@@ -104,8 +104,8 @@ type Executor struct {
 	results      chan result
 
 	mu       sync.Mutex
-	free     int     // worker slots not holding a claimed, unacknowledged row
-	released []int64 // claimed rows never sent, handed back at shutdown
+	free     int        // worker slots not holding a claimed, unacknowledged row
+	released []claimRef // claimed rows never sent, handed back at shutdown
 
 	claimCtx   context.Context
 	stopClaims context.CancelFunc // ends scheduler, dispatcher, listener, maintenance
@@ -186,17 +186,35 @@ func (e *Executor) Stop(ctx context.Context) error {
 		e.completer.Wait()
 		e.loops.Wait()
 		e.mu.Lock()
-		ids := e.released
+		refs := e.released
 		e.released = nil
 		e.mu.Unlock()
-		if len(ids) > 0 {
+		if len(refs) > 0 {
+			// Bounded: with the database down, Stop must still return; unreleased
+			// rows stay 'sending' and the rescuer settles them when their lease ends.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 			var n int64
-			n, err = e.q.SendReleaseMany(context.WithoutCancel(ctx), ids)
-			e.log.Info("released unsent claims", "rows", n)
+			n, err = e.release(rctx, refs)
+			cancel()
+			e.log.Info("released unsent claims", "rows", n, "claimed", len(refs))
 		}
 		e.stopSends()
 	})
 	return err
+}
+
+// releaseTimeout bounds the shutdown release of unsent claims.
+const releaseTimeout = 10 * time.Second
+
+// release hands claims that never reached the provider back to the queue, each
+// fenced on its own attempts so another replica's live claim is never touched.
+func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) {
+	p := store.SendReleaseManyParams{Now: e.now()}
+	for _, r := range refs {
+		p.Ids = append(p.Ids, r.id)
+		p.Attempts = append(p.Attempts, r.attempts)
+	}
+	return e.q.SendReleaseMany(ctx, p)
 }
 
 func (e *Executor) claimsStopped() bool { return e.claimCtx.Err() != nil }

@@ -19,9 +19,16 @@ type job struct {
 	row      store.SendClaimBatchRow
 }
 
+// claimRef names one claim of a row: the row and the attempts the claim set.
+type claimRef struct {
+	id       int64
+	attempts int32
+}
+
 // result is a worker's verdict on one job, for the completer.
 type result struct {
 	id         int64
+	attempts   int32  // the claim's attempts: the fence that keeps this ack on its own claim
 	status     string // sent, queued, failed, unknown
 	providerID string
 	err        string
@@ -35,7 +42,7 @@ func (e *Executor) work() {
 	for j := range e.jobs {
 		if e.stopping() {
 			e.mu.Lock()
-			e.released = append(e.released, j.row.ID)
+			e.released = append(e.released, claimRef{j.row.ID, j.row.Attempts})
 			e.mu.Unlock()
 			continue
 		}
@@ -58,15 +65,15 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	msg, err := e.build(j)
 	if err != nil {
 		// A template that cannot render for this recipient will never render.
-		return result{id: r.ID, status: "failed", err: err.Error()}
+		return result{id: r.ID, attempts: r.Attempts, status: "failed", err: err.Error()}
 	}
 	start := time.Now()
 	pid, err := e.provider.Send(ctx, msg)
 	e.metrics.providerSeconds.Observe(time.Since(start).Seconds())
 	if err == nil {
-		return result{id: r.ID, status: "sent", providerID: pid}
+		return result{id: r.ID, attempts: r.Attempts, status: "sent", providerID: pid}
 	}
-	res := result{id: r.ID, err: err.Error(), next: e.clock()}
+	res := result{id: r.ID, attempts: r.Attempts, err: err.Error(), next: e.clock()}
 	exhausted := int(r.Attempts) >= e.cfg.MaxAttempts
 	switch provider.ClassOf(err) {
 	case provider.Permanent:

@@ -24,16 +24,18 @@ SET status              = u.status,
     updated_at          = coalesce($1::timestamptz, now())
 FROM (
     -- Set-returning functions in one select list zip element by element (PostgreSQL 10+).
-    SELECT unnest($2::bigint[]) AS id, unnest($3::text[]) AS status,
-           unnest($4::text[]) AS provider_id, unnest($5::text[]) AS error,
-           unnest($6::timestamptz[]) AS next_attempt_at
+    SELECT unnest($2::bigint[]) AS id, unnest($3::int[]) AS attempts,
+           unnest($4::text[]) AS status,
+           unnest($5::text[]) AS provider_id, unnest($6::text[]) AS error,
+           unnest($7::timestamptz[]) AS next_attempt_at
 ) AS u
-WHERE s.id = u.id AND s.status = 'sending'
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending'
 `
 
 type SendAckManyParams struct {
 	Now          *time.Time
 	Ids          []int64
+	Attempts     []int32
 	Statuses     []string
 	ProviderIds  []string
 	Errors       []string
@@ -41,12 +43,15 @@ type SendAckManyParams struct {
 }
 
 // The completer's coalesced acknowledgement: one statement for every outcome of a
-// few milliseconds of sends across all workers. The status = 'sending' fence keeps a
-// late ack from overwriting a rescue, a release or a cancel.
+// few milliseconds of sends across all workers. Each result carries the attempts
+// its claim set; a claim bumps attempts, so a match means nobody claimed the row
+// since. That fence keeps a late ack off another worker's (or replica's) claim;
+// status = 'sending' keeps it off a rescue, a release or a cancel.
 func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64, error) {
 	result, err := q.db.Exec(ctx, sendAckMany,
 		arg.Now,
 		arg.Ids,
+		arg.Attempts,
 		arg.Statuses,
 		arg.ProviderIds,
 		arg.Errors,
@@ -231,16 +236,25 @@ func (q *Queries) SendCountQueued(ctx context.Context) (int64, error) {
 }
 
 const sendReleaseMany = `-- name: SendReleaseMany :execrows
-UPDATE sends
-SET status = 'queued', lease_until = NULL, attempts = greatest(attempts - 1, 0),
-    updated_at = now()
-WHERE id = ANY($1::bigint[]) AND status = 'sending'
+UPDATE sends s
+SET status = 'queued', lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
+    updated_at = coalesce($1::timestamptz, now())
+FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::int[]) AS attempts) AS u
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending'
 `
 
-// Shutdown hands claimed rows that were never sent back to the queue; the attempt
-// they were charged did not happen.
-func (q *Queries) SendReleaseMany(ctx context.Context, ids []int64) (int64, error) {
-	result, err := q.db.Exec(ctx, sendReleaseMany, ids)
+type SendReleaseManyParams struct {
+	Now      *time.Time
+	Ids      []int64
+	Attempts []int32
+}
+
+// Hands claimed rows that were never given to the provider back to the queue (at
+// shutdown, or when a lease ran too short to start the send); the attempt they were
+// charged did not happen. Fenced like SendAckMany on the claim's attempts, so a
+// release can only touch its own claim, never another replica's live one.
+func (q *Queries) SendReleaseMany(ctx context.Context, arg SendReleaseManyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sendReleaseMany, arg.Now, arg.Ids, arg.Attempts)
 	if err != nil {
 		return 0, err
 	}
