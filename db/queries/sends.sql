@@ -96,7 +96,11 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending';
 -- Rows whose lease expired while sending were in flight when a process died. An
 -- idempotent provider drops a replay of the same job id, so they are requeued;
 -- otherwise the campaign's ambiguous_policy decides: retry requeues, skip marks
--- them unknown so no second copy is risked.
+-- them unknown so no second copy is risked. A requeue counts as an attempt (the
+-- claim charged it): a message that keeps killing its process fails at
+-- max_attempts instead of looping forever, and from the second expiry on it waits
+-- backoff_base doubled per attempt (capped at backoff_max). The first expiry
+-- replays at once: one crash should not delay a campaign.
 WITH expired AS (
     SELECT s.id FROM sends s
     WHERE s.status = 'sending' AND s.lease_until < coalesce(sqlc.narg('now')::timestamptz, now())
@@ -105,9 +109,18 @@ WITH expired AS (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE sends s
-SET status = CASE WHEN @idempotent::bool OR c.ambiguous_policy = 'retry' THEN 'queued' ELSE 'unknown' END,
+SET status = CASE WHEN NOT (@idempotent::bool OR c.ambiguous_policy = 'retry') THEN 'unknown'
+                  WHEN s.attempts >= @max_attempts::int THEN 'failed'
+                  ELSE 'queued' END,
     lease_until = NULL,
-    last_error = 'lease expired while sending',
+    last_error = CASE WHEN (@idempotent::bool OR c.ambiguous_policy = 'retry') AND s.attempts >= @max_attempts::int
+                      THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
+                      ELSE 'lease expired while sending' END,
+    next_attempt_at = coalesce(sqlc.narg('now')::timestamptz, now()) + CASE
+        WHEN s.attempts <= 1 THEN '0 seconds'::interval
+        ELSE least(sqlc.arg('backoff_max')::interval,
+                   sqlc.arg('backoff_base')::interval * (2 ^ least(s.attempts - 2, 30)))
+        END,
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM expired e, campaigns c
 WHERE s.id = e.id AND c.id = s.campaign_id

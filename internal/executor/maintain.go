@@ -3,8 +3,12 @@ package executor
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sendonce/sendonce/internal/store"
 )
 
 // maintain runs the rescuer, the cancel sweep, the finalizer and the queued gauge
@@ -50,7 +54,13 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 func (e *Executor) rescue(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		rows, err := e.q.SendRescueExpired(ctx, e.provider.Idempotent(), e.now())
+		rows, err := e.q.SendRescueExpired(ctx, store.SendRescueExpiredParams{
+			Idempotent:  e.provider.Idempotent(),
+			MaxAttempts: int32(e.cfg.MaxAttempts),
+			Now:         e.now(),
+			BackoffBase: interval(e.cfg.BackoffBase),
+			BackoffMax:  interval(e.cfg.BackoffMax),
+		})
 		if err != nil {
 			return total, err
 		}
@@ -107,4 +117,9 @@ func (e *Executor) finish(ctx context.Context, id int64) bool {
 	}
 	e.log.Info("campaign sent", "campaign_id", id)
 	return true
+}
+
+// interval converts d for a PostgreSQL interval parameter.
+func interval(d time.Duration) pgtype.Interval {
+	return pgtype.Interval{Microseconds: d.Microseconds(), Valid: true}
 }

@@ -264,20 +264,37 @@ func (q *Queries) SendReleaseMany(ctx context.Context, arg SendReleaseManyParams
 const sendRescueExpired = `-- name: SendRescueExpired :many
 WITH expired AS (
     SELECT s.id FROM sends s
-    WHERE s.status = 'sending' AND s.lease_until < coalesce($2::timestamptz, now())
+    WHERE s.status = 'sending' AND s.lease_until < coalesce($3::timestamptz, now())
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
 )
 UPDATE sends s
-SET status = CASE WHEN $1::bool OR c.ambiguous_policy = 'retry' THEN 'queued' ELSE 'unknown' END,
+SET status = CASE WHEN NOT ($1::bool OR c.ambiguous_policy = 'retry') THEN 'unknown'
+                  WHEN s.attempts >= $2::int THEN 'failed'
+                  ELSE 'queued' END,
     lease_until = NULL,
-    last_error = 'lease expired while sending',
-    updated_at = coalesce($2::timestamptz, now())
+    last_error = CASE WHEN ($1::bool OR c.ambiguous_policy = 'retry') AND s.attempts >= $2::int
+                      THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
+                      ELSE 'lease expired while sending' END,
+    next_attempt_at = coalesce($3::timestamptz, now()) + CASE
+        WHEN s.attempts <= 1 THEN '0 seconds'::interval
+        ELSE least($4::interval,
+                   $5::interval * (2 ^ least(s.attempts - 2, 30)))
+        END,
+    updated_at = coalesce($3::timestamptz, now())
 FROM expired e, campaigns c
 WHERE s.id = e.id AND c.id = s.campaign_id
 RETURNING s.id, s.campaign_id, s.status
 `
+
+type SendRescueExpiredParams struct {
+	Idempotent  bool
+	MaxAttempts int32
+	Now         *time.Time
+	BackoffMax  pgtype.Interval
+	BackoffBase pgtype.Interval
+}
 
 type SendRescueExpiredRow struct {
 	ID         int64
@@ -288,9 +305,19 @@ type SendRescueExpiredRow struct {
 // Rows whose lease expired while sending were in flight when a process died. An
 // idempotent provider drops a replay of the same job id, so they are requeued;
 // otherwise the campaign's ambiguous_policy decides: retry requeues, skip marks
-// them unknown so no second copy is risked.
-func (q *Queries) SendRescueExpired(ctx context.Context, idempotent bool, now *time.Time) ([]SendRescueExpiredRow, error) {
-	rows, err := q.db.Query(ctx, sendRescueExpired, idempotent, now)
+// them unknown so no second copy is risked. A requeue counts as an attempt (the
+// claim charged it): a message that keeps killing its process fails at
+// max_attempts instead of looping forever, and from the second expiry on it waits
+// backoff_base doubled per attempt (capped at backoff_max). The first expiry
+// replays at once: one crash should not delay a campaign.
+func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredParams) ([]SendRescueExpiredRow, error) {
+	rows, err := q.db.Query(ctx, sendRescueExpired,
+		arg.Idempotent,
+		arg.MaxAttempts,
+		arg.Now,
+		arg.BackoffMax,
+		arg.BackoffBase,
+	)
 	if err != nil {
 		return nil, err
 	}
