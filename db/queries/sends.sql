@@ -62,8 +62,11 @@ RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.at
 -- The completer's coalesced acknowledgement: one statement for every outcome of a
 -- few milliseconds of sends across all workers. Each result carries the attempts
 -- its claim set; a claim bumps attempts, so a match means nobody claimed the row
--- since. That fence keeps a late ack off another worker's (or replica's) claim;
--- status = 'sending' keeps it off a rescue, a release or a cancel.
+-- since. That fence keeps a late ack off another worker's (or replica's) claim.
+-- A row the rescuer settled (queued, unknown, failed) after this claim's lease ran
+-- out, but that nobody claimed again, takes the ack: the worker knows the outcome
+-- the rescuer had to guess, e.g. when a database outage held acks past the lease.
+-- Cancelled and suppressed rows keep their state.
 UPDATE sends s
 SET status              = u.status,
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
@@ -79,18 +82,20 @@ FROM (
            unnest(@provider_ids::text[]) AS provider_id, unnest(@errors::text[]) AS error,
            unnest(@next_attempts::timestamptz[]) AS next_attempt_at
 ) AS u
-WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending';
+WHERE s.id = u.id AND s.attempts = u.attempts
+  AND s.status IN ('sending', 'queued', 'unknown', 'failed');
 
 -- name: SendReleaseMany :execrows
 -- Hands claimed rows that were never given to the provider back to the queue (at
 -- shutdown, or when a lease ran too short to start the send); the attempt they were
 -- charged did not happen. Fenced like SendAckMany on the claim's attempts, so a
--- release can only touch its own claim, never another replica's live one.
+-- release can only touch its own claim, never another replica's live one. A
+-- rescued row nobody claimed again goes back to the queue too: it was never sent.
 UPDATE sends s
 SET status = 'queued', lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts) AS u
-WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending';
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.status IN ('sending', 'queued', 'unknown');
 
 -- name: SendRescueExpired :many
 -- Rows whose lease expired while sending were in flight when a process died. An

@@ -273,11 +273,6 @@ func TestRescuerSettlesExpiredLeases(t *testing.T) {
 			require.Equal(t, 4, n)
 			require.Equal(t, map[string]int{tc.want: 4}, f.counts(c.ID))
 
-			// A late acknowledgement from the process that held the lease must not
-			// overwrite the rescue (the status = 'sending' fence).
-			e.flush([]result{{id: rows[0].ID, attempts: rows[0].Attempts, status: "sent", providerID: "late"}})
-			require.Equal(t, tc.want, readSend(t, f.pool, rows[0].ID).Status)
-
 			if tc.want == "queued" {
 				again, err := e.claim(ctx, c, 4)
 				require.NoError(t, err)
@@ -286,6 +281,10 @@ func TestRescuerSettlesExpiredLeases(t *testing.T) {
 					require.Equal(t, rows[i].JobID, again[i].JobID, "the replay keeps the job id")
 					require.Equal(t, int32(2), again[i].Attempts)
 				}
+				// A late acknowledgement from the process that held the first lease
+				// must not land on the new claim (the attempts fence).
+				e.flush([]result{{id: rows[0].ID, attempts: rows[0].Attempts, status: "sent", providerID: "late"}})
+				require.Equal(t, "sending", readSend(t, f.pool, rows[0].ID).Status)
 			}
 		})
 	}

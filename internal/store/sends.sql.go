@@ -29,7 +29,8 @@ FROM (
            unnest($5::text[]) AS provider_id, unnest($6::text[]) AS error,
            unnest($7::timestamptz[]) AS next_attempt_at
 ) AS u
-WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending'
+WHERE s.id = u.id AND s.attempts = u.attempts
+  AND s.status IN ('sending', 'queued', 'unknown', 'failed')
 `
 
 type SendAckManyParams struct {
@@ -45,8 +46,11 @@ type SendAckManyParams struct {
 // The completer's coalesced acknowledgement: one statement for every outcome of a
 // few milliseconds of sends across all workers. Each result carries the attempts
 // its claim set; a claim bumps attempts, so a match means nobody claimed the row
-// since. That fence keeps a late ack off another worker's (or replica's) claim;
-// status = 'sending' keeps it off a rescue, a release or a cancel.
+// since. That fence keeps a late ack off another worker's (or replica's) claim.
+// A row the rescuer settled (queued, unknown, failed) after this claim's lease ran
+// out, but that nobody claimed again, takes the ack: the worker knows the outcome
+// the rescuer had to guess, e.g. when a database outage held acks past the lease.
+// Cancelled and suppressed rows keep their state.
 func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64, error) {
 	result, err := q.db.Exec(ctx, sendAckMany,
 		arg.Now,
@@ -240,7 +244,7 @@ UPDATE sends s
 SET status = 'queued', lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
     updated_at = coalesce($1::timestamptz, now())
 FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::int[]) AS attempts) AS u
-WHERE s.id = u.id AND s.attempts = u.attempts AND s.status = 'sending'
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.status IN ('sending', 'queued', 'unknown')
 `
 
 type SendReleaseManyParams struct {
@@ -252,7 +256,8 @@ type SendReleaseManyParams struct {
 // Hands claimed rows that were never given to the provider back to the queue (at
 // shutdown, or when a lease ran too short to start the send); the attempt they were
 // charged did not happen. Fenced like SendAckMany on the claim's attempts, so a
-// release can only touch its own claim, never another replica's live one.
+// release can only touch its own claim, never another replica's live one. A
+// rescued row nobody claimed again goes back to the queue too: it was never sent.
 func (q *Queries) SendReleaseMany(ctx context.Context, arg SendReleaseManyParams) (int64, error) {
 	result, err := q.db.Exec(ctx, sendReleaseMany, arg.Now, arg.Ids, arg.Attempts)
 	if err != nil {
