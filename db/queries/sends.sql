@@ -29,6 +29,7 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- deleted), are MARKED suppressed here rather than filtered out: a filtered row would
 -- stay queued at the head of the index and every later claim would walk over it
 -- again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
+-- lease_until comes back so a worker never starts a send its lease cannot cover.
 WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id
@@ -55,7 +56,7 @@ SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
     updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts, s.lease_until,
           coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes;
 
 -- name: SendAckMany :execrows

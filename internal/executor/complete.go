@@ -46,7 +46,12 @@ func (e *Executor) flush(batch []result) {
 		return
 	}
 	p := store.SendAckManyParams{Now: e.now()}
+	var released []claimRef
 	for _, r := range batch {
+		if r.status == statusRelease {
+			released = append(released, claimRef{r.id, r.attempts})
+			continue
+		}
 		p.Ids = append(p.Ids, r.id)
 		p.Attempts = append(p.Attempts, r.attempts)
 		p.Statuses = append(p.Statuses, r.status)
@@ -54,15 +59,26 @@ func (e *Executor) flush(batch []result) {
 		p.Errors = append(p.Errors, r.err)
 		p.NextAttempts = append(p.NextAttempts, r.next)
 	}
+	acked, releasedDone := len(p.Ids) == 0, len(released) == 0
 	backoff := 50 * time.Millisecond
 	for {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err := e.q.SendAckMany(ctx, p)
+		var err error
+		if !acked {
+			if _, err = e.q.SendAckMany(ctx, p); err == nil {
+				acked = true
+				e.metrics.ackSeconds.Observe(time.Since(start).Seconds())
+				e.metrics.ackBatch.Observe(float64(len(p.Ids)))
+			}
+		}
+		if err == nil && !releasedDone {
+			if _, err = e.release(ctx, released); err == nil {
+				releasedDone = true
+			}
+		}
 		cancel()
 		if err == nil {
-			e.metrics.ackSeconds.Observe(time.Since(start).Seconds())
-			e.metrics.ackBatch.Observe(float64(len(batch)))
 			break
 		}
 		e.log.Warn("acknowledge sends; retrying", "rows", len(batch), "err", err, "backoff", backoff.String())
@@ -74,8 +90,11 @@ func (e *Executor) flush(batch []result) {
 	}
 	for _, r := range batch {
 		label := r.status
-		if label == "queued" {
+		switch label {
+		case "queued":
 			label = "retried"
+		case statusRelease:
+			label = "released"
 		}
 		e.metrics.sends.WithLabelValues(label).Inc()
 	}

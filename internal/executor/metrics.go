@@ -23,7 +23,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		sends: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sendonce_sends_total",
-			Help: "Recipient outcomes by status: sent, failed, suppressed, unknown, cancelled, and retried (requeued).",
+			Help: "Recipient outcomes by status: sent, failed, suppressed, unknown, cancelled, retried (requeued), and released (handed back unsent: shutdown, or too little lease left).",
 		}, []string{"status"}),
 		claimSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "sendonce_claim_seconds", Help: "Latency of one claim statement.",

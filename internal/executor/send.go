@@ -29,7 +29,7 @@ type claimRef struct {
 type result struct {
 	id         int64
 	attempts   int32  // the claim's attempts: the fence that keeps this ack on its own claim
-	status     string // sent, queued, failed, unknown
+	status     string // sent, queued, failed, unknown, or statusRelease
 	providerID string
 	err        string
 	next       time.Time
@@ -62,16 +62,34 @@ func (e *Executor) stopping() bool {
 // send renders, builds and sends one message and classifies the outcome.
 func (e *Executor) send(ctx context.Context, j job) result {
 	r := j.row
+	// The lease began at claim; the worker may start much later (waiting for a
+	// slot, an SMTP connection). A send that could outlive the lease may race a
+	// rescue and a second claim, so it starts only while more than sendMargin of
+	// the lease is left, and its context ends there. Otherwise the row goes back
+	// to the queue uncharged, without the provider ever seeing it.
+	deadline := e.sendDeadline(r)
+	left := deadline.Sub(e.clock())
+	if left <= 0 {
+		return result{id: r.ID, attempts: r.Attempts, status: statusRelease}
+	}
 	msg, err := e.build(j)
 	if err != nil {
 		// A template that cannot render for this recipient will never render.
 		return result{id: r.ID, attempts: r.Attempts, status: "failed", err: err.Error()}
 	}
+	sctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
 	start := time.Now()
-	pid, err := e.provider.Send(ctx, msg)
+	pid, err := e.provider.Send(sctx, msg)
 	e.metrics.providerSeconds.Observe(time.Since(start).Seconds())
 	if err == nil {
 		return result{id: r.ID, attempts: r.Attempts, status: "sent", providerID: pid}
+	}
+	if ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) &&
+		errors.Is(err, context.DeadlineExceeded) && provider.ClassOf(err) == provider.Temporary {
+		// The lease ran short before the handover (e.g. waiting for an SMTP
+		// connection): the provider has not seen the message.
+		return result{id: r.ID, attempts: r.Attempts, status: statusRelease}
 	}
 	res := result{id: r.ID, attempts: r.Attempts, err: err.Error(), next: e.clock()}
 	exhausted := int(r.Attempts) >= e.cfg.MaxAttempts
@@ -97,6 +115,25 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	}
 	return res
 }
+
+// statusRelease marks a result whose row was never handed to the provider: the
+// completer releases it (queued, attempt uncharged) instead of acknowledging it.
+const statusRelease = "release"
+
+// sendDeadline is when a send of r must have ended: sendMargin before its lease
+// ends. A row without a lease (tests building rows by hand) gets a full lease.
+func (e *Executor) sendDeadline(r store.SendClaimBatchRow) time.Time {
+	until := e.clock().Add(e.cfg.Lease)
+	if r.LeaseUntil != nil {
+		until = *r.LeaseUntil
+	}
+	return until.Add(-e.sendMargin())
+}
+
+// sendMargin is the part of a lease a send may not start in: a third, so a send
+// started just before has a third of the lease (at least one provider timeout,
+// which configuration enforces) to end before a rescuer may take the row back.
+func (e *Executor) sendMargin() time.Duration { return e.cfg.Lease / 3 }
 
 // backoff is exponential in the attempts made, capped, with jitter over its upper
 // half so a burst of failures does not come back as a burst.

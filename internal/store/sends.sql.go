@@ -133,7 +133,7 @@ SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
     updated_at  = coalesce($1::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts, s.lease_until,
           coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes
 `
 
@@ -152,6 +152,7 @@ type SendClaimBatchRow struct {
 	JobID        string
 	Status       string
 	Attempts     int32
+	LeaseUntil   *time.Time
 	Name         string
 	Attributes   json.RawMessage
 }
@@ -184,6 +185,7 @@ func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) 
 			&i.JobID,
 			&i.Status,
 			&i.Attempts,
+			&i.LeaseUntil,
 			&i.Name,
 			&i.Attributes,
 		); err != nil {
