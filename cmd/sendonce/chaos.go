@@ -106,6 +106,9 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"SENDONCE_BATCH_SIZE=" + strconv.Itoa(o.BatchSize),
 		"SENDONCE_LOG_LEVEL=warn",
 		"SENDONCE_DB_MAX_CONNS=8",
+		// A provider call must fit in a third of the lease (config.Validate).
+		"SENDONCE_HTTP_PROVIDER_TIMEOUT=" + (o.Lease / 3).String(),
+		"SENDONCE_SMTP_TIMEOUT=" + (o.Lease / 3).String(),
 	}
 	var delivered func() int64
 	var stats func() (unique, duplicates, raw int64)
@@ -117,7 +120,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer s.Close()
-		env = append(env, "SENDONCE_HTTP_PROVIDER_URL="+url+"/send", "SENDONCE_HTTP_PROVIDER_TIMEOUT=10s")
+		env = append(env, "SENDONCE_HTTP_PROVIDER_URL="+url+"/send")
 		stats = func() (int64, int64, int64) { st := s.Stats(); return st.Unique, st.Duplicates, st.RawAttempts }
 	case "smtp":
 		s := sink.NewSMTP(sink.SMTPOptions{})

@@ -69,6 +69,8 @@ type Providers struct {
 	// SMTPSecurity is none, starttls or tls.
 	SMTPSecurity string `split_words:"true" default:"starttls"`
 	SMTPConns    int    `split_words:"true" default:"4"`
+	// SMTPTimeout bounds each SMTP command and the message transfer.
+	SMTPTimeout time.Duration `split_words:"true" default:"30s"`
 
 	HTTPProviderURL     string        `split_words:"true"`
 	HTTPProviderAuth    string        `split_words:"true"`
@@ -134,7 +136,32 @@ func (c Config) Validate() error {
 	if c.Provider == "http" && c.HTTPProviderURL == "" {
 		return fmt.Errorf("configuration: SENDONCE_PROVIDER=http needs SENDONCE_HTTP_PROVIDER_URL")
 	}
+	// A worker starts a send only while a third of its lease is left, and the
+	// provider call must end before the lease does: past it, a rescuer may hand the
+	// row to another worker and the recipient could get two copies.
+	if name, t := c.providerTimeout(); t > 0 && c.Lease < 3*t {
+		return fmt.Errorf("configuration: SENDONCE_LEASE (%s) must be at least 3 × %s (%s), "+
+			"so a send always ends before its lease does; raise the lease or lower the timeout", c.Lease, name, t)
+	}
 	return nil
+}
+
+// providerTimeout names the setting that bounds one provider call, and its value
+// (0 when the provider has none). Unset timeouts take the providers' 30s default.
+func (c Config) providerTimeout() (string, time.Duration) {
+	orDefault := func(t time.Duration) time.Duration {
+		if t <= 0 {
+			return 30 * time.Second
+		}
+		return t
+	}
+	switch c.Provider {
+	case "http":
+		return "SENDONCE_HTTP_PROVIDER_TIMEOUT", orDefault(c.HTTPProviderTimeout)
+	case "smtp":
+		return "SENDONCE_SMTP_TIMEOUT", orDefault(c.SMTPTimeout)
+	}
+	return "", 0
 }
 
 // Default returns the configuration with every default applied and no environment

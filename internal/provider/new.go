@@ -21,6 +21,7 @@ func New(cfg config.Providers, l *slog.Logger) (Provider, error) {
 			Password: cfg.SMTPPassword,
 			Security: cfg.SMTPSecurity,
 			Conns:    cfg.SMTPConns,
+			Timeout:  cfg.SMTPTimeout,
 		})
 	case "http":
 		return NewHTTP(HTTPSettings{

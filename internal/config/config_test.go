@@ -1,0 +1,45 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLeaseMustCoverTheProviderTimeout: a lease shorter than three provider
+// timeouts lets a send outlive its lease (a rescue could then hand the row to a
+// second worker), so such a configuration is refused with a clear message.
+func TestLeaseMustCoverTheProviderTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		provider string
+		lease    time.Duration
+		timeout  time.Duration
+		wantErr  string
+	}{
+		{"defaults with http", "http", 2 * time.Minute, 30 * time.Second, ""},
+		{"http lease too short", "http", 60 * time.Second, 30 * time.Second,
+			"SENDONCE_LEASE (1m0s) must be at least 3 × SENDONCE_HTTP_PROVIDER_TIMEOUT (30s)"},
+		{"http short lease, short timeout", "http", 3 * time.Second, time.Second, ""},
+		{"defaults with smtp", "smtp", 2 * time.Minute, 30 * time.Second, ""},
+		{"smtp lease too short", "smtp", 3 * time.Second, 30 * time.Second,
+			"SENDONCE_LEASE (3s) must be at least 3 × SENDONCE_SMTP_TIMEOUT (30s)"},
+		{"log has no timeout", "log", time.Second, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := Default()
+			c.Provider, c.Lease = tc.provider, tc.lease
+			c.HTTPProviderURL = "http://127.0.0.1:1/send"
+			c.HTTPProviderTimeout, c.SMTPTimeout = tc.timeout, tc.timeout
+			err := c.Validate()
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}
