@@ -137,7 +137,7 @@ RETURNING s.id, s.campaign_id, s.status;
 -- transaction; a row in flight at that moment can still come back to queued (a
 -- temporary failure, a rescued lease). This sweep closes those, in bounded batches.
 UPDATE sends
-SET status = 'cancelled', updated_at = now()
+SET status = 'cancelled', updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 WHERE id IN (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id AND s.status = 'queued'

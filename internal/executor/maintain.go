@@ -90,7 +90,7 @@ func (e *Executor) sweepCancelled(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		for {
-			n, err := e.q.SendSweepCancelled(ctx, id)
+			n, err := e.q.SendSweepCancelled(ctx, e.now(), id)
 			if err != nil {
 				return err
 			}

@@ -65,3 +65,15 @@ func TestRescuerGivesUpOnAPoisonMessageAndBacksOff(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepUsesTheInjectedClock: the cancel sweep stamps rows with the executor's
+// clock like every other transition, so tests and replays see one time line.
+func TestSweepUsesTheInjectedClock(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	f, e, c := started(t, 2, "skip", newFake(true), clk)
+	f.exec(`UPDATE campaigns SET status = 'cancelled', cancelled_at = $2 WHERE id = $1`, c.ID, clk.Now())
+	clk.Add(time.Minute)
+	require.NoError(t, e.sweepCancelled(context.Background()))
+	require.Equal(t, int64(2), f.int64(`SELECT count(*) FROM sends WHERE status = 'cancelled' AND updated_at = $1`, clk.Now()))
+}

@@ -163,6 +163,7 @@ type SendClaimBatchRow struct {
 // deleted), are MARKED suppressed here rather than filtered out: a filtered row would
 // stay queued at the head of the index and every later claim would walk over it
 // again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
+// lease_until comes back so a worker never starts a send its lease cannot cover.
 func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) ([]SendClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, sendClaimBatch,
 		arg.Now,
@@ -345,10 +346,10 @@ func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredPa
 
 const sendSweepCancelled = `-- name: SendSweepCancelled :execrows
 UPDATE sends
-SET status = 'cancelled', updated_at = now()
+SET status = 'cancelled', updated_at = coalesce($1::timestamptz, now())
 WHERE id IN (
     SELECT s.id FROM sends s
-    WHERE s.campaign_id = $1 AND s.status = 'queued'
+    WHERE s.campaign_id = $2 AND s.status = 'queued'
     ORDER BY s.id
     LIMIT 5000
     FOR UPDATE SKIP LOCKED)
@@ -358,8 +359,8 @@ WHERE id IN (
 // The cancel transition (SendCancelQueued) closes the queued rows in its own
 // transaction; a row in flight at that moment can still come back to queued (a
 // temporary failure, a rescued lease). This sweep closes those, in bounded batches.
-func (q *Queries) SendSweepCancelled(ctx context.Context, campaignID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, sendSweepCancelled, campaignID)
+func (q *Queries) SendSweepCancelled(ctx context.Context, now *time.Time, campaignID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, sendSweepCancelled, now, campaignID)
 	if err != nil {
 		return 0, err
 	}
