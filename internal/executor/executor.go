@@ -203,8 +203,8 @@ func (e *Executor) Stop(ctx context.Context) error {
 	return err
 }
 
-// releaseTimeout bounds the shutdown release of unsent claims.
-const releaseTimeout = 10 * time.Second
+// releaseTimeout bounds the shutdown release of unsent claims (a variable for tests).
+var releaseTimeout = 10 * time.Second
 
 // release hands claims that never reached the provider back to the queue, each
 // fenced on its own attempts so another replica's live claim is never touched.
