@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
 // startExecutor starts the in-process executor and returns its stop function, which
@@ -54,4 +55,14 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		Links:                links,
 	}
+}
+
+// unsubscribeLinks returns the executor's link function: signed one-click URLs on
+// the public URL, and the mailto address when one is configured.
+func unsubscribeLinks(cfg config.Config) (func(accountID, campaignID, subscriberID int64) (string, string), error) {
+	signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+	if err != nil {
+		return nil, err
+	}
+	return signer.Links(cfg.PublicURL, cfg.UnsubscribeMailto), nil
 }
