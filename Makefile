@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated build fmt vet clean-dev
+.PHONY: run test check generate generated build fmt vet clean-dev bench loadtest
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -39,3 +39,9 @@ build:
 
 clean-dev:
 	rm -rf .sendonce
+
+## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
+BENCH_FLAGS ?=
+bench:
+	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
+	bin/sendonce-bench bench $(BENCH_FLAGS)
