@@ -45,3 +45,9 @@ BENCH_FLAGS ?=
 bench:
 	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
 	bin/sendonce-bench bench $(BENCH_FLAGS)
+
+## loadtest: 200 API clients for 60 s against the in-process service while a 100,000-recipient campaign sends (LOADTEST_FLAGS="--duration=20s")
+LOADTEST_FLAGS ?=
+loadtest:
+	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
+	bin/sendonce-bench loadtest $(LOADTEST_FLAGS)

@@ -93,13 +93,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 	fmt.Fprintf(out, "# bench: recipients=%d batch_size=%d workers=%d latency=%s provider=%s raw_conns=%d database=%q\n",
 		o.Recipients, o.BatchSize, o.Workers, o.Latency, o.Provider, o.RawConns, o.Database)
 	var rep Report
-	accountID, err := createAccount(ctx, pool)
+	accountID, _, imported, err := Seed(ctx, pool, o.Recipients)
 	if err != nil {
 		return rep, err
 	}
-	if rep.Import, err = importSubscribers(ctx, pool, accountID, o.Recipients); err != nil {
-		return rep, fmt.Errorf("import: %w", err)
-	}
+	rep.Import = imported
 	fmt.Fprintf(out, "import: rows=%d secs=%.2f rows_per_s=%.0f\n", rep.Import.Rows, rep.Import.Secs, rep.Import.PerSecond())
 	if err := analyze(ctx, pool); err != nil {
 		return rep, err

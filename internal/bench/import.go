@@ -11,12 +11,18 @@ import (
 	"github.com/sendonce/sendonce/internal/subscriber"
 )
 
-func createAccount(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
-	acc, _, err := account.NewService(pool).Create(ctx, fmt.Sprintf("bench-%d", time.Now().UnixNano()))
+// Seed creates an account with n confirmed subscribers through the product's bulk
+// import and returns the account, an API key for it and the import's rate.
+func Seed(ctx context.Context, pool *pgxpool.Pool, n int) (accountID int64, apiKey string, imported Rate, err error) {
+	acc, key, err := account.NewService(pool).Create(ctx, fmt.Sprintf("bench-%d", time.Now().UnixNano()))
 	if err != nil {
-		return 0, fmt.Errorf("create account: %w", err)
+		return 0, "", imported, fmt.Errorf("create account: %w", err)
 	}
-	return acc.ID, nil
+	imported, err = importSubscribers(ctx, pool, acc.ID, n)
+	if err != nil {
+		return 0, "", imported, fmt.Errorf("import: %w", err)
+	}
+	return acc.ID, key, imported, nil
 }
 
 // importSubscribers creates n confirmed subscribers through the product's own bulk

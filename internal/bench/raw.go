@@ -16,10 +16,10 @@ import (
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// newCampaign creates a draft to every confirmed subscriber of the account, with
+// NewCampaign creates a draft to every confirmed subscriber of the account, with
 // templates that use the subscriber's name, an attribute and the unsubscribe link,
 // as a real campaign would.
-func newCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name string) (int64, error) {
+func NewCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name string) (int64, error) {
 	str := func(s string) *string { return &s }
 	c, err := campaign.NewService(pool).Create(ctx, accountID, campaign.Fields{
 		Name:         str(name),
@@ -40,7 +40,7 @@ func newCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name 
 // executor's batch size on RawConns connections, each looping claim → ack until a
 // claim comes back empty. No rendering, no provider, no coalescing.
 func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (build, raw Rate, err error) {
-	id, err := newCampaign(ctx, pool, accountID, "bench raw")
+	id, err := NewCampaign(ctx, pool, accountID, "bench raw")
 	if err != nil {
 		return build, raw, err
 	}
