@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated build fmt vet clean-dev bench loadtest
+.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -13,6 +13,16 @@ run:
 test:
 	$(GO) build -o bin/sendonce-test ./cmd/sendonce
 	bin/sendonce-test testdb -- $(GO) test -count=1 -timeout 30m $(PKGS)
+
+## fuzz: run every fuzz target briefly (FUZZTIME each; the seed corpus also runs in `make test`)
+FUZZTIME ?= 5s
+fuzz:
+	@grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u | while read -r dir; do \
+	  for target in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "fuzz $$dir $$target"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$dir || exit 1; \
+	  done; \
+	done
 
 ## generate: regenerate internal/store (sqlc) and api/ (oapi-codegen)
 generate:

@@ -363,6 +363,8 @@ type OneClickBodyListUnsubscribe string
 
 // Problem defines model for Problem.
 type Problem struct {
+	// CurrentStatus On a 409 from a state change, the state the resource is actually in.
+	CurrentStatus        *string                `json:"current_status,omitempty"`
 	Detail               *string                `json:"detail,omitempty"`
 	Errors               *[]FieldError          `json:"errors,omitempty"`
 	Instance             *string                `json:"instance,omitempty"`
@@ -486,6 +488,26 @@ type SuppressionPage struct {
 
 // SuppressionReason defines model for SuppressionReason.
 type SuppressionReason string
+
+// TestSendOutcome defines model for TestSendOutcome.
+type TestSendOutcome struct {
+	Email string `json:"email"`
+
+	// Error The failure class (temporary, permanent, ambiguous) and provider status.
+	Error             *string `json:"error,omitempty"`
+	ProviderMessageId *string `json:"provider_message_id,omitempty"`
+	Sent              bool    `json:"sent"`
+}
+
+// TestSendRequest defines model for TestSendRequest.
+type TestSendRequest struct {
+	Emails []string `json:"emails"`
+}
+
+// TestSendResult defines model for TestSendResult.
+type TestSendResult struct {
+	Results []TestSendOutcome `json:"results"`
+}
 
 // WebhookDeliveryResult defines model for WebhookDeliveryResult.
 type WebhookDeliveryResult struct {
@@ -634,6 +656,15 @@ type ListCampaignSendsParams struct {
 	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
+// TestCampaignParams defines parameters for TestCampaign.
+type TestCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // UnapproveCampaignParams defines parameters for UnapproveCampaign.
 type UnapproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -764,6 +795,9 @@ type UpdateCampaignJSONRequestBody = CampaignUpdate
 // ApproveCampaignJSONRequestBody defines body for ApproveCampaign for application/json ContentType.
 type ApproveCampaignJSONRequestBody = ApproveRequest
 
+// TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
+type TestCampaignJSONRequestBody = TestSendRequest
+
 // CreateListJSONRequestBody defines body for CreateList for application/json ContentType.
 type CreateListJSONRequestBody = ListCreate
 
@@ -820,6 +854,14 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 	err := json.Unmarshal(b, &object)
 	if err != nil {
 		return err
+	}
+
+	if raw, found := object["current_status"]; found {
+		err = json.Unmarshal(raw, &a.CurrentStatus)
+		if err != nil {
+			return fmt.Errorf("error reading 'current_status': %w", err)
+		}
+		delete(object, "current_status")
 	}
 
 	if raw, found := object["detail"]; found {
@@ -896,6 +938,13 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 func (a Problem) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
+
+	if a.CurrentStatus != nil {
+		object["current_status"], err = json.Marshal(a.CurrentStatus)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'current_status': %w", err)
+		}
+	}
 
 	if a.Detail != nil {
 		object["detail"], err = json.Marshal(a.Detail)

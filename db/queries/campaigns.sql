@@ -71,9 +71,11 @@ UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = no
 WHERE account_id = @account_id AND id = @id AND status IN ('draft', 'approved', 'sending', 'paused')
 RETURNING *;
 
--- name: SendCancelQueued :execrows
+-- name: SendCancelCampaignQueued :execrows
 -- Runs in the cancel's transaction: no queued recipient of a cancelled campaign is
--- claimed afterwards. Rows already leased finish their attempt.
+-- claimed afterwards. Rows already leased finish their attempt. (One statement for the
+-- whole campaign, so the cancel is atomic; the executor's batched SendCancelQueued
+-- is its sweeper for campaigns cancelled by other means.)
 UPDATE sends SET status = 'cancelled', updated_at = now()
 WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'queued';
 

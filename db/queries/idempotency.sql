@@ -27,3 +27,14 @@ WHERE account_id = @account_id AND key = @key;
 -- the client can retry.
 DELETE FROM idempotency_keys
 WHERE account_id = @account_id AND key = @key AND response_status IS NULL;
+
+-- name: IdempotencyPurgeExpired :execrows
+-- Deletes up to @max expired keys (of any account: this is housekeeping, not a tenant
+-- action). Bounded so one call never holds many locks; the expires_at index serves it.
+DELETE FROM idempotency_keys
+WHERE (account_id, key) IN (
+    SELECT k.account_id, k.key FROM idempotency_keys k
+    WHERE k.expires_at <= coalesce(sqlc.narg('now')::timestamptz, now())
+    ORDER BY k.expires_at
+    LIMIT @max
+);

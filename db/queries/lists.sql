@@ -35,6 +35,8 @@ INSERT INTO list_members (list_id, subscriber_id, account_id)
 SELECT @list_id, s.id, @account_id
 FROM subscribers s
 WHERE s.account_id = @account_id AND s.id = ANY(@subscriber_ids::bigint[])
+-- id order, so concurrent bulk adds to one list wait for each other, never deadlock.
+ORDER BY s.id
 ON CONFLICT DO NOTHING;
 
 -- name: ListMembersRemove :execrows

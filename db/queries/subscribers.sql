@@ -67,6 +67,9 @@ WITH up AS (
     SELECT @account_id, r.email, r.email_lower, coalesce(r.name, ''), r.attributes, coalesce(r.status, 'pending')
     FROM subscriber_import_rows r
     WHERE r.import_id = @import_id
+    -- Address order: concurrent imports that share addresses then lock the shared
+    -- rows in the same order and wait for each other instead of deadlocking.
+    ORDER BY r.email_lower
     ON CONFLICT (account_id, email_lower) DO UPDATE SET
         email      = excluded.email,
         name       = coalesce((SELECT r2.name FROM subscriber_import_rows r2
@@ -95,3 +98,9 @@ DELETE FROM subscriber_import_rows WHERE import_id = @import_id;
 -- COPY of the validated rows into the staging table.
 INSERT INTO subscriber_import_rows (import_id, line, email, email_lower, name, status, attributes)
 VALUES (@import_id, @line, @email, @email_lower, @name, @status, @attributes);
+
+-- name: SubscriberFindByEmails :many
+-- A campaign test send renders with the data of the account's subscriber at each
+-- address, when there is one.
+SELECT email_lower, name, attributes FROM subscribers
+WHERE account_id = @account_id AND email_lower = ANY(@emails::text[]);

@@ -133,7 +133,7 @@ func (s *Service) Cancel(ctx context.Context, accountID, id int64) (Campaign, er
 	return s.cas(ctx, accountID, id, "cancel",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignCancel(ctx, accountID, id) },
 		func(q *store.Queries, c store.Campaign) error {
-			_, err := q.SendCancelQueued(ctx, accountID, c.ID)
+			_, err := q.SendCancelCampaignQueued(ctx, accountID, c.ID)
 			return err
 		})
 }

@@ -50,6 +50,12 @@ type env struct {
 
 func setup(t *testing.T, mutate ...func(*config.Config)) *env {
 	t.Helper()
+	return setupDeps(t, nil, mutate...)
+}
+
+// setupDeps is setup with a last say on the server's dependencies.
+func setupDeps(t *testing.T, deps func(*httpapi.Deps), mutate ...func(*config.Config)) *env {
+	t.Helper()
 	pool := dbtest.New(t)
 	accounts := account.NewService(pool)
 	ctx := context.Background()
@@ -62,8 +68,12 @@ func setup(t *testing.T, mutate ...func(*config.Config)) *env {
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	h := httpapi.NewServer(httpapi.Deps{Pool: pool, Config: cfg, Accounts: accounts,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenAPI: sendonce.OpenAPI})
+	d := httpapi.Deps{Pool: pool, Config: cfg, Accounts: accounts,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenAPI: sendonce.OpenAPI}
+	if deps != nil {
+		deps(&d)
+	}
+	h := httpapi.NewServer(d)
 	return &env{t: t, pool: pool, handler: h, keyA: keyA, keyB: keyB}
 }
 
@@ -162,3 +172,5 @@ func (p problem) pointers() []string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/store"
 )
 
 // idempotency gives every POST that carries an Idempotency-Key Stripe's semantics
@@ -36,7 +32,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			writeError(w, r, s.Logger, decodeError(err, s.Config.MaxBodyBytes))
+			writeError(w, r, s.Logger, decodeError(err, s.bodyLimitOf(r)))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -46,16 +42,13 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 		hash := h.Sum(nil)
 
 		ctx, account := r.Context(), accountID(r)
-		q := store.New(s.Pool)
-		now := s.Now()
-		_, err = q.IdempotencyClaim(ctx, store.IdempotencyClaimParams{AccountID: account, Key: key,
-			Method: r.Method, Path: r.URL.RequestURI(), RequestHash: hash, Now: &now})
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			s.replay(w, r, q, account, key, hash)
-			return
-		case err != nil:
+		claimed, err := s.Idempotency.Claim(ctx, account, key, r.Method, r.URL.RequestURI(), hash, s.Now())
+		if err != nil {
 			writeError(w, r, s.Logger, err)
+			return
+		}
+		if !claimed {
+			s.replay(w, r, account, key, hash)
 			return
 		}
 
@@ -64,27 +57,37 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 		defer func() {
 			// A panic or a failed save frees the key, so the client can retry.
 			if !saved {
-				if err := q.IdempotencyRelease(context.WithoutCancel(ctx), account, key); err != nil {
+				if err := s.Idempotency.Release(context.WithoutCancel(ctx), account, key); err != nil {
 					s.Logger.ErrorContext(ctx, "idempotency: release key", "err", err)
 				}
 			}
 		}()
 		next.ServeHTTP(rec, r)
-		status := int32(rec.status)
-		if err := q.IdempotencySave(context.WithoutCancel(ctx), store.IdempotencySaveParams{
-			ResponseStatus: &status, ResponseBody: rec.body.Bytes(), AccountID: account, Key: key,
-		}); err != nil {
+		if err := s.Idempotency.Save(context.WithoutCancel(ctx), account, key, rec.status, rec.body.Bytes()); err != nil {
 			s.Logger.ErrorContext(ctx, "idempotency: save response", "err", err)
 			return
 		}
 		saved = true
+		// Housekeeping rides on traffic: every purgeEvery-th stored response also
+		// deletes a batch of expired keys, so the table stays about a day deep.
+		if s.idemCount.Add(1)%purgeEvery == 0 {
+			if _, err := s.Idempotency.Purge(context.WithoutCancel(ctx), s.Now(), purgeBatch); err != nil {
+				s.Logger.WarnContext(ctx, "idempotency: purge expired keys", "err", err)
+			}
+		}
 	})
 }
 
+// How often and how much the idempotency middleware purges expired keys.
+const (
+	purgeEvery = 100
+	purgeBatch = 1000
+)
+
 // replay answers a request whose key is already claimed.
-func (s *Server) replay(w http.ResponseWriter, r *http.Request, q *store.Queries, account int64, key string, hash []byte) {
-	prev, err := q.IdempotencyGet(r.Context(), account, key)
-	if errors.Is(err, pgx.ErrNoRows) {
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, account int64, key string, hash []byte) {
+	prev, found, err := s.Idempotency.Get(r.Context(), account, key)
+	if err == nil && !found {
 		// Released between our claim attempt and this read: the client may retry.
 		err = apperr.New(apperr.Conflict, "a request with this Idempotency-Key just failed; retry it")
 	}
@@ -98,14 +101,14 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, q *store.Queries
 			Detail: "this Idempotency-Key was used for a different request (" + prev.Method + " " + prev.Path + " with another body); use a new key"})
 		return
 	}
-	if prev.ResponseStatus == nil {
+	if prev.Status == nil {
 		writeProblem(w, r, Problem{Type: problemBase + "idempotency_in_progress", Title: "Request in progress",
 			Status: http.StatusConflict, Detail: "a request with this Idempotency-Key is still being processed; retry later"})
 		return
 	}
-	status := int(*prev.ResponseStatus)
+	status := *prev.Status
 	w.Header().Set("Idempotent-Replayed", "true")
-	if len(prev.ResponseBody) > 0 {
+	if len(prev.Body) > 0 {
 		ct := "application/json"
 		if status >= 400 {
 			ct = "application/problem+json"
@@ -113,7 +116,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, q *store.Queries
 		w.Header().Set("Content-Type", ct)
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(prev.ResponseBody)
+	_, _ = w.Write(prev.Body)
 }
 
 // parseIdempotencyKey accepts a bare token (what Stripe clients send) or an RFC 8941

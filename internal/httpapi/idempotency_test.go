@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/idempotency"
 )
 
 func TestIdempotencyReplay(t *testing.T) {
@@ -73,10 +73,8 @@ func TestIdempotencyInProgress(t *testing.T) {
 	require.Equal(t, http.StatusConflict, res.Status)
 	require.Contains(t, decodeAs[problem](t, res).Type, "idempotency_in_progress")
 
-	status := int32(http.StatusCreated)
-	require.NoError(t, store.New(e.pool).IdempotencySave(ctx, store.IdempotencySaveParams{
-		ResponseStatus: &status, ResponseBody: []byte(`{"id":1,"name":"x","description":"","member_count":0,"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`),
-		AccountID: accountID, Key: "probe"}))
+	require.NoError(t, idempotency.NewStore(e.pool).Save(ctx, accountID, "probe", http.StatusCreated,
+		[]byte(`{"id":1,"name":"x","description":"","member_count":0,"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`)))
 	res = e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "x"}, "Idempotency-Key", "probe")
 	require.Equal(t, http.StatusCreated, res.Status)
 	require.Equal(t, "true", res.Header.Get("Idempotent-Replayed"))

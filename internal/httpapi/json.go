@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,14 +61,17 @@ func decodeError(err error, maxBytes int64) error {
 }
 
 // encode writes v as JSON with status. It marshals before writing the header so a
-// marshalling failure can still become a 500.
+// marshalling failure can still become a 500. HTML is not escaped: campaign templates
+// come back as written, not as \u003cp\u003e.
 func encode(w http.ResponseWriter, status int, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode response: %w", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body.Bytes())
 	return nil
 }

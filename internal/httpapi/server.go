@@ -5,6 +5,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/getkin/kin-openapi/routers"
@@ -17,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -40,6 +42,11 @@ type Deps struct {
 	// Tenant API services (issue 3); nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
+	// TestSender sends campaign test messages; nil means the provider of Config,
+	// built on first use so an API that never tests opens no provider connections.
+	TestSender campaign.Sender
+	// Idempotency stores Idempotency-Key claims and responses; nil means on Pool.
+	Idempotency *idempotency.Store
 	// Now is the clock of the idempotency keys; nil means time.Now.
 	Now func() time.Time
 }
@@ -51,6 +58,10 @@ type Server struct {
 	metrics *httpMetrics
 	spec    routers.Router
 	limits  *rateLimits
+	// testSender is Deps.TestSender or the lazily built configured provider.
+	testSender func() (campaign.Sender, error)
+	// idemCount counts stored idempotent responses, to pace the purge of expired keys.
+	idemCount atomic.Uint64
 }
 
 // NewServer returns the API handler with every route of routes.go.
@@ -67,10 +78,8 @@ func NewServer(d Deps) http.Handler {
 	if d.Campaigns == nil {
 		d.Campaigns = campaign.NewService(d.Pool)
 	}
-	if d.Webhooks == nil {
-		d.Webhooks = webhook.NewService(d.Pool, webhook.Options{
-			SoftBounceLimit: d.Config.SoftBounceLimit, SoftBounceWindow: d.Config.SoftBounceWindow,
-		})
+	if d.Idempotency == nil {
+		d.Idempotency = idempotency.NewStore(d.Pool)
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -81,7 +90,8 @@ func NewServer(d Deps) http.Handler {
 		panic(err)
 	}
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
-		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst)}
+		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst), testSender: testSender(d)}
+	s.optoutDefaults()
 	s.routes()
 	return s.router
 }

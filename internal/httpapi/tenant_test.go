@@ -90,6 +90,7 @@ func TestCrossTenant(t *testing.T) {
 		"pauseCampaign":     {},
 		"resumeCampaign":    {},
 		"cancelCampaign":    {},
+		"testCampaign":      {body: map[string]any{"emails": []string{"x@example.com"}}},
 		"getCampaignStats":  {},
 		"listCampaignSends": {},
 		"getAccount":        {expect: http.StatusOK},

@@ -17,7 +17,7 @@ import (
 // noRedirect lets a test see a 3xx instead of following it.
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-func post(t *testing.T, url, contentType string, body io.Reader) (*http.Response, string) {
+func oneClickPost(t *testing.T, url, contentType string, body io.Reader) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, body)
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestOneClickUnsubscribeURLEncoded(t *testing.T) {
 	require.Empty(t, reason)
 
 	// The request Gmail documents (REFERENCE §1.5): 200, empty body, suppressed.
-	resp, body := post(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	resp, body := oneClickPost(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Empty(t, body)
 	reason, source := e.suppressed(t)
@@ -59,7 +59,7 @@ func TestOneClickUnsubscribeURLEncoded(t *testing.T) {
 	require.Equal(t, "unsubscribe", feedback)
 
 	// Idempotent.
-	resp, body = post(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	resp, body = oneClickPost(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Empty(t, body)
 }
@@ -71,14 +71,14 @@ func TestOneClickUnsubscribeMultipartAndEmpty(t *testing.T) {
 	mw := multipart.NewWriter(&buf)
 	require.NoError(t, mw.WriteField("List-Unsubscribe", "One-Click"))
 	require.NoError(t, mw.Close())
-	resp, body := post(t, e.link(), mw.FormDataContentType(), &buf)
+	resp, body := oneClickPost(t, e.link(), mw.FormDataContentType(), &buf)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Empty(t, body)
 	reason, _ := e.suppressed(t)
 	require.Equal(t, "unsubscribe", reason)
 
 	e2 := setupOptout(t, "")
-	resp, body = post(t, e2.link(), "", nil)
+	resp, body = oneClickPost(t, e2.link(), "", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "an empty body (our own page's button) is consent too")
 	require.Empty(t, body)
 	reason, _ = e2.suppressed(t)
@@ -93,7 +93,7 @@ func TestOneClickUnsubscribeBadToken(t *testing.T) {
 	forged := e.url + "/u/" + wrong.Token(e.accountID, e.campaignID, e.subscriberID)
 	otherRecipient := e.url + "/u/" + e.signer.Token(e.accountID, e.campaignID, e.subscriberID+1000)
 	for _, u := range []string{forged, otherRecipient, e.url + "/u/garbage", e.link() + "x"} {
-		resp, body := post(t, u, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+		resp, body := oneClickPost(t, u, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, u)
 		require.Empty(t, body)
 		resp, err := noRedirect.Get(u)

@@ -33,10 +33,7 @@ func newSpecRouter(spec []byte) (routers.Router, error) {
 // the idempotency hash and the handler all see the same capped body.
 func (s *Server) bodyLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit := s.Config.MaxBodyBytes
-		if r.URL.Path == importPath {
-			limit = s.Config.ImportMaxBytes
-		}
+		limit := s.bodyLimitOf(r)
 		if r.ContentLength > limit {
 			writeError(w, r, s.Logger, apperr.New(apperr.TooLarge, "the body exceeds %d bytes", limit))
 			return
@@ -44,6 +41,14 @@ func (s *Server) bodyLimit(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyLimitOf is the largest body r may carry: the import has its own limit.
+func (s *Server) bodyLimitOf(r *http.Request) int64 {
+	if r.URL.Path == importPath {
+		return s.Config.ImportMaxBytes
+	}
+	return s.Config.MaxBodyBytes
 }
 
 // validateRequest holds every request to openapi.yaml: parameters, content type and

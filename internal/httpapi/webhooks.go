@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -131,4 +132,21 @@ func webhookEndpointID(r *http.Request) (int64, error) {
 		return 0, apperr.New(apperr.NotFound, "not found")
 	}
 	return id, nil
+}
+
+// optoutDefaults builds the opt-out services a caller left nil (tests that build
+// Deps for other resources), from the same configuration run would use.
+func (s *Server) optoutDefaults() {
+	if s.Webhooks == nil {
+		s.Webhooks = webhook.NewService(s.Pool, webhook.Options{
+			SoftBounceLimit: s.Config.SoftBounceLimit, SoftBounceWindow: s.Config.SoftBounceWindow,
+		})
+	}
+	if s.Unsubscribe == nil {
+		signer, err := unsubscribe.NewSigner(s.Config.UnsubscribeSecret)
+		if err != nil {
+			panic("httpapi: SENDONCE_UNSUBSCRIBE_SECRET: " + err.Error()) // run validates it first
+		}
+		s.Unsubscribe = unsubscribe.NewService(s.Pool, signer)
+	}
 }

@@ -38,8 +38,8 @@ func (e *optoutEnv) api(t *testing.T, method, path string, body any) (int, map[s
 	return resp.StatusCode, out
 }
 
-// deliver POSTs body to a webhook path with Standard Webhooks headers signed by secret.
-func deliver(t *testing.T, url, secret, id string, ts time.Time, body []byte) (int, map[string]any) {
+// deliverSigned POSTs body to a webhook path with Standard Webhooks headers signed by secret.
+func deliverSigned(t *testing.T, url, secret, id string, ts time.Time, body []byte) (int, map[string]any) {
 	t.Helper()
 	key, err := base64.StdEncoding.DecodeString(secret[len("whsec_"):])
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestWebhookEndpointsAPIAndDelivery(t *testing.T) {
 
 	// A signed opt-out from the tenant's own system, correlated to the send by job id.
 	body := []byte(`{"type":"subscriber.complained","data":{"email":"ada@example.com","job_id":"job-ada"}}`)
-	status, res := deliver(t, e.url+path, secret, "evt-1", time.Now(), body)
+	status, res := deliverSigned(t, e.url+path, secret, "evt-1", time.Now(), body)
 	require.Equal(t, http.StatusOK, status, res)
 	require.Equal(t, float64(1), res["suppressed"])
 	reason, source := e.suppressed(t)
@@ -92,28 +92,28 @@ func TestWebhookEndpointsAPIAndDelivery(t *testing.T) {
 	require.Equal(t, "complaint", feedback)
 
 	// Bad signature → 401 problem; unknown endpoint → 404; no API key needed either way.
-	status, prob := deliver(t, e.url+path, "whsec_"+base64.StdEncoding.EncodeToString([]byte("wrong-secret-wrong-secret-wrong!")), "evt-2", time.Now(), body)
+	status, prob := deliverSigned(t, e.url+path, "whsec_"+base64.StdEncoding.EncodeToString([]byte("wrong-secret-wrong-secret-wrong!")), "evt-2", time.Now(), body)
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, "https://sendonce.dev/problems/unauthorized", prob["type"])
-	status, _ = deliver(t, e.url+"/v1/webhooks/standard/999999", secret, "evt-3", time.Now(), body)
+	status, _ = deliverSigned(t, e.url+"/v1/webhooks/standard/999999", secret, "evt-3", time.Now(), body)
 	require.Equal(t, http.StatusNotFound, status)
-	status, _ = deliver(t, e.url+"/v1/webhooks/standard/abc", secret, "evt-3", time.Now(), body)
+	status, _ = deliverSigned(t, e.url+"/v1/webhooks/standard/abc", secret, "evt-3", time.Now(), body)
 	require.Equal(t, http.StatusNotFound, status)
 
 	// Rotate with no grace: the old secret stops at once, the new one works.
 	status, rotated := e.api(t, http.MethodPost, fmt.Sprintf("/v1/webhook-endpoints/%d/rotate", id), map[string]any{"grace_seconds": 0})
 	require.Equal(t, http.StatusOK, status, rotated)
 	fresh := rotated["credentials"].(map[string]any)["secret"].(string)
-	status, _ = deliver(t, e.url+path, secret, "evt-4", time.Now(), body)
+	status, _ = deliverSigned(t, e.url+path, secret, "evt-4", time.Now(), body)
 	require.Equal(t, http.StatusUnauthorized, status)
-	status, _ = deliver(t, e.url+path, fresh, "evt-4", time.Now(), body)
+	status, _ = deliverSigned(t, e.url+path, fresh, "evt-4", time.Now(), body)
 	require.Equal(t, http.StatusOK, status)
 
 	status, _ = e.api(t, http.MethodDelete, fmt.Sprintf("/v1/webhook-endpoints/%d", id), nil)
 	require.Equal(t, http.StatusNoContent, status)
 	status, _ = e.api(t, http.MethodGet, fmt.Sprintf("/v1/webhook-endpoints/%d", id), nil)
 	require.Equal(t, http.StatusNotFound, status)
-	status, _ = deliver(t, e.url+path, fresh, "evt-5", time.Now(), body)
+	status, _ = deliverSigned(t, e.url+path, fresh, "evt-5", time.Now(), body)
 	require.Equal(t, http.StatusNotFound, status)
 
 	// The management API needs a key.
@@ -138,7 +138,7 @@ func TestWebhookSuppressionStopsUnclaimedSends(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status)
 	secret := created["credentials"].(map[string]any)["secret"].(string)
 	body := []byte(`{"type":"subscriber.unsubscribed","data":{"email":"R777@example.com"}}`)
-	status, _ = deliver(t, e.url+created["path"].(string), secret, "evt-1", time.Now(), body)
+	status, _ = deliverSigned(t, e.url+created["path"].(string), secret, "evt-1", time.Now(), body)
 	require.Equal(t, http.StatusOK, status)
 
 	var unsuppressedQueued int
@@ -159,9 +159,9 @@ func TestWebhookDeliveryLimitsAndUnknownSource(t *testing.T) {
 
 	huge := append([]byte(`{"type":"subscriber.unsubscribed","data":{"email":"ada@example.com"},"pad":"`), bytes.Repeat([]byte("x"), 6<<20)...)
 	huge = append(huge, `"}`...)
-	status, _ = deliver(t, e.url+created["path"].(string), secret, "big", time.Now(), huge)
+	status, _ = deliverSigned(t, e.url+created["path"].(string), secret, "big", time.Now(), huge)
 	require.Equal(t, http.StatusRequestEntityTooLarge, status)
-	status, _ = deliver(t, fmt.Sprintf("%s/v1/webhooks/carrier-pigeon/%d", e.url, id), secret, "x", time.Now(), []byte(`{}`))
+	status, _ = deliverSigned(t, fmt.Sprintf("%s/v1/webhooks/carrier-pigeon/%d", e.url, id), secret, "x", time.Now(), []byte(`{}`))
 	require.Equal(t, http.StatusNotFound, status)
 	reason, _ := e.suppressed(t)
 	require.Empty(t, reason)

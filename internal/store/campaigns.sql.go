@@ -493,15 +493,17 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 	return i, err
 }
 
-const sendCancelQueued = `-- name: SendCancelQueued :execrows
+const sendCancelCampaignQueued = `-- name: SendCancelCampaignQueued :execrows
 UPDATE sends SET status = 'cancelled', updated_at = now()
 WHERE account_id = $1 AND campaign_id = $2 AND status = 'queued'
 `
 
 // Runs in the cancel's transaction: no queued recipient of a cancelled campaign is
-// claimed afterwards. Rows already leased finish their attempt.
-func (q *Queries) SendCancelQueued(ctx context.Context, accountID int64, campaignID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, sendCancelQueued, accountID, campaignID)
+// claimed afterwards. Rows already leased finish their attempt. (One statement for the
+// whole campaign, so the cancel is atomic; the executor's batched SendCancelQueued
+// is its sweeper for campaigns cancelled by other means.)
+func (q *Queries) SendCancelCampaignQueued(ctx context.Context, accountID int64, campaignID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, sendCancelCampaignQueued, accountID, campaignID)
 	if err != nil {
 		return 0, err
 	}

@@ -76,6 +76,26 @@ func (q *Queries) IdempotencyGet(ctx context.Context, accountID int64, key strin
 	return i, err
 }
 
+const idempotencyPurgeExpired = `-- name: IdempotencyPurgeExpired :execrows
+DELETE FROM idempotency_keys
+WHERE (account_id, key) IN (
+    SELECT k.account_id, k.key FROM idempotency_keys k
+    WHERE k.expires_at <= coalesce($1::timestamptz, now())
+    ORDER BY k.expires_at
+    LIMIT $2
+)
+`
+
+// Deletes up to @max expired keys (of any account: this is housekeeping, not a tenant
+// action). Bounded so one call never holds many locks; the expires_at index serves it.
+func (q *Queries) IdempotencyPurgeExpired(ctx context.Context, now *time.Time, max int32) (int64, error) {
+	result, err := q.db.Exec(ctx, idempotencyPurgeExpired, now, max)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const idempotencyRelease = `-- name: IdempotencyRelease :exec
 DELETE FROM idempotency_keys
 WHERE account_id = $1 AND key = $2 AND response_status IS NULL

@@ -161,6 +161,7 @@ INSERT INTO list_members (list_id, subscriber_id, account_id)
 SELECT $1, s.id, $2
 FROM subscribers s
 WHERE s.account_id = $2 AND s.id = ANY($3::bigint[])
+ORDER BY s.id
 ON CONFLICT DO NOTHING
 `
 
@@ -171,6 +172,7 @@ type ListMembersAddParams struct {
 }
 
 // Only the account's own subscribers can join; the caller has already refused others.
+// id order, so concurrent bulk adds to one list wait for each other, never deadlock.
 func (q *Queries) ListMembersAdd(ctx context.Context, arg ListMembersAddParams) (int64, error) {
 	result, err := q.db.Exec(ctx, listMembersAdd, arg.ListID, arg.AccountID, arg.SubscriberIds)
 	if err != nil {

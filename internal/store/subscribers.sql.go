@@ -88,6 +88,39 @@ func (q *Queries) SubscriberDelete(ctx context.Context, accountID int64, iD int6
 	return result.RowsAffected(), nil
 }
 
+const subscriberFindByEmails = `-- name: SubscriberFindByEmails :many
+SELECT email_lower, name, attributes FROM subscribers
+WHERE account_id = $1 AND email_lower = ANY($2::text[])
+`
+
+type SubscriberFindByEmailsRow struct {
+	EmailLower string
+	Name       string
+	Attributes json.RawMessage
+}
+
+// A campaign test send renders with the data of the account's subscriber at each
+// address, when there is one.
+func (q *Queries) SubscriberFindByEmails(ctx context.Context, accountID int64, emails []string) ([]SubscriberFindByEmailsRow, error) {
+	rows, err := q.db.Query(ctx, subscriberFindByEmails, accountID, emails)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SubscriberFindByEmailsRow{}
+	for rows.Next() {
+		var i SubscriberFindByEmailsRow
+		if err := rows.Scan(&i.EmailLower, &i.Name, &i.Attributes); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const subscriberGet = `-- name: SubscriberGet :one
 SELECT id, account_id, email, email_lower, name, attributes, status, created_at, updated_at FROM subscribers WHERE account_id = $1 AND id = $2
 `
@@ -170,6 +203,9 @@ WITH up AS (
     SELECT $1, r.email, r.email_lower, coalesce(r.name, ''), r.attributes, coalesce(r.status, 'pending')
     FROM subscriber_import_rows r
     WHERE r.import_id = $2
+    -- Address order: concurrent imports that share addresses then lock the shared
+    -- rows in the same order and wait for each other instead of deadlocking.
+    ORDER BY r.email_lower
     ON CONFLICT (account_id, email_lower) DO UPDATE SET
         email      = excluded.email,
         name       = coalesce((SELECT r2.name FROM subscriber_import_rows r2

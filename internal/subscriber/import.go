@@ -76,7 +76,6 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
@@ -85,6 +84,8 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 			}
 			return nil, nil, err
 		}
+		// FieldPos only after a successful Read: a failed one has no fields (found by FuzzImportParsers).
+		line, _ := cr.FieldPos(0)
 		if len(rows)+len(rejected) >= MaxImportRows {
 			return nil, nil, apperr.New(apperr.TooLarge, "an import holds at most %d rows", MaxImportRows)
 		}

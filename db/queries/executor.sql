@@ -1,0 +1,50 @@
+-- Campaign queries of the executor: start, list what is being sent, finish.
+
+-- name: CampaignListDue :many
+-- Approved campaigns whose time has come; the start itself is a CAS, so replicas
+-- listing the same ids is harmless.
+SELECT id FROM campaigns
+WHERE status = 'approved' AND scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
+ORDER BY scheduled_for, id
+LIMIT 100;
+
+-- name: CampaignStart :one
+-- The approved → sending compare-and-set. It runs in the same transaction as
+-- SendBuildRecipients, so a crash leaves either an approved campaign or a sending
+-- one with its full recipient list. No row back means another executor won.
+UPDATE campaigns
+SET status = 'sending',
+    started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE id = @id AND status = 'approved'
+  AND scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
+RETURNING id, account_id, list_ids;
+
+-- name: CampaignListSending :many
+-- Everything a sender needs of the campaigns being sent; the dispatcher deals them
+-- round-robin per account.
+SELECT id, account_id, subject, from_email, from_name, reply_to, html_template,
+       text_template, ambiguous_policy
+FROM campaigns
+WHERE status = 'sending'
+ORDER BY account_id, id;
+
+-- name: CampaignFinish :one
+-- sending → sent once nothing is left to send or in flight. The NOT EXISTS reads
+-- sends_campaign_status_idx.
+UPDATE campaigns
+SET status = 'sent',
+    finished_at = coalesce(sqlc.narg('now')::timestamptz, now()),
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE campaigns.id = @campaign_id AND campaigns.status = 'sending'
+  AND NOT EXISTS (
+      SELECT 1 FROM sends
+      WHERE sends.campaign_id = @campaign_id AND sends.status IN ('queued', 'sending'))
+RETURNING campaigns.id;
+
+-- name: CampaignListCancelledWithQueued :many
+-- Cancelled campaigns that still have queued rows to close.
+SELECT c.id FROM campaigns c
+WHERE c.status = 'cancelled'
+  AND EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
+LIMIT 100;

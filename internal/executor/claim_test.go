@@ -1,0 +1,383 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/suppression"
+)
+
+// started returns a fixture with one started campaign of n confirmed recipients
+// s1..sn@example.com, the executor (not running) and its campaign state.
+func started(t *testing.T, n int, policy string, p Provider, clk *clock) (fixture, *Executor, *campaign) {
+	t.Helper()
+	pool := dbtest.New(t)
+	f := fixture{t, pool}
+	acct := f.account("a")
+	f.subscribers(acct, "s", n, "confirmed")
+	id := f.campaign(acct, nil, policy, clk.Now())
+	e := newExecutor(t, pool, p, Config{Now: clk.Now, Lease: time.Minute, MaxAttempts: 3,
+		BackoffBase: time.Second, BackoffMax: time.Minute, Workers: 100, BatchSize: 100})
+	_, err := e.startDue(context.Background())
+	require.NoError(t, err)
+	return f, e, sendingCampaign(t, e, id)
+}
+
+func sendingCampaign(t *testing.T, e *Executor, id int64) *campaign {
+	t.Helper()
+	d := &dealer{byID: map[int64]*campaign{}}
+	require.NoError(t, e.refresh(context.Background(), d))
+	c := d.byID[id]
+	require.NotNil(t, c, "campaign %d is not sending", id)
+	return c
+}
+
+func TestClaimLeasesAndMarksSuppressedRows(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	f, e, c := started(t, 6, "skip", newFake(true), clk)
+	ctx := context.Background()
+	_, _, err := suppression.Add(ctx, f.pool, c.AccountID, "S1@example.com", "unsubscribe", "test")
+	require.NoError(t, err)
+	f.exec(`UPDATE subscribers SET status = 'unsubscribed' WHERE email_lower = 's2@example.com'`)
+	f.exec(`DELETE FROM subscribers WHERE email_lower = 's3@example.com'`)
+
+	rows, err := e.claim(ctx, c, 100)
+	require.NoError(t, err)
+	require.Len(t, rows, 6)
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Email] = r.Status
+	}
+	require.Equal(t, map[string]string{
+		"s1@example.com": "suppressed", "s2@example.com": "suppressed", "s3@example.com": "suppressed",
+		"s4@example.com": "sending", "s5@example.com": "sending", "s6@example.com": "sending",
+	}, got)
+	require.Equal(t, int64(3), f.int64(`SELECT count(*) FROM sends WHERE status = 'sending'
+		AND attempts = 1 AND lease_until = $1`, clk.Now().Add(time.Minute)))
+	require.Equal(t, int64(3), f.int64(`SELECT count(*) FROM sends WHERE status = 'suppressed'
+		AND attempts = 0 AND lease_until IS NULL`))
+	// Nothing is left queued to be walked over by later claims.
+	rows, err = e.claim(ctx, c, 100)
+	require.NoError(t, err)
+	require.Empty(t, rows)
+}
+
+func TestClaimsAreDisjointAndRespectRetryTime(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	f, e, c := started(t, 10, "skip", newFake(true), clk)
+	ctx := context.Background()
+	f.exec(`UPDATE sends SET next_attempt_at = $1 WHERE email_lower IN ('s1@example.com', 's2@example.com')`, clk.Now().Add(time.Minute))
+	a, err := e.claim(ctx, c, 5)
+	require.NoError(t, err)
+	b, err := e.claim(ctx, c, 5)
+	require.NoError(t, err)
+	require.Len(t, a, 5)
+	require.Len(t, b, 3, "two rows wait for their retry time")
+	seen := map[int64]bool{}
+	for _, r := range append(a, b...) {
+		require.False(t, seen[r.ID])
+		seen[r.ID] = true
+	}
+	clk.Add(time.Minute)
+	later, err := e.claim(ctx, c, 5)
+	require.NoError(t, err)
+	require.Len(t, later, 2)
+}
+
+func TestPauseStopsClaimsResumeContinuesCancelCloses(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	f, e, c := started(t, 10, "skip", newFake(true), clk)
+	ctx := context.Background()
+	first, err := e.claim(ctx, c, 2)
+	require.NoError(t, err)
+	require.Len(t, first, 2)
+
+	f.exec(`UPDATE campaigns SET status = 'paused' WHERE id = $1`, c.ID)
+	rows, err := e.claim(ctx, c, 10)
+	require.NoError(t, err)
+	require.Empty(t, rows, "a paused campaign gives out no new work")
+	// In-flight sends of a paused campaign still finish and are acknowledged.
+	e.flush([]result{{id: first[0].ID, status: "sent", providerID: "p"}})
+	require.False(t, e.finish(ctx, c.ID), "paused is not finished")
+
+	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c.ID)
+	rows, err = e.claim(ctx, c, 3)
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+
+	f.exec(`UPDATE campaigns SET status = 'cancelled', cancelled_at = now() WHERE id = $1`, c.ID)
+	require.NoError(t, e.sweepCancelled(ctx))
+	require.Equal(t, map[string]int{"sent": 1, "sending": 4, "cancelled": 5}, f.counts(c.ID))
+	rows, err = e.claim(ctx, c, 10)
+	require.NoError(t, err)
+	require.Empty(t, rows)
+	// A late ack of a row that was in flight at cancel time still records the send.
+	e.flush([]result{{id: rows0(first[1:]), status: "sent", providerID: "p"}})
+	require.Equal(t, 2, f.counts(c.ID)["sent"])
+	require.Equal(t, "cancelled", f.status(c.ID))
+}
+
+func rows0(rows []store.SendClaimBatchRow) int64 { return rows[0].ID }
+
+func TestFinalizerWaitsForQueuedAndSendingRows(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	f, e, c := started(t, 3, "skip", newFake(true), clk)
+	ctx := context.Background()
+	require.False(t, e.finish(ctx, c.ID))
+	rows, err := e.claim(ctx, c, 10)
+	require.NoError(t, err)
+	require.False(t, e.finish(ctx, c.ID), "rows in flight")
+	var res []result
+	for _, r := range rows {
+		res = append(res, result{id: r.ID, status: "sent", providerID: "x"})
+	}
+	e.flush(res)
+	require.True(t, e.finish(ctx, c.ID))
+	require.Equal(t, "sent", f.status(c.ID))
+	require.Equal(t, int64(1), f.int64(`SELECT count(*) FROM campaigns WHERE id = $1 AND finished_at = $2`, c.ID, clk.Now()))
+	require.False(t, e.finish(ctx, c.ID), "the CAS runs once")
+}
+
+// outcome claims one row, sends it through p and acknowledges the result.
+func outcome(t *testing.T, e *Executor, c *campaign) store.SendClaimBatchRow {
+	t.Helper()
+	rows, err := e.claim(context.Background(), c, 1)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	e.flush([]result{e.send(context.Background(), job{campaign: c, row: rows[0]})})
+	return rows[0]
+}
+
+type sendRow struct {
+	Status, LastError, ProviderID string
+	Attempts                      int
+	NextAttempt                   time.Time
+	SentAt, Lease                 *time.Time
+}
+
+func readSend(t *testing.T, pool *pgxpool.Pool, id int64) sendRow {
+	t.Helper()
+	var r sendRow
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT status, coalesce(last_error, ''),
+		coalesce(provider_message_id, ''), attempts, greatest(next_attempt_at, '2000-01-01'), sent_at, lease_until FROM sends WHERE id = $1`, id).
+		Scan(&r.Status, &r.LastError, &r.ProviderID, &r.Attempts, &r.NextAttempt, &r.SentAt, &r.Lease))
+	return r
+}
+
+func TestAcknowledgementTransitions(t *testing.T) {
+	t.Parallel()
+	ambiguous := &provider.Error{Class: provider.Ambiguous, Err: errors.New("connection lost after DATA")}
+	permanent := &provider.Error{Class: provider.Permanent, Code: 550, Err: errors.New("no such user")}
+	for _, tc := range []struct {
+		name       string
+		idempotent bool
+		policy     string
+		err        error
+		attempts   int // attempts made before this one
+		want       string
+	}{
+		{"accepted", true, "skip", nil, 0, "sent"},
+		{"temporary requeues with backoff", false, "skip", temporary("try later"), 0, "queued"},
+		{"temporary at the last attempt fails", false, "skip", temporary("try later"), 2, "failed"},
+		{"permanent fails", false, "skip", permanent, 0, "failed"},
+		{"ambiguous on an idempotent provider requeues", true, "skip", ambiguous, 0, "queued"},
+		{"ambiguous on plain SMTP with skip is unknown", false, "skip", ambiguous, 0, "unknown"},
+		{"ambiguous on plain SMTP with retry requeues", false, "retry", ambiguous, 0, "queued"},
+		{"unclassified errors are ambiguous", false, "skip", errors.New("eof"), 0, "unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newClock()
+			p := newFake(tc.idempotent)
+			p.fail = func(provider.Message, int) error { return tc.err }
+			f, e, c := started(t, 1, tc.policy, p, clk)
+			f.exec(`UPDATE sends SET attempts = $1`, tc.attempts)
+			row := outcome(t, e, c)
+			got := readSend(t, f.pool, row.ID)
+			require.Equal(t, tc.want, got.Status)
+			require.Nil(t, got.Lease)
+			require.Equal(t, tc.attempts+1, got.Attempts)
+			switch tc.want {
+			case "sent":
+				require.Equal(t, "pid-"+row.JobID, got.ProviderID)
+				require.True(t, clk.Now().Equal(*got.SentAt))
+				require.Empty(t, got.LastError)
+			case "queued":
+				require.NotEmpty(t, got.LastError)
+				if tc.err != nil && provider.ClassOf(tc.err) == provider.Temporary {
+					// First retry: BackoffBase (1s) with jitter over its upper half.
+					require.GreaterOrEqual(t, got.NextAttempt, clk.Now().Add(500*time.Millisecond))
+					require.LessOrEqual(t, got.NextAttempt, clk.Now().Add(time.Second))
+				}
+			default:
+				require.NotEmpty(t, got.LastError)
+				require.Nil(t, got.SentAt)
+			}
+		})
+	}
+}
+
+func TestBackoffGrowsAndIsCapped(t *testing.T) {
+	t.Parallel()
+	e := &Executor{cfg: Config{BackoffBase: time.Second, BackoffMax: 10 * time.Second}}
+	for attempts, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 30: 10 * time.Second} {
+		d := e.backoff(attempts)
+		require.GreaterOrEqual(t, d, want/2, "attempts %d", attempts)
+		require.LessOrEqual(t, d, want, "attempts %d", attempts)
+	}
+}
+
+func TestRescuerSettlesExpiredLeases(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		idempotent bool
+		policy     string
+		want       string
+	}{
+		{"idempotent provider replays", true, "skip", "queued"},
+		{"plain SMTP with skip marks unknown", false, "skip", "unknown"},
+		{"plain SMTP with retry replays", false, "retry", "queued"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newClock()
+			f, e, c := started(t, 4, tc.policy, newFake(tc.idempotent), clk)
+			ctx := context.Background()
+			rows, err := e.claim(ctx, c, 4)
+			require.NoError(t, err)
+
+			clk.Add(59 * time.Second)
+			n, err := e.rescue(ctx)
+			require.NoError(t, err)
+			require.Zero(t, n, "leases still valid")
+
+			clk.Add(2 * time.Second)
+			n, err = e.rescue(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 4, n)
+			require.Equal(t, map[string]int{tc.want: 4}, f.counts(c.ID))
+
+			// A late acknowledgement from the process that held the lease must not
+			// overwrite the rescue (the status = 'sending' fence).
+			e.flush([]result{{id: rows[0].ID, status: "sent", providerID: "late"}})
+			require.Equal(t, tc.want, readSend(t, f.pool, rows[0].ID).Status)
+
+			if tc.want == "queued" {
+				again, err := e.claim(ctx, c, 4)
+				require.NoError(t, err)
+				require.Len(t, again, 4)
+				for i := range again {
+					require.Equal(t, rows[i].JobID, again[i].JobID, "the replay keeps the job id")
+					require.Equal(t, int32(2), again[i].Attempts)
+				}
+			}
+		})
+	}
+}
+
+// TestClaimUsesThePartialIndex runs EXPLAIN on the claim statement over a realistic
+// table (many campaigns, most rows already sent, fresh statistics) and fails when
+// the planner leaves the partial index sends_claim_idx (DESIGN.md §4).
+func TestClaimUsesThePartialIndex(t *testing.T) {
+	t.Parallel()
+	var captured string
+	url := dbtest.URL(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.ConnConfig.Tracer = captureSQL(func(sql string) { captured = sql })
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	f := fixture{t, pool}
+	ctx := context.Background()
+	acct := f.account("a")
+	f.subscribers(acct, "s", 2000, "confirmed")
+	f.exec(`INSERT INTO campaigns (account_id, name, subject, from_email, status)
+		SELECT $1, 'c' || i, 's', 'a@example.com', 'sent' FROM generate_series(1, 100) i`, acct)
+	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = (SELECT max(id) FROM campaigns)`)
+	// 200,000 rows: 99 finished campaigns, and the last one a quarter sent.
+	f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
+		SELECT c.id, c.account_id, s.id, s.email, s.email_lower, 'campaign:' || c.id || ':' || s.id,
+		       CASE WHEN c.status = 'sent' OR s.id % 4 = 0 THEN 'sent' ELSE 'queued' END, now()
+		FROM campaigns c CROSS JOIN subscribers s`)
+	f.exec(`ANALYZE sends`)
+	f.exec(`ANALYZE campaigns`)
+	c := f.int64(`SELECT max(id) FROM campaigns`)
+	e := newExecutor(t, pool, newFake(true), Config{})
+	_, err = e.q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c, N: 100,
+		Lease: leaseInterval(time.Minute)})
+	require.NoError(t, err)
+	claimSQL := captured // the EXPLAINs below pass through the tracer too
+	require.Contains(t, claimSQL, "SKIP LOCKED")
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		var plan []string
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, nil, leaseInterval(time.Minute), c, int32(100))
+			if err != nil {
+				return err
+			}
+			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			return errors.New("rollback: EXPLAIN of an UPDATE plans only, but leave nothing behind")
+		})
+		require.ErrorContains(t, err, "rollback:")
+		text := strings.Join(plan, "\n")
+		t.Logf("%s plan:\n%s", mode, text)
+		require.Contains(t, text, "Index Scan using sends_claim_idx", "%s plan:\n%s", mode, text)
+		require.NotContains(t, text, "Sort", "the claim must read the index in id order and stop at LIMIT")
+	}
+}
+
+func TestMessageIsRenderedWithUnsubscribeHeaders(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	p := newFake(true)
+	f, e, c := started(t, 1, "skip", p, clk)
+	e.cfg.Links = func(a, cmp, s int64) (string, string) {
+		return fmt.Sprintf("https://x.example/u/%d-%d-%d", a, cmp, s), "unsub@x.example"
+	}
+	row := outcome(t, e, c)
+	_, _, order := p.snapshot()
+	require.Len(t, order, 1)
+	m := order[0]
+	require.Equal(t, row.JobID, m.JobID)
+	require.Equal(t, "s1@example.com", m.To)
+	require.Equal(t, "Hello Sub 1", m.Subject)
+	link := fmt.Sprintf("https://x.example/u/%d-%d-%d", c.AccountID, c.ID, row.SubscriberID)
+	require.Contains(t, m.HTML, link)
+	require.Contains(t, m.HTML, "Hi Sub 1 1")
+	require.NotEmpty(t, m.MessageID)
+	headers := map[string]string{}
+	for _, h := range m.Headers {
+		headers[h.Name] = h.Value
+	}
+	require.Contains(t, headers["List-Unsubscribe"], "<"+link+">")
+	require.Contains(t, headers["List-Unsubscribe"], "mailto:unsub@x.example")
+	require.Equal(t, "List-Unsubscribe=One-Click", headers["List-Unsubscribe-Post"])
+	// The same job always carries the same Message-ID (a replay is the same message).
+	again, err := e.build(job{campaign: c, row: row})
+	require.NoError(t, err)
+	require.Equal(t, m.MessageID, again.MessageID)
+	require.Equal(t, "sent", readSend(t, f.pool, row.ID).Status)
+}

@@ -1,0 +1,82 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// complete coalesces the workers' results into one acknowledgement statement every
+// AckInterval or every AckBatch rows (DESIGN.md §4, as River's batch completer). The
+// results channel is small, so a slow database pushes back on the workers instead
+// of growing a backlog; worker slots are only freed once their rows are acknowledged.
+func (e *Executor) complete() {
+	defer e.completer.Done()
+	var batch []result
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case r, ok := <-e.results:
+			if !ok {
+				e.flush(batch)
+				return
+			}
+			if len(batch) == 0 {
+				timer.Reset(e.cfg.AckInterval)
+			}
+			batch = append(batch, r)
+			if len(batch) < e.cfg.AckBatch {
+				continue
+			}
+			timer.Stop()
+		case <-timer.C:
+		}
+		e.flush(batch)
+		batch = batch[:0]
+	}
+}
+
+// flush writes one batch of acknowledgements, retrying through a database outage.
+// It gives up only when the shutdown deadline has passed: the rows then stay
+// 'sending' and the rescuer treats them as in flight, which is what they were.
+func (e *Executor) flush(batch []result) {
+	if len(batch) == 0 {
+		return
+	}
+	p := store.SendAckManyParams{Now: e.now()}
+	for _, r := range batch {
+		p.Ids = append(p.Ids, r.id)
+		p.Statuses = append(p.Statuses, r.status)
+		p.ProviderIds = append(p.ProviderIds, r.providerID)
+		p.Errors = append(p.Errors, r.err)
+		p.NextAttempts = append(p.NextAttempts, r.next)
+	}
+	backoff := 50 * time.Millisecond
+	for {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := e.q.SendAckMany(ctx, p)
+		cancel()
+		if err == nil {
+			e.metrics.ackSeconds.Observe(time.Since(start).Seconds())
+			e.metrics.ackBatch.Observe(float64(len(batch)))
+			break
+		}
+		e.log.Warn("acknowledge sends; retrying", "rows", len(batch), "err", err, "backoff", backoff.String())
+		if !sleep(e.sendCtx, backoff) {
+			e.log.Error("acknowledgements abandoned at shutdown; the rescuer will settle these rows", "rows", len(batch))
+			break
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	for _, r := range batch {
+		label := r.status
+		if label == "queued" {
+			label = "retried"
+		}
+		e.metrics.sends.WithLabelValues(label).Inc()
+	}
+	e.slotsFreed(len(batch))
+}

@@ -1,0 +1,187 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// fakeProvider stands in for the outside world: it records every call per job id
+// and answers with fail (nil: accept).
+type fakeProvider struct {
+	idempotent bool
+	fail       func(m provider.Message, call int) error
+	block      chan struct{} // when set, Send waits for it (or ctx)
+	mu         sync.Mutex
+	calls      map[string]int // every call
+	accepted   map[string]int // calls answered without error
+	order      []provider.Message
+	inFlight   int
+}
+
+func newFake(idempotent bool) *fakeProvider {
+	return &fakeProvider{idempotent: idempotent, calls: map[string]int{}, accepted: map[string]int{}}
+}
+
+func (f *fakeProvider) Idempotent() bool { return f.idempotent }
+
+func (f *fakeProvider) Send(ctx context.Context, m provider.Message) (string, error) {
+	f.mu.Lock()
+	f.calls[m.JobID]++
+	call := f.calls[m.JobID]
+	f.inFlight++
+	f.mu.Unlock()
+	defer func() { f.mu.Lock(); f.inFlight--; f.mu.Unlock() }()
+	if f.block != nil {
+		select {
+		case <-f.block:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	if f.fail != nil {
+		if err := f.fail(m, call); err != nil {
+			return "", err
+		}
+	}
+	f.mu.Lock()
+	f.accepted[m.JobID]++
+	f.order = append(f.order, m)
+	f.mu.Unlock()
+	return "pid-" + m.JobID, nil
+}
+
+func (f *fakeProvider) snapshot() (calls, accepted map[string]int, order []provider.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	calls, accepted = map[string]int{}, map[string]int{}
+	for k, v := range f.calls {
+		calls[k] = v
+	}
+	for k, v := range f.accepted {
+		accepted[k] = v
+	}
+	return calls, accepted, append([]provider.Message(nil), f.order...)
+}
+
+func temporary(msg string) error {
+	return &provider.Error{Class: provider.Temporary, Code: 451, Err: errors.New(msg)}
+}
+
+// fixture inserts tenants, subscribers and campaigns with plain SQL.
+type fixture struct {
+	t    *testing.T
+	pool *pgxpool.Pool
+}
+
+func (f fixture) exec(sql string, args ...any) {
+	f.t.Helper()
+	_, err := f.pool.Exec(context.Background(), sql, args...)
+	require.NoError(f.t, err)
+}
+
+func (f fixture) int64(sql string, args ...any) int64 {
+	f.t.Helper()
+	var n int64
+	require.NoError(f.t, f.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+func (f fixture) account(name string) int64 {
+	return f.int64(`INSERT INTO accounts (name) VALUES ($1) RETURNING id`, name)
+}
+
+// subscribers adds n subscribers prefix<i>@example.com with status and returns the first id.
+func (f fixture) subscribers(acct int64, prefix string, n int, status string) int64 {
+	return f.int64(`WITH ins AS (
+		INSERT INTO subscribers (account_id, email, email_lower, name, status, attributes)
+		SELECT $1, $2 || i || '@example.com', lower($2 || i || '@example.com'), 'Sub ' || i, $4,
+		       jsonb_build_object('n', i)
+		FROM generate_series(1, $3::int) i RETURNING id)
+		SELECT coalesce(min(id), 0) FROM ins`, acct, prefix, n, status)
+}
+
+func (f fixture) list(acct int64, name string) int64 {
+	return f.int64(`INSERT INTO lists (account_id, name) VALUES ($1, $2) RETURNING id`, acct, name)
+}
+
+// members puts every subscriber of acct whose email starts with prefix into list.
+func (f fixture) members(acct, list int64, prefix string) {
+	f.exec(`INSERT INTO list_members (list_id, subscriber_id, account_id)
+		SELECT $1, id, account_id FROM subscribers WHERE account_id = $2 AND email_lower LIKE $3 || '%'
+		ON CONFLICT DO NOTHING`, list, acct, prefix)
+}
+
+// campaign inserts an approved campaign due at scheduled.
+func (f fixture) campaign(acct int64, lists []int64, policy string, scheduled time.Time) int64 {
+	if lists == nil {
+		lists = []int64{}
+	}
+	return f.int64(`INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template,
+		list_ids, status, ambiguous_policy, scheduled_for, approved_at)
+		VALUES ($1, 'c', 'Hello {{.Name}}', 'news@example.com', '<p>Hi {{.Name}} {{.Attributes.n}}</p>
+		<a href="{{.UnsubscribeURL}}">unsubscribe</a>', 'Hi {{.Name}}', $2, 'approved', $3, $4, $4)
+		RETURNING id`, acct, lists, policy, scheduled)
+}
+
+func (f fixture) status(campaign int64) string {
+	f.t.Helper()
+	var s string
+	require.NoError(f.t, f.pool.QueryRow(context.Background(), `SELECT status FROM campaigns WHERE id = $1`, campaign).Scan(&s))
+	return s
+}
+
+// counts returns the send rows of a campaign by status.
+func (f fixture) counts(campaign int64) map[string]int {
+	f.t.Helper()
+	rows, err := store.New(f.pool).SendCountByStatus(context.Background(), campaign)
+	require.NoError(f.t, err)
+	m := map[string]int{}
+	for _, r := range rows {
+		m[r.Status] = int(r.N)
+	}
+	return m
+}
+
+// clock is an injectable time that tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func newExecutor(t *testing.T, pool *pgxpool.Pool, p Provider, cfg Config) *Executor {
+	t.Helper()
+	e, err := New(pool, p, cfg, nil, nil)
+	require.NoError(t, err)
+	return e
+}
+
+// runUntil starts e and stops it (gracefully) when the test ends.
+func runUntil(t *testing.T, e *Executor) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	e.Start(ctx)
+	t.Cleanup(func() {
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer scancel()
+		require.NoError(t, e.Stop(sctx))
+	})
+}
+
+func jobID(c, s int64) string { return fmt.Sprintf("campaign:%d:%d", c, s) }

@@ -1,0 +1,126 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// schedule starts due campaigns every Tick and whenever a NOTIFY (approve, resume,
+// reschedule) or a reconnect of the listener wakes it.
+func (e *Executor) schedule(ctx context.Context) {
+	defer e.loops.Done()
+	tick := time.NewTicker(e.cfg.Tick)
+	defer tick.Stop()
+	for {
+		if _, err := e.startDue(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("start due campaigns", "err", err)
+		}
+		// Resumed campaigns need no start, but the dispatcher must see them.
+		signal(e.wakeRefresh)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-e.wakeSched:
+		}
+	}
+}
+
+// startDue starts every approved campaign whose time has come and returns how many
+// this executor started (others may have won some).
+func (e *Executor) startDue(ctx context.Context) (int, error) {
+	ids, err := e.q.CampaignListDue(ctx, e.now())
+	if err != nil {
+		return 0, err
+	}
+	started := 0
+	for _, id := range ids {
+		ok, err := e.startCampaign(ctx, id)
+		if err != nil {
+			return started, err
+		}
+		if ok {
+			started++
+		}
+	}
+	return started, nil
+}
+
+// startCampaign runs the approved → sending CAS and the recipient build in one
+// transaction: a crash leaves either an approved campaign or a sending one with its
+// whole list. It reports false when another executor started it first.
+func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
+	// The build is one statement; cancelling it half way would only roll back, but a
+	// shutdown should not waste the work, so it runs to the end.
+	ctx = context.WithoutCancel(ctx)
+	var rows int64
+	err := postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		q := e.q.WithTx(tx)
+		c, err := q.CampaignStart(ctx, e.now(), id)
+		if err != nil {
+			return err
+		}
+		rows, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{
+			CampaignID: c.ID, AccountID: c.AccountID, ListIds: c.ListIds,
+		})
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	e.log.Info("campaign started", "campaign_id", id, "recipients", rows)
+	return true, nil
+}
+
+// listen holds the process's one LISTEN connection and wakes the scheduler on every
+// notification. It reconnects with backoff; after each (re)connect it wakes the
+// scheduler once, since notifications sent while disconnected are lost.
+func (e *Executor) listen(ctx context.Context) {
+	defer e.loops.Done()
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		connected, err := e.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if connected {
+			backoff = 100 * time.Millisecond
+		}
+		e.log.Warn("listen connection lost; reconnecting", "err", err, "backoff", backoff.String())
+		if !sleep(ctx, backoff) {
+			return
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+func (e *Executor) listenOnce(ctx context.Context) (bool, error) {
+	pc, err := e.pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	// Hijacked: the connection leaves the pool for good and is closed here.
+	conn := pc.Hijack()
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{postgres.CampaignChannel}.Sanitize()); err != nil {
+		return false, err
+	}
+	signal(e.wakeSched)
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return true, err
+		}
+		e.log.Debug("campaign notification", "payload", n.Payload)
+		signal(e.wakeSched)
+	}
+}

@@ -1,0 +1,130 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// job is one claimed recipient handed to a worker.
+type job struct {
+	campaign *campaign
+	row      store.SendClaimBatchRow
+}
+
+// result is a worker's verdict on one job, for the completer.
+type result struct {
+	id         int64
+	status     string // sent, queued, failed, unknown
+	providerID string
+	err        string
+	next       time.Time
+}
+
+// work sends jobs until the dispatcher closes the channel. Once claiming has
+// stopped (shutdown), jobs not yet started are set aside to be released.
+func (e *Executor) work() {
+	defer e.workers.Done()
+	for j := range e.jobs {
+		if e.stopping() {
+			e.mu.Lock()
+			e.released = append(e.released, j.row.ID)
+			e.mu.Unlock()
+			continue
+		}
+		e.results <- e.send(e.sendCtx, j)
+	}
+}
+
+func (e *Executor) stopping() bool {
+	select {
+	case <-e.sendCtx.Done():
+		return true
+	default:
+	}
+	return e.claimsStopped()
+}
+
+// send renders, builds and sends one message and classifies the outcome.
+func (e *Executor) send(ctx context.Context, j job) result {
+	r := j.row
+	msg, err := e.build(j)
+	if err != nil {
+		// A template that cannot render for this recipient will never render.
+		return result{id: r.ID, status: "failed", err: err.Error()}
+	}
+	start := time.Now()
+	pid, err := e.provider.Send(ctx, msg)
+	e.metrics.providerSeconds.Observe(time.Since(start).Seconds())
+	if err == nil {
+		return result{id: r.ID, status: "sent", providerID: pid}
+	}
+	res := result{id: r.ID, err: err.Error(), next: e.clock()}
+	exhausted := int(r.Attempts) >= e.cfg.MaxAttempts
+	switch provider.ClassOf(err) {
+	case provider.Permanent:
+		res.status = "failed"
+	case provider.Temporary:
+		res.status, res.next = "queued", e.clock().Add(e.backoff(int(r.Attempts)))
+	default: // Ambiguous: the message may have been accepted.
+		switch {
+		case e.provider.Idempotent() || j.campaign.AmbiguousPolicy == "retry":
+			// A replay with the same job id (and Message-ID) is dropped downstream,
+			// or the campaign accepted the risk of a copy.
+			res.status, res.next = "queued", e.clock().Add(e.backoff(int(r.Attempts)))
+		default:
+			res.status = "unknown"
+			exhausted = false
+		}
+	}
+	if res.status == "queued" && exhausted {
+		res.status = "failed"
+		res.err = fmt.Sprintf("attempts exhausted (%d): %s", r.Attempts, res.err)
+	}
+	return res
+}
+
+// backoff is exponential in the attempts made, capped, with jitter over its upper
+// half so a burst of failures does not come back as a burst.
+func (e *Executor) backoff(attempts int) time.Duration {
+	d := e.cfg.BackoffBase
+	for i := 1; i < attempts && d < e.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, e.cfg.BackoffMax)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// build renders the campaign for the recipient and assembles the provider message
+// (deterministic Message-ID, List-Unsubscribe headers) with internal/message.
+func (e *Executor) build(j job) (provider.Message, error) {
+	c, r := j.campaign, j.row
+	if c.tmplErr != nil {
+		return provider.Message{}, c.tmplErr
+	}
+	var attrs map[string]any
+	if len(r.Attributes) > 0 {
+		if err := json.Unmarshal(r.Attributes, &attrs); err != nil {
+			return provider.Message{}, fmt.Errorf("subscriber attributes: %w", err)
+		}
+	}
+	httpsURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
+	m, err := c.tmpl.Compose(
+		message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
+		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name},
+		attrs, message.Links{HTTPS: httpsURL, Mailto: mailto})
+	if err != nil {
+		return provider.Message{}, err
+	}
+	if m.HTML == "" && m.Text == "" {
+		return provider.Message{}, errors.New("the message renders empty")
+	}
+	return m, nil
+}
