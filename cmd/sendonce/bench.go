@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/bench"
@@ -27,10 +29,34 @@ func runBench(ctx context.Context, cfg config.Config, args []string, stdout, std
 	fs.DurationVar(&o.Latency, "latency", 0, "how long the fake provider takes to accept each message, e.g. 5ms")
 	fs.StringVar(&o.Provider, "provider", "instant", "instant, or smtp: go-mail to an in-process SMTP sink on loopback")
 	fs.IntVar(&o.RawConns, "raw-conns", 2, "connections of the raw claim/ack loop (the executor claims on one and acknowledges on another)")
+	fs.DurationVar(&o.AckInterval, "ack-interval", 0, "executor: longest wait before acknowledging (0: its default)")
+	fs.IntVar(&o.AckBatch, "ack-batch", 0, "executor: most rows per acknowledgement (0: its default)")
 	fs.BoolVar(&durable, "durable", false, "throwaway cluster with stock durability (default: fsync=off, synchronous_commit=off)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if len(cfg.UnsubscribeSecret) == 0 {
+		// Links are signed as serve signs them; a throwaway key keeps the
+		// development-key warning out of the figures.
+		cfg.UnsubscribeSecret = []string{"bench:" + rand.Text()}
+	}
+	links, err := unsubscribeLinks(cfg)
+	if err != nil {
+		return err
+	}
+	o.Links = links
 	url := cfg.DatabaseURL
 	o.Database = "SENDONCE_DATABASE_URL"
 	if url == "" {

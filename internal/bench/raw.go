@@ -3,11 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
@@ -35,58 +35,61 @@ func NewCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name 
 	return c.ID, nil
 }
 
-// rawLoop measures the ceiling: a fresh campaign to the same audience, built with
-// the build statement, then claimed and acknowledged by the bare statements with the
-// executor's batch size on RawConns connections, each looping claim → ack until a
-// claim comes back empty. No rendering, no provider, no coalescing.
-func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (build, raw Rate, err error) {
+// rawLoop measures the ceiling: a fresh campaign to the same audience, started and
+// built by the executor's own statements, then claimed and acknowledged by the
+// executor's bare claim and acknowledge statements with its batch size on RawConns
+// connections, each looping claim → ack until a claim comes back empty. No
+// rendering, no provider, no coalescing across connections.
+func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (raw Rate, err error) {
 	id, err := NewCampaign(ctx, pool, accountID, "bench raw")
 	if err != nil {
-		return build, raw, err
+		return raw, err
 	}
 	if _, err := campaign.NewService(pool).Approve(ctx, accountID, id, nil); err != nil {
-		return build, raw, err
+		return raw, err
 	}
-	began := time.Now()
+	var built int64
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		c, err := q.BenchCampaignSetSending(ctx, id)
+		c, err := q.CampaignStart(ctx, nil, id)
 		if err != nil {
 			return err
 		}
-		build.Rows, err = q.BenchBuildRecipients(ctx, c.ID, c.AccountID)
+		built, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{
+			CampaignID: c.ID, AccountID: c.AccountID, ListIds: c.ListIds})
 		return err
 	})
-	build.Secs = time.Since(began).Seconds()
 	if err != nil {
-		return build, raw, fmt.Errorf("build: %w", err)
+		return raw, fmt.Errorf("build: %w", err)
 	}
 	if err := analyze(ctx, pool); err != nil {
-		return build, raw, err
+		return raw, err
 	}
 
 	q := store.New(pool)
+	lease := pgtype.Interval{Microseconds: (2 * time.Minute).Microseconds(), Valid: true}
 	var done atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
-	began = time.Now()
+	began := time.Now()
 	for range o.RawConns {
 		g.Go(func() error {
-			var providerIDs []string
 			for gctx.Err() == nil {
-				rows, err := q.BenchClaimBatch(gctx, id, int32(o.BatchSize))
+				rows, err := q.SendClaimBatch(gctx, store.SendClaimBatchParams{Lease: lease, CampaignID: id, N: int32(o.BatchSize)})
 				if err != nil {
 					return err
 				}
 				if len(rows) == 0 {
 					return nil
 				}
-				ids := make([]int64, len(rows))
-				providerIDs = providerIDs[:0]
-				for i, r := range rows {
-					ids[i] = r.ID
-					providerIDs = append(providerIDs, "raw-"+strconv.FormatInt(r.ID, 10))
+				ack := store.SendAckManyParams{}
+				for _, r := range rows {
+					ack.Ids = append(ack.Ids, r.ID)
+					ack.Statuses = append(ack.Statuses, "sent")
+					ack.ProviderIds = append(ack.ProviderIds, r.JobID)
+					ack.Errors = append(ack.Errors, "")
+					ack.NextAttempts = append(ack.NextAttempts, time.Time{})
 				}
-				n, err := q.BenchAckMany(gctx, ids, providerIDs)
+				n, err := q.SendAckMany(gctx, ack)
 				if err != nil {
 					return err
 				}
@@ -96,12 +99,12 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return build, raw, err
+		return raw, err
 	}
 	raw.Secs = time.Since(began).Seconds()
 	raw.Rows = done.Load()
-	if raw.Rows != build.Rows {
-		return build, raw, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, build.Rows)
+	if raw.Rows != built {
+		return raw, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, built)
 	}
-	return build, raw, nil
+	return raw, nil
 }
