@@ -28,6 +28,7 @@ func runLoadtest(ctx context.Context, cfg config.Config, args []string, stdout, 
 	var lo bench.LoadOptions
 	recipients := fs.Int("recipients", 100_000, "subscribers of the campaign sending during the test")
 	fs.IntVar(&lo.Clients, "clients", 200, "concurrent API clients")
+	fs.IntVar(&lo.Rate, "rate", 0, "total requests per second (0: closed loop, each client as fast as it is answered)")
 	fs.DurationVar(&lo.Duration, "duration", 60*time.Second, "how long the clients run")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -52,8 +53,8 @@ func runLoadtest(ctx context.Context, cfg config.Config, args []string, stdout, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "# loadtest: %d subscribers imported in %.1fs; clients=%d duration=%s api_rate_per_second=0\n",
-		imported.Rows, imported.Secs, lo.Clients, lo.Duration)
+	fmt.Fprintf(stdout, "# loadtest: %d subscribers imported in %.1fs; clients=%d rate=%d duration=%s batch_size=%d workers=%d db_max_conns=%d api_rate_per_second=0\n",
+		imported.Rows, imported.Secs, lo.Clients, lo.Rate, lo.Duration, cfg.BatchSize, cfg.Workers, cfg.DBMaxConns)
 	lo.APIKey = key
 	if lo.CampaignID, err = bench.NewCampaign(ctx, pool, accountID, "loadtest"); err != nil {
 		return err

@@ -19,6 +19,11 @@ type LoadOptions struct {
 	CampaignID int64         // whose stats the readers poll
 	Clients    int           // concurrent clients; default 200
 	Duration   time.Duration // default 60s
+	// Rate is the total requests per second, spread over at most Clients in-flight
+	// requests (vegeta's open model: latency is service time, not time queued behind
+	// the other clients). 0: closed loop, every client sends its next request as soon
+	// as its last one is answered, which measures saturation.
+	Rate int
 }
 
 // LoadKind is what one kind of request saw.
@@ -35,8 +40,8 @@ type LoadKind struct {
 // does most, writes are subscribers signing up while the campaign goes out.
 var loadMix = []string{"list", "stats", "create", "list", "stats"}
 
-// Load drives Clients closed-loop clients (vegeta, as fast as each answer comes
-// back) through the mix for Duration and returns the figures per kind.
+// Load drives up to Clients concurrent clients (vegeta) through the mix for
+// Duration, at Rate or closed loop, and returns the figures per kind.
 func Load(ctx context.Context, o LoadOptions) ([]LoadKind, error) {
 	if o.Clients <= 0 {
 		o.Clients = 200
@@ -63,15 +68,19 @@ func Load(ctx context.Context, o LoadOptions) ([]LoadKind, error) {
 		}
 		return nil
 	}
+	workers := uint64(o.Clients)
+	if o.Rate > 0 {
+		workers = min(workers, 10) // vegeta adds workers up to MaxWorkers as the rate needs
+	}
 	atk := vegeta.NewAttacker(
-		vegeta.Workers(uint64(o.Clients)), vegeta.MaxWorkers(uint64(o.Clients)),
+		vegeta.Workers(workers), vegeta.MaxWorkers(uint64(o.Clients)),
 		vegeta.Connections(o.Clients), vegeta.MaxConnections(o.Clients),
 		vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(0),
 	)
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stop()
 	metrics := map[string]*vegeta.Metrics{"list": {}, "stats": {}, "create": {}}
-	for res := range atk.Attack(targeter, vegeta.Rate{Freq: 0}, o.Duration, "load") {
+	for res := range atk.Attack(targeter, vegeta.Rate{Freq: o.Rate, Per: time.Second}, o.Duration, "load") {
 		metrics[kindOf(res)].Add(res)
 	}
 	if err := ctx.Err(); err != nil {
