@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated build fmt vet fuzz clean-dev
+.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -56,3 +56,15 @@ RECIPIENTS ?= 50000
 KILLS      ?= 5
 chaos: build
 	./bin/sendonce chaos -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS)
+
+## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
+BENCH_FLAGS ?=
+bench:
+	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
+	bin/sendonce-bench bench $(BENCH_FLAGS)
+
+## loadtest: 200 API clients for 60 s against the in-process service while a 100,000-recipient campaign sends (LOADTEST_FLAGS="--duration=20s")
+LOADTEST_FLAGS ?=
+loadtest:
+	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
+	bin/sendonce-bench loadtest $(LOADTEST_FLAGS)

@@ -30,6 +30,7 @@ type chaosOptions struct {
 	Lease      time.Duration
 	BatchSize  int
 	Workers    int
+	DBRestarts int // PostgreSQL restarts while a serve process is sending
 	Verbose    bool
 }
 
@@ -52,6 +53,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.BatchSize, "batch-size", 100, "SENDONCE_BATCH_SIZE of the service")
 	fs.IntVar(&o.Workers, "workers", 32, "SENDONCE_WORKERS of the service")
 	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
+	fs.IntVar(&o.DBRestarts, "db-restarts", 0, "restart PostgreSQL (fast shutdown) this many times mid-send, before kills")
 	fs.BoolVar(&o.Verbose, "v", false, "show the service's log")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -78,7 +80,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer cluster.Stop()
+	defer func() { cluster.Stop() }()
 	if err := cluster.CreateDatabase(ctx, "chaos"); err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		logTo = stderr
 	}
 	start := time.Now()
-	kills := 0
+	kills, restarts := 0, 0
 	for {
 		child, err := startServe(bin, env, logTo)
 		if err != nil {
@@ -159,9 +161,20 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			break
 		}
 		// Kill only once this process is sending, at a random moment after that.
-		before := delivered()
-		for delivered() <= before && ctx.Err() == nil {
-			time.Sleep(5 * time.Millisecond)
+		waitProgress(ctx, delivered)
+		if restarts < o.DBRestarts {
+			// The database goes away under a sending process and comes back on the
+			// same port: the executor must reconnect and carry on.
+			restarts++
+			if err := cluster.Stop(); err != nil {
+				return err
+			}
+			sleepCtx(ctx, time.Second)
+			if cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Port: cluster.Port, Fast: true}); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "chaos: database restart %d at %s, delivered %d\n", restarts, time.Since(start).Round(time.Millisecond), delivered())
+			waitProgress(ctx, delivered)
 		}
 		if !sleepCtx(ctx, time.Duration(rand.Int64N(int64(2*time.Second)))) {
 			_ = child.Process.Kill()
@@ -273,6 +286,14 @@ func sendCounts(ctx context.Context, pool *pgxpool.Pool, id int64) (map[string]i
 		m[s] = n
 	}
 	return m, rows.Err()
+}
+
+// waitProgress returns once the sink has accepted something new.
+func waitProgress(ctx context.Context, delivered func() int64) {
+	before := delivered()
+	for delivered() <= before && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

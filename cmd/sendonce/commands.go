@@ -41,6 +41,10 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 			return errors.New("usage: sendonce account create NAME")
 		}
 		return createAccount(ctx, cfg, args[2])
+	case "bench":
+		return runBench(ctx, cfg, args[1:], os.Stdout, os.Stderr)
+	case "loadtest": // used by `make loadtest`; not in the usage text
+		return runLoadtest(ctx, cfg, args[1:], os.Stdout, os.Stderr)
 	case "testdb": // used by `make test`; not in the usage text
 		return withTestDB(ctx, args[1:], os.Stderr)
 	case "chaos": // hidden: kill -9 harness for `make chaos` (chaos.go)

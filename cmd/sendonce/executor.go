@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
 // startExecutor starts the in-process executor and returns its stop function, which
@@ -27,14 +28,22 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, l
 		p.Close()
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
-	e, err := executor.New(pool, p, executorConfig(cfg, links), log, reg)
+	ecfg := executorConfig(cfg, links)
+	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
+		// A worker waiting for one of the provider's connections holds a leased row;
+		// after a crash a non-idempotent provider's leased rows all become unknown,
+		// so claim no more than the provider can really have in flight.
+		log.Info("executor workers capped at the SMTP connections", "workers", cfg.SMTPConns, "configured", ecfg.Workers)
+		ecfg.Workers = cfg.SMTPConns
+	}
+	e, err := executor.New(pool, p, ecfg, log, reg)
 	if err != nil {
 		p.Close()
 		return nil, err
 	}
 	e.Start(ctx)
 	log.Info("executor started", "provider", cfg.Provider, "idempotent", p.Idempotent(),
-		"workers", cfg.Workers, "batch_size", cfg.BatchSize)
+		"workers", ecfg.Workers, "batch_size", cfg.BatchSize)
 	return func(ctx context.Context) error {
 		return errors.Join(e.Stop(ctx), p.Close())
 	}, nil
@@ -54,4 +63,14 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		Links:                links,
 	}
+}
+
+// unsubscribeLinks returns the executor's link function: signed one-click URLs on
+// the public URL, and the mailto address when one is configured.
+func unsubscribeLinks(cfg config.Config) (func(accountID, campaignID, subscriberID int64) (string, string), error) {
+	signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+	if err != nil {
+		return nil, err
+	}
+	return signer.Links(cfg.PublicURL, cfg.UnsubscribeMailto), nil
 }

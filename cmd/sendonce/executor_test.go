@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -97,6 +98,15 @@ func TestServeSendsAnApprovedCampaignThroughTheHTTPProvider(t *testing.T) {
 	st := s.Stats()
 	require.Equal(t, int64(200), st.Unique)
 	require.Zero(t, st.Duplicates)
+	resp, err := http.Get(base + "/metrics")
+	require.NoError(t, err)
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(metrics), `sendonce_sends_total{status="sent"} 200`)
+	for _, name := range []string{"sendonce_claim_seconds", "sendonce_ack_batch_size", "sendonce_provider_seconds",
+		"sendonce_active_campaigns", "sendonce_queued_rows"} {
+		require.Contains(t, string(metrics), name)
+	}
 	for k, d := range s.Deliveries() {
 		require.Regexp(t, fmt.Sprintf(`^campaign:%d:\d+$`, id), k)
 		require.Contains(t, string(d.Body), "/u/")

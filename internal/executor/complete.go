@@ -27,7 +27,9 @@ func (e *Executor) complete() {
 				timer.Reset(e.cfg.AckInterval)
 			}
 			batch = append(batch, r)
-			if len(batch) < e.cfg.AckBatch {
+			// Waiting only pays while other sends may still join the batch: once every
+			// claimed row has its result, flush at once so the slots come back.
+			if len(batch) < e.cfg.AckBatch && len(batch) < e.outstanding() {
 				continue
 			}
 			timer.Stop()
@@ -99,4 +101,11 @@ func (e *Executor) flush(batch []result) {
 		e.metrics.sends.WithLabelValues(label).Inc()
 	}
 	e.slotsFreed(len(batch))
+}
+
+// outstanding is the number of claimed rows not yet acknowledged.
+func (e *Executor) outstanding() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg.Workers - e.free
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -185,3 +186,24 @@ func runUntil(t *testing.T, e *Executor) {
 }
 
 func jobID(c, s int64) string { return fmt.Sprintf("campaign:%d:%d", c, s) }
+
+func openPoolB(b *testing.B, url string, conns int32) *pgxpool.Pool {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool, err := postgres.Open(ctx, url, conns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	return pool
+}
+
+func mustInt64(b *testing.B, pool *pgxpool.Pool, sql string, args ...any) int64 {
+	b.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}

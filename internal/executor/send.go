@@ -160,15 +160,16 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		}
 	}
 	httpsURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
-	m, err := c.tmpl.Compose(
-		message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
-		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name},
-		attrs, message.Links{HTTPS: httpsURL, Mailto: mailto})
+	out, err := c.tmpl.Render(message.Data{Email: r.Email, Name: r.Name, Attributes: attrs, UnsubscribeURL: httpsURL})
 	if err != nil {
 		return provider.Message{}, err
 	}
-	if m.HTML == "" && m.Text == "" {
+	if out.HTML == "" && out.Text == "" {
 		return provider.Message{}, errors.New("the message renders empty")
 	}
+	m := message.Build(
+		message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
+		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name},
+		out, message.Links{HTTPS: httpsURL, Mailto: mailto})
 	return m, nil
 }

@@ -112,9 +112,18 @@ func TestNotifyStartsAnApprovedCampaignAtOnce(t *testing.T) {
 	runUntil(t, e)
 	// The first scheduler pass ran at start; wait for the listener to be connected
 	// by waiting for its LISTEN to show up in pg_stat_activity.
-	require.Eventually(t, func() bool {
-		return f.int64(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`) == 1
-	}, 30*time.Second, 10*time.Millisecond)
+	listener := func() int64 {
+		return f.int64(`SELECT coalesce(max(pid), 0) FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'LISTEN%'`)
+	}
+	require.Eventually(t, func() bool { return listener() != 0 }, 30*time.Second, 10*time.Millisecond)
+	// Cut the LISTEN connection, as a database restart would: the executor must
+	// listen again on a new one.
+	old := listener()
+	f.exec(`SELECT pg_terminate_backend($1::int)`, old)
+	cut := time.Now()
+	require.Eventually(t, func() bool { pid := listener(); return pid != 0 && pid != old }, 30*time.Second, 10*time.Millisecond)
+	t.Logf("listening again %s after the cut", time.Since(cut))
 
 	c := f.int64(`INSERT INTO campaigns (account_id, name, subject, from_email, text_template)
 		VALUES ($1, 'n', 's', 'a@example.com', 'hi') RETURNING id`, acct)

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/bench"
+	"github.com/sendonce/sendonce/internal/campaign"
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sink"
+)
+
+// runLoadtest is `sendonce loadtest` (hidden; `make loadtest`): the real service
+// (API and executor, in process, on 127.0.0.1:0) on a throwaway cluster, sending a
+// campaign through the HTTP provider to an in-process sink, while vegeta drives
+// concurrent API clients. The per-key rate limit is off (SENDONCE_API_RATE_PER_SECOND=0):
+// the test measures the service, not the limiter.
+func runLoadtest(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	var lo bench.LoadOptions
+	recipients := fs.Int("recipients", 100_000, "subscribers of the campaign sending during the test")
+	fs.IntVar(&lo.Clients, "clients", 200, "concurrent API clients")
+	fs.IntVar(&lo.Rate, "rate", 0, "total requests per second (0: closed loop, each client as fast as it is answered)")
+	fs.DurationVar(&lo.Duration, "duration", 60*time.Second, "how long the clients run")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if cfg.DatabaseURL == "" {
+		url, stop, err := throwawayCluster(ctx, true, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.DatabaseURL = url
+	}
+	pool, err := openWithTimeout(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	accountID, key, imported, err := bench.Seed(ctx, pool, *recipients)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# loadtest: %d subscribers imported in %.1fs; clients=%d rate=%d duration=%s batch_size=%d workers=%d db_max_conns=%d api_rate_per_second=0\n",
+		imported.Rows, imported.Secs, lo.Clients, lo.Rate, lo.Duration, cfg.BatchSize, cfg.Workers, cfg.DBMaxConns)
+	lo.APIKey = key
+	if lo.CampaignID, err = bench.NewCampaign(ctx, pool, accountID, "loadtest"); err != nil {
+		return err
+	}
+
+	provider := sink.NewHTTP(sink.HTTPOptions{})
+	sinkURL, err := provider.Listen("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer provider.Close()
+	secret := make([]byte, 16)
+	rand.Read(secret)
+	cfg.Addr = "127.0.0.1:0"
+	cfg.APIRatePerSecond = 0
+	cfg.Provider, cfg.HTTPProviderURL = "http", sinkURL+"/send"
+	cfg.UnsubscribeSecret = []string{"load:" + hex.EncodeToString(secret)}
+	cfg.LogLevel = "warn"
+
+	svcCtx, stopService := context.WithCancel(ctx)
+	defer stopService()
+	listening := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(svcCtx, cfg, Options{API: true, Executor: true, OnListen: func(a net.Addr) { listening <- a }}, io.Discard, stderr)
+	}()
+	select {
+	case a := <-listening:
+		lo.BaseURL = "http://" + a.String()
+	case err := <-done:
+		return fmt.Errorf("service: %w", err)
+	}
+
+	campaigns := campaign.NewService(pool)
+	if _, err := campaigns.Approve(ctx, accountID, lo.CampaignID, nil); err != nil {
+		return err
+	}
+	kinds, err := bench.Load(ctx, lo)
+	if err != nil {
+		return err
+	}
+	bench.PrintLoad(stdout, kinds, lo.Duration)
+	st, err := campaigns.Stats(ctx, accountID, lo.CampaignID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# campaign during the test: status=%s sent=%d of %d\n", st.Status, st.Counts["sent"], st.Total)
+
+	stopService()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("service: %w", err)
+	}
+	for _, k := range kinds {
+		if k.Errors > 0 {
+			return fmt.Errorf("loadtest: %d %s requests failed", k.Errors, k.Name)
+		}
+	}
+	return nil
+}

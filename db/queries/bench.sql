@@ -1,0 +1,12 @@
+-- Queries of `sendonce bench` only.
+
+-- name: BenchSentAt :many
+-- When the sampled rows were acknowledged: the ack statement's now(), which the bench
+-- compares with the moment the fake provider accepted each message.
+SELECT job_id, sent_at FROM sends
+WHERE campaign_id = @campaign_id AND job_id = ANY(@job_ids::text[]) AND sent_at IS NOT NULL;
+
+-- name: BenchVacuumAnalyze :exec
+-- Fresh statistics and a clean visibility map between phases, as autovacuum would
+-- give shortly after bulk writes, so each phase starts from the same state.
+VACUUM ANALYZE subscribers, sends;

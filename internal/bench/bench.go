@@ -1,0 +1,144 @@
+// Package bench measures the send path end to end (`sendonce bench`): a bulk
+// import, the recipient build, one campaign through the real executor, and the bare
+// claim and acknowledge statements in a tight loop as the ceiling the executor is
+// held to (DESIGN.md §4).
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Options are the knobs of one bench run; zero values take the defaults noted.
+type Options struct {
+	Recipients int           // subscribers imported and sent to; default 100,000
+	BatchSize  int           // executor claim size; default 20 (SENDONCE_BATCH_SIZE's default)
+	Workers    int           // executor workers; default 16
+	Latency    time.Duration // how long the fake provider takes to accept a message
+	Provider   string        // instant (default) or smtp (an in-process SMTP sink on loopback)
+	// RawConns is the number of connections of the raw loop. The executor claims on
+	// one connection (its dispatcher) and acknowledges on another (its completer),
+	// so the default is 2.
+	RawConns int
+	// AckInterval and AckBatch tune the executor's completer (0: its defaults).
+	AckInterval time.Duration
+	AckBatch    int
+	// Links is the executor's unsubscribe-link function (nil: a fixed link); the
+	// command passes the service's own so the bench signs links as `serve` does.
+	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
+	// Database describes the database in the header line (e.g. "throwaway cluster, fsync=off").
+	Database string
+}
+
+func (o *Options) defaults() error {
+	if o.Recipients <= 0 {
+		o.Recipients = 100_000
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 20
+	}
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
+	if o.RawConns <= 0 {
+		o.RawConns = 2
+	}
+	switch o.Provider {
+	case "":
+		o.Provider = "instant"
+	case "instant", "smtp":
+	default:
+		return fmt.Errorf("bench: --provider must be instant or smtp, not %q", o.Provider)
+	}
+	return nil
+}
+
+// Report is what one run measured.
+type Report struct {
+	Import Rate
+	Build  Rate
+	Send   Send
+	Raw    Rate
+}
+
+// Rate is rows done in a duration.
+type Rate struct {
+	Rows int64
+	Secs float64
+}
+
+// PerSecond is rows per second (0 for an empty run).
+func (r Rate) PerSecond() float64 {
+	if r.Secs <= 0 {
+		return 0
+	}
+	return float64(r.Rows) / r.Secs
+}
+
+// Send is the executor's part: throughput, how long an accepted message waited for
+// its acknowledgement, and the peak resident memory of the process while sending.
+type Send struct {
+	Rate
+	AckP50, AckP99 time.Duration
+	PeakRSSMB      float64
+	// Executor summarises the executor's claim and acknowledge histograms.
+	Executor string
+}
+
+// Run executes the whole bench on pool, which must point at a migrated, otherwise
+// unused database, and prints one line per figure to out.
+func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Report, error) {
+	if err := o.defaults(); err != nil {
+		return Report{}, err
+	}
+	fmt.Fprintf(out, "# bench: recipients=%d batch_size=%d workers=%d latency=%s provider=%s raw_conns=%d database=%q\n",
+		o.Recipients, o.BatchSize, o.Workers, o.Latency, o.Provider, o.RawConns, o.Database)
+	var rep Report
+	accountID, _, imported, err := Seed(ctx, pool, o.Recipients)
+	if err != nil {
+		return rep, err
+	}
+	rep.Import = imported
+	fmt.Fprintf(out, "import: rows=%d secs=%.2f rows_per_s=%.0f\n", rep.Import.Rows, rep.Import.Secs, rep.Import.PerSecond())
+	if err := analyze(ctx, pool); err != nil {
+		return rep, err
+	}
+
+	rep.Build, rep.Send, err = sendCampaign(ctx, pool, accountID, o)
+	if err != nil {
+		return rep, fmt.Errorf("send: %w", err)
+	}
+	fmt.Fprintf(out, "build: recipients=%d secs=%.2f rows_per_s=%.0f\n", rep.Build.Rows, rep.Build.Secs, rep.Build.PerSecond())
+	fmt.Fprintf(out, "send: recipients=%d secs=%.2f per_s=%.0f ack_p50_ms=%.1f ack_p99_ms=%.1f peak_rss_mb=%.1f\n",
+		rep.Send.Rows, rep.Send.Secs, rep.Send.PerSecond(), ms(rep.Send.AckP50), ms(rep.Send.AckP99), rep.Send.PeakRSSMB)
+	fmt.Fprintln(out, rep.Send.Executor)
+	if err := analyze(ctx, pool); err != nil {
+		return rep, err
+	}
+
+	raw, err := rawLoop(ctx, pool, accountID, o)
+	if err != nil {
+		return rep, fmt.Errorf("raw: %w", err)
+	}
+	rep.Raw = raw
+	ratio := 0.0
+	if raw.PerSecond() > 0 {
+		ratio = rep.Send.PerSecond() / raw.PerSecond()
+	}
+	fmt.Fprintf(out, "raw: per_s=%.0f ratio=%.2f\n", raw.PerSecond(), ratio)
+	return rep, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// analyze refreshes statistics after bulk writes, as autovacuum would shortly, so
+// each phase starts from the same planner knowledge whatever its order.
+func analyze(ctx context.Context, pool *pgxpool.Pool) error {
+	return store.New(pool).BenchVacuumAnalyze(ctx)
+}

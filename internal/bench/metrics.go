@@ -1,0 +1,40 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// executorSummary condenses the executor's own histograms into one comment line:
+// how many claim and acknowledge statements ran, their mean latency and mean rows,
+// which is where a tuning session starts.
+func executorSummary(reg *prometheus.Registry) string {
+	families, err := reg.Gather()
+	if err != nil {
+		return "# executor: " + err.Error()
+	}
+	stat := map[string][2]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if h := m.GetHistogram(); h != nil {
+				stat[f.GetName()] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
+			}
+		}
+	}
+	mean := func(name string, scale float64) float64 {
+		s := stat[name]
+		if s[0] == 0 {
+			return 0
+		}
+		return s[1] / s[0] * scale
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# executor: claims=%.0f claim_mean_ms=%.2f claim_mean_rows=%.1f",
+		stat["sendonce_claim_seconds"][0], mean("sendonce_claim_seconds", 1000), mean("sendonce_claim_batch_size", 1))
+	fmt.Fprintf(&b, " acks=%.0f ack_mean_ms=%.2f ack_mean_rows=%.1f provider_mean_ms=%.2f",
+		stat["sendonce_ack_seconds"][0], mean("sendonce_ack_seconds", 1000), mean("sendonce_ack_batch_size", 1),
+		mean("sendonce_provider_seconds", 1000))
+	return b.String()
+}

@@ -1,0 +1,108 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sendonce/sendonce/internal/campaign"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// NewCampaign creates a draft to every confirmed subscriber of the account, with
+// templates that use the subscriber's name, an attribute and the unsubscribe link,
+// as a real campaign would.
+func NewCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name string) (int64, error) {
+	str := func(s string) *string { return &s }
+	c, err := campaign.NewService(pool).Create(ctx, accountID, campaign.Fields{
+		Name:         str(name),
+		Subject:      str("News for {{.Name}}"),
+		FromEmail:    str("news@bench.example.com"),
+		FromName:     str("Bench"),
+		HTMLTemplate: str(`<p>Hello {{.Name}},</p><p>your plan: {{.Attributes.plan}}.</p><p><a href="{{.UnsubscribeURL}}">Unsubscribe</a></p>`),
+		TextTemplate: str("Hello {{.Name}},\n\nyour plan: {{.Attributes.plan}}.\n\nUnsubscribe: {{.UnsubscribeURL}}\n"),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create campaign: %w", err)
+	}
+	return c.ID, nil
+}
+
+// rawLoop measures the ceiling: a fresh campaign to the same audience, started and
+// built by the executor's own statements, then claimed and acknowledged by the
+// executor's bare claim and acknowledge statements with its batch size on RawConns
+// connections, each looping claim → ack until a claim comes back empty. No
+// rendering, no provider, no coalescing across connections.
+func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (raw Rate, err error) {
+	id, err := NewCampaign(ctx, pool, accountID, "bench raw")
+	if err != nil {
+		return raw, err
+	}
+	if _, err := campaign.NewService(pool).Approve(ctx, accountID, id, nil); err != nil {
+		return raw, err
+	}
+	var built int64
+	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		c, err := q.CampaignStart(ctx, nil, id)
+		if err != nil {
+			return err
+		}
+		built, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{
+			CampaignID: c.ID, AccountID: c.AccountID, ListIds: c.ListIds})
+		return err
+	})
+	if err != nil {
+		return raw, fmt.Errorf("build: %w", err)
+	}
+	// No ANALYZE here: the executor claims right after its build too, on the same
+	// statistics, so both see the same plan.
+	q := store.New(pool)
+	lease := pgtype.Interval{Microseconds: (2 * time.Minute).Microseconds(), Valid: true}
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	began := time.Now()
+	for range o.RawConns {
+		g.Go(func() error {
+			for gctx.Err() == nil {
+				rows, err := q.SendClaimBatch(gctx, store.SendClaimBatchParams{Lease: lease, CampaignID: id, N: int32(o.BatchSize)})
+				if err != nil {
+					return err
+				}
+				if len(rows) == 0 {
+					return nil
+				}
+				ack := store.SendAckManyParams{}
+				for _, r := range rows {
+					ack.Ids = append(ack.Ids, r.ID)
+					ack.Statuses = append(ack.Statuses, "sent")
+					ack.ProviderIds = append(ack.ProviderIds, r.JobID)
+					ack.Errors = append(ack.Errors, "")
+					ack.NextAttempts = append(ack.NextAttempts, time.Time{})
+				}
+				n, err := q.SendAckMany(gctx, ack)
+				if err != nil {
+					return err
+				}
+				done.Add(n)
+			}
+			return gctx.Err()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return raw, err
+	}
+	raw.Secs = time.Since(began).Seconds()
+	raw.Rows = done.Load()
+	if raw.Rows != built {
+		return raw, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, built)
+	}
+	return raw, nil
+}

@@ -1,0 +1,104 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// The hot path's two statements on real PostgreSQL, one operation = one statement
+// over one batch. rows/s is the figure to compare with DESIGN.md §4; no timing is
+// asserted. Run with e.g. `go test ./internal/executor -run '^$' -bench . -benchtime 200x`
+// (the setup inserts b.N × batch recipients, so bound b.N).
+
+var benchBatches = []int{20, 100, 500}
+
+// benchCampaign inserts a sending campaign with rows confirmed recipients, each
+// with a queued send row, and returns its id.
+func benchCampaign(b *testing.B, pool *pgxpool.Pool, rows int) int64 {
+	b.Helper()
+	ctx := context.Background()
+	var acct, id int64
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	must(pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('bench') RETURNING id`).Scan(&acct))
+	must(pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
+		status, scheduled_for, approved_at, started_at)
+		VALUES ($1, 'bench', 'Hello', 'news@example.com', 'Hi {{.Name}}', 'sending', now(), now(), now())
+		RETURNING id`, acct).Scan(&id))
+	_, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
+		SELECT $1, 'b' || i || '@example.com', 'b' || i || '@example.com', 'Sub ' || i, 'confirmed'
+		FROM generate_series(1, $2::int) i`, acct, rows)
+	must(err)
+	_, err = store.New(pool).SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: id, AccountID: acct, ListIds: []int64{}})
+	must(err)
+	_, err = pool.Exec(ctx, `VACUUM ANALYZE subscribers, sends`)
+	must(err)
+	return id
+}
+
+var benchLease = pgtype.Interval{Microseconds: (2 * time.Minute).Microseconds(), Valid: true}
+
+func BenchmarkClaim(b *testing.B) {
+	for _, batch := range benchBatches {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			pool := dbtest.New(b)
+			id := benchCampaign(b, pool, b.N*batch)
+			q := store.New(pool)
+			ctx := context.Background()
+			b.ResetTimer()
+			for range b.N {
+				rows, err := q.SendClaimBatch(ctx, store.SendClaimBatchParams{Lease: benchLease, CampaignID: id, N: int32(batch)})
+				if err != nil || len(rows) != batch {
+					b.Fatalf("claim: %d rows, %v", len(rows), err)
+				}
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+func BenchmarkAcknowledge(b *testing.B) {
+	for _, batch := range benchBatches {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			pool := dbtest.New(b)
+			id := benchCampaign(b, pool, b.N*batch)
+			q := store.New(pool)
+			ctx := context.Background()
+			acks := make([]store.SendAckManyParams, 0, b.N)
+			for range b.N {
+				rows, err := q.SendClaimBatch(ctx, store.SendClaimBatchParams{Lease: benchLease, CampaignID: id, N: int32(batch)})
+				if err != nil || len(rows) != batch {
+					b.Fatalf("claim: %d rows, %v", len(rows), err)
+				}
+				var p store.SendAckManyParams
+				for _, r := range rows {
+					p.Ids = append(p.Ids, r.ID)
+					p.Statuses = append(p.Statuses, "sent")
+					p.ProviderIds = append(p.ProviderIds, "pid-"+r.JobID)
+					p.Errors = append(p.Errors, "")
+					p.NextAttempts = append(p.NextAttempts, time.Time{})
+				}
+				acks = append(acks, p)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				n, err := q.SendAckMany(ctx, acks[i])
+				if err != nil || n != int64(batch) {
+					b.Fatalf("ack: %d rows, %v", n, err)
+				}
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
