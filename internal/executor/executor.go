@@ -31,11 +31,13 @@ type Provider interface {
 
 // Config is the executor's configuration; zero values take the defaults noted.
 type Config struct {
-	Tick        time.Duration // scheduler fallback poll; default 60s
-	Workers     int           // concurrent sends; default 16
-	BatchSize   int           // largest claim; default 20
-	Lease       time.Duration // how long a claim may stay in flight; default 2m
-	MaxAttempts int           // attempts before a temporarily failing row fails; default 5
+	Tick      time.Duration // scheduler fallback poll; default 60s
+	Workers   int           // concurrent sends; default 16
+	BatchSize int           // largest claim; default 20
+	// Lease is how long a claim may stay in flight; default 2m. A send starts only
+	// while more than a third of it is left, so it must be at least 3 × the provider timeout.
+	Lease       time.Duration
+	MaxAttempts int           // attempts (sends or expired leases) before a row fails; default 5
 	BackoffBase time.Duration // first retry delay; default 30s
 	BackoffMax  time.Duration // retry delay cap; default 1h
 	// RatePerSecond caps this process's sends; AccountRatePerSecond each account's. 0: unlimited.
