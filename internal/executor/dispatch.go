@@ -123,6 +123,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 			if now.Before(c.idleUntil) {
 				continue
 			}
+			claimedAt := e.clock() // before the statement: the lease began no earlier
 			rows, err := e.claim(ctx, c, an)
 			if err != nil {
 				return 0, err
@@ -134,7 +135,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 			}
 			a.next = (a.next + j + 1) % len(a.campaigns)
 			d.next = (d.next + i + 1) % len(d.accounts)
-			sending := e.handOut(c, rows)
+			sending := e.handOut(c, rows, claimedAt)
 			if a.limiter != nil {
 				a.limiter.AllowN(now, sending)
 			}
@@ -239,8 +240,10 @@ func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendC
 }
 
 // handOut gives claimed rows to the workers and returns how many are to be sent.
-// Rows the claim marked suppressed need no worker.
-func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow) int {
+// Rows the claim marked suppressed need no worker. claimedAt, read on this
+// process's clock before the claim statement, dates the lease without trusting
+// the database's clock to agree with ours.
+func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedAt time.Time) int {
 	sending := 0
 	for _, r := range rows {
 		if r.Status != "sending" {
@@ -255,7 +258,7 @@ func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow) int {
 	for _, r := range rows {
 		if r.Status == "sending" {
 			// Never blocks: the channel holds Workers jobs and at most `free` are claimed.
-			e.jobs <- job{campaign: c, row: r}
+			e.jobs <- job{campaign: c, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
 		}
 	}
 	return sending

@@ -114,3 +114,25 @@ func TestWaitForTheProviderEndsBeforeTheLease(t *testing.T) {
 	require.Equal(t, "queued", got.Status)
 	require.Equal(t, 0, got.Attempts, "waiting for a connection is not an attempt")
 }
+
+// TestLeaseIsDatedOnTheProcessClock: the dispatcher dates a job's lease from its own
+// clock read before the claim statement, not from the database's lease_until, so
+// a database clock running ahead of ours cannot stretch the time a worker thinks
+// it has. Here the claim is dated 50s back: the database says 60s are left, the
+// process knows only 10s are, less than a third of the lease.
+func TestLeaseIsDatedOnTheProcessClock(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	p := newFake(true)
+	_, e, c := started(t, 1, "skip", p, clk)
+	rows, err := e.claim(context.Background(), c, 1)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.True(t, rows[0].LeaseUntil.Equal(clk.Now().Add(time.Minute)))
+	require.Equal(t, 1, e.handOut(c, rows, clk.Now().Add(-50*time.Second)))
+	j := <-e.jobs
+	require.True(t, j.leaseEnd.Equal(clk.Now().Add(10*time.Second)))
+	require.Equal(t, statusRelease, e.send(context.Background(), j).status)
+	calls, _, _ := p.snapshot()
+	require.Empty(t, calls)
+}

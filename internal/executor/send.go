@@ -17,6 +17,9 @@ import (
 type job struct {
 	campaign *campaign
 	row      store.SendClaimBatchRow
+	// leaseEnd is when the lease ends on this process's clock (claim start +
+	// Lease); zero means row.LeaseUntil, the database's.
+	leaseEnd time.Time
 }
 
 // claimRef names one claim of a row: the row and the attempts the claim set.
@@ -67,7 +70,7 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	// rescue and a second claim, so it starts only while more than sendMargin of
 	// the lease is left, and its context ends there. Otherwise the row goes back
 	// to the queue uncharged, without the provider ever seeing it.
-	deadline := e.sendDeadline(r)
+	deadline := e.sendDeadline(j)
 	left := deadline.Sub(e.clock())
 	if left <= 0 {
 		return result{id: r.ID, attempts: r.Attempts, status: statusRelease}
@@ -120,12 +123,18 @@ func (e *Executor) send(ctx context.Context, j job) result {
 // completer releases it (queued, attempt uncharged) instead of acknowledging it.
 const statusRelease = "release"
 
-// sendDeadline is when a send of r must have ended: sendMargin before its lease
-// ends. A row without a lease (tests building rows by hand) gets a full lease.
-func (e *Executor) sendDeadline(r store.SendClaimBatchRow) time.Time {
-	until := e.clock().Add(e.cfg.Lease)
-	if r.LeaseUntil != nil {
-		until = *r.LeaseUntil
+// sendDeadline is when a send of j must have ended: sendMargin before its lease
+// ends. The dispatcher dates the lease on this process's (monotonic) clock, which
+// a skewed database clock cannot stretch; jobs built by hand (tests) use the
+// row's lease_until, or a full lease when there is none.
+func (e *Executor) sendDeadline(j job) time.Time {
+	until := j.leaseEnd
+	switch {
+	case !until.IsZero():
+	case j.row.LeaseUntil != nil:
+		until = *j.row.LeaseUntil
+	default:
+		until = e.clock().Add(e.cfg.Lease)
 	}
 	return until.Add(-e.sendMargin())
 }
