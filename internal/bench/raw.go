@@ -82,6 +82,7 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 				ack := store.SendAckManyParams{}
 				for _, r := range rows {
 					ack.Ids = append(ack.Ids, r.ID)
+					ack.Attempts = append(ack.Attempts, r.Attempts) // the fence: this claim's attempts
 					ack.Statuses = append(ack.Statuses, "sent")
 					ack.ProviderIds = append(ack.ProviderIds, r.JobID)
 					ack.Errors = append(ack.Errors, "")
