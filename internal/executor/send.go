@@ -127,5 +127,8 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
 		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name},
 		out, message.Links{HTTPS: httpsURL, Mailto: mailto})
+	if e.cfg.MessageID != nil {
+		m.MessageID = e.cfg.MessageID(r.JobID, c.FromEmail)
+	}
 	return m, nil
 }
