@@ -84,6 +84,11 @@ func (e *Executor) send(ctx context.Context, j job) result {
 			exhausted = false
 		}
 	}
+	if res.status == "queued" && ctx.Err() != nil {
+		// Our shutdown deadline cut the call, not the provider: no backoff, and this
+		// attempt cannot be the one that fails the row.
+		res.next, exhausted = e.clock(), false
+	}
 	if res.status == "queued" && exhausted {
 		res.status = "failed"
 		res.err = fmt.Sprintf("attempts exhausted (%d): %s", r.Attempts, res.err)
