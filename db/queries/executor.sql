@@ -48,3 +48,11 @@ SELECT c.id FROM campaigns c
 WHERE c.status = 'cancelled'
   AND EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
 LIMIT 100;
+
+-- name: CampaignNextDue :one
+-- When the next approved campaign falls due, so the scheduler wakes for it rather
+-- than up to a tick late (campaigns_due_idx).
+SELECT scheduled_for FROM campaigns
+WHERE status = 'approved' AND scheduled_for IS NOT NULL
+ORDER BY scheduled_for
+LIMIT 1;

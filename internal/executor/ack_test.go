@@ -149,3 +149,21 @@ func TestRescuerSettlesExpiredLeases(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokenTemplateFailsRowsAndNeverCallsTheProvider: the API refuses templates that
+// do not parse, but a row must not loop forever if one gets through.
+func TestBrokenTemplateFailsRowsAndNeverCallsTheProvider(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	p := newFake(true)
+	f, e, c := started(t, 2, "skip", p, clk)
+	f.exec(`UPDATE campaigns SET html_template = '{{.Nope' WHERE id = $1`, c.ID)
+	c = sendingCampaign(t, e, c.ID)
+	require.Error(t, c.tmplErr)
+	row := outcome(t, e, c)
+	got := readSend(t, f.pool, row.ID)
+	require.Equal(t, "failed", got.Status)
+	require.Contains(t, got.LastError, "html template")
+	calls, _, _ := p.snapshot()
+	require.Empty(t, calls)
+}

@@ -240,5 +240,9 @@ func TestMessageIsRenderedWithUnsubscribeHeaders(t *testing.T) {
 	again, err := e.build(job{campaign: c, row: row})
 	require.NoError(t, err)
 	require.Equal(t, m.MessageID, again.MessageID)
+	e.cfg.MessageID = func(job, from string) string { return "k-" + strings.ReplaceAll(job, ":", ".") + "@x" }
+	keyed, err := e.build(job{campaign: c, row: row})
+	require.NoError(t, err)
+	require.Equal(t, "k-"+strings.ReplaceAll(row.JobID, ":", ".")+"@x", keyed.MessageID)
 	require.Equal(t, "sent", readSend(t, f.pool, row.ID).Status)
 }

@@ -226,3 +226,27 @@ func TestShutdownLetsInFlightSendsFinish(t *testing.T) {
 	require.Equal(t, 46, counts["queued"])
 	require.Zero(t, counts["sending"])
 }
+
+// TestShutdownDeadlineRequeuesInterruptedSends: sends still in flight when the
+// shutdown deadline passes are cut; with an idempotent provider they go back to the
+// queue due at once (the replay is deduplicated downstream).
+func TestShutdownDeadlineRequeuesInterruptedSends(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	f := fixture{t, pool}
+	acct := f.account("a")
+	f.subscribers(acct, "r", 10, "confirmed")
+	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	p := newFake(true)
+	p.block = make(chan struct{}) // never opened: every send waits for its context
+	e := newExecutor(t, pool, p, Config{Tick: time.Hour, Workers: 4, BatchSize: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	e.Start(ctx)
+	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.inFlight == 4 }, 30*time.Second, time.Millisecond)
+	cancel()
+	expired, cancelDeadline := context.WithCancel(context.Background())
+	cancelDeadline()
+	require.NoError(t, e.Stop(expired))
+	require.Equal(t, map[string]int{"queued": 10}, f.counts(c))
+	require.Equal(t, int64(0), f.int64(`SELECT count(*) FROM sends WHERE next_attempt_at > now() OR lease_until IS NOT NULL`))
+}

@@ -55,6 +55,9 @@ type Config struct {
 	AckBatch    int
 	// Links returns a recipient's one-click unsubscribe URL and mailto address.
 	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
+	// MessageID, when set, replaces message.MessageID's readable Message-ID (for a
+	// keyed one, REFERENCE.md §2.2). It must be deterministic in the job id.
+	MessageID func(jobID, fromEmail string) string
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 }

@@ -15,21 +15,32 @@ import (
 // reschedule) or a reconnect of the listener wakes it.
 func (e *Executor) schedule(ctx context.Context) {
 	defer e.loops.Done()
-	tick := time.NewTicker(e.cfg.Tick)
-	defer tick.Stop()
 	for {
 		if _, err := e.startDue(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("start due campaigns", "err", err)
 		}
 		// Resumed campaigns need no start, but the dispatcher must see them.
 		signal(e.wakeRefresh)
+		timer := time.NewTimer(e.untilNextDue(ctx))
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
-		case <-tick.C:
+		case <-timer.C:
 		case <-e.wakeSched:
+			timer.Stop()
 		}
 	}
+}
+
+// untilNextDue is how long the scheduler may sleep: until the next approved
+// campaign falls due, at most Tick (the fallback poll), at least 10ms.
+func (e *Executor) untilNextDue(ctx context.Context) time.Duration {
+	next, err := e.q.CampaignNextDue(ctx)
+	if err != nil || next == nil {
+		return e.cfg.Tick
+	}
+	return min(max(next.Sub(e.clock()), 10*time.Millisecond), e.cfg.Tick)
 }
 
 // startDue starts every approved campaign whose time has come and returns how many

@@ -112,6 +112,11 @@ func (e *Executor) send(ctx context.Context, j job) result {
 			exhausted = false
 		}
 	}
+	if res.status == "queued" && ctx.Err() != nil {
+		// Our shutdown deadline cut the call, not the provider: no backoff, and this
+		// attempt cannot be the one that fails the row.
+		res.next, exhausted = e.clock(), false
+	}
 	if res.status == "queued" && exhausted {
 		res.status = "failed"
 		res.err = fmt.Sprintf("attempts exhausted (%d): %s", r.Attempts, res.err)
@@ -180,5 +185,8 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
 		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name},
 		out, message.Links{HTTPS: httpsURL, Mailto: mailto})
+	if e.cfg.MessageID != nil {
+		m.MessageID = e.cfg.MessageID(r.JobID, c.FromEmail)
+	}
 	return m, nil
 }

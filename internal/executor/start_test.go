@@ -144,3 +144,24 @@ func TestNotifyStartsAnApprovedCampaignAtOnce(t *testing.T) {
 	t.Logf("approval → first send: %s (tick 1h, NOTIFY path)", time.Since(approved))
 	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 30*time.Second, 10*time.Millisecond)
 }
+
+// TestScheduledCampaignStartsWhenDueNotATickLater: the approval's NOTIFY arrives
+// before the campaign is due; the scheduler then sleeps until scheduled_for rather
+// than until the next (hour-long) tick.
+func TestScheduledCampaignStartsWhenDueNotATickLater(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	f := fixture{t, pool}
+	acct := f.account("a")
+	f.subscribers(acct, "s", 2, "confirmed")
+	p := newFake(true)
+	runUntil(t, newExecutor(t, pool, p, Config{Tick: time.Hour}))
+	due := time.Now().Add(300 * time.Millisecond)
+	c := f.campaign(acct, nil, "skip", due)
+	f.exec(`SELECT pg_notify($1, $2)`, postgres.CampaignChannel, strconv.FormatInt(c, 10))
+	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 30*time.Second, 10*time.Millisecond)
+	var started time.Time
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT started_at FROM campaigns WHERE id = $1`, c).Scan(&started))
+	require.False(t, started.Before(due), "started %s before it was due %s", started, due)
+	t.Logf("started %s after scheduled_for", started.Sub(due))
+}

@@ -142,6 +142,22 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 	return items, nil
 }
 
+const campaignNextDue = `-- name: CampaignNextDue :one
+SELECT scheduled_for FROM campaigns
+WHERE status = 'approved' AND scheduled_for IS NOT NULL
+ORDER BY scheduled_for
+LIMIT 1
+`
+
+// When the next approved campaign falls due, so the scheduler wakes for it rather
+// than up to a tick late (campaigns_due_idx).
+func (q *Queries) CampaignNextDue(ctx context.Context) (*time.Time, error) {
+	row := q.db.QueryRow(ctx, campaignNextDue)
+	var scheduled_for *time.Time
+	err := row.Scan(&scheduled_for)
+	return scheduled_for, err
+}
+
 const campaignStart = `-- name: CampaignStart :one
 UPDATE campaigns
 SET status = 'sending',
