@@ -38,6 +38,7 @@ generated: generate
 	@test -z "$$(git status --porcelain -- internal/store api)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store api && exit 1)
 
 fmt:
+	@if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ':!Makefile'; then echo "merge conflict markers left in the tree"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
