@@ -1,10 +1,13 @@
 package message
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/hex"
 	"strings"
 
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/provider"
 )
 
@@ -43,6 +46,27 @@ const (
 	OneClick = "List-Unsubscribe=One-Click"
 )
 
+// Builder assembles messages. The zero Builder derives readable Message-IDs
+// (MessageID); with MessageIDKey set they are keyed (KeyedMessageID), so a third
+// party who knows the ids cannot predict a Message-ID and pre-empt delivery to
+// receivers that deduplicate on it (REFERENCE §2.2).
+type Builder struct {
+	MessageIDKey []byte
+}
+
+// Build assembles a message with the zero Builder.
+func Build(c Campaign, r Recipient, rendered Rendered, links Links) provider.Message {
+	return Builder{}.Build(c, r, rendered, links)
+}
+
+// MessageID returns the Message-ID (without angle brackets) this Builder gives a job.
+func (b Builder) MessageID(jobID, fromEmail string) string {
+	if len(b.MessageIDKey) > 0 {
+		return KeyedMessageID(b.MessageIDKey, jobID, fromEmail)
+	}
+	return MessageID(jobID, fromEmail)
+}
+
 // Build assembles the provider.Message for one recipient from the campaign, the
 // rendered templates and the unsubscribe links. It does no I/O and cannot fail:
 // the addresses were validated when they were stored.
@@ -50,10 +74,10 @@ const (
 // The Message-ID depends on the job id and the From domain only, so a resend of
 // the same job (after a crash or an ambiguous failure) carries the same Message-ID
 // and receivers that deduplicate on it show one message.
-func Build(c Campaign, r Recipient, rendered Rendered, links Links) provider.Message {
+func (b Builder) Build(c Campaign, r Recipient, rendered Rendered, links Links) provider.Message {
 	m := provider.Message{
 		JobID:     r.JobID,
-		MessageID: MessageID(r.JobID, c.FromEmail),
+		MessageID: b.MessageID(r.JobID, c.FromEmail),
 		From:      c.FromEmail,
 		FromName:  c.FromName,
 		ReplyTo:   c.ReplyTo,
@@ -107,6 +131,23 @@ func MessageID(jobID, fromEmail string) string {
 		sum := sha256.Sum256([]byte(jobID))
 		left = "job." + hex.EncodeToString(sum[:16])
 	}
+	return left + "@" + idDomain(fromEmail)
+}
+
+// KeyedMessageID returns `<26 base32 characters of HMAC-SHA256(key, jobID)>@<from
+// domain>`: as deterministic as MessageID, but unpredictable without the key.
+func KeyedMessageID(key []byte, jobID, fromEmail string) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(jobID))
+	left := strings.ToLower(b32.EncodeToString(mac.Sum(nil))[:26])
+	return left + "@" + idDomain(fromEmail)
+}
+
+var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// idDomain is the Message-ID's right side: the From domain, lowercased, when it is
+// a dot-atom (a domain literal or garbage is replaced by a reserved name).
+func idDomain(fromEmail string) string {
 	domain := ""
 	if at := strings.LastIndexByte(fromEmail, '@'); at >= 0 {
 		domain = strings.ToLower(fromEmail[at+1:])
@@ -114,7 +155,7 @@ func MessageID(jobID, fromEmail string) string {
 	if !isDotAtom(domain) {
 		domain = "sendonce.invalid"
 	}
-	return left + "@" + domain
+	return domain
 }
 
 // isDotAtom reports whether s is an RFC 5322 dot-atom-text: atext runs separated
@@ -144,12 +185,16 @@ func isAtext(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
 }
 
-// Compose renders the templates for one recipient and builds the message, so the
+// Compose renders t for one recipient and builds the message, so the
 // {{.UnsubscribeURL}} in the body is the same link as the List-Unsubscribe header.
-func (t *Templates) Compose(c Campaign, r Recipient, attributes map[string]any, links Links) (provider.Message, error) {
+// A message whose HTML and text both render empty is refused: it has no body.
+func (b Builder) Compose(t *Templates, c Campaign, r Recipient, attributes map[string]any, links Links) (provider.Message, error) {
 	rendered, err := t.Render(Data{Email: r.Email, Name: r.Name, Attributes: attributes, UnsubscribeURL: links.HTTPS})
 	if err != nil {
 		return provider.Message{}, err
 	}
-	return Build(c, r, rendered, links), nil
+	if strings.TrimSpace(rendered.HTML) == "" && strings.TrimSpace(rendered.Text) == "" {
+		return provider.Message{}, apperr.Invalidf("/html_template", "the message renders with no body")
+	}
+	return b.Build(c, r, rendered, links), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
 )
@@ -95,7 +96,7 @@ func TestCompose(t *testing.T) {
 	t.Parallel()
 	tpl, err := message.Parse("Hi {{.Name}}", `<a href="{{.UnsubscribeURL}}">stop</a> {{.Attributes.plan}}`, "{{.Email}} {{.UnsubscribeURL}}")
 	require.NoError(t, err)
-	m, err := tpl.Compose(message.Campaign{FromEmail: "n@example.com"},
+	m, err := message.Builder{}.Compose(tpl, message.Campaign{FromEmail: "n@example.com"},
 		message.Recipient{JobID: "campaign:1:2", Email: "ada@example.org", Name: "Ada"},
 		map[string]any{"plan": "pro"}, message.Links{HTTPS: "https://x.test/u/T"})
 	require.NoError(t, err)
@@ -116,4 +117,28 @@ func FuzzMessageID(f *testing.F) {
 		require.NoError(t, err, "%q %q → %q", job, from, got)
 		require.Equal(t, got, message.MessageID(job, from))
 	})
+}
+
+func TestComposeRefusesAnEmptyBody(t *testing.T) {
+	t.Parallel()
+	tpl, err := message.Parse("Hi", "{{if .Name}}x{{end}}", " ")
+	require.NoError(t, err)
+	_, err = message.Builder{}.Compose(tpl, message.Campaign{FromEmail: "n@example.com"},
+		message.Recipient{JobID: "campaign:1:2", Email: "a@example.org"}, nil, message.Links{})
+	require.True(t, apperr.Is(err, apperr.Invalid), "%v", err)
+}
+
+func TestKeyedMessageID(t *testing.T) {
+	t.Parallel()
+	b := message.Builder{MessageIDKey: []byte("k1")}
+	id := b.MessageID("campaign:1:2", "n@Example.com")
+	require.Regexp(t, `^[a-z2-7]{26}@example\.com$`, id)
+	require.Equal(t, id, b.MessageID("campaign:1:2", "n@example.com"), "deterministic")
+	require.NotEqual(t, id, b.MessageID("campaign:1:3", "n@example.com"))
+	require.NotEqual(t, id, message.Builder{MessageIDKey: []byte("k2")}.MessageID("campaign:1:2", "n@example.com"))
+	m := b.Build(message.Campaign{FromEmail: "n@example.com"}, message.Recipient{JobID: "campaign:1:2"},
+		message.Rendered{}, message.Links{})
+	require.Equal(t, id, m.MessageID)
+	_, err := mail.ParseAddress("<" + id + ">")
+	require.NoError(t, err)
 }
