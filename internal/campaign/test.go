@@ -87,7 +87,7 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 		d := byEmail[a.Lower]
 		// A fresh job id per test: an idempotent provider must not swallow a repeated test.
 		r := message.Recipient{JobID: fmt.Sprintf("test:%d:%d:%d", c.ID, stamp, i), Email: a.Email, Name: d.name}
-		m, err := tpl.Compose(message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
+		m, err := message.Builder{}.Compose(tpl, message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
 			r, d.attrs, message.Links{HTTPS: testUnsubscribeURL})
 		if err != nil {
 			return nil, err
