@@ -116,3 +116,21 @@ func TestUnsubscribePageLanguage(t *testing.T) {
 		require.Contains(t, string(page), want, lang)
 	}
 }
+
+// TestOneClickUnsubscribeSuppressesAddressMailedTo: the subscriber changed address
+// after the message went out; the link in that message must suppress the address the
+// message went to, not the subscriber's new one (security review finding 3).
+func TestOneClickUnsubscribeSuppressesAddressMailedTo(t *testing.T) {
+	t.Parallel()
+	e := setupOptout(t, "")
+	_, err := e.pool.Exec(e.ctx, `UPDATE subscribers SET email = 'new@example.com', email_lower = 'new@example.com' WHERE id = $1`, e.subscriberID)
+	require.NoError(t, err)
+	resp, _ := oneClickPost(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	reason, _ := e.suppressed(t)
+	require.Equal(t, "unsubscribe", reason, "the address the message went to is suppressed")
+	var n int
+	require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT count(*) FROM suppressions WHERE account_id = $1 AND email_lower = 'new@example.com'`,
+		e.accountID).Scan(&n))
+	require.Zero(t, n, "the subscriber's new address is not suppressed")
+}

@@ -28,18 +28,18 @@ func (q *Queries) SendRecordUnsubscribe(ctx context.Context, arg SendRecordUnsub
 
 const unsubscribeRecipient = `-- name: UnsubscribeRecipient :one
 SELECT coalesce(
-           (SELECT s.email FROM subscribers s WHERE s.account_id = $1 AND s.id = $2),
            (SELECT d.email FROM sends d
-            WHERE d.account_id = $1 AND d.campaign_id = $3 AND d.subscriber_id = $2),
+            WHERE d.account_id = $1 AND d.campaign_id = $2 AND d.subscriber_id = $3),
+           (SELECT s.email FROM subscribers s WHERE s.account_id = $1 AND s.id = $3),
            ''
        )::text AS email,
-       coalesce((SELECT c.language FROM campaigns c WHERE c.account_id = $1 AND c.id = $3), '')::text AS language
+       coalesce((SELECT c.language FROM campaigns c WHERE c.account_id = $1 AND c.id = $2), '')::text AS language
 `
 
 type UnsubscribeRecipientParams struct {
 	AccountID    int64
-	SubscriberID int64
 	CampaignID   int64
+	SubscriberID int64
 }
 
 type UnsubscribeRecipientRow struct {
@@ -47,11 +47,12 @@ type UnsubscribeRecipientRow struct {
 	Language string
 }
 
-// The address and page language for a verified token. The subscriber may have been
-// deleted since the message went out, so the send row (which keeps the address) is
-// the fallback.
+// The address and page language for a verified token. The send row keeps the address
+// the message went to, which is the one the recipient asks to stop: the subscriber may
+// have changed address (or been deleted) since. A link without a send row (a test
+// send) falls back to the subscriber's current address.
 func (q *Queries) UnsubscribeRecipient(ctx context.Context, arg UnsubscribeRecipientParams) (UnsubscribeRecipientRow, error) {
-	row := q.db.QueryRow(ctx, unsubscribeRecipient, arg.AccountID, arg.SubscriberID, arg.CampaignID)
+	row := q.db.QueryRow(ctx, unsubscribeRecipient, arg.AccountID, arg.CampaignID, arg.SubscriberID)
 	var i UnsubscribeRecipientRow
 	err := row.Scan(&i.Email, &i.Language)
 	return i, err
