@@ -48,8 +48,8 @@ func runBench(ctx context.Context, cfg config.Config, args []string, stdout, std
 		defer pprof.StopCPUProfile()
 	}
 	if len(cfg.UnsubscribeSecret) == 0 {
-		// Links are signed as serve signs them; a throwaway key keeps the
-		// development-key warning out of the figures.
+		// Links are signed as serve signs them, which needs a key; a throwaway
+		// one is enough for figures.
 		cfg.UnsubscribeSecret = []string{"bench:" + rand.Text()}
 	}
 	links, err := unsubscribeLinks(cfg)

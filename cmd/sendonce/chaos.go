@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -108,6 +109,8 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"SENDONCE_BATCH_SIZE=" + strconv.Itoa(o.BatchSize),
 		"SENDONCE_LOG_LEVEL=warn",
 		"SENDONCE_DB_MAX_CONNS=8",
+		// serve refuses to start without a key; a throwaway one per run is enough.
+		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
 		// A provider call must fit in a third of the lease (config.Validate).
 		"SENDONCE_HTTP_PROVIDER_TIMEOUT=" + (o.Lease / 3).String(),
 		"SENDONCE_SMTP_TIMEOUT=" + (o.Lease / 3).String(),

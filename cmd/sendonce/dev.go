@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -62,6 +63,14 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 	pool.Close()
 	if err != nil {
 		return err
+	}
+
+	if len(cfg.UnsubscribeSecret) == 0 {
+		secret, err := devUnsubscribeSecret(filepath.Join(dataDir, "unsubscribe_secret"))
+		if err != nil {
+			return err
+		}
+		cfg.UnsubscribeSecret = []string{secret}
 	}
 
 	opts := Options{API: true, Executor: true, OnListen: func(addr net.Addr) {
@@ -126,6 +135,23 @@ func demoKey(ctx context.Context, accounts *account.Service, path string) (strin
 		return "", errors.Join(errors.New("save demo key"), err)
 	}
 	return key, nil
+}
+
+// devUnsubscribeSecret returns the `keyid:secret` pair that signs this data folder's
+// unsubscribe links, making a random one on the first run. It is private to the
+// folder (0600) and kept, so links in mail sent by an earlier run keep working; there
+// is no built-in key, because anyone could forge links signed with a public one.
+func devUnsubscribeSecret(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		if pair := strings.TrimSpace(string(b)); pair != "" {
+			return pair, nil
+		}
+	}
+	pair := "dev:" + rand.Text() + rand.Text()
+	if err := os.WriteFile(path, []byte(pair+"\n"), 0o600); err != nil {
+		return "", errors.Join(errors.New("save unsubscribe secret"), err)
+	}
+	return pair, nil
 }
 
 func postgresCred() *syscall.Credential {

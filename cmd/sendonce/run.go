@@ -38,6 +38,11 @@ type Options struct {
 // ctx is cancelled and everything has stopped, or on the first fatal error.
 func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io.Writer) error {
 	log := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
+	// Both parts need the key: the executor signs links, the API verifies them. Refuse
+	// before touching the database, so the mistake shows at once.
+	if (opts.API || opts.Executor) && len(cfg.UnsubscribeSecret) == 0 {
+		return fmt.Errorf("configuration: %w", unsubscribe.ErrNoKey)
+	}
 	pool, err := openWithTimeout(ctx, cfg)
 	if err != nil {
 		return err

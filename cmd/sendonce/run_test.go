@@ -26,6 +26,7 @@ func startService(t *testing.T, databaseURL string) string {
 	cfg.DatabaseURL = databaseURL
 	cfg.Addr = "127.0.0.1:0"
 	cfg.LogLevel = "warn"
+	cfg.UnsubscribeSecret = []string{"k1:a-test-secret-0123456789abcdef"}
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)

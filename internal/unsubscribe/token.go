@@ -11,9 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 )
 
 // tokenVersion is the first byte of every payload, so the format can change later
@@ -26,9 +24,11 @@ const domain = "sendonce.unsubscribe.v1"
 // tagLen is the length of the MAC: a full SHA-256 output (REFERENCE §1.6).
 const tagLen = sha256.Size
 
-// DevKey is the fixed key used when no secret is configured. Anyone can forge tokens
-// signed with it, so NewSigner warns loudly; it exists so `make run` works at once.
-const DevKey = "dev:sendonce-development-unsubscribe-key-do-not-use-in-production"
+// ErrNoKey is returned by NewSigner without keys. There is deliberately no built-in
+// fallback key: a public key lets anyone forge links for sequential ids and suppress
+// every tenant's subscribers.
+var ErrNoKey = errors.New("SENDONCE_UNSUBSCRIBE_SECRET is not set: set it to one or more keyid:secret pairs, " +
+	"comma separated, the first signing (e.g. k1:<32 random bytes in hex>; secrets at least 16 bytes)")
 
 // ErrInvalidToken is returned for every token that does not verify. It says nothing
 // about why, so the endpoint is not an oracle.
@@ -50,23 +50,14 @@ type key struct {
 // Signer makes and checks tokens with a key ring: the first key signs, every key verifies.
 type Signer struct {
 	keys []key
-	// Dev is true when the signer runs on the public development key.
-	Dev bool
 }
 
-// devWarning says it once per process, though the API and the executor each build a signer.
-var devWarning sync.Once
-
-// NewSigner parses `keyid:secret` pairs. With no pairs it uses DevKey and logs a
-// warning. Key ids must be 1–32 characters without ':'; secrets at least 16 bytes.
+// NewSigner parses `keyid:secret` pairs; without any it returns ErrNoKey. Key ids
+// must be 1–32 characters without ':'; secrets at least 16 bytes.
 func NewSigner(pairs []string) (*Signer, error) {
 	s := &Signer{}
 	if len(pairs) == 0 {
-		pairs = []string{DevKey}
-		s.Dev = true
-		devWarning.Do(func() {
-			slog.Warn("SENDONCE_UNSUBSCRIBE_SECRET is empty: unsubscribe links are signed with a PUBLIC development key; anyone can forge them. Set SENDONCE_UNSUBSCRIBE_SECRET=keyid:secret in production.")
-		})
+		return nil, ErrNoKey
 	}
 	seen := map[string]bool{}
 	for _, p := range pairs {
