@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -23,7 +24,8 @@ const webhookBodyLimit = 5 << 20
 func (s *Server) deliverWebhook(w http.ResponseWriter, r *http.Request) error {
 	id, err := strconv.ParseInt(chi.URLParam(r, "endpoint_id"), 10, 64)
 	if err != nil || id < 1 {
-		return apperr.New(apperr.NotFound, "webhook endpoint not found")
+		// Answered like a bad signature, as every unknown endpoint is.
+		return webhook.Unauthorized(fmt.Errorf("endpoint id %q", chi.URLParam(r, "endpoint_id")))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, webhookBodyLimit))
 	if err != nil {

@@ -59,6 +59,17 @@ func deliverSigned(t *testing.T, url, secret, id string, ts time.Time, body []by
 	return resp.StatusCode, out
 }
 
+// sameProblem drops what differs per request (its path and id) from a problem body.
+func sameProblem(p map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range p {
+		if k != "instance" && k != "request_id" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func TestWebhookEndpointsAPIAndDelivery(t *testing.T) {
 	t.Parallel()
 	e := setupOptout(t, "")
@@ -91,14 +102,20 @@ func TestWebhookEndpointsAPIAndDelivery(t *testing.T) {
 	require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT feedback FROM sends WHERE job_id = 'job-ada'`).Scan(&feedback))
 	require.Equal(t, "complaint", feedback)
 
-	// Bad signature → 401 problem; unknown endpoint → 404; no API key needed either way.
+	// Bad signature, unknown endpoint, malformed id → the same 401 problem, so endpoint
+	// ids cannot be probed; no API key needed either way.
 	status, prob := deliverSigned(t, e.url+path, "whsec_"+base64.StdEncoding.EncodeToString([]byte("wrong-secret-wrong-secret-wrong!")), "evt-2", time.Now(), body)
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, "https://sendonce.dev/problems/unauthorized", prob["type"])
-	status, _ = deliverSigned(t, e.url+"/v1/webhooks/standard/999999", secret, "evt-3", time.Now(), body)
-	require.Equal(t, http.StatusNotFound, status)
-	status, _ = deliverSigned(t, e.url+"/v1/webhooks/standard/abc", secret, "evt-3", time.Now(), body)
-	require.Equal(t, http.StatusNotFound, status)
+	status, unknown := deliverSigned(t, e.url+"/v1/webhooks/standard/999999", secret, "evt-3", time.Now(), body)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, sameProblem(prob), sameProblem(unknown), "an unknown endpoint looks like a bad signature")
+	status, malformed := deliverSigned(t, e.url+"/v1/webhooks/standard/abc", secret, "evt-3", time.Now(), body)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, sameProblem(prob), sameProblem(malformed))
+	status, wrongSource := deliverSigned(t, fmt.Sprintf("%s/v1/webhooks/resend/%d", e.url, id), secret, "evt-3", time.Now(), body)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, sameProblem(prob), sameProblem(wrongSource), "an endpoint under another source looks like a bad signature")
 
 	// Rotate with no grace: the old secret stops at once, the new one works.
 	status, rotated := e.api(t, http.MethodPost, fmt.Sprintf("/v1/webhook-endpoints/%d/rotate", id), map[string]any{"grace_seconds": 0})
@@ -117,7 +134,7 @@ func TestWebhookEndpointsAPIAndDelivery(t *testing.T) {
 	status, _ = e.api(t, http.MethodGet, fmt.Sprintf("/v1/webhook-endpoints/%d", id), nil)
 	require.Equal(t, http.StatusNotFound, status)
 	status, _ = deliverSigned(t, e.url+path, fresh, "evt-5", time.Now(), body)
-	require.Equal(t, http.StatusNotFound, status)
+	require.Equal(t, http.StatusUnauthorized, status, "a deleted endpoint looks like a bad signature")
 
 	// The management API needs a key.
 	resp, err := http.Get(e.url + "/v1/webhook-endpoints")
@@ -165,7 +182,7 @@ func TestWebhookDeliveryLimitsAndUnknownSource(t *testing.T) {
 	status, _ = deliverSigned(t, e.url+created["path"].(string), secret, "big", time.Now(), huge)
 	require.Equal(t, http.StatusRequestEntityTooLarge, status)
 	status, _ = deliverSigned(t, fmt.Sprintf("%s/v1/webhooks/carrier-pigeon/%d", e.url, id), secret, "x", time.Now(), []byte(`{}`))
-	require.Equal(t, http.StatusNotFound, status)
+	require.Equal(t, http.StatusUnauthorized, status)
 	reason, _ := e.suppressed(t)
 	require.Empty(t, reason)
 }

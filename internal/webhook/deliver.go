@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -14,6 +15,12 @@ import (
 	"github.com/sendonce/sendonce/internal/suppression"
 )
 
+// Unauthorized is the one answer to a delivery that does not authenticate, whatever
+// the reason (kept in Err for the log only).
+func Unauthorized(err error) error {
+	return &apperr.Error{Code: apperr.Unauthorized, Message: "the webhook signature does not verify", Err: err}
+}
+
 // Result says what one delivery did.
 type Result struct {
 	Events     int `json:"events"`
@@ -23,22 +30,25 @@ type Result struct {
 }
 
 // Deliver verifies and applies one POST to /v1/webhooks/{source}/{endpointID}: body
-// is the raw request body, h its headers. An unknown endpoint is not_found; a bad
-// or missing signature is unauthorized and nothing is read beyond the signature.
-// When Deliver returns nil, the events and their suppressions are committed.
+// is the raw request body, h its headers. An unknown source or endpoint, an endpoint
+// of another source and a bad or missing signature are all the same unauthorized
+// (Unauthorized), so a caller without a secret cannot tell which ids exist; nothing
+// is read beyond the signature. When Deliver returns nil, the events and their
+// suppressions are committed.
 func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, h Header, body []byte) (Result, error) {
 	if !ValidSource(source) {
-		return Result{}, apperr.New(apperr.NotFound, "unknown webhook source %q", source)
+		return Result{}, Unauthorized(fmt.Errorf("unknown webhook source %q", source))
 	}
 	ep, err := store.New(s.pool).WebhookEndpointGetForDelivery(ctx, endpointID, source)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Result{}, Unauthorized(fmt.Errorf("no %s endpoint %d", source, endpointID))
+	}
 	if err != nil {
 		return Result{}, postgres.Error(err, "webhook endpoint")
 	}
 	now := s.opts.Now()
 	secrets := secretsOf(ep.Secret, ep.PreviousSecret, ep.PreviousExpiresAt, now)
-	unauthorized := func(err error) error {
-		return &apperr.Error{Code: apperr.Unauthorized, Message: "the webhook signature does not verify", Err: err}
-	}
+	unauthorized := Unauthorized
 	var events []Event
 	switch source {
 	case SourceStandard, SourceResend:

@@ -131,13 +131,18 @@ func TestStandardWebhook(t *testing.T) {
 	require.Empty(t, e.suppressed("ada@example.com"))
 	require.Zero(t, e.count("webhook_events"))
 
-	// Unknown endpoint, wrong source for the endpoint, another account's id: 404.
-	_, err = e.svc.Deliver(e.ctx, "standard", ep.ID+1000, h, body)
-	requireCode(t, err, apperr.NotFound)
-	_, err = e.svc.Deliver(e.ctx, "resend", ep.ID, h, body)
-	requireCode(t, err, apperr.NotFound)
-	_, err = e.svc.Deliver(e.ctx, "nope", ep.ID, h, body)
-	requireCode(t, err, apperr.NotFound)
+	// Unknown endpoint, wrong source for the endpoint, unknown source: unauthorized
+	// like a bad signature, with the same message, so endpoint ids cannot be probed.
+	_, badSig := e.svc.Deliver(e.ctx, "standard", ep.ID, signStandard(t, other, "webhook", "x", e.now, body), body)
+	requireCode(t, badSig, apperr.Unauthorized)
+	for _, probe := range []struct {
+		source string
+		id     int64
+	}{{"standard", ep.ID + 1000}, {"resend", ep.ID}, {"nope", ep.ID}} {
+		_, err = e.svc.Deliver(e.ctx, probe.source, probe.id, h, body)
+		requireCode(t, err, apperr.Unauthorized)
+		require.Equal(t, badSig.(*apperr.Error).Message, err.(*apperr.Error).Message, probe)
+	}
 
 	// Valid (one of several signatures matches, 4 minutes old): suppressed, once.
 	e.now = e.now.Add(4 * time.Minute)
@@ -214,7 +219,7 @@ func TestRotationGracePeriod(t *testing.T) {
 	require.Empty(t, list)
 	require.NoError(t, e.svc.Delete(e.ctx, e.account, ep.ID))
 	_, err = e.svc.Deliver(e.ctx, "standard", ep.ID, signStandard(t, fresh.Secret, "webhook", "r4", e.now, body), body)
-	requireCode(t, err, apperr.NotFound)
+	requireCode(t, err, apperr.Unauthorized)
 }
 
 func TestCreateValidation(t *testing.T) {
