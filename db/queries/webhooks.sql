@@ -40,23 +40,28 @@ INSERT INTO webhook_events (account_id, source, event_id, type, email_lower, pay
 VALUES (@account_id, @source, @event_id, @type, @email_lower, @payload)
 ON CONFLICT (account_id, source, event_id) DO NOTHING;
 
+-- name: SoftBouncePrune :exec
+-- Deletes the soft bounces of an address that fell out of the window, so the table
+-- holds no more than a window's worth per address.
+DELETE FROM soft_bounces
+WHERE account_id = @account_id AND email_lower = @email_lower
+  AND occurred_at <= coalesce(sqlc.narg('now')::timestamptz, now()) - make_interval(secs => @window_seconds::float8);
+
 -- name: SoftBounceAddAndCount :one
--- Records one soft bounce and counts those of the address within the window,
--- including this one (the statement's snapshot does not see its own insert, hence
--- 1 +). Bounces of the address that fell out of the window are deleted on the way,
--- so the table holds no more than a window's worth per address.
-WITH expired AS (
-    DELETE FROM soft_bounces e
-    WHERE e.account_id = @account_id AND e.email_lower = @email_lower
-      AND e.occurred_at <= coalesce(sqlc.narg('now')::timestamptz, now()) - make_interval(secs => @window_seconds::float8)
-), ins AS (
-    INSERT INTO soft_bounces (account_id, email_lower, occurred_at)
-    VALUES (@account_id, @email_lower, coalesce(sqlc.narg('now')::timestamptz, now()))
+-- Records one soft bounce of the message @message_key (a repeat of a message already
+-- recorded changes nothing) and counts the distinct messages of the address within
+-- the window, this one included: the statement's snapshot does not see its own
+-- insert, so this message is the 1 + and excluded from the count(*). Run
+-- SoftBouncePrune first.
+WITH ins AS (
+    INSERT INTO soft_bounces (account_id, email_lower, message_key, occurred_at)
+    VALUES (@account_id, @email_lower, @message_key, coalesce(sqlc.narg('now')::timestamptz, now()))
+    ON CONFLICT (account_id, email_lower, message_key) DO NOTHING
     RETURNING occurred_at
 )
 SELECT (1 + count(*))::bigint AS n
 FROM soft_bounces b
-WHERE b.account_id = @account_id AND b.email_lower = @email_lower
+WHERE b.account_id = @account_id AND b.email_lower = @email_lower AND b.message_key <> @message_key
   AND b.occurred_at > coalesce(sqlc.narg('now')::timestamptz, now()) - make_interval(secs => @window_seconds::float8);
 
 -- name: SendRecordFeedback :execrows

@@ -103,6 +103,7 @@ type SoftBounce struct {
 	AccountID  int64
 	EmailLower string
 	OccurredAt time.Time
+	MessageKey string
 }
 
 type Subscriber struct {

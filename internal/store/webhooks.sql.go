@@ -45,42 +45,67 @@ func (q *Queries) SendRecordFeedback(ctx context.Context, arg SendRecordFeedback
 }
 
 const softBounceAddAndCount = `-- name: SoftBounceAddAndCount :one
-WITH expired AS (
-    DELETE FROM soft_bounces e
-    WHERE e.account_id = $1 AND e.email_lower = $2
-      AND e.occurred_at <= coalesce($3::timestamptz, now()) - make_interval(secs => $4::float8)
-), ins AS (
-    INSERT INTO soft_bounces (account_id, email_lower, occurred_at)
-    VALUES ($1, $2, coalesce($3::timestamptz, now()))
+WITH ins AS (
+    INSERT INTO soft_bounces (account_id, email_lower, message_key, occurred_at)
+    VALUES ($1, $2, $3, coalesce($4::timestamptz, now()))
+    ON CONFLICT (account_id, email_lower, message_key) DO NOTHING
     RETURNING occurred_at
 )
 SELECT (1 + count(*))::bigint AS n
 FROM soft_bounces b
-WHERE b.account_id = $1 AND b.email_lower = $2
-  AND b.occurred_at > coalesce($3::timestamptz, now()) - make_interval(secs => $4::float8)
+WHERE b.account_id = $1 AND b.email_lower = $2 AND b.message_key <> $3
+  AND b.occurred_at > coalesce($4::timestamptz, now()) - make_interval(secs => $5::float8)
 `
 
 type SoftBounceAddAndCountParams struct {
 	AccountID     int64
 	EmailLower    string
+	MessageKey    string
 	Now           *time.Time
 	WindowSeconds float64
 }
 
-// Records one soft bounce and counts those of the address within the window,
-// including this one (the statement's snapshot does not see its own insert, hence
-// 1 +). Bounces of the address that fell out of the window are deleted on the way,
-// so the table holds no more than a window's worth per address.
+// Records one soft bounce of the message @message_key (a repeat of a message already
+// recorded changes nothing) and counts the distinct messages of the address within
+// the window, this one included: the statement's snapshot does not see its own
+// insert, so this message is the 1 + and excluded from the count(*). Run
+// SoftBouncePrune first.
 func (q *Queries) SoftBounceAddAndCount(ctx context.Context, arg SoftBounceAddAndCountParams) (int64, error) {
 	row := q.db.QueryRow(ctx, softBounceAddAndCount,
 		arg.AccountID,
 		arg.EmailLower,
+		arg.MessageKey,
 		arg.Now,
 		arg.WindowSeconds,
 	)
 	var n int64
 	err := row.Scan(&n)
 	return n, err
+}
+
+const softBouncePrune = `-- name: SoftBouncePrune :exec
+DELETE FROM soft_bounces
+WHERE account_id = $1 AND email_lower = $2
+  AND occurred_at <= coalesce($3::timestamptz, now()) - make_interval(secs => $4::float8)
+`
+
+type SoftBouncePruneParams struct {
+	AccountID     int64
+	EmailLower    string
+	Now           *time.Time
+	WindowSeconds float64
+}
+
+// Deletes the soft bounces of an address that fell out of the window, so the table
+// holds no more than a window's worth per address.
+func (q *Queries) SoftBouncePrune(ctx context.Context, arg SoftBouncePruneParams) error {
+	_, err := q.db.Exec(ctx, softBouncePrune,
+		arg.AccountID,
+		arg.EmailLower,
+		arg.Now,
+		arg.WindowSeconds,
+	)
+	return err
 }
 
 const webhookEndpointCreate = `-- name: WebhookEndpointCreate :one

@@ -183,9 +183,15 @@ func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []
 			}
 			reason, source := reasonOf[e.Kind], origin
 			if e.Kind == KindSoftBounce {
+				window := s.opts.SoftBounceWindow.Seconds()
+				if err := q.SoftBouncePrune(ctx, store.SoftBouncePruneParams{
+					AccountID: ep.AccountID, EmailLower: *lower, Now: &now, WindowSeconds: window,
+				}); err != nil {
+					return fmt.Errorf("prune soft bounces: %w", err)
+				}
 				count, err := q.SoftBounceAddAndCount(ctx, store.SoftBounceAddAndCountParams{
-					AccountID: ep.AccountID, EmailLower: *lower, Now: &now,
-					WindowSeconds: s.opts.SoftBounceWindow.Seconds(),
+					AccountID: ep.AccountID, EmailLower: *lower, MessageKey: messageKey(e), Now: &now,
+					WindowSeconds: window,
 				})
 				if err != nil {
 					return fmt.Errorf("count soft bounces: %w", err)
@@ -206,6 +212,20 @@ func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []
 		return nil
 	})
 	return res, err
+}
+
+// messageKey names the message an event is about, so the delays a provider reports
+// on each retry of one message count as one soft bounce. The provider's message id
+// comes first (every provider sends it on every event), then our job id; an event
+// with neither counts on its own.
+func messageKey(e Event) string {
+	switch {
+	case e.ProviderMessageID != "":
+		return "pm:" + e.ProviderMessageID
+	case e.JobID != "":
+		return "job:" + e.JobID
+	}
+	return "event:" + e.ID
 }
 
 func nonEmpty(s string) *string {

@@ -191,6 +191,35 @@ func TestStandardBounceComplaintAndSoftBounceLimit(t *testing.T) {
 	require.Empty(t, e.suppressed("o@example.com"))
 }
 
+// TestSoftBouncesCountDistinctMessages: providers report a delay on every retry of
+// one message (SendGrid deferred, Mailgun temporary failure, SES DeliveryDelay,
+// Resend delivery_delayed), so the soft-bounce limit counts messages, not events
+// (security review finding 2): one message retried three times suppresses nothing.
+func TestSoftBouncesCountDistinctMessages(t *testing.T) {
+	t.Parallel()
+	e := setup(t, webhook.Options{SoftBounceLimit: 3, SoftBounceWindow: time.Hour})
+	ep, creds := e.create(webhook.CreateInput{Source: "standard"})
+	post := func(id, data string) webhook.Result {
+		body := []byte(`{"type":"subscriber.bounced","data":{"email":"d@example.com","bounce_type":"soft"` + data + `}}`)
+		res, err := e.svc.Deliver(e.ctx, "standard", ep.ID, signStandard(t, creds.Secret, "webhook", id, e.now, body), body)
+		require.NoError(t, err)
+		return res
+	}
+	for i := range 4 {
+		post(fmt.Sprintf("retry-%d", i), `,"provider_message_id":"pm-1","job_id":"job-1"`)
+		e.now = e.now.Add(time.Minute)
+	}
+	require.Empty(t, e.suppressed("d@example.com"), "four delays of one message are one soft bounce")
+	require.Equal(t, 1, e.count("soft_bounces"))
+
+	post("other-1", `,"job_id":"job-2"`) // a second message, known by our job id only
+	post("other-1b", `,"job_id":"job-2"`)
+	require.Empty(t, e.suppressed("d@example.com"), "two messages")
+	res := post("third", `,"provider_message_id":"pm-3"`)
+	require.Equal(t, 1, res.Suppressed, "the third distinct message reaches the limit")
+	require.Equal(t, "hard_bounce", e.suppressed("d@example.com"))
+}
+
 func TestRotationGracePeriod(t *testing.T) {
 	t.Parallel()
 	e := setup(t, webhook.Options{})
