@@ -20,12 +20,31 @@ SELECT * FROM webhook_endpoints WHERE account_id = @account_id AND id = @id;
 SELECT * FROM webhook_endpoints WHERE id = @id AND source = @source;
 
 -- name: WebhookEndpointRotate :one
--- The current secret becomes the previous one, valid until @previous_expires_at.
+-- Compare-and-set on the secret the caller read: a concurrent rotation makes this
+-- return no row instead of losing the secret it replaced. The replaced secret is
+-- kept by WebhookPreviousSecretKeep in the same transaction.
 UPDATE webhook_endpoints
-SET previous_secret = secret, previous_expires_at = @previous_expires_at,
-    secret = @secret, updated_at = now()
-WHERE account_id = @account_id AND id = @id
+SET secret = @secret, previous_expires_at = @previous_expires_at, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND secret = @current_secret
 RETURNING *;
+
+-- name: WebhookPreviousSecretKeep :exec
+-- Keeps a rotated-out secret until its own expiry, dropping the endpoint's expired ones.
+WITH expired AS (
+    DELETE FROM webhook_previous_secrets
+    WHERE account_id = @account_id AND endpoint_id = @endpoint_id
+      AND expires_at <= coalesce(sqlc.narg('now')::timestamptz, now())
+)
+INSERT INTO webhook_previous_secrets (account_id, endpoint_id, secret, expires_at)
+VALUES (@account_id, @endpoint_id, @secret, @expires_at);
+
+-- name: WebhookPreviousSecretsValid :many
+-- The rotated-out secrets that still verify, newest first. Bounded so a tenant
+-- rotating in a loop cannot make one delivery try any number of secrets.
+SELECT secret FROM webhook_previous_secrets
+WHERE account_id = @account_id AND endpoint_id = @endpoint_id AND expires_at > coalesce(sqlc.narg('now')::timestamptz, now())
+ORDER BY expires_at DESC
+LIMIT 20;
 
 -- name: WebhookEndpointDelete :execrows
 DELETE FROM webhook_endpoints WHERE account_id = @account_id AND id = @id;

@@ -142,7 +142,6 @@ type WebhookEndpoint struct {
 	Source            string
 	Name              string
 	Secret            string
-	PreviousSecret    *string
 	PreviousExpiresAt *time.Time
 	Settings          json.RawMessage
 	SubscribeUrl      *string
@@ -158,4 +157,12 @@ type WebhookEvent struct {
 	EmailLower *string
 	Payload    json.RawMessage
 	ReceivedAt time.Time
+}
+
+type WebhookPreviousSecret struct {
+	ID         int64
+	AccountID  int64
+	EndpointID int64
+	Secret     string
+	ExpiresAt  time.Time
 }

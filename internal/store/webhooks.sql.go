@@ -111,7 +111,7 @@ func (q *Queries) SoftBouncePrune(ctx context.Context, arg SoftBouncePruneParams
 const webhookEndpointCreate = `-- name: WebhookEndpointCreate :one
 INSERT INTO webhook_endpoints (account_id, source, name, secret, settings)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, account_id, source, name, secret, previous_secret, previous_expires_at, settings, subscribe_url, created_at, updated_at
+RETURNING id, account_id, source, name, secret, previous_expires_at, settings, subscribe_url, created_at, updated_at
 `
 
 type WebhookEndpointCreateParams struct {
@@ -137,7 +137,6 @@ func (q *Queries) WebhookEndpointCreate(ctx context.Context, arg WebhookEndpoint
 		&i.Source,
 		&i.Name,
 		&i.Secret,
-		&i.PreviousSecret,
 		&i.PreviousExpiresAt,
 		&i.Settings,
 		&i.SubscribeUrl,
@@ -160,7 +159,7 @@ func (q *Queries) WebhookEndpointDelete(ctx context.Context, accountID int64, iD
 }
 
 const webhookEndpointGet = `-- name: WebhookEndpointGet :one
-SELECT id, account_id, source, name, secret, previous_secret, previous_expires_at, settings, subscribe_url, created_at, updated_at FROM webhook_endpoints WHERE account_id = $1 AND id = $2
+SELECT id, account_id, source, name, secret, previous_expires_at, settings, subscribe_url, created_at, updated_at FROM webhook_endpoints WHERE account_id = $1 AND id = $2
 `
 
 func (q *Queries) WebhookEndpointGet(ctx context.Context, accountID int64, iD int64) (WebhookEndpoint, error) {
@@ -172,7 +171,6 @@ func (q *Queries) WebhookEndpointGet(ctx context.Context, accountID int64, iD in
 		&i.Source,
 		&i.Name,
 		&i.Secret,
-		&i.PreviousSecret,
 		&i.PreviousExpiresAt,
 		&i.Settings,
 		&i.SubscribeUrl,
@@ -183,7 +181,7 @@ func (q *Queries) WebhookEndpointGet(ctx context.Context, accountID int64, iD in
 }
 
 const webhookEndpointGetForDelivery = `-- name: WebhookEndpointGetForDelivery :one
-SELECT id, account_id, source, name, secret, previous_secret, previous_expires_at, settings, subscribe_url, created_at, updated_at FROM webhook_endpoints WHERE id = $1 AND source = $2
+SELECT id, account_id, source, name, secret, previous_expires_at, settings, subscribe_url, created_at, updated_at FROM webhook_endpoints WHERE id = $1 AND source = $2
 `
 
 // The one look-up without a tenant: a provider's POST names only the endpoint, and
@@ -198,7 +196,6 @@ func (q *Queries) WebhookEndpointGetForDelivery(ctx context.Context, iD int64, s
 		&i.Source,
 		&i.Name,
 		&i.Secret,
-		&i.PreviousSecret,
 		&i.PreviousExpiresAt,
 		&i.Settings,
 		&i.SubscribeUrl,
@@ -209,7 +206,7 @@ func (q *Queries) WebhookEndpointGetForDelivery(ctx context.Context, iD int64, s
 }
 
 const webhookEndpointList = `-- name: WebhookEndpointList :many
-SELECT id, account_id, source, name, secret, previous_secret, previous_expires_at, settings, subscribe_url, created_at, updated_at FROM webhook_endpoints
+SELECT id, account_id, source, name, secret, previous_expires_at, settings, subscribe_url, created_at, updated_at FROM webhook_endpoints
 WHERE account_id = $1 AND id > $2
 ORDER BY id
 LIMIT $3
@@ -237,7 +234,6 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 			&i.Source,
 			&i.Name,
 			&i.Secret,
-			&i.PreviousSecret,
 			&i.PreviousExpiresAt,
 			&i.Settings,
 			&i.SubscribeUrl,
@@ -256,26 +252,29 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 
 const webhookEndpointRotate = `-- name: WebhookEndpointRotate :one
 UPDATE webhook_endpoints
-SET previous_secret = secret, previous_expires_at = $1,
-    secret = $2, updated_at = now()
-WHERE account_id = $3 AND id = $4
-RETURNING id, account_id, source, name, secret, previous_secret, previous_expires_at, settings, subscribe_url, created_at, updated_at
+SET secret = $1, previous_expires_at = $2, updated_at = now()
+WHERE account_id = $3 AND id = $4 AND secret = $5
+RETURNING id, account_id, source, name, secret, previous_expires_at, settings, subscribe_url, created_at, updated_at
 `
 
 type WebhookEndpointRotateParams struct {
-	PreviousExpiresAt *time.Time
 	Secret            string
+	PreviousExpiresAt *time.Time
 	AccountID         int64
 	ID                int64
+	CurrentSecret     string
 }
 
-// The current secret becomes the previous one, valid until @previous_expires_at.
+// Compare-and-set on the secret the caller read: a concurrent rotation makes this
+// return no row instead of losing the secret it replaced. The replaced secret is
+// kept by WebhookPreviousSecretKeep in the same transaction.
 func (q *Queries) WebhookEndpointRotate(ctx context.Context, arg WebhookEndpointRotateParams) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointRotate,
-		arg.PreviousExpiresAt,
 		arg.Secret,
+		arg.PreviousExpiresAt,
 		arg.AccountID,
 		arg.ID,
+		arg.CurrentSecret,
 	)
 	var i WebhookEndpoint
 	err := row.Scan(
@@ -284,7 +283,6 @@ func (q *Queries) WebhookEndpointRotate(ctx context.Context, arg WebhookEndpoint
 		&i.Source,
 		&i.Name,
 		&i.Secret,
-		&i.PreviousSecret,
 		&i.PreviousExpiresAt,
 		&i.Settings,
 		&i.SubscribeUrl,
@@ -339,4 +337,69 @@ func (q *Queries) WebhookEventInsert(ctx context.Context, arg WebhookEventInsert
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const webhookPreviousSecretKeep = `-- name: WebhookPreviousSecretKeep :exec
+WITH expired AS (
+    DELETE FROM webhook_previous_secrets
+    WHERE account_id = $1 AND endpoint_id = $2
+      AND expires_at <= coalesce($5::timestamptz, now())
+)
+INSERT INTO webhook_previous_secrets (account_id, endpoint_id, secret, expires_at)
+VALUES ($1, $2, $3, $4)
+`
+
+type WebhookPreviousSecretKeepParams struct {
+	AccountID  int64
+	EndpointID int64
+	Secret     string
+	ExpiresAt  time.Time
+	Now        *time.Time
+}
+
+// Keeps a rotated-out secret until its own expiry, dropping the endpoint's expired ones.
+func (q *Queries) WebhookPreviousSecretKeep(ctx context.Context, arg WebhookPreviousSecretKeepParams) error {
+	_, err := q.db.Exec(ctx, webhookPreviousSecretKeep,
+		arg.AccountID,
+		arg.EndpointID,
+		arg.Secret,
+		arg.ExpiresAt,
+		arg.Now,
+	)
+	return err
+}
+
+const webhookPreviousSecretsValid = `-- name: WebhookPreviousSecretsValid :many
+SELECT secret FROM webhook_previous_secrets
+WHERE account_id = $1 AND endpoint_id = $2 AND expires_at > coalesce($3::timestamptz, now())
+ORDER BY expires_at DESC
+LIMIT 20
+`
+
+type WebhookPreviousSecretsValidParams struct {
+	AccountID  int64
+	EndpointID int64
+	Now        *time.Time
+}
+
+// The rotated-out secrets that still verify, newest first. Bounded so a tenant
+// rotating in a loop cannot make one delivery try any number of secrets.
+func (q *Queries) WebhookPreviousSecretsValid(ctx context.Context, arg WebhookPreviousSecretsValidParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, webhookPreviousSecretsValid, arg.AccountID, arg.EndpointID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var secret string
+		if err := rows.Scan(&secret); err != nil {
+			return nil, err
+		}
+		items = append(items, secret)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

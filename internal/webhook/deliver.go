@@ -47,7 +47,14 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		return Result{}, postgres.Error(err, "webhook endpoint")
 	}
 	now := s.opts.Now()
-	secrets := secretsOf(ep.Secret, ep.PreviousSecret, ep.PreviousExpiresAt, now)
+	previous, err := store.New(s.pool).WebhookPreviousSecretsValid(ctx, store.WebhookPreviousSecretsValidParams{
+		AccountID: ep.AccountID, EndpointID: ep.ID, Now: &now,
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("webhook previous secrets: %w", err)
+	}
+	// The current secret first, then every rotated-out one still in its grace period.
+	secrets := append([]string{ep.Secret}, previous...)
 	unauthorized := Unauthorized
 	var events []Event
 	switch source {

@@ -7,8 +7,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -22,7 +25,8 @@ type Endpoint struct {
 	Name      string   `json:"name"`
 	TopicARNs []string `json:"topic_arns,omitempty"`
 	Path      string   `json:"path"`
-	// PreviousSecretExpiresAt is when the secret replaced by the last rotation stops verifying.
+	// PreviousSecretExpiresAt is when the secret replaced by the last rotation stops
+	// verifying; secrets replaced by earlier rotations keep their own expiry.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 	// SubscribeURL is the last SNS subscription confirmation, for the operator to open.
 	SubscribeURL *string   `json:"subscribe_url,omitempty"`
@@ -141,9 +145,26 @@ func (s *Service) Rotate(ctx context.Context, accountID, id int64, in RotateInpu
 	if err != nil {
 		return Endpoint{}, Credentials{}, err
 	}
-	expires := s.opts.Now().Add(grace)
-	row, err := q.WebhookEndpointRotate(ctx, store.WebhookEndpointRotateParams{
-		PreviousExpiresAt: &expires, Secret: secret, AccountID: accountID, ID: id,
+	now := s.opts.Now()
+	expires := now.Add(grace)
+	var row store.WebhookEndpoint
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		row, err = q.WebhookEndpointRotate(ctx, store.WebhookEndpointRotateParams{
+			PreviousExpiresAt: &expires, Secret: secret, AccountID: accountID, ID: id, CurrentSecret: cur.Secret,
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.New(apperr.Conflict, "the endpoint was rotated or deleted meanwhile; retry")
+		}
+		if err != nil || grace == 0 {
+			return err
+		}
+		// Every replaced secret keeps its own grace period, so a second rotation
+		// does not cut the first one's short.
+		return q.WebhookPreviousSecretKeep(ctx, store.WebhookPreviousSecretKeepParams{
+			AccountID: accountID, EndpointID: id, Secret: cur.Secret, ExpiresAt: expires, Now: &now,
+		})
 	})
 	if err != nil {
 		return Endpoint{}, Credentials{}, postgres.Error(err, "webhook endpoint")
@@ -151,7 +172,7 @@ func (s *Service) Rotate(ctx context.Context, accountID, id int64, in RotateInpu
 	return toEndpoint(row), creds, nil
 }
 
-// Delete removes an endpoint; its deliveries answer 404 from then on.
+// Delete removes an endpoint; its deliveries answer 401 from then on.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	n, err := store.New(s.pool).WebhookEndpointDelete(ctx, accountID, id)
 	if err != nil {

@@ -26,16 +26,6 @@ var errSignature = errors.New("webhook: signature does not verify")
 
 func sigErr(reason string) error { return errors.Join(errSignature, errors.New(reason)) }
 
-// secrets returns the secrets that verify now: the current one and, during the
-// grace period after a rotation, the previous one.
-func secretsOf(current string, previous *string, previousExpires *time.Time, now time.Time) []string {
-	out := []string{current}
-	if previous != nil && *previous != "" && previousExpires != nil && now.Before(*previousExpires) {
-		out = append(out, *previous)
-	}
-	return out
-}
-
 // verifyStandard checks a Standard Webhooks signature (REFERENCE §3.1): HMAC-SHA256
 // with the base64-decoded whsec_ secret over "id.timestamp.body", any of several
 // space-separated "v1,<base64>" signatures, timestamp within Tolerance. prefix is

@@ -251,6 +251,43 @@ func TestRotationGracePeriod(t *testing.T) {
 	requireCode(t, err, apperr.Unauthorized)
 }
 
+// TestRotateTwiceKeepsEverySecretUntilItsOwnExpiry: a second rotation within the
+// grace period must not drop the original secret at once (security review finding
+// 4); each rotated-out secret verifies until its own expiry and not after.
+func TestRotateTwiceKeepsEverySecretUntilItsOwnExpiry(t *testing.T) {
+	t.Parallel()
+	e := setup(t, webhook.Options{})
+	ep, s0 := e.create(webhook.CreateInput{Source: "standard"})
+	start := e.now
+	hour, twoHours := int64(3600), int64(7200)
+	_, s1, err := e.svc.Rotate(e.ctx, e.account, ep.ID, webhook.RotateInput{GraceSeconds: &hour})
+	require.NoError(t, err)
+	e.now = start.Add(10 * time.Minute)
+	_, s2, err := e.svc.Rotate(e.ctx, e.account, ep.ID, webhook.RotateInput{GraceSeconds: &twoHours})
+	require.NoError(t, err)
+
+	body := []byte(`{"type":"email.opened","data":{"email":"a@example.com"}}`)
+	n := 0
+	verifies := func(secret string) bool {
+		n++
+		_, err := e.svc.Deliver(e.ctx, "standard", ep.ID, signStandard(t, secret, "webhook", fmt.Sprint("r", n), e.now, body), body)
+		return err == nil
+	}
+	require.True(t, verifies(s0.Secret), "the original secret verifies until its own expiry")
+	require.True(t, verifies(s1.Secret))
+	require.True(t, verifies(s2.Secret))
+
+	e.now = start.Add(time.Hour + time.Second) // s0's grace is over, s1's is not
+	require.False(t, verifies(s0.Secret))
+	require.True(t, verifies(s1.Secret))
+	require.True(t, verifies(s2.Secret))
+
+	e.now = start.Add(10*time.Minute + 2*time.Hour + time.Second)
+	require.False(t, verifies(s0.Secret))
+	require.False(t, verifies(s1.Secret))
+	require.True(t, verifies(s2.Secret))
+}
+
 func TestCreateValidation(t *testing.T) {
 	t.Parallel()
 	e := setup(t, webhook.Options{})
