@@ -105,7 +105,7 @@ func (s *Service) verifySNS(ctx context.Context, body []byte, topics []string) (
 	if err := checkCertURL(m.SigningCertURL, s.opts.SNSCertHost); err != nil {
 		return nil, err
 	}
-	pub, err := s.certs.get(ctx, m.SigningCertURL, s.opts.FetchCert)
+	pub, err := s.certs.get(ctx, m.SigningCertURL, s.opts.FetchCert, s.opts.Now)
 	if err != nil {
 		return nil, sigErr("signing certificate: " + err.Error())
 	}
@@ -129,22 +129,99 @@ func checkCertURL(raw string, host *regexp.Regexp) error {
 	return nil
 }
 
+// CertFailureTTL is how long a failed certificate fetch is remembered: a URL that
+// does not answer is not fetched again on every delivery that names it.
+const CertFailureTTL = time.Minute
+
+// MaxCertFetches bounds the certificate fetches in flight at once, so deliveries
+// naming many new URLs cannot turn us into a fetching amplifier.
+const MaxCertFetches = 4
+
+// maxCertFailures bounds the remembered failures (the allow-listed path admits any
+// number of names); beyond it failures are not remembered, and the fetch bound holds.
+const maxCertFailures = 1024
+
 // certCache keeps parsed certificates by URL: Amazon rotates them rarely, and a
-// delivery must not cost a fetch.
+// delivery must not cost a fetch. Failures are kept for CertFailureTTL; one fetch per
+// URL runs at a time, and callers asking meanwhile share its outcome.
 type certCache struct {
-	mu   sync.Mutex
-	keys map[string]*rsa.PublicKey
+	mu       sync.Mutex
+	keys     map[string]*rsa.PublicKey
+	failures map[string]certFailure
+	inflight map[string]*certCall
+	slots    chan struct{}
 }
 
-func newCertCache() *certCache { return &certCache{keys: map[string]*rsa.PublicKey{}} }
+type certFailure struct {
+	err   error
+	until time.Time
+}
 
-func (c *certCache) get(ctx context.Context, u string, fetch CertFetcher) (*rsa.PublicKey, error) {
+// certCall is one fetch in flight; done is closed when key or err is set.
+type certCall struct {
+	done chan struct{}
+	key  *rsa.PublicKey
+	err  error
+}
+
+func newCertCache() *certCache {
+	return &certCache{
+		keys: map[string]*rsa.PublicKey{}, failures: map[string]certFailure{},
+		inflight: map[string]*certCall{}, slots: make(chan struct{}, MaxCertFetches),
+	}
+}
+
+func (c *certCache) get(ctx context.Context, u string, fetch CertFetcher, now func() time.Time) (*rsa.PublicKey, error) {
 	c.mu.Lock()
-	k, ok := c.keys[u]
-	c.mu.Unlock()
-	if ok {
+	if k, ok := c.keys[u]; ok {
+		c.mu.Unlock()
 		return k, nil
 	}
+	if f, ok := c.failures[u]; ok && now().Before(f.until) {
+		c.mu.Unlock()
+		return nil, f.err
+	}
+	call, ok := c.inflight[u]
+	if !ok {
+		call = &certCall{done: make(chan struct{})}
+		c.inflight[u] = call
+		// The fetch outlives a caller that gives up: others may be waiting for it,
+		// and the fetcher has its own timeout.
+		go c.fetch(context.WithoutCancel(ctx), u, fetch, now, call)
+	}
+	c.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.key, call.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *certCache) fetch(ctx context.Context, u string, fetch CertFetcher, now func() time.Time, call *certCall) {
+	c.slots <- struct{}{}
+	call.key, call.err = fetchKey(ctx, u, fetch)
+	<-c.slots
+	c.mu.Lock()
+	delete(c.inflight, u)
+	switch {
+	case call.err == nil:
+		c.keys[u] = call.key
+		delete(c.failures, u)
+	case len(c.failures) < maxCertFailures:
+		c.failures[u] = certFailure{err: call.err, until: now().Add(CertFailureTTL)}
+	default:
+		for k, f := range c.failures {
+			if !now().Before(f.until) {
+				delete(c.failures, k)
+			}
+		}
+	}
+	c.mu.Unlock()
+	close(call.done)
+}
+
+func fetchKey(ctx context.Context, u string, fetch CertFetcher) (*rsa.PublicKey, error) {
 	pemBytes, err := fetch(ctx, u)
 	if err != nil {
 		return nil, err
@@ -161,9 +238,6 @@ func (c *certCache) get(ctx context.Context, u string, fetch CertFetcher) (*rsa.
 	if !ok {
 		return nil, fmt.Errorf("certificate key is not RSA")
 	}
-	c.mu.Lock()
-	c.keys[u] = pub
-	c.mu.Unlock()
 	return pub, nil
 }
 

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -11,11 +12,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,5 +172,64 @@ func TestSNSDefaultAllowList(t *testing.T) {
 		"sns.us-east-1.amazonaws.com.evil.com": false, "evil.com": false, "sns.amazonaws.com": false,
 	} {
 		require.Equal(t, ok, webhook.DefaultSNSCertHost.MatchString(host), host)
+	}
+}
+
+// TestSNSCertFailuresCachedAndFetchesBounded: a certificate URL that fails is not
+// fetched again on every delivery for a minute, and fetches run at most
+// MaxCertFetches at a time, however many deliveries name new URLs at once
+// (security review finding 6).
+func TestSNSCertFailuresCachedAndFetchesBounded(t *testing.T) {
+	t.Parallel()
+	f := newFakeSNS(t)
+	var mu sync.Mutex
+	fetches, inFlight, maxInFlight := map[string]int{}, 0, 0
+	release := make(chan struct{})
+	opts := f.options()
+	opts.FetchCert = func(ctx context.Context, u string) ([]byte, error) {
+		mu.Lock()
+		fetches[u]++
+		inFlight++
+		maxInFlight = max(maxInFlight, inFlight)
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		if strings.Contains(u, "slow") {
+			<-release
+		}
+		return nil, errors.New("connection refused")
+	}
+	e := setup(t, opts)
+	ep, _ := e.create(webhook.CreateInput{Source: "ses", TopicARNs: []string{topic}})
+	deliver := func(id, path string) error {
+		m := notification(id, `{"eventType":"Bounce"}`)
+		m["SigningCertURL"] = f.srv.URL + path
+		_, err := e.svc.Deliver(e.ctx, "ses", ep.ID, http.Header{}, f.sign(t, m, "2"))
+		return err
+	}
+	count := func(path string) int { mu.Lock(); defer mu.Unlock(); return fetches[f.srv.URL+path] }
+
+	requireCode(t, deliver("a1", "/SimpleNotificationService-down.pem"), apperr.Unauthorized)
+	requireCode(t, deliver("a2", "/SimpleNotificationService-down.pem"), apperr.Unauthorized)
+	require.Equal(t, 1, count("/SimpleNotificationService-down.pem"), "the failure is cached")
+	e.now = e.now.Add(webhook.CertFailureTTL + time.Second)
+	requireCode(t, deliver("a3", "/SimpleNotificationService-down.pem"), apperr.Unauthorized)
+	require.Equal(t, 2, count("/SimpleNotificationService-down.pem"), "and tried again once it expires")
+
+	const n = 3 * webhook.MaxCertFetches
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = deliver(fmt.Sprint("b", i), fmt.Sprintf("/SimpleNotificationService-slow%d.pem", i%(n/3*2)))
+		}()
+	}
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= webhook.MaxCertFetches },
+		10*time.Second, time.Millisecond)
+	close(release)
+	wg.Wait()
+	require.LessOrEqual(t, maxInFlight, webhook.MaxCertFetches)
+	for i := range n / 3 * 2 {
+		require.Equal(t, 1, count(fmt.Sprintf("/SimpleNotificationService-slow%d.pem", i)), "one fetch per URL at a time")
 	}
 }
