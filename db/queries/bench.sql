@@ -10,3 +10,8 @@ WHERE campaign_id = @campaign_id AND job_id = ANY(@job_ids::text[]) AND sent_at 
 -- Fresh statistics and a clean visibility map between phases, as autovacuum would
 -- give shortly after bulk writes, so each phase starts from the same state.
 VACUUM ANALYZE subscribers, sends;
+
+-- name: BenchLastSentAt :one
+-- When the campaign's last message was acknowledged: the end of the drain, before
+-- the finalizer notices the campaign is done.
+SELECT max(sent_at)::timestamptz FROM sends WHERE campaign_id = @campaign_id;

@@ -10,6 +10,19 @@ import (
 	"time"
 )
 
+const benchLastSentAt = `-- name: BenchLastSentAt :one
+SELECT max(sent_at)::timestamptz FROM sends WHERE campaign_id = $1
+`
+
+// When the campaign's last message was acknowledged: the end of the drain, before
+// the finalizer notices the campaign is done.
+func (q *Queries) BenchLastSentAt(ctx context.Context, campaignID int64) (time.Time, error) {
+	row := q.db.QueryRow(ctx, benchLastSentAt, campaignID)
+	var column_1 time.Time
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const benchSentAt = `-- name: BenchSentAt :many
 
 SELECT job_id, sent_at FROM sends

@@ -113,7 +113,7 @@ WITH picked AS (
       AND s.status = 'queued'
       AND s.next_attempt_at <= coalesce($1::timestamptz, now())
       AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $3 AND c.status = 'sending')
-    ORDER BY s.id
+    ORDER BY s.next_attempt_at, s.id
     LIMIT $4
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
@@ -157,8 +157,10 @@ type SendClaimBatchRow struct {
 	Attributes   json.RawMessage
 }
 
-// One statement claims a disjoint batch (SKIP LOCKED) of one campaign's due rows in
-// id order, so the plan stays on the partial index sends_claim_idx. Rows whose
+// One statement claims a disjoint batch (SKIP LOCKED) of one campaign's due rows,
+// oldest due first: (next_attempt_at, id) is an order only the partial index
+// sends_claim_idx yields, so the plan cannot drift to the primary key plus a filter
+// (migration 00030); fresh rows are due at -infinity, so they go out in id order. Rows whose
 // address is now suppressed, or whose subscriber is no longer confirmed (or was
 // deleted), are MARKED suppressed here rather than filtered out: a filtered row would
 // stay queued at the head of the index and every later claim would walk over it

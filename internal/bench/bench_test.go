@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/dbtest"
+)
+
+// TestRunPrintsEveryFigure runs the whole bench on a small audience: every figure
+// line is printed, the executor sends to every recipient exactly once, and the raw
+// loop drains its own copy. Timings are printed, never asserted.
+func TestRunPrintsEveryFigure(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	var out bytes.Buffer
+	rep, err := Run(context.Background(), pool, Options{Recipients: 500, BatchSize: 50, Workers: 100}, &out)
+	require.NoError(t, err, out.String())
+	t.Log(out.String())
+	require.EqualValues(t, 500, rep.Import.Rows)
+	require.EqualValues(t, 500, rep.Build.Rows)
+	require.EqualValues(t, 500, rep.Send.Rows)
+	require.EqualValues(t, 500, rep.Raw.Rows)
+	for _, prefix := range []string{"import: rows=500 ", "build: recipients=500 ", "send: recipients=500 ", "raw: per_s="} {
+		require.Contains(t, out.String(), "\n"+prefix)
+	}
+	for _, field := range []string{"ack_p50_ms=", "ack_p99_ms=", "peak_rss_mb=", "ratio="} {
+		require.Contains(t, out.String(), field)
+	}
+	require.Greater(t, rep.Send.PeakRSSMB, 0.0)
+	require.Len(t, strings.Split(strings.TrimSpace(out.String()), "\n"), 6)
+}
+
+// TestRunThroughTheSMTPSink sends through go-mail to the in-process SMTP sink.
+func TestRunThroughTheSMTPSink(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	var out bytes.Buffer
+	rep, err := Run(context.Background(), pool, Options{Recipients: 200, Provider: "smtp", Workers: 4}, &out)
+	require.NoError(t, err, out.String())
+	require.EqualValues(t, 200, rep.Send.Rows)
+}
+
+func TestRejectsAnUnknownProvider(t *testing.T) {
+	t.Parallel()
+	_, err := Run(context.Background(), nil, Options{Provider: "pigeon"}, &bytes.Buffer{})
+	require.ErrorContains(t, err, "instant or smtp")
+}
