@@ -31,11 +31,18 @@ const (
 
 // Service manages campaigns.
 type Service struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	stats *statsCache
 }
 
 // NewService returns a Service on pool.
-func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+func NewService(pool *pgxpool.Pool) *Service { return NewServiceClock(pool, time.Now) }
+
+// NewServiceClock returns a Service on pool whose stats cache reads the time from
+// now; tests inject a clock to move past StatsTTL without sleeping.
+func NewServiceClock(pool *pgxpool.Pool, now func() time.Time) *Service {
+	return &Service{pool: pool, stats: newStatsCache(now, StatsTTL)}
+}
 
 // Campaign is one campaign of an account.
 type Campaign struct {

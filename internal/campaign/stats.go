@@ -28,19 +28,25 @@ type Send struct {
 	ProviderMessageID *string
 }
 
-// Stats counts the campaign's sends by status.
+// Stats counts the campaign's sends by status. The counts may be up to StatsTTL
+// old (see statsCache); the campaign's status and timestamps are always current.
 func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error) {
 	q := store.New(s.pool)
 	c, err := q.CampaignGet(ctx, accountID, id)
 	if err != nil {
 		return Stats{}, postgres.Error(err, "campaign")
 	}
-	n, err := q.CampaignSendCounts(ctx, accountID, id)
+	counts, err := s.stats.get(ctx, statsKey{accountID, id}, func(ctx context.Context) (map[string]int64, error) {
+		n, err := q.CampaignSendCounts(ctx, accountID, id)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]int64{"queued": n.Queued, "sending": n.Sending, "sent": n.Sent, "failed": n.Failed,
+			"suppressed": n.Suppressed, "cancelled": n.Cancelled, "unknown": n.Unknown}, nil
+	})
 	if err != nil {
 		return Stats{}, err
 	}
-	counts := map[string]int64{"queued": n.Queued, "sending": n.Sending, "sent": n.Sent, "failed": n.Failed,
-		"suppressed": n.Suppressed, "cancelled": n.Cancelled, "unknown": n.Unknown}
 	var total int64
 	for _, v := range counts {
 		total += v

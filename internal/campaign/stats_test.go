@@ -1,0 +1,122 @@
+package campaign_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/campaign"
+	"github.com/sendonce/sendonce/internal/dbtest"
+)
+
+// clock is a settable time for the stats cache.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// addSends inserts n send rows of the given status straight into the table: the
+// test is about counting them, not about how the executor makes them.
+func addSends(t *testing.T, pool *pgxpool.Pool, accountID, campaignID int64, n int, status string) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		job := strconv.FormatInt(campaignID, 10) + "-" + status + "-" + strconv.Itoa(i) + "-" + time.Now().Format(time.RFC3339Nano)
+		_, err := pool.Exec(context.Background(), `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
+			VALUES ($1, $2, nextval(pg_get_serial_sequence('subscribers', 'id')), 'x@example.com', 'x@example.com', $3, $4)`,
+			campaignID, accountID, job, status)
+		require.NoError(t, err)
+	}
+}
+
+// TestStatsCache: counts are served from the cache for less than StatsTTL, are
+// recounted once it has passed, and another account never gets a cached entry.
+func TestStatsCache(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	accA, _, err := account.NewService(pool).Create(ctx, "a")
+	require.NoError(t, err)
+	accB, _, err := account.NewService(pool).Create(ctx, "b")
+	require.NoError(t, err)
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := campaign.NewServiceClock(pool, clk.now)
+
+	ca := draft(t, s, accA.ID, ctx)
+	cb := draft(t, s, accB.ID, ctx)
+	addSends(t, pool, accA.ID, ca.ID, 3, "queued")
+	addSends(t, pool, accB.ID, cb.ID, 1, "sent")
+
+	st, err := s.Stats(ctx, accA.ID, ca.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), st.Counts["queued"])
+	require.Equal(t, int64(3), st.Total)
+	// A caller editing its map must not change what the next caller gets.
+	st.Counts["queued"] = 99
+
+	// New rows inside the TTL are not seen yet: the counts are at most StatsTTL old.
+	addSends(t, pool, accA.ID, ca.ID, 2, "sent")
+	clk.add(campaign.StatsTTL - time.Millisecond)
+	st, err = s.Stats(ctx, accA.ID, ca.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), st.Counts["queued"])
+	require.Equal(t, int64(0), st.Counts["sent"])
+
+	// Another account asking for A's campaign gets 404, cached entry or not.
+	_, err = s.Stats(ctx, accB.ID, ca.ID)
+	require.True(t, apperr.Is(err, apperr.NotFound), "got %v", err)
+	// And its own campaign's counts are its own.
+	st, err = s.Stats(ctx, accB.ID, cb.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.Counts["sent"])
+	require.Equal(t, int64(0), st.Counts["queued"])
+	require.Equal(t, int64(1), st.Total)
+
+	// Once StatsTTL has passed, the counts are current.
+	clk.add(time.Millisecond)
+	st, err = s.Stats(ctx, accA.ID, ca.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), st.Counts["queued"])
+	require.Equal(t, int64(2), st.Counts["sent"])
+	require.Equal(t, int64(5), st.Total)
+}
+
+// TestStatsConcurrent: many concurrent requests for one campaign all get the
+// right counts (they share one query through the cache).
+func TestStatsConcurrent(t *testing.T) {
+	t.Parallel()
+	s, acc, ctx := setup(t)
+	c := draft(t, s, acc, ctx)
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for i := 0; i < 32; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := s.Stats(ctx, acc, c.ID)
+			if err == nil && st.Total != 0 {
+				err = fmt.Errorf("total %d, want 0", st.Total)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}

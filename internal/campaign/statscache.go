@@ -1,0 +1,126 @@
+package campaign
+
+import (
+	"context"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// StatsTTL is how old the cached counts of GET /v1/campaigns/{id}/stats may be.
+// Counting a large campaign's sends costs tens of milliseconds of CPU, and
+// dashboards poll it; a second of staleness is invisible to them, while
+// recounting on every request lets a few pollers saturate the database.
+const StatsTTL = time.Second
+
+// statsCacheMax bounds the cache; past it, expired entries are dropped, and if
+// none are, the whole map is reset (entries live a second, so that costs little).
+const statsCacheMax = 4096
+
+type statsKey struct{ accountID, campaignID int64 }
+
+type statsEntry struct {
+	counts map[string]int64
+	at     time.Time
+}
+
+// statsCache holds recent send counts per (account, campaign). Only the counts
+// are cached: the campaign row (status, timestamps, and whether it exists for this
+// account at all) is still read on every request, by primary key. The key carries the
+// account, so one tenant never sees another's entry, and a miss runs the
+// account-scoped query as before.
+type statsCache struct {
+	now     func() time.Time
+	ttl     time.Duration
+	mu      sync.Mutex
+	entries map[statsKey]statsEntry
+	// gen grows on every forget: a load that began before it neither stores its
+	// counts nor is shared with callers that come after it, so a tenant's own
+	// transition (cancel, say) shows in the very next stats request.
+	gen uint64
+	// group makes concurrent misses for one campaign share a single count.
+	group singleflight.Group
+}
+
+func newStatsCache(now func() time.Time, ttl time.Duration) *statsCache {
+	if now == nil {
+		now = time.Now
+	}
+	return &statsCache{now: now, ttl: ttl, entries: map[statsKey]statsEntry{}}
+}
+
+// get returns the cached counts for k if younger than the TTL, else loads them
+// with load (once for all concurrent callers) and caches the result. Errors are
+// not cached.
+func (c *statsCache) get(ctx context.Context, k statsKey, load func(context.Context) (map[string]int64, error)) (map[string]int64, error) {
+	if m, ok := c.lookup(k); ok {
+		return m, nil
+	}
+	c.mu.Lock()
+	gen := c.gen
+	c.mu.Unlock()
+	sfKey := strconv.FormatInt(k.accountID, 10) + "/" + strconv.FormatInt(k.campaignID, 10) + "/" + strconv.FormatUint(gen, 10)
+	v, err, _ := c.group.Do(sfKey, func() (any, error) {
+		// Another caller may have filled the entry while this one waited for the group.
+		if m, ok := c.lookup(k); ok {
+			return m, nil
+		}
+		// The load is taken with the clock read before it, so the entry's age
+		// never understates how old the counts are.
+		at := c.now()
+		m, err := load(context.WithoutCancel(ctx))
+		if err != nil {
+			return nil, err
+		}
+		c.store(k, gen, statsEntry{counts: m, at: at})
+		return m, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return maps.Clone(v.(map[string]int64)), nil
+}
+
+// lookup returns a copy of k's counts if they are younger than the TTL; the copy
+// keeps a caller that edits its map from changing what other callers get.
+func (c *statsCache) lookup(k statsKey) (map[string]int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok || c.now().Sub(e.at) >= c.ttl {
+		return nil, false
+	}
+	return maps.Clone(e.counts), true
+}
+
+// forget drops k's counts; the service calls it after each transition it commits.
+func (c *statsCache) forget(k statsKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.entries, k)
+}
+
+// store caches e for k unless a forget happened since the load began at gen.
+func (c *statsCache) store(k statsKey, gen uint64, e statsEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if len(c.entries) >= statsCacheMax {
+		now := c.now()
+		for key, old := range c.entries {
+			if now.Sub(old.at) >= c.ttl {
+				delete(c.entries, key)
+			}
+		}
+		if len(c.entries) >= statsCacheMax {
+			c.entries = map[statsKey]statsEntry{}
+		}
+	}
+	c.entries[k] = e
+}
