@@ -53,8 +53,8 @@ func runLoadtest(ctx context.Context, cfg config.Config, args []string, stdout, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "# loadtest: %d subscribers imported in %.1fs; clients=%d rate=%d duration=%s batch_size=%d workers=%d db_max_conns=%d api_rate_per_second=0\n",
-		imported.Rows, imported.Secs, lo.Clients, lo.Rate, lo.Duration, cfg.BatchSize, cfg.Workers, cfg.DBMaxConns)
+	fmt.Fprintf(stdout, "# loadtest: %d subscribers imported in %.1fs; clients=%d rate=%d duration=%s batch_size=%d workers=%d db_max_conns=%d executor_db_conns=%d api_rate_per_second=0\n",
+		imported.Rows, imported.Secs, lo.Clients, lo.Rate, lo.Duration, cfg.BatchSize, cfg.Workers, cfg.DBMaxConns, cfg.ExecutorDBConns)
 	lo.APIKey = key
 	if lo.CampaignID, err = bench.NewCampaign(ctx, pool, accountID, "loadtest"); err != nil {
 		return err

@@ -63,7 +63,17 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	var stops []func(context.Context) error
 
 	if opts.Executor {
-		stop, err := startExecutor(ctx, cfg, pool, log, reg)
+		// The executor gets its own pool: sharing one with the API let 200 busy
+		// clients starve sending of connections (README, Performance).
+		execCfg := cfg
+		execCfg.DBMaxConns = cfg.ExecutorDBConns
+		execPool, err := openWithTimeout(ctx, execCfg)
+		if err != nil {
+			return err
+		}
+		// Deferred after pool's, so closed before it, once the executor has stopped.
+		defer execPool.Close()
+		stop, err := startExecutor(ctx, cfg, execPool, log, reg)
 		if err != nil {
 			return err
 		}

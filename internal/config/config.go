@@ -29,6 +29,10 @@ type Database struct {
 	DataDir string `split_words:"true" default:".sendonce"`
 	// MaxConns caps the connection pool.
 	DBMaxConns int32 `split_words:"true" default:"20"`
+	// ExecutorDBConns caps the executor's own pool, apart from the API's, so a
+	// burst of API requests cannot starve sending of connections (nor the reverse).
+	// One connection is the executor's LISTEN; the rest claim and acknowledge.
+	ExecutorDBConns int32 `split_words:"true" default:"6"`
 }
 
 // HTTP settings of the API server.
@@ -125,6 +129,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
 	case c.SoftBounceLimit < 1:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
+	case c.ExecutorDBConns < 2:
+		return fmt.Errorf("configuration: SENDONCE_EXECUTOR_DB_CONNS must be at least 2 (one listens, the rest send)")
 	case c.SoftBounceWindow <= 0:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_WINDOW must be positive")
 	}

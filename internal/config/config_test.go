@@ -43,3 +43,14 @@ func TestLeaseMustCoverTheProviderTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestExecutorDBConns: the executor's pool needs its LISTEN connection and at
+// least one to send with; fewer is refused, the default is accepted.
+func TestExecutorDBConns(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	require.Equal(t, int32(6), c.ExecutorDBConns)
+	require.NoError(t, c.Validate())
+	c.ExecutorDBConns = 1
+	require.ErrorContains(t, c.Validate(), "SENDONCE_EXECUTOR_DB_CONNS must be at least 2")
+}
