@@ -120,3 +120,32 @@ func TestStatsConcurrent(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestStatsRefreshAhead: past half the TTL a request still gets the cached counts
+// at once, and starts a recount in the background that soon makes them current,
+// with the clock never reaching the TTL.
+func TestStatsRefreshAhead(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	acc, _, err := account.NewService(pool).Create(ctx, "a")
+	require.NoError(t, err)
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := campaign.NewServiceClock(pool, clk.now)
+	c := draft(t, s, acc.ID, ctx)
+
+	st, err := s.Stats(ctx, acc.ID, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(0), st.Total)
+	addSends(t, pool, acc.ID, c.ID, 2, "sent")
+
+	clk.add(campaign.StatsTTL / 2)
+	st, err = s.Stats(ctx, acc.ID, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(0), st.Total, "the cached counts, not a wait for a recount")
+	// Polling, not sleeping: the recount runs on its own goroutine.
+	require.Eventually(t, func() bool {
+		st, err := s.Stats(ctx, acc.ID, c.ID)
+		return err == nil && st.Total == 2
+	}, 10*time.Second, 5*time.Millisecond)
+}

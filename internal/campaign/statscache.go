@@ -25,6 +25,8 @@ type statsKey struct{ accountID, campaignID int64 }
 type statsEntry struct {
 	counts map[string]int64
 	at     time.Time
+	// refreshing is set while a background recount of this entry runs.
+	refreshing bool
 }
 
 // statsCache holds recent send counts per (account, campaign). Only the counts
@@ -54,22 +56,39 @@ func newStatsCache(now func() time.Time, ttl time.Duration) *statsCache {
 
 // get returns the cached counts for k if younger than the TTL, else loads them
 // with load (once for all concurrent callers) and caches the result. Errors are
-// not cached.
+// not cached. Once an entry is half the TTL old, the first request to see it
+// starts one recount in the background and still gets the cached counts, so
+// under steady polling nobody waits for a count and every answer is younger
+// than the TTL.
 func (c *statsCache) get(ctx context.Context, k statsKey, load func(context.Context) (map[string]int64, error)) (map[string]int64, error) {
-	if m, ok := c.lookup(k); ok {
+	if m, refresh, ok := c.lookup(k); ok {
+		if refresh {
+			go func() {
+				bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+				defer cancel()
+				if _, err := c.load(bg, k, load); err != nil {
+					c.refreshFailed(k)
+				}
+			}()
+		}
 		return m, nil
 	}
+	return c.load(ctx, k, load)
+}
+
+// load counts k's sends once for all concurrent callers and caches the result.
+func (c *statsCache) load(ctx context.Context, k statsKey, load func(context.Context) (map[string]int64, error)) (map[string]int64, error) {
 	c.mu.Lock()
 	gen := c.gen
 	c.mu.Unlock()
 	sfKey := strconv.FormatInt(k.accountID, 10) + "/" + strconv.FormatInt(k.campaignID, 10) + "/" + strconv.FormatUint(gen, 10)
 	v, err, _ := c.group.Do(sfKey, func() (any, error) {
-		// Another caller may have filled the entry while this one waited for the group.
-		if m, ok := c.lookup(k); ok {
+		// Another caller may have just filled the entry while this one waited.
+		if m, ok := c.recent(k); ok {
 			return m, nil
 		}
-		// The load is taken with the clock read before it, so the entry's age
-		// never understates how old the counts are.
+		// The clock is read before the count, so the entry's age never
+		// understates how old the counts are.
 		at := c.now()
 		m, err := load(context.WithoutCancel(ctx))
 		if err != nil {
@@ -84,16 +103,45 @@ func (c *statsCache) get(ctx context.Context, k statsKey, load func(context.Cont
 	return maps.Clone(v.(map[string]int64)), nil
 }
 
-// lookup returns a copy of k's counts if they are younger than the TTL; the copy
-// keeps a caller that edits its map from changing what other callers get.
-func (c *statsCache) lookup(k statsKey) (map[string]int64, bool) {
+// lookup returns a copy of k's counts if they are younger than the TTL (the copy
+// keeps a caller that edits its map from changing what others get), and whether
+// this caller should start the background recount.
+func (c *statsCache) lookup(k statsKey) (counts map[string]int64, refresh, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
-	if !ok || c.now().Sub(e.at) >= c.ttl {
+	age := c.now().Sub(e.at)
+	if !ok || age >= c.ttl {
+		return nil, false, false
+	}
+	if age >= c.ttl/2 && !e.refreshing {
+		e.refreshing = true
+		c.entries[k] = e
+		refresh = true
+	}
+	return maps.Clone(e.counts), refresh, true
+}
+
+// recent returns k's counts if they are younger than half the TTL: fresh enough
+// that a recount just made by another caller need not be repeated.
+func (c *statsCache) recent(k statsKey) (map[string]int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok || c.now().Sub(e.at) >= c.ttl/2 {
 		return nil, false
 	}
 	return maps.Clone(e.counts), true
+}
+
+// refreshFailed lets a later request try the background recount again.
+func (c *statsCache) refreshFailed(k statsKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[k]; ok {
+		e.refreshing = false
+		c.entries[k] = e
+	}
 }
 
 // forget drops k's counts; the service calls it after each transition it commits.
