@@ -8,6 +8,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/sendonce ./cmd/sen
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/sendonce /sendonce
+# Required at run time (never baked in): SENDONCE_DATABASE_URL and SENDONCE_UNSUBSCRIBE_SECRET=keyid:secret.
 ENV SENDONCE_ADDR=:8080 SENDONCE_LOG_FORMAT=json
 EXPOSE 8080
 USER nonroot:nonroot
