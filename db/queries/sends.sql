@@ -151,7 +151,3 @@ WHERE id IN (
 -- name: SendCountQueued :one
 -- The queued-rows gauge: an index-only count over the partial claim index.
 SELECT count(*) FROM sends WHERE status = 'queued';
-
--- name: SendCountByStatus :many
--- Per-status counts of one campaign (tests and the chaos report).
-SELECT status, count(*) AS n FROM sends WHERE campaign_id = @campaign_id GROUP BY status ORDER BY status;

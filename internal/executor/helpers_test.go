@@ -141,14 +141,21 @@ func (f fixture) status(campaign int64) string {
 	return s
 }
 
-// counts returns the send rows of a campaign by status.
+// counts returns the send rows of a campaign by status (non-zero statuses only),
+// through the same query the stats API uses.
 func (f fixture) counts(campaign int64) map[string]int {
 	f.t.Helper()
-	rows, err := store.New(f.pool).SendCountByStatus(context.Background(), campaign)
+	ctx := context.Background()
+	var account int64
+	require.NoError(f.t, f.pool.QueryRow(ctx, `SELECT account_id FROM campaigns WHERE id = $1`, campaign).Scan(&account))
+	c, err := store.New(f.pool).CampaignSendCounts(ctx, account, campaign)
 	require.NoError(f.t, err)
 	m := map[string]int{}
-	for _, r := range rows {
-		m[r.Status] = int(r.N)
+	for status, n := range map[string]int64{"queued": c.Queued, "sending": c.Sending, "sent": c.Sent,
+		"failed": c.Failed, "suppressed": c.Suppressed, "cancelled": c.Cancelled, "unknown": c.Unknown} {
+		if n > 0 {
+			m[status] = int(n)
+		}
 	}
 	return m
 }

@@ -202,36 +202,6 @@ func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) 
 	return items, nil
 }
 
-const sendCountByStatus = `-- name: SendCountByStatus :many
-SELECT status, count(*) AS n FROM sends WHERE campaign_id = $1 GROUP BY status ORDER BY status
-`
-
-type SendCountByStatusRow struct {
-	Status string
-	N      int64
-}
-
-// Per-status counts of one campaign (tests and the chaos report).
-func (q *Queries) SendCountByStatus(ctx context.Context, campaignID int64) ([]SendCountByStatusRow, error) {
-	rows, err := q.db.Query(ctx, sendCountByStatus, campaignID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []SendCountByStatusRow{}
-	for rows.Next() {
-		var i SendCountByStatusRow
-		if err := rows.Scan(&i.Status, &i.N); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const sendCountQueued = `-- name: SendCountQueued :one
 SELECT count(*) FROM sends WHERE status = 'queued'
 `
