@@ -67,15 +67,11 @@ func migrate(ctx context.Context, cfg config.Config) error {
 	if err := needDatabase(cfg); err != nil {
 		return err
 	}
-	pool, err := openWithTimeout(ctx, cfg)
+	pool, n, err := openMigrated(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	n, err := postgres.Migrate(ctx, pool)
-	if err != nil {
-		return err
-	}
+	pool.Close()
 	fmt.Printf("migrations applied: %d\n", n)
 	return nil
 }
@@ -84,14 +80,11 @@ func createAccount(ctx context.Context, cfg config.Config, name string) error {
 	if err := needDatabase(cfg); err != nil {
 		return err
 	}
-	pool, err := openWithTimeout(ctx, cfg)
+	pool, _, err := openMigrated(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		return err
-	}
 	acc, token, err := account.NewService(pool).Create(ctx, strings.TrimSpace(name))
 	if err != nil {
 		return err
@@ -105,4 +98,19 @@ func openWithTimeout(ctx context.Context, cfg config.Config) (*pgxPool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return postgres.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+}
+
+// openMigrated opens the pool and applies pending migrations, returning how many
+// ran; on a migration failure the pool is closed.
+func openMigrated(ctx context.Context, cfg config.Config) (*pgxPool, int, error) {
+	pool, err := openWithTimeout(ctx, cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := postgres.Migrate(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, 0, err
+	}
+	return pool, n, nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/pgcluster"
-	"github.com/sendonce/sendonce/internal/postgres"
 )
 
 const demoAccount = "demo"
@@ -51,12 +50,8 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "local PostgreSQL on %s (data in %s)\n", cfg.DatabaseURL, cluster.DataDir)
 	}
 
-	pool, err := openWithTimeout(ctx, cfg)
+	pool, _, err := openMigrated(ctx, cfg)
 	if err != nil {
-		return err
-	}
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		pool.Close()
 		return err
 	}
 	key, err := demoKey(ctx, account.NewService(pool), filepath.Join(dataDir, "demo_api_key"))

@@ -14,7 +14,6 @@ import (
 	"github.com/sendonce/sendonce/internal/bench"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
-	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sink"
 )
 
@@ -41,14 +40,11 @@ func runLoadtest(ctx context.Context, cfg config.Config, args []string, stdout, 
 		defer stop()
 		cfg.DatabaseURL = url
 	}
-	pool, err := openWithTimeout(ctx, cfg)
+	pool, _, err := openMigrated(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		return err
-	}
 	accountID, key, imported, err := bench.Seed(ctx, pool, *recipients)
 	if err != nil {
 		return err

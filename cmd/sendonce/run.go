@@ -19,7 +19,6 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/logging"
-	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -43,15 +42,11 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	if (opts.API || opts.Executor) && len(cfg.UnsubscribeSecret) == 0 {
 		return fmt.Errorf("configuration: %w", unsubscribe.ErrNoKey)
 	}
-	pool, err := openWithTimeout(ctx, cfg)
+	pool, n, err := openMigrated(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	n, err := postgres.Migrate(ctx, pool)
-	if err != nil {
-		return err
-	}
 	if n > 0 {
 		log.Info("migrations applied", "count", n)
 	}
