@@ -606,7 +606,9 @@ type CreateCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -615,7 +617,9 @@ type ApproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -624,7 +628,9 @@ type CancelCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -633,7 +639,9 @@ type PauseCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -642,7 +650,9 @@ type ResumeCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -661,7 +671,9 @@ type TestCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -670,7 +682,9 @@ type UnapproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -688,7 +702,9 @@ type CreateListParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -697,7 +713,9 @@ type AddListMembersParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -722,7 +740,9 @@ type CreateSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -737,7 +757,9 @@ type ImportSubscribersParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -746,7 +768,9 @@ type ConfirmSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -764,7 +788,9 @@ type AddSuppressionParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
