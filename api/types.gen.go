@@ -217,6 +217,16 @@ type ApproveRequest struct {
 // Attributes Free-form data the templates see as .Attributes.
 type Attributes map[string]interface{}
 
+// BuildSkips Subscribers of the target lists (of the account, for list_ids []) that the recipient
+// build left out, counted when the campaign started sending. They have no send row.
+type BuildSkips struct {
+	// Suppressed Suppressed addresses, whatever the subscriber's status.
+	Suppressed int64 `json:"suppressed"`
+
+	// Unconfirmed Of the rest, subscribers not confirmed (pending or unsubscribed).
+	Unconfirmed int64 `json:"unconfirmed"`
+}
+
 // Campaign defines model for Campaign.
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
@@ -266,12 +276,17 @@ type CampaignPage struct {
 
 // CampaignStats defines model for CampaignStats.
 type CampaignStats struct {
-	CampaignId int64          `json:"campaign_id"`
-	Counts     SendCounts     `json:"counts"`
-	FinishedAt *time.Time     `json:"finished_at"`
-	StartedAt  *time.Time     `json:"started_at"`
-	Status     CampaignStatus `json:"status"`
-	Total      int64          `json:"total"`
+	CampaignId int64      `json:"campaign_id"`
+	Counts     SendCounts `json:"counts"`
+	FinishedAt *time.Time `json:"finished_at"`
+
+	// Skipped Whom the recipient build left out; null until the campaign has started sending.
+	Skipped   *BuildSkips    `json:"skipped"`
+	StartedAt *time.Time     `json:"started_at"`
+	Status    CampaignStatus `json:"status"`
+
+	// Total Send rows, the sum of counts.
+	Total int64 `json:"total"`
 }
 
 // CampaignStatus defines model for CampaignStatus.
