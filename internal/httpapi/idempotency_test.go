@@ -176,3 +176,28 @@ func TestIdempotencyConcurrent(t *testing.T) {
 	res := e.do(e.keyA, "GET", "/v1/lists", nil)
 	require.Len(t, decodeAs[api.ListPage](t, res).Data, 1)
 }
+
+// TestIdempotencyWebhookEndpoints: creating and rotating a webhook endpoint honour
+// Idempotency-Key as openapi.yaml says: a retry replays the first answer, the same
+// credentials included, and makes or rotates nothing more.
+func TestIdempotencyWebhookEndpoints(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	body := map[string]any{"source": "standard", "name": "crm"}
+	first := e.do(e.keyA, "POST", "/v1/webhook-endpoints", body, "Idempotency-Key", "ep")
+	require.Equal(t, http.StatusCreated, first.Status, "%s", first.Body)
+	again := e.do(e.keyA, "POST", "/v1/webhook-endpoints", body, "Idempotency-Key", "ep")
+	require.Equal(t, http.StatusCreated, again.Status)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(first.Body), string(again.Body))
+	page := decodeAs[struct{ Data []map[string]any }](t, e.do(e.keyA, "GET", "/v1/webhook-endpoints", nil))
+	require.Len(t, page.Data, 1)
+
+	id := decodeAs[struct{ ID int64 }](t, first).ID
+	path := "/v1/webhook-endpoints/" + itoa(id) + "/rotate"
+	rot := e.do(e.keyA, "POST", path, map[string]any{"grace_seconds": 0}, "Idempotency-Key", "rot")
+	require.Equal(t, http.StatusOK, rot.Status, "%s", rot.Body)
+	rot2 := e.do(e.keyA, "POST", path, map[string]any{"grace_seconds": 0}, "Idempotency-Key", "rot")
+	require.Equal(t, "true", rot2.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(rot.Body), string(rot2.Body), "the same new secret, not a second rotation")
+}
