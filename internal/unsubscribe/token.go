@@ -145,3 +145,11 @@ func mac(secret, payload []byte) []byte {
 	h.Write(payload)
 	return h.Sum(nil)
 }
+
+// DeriveKey returns HMAC-SHA256(signing secret, purpose): a key for another use
+// (the Message-ID key) that reveals nothing of the secret and follows it.
+func (s *Signer) DeriveKey(purpose string) []byte {
+	h := hmac.New(sha256.New, s.keys[0].secret)
+	h.Write([]byte(purpose))
+	return h.Sum(nil)
+}
