@@ -12,7 +12,8 @@ import (
 )
 
 // idempotency gives every POST that carries an Idempotency-Key Stripe's semantics
-// (REFERENCE.md §2.4–2.5): the key is claimed with one INSERT … ON CONFLICT before the
+// (docs.stripe.com/api/idempotent_requests; the IETF httpapi draft
+// "The Idempotency-Key HTTP Header Field" agrees on 409 and 422): the key is claimed with one INSERT … ON CONFLICT before the
 // handler runs; the handler's response, whatever it is, is stored and replayed to a
 // retry with `Idempotent-Replayed: true`; the same key on another request is 422 and a
 // retry while the first is still running is 409. Keys live 24 hours. It runs after the

@@ -37,11 +37,11 @@ type Deps struct {
 	// against it. Empty means the embedded openapi.yaml.
 	OpenAPI []byte
 
-	// Opt-outs (issue 6): one-click unsubscribe (required for /u/{token}) and
+	// Opt-outs: one-click unsubscribe (required for /u/{token}) and
 	// provider webhooks (nil means built on Pool from Config).
 	Unsubscribe *unsubscribe.Service
 	Webhooks    *webhook.Service
-	// Tenant API services (issue 3); nil means built on Pool.
+	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
 	// TestSender sends campaign test messages: the deployment's provider, built and

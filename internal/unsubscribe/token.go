@@ -23,7 +23,7 @@ const tokenVersion = 1
 // domain separates these MACs from any other use of the same secret.
 const domain = "sendonce.unsubscribe.v1"
 
-// tagLen is the length of the MAC: a full SHA-256 output (REFERENCE §1.6).
+// tagLen is the length of the MAC: a full, untruncated SHA-256 output.
 const tagLen = sha256.Size
 
 // ErrNoKey is returned by NewSigner without keys. There is deliberately no built-in
