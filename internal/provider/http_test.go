@@ -75,17 +75,22 @@ func TestHTTPConcurrentSameKeyDeliversOnce(t *testing.T) {
 	t.Cleanup(srv.Close)
 	p, err := provider.NewHTTP(provider.HTTPSettings{URL: srv.URL})
 	require.NoError(t, err)
+	errs := make(chan error, 8)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			_, err := p.Send(context.Background(), testMessage("campaign:1:9"))
-			if err != nil {
-				// The only refusal is "in progress", which must be retried later.
-				require.Equal(t, provider.Temporary, provider.ClassOf(err))
-			}
+			errs <- err
 		})
 	}
 	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			// The only refusal is "in progress", which must be retried later.
+			require.Equal(t, provider.Temporary, provider.ClassOf(err), "%v", err)
+		}
+	}
 	st := s.Stats()
 	require.EqualValues(t, 1, st.Unique)
 	require.Zero(t, st.Duplicates)
