@@ -107,8 +107,13 @@ func Parse(subject, html, text string) (*Templates, error) {
 		}
 		for i, s := range t.static {
 			if s != nil {
-				if *s, err = r.execute(i, Data{}); err != nil {
+				r.buf.Reset()
+				if err := r.execute(i, Data{}); err != nil {
 					return nil, err
+				}
+				*s = r.buf.String()
+				if i == partSubject {
+					*s = foldSubject(*s)
 				}
 			}
 		}
@@ -148,17 +153,50 @@ func (t *Templates) render(rc Recipient, unsubscribeURL string) (Rendered, error
 	}
 	defer t.renderers.Put(r)
 	r.steps = MaxSteps
+	// The parts are rendered one after another into one buffer and copied out as
+	// one string, which the three parts then share.
+	r.buf.Reset()
+	var bounds [parts][2]int
+	for i := range parts {
+		if t.static[i] == nil {
+			start := r.buf.Len()
+			if err := r.execute(i, d); err != nil {
+				return Rendered{}, err
+			}
+			bounds[i] = [2]int{start, r.buf.Len()}
+		}
+	}
+	all := r.buf.String()
 	var out [parts]string
 	for i := range parts {
 		if s := t.static[i]; s != nil {
 			out[i] = *s
-			continue
-		}
-		if out[i], err = r.execute(i, d); err != nil {
-			return Rendered{}, err
+		} else {
+			out[i] = all[bounds[i][0]:bounds[i][1]]
 		}
 	}
+	if t.static[partSubject] == nil {
+		out[partSubject] = foldSubject(out[partSubject])
+	}
 	return Rendered{Subject: out[partSubject], HTML: out[partHTML], Text: out[partText]}, nil
+}
+
+// foldSubject makes a subject one header line: runs of white space (a newline a
+// template produced included) become one space, none at either end.
+func foldSubject(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			clean = i > 0 && i < len(s)-1 && s[i-1] != ' '
+		case c <= ' ' || c >= 0x80:
+			clean = false // other ASCII white space or control, or non-ASCII (which may be white space)
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // renderer is one goroutine's set of template clones with its step budget and
@@ -197,9 +235,8 @@ func must(t *texttemplate.Template, err error) *texttemplate.Template {
 	return t
 }
 
-// execute renders one part into the renderer's buffer under the output limit.
-func (r *renderer) execute(part int, d Data) (string, error) {
-	r.buf.Reset()
+// execute renders one part at the end of the renderer's buffer under the output limit.
+func (r *renderer) execute(part int, d Data) error {
 	r.out = limitWriter{w: &r.buf, left: maxOutput[part]}
 	var err error
 	switch part {
@@ -211,13 +248,9 @@ func (r *renderer) execute(part int, d Data) (string, error) {
 		err = r.text.Execute(&r.out, d)
 	}
 	if err != nil {
-		return "", execError(part, err)
+		return execError(part, err)
 	}
-	if part == partSubject {
-		// A subject is one header line: fold any newline a template produced.
-		return strings.Join(strings.Fields(r.buf.String()), " "), nil
-	}
-	return r.buf.String(), nil
+	return nil
 }
 
 // decodeAttrs decodes a recipient's attributes for the templates and gives every
