@@ -11,26 +11,14 @@ import (
 // every '<' of an HTML body into six bytes). Headers keep their order; a repeated
 // name keeps its last value, as the decoded map would.
 func appendPayload(b []byte, m *Message) []byte {
-	b = append(b, `{"job_id":`...)
-	b = appendString(b, m.JobID)
-	b = append(b, `,"message_id":`...)
-	b = appendString(b, m.MessageID)
-	b = append(b, `,"from":`...)
-	b = appendString(b, m.From)
-	b = append(b, `,"from_name":`...)
-	b = appendString(b, m.FromName)
-	b = append(b, `,"reply_to":`...)
-	b = appendString(b, m.ReplyTo)
-	b = append(b, `,"to":`...)
-	b = appendString(b, m.To)
-	b = append(b, `,"to_name":`...)
-	b = appendString(b, m.ToName)
-	b = append(b, `,"subject":`...)
-	b = appendString(b, m.Subject)
-	b = append(b, `,"html":`...)
-	b = appendString(b, m.HTML)
-	b = append(b, `,"text":`...)
-	b = appendString(b, m.Text)
+	for _, f := range [...]struct{ key, value string }{
+		{`{"job_id":`, m.JobID}, {`,"message_id":`, m.MessageID}, {`,"from":`, m.From},
+		{`,"from_name":`, m.FromName}, {`,"reply_to":`, m.ReplyTo}, {`,"to":`, m.To},
+		{`,"to_name":`, m.ToName}, {`,"subject":`, m.Subject}, {`,"html":`, m.HTML}, {`,"text":`, m.Text},
+	} {
+		b = append(b, f.key...)
+		b = appendString(b, f.value)
+	}
 	b = append(b, `,"headers":{`...)
 	for i, h := range m.Headers {
 		if i > 0 {
