@@ -92,21 +92,24 @@ func TestGlobalRateLimitStopsEveryAccount(t *testing.T) {
 
 // TestRateBudgetIsClaimedInBatches: under a rate limit the budget accumulates to a
 // whole claim and goes out in one statement, instead of a claim per token that
-// trickles in; the bucket holds one claim, so no more than a batch goes out on top
-// of the rate.
+// trickles in; the bucket holds two claims, so no more than two batches go out on
+// top of the rate.
 func TestRateBudgetIsClaimedInBatches(t *testing.T) {
 	t.Parallel()
 	_, e, claims := rateSetup(t, Config{Workers: 20, BatchSize: 10, RatePerSecond: 500})
 	ctx := context.Background()
 	d := e.newDealer()
-	require.Equal(t, 10, d.global.Burst(), "the bucket holds one claim")
+	require.Equal(t, 20, d.global.Burst(), "the bucket holds two claims")
+	for range 2 {
+		wait, err := e.deal(ctx, d)
+		require.NoError(t, err)
+		require.Zero(t, wait)
+	}
+	require.Len(t, e.jobs, 20, "two full batches, one statement each")
+	settle(t, e)
 	wait, err := e.deal(ctx, d)
-	require.NoError(t, err)
-	require.Zero(t, wait)
-	require.Len(t, e.jobs, 10, "a full batch in one statement")
-	wait, err = e.deal(ctx, d)
 	require.NoError(t, err)
 	require.Positive(t, wait, "the next claim waits for a batch's worth of budget")
 	require.LessOrEqual(t, wait, 20*time.Millisecond, "10 tokens at 500/s")
-	require.Equal(t, 1, *claims)
+	require.Equal(t, 2, *claims)
 }
