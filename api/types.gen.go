@@ -229,7 +229,7 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","reply_to":"","scheduled_for":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","reply_to":"","scheduled_for":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
@@ -251,11 +251,18 @@ type Campaign struct {
 	StartedAt    *time.Time     `json:"started_at"`
 	Status       CampaignStatus `json:"status"`
 	Subject      string         `json:"subject"`
-	TextTemplate string         `json:"text_template"`
-	UpdatedAt    time.Time      `json:"updated_at"`
+
+	// TemplateId The template the campaign takes its subject, html and text from. They are copied
+	// into the campaign when it is approved: editing the template later does not change
+	// an approved, running or finished campaign.
+	TemplateId   *int64    `json:"template_id"`
+	TextTemplate string    `json:"text_template"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
-// CampaignCreate Example: {"from_email":"news@example.com","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","list_ids":[7],"name":"November news","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}."}
+// CampaignCreate Either template_id, or subject with html_template and/or text_template.
+//
+// Example: {"from_email":"news@example.com","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","list_ids":[7],"name":"November news","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}."}
 type CampaignCreate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
@@ -266,7 +273,8 @@ type CampaignCreate struct {
 	ListIds         *[]int64         `json:"list_ids,omitempty"`
 	Name            string           `json:"name"`
 	ReplyTo         *string          `json:"reply_to,omitempty"`
-	Subject         string           `json:"subject"`
+	Subject         *string          `json:"subject,omitempty"`
+	TemplateId      *int64           `json:"template_id,omitempty"`
 	TextTemplate    *string          `json:"text_template,omitempty"`
 }
 
@@ -308,6 +316,7 @@ type CampaignUpdate struct {
 	Name            *string          `json:"name,omitempty"`
 	ReplyTo         *string          `json:"reply_to,omitempty"`
 	Subject         *string          `json:"subject,omitempty"`
+	TemplateId      *int64           `json:"template_id,omitempty"`
 	TextTemplate    *string          `json:"text_template,omitempty"`
 }
 
@@ -392,6 +401,25 @@ type Problem struct {
 	Title                string                 `json:"title"`
 	Type                 string                 `json:"type"`
 	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// RenderRequest Example: {"data":{"order":"A-1002"},"email":"ada@example.com","name":"Ada"}
+type RenderRequest struct {
+	// Data {{.Attributes}}; default the template's sample_data.
+	Data *json.RawMessage `json:"data,omitempty"`
+
+	// Email {{.Email}}; default sample@example.com.
+	Email *string `json:"email,omitempty"`
+
+	// Name {{.Name}}; default Sample Subscriber.
+	Name *string `json:"name,omitempty"`
+}
+
+// Rendered Example: {"html":"\u003cp\u003eHi Ada, thank you for order A-1002.\u003c/p\u003e","subject":"Your receipt A-1002","text":"Hi Ada, thank you for order A-1002."}
+type Rendered struct {
+	Html    string `json:"html"`
+	Subject string `json:"subject"`
+	Text    string `json:"text"`
 }
 
 // Send Example: {"attempts":1,"email":"ada@example.com","id":5001,"last_error":null,"provider_message_id":"campaign:42:101","sent_at":"2026-11-02T09:00:01Z","status":"sent","subscriber_id":101}
@@ -509,6 +537,49 @@ type SuppressionPage struct {
 
 // SuppressionReason defines model for SuppressionReason.
 type SuppressionReason string
+
+// Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}
+type Template struct {
+	CreatedAt time.Time `json:"created_at"`
+	Html      string    `json:"html"`
+	Id        int64     `json:"id"`
+	Language  string    `json:"language"`
+	Name      string    `json:"name"`
+
+	// SampleData What previews render as .Attributes without data.
+	SampleData json.RawMessage `json:"sample_data"`
+
+	// Subject A template: {{.Email}}, {{.Name}}, {{.Attributes.x}}.
+	Subject   string    `json:"subject"`
+	Text      string    `json:"text"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TemplateCreate Example: {"html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}."}
+type TemplateCreate struct {
+	Html       *string          `json:"html,omitempty"`
+	Language   *string          `json:"language,omitempty"`
+	Name       string           `json:"name"`
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    string           `json:"subject"`
+	Text       *string          `json:"text,omitempty"`
+}
+
+// TemplatePage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+type TemplatePage struct {
+	Data       []Template `json:"data"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+// TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
+type TemplateUpdate struct {
+	Html       *string          `json:"html,omitempty"`
+	Language   *string          `json:"language,omitempty"`
+	Name       *string          `json:"name,omitempty"`
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    *string          `json:"subject,omitempty"`
+	Text       *string          `json:"text,omitempty"`
+}
 
 // TestSendOutcome defines model for TestSendOutcome.
 type TestSendOutcome struct {
@@ -867,6 +938,42 @@ type AddSuppressionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListTemplatesParams defines parameters for ListTemplates.
+type ListTemplatesParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateTemplateParams defines parameters for CreateTemplate.
+type CreateTemplateParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RenderTemplateParams defines parameters for RenderTemplate.
+type RenderTemplateParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
 type ListWebhookEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -947,6 +1054,15 @@ type UpdateSubscriberJSONRequestBody = SubscriberUpdate
 
 // AddSuppressionJSONRequestBody defines body for AddSuppression for application/json ContentType.
 type AddSuppressionJSONRequestBody = SuppressionCreate
+
+// CreateTemplateJSONRequestBody defines body for CreateTemplate for application/json ContentType.
+type CreateTemplateJSONRequestBody = TemplateCreate
+
+// UpdateTemplateJSONRequestBody defines body for UpdateTemplate for application/json ContentType.
+type UpdateTemplateJSONRequestBody = TemplateUpdate
+
+// RenderTemplateJSONRequestBody defines body for RenderTemplate for application/json ContentType.
+type RenderTemplateJSONRequestBody = RenderRequest
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/address"
@@ -51,6 +52,9 @@ type Campaign struct {
 	ReplyTo, HTMLTemplate, TextTemplate string
 	Language                            string
 	ListIDs                             []int64
+	// TemplateID is the template the campaign takes its content from when it is
+	// approved; nil means its own subject and templates.
+	TemplateID                          *int64
 	Status, AmbiguousPolicy             string
 	ScheduledFor, ApprovedAt, StartedAt *time.Time
 	FinishedAt, CancelledAt             *time.Time
@@ -63,12 +67,20 @@ type Fields struct {
 	HTMLTemplate, TextTemplate, Language        *string
 	ListIDs                                     *[]int64
 	AmbiguousPolicy                             *string
+	// TemplateID makes the campaign take its content from a template (the
+	// account's) at approval, instead of its own subject and templates.
+	TemplateID *int64
+}
+
+// inline reports whether f sets any of the campaign's own content.
+func (f Fields) inline() bool {
+	return f.Subject != nil || f.HTMLTemplate != nil || f.TextTemplate != nil
 }
 
 func fromStore(c store.Campaign) Campaign {
 	return Campaign{ID: c.ID, Name: c.Name, Subject: c.Subject, FromEmail: c.FromEmail, FromName: c.FromName,
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
-		ListIDs: c.ListIds, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
+		ListIDs: c.ListIds, TemplateID: c.TemplateID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
@@ -113,6 +125,18 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 	if f.AmbiguousPolicy != nil && *f.AmbiguousPolicy != "skip" && *f.AmbiguousPolicy != "retry" {
 		return apperr.Invalidf("/ambiguous_policy", "ambiguous_policy must be skip or retry")
 	}
+	if f.TemplateID != nil {
+		ok, err := store.New(s.pool).TemplateExists(ctx, accountID, *f.TemplateID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apperr.Invalidf("/template_id", "template %d not found", *f.TemplateID)
+		}
+		if f.inline() {
+			return errBoth
+		}
+	}
 	if f.ListIDs != nil {
 		ids := slices.Clone(*f.ListIDs)
 		slices.Sort(ids)
@@ -131,10 +155,18 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 	return nil
 }
 
-// Create stores a draft. Its templates must parse and render against a sample subscriber.
+// errBoth refuses a campaign given both a template and content of its own.
+var errBoth = apperr.Invalidf("/template_id",
+	"a campaign takes its content from template_id or from subject, html_template and text_template, not both")
+
+// Create stores a draft. Its templates must parse and render against a sample
+// subscriber; a campaign made from a template (TemplateID) has none of its own.
 func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campaign, error) {
 	if err := s.normalize(ctx, accountID, &f); err != nil {
 		return Campaign{}, err
+	}
+	if f.TemplateID == nil && f.Subject == nil {
+		return Campaign{}, apperr.Invalidf("/subject", "subject is required unless the campaign names a template_id")
 	}
 	if err := message.Validate(val(f.Subject), val(f.HTMLTemplate), val(f.TextTemplate)); err != nil {
 		return Campaign{}, err
@@ -147,10 +179,20 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 	if f.AmbiguousPolicy != nil {
 		policy = *f.AmbiguousPolicy
 	}
-	c, err := store.New(s.pool).CampaignCreate(ctx, store.CampaignCreateParams{
-		AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
-		FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
-		TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
+	var c store.Campaign
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		c, err = q.CampaignCreate(ctx, store.CampaignCreateParams{
+			AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
+			FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
+			TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
+		})
+		if err != nil || f.TemplateID == nil {
+			return err
+		}
+		c.TemplateID = f.TemplateID
+		return q.CampaignSetTemplate(ctx, store.CampaignSetTemplateParams{AccountID: accountID, ID: c.ID, TemplateID: f.TemplateID})
 	})
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")

@@ -14,11 +14,11 @@ import (
 )
 
 // cas runs one compare-and-set update in a transaction, then after (same transaction)
-// on the row it returned. Zero rows means the campaign is not the account's (404) or
+// on the row it returned, which after may replace. Zero rows means the campaign is not the account's (404) or
 // is not in a state the change applies to (409 carrying current_status). An error
 // from after rolls the change back.
 func (s *Service) cas(ctx context.Context, accountID, id int64, what string,
-	update func(*store.Queries) (store.Campaign, error), after func(*store.Queries, store.Campaign) error) (Campaign, error) {
+	update func(*store.Queries) (store.Campaign, error), after func(*store.Queries, *store.Campaign) error) (Campaign, error) {
 	var out store.Campaign
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
@@ -37,7 +37,7 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what string,
 		}
 		out = c
 		if after != nil {
-			return after(q, c)
+			return after(q, &out)
 		}
 		return nil
 	})
@@ -47,8 +47,12 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what string,
 	return fromStore(out), nil
 }
 
-// validateTemplates renders the stored templates against the sample subscriber.
+// validateTemplates renders the stored templates against the sample subscriber. A
+// draft made from a template has no content of its own to check until approval.
 func validateTemplates(c store.Campaign) error {
+	if c.TemplateID != nil && c.Status == StatusDraft {
+		return nil
+	}
 	return message.Validate(c.Subject, c.HtmlTemplate, c.TextTemplate)
 }
 
@@ -73,7 +77,17 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 	}
 	return s.cas(ctx, accountID, id, "edit",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUpdateDraft(ctx, arg) },
-		func(_ *store.Queries, c store.Campaign) error { return validateTemplates(c) })
+		func(q *store.Queries, c *store.Campaign) error {
+			if f.TemplateID != nil {
+				if err := q.CampaignSetTemplate(ctx, store.CampaignSetTemplateParams{AccountID: accountID, ID: id, TemplateID: f.TemplateID}); err != nil {
+					return err
+				}
+				c.TemplateID = f.TemplateID
+			} else if c.TemplateID != nil && f.inline() {
+				return errBoth
+			}
+			return validateTemplates(*c)
+		})
 }
 
 // Delete removes a draft.
@@ -89,18 +103,27 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	return err
 }
 
-// Approve moves a draft to approved, to start at scheduledFor (nil: now). The
-// templates are validated once more, and the executors are woken on commit.
+// Approve moves a draft to approved, to start at scheduledFor (nil: now). A
+// campaign made from a template gets the template's content copied in, in the same
+// transaction: what it sends is frozen here, and later edits of the template do not
+// reach it. The templates are validated once more, and the executors are woken on commit.
 func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor *time.Time) (Campaign, error) {
 	return s.cas(ctx, accountID, id, "approve",
 		func(q *store.Queries) (store.Campaign, error) {
 			return q.CampaignApprove(ctx, store.CampaignApproveParams{AccountID: accountID, ID: id, ScheduledFor: scheduledFor})
 		},
-		func(q *store.Queries, c store.Campaign) error {
+		func(q *store.Queries, c *store.Campaign) error {
+			if c.TemplateID != nil {
+				frozen, err := q.CampaignFreezeTemplate(ctx, accountID, id)
+				if err != nil {
+					return postgres.Error(err, "campaign")
+				}
+				*c = frozen
+			}
 			if c.HtmlTemplate == "" && c.TextTemplate == "" {
 				return apperr.Invalidf("/html_template", "a campaign needs an html or a text template before it is approved")
 			}
-			if err := validateTemplates(c); err != nil {
+			if err := validateTemplates(*c); err != nil {
 				return err
 			}
 			return notify(ctx, q, c.ID)
@@ -123,7 +146,7 @@ func (s *Service) Pause(ctx context.Context, accountID, id int64) (Campaign, err
 func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, error) {
 	return s.cas(ctx, accountID, id, "resume",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignResume(ctx, accountID, id) },
-		func(q *store.Queries, c store.Campaign) error { return notify(ctx, q, c.ID) })
+		func(q *store.Queries, c *store.Campaign) error { return notify(ctx, q, c.ID) })
 }
 
 // Cancel ends a campaign that has not finished, and cancels its queued sends in the
@@ -131,7 +154,7 @@ func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, er
 func (s *Service) Cancel(ctx context.Context, accountID, id int64) (Campaign, error) {
 	return s.cas(ctx, accountID, id, "cancel",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignCancel(ctx, accountID, id) },
-		func(q *store.Queries, c store.Campaign) error {
+		func(q *store.Queries, c *store.Campaign) error {
 			_, err := q.SendCancelCampaignQueued(ctx, accountID, c.ID)
 			return err
 		})

@@ -54,6 +54,13 @@ func (s *Server) routes() {
 			r.Post("/suppressions", s.handle(s.addSuppression))
 			r.Delete("/suppressions/{email}", s.handle(s.removeSuppression))
 
+			r.Get("/templates", s.handle(s.listTemplates))
+			r.Post("/templates", s.handle(s.createTemplate))
+			r.Get("/templates/{id}", s.handle(s.getTemplate))
+			r.Patch("/templates/{id}", s.handle(s.updateTemplate))
+			r.Delete("/templates/{id}", s.handle(s.deleteTemplate))
+			r.Post("/templates/{id}/render", s.handle(s.renderTemplate))
+
 			r.Get("/campaigns", s.handle(s.listCampaigns))
 			r.Post("/campaigns", s.handle(s.createCampaign))
 			r.Get("/campaigns/{id}", s.handle(s.getCampaign))

@@ -22,6 +22,7 @@ import (
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/template"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -44,6 +45,7 @@ type Deps struct {
 	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
+	Templates   *template.Service
 	// TestSender sends campaign test messages: the deployment's provider, built and
 	// closed by the caller (cmd wires one per process). Nil means the log provider.
 	TestSender campaign.Sender
@@ -77,6 +79,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Subscribers == nil {
 		d.Subscribers = subscriber.NewService(d.Pool)
+	}
+	if d.Templates == nil {
+		d.Templates = template.NewService(d.Pool)
 	}
 	if d.Campaigns == nil {
 		d.Campaigns = campaign.NewService(d.Pool)

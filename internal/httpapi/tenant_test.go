@@ -35,6 +35,10 @@ func TestCrossTenant(t *testing.T) {
 		"from_email": "news@example.com", "text_template": "Hello", "list_ids": []int64{list.Id}})
 	require.Equal(t, http.StatusCreated, res.Status)
 	camp := decodeAs[api.Campaign](t, res)
+	res = e.do(a, "POST", "/v1/templates", map[string]any{"name": "receipt", "subject": "Receipt {{.Attributes.order}}",
+		"text": "Thanks for {{.Attributes.order}}", "sample_data": map[string]any{"order": "A-1"}})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	tpl := decodeAs[api.Template](t, res)
 	res = e.do(a, "POST", "/v1/webhook-endpoints", map[string]any{"source": "standard", "name": "a hook"})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	var hook struct {
@@ -47,7 +51,8 @@ func TestCrossTenant(t *testing.T) {
 		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
 			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
-			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID)} {
+			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
+			"/v1/templates", "/v1/templates/" + itoa(tpl.Id)} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -94,6 +99,13 @@ func TestCrossTenant(t *testing.T) {
 		"getCampaignStats":  {},
 		"listCampaignSends": {},
 		"getAccount":        {expect: http.StatusOK},
+		// Templates: B neither reads, renders, changes nor uses A's.
+		"listTemplates":  {expect: http.StatusOK},
+		"createTemplate": {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},
+		"getTemplate":    {},
+		"updateTemplate": {body: map[string]any{"subject": "hijacked"}},
+		"deleteTemplate": {},
+		"renderTemplate": {body: map[string]any{"data": map[string]any{"order": "B"}}},
 		// Webhook endpoints are tenant resources like the rest.
 		"listWebhookEndpoints":  {expect: http.StatusOK},
 		"createWebhookEndpoint": {body: map[string]any{"source": "standard", "name": "a hook"}, expect: http.StatusCreated},
@@ -145,6 +157,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(list.Id))
 		case strings.HasPrefix(path, "/v1/campaigns/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(camp.Id))
+		case strings.HasPrefix(path, "/v1/templates/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(tpl.Id))
 		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
 		case strings.HasPrefix(path, "/v1/webhooks/"):
@@ -161,6 +175,11 @@ func TestCrossTenant(t *testing.T) {
 			require.JSONEq(t, `{"data":[],"next_cursor":null}`, string(res.Body), "%s %s", method, url)
 		}
 	}
+
+	// B's campaign cannot take its content from A's template.
+	res = e.do(e.keyB, "POST", "/v1/campaigns", map[string]any{"name": "b", "from_email": "b@example.com", "template_id": tpl.Id})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, string(res.Body))
+	require.Contains(t, string(res.Body), "/template_id")
 
 	require.Equal(t, before, snapshot(), "account B changed account A's data")
 }

@@ -49,6 +49,7 @@ type Campaign struct {
 	UpdatedAt          time.Time
 	SkippedSuppressed  *int64
 	SkippedUnconfirmed *int64
+	TemplateID         *int64
 }
 
 type Executor struct {
@@ -145,6 +146,19 @@ type Suppression struct {
 	Reason     string
 	Source     string
 	CreatedAt  time.Time
+}
+
+type Template struct {
+	ID         int64
+	AccountID  int64
+	Name       string
+	Subject    string
+	Html       string
+	Text       string
+	Language   string
+	SampleData json.RawMessage
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 type WebhookEndpoint struct {

@@ -1,0 +1,61 @@
+-- Templates: the account's shared subject/HTML/text triples. Campaigns reference
+-- them by id and copy their content at approval (CampaignFreezeTemplate);
+-- transactional messages render them when they are accepted.
+
+-- name: TemplateCreate :one
+INSERT INTO templates (account_id, name, subject, html, text, language, sample_data)
+VALUES (@account_id, @name, @subject, @html, @text, @language, @sample_data)
+RETURNING *;
+
+-- name: TemplateGet :one
+SELECT * FROM templates WHERE account_id = @account_id AND id = @id;
+
+-- name: TemplateList :many
+SELECT * FROM templates
+WHERE account_id = @account_id AND id > @after_id
+ORDER BY id
+LIMIT @lim;
+
+-- name: TemplateUpdate :one
+-- The caller validates the templates as stored after the change, in the same
+-- transaction, so a patch of one part is checked together with the others.
+UPDATE templates SET
+    name        = coalesce(sqlc.narg('name'), name),
+    subject     = coalesce(sqlc.narg('subject'), subject),
+    html        = coalesce(sqlc.narg('html'), html),
+    text        = coalesce(sqlc.narg('text'), text),
+    language    = coalesce(sqlc.narg('language'), language),
+    sample_data = coalesce(sqlc.narg('sample_data'), sample_data),
+    updated_at  = now()
+WHERE account_id = @account_id AND id = @id
+RETURNING *;
+
+-- name: TemplateDelete :execrows
+-- A template that a draft campaign still takes its content from is kept (the
+-- caller answers 409); approved and later campaigns carry their own copy.
+DELETE FROM templates t
+WHERE t.account_id = @account_id AND t.id = @id
+  AND NOT EXISTS (SELECT 1 FROM campaigns c
+                  WHERE c.account_id = @account_id AND c.template_id = t.id AND c.status = 'draft');
+
+-- name: TemplateExists :one
+SELECT EXISTS (SELECT 1 FROM templates WHERE account_id = @account_id AND id = @id);
+
+-- name: CampaignSetTemplate :exec
+-- Only a draft's template can change; the caller checked the template is the account's.
+UPDATE campaigns SET template_id = @template_id, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status = 'draft';
+
+-- name: CampaignFreezeTemplate :one
+-- Runs in the approve transaction, after the draft → approved CAS: the content the
+-- campaign sends is copied from its template now, so later edits of the template do
+-- not reach it (an edit committing meanwhile is wholly before or after the copy).
+UPDATE campaigns c SET
+    subject       = t.subject,
+    html_template = t.html,
+    text_template = t.text,
+    language      = CASE WHEN c.language = '' THEN t.language ELSE c.language END,
+    updated_at    = now()
+FROM templates t
+WHERE c.account_id = @account_id AND c.id = @id AND t.id = c.template_id
+RETURNING c.*;

@@ -1,0 +1,65 @@
+package template
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/sendonce/sendonce/internal/address"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/message"
+)
+
+// Preview is what a template is rendered for: the recipient's address and name
+// ({{.Email}}, {{.Name}}; empty means the sample recipient's) and data, a JSON
+// object seen as {{.Attributes}} (nil means the template's sample data).
+type Preview struct {
+	Email, Name string
+	Data        json.RawMessage
+}
+
+// Render renders template id for p, under the same limits as a send.
+func (s *Service) Render(ctx context.Context, accountID, id int64, p Preview) (message.Rendered, error) {
+	if err := checkData("/data", p.Data); err != nil {
+		return message.Rendered{}, err
+	}
+	t, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return message.Rendered{}, err
+	}
+	return RenderFor(t.Subject, t.HTML, t.Text, recipient(p, t.SampleData))
+}
+
+func recipient(p Preview, sample json.RawMessage) message.Recipient {
+	r := message.Sample
+	if p.Email != "" {
+		r.Email = p.Email
+	}
+	if p.Name != "" {
+		r.Name = p.Name
+	}
+	r.Attributes = p.Data
+	if r.Attributes == nil {
+		r.Attributes = sample
+	}
+	return r
+}
+
+// RenderFor parses subject, html and text within the limits and renders them for
+// r, with {{.UnsubscribeURL}} the sample link. Errors name the fields subject,
+// html and text.
+func RenderFor(subject, html, text string, r message.Recipient) (message.Rendered, error) {
+	if r.Email != message.Sample.Email {
+		if _, err := address.Parse(r.Email); err != nil {
+			return message.Rendered{}, apperr.Invalidf("/email", "%s", err.Error())
+		}
+	}
+	tpl, err := message.Parse(subject, html, text)
+	if err != nil {
+		return message.Rendered{}, Repoint(err, "")
+	}
+	out, err := tpl.Render(r, message.SampleUnsubscribeURL)
+	if err != nil {
+		return message.Rendered{}, Repoint(err, "")
+	}
+	return out, nil
+}

@@ -1,0 +1,213 @@
+// Package template keeps an account's templates: named subject/HTML/text triples
+// that campaigns reference (their content is copied into the campaign when it is
+// approved) and transactional messages render. Saving a template parses, bounds and
+// renders it with the message package's rules, the same as a campaign's templates.
+package template
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Template is one template of an account.
+type Template struct {
+	ID                        int64
+	Name, Subject, HTML, Text string
+	Language                  string
+	// SampleData is a JSON object: what a preview renders as {{.Attributes}} when
+	// the caller gives no data.
+	SampleData           json.RawMessage
+	CreatedAt, UpdatedAt time.Time
+}
+
+// Fields are the editable fields of a template; nil keeps (or defaults) a field.
+type Fields struct {
+	Name, Subject, HTML, Text, Language *string
+	SampleData                          json.RawMessage
+}
+
+// Service manages templates.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// NewService returns a Service on pool.
+func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+func fromStore(t store.Template) Template {
+	return Template{ID: t.ID, Name: t.Name, Subject: t.Subject, HTML: t.Html, Text: t.Text, Language: t.Language,
+		SampleData: t.SampleData, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+}
+
+// pointers renames the message package's field pointers to this resource's fields.
+var pointers = map[string]string{"/html_template": "/html", "/text_template": "/text"}
+
+// Repoint rewrites the field pointers of a template error from the campaign's
+// names (/html_template, /text_template) to prefix plus html, text or subject, for
+// resources whose fields are called subject, html and text.
+func Repoint(err error, prefix string) error {
+	e, ok := err.(*apperr.Error)
+	if !ok || len(e.Fields) == 0 {
+		return err
+	}
+	out := *e
+	out.Fields = make([]apperr.FieldError, len(e.Fields))
+	for i, f := range e.Fields {
+		if p, ok := pointers[f.Pointer]; ok {
+			f.Pointer = p
+		}
+		f.Pointer = prefix + f.Pointer
+		out.Fields[i] = f
+	}
+	return &out
+}
+
+// validate checks a template as it will be stored: it must parse within the
+// limits and render for the sample recipient with its sample data.
+func validate(t store.Template) error {
+	if strings.TrimSpace(t.Subject) == "" {
+		return apperr.Invalidf("/subject", "subject must not be empty")
+	}
+	if strings.TrimSpace(t.Html) == "" && strings.TrimSpace(t.Text) == "" {
+		return apperr.Invalidf("/html", "a template needs an html or a text part")
+	}
+	tpl, err := message.Parse(t.Subject, t.Html, t.Text)
+	if err != nil {
+		return Repoint(err, "")
+	}
+	r := message.Sample
+	r.Attributes = t.SampleData
+	if _, err := tpl.Render(r, message.SampleUnsubscribeURL); err != nil {
+		return Repoint(err, "")
+	}
+	return nil
+}
+
+// checkData refuses data that is not a JSON object or exceeds the attribute limit.
+func checkData(pointer string, data json.RawMessage) error {
+	if data == nil {
+		return nil
+	}
+	if len(data) > message.MaxAttributeBytes {
+		return apperr.Invalidf(pointer, "%s must be at most %d bytes of JSON", pointer[1:], message.MaxAttributeBytes)
+	}
+	if d := bytes.TrimSpace(data); len(d) == 0 || d[0] != '{' || !json.Valid(d) {
+		return apperr.Invalidf(pointer, "%s must be a JSON object", pointer[1:])
+	}
+	return nil
+}
+
+func (s *Service) normalize(f *Fields) error {
+	if f.Name != nil {
+		n := strings.TrimSpace(*f.Name)
+		if n == "" || len(n) > 200 {
+			return apperr.Invalidf("/name", "name must be 1 to 200 characters")
+		}
+		f.Name = &n
+	}
+	return checkData("/sample_data", f.SampleData)
+}
+
+func val(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// Create stores a template after checking it.
+func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Template, error) {
+	if err := s.normalize(&f); err != nil {
+		return Template{}, err
+	}
+	if f.SampleData == nil {
+		f.SampleData = json.RawMessage(`{}`)
+	}
+	arg := store.TemplateCreateParams{AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject),
+		Html: val(f.HTML), Text: val(f.Text), Language: val(f.Language), SampleData: f.SampleData}
+	if err := validate(store.Template{Subject: arg.Subject, Html: arg.Html, Text: arg.Text, SampleData: arg.SampleData}); err != nil {
+		return Template{}, err
+	}
+	t, err := store.New(s.pool).TemplateCreate(ctx, arg)
+	if err != nil {
+		return Template{}, postgres.Error(err, "a template with this name")
+	}
+	return fromStore(t), nil
+}
+
+// Get returns one template.
+func (s *Service) Get(ctx context.Context, accountID, id int64) (Template, error) {
+	t, err := store.New(s.pool).TemplateGet(ctx, accountID, id)
+	if err != nil {
+		return Template{}, postgres.Error(err, "template")
+	}
+	return fromStore(t), nil
+}
+
+// List returns up to limit templates after afterID in id order.
+func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int) ([]Template, error) {
+	rows, err := store.New(s.pool).TemplateList(ctx, store.TemplateListParams{AccountID: accountID, AfterID: afterID, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Template, len(rows))
+	for i, r := range rows {
+		out[i] = fromStore(r)
+	}
+	return out, nil
+}
+
+// Update changes a template. The template is checked as stored after the change,
+// in the update's transaction, so a bad patch changes nothing. Campaigns approved
+// before keep the content they were approved with.
+func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Template, error) {
+	if err := s.normalize(&f); err != nil {
+		return Template{}, err
+	}
+	var out store.Template
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		t, err := store.New(tx).TemplateUpdate(ctx, store.TemplateUpdateParams{AccountID: accountID, ID: id,
+			Name: f.Name, Subject: f.Subject, Html: f.HTML, Text: f.Text, Language: f.Language, SampleData: f.SampleData})
+		if err != nil {
+			return postgres.Error(err, "template")
+		}
+		out = t
+		return validate(t)
+	})
+	if apperr.Is(err, apperr.Conflict) {
+		return Template{}, apperr.New(apperr.Conflict, "a template with this name already exists")
+	}
+	if err != nil {
+		return Template{}, err
+	}
+	return fromStore(out), nil
+}
+
+// Delete removes a template that no draft campaign references.
+func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
+	q := store.New(s.pool)
+	n, err := q.TemplateDelete(ctx, accountID, id)
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		return nil
+	}
+	if ok, err := q.TemplateExists(ctx, accountID, id); err != nil {
+		return err
+	} else if ok {
+		return apperr.New(apperr.Conflict, "a draft campaign uses this template; give it other content before deleting the template")
+	}
+	return apperr.New(apperr.NotFound, "template not found")
+}
