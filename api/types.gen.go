@@ -57,6 +57,42 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for MessageCategory.
+const (
+	MessageCategoryMarketing     MessageCategory = "marketing"
+	MessageCategoryTransactional MessageCategory = "transactional"
+)
+
+// Valid indicates whether the value is a known member of the MessageCategory enum.
+func (e MessageCategory) Valid() bool {
+	switch e {
+	case MessageCategoryMarketing:
+		return true
+	case MessageCategoryTransactional:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageCreateCategory.
+const (
+	MessageCreateCategoryMarketing     MessageCreateCategory = "marketing"
+	MessageCreateCategoryTransactional MessageCreateCategory = "transactional"
+)
+
+// Valid indicates whether the value is a known member of the MessageCreateCategory enum.
+func (e MessageCreateCategory) Valid() bool {
+	switch e {
+	case MessageCreateCategoryMarketing:
+		return true
+	case MessageCreateCategoryTransactional:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OneClickBodyListUnsubscribe.
 const (
 	OneClick OneClickBodyListUnsubscribe = "One-Click"
@@ -381,6 +417,93 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
+// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+type Message struct {
+	Attempts  int             `json:"attempts"`
+	Category  MessageCategory `json:"category"`
+	CreatedAt time.Time       `json:"created_at"`
+
+	// Feedback hard_bounce, soft_bounce, complaint or unsubscribe, from the provider's webhooks.
+	Feedback          *string    `json:"feedback"`
+	From              string     `json:"from"`
+	FromName          string     `json:"from_name"`
+	Id                int64      `json:"id"`
+	IdempotencyKey    string     `json:"idempotency_key"`
+	LastError         *string    `json:"last_error"`
+	ProviderMessageId *string    `json:"provider_message_id"`
+	ReplyTo           string     `json:"reply_to"`
+	SendAt            *time.Time `json:"send_at"`
+	SentAt            *time.Time `json:"sent_at"`
+	Status            SendStatus `json:"status"`
+	Tags              []string   `json:"tags"`
+	TemplateId        *int64     `json:"template_id"`
+	To                string     `json:"to"`
+	ToName            string     `json:"to_name"`
+	UpdatedAt         time.Time  `json:"updated_at"`
+}
+
+// MessageCategory defines model for Message.Category.
+type MessageCategory string
+
+// MessageBatch Example: {"messages":[{"idempotency_key":"order-A-1003-receipt","message":{"data":{"order":"A-1003"},"from":"shop@example.com","template_id":3,"to":"bob@example.com"}}]}
+type MessageBatch struct {
+	Messages []struct {
+		IdempotencyKey string `json:"idempotency_key"`
+
+		// Message Either template_id, or subject with html and/or text.
+		//
+		// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
+		Message MessageCreate `json:"message"`
+	} `json:"messages"`
+}
+
+// MessageBatchResult Example: {"results":[{"message":{"attempts":0,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","send_at":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+type MessageBatchResult struct {
+	Results []struct {
+		// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+		Message *Message `json:"message,omitempty"`
+		Problem *Problem `json:"problem,omitempty"`
+
+		// Status 202, or the status of the item's problem.
+		Status int `json:"status"`
+	} `json:"results"`
+}
+
+// MessageCreate Either template_id, or subject with html and/or text.
+//
+// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
+type MessageCreate struct {
+	Category *MessageCreateCategory `json:"category,omitempty"`
+
+	// Data The templates' .Attributes (at most 64 KiB).
+	Data     *json.RawMessage `json:"data,omitempty"`
+	From     string           `json:"from"`
+	FromName *string          `json:"from_name,omitempty"`
+
+	// Headers Extra headers; only X- headers (not X-Sendonce-), In-Reply-To and References.
+	Headers *map[string]string `json:"headers,omitempty"`
+	Html    *string            `json:"html,omitempty"`
+	ReplyTo *string            `json:"reply_to,omitempty"`
+
+	// SendAt Not before this time; default now.
+	SendAt     *time.Time `json:"send_at,omitempty"`
+	Subject    *string    `json:"subject,omitempty"`
+	Tags       *[]string  `json:"tags,omitempty"`
+	TemplateId *int64     `json:"template_id,omitempty"`
+	Text       *string    `json:"text,omitempty"`
+	To         string     `json:"to"`
+	ToName     *string    `json:"to_name,omitempty"`
+}
+
+// MessageCreateCategory defines model for MessageCreate.Category.
+type MessageCreateCategory string
+
+// MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+type MessagePage struct {
+	Data       []Message `json:"data"`
+	NextCursor *string   `json:"next_cursor"`
+}
+
 // OneClickBody defines model for OneClickBody.
 type OneClickBody struct {
 	ListUnsubscribe *OneClickBodyListUnsubscribe `json:"List-Unsubscribe,omitempty"`
@@ -683,6 +806,9 @@ type IdempotencyKey = string
 // Limit defines model for Limit.
 type Limit = int
 
+// MessageIdempotencyKey defines model for MessageIdempotencyKey.
+type MessageIdempotencyKey = string
+
 // Conflict defines model for Conflict.
 type Conflict = Problem
 
@@ -842,6 +968,42 @@ type CreateListParams struct {
 
 // AddListMembersParams defines parameters for AddListMembers.
 type AddListMembersParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListMessagesParams defines parameters for ListMessages.
+type ListMessagesParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor     `form:"cursor,omitempty" json:"cursor,omitempty"`
+	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// To The recipient's address (case-insensitive).
+	To  *string `form:"to,omitempty" json:"to,omitempty"`
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
+}
+
+// SendMessageParams defines parameters for SendMessage.
+type SendMessageParams struct {
+	// IdempotencyKey Required. Names the message for as long as it exists (not 24 hours): the same key with the
+	// same body returns the same message (202); with another body it is 422. 1 to 255 printable
+	// ASCII characters, bare or quoted.
+	IdempotencyKey MessageIdempotencyKey `json:"Idempotency-Key"`
+}
+
+// SendMessageBatchParams defines parameters for SendMessageBatch.
+type SendMessageBatchParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -1042,6 +1204,12 @@ type RemoveListMembersJSONRequestBody = MemberIDs
 
 // AddListMembersJSONRequestBody defines body for AddListMembers for application/json ContentType.
 type AddListMembersJSONRequestBody = MemberIDs
+
+// SendMessageJSONRequestBody defines body for SendMessage for application/json ContentType.
+type SendMessageJSONRequestBody = MessageCreate
+
+// SendMessageBatchJSONRequestBody defines body for SendMessageBatch for application/json ContentType.
+type SendMessageBatchJSONRequestBody = MessageBatch
 
 // CreateSubscriberJSONRequestBody defines body for CreateSubscriber for application/json ContentType.
 type CreateSubscriberJSONRequestBody = SubscriberCreate

@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
@@ -26,6 +27,9 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	}
 	ecfg := executorConfig(cfg, links)
 	ecfg.Messages = mb
+	// Transactional messages go through the same executor; marketing ones carry the
+	// same unsubscribe links as campaigns (keyed by their stream and message id).
+	ecfg.Transactional = transactional.Builder{Messages: mb, Links: ecfg.Links}
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;
 		// after a crash a non-idempotent provider's leased rows all become unknown,

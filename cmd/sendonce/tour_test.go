@@ -54,4 +54,8 @@ func TestREADMETour(t *testing.T) {
 	require.Contains(t, string(out), "Idempotent-Replayed: true")
 	require.Contains(t, string(out), `"current_status":"`)
 	require.Contains(t, string(out), `"counts":{`)
+	require.Contains(t, string(out), `"subject":"Your receipt A-1002"`, "the template preview")
+	require.Contains(t, string(out), `"idempotency_key":"order-A-1002-receipt"`)
+	require.Equal(t, 2, strings.Count(string(out), "Idempotent-Replayed: true"), "the approve and the message replays")
+	require.Contains(t, string(out), `"pointer":"/Idempotency-Key"`, "another body under the same key")
 }

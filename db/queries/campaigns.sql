@@ -11,14 +11,15 @@ VALUES (@account_id, @name, @subject, @from_email, @from_name, @reply_to,
 RETURNING *;
 
 -- name: CampaignGet :one
-SELECT * FROM campaigns WHERE account_id = @account_id AND id = @id;
+-- kind = 'campaign' here and below: an account's message stream is no campaign of the API.
+SELECT * FROM campaigns WHERE account_id = @account_id AND id = @id AND kind = 'campaign';
 
 -- name: CampaignStatusGet :one
-SELECT status FROM campaigns WHERE account_id = @account_id AND id = @id;
+SELECT status FROM campaigns WHERE account_id = @account_id AND id = @id AND kind = 'campaign';
 
 -- name: CampaignList :many
 SELECT * FROM campaigns
-WHERE account_id = @account_id AND id > @after_id
+WHERE account_id = @account_id AND id > @after_id AND kind = 'campaign'
   AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
 ORDER BY id
 LIMIT @lim;
@@ -58,7 +59,7 @@ RETURNING *;
 
 -- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', updated_at = now()
-WHERE account_id = @account_id AND id = @id AND status = 'sending'
+WHERE account_id = @account_id AND id = @id AND status = 'sending' AND kind = 'campaign'
 RETURNING *;
 
 -- name: CampaignResume :one
@@ -69,6 +70,7 @@ RETURNING *;
 -- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = @account_id AND id = @id AND status IN ('draft', 'approved', 'sending', 'paused')
+  AND kind = 'campaign'
 RETURNING *;
 
 -- name: SendCancelCampaignQueued :execrows

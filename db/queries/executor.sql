@@ -23,8 +23,9 @@ RETURNING id, account_id, list_ids;
 -- name: CampaignListSending :many
 -- Everything a sender needs of the campaigns being sent; the dispatcher deals them
 -- round-robin per account.
+-- A message stream (kind 'messages') is listed too: it is always sending.
 SELECT id, account_id, subject, from_email, from_name, reply_to, html_template,
-       text_template, ambiguous_policy
+       text_template, ambiguous_policy, kind
 FROM campaigns
 WHERE status = 'sending'
 ORDER BY account_id, id;
@@ -40,12 +41,12 @@ SELECT id FROM campaigns WHERE id = @campaign_id AND status = 'sending' FOR UPDA
 -- name: CampaignFinish :one
 -- sending → sent once nothing is left to send or in flight; runs after
 -- CampaignLockSending in one transaction. The NOT EXISTS reads
--- sends_campaign_status_idx.
+-- sends_campaign_status_idx. A message stream never finishes.
 UPDATE campaigns
 SET status = 'sent',
     finished_at = coalesce(sqlc.narg('now')::timestamptz, now()),
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-WHERE campaigns.id = @campaign_id AND campaigns.status = 'sending'
+WHERE campaigns.id = @campaign_id AND campaigns.status = 'sending' AND campaigns.kind = 'campaign'
   AND NOT EXISTS (
       SELECT 1 FROM sends
       WHERE sends.campaign_id = @campaign_id AND sends.status IN ('queued', 'sending'))

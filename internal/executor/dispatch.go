@@ -134,43 +134,48 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 			return w, nil
 		}
 	}
-	for i := range d.accounts {
-		a := d.accounts[(d.next+i)%len(d.accounts)]
-		an := n
-		if a.limiter != nil {
-			an = min(an, a.limiter.Burst())
-			if w := budgetWait(a.limiter, now, an); w > 0 {
-				if rateWait == 0 || w < rateWait {
-					rateWait = w
-				}
-				continue
-			}
-		}
-		for j := range a.campaigns {
-			c := a.campaigns[(a.next+j)%len(a.campaigns)]
-			if now.Before(c.idleUntil) {
-				continue
-			}
-			claimedAt := e.clock() // before the statement: the lease began no earlier
-			rows, err := e.claim(ctx, c, an)
-			if err != nil {
-				return 0, err
-			}
-			if len(rows) == 0 {
-				c.idleUntil = now.Add(e.cfg.Poll)
-				e.finish(ctx, c.ID)
-				continue
-			}
-			a.next = (a.next + j + 1) % len(a.campaigns)
-			d.next = (d.next + i + 1) % len(d.accounts)
-			sending := e.handOut(c, rows, claimedAt)
+	// Two passes: every account's message stream first, then the campaigns, so a
+	// password reset never waits behind a newsletter (the rate limits bind both).
+	for pass := range 2 {
+		for i := range d.accounts {
+			a := d.accounts[(d.next+i)%len(d.accounts)]
+			an := n
 			if a.limiter != nil {
-				a.limiter.AllowN(now, sending)
+				an = min(an, a.limiter.Burst())
+				if w := budgetWait(a.limiter, now, an); w > 0 {
+					if rateWait == 0 || w < rateWait {
+						rateWait = w
+					}
+					continue
+				}
 			}
-			if d.global != nil {
-				d.global.AllowN(now, sending)
+			for j := range a.campaigns {
+				c := a.campaigns[(a.next+j)%len(a.campaigns)]
+				if c.isStream() != (pass == 0) || now.Before(c.idleUntil) {
+					continue
+				}
+				claimedAt := e.clock() // before the statement: the lease began no earlier
+				claimed, sending, err := e.claimAndHandOut(ctx, c, an, claimedAt)
+				if err != nil {
+					return 0, err
+				}
+				if claimed == 0 {
+					c.idleUntil = now.Add(e.cfg.Poll)
+					if !c.isStream() {
+						e.finish(ctx, c.ID)
+					}
+					continue
+				}
+				a.next = (a.next + j + 1) % len(a.campaigns)
+				d.next = (d.next + i + 1) % len(d.accounts)
+				if a.limiter != nil {
+					a.limiter.AllowN(now, sending)
+				}
+				if d.global != nil {
+					d.global.AllowN(now, sending)
+				}
+				return 0, nil
 			}
-			return 0, nil
 		}
 	}
 	if rateWait > 0 {
@@ -274,6 +279,12 @@ func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendC
 // process's clock before the claim statement, dates the lease without trusting
 // the database's clock to agree with ours.
 func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedAt time.Time) int {
+	return e.handOutWith(c, rows, claimedAt, nil)
+}
+
+// handOutWith is handOut for a message stream too: msgs then holds each row's
+// message, in the order of rows (nil for a campaign).
+func (e *Executor) handOutWith(c *campaign, rows []store.SendClaimBatchRow, claimedAt time.Time, msgs []store.MessageClaimBatchRow) int {
 	sending := 0
 	for _, r := range rows {
 		if r.Status != "sending" {
@@ -285,10 +296,14 @@ func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedA
 	e.mu.Lock()
 	e.free -= sending
 	e.mu.Unlock()
-	for _, r := range rows {
+	for i, r := range rows {
 		if r.Status == "sending" {
+			j := job{campaign: c, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
+			if msgs != nil {
+				j.message = &msgs[i]
+			}
 			// Never blocks: the channel holds Workers jobs and at most `free` are claimed.
-			e.jobs <- job{campaign: c, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
+			e.jobs <- j
 		}
 	}
 	return sending

@@ -63,6 +63,9 @@ type Config struct {
 	// Messages builds every message (keyed Message-IDs); nil means a builder with a
 	// random key, whose Message-IDs do not survive the process (tests only).
 	Messages *message.Builder
+	// Transactional builds the messages of the accounts' message streams; nil
+	// means this executor claims no transactional message.
+	Transactional MessageBuilder
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 }

@@ -46,7 +46,9 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	}
 	e.metrics.activeCampaigns.Set(float64(len(campaigns)))
 	for _, c := range campaigns {
-		e.finish(ctx, c.ID)
+		if c.Kind != kindMessages { // a message stream never finishes
+			e.finish(ctx, c.ID)
+		}
 	}
 	n, err := e.q.SendCountQueued(ctx)
 	if err != nil {

@@ -18,6 +18,9 @@ type job struct {
 	// leaseEnd is when the lease ends on this process's clock (claim start +
 	// Lease); zero means row.LeaseUntil, the database's.
 	leaseEnd time.Time
+	// message is the claimed transactional message when campaign is a message
+	// stream; Config.Transactional builds it.
+	message *store.MessageClaimBatchRow
 }
 
 // claimRef names one claim of a row: the row and the attempts the claim set.
@@ -161,6 +164,9 @@ func claimant(r store.SendClaimBatchRow) int64 {
 // build renders the campaign for the recipient and assembles the provider message
 // (keyed Message-ID, List-Unsubscribe headers) with internal/message.
 func (e *Executor) build(j job) (provider.Message, error) {
+	if j.message != nil {
+		return e.cfg.Transactional.BuildMessage(*j.message)
+	}
 	c, r := j.campaign, j.row
 	if c.tmplErr != nil {
 		return provider.Message{}, c.tmplErr

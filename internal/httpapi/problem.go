@@ -73,14 +73,19 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &apperr.Error{Code: apperr.Internal, Message: "an internal error occurred; quote the request id when reporting it"}
 	}
-	writeProblem(w, r, Problem{
+	writeProblem(w, r, problemOf(e))
+}
+
+// problemOf is the problem body of an application error.
+func problemOf(e *apperr.Error) Problem {
+	return Problem{
 		Type:   problemBase + string(e.Code),
 		Title:  titleOf[e.Code],
 		Status: statusOf[e.Code],
 		Detail: e.Message,
 		Errors: e.Fields,
 		Extra:  e.Extra,
-	})
+	}
 }
 
 // writeProblem writes p with the request id filled in.

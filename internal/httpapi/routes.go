@@ -61,6 +61,10 @@ func (s *Server) routes() {
 			r.Delete("/templates/{id}", s.handle(s.deleteTemplate))
 			r.Post("/templates/{id}/render", s.handle(s.renderTemplate))
 
+			r.Get("/messages", s.handle(s.listMessages))
+			r.Get("/messages/{id}", s.handle(s.getMessage))
+			r.Post("/messages/batch", s.handle(s.sendMessageBatch))
+
 			r.Get("/campaigns", s.handle(s.listCampaigns))
 			r.Post("/campaigns", s.handle(s.createCampaign))
 			r.Get("/campaigns/{id}", s.handle(s.getCampaign))
@@ -82,6 +86,13 @@ func (s *Server) routes() {
 			r.Get("/webhook-endpoints/{id}", s.handle(s.getWebhookEndpoint))
 			r.Post("/webhook-endpoints/{id}/rotate", s.handle(s.rotateWebhookEndpoint))
 			r.Delete("/webhook-endpoints/{id}", s.handle(s.deleteWebhookEndpoint))
+		})
+
+		// A message's Idempotency-Key is its own, kept as long as the message
+		// (transactional.Service), not the 24-hour response store's.
+		r.Group(func(r chiRouter) {
+			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest)
+			r.Post("/messages", s.handle(s.sendMessage))
 		})
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/template"
+	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -46,6 +47,9 @@ type Deps struct {
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
 	Templates   *template.Service
+	// Transactional accepts and reads single messages (POST /v1/messages); nil
+	// means built on Pool with Messages.
+	Transactional *transactional.Service
 	// TestSender sends campaign test messages: the deployment's provider, built and
 	// closed by the caller (cmd wires one per process). Nil means the log provider.
 	TestSender campaign.Sender
@@ -91,6 +95,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Messages == nil {
 		d.Messages = message.NewRandomBuilder()
+	}
+	if d.Transactional == nil {
+		d.Transactional = transactional.NewService(d.Pool, d.Messages)
 	}
 	if d.Idempotency == nil {
 		d.Idempotency = idempotency.NewStore(d.Pool)

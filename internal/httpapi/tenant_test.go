@@ -39,6 +39,10 @@ func TestCrossTenant(t *testing.T) {
 		"text": "Thanks for {{.Attributes.order}}", "sample_data": map[string]any{"order": "A-1"}})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	tpl := decodeAs[api.Template](t, res)
+	res = e.do(a, "POST", "/v1/messages", map[string]any{"to": "a1@example.com", "from": "shop@example.com",
+		"template_id": tpl.Id, "tags": []string{"receipt"}}, "Idempotency-Key", "order-1")
+	require.Equal(t, http.StatusAccepted, res.Status, string(res.Body))
+	msg := decodeAs[api.Message](t, res)
 	res = e.do(a, "POST", "/v1/webhook-endpoints", map[string]any{"source": "standard", "name": "a hook"})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	var hook struct {
@@ -52,7 +56,8 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
 			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
-			"/v1/templates", "/v1/templates/" + itoa(tpl.Id)} {
+			"/v1/templates", "/v1/templates/" + itoa(tpl.Id),
+			"/v1/messages", "/v1/messages/" + itoa(msg.Id)} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -106,6 +111,15 @@ func TestCrossTenant(t *testing.T) {
 		"updateTemplate": {body: map[string]any{"subject": "hijacked"}},
 		"deleteTemplate": {},
 		"renderTemplate": {body: map[string]any{"data": map[string]any{"order": "B"}}},
+		// Messages: B's key is B's own (the same key makes B a new message), and
+		// B cannot send with A's template or read A's messages.
+		"listMessages": {query: "?to=a1@example.com&tag=receipt", expect: http.StatusOK},
+		"getMessage":   {},
+		"sendMessage": {body: map[string]any{"to": "a1@example.com", "from": "shop@example.com", "template_id": tpl.Id},
+			expect: http.StatusUnprocessableEntity},
+		"sendMessageBatch": {body: map[string]any{"messages": []map[string]any{{"idempotency_key": "order-1",
+			"message": map[string]any{"to": "a1@example.com", "from": "shop@example.com", "subject": "s", "text": "t"}}}},
+			expect: http.StatusOK},
 		// Webhook endpoints are tenant resources like the rest.
 		"listWebhookEndpoints":  {expect: http.StatusOK},
 		"createWebhookEndpoint": {body: map[string]any{"source": "standard", "name": "a hook"}, expect: http.StatusCreated},
@@ -157,6 +171,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(list.Id))
 		case strings.HasPrefix(path, "/v1/campaigns/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(camp.Id))
+		case strings.HasPrefix(path, "/v1/messages/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(msg.Id))
 		case strings.HasPrefix(path, "/v1/templates/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(tpl.Id))
 		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
@@ -165,7 +181,11 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.NewReplacer("{source}", "standard", "{endpoint_id}", itoa(hook.ID)).Replace(url)
 		}
 		url = strings.ReplaceAll(url, "{email}", "gone@example.com")
-		res := e.do(e.keyB, method, url+c.query, c.body)
+		var headers []string
+		if o.id == "sendMessage" {
+			headers = []string{"Idempotency-Key", "order-1"} // A's key, which B's own space does not know
+		}
+		res := e.do(e.keyB, method, url+c.query, c.body, headers...)
 		want := c.expect
 		if want == 0 {
 			want = http.StatusNotFound

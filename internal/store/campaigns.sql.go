@@ -17,7 +17,7 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
 `
 
 type CampaignApproveParams struct {
@@ -53,6 +53,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
+		&i.Kind,
 	)
 	return i, err
 }
@@ -60,7 +61,8 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'sending', 'paused')
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id
+  AND kind = 'campaign'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
 `
 
 func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -90,6 +92,7 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
+		&i.Kind,
 	)
 	return i, err
 }
@@ -100,7 +103,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
                        html_template, text_template, language, list_ids, ambiguous_policy)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
 `
 
 type CampaignCreateParams struct {
@@ -160,6 +163,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
+		&i.Kind,
 	)
 	return i, err
 }
@@ -177,9 +181,10 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD i
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id FROM campaigns WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
+// kind = 'campaign' here and below: an account's message stream is no campaign of the API.
 func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignGet, accountID, iD)
 	var i Campaign
@@ -207,13 +212,14 @@ func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (C
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
+		&i.Kind,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id FROM campaigns
-WHERE account_id = $1 AND id > $2
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind FROM campaigns
+WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
 LIMIT $4
@@ -264,6 +270,7 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.SkippedSuppressed,
 			&i.SkippedUnconfirmed,
 			&i.TemplateID,
+			&i.Kind,
 		); err != nil {
 			return nil, err
 		}
@@ -287,8 +294,8 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', updated_at = now()
-WHERE account_id = $1 AND id = $2 AND status = 'sending'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id
+WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
 `
 
 func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -318,6 +325,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
+		&i.Kind,
 	)
 	return i, err
 }
@@ -325,7 +333,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
 `
 
 func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -355,6 +363,7 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
+		&i.Kind,
 	)
 	return i, err
 }
@@ -403,7 +412,7 @@ func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campa
 }
 
 const campaignStatusGet = `-- name: CampaignStatusGet :one
-SELECT status FROM campaigns WHERE account_id = $1 AND id = $2
+SELECT status FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int64) (string, error) {
@@ -416,7 +425,7 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
 `
 
 func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -446,6 +455,7 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
+		&i.Kind,
 	)
 	return i, err
 }
@@ -464,7 +474,7 @@ UPDATE campaigns SET
     ambiguous_policy = coalesce($10, ambiguous_policy),
     updated_at       = now()
 WHERE account_id = $11 AND id = $12 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
 `
 
 type CampaignUpdateDraftParams struct {
@@ -522,6 +532,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
+		&i.Kind,
 	)
 	return i, err
 }

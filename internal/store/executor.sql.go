@@ -17,7 +17,7 @@ UPDATE campaigns
 SET status = 'sent',
     finished_at = coalesce($1::timestamptz, now()),
     updated_at = coalesce($1::timestamptz, now())
-WHERE campaigns.id = $2 AND campaigns.status = 'sending'
+WHERE campaigns.id = $2 AND campaigns.status = 'sending' AND campaigns.kind = 'campaign'
   AND NOT EXISTS (
       SELECT 1 FROM sends
       WHERE sends.campaign_id = $2 AND sends.status IN ('queued', 'sending'))
@@ -26,7 +26,7 @@ RETURNING campaigns.id
 
 // sending → sent once nothing is left to send or in flight; runs after
 // CampaignLockSending in one transaction. The NOT EXISTS reads
-// sends_campaign_status_idx.
+// sends_campaign_status_idx. A message stream never finishes.
 func (q *Queries) CampaignFinish(ctx context.Context, now *time.Time, campaignID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, campaignFinish, now, campaignID)
 	var id int64
@@ -95,7 +95,7 @@ func (q *Queries) CampaignListDue(ctx context.Context, now *time.Time) ([]int64,
 
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT id, account_id, subject, from_email, from_name, reply_to, html_template,
-       text_template, ambiguous_policy
+       text_template, ambiguous_policy, kind
 FROM campaigns
 WHERE status = 'sending'
 ORDER BY account_id, id
@@ -111,10 +111,12 @@ type CampaignListSendingRow struct {
 	HtmlTemplate    string
 	TextTemplate    string
 	AmbiguousPolicy string
+	Kind            string
 }
 
 // Everything a sender needs of the campaigns being sent; the dispatcher deals them
 // round-robin per account.
+// A message stream (kind 'messages') is listed too: it is always sending.
 func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendingRow, error) {
 	rows, err := q.db.Query(ctx, campaignListSending)
 	if err != nil {
@@ -134,6 +136,7 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.HtmlTemplate,
 			&i.TextTemplate,
 			&i.AmbiguousPolicy,
+			&i.Kind,
 		); err != nil {
 			return nil, err
 		}

@@ -50,6 +50,7 @@ type Campaign struct {
 	SkippedSuppressed  *int64
 	SkippedUnconfirmed *int64
 	TemplateID         *int64
+	Kind               string
 }
 
 type Executor struct {
@@ -86,6 +87,28 @@ type ListMember struct {
 	SubscriberID int64
 	AccountID    int64
 	CreatedAt    time.Time
+}
+
+type Message struct {
+	ID             int64
+	AccountID      int64
+	IdempotencyKey string
+	RequestHash    []byte
+	Category       string
+	ToEmail        string
+	ToName         string
+	FromEmail      string
+	FromName       string
+	ReplyTo        string
+	Subject        string
+	Html           string
+	Text           string
+	Data           json.RawMessage
+	TemplateID     *int64
+	Headers        json.RawMessage
+	Tags           []string
+	SendAt         *time.Time
+	CreatedAt      time.Time
 }
 
 type Send struct {

@@ -1,0 +1,98 @@
+-- Transactional messages: one send row each, in the account's message stream (a
+-- campaigns row of kind 'messages', always 'sending'). Accepting a message is one
+-- transaction: the stream, the message, its send row and the executors' wake-up.
+
+-- name: MessageStreamEnsure :one
+-- The account's stream, created on its first message. A concurrent first message
+-- may make both inserts skip before either commits; the caller then asks again.
+WITH ins AS (
+    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at)
+    VALUES (@account_id, 'transactional messages', '', '', 'sending', 'messages', now(), now())
+    ON CONFLICT (account_id) WHERE kind = 'messages' DO NOTHING
+    RETURNING id
+)
+SELECT id FROM ins
+UNION ALL
+SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages'
+LIMIT 1;
+
+-- name: MessageInsert :one
+-- ON CONFLICT on the key: a concurrent request with the same key waits for this one
+-- to commit and then inserts nothing, so it reads the stored message instead.
+INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
+                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at)
+VALUES (@account_id, @idempotency_key, @request_hash, @category, @to_email, @to_name, @from_email,
+        @from_name, @reply_to, @subject, @html, @text, @data, sqlc.narg('template_id'), @headers, @tags::text[],
+        sqlc.narg('send_at'))
+ON CONFLICT (account_id, idempotency_key) DO NOTHING
+RETURNING id;
+
+-- name: MessageSendInsert :exec
+-- The message's send row: due at send_at (or at once), keyed by job_id.
+INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, next_attempt_at)
+VALUES (@stream_id, @account_id, @message_id, @email::text, lower(@email::text), @job_id,
+        coalesce(sqlc.narg('send_at')::timestamptz, '-infinity'));
+
+-- name: MessageByKey :one
+SELECT id, request_hash FROM messages WHERE account_id = @account_id AND idempotency_key = @idempotency_key;
+
+-- name: MessageGet :one
+SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
+       m.template_id, m.tags, m.send_at, m.created_at,
+       s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
+FROM messages m
+JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+WHERE m.account_id = @account_id AND m.id = @id;
+
+-- name: MessageList :many
+SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
+       m.template_id, m.tags, m.send_at, m.created_at,
+       s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
+FROM messages m
+JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+WHERE m.account_id = @account_id AND m.id > @after_id
+  AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
+  AND (sqlc.narg('to_email')::text IS NULL OR lower(m.to_email) = lower(sqlc.narg('to_email')::text))
+  AND (sqlc.narg('tag')::text IS NULL OR m.tags @> ARRAY[sqlc.narg('tag')::text])
+ORDER BY m.id
+LIMIT @lim;
+
+-- name: MessageClaimBatch :many
+-- The executor's claim for a message stream: the same shape as SendClaimBatch (one
+-- statement, SKIP LOCKED, oldest due first on sends_claim_idx, the lease and the
+-- executor stamped on the row), returning each message's content. Suppression
+-- follows the message's category: marketing is blocked by every suppression;
+-- transactional (a receipt, a password reset) is not blocked by an unsubscribe,
+-- only by a hard bounce, a complaint or a manual suppression. Blocked rows are
+-- marked suppressed, as in SendClaimBatch. The stream is always sending, so there is
+-- no campaign guard.
+WITH picked AS (
+    SELECT s.id FROM sends s
+    WHERE s.campaign_id = @campaign_id
+      AND s.status = 'queued'
+      AND s.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
+    ORDER BY s.next_attempt_at, s.id
+    LIMIT @n
+    FOR UPDATE OF s SKIP LOCKED
+), judged AS (
+    SELECT p.id, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
+           m.headers, m.category,
+           EXISTS (SELECT 1 FROM suppressions x
+                   WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
+                     AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))) AS blocked
+    FROM picked p
+    JOIN sends s ON s.id = p.id
+    JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
+)
+UPDATE sends s
+SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+    lease_until = CASE WHEN j.blocked THEN NULL
+                       ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
+    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+    executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
+    updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
+FROM judged j
+WHERE s.id = j.id
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+          s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html, j.text, j.data,
+          j.headers, j.category;

@@ -1,0 +1,144 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/transactional"
+)
+
+func toAPIMessage(m transactional.Message) api.Message {
+	tags := m.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return api.Message{Id: m.ID, IdempotencyKey: m.IdempotencyKey, Category: api.MessageCategory(m.Category),
+		To: m.To, ToName: m.ToName, From: m.From, FromName: m.FromName, ReplyTo: m.ReplyTo, TemplateId: m.TemplateID,
+		Tags: tags, SendAt: m.SendAt, Status: api.SendStatus(m.Status), Attempts: m.Attempts,
+		ProviderMessageId: m.ProviderMessageID, LastError: m.LastError, Feedback: m.Feedback, SentAt: m.SentAt,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+}
+
+func toRequest(in api.MessageCreate) transactional.Request {
+	req := transactional.Request{To: in.To, From: in.From, TemplateID: in.TemplateId, Subject: in.Subject,
+		HTML: in.Html, Text: in.Text, Data: raw(in.Data), SendAt: in.SendAt}
+	for p, v := range map[*string]*string{&req.ToName: in.ToName, &req.FromName: in.FromName, &req.ReplyTo: in.ReplyTo} {
+		if v != nil {
+			*p = *v
+		}
+	}
+	if in.Category != nil {
+		req.Category = string(*in.Category)
+	}
+	if in.Headers != nil {
+		req.Headers = *in.Headers
+	}
+	if in.Tags != nil {
+		req.Tags = *in.Tags
+	}
+	return req
+}
+
+// sendMessage answers 202 with the message the key names, new or not. The key is
+// the message's own (transactional.Service), not the 24-hour response store's.
+func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) error {
+	key, err := parseIdempotencyKey(r.Header["Idempotency-Key"])
+	if err != nil {
+		return apperr.Invalidf("/Idempotency-Key", "Idempotency-Key is required: one value of 1 to 255 printable ASCII characters")
+	}
+	in, err := decode[api.MessageCreate](w, r, s.Config.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	m, created, err := s.Transactional.Send(r.Context(), accountID(r), key, toRequest(in))
+	if err != nil {
+		return err
+	}
+	if !created {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	return encode(w, http.StatusAccepted, toAPIMessage(m))
+}
+
+// batchItem is one answer of a batch: the message, or the problem that refused it.
+type batchItem struct {
+	Status  int          `json:"status"`
+	Message *api.Message `json:"message,omitempty"`
+	Problem *Problem     `json:"problem,omitempty"`
+}
+
+// sendMessageBatch sends each item as POST /v1/messages would, independently: one
+// item's refusal does not stop the others. Internal errors (the database) end the
+// request, so a retry of the whole batch resends nothing twice: every item is keyed.
+func (s *Server) sendMessageBatch(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[api.MessageBatch](w, r, s.Config.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Results []batchItem `json:"results"`
+	}{Results: make([]batchItem, len(in.Messages))}
+	for i, item := range in.Messages {
+		key, err := parseIdempotencyKey([]string{item.IdempotencyKey})
+		if err == nil {
+			var m transactional.Message
+			m, _, err = s.Transactional.Send(r.Context(), accountID(r), key, toRequest(item.Message))
+			if err == nil {
+				am := toAPIMessage(m)
+				out.Results[i] = batchItem{Status: http.StatusAccepted, Message: &am}
+				continue
+			}
+		}
+		var e *apperr.Error
+		if !errors.As(err, &e) || e.Code == apperr.Internal || errors.Is(err, context.Canceled) {
+			return err
+		}
+		// The item's fields are named where they sit in the batch.
+		p := problemOf(e)
+		p.Errors = make([]apperr.FieldError, len(e.Fields))
+		for j, f := range e.Fields {
+			if f.Pointer == "/Idempotency-Key" {
+				f.Pointer = "/messages/" + strconv.Itoa(i) + "/idempotency_key"
+			} else {
+				f.Pointer = "/messages/" + strconv.Itoa(i) + "/message" + f.Pointer
+			}
+			p.Errors[j] = f
+		}
+		out.Results[i] = batchItem{Status: p.Status, Problem: &p}
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	m, err := s.Transactional.Get(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, toAPIMessage(m))
+}
+
+func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r, "messages")
+	if err != nil {
+		return err
+	}
+	f := transactional.Filter{Status: queryString(r, "status"), To: queryString(r, "to"), Tag: queryString(r, "tag")}
+	rows, err := s.Transactional.List(r.Context(), accountID(r), p.AfterID, f, p.Limit+1)
+	if err != nil {
+		return err
+	}
+	rows, next := pageOf(r, "messages", p, rows, func(x transactional.Message) cursor { return cursor{ID: x.ID} })
+	out := api.MessagePage{Data: make([]api.Message, len(rows)), NextCursor: next}
+	for i, x := range rows {
+		out.Data[i] = toAPIMessage(x)
+	}
+	return encode(w, http.StatusOK, out)
+}

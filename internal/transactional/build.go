@@ -1,0 +1,56 @@
+package transactional
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// build makes the provider message of one message with the message package's one
+// builder: its content is templates over the recipient and data, rendered under
+// the same limits as a campaign's, with the keyed Message-ID of its job id; the
+// extra headers follow the builder's.
+func build(b *message.Builder, from, fromName, replyTo, subject, html, text string, r message.Recipient,
+	links message.Links, headers []header) (provider.Message, error) {
+	p, err := b.Prepare(message.Campaign{FromEmail: from, FromName: fromName, ReplyTo: replyTo,
+		Subject: subject, HTML: html, Text: text})
+	if err != nil {
+		return provider.Message{}, repoint(err)
+	}
+	m, err := p.Build(r, links)
+	if err != nil {
+		return provider.Message{}, repoint(err)
+	}
+	for _, h := range headers {
+		m.Headers = append(m.Headers, provider.Header{Name: h.Name, Value: h.Value})
+	}
+	return m, nil
+}
+
+// Builder builds claimed messages for the executor (its MessageBuilder).
+type Builder struct {
+	// Messages is the deployment's message builder (keyed Message-IDs).
+	Messages *message.Builder
+	// Links returns the unsubscribe links of a send (account, campaign, subscriber):
+	// for a message, its stream and its id. Only marketing messages carry them.
+	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
+}
+
+// BuildMessage builds the provider message of a claimed message row.
+func (b Builder) BuildMessage(r store.MessageClaimBatchRow) (provider.Message, error) {
+	var headers []header
+	if err := json.Unmarshal(r.Headers, &headers); err != nil {
+		return provider.Message{}, err
+	}
+	var links message.Links
+	if r.Category == Marketing && b.Links != nil {
+		links.HTTPS, links.Mailto = b.Links(r.AccountID, r.CampaignID, r.SubscriberID)
+	}
+	return build(b.Messages, r.FromEmail, r.FromName, r.ReplyTo, r.Subject, r.Html, r.Text,
+		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.ToName, Attributes: r.Data}, links, headers)
+}

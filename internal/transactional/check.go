@@ -1,0 +1,184 @@
+package transactional
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sendonce/sendonce/internal/address"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/template"
+)
+
+// Limits on what a message may carry besides its content.
+const (
+	MaxHeaders = 20
+	MaxTags    = 10
+	maxName    = 200
+)
+
+// headerName is a custom header a message may set: X- headers (not X-Sendonce-),
+// and the threading headers. Everything the service or the provider sets (From,
+// To, Subject, Message-ID, List-Unsubscribe, MIME headers, …) is refused, as is any
+// other standard header, so a message cannot change its own envelope or identity.
+var headerName = regexp.MustCompile(`^(?i:x-[a-z0-9][a-z0-9-]{0,62}|in-reply-to|references)$`)
+
+// tagRe is one tag: short, and safe in a query string.
+var tagRe = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+// checked is a request made ready to store: addresses normalised, the content
+// (a template's, copied now) and the extra headers in a fixed order.
+type checked struct {
+	to, from, replyTo, category string
+	subject, html, text         string
+	data                        json.RawMessage
+	headers                     []header
+	tags                        []string
+}
+
+// header is one extra header as stored.
+type header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// check validates a request and builds its message once, as the executor will, so
+// content that cannot render for this recipient and data is a 422 now.
+func (s *Service) check(ctx context.Context, accountID int64, key string, in Request) (checked, error) {
+	var c checked
+	if key == "" || len(key) > 255 {
+		return c, apperr.Invalidf("/Idempotency-Key", "Idempotency-Key is required: 1 to 255 printable ASCII characters")
+	}
+	to, err := address.Parse(in.To)
+	if err != nil {
+		return c, apperr.Invalidf("/to", "%s", err.Error())
+	}
+	c.to = to.Email
+	from, err := address.Parse(in.From)
+	if err != nil {
+		return c, apperr.Invalidf("/from", "%s", err.Error())
+	}
+	c.from = from.Email
+	if in.ReplyTo != "" {
+		r, err := address.Parse(in.ReplyTo)
+		if err != nil {
+			return c, apperr.Invalidf("/reply_to", "%s", err.Error())
+		}
+		c.replyTo = r.Email
+	}
+	for ptr, v := range map[string]string{"/to_name": in.ToName, "/from_name": in.FromName} {
+		if len(v) > maxName || strings.ContainsAny(v, "\r\n\x00") {
+			return c, apperr.Invalidf(ptr, "%s must be one line of at most %d bytes", ptr[1:], maxName)
+		}
+	}
+	switch in.Category {
+	case "", Transactional:
+		c.category = Transactional
+	case Marketing:
+		c.category = Marketing
+	default:
+		return c, apperr.Invalidf("/category", "category must be transactional or marketing")
+	}
+	if c.headers, err = checkHeaders(in.Headers); err != nil {
+		return c, err
+	}
+	if c.tags, err = checkTags(in.Tags); err != nil {
+		return c, err
+	}
+	c.data = in.Data
+	if c.data == nil {
+		c.data = json.RawMessage(`{}`)
+	}
+	if len(c.data) > message.MaxAttributeBytes {
+		return c, apperr.Invalidf("/data", "data must be at most %d bytes of JSON", message.MaxAttributeBytes)
+	}
+	if d := bytes.TrimSpace(c.data); len(d) == 0 || d[0] != '{' || !json.Valid(d) {
+		return c, apperr.Invalidf("/data", "data must be a JSON object")
+	}
+	inline := in.Subject != nil || in.HTML != nil || in.Text != nil
+	switch {
+	case in.TemplateID != nil && inline:
+		return c, apperr.Invalidf("/template_id", "a message takes its content from template_id or from subject, html and text, not both")
+	case in.TemplateID != nil:
+		t, err := store.New(s.pool).TemplateGet(ctx, accountID, *in.TemplateID)
+		if err = postgres.Error(err, "template"); apperr.Is(err, apperr.NotFound) {
+			return c, apperr.Invalidf("/template_id", "template %d not found", *in.TemplateID)
+		} else if err != nil {
+			return c, err
+		}
+		c.subject, c.html, c.text = t.Subject, t.Html, t.Text
+	case in.Subject == nil || strings.TrimSpace(*in.Subject) == "":
+		return c, apperr.Invalidf("/subject", "subject is required unless the message names a template_id")
+	default:
+		c.subject, c.html, c.text = *in.Subject, deref(in.HTML), deref(in.Text)
+		if strings.TrimSpace(c.html) == "" && strings.TrimSpace(c.text) == "" {
+			return c, apperr.Invalidf("/html", "a message needs an html or a text part")
+		}
+	}
+	_, err = build(s.b, c.from, in.FromName, c.replyTo, c.subject, c.html, c.text,
+		message.Recipient{JobID: JobID(accountID, key), Email: c.to, Name: in.ToName, Attributes: c.data},
+		message.Links{}, nil)
+	return c, err
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func checkHeaders(in map[string]string) ([]header, error) {
+	if len(in) > MaxHeaders {
+		return nil, apperr.Invalidf("/headers", "at most %d headers", MaxHeaders)
+	}
+	out := make([]header, 0, len(in))
+	seen := map[string]bool{}
+	for name, value := range in {
+		ptr := "/headers/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+		lower := strings.ToLower(name)
+		if !headerName.MatchString(name) || strings.HasPrefix(lower, "x-sendonce") {
+			return nil, apperr.Invalidf(ptr, "header %q is not allowed: only X- headers (not X-Sendonce-), In-Reply-To and References", name)
+		}
+		if seen[lower] {
+			return nil, apperr.Invalidf(ptr, "header %q is given twice", name)
+		}
+		seen[lower] = true
+		if len(value) > 998 || value == "" {
+			return nil, apperr.Invalidf(ptr, "a header value must be 1 to 998 bytes")
+		}
+		for i := 0; i < len(value); i++ {
+			if c := value[i]; c < 0x20 && c != '\t' || c == 0x7f {
+				return nil, apperr.Invalidf(ptr, "a header value must be one line without control characters")
+			}
+		}
+		out = append(out, header{Name: name, Value: value})
+	}
+	slices.SortFunc(out, func(a, b header) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	return out, nil
+}
+
+func checkTags(in []string) ([]string, error) {
+	if len(in) > MaxTags {
+		return nil, apperr.Invalidf("/tags", "at most %d tags", MaxTags)
+	}
+	out := []string{}
+	for i, t := range in {
+		if !tagRe.MatchString(t) {
+			return nil, apperr.Invalidf("/tags/"+itoa(i), "a tag is 1 to 64 of A-Z a-z 0-9 _ . : -")
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// repoint names the message's fields (subject, html, text) in a builder error.
+func repoint(err error) error { return template.Repoint(err, "") }

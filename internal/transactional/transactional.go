@@ -1,0 +1,196 @@
+// Package transactional accepts and reads back single messages (receipts, password
+// resets): POST /v1/messages. A message is keyed by its Idempotency-Key for as long
+// as it exists: its send row's job_id is message:<account>:<key>, so the same key
+// can never make a second message, and the executor sends it through the same
+// claim, lease, provider call, ack and rescuer as a campaign's recipients.
+package transactional
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Categories of message.
+const (
+	// Transactional messages carry no List-Unsubscribe and are not blocked by an
+	// unsubscribe; a hard bounce, a complaint or a manual suppression blocks them.
+	Transactional = "transactional"
+	// Marketing messages are blocked by every suppression and carry List-Unsubscribe.
+	Marketing = "marketing"
+)
+
+// Request is a message as the API accepts it.
+type Request struct {
+	To, ToName              string
+	From, FromName, ReplyTo string
+	TemplateID              *int64
+	Subject, HTML, Text     *string
+	Data                    json.RawMessage
+	Headers                 map[string]string
+	Tags                    []string
+	SendAt                  *time.Time
+	Category                string
+}
+
+// Message is a stored message with the state of its send.
+type Message struct {
+	ID                   int64
+	IdempotencyKey       string
+	Category             string
+	To, ToName           string
+	From, FromName       string
+	ReplyTo              string
+	TemplateID           *int64
+	Tags                 []string
+	SendAt               *time.Time
+	Status               string
+	Attempts             int
+	ProviderMessageID    *string
+	LastError            *string
+	Feedback             *string
+	SentAt               *time.Time
+	CreatedAt, UpdatedAt time.Time
+}
+
+// Service accepts and reads messages.
+type Service struct {
+	pool *pgxpool.Pool
+	b    *message.Builder
+}
+
+// NewService returns a Service on pool. b builds each message once when it is
+// accepted, exactly as the executor will, so content that cannot be sent is
+// refused with a 422 instead of failing later.
+func NewService(pool *pgxpool.Pool, b *message.Builder) *Service {
+	if b == nil {
+		b = message.NewRandomBuilder()
+	}
+	return &Service{pool: pool, b: b}
+}
+
+// JobID is the send's idempotency key for a message of account accepted under key.
+func JobID(accountID int64, key string) string {
+	return "message:" + strconv.FormatInt(accountID, 10) + ":" + key
+}
+
+// ErrKeyReused is the error for a key already used by another request body.
+var errKeyReused = &apperr.Error{Code: apperr.Invalid,
+	Message: "this Idempotency-Key was used for another message; use a new key for a different message",
+	Fields:  []apperr.FieldError{{Pointer: "/Idempotency-Key", Detail: "already used with a different request body"}}}
+
+// Send accepts a message under key. The same key with the same request returns
+// the message stored first (created false), however long ago; with another
+// request it is refused (422). Concurrent requests with one key make one message:
+// the second insert waits for the first to commit, then finds it.
+func (s *Service) Send(ctx context.Context, accountID int64, key string, in Request) (Message, bool, error) {
+	c, err := s.check(ctx, accountID, key, in)
+	if err != nil {
+		return Message{}, false, err
+	}
+	hash := requestHash(in)
+	var id int64
+	created := false
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		streamID, err := stream(ctx, q, accountID)
+		if err != nil {
+			return err
+		}
+		headers, err := json.Marshal(c.headers)
+		if err != nil {
+			return err
+		}
+		mid, err := q.MessageInsert(ctx, store.MessageInsertParams{AccountID: accountID, IdempotencyKey: key,
+			RequestHash: hash[:], Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
+			FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
+			TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt})
+		if errors.Is(err, pgx.ErrNoRows) {
+			prev, err := q.MessageByKey(ctx, accountID, key)
+			if err != nil {
+				return err
+			}
+			if string(prev.RequestHash) != string(hash[:]) {
+				return errKeyReused
+			}
+			id = prev.ID
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		id, created = mid, true
+		if err := q.MessageSendInsert(ctx, store.MessageSendInsertParams{StreamID: streamID, AccountID: accountID,
+			MessageID: mid, Email: c.to, JobID: JobID(accountID, key), SendAt: in.SendAt}); err != nil {
+			return err
+		}
+		// Wakes the executors on commit, so the message is claimed at once.
+		return q.CampaignNotify(ctx, postgres.CampaignChannel, strconv.FormatInt(streamID, 10))
+	})
+	if err != nil {
+		return Message{}, false, postgres.Error(err, "message")
+	}
+	m, err := s.Get(ctx, accountID, id)
+	return m, created, err
+}
+
+// stream returns the account's message stream, creating it with the first message.
+func stream(ctx context.Context, q *store.Queries, accountID int64) (int64, error) {
+	id, err := q.MessageStreamEnsure(ctx, accountID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Another transaction created it after this statement's snapshot.
+		id, err = q.MessageStreamEnsure(ctx, accountID)
+	}
+	return id, err
+}
+
+func requestHash(in Request) [32]byte {
+	b, _ := json.Marshal(in) // a struct of strings, maps, slices and raw JSON: cannot fail
+	return sha256.Sum256(b)
+}
+
+// Get returns one message of the account.
+func (s *Service) Get(ctx context.Context, accountID, id int64) (Message, error) {
+	r, err := store.New(s.pool).MessageGet(ctx, accountID, id)
+	if err != nil {
+		return Message{}, postgres.Error(err, "message")
+	}
+	return fromRow(store.MessageListRow(r)), nil
+}
+
+// Filter narrows a listing; nil fields do not filter.
+type Filter struct {
+	Status, To, Tag *string
+}
+
+// List returns up to limit messages after afterID in id order.
+func (s *Service) List(ctx context.Context, accountID, afterID int64, f Filter, limit int) ([]Message, error) {
+	rows, err := store.New(s.pool).MessageList(ctx, store.MessageListParams{AccountID: accountID, AfterID: afterID,
+		Status: f.Status, ToEmail: f.To, Tag: f.Tag, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, len(rows))
+	for i, r := range rows {
+		out[i] = fromRow(r)
+	}
+	return out, nil
+}
+
+func fromRow(r store.MessageListRow) Message {
+	return Message{ID: r.ID, IdempotencyKey: r.IdempotencyKey, Category: r.Category, To: r.ToEmail, ToName: r.ToName,
+		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, Tags: r.Tags,
+		SendAt: r.SendAt, Status: r.Status, Attempts: int(r.Attempts), ProviderMessageID: r.ProviderMessageID,
+		LastError: r.LastError, Feedback: r.Feedback, SentAt: r.SentAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
