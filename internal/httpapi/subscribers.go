@@ -175,7 +175,8 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 	case "application/json":
 		rows, rejected, err = parseJSONImport(r.Body)
 	default:
-		err = apperr.Invalidf("", "Content-Type must be application/json or text/csv")
+		w.Header().Set("Accept", "application/json, text/csv")
+		err = apperr.New(apperr.UnsupportedMediaType, "Content-Type must be application/json or text/csv")
 	}
 	if err != nil {
 		var maxErr *http.MaxBytesError
