@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -37,10 +38,20 @@ func newSpecRouter(spec []byte) (routers.Router, error) {
 }
 
 // bodyLimit caps every request body before anything reads it: the spec validator,
-// the idempotency hash and the handler all see the same capped body.
+// the idempotency hash and the handler all see the same capped body. The import
+// gets its own size and its own time (ImportTimeout replaces the server's read and
+// write deadlines).
 func (s *Server) bodyLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := s.bodyLimitOf(r)
+		if r.URL.Path == importPath && s.Config.ImportTimeout > 0 {
+			// Not every ResponseWriter can (httptest's cannot): then the server's
+			// deadlines, if any, stay.
+			rc := http.NewResponseController(w)
+			deadline := time.Now().Add(s.Config.ImportTimeout)
+			_ = rc.SetReadDeadline(deadline)
+			_ = rc.SetWriteDeadline(deadline)
+		}
 		if r.ContentLength > limit {
 			writeError(w, r, s.Logger, apperr.New(apperr.TooLarge, "the body exceeds %d bytes", limit))
 			return
