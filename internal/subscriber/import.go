@@ -1,6 +1,7 @@
 package subscriber
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/csv"
@@ -17,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/text"
 )
 
 // MaxImportRows is the most rows one import request may carry.
@@ -45,12 +47,25 @@ type ImportResult struct {
 	Rejected          []Rejection
 }
 
-// ParseCSV reads an import in CSV. The header is line 1 and must name an email
-// column; name, status and attributes (a JSON object) are recognised, and any other
-// column becomes a string attribute named after its header. A row that cannot be
-// read is rejected with its line; a malformed header fails the whole request.
-func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
-	cr := csv.NewReader(r)
+// ParseCSV reads an import in CSV. charset is the charset parameter of the request's
+// Content-Type ("" when there is none); DecodeCSV says how it and a byte order mark
+// decide the encoding. The header is line 1 and must name an email column; its
+// delimiter (comma or semicolon) is sniffed. name, status and attributes (a JSON
+// object) are recognised, and any other column becomes a string attribute named
+// after its header. A row that cannot be read, or holds a cell that is not valid
+// text (NUL, bytes invalid in the encoding), is rejected with its line; a malformed
+// header fails the whole request.
+func ParseCSV(r io.Reader, charset string) ([]ImportRow, []Rejection, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, enc, err := DecodeCSV(raw, charset)
+	if err != nil {
+		return nil, nil, err
+	}
+	cr := csv.NewReader(bytes.NewReader(doc))
+	cr.Comma = sniffDelimiter(doc)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -60,6 +75,9 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 	cols := make([]string, len(header))
 	emailCol := -1
 	for i, h := range header {
+		if reason := cellReason(h, enc); reason != "" {
+			return nil, nil, apperr.Invalidf("", "line 1: column %d of the header %s", i+1, reason)
+		}
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
 		cols[i] = h
 		if h == "email" {
@@ -96,6 +114,10 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 				bad = fmt.Sprintf("more fields (%d) than the header (%d)", len(rec), len(cols))
 				break
 			}
+			if reason := cellReason(v, enc); reason != "" {
+				bad = fmt.Sprintf("column %q %s", cols[i], reason)
+				break
+			}
 			switch cols[i] {
 			case "email":
 				row.Email = v
@@ -111,6 +133,10 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 			case "attributes":
 				if strings.TrimSpace(v) == "" {
 					continue
+				}
+				if p := text.CheckJSON([]byte(v)); len(p) > 0 {
+					bad = fmt.Sprintf("attributes%s %s", p[0].Pointer, p[0].Reason)
+					break
 				}
 				var a map[string]any
 				if err := json.Unmarshal([]byte(v), &a); err != nil || a == nil {
@@ -134,6 +160,18 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// cellReason says why a decoded cell may not be stored ("" when it may).
+func cellReason(v, enc string) string {
+	switch reason := text.Check(v); reason {
+	case "":
+		return ""
+	case text.ReasonUTF8:
+		return "holds bytes that are not valid " + enc
+	default:
+		return reason
+	}
+}
 
 // Import upserts rows for the account: each row is validated here (rejects are
 // reported, not fatal), the valid ones are COPYed into the staging table and merged
