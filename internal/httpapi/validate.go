@@ -115,8 +115,11 @@ func (s *Server) validateRequest(next http.Handler) http.Handler {
 			}
 		}
 		in := &openapi3filter.RequestValidationInput{Request: probe, PathParams: params, Route: route,
+			// SkipSettingDefaults: the validator would otherwise re-encode the body with
+			// the schema's defaults filled in, and the handler would decode that instead
+			// of what the client sent (`{} {}` passed as `{"grace_seconds":86400}`).
 			Options: &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
-				RejectWhenRequestBodyNotSpecified: true, ExcludeRequestBody: isImport}}
+				RejectWhenRequestBodyNotSpecified: true, ExcludeRequestBody: isImport, SkipSettingDefaults: true}}
 		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 			writeError(w, r, s.Logger, requestProblem(err))
 			return

@@ -11,6 +11,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -23,6 +24,13 @@ import (
 
 // MaxImportRows is the most rows one import request may carry.
 const MaxImportRows = 100_000
+
+// Limits of one imported row, the same the API holds single subscribers to
+// (openapi.yaml: name maxLength 500; attributes within the 1 MiB body limit).
+const (
+	MaxNameLength      = 500
+	MaxAttributesBytes = 1 << 20
+)
 
 // ImportRow is one subscriber of an import. Nil Name or Status keeps an existing
 // subscriber's value (a new one gets "" and pending).
@@ -161,6 +169,25 @@ func ParseCSV(r io.Reader, charset string) ([]ImportRow, []Rejection, error) {
 
 func ptr[T any](v T) *T { return &v }
 
+// rowTextReason says why a row holds text that may not be stored ("" when none),
+// whichever parser made it.
+func rowTextReason(r ImportRow) string {
+	if reason := text.Check(r.Email); reason != "" {
+		return "email " + reason
+	}
+	if r.Name != nil {
+		if reason := text.Check(*r.Name); reason != "" {
+			return "name " + reason
+		}
+	}
+	if r.Status != nil {
+		if reason := text.Check(*r.Status); reason != "" {
+			return "status " + reason
+		}
+	}
+	return ""
+}
+
 // cellReason says why a decoded cell may not be stored ("" when it may).
 func cellReason(v, enc string) string {
 	switch reason := text.Check(v); reason {
@@ -191,9 +218,17 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 		reject := func(reason string) {
 			res.Rejected = append(res.Rejected, Rejection{Line: r.Line, Email: r.Email, Reason: reason})
 		}
+		if reason := rowTextReason(r); reason != "" {
+			reject(reason)
+			continue
+		}
 		addr, err := address.Parse(r.Email)
 		if err != nil {
 			reject(err.Error())
+			continue
+		}
+		if r.Name != nil && utf8.RuneCountInString(*r.Name) > MaxNameLength {
+			reject(fmt.Sprintf("name is longer than %d characters", MaxNameLength))
 			continue
 		}
 		if r.Status != nil && *r.Status != StatusPending && *r.Status != StatusConfirmed {
@@ -207,6 +242,14 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 		attrs, err := marshalAttrs(r.Attributes)
 		if err != nil {
 			reject("attributes must be a JSON object")
+			continue
+		}
+		if p := text.CheckJSON(attrs); len(p) > 0 {
+			reject("attributes" + p[0].Pointer + " " + p[0].Reason)
+			continue
+		}
+		if len(attrs) > MaxAttributesBytes {
+			reject(fmt.Sprintf("attributes take more than %d bytes as JSON", MaxAttributesBytes))
 			continue
 		}
 		firstLine[addr.Lower] = r.Line
