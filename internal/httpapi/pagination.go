@@ -42,7 +42,7 @@ func decodeCursor(s string, accountID int64, listing string) (cursor, error) {
 		return cursor{}, bad
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	if err != nil || len(text.CheckJSON(b)) > 0 {
 		return cursor{}, bad
 	}
 	var c cursor
