@@ -259,6 +259,28 @@ func TestSlowBodyIsCut(t *testing.T) {
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+
+	// And the import's own bound applies to it alone: a stalled import is cut at
+	// SENDONCE_IMPORT_TIMEOUT even when the general bound is long.
+	e2 := setup(t, func(c *config.Config) { c.ReadTimeout, c.ImportTimeout = time.Hour, 300*time.Millisecond })
+	cfg2 := config.Default().HTTP
+	cfg2.ReadTimeout = time.Hour
+	srv2 := httpapi.HTTPServer(cfg2, e2.handler)
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv2.Serve(ln2) }()
+	t.Cleanup(func() { _ = srv2.Close() })
+	conn3, err := net.Dial("tcp", ln2.Addr().String())
+	require.NoError(t, err)
+	defer conn3.Close()
+	_, err = io.WriteString(conn3, "POST /v1/subscribers/import HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+e2.keyA+
+		"\r\nContent-Type: text/csv\r\nContent-Length: 100\r\n\r\nemail\n")
+	require.NoError(t, err)
+	require.NoError(t, conn3.SetReadDeadline(time.Now().Add(30*time.Second)))
+	resp, err = http.ReadResponse(bufio.NewReader(conn3), nil)
+	require.NoError(t, err)
+	b, _ = io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusRequestTimeout, resp.StatusCode, string(b))
 }
 
 func errAs(err error, target *net.Error) bool {

@@ -181,9 +181,11 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 		err = apperr.New(apperr.UnsupportedMediaType, "Content-Type must be application/json or text/csv")
 	}
 	if err != nil {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
-			return apperr.New(apperr.TooLarge, "the import exceeds %d bytes", s.Config.ImportMaxBytes)
+		var ae *apperr.Error
+		if !errors.As(err, &ae) {
+			// Not a verdict on the content: the body could not be read (too large,
+			// too slow, cut off).
+			return bodyReadError(err, s.Config.ImportMaxBytes)
 		}
 		if apperr.Is(err, apperr.UnsupportedMediaType) {
 			w.Header().Set("Accept", "text/csv; charset=utf-8, application/json")
@@ -207,7 +209,7 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 func parseJSONImport(body io.Reader) ([]subscriber.ImportRow, []subscriber.Rejection, error) {
 	dec := json.NewDecoder(body)
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		if errors.As(err, new(*http.MaxBytesError)) {
+		if isReadError(err) {
 			return nil, nil, err
 		}
 		return nil, nil, apperr.Invalidf("", "the body must be a JSON array of subscribers")
@@ -220,7 +222,7 @@ func parseJSONImport(body io.Reader) ([]subscriber.ImportRow, []subscriber.Rejec
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			if errors.As(err, new(*http.MaxBytesError)) {
+			if isReadError(err) {
 				return nil, nil, err
 			}
 			return nil, nil, apperr.Invalidf("", "malformed JSON in row %d", line)

@@ -39,18 +39,24 @@ func newSpecRouter(spec []byte) (routers.Router, error) {
 
 // bodyLimit caps every request body before anything reads it: the spec validator,
 // the idempotency hash and the handler all see the same capped body. The import
-// gets its own size and its own time (ImportTimeout replaces the server's read and
-// write deadlines).
+// gets its own size and its own time (ImportTimeout replaces the server's read
+// deadline, and extends its write deadline by as much).
 func (s *Server) bodyLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := s.bodyLimitOf(r)
 		if r.URL.Path == importPath && s.Config.ImportTimeout > 0 {
 			// Not every ResponseWriter can (httptest's cannot): then the server's
 			// deadlines, if any, stay.
+			// The answer is written after the body is read (a 408 included), so the
+			// write deadline is the read deadline plus the general write bound.
 			rc := http.NewResponseController(w)
 			deadline := time.Now().Add(s.Config.ImportTimeout)
 			_ = rc.SetReadDeadline(deadline)
-			_ = rc.SetWriteDeadline(deadline)
+			var writeBy time.Time
+			if s.Config.WriteTimeout > 0 {
+				writeBy = deadline.Add(s.Config.WriteTimeout)
+			}
+			_ = rc.SetWriteDeadline(writeBy)
 		}
 		if r.ContentLength > limit {
 			writeError(w, r, s.Logger, apperr.New(apperr.TooLarge, "the body exceeds %d bytes", limit))
@@ -87,7 +93,7 @@ func (s *Server) validateRequest(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		isImport := r.URL.Path == importPath
+		isImport := r.URL.Path == importPath && r.Method == http.MethodPost
 		if err := checkParamsText(r, params); err != nil {
 			writeError(w, r, s.Logger, err)
 			return
@@ -108,11 +114,17 @@ func (s *Server) validateRequest(next http.Handler) http.Handler {
 					return
 				}
 			}
-		} else if r.ContentLength != 0 {
-			if err := checkContentType(w, r, route); err != nil {
-				writeError(w, r, s.Logger, err)
-				return
+		} else {
+			if r.ContentLength != 0 {
+				if err := checkContentType(w, r, route); err != nil {
+					writeError(w, r, s.Logger, err)
+					return
+				}
 			}
+			// The validator reads the whole body for its security check even when
+			// told to skip the body; the import's body is the handler's alone to read.
+			probe = probe.Clone(r.Context())
+			probe.Body, probe.ContentLength = http.NoBody, 0
 		}
 		in := &openapi3filter.RequestValidationInput{Request: probe, PathParams: params, Route: route,
 			// SkipSettingDefaults: the validator would otherwise re-encode the body with
@@ -155,7 +167,15 @@ func bodyReadError(err error, limit int64) error {
 	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
 		return &apperr.Error{Code: apperr.Timeout, Message: "the request body did not arrive in time", Err: err}
 	}
-	return &apperr.Error{Code: apperr.Invalid, Message: "the request body could not be read", Err: err}
+	return &apperr.Error{Code: apperr.Invalid, Message: "the request body could not be read", Fields: []apperr.FieldError{{Pointer: "", Detail: "the request body could not be read"}}, Err: err}
+}
+
+// isReadError reports whether err comes from reading the body rather than from
+// what it holds.
+func isReadError(err error) bool {
+	var maxErr *http.MaxBytesError
+	var netErr net.Error
+	return errors.As(err, &maxErr) || errors.As(err, &netErr) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // checkContentType answers 415, with Accept naming what the operation takes, when
