@@ -62,8 +62,10 @@ func CheckJSON(doc []byte) []Problem {
 type frame struct {
 	object    bool
 	expectKey bool
-	key       string
-	index     int
+	// key is the raw literal of the current member name, decoded only when a
+	// pointer needs it.
+	key   []byte
+	index int
 }
 
 type scanner struct {
@@ -110,7 +112,7 @@ func (s *scanner) run() {
 			}
 			isKey := len(s.stack) > 0 && s.stack[len(s.stack)-1].object && s.stack[len(s.stack)-1].expectKey
 			if isKey {
-				s.stack[len(s.stack)-1].key = lossy(s.doc[i:end])
+				s.stack[len(s.stack)-1].key = s.doc[i:end]
 			}
 			if reason != "" {
 				s.problems = append(s.problems, Problem{Pointer: s.pointer(), Reason: reason})
@@ -118,11 +120,14 @@ func (s *scanner) run() {
 			i = end
 		default:
 			// A number, true, false or null: skip to the next delimiter.
-			for i < len(s.doc) && !strings.ContainsRune(" \t\n\r,:]}", rune(s.doc[i])) {
-				if s.doc[i] == '"' || s.doc[i] == '{' || s.doc[i] == '[' {
+			for ; i < len(s.doc); i++ {
+				c := s.doc[i]
+				if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' || c == ']' || c == '}' {
+					break
+				}
+				if c == '"' || c == '{' || c == '[' {
 					return
 				}
-				i++
 			}
 		}
 	}
@@ -134,7 +139,7 @@ func (s *scanner) pointer() string {
 	for _, f := range s.stack {
 		b.WriteByte('/')
 		if f.object {
-			b.WriteString(EscapePointer(f.key))
+			b.WriteString(EscapePointer(lossy(f.key)))
 		} else {
 			b.WriteString(strconv.Itoa(f.index))
 		}
@@ -153,6 +158,10 @@ func EscapePointer(tok string) string {
 func literal(doc []byte, start int) (end int, reason string, ok bool) {
 	for i := start + 1; i < len(doc); {
 		c := doc[i]
+		if c > 0x1f && c < utf8.RuneSelf && c != '"' && c != '\\' {
+			i++ // the common case: printable ASCII
+			continue
+		}
 		switch {
 		case c == '"':
 			return i + 1, reason, true
@@ -218,6 +227,9 @@ func hex4(doc []byte, at int) (rune, bool) {
 // lossy decodes a string literal for use in a pointer, replacing what cannot be
 // decoded, so a refused member name can still be named.
 func lossy(lit []byte) string {
+	if len(lit) < 2 {
+		return "" // an object whose first member name has not been read yet
+	}
 	var s string
 	if json.Unmarshal(lit, &s) != nil {
 		return strings.ToValidUTF8(string(lit[1:len(lit)-1]), "\uFFFD")

@@ -2,6 +2,8 @@ package text_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -78,4 +80,28 @@ func FuzzCheckJSON(f *testing.F) {
 		}
 		walk(v)
 	})
+}
+
+// BenchmarkCheckJSON scans a 1 MiB body (the default body limit) of short strings
+// and a 1 MiB body of one long string:
+//
+//	go test -run xxx -bench CheckJSON ./internal/text/
+func BenchmarkCheckJSON(b *testing.B) {
+	var many strings.Builder
+	many.WriteString(`{"attributes":{`)
+	for i := 0; many.Len() < 1<<20; i++ {
+		fmt.Fprintf(&many, `"key%d":"Zoë value %d",`, i, i)
+	}
+	manyDoc := []byte(strings.TrimSuffix(many.String(), ",") + `}}`)
+	oneDoc := []byte(`{"html_template":"` + strings.Repeat("<p>café</p>", (1<<20)/13) + `"}`)
+	for name, doc := range map[string][]byte{"many-strings": manyDoc, "one-string": oneDoc} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				if p := text.CheckJSON(doc); len(p) != 0 {
+					b.Fatal(p)
+				}
+			}
+		})
+	}
 }
