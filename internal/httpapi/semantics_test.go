@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -314,6 +315,21 @@ func TestDatabaseErrorsBackstop(t *testing.T) {
 	}
 	_, err := pool.Exec(ctx, `SELECT no_such_column FROM accounts`)
 	require.Equal(t, apperr.Internal, apperr.CodeOf(postgres.Translate(err)), "our own bugs stay internal")
+
+	// A connection the server ends under us (a restart, an administrator) is
+	// unavailable, whether the driver sees 57P01 or the socket closing.
+	conn, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	var pid int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+	_, err = pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `SELECT 1`)
+	require.Error(t, err)
+	require.Equal(t, apperr.Unavailable, apperr.CodeOf(postgres.Translate(err)), "%v", err)
+	require.Equal(t, apperr.Internal, apperr.CodeOf(postgres.Translate(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED})),
+		"a network error that is not the driver's is not the database's")
 }
 
 // TestDatabaseDownIs503: a database that refuses connections, or a pool that is

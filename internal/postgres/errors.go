@@ -95,15 +95,24 @@ func dataReason(code string) string {
 }
 
 // Unreachable reports whether err means the database could not be reached or the
-// connection was lost, as opposed to the database refusing a statement.
+// connection to it was lost, as opposed to the database refusing a statement.
+// Network errors count only when pgconn raised them: a provider's or a client's
+// network error is not the database's.
 func Unreachable(err error) bool {
 	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, pgconn.ErrConnClosed) {
+		return true
+	}
+	// pgconn's own errors on a live connection (pgconnError, errTimeout) all
+	// implement SafeToRetry; that marks the error as the driver's.
+	var fromDriver interface{ SafeToRetry() bool }
+	if !errors.As(err, &fromDriver) {
+		return false
+	}
 	var netErr net.Error
 	switch {
-	case errors.As(err, &connErr), errors.As(err, &netErr),
-		errors.Is(err, puddle.ErrClosedPool), errors.Is(err, pgconn.ErrConnClosed),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EPIPE):
+	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return true
 	case pgconn.Timeout(err) && !errors.Is(err, context.Canceled):
 		// A deadline inside the server (acquiring a connection, a statement) ran out.
