@@ -54,7 +54,7 @@ type HTTP struct {
 	// whose bodies are larger. ReadHeaderTimeout bounds the headers alone.
 	ReadHeaderTimeout time.Duration `split_words:"true" default:"10s"`
 	ReadTimeout       time.Duration `split_words:"true" default:"30s"`
-	WriteTimeout      time.Duration `split_words:"true" default:"60s"`
+	WriteTimeout      time.Duration `split_words:"true" default:"2m"`
 	ImportTimeout     time.Duration `split_words:"true" default:"10m"`
 	IdleTimeout       time.Duration `split_words:"true" default:"2m"`
 }
