@@ -26,7 +26,7 @@ func checkParamsText(r *http.Request, pathParams map[string]string) error {
 	}
 	query := r.URL.Query()
 	for _, name := range sortedKeys(query) {
-		ptr := "/" + text.EscapePointer(lossy(name))
+		ptr := "/" + text.EscapePointer(text.Printable(name))
 		if reason := text.Check(name); reason != "" {
 			fields = append(fields, apperr.FieldError{Pointer: ptr, Detail: "the name of a query parameter " + reason})
 			continue
@@ -64,21 +64,6 @@ func textProblem(fields []apperr.FieldError) error {
 		msg += fmt.Sprintf(" (and %d more)", len(fields)-1)
 	}
 	return &apperr.Error{Code: apperr.Invalid, Message: msg, Fields: fields}
-}
-
-// lossy makes s printable in a problem: invalid bytes and NUL become U+FFFD.
-func lossy(s string) string {
-	if text.Valid(s) {
-		return s
-	}
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		if r == 0 {
-			r = '\uFFFD'
-		}
-		out = append(out, r)
-	}
-	return string(out)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

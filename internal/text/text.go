@@ -36,6 +36,15 @@ func Check(s string) string {
 // Valid reports whether s may be stored.
 func Valid(s string) bool { return Check(s) == "" }
 
+// Printable returns s with invalid bytes and NUL replaced by U+FFFD, so a refused
+// string can still be named in an answer.
+func Printable(s string) string {
+	if Valid(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
 // Problem is one refused string of a JSON document.
 type Problem struct {
 	// Pointer is the RFC 6901 JSON pointer of the string; for a refused object key,
@@ -232,7 +241,7 @@ func lossy(lit []byte) string {
 	}
 	var s string
 	if json.Unmarshal(lit, &s) != nil {
-		return strings.ToValidUTF8(string(lit[1:len(lit)-1]), "\uFFFD")
+		return Printable(string(lit[1 : len(lit)-1]))
 	}
-	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
+	return Printable(s)
 }
