@@ -30,12 +30,13 @@ type account struct {
 
 // dealer is the dispatcher's state; only the dispatch goroutine touches it.
 type dealer struct {
-	accounts  []*account
-	next      int // the account to serve next
-	byID      map[int64]*campaign
-	limiters  map[int64]*rate.Limiter
-	global    *rate.Limiter
-	refreshed time.Time
+	accounts   []*account
+	next       int // the account to serve next
+	nextStream int // the account whose message stream to serve next
+	byID       map[int64]*campaign
+	limiters   map[int64]*rate.Limiter
+	global     *rate.Limiter
+	refreshed  time.Time
 }
 
 // dispatch claims work for free worker slots, dealing campaigns round-robin per
@@ -134,48 +135,47 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 			return w, nil
 		}
 	}
-	// Two passes: every account's message stream first, then the campaigns, so a
-	// password reset never waits behind a newsletter (the rate limits bind both).
-	for pass := range 2 {
-		for i := range d.accounts {
-			a := d.accounts[(d.next+i)%len(d.accounts)]
-			an := n
+	// Every account's message stream goes first (stream.go), within the same limits.
+	if claimed, err := e.dealStreams(ctx, d, n, now, &rateWait); err != nil || claimed {
+		return 0, err
+	}
+	for i := range d.accounts {
+		a := d.accounts[(d.next+i)%len(d.accounts)]
+		an := n
+		if a.limiter != nil {
+			an = min(an, a.limiter.Burst())
+			if w := budgetWait(a.limiter, now, an); w > 0 {
+				if rateWait == 0 || w < rateWait {
+					rateWait = w
+				}
+				continue
+			}
+		}
+		for j := range a.campaigns {
+			c := a.campaigns[(a.next+j)%len(a.campaigns)]
+			if c.isStream() || now.Before(c.idleUntil) {
+				continue
+			}
+			claimedAt := e.clock() // before the statement: the lease began no earlier
+			rows, err := e.claim(ctx, c, an)
+			if err != nil {
+				return 0, err
+			}
+			if len(rows) == 0 {
+				c.idleUntil = now.Add(e.cfg.Poll)
+				e.finish(ctx, c.ID)
+				continue
+			}
+			a.next = (a.next + j + 1) % len(a.campaigns)
+			d.next = (d.next + i + 1) % len(d.accounts)
+			sending := e.handOut(c, rows, claimedAt)
 			if a.limiter != nil {
-				an = min(an, a.limiter.Burst())
-				if w := budgetWait(a.limiter, now, an); w > 0 {
-					if rateWait == 0 || w < rateWait {
-						rateWait = w
-					}
-					continue
-				}
+				a.limiter.AllowN(now, sending)
 			}
-			for j := range a.campaigns {
-				c := a.campaigns[(a.next+j)%len(a.campaigns)]
-				if c.isStream() != (pass == 0) || now.Before(c.idleUntil) {
-					continue
-				}
-				claimedAt := e.clock() // before the statement: the lease began no earlier
-				claimed, sending, err := e.claimAndHandOut(ctx, c, an, claimedAt)
-				if err != nil {
-					return 0, err
-				}
-				if claimed == 0 {
-					c.idleUntil = now.Add(e.cfg.Poll)
-					if !c.isStream() {
-						e.finish(ctx, c.ID)
-					}
-					continue
-				}
-				a.next = (a.next + j + 1) % len(a.campaigns)
-				d.next = (d.next + i + 1) % len(d.accounts)
-				if a.limiter != nil {
-					a.limiter.AllowN(now, sending)
-				}
-				if d.global != nil {
-					d.global.AllowN(now, sending)
-				}
-				return 0, nil
+			if d.global != nil {
+				d.global.AllowN(now, sending)
 			}
+			return 0, nil
 		}
 	}
 	if rateWait > 0 {

@@ -16,7 +16,7 @@ import (
 // batched ack, retries, the rescuer, ambiguous_policy); what differs is the claim
 // (MessageClaimBatch: each message's own content and its category's suppression
 // rules) and where the message comes from (MessageBuilder). Streams are dealt
-// before any campaign of any account, within the same rate limits.
+// before any campaign of any account (dealStreams), within the same rate limits.
 
 // kindMessages is the campaigns.kind of a message stream.
 const kindMessages = "messages"
@@ -30,30 +30,67 @@ type MessageBuilder interface {
 // isStream reports whether c is an account's message stream.
 func (c *campaign) isStream() bool { return c.Kind == kindMessages }
 
-// claimAndHandOut claims up to n rows of c and gives them to the workers. It
-// returns how many rows the claim took and how many go to the provider.
-func (e *Executor) claimAndHandOut(ctx context.Context, c *campaign, n int, claimedAt time.Time) (claimed, sending int, err error) {
-	if !c.isStream() {
-		rows, err := e.claim(ctx, c, n)
-		if err != nil {
-			return 0, 0, err
-		}
-		return len(rows), e.handOut(c, rows, claimedAt), nil
-	}
+// dealStreams makes one claim from the first account's message stream, in a
+// rotation of its own, that has work and budget, and reports whether it claimed.
+// Each account's limiter binds its stream as it binds its campaigns; an account
+// out of budget lowers *rateWait as the campaign loop does.
+func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.Time, rateWait *time.Duration) (bool, error) {
 	if e.cfg.Transactional == nil {
-		return 0, 0, nil // this process does not send messages
+		return false, nil // this process sends no messages
 	}
-	msgs, err := e.claimMessages(ctx, c, n)
-	if err != nil {
-		return 0, 0, err
+	for i := range d.accounts {
+		k := (d.nextStream + i) % len(d.accounts)
+		a := d.accounts[k]
+		c := a.stream()
+		if c == nil || now.Before(c.idleUntil) {
+			continue
+		}
+		an := n
+		if a.limiter != nil {
+			an = min(an, a.limiter.Burst())
+			if w := budgetWait(a.limiter, now, an); w > 0 {
+				if *rateWait == 0 || w < *rateWait {
+					*rateWait = w
+				}
+				continue
+			}
+		}
+		claimedAt := e.clock() // before the statement: the lease began no earlier
+		msgs, err := e.claimMessages(ctx, c, an)
+		if err != nil {
+			return false, err
+		}
+		if len(msgs) == 0 {
+			c.idleUntil = now.Add(e.cfg.Poll)
+			continue
+		}
+		d.nextStream = (k + 1) % len(d.accounts)
+		rows := make([]store.SendClaimBatchRow, len(msgs))
+		for i, m := range msgs {
+			rows[i] = store.SendClaimBatchRow{ID: m.ID, AccountID: m.AccountID, SubscriberID: m.SubscriberID,
+				Email: m.Email, JobID: m.JobID, Status: m.Status, Attempts: m.Attempts, LeaseUntil: m.LeaseUntil,
+				ExecutorID: m.ExecutorID, Name: m.ToName, Attributes: m.Data}
+		}
+		sending := e.handOutWith(c, rows, claimedAt, msgs)
+		if a.limiter != nil {
+			a.limiter.AllowN(now, sending)
+		}
+		if d.global != nil {
+			d.global.AllowN(now, sending)
+		}
+		return true, nil
 	}
-	rows := make([]store.SendClaimBatchRow, len(msgs))
-	for i, m := range msgs {
-		rows[i] = store.SendClaimBatchRow{ID: m.ID, AccountID: m.AccountID, SubscriberID: m.SubscriberID, Email: m.Email,
-			JobID: m.JobID, Status: m.Status, Attempts: m.Attempts, LeaseUntil: m.LeaseUntil, ExecutorID: m.ExecutorID,
-			Name: m.ToName, Attributes: m.Data}
+	return false, nil
+}
+
+// stream is the account's message stream, or nil.
+func (a *account) stream() *campaign {
+	for _, c := range a.campaigns {
+		if c.isStream() {
+			return c
+		}
 	}
-	return len(rows), e.handOutWith(c, rows, claimedAt, msgs), nil
+	return nil
 }
 
 // claimMessages runs MessageClaimBatch for up to n rows of stream c, under
