@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce"
@@ -78,7 +79,14 @@ func BenchmarkMessageLatency(b *testing.B) {
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenAPI: sendonce.OpenAPI, Messages: mb}))
 		b.Cleanup(api.Close)
 		p := &stopwatch{latency: 5 * time.Millisecond, arrived: map[string]chan time.Time{}}
-		ex, err := executor.New(pool, p, executor.Config{Workers: 16, BatchSize: 20, Tick: time.Minute,
+		// The executor has a pool of its own, as in `sendonce serve`, so API requests and
+		// sends do not queue for each other's connections.
+		execCfg := pool.Config().Copy()
+		execCfg.MaxConns = 10
+		execPool, err := pgxpool.NewWithConfig(ctx, execCfg)
+		require.NoError(b, err)
+		b.Cleanup(execPool.Close)
+		ex, err := executor.New(execPool, p, executor.Config{Workers: 16, BatchSize: 20, Tick: time.Minute,
 			Transactional: transactional.Builder{Messages: mb}}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 		require.NoError(b, err)
 		runCtx, cancel := context.WithCancel(ctx)
