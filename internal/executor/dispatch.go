@@ -105,7 +105,7 @@ func budgetWait(l *rate.Limiter, now time.Time, want int) time.Duration {
 // deal makes one claim if it can and returns how long to wait before the next
 // (0: go again at once).
 func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
-	now := time.Now()
+	now := e.clock()
 	if now.Sub(d.refreshed) >= e.cfg.Poll {
 		if err := e.refresh(ctx, d); err != nil {
 			return 0, err
