@@ -90,12 +90,10 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		d.refreshed = now
 	}
-	e.mu.Lock()
-	free := e.free
-	e.mu.Unlock()
+	free := int(e.free.Load())
 	// Claims of one row waste the per-statement cost that dominates (DESIGN.md §4):
-	// wait until half the slots a full claim could use are free.
-	if free < max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2) {
+	// wait until half a batch of slots is free.
+	if free < max(1, e.cfg.BatchSize/2) {
 		return e.cfg.Poll, nil // a freed slot wakes us sooner
 	}
 	n := min(free, e.cfg.BatchSize)
@@ -252,12 +250,10 @@ func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedA
 		}
 		sending++
 	}
-	e.mu.Lock()
-	e.free -= sending
-	e.mu.Unlock()
+	e.free.Add(int64(-sending))
 	for _, r := range rows {
 		if r.Status == "sending" {
-			// Never blocks: the channel holds Workers jobs and at most `free` are claimed.
+			// Never blocks: the channel holds capacity() jobs and at most `free` are claimed.
 			e.jobs <- job{campaign: c, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
 		}
 	}
@@ -266,8 +262,6 @@ func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedA
 
 // slotsFreed returns n worker slots and wakes the dispatcher.
 func (e *Executor) slotsFreed(n int) {
-	e.mu.Lock()
-	e.free += n
-	e.mu.Unlock()
+	e.free.Add(int64(n))
 	signal(e.wakeDispatch)
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -108,8 +109,11 @@ type Executor struct {
 	jobs         chan job
 	results      chan result
 
+	// free counts the claimed-row slots not holding a claimed, unacknowledged row:
+	// capacity() in all, so the dispatcher can claim the next batch while workers
+	// still send the last one.
+	free     atomic.Int64
 	mu       sync.Mutex
-	free     int        // worker slots not holding a claimed, unacknowledged row
 	released []claimRef // claimed rows never sent, handed back at shutdown
 
 	claimCtx   context.Context
@@ -145,10 +149,10 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		wakeSched:    make(chan struct{}, 1),
 		wakeDispatch: make(chan struct{}, 1),
 		wakeRefresh:  make(chan struct{}, 1),
-		jobs:         make(chan job, cfg.Workers),
+		jobs:         make(chan job, cfg.Workers+cfg.BatchSize),
 		results:      make(chan result, cfg.Workers),
-		free:         cfg.Workers,
 	}
+	e.free.Store(int64(e.capacity()))
 	// Until Start, nothing is stopped; tests drive the steps directly.
 	e.claimCtx, e.stopClaims = context.WithCancel(context.Background())
 	e.sendCtx, e.stopSends = context.WithCancel(context.Background())
@@ -221,6 +225,13 @@ func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) 
 	}
 	return e.q.SendReleaseMany(ctx, p)
 }
+
+// capacity is the most rows this process holds claimed and unacknowledged: one per
+// worker plus one batch prefetched, so a claim runs while the workers send and the
+// completer acknowledges, instead of the three taking turns. Prefetched rows wait
+// at most one batch's sends; their lease is dated before their claim, and a worker
+// that finds too little of it left hands the row back unsent.
+func (e *Executor) capacity() int { return e.cfg.Workers + e.cfg.BatchSize }
 
 func (e *Executor) claimsStopped() bool { return e.claimCtx.Err() != nil }
 
