@@ -230,7 +230,8 @@ func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) 
 // worker plus one batch prefetched, so a claim runs while the workers send and the
 // completer acknowledges, instead of the three taking turns. Prefetched rows wait
 // at most one batch's sends; their lease is dated before their claim, and a worker
-// that finds too little of it left hands the row back unsent.
+// that finds too little of it left hands the row back unsent. Campaigns whose
+// rescued rows would become unknown do not prefetch (see reserve).
 func (e *Executor) capacity() int { return e.cfg.Workers + e.cfg.BatchSize }
 
 func (e *Executor) claimsStopped() bool { return e.claimCtx.Err() != nil }

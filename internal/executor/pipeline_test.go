@@ -68,7 +68,7 @@ func TestPrefetchedRowWithTooLittleLeaseIsHandedBack(t *testing.T) {
 	acct := f.account("a")
 	f.subscribers(acct, "r", 2, "confirmed")
 	c := f.campaign(acct, nil, "skip", clk.Now())
-	p := newFake(false)
+	p := newFake(true) // idempotent: the campaign may prefetch
 	p.block = make(chan struct{})
 	e := newExecutor(t, pool, p, Config{Tick: time.Hour, Workers: 1, BatchSize: 1, Lease: time.Minute,
 		Now: clk.Now, Poll: 10 * time.Millisecond})
@@ -93,4 +93,49 @@ func TestPrefetchedRowWithTooLittleLeaseIsHandedBack(t *testing.T) {
 	// The in-flight send was charged once; the prefetched row's first claim was
 	// refunded, so its successful claim is its only attempt too.
 	require.Equal(t, int64(0), f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND attempts <> 1`, c))
+}
+
+// TestNoPrefetchWhenACrashWouldMakeRowsUnknown: with a provider that cannot drop a
+// replay and a campaign under skip, every leased row becomes unknown if the
+// process dies, so the dispatcher leases only as many rows as workers can send;
+// the same campaign under retry prefetches a batch.
+func TestNoPrefetchWhenACrashWouldMakeRowsUnknown(t *testing.T) {
+	t.Parallel()
+	for policy, leased := range map[string]int{"skip": 4, "retry": 8} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			pool := dbtest.New(t)
+			f := fixture{t, pool}
+			acct := f.account("a")
+			f.subscribers(acct, "r", 30, "confirmed")
+			c := f.campaign(acct, nil, policy, time.Now().Add(-time.Minute))
+			p := newFake(false)
+			p.block = make(chan struct{})
+			e := newExecutor(t, pool, p, Config{Tick: time.Hour, Workers: 4, BatchSize: 4, Poll: 10 * time.Millisecond})
+			var mu sync.Mutex
+			most := 0
+			e.observeClaim = func(claim func() []store.SendClaimBatchRow) []store.SendClaimBatchRow {
+				before := e.outstanding()
+				rows := claim()
+				mu.Lock()
+				most = max(most, before+len(rows))
+				mu.Unlock()
+				return rows
+			}
+			_, err := e.startDue(context.Background())
+			require.NoError(t, err)
+			runUntil(t, e)
+			require.Eventually(t, func() bool {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				return p.inFlight == 4 && f.counts(c)["sending"] == leased
+			}, 30*time.Second, 5*time.Millisecond)
+			close(p.block)
+			require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 10*time.Millisecond)
+			require.Equal(t, map[string]int{"sent": 30}, f.counts(c))
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, leased, most)
+		})
+	}
 }
