@@ -61,6 +61,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		BackoffMax:           cfg.BackoffMax,
 		RatePerSecond:        cfg.RatePerSecond,
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
+		SendRetention:        cfg.SendRetention,
 		Links:                links,
 	}
 }

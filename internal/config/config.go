@@ -60,6 +60,9 @@ type Executor struct {
 	// AccountRatePerSecond caps each account's sends (0: unlimited).
 	RatePerSecond        float64 `split_words:"true" default:"0"`
 	AccountRatePerSecond float64 `split_words:"true" default:"0"`
+	// SendRetention deletes the per-recipient send rows of campaigns finished longer
+	// ago than this, keeping their counts (0: keep every row).
+	SendRetention time.Duration `split_words:"true" default:"0"`
 }
 
 // Providers settings: which provider sends, and its connection details.
@@ -127,6 +130,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_LEASE must be at least 1s")
 	case c.Tick <= 0:
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
+	case c.SendRetention < 0:
+		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
 	case c.SoftBounceLimit < 1:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
 	case c.ExecutorDBConns < 2:

@@ -50,6 +50,10 @@ type Config struct {
 	// Poll is how long the dispatcher waits before asking an empty campaign again
 	// (rows waiting for a retry time); default 1s.
 	Poll time.Duration
+	// SendRetention, when positive, has maintenance delete the settled send rows of
+	// campaigns that finished (sent or cancelled) longer ago, in bounded batches,
+	// keeping their counts by status for the stats. 0 keeps every row.
+	SendRetention time.Duration
 	// AckInterval and AckBatch bound how long and how many acknowledgements the
 	// completer coalesces; defaults 5ms and 500.
 	AckInterval time.Duration
@@ -115,6 +119,10 @@ type Executor struct {
 	free     atomic.Int64
 	mu       sync.Mutex
 	released []claimRef // claimed rows never sent, handed back at shutdown
+	// retainAfter is when the maintenance loop next looks for send rows past
+	// retention; retainBatch is the rows one retention statement deletes.
+	retainAfter time.Time
+	retainBatch int32
 
 	claimCtx   context.Context
 	stopClaims context.CancelFunc // ends scheduler, dispatcher, listener, maintenance
@@ -153,6 +161,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		results:      make(chan result, cfg.Workers),
 	}
 	e.free.Store(int64(e.capacity()))
+	e.retainBatch = retentionBatch
 	// Until Start, nothing is stopped; tests drive the steps directly.
 	e.claimCtx, e.stopClaims = context.WithCancel(context.Background())
 	e.sendCtx, e.stopSends = context.WithCancel(context.Background())

@@ -46,7 +46,8 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 		return err
 	}
 	e.metrics.queuedRows.Set(float64(n))
-	return nil
+	_, err = e.retain(ctx)
+	return err
 }
 
 // rescue settles rows whose lease expired while sending: they were in flight when a

@@ -16,6 +16,7 @@ type metrics struct {
 	providerSeconds prometheus.Histogram
 	activeCampaigns prometheus.Gauge
 	queuedRows      prometheus.Gauge
+	retiredRows     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -49,12 +50,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		queuedRows: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sendonce_queued_rows", Help: "Send rows waiting in status queued (all campaigns).",
 		}),
+		retiredRows: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sendonce_send_rows_deleted_total",
+			Help: "Send rows of finished campaigns deleted past SENDONCE_SEND_RETENTION (their counts are kept).",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.sends, m.claimSeconds, m.claimBatch, m.ackSeconds,
-		m.ackBatch, m.providerSeconds, m.activeCampaigns, m.queuedRows} {
+		m.ackBatch, m.providerSeconds, m.activeCampaigns, m.queuedRows, m.retiredRows} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

@@ -49,6 +49,13 @@ type Campaign struct {
 	UpdatedAt       time.Time
 }
 
+type CampaignSendArchive struct {
+	CampaignID int64
+	AccountID  int64
+	Status     string
+	N          int64
+}
+
 type IdempotencyKey struct {
 	AccountID      int64
 	Key            string
