@@ -45,8 +45,17 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, l
 	log.Info("executor started", "provider", cfg.Provider, "idempotent", p.Idempotent(),
 		"workers", ecfg.Workers, "batch_size", cfg.BatchSize)
 	return func(ctx context.Context) error {
-		return errors.Join(e.Stop(ctx), p.Close())
+		return errors.Join(e.Stop(ctx), closeProvider(ctx, p))
 	}, nil
+}
+
+// closeProvider closes p within ctx when it can bound its own shutdown (SMTP says
+// QUIT on its pooled connections).
+func closeProvider(ctx context.Context, p provider.Provider) error {
+	if s, ok := p.(interface{ Shutdown(context.Context) error }); ok {
+		return s.Shutdown(ctx)
+	}
+	return p.Close()
 }
 
 // executorConfig maps the SENDONCE_* executor settings onto the executor's Config.
@@ -62,6 +71,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		RatePerSecond:        cfg.RatePerSecond,
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		SendRetention:        cfg.SendRetention,
+		Heartbeat:            cfg.Heartbeat,
 		Links:                links,
 	}
 }

@@ -63,6 +63,9 @@ type Executor struct {
 	// SendRetention deletes the per-recipient send rows of campaigns finished longer
 	// ago than this, keeping their counts (0: keep every row).
 	SendRetention time.Duration `split_words:"true" default:"0"`
+	// Heartbeat is how often an executor refreshes its liveness row; one silent for
+	// three heartbeats is dead, and its in-flight rows are rescued.
+	Heartbeat time.Duration `split_words:"true" default:"2s"`
 }
 
 // Providers settings: which provider sends, and its connection details.
@@ -132,6 +135,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
 	case c.SendRetention < 0:
 		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
+	case c.Heartbeat < 100*time.Millisecond:
+		return fmt.Errorf("configuration: SENDONCE_HEARTBEAT must be at least 100ms")
 	case c.SoftBounceLimit < 1:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
 	case c.ExecutorDBConns < 2:

@@ -48,7 +48,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "sendonce_active_campaigns", Help: "Campaigns in status sending, as this executor last saw them.",
 		}),
 		queuedRows: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "sendonce_queued_rows", Help: "Send rows waiting in status queued (all campaigns).",
+			Name: "sendonce_queued_rows", Help: "Send rows waiting in status queued (all campaigns), counted once a minute.",
 		}),
 		retiredRows: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sendonce_send_rows_deleted_total",

@@ -22,6 +22,7 @@ func New(cfg config.Providers, l *slog.Logger) (Provider, error) {
 			Security: cfg.SMTPSecurity,
 			Conns:    cfg.SMTPConns,
 			Timeout:  cfg.SMTPTimeout,
+			Logger:   l,
 		})
 	case "http":
 		return NewHTTP(HTTPSettings{

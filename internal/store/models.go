@@ -56,6 +56,14 @@ type CampaignSendArchive struct {
 	N          int64
 }
 
+type Executor struct {
+	ID          int64
+	Host        string
+	Pid         int32
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+}
+
 type IdempotencyKey struct {
 	AccountID      int64
 	Key            string
@@ -103,6 +111,7 @@ type Send struct {
 	SentAt            *time.Time
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	ExecutorID        *int64
 }
 
 type SoftBounce struct {
