@@ -34,6 +34,18 @@ func rateSetup(t *testing.T, cfg Config) (fixture, *Executor, *int) {
 	return f, e, &claims
 }
 
+// dealSync is one step of the dispatch loop: a deal, and the result of the claim
+// it launched taken in.
+func dealSync(ctx context.Context, e *Executor, d *dealer) (time.Duration, error) {
+	wait, err := e.deal(ctx, d)
+	for d.inflight > 0 {
+		if cerr := e.claimed(ctx, d, <-d.done); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return wait, err
+}
+
 // settle acknowledges the jobs a test dealt by hand as sent, so the test's rows
 // end in a state the shared invariant can judge.
 func settle(t *testing.T, e *Executor) {
@@ -55,7 +67,7 @@ func TestAccountRateLimitDealsEachAccountInTurn(t *testing.T) {
 	ctx := context.Background()
 	d := e.newDealer()
 	for range 2 {
-		wait, err := e.deal(ctx, d)
+		wait, err := dealSync(ctx, e, d)
 		require.NoError(t, err)
 		require.Zero(t, wait)
 	}
@@ -65,7 +77,7 @@ func TestAccountRateLimitDealsEachAccountInTurn(t *testing.T) {
 	e.jobs <- first
 	e.jobs <- second
 
-	wait, err := e.deal(ctx, d)
+	wait, err := dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Positive(t, wait, "both accounts' budgets are spent")
 	require.Len(t, e.jobs, 2)
@@ -79,11 +91,11 @@ func TestGlobalRateLimitStopsEveryAccount(t *testing.T) {
 	_, e, claims := rateSetup(t, Config{Workers: 20, BatchSize: 10, RatePerSecond: 0.1})
 	ctx := context.Background()
 	d := e.newDealer()
-	wait, err := e.deal(ctx, d)
+	wait, err := dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Zero(t, wait)
 	require.Len(t, e.jobs, 1)
-	wait, err = e.deal(ctx, d)
+	wait, err = dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Positive(t, wait)
 	require.Len(t, e.jobs, 1, "neither account is served")
@@ -100,11 +112,11 @@ func TestRateBudgetIsClaimedInBatches(t *testing.T) {
 	ctx := context.Background()
 	d := e.newDealer()
 	require.Equal(t, 10, d.global.Burst(), "the bucket holds one claim")
-	wait, err := e.deal(ctx, d)
+	wait, err := dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Zero(t, wait)
 	require.Len(t, e.jobs, 10, "a full batch in one statement")
-	wait, err = e.deal(ctx, d)
+	wait, err = dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Positive(t, wait, "the next claim waits for a batch's worth of budget")
 	require.LessOrEqual(t, wait, 20*time.Millisecond, "10 tokens at 500/s")
