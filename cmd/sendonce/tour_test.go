@@ -21,6 +21,9 @@ func TestREADMETour(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "seq"} {
 		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI is set but %s is not on PATH: the README tour must run in CI", tool)
+			}
 			t.Skipf("%s not found", tool)
 		}
 	}
@@ -47,6 +50,7 @@ func TestREADMETour(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), `"inserted":10000`)
+	require.Contains(t, string(out), `{"changed":2}`, "two subscribers, ids taken from a response, joined the beta list")
 	require.Contains(t, string(out), "Idempotent-Replayed: true")
 	require.Contains(t, string(out), `"current_status":"`)
 	require.Contains(t, string(out), `"counts":{`)

@@ -84,8 +84,10 @@ WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'queu
 SELECT pg_notify(@channel::text, @payload::text);
 
 -- name: CampaignSendCounts :one
--- The live rows plus the rows retention deleted (campaign_send_archive), which the
--- deleting statement counted there.
+-- The campaign's status is read in the same statement, so from one snapshot with the
+-- counts: counts read with a final status are final (the stats cache relies on it).
+-- The counts are the live rows plus the rows retention deleted
+-- (campaign_send_archive), which the deleting statement counted there.
 WITH counted AS (
     SELECT s.status, count(*) AS n FROM sends s
     WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id
@@ -94,7 +96,9 @@ WITH counted AS (
     SELECT a.status, a.n FROM campaign_send_archive a
     WHERE a.account_id = @account_id AND a.campaign_id = @campaign_id
 )
-SELECT coalesce(sum(n) FILTER (WHERE status = 'queued'), 0)::bigint     AS queued,
+SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = @account_id AND c.id = @campaign_id), '')::text
+           AS campaign_status,
+       coalesce(sum(n) FILTER (WHERE status = 'queued'), 0)::bigint     AS queued,
        coalesce(sum(n) FILTER (WHERE status = 'sending'), 0)::bigint    AS sending,
        coalesce(sum(n) FILTER (WHERE status = 'sent'), 0)::bigint       AS sent,
        coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint     AS failed,

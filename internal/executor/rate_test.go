@@ -12,16 +12,18 @@ import (
 )
 
 // rateSetup starts one campaign of 20 recipients in each of two accounts and
-// returns an executor with cfg whose claim statements are counted.
+// returns an executor with cfg whose claim statements are counted. Its clock
+// stands still, so the rate budgets change only as the test spends them.
 func rateSetup(t *testing.T, cfg Config) (fixture, *Executor, *int) {
 	t.Helper()
+	cfg.Now = newClock().Now
 	pool := dbtest.New(t)
 	f := fixture{t, pool}
 	a, b := f.account("a"), f.account("b")
 	f.subscribers(a, "a", 20, "confirmed")
 	f.subscribers(b, "b", 20, "confirmed")
-	f.campaign(a, nil, "skip", time.Now().Add(-time.Minute))
-	f.campaign(b, nil, "skip", time.Now().Add(-time.Minute))
+	f.campaign(a, nil, "skip", cfg.Now().Add(-time.Minute))
+	f.campaign(b, nil, "skip", cfg.Now().Add(-time.Minute))
 	e := newExecutor(t, pool, newFake(true), cfg)
 	claims := 0
 	e.observeClaim = func(claim func() []store.SendClaimBatchRow) []store.SendClaimBatchRow {
@@ -37,7 +39,7 @@ func rateSetup(t *testing.T, cfg Config) (fixture, *Executor, *int) {
 // dealSync is one step of the dispatch loop: a deal, and the result of the claim
 // it launched taken in.
 func dealSync(ctx context.Context, e *Executor, d *dealer) (time.Duration, error) {
-	wait, err := e.deal(ctx, d)
+	wait, err := dealSync(ctx, e, d)
 	for d.inflight > 0 {
 		if cerr := e.claimed(ctx, d, <-d.done); cerr != nil && err == nil {
 			err = cerr
@@ -104,21 +106,24 @@ func TestGlobalRateLimitStopsEveryAccount(t *testing.T) {
 
 // TestRateBudgetIsClaimedInBatches: under a rate limit the budget accumulates to a
 // whole claim and goes out in one statement, instead of a claim per token that
-// trickles in; the bucket holds one claim, so no more than a batch goes out on top
-// of the rate.
+// trickles in; the bucket holds two claims, so no more than two batches go out on
+// top of the rate.
 func TestRateBudgetIsClaimedInBatches(t *testing.T) {
 	t.Parallel()
 	_, e, claims := rateSetup(t, Config{Workers: 20, BatchSize: 10, RatePerSecond: 500})
 	ctx := context.Background()
 	d := e.newDealer()
-	require.Equal(t, 10, d.global.Burst(), "the bucket holds one claim")
+	require.Equal(t, 20, d.global.Burst(), "the bucket holds two claims")
+	for range 2 {
+		wait, err := dealSync(ctx, e, d)
+		require.NoError(t, err)
+		require.Zero(t, wait)
+	}
+	require.Len(t, e.jobs, 20, "two full batches, one statement each")
+	settle(t, e)
 	wait, err := dealSync(ctx, e, d)
 	require.NoError(t, err)
-	require.Zero(t, wait)
-	require.Len(t, e.jobs, 10, "a full batch in one statement")
-	wait, err = dealSync(ctx, e, d)
-	require.NoError(t, err)
 	require.Positive(t, wait, "the next claim waits for a batch's worth of budget")
-	require.LessOrEqual(t, wait, 20*time.Millisecond, "10 tokens at 500/s")
-	require.Equal(t, 1, *claims)
+	require.Equal(t, 20*time.Millisecond, wait, "10 tokens at 500/s")
+	require.Equal(t, 2, *claims)
 }

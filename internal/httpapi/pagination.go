@@ -7,10 +7,11 @@ import (
 	"strconv"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/text"
 )
 
-// Page sizes (REFERENCE.md §6.2): a default that suits a dashboard table, and a cap
-// that keeps one response bounded.
+// Page sizes: a default that suits a dashboard table, and a cap that keeps one
+// response bounded (Google AIP-158 asks for a documented default and maximum).
 const (
 	defaultLimit = 50
 	maxLimit     = 500
@@ -41,14 +42,15 @@ func decodeCursor(s string, accountID int64, listing string) (cursor, error) {
 		return cursor{}, bad
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	if err != nil || len(text.CheckJSON(b)) > 0 {
 		return cursor{}, bad
 	}
 	var c cursor
 	if err := json.Unmarshal(b, &c); err != nil {
 		return cursor{}, bad
 	}
-	if c.Account != accountID || c.Listing != listing || c.ID < 0 || (c.ID == 0 && c.Key == "") {
+	// The key goes to the database as text: it must be storable text like any input.
+	if c.Account != accountID || c.Listing != listing || c.ID < 0 || (c.ID == 0 && c.Key == "") || !text.Valid(c.Key) {
 		return cursor{}, bad
 	}
 	return c, nil

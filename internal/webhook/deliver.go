@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -40,11 +39,11 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		return Result{}, Unauthorized(fmt.Errorf("unknown webhook source %q", source))
 	}
 	ep, err := store.New(s.pool).WebhookEndpointGetForDelivery(ctx, endpointID, source)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if err = postgres.Error(err, "webhook endpoint"); apperr.Is(err, apperr.NotFound) {
 		return Result{}, Unauthorized(fmt.Errorf("no %s endpoint %d", source, endpointID))
 	}
 	if err != nil {
-		return Result{}, postgres.Error(err, "webhook endpoint")
+		return Result{}, err
 	}
 	now := s.opts.Now()
 	previous, err := store.New(s.pool).WebhookPreviousSecretsValid(ctx, store.WebhookPreviousSecretsValidParams{
@@ -67,6 +66,9 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		if err != nil {
 			return Result{}, unauthorized(err)
 		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
+		}
 		if source == SourceStandard {
 			events, err = parseStandard(id, body)
 		} else {
@@ -80,6 +82,9 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		if err != nil {
 			return Result{}, unauthorized(err)
 		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
+		}
 		if events, err = parseMailgun(token, body); err != nil {
 			return Result{}, invalid(err)
 		}
@@ -87,12 +92,18 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		if err := verifySendGrid(h, body, secrets, now); err != nil {
 			return Result{}, unauthorized(err)
 		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
+		}
 		if events, err = parseSendGrid(body); err != nil {
 			return Result{}, invalid(err)
 		}
 	case SourcePostmark:
 		if err := verifyPostmark(h, secrets); err != nil {
 			return Result{}, unauthorized(err)
+		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
 		}
 		if events, err = parsePostmark(body); err != nil {
 			return Result{}, invalid(err)
@@ -104,12 +115,21 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		if err != nil {
 			return Result{}, unauthorized(err)
 		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
+		}
+		if err := checkText([]byte(m.Message), "/Message"); err != nil {
+			return Result{}, err
+		}
 		if m.Type != "Notification" {
 			return s.recordSubscription(ctx, ep, m)
 		}
 		if events, err = parseSES(m.MessageID, m.Message); err != nil {
 			return Result{}, invalid(err)
 		}
+	}
+	if err := checkEvents(events); err != nil {
+		return Result{}, err
 	}
 	return s.apply(ctx, ep, events)
 }

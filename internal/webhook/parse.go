@@ -9,7 +9,9 @@ import (
 )
 
 // The parsers below run only on verified bodies. Each maps its provider's events to
-// our kinds as REFERENCE §3.4 tabulates; anything unlisted is KindOther and ignored.
+// our four kinds the way django-anymail's normalisers (anymail/webhooks/*.py) and
+// listmonk's bounce webhooks do: unsubscribes, complaints, permanent bounces, and
+// temporary bounces or delays as soft bounces; anything unlisted is KindOther and ignored.
 
 // parseStandard reads our generic opt-out post: {"type", "data": {"email", "job_id",
 // "provider_message_id", "bounce_type"}}. The event id is the webhook-id header.
@@ -51,6 +53,9 @@ func parseResend(id string, body []byte) ([]Event, error) {
 			To      json.RawMessage `json:"to"`
 			Email   string          `json:"email"`
 			Tags    json.RawMessage `json:"tags"`
+			Bounce  struct {
+				Type string `json:"type"`
+			} `json:"bounce"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
@@ -62,6 +67,12 @@ func parseResend(id string, body []byte) ([]Event, error) {
 	}[p.Type]
 	if kind == "" {
 		kind = KindOther
+	}
+	// Resend passes on SES's bounce types: Permanent, Transient and Undetermined. Only
+	// a permanent one (or one without a type, which email.bounced documents as a
+	// permanent rejection) proves the address bad; the others may deliver later.
+	if kind == KindHardBounce && p.Data.Bounce.Type != "" && !strings.EqualFold(p.Data.Bounce.Type, "Permanent") {
+		kind = KindSoftBounce
 	}
 	var to []string
 	if err := json.Unmarshal(p.Data.To, &to); err != nil {
@@ -170,8 +181,9 @@ func parseSendGrid(body []byte) ([]Event, error) {
 		case "deferred":
 			kind = KindSoftBounce
 		case "dropped":
-			// SendGrid already suppresses these at its end; mirror the reason so other
-			// providers and our own claims honour it too (REFERENCE §3.4).
+			// SendGrid already suppresses these at its end (its "dropped" reasons,
+			// documented with the Event Webhook); mirror the reason so other providers
+			// and our own claims honour it too.
 			kind = map[string]Kind{"Bounced Address": KindHardBounce, "Invalid": KindHardBounce,
 				"Unsubscribed Address": KindUnsubscribe, "Spam Reporting Address": KindComplaint}[e.Reason]
 			if kind == "" {
