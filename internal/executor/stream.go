@@ -55,6 +55,13 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 				continue
 			}
 		}
+		// As for campaigns (reserve), a stream whose leased rows a crash would turn
+		// unknown claims only for free workers, not into the prefetch slots.
+		room := int(e.free.Load()) - e.reserve(c)
+		if room < 1 {
+			continue
+		}
+		an = min(an, room)
 		claimedAt := e.clock() // before the statement: the lease began no earlier
 		msgs, err := e.claimMessages(ctx, c, an)
 		if err != nil {
