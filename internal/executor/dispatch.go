@@ -135,12 +135,13 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	c := r.c
 	c.advance(r.rows, r.n)
 	if len(r.rows) == 0 {
+		// Idle marks pace the asking on the wall clock, whatever clock dates the work.
 		c.idleUntil = time.Now().Add(e.cfg.Poll)
 		e.finish(ctx, c.ID)
 		return nil
 	}
 	sending := e.handOut(c, r.rows, r.claimedAt)
-	now := time.Now()
+	now := e.clock() // the dealer's clock: deal reads the budgets at it
 	if r.a.limiter != nil {
 		r.a.limiter.AllowN(now, sending)
 	}
@@ -238,7 +239,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		for j := range a.campaigns {
 			c := a.campaigns[(a.next+j)%len(a.campaigns)]
-			if c.isStream() || now.Before(c.idleUntil) {
+			if c.isStream() || time.Now().Before(c.idleUntil) {
 				continue
 			}
 			room := free - e.reserve(c)

@@ -39,7 +39,7 @@ func rateSetup(t *testing.T, cfg Config) (fixture, *Executor, *int) {
 // dealSync is one step of the dispatch loop: a deal, and the result of the claim
 // it launched taken in.
 func dealSync(ctx context.Context, e *Executor, d *dealer) (time.Duration, error) {
-	wait, err := dealSync(ctx, e, d)
+	wait, err := e.deal(ctx, d)
 	for d.inflight > 0 {
 		if cerr := e.claimed(ctx, d, <-d.done); cerr != nil && err == nil {
 			err = cerr

@@ -42,7 +42,7 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 		k := (d.nextStream + i) % len(d.accounts)
 		a := d.accounts[k]
 		c := a.stream()
-		if c == nil || now.Before(c.idleUntil) {
+		if c == nil || time.Now().Before(c.idleUntil) { // idle marks are on the wall clock
 			continue
 		}
 		an := n
@@ -68,7 +68,7 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 			return false, err
 		}
 		if len(msgs) == 0 {
-			c.idleUntil = now.Add(e.cfg.Poll)
+			c.idleUntil = time.Now().Add(e.cfg.Poll)
 			continue
 		}
 		d.nextStream = (k + 1) % len(d.accounts)
