@@ -28,3 +28,8 @@ LIMIT @lim;
 
 -- name: SuppressionRemove :execrows
 DELETE FROM suppressions WHERE account_id = @account_id AND email_lower = @email_lower;
+
+-- name: SuppressionFindByEmails :many
+-- A campaign test send skips suppressed addresses, as the executor does, and says why.
+SELECT email_lower, reason FROM suppressions
+WHERE account_id = @account_id AND email_lower = ANY(@emails::text[]);

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -24,7 +23,7 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what string,
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		c, err := update(q)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if err = postgres.Error(err, "campaign"); apperr.Is(err, apperr.NotFound) {
 			status, serr := q.CampaignStatusGet(ctx, accountID, id)
 			if serr != nil {
 				return postgres.Error(serr, "campaign")
@@ -34,7 +33,7 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what string,
 				Extra:   map[string]any{"current_status": status}}
 		}
 		if err != nil {
-			return postgres.Error(err, "campaign")
+			return err
 		}
 		out = c
 		if after != nil {
@@ -83,7 +82,7 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 		func(q *store.Queries) (store.Campaign, error) {
 			n, err := q.CampaignDeleteDraft(ctx, accountID, id)
 			if err == nil && n == 0 {
-				err = pgx.ErrNoRows
+				err = apperr.New(apperr.NotFound, "campaign not found")
 			}
 			return store.Campaign{}, err
 		}, nil)

@@ -14,12 +14,24 @@ func TestRender(t *testing.T) {
 	tpl, err := message.Parse("Hi {{.Name}}\n!", `<p>{{.Name}} on {{.Attributes.plan}}</p><a href="{{.UnsubscribeURL}}">x</a>`,
 		"Plan: {{.Attributes.plan}}{{.Attributes.missing}}")
 	require.NoError(t, err)
-	r, err := tpl.Render(message.Data{Email: "a@b.co", Name: "<Ada>", Attributes: map[string]any{"plan": "pro"},
-		UnsubscribeURL: "https://x.test/u/t"})
+	r, err := tpl.Render(message.Recipient{Email: "a@b.co", Name: "<Ada>", Attributes: []byte(`{"plan":"pro"}`)}, "https://x.test/u/t")
 	require.NoError(t, err)
 	require.Equal(t, "Hi <Ada> !", r.Subject)
 	require.Equal(t, `<p>&lt;Ada&gt; on pro</p><a href="https://x.test/u/t">x</a>`, r.HTML)
 	require.Equal(t, "Plan: pro", r.Text)
+}
+
+func TestRenderStaticParts(t *testing.T) {
+	t.Parallel()
+	// Action-free parts are rendered once, with html/template's own rewriting
+	// (it drops HTML comments), and reused for every recipient.
+	tpl, err := message.Parse("Weekly\nnews", "<p>x<!-- hidden --></p>", "plain")
+	require.NoError(t, err)
+	for range 2 {
+		r, err := tpl.Render(message.Recipient{Name: "Ada"}, "https://x.test/u/t")
+		require.NoError(t, err)
+		require.Equal(t, message.Rendered{Subject: "Weekly news", HTML: "<p>x</p>", Text: "plain"}, r)
+	}
 }
 
 func TestValidateNamesTheTemplate(t *testing.T) {
