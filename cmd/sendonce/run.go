@@ -19,6 +19,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/logging"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -42,6 +43,10 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	if (opts.API || opts.Executor) && len(cfg.UnsubscribeSecret) == 0 {
 		return fmt.Errorf("configuration: %w", unsubscribe.ErrNoKey)
 	}
+	ring, err := sender.ParseKeyRing(cfg.SecretsKey)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
 	pool, n, err := openMigrated(ctx, cfg)
 	if err != nil {
 		return err
@@ -50,6 +55,12 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	if n > 0 {
 		log.Info("migrations applied", "count", n)
 	}
+	// A ring that cannot decrypt a stored credential would fail every send of that
+	// sender: refuse to start instead.
+	if err := sender.CheckKeys(ctx, pool, ring); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	senders := sender.NewService(pool, ring)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -95,6 +106,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		handler := httpapi.NewServer(httpapi.Deps{
 			Pool: pool, Logger: log, Config: cfg, Registry: reg,
 			Accounts:   account.NewService(pool),
+			Senders:    senders,
 			OpenAPI:    sendonce.OpenAPI,
 			TestSender: p, Messages: mb,
 			Unsubscribe: unsubscribe.NewService(pool, signer),

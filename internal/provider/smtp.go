@@ -49,10 +49,11 @@ type SMTPSettings struct {
 // send mid-DATA would itself create an ambiguous outcome. The context bounds the
 // wait for a free connection and the dial.
 type SMTP struct {
-	client *mail.Client // configuration only; connections live in slots
-	slots  chan *smtpSlot
-	done   chan struct{}
-	once   sync.Once
+	settings SMTPSettings
+	client   *mail.Client // configuration only; connections live in slots
+	slots    chan *smtpSlot
+	done     chan struct{}
+	once     sync.Once
 }
 
 // smtpSlot is one pooled connection; c is nil until dialled or after it broke.
@@ -100,7 +101,7 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("smtp provider: %w", err)
 	}
-	p := &SMTP{client: c, slots: make(chan *smtpSlot, s.Conns), done: make(chan struct{})}
+	p := &SMTP{settings: s, client: c, slots: make(chan *smtpSlot, s.Conns), done: make(chan struct{})}
 	for range s.Conns {
 		p.slots <- &smtpSlot{}
 	}

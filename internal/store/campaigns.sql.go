@@ -17,7 +17,7 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
 type CampaignApproveParams struct {
@@ -52,6 +52,8 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -59,7 +61,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'sending', 'paused')
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
 func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -88,6 +90,8 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -98,7 +102,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
                        html_template, text_template, language, list_ids, ambiguous_policy)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
 type CampaignCreateParams struct {
@@ -157,6 +161,8 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -174,7 +180,7 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD i
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed FROM campaigns WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason FROM campaigns WHERE account_id = $1 AND id = $2
 `
 
 func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -203,12 +209,14 @@ func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (C
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason FROM campaigns
 WHERE account_id = $1 AND id > $2
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -259,6 +267,8 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.UpdatedAt,
 			&i.SkippedSuppressed,
 			&i.SkippedUnconfirmed,
+			&i.SenderID,
+			&i.PausedReason,
 		); err != nil {
 			return nil, err
 		}
@@ -283,7 +293,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
 func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -312,6 +322,8 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -319,7 +331,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
 func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -348,6 +360,8 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -409,7 +423,7 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
 func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -438,6 +452,8 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -456,7 +472,7 @@ UPDATE campaigns SET
     ambiguous_policy = coalesce($10, ambiguous_policy),
     updated_at       = now()
 WHERE account_id = $11 AND id = $12 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
 type CampaignUpdateDraftParams struct {
@@ -513,6 +529,8 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
