@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/internal/account"
-	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/pgcluster"
+	"github.com/sendonce/sendonce/internal/sender"
 )
 
 const demoAccount = "demo"
