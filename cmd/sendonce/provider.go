@@ -26,6 +26,7 @@ func newProvider(cfg config.Providers, l *slog.Logger) (provider.Provider, error
 			Security: cfg.SMTPSecurity,
 			Conns:    cfg.SMTPConns,
 			Timeout:  cfg.SMTPTimeout,
+			Logger:   l,
 		})
 	case "http":
 		return provider.NewHTTP(provider.HTTPSettings{
