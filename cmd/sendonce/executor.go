@@ -64,6 +64,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		BackoffMax:           cfg.BackoffMax,
 		RatePerSecond:        cfg.RatePerSecond,
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
+		SendRetention:        cfg.SendRetention,
 		Heartbeat:            cfg.Heartbeat,
 		Links:                links,
 	}

@@ -84,19 +84,28 @@ WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'queu
 SELECT pg_notify(@channel::text, @payload::text);
 
 -- name: CampaignSendCounts :one
--- The campaign's status is read in the same statement, so from one snapshot with the
--- counts: counts read with a final status are final (the stats cache relies on it).
+-- The live rows plus the rows retention deleted (campaign_send_archive), which the
+-- deleting statement counted there. The campaign's status is read in the same
+-- statement, so from one snapshot with the counts: counts read with a final status
+-- are final (the stats cache relies on it).
+WITH counted AS (
+    SELECT s.status, count(*) AS n FROM sends s
+    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id
+    GROUP BY s.status
+    UNION ALL
+    SELECT a.status, a.n FROM campaign_send_archive a
+    WHERE a.account_id = @account_id AND a.campaign_id = @campaign_id
+)
 SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = @account_id AND c.id = @campaign_id), '')::text
            AS campaign_status,
-       count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
-       count(*) FILTER (WHERE status = 'sending')::bigint    AS sending,
-       count(*) FILTER (WHERE status = 'sent')::bigint       AS sent,
-       count(*) FILTER (WHERE status = 'failed')::bigint     AS failed,
-       count(*) FILTER (WHERE status = 'suppressed')::bigint AS suppressed,
-       count(*) FILTER (WHERE status = 'cancelled')::bigint  AS cancelled,
-       count(*) FILTER (WHERE status = 'unknown')::bigint    AS unknown
-FROM sends
-WHERE account_id = @account_id AND campaign_id = @campaign_id;
+       coalesce(sum(n) FILTER (WHERE status = 'queued'), 0)::bigint     AS queued,
+       coalesce(sum(n) FILTER (WHERE status = 'sending'), 0)::bigint    AS sending,
+       coalesce(sum(n) FILTER (WHERE status = 'sent'), 0)::bigint       AS sent,
+       coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint     AS failed,
+       coalesce(sum(n) FILTER (WHERE status = 'suppressed'), 0)::bigint AS suppressed,
+       coalesce(sum(n) FILTER (WHERE status = 'cancelled'), 0)::bigint  AS cancelled,
+       coalesce(sum(n) FILTER (WHERE status = 'unknown'), 0)::bigint    AS unknown
+FROM counted;
 
 -- name: SendList :many
 SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id

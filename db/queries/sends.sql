@@ -53,12 +53,20 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- stay queued at the head of the index and every later claim would walk over it
 -- again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
 -- lease_until comes back so a worker never starts a send its lease cannot cover.
+-- after_id is the caller's cursor through the fresh rows (due at -infinity): the
+-- index scan starts past the ids it already claimed instead of walking the entries
+-- those claims left dead at the head of the index until vacuum removes them, which
+-- on a large campaign is most of the claim's work. Retried rows (due at a real
+-- time) are always after the cursor. A caller passes 0 to scan from the start, and
+-- must do so before it concludes that nothing is left (a released row can sit
+-- behind its cursor).
 -- executor_id stamps the claim with the claiming process, so the rescuer can take
 -- the rows back within seconds of that process's death (SendRescueExpired).
 WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id
       AND s.status = 'queued'
+      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, @after_id::bigint)
       AND s.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
       AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = @campaign_id AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id

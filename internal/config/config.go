@@ -60,6 +60,9 @@ type Executor struct {
 	// AccountRatePerSecond caps each account's sends (0: unlimited).
 	RatePerSecond        float64 `split_words:"true" default:"0"`
 	AccountRatePerSecond float64 `split_words:"true" default:"0"`
+	// SendRetention deletes the per-recipient send rows of campaigns finished longer
+	// ago than this, keeping their counts (0: keep every row).
+	SendRetention time.Duration `split_words:"true" default:"0"`
 	// Heartbeat is how often an executor refreshes its liveness row; one silent for
 	// three heartbeats is dead, and its in-flight rows are rescued.
 	Heartbeat time.Duration `split_words:"true" default:"2s"`
@@ -136,6 +139,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_LEASE must be at least 1s")
 	case c.Tick <= 0:
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
+	case c.SendRetention < 0:
+		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
 	case c.Heartbeat < 100*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_HEARTBEAT must be at least 100ms")
 	case c.SoftBounceLimit < 1:

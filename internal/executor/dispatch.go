@@ -18,6 +18,9 @@ type campaign struct {
 	tmplErr error // a template that does not parse fails every recipient permanently
 	// idleUntil: the last claim came back empty; ask again after this (dispatcher only).
 	idleUntil time.Time
+	// after is the claim cursor: the highest id the last full claim took (0: from
+	// the start). Dispatcher only.
+	after int64
 }
 
 // account groups one tenant's campaigns for round-robin dealing.
@@ -111,12 +114,11 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		d.refreshed = now
 	}
-	e.mu.Lock()
-	free := e.free
-	e.mu.Unlock()
+	free := int(e.free.Load())
 	// Claims of one row waste the per-statement cost that dominates (DESIGN.md §4):
-	// wait until half the slots a full claim could use are free.
-	if free < max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2) {
+	// wait until half the rows a full claim could use are free.
+	least := max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2)
+	if free < least {
 		return e.cfg.Poll, nil // a freed slot wakes us sooner
 	}
 	if id, _, _ := e.live.get(); id == 0 && e.started {
@@ -151,8 +153,13 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 			if now.Before(c.idleUntil) {
 				continue
 			}
+			room := free - e.reserve(c)
+			if room < least {
+				continue // only a campaign that may use the prefetch slots can claim now
+			}
+			cn := min(an, room)
 			claimedAt := e.clock() // before the statement: the lease began no earlier
-			rows, err := e.claim(ctx, c, an)
+			rows, err := e.claim(ctx, c, cn)
 			if err != nil {
 				return 0, err
 			}
@@ -177,6 +184,20 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		return rateWait, nil
 	}
 	return e.cfg.Poll, nil
+}
+
+// reserve is how many of the free slots a claim for c must leave alone. The last
+// BatchSize slots hold rows claimed ahead of a free worker; if the process dies,
+// the rescuer cannot tell those from rows in flight. That costs nothing when a
+// rescued row is sent again (an idempotent provider drops the replay, or the
+// campaign's ambiguous_policy is retry), but under skip with a provider that
+// cannot deduplicate, every leased row becomes `unknown`: those campaigns claim
+// only for free workers, as many rows as could really be in flight.
+func (e *Executor) reserve(c *campaign) int {
+	if e.provider.Idempotent() || c.AmbiguousPolicy == "retry" {
+		return 0
+	}
+	return e.cfg.BatchSize
 }
 
 // refresh re-reads the campaigns being sent, keeping parsed templates and idle marks.
@@ -232,10 +253,31 @@ func (e *Executor) accountLimiter(d *dealer, id int64) *rate.Limiter {
 	return l
 }
 
-// claim runs the claim statement for up to n rows of c. It runs under
-// context.WithoutCancel: a shutdown arriving mid-statement must not leave rows
-// claimed in the database that no goroutine knows about.
+// claim claims up to n rows of c, resuming after c's cursor. A claim from the
+// cursor that finds nothing is repeated from the start before it reports the
+// campaign empty, and a claim that comes back short sends the cursor back to the
+// start: rows handed back behind the cursor are picked up, never left behind.
 func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendClaimBatchRow, error) {
+	rows, err := e.claimAfter(ctx, c, n, c.after)
+	if err == nil && len(rows) == 0 && c.after != 0 {
+		rows, err = e.claimAfter(ctx, c, n, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.after = 0
+	if len(rows) == n {
+		for _, r := range rows {
+			c.after = max(c.after, r.ID)
+		}
+	}
+	return rows, nil
+}
+
+// claimAfter runs the claim statement for up to n rows of c with ids above after
+// among the fresh ones. It runs under context.WithoutCancel: a shutdown arriving
+// mid-statement must not leave rows claimed in the database that no goroutine knows about.
+func (e *Executor) claimAfter(ctx context.Context, c *campaign, n int, after int64) ([]store.SendClaimBatchRow, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var executorID *int64
@@ -251,6 +293,7 @@ func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendC
 			Lease:      pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 			ExecutorID: executorID,
 			CampaignID: c.ID,
+			AfterID:    after,
 			N:          int32(n),
 		})
 		e.metrics.claimSeconds.Observe(time.Since(start).Seconds())
@@ -282,12 +325,10 @@ func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedA
 		}
 		sending++
 	}
-	e.mu.Lock()
-	e.free -= sending
-	e.mu.Unlock()
+	e.free.Add(int64(-sending))
 	for _, r := range rows {
 		if r.Status == "sending" {
-			// Never blocks: the channel holds Workers jobs and at most `free` are claimed.
+			// Never blocks: the channel holds capacity() jobs and at most `free` are claimed.
 			e.jobs <- job{campaign: c, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
 		}
 	}
@@ -296,8 +337,6 @@ func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedA
 
 // slotsFreed returns n worker slots and wakes the dispatcher.
 func (e *Executor) slotsFreed(n int) {
-	e.mu.Lock()
-	e.free += n
-	e.mu.Unlock()
+	e.free.Add(int64(n))
 	signal(e.wakeDispatch)
 }

@@ -367,17 +367,24 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 }
 
 const campaignSendCounts = `-- name: CampaignSendCounts :one
+WITH counted AS (
+    SELECT s.status, count(*) AS n FROM sends s
+    WHERE s.account_id = $1 AND s.campaign_id = $2
+    GROUP BY s.status
+    UNION ALL
+    SELECT a.status, a.n FROM campaign_send_archive a
+    WHERE a.account_id = $1 AND a.campaign_id = $2
+)
 SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = $1 AND c.id = $2), '')::text
            AS campaign_status,
-       count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
-       count(*) FILTER (WHERE status = 'sending')::bigint    AS sending,
-       count(*) FILTER (WHERE status = 'sent')::bigint       AS sent,
-       count(*) FILTER (WHERE status = 'failed')::bigint     AS failed,
-       count(*) FILTER (WHERE status = 'suppressed')::bigint AS suppressed,
-       count(*) FILTER (WHERE status = 'cancelled')::bigint  AS cancelled,
-       count(*) FILTER (WHERE status = 'unknown')::bigint    AS unknown
-FROM sends
-WHERE account_id = $1 AND campaign_id = $2
+       coalesce(sum(n) FILTER (WHERE status = 'queued'), 0)::bigint     AS queued,
+       coalesce(sum(n) FILTER (WHERE status = 'sending'), 0)::bigint    AS sending,
+       coalesce(sum(n) FILTER (WHERE status = 'sent'), 0)::bigint       AS sent,
+       coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint     AS failed,
+       coalesce(sum(n) FILTER (WHERE status = 'suppressed'), 0)::bigint AS suppressed,
+       coalesce(sum(n) FILTER (WHERE status = 'cancelled'), 0)::bigint  AS cancelled,
+       coalesce(sum(n) FILTER (WHERE status = 'unknown'), 0)::bigint    AS unknown
+FROM counted
 `
 
 type CampaignSendCountsRow struct {
@@ -391,8 +398,10 @@ type CampaignSendCountsRow struct {
 	Unknown        int64
 }
 
-// The campaign's status is read in the same statement, so from one snapshot with the
-// counts: counts read with a final status are final (the stats cache relies on it).
+// The live rows plus the rows retention deleted (campaign_send_archive), which the
+// deleting statement counted there. The campaign's status is read in the same
+// statement, so from one snapshot with the counts: counts read with a final status
+// are final (the stats cache relies on it).
 func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campaignID int64) (CampaignSendCountsRow, error) {
 	row := q.db.QueryRow(ctx, campaignSendCounts, accountID, campaignID)
 	var i CampaignSendCountsRow

@@ -53,6 +53,13 @@ type Campaign struct {
 	PausedReason       *string
 }
 
+type CampaignSendArchive struct {
+	CampaignID int64
+	AccountID  int64
+	Status     string
+	N          int64
+}
+
 type Executor struct {
 	ID          int64
 	Host        string

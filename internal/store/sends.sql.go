@@ -151,10 +151,11 @@ WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = $4
       AND s.status = 'queued'
+      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, $5::bigint)
       AND s.next_attempt_at <= coalesce($1::timestamptz, now())
       AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $4 AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $5
+    LIMIT $6
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, sub.name, sub.attributes,
@@ -183,6 +184,7 @@ type SendClaimBatchParams struct {
 	Lease      pgtype.Interval
 	ExecutorID *int64
 	CampaignID int64
+	AfterID    int64
 	N          int32
 }
 
@@ -209,6 +211,13 @@ type SendClaimBatchRow struct {
 // stay queued at the head of the index and every later claim would walk over it
 // again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
 // lease_until comes back so a worker never starts a send its lease cannot cover.
+// after_id is the caller's cursor through the fresh rows (due at -infinity): the
+// index scan starts past the ids it already claimed instead of walking the entries
+// those claims left dead at the head of the index until vacuum removes them, which
+// on a large campaign is most of the claim's work. Retried rows (due at a real
+// time) are always after the cursor. A caller passes 0 to scan from the start, and
+// must do so before it concludes that nothing is left (a released row can sit
+// behind its cursor).
 // executor_id stamps the claim with the claiming process, so the rescuer can take
 // the rows back within seconds of that process's death (SendRescueExpired).
 func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) ([]SendClaimBatchRow, error) {
@@ -217,6 +226,7 @@ func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) 
 		arg.Lease,
 		arg.ExecutorID,
 		arg.CampaignID,
+		arg.AfterID,
 		arg.N,
 	)
 	if err != nil {
