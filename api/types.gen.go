@@ -349,7 +349,7 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","reply_to":"","scheduled_for":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
@@ -364,10 +364,16 @@ type Campaign struct {
 	Language        string          `json:"language"`
 
 	// ListIds Target lists; empty means every confirmed subscriber.
-	ListIds      []int64        `json:"list_ids"`
-	Name         string         `json:"name"`
-	ReplyTo      string         `json:"reply_to"`
-	ScheduledFor *time.Time     `json:"scheduled_for"`
+	ListIds []int64 `json:"list_ids"`
+	Name    string  `json:"name"`
+
+	// PausedReason Why the system paused it (its sender's repeated auth/config failures); null when paused by hand.
+	PausedReason *string    `json:"paused_reason"`
+	ReplyTo      string     `json:"reply_to"`
+	ScheduledFor *time.Time `json:"scheduled_for"`
+
+	// SenderId The sender it goes through; null means the account's default sender, else the environment's provider.
+	SenderId     *int64         `json:"sender_id"`
 	StartedAt    *time.Time     `json:"started_at"`
 	Status       CampaignStatus `json:"status"`
 	Subject      string         `json:"subject"`
@@ -386,8 +392,11 @@ type CampaignCreate struct {
 	ListIds         *[]int64         `json:"list_ids,omitempty"`
 	Name            string           `json:"name"`
 	ReplyTo         *string          `json:"reply_to,omitempty"`
-	Subject         string           `json:"subject"`
-	TextTemplate    *string          `json:"text_template,omitempty"`
+
+	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+	SenderId     *int64  `json:"sender_id,omitempty"`
+	Subject      string  `json:"subject"`
+	TextTemplate *string `json:"text_template,omitempty"`
 }
 
 // CampaignPage defines model for CampaignPage.
@@ -427,8 +436,11 @@ type CampaignUpdate struct {
 	ListIds         *[]int64         `json:"list_ids,omitempty"`
 	Name            *string          `json:"name,omitempty"`
 	ReplyTo         *string          `json:"reply_to,omitempty"`
-	Subject         *string          `json:"subject,omitempty"`
-	TextTemplate    *string          `json:"text_template,omitempty"`
+
+	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+	SenderId     *int64  `json:"sender_id,omitempty"`
+	Subject      *string `json:"subject,omitempty"`
+	TextTemplate *string `json:"text_template,omitempty"`
 }
 
 // FieldError defines model for FieldError.

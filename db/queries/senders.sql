@@ -96,6 +96,9 @@ WHERE c.account_id = @account_id AND c.status = 'sending'
 RETURNING c.id;
 
 -- name: SenderResumeHealth :exec
--- Resuming a campaign clears its sender's pause, so the next failures count afresh.
+-- Resuming a campaign clears the pause of the sender it goes through (its own, else
+-- the account default), so the next failures count afresh.
 UPDATE senders SET auth_failures = 0, paused_reason = NULL, paused_at = NULL
-WHERE account_id = @account_id AND id = @id;
+WHERE account_id = @account_id
+  AND (id = sqlc.narg('sender_id')::bigint OR (sqlc.narg('sender_id')::bigint IS NULL AND is_default))
+  AND (auth_failures <> 0 OR paused_reason IS NOT NULL);

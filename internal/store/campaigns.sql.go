@@ -99,9 +99,9 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 const campaignCreate = `-- name: CampaignCreate :one
 
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy)
+                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10::bigint[], $11)
+        $7, $8, $9, $10::bigint[], $11, $12)
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
@@ -117,6 +117,7 @@ type CampaignCreateParams struct {
 	Language        string
 	ListIds         []int64
 	AmbiguousPolicy string
+	SenderID        *int64
 }
 
 // API side of campaigns: CRUD while draft, and the transitions a tenant may make. Each
@@ -136,6 +137,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		arg.Language,
 		arg.ListIds,
 		arg.AmbiguousPolicy,
+		arg.SenderID,
 	)
 	var i Campaign
 	err := row.Scan(
@@ -291,11 +293,12 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 }
 
 const campaignPause = `-- name: CampaignPause :one
-UPDATE campaigns SET status = 'paused', updated_at = now()
+UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
+// A pause by hand carries no system reason.
 func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignPause, accountID, iD)
 	var i Campaign
@@ -329,7 +332,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 }
 
 const campaignResume = `-- name: CampaignResume :one
-UPDATE campaigns SET status = 'sending', updated_at = now()
+UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
@@ -418,6 +421,26 @@ func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campa
 	return i, err
 }
 
+const campaignSenderRules = `-- name: CampaignSenderRules :one
+SELECT s.id, s.allowed_from FROM senders s
+WHERE s.account_id = $1
+  AND (s.id = $2::bigint OR ($2::bigint IS NULL AND s.is_default))
+`
+
+type CampaignSenderRulesRow struct {
+	ID          int64
+	AllowedFrom []string
+}
+
+// The sender a campaign would send through (its own, else the account default) and
+// the From rules it imposes; no row: the environment's provider, which imposes none.
+func (q *Queries) CampaignSenderRules(ctx context.Context, accountID int64, senderID *int64) (CampaignSenderRulesRow, error) {
+	row := q.db.QueryRow(ctx, campaignSenderRules, accountID, senderID)
+	var i CampaignSenderRulesRow
+	err := row.Scan(&i.ID, &i.AllowedFrom)
+	return i, err
+}
+
 const campaignStatusGet = `-- name: CampaignStatusGet :one
 SELECT status FROM campaigns WHERE account_id = $1 AND id = $2
 `
@@ -479,8 +502,11 @@ UPDATE campaigns SET
     language         = coalesce($8, language),
     list_ids         = coalesce($9::bigint[], list_ids),
     ambiguous_policy = coalesce($10, ambiguous_policy),
+    -- sender_id: NULL keeps it, 0 clears it (the account default applies again).
+    sender_id        = CASE WHEN $11::bigint IS NULL THEN sender_id
+                            ELSE nullif($11::bigint, 0) END,
     updated_at       = now()
-WHERE account_id = $11 AND id = $12 AND status = 'draft'
+WHERE account_id = $12 AND id = $13 AND status = 'draft'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason
 `
 
@@ -495,6 +521,7 @@ type CampaignUpdateDraftParams struct {
 	Language        *string
 	ListIds         []int64
 	AmbiguousPolicy *string
+	SenderID        *int64
 	AccountID       int64
 	ID              int64
 }
@@ -511,6 +538,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		arg.Language,
 		arg.ListIds,
 		arg.AmbiguousPolicy,
+		arg.SenderID,
 		arg.AccountID,
 		arg.ID,
 	)

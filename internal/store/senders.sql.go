@@ -339,12 +339,15 @@ func (q *Queries) SenderRecordSuccess(ctx context.Context, accountID int64, iD i
 
 const senderResumeHealth = `-- name: SenderResumeHealth :exec
 UPDATE senders SET auth_failures = 0, paused_reason = NULL, paused_at = NULL
-WHERE account_id = $1 AND id = $2
+WHERE account_id = $1
+  AND (id = $2::bigint OR ($2::bigint IS NULL AND is_default))
+  AND (auth_failures <> 0 OR paused_reason IS NOT NULL)
 `
 
-// Resuming a campaign clears its sender's pause, so the next failures count afresh.
-func (q *Queries) SenderResumeHealth(ctx context.Context, accountID int64, iD int64) error {
-	_, err := q.db.Exec(ctx, senderResumeHealth, accountID, iD)
+// Resuming a campaign clears the pause of the sender it goes through (its own, else
+// the account default), so the next failures count afresh.
+func (q *Queries) SenderResumeHealth(ctx context.Context, accountID int64, senderID *int64) error {
+	_, err := q.db.Exec(ctx, senderResumeHealth, accountID, senderID)
 	return err
 }
 
