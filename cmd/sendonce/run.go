@@ -61,6 +61,10 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		return fmt.Errorf("configuration: %w", err)
 	}
 	senders := sender.NewService(pool, ring)
+	// One router per process: the executor's sends and the API's test sends share
+	// the built sender providers; closed last, with the environment's provider.
+	routes := sender.NewRouter(senders, log)
+	defer routes.Close()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -91,7 +95,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		// Deferred after pool's, so closed before it, once the executor has stopped.
 		defer execPool.Close()
-		stop, err := startExecutor(ctx, cfg, execPool, p, mb, log, reg)
+		stop, err := startExecutor(ctx, cfg, execPool, p, executorSenders{routes}, mb, log, reg)
 		if err != nil {
 			return err
 		}
@@ -106,7 +110,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		handler := httpapi.NewServer(httpapi.Deps{
 			Pool: pool, Logger: log, Config: cfg, Registry: reg,
 			Accounts:   account.NewService(pool),
-			Senders:    senders,
+			Senders:    senders, Routes: routes,
 			OpenAPI:    sendonce.OpenAPI,
 			TestSender: p, Messages: mb,
 			Unsubscribe: unsubscribe.NewService(pool, signer),
@@ -133,7 +137,9 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 
 	// Last, once neither the API nor the executor can send.
-	stops = append(stops, func(ctx context.Context) error { return closeProvider(ctx, p) })
+	stops = append(stops, func(ctx context.Context) error {
+		return errors.Join(closeProvider(ctx, p), routes.Close())
+	})
 
 	select {
 	case <-ctx.Done():

@@ -85,14 +85,11 @@ UPDATE senders SET auth_failures = 0
 WHERE account_id = @account_id AND id = @id AND auth_failures <> 0;
 
 -- name: SenderPauseCampaigns :many
--- Pauses the sending campaigns that go through the sender (named, or by default), with
--- the reason; resume continues them after the fix.
+-- Pauses the sending campaigns that go through the sender (a sending campaign's
+-- sender is pinned at start), with the reason; resume continues them after the fix.
 UPDATE campaigns c
-SET status = 'paused', paused_reason = @reason, updated_at = now()
-WHERE c.account_id = @account_id AND c.status = 'sending'
-  AND (c.sender_id = @sender_id
-       OR (c.sender_id IS NULL AND EXISTS (
-             SELECT 1 FROM senders s WHERE s.account_id = @account_id AND s.id = @sender_id AND s.is_default)))
+SET status = 'paused', paused_reason = @reason::text, updated_at = now()
+WHERE c.account_id = @account_id AND c.status = 'sending' AND c.sender_id = @sender_id::bigint
 RETURNING c.id;
 
 -- name: SenderResumeHealth :exec

@@ -21,6 +21,12 @@ type campaign struct {
 	// after is the claim cursor: the highest id the last full claim took (0: from
 	// the start). Dispatcher only.
 	after int64
+	// provider sends its messages: its sender's, else the executor's. senderLimiter
+	// is its sender's rate (shared by the sender's campaigns); routeErr keeps it
+	// out of the deal while its sender cannot be built.
+	provider      Provider
+	senderLimiter *rate.Limiter
+	routeErr      error
 }
 
 // account groups one tenant's campaigns for round-robin dealing.
@@ -33,12 +39,14 @@ type account struct {
 
 // dealer is the dispatcher's state; only the dispatch goroutine touches it.
 type dealer struct {
-	accounts  []*account
-	next      int // the account to serve next
-	byID      map[int64]*campaign
-	limiters  map[int64]*rate.Limiter
-	global    *rate.Limiter
-	refreshed time.Time
+	accounts []*account
+	next     int // the account to serve next
+	byID     map[int64]*campaign
+	limiters map[int64]*rate.Limiter
+	// senderLimiters are the per-sender rate limiters, by sender id.
+	senderLimiters map[int64]*rate.Limiter
+	global         *rate.Limiter
+	refreshed      time.Time
 }
 
 // dispatch claims work for free worker slots, dealing campaigns round-robin per
@@ -78,7 +86,7 @@ func (e *Executor) dispatch(ctx context.Context) {
 
 // newDealer is the dispatcher's starting state, with the global limiter.
 func (e *Executor) newDealer() *dealer {
-	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{}}
+	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{}, senderLimiters: map[int64]*rate.Limiter{}}
 	if e.cfg.RatePerSecond > 0 {
 		d.global = e.newLimiter(e.cfg.RatePerSecond)
 	}
@@ -150,14 +158,20 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		for j := range a.campaigns {
 			c := a.campaigns[(a.next+j)%len(a.campaigns)]
-			if now.Before(c.idleUntil) {
+			if now.Before(c.idleUntil) || c.routeErr != nil {
 				continue
 			}
 			room := free - e.reserve(c)
 			if room < least {
 				continue // only a campaign that may use the prefetch slots can claim now
 			}
-			cn := min(an, room)
+			cn, w := senderBudget(c, now, min(an, room))
+			if w > 0 {
+				if rateWait == 0 || w < rateWait {
+					rateWait = w
+				}
+				continue
+			}
 			claimedAt := e.clock() // before the statement: the lease began no earlier
 			rows, err := e.claim(ctx, c, cn)
 			if err != nil {
@@ -173,6 +187,9 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 			sending := e.handOut(c, rows, claimedAt)
 			if a.limiter != nil {
 				a.limiter.AllowN(now, sending)
+			}
+			if c.senderLimiter != nil {
+				c.senderLimiter.AllowN(now, sending)
 			}
 			if d.global != nil {
 				d.global.AllowN(now, sending)
@@ -194,7 +211,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 // cannot deduplicate, every leased row becomes `unknown`: those campaigns claim
 // only for free workers, as many rows as could really be in flight.
 func (e *Executor) reserve(c *campaign) int {
-	if e.provider.Idempotent() || c.AmbiguousPolicy == "retry" {
+	if e.providerOf(c).Idempotent() || c.AmbiguousPolicy == "retry" {
 		return 0
 	}
 	return e.cfg.BatchSize
@@ -219,6 +236,9 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 			// A wake-up (NOTIFY, resume) may mean new work: forget the idle mark.
 			c.idleUntil = time.Time{}
 		}
+		// Re-resolved on every refresh: a sender's new credentials or rate apply
+		// within a poll (Senders caches what it built).
+		e.route(ctx, d, c)
 		byID[row.ID] = c
 		if len(accounts) == 0 || accounts[len(accounts)-1].id != row.AccountID {
 			accounts = append(accounts, &account{id: row.AccountID, limiter: e.accountLimiter(d, row.AccountID)})

@@ -48,6 +48,9 @@ type Deps struct {
 	// Senders manages the accounts' senders; nil means built on Pool with the key
 	// ring of Config.SecretsKey.
 	Senders *sender.Service
+	// Routes builds (and caches) the providers of senders for test sends; nil means
+	// a router over Senders. The caller closes it.
+	Routes *sender.Router
 	// TestSender sends campaign test messages: the deployment's provider, built and
 	// closed by the caller (cmd wires one per process). Nil means the log provider.
 	TestSender campaign.Sender
@@ -96,6 +99,9 @@ func NewServer(d Deps) http.Handler {
 			panic("httpapi: " + err.Error()) // run validates it first
 		}
 		d.Senders = sender.NewService(d.Pool, ring)
+	}
+	if d.Routes == nil {
+		d.Routes = sender.NewRouter(d.Senders, d.Logger)
 	}
 	if d.TestSender == nil {
 		d.TestSender = provider.NewLog(d.Logger)

@@ -253,22 +253,19 @@ func (q *Queries) SenderList(ctx context.Context, arg SenderListParams) ([]Sende
 
 const senderPauseCampaigns = `-- name: SenderPauseCampaigns :many
 UPDATE campaigns c
-SET status = 'paused', paused_reason = $1, updated_at = now()
-WHERE c.account_id = $2 AND c.status = 'sending'
-  AND (c.sender_id = $3
-       OR (c.sender_id IS NULL AND EXISTS (
-             SELECT 1 FROM senders s WHERE s.account_id = $2 AND s.id = $3 AND s.is_default)))
+SET status = 'paused', paused_reason = $1::text, updated_at = now()
+WHERE c.account_id = $2 AND c.status = 'sending' AND c.sender_id = $3::bigint
 RETURNING c.id
 `
 
 type SenderPauseCampaignsParams struct {
-	Reason    *string
+	Reason    string
 	AccountID int64
-	SenderID  *int64
+	SenderID  int64
 }
 
-// Pauses the sending campaigns that go through the sender (named, or by default), with
-// the reason; resume continues them after the fix.
+// Pauses the sending campaigns that go through the sender (a sending campaign's
+// sender is pinned at start), with the reason; resume continues them after the fix.
 func (q *Queries) SenderPauseCampaigns(ctx context.Context, arg SenderPauseCampaignsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, senderPauseCampaigns, arg.Reason, arg.AccountID, arg.SenderID)
 	if err != nil {
