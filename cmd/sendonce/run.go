@@ -109,8 +109,8 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		handler := httpapi.NewServer(httpapi.Deps{
 			Pool: pool, Logger: log, Config: cfg, Registry: reg,
-			Accounts:   account.NewService(pool),
-			Senders:    senders, Routes: routes,
+			Accounts: account.NewService(pool),
+			Senders:  senders, Routes: routes,
 			OpenAPI:    sendonce.OpenAPI,
 			TestSender: p, Messages: mb,
 			Unsubscribe: unsubscribe.NewService(pool, signer),
