@@ -49,7 +49,9 @@ type chaosOptions struct {
 //
 // With -default-lease the service keeps its default lease (2m): the rows the
 // killed process held come back through liveness (executor heartbeats), and T is
-// the time from the last restart until the campaign is sent. The shared delivery
+// the time from the last restart until the campaign is sent. That last process
+// runs at default settings, without the rate limit that spread the send so the
+// kills land mid-campaign. The shared delivery
 // invariant (internal/invariant) is checked at the end of every run.
 //
 // It fails (exit 1) when a recipient got two copies or, with the idempotent sink,
@@ -69,7 +71,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
 	fs.IntVar(&o.DBRestarts, "db-restarts", 0, "restart PostgreSQL (fast shutdown) this many times mid-send, before kills")
 	fs.BoolVar(&o.DefaultLease, "default-lease", false, "keep the default lease and provider timeouts (ignores -lease) and print the last restart → sent time")
-	fs.BoolVar(&o.Verbose, "v", false, "show the service's log")
+	fs.BoolVar(&o.Verbose, "v", false, "show the service's log (info level)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,10 +123,14 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"SENDONCE_RATE_PER_SECOND=" + strconv.FormatFloat(o.Rate, 'f', 0, 64),
 		"SENDONCE_WORKERS=" + strconv.Itoa(o.Workers),
 		"SENDONCE_BATCH_SIZE=" + strconv.Itoa(o.BatchSize),
-		"SENDONCE_LOG_LEVEL=warn",
 		"SENDONCE_DB_MAX_CONNS=8",
 		// serve refuses to start without a key; a throwaway one per run is enough.
 		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
+	}
+	if o.Verbose {
+		env = append(env, "SENDONCE_LOG_LEVEL=info")
+	} else {
+		env = append(env, "SENDONCE_LOG_LEVEL=warn")
 	}
 	if !o.DefaultLease {
 		env = append(env, "SENDONCE_LEASE="+o.Lease.String(),
@@ -165,8 +171,14 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	kills, restarts := 0, 0
 	var restartToSent time.Duration
 	for {
+		runEnv := env
+		if o.DefaultLease && kills == o.Kills {
+			// The last restart runs at default settings, without the rate limit that
+			// made the kills land mid-send: restart→sent is then what liveness costs.
+			runEnv = append(append([]string(nil), env...), "SENDONCE_RATE_PER_SECOND=0")
+		}
 		restarted := time.Now()
-		child, err := startServe(bin, env, logTo)
+		child, err := startServe(bin, runEnv, logTo)
 		if err != nil {
 			return err
 		}
@@ -185,6 +197,14 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		// Kill only once this process is sending, at a random moment after that.
 		waitProgress(ctx, delivered)
+		if o.DefaultLease && kills == o.Kills-1 {
+			// The last kill lands past 40 % of the campaign, as in the measurement
+			// liveness is held to, so the restart→sent figure is mostly the rescue
+			// of the killed process's rows, not the sending of the rest.
+			for delivered() < int64(o.Recipients)*2/5 && ctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
 		if restarts < o.DBRestarts {
 			// The database goes away under a sending process and comes back on the
 			// same port: the executor must reconnect and carry on.

@@ -76,8 +76,10 @@ func TestSIGTERMWithASlowSMTPRelayExitsWithinTheShutdownTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, c.Sending, "every claimed row is released or reported")
 	require.Equal(t, int64(20), c.Queued+c.Unknown+c.Sent)
-	require.Equal(t, int64(cfg.SMTPConns), c.Unknown, "the exchanges cut after their body may have been delivered")
-	require.Zero(t, s.Stats().Duplicates)
+	require.Positive(t, c.Unknown, "the exchanges cut after their body may have been delivered")
+	st := s.Stats()
+	require.LessOrEqual(t, st.Unique, c.Sent+c.Unknown, "whatever the relay took is recorded sent or unknown, never requeued")
+	require.Zero(t, st.Duplicates)
 	invariant.Require(t, pool, invariant.Options{Recipients: map[int64]int64{id: 20}})
 }
 

@@ -2,9 +2,11 @@ package executor
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
@@ -166,4 +168,37 @@ func TestGracefulStopDeregisters(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.Equal(t, map[string]int{"queued": 1}, f.counts(c.ID))
+}
+
+// TestFailedHeartbeatSuspendsJudging: while this process cannot write its own
+// heartbeat (the database is away), it neither judges others dead afterwards
+// until a whole dead interval of good heartbeats has passed, nor starts sends.
+func TestFailedHeartbeatSuspendsJudging(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accept, never answer
+		}
+	}()
+	pool, err := pgxpool.New(context.Background(), "postgres://u:p@"+ln.Addr().String()+"/db?sslmode=disable")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	// Built without newExecutor: there is no database to check invariants in.
+	e, err := New(pool, newFake(true), Config{Heartbeat: 100 * time.Millisecond}, nil, nil)
+	require.NoError(t, err)
+	e.live.id, e.live.beatAt, e.live.okSince = 7, time.Now(), time.Now().Add(-time.Hour)
+	require.True(t, e.mayJudgeLiveness())
+	require.True(t, e.sendable(7))
+
+	e.beat(context.Background())
+	require.False(t, e.mayJudgeLiveness(), "a failed heartbeat restarts the wait before judging")
+	time.Sleep(200 * time.Millisecond) // two heartbeats without a successful one
+	require.False(t, e.sendable(7), "no send starts on a stale heartbeat")
 }
