@@ -18,8 +18,8 @@ import (
 // Options are the knobs of one bench run; zero values take the defaults noted.
 type Options struct {
 	Recipients int           // subscribers imported and sent to; default 100,000
-	BatchSize  int           // executor claim size; default 20 (SENDONCE_BATCH_SIZE's default)
-	Workers    int           // executor workers; default 16
+	BatchSize  int           // executor claim size; default 50 (SENDONCE_BATCH_SIZE's default)
+	Workers    int           // executor workers; default 32 (SENDONCE_WORKERS's default)
 	Latency    time.Duration // how long the fake provider takes to accept a message
 	Provider   string        // instant (default) or smtp (an in-process SMTP sink on loopback)
 	// RawConns is the number of connections of the raw loop. The executor claims on
@@ -49,10 +49,10 @@ func (o *Options) defaults() error {
 		o.Recipients = 100_000
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = 20
+		o.BatchSize = 50
 	}
 	if o.Workers <= 0 {
-		o.Workers = 16
+		o.Workers = 32
 	}
 	if o.RawConns <= 0 {
 		o.RawConns = 2

@@ -14,7 +14,7 @@ import (
 )
 
 // executorConns is each executor's pool size: serve's SENDONCE_EXECUTOR_DB_CONNS default.
-const executorConns = 6
+const executorConns = 8
 
 // sendCampaign runs one campaign through n real executors in this process, each
 // with its own pool (as n `serve` replicas would have) and its own provider: it

@@ -32,7 +32,7 @@ type Database struct {
 	// ExecutorDBConns caps the executor's own pool, apart from the API's, so a
 	// burst of API requests cannot starve sending of connections (nor the reverse).
 	// One connection is the executor's LISTEN; the rest claim and acknowledge.
-	ExecutorDBConns int32 `split_words:"true" default:"6"`
+	ExecutorDBConns int32 `split_words:"true" default:"8"`
 }
 
 // HTTP settings of the API server.
@@ -50,8 +50,8 @@ type HTTP struct {
 // Executor settings of the in-process sender.
 type Executor struct {
 	Tick        time.Duration `split_words:"true" default:"60s"`
-	Workers     int           `split_words:"true" default:"16"`
-	BatchSize   int           `split_words:"true" default:"20"`
+	Workers     int           `split_words:"true" default:"32"`
+	BatchSize   int           `split_words:"true" default:"50"`
 	Lease       time.Duration `split_words:"true" default:"2m"`
 	MaxAttempts int           `split_words:"true" default:"5"`
 	BackoffBase time.Duration `split_words:"true" default:"30s"`
@@ -78,7 +78,7 @@ type Providers struct {
 	SMTPPassword string `split_words:"true"`
 	// SMTPSecurity is none, starttls or tls.
 	SMTPSecurity string `split_words:"true" default:"starttls"`
-	SMTPConns    int    `split_words:"true" default:"4"`
+	SMTPConns    int    `split_words:"true" default:"8"`
 	// SMTPTimeout bounds each SMTP command and the message transfer.
 	SMTPTimeout time.Duration `split_words:"true" default:"30s"`
 

@@ -49,7 +49,7 @@ func TestLeaseMustCoverTheProviderTimeout(t *testing.T) {
 func TestExecutorDBConns(t *testing.T) {
 	t.Parallel()
 	c := Default()
-	require.Equal(t, int32(6), c.ExecutorDBConns)
+	require.Equal(t, int32(8), c.ExecutorDBConns)
 	require.NoError(t, c.Validate())
 	c.ExecutorDBConns = 1
 	require.ErrorContains(t, c.Validate(), "SENDONCE_EXECUTOR_DB_CONNS must be at least 2")

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,11 +13,36 @@ import (
 // complete coalesces the workers' results into one acknowledgement statement every
 // AckInterval or every AckBatch rows (DESIGN.md §4, as River's batch completer). The
 // results channel is small, so a slow database pushes back on the workers instead
-// of growing a backlog; claimed-row slots are only freed once their rows are acknowledged.
+// of growing a backlog; claimed-row slots are only freed once their rows are
+// acknowledged. Two acknowledgements may run at once (rows of different batches
+// are disjoint), so one statement's round trip does not hold up the next batch.
 func (e *Executor) complete() {
 	defer e.completer.Done()
+	const parallel = 2
+	ackers := make(chan *acker, parallel)
+	for range parallel {
+		ackers <- newAcker(e)
+	}
+	var acking atomic.Int64 // rows in acknowledgements under way
+	send := func(batch []result) {
+		if len(batch) == 0 {
+			return
+		}
+		a := <-ackers
+		a.batch = append(a.batch[:0], batch...)
+		acking.Add(int64(len(batch)))
+		go func() {
+			a.flush(a.batch)
+			acking.Add(-int64(len(a.batch)))
+			ackers <- a
+		}()
+	}
+	defer func() {
+		for range parallel {
+			<-ackers // every acknowledgement under way has ended
+		}
+	}()
 	batch := make([]result, 0, e.cfg.AckBatch)
-	ack := newAcker(e)
 	// A batch as large as a claim is worth a statement at once: waiting longer only
 	// keeps the slots the next claim needs.
 	full := max(1, min(e.cfg.AckBatch, e.cfg.BatchSize))
@@ -26,7 +52,7 @@ func (e *Executor) complete() {
 		select {
 		case r, ok := <-e.results:
 			if !ok {
-				ack.flush(batch)
+				send(batch)
 				return
 			}
 			if len(batch) == 0 {
@@ -34,14 +60,15 @@ func (e *Executor) complete() {
 			}
 			batch = append(batch, r)
 			// Waiting only pays while other sends may still join the batch: once every
-			// claimed row has its result, flush at once so the slots come back.
-			if len(batch) < full && len(batch) < e.outstanding() {
+			// claimed row not already being acknowledged has its result, flush at once
+			// so the slots come back.
+			if len(batch) < full && int64(len(batch)) < int64(e.outstanding())-acking.Load() {
 				continue
 			}
 			timer.Stop()
 		case <-timer.C:
 		}
-		ack.flush(batch)
+		send(batch)
 		batch = batch[:0]
 	}
 }
@@ -53,6 +80,7 @@ func (e *Executor) flush(batch []result) { newAcker(e).flush(batch) }
 // counters, so a flush allocates nothing per result.
 type acker struct {
 	e        *Executor
+	batch    []result // the results being acknowledged (complete's copy)
 	p        store.SendAckManyParams
 	released []claimRef
 	counters map[string]prometheus.Counter

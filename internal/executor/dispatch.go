@@ -39,14 +39,27 @@ type account struct {
 
 // dealer is the dispatcher's state; only the dispatch goroutine touches it.
 type dealer struct {
-	accounts []*account
-	next     int // the account to serve next
-	byID     map[int64]*campaign
-	limiters map[int64]*rate.Limiter
+	accounts  []*account
+	next      int // the account to serve next
+	byID      map[int64]*campaign
+	limiters  map[int64]*rate.Limiter
 	// senderLimiters are the per-sender rate limiters, by sender id.
 	senderLimiters map[int64]*rate.Limiter
 	global         *rate.Limiter
-	refreshed      time.Time
+	refreshed time.Time
+	// inflight claims run on their own goroutines and report on done.
+	inflight int
+	done     chan claimDone
+}
+
+// claimDone is one claim statement's outcome, back on the dispatch goroutine.
+type claimDone struct {
+	a         *account
+	c         *campaign
+	n         int       // rows asked for, whose slots were reserved
+	claimedAt time.Time // before the statement: the lease began no earlier
+	rows      []store.SendClaimBatchRow
+	err       error
 }
 
 // dispatch claims work for free worker slots, dealing campaigns round-robin per
@@ -55,8 +68,14 @@ func (e *Executor) dispatch(ctx context.Context) {
 	defer e.dispatcher.Done()
 	d := e.newDealer()
 	backoff := newStepBackoff(100*time.Millisecond, 10*time.Second)
+	// Claims still running at shutdown hand their rows out (the workers set them
+	// aside for release), so none stays leased with nobody knowing of it.
+	defer e.drainClaims(ctx, d)
 	for ctx.Err() == nil {
 		wait, err := e.deal(ctx, d)
+		if err == nil && wait > 0 {
+			err = e.await(ctx, d, wait)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -69,24 +88,91 @@ func (e *Executor) dispatch(ctx context.Context) {
 			continue
 		}
 		backoff.reset()
-		if wait == 0 {
-			continue
+	}
+}
+
+// await waits up to wait for a reason to deal again: freed slots, a change of
+// campaigns, or a claim's result, which it takes in.
+func (e *Executor) await(ctx context.Context, d *dealer, wait time.Duration) error {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-e.wakeDispatch:
+	case <-e.wakeRefresh:
+		d.refreshed = time.Time{}
+	case r := <-d.done:
+		return e.claimed(ctx, d, r)
+	case <-t.C:
+	}
+	return nil
+}
+
+// maxInflight is how many claim statements the dispatcher runs at once: two, so
+// the next claim is already under way while one returns, when no rate limit
+// applies; one under a rate limit, whose budget is charged with what each claim
+// actually took.
+func (e *Executor) maxInflight() int {
+	if e.cfg.RatePerSecond > 0 || e.cfg.AccountRatePerSecond > 0 {
+		return 1
+	}
+	return 2
+}
+
+// launch reserves n slots and runs a claim of c on its own goroutine.
+func (e *Executor) launch(ctx context.Context, d *dealer, a *account, c *campaign, n int) {
+	e.free.Add(int64(-n))
+	d.inflight++
+	after := c.after
+	r := claimDone{a: a, c: c, n: n, claimedAt: e.clock()}
+	go func() {
+		r.rows, r.err = e.claimFrom(ctx, c, n, after)
+		d.done <- r
+	}()
+}
+
+// claimed takes in a claim's result on the dispatch goroutine: the cursor, the
+// rows to the workers, the unused slots back, an empty campaign marked idle.
+func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
+	d.inflight--
+	e.free.Add(int64(r.n)) // handOut takes back what is really sent
+	if r.err != nil {
+		return r.err
+	}
+	c := r.c
+	c.advance(r.rows, r.n)
+	if len(r.rows) == 0 {
+		c.idleUntil = time.Now().Add(e.cfg.Poll)
+		e.finish(ctx, c.ID)
+		return nil
+	}
+	sending := e.handOut(c, r.rows, r.claimedAt)
+	now := e.clock() // the clock the budgets are computed on (deal)
+	if r.a.limiter != nil {
+		r.a.limiter.AllowN(now, sending)
+	}
+	if c.senderLimiter != nil {
+		c.senderLimiter.AllowN(now, sending)
+	}
+	if d.global != nil {
+		d.global.AllowN(now, sending)
+	}
+	return nil
+}
+
+// drainClaims waits for the claims still running and hands their rows out.
+func (e *Executor) drainClaims(ctx context.Context, d *dealer) {
+	for d.inflight > 0 {
+		if err := e.claimed(ctx, d, <-d.done); err != nil {
+			e.log.Warn("dispatch", "err", err)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-		case <-e.wakeDispatch:
-		case <-e.wakeRefresh:
-			d.refreshed = time.Time{}
-		case <-t.C:
-		}
-		t.Stop()
 	}
 }
 
 // newDealer is the dispatcher's starting state, with the global limiter.
 func (e *Executor) newDealer() *dealer {
-	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{}, senderLimiters: map[int64]*rate.Limiter{}}
+	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{},
+		senderLimiters: map[int64]*rate.Limiter{}, done: make(chan claimDone, e.maxInflight())}
 	if e.cfg.RatePerSecond > 0 {
 		d.global = e.newLimiter(e.cfg.RatePerSecond)
 	}
@@ -115,18 +201,20 @@ func budgetWait(l *rate.Limiter, now time.Time, want int) time.Duration {
 // deal makes one claim if it can and returns how long to wait before the next
 // (0: go again at once).
 func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
-	now := e.clock()
-	if now.Sub(d.refreshed) >= e.cfg.Poll {
+	// Polling (refresh, idle marks) runs on the wall clock; the rate budgets on the
+	// executor's clock, which tests hold still.
+	wall, now := time.Now(), e.clock()
+	if wall.Sub(d.refreshed) >= e.cfg.Poll {
 		if err := e.refresh(ctx, d); err != nil {
 			return 0, err
 		}
-		d.refreshed = now
+		d.refreshed = wall
 	}
 	free := int(e.free.Load())
 	// Claims of one row waste the per-statement cost that dominates (DESIGN.md §4):
 	// wait until half the rows a full claim could use are free.
 	least := max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2)
-	if free < least {
+	if free < least || d.inflight >= e.maxInflight() {
 		return e.cfg.Poll, nil // a freed slot wakes us sooner
 	}
 	if id, _, _ := e.live.get(); id == 0 && e.started {
@@ -158,7 +246,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		for j := range a.campaigns {
 			c := a.campaigns[(a.next+j)%len(a.campaigns)]
-			if now.Before(c.idleUntil) || c.routeErr != nil {
+			if wall.Before(c.idleUntil) || c.routeErr != nil {
 				continue
 			}
 			room := free - e.reserve(c)
@@ -166,34 +254,17 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 				continue // only a campaign that may use the prefetch slots can claim now
 			}
 			cn, w := senderBudget(c, now, min(an, room))
-			if w > 0 {
-				if rateWait == 0 || w < rateWait {
+			if w > 0 || (c.senderLimiter != nil && d.inflight > 0) {
+				// A sender's budget is charged with what a claim took: one claim
+				// of a rate-limited sender at a time.
+				if w > 0 && (rateWait == 0 || w < rateWait) {
 					rateWait = w
 				}
 				continue
 			}
-			claimedAt := e.clock() // before the statement: the lease began no earlier
-			rows, err := e.claim(ctx, c, cn)
-			if err != nil {
-				return 0, err
-			}
-			if len(rows) == 0 {
-				c.idleUntil = now.Add(e.cfg.Poll)
-				e.finish(ctx, c.ID)
-				continue
-			}
 			a.next = (a.next + j + 1) % len(a.campaigns)
 			d.next = (d.next + i + 1) % len(d.accounts)
-			sending := e.handOut(c, rows, claimedAt)
-			if a.limiter != nil {
-				a.limiter.AllowN(now, sending)
-			}
-			if c.senderLimiter != nil {
-				c.senderLimiter.AllowN(now, sending)
-			}
-			if d.global != nil {
-				d.global.AllowN(now, sending)
-			}
+			e.launch(ctx, d, a, c, cn)
 			return 0, nil
 		}
 	}
@@ -278,20 +349,33 @@ func (e *Executor) accountLimiter(d *dealer, id int64) *rate.Limiter {
 // campaign empty, and a claim that comes back short sends the cursor back to the
 // start: rows handed back behind the cursor are picked up, never left behind.
 func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendClaimBatchRow, error) {
-	rows, err := e.claimAfter(ctx, c, n, c.after)
-	if err == nil && len(rows) == 0 && c.after != 0 {
-		rows, err = e.claimAfter(ctx, c, n, 0)
-	}
+	rows, err := e.claimFrom(ctx, c, n, c.after)
 	if err != nil {
 		return nil, err
 	}
+	c.advance(rows, n)
+	return rows, nil
+}
+
+// claimFrom claims up to n rows of c after the cursor `after`, and from the start
+// when that finds nothing. It leaves c alone, so it may run off the dispatch goroutine.
+func (e *Executor) claimFrom(ctx context.Context, c *campaign, n int, after int64) ([]store.SendClaimBatchRow, error) {
+	rows, err := e.claimAfter(ctx, c, n, after)
+	if err == nil && len(rows) == 0 && after != 0 {
+		rows, err = e.claimAfter(ctx, c, n, 0)
+	}
+	return rows, err
+}
+
+// advance moves c's cursor past a claim of n rows that returned rows: to its
+// highest id when it came back full, to the start when it came back short.
+func (c *campaign) advance(rows []store.SendClaimBatchRow, n int) {
 	c.after = 0
 	if len(rows) == n {
 		for _, r := range rows {
 			c.after = max(c.after, r.ID)
 		}
 	}
-	return rows, nil
 }
 
 // claimAfter runs the claim statement for up to n rows of c with ids above after

@@ -34,8 +34,8 @@ type Provider interface {
 // Config is the executor's configuration; zero values take the defaults noted.
 type Config struct {
 	Tick      time.Duration // scheduler fallback poll; default 60s
-	Workers   int           // concurrent sends; default 16
-	BatchSize int           // largest claim; default 20
+	Workers   int           // concurrent sends; default 32
+	BatchSize int           // largest claim; default 50
 	// Lease is how long a claim may stay in flight; default 2m. A send starts only
 	// while more than a third of it is left, so it must be at least 3 × the provider timeout.
 	Lease       time.Duration
@@ -90,10 +90,10 @@ func (c *Config) defaults() {
 	def(&c.Heartbeat, 2*time.Second)
 	def(&c.AckInterval, 5*time.Millisecond)
 	if c.Workers <= 0 {
-		c.Workers = 16
+		c.Workers = 32
 	}
 	if c.BatchSize <= 0 {
-		c.BatchSize = 20
+		c.BatchSize = 50
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 5

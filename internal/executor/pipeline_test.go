@@ -28,10 +28,10 @@ func TestDispatcherPrefetchesOneBatch(t *testing.T) {
 	var mu sync.Mutex
 	most := 0
 	e.observeClaim = func(claim func() []store.SendClaimBatchRow) []store.SendClaimBatchRow {
-		before := e.outstanding()
 		rows := claim()
+		leased := f.counts(c)["sending"] // claimed and not yet acknowledged, as the database sees it
 		mu.Lock()
-		most = max(most, before+len(rows))
+		most = max(most, leased)
 		mu.Unlock()
 		return rows
 	}
@@ -115,10 +115,10 @@ func TestNoPrefetchWhenACrashWouldMakeRowsUnknown(t *testing.T) {
 			var mu sync.Mutex
 			most := 0
 			e.observeClaim = func(claim func() []store.SendClaimBatchRow) []store.SendClaimBatchRow {
-				before := e.outstanding()
 				rows := claim()
+				leased := f.counts(c)["sending"]
 				mu.Lock()
-				most = max(most, before+len(rows))
+				most = max(most, leased)
 				mu.Unlock()
 				return rows
 			}
