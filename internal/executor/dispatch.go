@@ -39,14 +39,14 @@ type account struct {
 
 // dealer is the dispatcher's state; only the dispatch goroutine touches it.
 type dealer struct {
-	accounts  []*account
-	next      int // the account to serve next
-	byID      map[int64]*campaign
-	limiters  map[int64]*rate.Limiter
+	accounts []*account
+	next     int // the account to serve next
+	byID     map[int64]*campaign
+	limiters map[int64]*rate.Limiter
 	// senderLimiters are the per-sender rate limiters, by sender id.
 	senderLimiters map[int64]*rate.Limiter
 	global         *rate.Limiter
-	refreshed time.Time
+	refreshed      time.Time
 	// inflight claims run on their own goroutines and report on done.
 	inflight int
 	done     chan claimDone

@@ -12,14 +12,14 @@ import (
 )
 
 // idempotency gives every POST that carries an Idempotency-Key Stripe's semantics
-// (docs.stripe.com/api/idempotent_requests; the IETF httpapi draft
-// "The Idempotency-Key HTTP Header Field" agrees on 409 and 422): the key is claimed
-// with one INSERT … ON CONFLICT before the handler runs; the handler's response is
-// stored and replayed to a retry with `Idempotent-Replayed: true`; the same key on
-// another request is 422 and a retry while the first is still running is 409. Keys live
-// 24 hours. As at Stripe, results are saved only once execution began: a request refused
-// as it stands (see storable) frees its key, so the corrected request can be sent again
-// under the same key.
+// (docs.stripe.com/api/idempotent_requests; the IETF httpapi draft "The
+// Idempotency-Key HTTP Header Field" agrees on 409 and 422): the key is claimed with
+// one INSERT … ON CONFLICT before the handler runs; the handler's response is stored
+// and replayed to a retry with `Idempotent-Replayed: true`; the same key on another
+// request is 422 and a retry while the first is still running is 409. Keys live 24
+// hours. As at Stripe, results are saved only once execution began: a request refused
+// as it stands (see storable) frees its key, so the corrected request can be sent
+// again under the same key.
 func (s *Server) idempotency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, present := r.Header["Idempotency-Key"]
@@ -124,6 +124,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, account int64, k
 		return
 	}
 	if prev.Status == nil {
+		w.Header().Set("Retry-After", "1")
 		writeProblem(w, r, Problem{Type: problemBase + "idempotency_in_progress", Title: "Request in progress",
 			Status: http.StatusConflict, Detail: "a request with this Idempotency-Key is still being processed; retry later"})
 		return

@@ -1,9 +1,9 @@
 package message
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"strconv"
 	texttemplate "text/template"
@@ -339,8 +339,18 @@ func (r *renderer) charge(n int) error {
 
 // limitWriter fails a write past its limit, which stops the template.
 type limitWriter struct {
-	w    io.Writer
+	w    *bytes.Buffer
 	left int
+}
+
+// WriteString is Write without converting s (plain parts write strings).
+func (l *limitWriter) WriteString(s string) (int, error) {
+	if len(s) > l.left {
+		l.left = -1
+		return 0, errTooMuch
+	}
+	l.left -= len(s)
+	return l.w.WriteString(s)
 }
 
 func (l *limitWriter) Write(p []byte) (int, error) {

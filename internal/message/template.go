@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	htmltemplate "html/template"
+	"io"
 	"strings"
 	"sync"
 	texttemplate "text/template"
@@ -63,6 +64,8 @@ type Templates struct {
 	usesAttrs bool
 	// static holds the output of parts that contain no action, rendered once.
 	static [parts]*string
+	// plain holds the subject and text when they are plain (plain.go).
+	plain [parts]plain
 
 	mu        sync.Mutex // guards cloning from the parsed templates
 	renderers sync.Pool  // *renderer
@@ -93,11 +96,18 @@ func Parse(subject, html, text string) (*Templates, error) {
 		t.usesAttrs = t.usesAttrs || u
 		if isStatic(tree.Root) {
 			t.static[i] = new(string)
+		} else if pl, ok := compilePlain(tree.Root); ok && i != partHTML { // HTML: compileHTML
+			t.plain[i] = pl
 		}
 		addSteps(tree)
 	}
 	for k := range seen {
 		t.attrKeys = append(t.attrKeys, k)
+	}
+	if t.static[partHTML] == nil {
+		if err := t.compileHTML(); err != nil {
+			return nil, err
+		}
 	}
 	// Render the action-free parts once (html/template still rewrites their text).
 	if t.static != [parts]*string{} {
@@ -120,6 +130,29 @@ func Parse(subject, html, text string) (*Templates, error) {
 		t.renderers.Put(r)
 	}
 	return t, nil
+}
+
+// compileHTML escapes a renderer's HTML clone by rendering it for the sample
+// recipient, then compiles the escaped tree when it is plain. A template that
+// fails here is left to fail the same way on every render.
+func (t *Templates) compileHTML() error {
+	r, err := t.renderer()
+	if err != nil {
+		return err
+	}
+	defer t.renderers.Put(r)
+	attrs, err := decodeAttrs(nil, t.attrKeys)
+	if err != nil {
+		return err
+	}
+	r.steps = MaxSteps
+	d := Data{Email: Sample.Email, Name: Sample.Name, Attributes: attrs, UnsubscribeURL: SampleUnsubscribeURL}
+	if r.html.Execute(io.Discard, d) == nil {
+		if pl, ok := compilePlain(r.html.Tree.Root); ok {
+			t.plain[partHTML] = pl
+		}
+	}
+	return nil
 }
 
 // Validate parses the templates and renders them for Sample, so a template that
@@ -160,7 +193,16 @@ func (t *Templates) render(rc Recipient, unsubscribeURL string) (Rendered, error
 	for i := range parts {
 		if t.static[i] == nil {
 			start := r.buf.Len()
-			if err := r.execute(i, d); err != nil {
+			var err error
+			if pl := t.plain[i]; pl != nil {
+				r.out = limitWriter{w: &r.buf, left: maxOutput[i]}
+				if err = pl.execute(&r.out, &d); err != nil {
+					err = execError(i, err)
+				}
+			} else {
+				err = r.execute(i, d)
+			}
+			if err != nil {
 				return Rendered{}, err
 			}
 			bounds[i] = [2]int{start, r.buf.Len()}

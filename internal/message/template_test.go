@@ -1,6 +1,7 @@
 package message_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,4 +49,33 @@ func TestValidateNamesTheTemplate(t *testing.T) {
 		require.Equal(t, tc.pointer, err.(*apperr.Error).Fields[0].Pointer, "%+v", tc)
 	}
 	require.NoError(t, message.Validate("Hi {{.Name}}", "<b>{{.Attributes.x}}</b>", "{{.UnsubscribeURL}}"))
+}
+
+// Renders run concurrently on one Templates (each borrows its own clones); run
+// with -race.
+func TestRenderConcurrently(t *testing.T) {
+	t.Parallel()
+	tpl, err := message.Parse("Hi {{.Name}}", `{{range $i, $e := .Attributes.l}}<p>{{$e}} {{$.Name}}</p>{{end}}`, "{{.Name}}")
+	require.NoError(t, err)
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			var err error
+			for i := range 50 {
+				name := fmt.Sprintf("n%d-%d", g, i)
+				var r message.Rendered
+				r, err = tpl.Render(message.Recipient{Name: name, Attributes: []byte(`{"l":["a","b"]}`)}, "")
+				if err == nil && r.HTML != "<p>a "+name+"</p><p>b "+name+"</p>" {
+					err = fmt.Errorf("got %q", r.HTML)
+				}
+				if err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		require.NoError(t, <-errs)
+	}
 }
