@@ -39,6 +39,7 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 	rateA := fs.Float64("rate-a", 0, "account A's sender rate_per_second (0: sized so the kills land mid-send)")
 	rateB := fs.Float64("rate-b", 0, "account B's sender rate_per_second (0: half of A's)")
 	lease := fs.Duration("lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
+	latency := fs.Duration("latency", 50*time.Millisecond, "each provider's answer time, so kills find messages in flight")
 	verbose := fs.Bool("v", false, "show the service's log")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -77,7 +78,8 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	q := store.New(pool)
 
-	resend, postmark := sink.NewHTTP(sink.HTTPOptions{}), sink.NewHTTP(sink.HTTPOptions{Postmark: true})
+	resend := sink.NewHTTP(sink.HTTPOptions{Latency: *latency})
+	postmark := sink.NewHTTP(sink.HTTPOptions{Postmark: true, Latency: *latency})
 	resendURL, err := resend.Listen("127.0.0.1:0")
 	if err != nil {
 		return err
