@@ -44,15 +44,6 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	return e.Stop, nil
 }
 
-// closeProvider closes p within ctx when it can bound its own shutdown (SMTP says
-// QUIT on its pooled connections).
-func closeProvider(ctx context.Context, p provider.Provider) error {
-	if s, ok := p.(interface{ Shutdown(context.Context) error }); ok {
-		return s.Shutdown(ctx)
-	}
-	return p.Close()
-}
-
 // executorConfig maps the SENDONCE_* executor settings onto the executor's Config.
 func executorConfig(cfg config.Config, links func(accountID, campaignID, subscriberID int64) (string, string)) executor.Config {
 	return executor.Config{

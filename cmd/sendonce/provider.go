@@ -41,6 +41,15 @@ func newProvider(cfg config.Providers, l *slog.Logger) (provider.Provider, error
 	return nil, fmt.Errorf("provider %q: must be log, smtp or http", cfg.Provider)
 }
 
+// closeProvider closes p within ctx when it can bound its own shutdown (SMTP says
+// QUIT on its pooled connections, all at once, and gives up at the deadline).
+func closeProvider(ctx context.Context, p provider.Provider) error {
+	if s, ok := p.(interface{ Shutdown(context.Context) error }); ok {
+		return s.Shutdown(ctx)
+	}
+	return p.Close()
+}
+
 // messageIDPurpose separates the Message-ID key derived from the unsubscribe secret
 // from every other use of that secret.
 const messageIDPurpose = "sendonce.message-id.v1"
