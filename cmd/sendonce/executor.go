@@ -19,8 +19,8 @@ import (
 // startExecutor starts the in-process executor on p and returns its stop function,
 // which stops claiming, lets in-flight sends finish within the context's deadline,
 // flushes acknowledgements and releases unsent claims. The caller closes p after.
-func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p provider.Provider, mb *message.Builder,
-	log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
+func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p provider.Provider, senders executor.Senders,
+	mb *message.Builder, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
 	links, err := unsubscribeLinks(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
@@ -30,6 +30,7 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	// Transactional messages go through the same executor; marketing ones carry the
 	// same unsubscribe links as campaigns (keyed by their stream and message id).
 	ecfg.Transactional = transactional.Builder{Messages: mb, Links: ecfg.Links}
+	ecfg.Senders = senders
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;
 		// after a crash a non-idempotent provider's leased rows all become unknown,

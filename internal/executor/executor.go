@@ -71,6 +71,9 @@ type Config struct {
 	// Transactional builds the messages of the accounts' message streams; nil
 	// means this executor claims no transactional message.
 	Transactional MessageBuilder
+	// Senders routes campaigns that name a sender to its provider; nil: every
+	// campaign goes through the executor's provider.
+	Senders Senders
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 }

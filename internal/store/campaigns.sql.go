@@ -17,7 +17,7 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
 `
 
 type CampaignApproveParams struct {
@@ -54,6 +54,8 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
 		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -62,7 +64,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
 `
 
 func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -93,6 +95,8 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
 		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -100,10 +104,10 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 const campaignCreate = `-- name: CampaignCreate :one
 
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy)
+                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10::bigint[], $11)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
+        $7, $8, $9, $10::bigint[], $11, $12)
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
 `
 
 type CampaignCreateParams struct {
@@ -118,6 +122,7 @@ type CampaignCreateParams struct {
 	Language        string
 	ListIds         []int64
 	AmbiguousPolicy string
+	SenderID        *int64
 }
 
 // API side of campaigns: CRUD while draft, and the transitions a tenant may make. Each
@@ -137,6 +142,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		arg.Language,
 		arg.ListIds,
 		arg.AmbiguousPolicy,
+		arg.SenderID,
 	)
 	var i Campaign
 	err := row.Scan(
@@ -164,6 +170,8 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
 		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -181,7 +189,7 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD i
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 // kind = 'campaign' here and below: an account's message stream is no campaign of the API.
@@ -213,12 +221,14 @@ func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (C
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
 		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -271,6 +281,8 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.SkippedUnconfirmed,
 			&i.TemplateID,
 			&i.Kind,
+			&i.SenderID,
+			&i.PausedReason,
 		); err != nil {
 			return nil, err
 		}
@@ -293,11 +305,12 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 }
 
 const campaignPause = `-- name: CampaignPause :one
-UPDATE campaigns SET status = 'paused', updated_at = now()
+UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
 `
 
+// A pause by hand carries no system reason.
 func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignPause, accountID, iD)
 	var i Campaign
@@ -326,14 +339,16 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
 		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
 
 const campaignResume = `-- name: CampaignResume :one
-UPDATE campaigns SET status = 'sending', updated_at = now()
+UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
 `
 
 func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -364,6 +379,8 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
 		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -400,10 +417,10 @@ type CampaignSendCountsRow struct {
 	Unknown        int64
 }
 
-// The campaign's status is read in the same statement, so from one snapshot with the
-// counts: counts read with a final status are final (the stats cache relies on it).
-// The counts are the live rows plus the rows retention deleted
-// (campaign_send_archive), which the deleting statement counted there.
+// The live rows plus the rows retention deleted (campaign_send_archive), which the
+// deleting statement counted there. The campaign's status is read in the same
+// statement, so from one snapshot with the counts: counts read with a final status
+// are final (the stats cache relies on it).
 func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campaignID int64) (CampaignSendCountsRow, error) {
 	row := q.db.QueryRow(ctx, campaignSendCounts, accountID, campaignID)
 	var i CampaignSendCountsRow
@@ -417,6 +434,26 @@ func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campa
 		&i.Cancelled,
 		&i.Unknown,
 	)
+	return i, err
+}
+
+const campaignSenderRules = `-- name: CampaignSenderRules :one
+SELECT s.id, s.allowed_from FROM senders s
+WHERE s.account_id = $1
+  AND (s.id = $2::bigint OR ($2::bigint IS NULL AND s.is_default))
+`
+
+type CampaignSenderRulesRow struct {
+	ID          int64
+	AllowedFrom []string
+}
+
+// The sender a campaign would send through (its own, else the account default) and
+// the From rules it imposes; no row: the environment's provider, which imposes none.
+func (q *Queries) CampaignSenderRules(ctx context.Context, accountID int64, senderID *int64) (CampaignSenderRulesRow, error) {
+	row := q.db.QueryRow(ctx, campaignSenderRules, accountID, senderID)
+	var i CampaignSenderRulesRow
+	err := row.Scan(&i.ID, &i.AllowedFrom)
 	return i, err
 }
 
@@ -434,7 +471,7 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
 `
 
 func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -465,6 +502,8 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
 		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }
@@ -481,9 +520,12 @@ UPDATE campaigns SET
     language         = coalesce($8, language),
     list_ids         = coalesce($9::bigint[], list_ids),
     ambiguous_policy = coalesce($10, ambiguous_policy),
+    -- sender_id: NULL keeps it, 0 clears it (the account default applies again).
+    sender_id        = CASE WHEN $11::bigint IS NULL THEN sender_id
+                            ELSE nullif($11::bigint, 0) END,
     updated_at       = now()
-WHERE account_id = $11 AND id = $12 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind
+WHERE account_id = $12 AND id = $13 AND status = 'draft'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
 `
 
 type CampaignUpdateDraftParams struct {
@@ -497,6 +539,7 @@ type CampaignUpdateDraftParams struct {
 	Language        *string
 	ListIds         []int64
 	AmbiguousPolicy *string
+	SenderID        *int64
 	AccountID       int64
 	ID              int64
 }
@@ -513,6 +556,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		arg.Language,
 		arg.ListIds,
 		arg.AmbiguousPolicy,
+		arg.SenderID,
 		arg.AccountID,
 		arg.ID,
 	)
@@ -542,6 +586,8 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.SkippedUnconfirmed,
 		&i.TemplateID,
 		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
 	)
 	return i, err
 }

@@ -51,6 +51,8 @@ type Campaign struct {
 	SkippedUnconfirmed *int64
 	TemplateID         *int64
 	Kind               string
+	SenderID           *int64
+	PausedReason       *string
 }
 
 type CampaignSendArchive struct {
@@ -138,6 +140,26 @@ type Send struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	ExecutorID        *int64
+}
+
+type Sender struct {
+	ID             int64
+	AccountID      int64
+	Name           string
+	Type           string
+	Settings       json.RawMessage
+	SecretKeyID    string
+	Secret         []byte
+	SecretHint     string
+	RatePerSecond  float64
+	MaxConnections int32
+	AllowedFrom    []string
+	IsDefault      bool
+	AuthFailures   int32
+	PausedReason   *string
+	PausedAt       *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 type SoftBounce struct {
