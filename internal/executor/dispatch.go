@@ -21,6 +21,12 @@ type campaign struct {
 	// after is the claim cursor: the highest id the last full claim took (0: from
 	// the start). Dispatcher only.
 	after int64
+	// provider sends its messages: its sender's, else the executor's. senderLimiter
+	// is its sender's rate (shared by the sender's campaigns); routeErr keeps it
+	// out of the deal while its sender cannot be built.
+	provider      Provider
+	senderLimiter *rate.Limiter
+	routeErr      error
 }
 
 // account groups one tenant's campaigns for round-robin dealing.
@@ -33,12 +39,14 @@ type account struct {
 
 // dealer is the dispatcher's state; only the dispatch goroutine touches it.
 type dealer struct {
-	accounts  []*account
-	next      int // the account to serve next
-	byID      map[int64]*campaign
-	limiters  map[int64]*rate.Limiter
-	global    *rate.Limiter
-	refreshed time.Time
+	accounts []*account
+	next     int // the account to serve next
+	byID     map[int64]*campaign
+	limiters map[int64]*rate.Limiter
+	// senderLimiters are the per-sender rate limiters, by sender id.
+	senderLimiters map[int64]*rate.Limiter
+	global         *rate.Limiter
+	refreshed      time.Time
 	// inflight claims run on their own goroutines and report on done.
 	inflight int
 	done     chan claimDone
@@ -140,9 +148,12 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 		return nil
 	}
 	sending := e.handOut(c, r.rows, r.claimedAt)
-	now := e.clock() // the dealer's clock: deal reads the budgets at it
+	now := e.clock() // the clock the budgets are computed on (deal)
 	if r.a.limiter != nil {
 		r.a.limiter.AllowN(now, sending)
+	}
+	if c.senderLimiter != nil {
+		c.senderLimiter.AllowN(now, sending)
 	}
 	if d.global != nil {
 		d.global.AllowN(now, sending)
@@ -162,7 +173,7 @@ func (e *Executor) drainClaims(ctx context.Context, d *dealer) {
 // newDealer is the dispatcher's starting state, with the global limiter.
 func (e *Executor) newDealer() *dealer {
 	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{},
-		done: make(chan claimDone, e.maxInflight())}
+		senderLimiters: map[int64]*rate.Limiter{}, done: make(chan claimDone, e.maxInflight())}
 	if e.cfg.RatePerSecond > 0 {
 		d.global = e.newLimiter(e.cfg.RatePerSecond)
 	}
@@ -191,12 +202,14 @@ func budgetWait(l *rate.Limiter, now time.Time, want int) time.Duration {
 // deal makes one claim if it can and returns how long to wait before the next
 // (0: go again at once).
 func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
-	now := e.clock()
-	if now.Sub(d.refreshed) >= e.cfg.Poll {
+	// Polling (refresh, idle marks) runs on the wall clock; the rate budgets on the
+	// executor's clock, which tests hold still.
+	wall, now := time.Now(), e.clock()
+	if wall.Sub(d.refreshed) >= e.cfg.Poll {
 		if err := e.refresh(ctx, d); err != nil {
 			return 0, err
 		}
-		d.refreshed = now
+		d.refreshed = wall
 	}
 	free := int(e.free.Load())
 	// Claims of one row waste the per-statement cost that dominates (DESIGN.md §4):
@@ -234,16 +247,25 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		for j := range a.campaigns {
 			c := a.campaigns[(a.next+j)%len(a.campaigns)]
-			if time.Now().Before(c.idleUntil) {
+			if wall.Before(c.idleUntil) || c.routeErr != nil {
 				continue
 			}
 			room := free - e.reserve(c)
 			if room < least {
 				continue // only a campaign that may use the prefetch slots can claim now
 			}
+			cn, w := senderBudget(c, now, min(an, room))
+			if w > 0 || (c.senderLimiter != nil && d.inflight > 0) {
+				// A sender's budget is charged with what a claim took: one claim
+				// of a rate-limited sender at a time.
+				if w > 0 && (rateWait == 0 || w < rateWait) {
+					rateWait = w
+				}
+				continue
+			}
 			a.next = (a.next + j + 1) % len(a.campaigns)
 			d.next = (d.next + i + 1) % len(d.accounts)
-			e.launch(ctx, d, a, c, min(an, room))
+			e.launch(ctx, d, a, c, cn)
 			return 0, nil
 		}
 	}
@@ -261,7 +283,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 // cannot deduplicate, every leased row becomes `unknown`: those campaigns claim
 // only for free workers, as many rows as could really be in flight.
 func (e *Executor) reserve(c *campaign) int {
-	if e.provider.Idempotent() || c.AmbiguousPolicy == "retry" {
+	if e.providerOf(c).Idempotent() || c.AmbiguousPolicy == "retry" {
 		return 0
 	}
 	return e.cfg.BatchSize
@@ -286,6 +308,9 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 			// A wake-up (NOTIFY, resume) may mean new work: forget the idle mark.
 			c.idleUntil = time.Time{}
 		}
+		// Re-resolved on every refresh: a sender's new credentials or rate apply
+		// within a poll (Senders caches what it built).
+		e.route(ctx, d, c)
 		byID[row.ID] = c
 		if len(accounts) == 0 || accounts[len(accounts)-1].id != row.AccountID {
 			accounts = append(accounts, &account{id: row.AccountID, limiter: e.accountLimiter(d, row.AccountID)})

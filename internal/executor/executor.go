@@ -68,6 +68,9 @@ type Config struct {
 	// Messages builds every message (keyed Message-IDs); nil means a builder with a
 	// random key, whose Message-IDs do not survive the process (tests only).
 	Messages *message.Builder
+	// Senders routes campaigns that name a sender to its provider; nil: every
+	// campaign goes through the executor's provider.
+	Senders Senders
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 }

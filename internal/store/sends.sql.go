@@ -327,12 +327,17 @@ WITH expired AS (
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
 ), camp AS (
-    SELECT c.id, c.status, c.ambiguous_policy FROM campaigns c
+    -- A campaign's provider is its sender (pinned at start): resend and http
+    -- deduplicate on the job id; no sender means the environment's provider (@idempotent).
+    SELECT c.id, c.status, c.ambiguous_policy,
+           coalesce((SELECT sn.type IN ('resend', 'http') FROM senders sn
+                     WHERE sn.account_id = c.account_id AND sn.id = c.sender_id), $7::bool) AS idempotent
+    FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
-    FOR SHARE
+    FOR SHARE OF c
 ), judged AS (
     SELECT e.id, s.attempts,
-           (($7::bool OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
+           ((c.idempotent OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
     FROM expired e
     JOIN sends s ON s.id = e.id
     JOIN camp c ON c.id = s.campaign_id
@@ -375,8 +380,8 @@ type SendRescueExpiredRow struct {
 // that is alive but frozen), or, when check_liveness is set, the executor that
 // claimed them stopped its heartbeat for dead_after or deregistered (killed,
 // crashed, or stopped with acknowledgements it could not write). The caller's own
-// rows are never taken for liveness. An idempotent provider drops a replay of the
-// same job id, so they are requeued; otherwise the campaign's ambiguous_policy
+// rows are never taken for liveness. An idempotent provider (the campaign's sender,
+// else the environment's) drops a replay of the same job id, so they are requeued; otherwise the campaign's ambiguous_policy
 // decides: retry requeues, skip marks them unknown so no second copy is risked. A
 // requeue counts as an attempt (the claim charged it), so a message that keeps
 // killing its process fails at max_attempts instead of looping forever; it waits
