@@ -68,6 +68,15 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 		cfg.UnsubscribeSecret = []string{secret}
 	}
 
+	// A development receiver usually runs on this machine, over plain http: unless
+	// the developer said otherwise, dev lets event deliveries reach it.
+	for name, v := range map[string]*bool{"SENDONCE_EVENT_ALLOW_PRIVATE": &cfg.EventAllowPrivate,
+		"SENDONCE_EVENT_ALLOW_HTTP": &cfg.EventAllowHTTP} {
+		if _, set := os.LookupEnv(name); !set {
+			*v = true
+		}
+	}
+
 	opts := Options{API: true, Executor: true, OnListen: func(addr net.Addr) {
 		base := "http://" + addr.String()
 		fmt.Fprintf(stdout, "\nSENDONCE_API_KEY=%s\n\n", key)

@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -45,6 +46,9 @@ type Deps struct {
 	// TestSender sends campaign test messages; nil means the provider of Config,
 	// built on first use so an API that never tests opens no provider connections.
 	TestSender campaign.Sender
+	// Events serves the accounts' events and their endpoints; nil means on Pool,
+	// guarding endpoint URLs as Config says.
+	Events *event.Service
 	// Idempotency stores Idempotency-Key claims and responses; nil means on Pool.
 	Idempotency *idempotency.Store
 	// Now is the clock of the idempotency keys; nil means time.Now.
@@ -77,6 +81,10 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Campaigns == nil {
 		d.Campaigns = campaign.NewService(d.Pool)
+	}
+	if d.Events == nil {
+		d.Events = event.NewService(d.Pool, event.Guard{
+			AllowHTTP: d.Config.EventAllowHTTP, AllowPrivate: d.Config.EventAllowPrivate})
 	}
 	if d.Idempotency == nil {
 		d.Idempotency = idempotency.NewStore(d.Pool)

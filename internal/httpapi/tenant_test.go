@@ -41,13 +41,21 @@ func TestCrossTenant(t *testing.T) {
 		ID int64 `json:"id"`
 	}
 	require.NoError(t, json.Unmarshal(res.Body, &hook))
+	res = e.do(a, "POST", "/v1/event-endpoints", map[string]any{"url": "https://example.com/hook"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	var eventEndpoint struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(res.Body, &eventEndpoint))
 
 	snapshot := func() []string {
 		var out []string
 		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
 			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
-			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID)} {
+			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
+			"/v1/event-endpoints", "/v1/event-endpoints/" + itoa(eventEndpoint.ID),
+			"/v1/event-endpoints/" + itoa(eventEndpoint.ID) + "/deliveries", "/v1/events"} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -100,6 +108,21 @@ func TestCrossTenant(t *testing.T) {
 		"getWebhookEndpoint":    {},
 		"deleteWebhookEndpoint": {},
 		"rotateWebhookEndpoint": {body: map[string]any{}},
+		// Events out: B sees none of A's events or endpoints. The stream cannot end
+		// in this walk, so its row checks only that a bad filter is refused before
+		// it starts; TestEventStreamTenant walks the stream itself.
+		"listEvents":                  {expect: http.StatusOK},
+		"streamEvents":                {query: "?type=no.such", expect: http.StatusUnprocessableEntity},
+		"createEventStreamToken":      {expect: http.StatusCreated},
+		"listEventEndpoints":          {expect: http.StatusOK},
+		"createEventEndpoint":         {body: map[string]any{"url": "https://example.com/b"}, expect: http.StatusCreated},
+		"getEventEndpoint":            {},
+		"updateEventEndpoint":         {body: map[string]any{"description": "hijacked"}},
+		"deleteEventEndpoint":         {},
+		"rotateEventEndpoint":         {body: map[string]any{}},
+		"pingEventEndpoint":           {},
+		"redeliverEventEndpoint":      {body: map[string]any{"since": "2020-01-01T00:00:00Z"}},
+		"listEventEndpointDeliveries": {},
 		// Deliveries carry no API key: the endpoint's signature authenticates, and an
 		// unsigned post to A's endpoint is refused whoever sends it.
 		"deliverWebhook": {body: map[string]any{"type": "subscriber.unsubscribed", "data": map[string]any{"email": "a1@example.com"}}, expect: http.StatusUnauthorized},
@@ -147,6 +170,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(camp.Id))
 		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
+		case strings.HasPrefix(path, "/v1/event-endpoints/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(eventEndpoint.ID))
 		case strings.HasPrefix(path, "/v1/webhooks/"):
 			url = strings.NewReplacer("{source}", "standard", "{endpoint_id}", itoa(hook.ID)).Replace(url)
 		}
