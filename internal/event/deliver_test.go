@@ -197,7 +197,6 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	require.Len(t, strings.Fields(got[1].Sig), 2, "the new secret and the first one, still in its grace period")
 }
 
-
 // TestBatchingPerRecipientEvents: a batching endpoint gets send.* events as
 // event.batch envelopes of at most batch_size, each carrying the events' own ids;
 // other types still go one by one.
