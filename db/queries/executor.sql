@@ -11,14 +11,23 @@ LIMIT 100;
 -- name: CampaignStart :one
 -- The approved → sending compare-and-set. It runs in the same transaction as
 -- SendBuildRecipients, so a crash leaves either an approved campaign or a sending
--- one with its full recipient list. No row back means another executor won.
-UPDATE campaigns
-SET status = 'sending',
-    started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
-    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-WHERE id = @id AND status = 'approved'
-  AND scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
-RETURNING id, account_id, list_ids;
+-- one with its full recipient list. No row back means another executor won. The
+-- campaign.started event is written by the same statement.
+WITH started AS (
+    UPDATE campaigns
+    SET status = 'sending',
+        started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
+        updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE campaigns.id = sqlc.arg('id')::bigint AND campaigns.status = 'approved'
+      AND campaigns.scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
+    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.name, campaigns.status
+), started_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'campaign.started', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
+    FROM started c
+)
+SELECT s.id, s.account_id, s.list_ids FROM started s;
 
 -- name: CampaignListSending :many
 -- Everything a sender needs of the campaigns being sent; the dispatcher deals them
@@ -31,16 +40,24 @@ ORDER BY account_id, id;
 
 -- name: CampaignFinish :one
 -- sending → sent once nothing is left to send or in flight. The NOT EXISTS reads
--- sends_campaign_status_idx.
-UPDATE campaigns
-SET status = 'sent',
-    finished_at = coalesce(sqlc.narg('now')::timestamptz, now()),
-    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-WHERE campaigns.id = @campaign_id AND campaigns.status = 'sending'
-  AND NOT EXISTS (
-      SELECT 1 FROM sends
-      WHERE sends.campaign_id = @campaign_id AND sends.status IN ('queued', 'sending'))
-RETURNING campaigns.id;
+-- sends_campaign_status_idx. The campaign.sent event is written by the same statement.
+WITH finished AS (
+    UPDATE campaigns
+    SET status = 'sent',
+        finished_at = coalesce(sqlc.narg('now')::timestamptz, now()),
+        updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE campaigns.id = @campaign_id AND campaigns.status = 'sending'
+      AND NOT EXISTS (
+          SELECT 1 FROM sends
+          WHERE sends.campaign_id = @campaign_id AND sends.status IN ('queued', 'sending'))
+    RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status
+), finished_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'campaign.sent', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
+    FROM finished c
+)
+SELECT f.id FROM finished f;
 
 -- name: CampaignListCancelledWithQueued :many
 -- Cancelled campaigns that still have queued rows to close.

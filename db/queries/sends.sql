@@ -32,6 +32,7 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- stay queued at the head of the index and every later claim would walk over it
 -- again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
 -- lease_until comes back so a worker never starts a send its lease cannot cover.
+-- The suppressed rows' send.suppressed events are written by the same statement.
 WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id
@@ -49,19 +50,31 @@ WITH picked AS (
     FROM picked p
     JOIN sends s ON s.id = p.id
     LEFT JOIN subscribers sub ON sub.id = s.subscriber_id AND sub.status = 'confirmed'
+), claimed AS (
+    UPDATE sends s
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked THEN NULL
+                           ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
+        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+        updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
+    FROM judged j
+    WHERE s.id = j.id
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+              s.lease_until, coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes
+), suppressed_events AS (
+    -- send.suppressed for the rows marked here, in this statement (events.sql).
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'send.suppressed', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+                              'email', c.email, 'status', c.status)
+    FROM claimed c
+    WHERE c.status = 'suppressed'
 )
-UPDATE sends s
-SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-    lease_until = CASE WHEN j.blocked THEN NULL
-                       ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
-    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-    updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
-FROM judged j
-WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts, s.lease_until,
-          coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes;
+SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
+       c.name, c.attributes
+FROM claimed c;
 
--- name: SendAckMany :execrows
+-- name: SendAckMany :one
 -- The completer's coalesced acknowledgement: one statement for every outcome of a
 -- few milliseconds of sends across all workers. Each result carries the attempts
 -- its claim set; a claim bumps attempts, so a match means nobody claimed the row
@@ -70,6 +83,10 @@ RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.at
 -- out, but that nobody claimed again, takes the ack: the worker knows the outcome
 -- the rescuer had to guess, e.g. when a database outage held acks past the lease.
 -- Cancelled and suppressed rows keep their state.
+-- The same statement writes the per-recipient events (send.sent, send.failed,
+-- send.unknown; a retry writes none) into the outbox, so they commit with the ack
+-- and cost no round trip of their own. The count is of acknowledged rows.
+WITH acked AS (
 UPDATE sends s
 SET status              = u.status,
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
@@ -86,7 +103,19 @@ FROM (
            unnest(@next_attempts::timestamptz[]) AS next_attempt_at
 ) AS u
 WHERE s.id = u.id AND s.attempts = u.attempts
-  AND s.status IN ('sending', 'queued', 'unknown', 'failed');
+  AND s.status IN ('sending', 'queued', 'unknown', 'failed')
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts,
+          s.provider_message_id, s.last_error
+), outcome_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT a.account_id, 'send.' || a.status, coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id,
+                              'email', a.email, 'status', a.status, 'attempts', a.attempts,
+                              'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500))
+    FROM acked a
+    WHERE a.status IN ('sent', 'failed', 'unknown')
+)
+SELECT count(*) FROM acked;
 
 -- name: SendReleaseMany :execrows
 -- Hands claimed rows that were never given to the provider back to the queue (at
@@ -108,14 +137,15 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND s.status IN ('sending', 'queue
 -- claim charged it): a message that keeps killing its process fails at
 -- max_attempts instead of looping forever, and from the second expiry on it waits
 -- backoff_base doubled per attempt (capped at backoff_max). The first expiry
--- replays at once: one crash should not delay a campaign.
+-- replays at once: one crash should not delay a campaign. Rows it settles as
+-- unknown or failed get their send.* event in the same statement.
 WITH expired AS (
     SELECT s.id FROM sends s
     WHERE s.status = 'sending' AND s.lease_until < coalesce(sqlc.narg('now')::timestamptz, now())
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
-)
+), rescued AS (
 UPDATE sends s
 SET status = CASE WHEN NOT (@idempotent::bool OR c.ambiguous_policy = 'retry') THEN 'unknown'
                   WHEN s.attempts >= @max_attempts::int THEN 'failed'
@@ -132,7 +162,16 @@ SET status = CASE WHEN NOT (@idempotent::bool OR c.ambiguous_policy = 'retry') T
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM expired e, campaigns c
 WHERE s.id = e.id AND c.id = s.campaign_id
-RETURNING s.id, s.campaign_id, s.status;
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error
+), settled_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT r.account_id, 'send.' || r.status, coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', r.campaign_id, 'send_id', r.id, 'subscriber_id', r.subscriber_id,
+                              'email', r.email, 'status', r.status, 'attempts', r.attempts, 'error', r.last_error)
+    FROM rescued r
+    WHERE r.status IN ('unknown', 'failed')
+)
+SELECT r.id, r.campaign_id, r.status FROM rescued r;
 
 -- name: SendSweepCancelled :execrows
 -- The cancel transition (SendCancelQueued) closes the queued rows in its own

@@ -192,7 +192,7 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, nil, leaseInterval(time.Minute), c, int32(100))
+			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, c, nil, int32(100), leaseInterval(time.Minute)) // $1 campaign, $2 now, $3 n, $4 lease
 			if err != nil {
 				return err
 			}

@@ -13,7 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const sendAckMany = `-- name: SendAckMany :execrows
+const sendAckMany = `-- name: SendAckMany :one
+WITH acked AS (
 UPDATE sends s
 SET status              = u.status,
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
@@ -31,6 +32,18 @@ FROM (
 ) AS u
 WHERE s.id = u.id AND s.attempts = u.attempts
   AND s.status IN ('sending', 'queued', 'unknown', 'failed')
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts,
+          s.provider_message_id, s.last_error
+), outcome_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT a.account_id, 'send.' || a.status, coalesce($1::timestamptz, now()),
+           jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id,
+                              'email', a.email, 'status', a.status, 'attempts', a.attempts,
+                              'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500))
+    FROM acked a
+    WHERE a.status IN ('sent', 'failed', 'unknown')
+)
+SELECT count(*) FROM acked
 `
 
 type SendAckManyParams struct {
@@ -51,8 +64,11 @@ type SendAckManyParams struct {
 // out, but that nobody claimed again, takes the ack: the worker knows the outcome
 // the rescuer had to guess, e.g. when a database outage held acks past the lease.
 // Cancelled and suppressed rows keep their state.
+// The same statement writes the per-recipient events (send.sent, send.failed,
+// send.unknown; a retry writes none) into the outbox, so they commit with the ack
+// and cost no round trip of their own. The count is of acknowledged rows.
 func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendAckMany,
+	row := q.db.QueryRow(ctx, sendAckMany,
 		arg.Now,
 		arg.Ids,
 		arg.Attempts,
@@ -61,10 +77,9 @@ func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64
 		arg.Errors,
 		arg.NextAttempts,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const sendBuildRecipients = `-- name: SendBuildRecipients :execrows
@@ -109,12 +124,12 @@ func (q *Queries) SendBuildRecipients(ctx context.Context, arg SendBuildRecipien
 const sendClaimBatch = `-- name: SendClaimBatch :many
 WITH picked AS (
     SELECT s.id FROM sends s
-    WHERE s.campaign_id = $3
+    WHERE s.campaign_id = $1
       AND s.status = 'queued'
-      AND s.next_attempt_at <= coalesce($1::timestamptz, now())
-      AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $3 AND c.status = 'sending')
+      AND s.next_attempt_at <= coalesce($2::timestamptz, now())
+      AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $1 AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $4
+    LIMIT $3
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, sub.name, sub.attributes,
@@ -124,24 +139,36 @@ WITH picked AS (
     FROM picked p
     JOIN sends s ON s.id = p.id
     LEFT JOIN subscribers sub ON sub.id = s.subscriber_id AND sub.status = 'confirmed'
+), claimed AS (
+    UPDATE sends s
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked THEN NULL
+                           ELSE coalesce($2::timestamptz, now()) + $4::interval END,
+        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+        updated_at  = coalesce($2::timestamptz, now())
+    FROM judged j
+    WHERE s.id = j.id
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+              s.lease_until, coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes
+), suppressed_events AS (
+    -- send.suppressed for the rows marked here, in this statement (events.sql).
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'send.suppressed', coalesce($2::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+                              'email', c.email, 'status', c.status)
+    FROM claimed c
+    WHERE c.status = 'suppressed'
 )
-UPDATE sends s
-SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-    lease_until = CASE WHEN j.blocked THEN NULL
-                       ELSE coalesce($1::timestamptz, now()) + $2::interval END,
-    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-    updated_at  = coalesce($1::timestamptz, now())
-FROM judged j
-WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts, s.lease_until,
-          coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes
+SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
+       c.name, c.attributes
+FROM claimed c
 `
 
 type SendClaimBatchParams struct {
-	Now        *time.Time
-	Lease      pgtype.Interval
 	CampaignID int64
+	Now        *time.Time
 	N          int32
+	Lease      pgtype.Interval
 }
 
 type SendClaimBatchRow struct {
@@ -166,12 +193,13 @@ type SendClaimBatchRow struct {
 // stay queued at the head of the index and every later claim would walk over it
 // again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
 // lease_until comes back so a worker never starts a send its lease cannot cover.
+// The suppressed rows' send.suppressed events are written by the same statement.
 func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) ([]SendClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, sendClaimBatch,
-		arg.Now,
-		arg.Lease,
 		arg.CampaignID,
+		arg.Now,
 		arg.N,
+		arg.Lease,
 	)
 	if err != nil {
 		return nil, err
@@ -244,34 +272,43 @@ func (q *Queries) SendReleaseMany(ctx context.Context, arg SendReleaseManyParams
 const sendRescueExpired = `-- name: SendRescueExpired :many
 WITH expired AS (
     SELECT s.id FROM sends s
-    WHERE s.status = 'sending' AND s.lease_until < coalesce($3::timestamptz, now())
+    WHERE s.status = 'sending' AND s.lease_until < coalesce($1::timestamptz, now())
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
-)
+), rescued AS (
 UPDATE sends s
-SET status = CASE WHEN NOT ($1::bool OR c.ambiguous_policy = 'retry') THEN 'unknown'
-                  WHEN s.attempts >= $2::int THEN 'failed'
+SET status = CASE WHEN NOT ($2::bool OR c.ambiguous_policy = 'retry') THEN 'unknown'
+                  WHEN s.attempts >= $3::int THEN 'failed'
                   ELSE 'queued' END,
     lease_until = NULL,
-    last_error = CASE WHEN ($1::bool OR c.ambiguous_policy = 'retry') AND s.attempts >= $2::int
+    last_error = CASE WHEN ($2::bool OR c.ambiguous_policy = 'retry') AND s.attempts >= $3::int
                       THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
                       ELSE 'lease expired while sending' END,
-    next_attempt_at = coalesce($3::timestamptz, now()) + CASE
+    next_attempt_at = coalesce($1::timestamptz, now()) + CASE
         WHEN s.attempts <= 1 THEN '0 seconds'::interval
         ELSE least($4::interval,
                    $5::interval * (2 ^ least(s.attempts - 2, 30)))
         END,
-    updated_at = coalesce($3::timestamptz, now())
+    updated_at = coalesce($1::timestamptz, now())
 FROM expired e, campaigns c
 WHERE s.id = e.id AND c.id = s.campaign_id
-RETURNING s.id, s.campaign_id, s.status
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error
+), settled_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT r.account_id, 'send.' || r.status, coalesce($1::timestamptz, now()),
+           jsonb_build_object('campaign_id', r.campaign_id, 'send_id', r.id, 'subscriber_id', r.subscriber_id,
+                              'email', r.email, 'status', r.status, 'attempts', r.attempts, 'error', r.last_error)
+    FROM rescued r
+    WHERE r.status IN ('unknown', 'failed')
+)
+SELECT r.id, r.campaign_id, r.status FROM rescued r
 `
 
 type SendRescueExpiredParams struct {
+	Now         *time.Time
 	Idempotent  bool
 	MaxAttempts int32
-	Now         *time.Time
 	BackoffMax  pgtype.Interval
 	BackoffBase pgtype.Interval
 }
@@ -289,12 +326,13 @@ type SendRescueExpiredRow struct {
 // claim charged it): a message that keeps killing its process fails at
 // max_attempts instead of looping forever, and from the second expiry on it waits
 // backoff_base doubled per attempt (capped at backoff_max). The first expiry
-// replays at once: one crash should not delay a campaign.
+// replays at once: one crash should not delay a campaign. Rows it settles as
+// unknown or failed get their send.* event in the same statement.
 func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredParams) ([]SendRescueExpiredRow, error) {
 	rows, err := q.db.Query(ctx, sendRescueExpired,
+		arg.Now,
 		arg.Idempotent,
 		arg.MaxAttempts,
-		arg.Now,
 		arg.BackoffMax,
 		arg.BackoffBase,
 	)
