@@ -98,16 +98,12 @@ func (w *Worker) attempt(ctx context.Context, d store.EventDeliveryClaimRow) out
 	return w.failure(d, &code, res.Status, nil)
 }
 
-// failure schedules the next attempt (at or after the receiver's Retry-After), or
+// failure schedules the next attempt (at the receiver's Retry-After, if any), or
 // gives up after the last one.
 func (w *Worker) failure(d store.EventDeliveryClaimRow, code *int32, msg string, after *time.Time) outcome {
-	now := w.opts.Now()
-	next, ok := w.retryAt(int(d.Attempts), now)
+	next, ok := w.retryAt(int(d.Attempts), d.CreatedAt, w.opts.Now(), after)
 	if !ok {
 		return outcome{status: "failed", code: code, err: msg}
-	}
-	if after != nil && after.After(next) {
-		next = *after
 	}
 	return outcome{status: "pending", code: code, err: msg, next: &next}
 }

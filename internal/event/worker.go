@@ -177,13 +177,24 @@ func (w *Worker) maintain(ctx context.Context) {
 	}
 }
 
-// retryAt is when attempt number attempts (1-based) that failed is tried again, or
-// false when it was the last.
-func (w *Worker) retryAt(attempts int, now time.Time) (time.Time, bool) {
-	if attempts > len(w.opts.Schedule) {
+// retryAt is when a delivery whose attempt number attempts (1-based) failed is
+// tried again, or false to give up. A receiver's Retry-After (after) is the wait
+// when given; otherwise the schedule's step for this attempt, with jitter. It gives
+// up only once the schedule's steps are used up and the delivery is as old as the
+// whole schedule, so Retry-After answers (which may come quickly, one after the
+// other) cannot use up the days a receiver is given to come back.
+func (w *Worker) retryAt(attempts int, created, now time.Time, after *time.Time) (time.Time, bool) {
+	var total time.Duration
+	for _, d := range w.opts.Schedule {
+		total += d
+	}
+	if attempts > len(w.opts.Schedule) && now.Sub(created) >= total {
 		return time.Time{}, false
 	}
-	d := w.opts.Schedule[attempts-1]
+	if after != nil {
+		return *after, true
+	}
+	d := w.opts.Schedule[min(attempts, len(w.opts.Schedule))-1]
 	// ±20 % jitter, so an endpoint coming back is not hit by every retry at once.
 	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 	return now.Add(d), true
