@@ -53,6 +53,8 @@ type Worker struct {
 	mu   sync.Mutex
 	free int
 	wg   sync.WaitGroup
+	// done is signalled when a delivery finishes, so the loop claims again at once.
+	done chan struct{}
 }
 
 // NewWorker returns a Worker on pool.
@@ -85,19 +87,24 @@ func NewWorker(pool *pgxpool.Pool, opts WorkerOptions) *Worker {
 		opts.Now = time.Now
 	}
 	return &Worker{pool: pool, opts: opts, client: opts.Guard.newClient(), metrics: newMetrics(opts.Registry),
-		log: opts.Logger, free: opts.Concurrency}
+		log: opts.Logger, free: opts.Concurrency, done: make(chan struct{}, 1)}
 }
 
 // Run fans out and delivers until ctx ends, then waits for the deliveries in flight
-// (each bounded by Timeout) and returns.
+// (each bounded by Timeout) and returns. It looks for new events every Poll, and
+// claims again as soon as a delivery finishes, so an endpoint's throughput is bound
+// by its concurrency cap and its latency, not by the poll.
 func (w *Worker) Run(ctx context.Context) {
 	defer w.wg.Wait()
 	tick := time.NewTicker(w.opts.Poll)
 	defer tick.Stop()
 	var lastMaintain time.Time
+	fanout := true
 	for {
-		if _, err := w.fanout(ctx); err != nil && ctx.Err() == nil {
-			w.log.Warn("event fan-out", "err", err)
+		if fanout {
+			if _, err := w.fanout(ctx); err != nil && ctx.Err() == nil {
+				w.log.Warn("event fan-out", "err", err)
+			}
 		}
 		if err := w.claim(ctx); err != nil && ctx.Err() == nil {
 			w.log.Warn("event delivery claim", "err", err)
@@ -110,6 +117,9 @@ func (w *Worker) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			fanout = true
+		case <-w.done:
+			fanout = false
 		}
 	}
 }
@@ -141,6 +151,10 @@ func (w *Worker) claim(ctx context.Context) error {
 				w.mu.Lock()
 				w.free++
 				w.mu.Unlock()
+				select {
+				case w.done <- struct{}{}:
+				default: // a wake-up is pending already
+				}
 			}()
 		}
 		if len(rows) < n || ctx.Err() != nil {
