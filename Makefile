@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos
+.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos postman
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -13,6 +13,11 @@ run:
 test:
 	$(GO) build -o bin/sendonce-test ./cmd/sendonce
 	bin/sendonce-test testdb -- $(GO) test -count=1 -timeout 30m $(PKGS)
+
+## postman: run the Postman collection (api/postman) with newman against a real `sendonce serve` on a throwaway cluster
+postman:
+	$(GO) build -o bin/sendonce-postman ./cmd/sendonce
+	api/postman/run.sh bin/sendonce-postman
 
 ## fuzz: run every fuzz target briefly (FUZZTIME each; the seed corpus also runs in `make test`)
 FUZZTIME ?= 5s

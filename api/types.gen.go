@@ -222,7 +222,7 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
-// Account defines model for Account.
+// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
@@ -232,7 +232,7 @@ type Account struct {
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 type AmbiguousPolicy string
 
-// ApproveRequest defines model for ApproveRequest.
+// ApproveRequest Example: {"scheduled_for":"2030-01-01T09:00:00Z"}
 type ApproveRequest struct {
 	// ScheduledFor When to start sending; default now.
 	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
@@ -241,7 +241,19 @@ type ApproveRequest struct {
 // Attributes Free-form data the templates see as .Attributes.
 type Attributes map[string]interface{}
 
-// Campaign defines model for Campaign.
+// BuildSkips Subscribers of the target lists (of the account, for list_ids []) that the recipient
+// build left out, counted when the campaign started sending. They have no send row.
+//
+// Example: {"suppressed":1,"unconfirmed":0}
+type BuildSkips struct {
+	// Suppressed Suppressed addresses, whatever the subscriber's status.
+	Suppressed int64 `json:"suppressed"`
+
+	// Unconfirmed Of the rest, subscribers not confirmed (pending or unsubscribed).
+	Unconfirmed int64 `json:"unconfirmed"`
+}
+
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","reply_to":"","scheduled_for":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
@@ -267,7 +279,7 @@ type Campaign struct {
 	UpdatedAt    time.Time      `json:"updated_at"`
 }
 
-// CampaignCreate defines model for CampaignCreate.
+// CampaignCreate Example: {"from_email":"news@example.com","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","list_ids":[7],"name":"November news","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}."}
 type CampaignCreate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
@@ -288,20 +300,27 @@ type CampaignPage struct {
 	NextCursor *string    `json:"next_cursor"`
 }
 
-// CampaignStats defines model for CampaignStats.
+// CampaignStats Example: {"campaign_id":42,"counts":{"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0},"finished_at":"2026-11-02T09:00:04Z","skipped":{"suppressed":1,"unconfirmed":0},"started_at":"2026-11-02T09:00:00Z","status":"sent","total":9999}
 type CampaignStats struct {
-	CampaignId int64          `json:"campaign_id"`
-	Counts     SendCounts     `json:"counts"`
-	FinishedAt *time.Time     `json:"finished_at"`
-	StartedAt  *time.Time     `json:"started_at"`
-	Status     CampaignStatus `json:"status"`
-	Total      int64          `json:"total"`
+	CampaignId int64 `json:"campaign_id"`
+
+	// Counts Example: {"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0}
+	Counts     SendCounts `json:"counts"`
+	FinishedAt *time.Time `json:"finished_at"`
+
+	// Skipped Whom the recipient build left out; null until the campaign has started sending.
+	Skipped   *BuildSkips    `json:"skipped"`
+	StartedAt *time.Time     `json:"started_at"`
+	Status    CampaignStatus `json:"status"`
+
+	// Total Send rows, the sum of counts.
+	Total int64 `json:"total"`
 }
 
 // CampaignStatus defines model for CampaignStatus.
 type CampaignStatus string
 
-// CampaignUpdate defines model for CampaignUpdate.
+// CampaignUpdate Example: {"subject":"Hello again {{.Name}}"}
 type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
@@ -406,14 +425,14 @@ type ImportRejection struct {
 	Reason string `json:"reason"`
 }
 
-// ImportResult defines model for ImportResult.
+// ImportResult Example: {"inserted":9999,"rejected":[{"email":"ada at example.com","line":3,"reason":"email must be a bare address such as ada@example.com, without a display name, comment or quotes"}],"updated":0}
 type ImportResult struct {
 	Inserted int64             `json:"inserted"`
 	Rejected []ImportRejection `json:"rejected"`
 	Updated  int64             `json:"updated"`
 }
 
-// List defines model for List.
+// List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"member_count":10000,"name":"newsletter","updated_at":"2026-11-02T09:00:00Z"}
 type List struct {
 	CreatedAt   time.Time `json:"created_at"`
 	Description string    `json:"description"`
@@ -423,31 +442,31 @@ type List struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-// ListCreate defines model for ListCreate.
+// ListCreate Example: {"description":"early access","name":"beta testers"}
 type ListCreate struct {
 	Description *string `json:"description,omitempty"`
 	Name        string  `json:"name"`
 }
 
-// ListPage defines model for ListPage.
+// ListPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"member_count":10000,"name":"newsletter","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
 type ListPage struct {
 	Data       []List  `json:"data"`
 	NextCursor *string `json:"next_cursor"`
 }
 
-// ListUpdate defines model for ListUpdate.
+// ListUpdate Example: {"description":"early access, second wave"}
 type ListUpdate struct {
 	Description *string `json:"description,omitempty"`
 	Name        *string `json:"name,omitempty"`
 }
 
-// MemberChange defines model for MemberChange.
+// MemberChange Example: {"changed":2}
 type MemberChange struct {
 	// Changed Rows added or removed.
 	Changed int64 `json:"changed"`
 }
 
-// MemberIDs defines model for MemberIDs.
+// MemberIDs Example: {"subscriber_ids":[101,102]}
 type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
@@ -474,7 +493,7 @@ type Problem struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
-// Send defines model for Send.
+// Send Example: {"attempts":1,"email":"ada@example.com","id":5001,"last_error":null,"provider_message_id":"campaign:42:101","sent_at":"2026-11-02T09:00:01Z","status":"sent","subscriber_id":101}
 type Send struct {
 	Attempts          int        `json:"attempts"`
 	Email             string     `json:"email"`
@@ -486,7 +505,7 @@ type Send struct {
 	SubscriberId      int64      `json:"subscriber_id"`
 }
 
-// SendCounts defines model for SendCounts.
+// SendCounts Example: {"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0}
 type SendCounts struct {
 	Cancelled  int64 `json:"cancelled"`
 	Failed     int64 `json:"failed"`
@@ -497,7 +516,7 @@ type SendCounts struct {
 	Unknown    int64 `json:"unknown"`
 }
 
-// SendPage defines model for SendPage.
+// SendPage Example: {"data":[{"attempts":1,"email":"ada@example.com","id":5001,"last_error":null,"provider_message_id":"campaign:42:101","sent_at":"2026-11-02T09:00:01Z","status":"sent","subscriber_id":101}],"next_cursor":null}
 type SendPage struct {
 	Data       []Send  `json:"data"`
 	NextCursor *string `json:"next_cursor"`
@@ -506,12 +525,12 @@ type SendPage struct {
 // SendStatus defines model for SendStatus.
 type SendStatus string
 
-// Status defines model for Status.
+// Status Example: {"status":"ok"}
 type Status struct {
 	Status string `json:"status"`
 }
 
-// Subscriber defines model for Subscriber.
+// Subscriber Example: {"attributes":{"plan":"pro"},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada Lovelace","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}
 type Subscriber struct {
 	// Attributes Free-form data the templates see as .Attributes.
 	Attributes Attributes       `json:"attributes"`
@@ -523,7 +542,7 @@ type Subscriber struct {
 	UpdatedAt  time.Time        `json:"updated_at"`
 }
 
-// SubscriberCreate defines model for SubscriberCreate.
+// SubscriberCreate Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
 type SubscriberCreate struct {
 	// Attributes Free-form data the templates see as .Attributes.
 	Attributes *Attributes             `json:"attributes,omitempty"`
@@ -536,6 +555,8 @@ type SubscriberCreate struct {
 type SubscriberCreateStatus string
 
 // SubscriberImportRow One row of a JSON import. Rows are checked in the handler, so a bad row is reported, not fatal.
+//
+// Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
 type SubscriberImportRow struct {
 	// Attributes Free-form data the templates see as .Attributes.
 	Attributes *Attributes `json:"attributes,omitempty"`
@@ -544,7 +565,7 @@ type SubscriberImportRow struct {
 	Status     *string     `json:"status,omitempty"`
 }
 
-// SubscriberPage defines model for SubscriberPage.
+// SubscriberPage Example: {"data":[{"attributes":{"plan":"pro"},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada Lovelace","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
 type SubscriberPage struct {
 	Data       []Subscriber `json:"data"`
 	NextCursor *string      `json:"next_cursor"`
@@ -553,7 +574,7 @@ type SubscriberPage struct {
 // SubscriberStatus defines model for SubscriberStatus.
 type SubscriberStatus string
 
-// SubscriberUpdate defines model for SubscriberUpdate.
+// SubscriberUpdate Example: {"attributes":{"plan":"team"},"name":"Ada King"}
 type SubscriberUpdate struct {
 	// Attributes Free-form data the templates see as .Attributes.
 	Attributes *Attributes       `json:"attributes,omitempty"`
@@ -562,7 +583,7 @@ type SubscriberUpdate struct {
 	Status     *SubscriberStatus `json:"status,omitempty"`
 }
 
-// Suppression defines model for Suppression.
+// Suppression Example: {"created_at":"2026-11-02T09:00:00Z","email":"user42@example.com","reason":"complaint","source":"support ticket 1234"}
 type Suppression struct {
 	CreatedAt time.Time `json:"created_at"`
 
@@ -572,14 +593,14 @@ type Suppression struct {
 	Source string            `json:"source"`
 }
 
-// SuppressionCreate defines model for SuppressionCreate.
+// SuppressionCreate Example: {"email":"user42@example.com","reason":"complaint","source":"support ticket 1234"}
 type SuppressionCreate struct {
 	Email  string             `json:"email"`
 	Reason *SuppressionReason `json:"reason,omitempty"`
 	Source *string            `json:"source,omitempty"`
 }
 
-// SuppressionPage defines model for SuppressionPage.
+// SuppressionPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","email":"user42@example.com","reason":"complaint","source":"support ticket 1234"}],"next_cursor":null}
 type SuppressionPage struct {
 	Data       []Suppression `json:"data"`
 	NextCursor *string       `json:"next_cursor"`
@@ -598,17 +619,17 @@ type TestSendOutcome struct {
 	Sent              bool    `json:"sent"`
 }
 
-// TestSendRequest defines model for TestSendRequest.
+// TestSendRequest Example: {"emails":["me@example.com"]}
 type TestSendRequest struct {
 	Emails []string `json:"emails"`
 }
 
-// TestSendResult defines model for TestSendResult.
+// TestSendResult Example: {"results":[{"email":"me@example.com","provider_message_id":"test:42:me@example.com","sent":true}]}
 type TestSendResult struct {
 	Results []TestSendOutcome `json:"results"`
 }
 
-// WebhookDeliveryResult defines model for WebhookDeliveryResult.
+// WebhookDeliveryResult Example: {"applied":1,"events":1,"replayed":0,"suppressed":1}
 type WebhookDeliveryResult struct {
 	Applied    int `json:"applied"`
 	Events     int `json:"events"`
@@ -616,7 +637,7 @@ type WebhookDeliveryResult struct {
 	Suppressed int `json:"suppressed"`
 }
 
-// WebhookEndpoint defines model for WebhookEndpoint.
+// WebhookEndpoint Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"name":"crm","path":"/v1/webhooks/standard/3","source":"standard"}
 type WebhookEndpoint struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
@@ -632,7 +653,7 @@ type WebhookEndpoint struct {
 	TopicArns    *[]string `json:"topic_arns,omitempty"`
 }
 
-// WebhookEndpointCreate defines model for WebhookEndpointCreate.
+// WebhookEndpointCreate Example: {"name":"crm","source":"standard"}
 type WebhookEndpointCreate struct {
 	Name *string `json:"name,omitempty"`
 
@@ -649,7 +670,7 @@ type WebhookEndpointCreate struct {
 // WebhookEndpointCreateSource defines model for WebhookEndpointCreate.Source.
 type WebhookEndpointCreateSource string
 
-// WebhookEndpointRotate defines model for WebhookEndpointRotate.
+// WebhookEndpointRotate Example: {"grace_seconds":86400}
 type WebhookEndpointRotate struct {
 	GraceSeconds *int `json:"grace_seconds,omitempty"`
 
@@ -693,12 +714,34 @@ type IdempotencyKey = string
 // Limit defines model for Limit.
 type Limit = int
 
+// Conflict defines model for Conflict.
+type Conflict = Problem
+
+// NotFound defines model for NotFound.
+type NotFound = Problem
+
+// PayloadTooLarge defines model for PayloadTooLarge.
+type PayloadTooLarge = Problem
+
+// RateLimited defines model for RateLimited.
+type RateLimited = Problem
+
+// Unauthorized defines model for Unauthorized.
+type Unauthorized = Problem
+
+// UnsupportedMediaType defines model for UnsupportedMediaType.
+type UnsupportedMediaType = Problem
+
+// ValidationFailed defines model for ValidationFailed.
+type ValidationFailed = Problem
+
 // ListCampaignsParams defines parameters for ListCampaigns.
 type ListCampaignsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
 	Cursor *Cursor         `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *CampaignStatus `form:"status,omitempty" json:"status,omitempty"`
 }
@@ -708,7 +751,11 @@ type CreateCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -717,7 +764,11 @@ type ApproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -726,7 +777,11 @@ type CancelCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -735,7 +790,11 @@ type PauseCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -744,7 +803,11 @@ type ResumeCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -753,7 +816,8 @@ type ListCampaignSendsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
 	Cursor *Cursor     `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
 }
@@ -763,7 +827,11 @@ type TestCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -772,7 +840,11 @@ type UnapproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -781,7 +853,8 @@ type ListEventEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -790,7 +863,11 @@ type CreateEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -799,7 +876,8 @@ type ListEventEndpointDeliveriesParams struct {
 	// Limit Page size, 1 to 500 (default 50).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -808,7 +886,11 @@ type PingEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -823,7 +905,11 @@ type RedeliverEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -837,7 +923,11 @@ type RotateEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -868,7 +958,11 @@ type CreateEventStreamTokenParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -877,7 +971,8 @@ type ListListsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -886,7 +981,11 @@ type CreateListParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -895,7 +994,11 @@ type AddListMembersParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -904,7 +1007,8 @@ type ListSubscribersParams struct {
 	// Limit Page size, 1 to 500 (default 50).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
 	Cursor *Cursor           `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *SubscriberStatus `form:"status,omitempty" json:"status,omitempty"`
 
@@ -920,7 +1024,11 @@ type CreateSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -935,7 +1043,11 @@ type ImportSubscribersParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -944,7 +1056,11 @@ type ConfirmSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -953,7 +1069,8 @@ type ListSuppressionsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -962,7 +1079,11 @@ type AddSuppressionParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
-	// Bare or quoted (RFC 8941 sf-string) values are accepted.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -971,8 +1092,35 @@ type ListWebhookEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The next_cursor of the previous page; opaque and bound to the account.
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
+type CreateWebhookEndpointParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RotateWebhookEndpointParams defines parameters for RotateWebhookEndpoint.
+type RotateWebhookEndpointParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeliverWebhookJSONBody defines parameters for DeliverWebhook.

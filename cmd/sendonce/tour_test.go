@@ -47,6 +47,7 @@ func TestREADMETour(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), `"inserted":10000`)
+	require.Contains(t, string(out), `{"changed":2}`, "two subscribers, ids taken from a response, joined the beta list")
 	require.Contains(t, string(out), "Idempotent-Replayed: true")
 	require.Contains(t, string(out), `"current_status":"`)
 	require.Contains(t, string(out), `"counts":{`)

@@ -84,7 +84,11 @@ WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'queu
 SELECT pg_notify(@channel::text, @payload::text);
 
 -- name: CampaignSendCounts :one
-SELECT count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
+-- The campaign's status is read in the same statement, so from one snapshot with the
+-- counts: counts read with a final status are final (the stats cache relies on it).
+SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = @account_id AND c.id = @campaign_id), '')::text
+           AS campaign_status,
+       count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
        count(*) FILTER (WHERE status = 'sending')::bigint    AS sending,
        count(*) FILTER (WHERE status = 'sent')::bigint       AS sent,
        count(*) FILTER (WHERE status = 'failed')::bigint     AS failed,

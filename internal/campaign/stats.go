@@ -16,6 +16,10 @@ type Stats struct {
 	Counts                map[string]int64
 	Total                 int64
 	StartedAt, FinishedAt *time.Time
+	// SkippedSuppressed and SkippedUnconfirmed are the subscribers of the target
+	// lists the recipient build left out: suppressed ones, and of the rest those not
+	// confirmed. Nil until the campaign is built.
+	SkippedSuppressed, SkippedUnconfirmed *int64
 }
 
 // Send is one recipient of a campaign.
@@ -29,20 +33,22 @@ type Send struct {
 }
 
 // Stats counts the campaign's sends by status. The counts may be up to StatsTTL
-// old (see statsCache); the campaign's status and timestamps are always current.
+// old (see statsCache), but never older than the campaign's status: a campaign
+// answered as sent or cancelled comes with counts taken after it got there. The
+// campaign's status, timestamps and build skips are always current.
 func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error) {
 	q := store.New(s.pool)
 	c, err := q.CampaignGet(ctx, accountID, id)
 	if err != nil {
 		return Stats{}, postgres.Error(err, "campaign")
 	}
-	counts, err := s.stats.get(ctx, statsKey{accountID, id}, func(ctx context.Context) (map[string]int64, error) {
+	counts, err := s.stats.get(ctx, statsKey{accountID, id}, c.Status, func(ctx context.Context) (statsCounts, error) {
 		n, err := q.CampaignSendCounts(ctx, accountID, id)
 		if err != nil {
-			return nil, err
+			return statsCounts{}, err
 		}
-		return map[string]int64{"queued": n.Queued, "sending": n.Sending, "sent": n.Sent, "failed": n.Failed,
-			"suppressed": n.Suppressed, "cancelled": n.Cancelled, "unknown": n.Unknown}, nil
+		return statsCounts{status: n.CampaignStatus, counts: map[string]int64{"queued": n.Queued, "sending": n.Sending,
+			"sent": n.Sent, "failed": n.Failed, "suppressed": n.Suppressed, "cancelled": n.Cancelled, "unknown": n.Unknown}}, nil
 	})
 	if err != nil {
 		return Stats{}, err
@@ -51,7 +57,8 @@ func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error)
 	for _, v := range counts {
 		total += v
 	}
-	return Stats{CampaignID: c.ID, Status: c.Status, Counts: counts, Total: total, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt}, nil
+	return Stats{CampaignID: c.ID, Status: c.Status, Counts: counts, Total: total, StartedAt: c.StartedAt,
+		FinishedAt: c.FinishedAt, SkippedSuppressed: c.SkippedSuppressed, SkippedUnconfirmed: c.SkippedUnconfirmed}, nil
 }
 
 // Sends returns up to limit sends of the campaign after afterID in id order,

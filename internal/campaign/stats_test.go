@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
 )
 
 // clock is a settable time for the stats cache.
@@ -148,4 +151,110 @@ func TestStatsRefreshAhead(t *testing.T) {
 		st, err := s.Stats(ctx, acc.ID, c.ID)
 		return err == nil && st.Total == 2
 	}, 10*time.Second, 5*time.Millisecond)
+}
+
+// TestStatsFinalStatusFinalCounts: an executor in another process finishes the
+// campaign (nothing in this process hears of it) right after a dashboard polled its
+// stats. The next answer that says "sent" must carry the final counts, not the
+// cached queued and sending rows of a moment before, however young that cache is.
+func TestStatsFinalStatusFinalCounts(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	acc, _, err := account.NewService(pool).Create(ctx, "a")
+	require.NoError(t, err)
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := campaign.NewServiceClock(pool, clk.now)
+	for _, final := range []string{"sent", "cancelled"} {
+		c := draft(t, s, acc.ID, ctx)
+		_, err := pool.Exec(ctx, `UPDATE campaigns SET status = 'sending', started_at = now() WHERE id = $1`, c.ID)
+		require.NoError(t, err)
+		addSends(t, pool, acc.ID, c.ID, 5, "queued")
+		_, err = pool.Exec(ctx, `UPDATE sends SET status = 'sending', lease_until = now() + interval '1 minute'
+			WHERE id IN (SELECT id FROM sends WHERE campaign_id = $1 ORDER BY id LIMIT 2)`, c.ID)
+		require.NoError(t, err)
+		st, err := s.Stats(ctx, acc.ID, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, "sending", st.Status)
+		require.Equal(t, int64(3), st.Counts["queued"])
+
+		// The other process: every row settles, then the campaign finishes.
+		_, err = pool.Exec(ctx, `UPDATE sends SET status = 'sent' WHERE campaign_id = $1`, c.ID)
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, `UPDATE campaigns SET status = $2, finished_at = now() WHERE id = $1`, c.ID, final)
+		require.NoError(t, err)
+
+		clk.add(time.Millisecond) // well inside StatsTTL
+		st, err = s.Stats(ctx, acc.ID, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, final, st.Status)
+		require.Equal(t, int64(0), st.Counts["queued"], "%s with counts from before the finish", final)
+		require.Equal(t, int64(0), st.Counts["sending"])
+		require.Equal(t, int64(5), st.Counts["sent"])
+		require.Equal(t, int64(5), st.Total)
+	}
+}
+
+// TestStatsBuildSkips: the recipient build records whom it left out of the target
+// list: suppressed subscribers whatever their status, and of the rest the pending
+// and unsubscribed ones. Subscribers outside the list are not counted.
+func TestStatsBuildSkips(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	acc, _, err := account.NewService(pool).Create(ctx, "a")
+	require.NoError(t, err)
+	s := campaign.NewService(pool)
+	var list int64
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO lists (account_id, name) VALUES ($1, 'l') RETURNING id`, acc.ID).Scan(&list))
+	add := func(email, status string, member, suppressed bool) {
+		var id int64
+		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
+			VALUES ($1, $2, lower($2), $3) RETURNING id`, acc.ID, email, status).Scan(&id))
+		if member {
+			_, err := pool.Exec(ctx, `INSERT INTO list_members (account_id, list_id, subscriber_id) VALUES ($1, $2, $3)`, acc.ID, list, id)
+			require.NoError(t, err)
+		}
+		if suppressed {
+			_, err := pool.Exec(ctx, `INSERT INTO suppressions (account_id, email_lower, reason, source) VALUES ($1, lower($2), 'manual', 't')`, acc.ID, email)
+			require.NoError(t, err)
+		}
+	}
+	add("c1@example.com", "confirmed", true, false)
+	add("c2@example.com", "confirmed", true, false)
+	add("Sup@example.com", "confirmed", true, true)
+	add("sup-pending@example.com", "pending", true, true)
+	add("pending@example.com", "pending", true, false)
+	add("gone@example.com", "unsubscribed", true, false)
+	add("outside@example.com", "pending", false, true)
+
+	c, err := s.Create(ctx, acc.ID, campaign.Fields{Name: str("c"), Subject: str("s"), FromEmail: str("a@example.com"),
+		TextTemplate: str("hi"), ListIDs: &[]int64{list}})
+	require.NoError(t, err)
+	st, err := s.Stats(ctx, acc.ID, c.ID)
+	require.NoError(t, err)
+	require.Nil(t, st.SkippedSuppressed, "not built yet")
+	require.Nil(t, st.SkippedUnconfirmed)
+
+	_, err = s.Approve(ctx, acc.ID, c.ID, nil)
+	require.NoError(t, err)
+	var built int64
+	require.NoError(t, postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		started, err := q.CampaignStart(ctx, nil, c.ID)
+		if err != nil {
+			return err
+		}
+		built, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: started.ID,
+			AccountID: started.AccountID, ListIds: started.ListIds})
+		return err
+	}))
+	require.Equal(t, int64(2), built)
+	st, err = s.Stats(ctx, acc.ID, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), st.Total)
+	require.NotNil(t, st.SkippedSuppressed)
+	require.Equal(t, int64(2), *st.SkippedSuppressed)
+	require.NotNil(t, st.SkippedUnconfirmed)
+	require.Equal(t, int64(2), *st.SkippedUnconfirmed)
 }

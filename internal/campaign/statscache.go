@@ -22,9 +22,16 @@ const statsCacheMax = 4096
 
 type statsKey struct{ accountID, campaignID int64 }
 
-type statsEntry struct {
+// statsCounts is one count of a campaign's sends, with the campaign's status read
+// in the same statement (one snapshot).
+type statsCounts struct {
 	counts map[string]int64
-	at     time.Time
+	status string
+}
+
+type statsEntry struct {
+	statsCounts
+	at time.Time
 	// refreshing is set while a background recount of this entry runs.
 	refreshing bool
 }
@@ -34,16 +41,18 @@ type statsEntry struct {
 // account at all) is still read on every request, by primary key. The key carries the
 // account, so one tenant never sees another's entry, and a miss runs the
 // account-scoped query as before.
+//
+// An entry serves only callers that saw the campaign in the status its counts were
+// taken with. Any transition, made by this process or by an executor elsewhere,
+// therefore makes the next request recount; in particular a final status (sent,
+// cancelled) always comes with counts taken after the campaign reached it, never
+// with the queued and sending rows of a second before.
 type statsCache struct {
 	now     func() time.Time
 	ttl     time.Duration
 	mu      sync.Mutex
 	entries map[statsKey]statsEntry
-	// gen grows on every forget: a load that began before it neither stores its
-	// counts nor is shared with callers that come after it, so a tenant's own
-	// transition (cancel, say) shows in the very next stats request.
-	gen uint64
-	// group makes concurrent misses for one campaign share a single count.
+	// group makes concurrent misses for one campaign and status share a single count.
 	group singleflight.Group
 }
 
@@ -54,48 +63,47 @@ func newStatsCache(now func() time.Time, ttl time.Duration) *statsCache {
 	return &statsCache{now: now, ttl: ttl, entries: map[statsKey]statsEntry{}}
 }
 
-// get returns the cached counts for k if younger than the TTL, else loads them
-// with load (once for all concurrent callers) and caches the result. Errors are
-// not cached. Once an entry is half the TTL old, the first request to see it
-// starts one recount in the background and still gets the cached counts, so
-// under steady polling nobody waits for a count and every answer is younger
-// than the TTL.
-func (c *statsCache) get(ctx context.Context, k statsKey, load func(context.Context) (map[string]int64, error)) (map[string]int64, error) {
-	if m, refresh, ok := c.lookup(k); ok {
+// get returns the counts for k of a campaign the caller saw in status: the cached
+// ones if younger than the TTL and taken in that status, else loads them with load
+// (once for all concurrent callers) and caches the result. Errors are not cached.
+// Once an entry is half the TTL old, the first request to see it starts one
+// recount in the background and still gets the cached counts, so under steady
+// polling nobody waits for a count and every answer is younger than the TTL.
+func (c *statsCache) get(ctx context.Context, k statsKey, status string, load func(context.Context) (statsCounts, error)) (map[string]int64, error) {
+	if m, refresh, ok := c.lookup(k, status); ok {
 		if refresh {
 			go func() {
 				bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 				defer cancel()
-				if _, err := c.load(bg, k, load); err != nil {
+				if _, err := c.load(bg, k, status, load); err != nil {
 					c.refreshFailed(k)
 				}
 			}()
 		}
 		return m, nil
 	}
-	return c.load(ctx, k, load)
+	return c.load(ctx, k, status, load)
 }
 
-// load counts k's sends once for all concurrent callers and caches the result.
-func (c *statsCache) load(ctx context.Context, k statsKey, load func(context.Context) (map[string]int64, error)) (map[string]int64, error) {
-	c.mu.Lock()
-	gen := c.gen
-	c.mu.Unlock()
-	sfKey := strconv.FormatInt(k.accountID, 10) + "/" + strconv.FormatInt(k.campaignID, 10) + "/" + strconv.FormatUint(gen, 10)
+// load counts k's sends once for all concurrent callers that saw the campaign in
+// status, and caches the result. Callers that saw another status never share the
+// count: one that saw a final status must not get a count begun before it.
+func (c *statsCache) load(ctx context.Context, k statsKey, status string, load func(context.Context) (statsCounts, error)) (map[string]int64, error) {
+	sfKey := strconv.FormatInt(k.accountID, 10) + "/" + strconv.FormatInt(k.campaignID, 10) + "/" + status
 	v, err, _ := c.group.Do(sfKey, func() (any, error) {
 		// Another caller may have just filled the entry while this one waited.
-		if m, ok := c.recent(k); ok {
+		if m, ok := c.recent(k, status); ok {
 			return m, nil
 		}
 		// The clock is read before the count, so the entry's age never
 		// understates how old the counts are.
 		at := c.now()
-		m, err := load(context.WithoutCancel(ctx))
+		n, err := load(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
 		}
-		c.store(k, gen, statsEntry{counts: m, at: at})
-		return m, nil
+		c.store(k, statsEntry{statsCounts: n, at: at})
+		return n.counts, nil
 	})
 	if err != nil {
 		return nil, err
@@ -103,15 +111,15 @@ func (c *statsCache) load(ctx context.Context, k statsKey, load func(context.Con
 	return maps.Clone(v.(map[string]int64)), nil
 }
 
-// lookup returns a copy of k's counts if they are younger than the TTL (the copy
-// keeps a caller that edits its map from changing what others get), and whether
-// this caller should start the background recount.
-func (c *statsCache) lookup(k statsKey) (counts map[string]int64, refresh, ok bool) {
+// lookup returns a copy of k's counts if they were taken in status and are younger
+// than the TTL (the copy keeps a caller that edits its map from changing what others
+// get), and whether this caller should start the background recount.
+func (c *statsCache) lookup(k statsKey, status string) (counts map[string]int64, refresh, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
 	age := c.now().Sub(e.at)
-	if !ok || age >= c.ttl {
+	if !ok || e.status != status || age >= c.ttl {
 		return nil, false, false
 	}
 	if age >= c.ttl/2 && !e.refreshing {
@@ -122,13 +130,13 @@ func (c *statsCache) lookup(k statsKey) (counts map[string]int64, refresh, ok bo
 	return maps.Clone(e.counts), refresh, true
 }
 
-// recent returns k's counts if they are younger than half the TTL: fresh enough
-// that a recount just made by another caller need not be repeated.
-func (c *statsCache) recent(k statsKey) (map[string]int64, bool) {
+// recent returns k's counts if they were taken in status and are younger than half
+// the TTL: fresh enough that a recount just made by another caller need not be repeated.
+func (c *statsCache) recent(k statsKey, status string) (map[string]int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
-	if !ok || c.now().Sub(e.at) >= c.ttl/2 {
+	if !ok || e.status != status || c.now().Sub(e.at) >= c.ttl/2 {
 		return nil, false
 	}
 	return maps.Clone(e.counts), true
@@ -144,19 +152,12 @@ func (c *statsCache) refreshFailed(k statsKey) {
 	}
 }
 
-// forget drops k's counts; the service calls it after each transition it commits.
-func (c *statsCache) forget(k statsKey) {
+// store caches e for k, unless the entry there is newer (a slow count finishing
+// after a faster, later one).
+func (c *statsCache) store(k statsKey, e statsEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
-	delete(c.entries, k)
-}
-
-// store caches e for k unless a forget happened since the load began at gen.
-func (c *statsCache) store(k statsKey, gen uint64, e statsEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
+	if old, ok := c.entries[k]; ok && old.at.After(e.at) {
 		return
 	}
 	if len(c.entries) >= statsCacheMax {

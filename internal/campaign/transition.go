@@ -53,9 +53,6 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what, evType str
 	if err != nil {
 		return Campaign{}, err
 	}
-	// The change may have moved sends (cancel cancels the queued ones); the
-	// tenant who made it should see that at once, not a second later.
-	s.stats.forget(statsKey{accountID, id})
 	return fromStore(out), nil
 }
 

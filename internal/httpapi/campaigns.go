@@ -157,8 +157,12 @@ func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c := st.Counts
+	var skipped *api.BuildSkips
+	if st.SkippedSuppressed != nil && st.SkippedUnconfirmed != nil {
+		skipped = &api.BuildSkips{Suppressed: *st.SkippedSuppressed, Unconfirmed: *st.SkippedUnconfirmed}
+	}
 	return encode(w, http.StatusOK, api.CampaignStats{CampaignId: st.CampaignID, Status: api.CampaignStatus(st.Status),
-		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
+		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Skipped: skipped,
 		Counts: api.SendCounts{Queued: c["queued"], Sending: c["sending"], Sent: c["sent"], Failed: c["failed"],
 			Suppressed: c["suppressed"], Cancelled: c["cancelled"], Unknown: c["unknown"]}})
 }

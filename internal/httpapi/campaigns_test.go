@@ -135,6 +135,12 @@ func TestCampaignTransitions(t *testing.T) {
 	require.Equal(t, api.SendCounts{Queued: 3, Sent: 1}, st.Counts)
 	require.EqualValues(t, 4, st.Total)
 	require.NotNil(t, st.StartedAt)
+	require.Nil(t, st.Skipped, "built by hand here, so the build recorded no skips")
+	require.Contains(t, string(res.Body), `"skipped":null`)
+	_, err = e.pool.Exec(ctx, `UPDATE campaigns SET skipped_suppressed = 2, skipped_unconfirmed = 5 WHERE id = $1`, c.Id)
+	require.NoError(t, err)
+	res = e.do(e.keyA, "GET", "/v1/campaigns/"+id+"/stats", nil)
+	require.Equal(t, &api.BuildSkips{Suppressed: 2, Unconfirmed: 5}, decodeAs[api.CampaignStats](t, res).Skipped)
 
 	res = e.do(e.keyA, "POST", "/v1/campaigns/"+id+"/cancel", nil)
 	require.Equal(t, http.StatusOK, res.Status)

@@ -13,11 +13,11 @@ import (
 
 // idempotency gives every POST that carries an Idempotency-Key Stripe's semantics
 // (REFERENCE.md §2.4–2.5): the key is claimed with one INSERT … ON CONFLICT before the
-// handler runs; the handler's response, whatever it is, is stored and replayed to a
-// retry with `Idempotent-Replayed: true`; the same key on another request is 422 and a
-// retry while the first is still running is 409. Keys live 24 hours. It runs after the
-// spec validation, so a request refused as malformed is not stored and can be fixed
-// and retried under the same key.
+// handler runs; the handler's response is stored and replayed to a retry with
+// `Idempotent-Replayed: true`; the same key on another request is 422 and a retry while
+// the first is still running is 409. Keys live 24 hours. As at Stripe, results are
+// saved only once execution began: a request refused as it stands (see storable) frees
+// its key, so the corrected request can be sent again under the same key.
 func (s *Server) idempotency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, present := r.Header["Idempotency-Key"]
@@ -63,6 +63,9 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			}
 		}()
 		next.ServeHTTP(rec, r)
+		if !storable(rec.status) {
+			return // the deferred release frees the key
+		}
 		if err := s.Idempotency.Save(context.WithoutCancel(ctx), account, key, rec.status, rec.body.Bytes()); err != nil {
 			s.Logger.ErrorContext(ctx, "idempotency: save response", "err", err)
 			return
@@ -76,6 +79,23 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			}
 		}
 	})
+}
+
+// storable tells whether a response is the result of executing the request, to be
+// replayed to every retry, rather than a refusal of the request as it stands. Refusals
+// are not stored: 400, 413, 415 and 422 (malformed or invalid input, whether the spec
+// check or the handler's own validation found it), 401 and 403, 429 and 503 (try again
+// later). None of them changed anything, so running the retry afresh cannot duplicate
+// an effect. Everything else is stored, errors included: a 404 or 409 reports the state
+// the request met, and a 500 may have happened after a commit.
+func storable(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusTooManyRequests,
+		http.StatusServiceUnavailable:
+		return false
+	}
+	return true
 }
 
 // How often and how much the idempotency middleware purges expired keys.

@@ -104,6 +104,35 @@ func TestIdempotencyValidationNotStored(t *testing.T) {
 	require.Equal(t, http.StatusCreated, res.Status)
 }
 
+// TestIdempotencyHandlerValidationNotStored: a request the spec accepts but the
+// handler refuses (a display name in the address) is not stored either, Stripe's
+// "results are saved only once execution began": the corrected request succeeds under
+// the same key, and is then replayed.
+func TestIdempotencyHandlerValidationNotStored(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": "Ada <ada@example.com>"}, "Idempotency-Key", "h")
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s", res.Body)
+	require.Contains(t, decodeAs[problem](t, res).Type, "invalid")
+	res = e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": "ada@example.com"}, "Idempotency-Key", "h")
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	require.Empty(t, res.Header.Get("Idempotent-Replayed"))
+	again := e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": "ada@example.com"}, "Idempotency-Key", "h")
+	require.Equal(t, http.StatusCreated, again.Status)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(res.Body), string(again.Body))
+
+	// A state-dependent refusal changes nothing either: a campaign whose list does
+	// not exist is 422, and once the list exists the same key creates it.
+	campaign := map[string]any{"name": "c", "subject": "s", "from_email": "news@example.com", "list_ids": []int64{999999}}
+	res = e.do(e.keyA, "POST", "/v1/campaigns", campaign, "Idempotency-Key", "c")
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s", res.Body)
+	list := decodeAs[api.List](t, e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "n"}))
+	campaign["list_ids"] = []int64{list.Id}
+	res = e.do(e.keyA, "POST", "/v1/campaigns", campaign, "Idempotency-Key", "c")
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+}
+
 // TestIdempotencyConcurrent fires the same keyed request at once from many clients:
 // exactly one runs; the others get 409 (still running) or the replay, and one list exists.
 func TestIdempotencyConcurrent(t *testing.T) {
@@ -146,4 +175,29 @@ func TestIdempotencyConcurrent(t *testing.T) {
 	require.Equal(t, 1, fresh)
 	res := e.do(e.keyA, "GET", "/v1/lists", nil)
 	require.Len(t, decodeAs[api.ListPage](t, res).Data, 1)
+}
+
+// TestIdempotencyWebhookEndpoints: creating and rotating a webhook endpoint honour
+// Idempotency-Key as openapi.yaml says: a retry replays the first answer, the same
+// credentials included, and makes or rotates nothing more.
+func TestIdempotencyWebhookEndpoints(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	body := map[string]any{"source": "standard", "name": "crm"}
+	first := e.do(e.keyA, "POST", "/v1/webhook-endpoints", body, "Idempotency-Key", "ep")
+	require.Equal(t, http.StatusCreated, first.Status, "%s", first.Body)
+	again := e.do(e.keyA, "POST", "/v1/webhook-endpoints", body, "Idempotency-Key", "ep")
+	require.Equal(t, http.StatusCreated, again.Status)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(first.Body), string(again.Body))
+	page := decodeAs[struct{ Data []map[string]any }](t, e.do(e.keyA, "GET", "/v1/webhook-endpoints", nil))
+	require.Len(t, page.Data, 1)
+
+	id := decodeAs[struct{ ID int64 }](t, first).ID
+	path := "/v1/webhook-endpoints/" + itoa(id) + "/rotate"
+	rot := e.do(e.keyA, "POST", path, map[string]any{"grace_seconds": 0}, "Idempotency-Key", "rot")
+	require.Equal(t, http.StatusOK, rot.Status, "%s", rot.Body)
+	rot2 := e.do(e.keyA, "POST", path, map[string]any{"grace_seconds": 0}, "Idempotency-Key", "rot")
+	require.Equal(t, "true", rot2.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(rot.Body), string(rot2.Body), "the same new secret, not a second rotation")
 }

@@ -91,3 +91,15 @@ func TestSuppressions(t *testing.T) {
 	res = e.do(e.keyA, "DELETE", "/v1/suppressions/out%40example.com", nil)
 	require.Equal(t, http.StatusNotFound, res.Status)
 }
+
+// TestEmptyCursorIsFirstPage: `?cursor=` (what a client generated from the spec's
+// example sends) is the first page, not a 422.
+func TestEmptyCursorIsFirstPage(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	require.Equal(t, http.StatusCreated, e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "a"}).Status)
+	for _, path := range []string{"/v1/lists", "/v1/subscribers", "/v1/suppressions", "/v1/campaigns", "/v1/webhook-endpoints"} {
+		res := e.do(e.keyA, "GET", path+"?limit=50&cursor=", nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s: %s", path, res.Body)
+	}
+}

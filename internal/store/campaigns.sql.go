@@ -17,7 +17,7 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
 `
 
 type CampaignApproveParams struct {
@@ -50,6 +50,8 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
 	)
 	return i, err
 }
@@ -57,7 +59,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'sending', 'paused')
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
 `
 
 func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -84,6 +86,8 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
 	)
 	return i, err
 }
@@ -94,7 +98,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
                        html_template, text_template, language, list_ids, ambiguous_policy)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
 `
 
 type CampaignCreateParams struct {
@@ -151,6 +155,8 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
 	)
 	return i, err
 }
@@ -168,7 +174,7 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD i
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at FROM campaigns WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed FROM campaigns WHERE account_id = $1 AND id = $2
 `
 
 func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -195,12 +201,14 @@ func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (C
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed FROM campaigns
 WHERE account_id = $1 AND id > $2
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -249,6 +257,8 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.CancelledAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.SkippedSuppressed,
+			&i.SkippedUnconfirmed,
 		); err != nil {
 			return nil, err
 		}
@@ -273,7 +283,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
 `
 
 func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -300,6 +310,8 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
 	)
 	return i, err
 }
@@ -307,7 +319,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
 `
 
 func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -334,12 +346,16 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
 	)
 	return i, err
 }
 
 const campaignSendCounts = `-- name: CampaignSendCounts :one
-SELECT count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
+SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = $1 AND c.id = $2), '')::text
+           AS campaign_status,
+       count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
        count(*) FILTER (WHERE status = 'sending')::bigint    AS sending,
        count(*) FILTER (WHERE status = 'sent')::bigint       AS sent,
        count(*) FILTER (WHERE status = 'failed')::bigint     AS failed,
@@ -351,19 +367,23 @@ WHERE account_id = $1 AND campaign_id = $2
 `
 
 type CampaignSendCountsRow struct {
-	Queued     int64
-	Sending    int64
-	Sent       int64
-	Failed     int64
-	Suppressed int64
-	Cancelled  int64
-	Unknown    int64
+	CampaignStatus string
+	Queued         int64
+	Sending        int64
+	Sent           int64
+	Failed         int64
+	Suppressed     int64
+	Cancelled      int64
+	Unknown        int64
 }
 
+// The campaign's status is read in the same statement, so from one snapshot with the
+// counts: counts read with a final status are final (the stats cache relies on it).
 func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campaignID int64) (CampaignSendCountsRow, error) {
 	row := q.db.QueryRow(ctx, campaignSendCounts, accountID, campaignID)
 	var i CampaignSendCountsRow
 	err := row.Scan(
+		&i.CampaignStatus,
 		&i.Queued,
 		&i.Sending,
 		&i.Sent,
@@ -389,7 +409,7 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
 `
 
 func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -416,6 +436,8 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
 	)
 	return i, err
 }
@@ -434,7 +456,7 @@ UPDATE campaigns SET
     ambiguous_policy = coalesce($10, ambiguous_policy),
     updated_at       = now()
 WHERE account_id = $11 AND id = $12 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
 `
 
 type CampaignUpdateDraftParams struct {
@@ -489,6 +511,8 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
 	)
 	return i, err
 }

@@ -27,26 +27,28 @@ type ApiKey struct {
 }
 
 type Campaign struct {
-	ID              int64
-	AccountID       int64
-	Name            string
-	Subject         string
-	FromEmail       string
-	FromName        string
-	ReplyTo         string
-	HtmlTemplate    string
-	TextTemplate    string
-	Language        string
-	ListIds         []int64
-	Status          string
-	AmbiguousPolicy string
-	ScheduledFor    *time.Time
-	ApprovedAt      *time.Time
-	StartedAt       *time.Time
-	FinishedAt      *time.Time
-	CancelledAt     *time.Time
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	ID                 int64
+	AccountID          int64
+	Name               string
+	Subject            string
+	FromEmail          string
+	FromName           string
+	ReplyTo            string
+	HtmlTemplate       string
+	TextTemplate       string
+	Language           string
+	ListIds            []int64
+	Status             string
+	AmbiguousPolicy    string
+	ScheduledFor       *time.Time
+	ApprovedAt         *time.Time
+	StartedAt          *time.Time
+	FinishedAt         *time.Time
+	CancelledAt        *time.Time
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	SkippedSuppressed  *int64
+	SkippedUnconfirmed *int64
 }
 
 type Event struct {

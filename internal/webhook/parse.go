@@ -51,6 +51,9 @@ func parseResend(id string, body []byte) ([]Event, error) {
 			To      json.RawMessage `json:"to"`
 			Email   string          `json:"email"`
 			Tags    json.RawMessage `json:"tags"`
+			Bounce  struct {
+				Type string `json:"type"`
+			} `json:"bounce"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
@@ -62,6 +65,12 @@ func parseResend(id string, body []byte) ([]Event, error) {
 	}[p.Type]
 	if kind == "" {
 		kind = KindOther
+	}
+	// Resend passes on SES's bounce types: Permanent, Transient and Undetermined. Only
+	// a permanent one (or one without a type, which email.bounced documents as a
+	// permanent rejection) proves the address bad; the others may deliver later.
+	if kind == KindHardBounce && p.Data.Bounce.Type != "" && !strings.EqualFold(p.Data.Bounce.Type, "Permanent") {
+		kind = KindSoftBounce
 	}
 	var to []string
 	if err := json.Unmarshal(p.Data.To, &to); err != nil {

@@ -327,6 +327,34 @@ func TestResendWebhook(t *testing.T) {
 	require.Equal(t, 1, res.Replayed)
 }
 
+// TestResendTransientBounce: Resend reports SES's bounce types in data.bounce.type;
+// a Transient or Undetermined bounce is soft (counted, nothing suppressed), only a
+// Permanent one, or one without a type, is hard.
+func TestResendTransientBounce(t *testing.T) {
+	t.Parallel()
+	e := setup(t, webhook.Options{SoftBounceLimit: 3, SoftBounceWindow: time.Hour})
+	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("resend-secret-0123456789abcdef!!"))
+	ep, _ := e.create(webhook.CreateInput{Source: "resend", Secret: secret})
+	deliver := func(id, to, bounce string) {
+		body := []byte(`{"type":"email.bounced","created_at":"2026-01-01T00:00:00Z","data":{"email_id":"re_` + id +
+			`","to":["` + to + `"]` + bounce + `}}`)
+		_, err := e.svc.Deliver(e.ctx, "resend", ep.ID, signStandard(t, secret, "svix", id, e.now, body), body)
+		require.NoError(t, err)
+	}
+	deliver("t1", "transient@example.com", `,"bounce":{"type":"Transient","subType":"MailboxFull","message":"full"}`)
+	deliver("t2", "lower@example.com", `,"bounce":{"type":"transient"}`)
+	deliver("t3", "undetermined@example.com", `,"bounce":{"type":"Undetermined","subType":"Undetermined"}`)
+	for _, addr := range []string{"transient@example.com", "lower@example.com", "undetermined@example.com"} {
+		require.Empty(t, e.suppressed(addr), "%s: a transient bounce is soft", addr)
+	}
+	require.Equal(t, 3, e.count("soft_bounces"))
+
+	deliver("p1", "permanent@example.com", `,"bounce":{"type":"Permanent","subType":"General"}`)
+	require.Equal(t, "hard_bounce", e.suppressed("permanent@example.com"))
+	deliver("p2", "untyped@example.com", ``)
+	require.Equal(t, "hard_bounce", e.suppressed("untyped@example.com"), "email.bounced without a type is a permanent rejection")
+}
+
 func mailgunBody(key, token string, ts time.Time, event string) []byte {
 	m := hmac.New(sha256.New, []byte(key))
 	fmt.Fprintf(m, "%d%s", ts.Unix(), token)
