@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,8 +24,24 @@ func TestDeliverySignedForTheReferenceReceiver(t *testing.T) {
 	e.emit(CampaignSent, map[string]any{"campaign_id": 7})
 	e.emit(SuppressionCreated, map[string]any{"email": "x@example.com"})
 	e.emit(SendSent, map[string]any{"send_id": 9})
-	w := e.worker()
+	reg := prometheus.NewRegistry()
+	w := e.worker(func(o *WorkerOptions) { o.Registry = reg })
 	eventually(t, func() bool { w.round(t); got, _ := rcv.received(); return len(got) == 2 })
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	seen := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			switch {
+			case m.GetCounter() != nil:
+				seen[f.GetName()+"/"+m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			case m.GetHistogram() != nil:
+				seen[f.GetName()] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	require.Equal(t, 2.0, seen["sendonce_event_deliveries_total/delivered"])
+	require.Equal(t, 2.0, seen["sendonce_event_delivery_seconds"])
 	got, bad := rcv.received()
 	require.Empty(t, bad)
 	// Deliveries run concurrently: no order between them.
