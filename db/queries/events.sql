@@ -212,11 +212,12 @@ WHERE id = @id AND attempts = @attempts AND status = 'delivering';
 
 -- name: EventEndpointHealth :one
 -- Records whether an attempt succeeded: a success ends the endpoint's failing run,
--- a failure starts one (or keeps its start). Returns when the run began.
+-- a failure starts one (or keeps its start). Returns when the run began; no row
+-- for a success on a healthy endpoint, which writes nothing.
 UPDATE event_endpoints
 SET failing_since = CASE WHEN @ok::bool THEN NULL
                          ELSE coalesce(failing_since, coalesce(sqlc.narg('now')::timestamptz, now())) END
-WHERE id = @id
+WHERE id = @id AND (NOT @ok::bool OR failing_since IS NOT NULL)
 RETURNING failing_since;
 
 -- name: EventEndpointDisable :one

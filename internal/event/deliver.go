@@ -170,7 +170,7 @@ func (w *Worker) record(ctx context.Context, d store.EventDeliveryClaimRow, out 
 		since, err := q.EventEndpointHealth(ctx, store.EventEndpointHealthParams{
 			Ok: out.status == "delivered", Now: &now, ID: d.EndpointID})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // deleted meanwhile
+			return nil // a success on a healthy endpoint, or deleted meanwhile
 		}
 		if err != nil {
 			return err

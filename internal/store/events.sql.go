@@ -493,7 +493,7 @@ const eventEndpointHealth = `-- name: EventEndpointHealth :one
 UPDATE event_endpoints
 SET failing_since = CASE WHEN $1::bool THEN NULL
                          ELSE coalesce(failing_since, coalesce($2::timestamptz, now())) END
-WHERE id = $3
+WHERE id = $3 AND (NOT $1::bool OR failing_since IS NOT NULL)
 RETURNING failing_since
 `
 
@@ -504,7 +504,8 @@ type EventEndpointHealthParams struct {
 }
 
 // Records whether an attempt succeeded: a success ends the endpoint's failing run,
-// a failure starts one (or keeps its start). Returns when the run began.
+// a failure starts one (or keeps its start). Returns when the run began; no row
+// for a success on a healthy endpoint, which writes nothing.
 func (q *Queries) EventEndpointHealth(ctx context.Context, arg EventEndpointHealthParams) (*time.Time, error) {
 	row := q.db.QueryRow(ctx, eventEndpointHealth, arg.Ok, arg.Now, arg.ID)
 	var failing_since *time.Time
