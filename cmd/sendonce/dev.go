@@ -67,6 +67,13 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 		}
 		cfg.UnsubscribeSecret = []string{secret}
 	}
+	if cfg.MessageIDKey == "" {
+		key, err := devSecret(filepath.Join(dataDir, "message_id_key"), func() string { return rand.Text() + rand.Text() })
+		if err != nil {
+			return err
+		}
+		cfg.MessageIDKey = key
+	}
 
 	// A development receiver usually runs on this machine, over plain http: unless
 	// the developer said otherwise, dev lets event deliveries reach it.
@@ -146,16 +153,23 @@ func demoKey(ctx context.Context, accounts *account.Service, path string) (strin
 // folder (0600) and kept, so links in mail sent by an earlier run keep working; there
 // is no built-in key, because anyone could forge links signed with a public one.
 func devUnsubscribeSecret(path string) (string, error) {
+	return devSecret(path, func() string { return "dev:" + rand.Text() + rand.Text() })
+}
+
+// devSecret returns the secret kept in path (mode 0600), writing one made by fresh
+// on the first run, so what an earlier run signed or derived stays valid: the
+// unsubscribe secret and the Message-ID key (a replay keeps its Message-ID).
+func devSecret(path string, fresh func() string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil {
-		if pair := strings.TrimSpace(string(b)); pair != "" {
-			return pair, nil
+		if s := strings.TrimSpace(string(b)); s != "" {
+			return s, nil
 		}
 	}
-	pair := "dev:" + rand.Text() + rand.Text()
-	if err := os.WriteFile(path, []byte(pair+"\n"), 0o600); err != nil {
-		return "", errors.Join(errors.New("save unsubscribe secret"), err)
+	s := fresh()
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", errors.Join(errors.New("save "+filepath.Base(path)), err)
 	}
-	return pair, nil
+	return s, nil
 }
 
 func postgresCred() *syscall.Credential {

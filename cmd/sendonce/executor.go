@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -11,24 +10,22 @@ import (
 
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
+	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
-// startExecutor starts the in-process executor and returns its stop function, which
-// stops claiming, lets in-flight sends finish within the context's deadline, flushes
-// acknowledgements, releases unsent claims and closes the provider.
-func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
-	p, err := provider.New(cfg.Providers, log)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
-	}
+// startExecutor starts the in-process executor on p and returns its stop function,
+// which stops claiming, lets in-flight sends finish within the context's deadline,
+// flushes acknowledgements and releases unsent claims. The caller closes p after.
+func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p provider.Provider, mb *message.Builder,
+	log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
 	links, err := unsubscribeLinks(cfg)
 	if err != nil {
-		p.Close()
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
 	ecfg := executorConfig(cfg, links)
+	ecfg.Messages = mb
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;
 		// after a crash a non-idempotent provider's leased rows all become unknown,
@@ -38,15 +35,12 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, l
 	}
 	e, err := executor.New(pool, p, ecfg, log, reg)
 	if err != nil {
-		p.Close()
 		return nil, err
 	}
 	e.Start(ctx)
 	log.Info("executor started", "provider", cfg.Provider, "idempotent", p.Idempotent(),
 		"workers", ecfg.Workers, "batch_size", cfg.BatchSize)
-	return func(ctx context.Context) error {
-		return errors.Join(e.Stop(ctx), p.Close())
-	}, nil
+	return e.Stop, nil
 }
 
 // executorConfig maps the SENDONCE_* executor settings onto the executor's Config.

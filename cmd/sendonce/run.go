@@ -57,6 +57,18 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	errc := make(chan error, 2)
 	var stops []func(context.Context) error
 
+	// One provider and one message builder per process, for the executor's sends and
+	// the API's test sends alike; the provider is closed after both have stopped.
+	p, err := newProvider(cfg.Providers, log)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	defer p.Close() // on the early returns; a second Close does nothing
+	mb, err := messageBuilder(cfg)
+	if err != nil {
+		return err
+	}
+
 	if opts.Executor {
 		// The executor gets its own pool: sharing one with the API let 200 busy
 		// clients starve sending of connections (README, Performance).
@@ -68,7 +80,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		// Deferred after pool's, so closed before it, once the executor has stopped.
 		defer execPool.Close()
-		stop, err := startExecutor(ctx, cfg, execPool, log, reg)
+		stop, err := startExecutor(ctx, cfg, execPool, p, mb, log, reg)
 		if err != nil {
 			return err
 		}
@@ -84,9 +96,9 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		handler := httpapi.NewServer(httpapi.Deps{
 			Pool: pool, Logger: log, Config: cfg, Registry: reg,
-			Accounts: account.NewService(pool),
-			OpenAPI:  sendonce.OpenAPI,
-			// Opt-outs (issue 6).
+			Accounts:   account.NewService(pool),
+			OpenAPI:    sendonce.OpenAPI,
+			TestSender: p, Messages: mb,
 			Unsubscribe: unsubscribe.NewService(pool, signer),
 			Webhooks: webhook.NewService(pool, webhook.Options{
 				SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
@@ -109,6 +121,9 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		// The HTTP server stops first, so no request lands on a stopped executor.
 		stops = append([]func(context.Context) error{srv.Shutdown}, stops...)
 	}
+
+	// Last, once neither the API nor the executor can send.
+	stops = append(stops, func(context.Context) error { return p.Close() })
 
 	select {
 	case <-ctx.Done():

@@ -15,7 +15,7 @@ import (
 
 // TestServeRefusesWithoutUnsubscribeSecret: with SENDONCE_UNSUBSCRIBE_SECRET empty,
 // links would be signed with a key anyone can know, so neither the API nor an
-// executor-only process starts (security review finding 1). The check comes before
+// executor-only process starts. The check comes before
 // the database, so no database is needed.
 func TestServeRefusesWithoutUnsubscribeSecret(t *testing.T) {
 	t.Parallel()

@@ -46,3 +46,8 @@ WITH removed AS (
     FROM removed r
 )
 SELECT count(*) FROM removed;
+
+-- name: SuppressionFindByEmails :many
+-- A campaign test send skips suppressed addresses, as the executor does, and says why.
+SELECT email_lower, reason FROM suppressions
+WHERE account_id = @account_id AND email_lower = ANY(@emails::text[]);

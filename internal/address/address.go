@@ -1,5 +1,6 @@
-// Package address validates and normalises email addresses as REFERENCE.md §4
-// recommends: a bare addr-spec, RFC 5321 length limits, an IDNA (ASCII) domain with at
+// Package address validates and normalises email addresses: a bare addr-spec (RFC
+// 5322), RFC 5321 §4.5.3.1 length limits (local part 64, address 254 octets per RFC
+// 3696 erratum 1690), an IDNA (ASCII) domain with at
 // least two labels, an ASCII local part whose case is kept for sending, and a lower-case
 // key for uniqueness and suppression matching.
 package address

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -41,11 +40,20 @@ func (r TestResult) Err() error { return r.err }
 // belongs to no recipient of the campaign, so no real token is signed for it.
 const testUnsubscribeURL = "https://example.com/u/test-send"
 
+// TestVia is what a test send goes through: the deployment's provider and message
+// builder, wired once by the caller.
+type TestVia struct {
+	Sender   Sender
+	Messages *message.Builder
+}
+
 // Test renders the campaign for each address (with the data of the account's
-// subscriber at that address, if any) and sends it through p with the subject
-// prefixed "[TEST] ". Nothing is recorded in sends; the campaign may be in any state.
-// A failure to one address is reported in its result, not as an error.
-func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string, p Sender) ([]TestResult, error) {
+// subscriber at that address, if any) and sends it with the subject prefixed
+// "[TEST] ", through the same builder as the campaign's real sends. A suppressed
+// address is not sent to: its result says so, as the executor would skip it.
+// Nothing is recorded in sends; the campaign may be in any state. A failure to one
+// address is reported in its result, not as an error.
+func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string, via TestVia) ([]TestResult, error) {
 	if len(emails) == 0 || len(emails) > MaxTestRecipients {
 		return nil, apperr.Invalidf("/emails", "emails must hold 1 to %d addresses", MaxTestRecipients)
 	}
@@ -63,7 +71,8 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 	if err != nil {
 		return nil, postgres.Error(err, "campaign")
 	}
-	tpl, err := message.Parse("[TEST] "+c.Subject, c.HtmlTemplate, c.TextTemplate)
+	p, err := via.Messages.Prepare(message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo,
+		Subject: "[TEST] " + c.Subject, HTML: c.HtmlTemplate, Text: c.TextTemplate})
 	if err != nil {
 		return nil, err
 	}
@@ -71,29 +80,38 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 	if err != nil {
 		return nil, err
 	}
-	type data struct {
-		name  string
-		attrs map[string]any
-	}
-	byEmail := make(map[string]data, len(known))
+	byEmail := make(map[string]store.SubscriberFindByEmailsRow, len(known))
 	for _, k := range known {
-		attrs := map[string]any{}
-		_ = json.Unmarshal(k.Attributes, &attrs)
-		byEmail[k.EmailLower] = data{k.Name, attrs}
+		byEmail[k.EmailLower] = k
+	}
+	suppressed, err := q.SuppressionFindByEmails(ctx, accountID, lower)
+	if err != nil {
+		return nil, err
+	}
+	reasons := make(map[string]string, len(suppressed))
+	for _, x := range suppressed {
+		reasons[x.EmailLower] = x.Reason
 	}
 	stamp := time.Now().UnixNano()
-	out := make([]TestResult, len(addrs))
+	msgs := make([]provider.Message, len(addrs))
 	for i, a := range addrs {
-		d := byEmail[a.Lower]
+		k := byEmail[a.Lower]
 		// A fresh job id per test: an idempotent provider must not swallow a repeated test.
-		r := message.Recipient{JobID: fmt.Sprintf("test:%d:%d:%d", c.ID, stamp, i), Email: a.Email, Name: d.name}
-		m, err := message.Builder{}.Compose(tpl, message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
-			r, d.attrs, message.Links{HTTPS: testUnsubscribeURL})
-		if err != nil {
+		r := message.Recipient{JobID: fmt.Sprintf("test:%d:%d:%d", c.ID, stamp, i), Email: a.Email, Name: k.Name, Attributes: k.Attributes}
+		// Every message is built before any is sent: a template that fails for one
+		// address fails the request (422) with nothing sent.
+		if msgs[i], err = p.Build(r, message.Links{HTTPS: testUnsubscribeURL}); err != nil {
 			return nil, err
 		}
+	}
+	out := make([]TestResult, len(addrs))
+	for i, a := range addrs {
 		out[i].Email = a.Email
-		id, err := p.Send(ctx, m)
+		if reason, ok := reasons[a.Lower]; ok {
+			out[i].Error = "suppressed (" + reason + "): not sent"
+			continue
+		}
+		id, err := via.Sender.Send(ctx, msgs[i])
 		if err != nil {
 			// The class and the provider's status, not the cause: the cause may name
 			// internal hosts. The caller logs err in full.

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -26,7 +25,7 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what, evType str
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		c, err := update(q)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if err = postgres.Error(err, "campaign"); apperr.Is(err, apperr.NotFound) {
 			status, serr := q.CampaignStatusGet(ctx, accountID, id)
 			if serr != nil {
 				return postgres.Error(serr, "campaign")
@@ -36,7 +35,7 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what, evType str
 				Extra:   map[string]any{"current_status": status}}
 		}
 		if err != nil {
-			return postgres.Error(err, "campaign")
+			return err
 		}
 		out = c
 		if after != nil {
@@ -91,7 +90,7 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 		func(q *store.Queries) (store.Campaign, error) {
 			n, err := q.CampaignDeleteDraft(ctx, accountID, id)
 			if err == nil && n == 0 {
-				err = pgx.ErrNoRows
+				err = apperr.New(apperr.NotFound, "campaign not found")
 			}
 			return store.Campaign{}, err
 		}, nil)

@@ -89,6 +89,9 @@ type Unsubscribe struct {
 	// signs new tokens, all verify. Empty in dev means a fixed development key.
 	UnsubscribeSecret []string `split_words:"true"`
 	UnsubscribeMailto string   `split_words:"true"`
+	// MessageIDKey keys the Message-ID HMAC (at least 16 bytes); empty means a key
+	// derived from the signing unsubscribe secret.
+	MessageIDKey string `envconfig:"MESSAGE_ID_KEY"`
 }
 
 // Webhooks settings: how provider events become suppressions.

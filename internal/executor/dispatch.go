@@ -14,7 +14,7 @@ import (
 // campaign is what the dispatcher and workers know of one campaign being sent.
 type campaign struct {
 	store.CampaignListSendingRow
-	tmpl    *message.Templates
+	tmpl    *message.Prepared
 	tmplErr error // a template that does not parse fails every recipient permanently
 	// idleUntil: the last claim came back empty; ask again after this (dispatcher only).
 	idleUntil time.Time
@@ -168,7 +168,8 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 		c := d.byID[row.ID]
 		if c == nil || c.CampaignListSendingRow != row {
 			c = &campaign{CampaignListSendingRow: row}
-			c.tmpl, c.tmplErr = message.Parse(row.Subject, row.HtmlTemplate, row.TextTemplate)
+			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{FromEmail: row.FromEmail, FromName: row.FromName,
+				ReplyTo: row.ReplyTo, Subject: row.Subject, HTML: row.HtmlTemplate, Text: row.TextTemplate})
 		} else {
 			// A wake-up (NOTIFY, resume) may mean new work: forget the idle mark.
 			c.idleUntil = time.Time{}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -55,9 +56,9 @@ type Config struct {
 	AckBatch    int
 	// Links returns a recipient's one-click unsubscribe URL and mailto address.
 	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
-	// MessageID, when set, replaces message.MessageID's readable Message-ID (for a
-	// keyed one, REFERENCE.md §2.2). It must be deterministic in the job id.
-	MessageID func(jobID, fromEmail string) string
+	// Messages builds every message (keyed Message-IDs); nil means a builder with a
+	// random key, whose Message-IDs do not survive the process (tests only).
+	Messages *message.Builder
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 }
@@ -86,6 +87,9 @@ func (c *Config) defaults() {
 	}
 	if c.AckBatch <= 0 {
 		c.AckBatch = 500
+	}
+	if c.Messages == nil {
+		c.Messages = message.NewRandomBuilder()
 	}
 	if c.Links == nil {
 		c.Links = func(int64, int64, int64) (string, string) { return "https://example.invalid/u", "" }

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -161,32 +160,13 @@ func (e *Executor) backoff(attempts int) time.Duration {
 }
 
 // build renders the campaign for the recipient and assembles the provider message
-// (deterministic Message-ID, List-Unsubscribe headers) with internal/message.
+// (keyed Message-ID, List-Unsubscribe headers) with internal/message.
 func (e *Executor) build(j job) (provider.Message, error) {
 	c, r := j.campaign, j.row
 	if c.tmplErr != nil {
 		return provider.Message{}, c.tmplErr
 	}
-	var attrs map[string]any
-	if len(r.Attributes) > 0 {
-		if err := json.Unmarshal(r.Attributes, &attrs); err != nil {
-			return provider.Message{}, fmt.Errorf("subscriber attributes: %w", err)
-		}
-	}
 	httpsURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
-	out, err := c.tmpl.Render(message.Data{Email: r.Email, Name: r.Name, Attributes: attrs, UnsubscribeURL: httpsURL})
-	if err != nil {
-		return provider.Message{}, err
-	}
-	if out.HTML == "" && out.Text == "" {
-		return provider.Message{}, errors.New("the message renders empty")
-	}
-	m := message.Build(
-		message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo},
-		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name},
-		out, message.Links{HTTPS: httpsURL, Mailto: mailto})
-	if e.cfg.MessageID != nil {
-		m.MessageID = e.cfg.MessageID(r.JobID, c.FromEmail)
-	}
-	return m, nil
+	return c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes},
+		message.Links{HTTPS: httpsURL, Mailto: mailto})
 }

@@ -12,12 +12,14 @@ import (
 )
 
 // idempotency gives every POST that carries an Idempotency-Key Stripe's semantics
-// (REFERENCE.md §2.4–2.5): the key is claimed with one INSERT … ON CONFLICT before the
-// handler runs; the handler's response is stored and replayed to a retry with
-// `Idempotent-Replayed: true`; the same key on another request is 422 and a retry while
-// the first is still running is 409. Keys live 24 hours. As at Stripe, results are
-// saved only once execution began: a request refused as it stands (see storable) frees
-// its key, so the corrected request can be sent again under the same key.
+// (docs.stripe.com/api/idempotent_requests; the IETF httpapi draft "The
+// Idempotency-Key HTTP Header Field" agrees on 409 and 422): the key is claimed with
+// one INSERT … ON CONFLICT before the handler runs; the handler's response is stored
+// and replayed to a retry with `Idempotent-Replayed: true`; the same key on another
+// request is 422 and a retry while the first is still running is 409. Keys live 24
+// hours. As at Stripe, results are saved only once execution began: a request refused
+// as it stands (see storable) frees its key, so the corrected request can be sent
+// again under the same key.
 func (s *Server) idempotency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, present := r.Header["Idempotency-Key"]

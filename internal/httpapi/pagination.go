@@ -9,8 +9,8 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 )
 
-// Page sizes (REFERENCE.md §6.2): a default that suits a dashboard table, and a cap
-// that keeps one response bounded.
+// Page sizes: a default that suits a dashboard table, and a cap that keeps one
+// response bounded (Google AIP-158 asks for a documented default and maximum).
 const (
 	defaultLimit = 50
 	maxLimit     = 500

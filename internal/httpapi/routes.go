@@ -19,7 +19,7 @@ func (s *Server) routes() {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 	r.Get("/openapi.yaml", s.handle(s.openapi))
 
-	// Opt-outs (issue 6). /u/{token} and provider deliveries carry no API key: the
+	// Opt-outs. /u/{token} and provider deliveries carry no API key: the
 	// token's HMAC or the provider's signature authenticates them.
 	r.Get("/u/{token}", s.handle(s.unsubscribePage))
 	r.Post("/u/{token}", s.handle(s.unsubscribePost))
@@ -32,7 +32,7 @@ func (s *Server) routes() {
 		r.Use(s.cors(), s.authenticate)
 		r.Get("/account", s.handle(s.getAccount))
 
-		// Tenant API (issue 3). Every route here is checked against openapi.yaml before
+		// Tenant API. Every route here is checked against openapi.yaml before
 		// its handler runs, and POSTs honour Idempotency-Key.
 		r.Group(func(r chiRouter) {
 			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
@@ -71,7 +71,7 @@ func (s *Server) routes() {
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
 
-			// Webhook endpoints (issue 6): the credentials are in the create and
+			// Webhook endpoints: the credentials are in the create and
 			// rotate responses only.
 			r.Post("/webhook-endpoints", s.handle(s.createWebhookEndpoint))
 			r.Get("/webhook-endpoints", s.handle(s.listWebhookEndpoints))

@@ -20,6 +20,8 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -36,19 +38,22 @@ type Deps struct {
 	// against it. Empty means the embedded openapi.yaml.
 	OpenAPI []byte
 
-	// Opt-outs (issue 6): one-click unsubscribe (required for /u/{token}) and
+	// Opt-outs: one-click unsubscribe (required for /u/{token}) and
 	// provider webhooks (nil means built on Pool from Config).
 	Unsubscribe *unsubscribe.Service
 	Webhooks    *webhook.Service
-	// Tenant API services (issue 3); nil means built on Pool.
+	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
-	// TestSender sends campaign test messages; nil means the provider of Config,
-	// built on first use so an API that never tests opens no provider connections.
+	// TestSender sends campaign test messages: the deployment's provider, built and
+	// closed by the caller (cmd wires one per process). Nil means the log provider.
 	TestSender campaign.Sender
 	// Events serves the accounts' events and their endpoints; nil means on Pool,
 	// guarding endpoint URLs as Config says.
 	Events *event.Service
+	// Messages builds test messages exactly as the executor builds real ones (the
+	// same Message-ID key); nil means a builder with a random key (tests).
+	Messages *message.Builder
 	// Idempotency stores Idempotency-Key claims and responses; nil means on Pool.
 	Idempotency *idempotency.Store
 	// Now is the clock of the idempotency keys; nil means time.Now.
@@ -62,8 +67,6 @@ type Server struct {
 	metrics *httpMetrics
 	spec    routers.Router
 	limits  *rateLimits
-	// testSender is Deps.TestSender or the lazily built configured provider.
-	testSender func() (campaign.Sender, error)
 	// idemCount counts stored idempotent responses, to pace the purge of expired keys.
 	idemCount atomic.Uint64
 }
@@ -86,6 +89,12 @@ func NewServer(d Deps) http.Handler {
 		d.Events = event.NewService(d.Pool, event.Guard{
 			AllowHTTP: d.Config.EventAllowHTTP, AllowPrivate: d.Config.EventAllowPrivate})
 	}
+	if d.TestSender == nil {
+		d.TestSender = provider.NewLog(d.Logger)
+	}
+	if d.Messages == nil {
+		d.Messages = message.NewRandomBuilder()
+	}
 	if d.Idempotency == nil {
 		d.Idempotency = idempotency.NewStore(d.Pool)
 	}
@@ -98,7 +107,7 @@ func NewServer(d Deps) http.Handler {
 		panic(err)
 	}
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
-		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst), testSender: testSender(d)}
+		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst)}
 	s.optoutDefaults()
 	s.routes()
 	return s.router

@@ -2,23 +2,10 @@ package httpapi
 
 import (
 	"net/http"
-	"sync"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/provider"
 )
-
-// testSender returns the sender of campaign test messages: Deps.TestSender, or the
-// configured provider built once, on the first test send.
-func testSender(d Deps) func() (campaign.Sender, error) {
-	if d.TestSender != nil {
-		return func() (campaign.Sender, error) { return d.TestSender, nil }
-	}
-	return sync.OnceValues(func() (campaign.Sender, error) {
-		return provider.New(d.Config.Providers, d.Logger)
-	})
-}
 
 // testCampaign renders the campaign for up to 10 addresses and sends it now. Results
 // are per address; the cause of a failure is logged, its class answered.
@@ -31,11 +18,8 @@ func (s *Server) testCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sender, err := s.testSender()
-	if err != nil {
-		return err
-	}
-	results, err := s.Campaigns.Test(r.Context(), accountID(r), id, in.Emails, sender)
+	results, err := s.Campaigns.Test(r.Context(), accountID(r), id, in.Emails,
+		campaign.TestVia{Sender: s.TestSender, Messages: s.Messages})
 	if err != nil {
 		return err
 	}
@@ -46,7 +30,9 @@ func (s *Server) testCampaign(w http.ResponseWriter, r *http.Request) error {
 			o.ProviderMessageId = &x.ProviderMessageID
 		} else {
 			o.Error = &results[i].Error
-			s.Logger.WarnContext(r.Context(), "campaign test send failed", "campaign", id, "err", x.Err())
+			if x.Err() != nil {
+				s.Logger.WarnContext(r.Context(), "campaign test send failed", "campaign", id, "err", x.Err())
+			}
 		}
 		out.Results[i] = o
 	}

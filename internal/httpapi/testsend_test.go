@@ -71,3 +71,44 @@ func TestCampaignTestSend(t *testing.T) {
 	require.Equal(t, []string{"/emails/1"}, decodeAs[problem](t, res).pointers())
 	require.Len(t, fake.sent, 2, "a refused request sends nothing")
 }
+
+// A suppressed address is reported, not sent to, exactly as a real send would skip it.
+func TestCampaignTestSendSkipsSuppressed(t *testing.T) {
+	t.Parallel()
+	fake := &fakeSender{}
+	e := setupDeps(t, func(d *httpapi.Deps) { d.TestSender = fake })
+	res := e.do(e.keyA, "POST", "/v1/suppressions", map[string]any{"email": "Gone@example.com", "reason": "complaint"})
+	require.Less(t, res.Status, 300, "%s", res.Body)
+	// Another tenant's suppression of the other address does not count here.
+	res = e.do(e.keyB, "POST", "/v1/suppressions", map[string]any{"email": "here@example.com"})
+	require.Less(t, res.Status, 300, "%s", res.Body)
+	c := createCampaign(t, e, map[string]any{})
+
+	res = e.do(e.keyA, "POST", "/v1/campaigns/"+itoa(c.Id)+"/test",
+		map[string]any{"emails": []string{"gone@EXAMPLE.com", "here@example.com"}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	out := decodeAs[api.TestSendResult](t, res)
+	require.False(t, out.Results[0].Sent)
+	require.Equal(t, "suppressed (complaint): not sent", *out.Results[0].Error)
+	require.True(t, out.Results[1].Sent)
+	require.Len(t, fake.sent, 1)
+	require.Equal(t, "here@example.com", fake.sent[0].To)
+}
+
+// A test message is built by the same builder as real sends: a blank body is
+// refused, and the Message-ID is keyed.
+func TestCampaignTestSendBuildsLikeRealSends(t *testing.T) {
+	t.Parallel()
+	fake := &fakeSender{}
+	e := setupDeps(t, func(d *httpapi.Deps) { d.TestSender = fake })
+	c := createCampaign(t, e, map[string]any{"html_template": "  ", "text_template": "{{if .Name}} {{end}}"})
+	res := e.do(e.keyA, "POST", "/v1/campaigns/"+itoa(c.Id)+"/test", map[string]any{"emails": []string{"a@example.com"}})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s", res.Body)
+	require.Equal(t, []string{"/html_template"}, decodeAs[problem](t, res).pointers())
+	require.Empty(t, fake.sent)
+
+	c = createCampaign(t, e, map[string]any{})
+	res = e.do(e.keyA, "POST", "/v1/campaigns/"+itoa(c.Id)+"/test", map[string]any{"emails": []string{"a@example.com"}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Regexp(t, `^[a-z2-7]{26}@`, fake.sent[0].MessageID)
+}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -11,13 +12,17 @@ import (
 )
 
 // chromium finds a Chromium binary or skips: the one environment where this test
-// may not run is a machine without a browser (`apt-get install -y chromium`).
+// may not run is a developer's machine without a browser (`apt-get install -y
+// chromium`). Under CI (CI set, as .ci/run sets it) a missing browser fails the test.
 func chromium(t *testing.T) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("CI is set but no chromium binary is on PATH: the browser test must run in CI")
 	}
 	t.Skip("no chromium binary on PATH: install it (Debian: apt-get install -y chromium) to run the browser test")
 	return ""

@@ -45,7 +45,8 @@ func TestOneClickUnsubscribeURLEncoded(t *testing.T) {
 	reason, _ := e.suppressed(t)
 	require.Empty(t, reason)
 
-	// The request Gmail documents (REFERENCE §1.5): 200, empty body, suppressed.
+	// The request Gmail documents in its sender guidelines (support.google.com/a/answer/81126,
+	// RFC 8058 §3.1): 200, empty body, suppressed.
 	resp, body := oneClickPost(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Empty(t, body)
@@ -119,7 +120,7 @@ func TestUnsubscribePageLanguage(t *testing.T) {
 
 // TestOneClickUnsubscribeSuppressesAddressMailedTo: the subscriber changed address
 // after the message went out; the link in that message must suppress the address the
-// message went to, not the subscriber's new one (security review finding 3).
+// message went to, not the subscriber's new one.
 func TestOneClickUnsubscribeSuppressesAddressMailedTo(t *testing.T) {
 	t.Parallel()
 	e := setupOptout(t, "")

@@ -1,15 +1,14 @@
 // Package idempotency stores the keys and first responses of POSTs that carry an
-// Idempotency-Key (Stripe's semantics, REFERENCE.md §2.4–2.5). The HTTP layer
+// Idempotency-Key (Stripe's semantics, docs.stripe.com/api/idempotent_requests). The HTTP layer
 // decides what to replay; this package owns the table.
 package idempotency
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -36,7 +35,7 @@ type Prior struct {
 func (s *Store) Claim(ctx context.Context, accountID int64, key, method, path string, hash []byte, now time.Time) (bool, error) {
 	_, err := store.New(s.db).IdempotencyClaim(ctx, store.IdempotencyClaimParams{AccountID: accountID, Key: key,
 		Method: method, Path: path, RequestHash: hash, Now: &now})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if err = postgres.Error(err, "idempotency key"); apperr.Is(err, apperr.NotFound) {
 		return false, nil
 	}
 	return err == nil, err
@@ -46,7 +45,7 @@ func (s *Store) Claim(ctx context.Context, accountID int64, key, method, path st
 // released after a failed request).
 func (s *Store) Get(ctx context.Context, accountID int64, key string) (p Prior, found bool, err error) {
 	row, err := store.New(s.db).IdempotencyGet(ctx, accountID, key)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if err = postgres.Error(err, "idempotency key"); apperr.Is(err, apperr.NotFound) {
 		return Prior{}, false, nil
 	}
 	if err != nil {

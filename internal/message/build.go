@@ -2,35 +2,45 @@ package message
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
-	"encoding/hex"
+	"errors"
+	"hash"
 	"strings"
+	"sync"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/provider"
 )
 
-// Campaign is the part of a campaign a message is built from.
+// Campaign is what a message is built from: the sender and the three templates.
 type Campaign struct {
 	FromEmail string // bare address; its domain names the Message-ID's right-hand side
 	FromName  string
 	ReplyTo   string // bare address or ""
+	Subject   string // templates
+	HTML      string
+	Text      string
 }
 
 // Recipient is one send: the job id that makes it idempotent, and who receives it.
 type Recipient struct {
-	// JobID is the send's `campaign:<campaign>:<subscriber>` key.
+	// JobID is the send's idempotency key (`campaign:<campaign>:<subscriber>` for
+	// campaigns); the Message-ID is derived from it.
 	JobID string
 	Email string
 	Name  string
+	// Attributes is the subscriber's attributes as stored (a JSON object, or empty).
+	// It is decoded only when a template refers to attributes.
+	Attributes []byte
 }
 
 // Links are the recipient's unsubscribe addresses, made by the caller (the
 // unsubscribe package signs the token).
 type Links struct {
 	// HTTPS is the one-click URL (https://…/u/TOKEN); it is also what
-	// {{.UnsubscribeURL}} rendered as. Empty means no List-Unsubscribe-Post, since
+	// {{.UnsubscribeURL}} renders as. Empty means no List-Unsubscribe-Post, since
 	// RFC 8058 one-click needs an HTTP(S) URI.
 	HTTPS string
 	// Mailto is an address (unsubscribe@example.com) or a full mailto: URI; empty
@@ -46,41 +56,112 @@ const (
 	OneClick = "List-Unsubscribe=One-Click"
 )
 
-// Builder assembles messages. The zero Builder derives readable Message-IDs
-// (MessageID); with MessageIDKey set they are keyed (KeyedMessageID), so a third
-// party who knows the ids cannot predict a Message-ID and pre-empt delivery to
-// receivers that deduplicate on it (REFERENCE §2.2).
+// MinMessageIDKey is the shortest Message-ID key NewBuilder accepts.
+const MinMessageIDKey = 16
+
+// Builder holds what every message of a deployment shares: the Message-ID key.
+// Message-IDs are HMAC-SHA256(key, job id), so they are deterministic per job (a
+// replay after a crash carries the same Message-ID, and receivers that deduplicate
+// on it show one message) but reveal no ids and cannot be predicted by a third
+// party, who could otherwise send first with the same Message-ID and have the real
+// message dropped by receivers that deduplicate. A Builder is safe for concurrent use.
 type Builder struct {
-	MessageIDKey []byte
+	macs sync.Pool // hash.Hash keyed with the Message-ID key, reset before use
 }
 
-// Build assembles a message with the zero Builder.
-func Build(c Campaign, r Recipient, rendered Rendered, links Links) provider.Message {
-	return Builder{}.Build(c, r, rendered, links)
-}
-
-// MessageID returns the Message-ID (without angle brackets) this Builder gives a job.
-func (b Builder) MessageID(jobID, fromEmail string) string {
-	if len(b.MessageIDKey) > 0 {
-		return KeyedMessageID(b.MessageIDKey, jobID, fromEmail)
+// NewBuilder returns a Builder keyed with key (at least MinMessageIDKey bytes).
+func NewBuilder(key []byte) (*Builder, error) {
+	if len(key) < MinMessageIDKey {
+		return nil, errors.New("message: the Message-ID key must be at least 16 bytes")
 	}
-	return MessageID(jobID, fromEmail)
+	k := append([]byte(nil), key...)
+	b := &Builder{}
+	// hmac.New writes the keyed inner state once; Reset restores it, so a pooled
+	// hash costs no key schedule per message.
+	b.macs.New = func() any { return hmac.New(sha256.New, k) }
+	return b, nil
 }
 
-// Build assembles the provider.Message for one recipient from the campaign, the
-// rendered templates and the unsubscribe links. It does no I/O and cannot fail:
-// the addresses were validated when they were stored.
-//
-// The Message-ID depends on the job id and the From domain only, so a resend of
-// the same job (after a crash or an ambiguous failure) carries the same Message-ID
-// and receivers that deduplicate on it show one message.
-func (b Builder) Build(c Campaign, r Recipient, rendered Rendered, links Links) provider.Message {
+// NewRandomBuilder returns a Builder with a random key, for tests and tools whose
+// Message-IDs need not survive the process.
+func NewRandomBuilder() *Builder {
+	b, err := NewBuilder([]byte(rand.Text()))
+	if err != nil {
+		panic(err) // rand.Text is 26 characters
+	}
+	return b
+}
+
+var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// MessageID returns the Message-ID (without angle brackets) of a job sent from
+// fromEmail: 26 lowercase base32 characters of HMAC-SHA256(key, jobID) (130 bits),
+// "@", and the From domain.
+func (b *Builder) MessageID(jobID, fromEmail string) string {
+	return b.messageID(jobID, "@"+idDomain(fromEmail))
+}
+
+func (b *Builder) messageID(jobID, atDomain string) string {
+	h := b.macs.Get().(hash.Hash)
+	h.Reset()
+	h.Write([]byte(jobID))
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	b.macs.Put(h)
+	var enc [52]byte // base32 of 32 bytes
+	b32.Encode(enc[:], sum[:])
+	left := enc[:26]
+	for i, c := range left {
+		if 'A' <= c && c <= 'Z' {
+			left[i] = c + 'a' - 'A'
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(len(left) + len(atDomain))
+	sb.Write(left)
+	sb.WriteString(atDomain)
+	return sb.String()
+}
+
+// Prepared is a campaign made ready to build messages: templates parsed and
+// checked against the limits (bound.go), parts that do not depend on the recipient
+// rendered once, the Message-ID domain computed once. Safe for concurrent use.
+type Prepared struct {
+	b        *Builder
+	c        Campaign
+	atDomain string // "@" + the Message-ID's right side
+	tpl      *Templates
+}
+
+// Prepare parses and checks c's templates. The error is an invalid-input error
+// naming the template (/subject, /html_template, /text_template).
+func (b *Builder) Prepare(c Campaign) (*Prepared, error) {
+	t, err := Parse(c.Subject, c.HTML, c.Text)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{b: b, c: c, atDomain: "@" + idDomain(c.FromEmail), tpl: t}, nil
+}
+
+// Build renders the campaign for one recipient and assembles the provider message,
+// so the {{.UnsubscribeURL}} in the body is the link of the List-Unsubscribe header.
+// It does no I/O. It fails, with an invalid-input error naming the template, when
+// a template does not execute for this recipient, exceeds a limit, or when both
+// bodies render blank: a permanent failure for this recipient.
+func (p *Prepared) Build(r Recipient, links Links) (provider.Message, error) {
+	rendered, err := p.tpl.render(r, links.HTTPS)
+	if err != nil {
+		return provider.Message{}, err
+	}
+	if isBlank(rendered.HTML) && isBlank(rendered.Text) {
+		return provider.Message{}, apperr.Invalidf("/html_template", "the message renders with no body")
+	}
 	m := provider.Message{
 		JobID:     r.JobID,
-		MessageID: b.MessageID(r.JobID, c.FromEmail),
-		From:      c.FromEmail,
-		FromName:  c.FromName,
-		ReplyTo:   c.ReplyTo,
+		MessageID: p.b.messageID(r.JobID, p.atDomain),
+		From:      p.c.FromEmail,
+		FromName:  p.c.FromName,
+		ReplyTo:   p.c.ReplyTo,
 		To:        r.Email,
 		ToName:    r.Name,
 		Subject:   rendered.Subject,
@@ -88,25 +169,29 @@ func (b Builder) Build(c Campaign, r Recipient, rendered Rendered, links Links) 
 		Text:      rendered.Text,
 	}
 	if v := ListUnsubscribe(links); v != "" {
-		m.Headers = append(m.Headers, provider.Header{Name: HeaderListUnsubscribe, Value: v})
+		m.Headers = make([]provider.Header, 1, 2)
+		m.Headers[0] = provider.Header{Name: HeaderListUnsubscribe, Value: v}
 		if links.HTTPS != "" {
 			m.Headers = append(m.Headers, provider.Header{Name: HeaderListUnsubscribePost, Value: OneClick})
 		}
 	}
-	return m
+	return m, nil
 }
+
+func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 
 // ListUnsubscribe returns the List-Unsubscribe value: the HTTPS URI first (RFC 8058
 // requires one; clients prefer the leftmost), then the mailto URI; "" when both are empty.
 func ListUnsubscribe(l Links) string {
-	var parts []string
-	if l.HTTPS != "" {
-		parts = append(parts, "<"+l.HTTPS+">")
+	switch {
+	case l.HTTPS != "" && l.Mailto != "":
+		return "<" + l.HTTPS + ">, <" + mailtoURI(l.Mailto) + ">"
+	case l.HTTPS != "":
+		return "<" + l.HTTPS + ">"
+	case l.Mailto != "":
+		return "<" + mailtoURI(l.Mailto) + ">"
 	}
-	if l.Mailto != "" {
-		parts = append(parts, "<"+mailtoURI(l.Mailto)+">")
-	}
-	return strings.Join(parts, ", ")
+	return ""
 }
 
 // mailtoURI turns a configured address into mailto:addr?subject=unsubscribe; a value
@@ -118,35 +203,9 @@ func mailtoURI(s string) string {
 	return "mailto:" + s + "?subject=unsubscribe"
 }
 
-// MessageID returns the Message-ID (without angle brackets) for a job:
-// `campaign.12.345@example.com` for job `campaign:12:345` sent from
-// news@example.com. The left side is an RFC 5322 dot-atom: the job id with ':'
-// turned into '.'; a job id that does not map cleanly (characters outside atext,
-// empty segments) is replaced by the hex SHA-256 of itself, which is still
-// deterministic. The right side is the From domain, so the id is unique to the
-// sender as §3.6.4 asks.
-func MessageID(jobID, fromEmail string) string {
-	left := strings.ReplaceAll(jobID, ":", ".")
-	if !isDotAtom(left) {
-		sum := sha256.Sum256([]byte(jobID))
-		left = "job." + hex.EncodeToString(sum[:16])
-	}
-	return left + "@" + idDomain(fromEmail)
-}
-
-// KeyedMessageID returns `<26 base32 characters of HMAC-SHA256(key, jobID)>@<from
-// domain>`: as deterministic as MessageID, but unpredictable without the key.
-func KeyedMessageID(key []byte, jobID, fromEmail string) string {
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(jobID))
-	left := strings.ToLower(b32.EncodeToString(mac.Sum(nil))[:26])
-	return left + "@" + idDomain(fromEmail)
-}
-
-var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
-
 // idDomain is the Message-ID's right side: the From domain, lowercased, when it is
-// a dot-atom (a domain literal or garbage is replaced by a reserved name).
+// a dot-atom (a domain literal or garbage is replaced by a reserved name). RFC 5322
+// §3.6.4 recommends a domain there, which makes the id unique to the sender.
 func idDomain(fromEmail string) string {
 	domain := ""
 	if at := strings.LastIndexByte(fromEmail, '@'); at >= 0 {
@@ -161,17 +220,19 @@ func idDomain(fromEmail string) string {
 // isDotAtom reports whether s is an RFC 5322 dot-atom-text: atext runs separated
 // by single dots, no leading or trailing dot.
 func isDotAtom(s string) bool {
-	if s == "" {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' {
 		return false
 	}
-	for _, seg := range strings.Split(s, ".") {
-		if seg == "" {
-			return false
-		}
-		for i := 0; i < len(seg); i++ {
-			if !isAtext(seg[i]) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '.' {
+			if s[i-1] == '.' {
 				return false
 			}
+			continue
+		}
+		if !isAtext(c) {
+			return false
 		}
 	}
 	return true
@@ -183,18 +244,4 @@ func isAtext(c byte) bool {
 		return true
 	}
 	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
-}
-
-// Compose renders t for one recipient and builds the message, so the
-// {{.UnsubscribeURL}} in the body is the same link as the List-Unsubscribe header.
-// A message whose HTML and text both render empty is refused: it has no body.
-func (b Builder) Compose(t *Templates, c Campaign, r Recipient, attributes map[string]any, links Links) (provider.Message, error) {
-	rendered, err := t.Render(Data{Email: r.Email, Name: r.Name, Attributes: attributes, UnsubscribeURL: links.HTTPS})
-	if err != nil {
-		return provider.Message{}, err
-	}
-	if strings.TrimSpace(rendered.HTML) == "" && strings.TrimSpace(rendered.Text) == "" {
-		return provider.Message{}, apperr.Invalidf("/html_template", "the message renders with no body")
-	}
-	return b.Build(c, r, rendered, links), nil
 }

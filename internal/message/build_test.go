@@ -11,12 +11,28 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 )
 
-func TestBuild(t *testing.T) {
-	t.Parallel()
-	c := message.Campaign{FromEmail: "news@Example.COM", FromName: "Example News", ReplyTo: "help@example.com"}
-	r := message.Recipient{JobID: "campaign:12:345", Email: "ada@example.org", Name: "Ada"}
-	rendered := message.Rendered{Subject: "Hi Ada", HTML: "<p>Hi</p>", Text: "Hi"}
+// testKey is a fixed Message-ID key, so expected ids can be written down.
+var testKey = []byte("message-id-key-0123456789abcdef")
 
+func newBuilder(t testing.TB) *message.Builder {
+	t.Helper()
+	b, err := message.NewBuilder(testKey)
+	require.NoError(t, err)
+	return b
+}
+
+func prepare(t testing.TB, c message.Campaign) *message.Prepared {
+	t.Helper()
+	p, err := newBuilder(t).Prepare(c)
+	require.NoError(t, err)
+	return p
+}
+
+func TestBuildHeaders(t *testing.T) {
+	t.Parallel()
+	p := prepare(t, message.Campaign{FromEmail: "news@Example.COM", FromName: "Example News", ReplyTo: "help@example.com",
+		Subject: "Hi {{.Name}}", HTML: "<p>Hi</p>", Text: "Hi"})
+	r := message.Recipient{JobID: "campaign:12:345", Email: "ada@example.org", Name: "Ada"}
 	for _, tc := range []struct {
 		name    string
 		links   message.Links
@@ -55,9 +71,11 @@ func TestBuild(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			m := message.Build(c, r, rendered, tc.links)
+			m, err := p.Build(r, tc.links)
+			require.NoError(t, err)
 			require.Equal(t, provider.Message{
-				JobID: "campaign:12:345", MessageID: "campaign.12.345@example.com",
+				// Pinned: a change of the Message-ID derivation changes this string.
+				JobID: "campaign:12:345", MessageID: "vfl3fheawllc3kxo55llbtivq7@example.com",
 				From: "news@Example.COM", FromName: "Example News", ReplyTo: "help@example.com",
 				To: "ada@example.org", ToName: "Ada", Subject: "Hi Ada", HTML: "<p>Hi</p>", Text: "Hi",
 				Headers: tc.headers,
@@ -68,77 +86,77 @@ func TestBuild(t *testing.T) {
 
 func TestMessageID(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ job, from, want string }{
-		{"campaign:1:2", "a@example.com", "campaign.1.2@example.com"},
-		{"campaign:1:2", "a@Mail.Example.com", "campaign.1.2@mail.example.com"},
-		{"campaign:1:2", "no-domain", "campaign.1.2@sendonce.invalid"},
-		{"campaign:1:2", "a@[127.0.0.1]", "campaign.1.2@sendonce.invalid"},
-		// Job ids that are not dot-atoms once ':' became '.' are hashed.
-		{"odd job id", "a@example.com", "job.hash@example.com"},
-		{"a::b", "a@example.com", "job.hash@example.com"},
+	b := newBuilder(t)
+	id := b.MessageID("campaign:7:140", "n@Example.com")
+	require.Regexp(t, `^[a-z2-7]{26}@example\.com$`, id)
+	require.NotContains(t, id, "140", "no subscriber id in the Message-ID")
+	require.Equal(t, id, b.MessageID("campaign:7:140", "n@example.com"), "deterministic per job id (a replay reuses it)")
+	require.Equal(t, id, newBuilder(t).MessageID("campaign:7:140", "n@example.com"), "the same key in another process")
+	require.NotEqual(t, id, b.MessageID("campaign:7:141", "n@example.com"))
+	other, err := message.NewBuilder([]byte("another-key-0123456789abcdef"))
+	require.NoError(t, err)
+	require.NotEqual(t, id, other.MessageID("campaign:7:140", "n@example.com"), "the key decides")
+	for _, tc := range []struct{ from, domain string }{
+		{"a@Mail.Example.com", "@mail.example.com"},
+		{"no-domain", "@sendonce.invalid"},
+		{"a@[127.0.0.1]", "@sendonce.invalid"},
+		{"a@x..y", "@sendonce.invalid"},
 	} {
-		got := message.MessageID(tc.job, tc.from)
-		if tc.want == "job.hash@example.com" {
-			require.Regexp(t, `^job\.[0-9a-f]{32}@example\.com$`, got)
-		} else {
-			require.Equal(t, tc.want, got, "%+v", tc)
-		}
-		// Always a legal msg-id (dot-atom "@" dot-atom, which net/mail parses as an
-		// address) and deterministic.
-		_, err := mail.ParseAddress("<" + got + ">")
-		require.NoError(t, err, got)
-		require.Equal(t, got, message.MessageID(tc.job, tc.from))
+		require.Regexp(t, `^[a-z2-7]{26}`+tc.domain+`$`, b.MessageID("campaign:1:2", tc.from), tc.from)
 	}
-	require.NotEqual(t, message.MessageID("campaign:1:2", "a@x.com"), message.MessageID("campaign:1:3", "a@x.com"))
-}
-
-func TestCompose(t *testing.T) {
-	t.Parallel()
-	tpl, err := message.Parse("Hi {{.Name}}", `<a href="{{.UnsubscribeURL}}">stop</a> {{.Attributes.plan}}`, "{{.Email}} {{.UnsubscribeURL}}")
-	require.NoError(t, err)
-	m, err := message.Builder{}.Compose(tpl, message.Campaign{FromEmail: "n@example.com"},
-		message.Recipient{JobID: "campaign:1:2", Email: "ada@example.org", Name: "Ada"},
-		map[string]any{"plan": "pro"}, message.Links{HTTPS: "https://x.test/u/T"})
-	require.NoError(t, err)
-	require.Equal(t, "Hi Ada", m.Subject)
-	require.Equal(t, `<a href="https://x.test/u/T">stop</a> pro`, m.HTML)
-	require.Equal(t, "ada@example.org https://x.test/u/T", m.Text)
-	require.Equal(t, "<https://x.test/u/T>", m.Headers[0].Value)
-	require.Equal(t, "campaign.1.2@example.com", m.MessageID)
+	_, err = message.NewBuilder([]byte("short"))
+	require.Error(t, err)
 }
 
 func FuzzMessageID(f *testing.F) {
 	f.Add("campaign:1:2", "a@example.com")
 	f.Add("a..b", "x@[1.2.3.4]")
 	f.Add("ünï:cøde", "ü@bücher.de")
+	b := newBuilder(f)
 	f.Fuzz(func(t *testing.T, job, from string) {
-		got := message.MessageID(job, from)
+		got := b.MessageID(job, from)
 		_, err := mail.ParseAddress("<" + got + ">")
 		require.NoError(t, err, "%q %q → %q", job, from, got)
-		require.Equal(t, got, message.MessageID(job, from))
+		require.Equal(t, got, b.MessageID(job, from))
 	})
 }
 
-func TestComposeRefusesAnEmptyBody(t *testing.T) {
+func TestBuildRendersPerRecipient(t *testing.T) {
 	t.Parallel()
-	tpl, err := message.Parse("Hi", "{{if .Name}}x{{end}}", " ")
+	p := prepare(t, message.Campaign{FromEmail: "n@example.com", Subject: "Hi {{.Name}}",
+		HTML: `<a href="{{.UnsubscribeURL}}">stop</a> {{.Attributes.plan}}`, Text: "{{.Email}} {{.UnsubscribeURL}}"})
+	m, err := p.Build(message.Recipient{JobID: "campaign:1:2", Email: "ada@example.org", Name: "Ada",
+		Attributes: []byte(`{"plan":"pro"}`)}, message.Links{HTTPS: "https://x.test/u/T"})
 	require.NoError(t, err)
-	_, err = message.Builder{}.Compose(tpl, message.Campaign{FromEmail: "n@example.com"},
-		message.Recipient{JobID: "campaign:1:2", Email: "a@example.org"}, nil, message.Links{})
-	require.True(t, apperr.Is(err, apperr.Invalid), "%v", err)
+	require.Equal(t, "Hi Ada", m.Subject)
+	require.Equal(t, `<a href="https://x.test/u/T">stop</a> pro`, m.HTML)
+	require.Equal(t, "ada@example.org https://x.test/u/T", m.Text)
+	require.Equal(t, "<https://x.test/u/T>", m.Headers[0].Value)
 }
 
-func TestKeyedMessageID(t *testing.T) {
+// A whitespace-only body is refused the same way for every caller of Build
+// (campaign sends and test sends alike).
+func TestBuildRefusesABlankBody(t *testing.T) {
 	t.Parallel()
-	b := message.Builder{MessageIDKey: []byte("k1")}
-	id := b.MessageID("campaign:1:2", "n@Example.com")
-	require.Regexp(t, `^[a-z2-7]{26}@example\.com$`, id)
-	require.Equal(t, id, b.MessageID("campaign:1:2", "n@example.com"), "deterministic")
-	require.NotEqual(t, id, b.MessageID("campaign:1:3", "n@example.com"))
-	require.NotEqual(t, id, message.Builder{MessageIDKey: []byte("k2")}.MessageID("campaign:1:2", "n@example.com"))
-	m := b.Build(message.Campaign{FromEmail: "n@example.com"}, message.Recipient{JobID: "campaign:1:2"},
-		message.Rendered{}, message.Links{})
-	require.Equal(t, id, m.MessageID)
-	_, err := mail.ParseAddress("<" + id + ">")
+	for _, c := range []message.Campaign{
+		{Subject: "Hi", HTML: "{{if .Name}}x{{end}}", Text: " "},
+		{Subject: "Hi", HTML: " \n\t", Text: "{{.Name}}"},
+		{Subject: "Hi", HTML: "", Text: ""},
+	} {
+		c.FromEmail = "n@example.com"
+		_, err := prepare(t, c).Build(message.Recipient{JobID: "campaign:1:2", Email: "a@example.org"}, message.Links{})
+		require.True(t, apperr.Is(err, apperr.Invalid), "%+v: %v", c, err)
+	}
+}
+
+func TestAttributesAreDecodedOnlyWhenUsed(t *testing.T) {
+	t.Parallel()
+	// Attributes that are not JSON fail only a template that reads them.
+	bad := message.Recipient{JobID: "campaign:1:2", Email: "a@example.org", Name: "Ada", Attributes: []byte("not json")}
+	_, err := prepare(t, message.Campaign{Subject: "Hi", Text: "{{.Name}}"}).Build(bad, message.Links{})
 	require.NoError(t, err)
+	_, err = prepare(t, message.Campaign{Subject: "Hi", Text: "{{.Attributes.x}}"}).Build(bad, message.Links{})
+	require.Error(t, err)
+	_, err = prepare(t, message.Campaign{Subject: "Hi", Text: "{{printf \"%v\" .}}"}).Build(bad, message.Links{})
+	require.Error(t, err, "a bare {{.}} can reach the attributes")
 }

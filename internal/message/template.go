@@ -1,12 +1,16 @@
 // Package message turns a campaign and one recipient into the provider.Message that
-// is sent: templates rendered with the recipient's data, the deterministic
-// Message-ID, and the RFC 8058 unsubscribe headers.
+// is sent: templates rendered with the recipient's data under fixed limits, the
+// keyed deterministic Message-ID, and the RFC 8058 unsubscribe headers. Campaign
+// sends, test sends and (later) transactional messages all build through it.
 package message
 
 import (
 	"bytes"
+	"encoding/json"
 	htmltemplate "html/template"
+	"io"
 	"strings"
+	"sync"
 	texttemplate "text/template"
 	"text/template/parse"
 
@@ -14,7 +18,7 @@ import (
 )
 
 // Data is what a template sees: {{.Email}}, {{.Name}}, {{.Attributes.plan}},
-// {{.UnsubscribeURL}}.
+// {{.UnsubscribeURL}}. It has no methods, so a template can call none.
 type Data struct {
 	Email          string
 	Name           string
@@ -24,14 +28,31 @@ type Data struct {
 
 // Sample is the recipient templates are rendered against when a campaign is created,
 // updated or approved, so a template that cannot execute is refused before it is sent.
-var Sample = Data{
-	Email:          "sample@example.com",
-	Name:           "Sample Subscriber",
-	Attributes:     map[string]any{},
-	UnsubscribeURL: "https://example.com/u/sample",
+var Sample = Recipient{Email: "sample@example.com", Name: "Sample Subscriber"}
+
+// SampleUnsubscribeURL is the {{.UnsubscribeURL}} of Sample.
+const SampleUnsubscribeURL = "https://example.com/u/sample"
+
+// Rendered is the output of the templates for one recipient.
+type Rendered struct {
+	Subject, HTML, Text string
 }
 
-// Templates are a campaign's parsed subject, HTML and text templates.
+// The three parts of a message, in render order.
+const (
+	partSubject = iota
+	partHTML
+	partText
+	parts
+)
+
+var partPointer = [parts]string{"/subject", "/html_template", "/text_template"}
+var partName = [parts]string{"subject", "html", "text"}
+
+// Templates are a campaign's parsed and checked subject, HTML and text templates.
+// The parsed templates are never executed themselves: each render borrows a
+// renderer holding clones of them (html/template takes a namespace lock on every
+// Execute; clones do not share it, and carry their own step budget).
 type Templates struct {
 	subject *texttemplate.Template
 	html    *htmltemplate.Template
@@ -39,119 +60,311 @@ type Templates struct {
 	// attrKeys are the attribute names the templates use ({{.Attributes.x}}). A
 	// recipient without one gets "" rather than text/template's "<no value>".
 	attrKeys []string
+	// usesAttrs is false when no template can reach .Attributes: they are then not decoded.
+	usesAttrs bool
+	// static holds the output of parts that contain no action, rendered once.
+	static [parts]*string
+	// plain holds the subject and text when they are plain (plain.go).
+	plain [parts]plain
+
+	mu        sync.Mutex // guards cloning from the parsed templates
+	renderers sync.Pool  // *renderer
 }
 
-// Rendered is the output of Templates.Render for one recipient.
-type Rendered struct {
-	Subject, HTML, Text string
-}
-
-// Parse parses the three templates. A missing key in Attributes renders as empty
-// rather than "<no value>". The error is an invalid-input error naming the template.
+// Parse parses the three templates and checks them against the limits of bound.go.
+// The error is an invalid-input error naming the template.
 func Parse(subject, html, text string) (*Templates, error) {
 	t := &Templates{}
 	var err error
-	if t.subject, err = texttemplate.New("subject").Option("missingkey=zero").Parse(subject); err != nil {
-		return nil, apperr.Invalidf("/subject", "subject template does not parse: %s", clean(err))
+	if t.subject, err = texttemplate.New("subject").Option("missingkey=zero").Funcs(parseFuncs).Parse(subject); err != nil {
+		return nil, invalid(partSubject, "does not parse: %s", clean(err))
 	}
-	if t.html, err = htmltemplate.New("html").Option("missingkey=zero").Parse(html); err != nil {
-		return nil, apperr.Invalidf("/html_template", "html template does not parse: %s", clean(err))
+	if t.html, err = htmltemplate.New("html").Option("missingkey=zero").Funcs(parseFuncs).Parse(html); err != nil {
+		return nil, invalid(partHTML, "does not parse: %s", clean(err))
 	}
-	if t.text, err = texttemplate.New("text").Option("missingkey=zero").Parse(text); err != nil {
-		return nil, apperr.Invalidf("/text_template", "text template does not parse: %s", clean(err))
+	if t.text, err = texttemplate.New("text").Option("missingkey=zero").Funcs(parseFuncs).Parse(text); err != nil {
+		return nil, invalid(partText, "does not parse: %s", clean(err))
 	}
+	trees := [parts]*parse.Tree{t.subject.Tree, t.html.Tree, t.text.Tree}
+	counts := [parts]int{len(t.subject.Templates()), len(t.html.Templates()), len(t.text.Templates())}
 	seen := map[string]bool{}
-	for _, tree := range []*parse.Tree{t.subject.Tree, t.html.Tree, t.text.Tree} {
-		if tree != nil {
-			collectAttrKeys(tree.Root, seen)
+	for i, tree := range trees {
+		if err := check(tree, counts[i]); err != nil {
+			return nil, invalid(i, "%s", err)
 		}
+		u := collectAttrKeys(tree.Root, seen)
+		t.usesAttrs = t.usesAttrs || u
+		if isStatic(tree.Root) {
+			t.static[i] = new(string)
+		} else if pl, ok := compilePlain(tree.Root); ok && i != partHTML { // HTML: compileHTML
+			t.plain[i] = pl
+		}
+		addSteps(tree)
 	}
 	for k := range seen {
 		t.attrKeys = append(t.attrKeys, k)
 	}
+	if t.static[partHTML] == nil {
+		if err := t.compileHTML(); err != nil {
+			return nil, err
+		}
+	}
+	// Render the action-free parts once (html/template still rewrites their text).
+	if t.static != [parts]*string{} {
+		r, err := t.renderer()
+		if err != nil {
+			return nil, err
+		}
+		for i, s := range t.static {
+			if s != nil {
+				r.buf.Reset()
+				if err := r.execute(i, Data{}); err != nil {
+					return nil, err
+				}
+				*s = r.buf.String()
+				if i == partSubject {
+					*s = foldSubject(*s)
+				}
+			}
+		}
+		t.renderers.Put(r)
+	}
 	return t, nil
 }
 
-// Validate parses the templates and renders them against Sample.
+// compileHTML escapes a renderer's HTML clone by rendering it for the sample
+// recipient, then compiles the escaped tree when it is plain. A template that
+// fails here is left to fail the same way on every render.
+func (t *Templates) compileHTML() error {
+	r, err := t.renderer()
+	if err != nil {
+		return err
+	}
+	defer t.renderers.Put(r)
+	attrs, err := decodeAttrs(nil, t.attrKeys)
+	if err != nil {
+		return err
+	}
+	r.steps = MaxSteps
+	d := Data{Email: Sample.Email, Name: Sample.Name, Attributes: attrs, UnsubscribeURL: SampleUnsubscribeURL}
+	if r.html.Execute(io.Discard, d) == nil {
+		if pl, ok := compilePlain(r.html.Tree.Root); ok {
+			t.plain[partHTML] = pl
+		}
+	}
+	return nil
+}
+
+// Validate parses the templates and renders them for Sample, so a template that
+// cannot execute or exceeds a limit is refused when it is saved.
 func Validate(subject, html, text string) error {
 	t, err := Parse(subject, html, text)
 	if err != nil {
 		return err
 	}
-	_, err = t.Render(Sample)
+	_, err = t.Render(Sample, SampleUnsubscribeURL)
 	return err
 }
 
 // Render executes the templates for one recipient.
-func (t *Templates) Render(d Data) (Rendered, error) {
-	attrs := make(map[string]any, len(d.Attributes)+len(t.attrKeys))
-	for k, v := range d.Attributes {
-		attrs[k] = v
+func (t *Templates) Render(r Recipient, unsubscribeURL string) (Rendered, error) {
+	return t.render(r, unsubscribeURL)
+}
+
+func (t *Templates) render(rc Recipient, unsubscribeURL string) (Rendered, error) {
+	d := Data{Email: rc.Email, Name: rc.Name, UnsubscribeURL: unsubscribeURL}
+	if t.usesAttrs {
+		attrs, err := decodeAttrs(rc.Attributes, t.attrKeys)
+		if err != nil {
+			return Rendered{}, err
+		}
+		d.Attributes = attrs
 	}
-	for _, k := range t.attrKeys {
+	r, err := t.renderer()
+	if err != nil {
+		return Rendered{}, err
+	}
+	defer t.renderers.Put(r)
+	r.steps = MaxSteps
+	// The parts are rendered one after another into one buffer and copied out as
+	// one string, which the three parts then share.
+	r.buf.Reset()
+	var bounds [parts][2]int
+	for i := range parts {
+		if t.static[i] == nil {
+			start := r.buf.Len()
+			var err error
+			if pl := t.plain[i]; pl != nil {
+				r.out = limitWriter{w: &r.buf, left: maxOutput[i]}
+				if err = pl.execute(&r.out, &d); err != nil {
+					err = execError(i, err)
+				}
+			} else {
+				err = r.execute(i, d)
+			}
+			if err != nil {
+				return Rendered{}, err
+			}
+			bounds[i] = [2]int{start, r.buf.Len()}
+		}
+	}
+	all := r.buf.String()
+	var out [parts]string
+	for i := range parts {
+		if s := t.static[i]; s != nil {
+			out[i] = *s
+		} else {
+			out[i] = all[bounds[i][0]:bounds[i][1]]
+		}
+	}
+	if t.static[partSubject] == nil {
+		out[partSubject] = foldSubject(out[partSubject])
+	}
+	return Rendered{Subject: out[partSubject], HTML: out[partHTML], Text: out[partText]}, nil
+}
+
+// foldSubject makes a subject one header line: runs of white space (a newline a
+// template produced included) become one space, none at either end.
+func foldSubject(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			clean = i > 0 && i < len(s)-1 && s[i-1] != ' '
+		case c <= ' ' || c >= 0x80:
+			clean = false // other ASCII white space or control, or non-ASCII (which may be white space)
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// renderer is one goroutine's set of template clones with its step budget and
+// output buffer, reused through Templates.renderers.
+type renderer struct {
+	subject *texttemplate.Template
+	html    *htmltemplate.Template
+	text    *texttemplate.Template
+	steps   int // left in this render
+	buf     bytes.Buffer
+	out     limitWriter
+}
+
+func (t *Templates) renderer() (*renderer, error) {
+	if r, ok := t.renderers.Get().(*renderer); ok {
+		return r, nil
+	}
+	r := &renderer{}
+	funcs := r.funcs()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var err error
+	if r.html, err = t.html.Clone(); err != nil {
+		return nil, err // only after an Execute of t.html, which never happens
+	}
+	r.html.Funcs(funcs)
+	r.subject = must(t.subject.Clone()).Funcs(funcs)
+	r.text = must(t.text.Clone()).Funcs(funcs)
+	return r, nil
+}
+
+func must(t *texttemplate.Template, err error) *texttemplate.Template {
+	if err != nil {
+		panic(err) // text/template's Clone cannot fail
+	}
+	return t
+}
+
+// execute renders one part at the end of the renderer's buffer under the output limit.
+func (r *renderer) execute(part int, d Data) error {
+	r.out = limitWriter{w: &r.buf, left: maxOutput[part]}
+	var err error
+	switch part {
+	case partSubject:
+		err = r.subject.Execute(&r.out, d)
+	case partHTML:
+		err = r.html.Execute(&r.out, d)
+	default:
+		err = r.text.Execute(&r.out, d)
+	}
+	if err != nil {
+		return execError(part, err)
+	}
+	return nil
+}
+
+// decodeAttrs decodes a recipient's attributes for the templates and gives every
+// attribute a template names a value, so a missing one renders as "".
+func decodeAttrs(raw []byte, keys []string) (map[string]any, error) {
+	if len(raw) > MaxAttributeBytes {
+		return nil, apperr.Invalidf("/attributes", "the subscriber's attributes exceed the %d bytes templates may read", MaxAttributeBytes)
+	}
+	var attrs map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &attrs); err != nil {
+			return nil, apperr.Invalidf("/attributes", "subscriber attributes: %s", err)
+		}
+	}
+	if attrs == nil {
+		attrs = make(map[string]any, len(keys))
+	}
+	for _, k := range keys {
 		if attrs[k] == nil {
 			attrs[k] = ""
 		}
 	}
-	d.Attributes = attrs
-	var r Rendered
-	var b bytes.Buffer
-	if err := t.subject.Execute(&b, d); err != nil {
-		return r, apperr.Invalidf("/subject", "subject template does not execute: %s", clean(err))
-	}
-	// A subject is one header line: fold any newline a template produced.
-	r.Subject = strings.Join(strings.Fields(b.String()), " ")
-	b.Reset()
-	if err := t.html.Execute(&b, d); err != nil {
-		return r, apperr.Invalidf("/html_template", "html template does not execute: %s", clean(err))
-	}
-	r.HTML = b.String()
-	b.Reset()
-	if err := t.text.Execute(&b, d); err != nil {
-		return r, apperr.Invalidf("/text_template", "text template does not execute: %s", clean(err))
-	}
-	r.Text = b.String()
-	return r, nil
+	return attrs, nil
 }
 
-// collectAttrKeys records x for every {{.Attributes.x}} in the tree.
-func collectAttrKeys(n parse.Node, keys map[string]bool) {
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n != nil {
-			for _, c := range n.Nodes {
-				collectAttrKeys(c, keys)
+// collectAttrKeys records x for every {{.Attributes.x}} in the tree and reports
+// whether the templates may read .Attributes at all (a bare {{.}} or {{$}} may).
+func collectAttrKeys(n parse.Node, keys map[string]bool) bool {
+	uses := false
+	walk(n, func(n parse.Node, _ int) {
+		var ident []string
+		switch n := n.(type) {
+		case *parse.FieldNode:
+			ident = n.Ident
+		case *parse.VariableNode:
+			if n.Ident[0] != "$" {
+				return
+			}
+			ident = n.Ident[1:]
+			if len(ident) == 0 {
+				uses = true
+			}
+		case *parse.ChainNode:
+			ident = n.Field
+		case *parse.DotNode:
+			uses = true
+		}
+		if len(ident) >= 1 && ident[0] == "Attributes" {
+			uses = true
+			if len(ident) >= 2 {
+				keys[ident[1]] = true
 			}
 		}
-	case *parse.ActionNode:
-		collectAttrKeys(n.Pipe, keys)
-	case *parse.PipeNode:
-		if n != nil {
-			for _, c := range n.Cmds {
-				collectAttrKeys(c, keys)
-			}
-		}
-	case *parse.CommandNode:
-		for _, a := range n.Args {
-			collectAttrKeys(a, keys)
-		}
-	case *parse.FieldNode:
-		if len(n.Ident) >= 2 && n.Ident[0] == "Attributes" {
-			keys[n.Ident[1]] = true
-		}
-	case *parse.IfNode:
-		collectAttrKeys(&n.BranchNode, keys)
-	case *parse.RangeNode:
-		collectAttrKeys(&n.BranchNode, keys)
-	case *parse.WithNode:
-		collectAttrKeys(&n.BranchNode, keys)
-	case *parse.BranchNode:
-		collectAttrKeys(n.Pipe, keys)
-		collectAttrKeys(n.List, keys)
-		collectAttrKeys(n.ElseList, keys)
-	case *parse.TemplateNode:
-		collectAttrKeys(n.Pipe, keys)
+	})
+	return uses
+}
+
+// isStatic reports whether a tree has no action: its output is the same for everyone.
+func isStatic(root *parse.ListNode) bool {
+	if root == nil {
+		return true
 	}
+	for _, n := range root.Nodes {
+		if _, ok := n.(*parse.TextNode); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func invalid(part int, format string, args ...any) error {
+	return apperr.Invalidf(partPointer[part], partName[part]+" template "+format, args...)
 }
 
 // clean drops the "template: name:" prefix Go's errors carry.

@@ -3,12 +3,10 @@ package provider
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -72,7 +70,7 @@ func NewHTTP(s HTTPSettings) (*HTTP, error) {
 	}}, nil
 }
 
-// HTTPPayload is the JSON body the HTTP provider posts.
+// HTTPPayload is the JSON body the HTTP provider posts (appendPayload writes it).
 type HTTPPayload struct {
 	JobID     string            `json:"job_id"`
 	MessageID string            `json:"message_id"`
@@ -90,18 +88,12 @@ type HTTPPayload struct {
 // Send posts m and returns the id the server answered with (JSON `id` or
 // `message_id`), or the job id when the body names none.
 func (p *HTTP) Send(ctx context.Context, m Message) (string, error) {
-	payload := HTTPPayload{
-		JobID: m.JobID, MessageID: m.MessageID, From: m.From, FromName: m.FromName, ReplyTo: m.ReplyTo,
-		To: m.To, ToName: m.ToName, Subject: m.Subject, HTML: m.HTML, Text: m.Text,
-		Headers: make(map[string]string, len(m.Headers)),
-	}
+	size := 256 + len(m.JobID) + len(m.MessageID) + len(m.From) + len(m.FromName) + len(m.ReplyTo) +
+		len(m.To) + len(m.ToName) + len(m.Subject) + len(m.HTML)*9/8 + len(m.Text)*9/8
 	for _, h := range m.Headers {
-		payload.Headers[h.Name] = h.Value
+		size += len(h.Name) + len(h.Value) + 8
 	}
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return "", classed(Permanent, 0, fmt.Errorf("encode message: %w", err))
-	}
+	body := appendPayload(make([]byte, 0, size), &m)
 
 	ctx, cancel := context.WithTimeout(ctx, p.s.Timeout)
 	defer cancel()
@@ -160,25 +152,6 @@ func ClassifyHTTPStatus(code int) Class {
 	default:
 		return Permanent
 	}
-}
-
-// responseID picks `id`, else `message_id`, from a JSON object body.
-func responseID(data []byte) string {
-	var v map[string]any
-	if json.Unmarshal(data, &v) != nil {
-		return ""
-	}
-	for _, k := range []string{"id", "message_id"} {
-		switch id := v[k].(type) {
-		case string:
-			if id != "" {
-				return id
-			}
-		case float64:
-			return strconv.FormatFloat(id, 'f', -1, 64)
-		}
-	}
-	return ""
 }
 
 // snippet keeps an error body short enough for sends.last_error.

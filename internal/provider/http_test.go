@@ -6,25 +6,30 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/sink"
 )
 
-// testMessage builds a campaign message the way the executor does.
+// testMessage is a campaign message as internal/message builds one (the Message-ID
+// here is readable test data; real ones are keyed).
 func testMessage(job string) provider.Message {
-	return message.Build(
-		message.Campaign{FromEmail: "news@example.com", FromName: "Example News", ReplyTo: "help@example.com"},
-		message.Recipient{JobID: job, Email: "ada@example.org", Name: "Ada Lovelace"},
-		message.Rendered{Subject: "Hello Ada", HTML: "<p>Hello <b>Ada</b></p>", Text: "Hello Ada"},
-		message.Links{HTTPS: "https://x.test/u/TOKEN", Mailto: "unsub@example.com"},
-	)
+	return provider.Message{
+		JobID: job, MessageID: strings.ReplaceAll(job, ":", ".") + "@example.com",
+		From: "news@example.com", FromName: "Example News", ReplyTo: "help@example.com",
+		To: "ada@example.org", ToName: "Ada Lovelace",
+		Subject: "Hello Ada", HTML: "<p>Hello <b>Ada</b></p>", Text: "Hello Ada",
+		Headers: []provider.Header{
+			{Name: "List-Unsubscribe", Value: "<https://x.test/u/TOKEN>, <mailto:unsub@example.com?subject=unsubscribe>"},
+			{Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"},
+		},
+	}
 }
 
 func TestHTTPSendsAndDeduplicates(t *testing.T) {
@@ -70,17 +75,22 @@ func TestHTTPConcurrentSameKeyDeliversOnce(t *testing.T) {
 	t.Cleanup(srv.Close)
 	p, err := provider.NewHTTP(provider.HTTPSettings{URL: srv.URL})
 	require.NoError(t, err)
+	errs := make(chan error, 8)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			_, err := p.Send(context.Background(), testMessage("campaign:1:9"))
-			if err != nil {
-				// The only refusal is "in progress", which must be retried later.
-				require.Equal(t, provider.Temporary, provider.ClassOf(err))
-			}
+			errs <- err
 		})
 	}
 	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			// The only refusal is "in progress", which must be retried later.
+			require.Equal(t, provider.Temporary, provider.ClassOf(err), "%v", err)
+		}
+	}
 	st := s.Stats()
 	require.EqualValues(t, 1, st.Unique)
 	require.Zero(t, st.Duplicates)

@@ -31,7 +31,7 @@ type SMTPSettings struct {
 // SMTP sends through an SMTP relay with go-mail over a small pool of persistent
 // connections, one recipient per message.
 //
-// Classification (RFC 5321 §4.2.1, REFERENCE §2.3):
+// Classification (reply codes per RFC 5321 §4.2.1; the lost-reply gap per RFC 1047):
 //
 //	connect, EHLO, STARTTLS or AUTH failed                      → Temporary
 //	MAIL, RCPT or DATA answered 4xx                             → Temporary

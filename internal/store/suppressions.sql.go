@@ -78,6 +78,37 @@ func (q *Queries) SuppressionAdd(ctx context.Context, arg SuppressionAddParams) 
 	return i, err
 }
 
+const suppressionFindByEmails = `-- name: SuppressionFindByEmails :many
+SELECT email_lower, reason FROM suppressions
+WHERE account_id = $1 AND email_lower = ANY($2::text[])
+`
+
+type SuppressionFindByEmailsRow struct {
+	EmailLower string
+	Reason     string
+}
+
+// A campaign test send skips suppressed addresses, as the executor does, and says why.
+func (q *Queries) SuppressionFindByEmails(ctx context.Context, accountID int64, emails []string) ([]SuppressionFindByEmailsRow, error) {
+	rows, err := q.db.Query(ctx, suppressionFindByEmails, accountID, emails)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SuppressionFindByEmailsRow{}
+	for rows.Next() {
+		var i SuppressionFindByEmailsRow
+		if err := rows.Scan(&i.EmailLower, &i.Reason); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const suppressionList = `-- name: SuppressionList :many
 SELECT account_id, email_lower, reason, source, created_at
 FROM suppressions

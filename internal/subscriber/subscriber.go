@@ -6,10 +6,8 @@ package subscriber
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/address"
@@ -194,7 +192,7 @@ func (s *Service) Confirm(ctx context.Context, accountID, id int64) (Subscriber,
 	if err == nil {
 		return fromStore(row), nil
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if err = postgres.Error(err, "subscriber"); !apperr.Is(err, apperr.NotFound) {
 		return Subscriber{}, err
 	}
 	status, err := q.SubscriberStatusGet(ctx, accountID, id)

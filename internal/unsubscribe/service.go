@@ -2,7 +2,6 @@ package unsubscribe
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -91,8 +90,9 @@ func (s *Service) recipient(ctx context.Context, db store.DBTX, c Claims) (store
 	row, err := store.New(db).UnsubscribeRecipient(ctx, store.UnsubscribeRecipientParams{
 		AccountID: c.AccountID, SubscriberID: c.SubscriberID, CampaignID: c.CampaignID,
 	})
+	err = postgres.Error(err, "recipient")
 	switch {
-	case errors.Is(err, pgx.ErrNoRows) || (err == nil && row.Email == ""):
+	case apperr.Is(err, apperr.NotFound) || (err == nil && row.Email == ""):
 		return row, errNotFound
 	case err != nil:
 		return row, fmt.Errorf("unsubscribe recipient: %w", err)

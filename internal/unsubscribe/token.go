@@ -11,7 +11,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"strings"
+	"sync"
 )
 
 // tokenVersion is the first byte of every payload, so the format can change later
@@ -21,7 +23,7 @@ const tokenVersion = 1
 // domain separates these MACs from any other use of the same secret.
 const domain = "sendonce.unsubscribe.v1"
 
-// tagLen is the length of the MAC: a full SHA-256 output (REFERENCE §1.6).
+// tagLen is the length of the MAC: a full, untruncated SHA-256 output.
 const tagLen = sha256.Size
 
 // ErrNoKey is returned by NewSigner without keys. There is deliberately no built-in
@@ -45,6 +47,24 @@ type Claims struct {
 type key struct {
 	id     string
 	secret []byte
+	// macs holds HMAC states keyed with secret: Reset restores the keyed state, so
+	// no key schedule runs per token.
+	macs *sync.Pool
+}
+
+func newKey(id string, secret []byte) key {
+	return key{id: id, secret: secret, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
+}
+
+// mac returns HMAC-SHA256(secret, domain || payload) appended to dst.
+func (k *key) mac(dst, payload []byte) []byte {
+	h := k.macs.Get().(hash.Hash)
+	h.Reset()
+	h.Write([]byte(domain))
+	h.Write(payload)
+	dst = h.Sum(dst)
+	k.macs.Put(h)
+	return dst
 }
 
 // Signer makes and checks tokens with a key ring: the first key signs, every key verifies.
@@ -71,21 +91,27 @@ func NewSigner(pairs []string) (*Signer, error) {
 			return nil, fmt.Errorf("unsubscribe secret: key id %q appears twice", id)
 		}
 		seen[id] = true
-		s.keys = append(s.keys, key{id: id, secret: []byte(secret)})
+		s.keys = append(s.keys, newKey(id, []byte(secret)))
 	}
 	return s, nil
 }
 
 // Token returns the URL-safe token for one recipient of one campaign.
 func (s *Signer) Token(accountID, campaignID, subscriberID int64) string {
-	k := s.keys[0]
-	payload := make([]byte, 0, 2+len(k.id)+3*binary.MaxVarintLen64)
-	payload = append(payload, tokenVersion, byte(len(k.id)))
+	var buf [160]byte
+	return string(s.appendToken(buf[:0], accountID, campaignID, subscriberID))
+}
+
+// appendToken appends the token Token returns to dst.
+func (s *Signer) appendToken(dst []byte, accountID, campaignID, subscriberID int64) []byte {
+	k := &s.keys[0]
+	var buf [2 + 32 + 3*binary.MaxVarintLen64 + tagLen]byte
+	payload := append(buf[:0], tokenVersion, byte(len(k.id)))
 	payload = append(payload, k.id...)
 	payload = binary.AppendUvarint(payload, uint64(accountID))
 	payload = binary.AppendUvarint(payload, uint64(campaignID))
 	payload = binary.AppendUvarint(payload, uint64(subscriberID))
-	return base64.RawURLEncoding.EncodeToString(append(payload, mac(k.secret, payload)...))
+	return base64.RawURLEncoding.AppendEncode(dst, k.mac(payload, payload))
 }
 
 // Verify checks a token in constant time against the key it names and returns its claims.
@@ -106,7 +132,7 @@ func (s *Signer) Verify(token string) (Claims, error) {
 			k = &s.keys[i]
 		}
 	}
-	if k == nil || !hmac.Equal(tag, mac(k.secret, payload)) {
+	if k == nil || !hmac.Equal(tag, k.mac(nil, payload)) {
 		return Claims{}, ErrInvalidToken
 	}
 	rest := payload[2+idLen:]
@@ -129,19 +155,21 @@ func (s *Signer) Verify(token string) (Claims, error) {
 func (s *Signer) Links(publicURL, mailto string) func(accountID, campaignID, subscriberID int64) (httpsURL, mailtoURI string) {
 	base := strings.TrimRight(publicURL, "/") + "/u/"
 	return func(accountID, campaignID, subscriberID int64) (string, string) {
-		tok := s.Token(accountID, campaignID, subscriberID)
+		var buf [256]byte
+		https := string(s.appendToken(append(buf[:0], base...), accountID, campaignID, subscriberID))
 		m := ""
 		if mailto != "" {
 			// The token is base64url, so it needs no escaping in the subject.
-			m = "mailto:" + mailto + "?subject=unsubscribe%20" + tok
+			m = "mailto:" + mailto + "?subject=unsubscribe%20" + https[len(base):]
 		}
-		return base + tok, m
+		return https, m
 	}
 }
 
-func mac(secret, payload []byte) []byte {
-	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(domain))
-	h.Write(payload)
+// DeriveKey returns HMAC-SHA256(signing secret, purpose): a key for another use
+// (the Message-ID key) that reveals nothing of the secret and follows it.
+func (s *Signer) DeriveKey(purpose string) []byte {
+	h := hmac.New(sha256.New, s.keys[0].secret)
+	h.Write([]byte(purpose))
 	return h.Sum(nil)
 }

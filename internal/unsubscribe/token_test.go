@@ -72,13 +72,47 @@ func TestNewSigner(t *testing.T) {
 	}
 }
 
+// Links never expire, so the token format is pinned: these strings were computed
+// independently of this package (Python's hmac and base64 modules) from the
+// documented format, base64url(0x01 | len(kid) | kid | uvarint(account) |
+// uvarint(campaign) | uvarint(subscriber) | HMAC-SHA256(secret,
+// "sendonce.unsubscribe.v1" | payload)). A change that alters any of them breaks
+// every link already sent.
+var tokenVectors = []struct {
+	keys                          []string
+	account, campaign, subscriber int64
+	token                         string
+}{
+	{[]string{"k1:first-secret-0123456789"}, 1, 2, 3, "AQJrMQECAwCM-9SXBa-OuJyBTcSN2gUoHdPryfTZkCCdhrDYyvQj"},
+	{[]string{"k1:first-secret-0123456789", "old:second-secret-0123456789"}, 7, 140, 123456789,
+		"AQJrMQeMAZWa7zoldNLxyLNzV3YwmBHcwTYWoULBOj7NajiALIyx3iiYPQ"},
+	{[]string{"k1:first-secret-0123456789"}, 1 << 62, 1 << 62, 1 << 62,
+		"AQJrMYCAgICAgICAQICAgICAgICAQICAgICAgICAQLabpz10a8RGOgC1Oxl_N-vXdasjiJxETE67sMtwEHxP"},
+	{[]string{"k1:first-secret-0123456789"}, 127, 128, 16383, "AQJrMX-AAf9_uR1iqchjmbdVdMss9pzkvB31FNNtjFLozydh2oUiLTI"},
+	{[]string{"a-32-character-key-id-0123456789:0123456789abcdef0123456789abcdef"}, 42, 43, 44,
+		"ASBhLTMyLWNoYXJhY3Rlci1rZXktaWQtMDEyMzQ1Njc4OSorLB4P19m4v_XK6X0eScZPNh38zAFMUAGA8GPqMvZ48gv1"},
+}
+
+func TestTokenVectors(t *testing.T) {
+	t.Parallel()
+	for _, v := range tokenVectors {
+		s, err := unsubscribe.NewSigner(v.keys)
+		require.NoError(t, err)
+		require.Equal(t, v.token, s.Token(v.account, v.campaign, v.subscriber), "%+v", v)
+		c, err := s.Verify(v.token)
+		require.NoError(t, err)
+		require.Equal(t, unsubscribe.Claims{KeyID: strings.SplitN(v.keys[0], ":", 2)[0],
+			AccountID: v.account, CampaignID: v.campaign, SubscriberID: v.subscriber}, c)
+	}
+}
+
 func TestLinks(t *testing.T) {
 	t.Parallel()
 	s, err := unsubscribe.NewSigner([]string{"k1:first-secret-0123456789"})
 	require.NoError(t, err)
 	https, mailto := s.Links("https://mail.example.com/", "unsub@example.com")(1, 2, 3)
-	require.Equal(t, "https://mail.example.com/u/"+s.Token(1, 2, 3), https)
-	require.Equal(t, "mailto:unsub@example.com?subject=unsubscribe%20"+s.Token(1, 2, 3), mailto)
+	require.Equal(t, "https://mail.example.com/u/AQJrMQECAwCM-9SXBa-OuJyBTcSN2gUoHdPryfTZkCCdhrDYyvQj", https)
+	require.Equal(t, "mailto:unsub@example.com?subject=unsubscribe%20AQJrMQECAwCM-9SXBa-OuJyBTcSN2gUoHdPryfTZkCCdhrDYyvQj", mailto)
 	_, mailto = s.Links("https://x", "")(1, 2, 3)
 	require.Empty(t, mailto)
 }

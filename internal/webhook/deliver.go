@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -41,11 +40,11 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		return Result{}, Unauthorized(fmt.Errorf("unknown webhook source %q", source))
 	}
 	ep, err := store.New(s.pool).WebhookEndpointGetForDelivery(ctx, endpointID, source)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if err = postgres.Error(err, "webhook endpoint"); apperr.Is(err, apperr.NotFound) {
 		return Result{}, Unauthorized(fmt.Errorf("no %s endpoint %d", source, endpointID))
 	}
 	if err != nil {
-		return Result{}, postgres.Error(err, "webhook endpoint")
+		return Result{}, err
 	}
 	now := s.opts.Now()
 	previous, err := store.New(s.pool).WebhookPreviousSecretsValid(ctx, store.WebhookPreviousSecretsValidParams{

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -154,7 +153,7 @@ func (s *Service) Rotate(ctx context.Context, accountID, id int64, in RotateInpu
 		row, err = q.WebhookEndpointRotate(ctx, store.WebhookEndpointRotateParams{
 			PreviousExpiresAt: &expires, Secret: secret, AccountID: accountID, ID: id, CurrentSecret: cur.Secret,
 		})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if err = postgres.Error(err, "webhook endpoint"); apperr.Is(err, apperr.NotFound) {
 			return apperr.New(apperr.Conflict, "the endpoint was rotated or deleted meanwhile; retry")
 		}
 		if err != nil || grace == 0 {

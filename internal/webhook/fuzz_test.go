@@ -1,6 +1,13 @@
 package webhook
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"net/http"
 	"testing"
 	"time"
@@ -41,29 +48,76 @@ func FuzzParsers(f *testing.F) {
 
 func must(evs []Event, _ error) []Event { return evs }
 
-// FuzzVerify feeds arbitrary bodies and headers to the verifiers: they must reject
-// (not panic) everything not signed with the secret.
+// FuzzVerify feeds arbitrary and mutated bodies and headers to the verifiers. The
+// corpus starts from genuinely signed deliveries (Standard Webhooks HMAC, SendGrid
+// ECDSA); whatever the fuzzer changes, a delivery verifies only if the bytes the
+// signature covers are exactly the signed ones.
 func FuzzVerify(f *testing.F) {
-	f.Add([]byte(`{"signature":{"timestamp":"1","token":"t","signature":"00"}}`), "msg", "1700000000", "v1,AAAA")
-	f.Fuzz(func(t *testing.T, body []byte, id, ts, sig string) {
-		now := time.Unix(1700000000, 0)
+	now := time.Unix(1700000000, 0)
+	const ts = "1700000000"
+	signedBody := []byte(`{"type":"subscriber.unsubscribed","data":{"email":"a@example.com"}}`)
+	hmacKey := []byte("secret-secret-secret-secret")
+	secret := []string{"whsec_" + base64.StdEncoding.EncodeToString(hmacKey)}
+	m := hmac.New(sha256.New, hmacKey)
+	m.Write([]byte("msg_1." + ts + "."))
+	m.Write(signedBody)
+	standardSig := "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	if err != nil {
+		f.Fatal(err)
+	}
+	sgKey := []string{base64.StdEncoding.EncodeToString(der)}
+	digest := sha256.Sum256(append([]byte(ts), signedBody...))
+	sgRaw, err := ecdsa.SignASN1(rand.Reader, priv, digest[:])
+	if err != nil {
+		f.Fatal(err)
+	}
+	sgSig := base64.StdEncoding.EncodeToString(sgRaw)
+
+	// The genuine deliveries verify, so the assertions below are not vacuous.
+	genuine := http.Header{}
+	genuine.Set("webhook-id", "msg_1")
+	genuine.Set("webhook-timestamp", ts)
+	genuine.Set("webhook-signature", standardSig)
+	genuine.Set("X-Twilio-Email-Event-Webhook-Signature", sgSig)
+	genuine.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
+	if _, err := verifyStandard(genuine, "webhook", signedBody, secret, now); err != nil {
+		f.Fatal(err)
+	}
+	if err := verifySendGrid(genuine, signedBody, sgKey, now); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(signedBody, "msg_1", ts, standardSig, sgSig)
+	f.Add(signedBody, "msg_1", ts, standardSig+" v1,AAAA", sgSig)
+	f.Add([]byte(`{"signature":{"timestamp":"1","token":"t","signature":"00"}}`), "msg", ts, "v1,AAAA", "AAAA")
+	f.Fuzz(func(t *testing.T, body []byte, id, ts, sig, sgSig string) {
 		h := http.Header{}
 		for _, p := range []string{"webhook", "svix"} {
 			h.Set(p+"-id", id)
 			h.Set(p+"-timestamp", ts)
 			h.Set(p+"-signature", sig)
 		}
-		h.Set("X-Twilio-Email-Event-Webhook-Signature", sig)
+		h.Set("X-Twilio-Email-Event-Webhook-Signature", sgSig)
 		h.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
 		h.Set("Authorization", sig)
-		secret := []string{"whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0"}
 		if _, err := verifyStandard(h, "webhook", body, secret, now); err == nil {
-			t.Fatal("forged standard signature accepted")
+			if got := h.Get("webhook-id") + "." + h.Get("webhook-timestamp") + "." + string(body); got != "msg_1."+"1700000000."+string(signedBody) {
+				t.Fatalf("forged standard delivery accepted: %q", got)
+			}
 		}
 		if _, err := verifyMailgun(body, secret, now); err == nil {
 			t.Fatal("forged mailgun signature accepted")
 		}
-		_ = verifySendGrid(h, body, []string{"bm90IGEga2V5"}, now)
+		if err := verifySendGrid(h, body, sgKey, now); err == nil {
+			if got := h.Get("X-Twilio-Email-Event-Webhook-Timestamp") + string(body); got != "1700000000"+string(signedBody) {
+				t.Fatalf("forged sendgrid delivery accepted: %q", got)
+			}
+		}
 		if verifyPostmark(h, []string{"user:pass-pass-pass"}) == nil {
 			t.Fatal("wrong basic auth accepted")
 		}

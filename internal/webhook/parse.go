@@ -9,7 +9,9 @@ import (
 )
 
 // The parsers below run only on verified bodies. Each maps its provider's events to
-// our kinds as REFERENCE §3.4 tabulates; anything unlisted is KindOther and ignored.
+// our four kinds the way django-anymail's normalisers (anymail/webhooks/*.py) and
+// listmonk's bounce webhooks do: unsubscribes, complaints, permanent bounces, and
+// temporary bounces or delays as soft bounces; anything unlisted is KindOther and ignored.
 
 // parseStandard reads our generic opt-out post: {"type", "data": {"email", "job_id",
 // "provider_message_id", "bounce_type"}}. The event id is the webhook-id header.
@@ -179,8 +181,9 @@ func parseSendGrid(body []byte) ([]Event, error) {
 		case "deferred":
 			kind = KindSoftBounce
 		case "dropped":
-			// SendGrid already suppresses these at its end; mirror the reason so other
-			// providers and our own claims honour it too (REFERENCE §3.4).
+			// SendGrid already suppresses these at its end (its "dropped" reasons,
+			// documented with the Event Webhook); mirror the reason so other providers
+			// and our own claims honour it too.
 			kind = map[string]Kind{"Bounced Address": KindHardBounce, "Invalid": KindHardBounce,
 				"Unsubscribed Address": KindUnsubscribe, "Spam Reporting Address": KindComplaint}[e.Reason]
 			if kind == "" {

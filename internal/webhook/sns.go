@@ -21,7 +21,8 @@ import (
 	"time"
 )
 
-// snsMessage is the envelope SNS POSTs (REFERENCE §3.3, Amazon SES via SNS).
+// snsMessage is the envelope Amazon SNS POSTs (SES notifications arrive through SNS;
+// format in the SNS developer guide, "Parsing message formats").
 type snsMessage struct {
 	Type             string `json:"Type"`
 	MessageID        string `json:"MessageId"`

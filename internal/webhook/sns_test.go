@@ -177,8 +177,7 @@ func TestSNSDefaultAllowList(t *testing.T) {
 
 // TestSNSCertFailuresCachedAndFetchesBounded: a certificate URL that fails is not
 // fetched again on every delivery for a minute, and fetches run at most
-// MaxCertFetches at a time, however many deliveries name new URLs at once
-// (security review finding 6).
+// MaxCertFetches at a time, however many deliveries name new URLs at once.
 func TestSNSCertFailuresCachedAndFetchesBounded(t *testing.T) {
 	t.Parallel()
 	f := newFakeSNS(t)

@@ -26,7 +26,8 @@ var errSignature = errors.New("webhook: signature does not verify")
 
 func sigErr(reason string) error { return errors.Join(errSignature, errors.New(reason)) }
 
-// verifyStandard checks a Standard Webhooks signature (REFERENCE §3.1): HMAC-SHA256
+// verifyStandard checks a Standard Webhooks signature (spec at
+// github.com/standard-webhooks/standard-webhooks, spec/standard-webhooks.md): HMAC-SHA256
 // with the base64-decoded whsec_ secret over "id.timestamp.body", any of several
 // space-separated "v1,<base64>" signatures, timestamp within Tolerance. prefix is
 // "webhook" or, for Resend (Svix), "svix". It returns the message id.

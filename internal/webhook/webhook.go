@@ -31,7 +31,8 @@ func ValidSource(s string) bool {
 	return false
 }
 
-// Kind is what an event means for us (REFERENCE §3.4).
+// Kind is what an event means for us: one of the four outcomes every provider's
+// event vocabulary reduces to (see parse.go).
 type Kind string
 
 // The kinds of event. Only the first four change anything.

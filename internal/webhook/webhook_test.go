@@ -193,8 +193,8 @@ func TestStandardBounceComplaintAndSoftBounceLimit(t *testing.T) {
 
 // TestSoftBouncesCountDistinctMessages: providers report a delay on every retry of
 // one message (SendGrid deferred, Mailgun temporary failure, SES DeliveryDelay,
-// Resend delivery_delayed), so the soft-bounce limit counts messages, not events
-// (security review finding 2): one message retried three times suppresses nothing.
+// Resend delivery_delayed), so the soft-bounce limit counts messages, not events:
+// one message retried three times suppresses nothing.
 func TestSoftBouncesCountDistinctMessages(t *testing.T) {
 	t.Parallel()
 	e := setup(t, webhook.Options{SoftBounceLimit: 3, SoftBounceWindow: time.Hour})
@@ -252,8 +252,7 @@ func TestRotationGracePeriod(t *testing.T) {
 }
 
 // TestRotateTwiceKeepsEverySecretUntilItsOwnExpiry: a second rotation within the
-// grace period must not drop the original secret at once (security review finding
-// 4); each rotated-out secret verifies until its own expiry and not after.
+// grace period must not drop the original secret at once; each rotated-out secret verifies until its own expiry and not after.
 func TestRotateTwiceKeepsEverySecretUntilItsOwnExpiry(t *testing.T) {
 	t.Parallel()
 	e := setup(t, webhook.Options{})

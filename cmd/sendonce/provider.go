@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
+)
+
+// newProvider returns the provider named by cfg.Provider ("log", "smtp" or "http"),
+// built from that section's settings. run builds one per process and hands it to
+// the executor and to the API's test sends; l is used by the log provider.
+func newProvider(cfg config.Providers, l *slog.Logger) (provider.Provider, error) {
+	switch cfg.Provider {
+	case "log", "":
+		return provider.NewLog(l), nil
+	case "smtp":
+		return provider.NewSMTP(provider.SMTPSettings{
+			Host:     cfg.SMTPHost,
+			Port:     cfg.SMTPPort,
+			Username: cfg.SMTPUsername,
+			Password: cfg.SMTPPassword,
+			Security: cfg.SMTPSecurity,
+			Conns:    cfg.SMTPConns,
+			Timeout:  cfg.SMTPTimeout,
+		})
+	case "http":
+		return provider.NewHTTP(provider.HTTPSettings{
+			URL:           cfg.HTTPProviderURL,
+			Authorization: cfg.HTTPProviderAuth,
+			Timeout:       cfg.HTTPProviderTimeout,
+		})
+	}
+	return nil, fmt.Errorf("provider %q: must be log, smtp or http", cfg.Provider)
+}
+
+// messageIDPurpose separates the Message-ID key derived from the unsubscribe secret
+// from every other use of that secret.
+const messageIDPurpose = "sendonce.message-id.v1"
+
+// messageBuilder returns the builder of every message this process sends, keyed
+// with SENDONCE_MESSAGE_ID_KEY, or, when that is unset, with a key derived from the
+// signing unsubscribe secret (HMAC-SHA256(secret, "sendonce.message-id.v1")), so
+// Message-IDs are keyed in every deployment without a second secret to manage.
+func messageBuilder(cfg config.Config) (*message.Builder, error) {
+	if cfg.MessageIDKey != "" {
+		b, err := message.NewBuilder([]byte(cfg.MessageIDKey))
+		if err != nil {
+			return nil, fmt.Errorf("configuration: SENDONCE_MESSAGE_ID_KEY: %w", err)
+		}
+		return b, nil
+	}
+	signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
+	}
+	return message.NewBuilder(signer.DeriveKey(messageIDPurpose))
+}
