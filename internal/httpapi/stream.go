@@ -46,12 +46,16 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // zero: no deadline, whatever Server.WriteTimeout says
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK) // the GET's status and headers, and no endless body
+		return nil
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // zero: no deadline, whatever Server.WriteTimeout says
 	w.WriteHeader(http.StatusOK)
 	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil {
 		return nil

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +175,54 @@ func accountOf(t *testing.T, e *env, key string) int64 {
 	return decodeAs[struct {
 		ID int64 `json:"id"`
 	}](t, res).ID
+}
+
+// TestEventStreamHostileParameters: every parameter of the stream, given hostile
+// text, is a 4xx problem before the stream starts (the generated walk skips this
+// route, whose valid requests never end).
+func TestEventStreamHostileParameters(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for _, h := range hostileParams {
+		for _, c := range []struct {
+			query, header, key string
+		}{
+			{query: "after=" + h.value, key: e.keyA},
+			{query: "type=" + h.value, key: e.keyA},
+			{query: "token=" + h.value},
+			{header: h.value, key: e.keyA},
+		} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/events/stream?"+c.query, nil)
+			if c.key != "" {
+				req.Header.Set("Authorization", "Bearer "+c.key)
+			}
+			if c.header != "" {
+				v, err := url.QueryUnescape(c.header)
+				require.NoError(t, err)
+				req.Header.Set("Last-Event-ID", v)
+			}
+			rec := httptest.NewRecorder()
+			e.handler.ServeHTTP(rec, req)
+			cancel()
+			what := fmt.Sprintf("%s: ?%.40s Last-Event-ID %.40q", h.name, c.query, c.header)
+			requireProblem4xx(t, response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}, what)
+		}
+	}
+}
+
+// TestEventStreamOutlivesTheWriteTimeout: the server's write timeout would cut any
+// other response; the stream clears it and goes on delivering.
+func TestEventStreamOutlivesTheWriteTimeout(t *testing.T) {
+	t.Parallel()
+	e := setup(t, func(c *config.Config) { c.EventStreamPoll = 20 * time.Millisecond })
+	srv := httptest.NewUnstartedServer(e.handler)
+	srv.Config.WriteTimeout = 100 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	account := accountOf(t, e, e.keyA)
+	s := openStream(t, srv.URL+"/v1/events/stream", "Authorization", "Bearer "+e.keyA)
+	time.Sleep(300 * time.Millisecond) // past the write timeout
+	emitN(t, e, account, 1, 1)
+	require.Equal(t, 1, nOf(t, s.next(t)))
 }
