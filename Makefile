@@ -57,9 +57,10 @@ clean-dev:
 	rm -rf .sendonce
 
 ## chaos: SIGKILL `sendonce serve` mid-campaign KILLS times; every recipient exactly once (PROVIDER=http|smtp)
-PROVIDER   ?= http
-RECIPIENTS ?= 50000
-KILLS      ?= 5
+##        CHAOS_FLAGS=-default-lease keeps the 2m lease and prints restart→sent (liveness rescue)
+PROVIDER    ?= http
+RECIPIENTS  ?= 50000
+KILLS       ?= 5
 CHAOS_FLAGS ?=
 chaos: build
 	./bin/sendonce chaos -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/store"
 )
 
 // eventReceiver is the tenant's receiver in `sendonce chaos -events`: it checks every
@@ -136,19 +137,13 @@ func (r *eventReceiver) goDown(d time.Duration) {
 // row of the campaign, then compares the two one to one.
 func (r *eventReceiver) check(ctx context.Context, pool *pgxpool.Pool, campaign int64, limit time.Duration) (string, error) {
 	rows := map[int64]string{}
-	q, err := pool.Query(ctx, `SELECT id, status FROM sends WHERE campaign_id = $1`, campaign)
+	sends, err := store.New(pool).ChaosSendStatuses(ctx, campaign)
 	if err != nil {
 		return "", err
 	}
-	for q.Next() {
-		var id int64
-		var s string
-		if err := q.Scan(&id, &s); err != nil {
-			return "", err
-		}
-		rows[id] = s
+	for _, r := range sends {
+		rows[r.ID] = r.Status
 	}
-	q.Close()
 	deadline := time.Now().Add(limit)
 	for {
 		r.mu.Lock()
@@ -186,7 +181,5 @@ func (r *eventReceiver) check(ctx context.Context, pool *pgxpool.Pool, campaign 
 func (r *eventReceiver) close() { _ = r.srv.Close() }
 
 func chaosAccount(ctx context.Context, pool *pgxpool.Pool, campaign int64) (int64, error) {
-	var id int64
-	err := pool.QueryRow(ctx, `SELECT account_id FROM campaigns WHERE id = $1`, campaign).Scan(&id)
-	return id, err
+	return store.New(pool).ChaosCampaignAccount(ctx, campaign)
 }

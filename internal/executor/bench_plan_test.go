@@ -48,7 +48,7 @@ func TestClaimPlanRightAfterBuild(t *testing.T) {
 	require.Contains(t, captured, "SKIP LOCKED")
 	var plan []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN "+captured, c, nil, int32(500), leaseInterval(time.Minute)) // $1 campaign, $2 now, $3 n, $4 lease
+		rows, err := tx.Query(ctx, "EXPLAIN "+captured, c, nil, int32(500), leaseInterval(time.Minute), nil) // $1 campaign, $2 now, $3 n, $4 lease, $5 executor
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
@@ -112,7 +113,7 @@ func TestClaimAndRescueWriteTheirEvents(t *testing.T) {
 	require.Len(t, rows, 3)
 	past := time.Now().Add(time.Hour)
 	rescued, err := q.SendRescueExpired(ctx, store.SendRescueExpiredParams{Now: &past, MaxAttempts: 5,
-		BackoffBase: leaseInterval(time.Second), BackoffMax: leaseInterval(time.Second)})
+		ExpiryDelays: []pgtype.Interval{leaseInterval(time.Second)}})
 	require.NoError(t, err)
 	require.Len(t, rescued, 2)
 
@@ -133,7 +134,7 @@ func TestClaimAndRescueWriteTheirEvents(t *testing.T) {
 	_, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c2, N: 10, Lease: leaseInterval(time.Minute)})
 	require.NoError(t, err)
 	_, err = q.SendRescueExpired(ctx, store.SendRescueExpiredParams{Now: &past, Idempotent: true, MaxAttempts: 5,
-		BackoffBase: leaseInterval(time.Second), BackoffMax: leaseInterval(time.Second)})
+		ExpiryDelays: []pgtype.Interval{leaseInterval(time.Second)}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"queued": 2}, f.counts(c2), "s1 was left out of the build")
 	require.Empty(t, f.sendEvents(c2))

@@ -107,6 +107,14 @@ type EventStreamToken struct {
 	ExpiresAt   time.Time
 }
 
+type Executor struct {
+	ID          int64
+	Host        string
+	Pid         int32
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+}
+
 type IdempotencyKey struct {
 	AccountID      int64
 	Key            string
@@ -154,6 +162,7 @@ type Send struct {
 	SentAt            *time.Time
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	ExecutorID        *int64
 }
 
 type SoftBounce struct {
