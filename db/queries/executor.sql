@@ -11,11 +11,16 @@ LIMIT 100;
 -- name: CampaignStart :one
 -- The approved → sending compare-and-set. It runs in the same transaction as
 -- SendBuildRecipients, so a crash leaves either an approved campaign or a sending
--- one with its full recipient list. No row back means another executor won. The
+-- one with its full recipient list. No row back means another executor won. A
+-- campaign that names no sender is pinned to the account's default sender of this
+-- moment, so every send, test and rescue of it agrees on one sender (NULL: the
+-- environment's provider) even if the default changes while it sends. The
 -- campaign.started event is written by the same statement.
 WITH started AS (
     UPDATE campaigns
     SET status = 'sending',
+        sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
+                                         WHERE s.account_id = campaigns.account_id AND s.is_default)),
         started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
         updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
     WHERE campaigns.id = sqlc.arg('id')::bigint AND campaigns.status = 'approved'
@@ -33,7 +38,7 @@ SELECT s.id, s.account_id, s.list_ids FROM started s;
 -- Everything a sender needs of the campaigns being sent; the dispatcher deals them
 -- round-robin per account.
 SELECT id, account_id, subject, from_email, from_name, reply_to, html_template,
-       text_template, ambiguous_policy
+       text_template, ambiguous_policy, sender_id
 FROM campaigns
 WHERE status = 'sending'
 ORDER BY account_id, id;

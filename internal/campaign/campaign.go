@@ -55,6 +55,12 @@ type Campaign struct {
 	ScheduledFor, ApprovedAt, StartedAt *time.Time
 	FinishedAt, CancelledAt             *time.Time
 	CreatedAt, UpdatedAt                time.Time
+	// SenderID is the sender the campaign names; nil: the account default sender,
+	// else the environment's provider.
+	SenderID *int64
+	// PausedReason says why the system paused the campaign (a sender's repeated
+	// auth/config failures); nil when paused by hand or not paused.
+	PausedReason *string
 }
 
 // Fields are the editable fields of a campaign; nil keeps (or defaults) a field.
@@ -63,6 +69,8 @@ type Fields struct {
 	HTMLTemplate, TextTemplate, Language        *string
 	ListIDs                                     *[]int64
 	AmbiguousPolicy                             *string
+	// SenderID names one of the account's senders; 0 clears it.
+	SenderID *int64
 }
 
 func fromStore(c store.Campaign) Campaign {
@@ -70,7 +78,7 @@ func fromStore(c store.Campaign) Campaign {
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
 		ListIDs: c.ListIds, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason}
 }
 
 func val(p *string) string {
@@ -113,6 +121,14 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 	if f.AmbiguousPolicy != nil && *f.AmbiguousPolicy != "skip" && *f.AmbiguousPolicy != "retry" {
 		return apperr.Invalidf("/ambiguous_policy", "ambiguous_policy must be skip or retry")
 	}
+	if f.SenderID != nil && *f.SenderID != 0 {
+		if _, err := store.New(s.pool).SenderGet(ctx, accountID, *f.SenderID); err != nil {
+			if apperr.Is(postgres.Error(err, "sender"), apperr.NotFound) {
+				return apperr.Invalidf("/sender_id", "sender %d not found", *f.SenderID)
+			}
+			return err
+		}
+	}
 	if f.ListIDs != nil {
 		ids := slices.Clone(*f.ListIDs)
 		slices.Sort(ids)
@@ -151,6 +167,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 		AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
 		FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
 		TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
+		SenderID: nonZero(f.SenderID),
 	})
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")
@@ -178,4 +195,12 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, status *st
 		out[i] = fromStore(r)
 	}
 	return out, nil
+}
+
+// nonZero is nil for nil or 0.
+func nonZero(p *int64) *int64 {
+	if p == nil || *p == 0 {
+		return nil
+	}
+	return p
 }

@@ -93,6 +93,13 @@ func (s *Server) routes() {
 			r.Post("/event-endpoints/{id}/ping", s.handle(s.pingEventEndpoint))
 			r.Post("/event-endpoints/{id}/redeliver", s.handle(s.redeliverEventEndpoint))
 			r.Get("/event-endpoints/{id}/deliveries", s.handle(s.listEventEndpointDeliveries))
+			// Senders: credentials are write-only (a masked hint comes back).
+			r.Get("/senders", s.handle(s.listSenders))
+			r.Post("/senders", s.handle(s.createSender))
+			r.Get("/senders/{id}", s.handle(s.getSender))
+			r.Patch("/senders/{id}", s.handle(s.updateSender))
+			r.Delete("/senders/{id}", s.handle(s.deleteSender))
+			r.Post("/senders/{id}/verify", s.handle(s.verifySender))
 		})
 	})
 }

@@ -103,7 +103,7 @@ func (q *Queries) CampaignListDue(ctx context.Context, now *time.Time) ([]int64,
 
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT id, account_id, subject, from_email, from_name, reply_to, html_template,
-       text_template, ambiguous_policy
+       text_template, ambiguous_policy, sender_id
 FROM campaigns
 WHERE status = 'sending'
 ORDER BY account_id, id
@@ -119,6 +119,7 @@ type CampaignListSendingRow struct {
 	HtmlTemplate    string
 	TextTemplate    string
 	AmbiguousPolicy string
+	SenderID        *int64
 }
 
 // Everything a sender needs of the campaigns being sent; the dispatcher deals them
@@ -142,6 +143,7 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.HtmlTemplate,
 			&i.TextTemplate,
 			&i.AmbiguousPolicy,
+			&i.SenderID,
 		); err != nil {
 			return nil, err
 		}
@@ -189,6 +191,8 @@ const campaignStart = `-- name: CampaignStart :one
 WITH started AS (
     UPDATE campaigns
     SET status = 'sending',
+        sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
+                                         WHERE s.account_id = campaigns.account_id AND s.is_default)),
         started_at = coalesce($1::timestamptz, now()),
         updated_at = coalesce($1::timestamptz, now())
     WHERE campaigns.id = $2::bigint AND campaigns.status = 'approved'
@@ -211,7 +215,10 @@ type CampaignStartRow struct {
 
 // The approved → sending compare-and-set. It runs in the same transaction as
 // SendBuildRecipients, so a crash leaves either an approved campaign or a sending
-// one with its full recipient list. No row back means another executor won. The
+// one with its full recipient list. No row back means another executor won. A
+// campaign that names no sender is pinned to the account's default sender of this
+// moment, so every send, test and rescue of it agrees on one sender (NULL: the
+// environment's provider) even if the default changes while it sends. The
 // campaign.started event is written by the same statement.
 func (q *Queries) CampaignStart(ctx context.Context, now *time.Time, iD int64) (CampaignStartRow, error) {
 	row := q.db.QueryRow(ctx, campaignStart, now, iD)

@@ -165,10 +165,11 @@ WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = $1
       AND s.status = 'queued'
-      AND s.next_attempt_at <= coalesce($2::timestamptz, now())
+      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, $2::bigint)
+      AND s.next_attempt_at <= coalesce($3::timestamptz, now())
       AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $1 AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $3
+    LIMIT $4
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, sub.name, sub.attributes,
@@ -182,10 +183,10 @@ WITH picked AS (
     UPDATE sends s
     SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
         lease_until = CASE WHEN j.blocked THEN NULL
-                           ELSE coalesce($2::timestamptz, now()) + $4::interval END,
+                           ELSE coalesce($3::timestamptz, now()) + $5::interval END,
         attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $5::bigint END,
-        updated_at  = coalesce($2::timestamptz, now())
+        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $6::bigint END,
+        updated_at  = coalesce($3::timestamptz, now())
     FROM judged j
     WHERE s.id = j.id
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
@@ -194,7 +195,7 @@ WITH picked AS (
 ), suppressed_events AS (
     -- send.suppressed for the rows marked here, in this statement (events.sql).
     INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT c.account_id, 'send.suppressed', coalesce($2::timestamptz, now()),
+    SELECT c.account_id, 'send.suppressed', coalesce($3::timestamptz, now()),
            jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
                               'email', c.email, 'status', c.status)
     FROM claimed c
@@ -207,6 +208,7 @@ FROM claimed c
 
 type SendClaimBatchParams struct {
 	CampaignID int64
+	AfterID    int64
 	Now        *time.Time
 	N          int32
 	Lease      pgtype.Interval
@@ -236,12 +238,20 @@ type SendClaimBatchRow struct {
 // stay queued at the head of the index and every later claim would walk over it
 // again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
 // lease_until comes back so a worker never starts a send its lease cannot cover.
+// after_id is the caller's cursor through the fresh rows (due at -infinity): the
+// index scan starts past the ids it already claimed instead of walking the entries
+// those claims left dead at the head of the index until vacuum removes them, which
+// on a large campaign is most of the claim's work. Retried rows (due at a real
+// time) are always after the cursor. A caller passes 0 to scan from the start, and
+// must do so before it concludes that nothing is left (a released row can sit
+// behind its cursor).
 // executor_id stamps the claim with the claiming process, so the rescuer can take
 // the rows back within seconds of that process's death (SendRescueExpired).
 // The suppressed rows' send.suppressed events are written by the same statement.
 func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) ([]SendClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, sendClaimBatch,
 		arg.CampaignID,
+		arg.AfterID,
 		arg.Now,
 		arg.N,
 		arg.Lease,
@@ -345,12 +355,17 @@ WITH expired AS (
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
 ), camp AS (
-    SELECT c.id, c.status, c.ambiguous_policy FROM campaigns c
+    -- A campaign's provider is its sender (pinned at start): resend and http
+    -- deduplicate on the job id; no sender means the environment's provider (@idempotent).
+    SELECT c.id, c.status, c.ambiguous_policy,
+           coalesce((SELECT sn.type IN ('resend', 'http') FROM senders sn
+                     WHERE sn.account_id = c.account_id AND sn.id = c.sender_id), $5::bool) AS idempotent
+    FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
-    FOR SHARE
+    FOR SHARE OF c
 ), judged AS (
     SELECT e.id, s.attempts,
-           (($5::bool OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
+           ((c.idempotent OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
     FROM expired e
     JOIN sends s ON s.id = e.id
     JOIN camp c ON c.id = s.campaign_id
@@ -403,8 +418,8 @@ type SendRescueExpiredRow struct {
 // that is alive but frozen), or, when check_liveness is set, the executor that
 // claimed them stopped its heartbeat for dead_after or deregistered (killed,
 // crashed, or stopped with acknowledgements it could not write). The caller's own
-// rows are never taken for liveness. An idempotent provider drops a replay of the
-// same job id, so they are requeued; otherwise the campaign's ambiguous_policy
+// rows are never taken for liveness. An idempotent provider (the campaign's sender,
+// else the environment's) drops a replay of the same job id, so they are requeued; otherwise the campaign's ambiguous_policy
 // decides: retry requeues, skip marks them unknown so no second copy is risked. A
 // requeue counts as an attempt (the claim charged it), so a message that keeps
 // killing its process fails at max_attempts instead of looping forever; it waits
