@@ -57,6 +57,30 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for EventDeliveryStatus.
+const (
+	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
+	EventDeliveryStatusDelivering EventDeliveryStatus = "delivering"
+	EventDeliveryStatusFailed     EventDeliveryStatus = "failed"
+	EventDeliveryStatusPending    EventDeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the EventDeliveryStatus enum.
+func (e EventDeliveryStatus) Valid() bool {
+	switch e {
+	case EventDeliveryStatusDelivered:
+		return true
+	case EventDeliveryStatusDelivering:
+		return true
+	case EventDeliveryStatusFailed:
+		return true
+	case EventDeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MessageCategory.
 const (
 	MessageCategoryMarketing     MessageCategory = "marketing"
@@ -486,6 +510,81 @@ type CampaignUpdate struct {
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
 	TextTemplate *string `json:"text_template,omitempty"`
+}
+
+// Event defines model for Event.
+type Event struct {
+	Data map[string]interface{} `json:"data"`
+
+	// Id evt_…; the webhook-id of a single-event delivery, stable across retries.
+	Id        string    `json:"id"`
+	Timestamp time.Time `json:"timestamp"`
+	Type      string    `json:"type"`
+}
+
+// EventDelivery defines model for EventDelivery.
+type EventDelivery struct {
+	Attempts       int                 `json:"attempts"`
+	Batch          bool                `json:"batch"`
+	CreatedAt      time.Time           `json:"created_at"`
+	DeliveredAt    *time.Time          `json:"delivered_at,omitempty"`
+	EventIds       []string            `json:"event_ids"`
+	Id             int64               `json:"id"`
+	LastAttemptAt  *time.Time          `json:"last_attempt_at,omitempty"`
+	LastError      *string             `json:"last_error,omitempty"`
+	LastLatencyMs  *int                `json:"last_latency_ms,omitempty"`
+	LastStatusCode *int                `json:"last_status_code,omitempty"`
+	NextAttemptAt  *time.Time          `json:"next_attempt_at,omitempty"`
+	Status         EventDeliveryStatus `json:"status"`
+}
+
+// EventDeliveryStatus defines model for EventDelivery.Status.
+type EventDeliveryStatus string
+
+// EventEndpoint defines model for EventEndpoint.
+type EventEndpoint struct {
+	BatchSize      int        `json:"batch_size"`
+	CreatedAt      time.Time  `json:"created_at"`
+	Description    string     `json:"description"`
+	DisabledReason *string    `json:"disabled_reason,omitempty"`
+	Enabled        bool       `json:"enabled"`
+	EventTypes     []string   `json:"event_types"`
+	FailingSince   *time.Time `json:"failing_since,omitempty"`
+	Id             int64      `json:"id"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	Url            string     `json:"url"`
+}
+
+// EventEndpointInput defines model for EventEndpointInput.
+type EventEndpointInput struct {
+	// BatchSize Above 1, send.* events are posted as event.batch envelopes of up to this many.
+	BatchSize   *int    `json:"batch_size,omitempty"`
+	Description *string `json:"description,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// EventTypes The types to receive; empty or absent means every type.
+	EventTypes *[]string `json:"event_types,omitempty"`
+
+	// Url https (http only with SENDONCE_EVENT_ALLOW_HTTP).
+	Url *string `json:"url,omitempty"`
+}
+
+// EventEndpointWithSecret defines model for EventEndpointWithSecret.
+type EventEndpointWithSecret struct {
+	BatchSize               int        `json:"batch_size"`
+	CreatedAt               time.Time  `json:"created_at"`
+	Description             string     `json:"description"`
+	DisabledReason          *string    `json:"disabled_reason,omitempty"`
+	Enabled                 bool       `json:"enabled"`
+	EventTypes              []string   `json:"event_types"`
+	FailingSince            *time.Time `json:"failing_since,omitempty"`
+	Id                      int64      `json:"id"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+
+	// Secret whsec_…; shown in this response only.
+	Secret    string    `json:"secret"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Url       string    `json:"url"`
 }
 
 // FieldError defines model for FieldError.
@@ -1045,6 +1144,9 @@ type WebhookEndpointWithCredentials struct {
 // Cursor defines model for Cursor.
 type Cursor = string
 
+// EventTypeFilter defines model for EventTypeFilter.
+type EventTypeFilter = []string
+
 // ID defines model for ID.
 type ID = int64
 
@@ -1180,6 +1282,124 @@ type TestCampaignParams struct {
 
 // UnapproveCampaignParams defines parameters for UnapproveCampaign.
 type UnapproveCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListEventEndpointsParams defines parameters for ListEventEndpoints.
+type ListEventEndpointsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateEventEndpointParams defines parameters for CreateEventEndpoint.
+type CreateEventEndpointParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListEventEndpointDeliveriesParams defines parameters for ListEventEndpointDeliveries.
+type ListEventEndpointDeliveriesParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PingEventEndpointParams defines parameters for PingEventEndpoint.
+type PingEventEndpointParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RedeliverEventEndpointJSONBody defines parameters for RedeliverEventEndpoint.
+type RedeliverEventEndpointJSONBody struct {
+	EventId *string    `json:"event_id,omitempty"`
+	Since   *time.Time `json:"since,omitempty"`
+}
+
+// RedeliverEventEndpointParams defines parameters for RedeliverEventEndpoint.
+type RedeliverEventEndpointParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RotateEventEndpointJSONBody defines parameters for RotateEventEndpoint.
+type RotateEventEndpointJSONBody struct {
+	GraceSeconds *int `json:"grace_seconds,omitempty"`
+}
+
+// RotateEventEndpointParams defines parameters for RotateEventEndpoint.
+type RotateEventEndpointParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After The next_cursor of an earlier page (or an SSE id); absent means the oldest event kept.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Type Only events of these types (repeat the parameter, or separate with commas).
+	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+}
+
+// StreamEventsParams defines parameters for StreamEvents.
+type StreamEventsParams struct {
+	Token *string `form:"token,omitempty" json:"token,omitempty"`
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Type Only events of these types (repeat the parameter, or separate with commas).
+	Type        *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+	LastEventID *string          `json:"Last-Event-ID,omitempty"`
+}
+
+// CreateEventStreamTokenParams defines parameters for CreateEventStreamToken.
+type CreateEventStreamTokenParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -1476,6 +1696,18 @@ type ApproveCampaignJSONRequestBody = ApproveRequest
 
 // TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
 type TestCampaignJSONRequestBody = TestSendRequest
+
+// CreateEventEndpointJSONRequestBody defines body for CreateEventEndpoint for application/json ContentType.
+type CreateEventEndpointJSONRequestBody = EventEndpointInput
+
+// UpdateEventEndpointJSONRequestBody defines body for UpdateEventEndpoint for application/json ContentType.
+type UpdateEventEndpointJSONRequestBody = EventEndpointInput
+
+// RedeliverEventEndpointJSONRequestBody defines body for RedeliverEventEndpoint for application/json ContentType.
+type RedeliverEventEndpointJSONRequestBody RedeliverEventEndpointJSONBody
+
+// RotateEventEndpointJSONRequestBody defines body for RotateEventEndpoint for application/json ContentType.
+type RotateEventEndpointJSONRequestBody RotateEventEndpointJSONBody
 
 // CreateListJSONRequestBody defines body for CreateList for application/json ContentType.
 type CreateListJSONRequestBody = ListCreate

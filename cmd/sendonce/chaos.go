@@ -37,6 +37,11 @@ type chaosOptions struct {
 	// expiry, and the run prints the last restart → sent time.
 	DefaultLease bool
 	Verbose      bool
+	// Events subscribes a receiver to every event type; at the end it must hold
+	// exactly one send.* event per send row, matching its status.
+	Events       bool
+	EventBatch   int
+	ReceiverDown time.Duration // the receiver answers 503 this long, from the first kill on
 }
 
 // runChaos proves the exactly-once promise under kill -9: a throwaway PostgreSQL, a
@@ -72,6 +77,9 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.DBRestarts, "db-restarts", 0, "restart PostgreSQL (fast shutdown) this many times mid-send, before kills")
 	fs.BoolVar(&o.DefaultLease, "default-lease", false, "keep the default lease and provider timeouts (ignores -lease) and print the last restart → sent time")
 	fs.BoolVar(&o.Verbose, "v", false, "show the service's log (info level)")
+	fs.BoolVar(&o.Events, "events", false, "subscribe a signature-checking receiver to every event and match its send.* events to the rows")
+	fs.IntVar(&o.EventBatch, "event-batch", 50, "batch_size of the receiver's endpoint (with -events)")
+	fs.DurationVar(&o.ReceiverDown, "receiver-down", 0, "the receiver answers 503 (Retry-After: 1) this long from the first kill (with -events)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -138,6 +146,21 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"SENDONCE_HTTP_PROVIDER_TIMEOUT="+(o.Lease/3).String(),
 			"SENDONCE_SMTP_TIMEOUT="+(o.Lease/3).String())
 	}
+	var receiver *eventReceiver
+	if o.Events {
+		if receiver, err = newEventReceiver(); err != nil {
+			return err
+		}
+		defer receiver.close()
+		account, err := chaosAccount(ctx, pool, campaignID)
+		if err != nil {
+			return err
+		}
+		if err := receiver.subscribe(ctx, pool, account, o.EventBatch); err != nil {
+			return err
+		}
+		env = append(env, "SENDONCE_EVENT_ALLOW_PRIVATE=true", "SENDONCE_EVENT_ALLOW_HTTP=true")
+	}
 	var delivered func() int64
 	var stats func() (unique, duplicates, raw int64)
 	switch o.Provider {
@@ -185,6 +208,13 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if kills == o.Kills {
 			err := waitSent(ctx, q, campaignID, 15*time.Minute)
 			restartToSent = time.Since(restarted)
+			if err == nil && receiver != nil {
+				// The last process delivers what the killed ones left leased (their
+				// leases run out) and what was held back while the receiver was down.
+				var line string
+				line, err = receiver.check(ctx, pool, campaignID, 5*time.Minute)
+				fmt.Fprintln(stdout, line)
+			}
 			_ = child.Process.Signal(syscall.SIGTERM)
 			werr := child.Wait()
 			if err != nil {
@@ -230,6 +260,9 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("chaos: the campaign finished after %d kills; lower -rate", kills)
 		}
 		kills++
+		if kills == 1 && receiver != nil && o.ReceiverDown > 0 {
+			receiver.goDown(o.ReceiverDown)
+		}
 		fmt.Fprintf(stderr, "chaos: kill %d at %s, delivered %d\n", kills, time.Since(start).Round(time.Millisecond), delivered())
 	}
 

@@ -76,6 +76,14 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 		cfg.MessageIDKey = key
 	}
 
+	// A development receiver usually runs on this machine, over plain http: unless
+	// the developer said otherwise, dev lets event deliveries reach it.
+	for name, v := range map[string]*bool{"SENDONCE_EVENT_ALLOW_PRIVATE": &cfg.EventAllowPrivate,
+		"SENDONCE_EVENT_ALLOW_HTTP": &cfg.EventAllowHTTP} {
+		if _, set := os.LookupEnv(name); !set {
+			*v = true
+		}
+	}
 	if len(cfg.SecretsKey) == 0 {
 		ring, err := devSecret(filepath.Join(dataDir, "secrets_key"), func() string { return sender.NewKeyRingEntry("dev") })
 		if err != nil {

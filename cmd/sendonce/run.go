@@ -99,6 +99,8 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 			return err
 		}
 		stops = append(stops, stop)
+		// Event deliveries run where sending runs, on the main pool.
+		stops = append(stops, startEvents(ctx, cfg, pool, log, reg))
 	}
 
 	if opts.API {

@@ -20,5 +20,12 @@ RETURNING id;
 -- name: ChaosCampaignStatus :one
 SELECT status FROM campaigns WHERE id = @id;
 
+-- name: ChaosCampaignAccount :one
+SELECT account_id FROM campaigns WHERE id = @id;
+
+-- name: ChaosSendStatuses :many
+-- Every send row of the campaign, for matching the events receiver's view.
+SELECT id, status FROM sends WHERE campaign_id = @campaign_id;
+
 -- name: ChaosCampaignSetSender :exec
 UPDATE campaigns SET sender_id = @sender_id WHERE account_id = @account_id AND id = @id;

@@ -14,16 +14,25 @@ LIMIT 100;
 -- one with its full recipient list. No row back means another executor won. A
 -- campaign that names no sender is pinned to the account's default sender of this
 -- moment, so every send, test and rescue of it agrees on one sender (NULL: the
--- environment's provider) even if the default changes while it sends.
-UPDATE campaigns
-SET status = 'sending',
-    sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
-                                     WHERE s.account_id = campaigns.account_id AND s.is_default)),
-    started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
-    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-WHERE campaigns.id = @id AND campaigns.status = 'approved'
-  AND campaigns.scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
-RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids;
+-- environment's provider) even if the default changes while it sends. The
+-- campaign.started event is written by the same statement.
+WITH started AS (
+    UPDATE campaigns
+    SET status = 'sending',
+        sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
+                                         WHERE s.account_id = campaigns.account_id AND s.is_default)),
+        started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
+        updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE campaigns.id = sqlc.arg('id')::bigint AND campaigns.status = 'approved'
+      AND campaigns.scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
+    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.name, campaigns.status
+), started_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'campaign.started', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
+    FROM started c
+)
+SELECT s.id, s.account_id, s.list_ids FROM started s;
 
 -- name: CampaignListSending :many
 -- Everything a sender needs of the campaigns being sent; the dispatcher deals them
@@ -46,16 +55,25 @@ SELECT id FROM campaigns WHERE id = @campaign_id AND status = 'sending' FOR UPDA
 -- name: CampaignFinish :one
 -- sending → sent once nothing is left to send or in flight; runs after
 -- CampaignLockSending in one transaction. The NOT EXISTS reads
--- sends_campaign_status_idx. A message stream never finishes.
-UPDATE campaigns
-SET status = 'sent',
-    finished_at = coalesce(sqlc.narg('now')::timestamptz, now()),
-    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-WHERE campaigns.id = @campaign_id AND campaigns.status = 'sending' AND campaigns.kind = 'campaign'
-  AND NOT EXISTS (
-      SELECT 1 FROM sends
-      WHERE sends.campaign_id = @campaign_id AND sends.status IN ('queued', 'sending'))
-RETURNING campaigns.id;
+-- sends_campaign_status_idx. A message stream never finishes. The campaign.sent
+-- event is written by the same statement.
+WITH finished AS (
+    UPDATE campaigns
+    SET status = 'sent',
+        finished_at = coalesce(sqlc.narg('now')::timestamptz, now()),
+        updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE campaigns.id = @campaign_id AND campaigns.status = 'sending' AND campaigns.kind = 'campaign'
+      AND NOT EXISTS (
+          SELECT 1 FROM sends
+          WHERE sends.campaign_id = @campaign_id AND sends.status IN ('queued', 'sending'))
+    RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status
+), finished_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'campaign.sent', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
+    FROM finished c
+)
+SELECT f.id FROM finished f;
 
 -- name: CampaignListCancelledWithQueued :many
 -- Cancelled campaigns that still have queued rows to close.

@@ -62,6 +62,7 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- behind its cursor).
 -- executor_id stamps the claim with the claiming process, so the rescuer can take
 -- the rows back within seconds of that process's death (SendRescueExpired).
+-- The suppressed rows' send.suppressed events are written by the same statement.
 WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id
@@ -80,20 +81,33 @@ WITH picked AS (
     FROM picked p
     JOIN sends s ON s.id = p.id
     LEFT JOIN subscribers sub ON sub.id = s.subscriber_id AND sub.status = 'confirmed'
+), claimed AS (
+    UPDATE sends s
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked THEN NULL
+                           ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
+        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
+        updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
+    FROM judged j
+    WHERE s.id = j.id
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+              s.lease_until, s.executor_id, coalesce(j.name, '')::text AS name,
+              coalesce(j.attributes, '{}')::jsonb AS attributes
+), suppressed_events AS (
+    -- send.suppressed for the rows marked here, in this statement (events.sql).
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'send.suppressed', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+                              'email', c.email, 'status', c.status)
+    FROM claimed c
+    WHERE c.status = 'suppressed'
 )
-UPDATE sends s
-SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-    lease_until = CASE WHEN j.blocked THEN NULL
-                       ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
-    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-    executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
-    updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
-FROM judged j
-WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts, s.lease_until,
-          s.executor_id, coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes;
+SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
+       c.executor_id, c.name, c.attributes
+FROM claimed c;
 
--- name: SendAckMany :execrows
+-- name: SendAckMany :one
 -- The completer's coalesced acknowledgement: one statement for every outcome of a
 -- few milliseconds of sends across all workers. Each result carries the attempts
 -- its claim set; a claim bumps attempts, so a match means nobody claimed the row
@@ -113,6 +127,9 @@ RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.at
 -- is seen (the lock waits for it and re-reads the row), and a cancel that starts
 -- later waits for this statement, so its own sweep of queued rows sees ours.
 -- Cancelled and suppressed rows keep their state.
+-- The same statement writes the per-recipient events (send.sent, send.failed,
+-- send.unknown; a retry writes none) into the outbox, so they commit with the ack
+-- and cost no round trip of their own. The count is of acknowledged rows.
 WITH u AS (
     -- Set-returning functions in one select list zip element by element (PostgreSQL 10+).
     SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts,
@@ -123,7 +140,7 @@ WITH u AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
     FOR SHARE
-)
+), acked AS (
 UPDATE sends s
 SET status              = CASE WHEN u.status = 'queued'
                                     AND (SELECT r.status FROM retried r WHERE r.id = s.campaign_id) = 'cancelled'
@@ -136,7 +153,19 @@ SET status              = CASE WHEN u.status = 'queued'
     updated_at          = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
-  AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')));
+  AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts,
+          s.provider_message_id, s.last_error
+), outcome_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT a.account_id, 'send.' || a.status, coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id,
+                              'email', a.email, 'status', a.status, 'attempts', a.attempts,
+                              'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500))
+    FROM acked a
+    WHERE a.status IN ('sent', 'failed', 'unknown')
+)
+SELECT count(*) FROM acked;
 
 -- name: SendReleaseMany :execrows
 -- Hands claimed rows that were never given to the provider back to the queue (at
@@ -207,7 +236,7 @@ WITH expired AS (
     FROM expired e
     JOIN sends s ON s.id = e.id
     JOIN camp c ON c.id = s.campaign_id
-)
+), rescued AS (
 UPDATE sends s
 SET status = CASE WHEN NOT j.replay THEN 'unknown'
                   WHEN s.attempts >= @max_attempts::int THEN 'failed'
@@ -223,7 +252,17 @@ SET status = CASE WHEN NOT j.replay THEN 'unknown'
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
-RETURNING s.id, s.campaign_id, s.status;
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error
+), settled_events AS (
+    -- Rows settled as unknown or failed get their send.* event in this statement.
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT r.account_id, 'send.' || r.status, coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', r.campaign_id, 'send_id', r.id, 'subscriber_id', r.subscriber_id,
+                              'email', r.email, 'status', r.status, 'attempts', r.attempts, 'error', r.last_error)
+    FROM rescued r
+    WHERE r.status IN ('unknown', 'failed')
+)
+SELECT r.id, r.campaign_id, r.status FROM rescued r;
 
 -- name: SendSweepCancelled :execrows
 -- The cancel transition (SendCancelQueued) closes the queued rows in its own

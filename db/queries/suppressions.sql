@@ -1,11 +1,17 @@
 -- name: SuppressionAdd :one
 -- Adding is idempotent: an address already suppressed keeps its first reason and
--- source, and the existing row comes back with inserted = false.
+-- source, and the existing row comes back with inserted = false. A new suppression
+-- writes its suppression.created event in the same statement.
 WITH ins AS (
     INSERT INTO suppressions (account_id, email_lower, reason, source)
     VALUES (@account_id, @email_lower, @reason, @source)
     ON CONFLICT (account_id, email_lower) DO NOTHING
     RETURNING account_id, email_lower, reason, source, created_at
+), created_event AS (
+    INSERT INTO events (account_id, type, data)
+    SELECT i.account_id, 'suppression.created',
+           jsonb_build_object('email', i.email_lower, 'reason', i.reason, 'source', i.source)
+    FROM ins i
 )
 SELECT ins.account_id, ins.email_lower, ins.reason, ins.source, ins.created_at, true AS inserted FROM ins
 UNION ALL
@@ -26,8 +32,20 @@ WHERE account_id = @account_id AND email_lower > @after_email
 ORDER BY email_lower
 LIMIT @lim;
 
--- name: SuppressionRemove :execrows
-DELETE FROM suppressions WHERE account_id = @account_id AND email_lower = @email_lower;
+-- name: SuppressionRemove :one
+-- Returns how many rows went (0 or 1); a removal writes its suppression.deleted
+-- event in the same statement.
+WITH removed AS (
+    DELETE FROM suppressions x
+    WHERE x.account_id = sqlc.arg('account_id')::bigint AND x.email_lower = sqlc.arg('email_lower')::text
+    RETURNING x.account_id, x.email_lower, x.reason, x.source
+), deleted_event AS (
+    INSERT INTO events (account_id, type, data)
+    SELECT r.account_id, 'suppression.deleted',
+           jsonb_build_object('email', r.email_lower, 'reason', r.reason, 'source', r.source)
+    FROM removed r
+)
+SELECT count(*) FROM removed;
 
 -- name: SuppressionFindByEmails :many
 -- A campaign test send skips suppressed addresses, as the executor does, and says why.

@@ -10,16 +10,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
 // cas runs one compare-and-set update in a transaction, then after (same transaction)
-// on the row it returned, which after may replace. Zero rows means the campaign is not the account's (404) or
-// is not in a state the change applies to (409 carrying current_status). An error
-// from after rolls the change back.
-func (s *Service) cas(ctx context.Context, accountID, id int64, what string,
+// on the row it returned, which after may replace, then records the event evType
+// reports (none when empty) in the same transaction. Zero rows means the campaign is
+// not the account's (404) or is not in a state the change applies to (409 carrying
+// current_status). An error from after rolls the change back, event included.
+func (s *Service) cas(ctx context.Context, accountID, id int64, what, evType string,
 	update func(*store.Queries) (store.Campaign, error), after func(*store.Queries, *store.Campaign) error) (Campaign, error) {
 	var out store.Campaign
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -39,9 +41,15 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what string,
 		}
 		out = c
 		if after != nil {
-			return after(q, &out)
+			if err := after(q, &out); err != nil {
+				return err
+			}
 		}
-		return nil
+		if evType == "" {
+			return nil
+		}
+		return event.Emit(ctx, tx, accountID, evType, map[string]any{
+			"campaign_id": out.ID, "name": out.Name, "status": out.Status})
 	})
 	if err != nil {
 		return Campaign{}, err
@@ -77,7 +85,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 			arg.ListIds = []int64{}
 		}
 	}
-	return s.cas(ctx, accountID, id, "edit",
+	return s.cas(ctx, accountID, id, "edit", "",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUpdateDraft(ctx, arg) },
 		func(q *store.Queries, c *store.Campaign) error {
 			if f.TemplateID != nil {
@@ -94,7 +102,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 
 // Delete removes a draft.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
-	_, err := s.cas(ctx, accountID, id, "delete",
+	_, err := s.cas(ctx, accountID, id, "delete", "",
 		func(q *store.Queries) (store.Campaign, error) {
 			n, err := q.CampaignDeleteDraft(ctx, accountID, id)
 			if err == nil && n == 0 {
@@ -110,7 +118,7 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 // transaction: what it sends is frozen here, and later edits of the template do not
 // reach it. The templates are validated once more, and the executors are woken on commit.
 func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor *time.Time) (Campaign, error) {
-	return s.cas(ctx, accountID, id, "approve",
+	return s.cas(ctx, accountID, id, "approve", event.CampaignApproved,
 		func(q *store.Queries) (store.Campaign, error) {
 			return q.CampaignApprove(ctx, store.CampaignApproveParams{AccountID: accountID, ID: id, ScheduledFor: scheduledFor})
 		},
@@ -160,19 +168,19 @@ func checkSenderFrom(ctx context.Context, q *store.Queries, c store.Campaign) er
 
 // Unapprove moves an approved campaign that has not started back to draft.
 func (s *Service) Unapprove(ctx context.Context, accountID, id int64) (Campaign, error) {
-	return s.cas(ctx, accountID, id, "unapprove",
+	return s.cas(ctx, accountID, id, "unapprove", "",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUnapprove(ctx, accountID, id) }, nil)
 }
 
 // Pause stops a sending campaign from claiming more recipients.
 func (s *Service) Pause(ctx context.Context, accountID, id int64) (Campaign, error) {
-	return s.cas(ctx, accountID, id, "pause",
+	return s.cas(ctx, accountID, id, "pause", event.CampaignPaused,
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignPause(ctx, accountID, id) }, nil)
 }
 
 // Resume sets a paused campaign sending again and wakes the executors.
 func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, error) {
-	return s.cas(ctx, accountID, id, "resume",
+	return s.cas(ctx, accountID, id, "resume", event.CampaignResumed,
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignResume(ctx, accountID, id) },
 		func(q *store.Queries, c *store.Campaign) error {
 			if err := q.SenderResumeHealth(ctx, accountID, c.SenderID); err != nil {
@@ -185,7 +193,7 @@ func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, er
 // Cancel ends a campaign that has not finished, and cancels its queued sends in the
 // same transaction so none of them is claimed afterwards.
 func (s *Service) Cancel(ctx context.Context, accountID, id int64) (Campaign, error) {
-	return s.cas(ctx, accountID, id, "cancel",
+	return s.cas(ctx, accountID, id, "cancel", event.CampaignCancelled,
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignCancel(ctx, accountID, id) },
 		func(q *store.Queries, c *store.Campaign) error {
 			_, err := q.SendCancelCampaignQueued(ctx, accountID, c.ID)

@@ -18,6 +18,7 @@ type Config struct {
 	Providers
 	Unsubscribe
 	Webhooks
+	Events
 	Log
 }
 
@@ -121,6 +122,23 @@ type Webhooks struct {
 	SoftBounceWindow time.Duration `split_words:"true" default:"72h"`
 }
 
+// Events settings: signed deliveries of the accounts' events to their endpoints.
+type Events struct {
+	// EventAllowPrivate lets deliveries reach loopback, private, link-local and
+	// metadata addresses (local receivers in development; `dev` turns it on).
+	EventAllowPrivate bool `split_words:"true" default:"false"`
+	// EventAllowHTTP accepts http:// endpoint URLs (`dev` turns it on); otherwise https only.
+	EventAllowHTTP bool `split_words:"true" default:"false"`
+	// EventConcurrency is how many deliveries one process makes at once;
+	// EventEndpointConcurrency caps those in flight to one endpoint across replicas.
+	EventConcurrency         int `split_words:"true" default:"8"`
+	EventEndpointConcurrency int `split_words:"true" default:"4"`
+	// EventRetention is how long events and the delivery log are kept.
+	EventRetention time.Duration `split_words:"true" default:"720h"`
+	// EventStreamPoll is how often an open event stream looks for new events.
+	EventStreamPoll time.Duration `split_words:"true" default:"1s"`
+}
+
 // Log settings.
 type Log struct {
 	// LogLevel is debug, info, warn or error.
@@ -159,6 +177,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
 	case c.ExecutorDBConns < 2:
 		return fmt.Errorf("configuration: SENDONCE_EXECUTOR_DB_CONNS must be at least 2 (one listens, the rest send)")
+	case c.EventConcurrency < 1 || c.EventEndpointConcurrency < 1:
+		return fmt.Errorf("configuration: SENDONCE_EVENT_CONCURRENCY and SENDONCE_EVENT_ENDPOINT_CONCURRENCY must be at least 1")
+	case c.EventRetention < time.Hour:
+		return fmt.Errorf("configuration: SENDONCE_EVENT_RETENTION must be at least 1h")
+	case c.EventStreamPoll < 10*time.Millisecond:
+		return fmt.Errorf("configuration: SENDONCE_EVENT_STREAM_POLL must be at least 10ms")
 	case c.SoftBounceWindow <= 0:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_WINDOW must be positive")
 	}

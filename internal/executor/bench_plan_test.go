@@ -50,7 +50,7 @@ func TestClaimPlanRightAfterBuild(t *testing.T) {
 	require.Contains(t, captured, "SKIP LOCKED")
 	var plan []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN "+captured, nil, leaseInterval(time.Minute), nil, c, after, int32(500))
+		rows, err := tx.Query(ctx, "EXPLAIN "+captured, c, after, nil, int32(500), leaseInterval(time.Minute), nil) // $1 campaign, $2 after_id, $3 now, $4 n, $5 lease, $6 executor
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,9 @@ func (s *Server) routes() {
 	r.Get("/u/{token}", s.handle(s.unsubscribePage))
 	r.Post("/u/{token}", s.handle(s.unsubscribePost))
 	r.Post("/v1/webhooks/{source}/{endpoint_id}", s.handle(s.deliverWebhook))
+	// The event stream authenticates itself (API key or stream token: EventSource
+	// sends no headers) and runs outside the request-bounding middleware.
+	r.With(s.cors()).Get("/v1/events/stream", s.handle(s.streamEvents))
 
 	r.Route("/v1", func(r chiRouter) {
 		r.Use(s.cors(), s.authenticate)
@@ -89,6 +92,18 @@ func (s *Server) routes() {
 			r.Post("/webhook-endpoints/{id}/rotate", s.handle(s.rotateWebhookEndpoint))
 			r.Delete("/webhook-endpoints/{id}", s.handle(s.deleteWebhookEndpoint))
 
+			// Events out: the account's events, pulled or pushed to its endpoints.
+			r.Get("/events", s.handle(s.listEvents))
+			r.Post("/events/stream-tokens", s.handle(s.createEventStreamToken))
+			r.Post("/event-endpoints", s.handle(s.createEventEndpoint))
+			r.Get("/event-endpoints", s.handle(s.listEventEndpoints))
+			r.Get("/event-endpoints/{id}", s.handle(s.getEventEndpoint))
+			r.Patch("/event-endpoints/{id}", s.handle(s.updateEventEndpoint))
+			r.Delete("/event-endpoints/{id}", s.handle(s.deleteEventEndpoint))
+			r.Post("/event-endpoints/{id}/rotate", s.handle(s.rotateEventEndpoint))
+			r.Post("/event-endpoints/{id}/ping", s.handle(s.pingEventEndpoint))
+			r.Post("/event-endpoints/{id}/redeliver", s.handle(s.redeliverEventEndpoint))
+			r.Get("/event-endpoints/{id}/deliveries", s.handle(s.listEventEndpointDeliveries))
 			// Senders: credentials are write-only (a masked hint comes back).
 			r.Get("/senders", s.handle(s.listSenders))
 			r.Post("/senders", s.handle(s.createSender))

@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
@@ -60,6 +61,9 @@ type Deps struct {
 	// TestSender sends campaign test messages: the deployment's provider, built and
 	// closed by the caller (cmd wires one per process). Nil means the log provider.
 	TestSender campaign.Sender
+	// Events serves the accounts' events and their endpoints; nil means on Pool,
+	// guarding endpoint URLs as Config says.
+	Events *event.Service
 	// Messages builds test messages exactly as the executor builds real ones (the
 	// same Message-ID key); nil means a builder with a random key (tests).
 	Messages *message.Builder
@@ -98,6 +102,10 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Campaigns == nil {
 		d.Campaigns = campaign.NewService(d.Pool)
+	}
+	if d.Events == nil {
+		d.Events = event.NewService(d.Pool, event.Guard{
+			AllowHTTP: d.Config.EventAllowHTTP, AllowPrivate: d.Config.EventAllowPrivate})
 	}
 	if d.Senders == nil {
 		keys := d.Config.SecretsKey

@@ -49,6 +49,12 @@ func TestCrossTenant(t *testing.T) {
 		ID int64 `json:"id"`
 	}
 	require.NoError(t, json.Unmarshal(res.Body, &hook))
+	res = e.do(a, "POST", "/v1/event-endpoints", map[string]any{"url": "https://example.com/hook"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	var eventEndpoint struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(res.Body, &eventEndpoint))
 	res = e.do(a, "POST", "/v1/senders", map[string]any{"name": "a sender", "type": "postmark",
 		"credentials": map[string]any{"server_token": "token-of-account-a"}})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
@@ -65,6 +71,8 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
 			"/v1/templates", "/v1/templates/" + itoa(tpl.Id),
 			"/v1/messages", "/v1/messages/" + itoa(msg.Id),
+			"/v1/event-endpoints", "/v1/event-endpoints/" + itoa(eventEndpoint.ID),
+			"/v1/event-endpoints/" + itoa(eventEndpoint.ID) + "/deliveries", "/v1/events",
 			"/v1/senders", "/v1/senders/" + itoa(snd.ID)} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
@@ -134,6 +142,21 @@ func TestCrossTenant(t *testing.T) {
 		"getWebhookEndpoint":    {},
 		"deleteWebhookEndpoint": {},
 		"rotateWebhookEndpoint": {body: map[string]any{}},
+		// Events out: B sees none of A's events or endpoints. The stream cannot end
+		// in this walk, so its row checks only that a bad filter is refused before
+		// it starts; TestEventStreamTenant walks the stream itself.
+		"listEvents":                  {expect: http.StatusOK},
+		"streamEvents":                {query: "?type=no.such", expect: http.StatusUnprocessableEntity},
+		"createEventStreamToken":      {expect: http.StatusCreated},
+		"listEventEndpoints":          {expect: http.StatusOK},
+		"createEventEndpoint":         {body: map[string]any{"url": "https://example.com/b"}, expect: http.StatusCreated},
+		"getEventEndpoint":            {},
+		"updateEventEndpoint":         {body: map[string]any{"description": "hijacked"}},
+		"deleteEventEndpoint":         {},
+		"rotateEventEndpoint":         {body: map[string]any{}},
+		"pingEventEndpoint":           {},
+		"redeliverEventEndpoint":      {body: map[string]any{"since": "2020-01-01T00:00:00Z"}},
+		"listEventEndpointDeliveries": {},
 		// Senders: B can neither read, change, verify nor delete A's.
 		"listSenders":  {expect: http.StatusOK},
 		"createSender": {body: map[string]any{"name": "b sender", "type": "resend", "credentials": map[string]any{"api_key": "re_b"}}, expect: http.StatusCreated},
@@ -192,6 +215,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(tpl.Id))
 		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
+		case strings.HasPrefix(path, "/v1/event-endpoints/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(eventEndpoint.ID))
 		case strings.HasPrefix(path, "/v1/senders/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(snd.ID))
 		case strings.HasPrefix(path, "/v1/webhooks/"):

@@ -22,6 +22,17 @@ func (q *Queries) ChaosAccountCreate(ctx context.Context, name string) (int64, e
 	return id, err
 }
 
+const chaosCampaignAccount = `-- name: ChaosCampaignAccount :one
+SELECT account_id FROM campaigns WHERE id = $1
+`
+
+func (q *Queries) ChaosCampaignAccount(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosCampaignAccount, id)
+	var account_id int64
+	err := row.Scan(&account_id)
+	return account_id, err
+}
+
 const chaosCampaignCreate = `-- name: ChaosCampaignCreate :one
 INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template,
                        status, scheduled_for, approved_at)
@@ -62,6 +73,36 @@ func (q *Queries) ChaosCampaignStatus(ctx context.Context, id int64) (string, er
 	var status string
 	err := row.Scan(&status)
 	return status, err
+}
+
+const chaosSendStatuses = `-- name: ChaosSendStatuses :many
+SELECT id, status FROM sends WHERE campaign_id = $1
+`
+
+type ChaosSendStatusesRow struct {
+	ID     int64
+	Status string
+}
+
+// Every send row of the campaign, for matching the events receiver's view.
+func (q *Queries) ChaosSendStatuses(ctx context.Context, campaignID int64) ([]ChaosSendStatusesRow, error) {
+	rows, err := q.db.Query(ctx, chaosSendStatuses, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChaosSendStatusesRow{}
+	for rows.Next() {
+		var i ChaosSendStatusesRow
+		if err := rows.Scan(&i.ID, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const chaosSubscribersCreate = `-- name: ChaosSubscribersCreate :execrows

@@ -13,20 +13,29 @@ import (
 )
 
 const campaignFinish = `-- name: CampaignFinish :one
-UPDATE campaigns
-SET status = 'sent',
-    finished_at = coalesce($1::timestamptz, now()),
-    updated_at = coalesce($1::timestamptz, now())
-WHERE campaigns.id = $2 AND campaigns.status = 'sending' AND campaigns.kind = 'campaign'
-  AND NOT EXISTS (
-      SELECT 1 FROM sends
-      WHERE sends.campaign_id = $2 AND sends.status IN ('queued', 'sending'))
-RETURNING campaigns.id
+WITH finished AS (
+    UPDATE campaigns
+    SET status = 'sent',
+        finished_at = coalesce($1::timestamptz, now()),
+        updated_at = coalesce($1::timestamptz, now())
+    WHERE campaigns.id = $2 AND campaigns.status = 'sending' AND campaigns.kind = 'campaign'
+      AND NOT EXISTS (
+          SELECT 1 FROM sends
+          WHERE sends.campaign_id = $2 AND sends.status IN ('queued', 'sending'))
+    RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status
+), finished_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'campaign.sent', coalesce($1::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
+    FROM finished c
+)
+SELECT f.id FROM finished f
 `
 
 // sending → sent once nothing is left to send or in flight; runs after
 // CampaignLockSending in one transaction. The NOT EXISTS reads
-// sends_campaign_status_idx. A message stream never finishes.
+// sends_campaign_status_idx. A message stream never finishes. The campaign.sent
+// event is written by the same statement.
 func (q *Queries) CampaignFinish(ctx context.Context, now *time.Time, campaignID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, campaignFinish, now, campaignID)
 	var id int64
@@ -183,15 +192,23 @@ func (q *Queries) CampaignNextDue(ctx context.Context) (*time.Time, error) {
 }
 
 const campaignStart = `-- name: CampaignStart :one
-UPDATE campaigns
-SET status = 'sending',
-    sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
-                                     WHERE s.account_id = campaigns.account_id AND s.is_default)),
-    started_at = coalesce($1::timestamptz, now()),
-    updated_at = coalesce($1::timestamptz, now())
-WHERE campaigns.id = $2 AND campaigns.status = 'approved'
-  AND campaigns.scheduled_for <= coalesce($1::timestamptz, now())
-RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids
+WITH started AS (
+    UPDATE campaigns
+    SET status = 'sending',
+        sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
+                                         WHERE s.account_id = campaigns.account_id AND s.is_default)),
+        started_at = coalesce($1::timestamptz, now()),
+        updated_at = coalesce($1::timestamptz, now())
+    WHERE campaigns.id = $2::bigint AND campaigns.status = 'approved'
+      AND campaigns.scheduled_for <= coalesce($1::timestamptz, now())
+    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.name, campaigns.status
+), started_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'campaign.started', coalesce($1::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
+    FROM started c
+)
+SELECT s.id, s.account_id, s.list_ids FROM started s
 `
 
 type CampaignStartRow struct {
@@ -205,7 +222,8 @@ type CampaignStartRow struct {
 // one with its full recipient list. No row back means another executor won. A
 // campaign that names no sender is pinned to the account's default sender of this
 // moment, so every send, test and rescue of it agrees on one sender (NULL: the
-// environment's provider) even if the default changes while it sends.
+// environment's provider) even if the default changes while it sends. The
+// campaign.started event is written by the same statement.
 func (q *Queries) CampaignStart(ctx context.Context, now *time.Time, iD int64) (CampaignStartRow, error) {
 	row := q.db.QueryRow(ctx, campaignStart, now, iD)
 	var i CampaignStartRow

@@ -62,6 +62,62 @@ type CampaignSendArchive struct {
 	N          int64
 }
 
+type Event struct {
+	ID         int64
+	AccountID  int64
+	Type       string
+	OccurredAt time.Time
+	Data       json.RawMessage
+	Xid        int64
+}
+
+type EventDelivery struct {
+	ID             int64
+	AccountID      int64
+	EndpointID     int64
+	EventIds       []int64
+	Batch          bool
+	Status         string
+	Attempts       int32
+	NextAttemptAt  time.Time
+	LastStatusCode *int32
+	LastError      *string
+	LastLatencyMs  *int32
+	LastAttemptAt  *time.Time
+	DeliveredAt    *time.Time
+	CreatedAt      time.Time
+}
+
+type EventEndpoint struct {
+	ID             int64
+	AccountID      int64
+	Url            string
+	Description    string
+	EventTypes     []string
+	Enabled        bool
+	DisabledReason *string
+	BatchSize      int32
+	Secret         string
+	CursorXid      int64
+	CursorID       int64
+	FailingSince   *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+type EventEndpointSecret struct {
+	ID         int64
+	EndpointID int64
+	Secret     string
+	ExpiresAt  time.Time
+}
+
+type EventStreamToken struct {
+	TokenSha256 []byte
+	AccountID   int64
+	ExpiresAt   time.Time
+}
+
 type Executor struct {
 	ID          int64
 	Host        string

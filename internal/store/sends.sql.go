@@ -13,18 +13,18 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const sendAckMany = `-- name: SendAckMany :execrows
+const sendAckMany = `-- name: SendAckMany :one
 WITH u AS (
     -- Set-returning functions in one select list zip element by element (PostgreSQL 10+).
-    SELECT unnest($2::bigint[]) AS id, unnest($3::int[]) AS attempts,
-           unnest($4::text[]) AS status,
-           unnest($5::text[]) AS provider_id, unnest($6::text[]) AS error,
-           unnest($7::timestamptz[]) AS next_attempt_at
+    SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempts,
+           unnest($3::text[]) AS status,
+           unnest($4::text[]) AS provider_id, unnest($5::text[]) AS error,
+           unnest($6::timestamptz[]) AS next_attempt_at
 ), retried AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
     FOR SHARE
-)
+), acked AS (
 UPDATE sends s
 SET status              = CASE WHEN u.status = 'queued'
                                     AND (SELECT r.status FROM retried r WHERE r.id = s.campaign_id) = 'cancelled'
@@ -32,22 +32,34 @@ SET status              = CASE WHEN u.status = 'queued'
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
     last_error          = nullif(u.error, ''),
     next_attempt_at     = coalesce(u.next_attempt_at, s.next_attempt_at),
-    sent_at             = CASE WHEN u.status = 'sent' THEN coalesce($1::timestamptz, now()) END,
+    sent_at             = CASE WHEN u.status = 'sent' THEN coalesce($7::timestamptz, now()) END,
     lease_until         = NULL,
-    updated_at          = coalesce($1::timestamptz, now())
+    updated_at          = coalesce($7::timestamptz, now())
 FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts,
+          s.provider_message_id, s.last_error
+), outcome_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT a.account_id, 'send.' || a.status, coalesce($7::timestamptz, now()),
+           jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id,
+                              'email', a.email, 'status', a.status, 'attempts', a.attempts,
+                              'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500))
+    FROM acked a
+    WHERE a.status IN ('sent', 'failed', 'unknown')
+)
+SELECT count(*) FROM acked
 `
 
 type SendAckManyParams struct {
-	Now          *time.Time
 	Ids          []int64
 	Attempts     []int32
 	Statuses     []string
 	ProviderIds  []string
 	Errors       []string
 	NextAttempts []time.Time
+	Now          *time.Time
 }
 
 // The completer's coalesced acknowledgement: one statement for every outcome of a
@@ -70,20 +82,22 @@ type SendAckManyParams struct {
 // is seen (the lock waits for it and re-reads the row), and a cancel that starts
 // later waits for this statement, so its own sweep of queued rows sees ours.
 // Cancelled and suppressed rows keep their state.
+// The same statement writes the per-recipient events (send.sent, send.failed,
+// send.unknown; a retry writes none) into the outbox, so they commit with the ack
+// and cost no round trip of their own. The count is of acknowledged rows.
 func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendAckMany,
-		arg.Now,
+	row := q.db.QueryRow(ctx, sendAckMany,
 		arg.Ids,
 		arg.Attempts,
 		arg.Statuses,
 		arg.ProviderIds,
 		arg.Errors,
 		arg.NextAttempts,
+		arg.Now,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const sendBuildRecipients = `-- name: SendBuildRecipients :execrows
@@ -149,13 +163,13 @@ func (q *Queries) SendBuildRecipients(ctx context.Context, arg SendBuildRecipien
 const sendClaimBatch = `-- name: SendClaimBatch :many
 WITH picked AS (
     SELECT s.id FROM sends s
-    WHERE s.campaign_id = $4
+    WHERE s.campaign_id = $1
       AND s.status = 'queued'
-      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, $5::bigint)
-      AND s.next_attempt_at <= coalesce($1::timestamptz, now())
-      AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $4 AND c.status = 'sending')
+      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, $2::bigint)
+      AND s.next_attempt_at <= coalesce($3::timestamptz, now())
+      AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $1 AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $6
+    LIMIT $4
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, sub.name, sub.attributes,
@@ -165,27 +179,40 @@ WITH picked AS (
     FROM picked p
     JOIN sends s ON s.id = p.id
     LEFT JOIN subscribers sub ON sub.id = s.subscriber_id AND sub.status = 'confirmed'
+), claimed AS (
+    UPDATE sends s
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked THEN NULL
+                           ELSE coalesce($3::timestamptz, now()) + $5::interval END,
+        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $6::bigint END,
+        updated_at  = coalesce($3::timestamptz, now())
+    FROM judged j
+    WHERE s.id = j.id
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+              s.lease_until, s.executor_id, coalesce(j.name, '')::text AS name,
+              coalesce(j.attributes, '{}')::jsonb AS attributes
+), suppressed_events AS (
+    -- send.suppressed for the rows marked here, in this statement (events.sql).
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'send.suppressed', coalesce($3::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+                              'email', c.email, 'status', c.status)
+    FROM claimed c
+    WHERE c.status = 'suppressed'
 )
-UPDATE sends s
-SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-    lease_until = CASE WHEN j.blocked THEN NULL
-                       ELSE coalesce($1::timestamptz, now()) + $2::interval END,
-    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-    executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $3::bigint END,
-    updated_at  = coalesce($1::timestamptz, now())
-FROM judged j
-WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts, s.lease_until,
-          s.executor_id, coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes
+SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
+       c.executor_id, c.name, c.attributes
+FROM claimed c
 `
 
 type SendClaimBatchParams struct {
-	Now        *time.Time
-	Lease      pgtype.Interval
-	ExecutorID *int64
 	CampaignID int64
 	AfterID    int64
+	Now        *time.Time
 	N          int32
+	Lease      pgtype.Interval
+	ExecutorID *int64
 }
 
 type SendClaimBatchRow struct {
@@ -220,14 +247,15 @@ type SendClaimBatchRow struct {
 // behind its cursor).
 // executor_id stamps the claim with the claiming process, so the rescuer can take
 // the rows back within seconds of that process's death (SendRescueExpired).
+// The suppressed rows' send.suppressed events are written by the same statement.
 func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) ([]SendClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, sendClaimBatch,
-		arg.Now,
-		arg.Lease,
-		arg.ExecutorID,
 		arg.CampaignID,
 		arg.AfterID,
+		arg.Now,
 		arg.N,
+		arg.Lease,
+		arg.ExecutorID,
 	)
 	if err != nil {
 		return nil, err
@@ -316,13 +344,13 @@ const sendRescueExpired = `-- name: SendRescueExpired :many
 WITH expired AS (
     SELECT s.id FROM sends s
     WHERE s.status = 'sending'
-      AND (s.lease_until < coalesce($2::timestamptz, now())
-           OR ($4::bool AND s.executor_id IS DISTINCT FROM $5::bigint
+      AND (s.lease_until < coalesce($1::timestamptz, now())
+           OR ($2::bool AND s.executor_id IS DISTINCT FROM $3::bigint
                AND s.executor_id IS NOT NULL
                AND NOT EXISTS (
                    SELECT 1 FROM executors x
                    WHERE x.id = s.executor_id
-                     AND x.heartbeat_at >= coalesce($2::timestamptz, now()) - $6::interval)))
+                     AND x.heartbeat_at >= coalesce($1::timestamptz, now()) - $4::interval)))
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
@@ -331,7 +359,7 @@ WITH expired AS (
     -- deduplicate on the job id; no sender means the environment's provider (@idempotent).
     SELECT c.id, c.status, c.ambiguous_policy,
            coalesce((SELECT sn.type IN ('resend', 'http') FROM senders sn
-                     WHERE sn.account_id = c.account_id AND sn.id = c.sender_id), $7::bool) AS idempotent
+                     WHERE sn.account_id = c.account_id AND sn.id = c.sender_id), $5::bool) AS idempotent
     FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
     FOR SHARE OF c
@@ -341,33 +369,43 @@ WITH expired AS (
     FROM expired e
     JOIN sends s ON s.id = e.id
     JOIN camp c ON c.id = s.campaign_id
-)
+), rescued AS (
 UPDATE sends s
 SET status = CASE WHEN NOT j.replay THEN 'unknown'
-                  WHEN s.attempts >= $1::int THEN 'failed'
+                  WHEN s.attempts >= $6::int THEN 'failed'
                   ELSE 'queued' END,
     lease_until = NULL,
-    last_error = CASE WHEN j.replay AND s.attempts >= $1::int
+    last_error = CASE WHEN j.replay AND s.attempts >= $6::int
                       THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
-                      WHEN s.lease_until < coalesce($2::timestamptz, now())
+                      WHEN s.lease_until < coalesce($1::timestamptz, now())
                       THEN 'lease expired while sending'
                       ELSE 'executor stopped while sending' END,
-    next_attempt_at = coalesce($2::timestamptz, now())
-        + ($3::interval[])[least(greatest(s.attempts, 1), cardinality($3::interval[]))],
-    updated_at = coalesce($2::timestamptz, now())
+    next_attempt_at = coalesce($1::timestamptz, now())
+        + ($7::interval[])[least(greatest(s.attempts, 1), cardinality($7::interval[]))],
+    updated_at = coalesce($1::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
-RETURNING s.id, s.campaign_id, s.status
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error
+), settled_events AS (
+    -- Rows settled as unknown or failed get their send.* event in this statement.
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT r.account_id, 'send.' || r.status, coalesce($1::timestamptz, now()),
+           jsonb_build_object('campaign_id', r.campaign_id, 'send_id', r.id, 'subscriber_id', r.subscriber_id,
+                              'email', r.email, 'status', r.status, 'attempts', r.attempts, 'error', r.last_error)
+    FROM rescued r
+    WHERE r.status IN ('unknown', 'failed')
+)
+SELECT r.id, r.campaign_id, r.status FROM rescued r
 `
 
 type SendRescueExpiredParams struct {
-	MaxAttempts   int32
 	Now           *time.Time
-	ExpiryDelays  []pgtype.Interval
 	CheckLiveness bool
 	Self          *int64
 	DeadAfter     pgtype.Interval
 	Idempotent    bool
+	MaxAttempts   int32
+	ExpiryDelays  []pgtype.Interval
 }
 
 type SendRescueExpiredRow struct {
@@ -392,13 +430,13 @@ type SendRescueExpiredRow struct {
 // The candidates are the 'sending' rows (sends_lease_idx): a few per worker.
 func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredParams) ([]SendRescueExpiredRow, error) {
 	rows, err := q.db.Query(ctx, sendRescueExpired,
-		arg.MaxAttempts,
 		arg.Now,
-		arg.ExpiryDelays,
 		arg.CheckLiveness,
 		arg.Self,
 		arg.DeadAfter,
 		arg.Idempotent,
+		arg.MaxAttempts,
+		arg.ExpiryDelays,
 	)
 	if err != nil {
 		return nil, err

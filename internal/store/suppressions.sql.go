@@ -27,6 +27,11 @@ WITH ins AS (
     VALUES ($1, $2, $3, $4)
     ON CONFLICT (account_id, email_lower) DO NOTHING
     RETURNING account_id, email_lower, reason, source, created_at
+), created_event AS (
+    INSERT INTO events (account_id, type, data)
+    SELECT i.account_id, 'suppression.created',
+           jsonb_build_object('email', i.email_lower, 'reason', i.reason, 'source', i.source)
+    FROM ins i
 )
 SELECT ins.account_id, ins.email_lower, ins.reason, ins.source, ins.created_at, true AS inserted FROM ins
 UNION ALL
@@ -52,7 +57,8 @@ type SuppressionAddRow struct {
 }
 
 // Adding is idempotent: an address already suppressed keeps its first reason and
-// source, and the existing row comes back with inserted = false.
+// source, and the existing row comes back with inserted = false. A new suppression
+// writes its suppression.created event in the same statement.
 func (q *Queries) SuppressionAdd(ctx context.Context, arg SuppressionAddParams) (SuppressionAddRow, error) {
 	row := q.db.QueryRow(ctx, suppressionAdd,
 		arg.AccountID,
@@ -144,14 +150,25 @@ func (q *Queries) SuppressionList(ctx context.Context, arg SuppressionListParams
 	return items, nil
 }
 
-const suppressionRemove = `-- name: SuppressionRemove :execrows
-DELETE FROM suppressions WHERE account_id = $1 AND email_lower = $2
+const suppressionRemove = `-- name: SuppressionRemove :one
+WITH removed AS (
+    DELETE FROM suppressions x
+    WHERE x.account_id = $1::bigint AND x.email_lower = $2::text
+    RETURNING x.account_id, x.email_lower, x.reason, x.source
+), deleted_event AS (
+    INSERT INTO events (account_id, type, data)
+    SELECT r.account_id, 'suppression.deleted',
+           jsonb_build_object('email', r.email_lower, 'reason', r.reason, 'source', r.source)
+    FROM removed r
+)
+SELECT count(*) FROM removed
 `
 
+// Returns how many rows went (0 or 1); a removal writes its suppression.deleted
+// event in the same statement.
 func (q *Queries) SuppressionRemove(ctx context.Context, accountID int64, emailLower string) (int64, error) {
-	result, err := q.db.Exec(ctx, suppressionRemove, accountID, emailLower)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	row := q.db.QueryRow(ctx, suppressionRemove, accountID, emailLower)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }

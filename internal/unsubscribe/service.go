@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
@@ -63,8 +64,16 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Recipient, err
 			return err
 		}
 		source := "one-click:campaign:" + strconv.FormatInt(c.CampaignID, 10)
-		if _, _, err := suppression.Add(ctx, tx, c.AccountID, row.Email, suppression.ReasonUnsubscribe, source); err != nil {
+		x, inserted, err := suppression.Add(ctx, tx, c.AccountID, row.Email, suppression.ReasonUnsubscribe, source)
+		if err != nil {
 			return fmt.Errorf("suppress: %w", err)
+		}
+		if inserted { // a repeated click changes nothing, so reports nothing
+			if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, map[string]any{
+				"email": x.Email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID, "source": source,
+			}); err != nil {
+				return err
+			}
 		}
 		if err := store.New(tx).SendRecordUnsubscribe(ctx, store.SendRecordUnsubscribeParams{
 			AccountID: c.AccountID, CampaignID: c.CampaignID, SubscriberID: c.SubscriberID,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
@@ -165,6 +166,15 @@ var reasonOf = map[Kind]string{
 	KindComplaint:   suppression.ReasonComplaint,
 }
 
+// eventOf names the event a suppression reason reports to the account: every
+// newly applied opt-out, bounce (a hard one, or the soft one that reached the limit)
+// and complaint is reported, whether or not the address was suppressed already.
+var eventOf = map[string]string{
+	suppression.ReasonUnsubscribe: event.SubscriberUnsubscribed,
+	suppression.ReasonHardBounce:  event.SubscriberBounced,
+	suppression.ReasonComplaint:   event.SubscriberComplained,
+}
+
 // apply records every event id and its effect in one transaction: the id insert is
 // the gate, so an event seen before changes nothing, and a crash before commit
 // leaves nothing behind for the provider's retry to trip over.
@@ -230,6 +240,12 @@ func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []
 			}
 			_, inserted, err := suppression.Add(ctx, tx, ep.AccountID, addr.Email, reason, source)
 			if err != nil {
+				return err
+			}
+			if err := event.Emit(ctx, tx, ep.AccountID, eventOf[reason], map[string]any{
+				"email": addr.Lower, "kind": e.Kind, "source": source, "provider_event_id": e.ID,
+				"job_id": e.JobID, "provider_message_id": e.ProviderMessageID,
+			}); err != nil {
 				return err
 			}
 			if inserted {

@@ -1,0 +1,276 @@
+-- Events out: the outbox, its readers (pull, stream, fan-out), the endpoints and
+-- their deliveries. Per-recipient events are inserted by the executor statements
+-- statements (sends.sql, executor.sql) as CTEs; everything else goes through
+-- EventInsert in the transaction of the change it reports.
+--
+-- The reading order is (xid, id), never id alone: an id is allocated before its
+-- transaction commits, so a later id can become visible first. Every reader stops
+-- below pg_snapshot_xmin(pg_current_snapshot()), the oldest transaction still
+-- running: every row below it is committed or gone for good, so a cursor that moved
+-- past a position can never have skipped a row that commits later.
+
+-- name: EventInsert :one
+INSERT INTO events (account_id, type, data)
+VALUES (sqlc.arg('account_id')::bigint, sqlc.arg('type')::text, sqlc.arg('data')::jsonb)
+RETURNING id;
+
+-- name: EventHorizon :one
+-- The first xid whose events may still be invisible: readers stop below it.
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid;
+
+-- name: EventListAfter :many
+-- The pull API and the stream: the account's events after a cursor, in reading
+-- order, up to the horizon, optionally of some types only.
+SELECT id, type, occurred_at, data, xid FROM events
+WHERE account_id = @account_id
+  AND (xid, id) > (@after_xid::bigint, @after_id::bigint)
+  AND xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  AND (cardinality(@types::text[]) = 0 OR type = ANY(@types::text[]))
+ORDER BY xid, id
+LIMIT @lim;
+
+-- name: EventGetMany :many
+-- The events of one delivery. An event past retention is simply missing.
+SELECT id, type, occurred_at, data FROM events
+WHERE account_id = @account_id AND id = ANY(@ids::bigint[])
+ORDER BY id;
+
+-- name: EventGet :one
+SELECT id, type, occurred_at, data FROM events WHERE account_id = @account_id AND id = @id;
+
+-- name: EventEndpointCreate :one
+-- A new endpoint receives what commits from now on: its cursor starts just below
+-- the horizon, so an event of a transaction still running is not missed.
+INSERT INTO event_endpoints (account_id, url, description, event_types, enabled, batch_size, secret,
+                             cursor_xid, cursor_id)
+VALUES (@account_id, @url, @description, @event_types::text[], @enabled, @batch_size, @secret,
+        pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1, 9223372036854775807)
+RETURNING *;
+
+-- name: EventEndpointList :many
+SELECT * FROM event_endpoints
+WHERE account_id = @account_id AND id > @after_id
+ORDER BY id
+LIMIT @lim;
+
+-- name: EventEndpointGet :one
+SELECT * FROM event_endpoints WHERE account_id = @account_id AND id = @id;
+
+-- name: EventEndpointUpdate :one
+-- Re-enabling clears the reason, and the endpoint's parked deliveries come due in
+-- EventDeliveryUnpark (same transaction).
+UPDATE event_endpoints SET
+    url             = coalesce(sqlc.narg('url'), url),
+    description     = coalesce(sqlc.narg('description'), description),
+    event_types     = coalesce(sqlc.narg('event_types')::text[], event_types),
+    batch_size      = coalesce(sqlc.narg('batch_size'), batch_size),
+    enabled         = coalesce(sqlc.narg('enabled'), enabled),
+    disabled_reason = CASE WHEN coalesce(sqlc.narg('enabled'), enabled) THEN NULL
+                           ELSE coalesce(disabled_reason, 'disabled by the account') END,
+    failing_since   = CASE WHEN coalesce(sqlc.narg('enabled'), enabled) AND NOT enabled THEN NULL
+                           ELSE failing_since END,
+    updated_at      = now()
+WHERE account_id = @account_id AND id = @id
+RETURNING *;
+
+-- name: EventEndpointDelete :execrows
+DELETE FROM event_endpoints WHERE account_id = @account_id AND id = @id;
+
+-- name: EventEndpointRotate :one
+-- Compare-and-set on the secret the caller read, as WebhookEndpointRotate.
+UPDATE event_endpoints SET secret = @secret, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND secret = @current_secret
+RETURNING *;
+
+-- name: EventEndpointSecretKeep :exec
+-- Keeps a rotated-out secret signing until its expiry, dropping expired ones.
+WITH expired AS (
+    DELETE FROM event_endpoint_secrets
+    WHERE endpoint_id = @endpoint_id AND expires_at <= now()
+)
+INSERT INTO event_endpoint_secrets (endpoint_id, secret, expires_at)
+VALUES (@endpoint_id, @secret, @expires_at);
+
+-- name: EventEndpointPreviousExpiry :one
+SELECT max(expires_at)::timestamptz AS expires_at FROM event_endpoint_secrets
+WHERE endpoint_id = @endpoint_id AND expires_at > now();
+
+-- name: EventEndpointForDelivery :one
+-- What a delivery needs: where, and every secret that signs (the current one, then
+-- the rotated-out ones in their grace period, bounded).
+SELECT ep.id, ep.account_id, ep.url, ep.enabled, ep.secret,
+       coalesce((SELECT array_agg(x.secret ORDER BY x.expires_at DESC) FROM (
+           SELECT s.secret, s.expires_at FROM event_endpoint_secrets s
+           WHERE s.endpoint_id = ep.id AND s.expires_at > now()
+           ORDER BY s.expires_at DESC LIMIT 10) x), '{}')::text[] AS previous
+FROM event_endpoints ep
+WHERE ep.id = @id;
+
+-- name: EventEndpointsBehind :many
+-- Enabled endpoints with committed events past their cursor: the fan-out's work.
+SELECT ep.id FROM event_endpoints ep
+WHERE ep.enabled AND EXISTS (
+    SELECT 1 FROM events e
+    WHERE e.account_id = ep.account_id
+      AND (e.xid, e.id) > (ep.cursor_xid, ep.cursor_id)
+      AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)
+ORDER BY ep.id
+LIMIT 1000;
+
+-- name: EventEndpointLockForFanout :one
+-- One replica fans out one endpoint at a time: the others skip it.
+SELECT id, account_id, event_types, batch_size, cursor_xid, cursor_id
+FROM event_endpoints
+WHERE id = @id AND enabled
+FOR UPDATE SKIP LOCKED;
+
+-- name: EventFanoutPick :many
+-- The next events past an endpoint's cursor, with their size for batching.
+SELECT id, xid, type, octet_length(data::text)::int AS size FROM events
+WHERE account_id = @account_id
+  AND (xid, id) > (@cursor_xid::bigint, @cursor_id::bigint)
+  AND xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+ORDER BY xid, id
+LIMIT @lim;
+
+-- name: EventDeliveryInsertGroups :exec
+-- One delivery per group number: event_ids[i] goes into delivery groups[i].
+INSERT INTO event_deliveries (account_id, endpoint_id, event_ids, batch)
+SELECT @account_id::bigint, @endpoint_id::bigint, array_agg(u.event_id ORDER BY u.event_id), bool_or(u.batch)
+FROM (
+    SELECT unnest(@event_ids::bigint[]) AS event_id, unnest(@groups::int[]) AS grp,
+           unnest(@batches::bool[]) AS batch
+) AS u
+GROUP BY u.grp
+ORDER BY u.grp;
+
+-- name: EventEndpointAdvance :exec
+UPDATE event_endpoints SET cursor_xid = @cursor_xid, cursor_id = @cursor_id WHERE id = @id;
+
+-- name: EventEndpointRewind :execrows
+-- Redelivery of everything since a time: the fan-out cursor moves back to the first
+-- transaction that wrote an event at or after @since (never forward), so the same
+-- machinery posts them again, batched as configured.
+UPDATE event_endpoints ep
+SET cursor_xid = f.xid, cursor_id = 0, updated_at = now()
+FROM (SELECT min(e.xid) AS xid FROM events e
+      WHERE e.account_id = @account_id AND e.occurred_at >= @since) f
+WHERE ep.account_id = @account_id AND ep.id = @id AND f.xid IS NOT NULL
+  AND (f.xid, 0::bigint) < (ep.cursor_xid, ep.cursor_id);
+
+-- name: EventDeliveryInsertOne :one
+-- Redelivery of one event of the account to one of its endpoints.
+INSERT INTO event_deliveries (account_id, endpoint_id, event_ids)
+SELECT e.account_id, ep.id, ARRAY[e.id]
+FROM events e JOIN event_endpoints ep ON ep.account_id = e.account_id AND ep.id = @endpoint_id
+WHERE e.account_id = @account_id AND e.id = @event_id
+RETURNING id;
+
+-- name: EventDeliveryClaim :many
+-- Claims due deliveries with SKIP LOCKED, at most @per_endpoint in flight per
+-- endpoint (those already in flight count), taking each endpoint's oldest first so
+-- one busy endpoint cannot hold the others back. A claimed row's next_attempt_at is
+-- its lease: a claimer that dies leaves the row due again when it runs out.
+-- Deliveries of a disabled endpoint are parked at the end of time (EventDeliveryPark).
+WITH picked AS (
+    SELECT d.id
+    FROM event_endpoints ep
+    CROSS JOIN LATERAL (
+        SELECT d.id FROM event_deliveries d
+        WHERE d.endpoint_id = ep.id AND d.status IN ('pending', 'delivering')
+          AND d.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT greatest(sqlc.arg('per_endpoint')::int - (
+            SELECT count(*) FROM event_deliveries x
+            WHERE x.endpoint_id = ep.id AND x.status = 'delivering'
+              AND x.next_attempt_at > coalesce(sqlc.narg('now')::timestamptz, now())), 0)
+        FOR UPDATE SKIP LOCKED
+    ) d
+    WHERE ep.enabled
+    LIMIT sqlc.arg('n')::int
+)
+UPDATE event_deliveries d
+SET status = 'delivering', attempts = d.attempts + 1,
+    next_attempt_at = coalesce(sqlc.narg('now')::timestamptz, now()) + sqlc.arg('lease')::interval,
+    last_attempt_at = coalesce(sqlc.narg('now')::timestamptz, now())
+FROM picked p
+WHERE d.id = p.id
+RETURNING d.id, d.account_id, d.endpoint_id, d.event_ids, d.batch, d.attempts, d.created_at;
+
+-- name: EventDeliveryRecord :execrows
+-- The outcome of one attempt, fenced on the claim's attempts so a claimer whose
+-- lease ran out cannot overwrite the attempt that replaced it. status is
+-- delivered, pending (retry at @next_attempt_at) or failed.
+UPDATE event_deliveries
+SET status           = @status,
+    next_attempt_at  = coalesce(sqlc.narg('next_attempt_at')::timestamptz, next_attempt_at),
+    last_status_code = sqlc.narg('status_code'),
+    last_error       = sqlc.narg('error'),
+    last_latency_ms  = @latency_ms,
+    delivered_at     = CASE WHEN @status = 'delivered' THEN coalesce(sqlc.narg('now')::timestamptz, now()) END
+WHERE id = @id AND attempts = @attempts AND status = 'delivering';
+
+-- name: EventEndpointHealth :one
+-- Records whether an attempt succeeded: a success ends the endpoint's failing run,
+-- a failure starts one (or keeps its start). Returns when the run began; no row
+-- for a success on a healthy endpoint, which writes nothing.
+UPDATE event_endpoints
+SET failing_since = CASE WHEN @ok::bool THEN NULL
+                         ELSE coalesce(failing_since, coalesce(sqlc.narg('now')::timestamptz, now())) END
+WHERE id = @id AND (NOT @ok::bool OR failing_since IS NOT NULL)
+RETURNING failing_since;
+
+-- name: EventEndpointDisable :one
+-- enabled → disabled, once; the caller records endpoint.disabled in the same
+-- transaction only when this returns a row.
+UPDATE event_endpoints
+SET enabled = false, disabled_reason = @reason, updated_at = now()
+WHERE id = @id AND enabled
+RETURNING id, account_id, url;
+
+-- name: EventDeliveryPark :exec
+-- A disabled endpoint's pending deliveries wait at the end of time, out of the
+-- claim's way (a finite date: pgx cannot scan 'infinity' into a time).
+UPDATE event_deliveries SET next_attempt_at = '9999-12-31 00:00:00+00'
+WHERE endpoint_id = @endpoint_id AND status = 'pending';
+
+-- name: EventDeliveryUnpark :exec
+UPDATE event_deliveries SET next_attempt_at = now()
+WHERE endpoint_id = @endpoint_id AND status = 'pending' AND next_attempt_at >= '9999-01-01 00:00:00+00';
+
+-- name: EventDeliveryList :many
+-- The endpoint's delivery log, newest first.
+SELECT id, event_ids, batch, status, attempts, next_attempt_at, last_status_code, last_error,
+       last_latency_ms, last_attempt_at, delivered_at, created_at
+FROM event_deliveries
+WHERE account_id = @account_id AND endpoint_id = @endpoint_id
+  AND (@before_id::bigint = 0 OR id < @before_id::bigint)
+ORDER BY id DESC
+LIMIT @lim;
+
+-- name: EventDeliveryOldest :many
+-- The oldest undelivered delivery per endpoint, for the age gauge.
+SELECT endpoint_id, min(created_at)::timestamptz AS oldest
+FROM event_deliveries
+WHERE status IN ('pending', 'delivering')
+GROUP BY endpoint_id;
+
+-- name: EventStreamTokenCreate :exec
+INSERT INTO event_stream_tokens (token_sha256, account_id, expires_at)
+VALUES (@token_sha256, @account_id, @expires_at);
+
+-- name: EventStreamTokenAccount :one
+SELECT account_id FROM event_stream_tokens
+WHERE token_sha256 = @token_sha256 AND expires_at > coalesce(sqlc.narg('now')::timestamptz, now());
+
+-- name: EventPurge :execrows
+-- Retention, in bounded batches: events, then deliveries, older than @before.
+DELETE FROM events WHERE id IN (
+    SELECT e.id FROM events e WHERE e.occurred_at < sqlc.arg('before')::timestamptz ORDER BY e.occurred_at LIMIT 5000);
+
+-- name: EventDeliveryPurge :execrows
+DELETE FROM event_deliveries WHERE id IN (
+    SELECT d.id FROM event_deliveries d WHERE d.created_at < sqlc.arg('before')::timestamptz ORDER BY d.created_at LIMIT 5000);
+
+-- name: EventStreamTokenPurge :exec
+DELETE FROM event_stream_tokens WHERE expires_at < now();

@@ -1,0 +1,119 @@
+package event
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// TestClaimCapsPerEndpointAndLeases: claims across replicas never have more than
+// PerEndpoint deliveries of one endpoint in flight; a claim whose lease ran out is
+// claimed again, and the first claimer's late outcome is fenced off.
+func TestClaimCapsPerEndpointAndLeases(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	busy, _ := e.endpoint("http://127.0.0.1:1/busy", EndpointInput{})
+	quiet, _ := e.endpoint("http://127.0.0.1:1/quiet", EndpointInput{})
+	for i := range 10 {
+		e.emit(SendSent, map[string]any{"send_id": i})
+	}
+	w := e.worker()
+	eventually(t, func() bool {
+		_, err := w.fanout(context.Background())
+		require.NoError(t, err)
+		return len(e.deliveries(busy.ID)) == 10 && len(e.deliveries(quiet.ID)) == 10
+	})
+	q := store.New(e.pool)
+	now := time.Now()
+	claim := func(at time.Time, n int32) []store.EventDeliveryClaimRow {
+		rows, err := q.EventDeliveryClaim(context.Background(), store.EventDeliveryClaimParams{
+			Now: &at, Lease: interval(time.Minute), PerEndpoint: 2, N: n})
+		require.NoError(t, err)
+		return rows
+	}
+	first := claim(now, 100)
+	require.Len(t, first, 4, "two per endpoint, both endpoints served")
+	per := map[int64]int{}
+	for _, r := range first {
+		per[r.EndpointID]++
+	}
+	require.Equal(t, map[int64]int{busy.ID: 2, quiet.ID: 2}, per)
+	require.Empty(t, claim(now, 100), "another replica finds the cap reached")
+
+	// The leases run out: every claimer is presumed dead, and the rows come round
+	// again (after the older pending ones), with their attempt counted.
+	var again *store.EventDeliveryClaimRow
+	for later := now; again == nil; {
+		later = later.Add(2 * time.Minute)
+		rows := claim(later, 100)
+		require.NotEmpty(t, rows)
+		require.LessOrEqual(t, len(rows), 4)
+		for _, r := range rows {
+			if r.ID == first[0].ID {
+				again = &r
+			}
+		}
+	}
+	require.EqualValues(t, 2, again.Attempts)
+	// The first claimer's outcome now changes nothing.
+	n, err := q.EventDeliveryRecord(context.Background(), store.EventDeliveryRecordParams{
+		Status: "delivered", ID: first[0].ID, Attempts: first[0].Attempts})
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
+// TestRolledBackChangeLeavesNoEvent: an event written in a transaction that rolls
+// back never appears, in the pull API or to an endpoint.
+func TestRolledBackChangeLeavesNoEvent(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	rcv := newReceiver(t)
+	ep, _ := e.endpoint(rcv.URL, EndpointInput{})
+	err := postgres.InTx(context.Background(), e.pool, func(tx pgx.Tx) error {
+		require.NoError(t, Emit(context.Background(), tx, e.account, CampaignCancelled, map[string]any{"campaign_id": 1}))
+		return context.Canceled
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	e.emit(CampaignSent, map[string]any{"campaign_id": 2})
+	w := e.worker()
+	eventually(t, func() bool { w.round(t); got, _ := rcv.received(); return len(got) == 1 })
+	evs := e.list()
+	require.Len(t, evs, 1)
+	require.Equal(t, CampaignSent, evs[0].Type)
+	require.Len(t, e.deliveries(ep.ID), 1)
+}
+
+// TestCursorWaitsForLateCommits: an event whose transaction commits after a later
+// one's is neither skipped nor served out of order: readers hold both back until
+// the older transaction ends, then serve them in commit-safe order.
+func TestCursorWaitsForLateCommits(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	slow, err := e.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer slow.Rollback(ctx) //nolint:errcheck // committed below
+	require.NoError(t, Emit(ctx, slow, e.account, SendSent, map[string]any{"n": "slow, smaller id"}))
+	e.emit(SendSent, map[string]any{"n": "fast, larger id"})
+	// A reader paging by id alone would now serve the larger id and skip the
+	// smaller one forever. Ours serves nothing yet.
+	require.Empty(t, e.list())
+	require.NoError(t, slow.Commit(ctx))
+	var evs []Event
+	eventually(t, func() bool { evs = e.list(); return len(evs) == 2 })
+	require.JSONEq(t, `{"n":"slow, smaller id"}`, string(evs[0].Data))
+	require.JSONEq(t, `{"n":"fast, larger id"}`, string(evs[1].Data))
+	// Resuming after the first, the second follows; after the second, nothing.
+	rest, err := e.svc.Events(ctx, e.account, evs[0].Position, nil, 10)
+	require.NoError(t, err)
+	require.Len(t, rest, 1)
+	rest, err = e.svc.Events(ctx, e.account, evs[1].Position, nil, 10)
+	require.NoError(t, err)
+	require.Empty(t, rest)
+}

@@ -1,0 +1,85 @@
+package event
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Events returns up to limit of the account's events after position after, in
+// reading order, of the given types (none: all). Events whose transaction may
+// still be running are held back until it ends, so a caller that resumes from the
+// last position it got never misses one that committed late.
+func (s *Service) Events(ctx context.Context, accountID int64, after Position, types []string, limit int) ([]Event, error) {
+	if err := CheckTypes(types); err != nil {
+		return nil, err
+	}
+	if types == nil {
+		types = []string{}
+	}
+	rows, err := store.New(s.pool).EventListAfter(ctx, store.EventListAfterParams{AccountID: accountID,
+		AfterXid: after.Xid, AfterID: after.ID, Types: types, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Event{ID: EventID(r.ID), Type: r.Type, Timestamp: r.OccurredAt.UTC(), Data: r.Data,
+			Position: Position{Xid: r.Xid, ID: r.ID}})
+	}
+	return out, nil
+}
+
+// CheckTypes validates a ?type= filter.
+func CheckTypes(types []string) error {
+	if len(types) > 2*len(Types) {
+		return apperr.Invalidf("/type", "at most %d types", 2*len(Types))
+	}
+	for i, t := range types {
+		if !ValidType(t) && t != EndpointPing {
+			return apperr.Invalidf("/type/"+itoa(int64(i)), "unknown event type %q", t)
+		}
+	}
+	return nil
+}
+
+// Head is the reading position of "from now on": every event that commits later
+// comes after it, including those of transactions running at this moment.
+func (s *Service) Head(ctx context.Context) (Position, error) {
+	xid, err := store.New(s.pool).EventHorizon(ctx)
+	return Position{Xid: xid - 1, ID: math.MaxInt64}, err
+}
+
+// StreamTokenTTL is how long a stream token can open a stream.
+const StreamTokenTTL = 10 * time.Minute
+
+// StreamToken makes a short-lived token that authorises the account's event stream,
+// and nothing else, as a query parameter (EventSource cannot send headers). Only its
+// hash is stored.
+func (s *Service) StreamToken(ctx context.Context, accountID int64) (string, time.Time, error) {
+	token := "est_" + rand.Text()
+	h := sha256.Sum256([]byte(token))
+	exp := s.Now().Add(StreamTokenTTL)
+	err := store.New(s.pool).EventStreamTokenCreate(ctx, store.EventStreamTokenCreateParams{
+		TokenSha256: h[:], AccountID: accountID, ExpiresAt: exp})
+	return token, exp, err
+}
+
+// StreamTokenAccount returns the account of a valid stream token.
+func (s *Service) StreamTokenAccount(ctx context.Context, token string) (int64, error) {
+	h := sha256.Sum256([]byte(token))
+	now := s.Now()
+	id, err := store.New(s.pool).EventStreamTokenAccount(ctx, h[:], &now)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, apperr.New(apperr.Unauthorized, "the stream token is unknown or expired; create another")
+	}
+	return id, err
+}

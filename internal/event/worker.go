@@ -1,0 +1,219 @@
+package event
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Schedule is the wait after each failed attempt (Standard Webhooks' example):
+// about three days in all; the attempt after the last wait is the last one.
+var Schedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
+	5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
+
+// WorkerOptions configure the delivery worker.
+type WorkerOptions struct {
+	Guard Guard
+	// Concurrency is how many deliveries this process makes at once (default 8);
+	// PerEndpoint caps those in flight to one endpoint across replicas (default 4).
+	Concurrency int
+	PerEndpoint int
+	// Poll is how often the worker looks for new events and due deliveries (default 500ms).
+	Poll time.Duration
+	// Retention is how long events and deliveries are kept (default 30 days).
+	Retention time.Duration
+	// DisableAfter disables an endpoint that has failed without a success for this long (default 72h).
+	DisableAfter time.Duration
+	// Schedule overrides the retry schedule (tests).
+	Schedule []time.Duration
+	Registry prometheus.Registerer
+	Logger   *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Worker fans events out to endpoints and delivers them. Any number of replicas
+// may run one against the same database.
+type Worker struct {
+	pool    *pgxpool.Pool
+	opts    WorkerOptions
+	client  *http.Client
+	metrics *metrics
+	log     *slog.Logger
+
+	mu   sync.Mutex
+	free int
+	wg   sync.WaitGroup
+	// done is signalled when a delivery finishes, so the loop claims again at once.
+	done chan struct{}
+}
+
+// NewWorker returns a Worker on pool.
+func NewWorker(pool *pgxpool.Pool, opts WorkerOptions) *Worker {
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 8
+	}
+	if opts.PerEndpoint < 1 {
+		opts.PerEndpoint = 4
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 500 * time.Millisecond
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = 30 * 24 * time.Hour
+	}
+	if opts.DisableAfter <= 0 {
+		opts.DisableAfter = 72 * time.Hour
+	}
+	if len(opts.Schedule) == 0 {
+		opts.Schedule = Schedule
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Worker{pool: pool, opts: opts, client: opts.Guard.newClient(), metrics: newMetrics(opts.Registry),
+		log: opts.Logger, free: opts.Concurrency, done: make(chan struct{}, 1)}
+}
+
+// Run fans out and delivers until ctx ends, then waits for the deliveries in flight
+// (each bounded by Timeout) and returns. It looks for new events every Poll, and
+// claims again as soon as a delivery finishes, so an endpoint's throughput is bound
+// by its concurrency cap and its latency, not by the poll.
+func (w *Worker) Run(ctx context.Context) {
+	defer w.wg.Wait()
+	tick := time.NewTicker(w.opts.Poll)
+	defer tick.Stop()
+	var lastMaintain time.Time
+	fanout := true
+	for {
+		if fanout {
+			if _, err := w.fanout(ctx); err != nil && ctx.Err() == nil {
+				w.log.Warn("event fan-out", "err", err)
+			}
+		}
+		if err := w.claim(ctx); err != nil && ctx.Err() == nil {
+			w.log.Warn("event delivery claim", "err", err)
+		}
+		if time.Since(lastMaintain) > 15*time.Second {
+			lastMaintain = time.Now()
+			w.maintain(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			fanout = true
+		case <-w.done:
+			fanout = false
+		}
+	}
+}
+
+// claim takes as many due deliveries as there are free slots and starts them.
+func (w *Worker) claim(ctx context.Context) error {
+	for {
+		w.mu.Lock()
+		n := w.free
+		w.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		now := w.opts.Now()
+		// Claimed under WithoutCancel: a shutdown must not strand rows it locked.
+		rows, err := store.New(w.pool).EventDeliveryClaim(context.WithoutCancel(ctx), store.EventDeliveryClaimParams{
+			Now: &now, Lease: interval(2 * Timeout), PerEndpoint: int32(w.opts.PerEndpoint), N: int32(n)})
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.free -= len(rows)
+		w.mu.Unlock()
+		for _, r := range rows {
+			w.wg.Add(1)
+			go func() {
+				defer w.wg.Done()
+				w.deliver(r)
+				w.mu.Lock()
+				w.free++
+				w.mu.Unlock()
+				select {
+				case w.done <- struct{}{}:
+				default: // a wake-up is pending already
+				}
+			}()
+		}
+		if len(rows) < n || ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// maintain applies retention and refreshes the backlog gauge.
+func (w *Worker) maintain(ctx context.Context) {
+	q := store.New(w.pool)
+	before := w.opts.Now().Add(-w.opts.Retention)
+	for range 100 {
+		n, err := q.EventPurge(ctx, before)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	for range 100 {
+		n, err := q.EventDeliveryPurge(ctx, before)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	_ = q.EventStreamTokenPurge(ctx)
+	rows, err := q.EventDeliveryOldest(ctx)
+	if err != nil {
+		return
+	}
+	w.metrics.oldest.Reset()
+	now := w.opts.Now()
+	for _, r := range rows {
+		w.metrics.oldest.WithLabelValues(itoa(r.EndpointID)).Set(now.Sub(r.Oldest).Seconds())
+	}
+}
+
+// retryAt is when a delivery whose attempt number attempts (1-based) failed is
+// tried again, or false to give up. A receiver's Retry-After (after) is the wait
+// when given; otherwise the schedule's step for this attempt, with jitter. It gives
+// up only once the schedule's steps are used up and the delivery is as old as the
+// whole schedule, so Retry-After answers (which may come quickly, one after the
+// other) cannot use up the days a receiver is given to come back.
+func (w *Worker) retryAt(attempts int, created, now time.Time, after *time.Time) (time.Time, bool) {
+	var total time.Duration
+	for _, d := range w.opts.Schedule {
+		total += d
+	}
+	if attempts > len(w.opts.Schedule) && now.Sub(created) >= total {
+		return time.Time{}, false
+	}
+	if after != nil {
+		return *after, true
+	}
+	d := w.opts.Schedule[min(attempts, len(w.opts.Schedule))-1]
+	// ±20 % jitter, so an endpoint coming back is not hit by every retry at once.
+	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	return now.Add(d), true
+}
+
+func interval(d time.Duration) pgtype.Interval {
+	return pgtype.Interval{Microseconds: d.Microseconds(), Valid: true}
+}

@@ -1,0 +1,151 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// sendEvents returns, per send id of the campaign, the types of its send.* events.
+func (f fixture) sendEvents(campaign int64) map[int64][]string {
+	f.t.Helper()
+	rows, err := f.pool.Query(context.Background(), `SELECT (data->>'send_id')::bigint, type FROM events
+		WHERE type LIKE 'send.%' AND (data->>'campaign_id')::bigint = $1 ORDER BY id`, campaign)
+	require.NoError(f.t, err)
+	defer rows.Close()
+	out := map[int64][]string{}
+	for rows.Next() {
+		var id int64
+		var typ string
+		require.NoError(f.t, rows.Scan(&id, &typ))
+		out[id] = append(out[id], typ)
+	}
+	require.NoError(f.t, rows.Err())
+	return out
+}
+
+// finalSends returns each send row's status.
+func (f fixture) finalSends(campaign int64) map[int64]string {
+	f.t.Helper()
+	rows, err := f.pool.Query(context.Background(), `SELECT id, status FROM sends WHERE campaign_id = $1`, campaign)
+	require.NoError(f.t, err)
+	defer rows.Close()
+	out := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var s string
+		require.NoError(f.t, rows.Scan(&id, &s))
+		out[id] = s
+	}
+	return out
+}
+
+// TestSendEventsMatchTheSendRows: a campaign with permanent failures and
+// temporary ones that succeed on retry ends with exactly one send.* event per
+// recipient, of the row's final status (a retry writes none), plus one
+// campaign.started and one campaign.sent, all written by the executor's own
+// statements.
+func TestSendEventsMatchTheSendRows(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	f := fixture{t, pool}
+	acct := f.account("a")
+	f.subscribers(acct, "s", 200, "confirmed")
+	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	fake := newFake(true)
+	fake.fail = func(m provider.Message, call int) error {
+		switch {
+		case strings.HasSuffix(m.To, "7@example.com"):
+			return &provider.Error{Class: provider.Permanent, Code: 550, Err: errors.New("no such user")}
+		case strings.HasSuffix(m.To, "3@example.com") && call == 1:
+			return temporary("try later")
+		}
+		return nil
+	}
+	e := newExecutor(t, pool, fake, Config{Tick: 50 * time.Millisecond, BackoffBase: time.Millisecond,
+		BackoffMax: time.Millisecond, Poll: 10 * time.Millisecond, Maintenance: 20 * time.Millisecond})
+	runUntil(t, e)
+	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 60*time.Second, 20*time.Millisecond)
+
+	final, events := f.finalSends(c), f.sendEvents(c)
+	require.Len(t, final, 200)
+	require.Len(t, events, 200, "one recipient, one event")
+	statuses := map[string]int{}
+	for id, status := range final {
+		require.Equal(t, []string{"send." + status}, events[id], "send %d", id)
+		statuses[status]++
+	}
+	require.Equal(t, map[string]int{"sent": 180, "failed": 20}, statuses)
+	require.EqualValues(t, 1, f.int64(`SELECT count(*) FROM events WHERE type = 'campaign.started'
+		AND (data->>'campaign_id')::bigint = $1`, c))
+	require.EqualValues(t, 1, f.int64(`SELECT count(*) FROM events WHERE type = 'campaign.sent'
+		AND (data->>'campaign_id')::bigint = $1`, c))
+	require.EqualValues(t, 0, f.int64(`SELECT count(*) FROM events WHERE account_id <> $1`, acct))
+}
+
+// TestClaimAndRescueWriteTheirEvents: a row found suppressed at claim gets
+// send.suppressed from the claim statement; an expired lease settled as unknown
+// gets send.unknown from the rescue statement; a requeued one gets none.
+func TestClaimAndRescueWriteTheirEvents(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	f := fixture{t, pool}
+	ctx := context.Background()
+	acct := f.account("a")
+	f.subscribers(acct, "s", 3, "confirmed")
+	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c)
+	q := store.New(pool)
+	_, err := q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: c, AccountID: acct, ListIds: []int64{}})
+	require.NoError(t, err)
+	f.exec(`INSERT INTO suppressions (account_id, email_lower, reason, source) VALUES ($1, 's1@example.com', 'manual', 't')`, acct)
+	rows, err := q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c, N: 10, Lease: leaseInterval(time.Minute)})
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	past := time.Now().Add(time.Hour)
+	rescued, err := q.SendRescueExpired(ctx, store.SendRescueExpiredParams{Now: &past, MaxAttempts: 5,
+		ExpiryDelays: []pgtype.Interval{leaseInterval(time.Second)}})
+	require.NoError(t, err)
+	require.Len(t, rescued, 2)
+
+	final, events := f.finalSends(c), f.sendEvents(c)
+	require.Len(t, events, 3)
+	for id, status := range final {
+		require.Equal(t, []string{"send." + status}, events[id])
+	}
+	require.Equal(t, 1, countOf(final, "suppressed"))
+	require.Equal(t, 2, countOf(final, "unknown"))
+
+	// An idempotent provider's expired lease is requeued: no event (nor for the
+	// rows of the first campaign, which the rescue leaves as they are).
+	c2 := f.campaign(acct, nil, "retry", time.Now().Add(-time.Minute))
+	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c2)
+	_, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: c2, AccountID: acct, ListIds: []int64{}})
+	require.NoError(t, err)
+	_, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c2, N: 10, Lease: leaseInterval(time.Minute)})
+	require.NoError(t, err)
+	_, err = q.SendRescueExpired(ctx, store.SendRescueExpiredParams{Now: &past, Idempotent: true, MaxAttempts: 5,
+		ExpiryDelays: []pgtype.Interval{leaseInterval(time.Second)}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"queued": 2}, f.counts(c2), "s1 was left out of the build")
+	require.Empty(t, f.sendEvents(c2))
+}
+
+func countOf(m map[int64]string, status string) int {
+	n := 0
+	for _, s := range m {
+		if s == status {
+			n++
+		}
+	}
+	return n
+}
