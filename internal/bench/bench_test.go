@@ -40,8 +40,10 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	require.Positive(t, cost.AppCPU)
 	require.GreaterOrEqual(t, cost.PGCPU, 0.0)
 	require.GreaterOrEqual(t, cost.ClusterCPU, cost.PGCPU)
-	// At least a claim and an acknowledgement per 50-row batch, and the finish.
-	require.GreaterOrEqual(t, cost.Statements, int64(2*500/50+1))
+	// At least one statement per 50-row batch: the window opens when the send phase
+	// starts, so the first claims may fall before it (seen: 20 counted for 14 claims
+	// and 10 acknowledgements), but acknowledging 500 rows alone takes ten.
+	require.GreaterOrEqual(t, cost.Statements, int64(500/50))
 	require.NotContains(t, cost.Line(), "n/a")
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
@@ -80,6 +81,13 @@ func TestCrossTenant(t *testing.T) {
 		}
 		return out
 	}
+	// Events become readable once no older transaction is still running anywhere on
+	// the cluster (other tests' included), so wait for the setup's one event before
+	// taking the snapshot the walk must leave unchanged.
+	require.Eventually(t, func() bool {
+		r := e.do(a, "GET", "/v1/events", nil)
+		return r.Status == http.StatusOK && strings.Contains(string(r.Body), `"suppression.created"`)
+	}, 30*time.Second, 20*time.Millisecond)
 	before := snapshot()
 
 	type call struct {
