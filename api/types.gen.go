@@ -72,6 +72,48 @@ func (e OneClickBodyListUnsubscribe) Valid() bool {
 	}
 }
 
+// Defines values for SegmentFilterStatuses.
+const (
+	SegmentFilterStatusesConfirmed    SegmentFilterStatuses = "confirmed"
+	SegmentFilterStatusesPending      SegmentFilterStatuses = "pending"
+	SegmentFilterStatusesUnsubscribed SegmentFilterStatuses = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the SegmentFilterStatuses enum.
+func (e SegmentFilterStatuses) Valid() bool {
+	switch e {
+	case SegmentFilterStatusesConfirmed:
+		return true
+	case SegmentFilterStatusesPending:
+		return true
+	case SegmentFilterStatusesUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SegmentInputStatuses.
+const (
+	SegmentInputStatusesConfirmed    SegmentInputStatuses = "confirmed"
+	SegmentInputStatusesPending      SegmentInputStatuses = "pending"
+	SegmentInputStatusesUnsubscribed SegmentInputStatuses = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the SegmentInputStatuses enum.
+func (e SegmentInputStatuses) Valid() bool {
+	switch e {
+	case SegmentInputStatusesConfirmed:
+		return true
+	case SegmentInputStatusesPending:
+		return true
+	case SegmentInputStatusesUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendStatus.
 const (
 	SendStatusCancelled  SendStatus = "cancelled"
@@ -229,7 +271,7 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","reply_to":"","scheduled_for":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","reply_to":"","scheduled_for":null,"segment_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
@@ -244,10 +286,13 @@ type Campaign struct {
 	Language        string          `json:"language"`
 
 	// ListIds Target lists; empty means every confirmed subscriber.
-	ListIds      []int64        `json:"list_ids"`
-	Name         string         `json:"name"`
-	ReplyTo      string         `json:"reply_to"`
-	ScheduledFor *time.Time     `json:"scheduled_for"`
+	ListIds      []int64    `json:"list_ids"`
+	Name         string     `json:"name"`
+	ReplyTo      string     `json:"reply_to"`
+	ScheduledFor *time.Time `json:"scheduled_for"`
+
+	// SegmentId A segment that narrows the lists' audience (applied when the campaign starts).
+	SegmentId    *int64         `json:"segment_id"`
 	StartedAt    *time.Time     `json:"started_at"`
 	Status       CampaignStatus `json:"status"`
 	Subject      string         `json:"subject"`
@@ -266,8 +311,11 @@ type CampaignCreate struct {
 	ListIds         *[]int64         `json:"list_ids,omitempty"`
 	Name            string           `json:"name"`
 	ReplyTo         *string          `json:"reply_to,omitempty"`
-	Subject         string           `json:"subject"`
-	TextTemplate    *string          `json:"text_template,omitempty"`
+
+	// SegmentId A segment of the account that narrows the audience.
+	SegmentId    *int64  `json:"segment_id,omitempty"`
+	Subject      string  `json:"subject"`
+	TextTemplate *string `json:"text_template,omitempty"`
 }
 
 // CampaignPage defines model for CampaignPage.
@@ -307,8 +355,11 @@ type CampaignUpdate struct {
 	ListIds         *[]int64         `json:"list_ids,omitempty"`
 	Name            *string          `json:"name,omitempty"`
 	ReplyTo         *string          `json:"reply_to,omitempty"`
-	Subject         *string          `json:"subject,omitempty"`
-	TextTemplate    *string          `json:"text_template,omitempty"`
+
+	// SegmentId A segment of the account; 0 removes the segment.
+	SegmentId    *int64  `json:"segment_id,omitempty"`
+	Subject      *string `json:"subject,omitempty"`
+	TextTemplate *string `json:"text_template,omitempty"`
 }
 
 // FieldError defines model for FieldError.
@@ -392,6 +443,67 @@ type Problem struct {
 	Title                string                 `json:"title"`
 	Type                 string                 `json:"type"`
 	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
+type Segment struct {
+	CreatedAfter  *time.Time `json:"created_after"`
+	CreatedAt     time.Time  `json:"created_at"`
+	CreatedBefore *time.Time `json:"created_before"`
+	Id            int64      `json:"id"`
+	ListIds       []int64    `json:"list_ids"`
+
+	// Match The predicate as PostgreSQL prints it (normalised); empty: none.
+	Match     string    `json:"match"`
+	Name      string    `json:"name"`
+	Statuses  []string  `json:"statuses"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SegmentFilter Example: {"list_ids":[7],"match":"$.plan == \"pro\" \u0026\u0026 $.seats \u003e 5","statuses":["confirmed"]}
+type SegmentFilter struct {
+	// CreatedAfter Keep subscribers created at or after this time.
+	CreatedAfter *time.Time `json:"created_after,omitempty"`
+
+	// CreatedBefore Keep subscribers created before this time.
+	CreatedBefore *time.Time `json:"created_before,omitempty"`
+
+	// ListIds Keep subscribers subscribed to at least one of these lists; empty keeps all.
+	ListIds *[]int64 `json:"list_ids,omitempty"`
+
+	// Match A PostgreSQL jsonpath predicate over the subscriber's attributes, e.g. `$.plan == "pro" && $.seats > 5` or `exists($.tags[*] ? (@ == "beta"))`. A subscriber for whom it is not true (or unknown: a missing key, a string compared with a number) is left out. Empty: no attribute filter.
+	Match *string `json:"match,omitempty"`
+
+	// Statuses Subscriber statuses to keep; empty keeps all. A campaign sends to confirmed subscribers only.
+	Statuses *[]SegmentFilterStatuses `json:"statuses,omitempty"`
+}
+
+// SegmentFilterStatuses defines model for SegmentFilter.Statuses.
+type SegmentFilterStatuses string
+
+// SegmentInput Example: {"match":"$.plan == \"pro\" \u0026\u0026 $.seats \u003e 5","name":"pro teams","statuses":["confirmed"]}
+type SegmentInput struct {
+	CreatedAfter  *time.Time              `json:"created_after,omitempty"`
+	CreatedBefore *time.Time              `json:"created_before,omitempty"`
+	ListIds       *[]int64                `json:"list_ids,omitempty"`
+	Match         *string                 `json:"match,omitempty"`
+	Name          string                  `json:"name"`
+	Statuses      *[]SegmentInputStatuses `json:"statuses,omitempty"`
+}
+
+// SegmentInputStatuses defines model for SegmentInput.Statuses.
+type SegmentInputStatuses string
+
+// SegmentPage defines model for SegmentPage.
+type SegmentPage struct {
+	Data       []Segment `json:"data"`
+	NextCursor *string   `json:"next_cursor"`
+}
+
+// SegmentPreview Example: {"count":1250,"sample":[{"attributes":{"plan":"pro","seats":12},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}]}
+type SegmentPreview struct {
+	Count  int64        `json:"count"`
+	Sample []Subscriber `json:"sample"`
 }
 
 // Send Example: {"attempts":1,"email":"ada@example.com","id":5001,"last_error":null,"provider_message_id":"campaign:42:101","sent_at":"2026-11-02T09:00:01Z","status":"sent","subscriber_id":101}
@@ -782,6 +894,42 @@ type AddListMembersParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSegmentsParams defines parameters for ListSegments.
+type ListSegmentsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateSegmentParams defines parameters for CreateSegment.
+type CreateSegmentParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PreviewSegmentParams defines parameters for PreviewSegment.
+type PreviewSegmentParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListSubscribersParams defines parameters for ListSubscribers.
 type ListSubscribersParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -935,6 +1083,15 @@ type RemoveListMembersJSONRequestBody = MemberIDs
 
 // AddListMembersJSONRequestBody defines body for AddListMembers for application/json ContentType.
 type AddListMembersJSONRequestBody = MemberIDs
+
+// CreateSegmentJSONRequestBody defines body for CreateSegment for application/json ContentType.
+type CreateSegmentJSONRequestBody = SegmentInput
+
+// PreviewSegmentJSONRequestBody defines body for PreviewSegment for application/json ContentType.
+type PreviewSegmentJSONRequestBody = SegmentFilter
+
+// UpdateSegmentJSONRequestBody defines body for UpdateSegment for application/json ContentType.
+type UpdateSegmentJSONRequestBody = SegmentInput
 
 // CreateSubscriberJSONRequestBody defines body for CreateSubscriber for application/json ContentType.
 type CreateSubscriberJSONRequestBody = SubscriberCreate

@@ -56,6 +56,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		RatePerSecond:        cfg.RatePerSecond,
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		Links:                links,
+		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,
 	}
 }
 

@@ -5,9 +5,10 @@
 
 -- name: CampaignCreate :one
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy)
+                       html_template, text_template, language, list_ids, ambiguous_policy, segment_id)
 VALUES (@account_id, @name, @subject, @from_email, @from_name, @reply_to,
-        @html_template, @text_template, @language, @list_ids::bigint[], @ambiguous_policy)
+        @html_template, @text_template, @language, @list_ids::bigint[], @ambiguous_policy,
+        sqlc.narg('segment_id')::bigint)
 RETURNING *;
 
 -- name: CampaignGet :one
@@ -35,6 +36,9 @@ UPDATE campaigns SET
     language         = coalesce(sqlc.narg('language'), language),
     list_ids         = coalesce(sqlc.narg('list_ids')::bigint[], list_ids),
     ambiguous_policy = coalesce(sqlc.narg('ambiguous_policy'), ambiguous_policy),
+    -- 0 clears the segment; NULL keeps it.
+    segment_id       = CASE WHEN sqlc.narg('segment_id')::bigint IS NULL THEN segment_id
+                            ELSE nullif(sqlc.narg('segment_id')::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = @account_id AND id = @id AND status = 'draft'
 RETURNING *;

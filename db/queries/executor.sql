@@ -18,7 +18,7 @@ SET status = 'sending',
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 WHERE id = @id AND status = 'approved'
   AND scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
-RETURNING id, account_id, list_ids;
+RETURNING id, account_id, list_ids, segment_id;
 
 -- name: CampaignListSending :many
 -- Everything a sender needs of the campaigns being sent; the dispatcher deals them

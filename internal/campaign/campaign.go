@@ -51,6 +51,7 @@ type Campaign struct {
 	ReplyTo, HTMLTemplate, TextTemplate string
 	Language                            string
 	ListIDs                             []int64
+	SegmentID                           *int64 // narrows the lists' audience; nil: none
 	Status, AmbiguousPolicy             string
 	ScheduledFor, ApprovedAt, StartedAt *time.Time
 	FinishedAt, CancelledAt             *time.Time
@@ -63,12 +64,14 @@ type Fields struct {
 	HTMLTemplate, TextTemplate, Language        *string
 	ListIDs                                     *[]int64
 	AmbiguousPolicy                             *string
+	// SegmentID sets the segment; 0 clears it (on update).
+	SegmentID *int64
 }
 
 func fromStore(c store.Campaign) Campaign {
 	return Campaign{ID: c.ID, Name: c.Name, Subject: c.Subject, FromEmail: c.FromEmail, FromName: c.FromName,
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
-		ListIDs: c.ListIds, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
+		ListIDs: c.ListIds, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
@@ -113,6 +116,15 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 	if f.AmbiguousPolicy != nil && *f.AmbiguousPolicy != "skip" && *f.AmbiguousPolicy != "retry" {
 		return apperr.Invalidf("/ambiguous_policy", "ambiguous_policy must be skip or retry")
 	}
+	if f.SegmentID != nil && *f.SegmentID != 0 {
+		owned, err := store.New(s.pool).SegmentIDOwned(ctx, accountID, *f.SegmentID)
+		if err != nil {
+			return err
+		}
+		if !owned {
+			return apperr.Invalidf("/segment_id", "segment %d not found", *f.SegmentID)
+		}
+	}
 	if f.ListIDs != nil {
 		ids := slices.Clone(*f.ListIDs)
 		slices.Sort(ids)
@@ -151,6 +163,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 		AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
 		FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
 		TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
+		SegmentID: nonZero(f.SegmentID),
 	})
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")
@@ -178,4 +191,11 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, status *st
 		out[i] = fromStore(r)
 	}
 	return out, nil
+}
+
+func nonZero(p *int64) *int64 {
+	if p == nil || *p == 0 {
+		return nil
+	}
+	return p
 }

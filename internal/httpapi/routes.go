@@ -50,6 +50,13 @@ func (s *Server) routes() {
 			r.Post("/lists/{id}/members", s.handle(s.addListMembers))
 			r.Delete("/lists/{id}/members", s.handle(s.removeListMembers))
 
+			r.Get("/segments", s.handle(s.listSegments))
+			r.Post("/segments", s.handle(s.createSegment))
+			r.Post("/segments/preview", s.handle(s.previewSegment))
+			r.Get("/segments/{id}", s.handle(s.getSegment))
+			r.Put("/segments/{id}", s.handle(s.updateSegment))
+			r.Delete("/segments/{id}", s.handle(s.deleteSegment))
+
 			r.Get("/suppressions", s.handle(s.listSuppressions))
 			r.Post("/suppressions", s.handle(s.addSuppression))
 			r.Delete("/suppressions/{email}", s.handle(s.removeSuppression))

@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -44,6 +45,7 @@ type Deps struct {
 	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
+	Segments    *segment.Service
 	// TestSender sends campaign test messages: the deployment's provider, built and
 	// closed by the caller (cmd wires one per process). Nil means the log provider.
 	TestSender campaign.Sender
@@ -80,6 +82,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Campaigns == nil {
 		d.Campaigns = campaign.NewService(d.Pool)
+	}
+	if d.Segments == nil {
+		d.Segments = segment.NewService(d.Pool, d.Config.SegmentTimeout)
 	}
 	if d.TestSender == nil {
 		d.TestSender = provider.NewLog(d.Logger)

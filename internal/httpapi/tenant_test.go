@@ -35,6 +35,9 @@ func TestCrossTenant(t *testing.T) {
 		"from_email": "news@example.com", "text_template": "Hello", "list_ids": []int64{list.Id}})
 	require.Equal(t, http.StatusCreated, res.Status)
 	camp := decodeAs[api.Campaign](t, res)
+	res = e.do(a, "POST", "/v1/segments", map[string]any{"name": "pro", "match": `$.plan == "pro"`, "list_ids": []int64{list.Id}})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	seg := decodeAs[api.Segment](t, res)
 	res = e.do(a, "POST", "/v1/webhook-endpoints", map[string]any{"source": "standard", "name": "a hook"})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	var hook struct {
@@ -47,7 +50,8 @@ func TestCrossTenant(t *testing.T) {
 		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
 			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
-			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID)} {
+			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
+			"/v1/segments", "/v1/segments/" + itoa(seg.Id)} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -94,6 +98,13 @@ func TestCrossTenant(t *testing.T) {
 		"getCampaignStats":  {},
 		"listCampaignSends": {},
 		"getAccount":        {expect: http.StatusOK},
+		// Segments: B cannot read, replace or delete A's, nor filter on A's lists.
+		"listSegments":   {expect: http.StatusOK},
+		"createSegment":  {body: map[string]any{"name": "pro", "list_ids": []int64{list.Id}}, expect: http.StatusUnprocessableEntity},
+		"getSegment":     {},
+		"updateSegment":  {body: map[string]any{"name": "hijacked", "match": "$.x == 1"}},
+		"deleteSegment":  {},
+		"previewSegment": {body: map[string]any{"list_ids": []int64{list.Id}}, expect: http.StatusUnprocessableEntity},
 		// Webhook endpoints are tenant resources like the rest.
 		"listWebhookEndpoints":  {expect: http.StatusOK},
 		"createWebhookEndpoint": {body: map[string]any{"source": "standard", "name": "a hook"}, expect: http.StatusCreated},
@@ -145,6 +156,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(list.Id))
 		case strings.HasPrefix(path, "/v1/campaigns/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(camp.Id))
+		case strings.HasPrefix(path, "/v1/segments/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(seg.Id))
 		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
 		case strings.HasPrefix(path, "/v1/webhooks/"):

@@ -17,7 +17,7 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
 `
 
 type CampaignApproveParams struct {
@@ -52,6 +52,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -59,7 +60,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'sending', 'paused')
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
 `
 
 func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -88,6 +89,7 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -95,10 +97,11 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 const campaignCreate = `-- name: CampaignCreate :one
 
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy)
+                       html_template, text_template, language, list_ids, ambiguous_policy, segment_id)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10::bigint[], $11)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+        $7, $8, $9, $10::bigint[], $11,
+        $12::bigint)
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
 `
 
 type CampaignCreateParams struct {
@@ -113,6 +116,7 @@ type CampaignCreateParams struct {
 	Language        string
 	ListIds         []int64
 	AmbiguousPolicy string
+	SegmentID       *int64
 }
 
 // API side of campaigns: CRUD while draft, and the transitions a tenant may make. Each
@@ -132,6 +136,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		arg.Language,
 		arg.ListIds,
 		arg.AmbiguousPolicy,
+		arg.SegmentID,
 	)
 	var i Campaign
 	err := row.Scan(
@@ -157,6 +162,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -174,7 +180,7 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD i
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed FROM campaigns WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id FROM campaigns WHERE account_id = $1 AND id = $2
 `
 
 func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -203,12 +209,13 @@ func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (C
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SegmentID,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id FROM campaigns
 WHERE account_id = $1 AND id > $2
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -259,6 +266,7 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.UpdatedAt,
 			&i.SkippedSuppressed,
 			&i.SkippedUnconfirmed,
+			&i.SegmentID,
 		); err != nil {
 			return nil, err
 		}
@@ -283,7 +291,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
 `
 
 func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -312,6 +320,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -319,7 +328,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
 `
 
 func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -348,6 +357,7 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -409,7 +419,7 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
 `
 
 func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -438,6 +448,7 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -454,9 +465,12 @@ UPDATE campaigns SET
     language         = coalesce($8, language),
     list_ids         = coalesce($9::bigint[], list_ids),
     ambiguous_policy = coalesce($10, ambiguous_policy),
+    -- 0 clears the segment; NULL keeps it.
+    segment_id       = CASE WHEN $11::bigint IS NULL THEN segment_id
+                            ELSE nullif($11::bigint, 0) END,
     updated_at       = now()
-WHERE account_id = $11 AND id = $12 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed
+WHERE account_id = $12 AND id = $13 AND status = 'draft'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
 `
 
 type CampaignUpdateDraftParams struct {
@@ -470,6 +484,7 @@ type CampaignUpdateDraftParams struct {
 	Language        *string
 	ListIds         []int64
 	AmbiguousPolicy *string
+	SegmentID       *int64
 	AccountID       int64
 	ID              int64
 }
@@ -486,6 +501,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		arg.Language,
 		arg.ListIds,
 		arg.AmbiguousPolicy,
+		arg.SegmentID,
 		arg.AccountID,
 		arg.ID,
 	)
@@ -513,6 +529,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SegmentID,
 	)
 	return i, err
 }

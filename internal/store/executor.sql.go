@@ -165,13 +165,14 @@ SET status = 'sending',
     updated_at = coalesce($1::timestamptz, now())
 WHERE id = $2 AND status = 'approved'
   AND scheduled_for <= coalesce($1::timestamptz, now())
-RETURNING id, account_id, list_ids
+RETURNING id, account_id, list_ids, segment_id
 `
 
 type CampaignStartRow struct {
 	ID        int64
 	AccountID int64
 	ListIds   []int64
+	SegmentID *int64
 }
 
 // The approved → sending compare-and-set. It runs in the same transaction as
@@ -180,6 +181,11 @@ type CampaignStartRow struct {
 func (q *Queries) CampaignStart(ctx context.Context, now *time.Time, iD int64) (CampaignStartRow, error) {
 	row := q.db.QueryRow(ctx, campaignStart, now, iD)
 	var i CampaignStartRow
-	err := row.Scan(&i.ID, &i.AccountID, &i.ListIds)
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.ListIds,
+		&i.SegmentID,
+	)
 	return i, err
 }

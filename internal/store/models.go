@@ -10,9 +10,10 @@ import (
 )
 
 type Account struct {
-	ID        int64
-	Name      string
-	CreatedAt time.Time
+	ID               int64
+	Name             string
+	CreatedAt        time.Time
+	UnsubscribeScope string
 }
 
 type ApiKey struct {
@@ -49,6 +50,7 @@ type Campaign struct {
 	UpdatedAt          time.Time
 	SkippedSuppressed  *int64
 	SkippedUnconfirmed *int64
+	SegmentID          *int64
 }
 
 type IdempotencyKey struct {
@@ -77,6 +79,22 @@ type ListMember struct {
 	SubscriberID int64
 	AccountID    int64
 	CreatedAt    time.Time
+	Status       string
+	StatusSource string
+	StatusAt     time.Time
+}
+
+type Segment struct {
+	ID            int64
+	AccountID     int64
+	Name          string
+	Match         interface{}
+	Statuses      []string
+	ListIds       []int64
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 type Send struct {
