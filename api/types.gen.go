@@ -72,6 +72,24 @@ func (e OneClickBodyListUnsubscribe) Valid() bool {
 	}
 }
 
+// Defines values for OneClickBodyAction.
+const (
+	Everything  OneClickBodyAction = "everything"
+	Preferences OneClickBodyAction = "preferences"
+)
+
+// Valid indicates whether the value is a known member of the OneClickBodyAction enum.
+func (e OneClickBodyAction) Valid() bool {
+	switch e {
+	case Everything:
+		return true
+	case Preferences:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SegmentFilterStatuses.
 const (
 	SegmentFilterStatusesConfirmed    SegmentFilterStatuses = "confirmed"
@@ -210,6 +228,24 @@ func (e SuppressionReason) Valid() bool {
 	}
 }
 
+// Defines values for UnsubscribeScope.
+const (
+	UnsubscribeScopeAccount UnsubscribeScope = "account"
+	UnsubscribeScopeList    UnsubscribeScope = "list"
+)
+
+// Valid indicates whether the value is a known member of the UnsubscribeScope enum.
+func (e UnsubscribeScope) Valid() bool {
+	switch e {
+	case UnsubscribeScopeAccount:
+		return true
+	case UnsubscribeScopeList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEndpointCreateSource.
 const (
 	Mailgun  WebhookEndpointCreateSource = "mailgun"
@@ -240,11 +276,20 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
-// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo"}
+// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","unsubscribe_scope":"list"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
 	Name      string    `json:"name"`
+
+	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
+	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
+}
+
+// AccountUpdate Example: {"unsubscribe_scope":"account"}
+type AccountUpdate struct {
+	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
+	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
 }
 
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
@@ -426,10 +471,19 @@ type MemberIDs struct {
 // OneClickBody defines model for OneClickBody.
 type OneClickBody struct {
 	ListUnsubscribe *OneClickBodyListUnsubscribe `json:"List-Unsubscribe,omitempty"`
+
+	// Action The preference page's forms.
+	Action *OneClickBodyAction `json:"action,omitempty"`
+
+	// List With action=preferences, the lists to stay subscribed to (repeated field).
+	List *[]int64 `json:"list,omitempty"`
 }
 
 // OneClickBodyListUnsubscribe defines model for OneClickBody.ListUnsubscribe.
 type OneClickBodyListUnsubscribe string
+
+// OneClickBodyAction The preference page's forms.
+type OneClickBodyAction string
 
 // Problem defines model for Problem.
 type Problem struct {
@@ -641,6 +695,9 @@ type TestSendRequest struct {
 type TestSendResult struct {
 	Results []TestSendOutcome `json:"results"`
 }
+
+// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
+type UnsubscribeScope string
 
 // WebhookDeliveryResult Example: {"applied":1,"events":1,"replayed":0,"suppressed":1}
 type WebhookDeliveryResult struct {
@@ -1059,6 +1116,9 @@ type UnsubscribeOneClickFormdataRequestBody = OneClickBody
 
 // UnsubscribeOneClickMultipartRequestBody defines body for UnsubscribeOneClick for multipart/form-data ContentType.
 type UnsubscribeOneClickMultipartRequestBody = OneClickBody
+
+// UpdateAccountJSONRequestBody defines body for UpdateAccount for application/json ContentType.
+type UpdateAccountJSONRequestBody = AccountUpdate
 
 // CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
 type CreateCampaignJSONRequestBody = CampaignCreate

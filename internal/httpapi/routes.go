@@ -34,6 +34,8 @@ func (s *Server) routes() {
 		r.Group(func(r chiRouter) {
 			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
 
+			r.Patch("/account", s.handle(s.updateAccount))
+
 			r.Get("/subscribers", s.handle(s.listSubscribers))
 			r.Post("/subscribers", s.handle(s.createSubscriber))
 			r.Post("/subscribers/import", s.handle(s.importSubscribers))

@@ -98,6 +98,7 @@ func TestCrossTenant(t *testing.T) {
 		"getCampaignStats":  {},
 		"listCampaignSends": {},
 		"getAccount":        {expect: http.StatusOK},
+		"updateAccount":     {body: map[string]any{"unsubscribe_scope": "account"}, expect: http.StatusOK},
 		// Segments: B cannot read, replace or delete A's, nor filter on A's lists.
 		"listSegments":   {expect: http.StatusOK},
 		"createSegment":  {body: map[string]any{"name": "pro", "list_ids": []int64{list.Id}}, expect: http.StatusUnprocessableEntity},
