@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -106,7 +105,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
-		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		srv := httpapi.HTTPServer(cfg.HTTP, handler)
 		log.Info("api listening", "addr", ln.Addr().String())
 		if opts.OnListen != nil {
 			opts.OnListen(ln.Addr())

@@ -113,11 +113,26 @@ func createKey(ctx context.Context, q *store.Queries, accountID int64, name stri
 	return token, err
 }
 
+// wellFormed reports whether token can be a key createKey made: the prefix, then
+// lowercase base32 only. Anything else (other bytes, multi-byte characters, NUL,
+// absurd lengths) is refused before the database sees it.
+func wellFormed(token string) bool {
+	if len(token) < prefixLen+8 || len(token) > 200 || !strings.HasPrefix(token, keyPrefix) {
+		return false
+	}
+	for i := len(keyPrefix); i < len(token); i++ {
+		if c := token[i]; !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
 // Authenticate returns the account a bearer token belongs to. The key is found by its
 // visible prefix and its hash compared in constant time; any failure is unauthorized.
 func (s *Service) Authenticate(ctx context.Context, token string) (int64, error) {
 	unauthorized := apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>")
-	if len(token) < prefixLen+8 || len(token) > 200 || !strings.HasPrefix(token, keyPrefix) {
+	if !wellFormed(token) {
 		return 0, unauthorized
 	}
 	q := store.New(s.pool)

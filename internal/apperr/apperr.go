@@ -18,7 +18,14 @@ const (
 	Unauthorized Code = "unauthorized"
 	RateLimited  Code = "rate_limited"
 	TooLarge     Code = "too_large"
-	Internal     Code = "internal"
+	// UnsupportedMediaType is a body in a Content-Type the operation does not take.
+	UnsupportedMediaType Code = "unsupported_media_type"
+	// Timeout is a request whose body did not arrive in time.
+	Timeout Code = "timeout"
+	// Unavailable is a dependency (the database) that cannot be reached now; the
+	// same request may succeed when retried later.
+	Unavailable Code = "unavailable"
+	Internal    Code = "internal"
 )
 
 // FieldError names one invalid input field, as a JSON pointer into the request.

@@ -56,6 +56,18 @@ type HTTP struct {
 	// APIRatePerSecond limits requests per API key (0 disables); APIRateBurst is the bucket.
 	APIRatePerSecond float64 `split_words:"true" default:"50"`
 	APIRateBurst     int     `split_words:"true" default:"100"`
+	// AuthFailureRatePerSecond limits failed authentications per client address (0
+	// disables); AuthFailureBurst is how many may fail in a row before it applies.
+	AuthFailureRatePerSecond float64 `split_words:"true" default:"1"`
+	AuthFailureBurst         int     `split_words:"true" default:"20"`
+	// ReadTimeout bounds reading one request, headers and body; WriteTimeout bounds
+	// writing its response. ImportTimeout replaces both for POST /v1/subscribers/import,
+	// whose bodies are larger. ReadHeaderTimeout bounds the headers alone.
+	ReadHeaderTimeout time.Duration `split_words:"true" default:"10s"`
+	ReadTimeout       time.Duration `split_words:"true" default:"30s"`
+	WriteTimeout      time.Duration `split_words:"true" default:"2m"`
+	ImportTimeout     time.Duration `split_words:"true" default:"10m"`
+	IdleTimeout       time.Duration `split_words:"true" default:"2m"`
 }
 
 // Executor settings of the in-process sender.

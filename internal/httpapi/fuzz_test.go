@@ -114,7 +114,7 @@ func FuzzImportParsers(f *testing.F) {
 		if _, _, err := parseJSONImport(strings.NewReader(s)); err != nil && apperr.CodeOf(err) == apperr.Internal {
 			t.Fatalf("json import: internal error %v", err)
 		}
-		if _, _, err := subscriber.ParseCSV(strings.NewReader(s)); err != nil && apperr.CodeOf(err) == apperr.Internal {
+		if _, _, err := subscriber.ParseCSV(strings.NewReader(s), ""); err != nil && apperr.CodeOf(err) == apperr.Internal {
 			t.Fatalf("csv import: internal error %v", err)
 		}
 	})

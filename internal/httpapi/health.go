@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -17,7 +18,24 @@ func notFound(w http.ResponseWriter, r *http.Request) error {
 	return apperr.New(apperr.NotFound, "no such route: %s %s", r.Method, r.URL.Path)
 }
 
-func methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
+// methodNotAllowed answers 405 with the Allow header RFC 9110 §15.5.6 requires:
+// the methods the router has for the path, HEAD wherever GET is.
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := m
+		if m == http.MethodHead {
+			probe = http.MethodGet
+		}
+		if s.router.Match(chi.NewRouteContext(), probe, path) {
+			allow = append(allow, m)
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
 	writeProblem(w, r, Problem{Type: problemBase + "method_not_allowed", Title: "Method not allowed",
 		Status: http.StatusMethodNotAllowed, Detail: r.Method + " is not allowed on " + r.URL.Path})
 	return nil

@@ -65,6 +65,7 @@ func setupDeps(t *testing.T, deps func(*httpapi.Deps), mutate ...func(*config.Co
 	require.NoError(t, err)
 	cfg := config.Default()
 	cfg.APIRatePerSecond = 0
+	cfg.AuthFailureRatePerSecond = 0
 	for _, m := range mutate {
 		m(&cfg)
 	}

@@ -124,6 +124,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, account int64, k
 		return
 	}
 	if prev.Status == nil {
+		w.Header().Set("Retry-After", "1")
 		writeProblem(w, r, Problem{Type: problemBase + "idempotency_in_progress", Title: "Request in progress",
 			Status: http.StatusConflict, Detail: "a request with this Idempotency-Key is still being processed; retry later"})
 		return

@@ -69,7 +69,8 @@ func TestImportJSON(t *testing.T) {
 	res = e.do(e.keyA, "POST", "/v1/subscribers/import?list_id=777", `[]`)
 	require.Equal(t, http.StatusNotFound, res.Status)
 	res = e.do(e.keyA, "POST", "/v1/subscribers/import", "email\n", "Content-Type", "text/plain")
-	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Equal(t, http.StatusUnsupportedMediaType, res.Status)
+	require.Equal(t, "application/json, text/csv", res.Header.Get("Accept"))
 }
 
 func TestBodyLimits(t *testing.T) {

@@ -14,13 +14,15 @@ import (
 )
 
 // decode reads one JSON object from the request body into v: the body must be JSON,
-// within maxBytes, with no unknown fields and nothing after the object.
+// within maxBytes, with no unknown fields and nothing after the object. Its strings
+// have already passed checkBodyText in validateRequest.
 func decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, error) {
 	var v T
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return v, apperr.Invalidf("", "Content-Type must be application/json")
+			w.Header().Set("Accept", "application/json")
+			return v, apperr.New(apperr.UnsupportedMediaType, "Content-Type must be application/json")
 		}
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)

@@ -96,10 +96,18 @@ type accountKey struct{}
 
 // authenticate requires `Authorization: Bearer <key>` and puts the key's account in
 // the context. Every tenant handler reads the account from there, never from input.
+// Failed attempts are limited per client address (addrLimits); a malformed key of
+// any shape is a plain 401.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addr, now := clientAddr(r), time.Now()
+		if delay := s.authFails.wait(addr, now); delay > 0 {
+			s.tooManyRequests(w, r, delay, "too many failed authentications from this address; retry after %d s")
+			return
+		}
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
+			s.authFails.fail(addr, now)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sendonce"`)
 			writeError(w, r, s.Logger, apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>"))
 			return
@@ -107,6 +115,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		accountID, err := s.Accounts.Authenticate(r.Context(), strings.TrimSpace(token))
 		if err != nil {
 			if apperr.Is(err, apperr.Unauthorized) {
+				s.authFails.fail(addr, now)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="sendonce", error="invalid_token"`)
 			}
 			writeError(w, r, s.Logger, err)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/text"
 )
 
 // Page sizes: a default that suits a dashboard table, and a cap that keeps one
@@ -41,14 +42,15 @@ func decodeCursor(s string, accountID int64, listing string) (cursor, error) {
 		return cursor{}, bad
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	if err != nil || len(text.CheckJSON(b)) > 0 {
 		return cursor{}, bad
 	}
 	var c cursor
 	if err := json.Unmarshal(b, &c); err != nil {
 		return cursor{}, bad
 	}
-	if c.Account != accountID || c.Listing != listing || c.ID < 0 || (c.ID == 0 && c.Key == "") {
+	// The key goes to the database as text: it must be storable text like any input.
+	if c.Account != accountID || c.Listing != listing || c.ID < 0 || (c.ID == 0 && c.Key == "") || !text.Valid(c.Key) {
 		return cursor{}, bad
 	}
 	return c, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/logging"
+	"github.com/sendonce/sendonce/internal/postgres"
 )
 
 // problemBase prefixes every problem type; the last segment names the error code.
@@ -52,6 +53,10 @@ var statusOf = map[apperr.Code]int{
 	apperr.RateLimited:  http.StatusTooManyRequests,
 	apperr.TooLarge:     http.StatusRequestEntityTooLarge,
 	apperr.Internal:     http.StatusInternalServerError,
+
+	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
+	apperr.Timeout:              http.StatusRequestTimeout,
+	apperr.Unavailable:          http.StatusServiceUnavailable,
 }
 
 var titleOf = map[apperr.Code]string{
@@ -62,13 +67,32 @@ var titleOf = map[apperr.Code]string{
 	apperr.RateLimited:  "Too many requests",
 	apperr.TooLarge:     "Request body too large",
 	apperr.Internal:     "Internal server error",
+
+	apperr.UnsupportedMediaType: "Unsupported media type",
+	apperr.Timeout:              "Request timeout",
+	apperr.Unavailable:          "Service unavailable",
 }
 
+// unavailableRetryAfter is the Retry-After of a 503: long enough for a database
+// restart or failover to finish, short enough that a client does not give up.
+const unavailableRetryAfter = "5"
+
 // writeError answers err as problem+json. It is the one place errors become
-// responses: an *apperr.Error shows its message; anything else is logged with the
-// request id and answered with a fixed message.
+// responses: an *apperr.Error shows its message; a database error nobody
+// classified is classified here (data errors are the client's 4xx, a database out
+// of reach is 503 with Retry-After); anything else is logged with the request id
+// and answered with a fixed message.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	before := apperr.CodeOf(err)
+	err = postgres.Translate(err)
 	var e *apperr.Error
+	if code := apperr.CodeOf(err); code != before {
+		// A database error reached the edge unclassified: answered, but worth a look.
+		log.WarnContext(r.Context(), "database error answered as "+string(code), "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if apperr.Is(err, apperr.Unavailable) {
+		w.Header().Set("Retry-After", unavailableRetryAfter)
+	}
 	if !errors.As(err, &e) || e.Code == apperr.Internal {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &apperr.Error{Code: apperr.Internal, Message: "an internal error occurred; quote the request id when reporting it"}

@@ -3,7 +3,9 @@ package httpapi
 import (
 	"crypto/sha256"
 	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,14 +58,105 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 		res := lim.ReserveN(now, 1)
 		if delay := res.DelayFrom(now); delay > 0 {
 			res.CancelAt(now)
-			secs := int(math.Ceil(delay.Seconds()))
-			if secs < 1 {
-				secs = 1
-			}
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeError(w, r, s.Logger, apperr.New(apperr.RateLimited, "too many requests for this API key; retry after %d s", secs))
+			s.tooManyRequests(w, r, delay, "too many requests for this API key; retry after %d s")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// addrLimits holds one token bucket of failed authentications per client address.
+// A failure spends a token; an address with none left is answered 429 before its
+// credentials are even looked at, which bounds both guessing and the database work
+// it causes. The map is swept when it grows: full buckets (quiet addresses) go first.
+type addrLimits struct {
+	perSecond rate.Limit
+	burst     int
+	mu        sync.Mutex
+	byAddr    map[string]*rate.Limiter
+}
+
+// maxTrackedAddrs bounds the memory of addrLimits.
+const maxTrackedAddrs = 10_000
+
+func newAddrLimits(perSecond float64, burst int) *addrLimits {
+	if burst < 1 {
+		burst = 1
+	}
+	return &addrLimits{perSecond: rate.Limit(perSecond), burst: burst, byAddr: map[string]*rate.Limiter{}}
+}
+
+// wait returns how long addr must wait before its next attempt (0: it may try now).
+func (l *addrLimits) wait(addr string, now time.Time) time.Duration {
+	if l.perSecond <= 0 {
+		return 0
+	}
+	l.mu.Lock()
+	lim, ok := l.byAddr[addr]
+	l.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	res := lim.ReserveN(now, 1)
+	defer res.CancelAt(now)
+	return res.DelayFrom(now)
+}
+
+// fail spends one token of addr's bucket.
+func (l *addrLimits) fail(addr string, now time.Time) {
+	if l.perSecond <= 0 {
+		return
+	}
+	l.mu.Lock()
+	lim, ok := l.byAddr[addr]
+	if !ok {
+		if len(l.byAddr) >= maxTrackedAddrs {
+			l.sweep(now)
+		}
+		lim = rate.NewLimiter(l.perSecond, l.burst)
+		l.byAddr[addr] = lim
+	}
+	l.mu.Unlock()
+	lim.AllowN(now, 1)
+}
+
+// sweep forgets addresses whose bucket has refilled, or everything if none has.
+func (l *addrLimits) sweep(now time.Time) {
+	for a, lim := range l.byAddr {
+		if lim.TokensAt(now) >= float64(l.burst) {
+			delete(l.byAddr, a)
+		}
+	}
+	if len(l.byAddr) >= maxTrackedAddrs {
+		clear(l.byAddr)
+	}
+}
+
+// clientAddr is the peer address a request came from: the IP of an IPv4 peer, the
+// /64 of an IPv6 one (one host usually holds a whole /64). Behind a reverse proxy
+// this is the proxy.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if ip.Is6() && !ip.Is4In6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.Unmap().String()
+}
+
+// tooManyRequests answers 429 with a whole-second Retry-After of at least 1.
+func (s *Server) tooManyRequests(w http.ResponseWriter, r *http.Request, delay time.Duration, format string) {
+	secs := int(math.Ceil(delay.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeError(w, r, s.Logger, apperr.New(apperr.RateLimited, format, secs))
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -10,9 +11,10 @@ import (
 // test holds the two to the same list.
 func (s *Server) routes() {
 	r := s.router
-	r.Use(requestID, s.recoverer, s.observe)
+	// GetHead answers HEAD on every GET route (RFC 9110 §9.1); net/http drops the body.
+	r.Use(requestID, s.recoverer, s.observe, middleware.GetHead)
 	r.NotFound(s.handle(notFound))
-	r.MethodNotAllowed(s.handle(methodNotAllowed))
+	r.MethodNotAllowed(s.handle(s.methodNotAllowed))
 
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))
@@ -27,7 +29,7 @@ func (s *Server) routes() {
 
 	r.Route("/v1", func(r chiRouter) {
 		r.Use(s.cors(), s.authenticate)
-		r.Get("/account", s.handle(s.getAccount))
+		r.With(s.rateLimit).Get("/account", s.handle(s.getAccount))
 
 		// Tenant API. Every route here is checked against openapi.yaml before
 		// its handler runs, and POSTs honour Idempotency-Key.

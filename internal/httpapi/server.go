@@ -65,6 +65,8 @@ type Server struct {
 	metrics *httpMetrics
 	spec    routers.Router
 	limits  *rateLimits
+	// authFails limits failed authentications per client address.
+	authFails *addrLimits
 	// idemCount counts stored idempotent responses, to pace the purge of expired keys.
 	idemCount atomic.Uint64
 }
@@ -104,7 +106,8 @@ func NewServer(d Deps) http.Handler {
 		panic(err)
 	}
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
-		limits: newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst)}
+		limits:    newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst),
+		authFails: newAddrLimits(d.Config.AuthFailureRatePerSecond, d.Config.AuthFailureBurst)}
 	s.optoutDefaults()
 	s.routes()
 	return s.router
@@ -120,4 +123,13 @@ func (s *Server) handle(h apiHandler) http.HandlerFunc {
 			writeError(w, r, s.Logger, err)
 		}
 	}
+}
+
+// HTTPServer is the http.Server for h with the timeouts of c: headers, the whole
+// request and the response each have a bound, so a client that sends half a body
+// and stalls (slowloris) is cut at ReadTimeout. The import route extends both
+// deadlines to ImportTimeout for itself (bodyLimit).
+func HTTPServer(c config.HTTP, h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
+		WriteTimeout: c.WriteTimeout, IdleTimeout: c.IdleTimeout}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/text"
 )
 
 func toAPISubscriber(s subscriber.Subscriber) api.Subscriber {
@@ -166,21 +168,27 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var rows []subscriber.ImportRow
 	var rejected []subscriber.Rejection
 	switch mt {
 	case "text/csv":
-		rows, rejected, err = subscriber.ParseCSV(r.Body)
+		rows, rejected, err = subscriber.ParseCSV(r.Body, params["charset"])
 	case "application/json":
 		rows, rejected, err = parseJSONImport(r.Body)
 	default:
-		err = apperr.Invalidf("", "Content-Type must be application/json or text/csv")
+		w.Header().Set("Accept", "application/json, text/csv")
+		err = apperr.New(apperr.UnsupportedMediaType, "Content-Type must be application/json or text/csv")
 	}
 	if err != nil {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
-			return apperr.New(apperr.TooLarge, "the import exceeds %d bytes", s.Config.ImportMaxBytes)
+		var ae *apperr.Error
+		if !errors.As(err, &ae) {
+			// Not a verdict on the content: the body could not be read (too large,
+			// too slow, cut off).
+			return bodyReadError(err, s.Config.ImportMaxBytes)
+		}
+		if apperr.Is(err, apperr.UnsupportedMediaType) {
+			w.Header().Set("Accept", "text/csv; charset=utf-8, application/json")
 		}
 		return err
 	}
@@ -195,13 +203,13 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 	return encode(w, http.StatusOK, out)
 }
 
-// parseJSONImport streams a JSON array of rows. A row of the wrong shape is
-// rejected with its 1-based index as the line; broken JSON fails the request.
+// parseJSONImport streams a JSON array of rows. A row of the wrong shape, or with a
+// string that is not storable text, is rejected with its 1-based index as the line
+// (and the JSON pointer inside the row); broken JSON fails the request.
 func parseJSONImport(body io.Reader) ([]subscriber.ImportRow, []subscriber.Rejection, error) {
 	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		if errors.As(err, new(*http.MaxBytesError)) {
+		if isReadError(err) {
 			return nil, nil, err
 		}
 		return nil, nil, apperr.Invalidf("", "the body must be a JSON array of subscribers")
@@ -212,17 +220,23 @@ func parseJSONImport(body io.Reader) ([]subscriber.ImportRow, []subscriber.Rejec
 		if line > subscriber.MaxImportRows {
 			return nil, nil, apperr.New(apperr.TooLarge, "an import holds at most %d rows", subscriber.MaxImportRows)
 		}
-		var in api.SubscriberImportRow
-		if err := dec.Decode(&in); err != nil {
-			var typeErr *json.UnmarshalTypeError
-			if errors.As(err, &typeErr) || isUnknownField(err) {
-				rejected = append(rejected, subscriber.Rejection{Line: line, Reason: apperrMessage(decodeError(err, 0))})
-				continue
-			}
-			if errors.As(err, new(*http.MaxBytesError)) {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if isReadError(err) {
 				return nil, nil, err
 			}
 			return nil, nil, apperr.Invalidf("", "malformed JSON in row %d", line)
+		}
+		if p := text.CheckJSON(raw); len(p) > 0 {
+			rejected = append(rejected, subscriber.Rejection{Line: line, Reason: p[0].Pointer + " " + p[0].Reason})
+			continue
+		}
+		var in api.SubscriberImportRow
+		rowDec := json.NewDecoder(bytes.NewReader(raw))
+		rowDec.DisallowUnknownFields()
+		if err := rowDec.Decode(&in); err != nil {
+			rejected = append(rejected, subscriber.Rejection{Line: line, Reason: apperrMessage(decodeError(err, 0))})
+			continue
 		}
 		row := subscriber.ImportRow{Line: line, Name: in.Name, Status: in.Status}
 		if in.Email != nil {

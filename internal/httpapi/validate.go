@@ -1,10 +1,18 @@
 package httpapi
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"mime"
+	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -30,10 +38,26 @@ func newSpecRouter(spec []byte) (routers.Router, error) {
 }
 
 // bodyLimit caps every request body before anything reads it: the spec validator,
-// the idempotency hash and the handler all see the same capped body.
+// the idempotency hash and the handler all see the same capped body. The import
+// gets its own size and its own time (ImportTimeout replaces the server's read
+// deadline, and extends its write deadline by as much).
 func (s *Server) bodyLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := s.bodyLimitOf(r)
+		if r.URL.Path == importPath && s.Config.ImportTimeout > 0 {
+			// Not every ResponseWriter can (httptest's cannot): then the server's
+			// deadlines, if any, stay.
+			// The answer is written after the body is read (a 408 included), so the
+			// write deadline is the read deadline plus the general write bound.
+			rc := http.NewResponseController(w)
+			deadline := time.Now().Add(s.Config.ImportTimeout)
+			_ = rc.SetReadDeadline(deadline)
+			var writeBy time.Time
+			if s.Config.WriteTimeout > 0 {
+				writeBy = deadline.Add(s.Config.WriteTimeout)
+			}
+			_ = rc.SetWriteDeadline(writeBy)
+		}
 		if r.ContentLength > limit {
 			writeError(w, r, s.Logger, apperr.New(apperr.TooLarge, "the body exceeds %d bytes", limit))
 			return
@@ -51,26 +75,127 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 	return s.Config.MaxBodyBytes
 }
 
-// validateRequest holds every request to openapi.yaml: parameters, content type and
-// body schema (additionalProperties: false rejects unknown fields). A mismatch is a
-// 422 whose errors name each field by JSON pointer (/email, /list_ids/2, /limit).
-// Routes the spec does not know fall through to the router's 404 or 405.
+// validateRequest holds every request to openapi.yaml: the text of every string
+// (checkText), the Content-Type (415 when the operation does not take it),
+// parameters and body schema (additionalProperties: false rejects unknown fields).
+// A mismatch is a 422 whose errors name each field by JSON pointer (/email,
+// /list_ids/2, /limit). HEAD is checked as the GET it stands for. Routes the spec
+// does not know fall through to the router's 404 or 405.
 func (s *Server) validateRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		route, params, err := s.spec.FindRoute(r)
+		probe := r
+		if r.Method == http.MethodHead {
+			probe = r.Clone(r.Context())
+			probe.Method = http.MethodGet
+		}
+		route, params, err := s.spec.FindRoute(probe)
 		if err != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+		isImport := r.URL.Path == importPath && r.Method == http.MethodPost
+		if err := checkParamsText(r, params); err != nil {
+			writeError(w, r, s.Logger, err)
+			return
+		}
+		if !isImport {
+			body, err := s.readBody(r)
+			if err != nil {
+				writeError(w, r, s.Logger, err)
+				return
+			}
+			if len(body) > 0 {
+				if err := checkContentType(w, r, route); err != nil {
+					writeError(w, r, s.Logger, err)
+					return
+				}
+				if err := checkBodyText(body); err != nil {
+					writeError(w, r, s.Logger, err)
+					return
+				}
+			}
+		} else {
+			if r.ContentLength != 0 {
+				if err := checkContentType(w, r, route); err != nil {
+					writeError(w, r, s.Logger, err)
+					return
+				}
+			}
+			// The validator reads the whole body for its security check even when
+			// told to skip the body; the import's body is the handler's alone to read.
+			probe = probe.Clone(r.Context())
+			probe.Body, probe.ContentLength = http.NoBody, 0
+		}
+		in := &openapi3filter.RequestValidationInput{Request: probe, PathParams: params, Route: route,
+			// SkipSettingDefaults: the validator would otherwise re-encode the body with
+			// the schema's defaults filled in, and the handler would decode that instead
+			// of what the client sent (`{} {}` passed as `{"grace_seconds":86400}`).
 			Options: &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
-				RejectWhenRequestBodyNotSpecified: true, ExcludeRequestBody: r.URL.Path == importPath}}
+				RejectWhenRequestBodyNotSpecified: true, ExcludeRequestBody: isImport, SkipSettingDefaults: true}}
 		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 			writeError(w, r, s.Logger, requestProblem(err))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads the whole (already capped) body and puts it back for the next
+// reader, so the checks here, the spec validator, the idempotency hash and the
+// handler all see the same bytes.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, bodyReadError(err, s.bodyLimitOf(r))
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return body, nil
+}
+
+// bodyReadError classifies a failed body read: too large (413), too slow (408, the
+// read deadline of the server passed), or cut off by the client.
+func bodyReadError(err error, limit int64) error {
+	var maxErr *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &maxErr):
+		return apperr.New(apperr.TooLarge, "the body exceeds %d bytes", limit)
+	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
+		return &apperr.Error{Code: apperr.Timeout, Message: "the request body did not arrive in time", Err: err}
+	}
+	return &apperr.Error{Code: apperr.Invalid, Message: "the request body could not be read", Fields: []apperr.FieldError{{Pointer: "", Detail: "the request body could not be read"}}, Err: err}
+}
+
+// isReadError reports whether err comes from reading the body rather than from
+// what it holds.
+func isReadError(err error) bool {
+	var maxErr *http.MaxBytesError
+	var netErr net.Error
+	return errors.As(err, &maxErr) || errors.As(err, &netErr) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// checkContentType answers 415, with Accept naming what the operation takes, when
+// a body comes in a media type the operation does not declare (or with none).
+func checkContentType(w http.ResponseWriter, r *http.Request, route *routers.Route) error {
+	op := route.Operation
+	if op == nil || op.RequestBody == nil || op.RequestBody.Value == nil || len(op.RequestBody.Value.Content) == 0 {
+		return nil // a body where none is expected: the spec validator refuses it
+	}
+	content := op.RequestBody.Value.Content
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && content.Get(mt) != nil {
+		return nil
+	}
+	accept := slices.Sorted(maps.Keys(content))
+	w.Header().Set("Accept", strings.Join(accept, ", "))
+	if ct == "" {
+		return apperr.New(apperr.UnsupportedMediaType, "the body needs a Content-Type: %s", strings.Join(accept, " or "))
+	}
+	return apperr.New(apperr.UnsupportedMediaType, "Content-Type %q is not accepted here; send %s", ct, strings.Join(accept, " or "))
 }
 
 // requestProblem turns a kin-openapi validation error into one invalid-input error

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,11 +28,7 @@ func (s *Server) deliverWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, webhookBodyLimit))
 	if err != nil {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
-			return apperr.New(apperr.TooLarge, "the body exceeds %d bytes", webhookBodyLimit)
-		}
-		return apperr.Invalidf("", "cannot read the body")
+		return bodyReadError(err, webhookBodyLimit)
 	}
 	res, err := s.Webhooks.Deliver(r.Context(), chi.URLParam(r, "source"), id, r.Header, body)
 	if err != nil {

@@ -4,20 +4,17 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/sendonce/sendonce/db"
-	"github.com/sendonce/sendonce/internal/apperr"
 )
 
 // Open connects a pool and waits until the database answers or ctx ends.
@@ -105,28 +102,6 @@ func MigrationsCurrent(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 // InTx runs fn in a transaction, committing when fn returns nil.
 func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, pool, fn)
-}
-
-// Error translates a database error into an application error: no rows becomes
-// not_found, a unique violation conflict, a check or foreign-key violation invalid.
-// Other errors pass through and are reported as internal.
-func Error(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &apperr.Error{Code: apperr.NotFound, Message: what + " not found", Err: err}
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "23505":
-			return &apperr.Error{Code: apperr.Conflict, Message: what + " already exists", Err: err}
-		case "23514", "23503", "22P02", "22001":
-			return &apperr.Error{Code: apperr.Invalid, Message: what + " is not valid", Err: err}
-		}
-	}
-	return err
 }
 
 // CampaignChannel is the LISTEN/NOTIFY channel that wakes executors: the API sends

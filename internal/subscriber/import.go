@@ -1,6 +1,7 @@
 package subscriber
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/csv"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,10 +19,18 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/text"
 )
 
 // MaxImportRows is the most rows one import request may carry.
 const MaxImportRows = 100_000
+
+// Limits of one imported row, the same the API holds single subscribers to
+// (openapi.yaml: name maxLength 500; attributes within the 1 MiB body limit).
+const (
+	MaxNameLength      = 500
+	MaxAttributesBytes = 1 << 20
+)
 
 // ImportRow is one subscriber of an import. Nil Name or Status keeps an existing
 // subscriber's value (a new one gets "" and pending).
@@ -45,12 +55,25 @@ type ImportResult struct {
 	Rejected          []Rejection
 }
 
-// ParseCSV reads an import in CSV. The header is line 1 and must name an email
-// column; name, status and attributes (a JSON object) are recognised, and any other
-// column becomes a string attribute named after its header. A row that cannot be
-// read is rejected with its line; a malformed header fails the whole request.
-func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
-	cr := csv.NewReader(r)
+// ParseCSV reads an import in CSV. charset is the charset parameter of the request's
+// Content-Type ("" when there is none); DecodeCSV says how it and a byte order mark
+// decide the encoding. The header is line 1 and must name an email column; its
+// delimiter (comma or semicolon) is sniffed. name, status and attributes (a JSON
+// object) are recognised, and any other column becomes a string attribute named
+// after its header. A row that cannot be read, or holds a cell that is not valid
+// text (NUL, bytes invalid in the encoding), is rejected with its line; a malformed
+// header fails the whole request.
+func ParseCSV(r io.Reader, charset string) ([]ImportRow, []Rejection, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, enc, err := DecodeCSV(raw, charset)
+	if err != nil {
+		return nil, nil, err
+	}
+	cr := csv.NewReader(bytes.NewReader(doc))
+	cr.Comma = sniffDelimiter(doc)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -60,6 +83,9 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 	cols := make([]string, len(header))
 	emailCol := -1
 	for i, h := range header {
+		if reason := cellReason(h, enc); reason != "" {
+			return nil, nil, apperr.Invalidf("", "line 1: column %d of the header %s", i+1, reason)
+		}
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
 		cols[i] = h
 		if h == "email" {
@@ -96,6 +122,10 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 				bad = fmt.Sprintf("more fields (%d) than the header (%d)", len(rec), len(cols))
 				break
 			}
+			if reason := cellReason(v, enc); reason != "" {
+				bad = fmt.Sprintf("column %q %s", cols[i], reason)
+				break
+			}
 			switch cols[i] {
 			case "email":
 				row.Email = v
@@ -111,6 +141,10 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 			case "attributes":
 				if strings.TrimSpace(v) == "" {
 					continue
+				}
+				if p := text.CheckJSON([]byte(v)); len(p) > 0 {
+					bad = fmt.Sprintf("attributes%s %s", p[0].Pointer, p[0].Reason)
+					break
 				}
 				var a map[string]any
 				if err := json.Unmarshal([]byte(v), &a); err != nil || a == nil {
@@ -135,6 +169,37 @@ func ParseCSV(r io.Reader) ([]ImportRow, []Rejection, error) {
 
 func ptr[T any](v T) *T { return &v }
 
+// rowTextReason says why a row holds text that may not be stored ("" when none),
+// whichever parser made it.
+func rowTextReason(r ImportRow) string {
+	if reason := text.Check(r.Email); reason != "" {
+		return "email " + reason
+	}
+	if r.Name != nil {
+		if reason := text.Check(*r.Name); reason != "" {
+			return "name " + reason
+		}
+	}
+	if r.Status != nil {
+		if reason := text.Check(*r.Status); reason != "" {
+			return "status " + reason
+		}
+	}
+	return ""
+}
+
+// cellReason says why a decoded cell may not be stored ("" when it may).
+func cellReason(v, enc string) string {
+	switch reason := text.Check(v); reason {
+	case "":
+		return ""
+	case text.ReasonUTF8:
+		return "holds bytes that are not valid " + enc
+	default:
+		return reason
+	}
+}
+
 // Import upserts rows for the account: each row is validated here (rejects are
 // reported, not fatal), the valid ones are COPYed into the staging table and merged
 // into subscribers with one INSERT … SELECT … ON CONFLICT, all in one transaction.
@@ -153,9 +218,17 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 		reject := func(reason string) {
 			res.Rejected = append(res.Rejected, Rejection{Line: r.Line, Email: r.Email, Reason: reason})
 		}
+		if reason := rowTextReason(r); reason != "" {
+			reject(reason)
+			continue
+		}
 		addr, err := address.Parse(r.Email)
 		if err != nil {
 			reject(err.Error())
+			continue
+		}
+		if r.Name != nil && utf8.RuneCountInString(*r.Name) > MaxNameLength {
+			reject(fmt.Sprintf("name is longer than %d characters", MaxNameLength))
 			continue
 		}
 		if r.Status != nil && *r.Status != StatusPending && *r.Status != StatusConfirmed {
@@ -169,6 +242,14 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 		attrs, err := marshalAttrs(r.Attributes)
 		if err != nil {
 			reject("attributes must be a JSON object")
+			continue
+		}
+		if p := text.CheckJSON(attrs); len(p) > 0 {
+			reject("attributes" + p[0].Pointer + " " + p[0].Reason)
+			continue
+		}
+		if len(attrs) > MaxAttributesBytes {
+			reject(fmt.Sprintf("attributes take more than %d bytes as JSON", MaxAttributesBytes))
 			continue
 		}
 		firstLine[addr.Lower] = r.Line

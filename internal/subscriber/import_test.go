@@ -50,7 +50,7 @@ func TestConcurrentOverlappingImports(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rows, rejected, err := subscriber.ParseCSV(strings.NewReader(csvOf(k%2 == 1)))
+			rows, rejected, err := subscriber.ParseCSV(strings.NewReader(csvOf(k%2 == 1)), "")
 			if err != nil {
 				errs[k] = err
 				return
@@ -98,6 +98,6 @@ func TestImportRowLimit(t *testing.T) {
 	for i := 0; i <= subscriber.MaxImportRows; i++ {
 		fmt.Fprintf(&b, "u%d@example.com\n", i)
 	}
-	_, _, err := subscriber.ParseCSV(strings.NewReader(b.String()))
+	_, _, err := subscriber.ParseCSV(strings.NewReader(b.String()), "")
 	require.True(t, apperr.Is(err, apperr.TooLarge), "%v", err)
 }

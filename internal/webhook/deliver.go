@@ -66,6 +66,9 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		if err != nil {
 			return Result{}, unauthorized(err)
 		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
+		}
 		if source == SourceStandard {
 			events, err = parseStandard(id, body)
 		} else {
@@ -79,6 +82,9 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		if err != nil {
 			return Result{}, unauthorized(err)
 		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
+		}
 		if events, err = parseMailgun(token, body); err != nil {
 			return Result{}, invalid(err)
 		}
@@ -86,12 +92,18 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		if err := verifySendGrid(h, body, secrets, now); err != nil {
 			return Result{}, unauthorized(err)
 		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
+		}
 		if events, err = parseSendGrid(body); err != nil {
 			return Result{}, invalid(err)
 		}
 	case SourcePostmark:
 		if err := verifyPostmark(h, secrets); err != nil {
 			return Result{}, unauthorized(err)
+		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
 		}
 		if events, err = parsePostmark(body); err != nil {
 			return Result{}, invalid(err)
@@ -103,12 +115,21 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 		if err != nil {
 			return Result{}, unauthorized(err)
 		}
+		if err := checkText(body, ""); err != nil {
+			return Result{}, err
+		}
+		if err := checkText([]byte(m.Message), "/Message"); err != nil {
+			return Result{}, err
+		}
 		if m.Type != "Notification" {
 			return s.recordSubscription(ctx, ep, m)
 		}
 		if events, err = parseSES(m.MessageID, m.Message); err != nil {
 			return Result{}, invalid(err)
 		}
+	}
+	if err := checkEvents(events); err != nil {
+		return Result{}, err
 	}
 	return s.apply(ctx, ep, events)
 }
