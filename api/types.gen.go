@@ -514,7 +514,7 @@ type Segment struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// SegmentFilter Example: {"list_ids":[7],"match":"$.plan == \"pro\" \u0026\u0026 $.seats \u003e 5","statuses":["confirmed"]}
+// SegmentFilter Example: {"match":"$.plan == \"pro\" \u0026\u0026 $.seats \u003e 5","statuses":["confirmed"]}
 type SegmentFilter struct {
 	// CreatedAfter Keep subscribers created at or after this time.
 	CreatedAfter *time.Time `json:"created_after,omitempty"`
