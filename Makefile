@@ -57,11 +57,13 @@ clean-dev:
 	rm -rf .sendonce
 
 ## chaos: SIGKILL `sendonce serve` mid-campaign KILLS times; every recipient exactly once (PROVIDER=http|smtp)
-PROVIDER   ?= http
-RECIPIENTS ?= 50000
-KILLS      ?= 5
+##        CHAOS_FLAGS=-default-lease keeps the 2m lease and prints restart→sent (liveness rescue)
+PROVIDER    ?= http
+RECIPIENTS  ?= 50000
+KILLS       ?= 5
+CHAOS_FLAGS ?=
 chaos: build
-	./bin/sendonce chaos -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS)
+	./bin/sendonce chaos -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
 BENCH_FLAGS ?=

@@ -55,6 +55,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		BackoffMax:           cfg.BackoffMax,
 		RatePerSecond:        cfg.RatePerSecond,
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
+		Heartbeat:            cfg.Heartbeat,
 		Links:                links,
 		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,
 	}

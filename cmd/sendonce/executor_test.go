@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/sink"
 )
 
@@ -107,8 +108,11 @@ func TestServeSendsAnApprovedCampaignThroughTheHTTPProvider(t *testing.T) {
 		"sendonce_active_campaigns", "sendonce_queued_rows"} {
 		require.Contains(t, string(metrics), name)
 	}
+	delivered := map[string]int{}
 	for k, d := range s.Deliveries() {
 		require.Regexp(t, fmt.Sprintf(`^campaign:%d:\d+$`, id), k)
 		require.Contains(t, string(d.Body), "/u/")
+		delivered[k] = 1 // the sink drops replays of a key (counted in Duplicates, zero above)
 	}
+	invariant.Require(t, pool, invariant.Options{Delivered: delivered, Recipients: map[int64]int64{id: 200}})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -26,6 +27,7 @@ func newProvider(cfg config.Providers, l *slog.Logger) (provider.Provider, error
 			Security: cfg.SMTPSecurity,
 			Conns:    cfg.SMTPConns,
 			Timeout:  cfg.SMTPTimeout,
+			Logger:   l,
 		})
 	case "http":
 		return provider.NewHTTP(provider.HTTPSettings{
@@ -35,6 +37,15 @@ func newProvider(cfg config.Providers, l *slog.Logger) (provider.Provider, error
 		})
 	}
 	return nil, fmt.Errorf("provider %q: must be log, smtp or http", cfg.Provider)
+}
+
+// closeProvider closes p within ctx when it can bound its own shutdown (SMTP says
+// QUIT on its pooled connections, all at once, and gives up at the deadline).
+func closeProvider(ctx context.Context, p provider.Provider) error {
+	if s, ok := p.(interface{ Shutdown(context.Context) error }); ok {
+		return s.Shutdown(ctx)
+	}
+	return p.Close()
 }
 
 // messageIDPurpose separates the Message-ID key derived from the unsubscribe secret

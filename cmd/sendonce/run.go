@@ -120,7 +120,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 
 	// Last, once neither the API nor the executor can send.
-	stops = append(stops, func(context.Context) error { return p.Close() })
+	stops = append(stops, func(ctx context.Context) error { return closeProvider(ctx, p) })
 
 	select {
 	case <-ctx.Done():

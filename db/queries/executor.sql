@@ -29,8 +29,17 @@ FROM campaigns
 WHERE status = 'sending'
 ORDER BY account_id, id;
 
+-- name: CampaignLockSending :one
+-- The finish's first step, in the finish's transaction: the campaign row locked
+-- FOR UPDATE while it is still sending. Statements that may requeue a row (acks,
+-- releases, the rescuer) read the campaign FOR SHARE, so once this lock is held
+-- every such statement has committed (and CampaignFinish, a new statement with a
+-- new snapshot, sees its rows) or waits and then sees the campaign 'sent'.
+SELECT id FROM campaigns WHERE id = @campaign_id AND status = 'sending' FOR UPDATE;
+
 -- name: CampaignFinish :one
--- sending → sent once nothing is left to send or in flight. The NOT EXISTS reads
+-- sending → sent once nothing is left to send or in flight; runs after
+-- CampaignLockSending in one transaction. The NOT EXISTS reads
 -- sends_campaign_status_idx.
 UPDATE campaigns
 SET status = 'sent',
@@ -56,3 +65,27 @@ SELECT scheduled_for FROM campaigns
 WHERE status = 'approved' AND scheduled_for IS NOT NULL
 ORDER BY scheduled_for
 LIMIT 1;
+
+-- name: ExecutorRegister :one
+-- A starting executor process's liveness row; its id stamps every row it claims.
+INSERT INTO executors (host, pid, started_at, heartbeat_at)
+VALUES (@host, @pid, coalesce(sqlc.narg('now')::timestamptz, now()), coalesce(sqlc.narg('now')::timestamptz, now()))
+RETURNING id;
+
+-- name: ExecutorHeartbeat :execrows
+-- Zero rows means another executor declared this one dead and deleted its row
+-- (ExecutorDeleteDead): its claims may have been rescued, so it must register again
+-- and drop what it still holds.
+UPDATE executors SET heartbeat_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE id = @id;
+
+-- name: ExecutorDeregister :exec
+-- A graceful shutdown's last step. Rows it still holds as 'sending' (acks it could
+-- not write) belong to no live executor from now on, and are rescued at once.
+DELETE FROM executors WHERE id = @id;
+
+-- name: ExecutorDeleteDead :execrows
+-- Forgets executors whose heartbeat stopped for dead_after; their 'sending' rows
+-- then belong to no registered executor, which SendRescueExpired treats alike.
+DELETE FROM executors
+WHERE heartbeat_at < coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval;

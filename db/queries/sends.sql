@@ -73,6 +73,8 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- stay queued at the head of the index and every later claim would walk over it
 -- again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
 -- lease_until comes back so a worker never starts a send its lease cannot cover.
+-- executor_id stamps the claim with the claiming process, so the rescuer can take
+-- the rows back within seconds of that process's death (SendRescueExpired).
 WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id
@@ -96,83 +98,138 @@ SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
     lease_until = CASE WHEN j.blocked THEN NULL
                        ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
     attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+    executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
     updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
 RETURNING s.id, s.account_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts, s.lease_until,
-          coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes;
+          s.executor_id, coalesce(j.name, '')::text AS name, coalesce(j.attributes, '{}')::jsonb AS attributes;
 
 -- name: SendAckMany :execrows
 -- The completer's coalesced acknowledgement: one statement for every outcome of a
 -- few milliseconds of sends across all workers. Each result carries the attempts
 -- its claim set; a claim bumps attempts, so a match means nobody claimed the row
 -- since. That fence keeps a late ack off another worker's (or replica's) claim.
--- A row the rescuer settled (queued, unknown, failed) after this claim's lease ran
--- out, but that nobody claimed again, takes the ack: the worker knows the outcome
--- the rescuer had to guess, e.g. when a database outage held acks past the lease.
+--
+-- A result never moves a row or a campaign backwards (DESIGN.md §4):
+--   - while the row is still 'sending' on this claim, every outcome applies;
+--   - once the row left the claim (the rescuer settled it as queued, unknown or
+--     failed, e.g. when a database outage held the ack past the lease) only 'sent'
+--     applies: the worker knows the delivery the rescuer had to guess, and nothing
+--     else is sure enough to undo the rescuer's decision;
+--   - so a retry ('queued') only ever lands on a row still 'sending', whose campaign
+--     cannot be 'sent' (CampaignFinish waits for sending rows); in a cancelled
+--     campaign the row is closed as 'cancelled' instead. No result re-opens work in
+--     a finished campaign.
+-- The campaigns of retried rows are read FOR SHARE: a cancel committing meanwhile
+-- is seen (the lock waits for it and re-reads the row), and a cancel that starts
+-- later waits for this statement, so its own sweep of queued rows sees ours.
 -- Cancelled and suppressed rows keep their state.
+WITH u AS (
+    -- Set-returning functions in one select list zip element by element (PostgreSQL 10+).
+    SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts,
+           unnest(@statuses::text[]) AS status,
+           unnest(@provider_ids::text[]) AS provider_id, unnest(@errors::text[]) AS error,
+           unnest(@next_attempts::timestamptz[]) AS next_attempt_at
+), retried AS (
+    SELECT c.id, c.status FROM campaigns c
+    WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
+    FOR SHARE
+)
 UPDATE sends s
-SET status              = u.status,
+SET status              = CASE WHEN u.status = 'queued'
+                                    AND (SELECT r.status FROM retried r WHERE r.id = s.campaign_id) = 'cancelled'
+                               THEN 'cancelled' ELSE u.status END,
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
     last_error          = nullif(u.error, ''),
     next_attempt_at     = coalesce(u.next_attempt_at, s.next_attempt_at),
     sent_at             = CASE WHEN u.status = 'sent' THEN coalesce(sqlc.narg('now')::timestamptz, now()) END,
     lease_until         = NULL,
     updated_at          = coalesce(sqlc.narg('now')::timestamptz, now())
-FROM (
-    -- Set-returning functions in one select list zip element by element (PostgreSQL 10+).
-    SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts,
-           unnest(@statuses::text[]) AS status,
-           unnest(@provider_ids::text[]) AS provider_id, unnest(@errors::text[]) AS error,
-           unnest(@next_attempts::timestamptz[]) AS next_attempt_at
-) AS u
+FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
-  AND s.status IN ('sending', 'queued', 'unknown', 'failed');
+  AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')));
 
 -- name: SendReleaseMany :execrows
 -- Hands claimed rows that were never given to the provider back to the queue (at
 -- shutdown, or when a lease ran too short to start the send); the attempt they were
 -- charged did not happen. Fenced like SendAckMany on the claim's attempts, so a
--- release can only touch its own claim, never another replica's live one. A
--- rescued row nobody claimed again goes back to the queue too: it was never sent.
+-- release can only touch its own claim, never another replica's live one. A row
+-- the rescuer settled meanwhile (queued, unknown) goes back to the queue too, as it
+-- was never sent, but only while its campaign is sending or paused: a finished
+-- campaign is never re-opened. In a cancelled campaign a released row is closed.
+-- The campaigns are read FOR SHARE, so a concurrent finish or cancel is either
+-- seen here or sees this statement's rows (CampaignLockSending).
+WITH u AS (
+    SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts
+), camp AS (
+    SELECT c.id, c.status FROM campaigns c
+    WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id)
+    FOR SHARE
+)
 UPDATE sends s
-SET status = 'queued', lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
+SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
+    lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts) AS u
-WHERE s.id = u.id AND s.attempts = u.attempts AND s.status IN ('sending', 'queued', 'unknown');
+FROM u, camp c
+WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
+  AND (s.status = 'sending'
+       OR (s.status IN ('queued', 'unknown') AND c.status IN ('sending', 'paused')));
 
 -- name: SendRescueExpired :many
--- Rows whose lease expired while sending were in flight when a process died. An
--- idempotent provider drops a replay of the same job id, so they are requeued;
--- otherwise the campaign's ambiguous_policy decides: retry requeues, skip marks
--- them unknown so no second copy is risked. A requeue counts as an attempt (the
--- claim charged it): a message that keeps killing its process fails at
--- max_attempts instead of looping forever, and from the second expiry on it waits
--- backoff_base doubled per attempt (capped at backoff_max). The first expiry
--- replays at once: one crash should not delay a campaign.
+-- Rows in flight whose holder is gone: the lease expired (the bound for a process
+-- that is alive but frozen), or, when check_liveness is set, the executor that
+-- claimed them stopped its heartbeat for dead_after or deregistered (killed,
+-- crashed, or stopped with acknowledgements it could not write). The caller's own
+-- rows are never taken for liveness. An idempotent provider drops a replay of the
+-- same job id, so they are requeued; otherwise the campaign's ambiguous_policy
+-- decides: retry requeues, skip marks them unknown so no second copy is risked. A
+-- requeue counts as an attempt (the claim charged it), so a message that keeps
+-- killing its process fails at max_attempts instead of looping forever; it waits
+-- expiry_delays[attempts] first (the executor's one retry policy: nothing after the
+-- first expiry, one crash should not delay a campaign). A requeue happens only while
+-- the campaign is sending or paused (campaigns read FOR SHARE, as in SendAckMany);
+-- in a cancelled campaign the possibly delivered row becomes unknown.
+-- The candidates are the 'sending' rows (sends_lease_idx): a few per worker.
 WITH expired AS (
     SELECT s.id FROM sends s
-    WHERE s.status = 'sending' AND s.lease_until < coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE s.status = 'sending'
+      AND (s.lease_until < coalesce(sqlc.narg('now')::timestamptz, now())
+           OR (@check_liveness::bool AND s.executor_id IS DISTINCT FROM sqlc.narg('self')::bigint
+               AND s.executor_id IS NOT NULL
+               AND NOT EXISTS (
+                   SELECT 1 FROM executors x
+                   WHERE x.id = s.executor_id
+                     AND x.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval)))
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
+), camp AS (
+    SELECT c.id, c.status, c.ambiguous_policy FROM campaigns c
+    WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
+    FOR SHARE
+), judged AS (
+    SELECT e.id, s.attempts,
+           ((@idempotent::bool OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
+    FROM expired e
+    JOIN sends s ON s.id = e.id
+    JOIN camp c ON c.id = s.campaign_id
 )
 UPDATE sends s
-SET status = CASE WHEN NOT (@idempotent::bool OR c.ambiguous_policy = 'retry') THEN 'unknown'
+SET status = CASE WHEN NOT j.replay THEN 'unknown'
                   WHEN s.attempts >= @max_attempts::int THEN 'failed'
                   ELSE 'queued' END,
     lease_until = NULL,
-    last_error = CASE WHEN (@idempotent::bool OR c.ambiguous_policy = 'retry') AND s.attempts >= @max_attempts::int
+    last_error = CASE WHEN j.replay AND s.attempts >= @max_attempts::int
                       THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
-                      ELSE 'lease expired while sending' END,
-    next_attempt_at = coalesce(sqlc.narg('now')::timestamptz, now()) + CASE
-        WHEN s.attempts <= 1 THEN '0 seconds'::interval
-        ELSE least(sqlc.arg('backoff_max')::interval,
-                   sqlc.arg('backoff_base')::interval * (2 ^ least(s.attempts - 2, 30)))
-        END,
+                      WHEN s.lease_until < coalesce(sqlc.narg('now')::timestamptz, now())
+                      THEN 'lease expired while sending'
+                      ELSE 'executor stopped while sending' END,
+    next_attempt_at = coalesce(sqlc.narg('now')::timestamptz, now())
+        + (@expiry_delays::interval[])[least(greatest(s.attempts, 1), cardinality(@expiry_delays::interval[]))],
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-FROM expired e, campaigns c
-WHERE s.id = e.id AND c.id = s.campaign_id
+FROM judged j
+WHERE s.id = j.id
 RETURNING s.id, s.campaign_id, s.status;
 
 -- name: SendSweepCancelled :execrows

@@ -83,6 +83,9 @@ type Executor struct {
 	// AccountRatePerSecond caps each account's sends (0: unlimited).
 	RatePerSecond        float64 `split_words:"true" default:"0"`
 	AccountRatePerSecond float64 `split_words:"true" default:"0"`
+	// Heartbeat is how often an executor refreshes its liveness row; one silent for
+	// three heartbeats is dead, and its in-flight rows are rescued.
+	Heartbeat time.Duration `split_words:"true" default:"2s"`
 }
 
 // Providers settings: which provider sends, and its connection details.
@@ -153,6 +156,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_LEASE must be at least 1s")
 	case c.Tick <= 0:
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
+	case c.Heartbeat < 100*time.Millisecond:
+		return fmt.Errorf("configuration: SENDONCE_HEARTBEAT must be at least 100ms")
 	case c.SoftBounceLimit < 1:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
 	case c.ExecutorDBConns < 2:

@@ -92,16 +92,6 @@ func TestAcknowledgementTransitions(t *testing.T) {
 	}
 }
 
-func TestBackoffGrowsAndIsCapped(t *testing.T) {
-	t.Parallel()
-	e := &Executor{cfg: Config{BackoffBase: time.Second, BackoffMax: 10 * time.Second}}
-	for attempts, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 30: 10 * time.Second} {
-		d := e.backoff(attempts)
-		require.GreaterOrEqual(t, d, want/2, "attempts %d", attempts)
-		require.LessOrEqual(t, d, want, "attempts %d", attempts)
-	}
-}
-
 func TestRescuerSettlesExpiredLeases(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

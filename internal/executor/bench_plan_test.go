@@ -48,7 +48,7 @@ func TestClaimPlanRightAfterBuild(t *testing.T) {
 	require.Contains(t, captured, "SKIP LOCKED")
 	var plan []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN "+captured, nil, leaseInterval(time.Minute), c, int32(500))
+		rows, err := tx.Query(ctx, "EXPLAIN "+captured, nil, leaseInterval(time.Minute), nil, c, int32(500))
 		if err != nil {
 			return err
 		}

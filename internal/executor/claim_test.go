@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
 )
@@ -110,13 +111,13 @@ func TestPauseStopsClaimsResumeContinuesCancelCloses(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rows, "a paused campaign gives out no new work")
 	// In-flight sends of a paused campaign still finish and are acknowledged.
-	e.flush([]result{{id: first[0].ID, attempts: 1, status: "sent", providerID: "p"}})
+	e.flush([]result{e.send(ctx, job{campaign: c, row: first[0]})})
 	require.False(t, e.finish(ctx, c.ID), "paused is not finished")
 
 	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c.ID)
-	rows, err = e.claim(ctx, c, 3)
+	resumed, err := e.claim(ctx, c, 3)
 	require.NoError(t, err)
-	require.Len(t, rows, 3)
+	require.Len(t, resumed, 3)
 
 	f.exec(`UPDATE campaigns SET status = 'cancelled', cancelled_at = now() WHERE id = $1`, c.ID)
 	require.NoError(t, e.sweepCancelled(ctx))
@@ -124,13 +125,18 @@ func TestPauseStopsClaimsResumeContinuesCancelCloses(t *testing.T) {
 	rows, err = e.claim(ctx, c, 10)
 	require.NoError(t, err)
 	require.Empty(t, rows)
-	// A late ack of a row that was in flight at cancel time still records the send.
-	e.flush([]result{{id: rows0(first[1:]), attempts: 1, status: "sent", providerID: "p"}})
+	// A late ack of a row that was in flight at cancel time still records the send;
+	// one that asks for a retry closes its row instead.
+	e.flush([]result{e.send(ctx, job{campaign: c, row: first[1]})})
 	require.Equal(t, 2, f.counts(c.ID)["sent"])
+	var retries []result
+	for _, r := range resumed {
+		retries = append(retries, result{id: r.ID, attempts: r.Attempts, status: "queued", err: "451", next: clk.Now()})
+	}
+	e.flush(retries)
+	require.Equal(t, map[string]int{"sent": 2, "cancelled": 8}, f.counts(c.ID))
 	require.Equal(t, "cancelled", f.status(c.ID))
 }
-
-func rows0(rows []store.SendClaimBatchRow) int64 { return rows[0].ID }
 
 func TestFinalizerWaitsForQueuedAndSendingRows(t *testing.T) {
 	t.Parallel()
@@ -143,7 +149,7 @@ func TestFinalizerWaitsForQueuedAndSendingRows(t *testing.T) {
 	require.False(t, e.finish(ctx, c.ID), "rows in flight")
 	var res []result
 	for _, r := range rows {
-		res = append(res, result{id: r.ID, attempts: r.Attempts, status: "sent", providerID: "x"})
+		res = append(res, e.send(ctx, job{campaign: c, row: r}))
 	}
 	e.flush(res)
 	require.True(t, e.finish(ctx, c.ID))
@@ -180,7 +186,11 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 	f.exec(`ANALYZE sends`)
 	f.exec(`ANALYZE campaigns`)
 	c := f.int64(`SELECT max(id) FROM campaigns`)
-	e := newExecutor(t, pool, newFake(true), Config{})
+	// Built without newExecutor: the fixture's sent rows never went through a
+	// provider, so the invariant is checked without the provider's view.
+	e, err := New(pool, newFake(true), Config{}, nil, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { invariant.Require(t, pool, invariant.Options{}) })
 	_, err = e.q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c, N: 100,
 		Lease: leaseInterval(time.Minute)})
 	require.NoError(t, err)
@@ -192,7 +202,7 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, nil, leaseInterval(time.Minute), c, int32(100))
+			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, nil, leaseInterval(time.Minute), nil, c, int32(100))
 			if err != nil {
 				return err
 			}
@@ -208,6 +218,32 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 		require.Contains(t, text, "Index Scan using sends_claim_idx", "%s plan:\n%s", mode, text)
 		require.NotContains(t, text, "Sort", "the claim must read the index in id order and stop at LIMIT")
 	}
+
+	// The rescuer, liveness included, runs every heartbeat on every replica: it
+	// must read only the in-flight rows (sends_lease_idx), never walk the table.
+	e.live.id, e.live.okSince = 1, time.Now().Add(-time.Hour)
+	_, err = e.rescue(ctx)
+	require.NoError(t, err)
+	rescueSQL := captured
+	require.Contains(t, rescueSQL, "executors")
+	var plan []string
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "EXPLAIN "+rescueSQL, int32(5), nil, e.retry.expiryTable(5), true,
+			int64(1), interval(6*time.Second), true)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return errors.New("rollback: leave nothing behind")
+	})
+	require.ErrorContains(t, err, "rollback:")
+	text := strings.Join(plan, "\n")
+	t.Logf("rescue plan:\n%s", text)
+	require.Contains(t, text, "sends_lease_idx", "rescue plan:\n%s", text)
+	require.NotContains(t, text, "Seq Scan on sends", "rescue plan:\n%s", text)
 }
 
 func TestMessageIsRenderedWithUnsubscribeHeaders(t *testing.T) {

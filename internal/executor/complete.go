@@ -62,10 +62,10 @@ func (e *Executor) flush(batch []result) {
 		p.NextAttempts = append(p.NextAttempts, r.next)
 	}
 	acked, releasedDone := len(p.Ids) == 0, len(released) == 0
-	backoff := 50 * time.Millisecond
+	backoff := newStepBackoff(50*time.Millisecond, 5*time.Second)
 	for {
 		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(e.writeCtx, 30*time.Second)
 		var err error
 		if !acked {
 			if _, err = e.q.SendAckMany(ctx, p); err == nil {
@@ -83,12 +83,12 @@ func (e *Executor) flush(batch []result) {
 		if err == nil {
 			break
 		}
-		e.log.Warn("acknowledge sends; retrying", "rows", len(batch), "err", err, "backoff", backoff.String())
-		if !sleep(e.sendCtx, backoff) {
+		b := backoff.next()
+		e.log.Warn("acknowledge sends; retrying", "rows", len(batch), "err", err, "backoff", b.String())
+		if !sleep(e.sendCtx, b) {
 			e.log.Error("acknowledgements abandoned at shutdown; the rescuer will settle these rows", "rows", len(batch))
 			break
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 	for _, r := range batch {
 		label := r.status

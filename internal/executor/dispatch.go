@@ -42,25 +42,22 @@ type dealer struct {
 // account so one tenant's huge campaign cannot starve another's small one.
 func (e *Executor) dispatch(ctx context.Context) {
 	defer e.dispatcher.Done()
-	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{}}
-	if e.cfg.RatePerSecond > 0 {
-		d.global = newLimiter(e.cfg.RatePerSecond)
-	}
-	backoff := 100 * time.Millisecond
+	d := e.newDealer()
+	backoff := newStepBackoff(100*time.Millisecond, 10*time.Second)
 	for ctx.Err() == nil {
 		wait, err := e.deal(ctx, d)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			e.log.Warn("dispatch", "err", err, "backoff", backoff.String())
-			if !sleep(ctx, backoff) {
+			b := backoff.next()
+			e.log.Warn("dispatch", "err", err, "backoff", b.String())
+			if !sleep(ctx, b) {
 				return
 			}
-			backoff = min(2*backoff, 10*time.Second)
 			continue
 		}
-		backoff = 100 * time.Millisecond
+		backoff.reset()
 		if wait == 0 {
 			continue
 		}
@@ -76,14 +73,38 @@ func (e *Executor) dispatch(ctx context.Context) {
 	}
 }
 
-func newLimiter(perSecond float64) *rate.Limiter {
-	return rate.NewLimiter(rate.Limit(perSecond), max(1, int(perSecond)))
+// newDealer is the dispatcher's starting state, with the global limiter.
+func (e *Executor) newDealer() *dealer {
+	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{}}
+	if e.cfg.RatePerSecond > 0 {
+		d.global = e.newLimiter(e.cfg.RatePerSecond)
+	}
+	return d
+}
+
+// newLimiter is a send-rate limiter whose bucket holds two claims' worth of rows:
+// the budget accumulates to a whole batch (claimed in one statement, DESIGN.md §4),
+// a second batch covers a dispatcher that woke late, and no further: the rate over
+// any window exceeds perSecond by at most two batches, and a second's worth of
+// tokens never goes out at once on top of it (667/s ran at 690/s that way).
+func (e *Executor) newLimiter(perSecond float64) *rate.Limiter {
+	return rate.NewLimiter(rate.Limit(perSecond), max(1, min(int(perSecond), 2*e.cfg.BatchSize)))
+}
+
+// budgetWait is how long until l holds want tokens (want no larger than its burst).
+func budgetWait(l *rate.Limiter, now time.Time, want int) time.Duration {
+	missing := float64(want) - l.TokensAt(now)
+	if missing <= 0 {
+		return 0
+	}
+	d := time.Duration(missing / float64(l.Limit()) * float64(time.Second))
+	return min(max(d, 2*time.Millisecond), time.Second)
 }
 
 // deal makes one claim if it can and returns how long to wait before the next
 // (0: go again at once).
 func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
-	now := time.Now()
+	now := e.clock()
 	if now.Sub(d.refreshed) >= e.cfg.Poll {
 		if err := e.refresh(ctx, d); err != nil {
 			return 0, err
@@ -98,25 +119,32 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 	if free < max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2) {
 		return e.cfg.Poll, nil // a freed slot wakes us sooner
 	}
+	if id, _, _ := e.live.get(); id == 0 && e.started {
+		return e.cfg.Poll, nil // registration wakes us; claims must carry the id
+	}
 	n := min(free, e.cfg.BatchSize)
+	// Under a rate limit the budget accumulates until it covers a whole claim (the
+	// free slots, at most a bucket), which then goes out in one statement: claims
+	// of the one or two tokens that trickle in meanwhile would each pay the
+	// per-statement cost for a row or two.
 	rateWait := time.Duration(0)
 	if d.global != nil {
-		avail := int(d.global.TokensAt(now))
-		if avail < 1 {
-			return tokenWait(e.cfg.RatePerSecond), nil
+		n = min(n, d.global.Burst())
+		if w := budgetWait(d.global, now, n); w > 0 {
+			return w, nil
 		}
-		n = min(n, avail)
 	}
 	for i := range d.accounts {
 		a := d.accounts[(d.next+i)%len(d.accounts)]
 		an := n
 		if a.limiter != nil {
-			avail := int(a.limiter.TokensAt(now))
-			if avail < 1 {
-				rateWait = tokenWait(e.cfg.AccountRatePerSecond)
+			an = min(an, a.limiter.Burst())
+			if w := budgetWait(a.limiter, now, an); w > 0 {
+				if rateWait == 0 || w < rateWait {
+					rateWait = w
+				}
 				continue
 			}
-			an = min(an, avail)
 		}
 		for j := range a.campaigns {
 			c := a.campaigns[(a.next+j)%len(a.campaigns)]
@@ -149,10 +177,6 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		return rateWait, nil
 	}
 	return e.cfg.Poll, nil
-}
-
-func tokenWait(perSecond float64) time.Duration {
-	return min(max(time.Duration(float64(time.Second)/perSecond), 2*time.Millisecond), time.Second)
 }
 
 // refresh re-reads the campaigns being sent, keeping parsed templates and idle marks.
@@ -202,7 +226,7 @@ func (e *Executor) accountLimiter(d *dealer, id int64) *rate.Limiter {
 	}
 	l := d.limiters[id]
 	if l == nil {
-		l = newLimiter(e.cfg.AccountRatePerSecond)
+		l = e.newLimiter(e.cfg.AccountRatePerSecond)
 		d.limiters[id] = l
 	}
 	return l
@@ -214,6 +238,10 @@ func (e *Executor) accountLimiter(d *dealer, id int64) *rate.Limiter {
 func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendClaimBatchRow, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	var executorID *int64
+	if id, _, _ := e.live.get(); id != 0 {
+		executorID = &id
+	}
 	var err error
 	run := func() []store.SendClaimBatchRow {
 		start := time.Now()
@@ -221,6 +249,7 @@ func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendC
 		rows, err = e.q.SendClaimBatch(ctx, store.SendClaimBatchParams{
 			Now:        e.now(),
 			Lease:      pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
+			ExecutorID: executorID,
 			CampaignID: c.ID,
 			N:          int32(n),
 		})

@@ -47,6 +47,10 @@ type Config struct {
 	// Maintenance is how often expired leases are rescued and finished campaigns
 	// closed; default min(Tick, 5s).
 	Maintenance time.Duration
+	// Heartbeat is how often this process refreshes its liveness row; default 2s.
+	// An executor silent for three heartbeats is dead: its in-flight rows are
+	// rescued at the next heartbeat of a live executor, long before their lease ends.
+	Heartbeat time.Duration
 	// Poll is how long the dispatcher waits before asking an empty campaign again
 	// (rows waiting for a retry time); default 1s.
 	Poll time.Duration
@@ -79,6 +83,7 @@ func (c *Config) defaults() {
 	def(&c.BackoffMax, time.Hour)
 	def(&c.Maintenance, min(c.Tick, 5*time.Second))
 	def(&c.Poll, time.Second)
+	def(&c.Heartbeat, 2*time.Second)
 	def(&c.AckInterval, 5*time.Millisecond)
 	if c.Workers <= 0 {
 		c.Workers = 16
@@ -109,6 +114,8 @@ type Executor struct {
 	provider Provider
 	log      *slog.Logger
 	metrics  *metrics
+	retry    retryPolicy
+	live     liveness
 
 	wakeSched    chan struct{} // a NOTIFY or a start: look for due campaigns
 	wakeDispatch chan struct{} // worker slots freed
@@ -124,11 +131,14 @@ type Executor struct {
 	stopClaims context.CancelFunc // ends scheduler, dispatcher, listener, maintenance
 	stopSends  context.CancelFunc // aborts in-flight provider calls (shutdown deadline)
 	sendCtx    context.Context
+	stopWrites context.CancelFunc // ends the completer's statements (the shutdown deadline itself)
+	writeCtx   context.Context
 	loops      sync.WaitGroup // background loops
 	dispatcher sync.WaitGroup
 	workers    sync.WaitGroup
 	completer  sync.WaitGroup
 	stopOnce   sync.Once
+	started    bool // Start ran: claims wait for the liveness registration
 
 	// observeClaim, when set (tests), wraps every claim statement.
 	observeClaim func(claim func() []store.SendClaimBatchRow) []store.SendClaimBatchRow
@@ -150,6 +160,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 	e := &Executor{
 		cfg: cfg, pool: pool, q: store.New(pool), provider: p, log: log.With("component", "executor"),
 		metrics:      m,
+		retry:        retryPolicy{base: cfg.BackoffBase, max: cfg.BackoffMax},
 		wakeSched:    make(chan struct{}, 1),
 		wakeDispatch: make(chan struct{}, 1),
 		wakeRefresh:  make(chan struct{}, 1),
@@ -160,15 +171,18 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 	// Until Start, nothing is stopped; tests drive the steps directly.
 	e.claimCtx, e.stopClaims = context.WithCancel(context.Background())
 	e.sendCtx, e.stopSends = context.WithCancel(context.Background())
+	e.writeCtx, e.stopWrites = context.WithCancel(context.Background())
 	return e, nil
 }
 
 // Start launches the executor's goroutines. Claiming stops when ctx ends or Stop is
 // called; in-flight sends are not cut by ctx, only by Stop's deadline.
 func (e *Executor) Start(ctx context.Context) {
+	e.started = true
 	ctx, e.stopClaims = context.WithCancel(ctx)
 	e.claimCtx = ctx
 	e.sendCtx, e.stopSends = context.WithCancel(context.WithoutCancel(ctx))
+	e.writeCtx, e.stopWrites = context.WithCancel(context.WithoutCancel(ctx))
 	for range e.cfg.Workers {
 		e.workers.Add(1)
 		go e.work()
@@ -177,23 +191,42 @@ func (e *Executor) Start(ctx context.Context) {
 	go e.complete()
 	e.dispatcher.Add(1)
 	go e.dispatch(ctx)
-	e.loops.Add(3)
+	e.loops.Add(4)
+	go e.heartbeat(ctx)
 	go e.listen(ctx)
 	go e.schedule(ctx)
 	go e.maintain(ctx)
 }
 
-// Stop shuts down gracefully: stop claiming, let in-flight sends finish until ctx's
-// deadline, acknowledge what was accepted, and hand unsent claimed rows back to the
-// queue. Safe to call more than once.
+// Stop shuts down gracefully: stop claiming, let in-flight sends finish, acknowledge
+// what was accepted, hand unsent claimed rows back to the queue and deregister.
+// ctx's deadline bounds all of it: in-flight provider calls are cut a reserve
+// before it (a fifth of the time left, at most a second), so the acknowledgements
+// and releases that follow still fit; what is cut is reported as the provider call
+// ended (a retry, or unknown when the message may have gone). Safe to call more
+// than once.
 func (e *Executor) Stop(ctx context.Context) error {
 	var err error
 	e.stopOnce.Do(func() {
 		e.stopClaims()
+		cutCtx := ctx
+		if d, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			cutCtx, cancel = context.WithDeadline(ctx, d.Add(-min(time.Until(d)/5, time.Second)))
+			defer cancel()
+		}
 		e.dispatcher.Wait()
 		close(e.jobs)
-		stop := context.AfterFunc(ctx, e.stopSends)
+		stop := context.AfterFunc(cutCtx, e.stopSends)
 		defer stop()
+		// Acknowledgements retry through an outage until the deadline, no longer
+		// (a context cancelled without a deadline still lets them be written).
+		if d, ok := ctx.Deadline(); ok {
+			hardCtx, cancel := context.WithDeadline(context.Background(), d)
+			defer cancel()
+			hard := context.AfterFunc(hardCtx, e.stopWrites)
+			defer hard()
+		}
 		e.workers.Wait()
 		close(e.results)
 		e.completer.Wait()
@@ -204,16 +237,36 @@ func (e *Executor) Stop(ctx context.Context) error {
 		e.mu.Unlock()
 		if len(refs) > 0 {
 			// Bounded: with the database down, Stop must still return; unreleased
-			// rows stay 'sending' and the rescuer settles them when their lease ends.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+			// rows stay 'sending' and the rescuer settles them when their lease ends
+			// or this executor's heartbeat is stale.
+			rctx, cancel := e.shutdownStep(ctx)
 			var n int64
 			n, err = e.release(rctx, refs)
 			cancel()
 			e.log.Info("released unsent claims", "rows", n, "claimed", len(refs))
 		}
+		// Last: rows this process could not settle are now nobody's, and the
+		// rescuers of the other executors take them at once.
+		dctx, cancel := e.shutdownStep(ctx)
+		if derr := e.deregister(dctx); derr != nil {
+			e.log.Warn("deregister executor; it is declared dead once its heartbeat is stale", "err", derr)
+		}
+		cancel()
 		e.stopSends()
+		e.stopWrites()
 	})
 	return err
+}
+
+// shutdownStep is the context of one database step of Stop: not cancelled with
+// ctx, but ending at its deadline, and after releaseTimeout at the latest.
+func (e *Executor) shutdownStep(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	if d, ok := ctx.Deadline(); ok {
+		sctx2, cancel2 := context.WithDeadline(sctx, d)
+		return sctx2, func() { cancel2(); cancel() }
+	}
+	return sctx, cancel
 }
 
 // releaseTimeout bounds the shutdown release of unsent claims (a variable for tests).

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
@@ -20,13 +21,16 @@ import (
 // and answers with fail (nil: accept).
 type fakeProvider struct {
 	idempotent bool
-	fail       func(m provider.Message, call int) error
-	block      chan struct{} // when set, Send waits for it (or ctx)
-	mu         sync.Mutex
-	calls      map[string]int // every call
-	accepted   map[string]int // calls answered without error
-	order      []provider.Message
-	inFlight   int
+	// allowRepeats: the test accepts a second copy (ambiguous_policy retry on a
+	// provider that cannot deduplicate), so the invariant skips at-most-once.
+	allowRepeats bool
+	fail         func(m provider.Message, call int) error
+	block        chan struct{} // when set, Send waits for it (or ctx)
+	mu           sync.Mutex
+	calls        map[string]int // every call
+	accepted     map[string]int // calls answered without error
+	order        []provider.Message
+	inFlight     int
 }
 
 func newFake(idempotent bool) *fakeProvider {
@@ -72,6 +76,18 @@ func (f *fakeProvider) snapshot() (calls, accepted map[string]int, order []provi
 		accepted[k] = v
 	}
 	return calls, accepted, append([]provider.Message(nil), f.order...)
+}
+
+// delivered is what reached recipients: an idempotent provider drops a replay of
+// a job id it accepted before; any other delivers every accepted call.
+func (f *fakeProvider) delivered() map[string]int {
+	_, accepted, _ := f.snapshot()
+	if f.idempotent {
+		for k := range accepted {
+			accepted[k] = 1
+		}
+	}
+	return accepted
 }
 
 func temporary(msg string) error {
@@ -172,10 +188,20 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
+// newExecutor builds an executor whose test ends with the shared delivery
+// invariant check; registered here, the check runs after runUntil's Stop (cleanups
+// run last-in first-out) and before the database is dropped.
 func newExecutor(t *testing.T, pool *pgxpool.Pool, p Provider, cfg Config) *Executor {
 	t.Helper()
 	e, err := New(pool, p, cfg, nil, nil)
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		o := invariant.Options{}
+		if f, ok := p.(*fakeProvider); ok {
+			o.Delivered, o.AllowRepeats = f.delivered(), f.allowRepeats
+		}
+		invariant.Require(t, pool, o)
+	})
 	return e
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -30,6 +31,12 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	if _, err := e.rescue(ctx); err != nil {
 		return err
 	}
+	if e.mayJudgeLiveness() {
+		// Their rows were rescued above; a dead executor's row has no use left.
+		if _, err := e.q.ExecutorDeleteDead(ctx, e.now(), interval(e.deadAfter())); err != nil {
+			return err
+		}
+	}
 	if err := e.sweepCancelled(ctx); err != nil {
 		return err
 	}
@@ -49,18 +56,25 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	return nil
 }
 
-// rescue settles rows whose lease expired while sending: they were in flight when a
-// process died. It returns how many rows it moved.
+// rescue settles rows in flight whose holder is gone: their lease expired, or
+// (once this process may judge liveness) the executor holding them stopped its
+// heartbeat. It returns how many rows it moved.
 func (e *Executor) rescue(ctx context.Context) (int, error) {
 	total := 0
+	self, _, _ := e.live.get()
+	p := store.SendRescueExpiredParams{
+		Idempotent:    e.provider.Idempotent(),
+		MaxAttempts:   int32(e.cfg.MaxAttempts),
+		Now:           e.now(),
+		ExpiryDelays:  e.retry.expiryTable(e.cfg.MaxAttempts),
+		CheckLiveness: e.mayJudgeLiveness(),
+		DeadAfter:     interval(e.deadAfter()),
+	}
+	if self != 0 {
+		p.Self = &self
+	}
 	for {
-		rows, err := e.q.SendRescueExpired(ctx, store.SendRescueExpiredParams{
-			Idempotent:  e.provider.Idempotent(),
-			MaxAttempts: int32(e.cfg.MaxAttempts),
-			Now:         e.now(),
-			BackoffBase: interval(e.cfg.BackoffBase),
-			BackoffMax:  interval(e.cfg.BackoffMax),
-		})
+		rows, err := e.q.SendRescueExpired(ctx, p)
 		if err != nil {
 			return total, err
 		}
@@ -73,7 +87,7 @@ func (e *Executor) rescue(ctx context.Context) (int, error) {
 		}
 		total += len(rows)
 		if len(rows) > 0 {
-			e.log.Info("rescued expired leases", "rows", len(rows))
+			e.log.Info("rescued rows in flight of a stopped or expired claim", "rows", len(rows))
 			signal(e.wakeRefresh)
 		}
 		if len(rows) < 1000 {
@@ -104,8 +118,18 @@ func (e *Executor) sweepCancelled(ctx context.Context) error {
 }
 
 // finish moves a campaign from sending to sent when nothing is queued or in flight.
+// The campaign is locked first and checked by a second statement, whose fresh
+// snapshot sees every row a concurrent ack, release or rescue requeued
+// (CampaignLockSending).
 func (e *Executor) finish(ctx context.Context, id int64) bool {
-	_, err := e.q.CampaignFinish(ctx, e.now(), id)
+	err := postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		q := e.q.WithTx(tx)
+		if _, err := q.CampaignLockSending(ctx, id); err != nil {
+			return err
+		}
+		_, err := q.CampaignFinish(ctx, e.now(), id)
+		return err
+	})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return false

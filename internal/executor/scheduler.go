@@ -109,20 +109,20 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 // scheduler once, since notifications sent while disconnected are lost.
 func (e *Executor) listen(ctx context.Context) {
 	defer e.loops.Done()
-	backoff := 100 * time.Millisecond
+	backoff := newStepBackoff(100*time.Millisecond, 10*time.Second)
 	for ctx.Err() == nil {
 		connected, err := e.listenOnce(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if connected {
-			backoff = 100 * time.Millisecond
+			backoff.reset()
 		}
-		e.log.Warn("listen connection lost; reconnecting", "err", err, "backoff", backoff.String())
-		if !sleep(ctx, backoff) {
+		b := backoff.next()
+		e.log.Warn("listen connection lost; reconnecting", "err", err, "backoff", b.String())
+		if !sleep(ctx, b) {
 			return
 		}
-		backoff = min(2*backoff, 10*time.Second)
 	}
 }
 

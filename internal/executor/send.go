@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/message"
@@ -71,7 +70,10 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	// to the queue uncharged, without the provider ever seeing it.
 	deadline := e.sendDeadline(j)
 	left := deadline.Sub(e.clock())
-	if left <= 0 {
+	if left <= 0 || !e.sendable(claimant(r)) {
+		// Too little lease, or this process's heartbeat is too old (or it was
+		// declared dead): a rescuer may take the row at any moment, so the provider
+		// must not see it from here.
 		return result{id: r.ID, attempts: r.Attempts, status: statusRelease}
 	}
 	msg, err := e.build(j)
@@ -99,13 +101,13 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	case provider.Permanent:
 		res.status = "failed"
 	case provider.Temporary:
-		res.status, res.next = "queued", e.clock().Add(e.backoff(int(r.Attempts)))
+		res.status, res.next = "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
 	default: // Ambiguous: the message may have been accepted.
 		switch {
 		case e.provider.Idempotent() || j.campaign.AmbiguousPolicy == "retry":
 			// A replay with the same job id (and Message-ID) is dropped downstream,
 			// or the campaign accepted the risk of a copy.
-			res.status, res.next = "queued", e.clock().Add(e.backoff(int(r.Attempts)))
+			res.status, res.next = "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
 		default:
 			res.status = "unknown"
 			exhausted = false
@@ -148,15 +150,12 @@ func (e *Executor) sendDeadline(j job) time.Time {
 // which configuration enforces) to end before a rescuer may take the row back.
 func (e *Executor) sendMargin() time.Duration { return e.cfg.Lease / 3 }
 
-// backoff is exponential in the attempts made, capped, with jitter over its upper
-// half so a burst of failures does not come back as a burst.
-func (e *Executor) backoff(attempts int) time.Duration {
-	d := e.cfg.BackoffBase
-	for i := 1; i < attempts && d < e.cfg.BackoffMax; i++ {
-		d *= 2
+// claimant is the executor a claimed row was stamped with; 0 for none.
+func claimant(r store.SendClaimBatchRow) int64 {
+	if r.ExecutorID == nil {
+		return 0
 	}
-	d = min(d, e.cfg.BackoffMax)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	return *r.ExecutorID
 }
 
 // build renders the campaign for the recipient and assembles the provider message

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -26,6 +28,9 @@ type SMTPSettings struct {
 	Timeout time.Duration
 	// TLSConfig overrides the TLS settings (tests with a self-signed server).
 	TLSConfig *tls.Config
+	// Logger receives what is worth knowing but not an error (a pooled connection
+	// the relay had closed, found at shutdown); nil discards it.
+	Logger *slog.Logger
 }
 
 // SMTP sends through an SMTP relay with go-mail over a small pool of persistent
@@ -45,20 +50,34 @@ type SMTPSettings struct {
 // has no idempotency key, so Idempotent is false and the executor's
 // ambiguous_policy decides.
 //
-// An in-flight exchange is bounded by Timeout, not by the context: abandoning a
-// send mid-DATA would itself create an ambiguous outcome. The context bounds the
-// wait for a free connection and the dial.
+// Each command is bounded by Timeout, and the whole exchange by the context: when
+// it ends (the shutdown deadline, the lease) the connection is cut and the send is
+// classified by how far it got, as above: before the body, Temporary (the relay
+// has nothing); during or after it, Ambiguous.
+//
+// A reused connection the relay closed while it sat idle (no answer, or 421 as in
+// "421 4.4.2 Idle timeout") fails before any of the message was accepted: the
+// message is sent again on a fresh connection, once, and nothing is charged.
 type SMTP struct {
 	client *mail.Client // configuration only; connections live in slots
 	slots  chan *smtpSlot
 	done   chan struct{}
 	once   sync.Once
+	log    *slog.Logger
+	// timeout is Timeout, which also bounds each QUIT at Close.
+	timeout time.Duration
 }
 
 // smtpSlot is one pooled connection; c is nil until dialled or after it broke.
+// raw is the connection's socket, which a cut closes under go-mail (whose client
+// holds its lock for as long as it waits for a reply).
 type smtpSlot struct {
-	c *smtp.Client
+	c   *smtp.Client
+	raw net.Conn
 }
+
+// slotKey carries the slot being dialled into the dial function.
+type slotKey struct{}
 
 // NewSMTP returns an SMTP provider. It does not dial: connections are opened on
 // first use and reopened when they break.
@@ -69,6 +88,11 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 	if s.Timeout <= 0 {
 		s.Timeout = 30 * time.Second
 	}
+	tlsConfig := s.TLSConfig
+	if tlsConfig == nil {
+		tlsConfig = &tls.Config{ServerName: s.Host, MinVersion: tls.VersionTLS12}
+	}
+	implicitTLS := false
 	opts := []mail.Option{
 		mail.WithPort(s.Port),
 		mail.WithTimeout(s.Timeout),
@@ -76,6 +100,7 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 		// as MAIL FROM failing without an answer, which is retried on a new one.
 		mail.WithoutNoop(),
 		mail.WithoutRset(),
+		mail.WithTLSConfig(tlsConfig),
 	}
 	switch s.Security {
 	case "none":
@@ -83,13 +108,34 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 	case "starttls", "":
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))
 	case "tls":
-		opts = append(opts, mail.WithSSL())
+		// The dial function speaks TLS from the first byte; go-mail sees a TLS
+		// connection (so AUTH may use PLAIN) and, with no STARTTLS offered over
+		// TLS, does nothing more.
+		implicitTLS = true
+		opts = append(opts, mail.WithTLSPolicy(mail.TLSOpportunistic))
 	default:
 		return nil, fmt.Errorf("smtp provider: security must be none, starttls or tls, not %q", s.Security)
 	}
-	if s.TLSConfig != nil {
-		opts = append(opts, mail.WithTLSConfig(s.TLSConfig))
-	}
+	// Our own dial keeps each connection's socket, so a cut can close it.
+	opts = append(opts, mail.WithDialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		raw, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if sl, ok := ctx.Value(slotKey{}).(*smtpSlot); ok {
+			sl.raw = raw
+		}
+		if !implicitTLS {
+			return raw, nil
+		}
+		tc := tls.Client(raw, tlsConfig)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close() //nolint:errcheck // the handshake error is the one to report
+			return nil, err
+		}
+		return tc, nil
+	}))
 	if s.Username != "" {
 		// Auto-discovery picks the strongest mechanism offered and refuses to send a
 		// plain password over an unencrypted connection.
@@ -100,7 +146,11 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("smtp provider: %w", err)
 	}
-	p := &SMTP{client: c, slots: make(chan *smtpSlot, s.Conns), done: make(chan struct{})}
+	l := s.Logger
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	p := &SMTP{client: c, slots: make(chan *smtpSlot, s.Conns), done: make(chan struct{}), log: l, timeout: s.Timeout}
 	for range s.Conns {
 		p.slots <- &smtpSlot{}
 	}
@@ -127,30 +177,60 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	for attempt := 0; ; attempt++ {
 		reused := sl.c != nil
 		if !reused {
-			c, err := p.client.DialToSMTPClientWithContext(ctx)
+			c, err := p.client.DialToSMTPClientWithContext(context.WithValue(ctx, slotKey{}, sl))
 			if err != nil {
+				if sl.raw != nil {
+					sl.raw.Close() //nolint:errcheck // the dial error is the one to report
+					sl.raw = nil
+				}
 				return "", classed(Temporary, 0, fmt.Errorf("smtp connect: %w", err))
 			}
 			sl.c = c
 		}
+		raw := sl.raw
+		cut := context.AfterFunc(ctx, func() { raw.Close() }) //nolint:errcheck // cutting on purpose
 		err := p.client.SendWithSMTPClient(sl.c, msg)
+		cutHappened := !cut()
 		if err == nil {
+			if cutHappened {
+				// Accepted just as the cut came: the message is sent, the connection is not reusable.
+				p.drop(sl)
+			}
 			if m.MessageID == "" {
 				return m.JobID, nil
 			}
 			return m.MessageID, nil
 		}
 		class, code, keep := classifySMTP(err)
-		if !keep {
+		if !keep || cutHappened {
 			p.drop(sl)
 		}
-		// A pooled connection the server closed while idle fails before the relay
-		// saw a transaction: try once more on a fresh one.
-		if reused && attempt == 0 && class == Temporary && code == 0 && !keep {
+		if reused && attempt == 0 && !cutHappened && staleConnection(err) {
 			continue
+		}
+		if cutHappened {
+			err = fmt.Errorf("%w (cut: %w)", err, context.Cause(ctx))
 		}
 		return "", classed(class, code, err)
 	}
+}
+
+// staleConnection reports whether a send on a reused connection failed the way a
+// connection the relay had closed while idle fails: before any of this message was
+// accepted (connection check, MAIL, RCPT or the DATA command), without an answer
+// or with 421 (the relay is closing the connection, as in "421 4.4.2 Idle
+// timeout"). Sending again on a fresh connection cannot make a second copy.
+func staleConnection(err error) bool {
+	var se *mail.SendError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Reason {
+	case mail.ErrConnCheck, mail.ErrSMTPMailFrom, mail.ErrSMTPRcptTo, mail.ErrSMTPData:
+		code := se.ErrorCode()
+		return code == 0 || code == 421
+	}
+	return false
 }
 
 // classifySMTP returns the class of a go-mail send error, the SMTP reply code
@@ -190,6 +270,10 @@ func classifySMTP(err error) (Class, int, bool) {
 
 // drop closes a slot's broken connection without QUIT, which could only hang.
 func (p *SMTP) drop(sl *smtpSlot) {
+	if sl.raw != nil {
+		sl.raw.Close() //nolint:errcheck // the connection is already broken
+		sl.raw = nil
+	}
 	if sl.c != nil {
 		sl.c.Close() //nolint:errcheck // the connection is already broken
 		sl.c = nil
@@ -199,19 +283,55 @@ func (p *SMTP) drop(sl *smtpSlot) {
 // Idempotent is false: SMTP has no way to ask "did you already take this one?".
 func (p *SMTP) Idempotent() bool { return false }
 
-// Close waits for in-flight sends, then says QUIT on every open connection.
-// Later calls do nothing.
+// Close is Shutdown bounded by the provider's Timeout.
 func (p *SMTP) Close() error {
-	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	return p.Shutdown(ctx)
+}
+
+// Shutdown waits for in-flight sends (each is cut when its own context ends),
+// then says QUIT on every open connection, all at once and bounded by ctx. A
+// connection that cannot take the QUIT (the relay closed it while it sat idle,
+// or it outlived its deadline) is only closed: that is no failed shutdown, and it
+// is logged at debug level. Later calls do nothing; it always returns nil.
+func (p *SMTP) Shutdown(ctx context.Context) error {
 	p.once.Do(func() {
 		close(p.done)
+		var open []*smtpSlot
 		for range cap(p.slots) {
-			sl := <-p.slots
-			if sl.c != nil {
-				errs = append(errs, p.client.CloseWithSMTPClient(sl.c))
-				sl.c = nil
+			select {
+			case sl := <-p.slots:
+				if sl.c != nil {
+					open = append(open, sl)
+				}
+			case <-ctx.Done():
+				p.log.Debug("smtp shutdown: sends still in flight at the deadline", "err", ctx.Err())
 			}
 		}
+		var wg sync.WaitGroup
+		for _, sl := range open {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				raw := sl.raw
+				stop := context.AfterFunc(ctx, func() { raw.Close() }) //nolint:errcheck // bounded QUIT
+				defer stop()
+				wait := p.timeout
+				if d, ok := ctx.Deadline(); ok {
+					wait = min(wait, time.Until(d))
+				}
+				err := sl.c.UpdateDeadline(max(wait, time.Millisecond))
+				if err == nil {
+					err = p.client.CloseWithSMTPClient(sl.c)
+				}
+				if err != nil {
+					p.log.Debug("smtp connection closed without QUIT", "err", err)
+				}
+				p.drop(sl)
+			}()
+		}
+		wg.Wait()
 	})
-	return errors.Join(errs...)
+	return nil
 }

@@ -8,6 +8,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const campaignFinish = `-- name: CampaignFinish :one
@@ -22,7 +24,8 @@ WHERE campaigns.id = $2 AND campaigns.status = 'sending'
 RETURNING campaigns.id
 `
 
-// sending → sent once nothing is left to send or in flight. The NOT EXISTS reads
+// sending → sent once nothing is left to send or in flight; runs after
+// CampaignLockSending in one transaction. The NOT EXISTS reads
 // sends_campaign_status_idx.
 func (q *Queries) CampaignFinish(ctx context.Context, now *time.Time, campaignID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, campaignFinish, now, campaignID)
@@ -142,6 +145,22 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 	return items, nil
 }
 
+const campaignLockSending = `-- name: CampaignLockSending :one
+SELECT id FROM campaigns WHERE id = $1 AND status = 'sending' FOR UPDATE
+`
+
+// The finish's first step, in the finish's transaction: the campaign row locked
+// FOR UPDATE while it is still sending. Statements that may requeue a row (acks,
+// releases, the rescuer) read the campaign FOR SHARE, so once this lock is held
+// every such statement has committed (and CampaignFinish, a new statement with a
+// new snapshot, sees its rows) or waits and then sees the campaign 'sent'.
+func (q *Queries) CampaignLockSending(ctx context.Context, campaignID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, campaignLockSending, campaignID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const campaignNextDue = `-- name: CampaignNextDue :one
 SELECT scheduled_for FROM campaigns
 WHERE status = 'approved' AND scheduled_for IS NOT NULL
@@ -188,4 +207,66 @@ func (q *Queries) CampaignStart(ctx context.Context, now *time.Time, iD int64) (
 		&i.SegmentID,
 	)
 	return i, err
+}
+
+const executorDeleteDead = `-- name: ExecutorDeleteDead :execrows
+DELETE FROM executors
+WHERE heartbeat_at < coalesce($1::timestamptz, now()) - $2::interval
+`
+
+// Forgets executors whose heartbeat stopped for dead_after; their 'sending' rows
+// then belong to no registered executor, which SendRescueExpired treats alike.
+func (q *Queries) ExecutorDeleteDead(ctx context.Context, now *time.Time, deadAfter pgtype.Interval) (int64, error) {
+	result, err := q.db.Exec(ctx, executorDeleteDead, now, deadAfter)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const executorDeregister = `-- name: ExecutorDeregister :exec
+DELETE FROM executors WHERE id = $1
+`
+
+// A graceful shutdown's last step. Rows it still holds as 'sending' (acks it could
+// not write) belong to no live executor from now on, and are rescued at once.
+func (q *Queries) ExecutorDeregister(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, executorDeregister, id)
+	return err
+}
+
+const executorHeartbeat = `-- name: ExecutorHeartbeat :execrows
+UPDATE executors SET heartbeat_at = coalesce($1::timestamptz, now())
+WHERE id = $2
+`
+
+// Zero rows means another executor declared this one dead and deleted its row
+// (ExecutorDeleteDead): its claims may have been rescued, so it must register again
+// and drop what it still holds.
+func (q *Queries) ExecutorHeartbeat(ctx context.Context, now *time.Time, iD int64) (int64, error) {
+	result, err := q.db.Exec(ctx, executorHeartbeat, now, iD)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const executorRegister = `-- name: ExecutorRegister :one
+INSERT INTO executors (host, pid, started_at, heartbeat_at)
+VALUES ($1, $2, coalesce($3::timestamptz, now()), coalesce($3::timestamptz, now()))
+RETURNING id
+`
+
+type ExecutorRegisterParams struct {
+	Host string
+	Pid  int32
+	Now  *time.Time
+}
+
+// A starting executor process's liveness row; its id stamps every row it claims.
+func (q *Queries) ExecutorRegister(ctx context.Context, arg ExecutorRegisterParams) (int64, error) {
+	row := q.db.QueryRow(ctx, executorRegister, arg.Host, arg.Pid, arg.Now)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }

@@ -1,0 +1,21 @@
+-- Queries of `sendonce chaos` only: a fixture campaign and the harness's view of it.
+
+-- name: ChaosAccountCreate :one
+INSERT INTO accounts (name) VALUES (@name) RETURNING id;
+
+-- name: ChaosSubscribersCreate :execrows
+-- n confirmed subscribers r<i>@example.com.
+INSERT INTO subscribers (account_id, email, email_lower, name, status)
+SELECT @account_id, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R ' || i, 'confirmed'
+FROM generate_series(1, @n::int) i;
+
+-- name: ChaosCampaignCreate :one
+-- An approved campaign to every confirmed subscriber of the account, due now.
+INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template,
+                       status, scheduled_for, approved_at)
+VALUES (@account_id, 'chaos', 'Hello {{.Name}}', 'news@example.com', '<p>Hi {{.Name}}</p>', 'Hi {{.Name}}',
+        'approved', now(), now())
+RETURNING id;
+
+-- name: ChaosCampaignStatus :one
+SELECT status FROM campaigns WHERE id = @id;
