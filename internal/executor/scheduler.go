@@ -71,6 +71,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 	// shutdown should not waste the work, so it runs to the end.
 	ctx = context.WithoutCancel(ctx)
 	var rows int64
+	segmented := false // only a segment build runs under statement_timeout
 	err := postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
 		q := e.q.WithTx(tx)
 		c, err := q.CampaignStart(ctx, e.now(), id)
@@ -79,6 +80,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 		}
 		p := store.SendBuildRecipientsParams{CampaignID: c.ID, AccountID: c.AccountID, ListIds: c.ListIds}
 		if c.SegmentID != nil {
+			segmented = true
 			if err := segmentBuild(ctx, q, c.AccountID, *c.SegmentID, e.cfg.SegmentBuildTimeout, &p); err != nil {
 				return err
 			}
@@ -89,7 +91,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
-	if isQueryCanceled(err) {
+	if segmented && isQueryCanceled(err) {
 		// The segment's predicate ran past its bound: retrying would burn the
 		// same time on every tick, so the campaign is cancelled and says why in the log.
 		_, cerr := e.q.CampaignCancelTimedOut(ctx, id)
