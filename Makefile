@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos postman
+.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders postman
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -64,6 +64,10 @@ KILLS       ?= 5
 CHAOS_FLAGS ?=
 chaos: build
 	./bin/sendonce chaos -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
+
+## chaos-senders: two accounts through their own senders (Resend-shaped: exactly once; Postmark-shaped: at most once) under SIGKILL
+chaos-senders: build
+	./bin/sendonce chaos -senders -recipients 2000 -kills 3 $(CHAOS_FLAGS)
 
 ## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
 BENCH_FLAGS ?=

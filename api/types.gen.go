@@ -165,6 +165,126 @@ func (e SendStatus) Valid() bool {
 	}
 }
 
+// Defines values for SenderType.
+const (
+	SenderTypeHttp     SenderType = "http"
+	SenderTypeMailgun  SenderType = "mailgun"
+	SenderTypePostmark SenderType = "postmark"
+	SenderTypeResend   SenderType = "resend"
+	SenderTypeSendgrid SenderType = "sendgrid"
+	SenderTypeSes      SenderType = "ses"
+	SenderTypeSmtp     SenderType = "smtp"
+)
+
+// Valid indicates whether the value is a known member of the SenderType enum.
+func (e SenderType) Valid() bool {
+	switch e {
+	case SenderTypeHttp:
+		return true
+	case SenderTypeMailgun:
+		return true
+	case SenderTypePostmark:
+		return true
+	case SenderTypeResend:
+		return true
+	case SenderTypeSendgrid:
+		return true
+	case SenderTypeSes:
+		return true
+	case SenderTypeSmtp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SenderCreateType.
+const (
+	SenderCreateTypeHttp     SenderCreateType = "http"
+	SenderCreateTypeMailgun  SenderCreateType = "mailgun"
+	SenderCreateTypePostmark SenderCreateType = "postmark"
+	SenderCreateTypeResend   SenderCreateType = "resend"
+	SenderCreateTypeSendgrid SenderCreateType = "sendgrid"
+	SenderCreateTypeSes      SenderCreateType = "ses"
+	SenderCreateTypeSmtp     SenderCreateType = "smtp"
+)
+
+// Valid indicates whether the value is a known member of the SenderCreateType enum.
+func (e SenderCreateType) Valid() bool {
+	switch e {
+	case SenderCreateTypeHttp:
+		return true
+	case SenderCreateTypeMailgun:
+		return true
+	case SenderCreateTypePostmark:
+		return true
+	case SenderCreateTypeResend:
+		return true
+	case SenderCreateTypeSendgrid:
+		return true
+	case SenderCreateTypeSes:
+		return true
+	case SenderCreateTypeSmtp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SenderSettingsSecurity.
+const (
+	SenderSettingsSecurityNone     SenderSettingsSecurity = "none"
+	SenderSettingsSecurityStarttls SenderSettingsSecurity = "starttls"
+	SenderSettingsSecurityTls      SenderSettingsSecurity = "tls"
+)
+
+// Valid indicates whether the value is a known member of the SenderSettingsSecurity enum.
+func (e SenderSettingsSecurity) Valid() bool {
+	switch e {
+	case SenderSettingsSecurityNone:
+		return true
+	case SenderSettingsSecurityStarttls:
+		return true
+	case SenderSettingsSecurityTls:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SenderVerifyResultStep.
+const (
+	SenderVerifyResultStepAccount     SenderVerifyResultStep = "account"
+	SenderVerifyResultStepAuth        SenderVerifyResultStep = "auth"
+	SenderVerifyResultStepConnect     SenderVerifyResultStep = "connect"
+	SenderVerifyResultStepCredentials SenderVerifyResultStep = "credentials"
+	SenderVerifyResultStepRequest     SenderVerifyResultStep = "request"
+	SenderVerifyResultStepStarttls    SenderVerifyResultStep = "starttls"
+	SenderVerifyResultStepTls         SenderVerifyResultStep = "tls"
+)
+
+// Valid indicates whether the value is a known member of the SenderVerifyResultStep enum.
+func (e SenderVerifyResultStep) Valid() bool {
+	switch e {
+	case SenderVerifyResultStepAccount:
+		return true
+	case SenderVerifyResultStepAuth:
+		return true
+	case SenderVerifyResultStepConnect:
+		return true
+	case SenderVerifyResultStepCredentials:
+		return true
+	case SenderVerifyResultStepRequest:
+		return true
+	case SenderVerifyResultStepStarttls:
+		return true
+	case SenderVerifyResultStepTls:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriberCreateStatus.
 const (
 	SubscriberCreateStatusConfirmed SubscriberCreateStatus = "confirmed"
@@ -248,28 +368,28 @@ func (e UnsubscribeScope) Valid() bool {
 
 // Defines values for WebhookEndpointCreateSource.
 const (
-	Mailgun  WebhookEndpointCreateSource = "mailgun"
-	Postmark WebhookEndpointCreateSource = "postmark"
-	Resend   WebhookEndpointCreateSource = "resend"
-	Sendgrid WebhookEndpointCreateSource = "sendgrid"
-	Ses      WebhookEndpointCreateSource = "ses"
-	Standard WebhookEndpointCreateSource = "standard"
+	WebhookEndpointCreateSourceMailgun  WebhookEndpointCreateSource = "mailgun"
+	WebhookEndpointCreateSourcePostmark WebhookEndpointCreateSource = "postmark"
+	WebhookEndpointCreateSourceResend   WebhookEndpointCreateSource = "resend"
+	WebhookEndpointCreateSourceSendgrid WebhookEndpointCreateSource = "sendgrid"
+	WebhookEndpointCreateSourceSes      WebhookEndpointCreateSource = "ses"
+	WebhookEndpointCreateSourceStandard WebhookEndpointCreateSource = "standard"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEndpointCreateSource enum.
 func (e WebhookEndpointCreateSource) Valid() bool {
 	switch e {
-	case Mailgun:
+	case WebhookEndpointCreateSourceMailgun:
 		return true
-	case Postmark:
+	case WebhookEndpointCreateSourcePostmark:
 		return true
-	case Resend:
+	case WebhookEndpointCreateSourceResend:
 		return true
-	case Sendgrid:
+	case WebhookEndpointCreateSourceSendgrid:
 		return true
-	case Ses:
+	case WebhookEndpointCreateSourceSes:
 		return true
-	case Standard:
+	case WebhookEndpointCreateSourceStandard:
 		return true
 	default:
 		return false
@@ -316,7 +436,7 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","reply_to":"","scheduled_for":null,"segment_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
@@ -331,13 +451,19 @@ type Campaign struct {
 	Language        string          `json:"language"`
 
 	// ListIds Target lists; empty means every confirmed subscriber.
-	ListIds      []int64    `json:"list_ids"`
-	Name         string     `json:"name"`
+	ListIds []int64 `json:"list_ids"`
+	Name    string  `json:"name"`
+
+	// PausedReason Why the system paused it (its sender's repeated auth/config failures); null when paused by hand.
+	PausedReason *string    `json:"paused_reason"`
 	ReplyTo      string     `json:"reply_to"`
 	ScheduledFor *time.Time `json:"scheduled_for"`
 
 	// SegmentId A segment that narrows the lists' audience (applied when the campaign starts).
-	SegmentId    *int64         `json:"segment_id"`
+	SegmentId *int64 `json:"segment_id"`
+
+	// SenderId The sender it goes through; null means the account's default sender, else the environment's provider.
+	SenderId     *int64         `json:"sender_id"`
 	StartedAt    *time.Time     `json:"started_at"`
 	Status       CampaignStatus `json:"status"`
 	Subject      string         `json:"subject"`
@@ -358,7 +484,10 @@ type CampaignCreate struct {
 	ReplyTo         *string          `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
-	SegmentId    *int64  `json:"segment_id,omitempty"`
+	SegmentId *int64 `json:"segment_id,omitempty"`
+
+	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+	SenderId     *int64  `json:"sender_id,omitempty"`
 	Subject      string  `json:"subject"`
 	TextTemplate *string `json:"text_template,omitempty"`
 }
@@ -402,7 +531,10 @@ type CampaignUpdate struct {
 	ReplyTo         *string          `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; 0 removes the segment.
-	SegmentId    *int64  `json:"segment_id,omitempty"`
+	SegmentId *int64 `json:"segment_id,omitempty"`
+
+	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+	SenderId     *int64  `json:"sender_id,omitempty"`
 	Subject      *string `json:"subject,omitempty"`
 	TextTemplate *string `json:"text_template,omitempty"`
 }
@@ -591,6 +723,122 @@ type SendPage struct {
 
 // SendStatus defines model for SendStatus.
 type SendStatus string
+
+// Sender defines model for Sender.
+type Sender struct {
+	AllowedFrom []string  `json:"allowed_from"`
+	CreatedAt   time.Time `json:"created_at"`
+
+	// CredentialsHint The stored secret's last four characters (…f3a9), or … for a short one; empty when none.
+	CredentialsHint string `json:"credentials_hint"`
+	Default         bool   `json:"default"`
+	Id              int64  `json:"id"`
+
+	// Idempotent Whether the provider deduplicates on our job id (resend, http): interrupted sends are replayed; otherwise ambiguous_policy applies.
+	Idempotent     bool       `json:"idempotent"`
+	MaxConnections int        `json:"max_connections"`
+	Name           string     `json:"name"`
+	PausedAt       *time.Time `json:"paused_at"`
+
+	// PausedReason Set when repeated auth/config failures paused the sender's campaigns.
+	PausedReason  *string `json:"paused_reason"`
+	RatePerSecond float32 `json:"rate_per_second"`
+
+	// Settings Type-specific settings; a field that does not apply to the type is refused.
+	Settings  SenderSettings `json:"settings"`
+	Type      SenderType     `json:"type"`
+	UpdatedAt time.Time      `json:"updated_at"`
+}
+
+// SenderType defines model for Sender.Type.
+type SenderType string
+
+// SenderCreate Example: {"allowed_from":["example.com"],"credentials":{"server_token":"00000000-0000-0000-0000-000000000000"},"default":true,"name":"postmark transactional","rate_per_second":10,"settings":{"message_stream":"outbound"},"type":"postmark"}
+type SenderCreate struct {
+	// AllowedFrom Addresses or domains a From may use; empty allows any.
+	AllowedFrom *[]string `json:"allowed_from,omitempty"`
+
+	// Credentials Write-only; stored encrypted (AES-GCM, SENDONCE_SECRETS_KEY) and never returned.
+	Credentials *SenderCredentials `json:"credentials,omitempty"`
+
+	// Default The account's default sender (one at most; this takes the flag).
+	Default *bool `json:"default,omitempty"`
+
+	// MaxConnections 0: the default (smtp: 4).
+	MaxConnections *int   `json:"max_connections,omitempty"`
+	Name           string `json:"name"`
+
+	// RatePerSecond 0: unlimited.
+	RatePerSecond *float32 `json:"rate_per_second,omitempty"`
+
+	// Settings Type-specific settings; a field that does not apply to the type is refused.
+	Settings *SenderSettings  `json:"settings,omitempty"`
+	Type     SenderCreateType `json:"type"`
+}
+
+// SenderCreateType defines model for SenderCreate.Type.
+type SenderCreateType string
+
+// SenderCredentials Write-only; stored encrypted (AES-GCM, SENDONCE_SECRETS_KEY) and never returned.
+type SenderCredentials struct {
+	AccessKeyId     *string `json:"access_key_id,omitempty"`
+	ApiKey          *string `json:"api_key,omitempty"`
+	Authorization   *string `json:"authorization,omitempty"`
+	Password        *string `json:"password,omitempty"`
+	SecretAccessKey *string `json:"secret_access_key,omitempty"`
+	ServerToken     *string `json:"server_token,omitempty"`
+}
+
+// SenderSettings Type-specific settings; a field that does not apply to the type is refused.
+type SenderSettings struct {
+	// ConfigurationSet The SES configuration set.
+	ConfigurationSet *string `json:"configuration_set,omitempty"`
+
+	// Domain The Mailgun sending domain.
+	Domain *string `json:"domain,omitempty"`
+
+	// Endpoint Replaces the native provider's API origin.
+	Endpoint *string `json:"endpoint,omitempty"`
+	Host     *string `json:"host,omitempty"`
+
+	// MessageStream Postmark stream (default outbound).
+	MessageStream *string `json:"message_stream,omitempty"`
+	Port          *int    `json:"port,omitempty"`
+
+	// Region ses: AWS region; mailgun: us or eu; sendgrid: global or eu.
+	Region   *string                 `json:"region,omitempty"`
+	Security *SenderSettingsSecurity `json:"security,omitempty"`
+	Url      *string                 `json:"url,omitempty"`
+	Username *string                 `json:"username,omitempty"`
+}
+
+// SenderSettingsSecurity defines model for SenderSettings.Security.
+type SenderSettingsSecurity string
+
+// SenderUpdate Example: {"credentials":{"server_token":"11111111-1111-1111-1111-111111111111"},"rate_per_second":5}
+type SenderUpdate struct {
+	AllowedFrom *[]string `json:"allowed_from,omitempty"`
+
+	// Credentials Write-only; stored encrypted (AES-GCM, SENDONCE_SECRETS_KEY) and never returned.
+	Credentials    *SenderCredentials `json:"credentials,omitempty"`
+	Default        *bool              `json:"default,omitempty"`
+	MaxConnections *int               `json:"max_connections,omitempty"`
+	Name           *string            `json:"name,omitempty"`
+	RatePerSecond  *float32           `json:"rate_per_second,omitempty"`
+
+	// Settings Type-specific settings; a field that does not apply to the type is refused.
+	Settings *SenderSettings `json:"settings,omitempty"`
+}
+
+// SenderVerifyResult defines model for SenderVerifyResult.
+type SenderVerifyResult struct {
+	Message string                  `json:"message"`
+	Ok      bool                    `json:"ok"`
+	Step    *SenderVerifyResultStep `json:"step,omitempty"`
+}
+
+// SenderVerifyResultStep defines model for SenderVerifyResult.Step.
+type SenderVerifyResultStep string
 
 // Status Example: {"status":"ok"}
 type Status struct {
@@ -987,6 +1235,42 @@ type PreviewSegmentParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSendersParams defines parameters for ListSenders.
+type ListSendersParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateSenderParams defines parameters for CreateSender.
+type CreateSenderParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// VerifySenderParams defines parameters for VerifySender.
+type VerifySenderParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListSubscribersParams defines parameters for ListSubscribers.
 type ListSubscribersParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -1152,6 +1436,12 @@ type PreviewSegmentJSONRequestBody = SegmentFilter
 
 // UpdateSegmentJSONRequestBody defines body for UpdateSegment for application/json ContentType.
 type UpdateSegmentJSONRequestBody = SegmentInput
+
+// CreateSenderJSONRequestBody defines body for CreateSender for application/json ContentType.
+type CreateSenderJSONRequestBody = SenderCreate
+
+// UpdateSenderJSONRequestBody defines body for UpdateSender for application/json ContentType.
+type UpdateSenderJSONRequestBody = SenderUpdate
 
 // CreateSubscriberJSONRequestBody defines body for CreateSubscriber for application/json ContentType.
 type CreateSubscriberJSONRequestBody = SubscriberCreate

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/bench"
@@ -31,6 +35,8 @@ func runBench(ctx context.Context, cfg config.Config, args []string, stdout, std
 	fs.IntVar(&o.RawConns, "raw-conns", 2, "connections of the raw claim/ack loop (the executor claims on one and acknowledges on another)")
 	fs.DurationVar(&o.AckInterval, "ack-interval", 0, "executor: longest wait before acknowledging (0: its default)")
 	fs.IntVar(&o.AckBatch, "ack-batch", 0, "executor: most rows per acknowledgement (0: its default)")
+	fs.IntVar(&o.Executors, "executors", 1, "above 1: also print the throughput curve for 1, 2, 4, … up to N executors on one database")
+	sinkWhere := fs.String("sink", "process", "with --provider smtp: process (a child `sendonce sink smtp`, so its CPU is not the app's) or inprocess")
 	fs.BoolVar(&durable, "durable", false, "throwaway cluster with stock durability (default: fsync=off, synchronous_commit=off)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -46,6 +52,18 @@ func runBench(ctx context.Context, cfg config.Config, args []string, stdout, std
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	switch {
+	case o.Provider != "smtp" || *sinkWhere == "inprocess":
+	case *sinkWhere == "process":
+		addr, stop, err := startSink(ctx, o.Latency)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		o.SMTPAddr = addr
+	default:
+		return fmt.Errorf("bench: --sink must be process or inprocess, not %q", *sinkWhere)
 	}
 	if len(cfg.UnsubscribeSecret) == 0 {
 		// Links are signed as serve signs them, which needs a key; a throwaway
@@ -109,4 +127,41 @@ func throwawayCluster(ctx context.Context, fast bool, stderr io.Writer) (string,
 	}
 	fmt.Fprintf(stderr, "throwaway PostgreSQL on 127.0.0.1:%d (%s)\n", cluster.Port, dir)
 	return cluster.URL("sendonce"), stop, nil
+}
+
+// startSink runs `sendonce sink smtp` as a child process and returns its address
+// and a function that stops it.
+func startSink(ctx context.Context, latency time.Duration) (string, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.CommandContext(ctx, self, "sink", "smtp", "--addr", "127.0.0.1:0", "--latency", latency.String())
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		stop()
+		return "", nil, fmt.Errorf("sink: no address line: %v", lines.Err())
+	}
+	// `sink smtp addr=HOST:PORT stats=URL`
+	for _, field := range strings.Fields(lines.Text()) {
+		if addr, ok := strings.CutPrefix(field, "addr="); ok {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return addr, stop, nil
+		}
+	}
+	stop()
+	return "", nil, fmt.Errorf("sink: unexpected first line %q", lines.Text())
 }

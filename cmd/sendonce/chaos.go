@@ -57,6 +57,9 @@ type chaosOptions struct {
 // It fails (exit 1) when a recipient got two copies or, with the idempotent sink,
 // when one got none.
 func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-senders" || args[0] == "--senders") {
+		return runSendersChaos(ctx, args[1:], stdout, stderr)
+	}
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")

@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sender"
 )
 
 // dispatch runs one subcommand.
@@ -41,6 +42,11 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 			return errors.New("usage: sendonce account create NAME")
 		}
 		return createAccount(ctx, cfg, args[2])
+	case "senders":
+		if len(args) != 2 || args[1] != "rotate-secrets" {
+			return errors.New("usage: sendonce senders rotate-secrets")
+		}
+		return rotateSecrets(ctx, cfg)
 	case "bench":
 		return runBench(ctx, cfg, args[1:], os.Stdout, os.Stderr)
 	case "loadtest": // used by `make loadtest`; not in the usage text
@@ -113,4 +119,27 @@ func openMigrated(ctx context.Context, cfg config.Config) (*pgxPool, int, error)
 		return nil, 0, err
 	}
 	return pool, n, nil
+}
+
+// rotateSecrets re-encrypts every stored sender credential under the first key of
+// SENDONCE_SECRETS_KEY, after which the other keys can leave the ring.
+func rotateSecrets(ctx context.Context, cfg config.Config) error {
+	if err := needDatabase(cfg); err != nil {
+		return err
+	}
+	ring, err := sender.ParseKeyRing(cfg.SecretsKey)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	pool, _, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	n, err := sender.Rotate(ctx, pool, ring)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("sender credentials re-encrypted under %q: %d\n", ring.First(), n)
+	return nil
 }

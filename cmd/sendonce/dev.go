@@ -19,6 +19,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/pgcluster"
+	"github.com/sendonce/sendonce/internal/sender"
 )
 
 const demoAccount = "demo"
@@ -73,6 +74,14 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 			return err
 		}
 		cfg.MessageIDKey = key
+	}
+
+	if len(cfg.SecretsKey) == 0 {
+		ring, err := devSecret(filepath.Join(dataDir, "secrets_key"), func() string { return sender.NewKeyRingEntry("dev") })
+		if err != nil {
+			return err
+		}
+		cfg.SecretsKey = []string{ring}
 	}
 
 	opts := Options{API: true, Executor: true, OnListen: func(addr net.Addr) {

@@ -18,14 +18,15 @@ import (
 // startExecutor starts the in-process executor on p and returns its stop function,
 // which stops claiming, lets in-flight sends finish within the context's deadline,
 // flushes acknowledgements and releases unsent claims. The caller closes p after.
-func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p provider.Provider, mb *message.Builder,
-	log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
+func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p provider.Provider, senders executor.Senders,
+	mb *message.Builder, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
 	links, err := unsubscribeLinks(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
 	ecfg := executorConfig(cfg, links)
 	ecfg.Messages = mb
+	ecfg.Senders = senders
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;
 		// after a crash a non-idempotent provider's leased rows all become unknown,
@@ -55,6 +56,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		BackoffMax:           cfg.BackoffMax,
 		RatePerSecond:        cfg.RatePerSecond,
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
+		SendRetention:        cfg.SendRetention,
 		Heartbeat:            cfg.Heartbeat,
 		Links:                links,
 		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,

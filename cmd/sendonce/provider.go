@@ -6,8 +6,10 @@ import (
 	"log/slog"
 
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
@@ -69,4 +71,21 @@ func messageBuilder(cfg config.Config) (*message.Builder, error) {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
 	return message.NewBuilder(signer.DeriveKey(messageIDPurpose))
+}
+
+// executorSenders gives the executor the providers of the accounts' senders.
+type executorSenders struct{ r *sender.Router }
+
+// Route builds (or reuses) the sender's provider.
+func (s executorSenders) Route(ctx context.Context, accountID, senderID int64) (executor.Route, error) {
+	p, rate, err := s.r.Provider(ctx, accountID, senderID)
+	if err != nil {
+		return executor.Route{}, err
+	}
+	return executor.Route{Provider: p, RatePerSecond: rate}, nil
+}
+
+// Report keeps the sender's health.
+func (s executorSenders) Report(ctx context.Context, accountID, senderID int64, email string, err error) {
+	s.r.Report(ctx, accountID, senderID, email, err)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/logging"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -41,6 +42,10 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	if (opts.API || opts.Executor) && len(cfg.UnsubscribeSecret) == 0 {
 		return fmt.Errorf("configuration: %w", unsubscribe.ErrNoKey)
 	}
+	ring, err := sender.ParseKeyRing(cfg.SecretsKey)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
 	pool, n, err := openMigrated(ctx, cfg)
 	if err != nil {
 		return err
@@ -49,6 +54,16 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	if n > 0 {
 		log.Info("migrations applied", "count", n)
 	}
+	// A ring that cannot decrypt a stored credential would fail every send of that
+	// sender: refuse to start instead.
+	if err := sender.CheckKeys(ctx, pool, ring); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	senders := sender.NewService(pool, ring)
+	// One router per process: the executor's sends and the API's test sends share
+	// the built sender providers; closed last, with the environment's provider.
+	routes := sender.NewRouter(senders, log)
+	defer routes.Close()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -79,7 +94,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		// Deferred after pool's, so closed before it, once the executor has stopped.
 		defer execPool.Close()
-		stop, err := startExecutor(ctx, cfg, execPool, p, mb, log, reg)
+		stop, err := startExecutor(ctx, cfg, execPool, p, executorSenders{routes}, mb, log, reg)
 		if err != nil {
 			return err
 		}
@@ -93,7 +108,8 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		handler := httpapi.NewServer(httpapi.Deps{
 			Pool: pool, Logger: log, Config: cfg, Registry: reg,
-			Accounts:   account.NewService(pool),
+			Accounts: account.NewService(pool),
+			Senders:  senders, Routes: routes,
 			OpenAPI:    sendonce.OpenAPI,
 			TestSender: p, Messages: mb,
 			Unsubscribe: unsubscribe.NewService(pool, signer),
@@ -120,7 +136,9 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 
 	// Last, once neither the API nor the executor can send.
-	stops = append(stops, func(ctx context.Context) error { return closeProvider(ctx, p) })
+	stops = append(stops, func(ctx context.Context) error {
+		return errors.Join(closeProvider(ctx, p), routes.Close())
+	})
 
 	select {
 	case <-ctx.Done():

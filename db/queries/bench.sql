@@ -15,3 +15,9 @@ VACUUM ANALYZE subscribers, sends;
 -- When the campaign's last message was acknowledged: the end of the drain, before
 -- the finalizer notices the campaign is done.
 SELECT max(sent_at)::timestamptz FROM sends WHERE campaign_id = @campaign_id;
+
+-- name: BenchDeleteCampaignSends :exec
+-- Empties the account's send rows between points of the executors curve (every
+-- campaign of the bench account is done by then), so each point starts from a
+-- table of the same size.
+DELETE FROM sends WHERE account_id = @account_id;

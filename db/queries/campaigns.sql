@@ -5,9 +5,9 @@
 
 -- name: CampaignCreate :one
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy, segment_id)
+                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id, segment_id)
 VALUES (@account_id, @name, @subject, @from_email, @from_name, @reply_to,
-        @html_template, @text_template, @language, @list_ids::bigint[], @ambiguous_policy,
+        @html_template, @text_template, @language, @list_ids::bigint[], @ambiguous_policy, sqlc.narg('sender_id'),
         sqlc.narg('segment_id')::bigint)
 RETURNING *;
 
@@ -36,6 +36,9 @@ UPDATE campaigns SET
     language         = coalesce(sqlc.narg('language'), language),
     list_ids         = coalesce(sqlc.narg('list_ids')::bigint[], list_ids),
     ambiguous_policy = coalesce(sqlc.narg('ambiguous_policy'), ambiguous_policy),
+    -- sender_id: NULL keeps it, 0 clears it (the account default applies again).
+    sender_id        = CASE WHEN sqlc.narg('sender_id')::bigint IS NULL THEN sender_id
+                            ELSE nullif(sqlc.narg('sender_id')::bigint, 0) END,
     -- 0 clears the segment; NULL keeps it.
     segment_id       = CASE WHEN sqlc.narg('segment_id')::bigint IS NULL THEN segment_id
                             ELSE nullif(sqlc.narg('segment_id')::bigint, 0) END,
@@ -61,12 +64,13 @@ WHERE account_id = @account_id AND id = @id AND status = 'approved'
 RETURNING *;
 
 -- name: CampaignPause :one
-UPDATE campaigns SET status = 'paused', updated_at = now()
+-- A pause by hand carries no system reason.
+UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = @account_id AND id = @id AND status = 'sending'
 RETURNING *;
 
 -- name: CampaignResume :one
-UPDATE campaigns SET status = 'sending', updated_at = now()
+UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = @account_id AND id = @id AND status = 'paused'
 RETURNING *;
 
@@ -88,19 +92,28 @@ WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'queu
 SELECT pg_notify(@channel::text, @payload::text);
 
 -- name: CampaignSendCounts :one
--- The campaign's status is read in the same statement, so from one snapshot with the
--- counts: counts read with a final status are final (the stats cache relies on it).
+-- The live rows plus the rows retention deleted (campaign_send_archive), which the
+-- deleting statement counted there. The campaign's status is read in the same
+-- statement, so from one snapshot with the counts: counts read with a final status
+-- are final (the stats cache relies on it).
+WITH counted AS (
+    SELECT s.status, count(*) AS n FROM sends s
+    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id
+    GROUP BY s.status
+    UNION ALL
+    SELECT a.status, a.n FROM campaign_send_archive a
+    WHERE a.account_id = @account_id AND a.campaign_id = @campaign_id
+)
 SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = @account_id AND c.id = @campaign_id), '')::text
            AS campaign_status,
-       count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
-       count(*) FILTER (WHERE status = 'sending')::bigint    AS sending,
-       count(*) FILTER (WHERE status = 'sent')::bigint       AS sent,
-       count(*) FILTER (WHERE status = 'failed')::bigint     AS failed,
-       count(*) FILTER (WHERE status = 'suppressed')::bigint AS suppressed,
-       count(*) FILTER (WHERE status = 'cancelled')::bigint  AS cancelled,
-       count(*) FILTER (WHERE status = 'unknown')::bigint    AS unknown
-FROM sends
-WHERE account_id = @account_id AND campaign_id = @campaign_id;
+       coalesce(sum(n) FILTER (WHERE status = 'queued'), 0)::bigint     AS queued,
+       coalesce(sum(n) FILTER (WHERE status = 'sending'), 0)::bigint    AS sending,
+       coalesce(sum(n) FILTER (WHERE status = 'sent'), 0)::bigint       AS sent,
+       coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint     AS failed,
+       coalesce(sum(n) FILTER (WHERE status = 'suppressed'), 0)::bigint AS suppressed,
+       coalesce(sum(n) FILTER (WHERE status = 'cancelled'), 0)::bigint  AS cancelled,
+       coalesce(sum(n) FILTER (WHERE status = 'unknown'), 0)::bigint    AS unknown
+FROM counted;
 
 -- name: SendList :many
 SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id
@@ -109,3 +122,10 @@ WHERE account_id = @account_id AND campaign_id = @campaign_id AND id > @after_id
   AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
 ORDER BY id
 LIMIT @lim;
+
+-- name: CampaignSenderRules :one
+-- The sender a campaign would send through (its own, else the account default) and
+-- the From rules it imposes; no row: the environment's provider, which imposes none.
+SELECT s.id, s.allowed_from FROM senders s
+WHERE s.account_id = @account_id
+  AND (s.id = sqlc.narg('sender_id')::bigint OR (sqlc.narg('sender_id')::bigint IS NULL AND s.is_default));

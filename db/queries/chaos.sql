@@ -19,3 +19,6 @@ RETURNING id;
 
 -- name: ChaosCampaignStatus :one
 SELECT status FROM campaigns WHERE id = @id;
+
+-- name: ChaosCampaignSetSender :exec
+UPDATE campaigns SET sender_id = @sender_id WHERE account_id = @account_id AND id = @id;

@@ -11,20 +11,25 @@ LIMIT 100;
 -- name: CampaignStart :one
 -- The approved → sending compare-and-set. It runs in the same transaction as
 -- SendBuildRecipients, so a crash leaves either an approved campaign or a sending
--- one with its full recipient list. No row back means another executor won.
+-- one with its full recipient list. No row back means another executor won. A
+-- campaign that names no sender is pinned to the account's default sender of this
+-- moment, so every send, test and rescue of it agrees on one sender (NULL: the
+-- environment's provider) even if the default changes while it sends.
 UPDATE campaigns
 SET status = 'sending',
+    sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
+                                     WHERE s.account_id = campaigns.account_id AND s.is_default)),
     started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-WHERE id = @id AND status = 'approved'
-  AND scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
-RETURNING id, account_id, list_ids, segment_id;
+WHERE campaigns.id = @id AND campaigns.status = 'approved'
+  AND campaigns.scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
+RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.segment_id;
 
 -- name: CampaignListSending :many
 -- Everything a sender needs of the campaigns being sent; the dispatcher deals them
 -- round-robin per account.
 SELECT id, account_id, subject, from_email, from_name, reply_to, html_template,
-       text_template, ambiguous_policy
+       text_template, ambiguous_policy, sender_id
 FROM campaigns
 WHERE status = 'sending'
 ORDER BY account_id, id;

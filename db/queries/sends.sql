@@ -73,12 +73,20 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- stay queued at the head of the index and every later claim would walk over it
 -- again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
 -- lease_until comes back so a worker never starts a send its lease cannot cover.
+-- after_id is the caller's cursor through the fresh rows (due at -infinity): the
+-- index scan starts past the ids it already claimed instead of walking the entries
+-- those claims left dead at the head of the index until vacuum removes them, which
+-- on a large campaign is most of the claim's work. Retried rows (due at a real
+-- time) are always after the cursor. A caller passes 0 to scan from the start, and
+-- must do so before it concludes that nothing is left (a released row can sit
+-- behind its cursor).
 -- executor_id stamps the claim with the claiming process, so the rescuer can take
 -- the rows back within seconds of that process's death (SendRescueExpired).
 WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id
       AND s.status = 'queued'
+      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, @after_id::bigint)
       AND s.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
       AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = @campaign_id AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id
@@ -181,8 +189,8 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
 -- that is alive but frozen), or, when check_liveness is set, the executor that
 -- claimed them stopped its heartbeat for dead_after or deregistered (killed,
 -- crashed, or stopped with acknowledgements it could not write). The caller's own
--- rows are never taken for liveness. An idempotent provider drops a replay of the
--- same job id, so they are requeued; otherwise the campaign's ambiguous_policy
+-- rows are never taken for liveness. An idempotent provider (the campaign's sender,
+-- else the environment's) drops a replay of the same job id, so they are requeued; otherwise the campaign's ambiguous_policy
 -- decides: retry requeues, skip marks them unknown so no second copy is risked. A
 -- requeue counts as an attempt (the claim charged it), so a message that keeps
 -- killing its process fails at max_attempts instead of looping forever; it waits
@@ -205,12 +213,17 @@ WITH expired AS (
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
 ), camp AS (
-    SELECT c.id, c.status, c.ambiguous_policy FROM campaigns c
+    -- A campaign's provider is its sender (pinned at start): resend and http
+    -- deduplicate on the job id; no sender means the environment's provider (@idempotent).
+    SELECT c.id, c.status, c.ambiguous_policy,
+           coalesce((SELECT sn.type IN ('resend', 'http') FROM senders sn
+                     WHERE sn.account_id = c.account_id AND sn.id = c.sender_id), @idempotent::bool) AS idempotent
+    FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
-    FOR SHARE
+    FOR SHARE OF c
 ), judged AS (
     SELECT e.id, s.attempts,
-           ((@idempotent::bool OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
+           ((c.idempotent OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
     FROM expired e
     JOIN sends s ON s.id = e.id
     JOIN camp c ON c.id = s.campaign_id

@@ -18,8 +18,8 @@ import (
 // Options are the knobs of one bench run; zero values take the defaults noted.
 type Options struct {
 	Recipients int           // subscribers imported and sent to; default 100,000
-	BatchSize  int           // executor claim size; default 20 (SENDONCE_BATCH_SIZE's default)
-	Workers    int           // executor workers; default 16
+	BatchSize  int           // executor claim size; default 50 (SENDONCE_BATCH_SIZE's default)
+	Workers    int           // executor workers; default 32 (SENDONCE_WORKERS's default)
 	Latency    time.Duration // how long the fake provider takes to accept a message
 	Provider   string        // instant (default) or smtp (an in-process SMTP sink on loopback)
 	// RawConns is the number of connections of the raw loop. The executor claims on
@@ -34,6 +34,14 @@ type Options struct {
 	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
 	// Database describes the database in the header line (e.g. "throwaway cluster, fsync=off").
 	Database string
+	// SMTPAddr, with Provider smtp, is a running SMTP sink to send to (the command
+	// starts one in a child process, so its CPU is not counted as the app's); empty
+	// starts one in this process.
+	SMTPAddr string
+	// Executors, when above 1, adds the scaling curve: the send phase again with
+	// 1, 2, 4, … up to Executors executors in this process, each with its own pool
+	// and provider, on a fresh campaign to the same audience each time.
+	Executors int
 }
 
 func (o *Options) defaults() error {
@@ -41,13 +49,16 @@ func (o *Options) defaults() error {
 		o.Recipients = 100_000
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = 20
+		o.BatchSize = 50
 	}
 	if o.Workers <= 0 {
-		o.Workers = 16
+		o.Workers = 32
 	}
 	if o.RawConns <= 0 {
 		o.RawConns = 2
+	}
+	if o.Executors <= 0 {
+		o.Executors = 1
 	}
 	switch o.Provider {
 	case "":
@@ -65,6 +76,8 @@ type Report struct {
 	Build  Rate
 	Send   Send
 	Raw    Rate
+	// Curve is the send phase with 1, 2, 4, … executors (only with Executors > 1).
+	Curve []Send
 }
 
 // Rate is rows done in a duration.
@@ -87,6 +100,8 @@ type Send struct {
 	Rate
 	AckP50, AckP99 time.Duration
 	PeakRSSMB      float64
+	// Cost is the CPU and statements the send took.
+	Cost Cost
 	// Executor summarises the executor's claim and acknowledge histograms.
 	Executor string
 }
@@ -97,8 +112,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 	if err := o.defaults(); err != nil {
 		return Report{}, err
 	}
-	fmt.Fprintf(out, "# bench: recipients=%d batch_size=%d workers=%d latency=%s provider=%s raw_conns=%d database=%q\n",
-		o.Recipients, o.BatchSize, o.Workers, o.Latency, o.Provider, o.RawConns, o.Database)
+	fmt.Fprintf(out, "# bench: recipients=%d batch_size=%d workers=%d latency=%s provider=%s raw_conns=%d executors=%d database=%q\n",
+		o.Recipients, o.BatchSize, o.Workers, o.Latency, o.Provider, o.RawConns, o.Executors, o.Database)
 	var rep Report
 	accountID, _, imported, err := Seed(ctx, pool, o.Recipients)
 	if err != nil {
@@ -110,7 +125,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 		return rep, err
 	}
 
-	rep.Build, rep.Send, err = sendCampaign(ctx, pool, accountID, o)
+	rep.Build, rep.Send, err = sendCampaign(ctx, pool, accountID, o, 1)
 	if err != nil {
 		return rep, fmt.Errorf("send: %w", err)
 	}
@@ -118,6 +133,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 	fmt.Fprintf(out, "send: recipients=%d secs=%.2f per_s=%.0f ack_p50_ms=%.1f ack_p99_ms=%.1f peak_rss_mb=%.1f\n",
 		rep.Send.Rows, rep.Send.Secs, rep.Send.PerSecond(), ms(rep.Send.AckP50), ms(rep.Send.AckP99), rep.Send.PeakRSSMB)
 	fmt.Fprintln(out, rep.Send.Executor)
+	fmt.Fprintln(out, rep.Send.Cost.Line())
+	fmt.Fprintln(out, rep.Send.Cost.Detail())
 	if err := analyze(ctx, pool); err != nil {
 		return rep, err
 	}
@@ -132,7 +149,38 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 		ratio = rep.Send.PerSecond() / raw.PerSecond()
 	}
 	fmt.Fprintf(out, "raw: per_s=%.0f ratio=%.2f\n", raw.PerSecond(), ratio)
+	if o.Executors > 1 {
+		if rep.Curve, err = curve(ctx, pool, accountID, o, rep.Send, out); err != nil {
+			return rep, fmt.Errorf("executors: %w", err)
+		}
+	}
 	return rep, nil
+}
+
+// curve sends the campaign again with 2, 4, … executors (first is the 1-executor
+// send already measured). Each point first deletes the previous point's send rows,
+// so every point starts from a table of the same size.
+func curve(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options, first Send, out io.Writer) ([]Send, error) {
+	points := []Send{first}
+	line := func(n int, s Send) {
+		fmt.Fprintf(out, "executors: n=%d per_s=%.0f secs=%.2f %s\n", n, s.PerSecond(), s.Secs, s.Cost.Line()[len("cost: "):])
+	}
+	line(1, first)
+	for n := 2; n <= o.Executors; n *= 2 {
+		if err := store.New(pool).BenchDeleteCampaignSends(ctx, accountID); err != nil {
+			return points, err
+		}
+		if err := analyze(ctx, pool); err != nil {
+			return points, err
+		}
+		_, s, err := sendCampaign(ctx, pool, accountID, o, n)
+		if err != nil {
+			return points, err
+		}
+		points = append(points, s)
+		line(n, s)
+	}
+	return points, store.New(pool).BenchDeleteCampaignSends(ctx, accountID)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

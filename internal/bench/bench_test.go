@@ -28,11 +28,39 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	for _, prefix := range []string{"import: rows=500 ", "build: recipients=500 ", "send: recipients=500 ", "raw: per_s="} {
 		require.Contains(t, out.String(), "\n"+prefix)
 	}
-	for _, field := range []string{"ack_p50_ms=", "ack_p99_ms=", "peak_rss_mb=", "ratio="} {
+	for _, field := range []string{"ack_p50_ms=", "ack_p99_ms=", "peak_rss_mb=", "ratio=", "\ncost: app_cpu_s_per_1k=",
+		" pg_cpu_s_per_1k=", " db_statements_per_1k=", "\n# cost: cluster_cpu_s_per_1k="} {
 		require.Contains(t, out.String(), field)
 	}
 	require.Greater(t, rep.Send.PeakRSSMB, 0.0)
-	require.Len(t, strings.Split(strings.TrimSpace(out.String()), "\n"), 6)
+	require.Len(t, strings.Split(strings.TrimSpace(out.String()), "\n"), 8)
+	// The test database runs on this host, so every figure of the cost line is known.
+	cost := rep.Send.Cost
+	require.EqualValues(t, 500, cost.Messages)
+	require.Positive(t, cost.AppCPU)
+	require.GreaterOrEqual(t, cost.PGCPU, 0.0)
+	require.GreaterOrEqual(t, cost.ClusterCPU, cost.PGCPU)
+	// At least a claim and an acknowledgement per 50-row batch, and the finish.
+	require.GreaterOrEqual(t, cost.Statements, int64(2*500/50+1))
+	require.NotContains(t, cost.Line(), "n/a")
+}
+
+// TestExecutorsCurve sends the audience again with 2 executors, each with its own
+// pool: both points deliver every recipient once and print a curve line.
+func TestExecutorsCurve(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	var out bytes.Buffer
+	rep, err := Run(context.Background(), pool, Options{Recipients: 300, BatchSize: 20, Workers: 8, Executors: 2}, &out)
+	require.NoError(t, err, out.String())
+	require.Len(t, rep.Curve, 2)
+	for _, p := range rep.Curve {
+		require.EqualValues(t, 300, p.Rows)
+		require.EqualValues(t, 300, p.Cost.Messages)
+		require.Positive(t, p.Cost.Statements)
+	}
+	require.Contains(t, out.String(), "\nexecutors: n=1 per_s=")
+	require.Contains(t, out.String(), "\nexecutors: n=2 per_s=")
 }
 
 // TestRunThroughTheSMTPSink sends through go-mail to the in-process SMTP sink.

@@ -7,19 +7,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// executorSummary condenses the executor's own histograms into one comment line:
+// executorSummary condenses the executors' own histograms (summed over regs) into one comment line:
 // how many claim and acknowledge statements ran, their mean latency and mean rows,
 // which is where a tuning session starts.
-func executorSummary(reg *prometheus.Registry) string {
-	families, err := reg.Gather()
-	if err != nil {
-		return "# executor: " + err.Error()
-	}
+func executorSummary(regs ...*prometheus.Registry) string {
 	stat := map[string][2]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			if h := m.GetHistogram(); h != nil {
-				stat[f.GetName()] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
+	for _, reg := range regs {
+		families, err := reg.Gather()
+		if err != nil {
+			return "# executor: " + err.Error()
+		}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				if h := m.GetHistogram(); h != nil {
+					s := stat[f.GetName()]
+					stat[f.GetName()] = [2]float64{s[0] + float64(h.GetSampleCount()), s[1] + h.GetSampleSum()}
+				}
 			}
 		}
 	}

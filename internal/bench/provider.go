@@ -60,19 +60,23 @@ func newProvider(o Options, acks *ackSampler) (provider.Provider, func(), error)
 	if o.Provider != "smtp" {
 		return &instant{latency: o.Latency, acks: acks}, func() {}, nil
 	}
-	s := sink.NewSMTP(sink.SMTPOptions{Latency: o.Latency})
-	addr, err := s.Listen("127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
+	addr, closeSink := o.SMTPAddr, func() {}
+	if addr == "" {
+		s := sink.NewSMTP(sink.SMTPOptions{Latency: o.Latency})
+		var err error
+		if addr, err = s.Listen("127.0.0.1:0"); err != nil {
+			return nil, nil, err
+		}
+		closeSink = func() { s.Close() }
 	}
 	host, port, _ := strings.Cut(addr, ":")
 	portN, _ := strconv.Atoi(port)
 	p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portN, Security: "none", Conns: o.Workers})
 	if err != nil {
-		s.Close()
+		closeSink()
 		return nil, nil, err
 	}
-	return &sampled{Provider: p, acks: acks}, func() { p.Close(); s.Close() }, nil
+	return &sampled{Provider: p, acks: acks}, func() { p.Close(); closeSink() }, nil
 }
 
 // ackSampler remembers when the provider accepted about maxSamples evenly spread

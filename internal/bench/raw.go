@@ -71,13 +71,24 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 	began := time.Now()
 	for range o.RawConns {
 		g.Go(func() error {
+			var after int64 // the executor's claim cursor
 			for gctx.Err() == nil {
-				rows, err := q.SendClaimBatch(gctx, store.SendClaimBatchParams{Lease: lease, CampaignID: id, N: int32(o.BatchSize)})
+				rows, err := q.SendClaimBatch(gctx, store.SendClaimBatchParams{Lease: lease, CampaignID: id, AfterID: after, N: int32(o.BatchSize)})
 				if err != nil {
 					return err
 				}
+				if len(rows) == 0 && after != 0 {
+					after = 0
+					continue
+				}
 				if len(rows) == 0 {
 					return nil
+				}
+				after = 0
+				if len(rows) == o.BatchSize {
+					for _, r := range rows {
+						after = max(after, r.ID)
+					}
 				}
 				ack := store.SendAckManyParams{}
 				for _, r := range rows {

@@ -13,40 +13,57 @@ import (
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// sendCampaign runs one campaign through the real executor, in this process: it
-// approves the campaign (the NOTIFY wakes the scheduler), times the start (CAS and
-// recipient build in one transaction) until the campaign is sending, then the send
-// until its last acknowledgement (the finalizer marks it sent shortly after). Peak memory is the process's high-water mark
-// over the send alone.
-func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (build Rate, send Send, err error) {
-	id, err := NewCampaign(ctx, pool, accountID, "bench send")
+// executorConns is each executor's pool size: serve's SENDONCE_EXECUTOR_DB_CONNS default.
+const executorConns = 8
+
+// sendCampaign runs one campaign through n real executors in this process, each
+// with its own pool (as n `serve` replicas would have) and its own provider: it
+// approves the campaign (the NOTIFY wakes the schedulers), times the start (CAS
+// and recipient build in one transaction) until the campaign is sending, then the
+// send until its last acknowledgement (the finalizer marks it sent shortly after).
+// Peak memory is the process's high-water mark over the send alone; the cost
+// window runs from `sending` to `sent`.
+func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options, n int) (build Rate, send Send, err error) {
+	id, err := NewCampaign(ctx, pool, accountID, fmt.Sprintf("bench send (%d executors)", n))
 	if err != nil {
 		return build, send, err
 	}
-	reg := prometheus.NewRegistry()
+	m := newMeter(pool.Config())
 	acks := newAckSampler(o.Recipients)
-	p, closeProvider, err := newProvider(o, acks)
-	if err != nil {
-		return build, send, err
-	}
-	defer closeProvider()
-	ex, err := executor.New(pool, p, executor.Config{
-		Workers: o.Workers, BatchSize: o.BatchSize, AckInterval: o.AckInterval, AckBatch: o.AckBatch,
-		// The NOTIFY starts the campaign; the tick is only the fallback.
-		Tick: time.Minute, Links: o.Links,
-	}, nil, reg)
-	if err != nil {
-		return build, send, err
+	regs := make([]*prometheus.Registry, n)
+	for i := range n {
+		ecfg := pool.Config()
+		ecfg.MaxConns = executorConns
+		m.instrument(ecfg)
+		epool, err := pgxpool.NewWithConfig(ctx, ecfg)
+		if err != nil {
+			return build, send, err
+		}
+		defer epool.Close()
+		p, closeProvider, err := newProvider(o, acks)
+		if err != nil {
+			return build, send, err
+		}
+		defer closeProvider()
+		regs[i] = prometheus.NewRegistry()
+		ex, err := executor.New(epool, p, executor.Config{
+			Workers: o.Workers, BatchSize: o.BatchSize, AckInterval: o.AckInterval, AckBatch: o.AckBatch,
+			// The NOTIFY starts the campaign; the tick is only the fallback.
+			Tick: time.Minute, Links: o.Links,
+		}, nil, regs[i])
+		if err != nil {
+			return build, send, err
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ex.Start(runCtx)
+		defer func() {
+			if stopErr := ex.Stop(context.WithoutCancel(ctx)); err == nil {
+				err = stopErr
+			}
+		}()
 	}
 	resetPeakRSS()
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ex.Start(runCtx)
-	defer func() {
-		if stopErr := ex.Stop(context.WithoutCancel(ctx)); err == nil {
-			err = stopErr
-		}
-	}()
 
 	campaigns := campaign.NewService(pool)
 	began := time.Now()
@@ -57,11 +74,13 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 	if err != nil {
 		return build, send, err
 	}
+	w := m.open()
 	build.Secs = started.Sub(began).Seconds()
 	if _, err := waitStatus(ctx, campaigns, accountID, id, campaign.StatusSending, 5*time.Millisecond); err != nil {
 		return build, send, err
 	}
 	finished := time.Now()
+	send.Cost = m.close(w, 0)
 	send.PeakRSSMB = peakRSSMB()
 	last, err := store.New(pool).BenchLastSentAt(ctx, id)
 	if err != nil {
@@ -70,7 +89,7 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 	// The drain ends with the last acknowledgement; the finalizer may notice up to
 	// its poll interval later, which is reported apart.
 	send.Secs = last.Sub(started).Seconds()
-	send.Executor = fmt.Sprintf("%s finish_lag_ms=%.0f", executorSummary(reg), ms(finished.Sub(last)))
+	send.Executor = fmt.Sprintf("%s finish_lag_ms=%.0f", executorSummary(regs...), ms(finished.Sub(last)))
 
 	st, err := campaigns.Stats(ctx, accountID, id)
 	if err != nil {
@@ -80,6 +99,7 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 		return build, send, fmt.Errorf("campaign ended %s with %v", st.Status, st.Counts)
 	}
 	build.Rows, send.Rows = st.Total, st.Counts["sent"]
+	send.Cost.Messages = send.Rows
 	send.AckP50, send.AckP99, err = acks.latencies(ctx, pool, id)
 	return build, send, err
 }

@@ -56,6 +56,12 @@ type Campaign struct {
 	ScheduledFor, ApprovedAt, StartedAt *time.Time
 	FinishedAt, CancelledAt             *time.Time
 	CreatedAt, UpdatedAt                time.Time
+	// SenderID is the sender the campaign names; nil: the account default sender,
+	// else the environment's provider.
+	SenderID *int64
+	// PausedReason says why the system paused the campaign (a sender's repeated
+	// auth/config failures); nil when paused by hand or not paused.
+	PausedReason *string
 }
 
 // Fields are the editable fields of a campaign; nil keeps (or defaults) a field.
@@ -66,6 +72,8 @@ type Fields struct {
 	AmbiguousPolicy                             *string
 	// SegmentID sets the segment; 0 clears it (on update).
 	SegmentID *int64
+	// SenderID names one of the account's senders; 0 clears it.
+	SenderID *int64
 }
 
 func fromStore(c store.Campaign) Campaign {
@@ -73,7 +81,7 @@ func fromStore(c store.Campaign) Campaign {
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
 		ListIDs: c.ListIds, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason}
 }
 
 func val(p *string) string {
@@ -125,6 +133,14 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 			return apperr.Invalidf("/segment_id", "segment %d not found", *f.SegmentID)
 		}
 	}
+	if f.SenderID != nil && *f.SenderID != 0 {
+		if _, err := store.New(s.pool).SenderGet(ctx, accountID, *f.SenderID); err != nil {
+			if apperr.Is(postgres.Error(err, "sender"), apperr.NotFound) {
+				return apperr.Invalidf("/sender_id", "sender %d not found", *f.SenderID)
+			}
+			return err
+		}
+	}
 	if f.ListIDs != nil {
 		ids := slices.Clone(*f.ListIDs)
 		slices.Sort(ids)
@@ -164,6 +180,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 		FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
 		TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
 		SegmentID: nonZero(f.SegmentID),
+		SenderID:  nonZero(f.SenderID),
 	})
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")
@@ -193,6 +210,7 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, status *st
 	return out, nil
 }
 
+// nonZero is nil for nil or 0.
 func nonZero(p *int64) *int64 {
 	if p == nil || *p == 0 {
 		return nil

@@ -2,7 +2,9 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,7 +66,8 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 	}
 	arg := store.CampaignUpdateDraftParams{AccountID: accountID, ID: id, Name: f.Name, Subject: f.Subject,
 		FromEmail: f.FromEmail, FromName: f.FromName, ReplyTo: f.ReplyTo, HtmlTemplate: f.HTMLTemplate,
-		TextTemplate: f.TextTemplate, Language: f.Language, AmbiguousPolicy: f.AmbiguousPolicy, SegmentID: f.SegmentID}
+		TextTemplate: f.TextTemplate, Language: f.Language, AmbiguousPolicy: f.AmbiguousPolicy,
+		SenderID: f.SenderID, SegmentID: f.SegmentID}
 	if f.ListIDs != nil {
 		arg.ListIds = *f.ListIDs
 		if arg.ListIds == nil {
@@ -103,8 +106,34 @@ func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor
 			if err := validateTemplates(c); err != nil {
 				return err
 			}
+			if err := checkSenderFrom(ctx, q, c); err != nil {
+				return err
+			}
 			return notify(ctx, q, c.ID)
 		})
+}
+
+// checkSenderFrom refuses a From that the campaign's sender does not allow.
+func checkSenderFrom(ctx context.Context, q *store.Queries, c store.Campaign) error {
+	rules, err := q.CampaignSenderRules(ctx, c.AccountID, c.SenderID)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	}
+	if len(rules.AllowedFrom) == 0 {
+		return nil
+	}
+	from := strings.ToLower(c.FromEmail)
+	_, domain, _ := strings.Cut(from, "@")
+	for _, r := range rules.AllowedFrom {
+		if r = strings.ToLower(r); r == from || r == domain {
+			return nil
+		}
+	}
+	return apperr.Invalidf("/from_email", "sender %d does not allow sending from %s (allowed: %s)",
+		rules.ID, c.FromEmail, strings.Join(rules.AllowedFrom, ", "))
 }
 
 // Unapprove moves an approved campaign that has not started back to draft.
@@ -123,7 +152,12 @@ func (s *Service) Pause(ctx context.Context, accountID, id int64) (Campaign, err
 func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, error) {
 	return s.cas(ctx, accountID, id, "resume",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignResume(ctx, accountID, id) },
-		func(q *store.Queries, c store.Campaign) error { return notify(ctx, q, c.ID) })
+		func(q *store.Queries, c store.Campaign) error {
+			if err := q.SenderResumeHealth(ctx, accountID, c.SenderID); err != nil {
+				return err
+			}
+			return notify(ctx, q, c.ID)
+		})
 }
 
 // Cancel ends a campaign that has not finished, and cancels its queued sends in the

@@ -43,7 +43,7 @@ type Database struct {
 	// ExecutorDBConns caps the executor's own pool, apart from the API's, so a
 	// burst of API requests cannot starve sending of connections (nor the reverse).
 	// One connection is the executor's LISTEN; the rest claim and acknowledge.
-	ExecutorDBConns int32 `split_words:"true" default:"6"`
+	ExecutorDBConns int32 `split_words:"true" default:"8"`
 }
 
 // HTTP settings of the API server.
@@ -73,8 +73,8 @@ type HTTP struct {
 // Executor settings of the in-process sender.
 type Executor struct {
 	Tick        time.Duration `split_words:"true" default:"60s"`
-	Workers     int           `split_words:"true" default:"16"`
-	BatchSize   int           `split_words:"true" default:"20"`
+	Workers     int           `split_words:"true" default:"32"`
+	BatchSize   int           `split_words:"true" default:"50"`
 	Lease       time.Duration `split_words:"true" default:"2m"`
 	MaxAttempts int           `split_words:"true" default:"5"`
 	BackoffBase time.Duration `split_words:"true" default:"30s"`
@@ -83,6 +83,9 @@ type Executor struct {
 	// AccountRatePerSecond caps each account's sends (0: unlimited).
 	RatePerSecond        float64 `split_words:"true" default:"0"`
 	AccountRatePerSecond float64 `split_words:"true" default:"0"`
+	// SendRetention deletes the per-recipient send rows of campaigns finished longer
+	// ago than this, keeping their counts (0: keep every row).
+	SendRetention time.Duration `split_words:"true" default:"0"`
 	// Heartbeat is how often an executor refreshes its liveness row; one silent for
 	// three heartbeats is dead, and its in-flight rows are rescued.
 	Heartbeat time.Duration `split_words:"true" default:"2s"`
@@ -98,7 +101,7 @@ type Providers struct {
 	SMTPPassword string `split_words:"true"`
 	// SMTPSecurity is none, starttls or tls.
 	SMTPSecurity string `split_words:"true" default:"starttls"`
-	SMTPConns    int    `split_words:"true" default:"4"`
+	SMTPConns    int    `split_words:"true" default:"8"`
 	// SMTPTimeout bounds each SMTP command and the message transfer.
 	SMTPTimeout time.Duration `split_words:"true" default:"30s"`
 
@@ -114,6 +117,9 @@ type Unsubscribe struct {
 	// signs new tokens, all verify. Empty in dev means a fixed development key.
 	UnsubscribeSecret []string `split_words:"true"`
 	UnsubscribeMailto string   `split_words:"true"`
+	// SecretsKey is the key ring that encrypts sender credentials: `keyid:base64key`
+	// entries (32-byte keys), comma separated; the first encrypts, all decrypt.
+	SecretsKey []string `split_words:"true"`
 	// MessageIDKey keys the Message-ID HMAC (at least 16 bytes); empty means a key
 	// derived from the signing unsubscribe secret.
 	MessageIDKey string `envconfig:"MESSAGE_ID_KEY"`
@@ -156,6 +162,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_LEASE must be at least 1s")
 	case c.Tick <= 0:
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
+	case c.SendRetention < 0:
+		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
 	case c.Heartbeat < 100*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_HEARTBEAT must be at least 100ms")
 	case c.SoftBounceLimit < 1:

@@ -49,8 +49,19 @@ func TestLeaseMustCoverTheProviderTimeout(t *testing.T) {
 func TestExecutorDBConns(t *testing.T) {
 	t.Parallel()
 	c := Default()
-	require.Equal(t, int32(6), c.ExecutorDBConns)
+	require.Equal(t, int32(8), c.ExecutorDBConns)
 	require.NoError(t, c.Validate())
 	c.ExecutorDBConns = 1
 	require.ErrorContains(t, c.Validate(), "SENDONCE_EXECUTOR_DB_CONNS must be at least 2")
+}
+
+// TestSendRetention: the default keeps every send row; a negative retention is refused.
+func TestSendRetention(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	require.Zero(t, c.SendRetention)
+	c.SendRetention = 90 * 24 * time.Hour
+	require.NoError(t, c.Validate())
+	c.SendRetention = -time.Hour
+	require.ErrorContains(t, c.Validate(), "SENDONCE_SEND_RETENTION must not be negative")
 }

@@ -40,15 +40,17 @@ func TestClaimPlanRightAfterBuild(t *testing.T) {
 	require.NoError(t, err)
 	f.exec(`ANALYZE sends`)
 	e := newExecutor(t, pool, newFake(true), Config{})
+	var after int64
 	for range 10 {
 		rows, err := e.q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c, N: 1000, Lease: leaseInterval(time.Minute)})
 		require.NoError(t, err)
 		require.Len(t, rows, 1000)
+		after = max(after, rows[len(rows)-1].ID)
 	}
 	require.Contains(t, captured, "SKIP LOCKED")
 	var plan []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN "+captured, nil, leaseInterval(time.Minute), nil, c, int32(500))
+		rows, err := tx.Query(ctx, "EXPLAIN "+captured, nil, leaseInterval(time.Minute), nil, c, after, int32(500))
 		if err != nil {
 			return err
 		}
@@ -63,4 +65,7 @@ func TestClaimPlanRightAfterBuild(t *testing.T) {
 	t.Logf("plan:\n%s", text)
 	require.Contains(t, text, "Index Scan using sends_claim_idx", "plan:\n%s", text)
 	require.NotContains(t, text, "Sort", "plan:\n%s", text)
+	// The cursor is an index condition: the scan starts past the claimed rows'
+	// dead entries instead of filtering them out one by one.
+	require.Regexp(t, `Index Cond: .*ROW\(next_attempt_at, id\) > ROW`, text)
 }

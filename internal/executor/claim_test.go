@@ -202,7 +202,7 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, nil, leaseInterval(time.Minute), nil, c, int32(100))
+			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, nil, leaseInterval(time.Minute), nil, c, int64(0), int32(100))
 			if err != nil {
 				return err
 			}
@@ -279,4 +279,61 @@ func TestMessageIsRenderedWithUnsubscribeHeaders(t *testing.T) {
 	// Keyed: no campaign or subscriber id shows in it.
 	require.Regexp(t, `^[a-z2-7]{26}@`, m.MessageID)
 	require.Equal(t, "sent", readSend(t, f.pool, row.ID).Status)
+}
+
+// TestClaimCursorLeavesNoRowBehind: the dispatcher's claims resume after the last
+// id they took, so a row handed back behind the cursor (released unsent) is not in
+// the next claim's range; the claim that comes back short or empty starts again
+// from the beginning, and the row is claimed before the campaign counts as empty.
+func TestClaimCursorLeavesNoRowBehind(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	f, e, c := started(t, 10, "skip", newFake(true), clk)
+	ctx := context.Background()
+	first, err := e.claim(ctx, c, 4)
+	require.NoError(t, err)
+	require.Len(t, first, 4)
+	require.Equal(t, first[3].ID, c.after)
+	// The first row goes back to the queue unsent, behind the cursor.
+	n, err := e.release(ctx, []claimRef{{first[0].ID, first[0].Attempts}})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	next, err := e.claim(ctx, c, 4)
+	require.NoError(t, err)
+	require.Len(t, next, 4)
+	for _, r := range next {
+		require.Greater(t, r.ID, first[3].ID, "the cursor skips the claimed head")
+	}
+	tail, err := e.claim(ctx, c, 4)
+	require.NoError(t, err)
+	require.Len(t, tail, 2, "the last two fresh rows")
+	require.Zero(t, c.after, "a short claim sends the cursor back to the start")
+	again, err := e.claim(ctx, c, 4)
+	require.NoError(t, err)
+	require.Len(t, again, 1)
+	require.Equal(t, first[0].ID, again[0].ID, "the released row is claimed before the campaign runs dry")
+	empty, err := e.claim(ctx, c, 4)
+	require.NoError(t, err)
+	require.Empty(t, empty)
+	require.Equal(t, map[string]int{"sending": 10}, f.counts(c.ID))
+}
+
+// TestClaimCursorRestartsWhenItFindsNothing: a full claim leaves the cursor at its
+// last id; when every row after it is gone, the next claim goes back to the start
+// in the same call instead of reporting the campaign empty.
+func TestClaimCursorRestartsWhenItFindsNothing(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	_, e, c := started(t, 4, "skip", newFake(true), clk)
+	ctx := context.Background()
+	rows, err := e.claim(ctx, c, 4)
+	require.NoError(t, err)
+	require.Len(t, rows, 4)
+	require.NotZero(t, c.after)
+	_, err = e.release(ctx, []claimRef{{rows[1].ID, rows[1].Attempts}})
+	require.NoError(t, err)
+	again, err := e.claim(ctx, c, 4)
+	require.NoError(t, err)
+	require.Len(t, again, 1)
+	require.Equal(t, rows[1].ID, again[0].ID)
 }

@@ -2,7 +2,10 @@ package executor
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -10,17 +13,46 @@ import (
 // complete coalesces the workers' results into one acknowledgement statement every
 // AckInterval or every AckBatch rows (DESIGN.md §4, as River's batch completer). The
 // results channel is small, so a slow database pushes back on the workers instead
-// of growing a backlog; worker slots are only freed once their rows are acknowledged.
+// of growing a backlog; claimed-row slots are only freed once their rows are
+// acknowledged. Two acknowledgements may run at once (rows of different batches
+// are disjoint), so one statement's round trip does not hold up the next batch.
 func (e *Executor) complete() {
 	defer e.completer.Done()
-	var batch []result
+	const parallel = 2
+	ackers := make(chan *acker, parallel)
+	for range parallel {
+		ackers <- newAcker(e)
+	}
+	var acking atomic.Int64 // rows in acknowledgements under way
+	send := func(batch []result) {
+		if len(batch) == 0 {
+			return
+		}
+		a := <-ackers
+		a.batch = append(a.batch[:0], batch...)
+		acking.Add(int64(len(batch)))
+		go func() {
+			a.flush(a.batch)
+			acking.Add(-int64(len(a.batch)))
+			ackers <- a
+		}()
+	}
+	defer func() {
+		for range parallel {
+			<-ackers // every acknowledgement under way has ended
+		}
+	}()
+	batch := make([]result, 0, e.cfg.AckBatch)
+	// A batch as large as a claim is worth a statement at once: waiting longer only
+	// keeps the slots the next claim needs.
+	full := max(1, min(e.cfg.AckBatch, e.cfg.BatchSize))
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
 		select {
 		case r, ok := <-e.results:
 			if !ok {
-				e.flush(batch)
+				send(batch)
 				return
 			}
 			if len(batch) == 0 {
@@ -28,30 +60,56 @@ func (e *Executor) complete() {
 			}
 			batch = append(batch, r)
 			// Waiting only pays while other sends may still join the batch: once every
-			// claimed row has its result, flush at once so the slots come back.
-			if len(batch) < e.cfg.AckBatch && len(batch) < e.outstanding() {
+			// claimed row not already being acknowledged has its result, flush at once
+			// so the slots come back.
+			if len(batch) < full && int64(len(batch)) < int64(e.outstanding())-acking.Load() {
 				continue
 			}
 			timer.Stop()
 		case <-timer.C:
 		}
-		e.flush(batch)
+		send(batch)
 		batch = batch[:0]
 	}
+}
+
+// flush writes one batch of acknowledgements (tests call it directly).
+func (e *Executor) flush(batch []result) { newAcker(e).flush(batch) }
+
+// acker holds the completer's reusable statement parameters and its outcome
+// counters, so a flush allocates nothing per result.
+type acker struct {
+	e        *Executor
+	batch    []result // the results being acknowledged (complete's copy)
+	p        store.SendAckManyParams
+	released []claimRef
+	counters map[string]prometheus.Counter
+}
+
+func newAcker(e *Executor) *acker {
+	a := &acker{e: e, counters: map[string]prometheus.Counter{}}
+	for _, label := range []string{"sent", "failed", "unknown", "retried", "released"} {
+		a.counters[label] = e.metrics.sends.WithLabelValues(label)
+	}
+	return a
 }
 
 // flush writes one batch of acknowledgements, retrying through a database outage.
 // It gives up only when the shutdown deadline has passed: the rows then stay
 // 'sending' and the rescuer treats them as in flight, which is what they were.
-func (e *Executor) flush(batch []result) {
+func (a *acker) flush(batch []result) {
 	if len(batch) == 0 {
 		return
 	}
-	p := store.SendAckManyParams{Now: e.now()}
-	var released []claimRef
+	e := a.e
+	p := &a.p
+	p.Now = e.now()
+	p.Ids, p.Attempts, p.Statuses = p.Ids[:0], p.Attempts[:0], p.Statuses[:0]
+	p.ProviderIds, p.Errors, p.NextAttempts = p.ProviderIds[:0], p.Errors[:0], p.NextAttempts[:0]
+	a.released = a.released[:0]
 	for _, r := range batch {
 		if r.status == statusRelease {
-			released = append(released, claimRef{r.id, r.attempts})
+			a.released = append(a.released, claimRef{r.id, r.attempts})
 			continue
 		}
 		p.Ids = append(p.Ids, r.id)
@@ -61,21 +119,21 @@ func (e *Executor) flush(batch []result) {
 		p.Errors = append(p.Errors, r.err)
 		p.NextAttempts = append(p.NextAttempts, r.next)
 	}
-	acked, releasedDone := len(p.Ids) == 0, len(released) == 0
+	acked, releasedDone := len(p.Ids) == 0, len(a.released) == 0
 	backoff := newStepBackoff(50*time.Millisecond, 5*time.Second)
 	for {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(e.writeCtx, 30*time.Second)
 		var err error
 		if !acked {
-			if _, err = e.q.SendAckMany(ctx, p); err == nil {
+			if _, err = e.q.SendAckMany(ctx, *p); err == nil {
 				acked = true
 				e.metrics.ackSeconds.Observe(time.Since(start).Seconds())
 				e.metrics.ackBatch.Observe(float64(len(p.Ids)))
 			}
 		}
 		if err == nil && !releasedDone {
-			if _, err = e.release(ctx, released); err == nil {
+			if _, err = e.release(ctx, a.released); err == nil {
 				releasedDone = true
 			}
 		}
@@ -91,21 +149,27 @@ func (e *Executor) flush(batch []result) {
 		}
 	}
 	for _, r := range batch {
-		label := r.status
-		switch label {
-		case "queued":
-			label = "retried"
-		case statusRelease:
-			label = "released"
-		}
-		e.metrics.sends.WithLabelValues(label).Inc()
+		a.count(r.status)
 	}
 	e.slotsFreed(len(batch))
 }
 
-// outstanding is the number of claimed rows not yet acknowledged.
-func (e *Executor) outstanding() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cfg.Workers - e.free
+// count adds one outcome to sendonce_sends_total.
+func (a *acker) count(status string) {
+	label := status
+	switch label {
+	case "queued":
+		label = "retried"
+	case statusRelease:
+		label = "released"
+	}
+	c := a.counters[label]
+	if c == nil {
+		c = a.e.metrics.sends.WithLabelValues(label)
+		a.counters[label] = c
+	}
+	c.Inc()
 }
+
+// outstanding is the number of claimed rows not yet acknowledged.
+func (e *Executor) outstanding() int { return e.capacity() - int(e.free.Load()) }

@@ -18,6 +18,15 @@ type campaign struct {
 	tmplErr error // a template that does not parse fails every recipient permanently
 	// idleUntil: the last claim came back empty; ask again after this (dispatcher only).
 	idleUntil time.Time
+	// after is the claim cursor: the highest id the last full claim took (0: from
+	// the start). Dispatcher only.
+	after int64
+	// provider sends its messages: its sender's, else the executor's. senderLimiter
+	// is its sender's rate (shared by the sender's campaigns); routeErr keeps it
+	// out of the deal while its sender cannot be built.
+	provider      Provider
+	senderLimiter *rate.Limiter
+	routeErr      error
 }
 
 // account groups one tenant's campaigns for round-robin dealing.
@@ -30,12 +39,27 @@ type account struct {
 
 // dealer is the dispatcher's state; only the dispatch goroutine touches it.
 type dealer struct {
-	accounts  []*account
-	next      int // the account to serve next
-	byID      map[int64]*campaign
-	limiters  map[int64]*rate.Limiter
-	global    *rate.Limiter
-	refreshed time.Time
+	accounts []*account
+	next     int // the account to serve next
+	byID     map[int64]*campaign
+	limiters map[int64]*rate.Limiter
+	// senderLimiters are the per-sender rate limiters, by sender id.
+	senderLimiters map[int64]*rate.Limiter
+	global         *rate.Limiter
+	refreshed      time.Time
+	// inflight claims run on their own goroutines and report on done.
+	inflight int
+	done     chan claimDone
+}
+
+// claimDone is one claim statement's outcome, back on the dispatch goroutine.
+type claimDone struct {
+	a         *account
+	c         *campaign
+	n         int       // rows asked for, whose slots were reserved
+	claimedAt time.Time // before the statement: the lease began no earlier
+	rows      []store.SendClaimBatchRow
+	err       error
 }
 
 // dispatch claims work for free worker slots, dealing campaigns round-robin per
@@ -44,8 +68,14 @@ func (e *Executor) dispatch(ctx context.Context) {
 	defer e.dispatcher.Done()
 	d := e.newDealer()
 	backoff := newStepBackoff(100*time.Millisecond, 10*time.Second)
+	// Claims still running at shutdown hand their rows out (the workers set them
+	// aside for release), so none stays leased with nobody knowing of it.
+	defer e.drainClaims(ctx, d)
 	for ctx.Err() == nil {
 		wait, err := e.deal(ctx, d)
+		if err == nil && wait > 0 {
+			err = e.await(ctx, d, wait)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -58,24 +88,91 @@ func (e *Executor) dispatch(ctx context.Context) {
 			continue
 		}
 		backoff.reset()
-		if wait == 0 {
-			continue
+	}
+}
+
+// await waits up to wait for a reason to deal again: freed slots, a change of
+// campaigns, or a claim's result, which it takes in.
+func (e *Executor) await(ctx context.Context, d *dealer, wait time.Duration) error {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-e.wakeDispatch:
+	case <-e.wakeRefresh:
+		d.refreshed = time.Time{}
+	case r := <-d.done:
+		return e.claimed(ctx, d, r)
+	case <-t.C:
+	}
+	return nil
+}
+
+// maxInflight is how many claim statements the dispatcher runs at once: two, so
+// the next claim is already under way while one returns, when no rate limit
+// applies; one under a rate limit, whose budget is charged with what each claim
+// actually took.
+func (e *Executor) maxInflight() int {
+	if e.cfg.RatePerSecond > 0 || e.cfg.AccountRatePerSecond > 0 {
+		return 1
+	}
+	return 2
+}
+
+// launch reserves n slots and runs a claim of c on its own goroutine.
+func (e *Executor) launch(ctx context.Context, d *dealer, a *account, c *campaign, n int) {
+	e.free.Add(int64(-n))
+	d.inflight++
+	after := c.after
+	r := claimDone{a: a, c: c, n: n, claimedAt: e.clock()}
+	go func() {
+		r.rows, r.err = e.claimFrom(ctx, c, n, after)
+		d.done <- r
+	}()
+}
+
+// claimed takes in a claim's result on the dispatch goroutine: the cursor, the
+// rows to the workers, the unused slots back, an empty campaign marked idle.
+func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
+	d.inflight--
+	e.free.Add(int64(r.n)) // handOut takes back what is really sent
+	if r.err != nil {
+		return r.err
+	}
+	c := r.c
+	c.advance(r.rows, r.n)
+	if len(r.rows) == 0 {
+		c.idleUntil = time.Now().Add(e.cfg.Poll)
+		e.finish(ctx, c.ID)
+		return nil
+	}
+	sending := e.handOut(c, r.rows, r.claimedAt)
+	now := e.clock() // the clock the budgets are computed on (deal)
+	if r.a.limiter != nil {
+		r.a.limiter.AllowN(now, sending)
+	}
+	if c.senderLimiter != nil {
+		c.senderLimiter.AllowN(now, sending)
+	}
+	if d.global != nil {
+		d.global.AllowN(now, sending)
+	}
+	return nil
+}
+
+// drainClaims waits for the claims still running and hands their rows out.
+func (e *Executor) drainClaims(ctx context.Context, d *dealer) {
+	for d.inflight > 0 {
+		if err := e.claimed(ctx, d, <-d.done); err != nil {
+			e.log.Warn("dispatch", "err", err)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-		case <-e.wakeDispatch:
-		case <-e.wakeRefresh:
-			d.refreshed = time.Time{}
-		case <-t.C:
-		}
-		t.Stop()
 	}
 }
 
 // newDealer is the dispatcher's starting state, with the global limiter.
 func (e *Executor) newDealer() *dealer {
-	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{}}
+	d := &dealer{byID: map[int64]*campaign{}, limiters: map[int64]*rate.Limiter{},
+		senderLimiters: map[int64]*rate.Limiter{}, done: make(chan claimDone, e.maxInflight())}
 	if e.cfg.RatePerSecond > 0 {
 		d.global = e.newLimiter(e.cfg.RatePerSecond)
 	}
@@ -104,19 +201,20 @@ func budgetWait(l *rate.Limiter, now time.Time, want int) time.Duration {
 // deal makes one claim if it can and returns how long to wait before the next
 // (0: go again at once).
 func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
-	now := e.clock()
-	if now.Sub(d.refreshed) >= e.cfg.Poll {
+	// Polling (refresh, idle marks) runs on the wall clock; the rate budgets on the
+	// executor's clock, which tests hold still.
+	wall, now := time.Now(), e.clock()
+	if wall.Sub(d.refreshed) >= e.cfg.Poll {
 		if err := e.refresh(ctx, d); err != nil {
 			return 0, err
 		}
-		d.refreshed = now
+		d.refreshed = wall
 	}
-	e.mu.Lock()
-	free := e.free
-	e.mu.Unlock()
+	free := int(e.free.Load())
 	// Claims of one row waste the per-statement cost that dominates (DESIGN.md §4):
-	// wait until half the slots a full claim could use are free.
-	if free < max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2) {
+	// wait until half the rows a full claim could use are free.
+	least := max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2)
+	if free < least || d.inflight >= e.maxInflight() {
 		return e.cfg.Poll, nil // a freed slot wakes us sooner
 	}
 	if id, _, _ := e.live.get(); id == 0 && e.started {
@@ -148,28 +246,25 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		for j := range a.campaigns {
 			c := a.campaigns[(a.next+j)%len(a.campaigns)]
-			if now.Before(c.idleUntil) {
+			if wall.Before(c.idleUntil) || c.routeErr != nil {
 				continue
 			}
-			claimedAt := e.clock() // before the statement: the lease began no earlier
-			rows, err := e.claim(ctx, c, an)
-			if err != nil {
-				return 0, err
+			room := free - e.reserve(c)
+			if room < least {
+				continue // only a campaign that may use the prefetch slots can claim now
 			}
-			if len(rows) == 0 {
-				c.idleUntil = now.Add(e.cfg.Poll)
-				e.finish(ctx, c.ID)
+			cn, w := senderBudget(c, now, min(an, room))
+			if w > 0 || (c.senderLimiter != nil && d.inflight > 0) {
+				// A sender's budget is charged with what a claim took: one claim
+				// of a rate-limited sender at a time.
+				if w > 0 && (rateWait == 0 || w < rateWait) {
+					rateWait = w
+				}
 				continue
 			}
 			a.next = (a.next + j + 1) % len(a.campaigns)
 			d.next = (d.next + i + 1) % len(d.accounts)
-			sending := e.handOut(c, rows, claimedAt)
-			if a.limiter != nil {
-				a.limiter.AllowN(now, sending)
-			}
-			if d.global != nil {
-				d.global.AllowN(now, sending)
-			}
+			e.launch(ctx, d, a, c, cn)
 			return 0, nil
 		}
 	}
@@ -177,6 +272,20 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		return rateWait, nil
 	}
 	return e.cfg.Poll, nil
+}
+
+// reserve is how many of the free slots a claim for c must leave alone. The last
+// BatchSize slots hold rows claimed ahead of a free worker; if the process dies,
+// the rescuer cannot tell those from rows in flight. That costs nothing when a
+// rescued row is sent again (an idempotent provider drops the replay, or the
+// campaign's ambiguous_policy is retry), but under skip with a provider that
+// cannot deduplicate, every leased row becomes `unknown`: those campaigns claim
+// only for free workers, as many rows as could really be in flight.
+func (e *Executor) reserve(c *campaign) int {
+	if e.providerOf(c).Idempotent() || c.AmbiguousPolicy == "retry" {
+		return 0
+	}
+	return e.cfg.BatchSize
 }
 
 // refresh re-reads the campaigns being sent, keeping parsed templates and idle marks.
@@ -198,6 +307,9 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 			// A wake-up (NOTIFY, resume) may mean new work: forget the idle mark.
 			c.idleUntil = time.Time{}
 		}
+		// Re-resolved on every refresh: a sender's new credentials or rate apply
+		// within a poll (Senders caches what it built).
+		e.route(ctx, d, c)
 		byID[row.ID] = c
 		if len(accounts) == 0 || accounts[len(accounts)-1].id != row.AccountID {
 			accounts = append(accounts, &account{id: row.AccountID, limiter: e.accountLimiter(d, row.AccountID)})
@@ -232,10 +344,44 @@ func (e *Executor) accountLimiter(d *dealer, id int64) *rate.Limiter {
 	return l
 }
 
-// claim runs the claim statement for up to n rows of c. It runs under
-// context.WithoutCancel: a shutdown arriving mid-statement must not leave rows
-// claimed in the database that no goroutine knows about.
+// claim claims up to n rows of c, resuming after c's cursor. A claim from the
+// cursor that finds nothing is repeated from the start before it reports the
+// campaign empty, and a claim that comes back short sends the cursor back to the
+// start: rows handed back behind the cursor are picked up, never left behind.
 func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendClaimBatchRow, error) {
+	rows, err := e.claimFrom(ctx, c, n, c.after)
+	if err != nil {
+		return nil, err
+	}
+	c.advance(rows, n)
+	return rows, nil
+}
+
+// claimFrom claims up to n rows of c after the cursor `after`, and from the start
+// when that finds nothing. It leaves c alone, so it may run off the dispatch goroutine.
+func (e *Executor) claimFrom(ctx context.Context, c *campaign, n int, after int64) ([]store.SendClaimBatchRow, error) {
+	rows, err := e.claimAfter(ctx, c, n, after)
+	if err == nil && len(rows) == 0 && after != 0 {
+		rows, err = e.claimAfter(ctx, c, n, 0)
+	}
+	return rows, err
+}
+
+// advance moves c's cursor past a claim of n rows that returned rows: to its
+// highest id when it came back full, to the start when it came back short.
+func (c *campaign) advance(rows []store.SendClaimBatchRow, n int) {
+	c.after = 0
+	if len(rows) == n {
+		for _, r := range rows {
+			c.after = max(c.after, r.ID)
+		}
+	}
+}
+
+// claimAfter runs the claim statement for up to n rows of c with ids above after
+// among the fresh ones. It runs under context.WithoutCancel: a shutdown arriving
+// mid-statement must not leave rows claimed in the database that no goroutine knows about.
+func (e *Executor) claimAfter(ctx context.Context, c *campaign, n int, after int64) ([]store.SendClaimBatchRow, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var executorID *int64
@@ -251,6 +397,7 @@ func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendC
 			Lease:      pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 			ExecutorID: executorID,
 			CampaignID: c.ID,
+			AfterID:    after,
 			N:          int32(n),
 		})
 		e.metrics.claimSeconds.Observe(time.Since(start).Seconds())
@@ -282,12 +429,10 @@ func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedA
 		}
 		sending++
 	}
-	e.mu.Lock()
-	e.free -= sending
-	e.mu.Unlock()
+	e.free.Add(int64(-sending))
 	for _, r := range rows {
 		if r.Status == "sending" {
-			// Never blocks: the channel holds Workers jobs and at most `free` are claimed.
+			// Never blocks: the channel holds capacity() jobs and at most `free` are claimed.
 			e.jobs <- job{campaign: c, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
 		}
 	}
@@ -296,8 +441,6 @@ func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedA
 
 // slotsFreed returns n worker slots and wakes the dispatcher.
 func (e *Executor) slotsFreed(n int) {
-	e.mu.Lock()
-	e.free += n
-	e.mu.Unlock()
+	e.free.Add(int64(n))
 	signal(e.wakeDispatch)
 }

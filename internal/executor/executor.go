@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,8 +34,8 @@ type Provider interface {
 // Config is the executor's configuration; zero values take the defaults noted.
 type Config struct {
 	Tick      time.Duration // scheduler fallback poll; default 60s
-	Workers   int           // concurrent sends; default 16
-	BatchSize int           // largest claim; default 20
+	Workers   int           // concurrent sends; default 32
+	BatchSize int           // largest claim; default 50
 	// Lease is how long a claim may stay in flight; default 2m. A send starts only
 	// while more than a third of it is left, so it must be at least 3 × the provider timeout.
 	Lease       time.Duration
@@ -54,6 +55,10 @@ type Config struct {
 	// Poll is how long the dispatcher waits before asking an empty campaign again
 	// (rows waiting for a retry time); default 1s.
 	Poll time.Duration
+	// SendRetention, when positive, has maintenance delete the settled send rows of
+	// campaigns that finished (sent or cancelled) longer ago, in bounded batches,
+	// keeping their counts by status for the stats. 0 keeps every row.
+	SendRetention time.Duration
 	// AckInterval and AckBatch bound how long and how many acknowledgements the
 	// completer coalesces; defaults 5ms and 500.
 	AckInterval time.Duration
@@ -63,6 +68,9 @@ type Config struct {
 	// Messages builds every message (keyed Message-IDs); nil means a builder with a
 	// random key, whose Message-IDs do not survive the process (tests only).
 	Messages *message.Builder
+	// Senders routes campaigns that name a sender to its provider; nil: every
+	// campaign goes through the executor's provider.
+	Senders Senders
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment
@@ -86,10 +94,10 @@ func (c *Config) defaults() {
 	def(&c.Heartbeat, 2*time.Second)
 	def(&c.AckInterval, 5*time.Millisecond)
 	if c.Workers <= 0 {
-		c.Workers = 16
+		c.Workers = 32
 	}
 	if c.BatchSize <= 0 {
-		c.BatchSize = 20
+		c.BatchSize = 50
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 5
@@ -123,9 +131,18 @@ type Executor struct {
 	jobs         chan job
 	results      chan result
 
+	// free counts the claimed-row slots not holding a claimed, unacknowledged row:
+	// capacity() in all, so the dispatcher can claim the next batch while workers
+	// still send the last one.
+	free     atomic.Int64
 	mu       sync.Mutex
-	free     int        // worker slots not holding a claimed, unacknowledged row
 	released []claimRef // claimed rows never sent, handed back at shutdown
+	// retainAfter is when the maintenance loop next looks for send rows past
+	// retention; retainBatch is the rows one retention statement deletes.
+	retainAfter time.Time
+	retainBatch int32
+	// queuedAfter is when maintenance next recounts the queued-rows gauge.
+	queuedAfter time.Time
 
 	claimCtx   context.Context
 	stopClaims context.CancelFunc // ends scheduler, dispatcher, listener, maintenance
@@ -164,10 +181,11 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		wakeSched:    make(chan struct{}, 1),
 		wakeDispatch: make(chan struct{}, 1),
 		wakeRefresh:  make(chan struct{}, 1),
-		jobs:         make(chan job, cfg.Workers),
+		jobs:         make(chan job, cfg.Workers+cfg.BatchSize),
 		results:      make(chan result, cfg.Workers),
-		free:         cfg.Workers,
 	}
+	e.free.Store(int64(e.capacity()))
+	e.retainBatch = retentionBatch
 	// Until Start, nothing is stopped; tests drive the steps directly.
 	e.claimCtx, e.stopClaims = context.WithCancel(context.Background())
 	e.sendCtx, e.stopSends = context.WithCancel(context.Background())
@@ -282,6 +300,14 @@ func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) 
 	}
 	return e.q.SendReleaseMany(ctx, p)
 }
+
+// capacity is the most rows this process holds claimed and unacknowledged: one per
+// worker plus one batch prefetched, so a claim runs while the workers send and the
+// completer acknowledges, instead of the three taking turns. Prefetched rows wait
+// at most one batch's sends; their lease is dated before their claim, and a worker
+// that finds too little of it left hands the row back unsent. Campaigns whose
+// rescued rows would become unknown do not prefetch (see reserve).
+func (e *Executor) capacity() int { return e.cfg.Workers + e.cfg.BatchSize }
 
 func (e *Executor) claimsStopped() bool { return e.claimCtx.Err() != nil }
 

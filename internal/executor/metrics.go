@@ -16,6 +16,7 @@ type metrics struct {
 	providerSeconds prometheus.Histogram
 	activeCampaigns prometheus.Gauge
 	queuedRows      prometheus.Gauge
+	retiredRows     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -47,14 +48,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "sendonce_active_campaigns", Help: "Campaigns in status sending, as this executor last saw them.",
 		}),
 		queuedRows: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "sendonce_queued_rows", Help: "Send rows waiting in status queued (all campaigns).",
+			Name: "sendonce_queued_rows", Help: "Send rows waiting in status queued (all campaigns), counted once a minute.",
+		}),
+		retiredRows: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sendonce_send_rows_deleted_total",
+			Help: "Send rows of finished campaigns deleted past SENDONCE_SEND_RETENTION (their counts are kept).",
 		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.sends, m.claimSeconds, m.claimBatch, m.ackSeconds,
-		m.ackBatch, m.providerSeconds, m.activeCampaigns, m.queuedRows} {
+		m.ackBatch, m.providerSeconds, m.activeCampaigns, m.queuedRows, m.retiredRows} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

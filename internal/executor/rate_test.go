@@ -36,6 +36,18 @@ func rateSetup(t *testing.T, cfg Config) (fixture, *Executor, *int) {
 	return f, e, &claims
 }
 
+// dealSync is one step of the dispatch loop: a deal, and the result of the claim
+// it launched taken in.
+func dealSync(ctx context.Context, e *Executor, d *dealer) (time.Duration, error) {
+	wait, err := e.deal(ctx, d)
+	for d.inflight > 0 {
+		if cerr := e.claimed(ctx, d, <-d.done); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return wait, err
+}
+
 // settle acknowledges the jobs a test dealt by hand as sent, so the test's rows
 // end in a state the shared invariant can judge.
 func settle(t *testing.T, e *Executor) {
@@ -57,7 +69,7 @@ func TestAccountRateLimitDealsEachAccountInTurn(t *testing.T) {
 	ctx := context.Background()
 	d := e.newDealer()
 	for range 2 {
-		wait, err := e.deal(ctx, d)
+		wait, err := dealSync(ctx, e, d)
 		require.NoError(t, err)
 		require.Zero(t, wait)
 	}
@@ -67,7 +79,7 @@ func TestAccountRateLimitDealsEachAccountInTurn(t *testing.T) {
 	e.jobs <- first
 	e.jobs <- second
 
-	wait, err := e.deal(ctx, d)
+	wait, err := dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Positive(t, wait, "both accounts' budgets are spent")
 	require.Len(t, e.jobs, 2)
@@ -81,11 +93,11 @@ func TestGlobalRateLimitStopsEveryAccount(t *testing.T) {
 	_, e, claims := rateSetup(t, Config{Workers: 20, BatchSize: 10, RatePerSecond: 0.1})
 	ctx := context.Background()
 	d := e.newDealer()
-	wait, err := e.deal(ctx, d)
+	wait, err := dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Zero(t, wait)
 	require.Len(t, e.jobs, 1)
-	wait, err = e.deal(ctx, d)
+	wait, err = dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Positive(t, wait)
 	require.Len(t, e.jobs, 1, "neither account is served")
@@ -103,13 +115,13 @@ func TestRateBudgetIsClaimedInBatches(t *testing.T) {
 	d := e.newDealer()
 	require.Equal(t, 20, d.global.Burst(), "the bucket holds two claims")
 	for range 2 {
-		wait, err := e.deal(ctx, d)
+		wait, err := dealSync(ctx, e, d)
 		require.NoError(t, err)
 		require.Zero(t, wait)
 	}
 	require.Len(t, e.jobs, 20, "two full batches, one statement each")
 	settle(t, e)
-	wait, err := e.deal(ctx, d)
+	wait, err := dealSync(ctx, e, d)
 	require.NoError(t, err)
 	require.Positive(t, wait, "the next claim waits for a batch's worth of budget")
 	require.Equal(t, 20*time.Millisecond, wait, "10 tokens at 500/s")

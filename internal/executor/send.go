@@ -84,7 +84,9 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	sctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
 	start := time.Now()
-	pid, err := e.provider.Send(sctx, msg)
+	p := e.providerOf(j.campaign)
+	pid, err := p.Send(sctx, msg)
+	e.report(j, err)
 	e.metrics.providerSeconds.Observe(time.Since(start).Seconds())
 	if err == nil {
 		return result{id: r.ID, attempts: r.Attempts, status: "sent", providerID: pid}
@@ -102,9 +104,13 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		res.status = "failed"
 	case provider.Temporary:
 		res.status, res.next = "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
+		if pe, ok := provider.AsError(err); ok && pe.RetryAfter > 0 && e.clock().Add(pe.RetryAfter).After(res.next) {
+			// The provider said when (a rate limit or quota): no sooner.
+			res.next = e.clock().Add(pe.RetryAfter)
+		}
 	default: // Ambiguous: the message may have been accepted.
 		switch {
-		case e.provider.Idempotent() || j.campaign.AmbiguousPolicy == "retry":
+		case p.Idempotent() || j.campaign.AmbiguousPolicy == "retry":
 			// A replay with the same job id (and Message-ID) is dropped downstream,
 			// or the campaign accepted the risk of a copy.
 			res.status, res.next = "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))

@@ -19,7 +19,8 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		ReplyTo: c.ReplyTo, HtmlTemplate: c.HTMLTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
 		ListIds: ids, SegmentId: c.SegmentID, Status: api.CampaignStatus(c.Status), AmbiguousPolicy: api.AmbiguousPolicy(c.AmbiguousPolicy),
 		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
-		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		SenderId: c.SenderID, PausedReason: c.PausedReason}
 }
 
 func policyPtr(p *api.AmbiguousPolicy) *string {
@@ -55,7 +56,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.Campaigns.Create(r.Context(), accountID(r), campaign.Fields{
 		Name: &in.Name, Subject: &in.Subject, FromEmail: &in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
-		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), SegmentID: in.SegmentId,
+		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), SegmentID: in.SegmentId, SenderID: in.SenderId,
 	})
 	if err != nil {
 		return err
@@ -87,7 +88,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.Campaigns.Update(r.Context(), accountID(r), id, campaign.Fields{
 		Name: in.Name, Subject: in.Subject, FromEmail: in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
-		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), SegmentID: in.SegmentId,
+		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), SegmentID: in.SegmentId, SenderID: in.SenderId,
 	})
 	if err != nil {
 		return err

@@ -86,6 +86,14 @@ func (s *Server) routes() {
 			r.Get("/webhook-endpoints/{id}", s.handle(s.getWebhookEndpoint))
 			r.Post("/webhook-endpoints/{id}/rotate", s.handle(s.rotateWebhookEndpoint))
 			r.Delete("/webhook-endpoints/{id}", s.handle(s.deleteWebhookEndpoint))
+
+			// Senders: credentials are write-only (a masked hint comes back).
+			r.Get("/senders", s.handle(s.listSenders))
+			r.Post("/senders", s.handle(s.createSender))
+			r.Get("/senders/{id}", s.handle(s.getSender))
+			r.Patch("/senders/{id}", s.handle(s.updateSender))
+			r.Delete("/senders/{id}", s.handle(s.deleteSender))
+			r.Post("/senders/{id}/verify", s.handle(s.verifySender))
 		})
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/segment"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -46,6 +47,12 @@ type Deps struct {
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
 	Segments    *segment.Service
+	// Senders manages the accounts' senders; nil means built on Pool with the key
+	// ring of Config.SecretsKey.
+	Senders *sender.Service
+	// Routes builds (and caches) the providers of senders for test sends; nil means
+	// a router over Senders. The caller closes it.
+	Routes *sender.Router
 	// TestSender sends campaign test messages: the deployment's provider, built and
 	// closed by the caller (cmd wires one per process). Nil means the log provider.
 	TestSender campaign.Sender
@@ -87,6 +94,21 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Segments == nil {
 		d.Segments = segment.NewService(d.Pool, d.Config.SegmentTimeout)
+	}
+	if d.Senders == nil {
+		keys := d.Config.SecretsKey
+		if len(keys) == 0 {
+			// Only tests get here (run always passes Senders): a random key.
+			keys = []string{sender.NewKeyRingEntry("test")}
+		}
+		ring, err := sender.ParseKeyRing(keys)
+		if err != nil {
+			panic("httpapi: " + err.Error()) // run validates it first
+		}
+		d.Senders = sender.NewService(d.Pool, ring)
+	}
+	if d.Routes == nil {
+		d.Routes = sender.NewRouter(d.Senders, d.Logger)
 	}
 	if d.TestSender == nil {
 		d.TestSender = provider.NewLog(d.Logger)

@@ -44,6 +44,13 @@ func TestCrossTenant(t *testing.T) {
 		ID int64 `json:"id"`
 	}
 	require.NoError(t, json.Unmarshal(res.Body, &hook))
+	res = e.do(a, "POST", "/v1/senders", map[string]any{"name": "a sender", "type": "postmark",
+		"credentials": map[string]any{"server_token": "token-of-account-a"}})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	var snd struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(res.Body, &snd))
 
 	snapshot := func() []string {
 		var out []string
@@ -51,7 +58,8 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
 			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
-			"/v1/segments", "/v1/segments/" + itoa(seg.Id)} {
+			"/v1/segments", "/v1/segments/" + itoa(seg.Id),
+			"/v1/senders", "/v1/senders/" + itoa(snd.ID)} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -112,6 +120,13 @@ func TestCrossTenant(t *testing.T) {
 		"getWebhookEndpoint":    {},
 		"deleteWebhookEndpoint": {},
 		"rotateWebhookEndpoint": {body: map[string]any{}},
+		// Senders: B can neither read, change, verify nor delete A's.
+		"listSenders":  {expect: http.StatusOK},
+		"createSender": {body: map[string]any{"name": "b sender", "type": "resend", "credentials": map[string]any{"api_key": "re_b"}}, expect: http.StatusCreated},
+		"getSender":    {},
+		"updateSender": {body: map[string]any{"name": "hijacked", "credentials": map[string]any{"server_token": "b-token"}}},
+		"deleteSender": {},
+		"verifySender": {},
 		// Deliveries carry no API key: the endpoint's signature authenticates, and an
 		// unsigned post to A's endpoint is refused whoever sends it.
 		"deliverWebhook": {body: map[string]any{"type": "subscriber.unsubscribed", "data": map[string]any{"email": "a1@example.com"}}, expect: http.StatusUnauthorized},
@@ -161,6 +176,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(seg.Id))
 		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
+		case strings.HasPrefix(path, "/v1/senders/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(snd.ID))
 		case strings.HasPrefix(path, "/v1/webhooks/"):
 			url = strings.NewReplacer("{source}", "standard", "{endpoint_id}", itoa(hook.ID)).Replace(url)
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/campaign"
 )
 
@@ -18,8 +19,23 @@ func (s *Server) testCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The campaign's sender (else the account default, else the deployment's provider).
+	c, err := s.Campaigns.Get(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	via := s.TestSender
+	if sid, ok, err := s.Routes.Resolve(r.Context(), accountID(r), c.SenderID); err != nil {
+		return err
+	} else if ok {
+		p, _, err := s.Routes.Provider(r.Context(), accountID(r), sid)
+		if err != nil {
+			return apperr.New(apperr.Conflict, "sender %d cannot be used: %v", sid, err)
+		}
+		via = p
+	}
 	results, err := s.Campaigns.Test(r.Context(), accountID(r), id, in.Emails,
-		campaign.TestVia{Sender: s.TestSender, Messages: s.Messages})
+		campaign.TestVia{Sender: via, Messages: s.Messages})
 	if err != nil {
 		return err
 	}

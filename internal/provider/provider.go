@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Provider sends messages. Every implementation is safe for concurrent use.
@@ -84,6 +85,16 @@ type Error struct {
 	// Code is the provider's status (SMTP reply code or HTTP status), 0 if none.
 	Code int
 	Err  error
+	// RetryAfter is how long the provider asked us to wait (rate limits, quotas);
+	// 0 when it did not say.
+	RetryAfter time.Duration
+	// Config marks a failure of the sender's own credentials or setup (401/403, a
+	// suspended account, an unverified sender), not of this message: the executor
+	// counts these per sender and pauses its campaigns after several in a row.
+	Config bool
+	// Suppress marks a recipient the provider itself refuses for good (Postmark's
+	// inactive recipient): the address should be suppressed, not only failed.
+	Suppress bool
 }
 
 func (e *Error) Error() string {
@@ -111,4 +122,11 @@ func ClassOf(err error) Class {
 		return e.Class
 	}
 	return Ambiguous
+}
+
+// AsError returns err's *Error, if it has one.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
 }

@@ -59,11 +59,12 @@ type SMTPSettings struct {
 // "421 4.4.2 Idle timeout") fails before any of the message was accepted: the
 // message is sent again on a fresh connection, once, and nothing is charged.
 type SMTP struct {
-	client *mail.Client // configuration only; connections live in slots
-	slots  chan *smtpSlot
-	done   chan struct{}
-	once   sync.Once
-	log    *slog.Logger
+	settings SMTPSettings
+	client   *mail.Client // configuration only; connections live in slots
+	slots    chan *smtpSlot
+	done     chan struct{}
+	once     sync.Once
+	log      *slog.Logger
 	// timeout is Timeout, which also bounds each QUIT at Close.
 	timeout time.Duration
 }
@@ -150,7 +151,7 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
-	p := &SMTP{client: c, slots: make(chan *smtpSlot, s.Conns), done: make(chan struct{}), log: l, timeout: s.Timeout}
+	p := &SMTP{settings: s, client: c, slots: make(chan *smtpSlot, s.Conns), done: make(chan struct{}), log: l, timeout: s.Timeout}
 	for range s.Conns {
 		p.slots <- &smtpSlot{}
 	}

@@ -30,6 +30,11 @@ type HTTPOptions struct {
 	// KeepDeliveries keeps each accepted request's headers and body for Deliveries
 	// (tests); off, only the keys are kept, so a 50,000-message chaos run stays small.
 	KeepDeliveries bool
+	// Postmark makes the sink answer like Postmark's POST /email, which has no
+	// idempotency key: the key is the body's Metadata.job_id, every request is
+	// accepted (a second one for a key counts as a duplicate), and the answer is
+	// {"MessageID", "ErrorCode": 0}.
+	Postmark bool
 }
 
 // HTTPStats are the HTTP sink's counters, also served as JSON at GET /stats.
@@ -139,6 +144,10 @@ func (s *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client went away mid-body: nothing was accepted
 	}
+	if s.opts.Postmark {
+		s.postmark(w, r, body)
+		return
+	}
 	// The IETF draft sends the key as a quoted sf-string; Stripe-style clients bare.
 	key := strings.Trim(r.Header.Get("Idempotency-Key"), `"`)
 
@@ -195,6 +204,42 @@ func (s *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"id": providerID(key)})
 }
 
+// postmark accepts every request, keyed by Metadata.job_id, as Postmark would.
+func (s *HTTP) postmark(w http.ResponseWriter, r *http.Request, body []byte) {
+	var m struct {
+		Metadata map[string]string `json:"Metadata"`
+	}
+	_ = json.Unmarshal(body, &m)
+	key := m.Metadata["job_id"]
+	s.mu.Lock()
+	s.stats.RawAttempts++
+	if key == "" {
+		s.mu.Unlock()
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"ErrorCode": 300, "Message": "Metadata.job_id required"})
+		return
+	}
+	fail := s.opts.FailRate > 0 && s.rnd.Float64() < s.opts.FailRate
+	s.mu.Unlock()
+	if s.opts.Latency > 0 {
+		t := time.NewTimer(s.opts.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+		}
+	}
+	s.mu.Lock()
+	if fail {
+		s.stats.Failed++
+		s.mu.Unlock()
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ErrorCode": 100, "Message": "Maintenance"})
+		return
+	}
+	s.accept(key, r.Header.Clone(), body)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"MessageID": providerID(key), "ErrorCode": 0, "Message": "OK"})
+}
+
 // accept records a delivery; s.mu is held.
 func (s *HTTP) accept(key string, h http.Header, body []byte) {
 	s.accepts[key]++
@@ -229,4 +274,15 @@ func FetchHTTPStats(ctx context.Context, baseURL string) (HTTPStats, error) {
 	var st HTTPStats
 	err := fetchJSON(ctx, strings.TrimRight(baseURL, "/")+"/stats", &st)
 	return st, err
+}
+
+// Keys returns every key accepted at least once.
+func (s *HTTP) Keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.accepts))
+	for k := range s.accepts {
+		out = append(out, k)
+	}
+	return out
 }

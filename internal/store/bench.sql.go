@@ -10,6 +10,18 @@ import (
 	"time"
 )
 
+const benchDeleteCampaignSends = `-- name: BenchDeleteCampaignSends :exec
+DELETE FROM sends WHERE account_id = $1
+`
+
+// Empties the account's send rows between points of the executors curve (every
+// campaign of the bench account is done by then), so each point starts from a
+// table of the same size.
+func (q *Queries) BenchDeleteCampaignSends(ctx context.Context, accountID int64) error {
+	_, err := q.db.Exec(ctx, benchDeleteCampaignSends, accountID)
+	return err
+}
+
 const benchLastSentAt = `-- name: BenchLastSentAt :one
 SELECT max(sent_at)::timestamptz FROM sends WHERE campaign_id = $1
 `

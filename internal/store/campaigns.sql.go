@@ -17,7 +17,7 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id
 `
 
 type CampaignApproveParams struct {
@@ -52,6 +52,8 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 		&i.SegmentID,
 	)
 	return i, err
@@ -60,7 +62,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'sending', 'paused')
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id
 `
 
 func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -89,6 +91,8 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 		&i.SegmentID,
 	)
 	return i, err
@@ -97,11 +101,11 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 const campaignCreate = `-- name: CampaignCreate :one
 
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy, segment_id)
+                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id, segment_id)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10::bigint[], $11,
-        $12::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
+        $7, $8, $9, $10::bigint[], $11, $12,
+        $13::bigint)
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id
 `
 
 type CampaignCreateParams struct {
@@ -116,6 +120,7 @@ type CampaignCreateParams struct {
 	Language        string
 	ListIds         []int64
 	AmbiguousPolicy string
+	SenderID        *int64
 	SegmentID       *int64
 }
 
@@ -136,6 +141,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		arg.Language,
 		arg.ListIds,
 		arg.AmbiguousPolicy,
+		arg.SenderID,
 		arg.SegmentID,
 	)
 	var i Campaign
@@ -162,6 +168,8 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 		&i.SegmentID,
 	)
 	return i, err
@@ -180,7 +188,7 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD i
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id FROM campaigns WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id FROM campaigns WHERE account_id = $1 AND id = $2
 `
 
 func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -209,13 +217,15 @@ func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (C
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 		&i.SegmentID,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id FROM campaigns
 WHERE account_id = $1 AND id > $2
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -266,6 +276,8 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.UpdatedAt,
 			&i.SkippedSuppressed,
 			&i.SkippedUnconfirmed,
+			&i.SenderID,
+			&i.PausedReason,
 			&i.SegmentID,
 		); err != nil {
 			return nil, err
@@ -289,11 +301,12 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 }
 
 const campaignPause = `-- name: CampaignPause :one
-UPDATE campaigns SET status = 'paused', updated_at = now()
+UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id
 `
 
+// A pause by hand carries no system reason.
 func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignPause, accountID, iD)
 	var i Campaign
@@ -320,15 +333,17 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 		&i.SegmentID,
 	)
 	return i, err
 }
 
 const campaignResume = `-- name: CampaignResume :one
-UPDATE campaigns SET status = 'sending', updated_at = now()
+UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id
 `
 
 func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -357,23 +372,32 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 		&i.SegmentID,
 	)
 	return i, err
 }
 
 const campaignSendCounts = `-- name: CampaignSendCounts :one
+WITH counted AS (
+    SELECT s.status, count(*) AS n FROM sends s
+    WHERE s.account_id = $1 AND s.campaign_id = $2
+    GROUP BY s.status
+    UNION ALL
+    SELECT a.status, a.n FROM campaign_send_archive a
+    WHERE a.account_id = $1 AND a.campaign_id = $2
+)
 SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = $1 AND c.id = $2), '')::text
            AS campaign_status,
-       count(*) FILTER (WHERE status = 'queued')::bigint     AS queued,
-       count(*) FILTER (WHERE status = 'sending')::bigint    AS sending,
-       count(*) FILTER (WHERE status = 'sent')::bigint       AS sent,
-       count(*) FILTER (WHERE status = 'failed')::bigint     AS failed,
-       count(*) FILTER (WHERE status = 'suppressed')::bigint AS suppressed,
-       count(*) FILTER (WHERE status = 'cancelled')::bigint  AS cancelled,
-       count(*) FILTER (WHERE status = 'unknown')::bigint    AS unknown
-FROM sends
-WHERE account_id = $1 AND campaign_id = $2
+       coalesce(sum(n) FILTER (WHERE status = 'queued'), 0)::bigint     AS queued,
+       coalesce(sum(n) FILTER (WHERE status = 'sending'), 0)::bigint    AS sending,
+       coalesce(sum(n) FILTER (WHERE status = 'sent'), 0)::bigint       AS sent,
+       coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint     AS failed,
+       coalesce(sum(n) FILTER (WHERE status = 'suppressed'), 0)::bigint AS suppressed,
+       coalesce(sum(n) FILTER (WHERE status = 'cancelled'), 0)::bigint  AS cancelled,
+       coalesce(sum(n) FILTER (WHERE status = 'unknown'), 0)::bigint    AS unknown
+FROM counted
 `
 
 type CampaignSendCountsRow struct {
@@ -387,8 +411,10 @@ type CampaignSendCountsRow struct {
 	Unknown        int64
 }
 
-// The campaign's status is read in the same statement, so from one snapshot with the
-// counts: counts read with a final status are final (the stats cache relies on it).
+// The live rows plus the rows retention deleted (campaign_send_archive), which the
+// deleting statement counted there. The campaign's status is read in the same
+// statement, so from one snapshot with the counts: counts read with a final status
+// are final (the stats cache relies on it).
 func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campaignID int64) (CampaignSendCountsRow, error) {
 	row := q.db.QueryRow(ctx, campaignSendCounts, accountID, campaignID)
 	var i CampaignSendCountsRow
@@ -402,6 +428,26 @@ func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campa
 		&i.Cancelled,
 		&i.Unknown,
 	)
+	return i, err
+}
+
+const campaignSenderRules = `-- name: CampaignSenderRules :one
+SELECT s.id, s.allowed_from FROM senders s
+WHERE s.account_id = $1
+  AND (s.id = $2::bigint OR ($2::bigint IS NULL AND s.is_default))
+`
+
+type CampaignSenderRulesRow struct {
+	ID          int64
+	AllowedFrom []string
+}
+
+// The sender a campaign would send through (its own, else the account default) and
+// the From rules it imposes; no row: the environment's provider, which imposes none.
+func (q *Queries) CampaignSenderRules(ctx context.Context, accountID int64, senderID *int64) (CampaignSenderRulesRow, error) {
+	row := q.db.QueryRow(ctx, campaignSenderRules, accountID, senderID)
+	var i CampaignSenderRulesRow
+	err := row.Scan(&i.ID, &i.AllowedFrom)
 	return i, err
 }
 
@@ -419,7 +465,7 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id
 `
 
 func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -448,6 +494,8 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 		&i.SegmentID,
 	)
 	return i, err
@@ -465,12 +513,15 @@ UPDATE campaigns SET
     language         = coalesce($8, language),
     list_ids         = coalesce($9::bigint[], list_ids),
     ambiguous_policy = coalesce($10, ambiguous_policy),
-    -- 0 clears the segment; NULL keeps it.
-    segment_id       = CASE WHEN $11::bigint IS NULL THEN segment_id
+    -- sender_id: NULL keeps it, 0 clears it (the account default applies again).
+    sender_id        = CASE WHEN $11::bigint IS NULL THEN sender_id
                             ELSE nullif($11::bigint, 0) END,
+    -- 0 clears the segment; NULL keeps it.
+    segment_id       = CASE WHEN $12::bigint IS NULL THEN segment_id
+                            ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
-WHERE account_id = $12 AND id = $13 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, segment_id
+WHERE account_id = $13 AND id = $14 AND status = 'draft'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, sender_id, paused_reason, segment_id
 `
 
 type CampaignUpdateDraftParams struct {
@@ -484,6 +535,7 @@ type CampaignUpdateDraftParams struct {
 	Language        *string
 	ListIds         []int64
 	AmbiguousPolicy *string
+	SenderID        *int64
 	SegmentID       *int64
 	AccountID       int64
 	ID              int64
@@ -501,6 +553,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		arg.Language,
 		arg.ListIds,
 		arg.AmbiguousPolicy,
+		arg.SenderID,
 		arg.SegmentID,
 		arg.AccountID,
 		arg.ID,
@@ -529,6 +582,8 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.UpdatedAt,
 		&i.SkippedSuppressed,
 		&i.SkippedUnconfirmed,
+		&i.SenderID,
+		&i.PausedReason,
 		&i.SegmentID,
 	)
 	return i, err

@@ -38,6 +38,21 @@ func (q *Queries) ChaosCampaignCreate(ctx context.Context, accountID int64) (int
 	return id, err
 }
 
+const chaosCampaignSetSender = `-- name: ChaosCampaignSetSender :exec
+UPDATE campaigns SET sender_id = $1 WHERE account_id = $2 AND id = $3
+`
+
+type ChaosCampaignSetSenderParams struct {
+	SenderID  *int64
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) ChaosCampaignSetSender(ctx context.Context, arg ChaosCampaignSetSenderParams) error {
+	_, err := q.db.Exec(ctx, chaosCampaignSetSender, arg.SenderID, arg.AccountID, arg.ID)
+	return err
+}
+
 const chaosCampaignStatus = `-- name: ChaosCampaignStatus :one
 SELECT status FROM campaigns WHERE id = $1
 `

@@ -95,7 +95,7 @@ func (q *Queries) CampaignListDue(ctx context.Context, now *time.Time) ([]int64,
 
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT id, account_id, subject, from_email, from_name, reply_to, html_template,
-       text_template, ambiguous_policy
+       text_template, ambiguous_policy, sender_id
 FROM campaigns
 WHERE status = 'sending'
 ORDER BY account_id, id
@@ -111,6 +111,7 @@ type CampaignListSendingRow struct {
 	HtmlTemplate    string
 	TextTemplate    string
 	AmbiguousPolicy string
+	SenderID        *int64
 }
 
 // Everything a sender needs of the campaigns being sent; the dispatcher deals them
@@ -134,6 +135,7 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.HtmlTemplate,
 			&i.TextTemplate,
 			&i.AmbiguousPolicy,
+			&i.SenderID,
 		); err != nil {
 			return nil, err
 		}
@@ -180,11 +182,13 @@ func (q *Queries) CampaignNextDue(ctx context.Context) (*time.Time, error) {
 const campaignStart = `-- name: CampaignStart :one
 UPDATE campaigns
 SET status = 'sending',
+    sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
+                                     WHERE s.account_id = campaigns.account_id AND s.is_default)),
     started_at = coalesce($1::timestamptz, now()),
     updated_at = coalesce($1::timestamptz, now())
-WHERE id = $2 AND status = 'approved'
-  AND scheduled_for <= coalesce($1::timestamptz, now())
-RETURNING id, account_id, list_ids, segment_id
+WHERE campaigns.id = $2 AND campaigns.status = 'approved'
+  AND campaigns.scheduled_for <= coalesce($1::timestamptz, now())
+RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.segment_id
 `
 
 type CampaignStartRow struct {
@@ -196,7 +200,10 @@ type CampaignStartRow struct {
 
 // The approved → sending compare-and-set. It runs in the same transaction as
 // SendBuildRecipients, so a crash leaves either an approved campaign or a sending
-// one with its full recipient list. No row back means another executor won.
+// one with its full recipient list. No row back means another executor won. A
+// campaign that names no sender is pinned to the account's default sender of this
+// moment, so every send, test and rescue of it agrees on one sender (NULL: the
+// environment's provider) even if the default changes while it sends.
 func (q *Queries) CampaignStart(ctx context.Context, now *time.Time, iD int64) (CampaignStartRow, error) {
 	row := q.db.QueryRow(ctx, campaignStart, now, iD)
 	var i CampaignStartRow

@@ -50,7 +50,16 @@ type Campaign struct {
 	UpdatedAt          time.Time
 	SkippedSuppressed  *int64
 	SkippedUnconfirmed *int64
+	SenderID           *int64
+	PausedReason       *string
 	SegmentID          *int64
+}
+
+type CampaignSendArchive struct {
+	CampaignID int64
+	AccountID  int64
+	Status     string
+	N          int64
 }
 
 type Executor struct {
@@ -125,6 +134,26 @@ type Send struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	ExecutorID        *int64
+}
+
+type Sender struct {
+	ID             int64
+	AccountID      int64
+	Name           string
+	Type           string
+	Settings       json.RawMessage
+	SecretKeyID    string
+	Secret         []byte
+	SecretHint     string
+	RatePerSecond  float64
+	MaxConnections int32
+	AllowedFrom    []string
+	IsDefault      bool
+	AuthFailures   int32
+	PausedReason   *string
+	PausedAt       *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 type SoftBounce struct {

@@ -185,10 +185,11 @@ WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = $4
       AND s.status = 'queued'
+      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, $5::bigint)
       AND s.next_attempt_at <= coalesce($1::timestamptz, now())
       AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $4 AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $5
+    LIMIT $6
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, sub.name, sub.attributes,
@@ -217,6 +218,7 @@ type SendClaimBatchParams struct {
 	Lease      pgtype.Interval
 	ExecutorID *int64
 	CampaignID int64
+	AfterID    int64
 	N          int32
 }
 
@@ -243,6 +245,13 @@ type SendClaimBatchRow struct {
 // stay queued at the head of the index and every later claim would walk over it
 // again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
 // lease_until comes back so a worker never starts a send its lease cannot cover.
+// after_id is the caller's cursor through the fresh rows (due at -infinity): the
+// index scan starts past the ids it already claimed instead of walking the entries
+// those claims left dead at the head of the index until vacuum removes them, which
+// on a large campaign is most of the claim's work. Retried rows (due at a real
+// time) are always after the cursor. A caller passes 0 to scan from the start, and
+// must do so before it concludes that nothing is left (a released row can sit
+// behind its cursor).
 // executor_id stamps the claim with the claiming process, so the rescuer can take
 // the rows back within seconds of that process's death (SendRescueExpired).
 func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) ([]SendClaimBatchRow, error) {
@@ -251,6 +260,7 @@ func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) 
 		arg.Lease,
 		arg.ExecutorID,
 		arg.CampaignID,
+		arg.AfterID,
 		arg.N,
 	)
 	if err != nil {
@@ -351,12 +361,17 @@ WITH expired AS (
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
 ), camp AS (
-    SELECT c.id, c.status, c.ambiguous_policy FROM campaigns c
+    -- A campaign's provider is its sender (pinned at start): resend and http
+    -- deduplicate on the job id; no sender means the environment's provider (@idempotent).
+    SELECT c.id, c.status, c.ambiguous_policy,
+           coalesce((SELECT sn.type IN ('resend', 'http') FROM senders sn
+                     WHERE sn.account_id = c.account_id AND sn.id = c.sender_id), $7::bool) AS idempotent
+    FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
-    FOR SHARE
+    FOR SHARE OF c
 ), judged AS (
     SELECT e.id, s.attempts,
-           (($7::bool OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
+           ((c.idempotent OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
     FROM expired e
     JOIN sends s ON s.id = e.id
     JOIN camp c ON c.id = s.campaign_id
@@ -399,8 +414,8 @@ type SendRescueExpiredRow struct {
 // that is alive but frozen), or, when check_liveness is set, the executor that
 // claimed them stopped its heartbeat for dead_after or deregistered (killed,
 // crashed, or stopped with acknowledgements it could not write). The caller's own
-// rows are never taken for liveness. An idempotent provider drops a replay of the
-// same job id, so they are requeued; otherwise the campaign's ambiguous_policy
+// rows are never taken for liveness. An idempotent provider (the campaign's sender,
+// else the environment's) drops a replay of the same job id, so they are requeued; otherwise the campaign's ambiguous_policy
 // decides: retry requeues, skip marks them unknown so no second copy is risked. A
 // requeue counts as an attempt (the claim charged it), so a message that keeps
 // killing its process fails at max_attempts instead of looping forever; it waits

@@ -1,0 +1,60 @@
+package executor
+
+import (
+	"context"
+	"time"
+)
+
+// retentionBatch is how many rows one retention statement deletes, and
+// retentionBudget how long one maintenance pass keeps deleting: old history goes
+// in small transactions that never hold many row locks or stall maintenance.
+const (
+	retentionBatch  = 5000
+	retentionBudget = time.Second
+)
+
+// retentionEvery is how often a pass looks for campaigns past retention when the
+// last pass finished its work.
+const retentionEvery = time.Minute
+
+// retain deletes the settled send rows of campaigns finished longer ago than
+// SendRetention, each statement moving its rows into the campaign's archived
+// counts (SendDeleteRetired). It returns the rows deleted. A pass stops after
+// retentionBudget and the next maintenance pass goes on; when it found nothing
+// more to do, the next pass waits retentionEvery.
+func (e *Executor) retain(ctx context.Context) (int64, error) {
+	if e.cfg.SendRetention <= 0 || e.clock().Before(e.retainAfter) {
+		return 0, nil
+	}
+	ids, err := e.q.CampaignListRetired(ctx, e.now(), interval(e.cfg.SendRetention))
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	var total int64
+	defer func() {
+		if total > 0 {
+			e.metrics.retiredRows.Add(float64(total))
+			e.log.Info("deleted send rows past retention", "rows", total, "retention", e.cfg.SendRetention.String())
+		}
+	}()
+	for _, id := range ids {
+		for {
+			n, err := e.q.SendDeleteRetired(ctx, id, e.retainBatch)
+			if err != nil {
+				return total, err
+			}
+			total += n
+			if n < int64(e.retainBatch) {
+				break
+			}
+			if time.Since(start) >= retentionBudget {
+				return total, nil // more to do: the next pass continues
+			}
+		}
+	}
+	if len(ids) < 100 {
+		e.retainAfter = e.clock().Add(retentionEvery)
+	}
+	return total, nil
+}

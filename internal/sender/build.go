@@ -1,0 +1,105 @@
+package sender
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Provider is a sender's built provider: what sends, and what can check its
+// credentials without sending.
+type Provider interface {
+	provider.Provider
+	Verify(ctx context.Context) error
+}
+
+// Timeout bounds one provider request or SMTP command of a sender.
+const Timeout = 30 * time.Second
+
+// build makes the provider a sender describes.
+func build(typ string, st Settings, c Credentials, conns int) (Provider, error) {
+	native := provider.NativeSettings{BaseURL: st.Endpoint, Timeout: Timeout}
+	switch typ {
+	case "smtp":
+		if conns < 1 {
+			conns = 4
+		}
+		sec := st.Security
+		if sec == "" {
+			sec = "starttls"
+		}
+		return provider.NewSMTP(provider.SMTPSettings{Host: st.Host, Port: st.Port, Username: st.Username,
+			Password: c.Password, Security: sec, Conns: conns, Timeout: Timeout})
+	case "http":
+		return provider.NewHTTP(provider.HTTPSettings{URL: st.URL, Authorization: c.Authorization, Timeout: Timeout})
+	case "resend":
+		native.Key = c.APIKey
+		return provider.NewResend(native)
+	case "postmark":
+		native.Key = c.ServerToken
+		return provider.NewPostmark(native, st.MessageStream)
+	case "sendgrid":
+		native.Key = c.APIKey
+		if native.BaseURL == "" && st.Region == "eu" {
+			native.BaseURL = provider.SendGridEU
+		}
+		return provider.NewSendGrid(native)
+	case "mailgun":
+		native.Key = c.APIKey
+		if native.BaseURL == "" && st.Region == "eu" {
+			native.BaseURL = provider.MailgunEU
+		}
+		return provider.NewMailgun(native, st.Domain)
+	case "ses":
+		return provider.NewSES(provider.SESSettings{Region: st.Region, AccessKeyID: c.AccessKeyID,
+			SecretAccessKey: c.SecretAccessKey, ConfigurationSet: st.ConfigurationSet, BaseURL: st.Endpoint, Timeout: Timeout})
+	}
+	return nil, fmt.Errorf("unknown sender type %q", typ)
+}
+
+// Built returns the provider of a stored sender, credentials decrypted.
+func (s *Service) Built(r store.Sender) (Provider, error) {
+	c, err := s.open(r)
+	if err != nil {
+		return nil, err
+	}
+	var st Sender = toSender(r)
+	return build(r.Type, st.Settings, c, st.MaxConnections)
+}
+
+// VerifyResult is the answer of a credentials check.
+type VerifyResult struct {
+	OK bool `json:"ok"`
+	// Step is what failed: connect, tls, starttls, auth, request, account or
+	// credentials (stored credentials that cannot be decrypted); empty when OK.
+	Step    string `json:"step,omitempty"`
+	Message string `json:"message"`
+}
+
+// Verify checks a sender's credentials without sending (SMTP: connect, STARTTLS,
+// AUTH; the APIs: an authenticated call that sends nothing) and says what failed.
+func (s *Service) Verify(ctx context.Context, accountID, id int64) (VerifyResult, error) {
+	row, err := store.New(s.pool).SenderGet(ctx, accountID, id)
+	if err != nil {
+		return VerifyResult{}, postgres.Error(err, "sender")
+	}
+	p, err := s.Built(row)
+	if err != nil {
+		return VerifyResult{Step: "credentials", Message: err.Error()}, nil
+	}
+	defer p.Close()
+	if err := p.Verify(ctx); err != nil {
+		res := VerifyResult{Step: "request", Message: err.Error()}
+		var ve *provider.VerifyError
+		if errors.As(err, &ve) {
+			res.Step, res.Message = ve.Step, ve.Err.Error()
+		}
+		return res, nil
+	}
+	return VerifyResult{OK: true, Message: "the provider accepted the credentials"}, nil
+}

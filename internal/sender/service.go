@@ -1,0 +1,328 @@
+package sender
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Service manages senders. Every method takes the account first.
+type Service struct {
+	pool *pgxpool.Pool
+	ring *KeyRing
+}
+
+// NewService returns a sender service encrypting with ring (which may be empty:
+// senders without credentials still work, and storing one is refused).
+func NewService(pool *pgxpool.Pool, ring *KeyRing) *Service {
+	if ring == nil {
+		ring = &KeyRing{}
+	}
+	return &Service{pool: pool, ring: ring}
+}
+
+// aad binds a ciphertext to its account.
+func aad(accountID int64) []byte {
+	return []byte("sendonce.sender.v1:" + strconv.FormatInt(accountID, 10))
+}
+
+// seal encrypts credentials (nil, "" for none).
+func (s *Service) seal(accountID int64, c Credentials) (keyID string, sealed []byte, hnt string, err error) {
+	if c.empty() {
+		return "", nil, "", nil
+	}
+	pt, _ := json.Marshal(c)
+	keyID, sealed, err = s.ring.Seal(pt, aad(accountID))
+	if err != nil {
+		return "", nil, "", apperr.New(apperr.Invalid, "%s", err.Error())
+	}
+	return keyID, sealed, hint(c.secret()), nil
+}
+
+// open decrypts a row's credentials.
+func (s *Service) open(r store.Sender) (Credentials, error) {
+	var c Credentials
+	if r.Secret == nil {
+		return c, nil
+	}
+	pt, err := s.ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID))
+	if err != nil {
+		return c, fmt.Errorf("sender %d: credentials: %w", r.ID, err)
+	}
+	return c, json.Unmarshal(pt, &c)
+}
+
+func toSender(r store.Sender) Sender {
+	var st Settings
+	_ = json.Unmarshal(r.Settings, &st)
+	allowed := r.AllowedFrom
+	if allowed == nil {
+		allowed = []string{}
+	}
+	return Sender{ID: r.ID, Name: r.Name, Type: r.Type, Settings: st, CredentialsHint: r.SecretHint,
+		RatePerSecond: r.RatePerSecond, MaxConnections: int(r.MaxConnections), AllowedFrom: allowed,
+		Default: r.IsDefault, Idempotent: r.Type == "resend" || r.Type == "http",
+		PausedReason: r.PausedReason, PausedAt: r.PausedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+// storable refuses text PostgreSQL cannot store or that is not UTF-8.
+func storable(in any) error {
+	raw, _ := json.Marshal(in)
+	var walk func(ptr string, v any) error
+	walk = func(ptr string, v any) error {
+		switch x := v.(type) {
+		case string:
+			if !utf8.ValidString(x) || strings.ContainsRune(x, 0) {
+				return apperr.Invalidf(ptr, "text must be UTF-8 without NUL")
+			}
+		case map[string]any:
+			for k, e := range x {
+				if err := walk(ptr+"/"+k, e); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, e := range x {
+				if err := walk(ptr+"/"+strconv.Itoa(i), e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	return walk("", v)
+}
+
+// Create adds a sender. Making it the default takes the flag from the previous one.
+func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Sender, error) {
+	if err := storable(in); err != nil {
+		return Sender{}, err
+	}
+	known := false
+	for _, t := range Types {
+		known = known || t == in.Type
+	}
+	if !known {
+		return Sender{}, apperr.Invalidf("/type", "type is one of %s", strings.Join(Types, ", "))
+	}
+	var creds Credentials
+	if in.Credentials != nil {
+		creds = *in.Credentials
+	}
+	if err := validate(in.Type, in.Name, in.Settings, creds, in.RatePerSecond, in.MaxConnections, in.AllowedFrom); err != nil {
+		return Sender{}, err
+	}
+	keyID, sealed, hnt, err := s.seal(accountID, creds)
+	if err != nil {
+		return Sender{}, err
+	}
+	set, _ := json.Marshal(in.Settings)
+	if in.AllowedFrom == nil {
+		in.AllowedFrom = []string{}
+	}
+	var row store.Sender
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if in.Default {
+			if err := q.SenderClearDefault(ctx, accountID, 0); err != nil {
+				return err
+			}
+		}
+		row, err = q.SenderCreate(ctx, store.SenderCreateParams{AccountID: accountID, Name: in.Name, Type: in.Type,
+			Settings: set, SecretKeyID: keyID, Secret: sealed, SecretHint: hnt, RatePerSecond: in.RatePerSecond,
+			MaxConnections: int32(in.MaxConnections), AllowedFrom: in.AllowedFrom, IsDefault: in.Default})
+		return err
+	})
+	if err != nil {
+		return Sender{}, postgres.Error(err, "sender")
+	}
+	return toSender(row), nil
+}
+
+// List returns up to limit senders after id afterID, in id order.
+func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int) ([]Sender, error) {
+	rows, err := store.New(s.pool).SenderList(ctx, store.SenderListParams{AccountID: accountID, AfterID: afterID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, postgres.Error(err, "sender")
+	}
+	out := make([]Sender, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, toSender(r))
+	}
+	return out, nil
+}
+
+// Get returns one sender of the account.
+func (s *Service) Get(ctx context.Context, accountID, id int64) (Sender, error) {
+	row, err := store.New(s.pool).SenderGet(ctx, accountID, id)
+	if err != nil {
+		return Sender{}, postgres.Error(err, "sender")
+	}
+	return toSender(row), nil
+}
+
+// Update applies a patch. New credentials replace the stored ones whole; settings
+// given replace the stored settings whole.
+func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sender, error) {
+	if err := storable(p); err != nil {
+		return Sender{}, err
+	}
+	var row store.Sender
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		cur, err := q.SenderGetForUpdate(ctx, accountID, id)
+		if err != nil {
+			return err
+		}
+		sn := toSender(cur)
+		if p.Name != nil {
+			sn.Name = *p.Name
+		}
+		if p.Settings != nil {
+			sn.Settings = *p.Settings
+		}
+		if p.RatePerSecond != nil {
+			sn.RatePerSecond = *p.RatePerSecond
+		}
+		if p.MaxConnections != nil {
+			sn.MaxConnections = *p.MaxConnections
+		}
+		if p.AllowedFrom != nil {
+			sn.AllowedFrom = *p.AllowedFrom
+			if sn.AllowedFrom == nil {
+				sn.AllowedFrom = []string{}
+			}
+		}
+		if p.Default != nil {
+			sn.Default = *p.Default
+		}
+		keyID, sealed, hnt := cur.SecretKeyID, cur.Secret, cur.SecretHint
+		var creds Credentials
+		if p.Credentials != nil {
+			creds = *p.Credentials
+		} else if creds, err = s.open(cur); err != nil {
+			return apperr.New(apperr.Conflict, "the stored credentials cannot be decrypted; send new credentials")
+		}
+		if err := validate(sn.Type, sn.Name, sn.Settings, creds, sn.RatePerSecond, sn.MaxConnections, sn.AllowedFrom); err != nil {
+			return err
+		}
+		if p.Credentials != nil {
+			if keyID, sealed, hnt, err = s.seal(accountID, creds); err != nil {
+				return err
+			}
+		}
+		if sn.Default && !cur.IsDefault {
+			if err := q.SenderClearDefault(ctx, accountID, id); err != nil {
+				return err
+			}
+		}
+		set, _ := json.Marshal(sn.Settings)
+		row, err = q.SenderUpdate(ctx, store.SenderUpdateParams{Name: sn.Name, Settings: set, SecretKeyID: keyID,
+			Secret: sealed, SecretHint: hnt, RatePerSecond: sn.RatePerSecond, MaxConnections: int32(sn.MaxConnections),
+			AllowedFrom: sn.AllowedFrom, IsDefault: sn.Default, SecretChanged: p.Credentials != nil,
+			AccountID: accountID, ID: id})
+		return err
+	})
+	if err != nil {
+		return Sender{}, postgres.Error(err, "sender")
+	}
+	return toSender(row), nil
+}
+
+// Delete removes a sender no campaign names.
+func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
+	q := store.New(s.pool)
+	if _, err := q.SenderGet(ctx, accountID, id); err != nil {
+		return postgres.Error(err, "sender")
+	}
+	inUse, err := q.SenderInUse(ctx, accountID, &id)
+	if err != nil {
+		return postgres.Error(err, "sender")
+	}
+	if inUse {
+		return apperr.New(apperr.Conflict, "campaigns name this sender; point them at another sender first")
+	}
+	n, err := q.SenderDelete(ctx, accountID, id)
+	if err != nil {
+		return postgres.Error(err, "sender")
+	}
+	if n == 0 {
+		return apperr.New(apperr.NotFound, "sender not found")
+	}
+	return nil
+}
+
+// CheckKeys decrypts every stored credential and returns an error naming the
+// senders the ring cannot decrypt: serve refuses to start rather than fail at send time.
+func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) error {
+	rows, err := store.New(pool).SenderSecretsAll(ctx)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	var first error
+	for _, r := range rows {
+		if _, err := ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID)); err != nil {
+			bad = append(bad, strconv.FormatInt(r.ID, 10))
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("SENDONCE_SECRETS_KEY cannot decrypt the credentials of %d sender(s) (ids %s): %w; "+
+			"add the key they were encrypted with to the ring", len(bad), strings.Join(bad, ", "), first)
+	}
+	return nil
+}
+
+// Rotate re-encrypts every stored credential under the ring's first key and
+// returns how many changed. Run it after putting a new key first; the old key can
+// leave the ring once it has run.
+func Rotate(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) (int, error) {
+	if ring.Empty() {
+		return 0, errNoKey
+	}
+	q := store.New(pool)
+	rows, err := q.SenderSecretsAll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		if r.SecretKeyID == ring.First() {
+			continue
+		}
+		pt, err := ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID))
+		if err != nil {
+			return n, fmt.Errorf("sender %d: %w", r.ID, err)
+		}
+		keyID, sealed, err := ring.Seal(pt, aad(r.AccountID))
+		if err != nil {
+			return n, err
+		}
+		c, err := q.SenderSecretReplace(ctx, store.SenderSecretReplaceParams{SecretKeyID: keyID, Secret: sealed,
+			ID: r.ID, AccountID: r.AccountID, OldSecret: r.Secret})
+		if err != nil {
+			return n, err
+		}
+		n += int(c)
+	}
+	return n, nil
+}
+
+// errNotFound is returned by ForSend when the account has no sender to use.
+var errNotFound = errors.New("no sender")
