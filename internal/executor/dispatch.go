@@ -142,6 +142,7 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	c := r.c
 	c.advance(r.rows, r.n)
 	if len(r.rows) == 0 {
+		// Idle marks pace the asking on the wall clock, whatever clock dates the work.
 		c.idleUntil = time.Now().Add(e.cfg.Poll)
 		e.finish(ctx, c.ID)
 		return nil
