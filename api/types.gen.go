@@ -132,6 +132,66 @@ func (e OneClickBodyListUnsubscribe) Valid() bool {
 	}
 }
 
+// Defines values for OneClickBodyAction.
+const (
+	Everything  OneClickBodyAction = "everything"
+	Preferences OneClickBodyAction = "preferences"
+)
+
+// Valid indicates whether the value is a known member of the OneClickBodyAction enum.
+func (e OneClickBodyAction) Valid() bool {
+	switch e {
+	case Everything:
+		return true
+	case Preferences:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SegmentFilterStatuses.
+const (
+	SegmentFilterStatusesConfirmed    SegmentFilterStatuses = "confirmed"
+	SegmentFilterStatusesPending      SegmentFilterStatuses = "pending"
+	SegmentFilterStatusesUnsubscribed SegmentFilterStatuses = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the SegmentFilterStatuses enum.
+func (e SegmentFilterStatuses) Valid() bool {
+	switch e {
+	case SegmentFilterStatusesConfirmed:
+		return true
+	case SegmentFilterStatusesPending:
+		return true
+	case SegmentFilterStatusesUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SegmentInputStatuses.
+const (
+	SegmentInputStatusesConfirmed    SegmentInputStatuses = "confirmed"
+	SegmentInputStatusesPending      SegmentInputStatuses = "pending"
+	SegmentInputStatusesUnsubscribed SegmentInputStatuses = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the SegmentInputStatuses enum.
+func (e SegmentInputStatuses) Valid() bool {
+	switch e {
+	case SegmentInputStatusesConfirmed:
+		return true
+	case SegmentInputStatusesPending:
+		return true
+	case SegmentInputStatusesUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendStatus.
 const (
 	SendStatusCancelled  SendStatus = "cancelled"
@@ -348,6 +408,24 @@ func (e SuppressionReason) Valid() bool {
 	}
 }
 
+// Defines values for UnsubscribeScope.
+const (
+	UnsubscribeScopeAccount UnsubscribeScope = "account"
+	UnsubscribeScopeList    UnsubscribeScope = "list"
+)
+
+// Valid indicates whether the value is a known member of the UnsubscribeScope enum.
+func (e UnsubscribeScope) Valid() bool {
+	switch e {
+	case UnsubscribeScopeAccount:
+		return true
+	case UnsubscribeScopeList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEndpointCreateSource.
 const (
 	WebhookEndpointCreateSourceMailgun  WebhookEndpointCreateSource = "mailgun"
@@ -378,11 +456,20 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
-// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo"}
+// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","unsubscribe_scope":"list"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
 	Name      string    `json:"name"`
+
+	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
+	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
+}
+
+// AccountUpdate Example: {"unsubscribe_scope":"account"}
+type AccountUpdate struct {
+	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
+	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
 }
 
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
@@ -409,7 +496,7 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
@@ -431,6 +518,9 @@ type Campaign struct {
 	PausedReason *string    `json:"paused_reason"`
 	ReplyTo      string     `json:"reply_to"`
 	ScheduledFor *time.Time `json:"scheduled_for"`
+
+	// SegmentId A segment that narrows the lists' audience (applied when the campaign starts).
+	SegmentId *int64 `json:"segment_id"`
 
 	// SenderId The sender it goes through; null means the account's default sender, else the environment's provider.
 	SenderId  *int64         `json:"sender_id"`
@@ -459,6 +549,9 @@ type CampaignCreate struct {
 	ListIds         *[]int64         `json:"list_ids,omitempty"`
 	Name            string           `json:"name"`
 	ReplyTo         *string          `json:"reply_to,omitempty"`
+
+	// SegmentId A segment of the account that narrows the audience.
+	SegmentId *int64 `json:"segment_id,omitempty"`
 
 	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
@@ -504,6 +597,9 @@ type CampaignUpdate struct {
 	ListIds         *[]int64         `json:"list_ids,omitempty"`
 	Name            *string          `json:"name,omitempty"`
 	ReplyTo         *string          `json:"reply_to,omitempty"`
+
+	// SegmentId A segment of the account; 0 removes the segment.
+	SegmentId *int64 `json:"segment_id,omitempty"`
 
 	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
@@ -738,10 +834,19 @@ type MessagePage struct {
 // OneClickBody defines model for OneClickBody.
 type OneClickBody struct {
 	ListUnsubscribe *OneClickBodyListUnsubscribe `json:"List-Unsubscribe,omitempty"`
+
+	// Action The preference page's forms.
+	Action *OneClickBodyAction `json:"action,omitempty"`
+
+	// List With action=preferences, the lists to stay subscribed to (repeated field).
+	List *[]int64 `json:"list,omitempty"`
 }
 
 // OneClickBodyListUnsubscribe defines model for OneClickBody.ListUnsubscribe.
 type OneClickBodyListUnsubscribe string
+
+// OneClickBodyAction The preference page's forms.
+type OneClickBodyAction string
 
 // Problem defines model for Problem.
 type Problem struct {
@@ -774,6 +879,67 @@ type Rendered struct {
 	Html    string `json:"html"`
 	Subject string `json:"subject"`
 	Text    string `json:"text"`
+}
+
+// Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
+type Segment struct {
+	CreatedAfter  *time.Time `json:"created_after"`
+	CreatedAt     time.Time  `json:"created_at"`
+	CreatedBefore *time.Time `json:"created_before"`
+	Id            int64      `json:"id"`
+	ListIds       []int64    `json:"list_ids"`
+
+	// Match The predicate as PostgreSQL prints it (normalised); empty: none.
+	Match     string    `json:"match"`
+	Name      string    `json:"name"`
+	Statuses  []string  `json:"statuses"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SegmentFilter Example: {"match":"$.plan == \"pro\" \u0026\u0026 $.seats \u003e 5","statuses":["confirmed"]}
+type SegmentFilter struct {
+	// CreatedAfter Keep subscribers created at or after this time.
+	CreatedAfter *time.Time `json:"created_after,omitempty"`
+
+	// CreatedBefore Keep subscribers created before this time.
+	CreatedBefore *time.Time `json:"created_before,omitempty"`
+
+	// ListIds Keep subscribers subscribed to at least one of these lists; empty keeps all.
+	ListIds *[]int64 `json:"list_ids,omitempty"`
+
+	// Match A PostgreSQL jsonpath predicate over the subscriber's attributes, e.g. `$.plan == "pro" && $.seats > 5` or `exists($.tags[*] ? (@ == "beta"))`. A subscriber for whom it is not true (or unknown: a missing key, a string compared with a number) is left out. Empty: no attribute filter.
+	Match *string `json:"match,omitempty"`
+
+	// Statuses Subscriber statuses to keep; empty keeps all. A campaign sends to confirmed subscribers only.
+	Statuses *[]SegmentFilterStatuses `json:"statuses,omitempty"`
+}
+
+// SegmentFilterStatuses defines model for SegmentFilter.Statuses.
+type SegmentFilterStatuses string
+
+// SegmentInput Example: {"match":"$.plan == \"pro\" \u0026\u0026 $.seats \u003e 5","name":"pro teams","statuses":["confirmed"]}
+type SegmentInput struct {
+	CreatedAfter  *time.Time              `json:"created_after,omitempty"`
+	CreatedBefore *time.Time              `json:"created_before,omitempty"`
+	ListIds       *[]int64                `json:"list_ids,omitempty"`
+	Match         *string                 `json:"match,omitempty"`
+	Name          string                  `json:"name"`
+	Statuses      *[]SegmentInputStatuses `json:"statuses,omitempty"`
+}
+
+// SegmentInputStatuses defines model for SegmentInput.Statuses.
+type SegmentInputStatuses string
+
+// SegmentPage defines model for SegmentPage.
+type SegmentPage struct {
+	Data       []Segment `json:"data"`
+	NextCursor *string   `json:"next_cursor"`
+}
+
+// SegmentPreview Example: {"count":1250,"sample":[{"attributes":{"plan":"pro","seats":12},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}]}
+type SegmentPreview struct {
+	Count  int64        `json:"count"`
+	Sample []Subscriber `json:"sample"`
 }
 
 // Send Example: {"attempts":1,"email":"ada@example.com","id":5001,"last_error":null,"provider_message_id":"campaign:42:101","sent_at":"2026-11-02T09:00:01Z","status":"sent","subscriber_id":101}
@@ -1070,6 +1236,9 @@ type TestSendRequest struct {
 type TestSendResult struct {
 	Results []TestSendOutcome `json:"results"`
 }
+
+// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
+type UnsubscribeScope string
 
 // WebhookDeliveryResult Example: {"applied":1,"events":1,"replayed":0,"suppressed":1}
 type WebhookDeliveryResult struct {
@@ -1483,6 +1652,42 @@ type SendMessageBatchParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSegmentsParams defines parameters for ListSegments.
+type ListSegmentsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateSegmentParams defines parameters for CreateSegment.
+type CreateSegmentParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PreviewSegmentParams defines parameters for PreviewSegment.
+type PreviewSegmentParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListSendersParams defines parameters for ListSenders.
 type ListSendersParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -1685,6 +1890,9 @@ type UnsubscribeOneClickFormdataRequestBody = OneClickBody
 // UnsubscribeOneClickMultipartRequestBody defines body for UnsubscribeOneClick for multipart/form-data ContentType.
 type UnsubscribeOneClickMultipartRequestBody = OneClickBody
 
+// UpdateAccountJSONRequestBody defines body for UpdateAccount for application/json ContentType.
+type UpdateAccountJSONRequestBody = AccountUpdate
+
 // CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
 type CreateCampaignJSONRequestBody = CampaignCreate
 
@@ -1726,6 +1934,15 @@ type SendMessageJSONRequestBody = MessageCreate
 
 // SendMessageBatchJSONRequestBody defines body for SendMessageBatch for application/json ContentType.
 type SendMessageBatchJSONRequestBody = MessageBatch
+
+// CreateSegmentJSONRequestBody defines body for CreateSegment for application/json ContentType.
+type CreateSegmentJSONRequestBody = SegmentInput
+
+// PreviewSegmentJSONRequestBody defines body for PreviewSegment for application/json ContentType.
+type PreviewSegmentJSONRequestBody = SegmentFilter
+
+// UpdateSegmentJSONRequestBody defines body for UpdateSegment for application/json ContentType.
+type UpdateSegmentJSONRequestBody = SegmentInput
 
 // CreateSenderJSONRequestBody defines body for CreateSender for application/json ContentType.
 type CreateSenderJSONRequestBody = SenderCreate

@@ -63,6 +63,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		SendRetention:        cfg.SendRetention,
 		Heartbeat:            cfg.Heartbeat,
 		Links:                links,
+		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,
 	}
 }
 

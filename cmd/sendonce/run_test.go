@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	neturl "net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,7 +88,12 @@ func TestServeAuthenticatesWithAPIKeys(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "acme", body["name"])
 
-	for _, k := range []string{"", "so_wrong", key + "x", "so_" + key[3:len(key)-1] + "a"} {
+	// The last character changed: to "a", or to "b" when it already is "a".
+	last := "a"
+	if strings.HasSuffix(key, "a") {
+		last = "b"
+	}
+	for _, k := range []string{"", "so_wrong", key + "x", "so_" + key[3:len(key)-1] + last} {
 		resp, body = get(t, base+"/v1/account", k)
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "key %q", k)
 		require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))

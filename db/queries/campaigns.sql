@@ -5,9 +5,10 @@
 
 -- name: CampaignCreate :one
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id)
+                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id, segment_id)
 VALUES (@account_id, @name, @subject, @from_email, @from_name, @reply_to,
-        @html_template, @text_template, @language, @list_ids::bigint[], @ambiguous_policy, sqlc.narg('sender_id'))
+        @html_template, @text_template, @language, @list_ids::bigint[], @ambiguous_policy, sqlc.narg('sender_id'),
+        sqlc.narg('segment_id')::bigint)
 RETURNING *;
 
 -- name: CampaignGet :one
@@ -39,6 +40,9 @@ UPDATE campaigns SET
     -- sender_id: NULL keeps it, 0 clears it (the account default applies again).
     sender_id        = CASE WHEN sqlc.narg('sender_id')::bigint IS NULL THEN sender_id
                             ELSE nullif(sqlc.narg('sender_id')::bigint, 0) END,
+    -- 0 clears the segment; NULL keeps it.
+    segment_id       = CASE WHEN sqlc.narg('segment_id')::bigint IS NULL THEN segment_id
+                            ELSE nullif(sqlc.narg('segment_id')::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = @account_id AND id = @id AND status = 'draft'
 RETURNING *;

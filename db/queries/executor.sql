@@ -25,14 +25,14 @@ WITH started AS (
         updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
     WHERE campaigns.id = sqlc.arg('id')::bigint AND campaigns.status = 'approved'
       AND campaigns.scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
-    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.name, campaigns.status
+    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.segment_id, campaigns.name, campaigns.status
 ), started_event AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT c.account_id, 'campaign.started', coalesce(sqlc.narg('now')::timestamptz, now()),
            jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
     FROM started c
 )
-SELECT s.id, s.account_id, s.list_ids FROM started s;
+SELECT s.id, s.account_id, s.list_ids, s.segment_id FROM started s;
 
 -- name: CampaignListSending :many
 -- Everything a sender needs of the campaigns being sent; the dispatcher deals them

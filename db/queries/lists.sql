@@ -4,12 +4,12 @@ VALUES (@account_id, @name, @description)
 RETURNING *;
 
 -- name: ListGet :one
-SELECT l.*, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id)::bigint AS member_count
+SELECT l.*, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id AND m.status = 'subscribed')::bigint AS member_count
 FROM lists l
 WHERE l.account_id = @account_id AND l.id = @id;
 
 -- name: ListList :many
-SELECT l.*, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id)::bigint AS member_count
+SELECT l.*, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id AND m.status = 'subscribed')::bigint AS member_count
 FROM lists l
 WHERE l.account_id = @account_id AND l.id > @after_id
 ORDER BY l.id

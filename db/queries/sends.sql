@@ -5,6 +5,10 @@
 -- (email_lower) sends one message per address even when it sits in several target
 -- lists; ON CONFLICT makes a rebuild create nothing new. Only confirmed, unsuppressed
 -- subscribers join; an empty list_ids means every confirmed subscriber of the account.
+-- A membership counts only while subscribed (an unsubscribe from the list keeps the
+-- row, marked). A segment narrows the audience further with the same filter as
+-- SegmentPreviewCount; its jsonpath is a parameter, and @@ lets the GIN
+-- jsonb_path_ops index on attributes serve it. Empty or NULL segment_* = no filter.
 -- The same statement records on the campaign whom it left out (the API's stats show
 -- it): suppressed subscribers of the target lists, whatever their status, and of the
 -- rest those not confirmed. One extra pass over the audience, with a hash join to the
@@ -18,7 +22,15 @@ WITH skipped AS (
       AND (cardinality(@list_ids::bigint[]) = 0 OR EXISTS (
           SELECT 1 FROM list_members m
           WHERE m.subscriber_id = s.id AND m.account_id = @account_id
-            AND m.list_id = ANY(@list_ids::bigint[])))
+            AND m.list_id = ANY(@list_ids::bigint[]) AND m.status = 'subscribed'))
+      AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
+      AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
+      AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+            AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+      AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
+      AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
       AND (x.email_lower IS NOT NULL OR s.status <> 'confirmed')
 ), noted AS (
     UPDATE campaigns c
@@ -36,7 +48,15 @@ WHERE s.account_id = @account_id
   AND (cardinality(@list_ids::bigint[]) = 0 OR EXISTS (
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = @account_id
-        AND m.list_id = ANY(@list_ids::bigint[])))
+        AND m.list_id = ANY(@list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
+  AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
+  AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
+  AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
   AND NOT EXISTS (
       SELECT 1 FROM suppressions x
       WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)

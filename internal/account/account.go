@@ -37,6 +37,9 @@ type Account struct {
 	ID        int64
 	Name      string
 	CreatedAt time.Time
+	// UnsubscribeScope is what a one-click unsubscribe removes the address from:
+	// "list" (the campaign's lists) or "account" (every mail: a suppression).
+	UnsubscribeScope string
 }
 
 // Get returns an account by id.
@@ -45,7 +48,19 @@ func (s *Service) Get(ctx context.Context, id int64) (Account, error) {
 	if err != nil {
 		return Account{}, postgres.Error(err, "account")
 	}
-	return Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt}, nil
+	return Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt, UnsubscribeScope: a.UnsubscribeScope}, nil
+}
+
+// SetUnsubscribeScope changes the account's unsubscribe scope (list or account).
+func (s *Service) SetUnsubscribeScope(ctx context.Context, id int64, scope string) (Account, error) {
+	if scope != "list" && scope != "account" {
+		return Account{}, apperr.Invalidf("/unsubscribe_scope", "unsubscribe_scope must be list or account")
+	}
+	a, err := store.New(s.pool).AccountSetUnsubscribeScope(ctx, scope, id)
+	if err != nil {
+		return Account{}, postgres.Error(err, "account")
+	}
+	return Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt, UnsubscribeScope: a.UnsubscribeScope}, nil
 }
 
 // Create makes an account with one API key and returns the key's token, the only

@@ -55,6 +55,7 @@ type Campaign struct {
 	// TemplateID is the template the campaign takes its content from when it is
 	// approved; nil means its own subject and templates.
 	TemplateID                          *int64
+	SegmentID                           *int64 // narrows the lists' audience; nil: none
 	Status, AmbiguousPolicy             string
 	ScheduledFor, ApprovedAt, StartedAt *time.Time
 	FinishedAt, CancelledAt             *time.Time
@@ -73,6 +74,8 @@ type Fields struct {
 	HTMLTemplate, TextTemplate, Language        *string
 	ListIDs                                     *[]int64
 	AmbiguousPolicy                             *string
+	// SegmentID sets the segment; 0 clears it (on update).
+	SegmentID *int64
 	// SenderID names one of the account's senders; 0 clears it.
 	SenderID *int64
 	// TemplateID makes the campaign take its content from a template (the
@@ -88,7 +91,7 @@ func (f Fields) inline() bool {
 func fromStore(c store.Campaign) Campaign {
 	return Campaign{ID: c.ID, Name: c.Name, Subject: c.Subject, FromEmail: c.FromEmail, FromName: c.FromName,
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
-		ListIDs: c.ListIds, TemplateID: c.TemplateID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
+		ListIDs: c.ListIds, TemplateID: c.TemplateID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason}
 }
@@ -143,6 +146,15 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 		}
 		if f.inline() {
 			return errBoth
+		}
+	}
+	if f.SegmentID != nil && *f.SegmentID != 0 {
+		owned, err := store.New(s.pool).SegmentIDOwned(ctx, accountID, *f.SegmentID)
+		if err != nil {
+			return err
+		}
+		if !owned {
+			return apperr.Invalidf("/segment_id", "segment %d not found", *f.SegmentID)
 		}
 	}
 	if f.SenderID != nil && *f.SenderID != 0 {
@@ -203,7 +215,8 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
 			FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
 			TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
-			SenderID: nonZero(f.SenderID),
+			SegmentID: nonZero(f.SegmentID),
+			SenderID:  nonZero(f.SenderID),
 		})
 		if err != nil || f.TemplateID == nil {
 			return err

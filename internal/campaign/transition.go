@@ -78,7 +78,8 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 	}
 	arg := store.CampaignUpdateDraftParams{AccountID: accountID, ID: id, Name: f.Name, Subject: f.Subject,
 		FromEmail: f.FromEmail, FromName: f.FromName, ReplyTo: f.ReplyTo, HtmlTemplate: f.HTMLTemplate,
-		TextTemplate: f.TextTemplate, Language: f.Language, AmbiguousPolicy: f.AmbiguousPolicy, SenderID: f.SenderID}
+		TextTemplate: f.TextTemplate, Language: f.Language, AmbiguousPolicy: f.AmbiguousPolicy,
+		SenderID: f.SenderID, SegmentID: f.SegmentID}
 	if f.ListIDs != nil {
 		arg.ListIds = *f.ListIDs
 		if arg.ListIds == nil {

@@ -19,7 +19,18 @@ type Config struct {
 	Unsubscribe
 	Webhooks
 	Events
+	Audience
 	Log
+}
+
+// Audience settings: segments.
+type Audience struct {
+	// SegmentTimeout bounds each statement of a segment preview; a predicate that
+	// runs longer is refused with 422.
+	SegmentTimeout time.Duration `split_words:"true" default:"5s"`
+	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment;
+	// a build that runs longer cancels the campaign.
+	SegmentBuildTimeout time.Duration `split_words:"true" default:"10m"`
 }
 
 // Database settings.

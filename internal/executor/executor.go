@@ -76,6 +76,9 @@ type Config struct {
 	Senders Senders
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
+	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment
+	// (statement_timeout); default 10m. A build that exceeds it cancels the campaign.
+	SegmentBuildTimeout time.Duration
 }
 
 func (c *Config) defaults() {
@@ -85,6 +88,7 @@ func (c *Config) defaults() {
 		}
 	}
 	def(&c.Tick, 60*time.Second)
+	def(&c.SegmentBuildTimeout, 10*time.Minute)
 	def(&c.Lease, 2*time.Minute)
 	def(&c.BackoffBase, 30*time.Second)
 	def(&c.BackoffMax, time.Hour)

@@ -71,18 +71,32 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 	// shutdown should not waste the work, so it runs to the end.
 	ctx = context.WithoutCancel(ctx)
 	var rows int64
+	segmented := false // only a segment build runs under statement_timeout
 	err := postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
 		q := e.q.WithTx(tx)
 		c, err := q.CampaignStart(ctx, e.now(), id)
 		if err != nil {
 			return err
 		}
-		rows, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{
-			CampaignID: c.ID, AccountID: c.AccountID, ListIds: c.ListIds,
-		})
+		p := store.SendBuildRecipientsParams{CampaignID: c.ID, AccountID: c.AccountID, ListIds: c.ListIds}
+		if c.SegmentID != nil {
+			segmented = true
+			if err := segmentBuild(ctx, q, c.AccountID, *c.SegmentID, e.cfg.SegmentBuildTimeout, &p); err != nil {
+				return err
+			}
+		}
+		rows, err = q.SendBuildRecipients(ctx, p)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if segmented && isQueryCanceled(err) {
+		// The segment's predicate ran past its bound: retrying would burn the
+		// same time on every tick, so the campaign is cancelled and says why in the log.
+		_, cerr := e.q.CampaignCancelTimedOut(ctx, id)
+		e.log.Error("campaign cancelled: segment build exceeded its time limit", "campaign_id", id,
+			"limit", e.cfg.SegmentBuildTimeout.String(), "err", errors.Join(err, cerr))
 		return false, nil
 	}
 	if err != nil {

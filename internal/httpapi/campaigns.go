@@ -17,7 +17,7 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 	}
 	return api.Campaign{Id: c.ID, Name: c.Name, Subject: c.Subject, FromEmail: c.FromEmail, FromName: c.FromName,
 		ReplyTo: c.ReplyTo, HtmlTemplate: c.HTMLTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
-		ListIds: ids, TemplateId: c.TemplateID, Status: api.CampaignStatus(c.Status), AmbiguousPolicy: api.AmbiguousPolicy(c.AmbiguousPolicy),
+		ListIds: ids, TemplateId: c.TemplateID, SegmentId: c.SegmentID, Status: api.CampaignStatus(c.Status), AmbiguousPolicy: api.AmbiguousPolicy(c.AmbiguousPolicy),
 		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		SenderId: c.SenderID, PausedReason: c.PausedReason}
@@ -56,7 +56,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.Campaigns.Create(r.Context(), accountID(r), campaign.Fields{
 		Name: &in.Name, Subject: in.Subject, FromEmail: &in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
-		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SenderID: in.SenderId,
+		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 	})
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.Campaigns.Update(r.Context(), accountID(r), id, campaign.Fields{
 		Name: in.Name, Subject: in.Subject, FromEmail: in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
-		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SenderID: in.SenderId,
+		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 	})
 	if err != nil {
 		return err

@@ -83,5 +83,5 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"id": a.ID, "name": a.Name, "created_at": a.CreatedAt})
+	return encode(w, http.StatusOK, toAPIAccount(a))
 }

@@ -39,6 +39,8 @@ func (s *Server) routes() {
 		r.Group(func(r chiRouter) {
 			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
 
+			r.Patch("/account", s.handle(s.updateAccount))
+
 			r.Get("/subscribers", s.handle(s.listSubscribers))
 			r.Post("/subscribers", s.handle(s.createSubscriber))
 			r.Post("/subscribers/import", s.handle(s.importSubscribers))
@@ -54,6 +56,13 @@ func (s *Server) routes() {
 			r.Delete("/lists/{id}", s.handle(s.deleteList))
 			r.Post("/lists/{id}/members", s.handle(s.addListMembers))
 			r.Delete("/lists/{id}/members", s.handle(s.removeListMembers))
+
+			r.Get("/segments", s.handle(s.listSegments))
+			r.Post("/segments", s.handle(s.createSegment))
+			r.Post("/segments/preview", s.handle(s.previewSegment))
+			r.Get("/segments/{id}", s.handle(s.getSegment))
+			r.Put("/segments/{id}", s.handle(s.updateSegment))
+			r.Delete("/segments/{id}", s.handle(s.deleteSegment))
 
 			r.Get("/suppressions", s.handle(s.listSuppressions))
 			r.Post("/suppressions", s.handle(s.addSuppression))

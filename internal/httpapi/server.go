@@ -22,6 +22,7 @@ import (
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/template"
@@ -52,6 +53,7 @@ type Deps struct {
 	// Transactional accepts and reads single messages (POST /v1/messages); nil
 	// means built on Pool with Messages.
 	Transactional *transactional.Service
+	Segments      *segment.Service
 	// Senders manages the accounts' senders; nil means built on Pool with the key
 	// ring of Config.SecretsKey.
 	Senders *sender.Service
@@ -106,6 +108,9 @@ func NewServer(d Deps) http.Handler {
 	if d.Events == nil {
 		d.Events = event.NewService(d.Pool, event.Guard{
 			AllowHTTP: d.Config.EventAllowHTTP, AllowPrivate: d.Config.EventAllowPrivate})
+	}
+	if d.Segments == nil {
+		d.Segments = segment.NewService(d.Pool, d.Config.SegmentTimeout)
 	}
 	if d.Senders == nil {
 		keys := d.Config.SecretsKey

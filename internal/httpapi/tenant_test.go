@@ -44,6 +44,9 @@ func TestCrossTenant(t *testing.T) {
 		"template_id": tpl.Id, "tags": []string{"receipt"}}, "Idempotency-Key", "order-1")
 	require.Equal(t, http.StatusAccepted, res.Status, string(res.Body))
 	msg := decodeAs[api.Message](t, res)
+	res = e.do(a, "POST", "/v1/segments", map[string]any{"name": "pro", "match": `$.plan == "pro"`, "list_ids": []int64{list.Id}})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	seg := decodeAs[api.Segment](t, res)
 	res = e.do(a, "POST", "/v1/webhook-endpoints", map[string]any{"source": "standard", "name": "a hook"})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	var hook struct {
@@ -74,6 +77,7 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/messages", "/v1/messages/" + itoa(msg.Id),
 			"/v1/event-endpoints", "/v1/event-endpoints/" + itoa(eventEndpoint.ID),
 			"/v1/event-endpoints/" + itoa(eventEndpoint.ID) + "/deliveries", "/v1/events",
+			"/v1/segments", "/v1/segments/" + itoa(seg.Id),
 			"/v1/senders", "/v1/senders/" + itoa(snd.ID)} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
@@ -144,6 +148,14 @@ func TestCrossTenant(t *testing.T) {
 		"sendMessageBatch": {body: map[string]any{"messages": []map[string]any{{"idempotency_key": "order-1",
 			"message": map[string]any{"to": "a1@example.com", "from": "shop@example.com", "subject": "s", "text": "t"}}}},
 			expect: http.StatusOK},
+		"updateAccount": {body: map[string]any{"unsubscribe_scope": "account"}, expect: http.StatusOK},
+		// Segments: B cannot read, replace or delete A's, nor filter on A's lists.
+		"listSegments":   {expect: http.StatusOK},
+		"createSegment":  {body: map[string]any{"name": "pro", "list_ids": []int64{list.Id}}, expect: http.StatusUnprocessableEntity},
+		"getSegment":     {},
+		"updateSegment":  {body: map[string]any{"name": "hijacked", "match": "$.x == 1"}},
+		"deleteSegment":  {},
+		"previewSegment": {body: map[string]any{"list_ids": []int64{list.Id}}, expect: http.StatusUnprocessableEntity},
 		// Webhook endpoints are tenant resources like the rest.
 		"listWebhookEndpoints":  {expect: http.StatusOK},
 		"createWebhookEndpoint": {body: map[string]any{"source": "standard", "name": "a hook"}, expect: http.StatusCreated},
@@ -221,6 +233,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(msg.Id))
 		case strings.HasPrefix(path, "/v1/templates/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(tpl.Id))
+		case strings.HasPrefix(path, "/v1/segments/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(seg.Id))
 		case strings.HasPrefix(path, "/v1/webhook-endpoints/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
 		case strings.HasPrefix(path, "/v1/event-endpoints/"):

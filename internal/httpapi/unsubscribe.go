@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -14,50 +15,87 @@ import (
 // unsubscribeBodyLimit bounds the one-click body: it holds one short key/value pair.
 const unsubscribeBodyLimit = 16 << 10
 
-// unsubscribePage answers GET /u/{token}: a confirmation page whose button POSTs.
+// unsubscribePage answers GET /u/{token}: the preference page, whose forms POST.
 // It changes nothing, because mail software fetches header URLs on its own.
 func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request) error {
-	rec, err := s.Unsubscribe.Lookup(r.Context(), chi.URLParam(r, "token"))
+	p, err := s.Unsubscribe.Preferences(r.Context(), chi.URLParam(r, "token"))
 	if err != nil {
 		return unsubscribeError(w, err)
 	}
-	writeHTML(w, unsubscribe.Page(rec.Language, false))
+	writeHTML(w, unsubscribe.PreferencePage(p, false))
 	return nil
 }
 
-// unsubscribePost answers POST /u/{token} (RFC 8058): the address is suppressed
-// before the answer. A mail client's one-click POST gets 200 with an empty body;
-// our own page (a browser asking for HTML) gets the "you are unsubscribed" page,
-// also with 200. Never a redirect.
+// unsubscribePost answers POST /u/{token}. A mail client's one-click POST (RFC
+// 8058: List-Unsubscribe=One-Click), or an empty body, is the one-click opt-out: the
+// address leaves the campaign's lists (or is suppressed, per the account's
+// unsubscribe_scope) before the answer, 200 with an empty body. The preference
+// page's forms send action=preferences (the checked lists) or action=everything
+// (suppress the address); a browser asking for HTML gets a page back, also 200.
+// Never a redirect.
 func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, unsubscribeBodyLimit)
 	variant := "empty"
 	// ParseMultipartForm reads urlencoded bodies as well; an empty body has no
-	// Content-Type and is our own page's button.
+	// Content-Type.
 	if r.ContentLength != 0 && r.Header.Get("Content-Type") != "" {
 		if err := r.ParseMultipartForm(unsubscribeBodyLimit); err != nil && !errors.Is(err, http.ErrNotMultipart) {
-			w.Header().Set("Cache-Control", "no-store")
-			w.WriteHeader(http.StatusBadRequest)
-			return nil
+			return badUnsubscribeForm(w)
 		}
-		if r.PostFormValue("List-Unsubscribe") == "One-Click" {
+		switch {
+		case r.PostFormValue("List-Unsubscribe") == "One-Click":
 			variant = "one-click"
-		} else {
+		case r.PostFormValue("action") == "preferences":
+			variant = "preferences"
+		case r.PostFormValue("action") == "everything":
+			variant = "everything"
+		default:
 			variant = "form"
 		}
 	}
-	rec, err := s.Unsubscribe.Unsubscribe(r.Context(), chi.URLParam(r, "token"))
+	token := chi.URLParam(r, "token")
+	var rec unsubscribe.Recipient
+	var err error
+	switch variant {
+	case "preferences":
+		var lists []int64
+		for _, v := range r.PostForm["list"] {
+			id, perr := strconv.ParseInt(v, 10, 64)
+			if perr != nil || id < 1 {
+				return badUnsubscribeForm(w)
+			}
+			lists = append(lists, id)
+		}
+		p, err := s.Unsubscribe.SetPreferences(r.Context(), token, lists)
+		if err != nil {
+			return unsubscribeError(w, err)
+		}
+		s.Logger.InfoContext(r.Context(), "unsubscribe preferences", "account", p.AccountID,
+			"campaign", p.CampaignID, "subscriber", p.SubscriberID, "subscribed_lists", len(lists))
+		writeHTML(w, unsubscribe.PreferencePage(p, true))
+		return nil
+	case "everything":
+		rec, err = s.Unsubscribe.UnsubscribeAll(r.Context(), token)
+	default:
+		rec, err = s.Unsubscribe.Unsubscribe(r.Context(), token)
+	}
 	if err != nil {
 		return unsubscribeError(w, err)
 	}
-	s.Logger.InfoContext(r.Context(), "one-click unsubscribe", "account", rec.AccountID,
-		"campaign", rec.CampaignID, "subscriber", rec.SubscriberID, "variant", variant)
+	s.Logger.InfoContext(r.Context(), "unsubscribe", "account", rec.AccountID,
+		"campaign", rec.CampaignID, "subscriber", rec.SubscriberID, "variant", variant, "scope", rec.Scope)
 	if strings.Contains(r.Header.Get("Accept"), "text/html") {
-		writeHTML(w, unsubscribe.Page(rec.Language, true))
+		writeHTML(w, unsubscribe.DonePage(rec.Language, rec.Scope))
 		return nil
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func badUnsubscribeForm(w http.ResponseWriter) error {
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusBadRequest)
 	return nil
 }
 

@@ -34,6 +34,7 @@ func TestUnsubscribePageInBrowser(t *testing.T) {
 	t.Parallel()
 	bin := chromium(t)
 	e := setupOptout(t, "de")
+	listA, listB := e.withLists(t)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
@@ -60,9 +61,25 @@ func TestUnsubscribePageInBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(step, chromedp.WaitVisible(chromedp.ID("unsubscribe"))))
 	before, err := chromedp.Run(step, chromedp.Text(chromedp.ID("unsubscribe")))
 	require.NoError(t, err)
-	require.Equal(t, "Abmelden", before)
+	require.Equal(t, "Von allem abmelden", before)
 	reason, _ := e.suppressed(t)
 	require.Empty(t, reason, "opening the page changes nothing")
+
+	// Untick list A, save: A is left, B kept, nothing suppressed.
+	require.NoError(t, chromedp.Do(step,
+		chromedp.Click(chromedp.ID("list-"+itoa(listA))),
+		chromedp.Click(chromedp.ID("save")),
+		chromedp.WaitVisible(chromedp.ID("saved")),
+	))
+	saved, err := chromedp.Run(step, chromedp.Text(chromedp.ID("saved")))
+	require.NoError(t, err)
+	require.Equal(t, "Ihre Einstellungen sind gespeichert.", saved)
+	status, _ := e.membership(t, listA)
+	require.Equal(t, "unsubscribed", status)
+	status, _ = e.membership(t, listB)
+	require.Equal(t, "subscribed", status)
+	reason, _ = e.suppressed(t)
+	require.Empty(t, reason)
 
 	require.NoError(t, chromedp.Do(step,
 		chromedp.Click(chromedp.ID("unsubscribe")),

@@ -108,7 +108,7 @@ func TestOneClickUnsubscribeBadToken(t *testing.T) {
 
 func TestUnsubscribePageLanguage(t *testing.T) {
 	t.Parallel()
-	for lang, want := range map[string]string{"fr-CA": "Me désabonner", "de": "Abmelden", "": "Unsubscribe", "xx": "Unsubscribe"} {
+	for lang, want := range map[string]string{"fr-CA": "Me désabonner", "de": "Von allem abmelden", "": "Unsubscribe", "xx": "Unsubscribe"} {
 		e := setupOptout(t, lang)
 		resp, err := http.Get(e.link())
 		require.NoError(t, err)

@@ -81,34 +81,49 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
 	row := q.db.QueryRow(ctx, accountCreate, name)
 	var i Account
-	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UnsubscribeScope,
+	)
 	return i, err
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
 	row := q.db.QueryRow(ctx, accountGetByID, id)
 	var i Account
-	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UnsubscribeScope,
+	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
 	row := q.db.QueryRow(ctx, accountGetFirstByName, name)
 	var i Account
-	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UnsubscribeScope,
+	)
 	return i, err
 }

@@ -17,7 +17,7 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
 `
 
 type CampaignApproveParams struct {
@@ -56,6 +56,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.Kind,
 		&i.SenderID,
 		&i.PausedReason,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -64,7 +65,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
 `
 
 func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -97,6 +98,7 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 		&i.Kind,
 		&i.SenderID,
 		&i.PausedReason,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -104,10 +106,11 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 const campaignCreate = `-- name: CampaignCreate :one
 
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id)
+                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id, segment_id)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10::bigint[], $11, $12)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
+        $7, $8, $9, $10::bigint[], $11, $12,
+        $13::bigint)
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
 `
 
 type CampaignCreateParams struct {
@@ -123,6 +126,7 @@ type CampaignCreateParams struct {
 	ListIds         []int64
 	AmbiguousPolicy string
 	SenderID        *int64
+	SegmentID       *int64
 }
 
 // API side of campaigns: CRUD while draft, and the transitions a tenant may make. Each
@@ -143,6 +147,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		arg.ListIds,
 		arg.AmbiguousPolicy,
 		arg.SenderID,
+		arg.SegmentID,
 	)
 	var i Campaign
 	err := row.Scan(
@@ -172,6 +177,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.Kind,
 		&i.SenderID,
 		&i.PausedReason,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -189,7 +195,7 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD i
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 // kind = 'campaign' here and below: an account's message stream is no campaign of the API.
@@ -223,12 +229,13 @@ func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (C
 		&i.Kind,
 		&i.SenderID,
 		&i.PausedReason,
+		&i.SegmentID,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -283,6 +290,7 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.Kind,
 			&i.SenderID,
 			&i.PausedReason,
+			&i.SegmentID,
 		); err != nil {
 			return nil, err
 		}
@@ -307,7 +315,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
 `
 
 // A pause by hand carries no system reason.
@@ -341,6 +349,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 		&i.Kind,
 		&i.SenderID,
 		&i.PausedReason,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -348,7 +357,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
 `
 
 func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -381,6 +390,7 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 		&i.Kind,
 		&i.SenderID,
 		&i.PausedReason,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -471,7 +481,7 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
 `
 
 func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -504,6 +514,7 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int
 		&i.Kind,
 		&i.SenderID,
 		&i.PausedReason,
+		&i.SegmentID,
 	)
 	return i, err
 }
@@ -523,9 +534,12 @@ UPDATE campaigns SET
     -- sender_id: NULL keeps it, 0 clears it (the account default applies again).
     sender_id        = CASE WHEN $11::bigint IS NULL THEN sender_id
                             ELSE nullif($11::bigint, 0) END,
+    -- 0 clears the segment; NULL keeps it.
+    segment_id       = CASE WHEN $12::bigint IS NULL THEN segment_id
+                            ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
-WHERE account_id = $12 AND id = $13 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason
+WHERE account_id = $13 AND id = $14 AND status = 'draft'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
 `
 
 type CampaignUpdateDraftParams struct {
@@ -540,6 +554,7 @@ type CampaignUpdateDraftParams struct {
 	ListIds         []int64
 	AmbiguousPolicy *string
 	SenderID        *int64
+	SegmentID       *int64
 	AccountID       int64
 	ID              int64
 }
@@ -557,6 +572,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		arg.ListIds,
 		arg.AmbiguousPolicy,
 		arg.SenderID,
+		arg.SegmentID,
 		arg.AccountID,
 		arg.ID,
 	)
@@ -588,6 +604,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.Kind,
 		&i.SenderID,
 		&i.PausedReason,
+		&i.SegmentID,
 	)
 	return i, err
 }

@@ -201,20 +201,21 @@ WITH started AS (
         updated_at = coalesce($1::timestamptz, now())
     WHERE campaigns.id = $2::bigint AND campaigns.status = 'approved'
       AND campaigns.scheduled_for <= coalesce($1::timestamptz, now())
-    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.name, campaigns.status
+    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.segment_id, campaigns.name, campaigns.status
 ), started_event AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT c.account_id, 'campaign.started', coalesce($1::timestamptz, now()),
            jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
     FROM started c
 )
-SELECT s.id, s.account_id, s.list_ids FROM started s
+SELECT s.id, s.account_id, s.list_ids, s.segment_id FROM started s
 `
 
 type CampaignStartRow struct {
 	ID        int64
 	AccountID int64
 	ListIds   []int64
+	SegmentID *int64
 }
 
 // The approved → sending compare-and-set. It runs in the same transaction as
@@ -227,7 +228,12 @@ type CampaignStartRow struct {
 func (q *Queries) CampaignStart(ctx context.Context, now *time.Time, iD int64) (CampaignStartRow, error) {
 	row := q.db.QueryRow(ctx, campaignStart, now, iD)
 	var i CampaignStartRow
-	err := row.Scan(&i.ID, &i.AccountID, &i.ListIds)
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.ListIds,
+		&i.SegmentID,
+	)
 	return i, err
 }
 

@@ -49,7 +49,7 @@ func (q *Queries) ListDelete(ctx context.Context, accountID int64, iD int64) (in
 }
 
 const listGet = `-- name: ListGet :one
-SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id)::bigint AS member_count
+SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id AND m.status = 'subscribed')::bigint AS member_count
 FROM lists l
 WHERE l.account_id = $1 AND l.id = $2
 `
@@ -105,7 +105,7 @@ func (q *Queries) ListIDsOwned(ctx context.Context, accountID int64, ids []int64
 }
 
 const listList = `-- name: ListList :many
-SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id)::bigint AS member_count
+SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id AND m.status = 'subscribed')::bigint AS member_count
 FROM lists l
 WHERE l.account_id = $1 AND l.id > $2
 ORDER BY l.id

@@ -10,9 +10,10 @@ import (
 )
 
 type Account struct {
-	ID        int64
-	Name      string
-	CreatedAt time.Time
+	ID               int64
+	Name             string
+	CreatedAt        time.Time
+	UnsubscribeScope string
 }
 
 type ApiKey struct {
@@ -53,6 +54,7 @@ type Campaign struct {
 	Kind               string
 	SenderID           *int64
 	PausedReason       *string
+	SegmentID          *int64
 }
 
 type CampaignSendArchive struct {
@@ -152,6 +154,9 @@ type ListMember struct {
 	SubscriberID int64
 	AccountID    int64
 	CreatedAt    time.Time
+	Status       string
+	StatusSource string
+	StatusAt     time.Time
 }
 
 type Message struct {
@@ -174,6 +179,19 @@ type Message struct {
 	Tags           []string
 	SendAt         *time.Time
 	CreatedAt      time.Time
+}
+
+type Segment struct {
+	ID            int64
+	AccountID     int64
+	Name          string
+	Match         interface{}
+	Statuses      []string
+	ListIds       []int64
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 type Send struct {

@@ -111,7 +111,15 @@ WITH skipped AS (
       AND (cardinality($3::bigint[]) = 0 OR EXISTS (
           SELECT 1 FROM list_members m
           WHERE m.subscriber_id = s.id AND m.account_id = $2
-            AND m.list_id = ANY($3::bigint[])))
+            AND m.list_id = ANY($3::bigint[]) AND m.status = 'subscribed'))
+      AND ($4::text IS NULL OR s.attributes @@ $4::text::jsonpath)
+      AND (cardinality(coalesce($5::text[], '{}')) = 0 OR s.status = ANY($5::text[]))
+      AND (cardinality(coalesce($6::bigint[], '{}')) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = s.id AND m.account_id = $2
+            AND m.list_id = ANY($6::bigint[]) AND m.status = 'subscribed'))
+      AND ($7::timestamptz IS NULL OR s.created_at >= $7::timestamptz)
+      AND ($8::timestamptz IS NULL OR s.created_at < $8::timestamptz)
       AND (x.email_lower IS NOT NULL OR s.status <> 'confirmed')
 ), noted AS (
     UPDATE campaigns c
@@ -129,7 +137,15 @@ WHERE s.account_id = $2
   AND (cardinality($3::bigint[]) = 0 OR EXISTS (
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = $2
-        AND m.list_id = ANY($3::bigint[])))
+        AND m.list_id = ANY($3::bigint[]) AND m.status = 'subscribed'))
+  AND ($4::text IS NULL OR s.attributes @@ $4::text::jsonpath)
+  AND (cardinality(coalesce($5::text[], '{}')) = 0 OR s.status = ANY($5::text[]))
+  AND (cardinality(coalesce($6::bigint[], '{}')) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = $2
+        AND m.list_id = ANY($6::bigint[]) AND m.status = 'subscribed'))
+  AND ($7::timestamptz IS NULL OR s.created_at >= $7::timestamptz)
+  AND ($8::timestamptz IS NULL OR s.created_at < $8::timestamptz)
   AND NOT EXISTS (
       SELECT 1 FROM suppressions x
       WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)
@@ -138,9 +154,14 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING
 `
 
 type SendBuildRecipientsParams struct {
-	CampaignID int64
-	AccountID  int64
-	ListIds    []int64
+	CampaignID           int64
+	AccountID            int64
+	ListIds              []int64
+	SegmentMatch         *string
+	SegmentStatuses      []string
+	SegmentListIds       []int64
+	SegmentCreatedAfter  *time.Time
+	SegmentCreatedBefore *time.Time
 }
 
 // The per-recipient rows of a campaign: build, claim, acknowledge, rescue.
@@ -148,12 +169,25 @@ type SendBuildRecipientsParams struct {
 // (email_lower) sends one message per address even when it sits in several target
 // lists; ON CONFLICT makes a rebuild create nothing new. Only confirmed, unsuppressed
 // subscribers join; an empty list_ids means every confirmed subscriber of the account.
+// A membership counts only while subscribed (an unsubscribe from the list keeps the
+// row, marked). A segment narrows the audience further with the same filter as
+// SegmentPreviewCount; its jsonpath is a parameter, and @@ lets the GIN
+// jsonb_path_ops index on attributes serve it. Empty or NULL segment_* = no filter.
 // The same statement records on the campaign whom it left out (the API's stats show
 // it): suppressed subscribers of the target lists, whatever their status, and of the
 // rest those not confirmed. One extra pass over the audience, with a hash join to the
 // suppressions.
 func (q *Queries) SendBuildRecipients(ctx context.Context, arg SendBuildRecipientsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendBuildRecipients, arg.CampaignID, arg.AccountID, arg.ListIds)
+	result, err := q.db.Exec(ctx, sendBuildRecipients,
+		arg.CampaignID,
+		arg.AccountID,
+		arg.ListIds,
+		arg.SegmentMatch,
+		arg.SegmentStatuses,
+		arg.SegmentListIds,
+		arg.SegmentCreatedAfter,
+		arg.SegmentCreatedBefore,
+	)
 	if err != nil {
 		return 0, err
 	}

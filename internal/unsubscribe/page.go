@@ -6,39 +6,56 @@ import (
 	"strings"
 )
 
-// texts holds the page in each language we ship. A campaign's language picks one by
+// texts holds the pages in each language we ship. A campaign's language picks one by
 // its primary subtag ("fr-CA" → fr); anything else gets English.
 var texts = map[string]pageText{
 	"en": {
-		Lang: "en", Title: "Unsubscribe",
-		Question: "Do you want to stop receiving these emails?",
-		Button:   "Unsubscribe",
-		Done:     "You are unsubscribed.",
-		DoneMore: "You will not receive further emails from this sender. You can close this page.",
+		Lang: "en", Title: "Email preferences",
+		Lists:      "Send me these lists:",
+		Save:       "Save preferences",
+		Saved:      "Your preferences are saved.",
+		Everything: "Unsubscribe from everything",
+		Suppressed: "You are unsubscribed from every email of this sender.",
+		Done:       "You are unsubscribed.",
+		DoneMore:   "You will not receive further emails from this sender. You can close this page.",
+		DoneList:   "You are unsubscribed from this list.",
+		DoneListMore: "You will still receive the other lists you are subscribed to; " +
+			"open the link again to change them. You can close this page.",
 	},
 	"fr": {
-		Lang: "fr", Title: "Désabonnement",
-		Question: "Voulez-vous ne plus recevoir ces e-mails ?",
-		Button:   "Me désabonner",
-		Done:     "Vous êtes désabonné(e).",
-		DoneMore: "Vous ne recevrez plus d’e-mails de cet expéditeur. Vous pouvez fermer cette page.",
+		Lang: "fr", Title: "Préférences e-mail",
+		Lists:        "Envoyez-moi ces listes :",
+		Save:         "Enregistrer",
+		Saved:        "Vos préférences sont enregistrées.",
+		Everything:   "Me désabonner de tout",
+		Suppressed:   "Vous êtes désabonné(e) de tous les e-mails de cet expéditeur.",
+		Done:         "Vous êtes désabonné(e).",
+		DoneMore:     "Vous ne recevrez plus d’e-mails de cet expéditeur. Vous pouvez fermer cette page.",
+		DoneList:     "Vous êtes désabonné(e) de cette liste.",
+		DoneListMore: "Vous recevrez toujours les autres listes ; rouvrez le lien pour les modifier. Vous pouvez fermer cette page.",
 	},
 	"de": {
-		Lang: "de", Title: "Abmelden",
-		Question: "Möchten Sie diese E-Mails nicht mehr erhalten?",
-		Button:   "Abmelden",
-		Done:     "Sie sind abgemeldet.",
-		DoneMore: "Sie erhalten keine weiteren E-Mails von diesem Absender. Sie können diese Seite schließen.",
+		Lang: "de", Title: "E-Mail-Einstellungen",
+		Lists:        "Diese Listen möchte ich erhalten:",
+		Save:         "Einstellungen speichern",
+		Saved:        "Ihre Einstellungen sind gespeichert.",
+		Everything:   "Von allem abmelden",
+		Suppressed:   "Sie sind von allen E-Mails dieses Absenders abgemeldet.",
+		Done:         "Sie sind abgemeldet.",
+		DoneMore:     "Sie erhalten keine weiteren E-Mails von diesem Absender. Sie können diese Seite schließen.",
+		DoneList:     "Sie sind von dieser Liste abgemeldet.",
+		DoneListMore: "Die anderen Listen erhalten Sie weiterhin; öffnen Sie den Link erneut, um sie zu ändern. Sie können diese Seite schließen.",
 	},
 }
 
 type pageText struct {
-	Lang, Title, Question, Button, Done, DoneMore string
+	Lang, Title, Lists, Save, Saved, Everything, Suppressed string
+	Done, DoneMore, DoneList, DoneListMore                  string
 }
 
-// page is plain HTML with no script: a form whose button POSTs to the same URL. The
-// button has no name, so the body is empty, which POST /u/{token} accepts as the
-// user's consent (RFC 8058 requires consent; clicking is it).
+// page is plain HTML with no script. The preference form POSTs the checked lists
+// with action=preferences; the "everything" form POSTs action=everything. Both go to
+// the same URL, which also takes the mail client's one-click POST.
 var page = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="{{.Lang}}">
 <head>
@@ -48,15 +65,29 @@ var page = template.Must(template.New("page").Parse(`<!doctype html>
 <title>{{.Title}}</title>
 <style>
 body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5;color:#222}
-button{font-size:1.1rem;padding:.7rem 1.4rem;border:0;border-radius:.4rem;background:#b00020;color:#fff;cursor:pointer}
+button{font-size:1.1rem;padding:.7rem 1.4rem;border:0;border-radius:.4rem;cursor:pointer}
+#save{background:#1a5fb4;color:#fff}#unsubscribe{background:#b00020;color:#fff}
+label{display:block;margin:.3rem 0}form{margin:1.5rem 0}
 </style>
 </head>
 <body>
-{{if .Confirmed}}<h1 id="done">{{.Done}}</h1>
+{{if .Done}}{{if eq .Scope "list"}}<h1 id="done">{{.DoneList}}</h1>
+<p>{{.DoneListMore}}</p>
+{{else}}<h1 id="done">{{.Text.Done}}</h1>
 <p>{{.DoneMore}}</p>
-{{else}}<h1>{{.Title}}</h1>
-<p>{{.Question}}</p>
-<form method="post"><button type="submit" id="unsubscribe">{{.Button}}</button></form>
+{{end}}{{else}}<h1>{{.Title}}</h1>
+{{if .Saved}}<p id="saved">{{.Text.Saved}}</p>
+{{end}}{{if .Suppressed}}<p id="suppressed">{{.Text.Suppressed}}</p>
+{{end}}{{if .Lists}}<form method="post">
+<input type="hidden" name="action" value="preferences">
+<p>{{.Text.Lists}}</p>
+{{range .Lists}}<label><input type="checkbox" name="list" value="{{.ID}}" id="list-{{.ID}}"{{if .Subscribed}} checked{{end}}> {{.Name}}</label>
+{{end}}<button type="submit" id="save">{{$.Save}}</button>
+</form>
+{{end}}<form method="post">
+<input type="hidden" name="action" value="everything">
+<button type="submit" id="unsubscribe">{{.Everything}}</button>
+</form>
 {{end}}</body>
 </html>
 `))
@@ -71,16 +102,33 @@ func textFor(lang string) pageText {
 	return texts["en"]
 }
 
-// Page renders the confirmation page (confirmed false) or the "you are unsubscribed"
-// page (confirmed true) in the campaign's language.
-func Page(lang string, confirmed bool) []byte {
+type pageData struct {
+	pageText
+	Text       pageText
+	Done       bool
+	Scope      string
+	Saved      bool
+	Suppressed bool
+	Lists      []ListChoice
+}
+
+func render(d pageData) []byte {
+	d.Text = d.pageText
 	var b bytes.Buffer
-	data := struct {
-		pageText
-		Confirmed bool
-	}{textFor(lang), confirmed}
-	if err := page.Execute(&b, data); err != nil {
-		panic(err) // a static template over static data cannot fail
+	if err := page.Execute(&b, d); err != nil {
+		panic(err) // a static template over escaped data cannot fail
 	}
 	return b.Bytes()
+}
+
+// PreferencePage renders the page of GET /u/{token} in the campaign's language: the
+// recipient's lists as checkboxes and "unsubscribe from everything"; saved adds the
+// confirmation after a preference submit.
+func PreferencePage(p Preferences, saved bool) []byte {
+	return render(pageData{pageText: textFor(p.Language), Saved: saved, Suppressed: p.Suppressed, Lists: p.Lists})
+}
+
+// DonePage renders "you are unsubscribed", from the list or from everything (scope).
+func DonePage(lang, scope string) []byte {
+	return render(pageData{pageText: textFor(lang), Done: true, Scope: scope})
 }

@@ -3,16 +3,13 @@ package unsubscribe
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
-	"github.com/sendonce/sendonce/internal/suppression"
 )
 
 // Service applies one-click unsubscribes.
@@ -26,10 +23,12 @@ func NewService(pool *pgxpool.Pool, signer *Signer) *Service {
 	return &Service{pool: pool, signer: signer}
 }
 
-// Recipient is what the confirmation page may show: no address, only the language.
+// Recipient is what the confirmation page may show: no address, only the language,
+// and what an opt-out removed the address from (ScopeList or ScopeAccount).
 type Recipient struct {
 	Claims
 	Language string
+	Scope    string
 }
 
 // errNotFound is the one answer for a token that does not verify or names nobody,
@@ -49,9 +48,11 @@ func (s *Service) Lookup(ctx context.Context, token string) (Recipient, error) {
 	return Recipient{Claims: c, Language: row.Language}, nil
 }
 
-// Unsubscribe verifies token and suppresses the recipient's address for the account
-// at once, recording the opt-out on the campaign's send. It is idempotent: a second
-// call finds the suppression in place and succeeds.
+// Unsubscribe is the one-click opt-out (RFC 8058): it verifies token and, at once,
+// removes the recipient from the campaign's lists (the account's unsubscribe_scope
+// is list) or suppresses the address for the account (scope account, or a campaign
+// sent to every subscriber rather than to lists), recording the opt-out on the
+// campaign's send. It is idempotent: a second call changes nothing and succeeds.
 func (s *Service) Unsubscribe(ctx context.Context, token string) (Recipient, error) {
 	c, err := s.signer.Verify(token)
 	if err != nil {
@@ -63,24 +64,16 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Recipient, err
 		if err != nil {
 			return err
 		}
-		source := "one-click:campaign:" + strconv.FormatInt(c.CampaignID, 10)
-		x, inserted, err := suppression.Add(ctx, tx, c.AccountID, row.Email, suppression.ReasonUnsubscribe, source)
+		scope, err := oneClick(ctx, tx, c, row.Email)
 		if err != nil {
-			return fmt.Errorf("suppress: %w", err)
-		}
-		if inserted { // a repeated click changes nothing, so reports nothing
-			if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, map[string]any{
-				"email": x.Email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID, "source": source,
-			}); err != nil {
-				return err
-			}
+			return err
 		}
 		if err := store.New(tx).SendRecordUnsubscribe(ctx, store.SendRecordUnsubscribeParams{
 			AccountID: c.AccountID, CampaignID: c.CampaignID, SubscriberID: c.SubscriberID,
 		}); err != nil {
 			return fmt.Errorf("record unsubscribe on send: %w", err)
 		}
-		out = Recipient{Claims: c, Language: row.Language}
+		out = Recipient{Claims: c, Language: row.Language, Scope: scope}
 		return nil
 	})
 	return out, err

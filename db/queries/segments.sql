@@ -1,0 +1,88 @@
+-- Segments: saved subscriber filters. The jsonpath predicate always travels as a
+-- bound parameter cast to jsonpath, so PostgreSQL parses it as a jsonpath (a syntax
+-- error is the tenant's 422) and it can never become SQL. The filter is written
+-- out in SegmentPreviewCount, SegmentPreviewSample and SendBuildRecipients alike.
+
+-- name: SegmentCreate :one
+INSERT INTO segments (account_id, name, match, statuses, list_ids, created_after, created_before)
+VALUES (@account_id, @name, sqlc.narg('match')::text::jsonpath, @statuses::text[], @list_ids::bigint[],
+        sqlc.narg('created_after')::timestamptz, sqlc.narg('created_before')::timestamptz)
+RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at;
+
+-- name: SegmentGet :one
+SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at
+FROM segments
+WHERE account_id = @account_id AND id = @id;
+
+-- name: SegmentList :many
+SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at
+FROM segments
+WHERE account_id = @account_id AND id > @after_id
+ORDER BY id
+LIMIT @lim;
+
+-- name: SegmentUpdate :one
+-- The whole definition is replaced: a segment is small, and a full PUT-like body
+-- makes "clear this filter" expressible without a sentinel.
+UPDATE segments SET
+    name           = @name,
+    match          = sqlc.narg('match')::text::jsonpath,
+    statuses       = @statuses::text[],
+    list_ids       = @list_ids::bigint[],
+    created_after  = sqlc.narg('created_after')::timestamptz,
+    created_before = sqlc.narg('created_before')::timestamptz,
+    updated_at     = now()
+WHERE account_id = @account_id AND id = @id
+RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at;
+
+-- name: SegmentDelete :execrows
+DELETE FROM segments WHERE account_id = @account_id AND id = @id;
+
+-- name: SegmentIDOwned :one
+-- Whether id is one of the account's segments: a campaign may only use its own.
+SELECT EXISTS (SELECT 1 FROM segments WHERE account_id = @account_id AND id = @id);
+
+-- name: SegmentSetTimeout :exec
+-- Bounds every later statement of the current transaction (SET LOCAL), so a
+-- pathological predicate is cancelled instead of holding a backend.
+SELECT set_config('statement_timeout', @ms::text, true);
+
+-- name: SegmentForceCustomPlan :exec
+-- A cached generic plan cannot see that the predicate is set, so it would never use
+-- the attributes index; planning with the actual values can.
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true);
+
+-- name: SegmentPreviewCount :one
+-- @@ (not jsonb_path_match) because the GIN jsonb_path_ops index serves the operator.
+-- Errors inside the predicate (a string compared with a number) are silent under
+-- @@: such a subscriber simply does not match.
+SELECT count(*) FROM subscribers s
+WHERE s.account_id = @account_id
+  AND (sqlc.narg('match')::text IS NULL OR s.attributes @@ sqlc.narg('match')::text::jsonpath)
+  AND (cardinality(@statuses::text[]) = 0 OR s.status = ANY(@statuses::text[]))
+  AND (cardinality(@list_ids::bigint[]) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('created_after')::timestamptz)
+  AND (sqlc.narg('created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('created_before')::timestamptz);
+
+-- name: SegmentPreviewSample :many
+SELECT s.* FROM subscribers s
+WHERE s.account_id = @account_id
+  AND (sqlc.narg('match')::text IS NULL OR s.attributes @@ sqlc.narg('match')::text::jsonpath)
+  AND (cardinality(@statuses::text[]) = 0 OR s.status = ANY(@statuses::text[]))
+  AND (cardinality(@list_ids::bigint[]) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('created_after')::timestamptz)
+  AND (sqlc.narg('created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('created_before')::timestamptz)
+ORDER BY s.id
+LIMIT @lim;
+
+-- name: CampaignCancelTimedOut :execrows
+-- An approved campaign whose segment build ran past its time limit: the executor
+-- cancels it rather than retrying the same slow build on every tick.
+UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
+WHERE id = @id AND status = 'approved';

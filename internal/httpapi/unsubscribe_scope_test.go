@@ -1,0 +1,181 @@
+package httpapi_test
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// withLists puts the recipient in lists A and B and makes the campaign a campaign to A.
+func (e *optoutEnv) withLists(t *testing.T) (a, b int64) {
+	t.Helper()
+	for _, p := range []struct {
+		name string
+		id   *int64
+	}{{"A news", &a}, {"B beta", &b}} {
+		require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO lists (account_id, name) VALUES ($1, $2) RETURNING id`,
+			e.accountID, p.name).Scan(p.id))
+		_, err := e.pool.Exec(e.ctx, `INSERT INTO list_members (list_id, subscriber_id, account_id) VALUES ($1, $2, $3)`,
+			*p.id, e.subscriberID, e.accountID)
+		require.NoError(t, err)
+	}
+	_, err := e.pool.Exec(e.ctx, `UPDATE campaigns SET list_ids = $1 WHERE id = $2`, []int64{a}, e.campaignID)
+	require.NoError(t, err)
+	return a, b
+}
+
+func (e *optoutEnv) membership(t *testing.T, list int64) (status, source string) {
+	t.Helper()
+	require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT status, status_source FROM list_members WHERE list_id = $1 AND subscriber_id = $2`,
+		list, e.subscriberID).Scan(&status, &source))
+	return status, source
+}
+
+// built runs the recipient build of a new campaign to lists and returns its size.
+func (e *optoutEnv) built(t *testing.T, lists []int64) int64 {
+	t.Helper()
+	var c int64
+	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, list_ids, status)
+		VALUES ($1, 'next', 's', 'news@example.com', $2, 'sending') RETURNING id`, e.accountID, lists).Scan(&c))
+	n, err := store.New(e.pool).SendBuildRecipients(e.ctx, store.SendBuildRecipientsParams{
+		CampaignID: c, AccountID: e.accountID, ListIds: lists})
+	require.NoError(t, err)
+	return n
+}
+
+func TestOneClickLeavesOnlyTheCampaignsLists(t *testing.T) {
+	t.Parallel()
+	e := setupOptout(t, "")
+	a, b := e.withLists(t)
+
+	resp, body := oneClickPost(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Empty(t, body)
+	status, source := e.membership(t, a)
+	require.Equal(t, "unsubscribed", status)
+	require.Equal(t, "one-click:campaign:"+itoa(e.campaignID), source)
+	status, _ = e.membership(t, b)
+	require.Equal(t, "subscribed", status, "list B is untouched")
+	reason, _ := e.suppressed(t)
+	require.Empty(t, reason, "no account-wide suppression")
+	var feedback string
+	require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT feedback FROM sends WHERE campaign_id = $1`, e.campaignID).Scan(&feedback))
+	require.Equal(t, "unsubscribe", feedback)
+
+	require.Equal(t, int64(1), e.built(t, []int64{b}), "the next campaign to B still reaches the recipient")
+	require.Equal(t, int64(0), e.built(t, []int64{a}), "the next campaign to A skips the recipient")
+
+	// Idempotent.
+	resp, _ = oneClickPost(t, e.link(), "", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	status, _ = e.membership(t, b)
+	require.Equal(t, "subscribed", status)
+}
+
+func TestOneClickWithAccountScopeSuppresses(t *testing.T) {
+	t.Parallel()
+	e := setupOptout(t, "")
+	a, b := e.withLists(t)
+	_, err := e.pool.Exec(e.ctx, `UPDATE accounts SET unsubscribe_scope = 'account' WHERE id = $1`, e.accountID)
+	require.NoError(t, err)
+	resp, _ := oneClickPost(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	reason, _ := e.suppressed(t)
+	require.Equal(t, "unsubscribe", reason)
+	require.Equal(t, int64(0), e.built(t, []int64{a, b}))
+}
+
+func postForm(t *testing.T, link string, form url.Values) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, link, strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "text/html")
+	resp, err := noRedirect.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func TestPreferencePage(t *testing.T) {
+	t.Parallel()
+	e := setupOptout(t, "fr")
+	a, b := e.withLists(t)
+	var other int64 // a list of the account the recipient is not on: not shown, cannot be joined
+	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO lists (account_id, name) VALUES ($1, 'internal: churned') RETURNING id`,
+		e.accountID).Scan(&other))
+
+	resp, err := http.Get(e.link())
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(page), `value="`+itoa(a)+`" id="list-`+itoa(a)+`" checked`)
+	require.Contains(t, string(page), "B beta")
+	require.NotContains(t, string(page), "churned")
+	require.Contains(t, string(page), "Me désabonner de tout")
+	require.NotContains(t, string(page), "<script")
+
+	// Keep B only; an id of a list the recipient is not on is ignored.
+	code, body := postForm(t, e.link(), url.Values{"action": {"preferences"}, "list": {itoa(b), itoa(other)}})
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "Vos préférences sont enregistrées.")
+	require.Contains(t, body, `id="list-`+itoa(a)+`">`, "A is unchecked now")
+	st, source := e.membership(t, a)
+	require.Equal(t, "unsubscribed", st)
+	require.Equal(t, "preferences:campaign:"+itoa(e.campaignID), source)
+	st, _ = e.membership(t, b)
+	require.Equal(t, "subscribed", st)
+	var n int64
+	require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT count(*) FROM list_members WHERE list_id = $1`, other).Scan(&n))
+	require.Zero(t, n)
+	reason, _ := e.suppressed(t)
+	require.Empty(t, reason)
+
+	// Re-subscribe to A.
+	code, _ = postForm(t, e.link(), url.Values{"action": {"preferences"}, "list": {itoa(a), itoa(b)}})
+	require.Equal(t, http.StatusOK, code)
+	st, _ = e.membership(t, a)
+	require.Equal(t, "subscribed", st)
+
+	// Hostile values change nothing.
+	for _, v := range []string{"x", "-1", "1; DROP TABLE lists", "99999999999999999999"} {
+		code, _ = postForm(t, e.link(), url.Values{"action": {"preferences"}, "list": {v}})
+		require.Equal(t, http.StatusBadRequest, code, v)
+	}
+	st, _ = e.membership(t, b)
+	require.Equal(t, "subscribed", st)
+
+	// Everything suppresses.
+	code, body = postForm(t, e.link(), url.Values{"action": {"everything"}})
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "Vous êtes désabonné(e).")
+	reason, _ = e.suppressed(t)
+	require.Equal(t, "unsubscribe", reason)
+
+	// A forged token changes nothing and tells nothing.
+	code, _ = postForm(t, e.link()+"x", url.Values{"action": {"preferences"}})
+	require.Equal(t, http.StatusNotFound, code)
+}
+
+func TestAccountUnsubscribeScope(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "GET", "/v1/account", nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	require.Equal(t, "list", string(decodeAs[api.Account](t, res).UnsubscribeScope), "list is the default")
+	res = e.do(e.keyA, "PATCH", "/v1/account", map[string]any{"unsubscribe_scope": "everything"})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	res = e.do(e.keyA, "PATCH", "/v1/account", map[string]any{"unsubscribe_scope": "account"})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	require.Equal(t, "account", string(decodeAs[api.Account](t, res).UnsubscribeScope))
+	res = e.do(e.keyB, "GET", "/v1/account", nil)
+	require.Equal(t, "list", string(decodeAs[api.Account](t, res).UnsubscribeScope), "B's setting is its own")
+}

@@ -1,0 +1,137 @@
+// Package segment is saved subscriber filters: a PostgreSQL jsonpath predicate over
+// a subscriber's attributes plus structured filters (status, list membership,
+// creation time). A segment narrows a campaign's audience inside the recipient
+// build's single INSERT … SELECT; the predicate is always a bound parameter, parsed
+// by PostgreSQL as jsonpath, never text spliced into SQL.
+package segment
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// DefaultTimeout bounds one segment statement (a preview count or sample) when the
+// Service is given none.
+const DefaultTimeout = 5 * time.Second
+
+// MaxMatchLen caps the jsonpath text; real predicates are a line or two.
+const MaxMatchLen = 2000
+
+// Filter is what a segment selects. Zero values mean "no filter".
+type Filter struct {
+	// Match is a jsonpath predicate over attributes, e.g. `$.plan == "pro" && $.seats > 5`.
+	Match                       string
+	Statuses                    []string
+	ListIDs                     []int64
+	CreatedAfter, CreatedBefore *time.Time
+}
+
+// Segment is a named, saved Filter of an account.
+type Segment struct {
+	ID   int64
+	Name string
+	Filter
+	CreatedAt, UpdatedAt time.Time
+}
+
+// Service manages segments and previews them.
+type Service struct {
+	pool *pgxpool.Pool
+	// Timeout bounds each preview statement (SET LOCAL statement_timeout).
+	Timeout time.Duration
+}
+
+// NewService returns a Service on pool whose previews stop after timeout
+// (DefaultTimeout when zero).
+func NewService(pool *pgxpool.Pool, timeout time.Duration) *Service {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Service{pool: pool, Timeout: timeout}
+}
+
+func matchParam(m string) *string {
+	if m == "" {
+		return nil
+	}
+	return &m
+}
+
+// check normalises f and refuses what cannot be stored; the jsonpath itself is
+// left to PostgreSQL (see pgMatchError).
+func (s *Service) check(ctx context.Context, accountID int64, f *Filter) error {
+	f.Match = strings.TrimSpace(f.Match)
+	if len(f.Match) > MaxMatchLen {
+		return apperr.Invalidf("/match", "match must be at most %d bytes", MaxMatchLen)
+	}
+	if f.Statuses == nil {
+		f.Statuses = []string{}
+	}
+	for i, st := range f.Statuses {
+		if st != "pending" && st != "confirmed" && st != "unsubscribed" {
+			return apperr.Invalidf("/statuses/"+strconv.Itoa(i), "status must be pending, confirmed or unsubscribed")
+		}
+	}
+	slices.Sort(f.Statuses)
+	f.Statuses = slices.Compact(f.Statuses)
+	if f.ListIDs == nil {
+		f.ListIDs = []int64{}
+	}
+	if len(f.ListIDs) > 0 {
+		owned, err := store.New(s.pool).ListIDsOwned(ctx, accountID, f.ListIDs)
+		if err != nil {
+			return err
+		}
+		for i, id := range f.ListIDs {
+			if !slices.Contains(owned, id) {
+				return apperr.Invalidf("/list_ids/"+strconv.Itoa(i), "list %d not found", id)
+			}
+		}
+		slices.Sort(f.ListIDs)
+		f.ListIDs = slices.Compact(f.ListIDs)
+	}
+	if f.CreatedAfter != nil && f.CreatedBefore != nil && !f.CreatedAfter.Before(*f.CreatedBefore) {
+		return apperr.Invalidf("/created_before", "created_before must be after created_after")
+	}
+	return nil
+}
+
+// pgMatchError turns PostgreSQL's refusal of the jsonpath (a syntax error, or a
+// data exception such as a bad regular expression or a NUL byte) into a 422 on
+// /match carrying PostgreSQL's own message, and a cancelled statement into a 422
+// saying the predicate took too long. Anything else passes through.
+func pgMatchError(err error, timeout time.Duration) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return err
+	}
+	switch {
+	case pgErr.Code == "57014":
+		e := apperr.Invalidf("/match", "the segment query exceeded the time limit of %s", timeout)
+		e.Err = err
+		return e
+	case pgErr.Code == "42601", strings.HasPrefix(pgErr.Code, "22"), strings.HasPrefix(pgErr.Code, "2B"):
+		e := apperr.Invalidf("/match", "match: %s", pgErr.Message)
+		e.Err = err
+		return e
+	}
+	return err
+}
+
+func checkName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		return "", apperr.Invalidf("/name", "name must be 1 to 200 characters")
+	}
+	return name, nil
+}
