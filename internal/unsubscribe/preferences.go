@@ -162,10 +162,8 @@ func (s *Service) UnsubscribeAll(ctx context.Context, token string) (Recipient, 
 		if err := suppress(ctx, tx, c, row.Email, "preferences"); err != nil {
 			return err
 		}
-		if err := store.New(tx).SendRecordUnsubscribe(ctx, store.SendRecordUnsubscribeParams{
-			AccountID: c.AccountID, CampaignID: c.CampaignID, SubscriberID: c.SubscriberID,
-		}); err != nil {
-			return fmt.Errorf("record unsubscribe on send: %w", err)
+		if err := recordOnSend(ctx, tx, c); err != nil {
+			return err
 		}
 		out = Recipient{Claims: c, Language: row.Language, Scope: ScopeAccount}
 		return nil

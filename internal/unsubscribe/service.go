@@ -68,15 +68,23 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Recipient, err
 		if err != nil {
 			return err
 		}
-		if err := store.New(tx).SendRecordUnsubscribe(ctx, store.SendRecordUnsubscribeParams{
-			AccountID: c.AccountID, CampaignID: c.CampaignID, SubscriberID: c.SubscriberID,
-		}); err != nil {
-			return fmt.Errorf("record unsubscribe on send: %w", err)
+		if err := recordOnSend(ctx, tx, c); err != nil {
+			return err
 		}
 		out = Recipient{Claims: c, Language: row.Language, Scope: scope}
 		return nil
 	})
 	return out, err
+}
+
+// recordOnSend notes the opt-out on the send the token names, whatever its scope.
+func recordOnSend(ctx context.Context, tx pgx.Tx, c Claims) error {
+	if err := store.New(tx).SendRecordUnsubscribe(ctx, store.SendRecordUnsubscribeParams{
+		AccountID: c.AccountID, CampaignID: c.CampaignID, SubscriberID: c.SubscriberID,
+	}); err != nil {
+		return fmt.Errorf("record unsubscribe on send: %w", err)
+	}
+	return nil
 }
 
 func (s *Service) recipient(ctx context.Context, db store.DBTX, c Claims) (store.UnsubscribeRecipientRow, error) {
