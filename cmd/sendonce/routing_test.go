@@ -227,4 +227,22 @@ func TestServeRoutesEachAccountThroughItsSender(t *testing.T) {
 	require.Nil(t, sn["paused_reason"])
 	c = call(keyB, "POST", fmt.Sprintf("/v1/campaigns/%d/resume", campBad), nil)
 	require.Nil(t, c["paused_reason"])
+
+	// A transactional message leaves through the account's default sender too,
+	// never through the environment's provider or another account's sender.
+	b, _ := json.Marshal(map[string]any{"to": "buyer@a.example", "from": "shop@a.example", "subject": "Receipt", "text": "Thanks"})
+	req, _ := http.NewRequest("POST", base+"/v1/messages", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "receipt-1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	require.Eventually(t, func() bool { return fakeA.count(fakeA.to)["buyer@a.example|Receipt"] == 1 },
+		30*time.Second, 20*time.Millisecond)
+	require.Equal(t, map[string]int{"Bearer re_account_a": 62}, fakeA.count(fakeA.auth))
+	for k := range fakeB.count(fakeB.keys) {
+		require.False(t, strings.HasPrefix(k, "message:"), k)
+	}
 }

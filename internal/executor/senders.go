@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"time"
+
+	"github.com/sendonce/sendonce/internal/store"
 )
 
 // Senders gives each campaign the provider of its sender (an account's own SMTP
@@ -29,35 +31,57 @@ type Route struct {
 // built keeps the campaign out of the deal until it can.
 func (e *Executor) route(ctx context.Context, d *dealer, c *campaign) {
 	c.provider, c.senderLimiter, c.routeErr = e.provider, nil, nil
-	if c.SenderID == nil || e.cfg.Senders == nil {
+	id := c.sender()
+	if id == nil || e.cfg.Senders == nil {
 		return
 	}
-	r, err := e.cfg.Senders.Route(ctx, c.AccountID, *c.SenderID)
+	r, err := e.cfg.Senders.Route(ctx, c.AccountID, *id)
 	if err != nil {
 		c.routeErr = err
-		e.log.Warn("sender unavailable: its campaign waits", "campaign", c.ID, "sender", *c.SenderID, "err", err)
+		e.log.Warn("sender unavailable: its campaign waits", "campaign", c.ID, "sender", *id, "err", err)
 		return
 	}
 	c.provider = r.Provider
 	if r.RatePerSecond > 0 {
-		l := d.senderLimiters[*c.SenderID]
+		l := d.senderLimiters[*id]
 		if l == nil || float64(l.Limit()) != r.RatePerSecond {
 			l = e.newLimiter(r.RatePerSecond)
-			d.senderLimiters[*c.SenderID] = l
+			d.senderLimiters[*id] = l
 		}
 		c.senderLimiter = l
 	}
 }
 
+// sender is the sender c sends through: its own, or for a message stream the
+// account's default sender; nil means the environment's provider.
+func (c *campaign) sender() *int64 {
+	if c.StreamSenderID != nil {
+		return c.StreamSenderID
+	}
+	return c.SenderID
+}
+
+// sameRow reports whether two listings of a campaign are equal, comparing the
+// nullable ids by value (a fresh scan gives fresh pointers).
+func sameRow(a, b store.CampaignListSendingRow) bool {
+	eq := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	if !eq(a.SenderID, b.SenderID) || !eq(a.StreamSenderID, b.StreamSenderID) {
+		return false
+	}
+	a.SenderID, a.StreamSenderID, b.SenderID, b.StreamSenderID = nil, nil, nil, nil
+	return a == b
+}
+
 // report tells Senders the outcome of one send through a campaign's sender.
 func (e *Executor) report(j job, err error) {
 	c := j.campaign
-	if c.SenderID == nil || e.cfg.Senders == nil {
+	id := c.sender()
+	if id == nil || e.cfg.Senders == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.sendCtx), 10*time.Second)
 	defer cancel()
-	e.cfg.Senders.Report(ctx, c.AccountID, *c.SenderID, j.row.Email, err)
+	e.cfg.Senders.Report(ctx, c.AccountID, *id, j.row.Email, err)
 }
 
 // senderBudget is how long until c's sender limiter allows n more sends (0: now).

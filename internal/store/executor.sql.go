@@ -103,11 +103,12 @@ func (q *Queries) CampaignListDue(ctx context.Context, now *time.Time) ([]int64,
 }
 
 const campaignListSending = `-- name: CampaignListSending :many
-SELECT id, account_id, subject, from_email, from_name, reply_to, html_template,
-       text_template, ambiguous_policy, sender_id, kind
-FROM campaigns
-WHERE status = 'sending'
-ORDER BY account_id, id
+SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
+       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, ds.id AS stream_sender_id
+FROM campaigns c
+LEFT JOIN senders ds ON c.kind = 'messages' AND ds.account_id = c.account_id AND ds.is_default
+WHERE c.status = 'sending'
+ORDER BY c.account_id, c.id
 `
 
 type CampaignListSendingRow struct {
@@ -122,11 +123,15 @@ type CampaignListSendingRow struct {
 	AmbiguousPolicy string
 	SenderID        *int64
 	Kind            string
+	StreamSenderID  *int64
 }
 
 // Everything a sender needs of the campaigns being sent; the dispatcher deals them
 // round-robin per account.
-// A message stream (kind 'messages') is listed too: it is always sending.
+// A message stream (kind 'messages') is listed too: it is always sending. A stream
+// names no sender of its own: it sends through the account's default sender as it
+// is now (stream_sender_id; none: the environment's provider), so a tenant's
+// transactional mail leaves through the tenant's own sender.
 func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendingRow, error) {
 	rows, err := q.db.Query(ctx, campaignListSending)
 	if err != nil {
@@ -148,6 +153,7 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.AmbiguousPolicy,
 			&i.SenderID,
 			&i.Kind,
+			&i.StreamSenderID,
 		); err != nil {
 			return nil, err
 		}
