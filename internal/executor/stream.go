@@ -42,7 +42,9 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 		k := (d.nextStream + i) % len(d.accounts)
 		a := d.accounts[k]
 		c := a.stream()
-		if c == nil || time.Now().Before(c.idleUntil) { // idle marks are on the wall clock
+		// A stream whose sender cannot be built waits, as a campaign does, rather
+		// than sending through the executor's provider.
+		if c == nil || c.routeErr != nil || time.Now().Before(c.idleUntil) { // idle marks are on the wall clock
 			continue
 		}
 		an := n
@@ -61,7 +63,13 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 		if room < 1 {
 			continue
 		}
-		an = min(an, room)
+		an, w := senderBudget(c, now, min(an, room))
+		if w > 0 {
+			if *rateWait == 0 || w < *rateWait {
+				*rateWait = w
+			}
+			continue
+		}
 		claimedAt := e.clock() // before the statement: the lease began no earlier
 		msgs, err := e.claimMessages(ctx, c, an)
 		if err != nil {
@@ -84,6 +92,9 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 		}
 		if d.global != nil {
 			d.global.AllowN(now, sending)
+		}
+		if c.senderLimiter != nil {
+			c.senderLimiter.AllowN(now, sending)
 		}
 		return true, nil
 	}
