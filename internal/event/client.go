@@ -33,7 +33,8 @@ type Guard struct {
 // followed (a 3xx is a failed attempt, the tenant updates the URL instead), and
 // unless AllowPrivate a dialer that checks the address it actually connects to, after
 // DNS resolution, so a name resolving to an internal address (or re-resolving to one
-// later) is refused too (REFERENCE §9.2.3, code.dny.dev/ssrf).
+// later) is refused too: code.dny.dev/ssrf's control function sees the address
+// being dialled, so DNS rebinding cannot slip past.
 func (g Guard) newClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	if !g.AllowPrivate {

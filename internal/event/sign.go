@@ -20,7 +20,7 @@ func newSecret() string {
 
 // sign returns the webhook-signature value for one attempt: a v1 entry per secret,
 // space separated, so a receiver holding either secret during a rotation verifies
-// (REFERENCE §9.2.1). The signed content is id.timestamp.body, the raw bytes sent.
+// (the Standard Webhooks spec, github.com/standard-webhooks/standard-webhooks). The signed content is id.timestamp.body, the raw bytes sent.
 func sign(id string, ts time.Time, body []byte, secrets []string) string {
 	content := id + "." + strconv.FormatInt(ts.Unix(), 10) + "." + string(body)
 	sigs := make([]string, 0, len(secrets))

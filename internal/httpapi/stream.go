@@ -13,7 +13,7 @@ import (
 )
 
 // streamHeartbeat is the comment line that keeps proxies from closing an idle stream
-// (REFERENCE §9.3: every 15 seconds or so).
+// (every 15 seconds or so, as the HTML Living Standard suggests for proxies that drop idle connections).
 const streamHeartbeat = 15 * time.Second
 
 // streamEvents answers GET /v1/events/stream: the account's events as Server-Sent

@@ -14,7 +14,8 @@ import (
 
 // Encodings of CSV imports. Spreadsheets write UTF-8 with or without a byte order
 // mark, UTF-16 with one ("Unicode text"), or the ANSI code page, which for Western
-// locales is Windows-1252 (REFERENCE §9.6).
+// locales is Windows-1252 (Excel's plain "CSV" there; the WHATWG Encoding
+// Standard reads ISO-8859-1 labels as Windows-1252 too).
 const (
 	EncodingUTF8        = "UTF-8"
 	EncodingUTF16LE     = "UTF-16LE"
