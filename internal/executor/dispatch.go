@@ -305,7 +305,7 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 	var accounts []*account
 	for _, row := range list {
 		c := d.byID[row.ID]
-		if c == nil || !sameRow(c.CampaignListSendingRow, row) {
+		if c == nil || c.CampaignListSendingRow != row {
 			c = &campaign{CampaignListSendingRow: row}
 			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{FromEmail: row.FromEmail, FromName: row.FromName,
 				ReplyTo: row.ReplyTo, Subject: row.Subject, HTML: row.HtmlTemplate, Text: row.TextTemplate})

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/sendonce/sendonce/internal/store"
+	"golang.org/x/time/rate"
 )
 
 // Senders gives each campaign the provider of its sender (an account's own SMTP
@@ -30,26 +30,28 @@ type Route struct {
 // campaign has no sender or the executor has no Senders. A sender that cannot be
 // built keeps the campaign out of the deal until it can.
 func (e *Executor) route(ctx context.Context, d *dealer, c *campaign) {
-	c.provider, c.senderLimiter, c.routeErr = e.provider, nil, nil
 	id := c.sender()
 	if id == nil || e.cfg.Senders == nil {
+		c.provider, c.senderLimiter, c.routeErr = e.provider, nil, nil
 		return
 	}
 	r, err := e.cfg.Senders.Route(ctx, c.AccountID, *id)
 	if err != nil {
+		// Workers may be sending this campaign's claimed rows right now: its
+		// provider is left as it was, and no new claim is made while routeErr holds.
 		c.routeErr = err
 		e.log.Warn("sender unavailable: its campaign waits", "campaign", c.ID, "sender", *id, "err", err)
 		return
 	}
-	c.provider = r.Provider
+	var limiter *rate.Limiter
 	if r.RatePerSecond > 0 {
-		l := d.senderLimiters[*id]
-		if l == nil || float64(l.Limit()) != r.RatePerSecond {
-			l = e.newLimiter(r.RatePerSecond)
-			d.senderLimiters[*id] = l
+		limiter = d.senderLimiters[*id]
+		if limiter == nil || float64(limiter.Limit()) != r.RatePerSecond {
+			limiter = e.newLimiter(r.RatePerSecond)
+			d.senderLimiters[*id] = limiter
 		}
-		c.senderLimiter = l
 	}
+	c.provider, c.senderLimiter, c.routeErr = r.Provider, limiter, nil
 }
 
 // sender is the sender c sends through: its own, or for a message stream the
@@ -59,17 +61,6 @@ func (c *campaign) sender() *int64 {
 		return c.StreamSenderID
 	}
 	return c.SenderID
-}
-
-// sameRow reports whether two listings of a campaign are equal, comparing the
-// nullable ids by value (a fresh scan gives fresh pointers).
-func sameRow(a, b store.CampaignListSendingRow) bool {
-	eq := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	if !eq(a.SenderID, b.SenderID) || !eq(a.StreamSenderID, b.StreamSenderID) {
-		return false
-	}
-	a.SenderID, a.StreamSenderID, b.SenderID, b.StreamSenderID = nil, nil, nil, nil
-	return a == b
 }
 
 // report tells Senders the outcome of one send through a campaign's sender.
