@@ -58,9 +58,11 @@ SELECT id FROM campaigns WHERE id = @campaign_id AND status = 'sending' FOR UPDA
 
 -- name: CampaignFinish :one
 -- sending → sent once nothing is left to send or in flight; runs after
--- CampaignLockSending in one transaction. The NOT EXISTS reads
--- sends_campaign_status_idx. A message stream never finishes. The campaign.sent
--- event is written by the same statement.
+-- CampaignLockSending in one transaction. The queued rows are looked for in
+-- sends_claim_idx and the rows in flight in sends_lease_idx (a few per worker of
+-- every campaign), the two partial indexes that hold exactly them, so the check
+-- costs the same on a campaign of any size. A message stream never finishes. The
+-- campaign.sent event is written by the same statement.
 WITH finished AS (
     UPDATE campaigns
     SET status = 'sent',
@@ -69,7 +71,10 @@ WITH finished AS (
     WHERE campaigns.id = @campaign_id AND campaigns.status = 'sending' AND campaigns.kind = 'campaign'
       AND NOT EXISTS (
           SELECT 1 FROM sends
-          WHERE sends.campaign_id = @campaign_id AND sends.status IN ('queued', 'sending'))
+          WHERE sends.campaign_id = @campaign_id AND sends.status = 'queued')
+      AND NOT EXISTS (
+          SELECT 1 FROM sends
+          WHERE sends.campaign_id = @campaign_id AND sends.status = 'sending')
     RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status
 ), finished_event AS (
     INSERT INTO events (account_id, type, occurred_at, data)

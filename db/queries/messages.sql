@@ -37,11 +37,13 @@ VALUES (@stream_id, @account_id, @message_id, @email::text, lower(@email::text),
 SELECT id, request_hash FROM messages WHERE account_id = @account_id AND idempotency_key = @idempotency_key;
 
 -- name: MessageGet :one
+-- (job_id NOT LIKE 'campaign:%', true of every message's job id, lets the planner use
+-- sends_job_id_key, which holds only such job ids: migration 00160.)
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
-JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = @account_id AND m.id = @id;
 
 -- name: MessageList :many
@@ -49,7 +51,7 @@ SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email,
        m.template_id, m.tags, m.send_at, m.created_at,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
-JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = @account_id AND m.id > @after_id
   AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
   AND (sqlc.narg('to_email')::text IS NULL OR lower(m.to_email) = lower(sqlc.narg('to_email')::text))

@@ -83,8 +83,11 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- executor_id stamps the claim with the claiming process, so the rescuer can take
 -- the rows back within seconds of that process's death (SendRescueExpired).
 -- The suppressed rows' send.suppressed events are written by the same statement.
+-- picked takes the columns the judgement needs from the locked row itself (they
+-- never change), and judged is MATERIALIZED so the suppression check runs once per
+-- row, not once per column of the UPDATE that reads its verdict.
 WITH picked AS (
-    SELECT s.id FROM sends s
+    SELECT s.id, s.account_id, s.subscriber_id, s.email_lower FROM sends s
     WHERE s.campaign_id = @campaign_id
       AND s.status = 'queued'
       AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, @after_id::bigint)
@@ -93,14 +96,13 @@ WITH picked AS (
     ORDER BY s.next_attempt_at, s.id
     LIMIT @n
     FOR UPDATE OF s SKIP LOCKED
-), judged AS (
+), judged AS MATERIALIZED (
     SELECT p.id, sub.name, sub.attributes,
            (sub.id IS NULL OR EXISTS (
                SELECT 1 FROM suppressions x
-               WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)) AS blocked
+               WHERE x.account_id = p.account_id AND x.email_lower = p.email_lower)) AS blocked
     FROM picked p
-    JOIN sends s ON s.id = p.id
-    LEFT JOIN subscribers sub ON sub.id = s.subscriber_id AND sub.status = 'confirmed'
+    LEFT JOIN subscribers sub ON sub.id = p.subscriber_id AND sub.status = 'confirmed'
 ), claimed AS (
     UPDATE sends s
     SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
@@ -293,7 +295,7 @@ SET status = 'cancelled', updated_at = coalesce(sqlc.narg('now')::timestamptz, n
 WHERE id IN (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id AND s.status = 'queued'
-    ORDER BY s.id
+    ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
     LIMIT 5000
     FOR UPDATE SKIP LOCKED)
   AND status = 'queued';

@@ -87,8 +87,18 @@ WHERE b.account_id = @account_id AND b.email_lower = @email_lower AND b.message_
 -- Records a bounce or complaint on the send it belongs to, found by the job id we
 -- gave the provider or the message id it gave us. A worse feedback is not replaced
 -- by a milder one (a later soft bounce does not hide a complaint).
+-- A campaign's job id is 'campaign:<campaign_id>:<subscriber_id>' (sends_job_id_form)
+-- and is found through that unique key; any other job id through sends_job_id_key,
+-- which holds only those (migration 00160). A job id that only looks like a
+-- campaign's matches nothing in either branch.
 UPDATE sends
 SET feedback = @feedback, feedback_at = coalesce(sqlc.narg('now')::timestamptz, now()), updated_at = now()
 WHERE account_id = @account_id
-  AND (job_id = sqlc.narg('job_id') OR provider_message_id = sqlc.narg('provider_message_id'))
+  AND ((job_id = sqlc.narg('job_id') AND job_id NOT LIKE 'campaign:%')
+       OR (campaign_id = (CASE WHEN sqlc.narg('job_id')::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
+                               THEN split_part(sqlc.narg('job_id')::text, ':', 2)::bigint END)
+           AND subscriber_id = (CASE WHEN sqlc.narg('job_id')::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
+                                     THEN split_part(sqlc.narg('job_id')::text, ':', 3)::bigint END)
+           AND job_id = sqlc.narg('job_id'))
+       OR provider_message_id = sqlc.narg('provider_message_id'))
   AND (feedback IS NULL OR feedback = 'soft_bounce');

@@ -21,7 +21,10 @@ WITH finished AS (
     WHERE campaigns.id = $2 AND campaigns.status = 'sending' AND campaigns.kind = 'campaign'
       AND NOT EXISTS (
           SELECT 1 FROM sends
-          WHERE sends.campaign_id = $2 AND sends.status IN ('queued', 'sending'))
+          WHERE sends.campaign_id = $2 AND sends.status = 'queued')
+      AND NOT EXISTS (
+          SELECT 1 FROM sends
+          WHERE sends.campaign_id = $2 AND sends.status = 'sending')
     RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status
 ), finished_event AS (
     INSERT INTO events (account_id, type, occurred_at, data)
@@ -33,9 +36,11 @@ SELECT f.id FROM finished f
 `
 
 // sending → sent once nothing is left to send or in flight; runs after
-// CampaignLockSending in one transaction. The NOT EXISTS reads
-// sends_campaign_status_idx. A message stream never finishes. The campaign.sent
-// event is written by the same statement.
+// CampaignLockSending in one transaction. The queued rows are looked for in
+// sends_claim_idx and the rows in flight in sends_lease_idx (a few per worker of
+// every campaign), the two partial indexes that hold exactly them, so the check
+// costs the same on a campaign of any size. A message stream never finishes. The
+// campaign.sent event is written by the same statement.
 func (q *Queries) CampaignFinish(ctx context.Context, now *time.Time, campaignID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, campaignFinish, now, campaignID)
 	var id int64

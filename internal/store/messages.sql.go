@@ -153,7 +153,7 @@ SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email,
        m.template_id, m.tags, m.send_at, m.created_at,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
-JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = $1 AND m.id = $2
 `
 
@@ -179,6 +179,8 @@ type MessageGetRow struct {
 	Feedback          *string
 }
 
+// (job_id NOT LIKE 'campaign:%', true of every message's job id, lets the planner use
+// sends_job_id_key, which holds only such job ids: migration 00160.)
 func (q *Queries) MessageGet(ctx context.Context, accountID int64, iD int64) (MessageGetRow, error) {
 	row := q.db.QueryRow(ctx, messageGet, accountID, iD)
 	var i MessageGetRow
@@ -268,7 +270,7 @@ SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email,
        m.template_id, m.tags, m.send_at, m.created_at,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
-JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = $1 AND m.id > $2
   AND ($3::text IS NULL OR s.status = $3::text)
   AND ($4::text IS NULL OR lower(m.to_email) = lower($4::text))

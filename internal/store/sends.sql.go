@@ -196,7 +196,7 @@ func (q *Queries) SendBuildRecipients(ctx context.Context, arg SendBuildRecipien
 
 const sendClaimBatch = `-- name: SendClaimBatch :many
 WITH picked AS (
-    SELECT s.id FROM sends s
+    SELECT s.id, s.account_id, s.subscriber_id, s.email_lower FROM sends s
     WHERE s.campaign_id = $1
       AND s.status = 'queued'
       AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, $2::bigint)
@@ -205,14 +205,13 @@ WITH picked AS (
     ORDER BY s.next_attempt_at, s.id
     LIMIT $4
     FOR UPDATE OF s SKIP LOCKED
-), judged AS (
+), judged AS MATERIALIZED (
     SELECT p.id, sub.name, sub.attributes,
            (sub.id IS NULL OR EXISTS (
                SELECT 1 FROM suppressions x
-               WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)) AS blocked
+               WHERE x.account_id = p.account_id AND x.email_lower = p.email_lower)) AS blocked
     FROM picked p
-    JOIN sends s ON s.id = p.id
-    LEFT JOIN subscribers sub ON sub.id = s.subscriber_id AND sub.status = 'confirmed'
+    LEFT JOIN subscribers sub ON sub.id = p.subscriber_id AND sub.status = 'confirmed'
 ), claimed AS (
     UPDATE sends s
     SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
@@ -282,6 +281,9 @@ type SendClaimBatchRow struct {
 // executor_id stamps the claim with the claiming process, so the rescuer can take
 // the rows back within seconds of that process's death (SendRescueExpired).
 // The suppressed rows' send.suppressed events are written by the same statement.
+// picked takes the columns the judgement needs from the locked row itself (they
+// never change), and judged is MATERIALIZED so the suppression check runs once per
+// row, not once per column of the UPDATE that reads its verdict.
 func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) ([]SendClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, sendClaimBatch,
 		arg.CampaignID,
@@ -496,7 +498,7 @@ SET status = 'cancelled', updated_at = coalesce($1::timestamptz, now())
 WHERE id IN (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = $2 AND s.status = 'queued'
-    ORDER BY s.id
+    ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
     LIMIT 5000
     FOR UPDATE SKIP LOCKED)
   AND status = 'queued'

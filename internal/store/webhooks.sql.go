@@ -15,7 +15,13 @@ const sendRecordFeedback = `-- name: SendRecordFeedback :execrows
 UPDATE sends
 SET feedback = $1, feedback_at = coalesce($2::timestamptz, now()), updated_at = now()
 WHERE account_id = $3
-  AND (job_id = $4 OR provider_message_id = $5)
+  AND ((job_id = $4 AND job_id NOT LIKE 'campaign:%')
+       OR (campaign_id = (CASE WHEN $4::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
+                               THEN split_part($4::text, ':', 2)::bigint END)
+           AND subscriber_id = (CASE WHEN $4::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
+                                     THEN split_part($4::text, ':', 3)::bigint END)
+           AND job_id = $4)
+       OR provider_message_id = $5)
   AND (feedback IS NULL OR feedback = 'soft_bounce')
 `
 
@@ -30,6 +36,10 @@ type SendRecordFeedbackParams struct {
 // Records a bounce or complaint on the send it belongs to, found by the job id we
 // gave the provider or the message id it gave us. A worse feedback is not replaced
 // by a milder one (a later soft bounce does not hide a complaint).
+// A campaign's job id is 'campaign:<campaign_id>:<subscriber_id>' (sends_job_id_form)
+// and is found through that unique key; any other job id through sends_job_id_key,
+// which holds only those (migration 00160). A job id that only looks like a
+// campaign's matches nothing in either branch.
 func (q *Queries) SendRecordFeedback(ctx context.Context, arg SendRecordFeedbackParams) (int64, error) {
 	result, err := q.db.Exec(ctx, sendRecordFeedback,
 		arg.Feedback,
