@@ -101,15 +101,9 @@ func createAccount(ctx context.Context, cfg config.Config, name string) error {
 }
 
 func openWithTimeout(ctx context.Context, cfg config.Config) (*pgxPool, error) {
-	return openWithSettings(ctx, cfg, nil)
-}
-
-// openWithSettings is openWithTimeout whose connections start with the given
-// server settings (the executor's pool: executor.ServerSettings).
-func openWithSettings(ctx context.Context, cfg config.Config, settings map[string]string) (*pgxPool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return postgres.OpenWithSettings(ctx, cfg.DatabaseURL, cfg.DBMaxConns, settings)
+	return postgres.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
 }
 
 // openMigrated opens the pool and applies pending migrations, returning how many

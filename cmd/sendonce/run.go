@@ -16,7 +16,6 @@ import (
 	"github.com/sendonce/sendonce"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
-	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -89,7 +88,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		// clients starve sending of connections (README, Performance).
 		execCfg := cfg
 		execCfg.DBMaxConns = cfg.ExecutorDBConns
-		execPool, err := openWithSettings(ctx, execCfg, executor.ServerSettings)
+		execPool, err := openWithTimeout(ctx, execCfg)
 		if err != nil {
 			return err
 		}

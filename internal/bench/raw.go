@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -64,19 +63,8 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 		return raw, fmt.Errorf("build: %w", err)
 	}
 	// No ANALYZE here: the executor claims right after its build too, on the same
-	// statistics, so both see the same plan. The loop's connections start with the
-	// executor's server settings, as the executor's own do.
-	rcfg := pool.Config()
-	rcfg.MaxConns = int32(o.RawConns)
-	for k, v := range executor.ServerSettings {
-		rcfg.ConnConfig.RuntimeParams[k] = v
-	}
-	rpool, err := pgxpool.NewWithConfig(ctx, rcfg)
-	if err != nil {
-		return raw, err
-	}
-	defer rpool.Close()
-	q := store.New(rpool)
+	// statistics, so both see the same plan.
+	q := store.New(pool)
 	lease := pgtype.Interval{Microseconds: (2 * time.Minute).Microseconds(), Valid: true}
 	var done atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)

@@ -34,9 +34,6 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 	for i := range n {
 		ecfg := pool.Config()
 		ecfg.MaxConns = executorConns
-		for k, v := range executor.ServerSettings { // as serve opens the executor's pool
-			ecfg.ConnConfig.RuntimeParams[k] = v
-		}
 		m.instrument(ecfg)
 		epool, err := pgxpool.NewWithConfig(ctx, ecfg)
 		if err != nil {

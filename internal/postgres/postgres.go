@@ -19,21 +19,12 @@ import (
 
 // Open connects a pool and waits until the database answers or ctx ends.
 func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
-	return OpenWithSettings(ctx, url, maxConns, nil)
-}
-
-// OpenWithSettings is Open whose connections start with the given server settings
-// (name → value, sent at connection start-up), e.g. the executor's own pool.
-func OpenWithSettings(ctx context.Context, url string, maxConns int32, settings map[string]string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
-	}
-	for k, v := range settings {
-		cfg.ConnConfig.RuntimeParams[k] = v
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
