@@ -132,7 +132,10 @@ type Executor struct {
 	wakeDispatch chan struct{} // worker slots freed
 	wakeRefresh  chan struct{} // campaigns may have changed (start, resume)
 	jobs         chan job
-	results      chan result
+	// messageJobs holds claimed transactional messages; workers take them before
+	// any campaign row, so a message never queues behind a campaign's prefetched batch.
+	messageJobs chan job
+	results     chan result
 
 	// free counts the claimed-row slots not holding a claimed, unacknowledged row:
 	// capacity() in all, so the dispatcher can claim the next batch while workers
@@ -185,6 +188,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		wakeDispatch: make(chan struct{}, 1),
 		wakeRefresh:  make(chan struct{}, 1),
 		jobs:         make(chan job, cfg.Workers+cfg.BatchSize),
+		messageJobs:  make(chan job, cfg.Workers+cfg.BatchSize),
 		results:      make(chan result, cfg.Workers),
 	}
 	e.free.Store(int64(e.capacity()))
@@ -238,6 +242,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 		}
 		e.dispatcher.Wait()
 		close(e.jobs)
+		close(e.messageJobs)
 		stop := context.AfterFunc(cutCtx, e.stopSends)
 		defer stop()
 		// Acknowledgements retry through an outage until the deadline, no longer
