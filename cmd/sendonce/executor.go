@@ -62,6 +62,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		SendRetention:        cfg.SendRetention,
 		Heartbeat:            cfg.Heartbeat,
+		MessageSweep:         cfg.MessageSweep,
 		Links:                links,
 		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,
 	}

@@ -96,3 +96,20 @@ WHERE s.id = j.id
 RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
           s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html, j.text, j.data,
           j.headers, j.category;
+
+-- name: MessageStreamsDue :many
+-- The executors' sweep over every message stream, in one statement: each stream
+-- with a queued row and the earliest next_attempt_at among them (one probe of
+-- sends_claim_idx per stream). An idle stream is otherwise never claimed: this
+-- finds rows no NOTIFY announced (rescued, released, a lost notification) and the
+-- next send_at or retry time. Not a tenant query: it reads every account's stream.
+-- A message due at once is queued at -infinity, which time.Time cannot hold.
+SELECT c.id, greatest(q.next_attempt_at, 'epoch')::timestamptz AS next_attempt_at
+FROM campaigns c
+CROSS JOIN LATERAL (
+    SELECT s.next_attempt_at FROM sends s
+    WHERE s.campaign_id = c.id AND s.status = 'queued'
+    ORDER BY s.next_attempt_at, s.id
+    LIMIT 1
+) q
+WHERE c.kind = 'messages' AND c.status = 'sending';

@@ -90,6 +90,10 @@ type Executor struct {
 	// Heartbeat is how often an executor refreshes its liveness row; one silent for
 	// three heartbeats is dead, and its in-flight rows are rescued.
 	Heartbeat time.Duration `split_words:"true" default:"2s"`
+	// MessageSweep is how often an executor looks, in one statement for every
+	// account, for transactional messages that became due without a NOTIFY
+	// (rescued, released, a lost notification, a send_at or retry time).
+	MessageSweep time.Duration `split_words:"true" default:"5s"`
 }
 
 // Providers settings: which provider sends, and its connection details.
@@ -182,6 +186,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
 	case c.SendRetention < 0:
 		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
+	case c.MessageSweep < 10*time.Millisecond:
+		return fmt.Errorf("configuration: SENDONCE_MESSAGE_SWEEP must be at least 10ms")
 	case c.Heartbeat < 100*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_HEARTBEAT must be at least 100ms")
 	case c.SoftBounceLimit < 1:

@@ -27,6 +27,8 @@ type campaign struct {
 	provider      Provider
 	senderLimiter *rate.Limiter
 	routeErr      error
+	// wake says when a message stream is claimed (stream.go); campaigns ignore it.
+	wake streamWake
 }
 
 // account groups one tenant's campaigns for round-robin dealing.

@@ -55,6 +55,11 @@ type Config struct {
 	// Poll is how long the dispatcher waits before asking an empty campaign again
 	// (rows waiting for a retry time); default 1s.
 	Poll time.Duration
+	// MessageSweep is how often one statement looks for message streams with work
+	// that no NOTIFY announced (rescued or released rows, a lost notification) and
+	// for the next send_at or retry time of each; default 5s. An idle stream is
+	// otherwise never claimed.
+	MessageSweep time.Duration
 	// SendRetention, when positive, has maintenance delete the settled send rows of
 	// campaigns that finished (sent or cancelled) longer ago, in bounded batches,
 	// keeping their counts by status for the stats. 0 keeps every row.
@@ -94,6 +99,7 @@ func (c *Config) defaults() {
 	def(&c.BackoffMax, time.Hour)
 	def(&c.Maintenance, min(c.Tick, 5*time.Second))
 	def(&c.Poll, time.Second)
+	def(&c.MessageSweep, 5*time.Second)
 	def(&c.Heartbeat, 2*time.Second)
 	def(&c.AckInterval, 5*time.Millisecond)
 	if c.Workers <= 0 {
@@ -132,6 +138,11 @@ type Executor struct {
 	wakeDispatch chan struct{} // worker slots freed
 	wakeRefresh  chan struct{} // campaigns may have changed (start, resume)
 	jobs         chan job
+	// notified holds the campaign ids NOTIFY named since the dispatcher last looked:
+	// a message stream is claimed again only when named or due (stream.go).
+	notified notifiedSet
+	// streamsSwept is when the dispatcher last ran the streams' sweep.
+	streamsSwept time.Time
 	// messageJobs holds claimed transactional messages; workers take them before
 	// any campaign row, so a message never queues behind a campaign's prefetched batch.
 	messageJobs chan job

@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -38,13 +40,16 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 	if e.cfg.Transactional == nil {
 		return false, nil // this process sends no messages
 	}
+	if err := e.wakeStreams(ctx, d); err != nil {
+		return false, err
+	}
 	for i := range d.accounts {
 		k := (d.nextStream + i) % len(d.accounts)
 		a := d.accounts[k]
 		c := a.stream()
 		// A stream whose sender cannot be built waits, as a campaign does, rather
 		// than sending through the executor's provider.
-		if c == nil || c.routeErr != nil || time.Now().Before(c.idleUntil) { // idle marks are on the wall clock
+		if c == nil || c.routeErr != nil || !c.wake.due(e.clock()) {
 			continue
 		}
 		an := n
@@ -75,8 +80,10 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 		if err != nil {
 			return false, err
 		}
+		// A short claim took every due row: the stream sleeps until NOTIFY names it
+		// or the sweep finds a row due.
+		c.wake = streamWake{quiet: len(msgs) < an}
 		if len(msgs) == 0 {
-			c.idleUntil = time.Now().Add(e.cfg.Poll)
 			continue
 		}
 		d.nextStream = (k + 1) % len(d.accounts)
@@ -99,6 +106,77 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 		return true, nil
 	}
 	return false, nil
+}
+
+// streamWake says when a message stream is claimed. An idle stream costs no
+// statement: after a claim that came back short (every due row taken) it is quiet,
+// and claimed again only when a NOTIFY names it (a new message, on commit) or when
+// the earliest next_attempt_at the sweep found (a send_at, a retry, a rescued or
+// released row, a lost notification) has come. The zero value is due: a stream
+// the dispatcher has just learnt of is claimed once.
+type streamWake struct {
+	quiet  bool
+	wakeAt time.Time // when quiet: a queued row's next_attempt_at (zero: none known)
+}
+
+func (w streamWake) due(now time.Time) bool {
+	return !w.quiet || (!w.wakeAt.IsZero() && !now.Before(w.wakeAt))
+}
+
+// wakeStreams wakes the streams NOTIFY named since the last deal, and every
+// MessageSweep runs the sweep: one statement for all streams (MessageStreamsDue),
+// which sets each quiet stream's wake time to its earliest queued row.
+func (e *Executor) wakeStreams(ctx context.Context, d *dealer) error {
+	for _, id := range e.notified.take() {
+		if c := d.byID[id]; c != nil && c.isStream() {
+			c.wake = streamWake{}
+		}
+	}
+	if time.Since(e.streamsSwept) < e.cfg.MessageSweep {
+		return nil
+	}
+	rows, err := e.q.MessageStreamsDue(ctx)
+	if err != nil {
+		return err
+	}
+	e.streamsSwept = time.Now()
+	for _, r := range rows {
+		if c := d.byID[r.ID]; c != nil && c.isStream() && c.wake.quiet &&
+			(c.wake.wakeAt.IsZero() || r.NextAttemptAt.Before(c.wake.wakeAt)) {
+			c.wake.wakeAt = r.NextAttemptAt
+		}
+	}
+	return nil
+}
+
+// notifiedSet collects the campaign ids named by NOTIFY payloads, from the
+// listener for the dispatcher.
+type notifiedSet struct {
+	mu  sync.Mutex
+	ids []int64
+}
+
+// add records a payload that is a campaign id; others (and a flood beyond what
+// the dispatcher could ever need between two deals) are dropped: the sweep finds
+// what a dropped notification announced.
+func (s *notifiedSet) add(payload string) {
+	id, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	if len(s.ids) < 10000 {
+		s.ids = append(s.ids, id)
+	}
+	s.mu.Unlock()
+}
+
+func (s *notifiedSet) take() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := s.ids
+	s.ids = nil
+	return ids
 }
 
 // stream is the account's message stream, or nil.

@@ -408,3 +408,46 @@ func (q *Queries) MessageStreamEnsure(ctx context.Context, accountID int64) (int
 	err := row.Scan(&id)
 	return id, err
 }
+
+const messageStreamsDue = `-- name: MessageStreamsDue :many
+SELECT c.id, greatest(q.next_attempt_at, 'epoch')::timestamptz AS next_attempt_at
+FROM campaigns c
+CROSS JOIN LATERAL (
+    SELECT s.next_attempt_at FROM sends s
+    WHERE s.campaign_id = c.id AND s.status = 'queued'
+    ORDER BY s.next_attempt_at, s.id
+    LIMIT 1
+) q
+WHERE c.kind = 'messages' AND c.status = 'sending'
+`
+
+type MessageStreamsDueRow struct {
+	ID            int64
+	NextAttemptAt time.Time
+}
+
+// The executors' sweep over every message stream, in one statement: each stream
+// with a queued row and the earliest next_attempt_at among them (one probe of
+// sends_claim_idx per stream). An idle stream is otherwise never claimed: this
+// finds rows no NOTIFY announced (rescued, released, a lost notification) and the
+// next send_at or retry time. Not a tenant query: it reads every account's stream.
+// A message due at once is queued at -infinity, which time.Time cannot hold.
+func (q *Queries) MessageStreamsDue(ctx context.Context) ([]MessageStreamsDueRow, error) {
+	rows, err := q.db.Query(ctx, messageStreamsDue)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageStreamsDueRow{}
+	for rows.Next() {
+		var i MessageStreamsDueRow
+		if err := rows.Scan(&i.ID, &i.NextAttemptAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
