@@ -64,8 +64,10 @@ LIMIT @lim;
 -- follows the message's category: marketing is blocked by every suppression;
 -- transactional (a receipt, a password reset) is not blocked by an unsubscribe,
 -- only by a hard bounce, a complaint or a manual suppression. Blocked rows are
--- marked suppressed, as in SendClaimBatch. The stream is always sending, so there is
--- no campaign guard.
+-- marked suppressed, as in SendClaimBatch, and their send.suppressed events are
+-- written by the same statement (the same event as a campaign's, campaign_id being
+-- the stream and subscriber_id the message). The stream is always sending, so there
+-- is no campaign guard.
 WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id
@@ -83,19 +85,31 @@ WITH picked AS (
     FROM picked p
     JOIN sends s ON s.id = p.id
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
+), claimed AS (
+    UPDATE sends s
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked THEN NULL
+                           ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
+        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
+        updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
+    FROM judged j
+    WHERE s.id = j.id
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+              s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
+              j.text, j.data, j.headers, j.category
+), suppressed_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'send.suppressed', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+                              'email', c.email, 'status', c.status)
+    FROM claimed c
+    WHERE c.status = 'suppressed'
 )
-UPDATE sends s
-SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-    lease_until = CASE WHEN j.blocked THEN NULL
-                       ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
-    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-    executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
-    updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
-FROM judged j
-WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
-          s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html, j.text, j.data,
-          j.headers, j.category;
+SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
+       c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
+       c.text, c.data, c.headers, c.category
+FROM claimed c;
 
 -- name: MessageStreamsDue :many
 -- The executors' sweep over every message stream, in one statement: each stream

@@ -32,11 +32,11 @@ func (q *Queries) MessageByKey(ctx context.Context, accountID int64, idempotency
 const messageClaimBatch = `-- name: MessageClaimBatch :many
 WITH picked AS (
     SELECT s.id FROM sends s
-    WHERE s.campaign_id = $4
+    WHERE s.campaign_id = $1
       AND s.status = 'queued'
-      AND s.next_attempt_at <= coalesce($1::timestamptz, now())
+      AND s.next_attempt_at <= coalesce($2::timestamptz, now())
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $5
+    LIMIT $3
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
@@ -47,27 +47,39 @@ WITH picked AS (
     FROM picked p
     JOIN sends s ON s.id = p.id
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
+), claimed AS (
+    UPDATE sends s
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked THEN NULL
+                           ELSE coalesce($2::timestamptz, now()) + $4::interval END,
+        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $5::bigint END,
+        updated_at  = coalesce($2::timestamptz, now())
+    FROM judged j
+    WHERE s.id = j.id
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+              s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
+              j.text, j.data, j.headers, j.category
+), suppressed_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'send.suppressed', coalesce($2::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+                              'email', c.email, 'status', c.status)
+    FROM claimed c
+    WHERE c.status = 'suppressed'
 )
-UPDATE sends s
-SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-    lease_until = CASE WHEN j.blocked THEN NULL
-                       ELSE coalesce($1::timestamptz, now()) + $2::interval END,
-    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-    executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $3::bigint END,
-    updated_at  = coalesce($1::timestamptz, now())
-FROM judged j
-WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
-          s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html, j.text, j.data,
-          j.headers, j.category
+SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
+       c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
+       c.text, c.data, c.headers, c.category
+FROM claimed c
 `
 
 type MessageClaimBatchParams struct {
+	CampaignID int64
 	Now        *time.Time
+	N          int32
 	Lease      pgtype.Interval
 	ExecutorID *int64
-	CampaignID int64
-	N          int32
 }
 
 type MessageClaimBatchRow struct {
@@ -99,15 +111,17 @@ type MessageClaimBatchRow struct {
 // follows the message's category: marketing is blocked by every suppression;
 // transactional (a receipt, a password reset) is not blocked by an unsubscribe,
 // only by a hard bounce, a complaint or a manual suppression. Blocked rows are
-// marked suppressed, as in SendClaimBatch. The stream is always sending, so there is
-// no campaign guard.
+// marked suppressed, as in SendClaimBatch, and their send.suppressed events are
+// written by the same statement (the same event as a campaign's, campaign_id being
+// the stream and subscriber_id the message). The stream is always sending, so there
+// is no campaign guard.
 func (q *Queries) MessageClaimBatch(ctx context.Context, arg MessageClaimBatchParams) ([]MessageClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, messageClaimBatch,
+		arg.CampaignID,
 		arg.Now,
+		arg.N,
 		arg.Lease,
 		arg.ExecutorID,
-		arg.CampaignID,
-		arg.N,
 	)
 	if err != nil {
 		return nil, err

@@ -213,6 +213,24 @@ func TestMessageSuppressionByCategory(t *testing.T) {
 		got[key] = e.waitStatus(t, id).Status
 	}
 	require.Equal(t, want, got)
+	// Each suppressed message has its one send.suppressed event, written by the
+	// claim that marked it, as a campaign's suppressed rows do.
+	var suppressedIDs, eventIDs []int64
+	for key, id := range ids {
+		if want[key] == "suppressed" {
+			suppressedIDs = append(suppressedIDs, id)
+		}
+	}
+	rows, err := e.pool.Query(ctx, `SELECT (data->>'subscriber_id')::bigint FROM events
+		WHERE account_id = $1 AND type = 'send.suppressed' AND data->>'status' = 'suppressed'`, e.account)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		eventIDs = append(eventIDs, id)
+	}
+	require.NoError(t, rows.Err())
+	require.ElementsMatch(t, suppressedIDs, eventIDs, "one send.suppressed event per suppressed message")
 	_, order := rec.snapshot()
 	require.Len(t, order, 3)
 	for _, m := range order {
