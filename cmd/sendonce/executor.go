@@ -61,6 +61,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		RatePerSecond:        cfg.RatePerSecond,
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		SendRetention:        cfg.SendRetention,
+		MessageRetention:     cfg.MessageRetention,
 		Heartbeat:            cfg.Heartbeat,
 		MessageSweep:         cfg.MessageSweep,
 		Links:                links,

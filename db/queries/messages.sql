@@ -127,3 +127,25 @@ CROSS JOIN LATERAL (
     LIMIT 1
 ) q
 WHERE c.kind = 'messages' AND c.status = 'sending';
+
+-- name: MessageDeleteRetired :execrows
+-- Message retention: deletes up to n messages accepted before cutoff whose send has
+-- settled (sent, failed, suppressed, cancelled, unknown), with their send rows, in
+-- one statement, oldest first (messages_created_at_idx). A message still queued or
+-- in flight stays until it settles. Once deleted, its Idempotency-Key is free again:
+-- idempotency holds for as long as the message exists. SKIP LOCKED keeps replicas
+-- off each other's batch and off a row an acknowledgement holds. Not a tenant query:
+-- the executors' maintenance runs it for every account.
+WITH doomed AS (
+    SELECT m.account_id, m.id, s.id AS send_id
+    FROM messages m
+    JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+    WHERE m.created_at < @cutoff::timestamptz
+      AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
+    ORDER BY m.created_at, m.id
+    LIMIT @n
+    FOR UPDATE OF m, s SKIP LOCKED
+), gone_sends AS (
+    DELETE FROM sends s USING doomed d WHERE s.id = d.send_id
+)
+DELETE FROM messages m USING doomed d WHERE m.account_id = d.account_id AND m.id = d.id;

@@ -87,6 +87,10 @@ type Executor struct {
 	// SendRetention deletes the per-recipient send rows of campaigns finished longer
 	// ago than this, keeping their counts (0: keep every row).
 	SendRetention time.Duration `split_words:"true" default:"0"`
+	// MessageRetention deletes the settled transactional messages accepted longer
+	// ago than this, with their send rows (0: keep every message); a message's
+	// Idempotency-Key holds for as long as the message exists.
+	MessageRetention time.Duration `split_words:"true" default:"0"`
 	// Heartbeat is how often an executor refreshes its liveness row; one silent for
 	// three heartbeats is dead, and its in-flight rows are rescued.
 	Heartbeat time.Duration `split_words:"true" default:"2s"`
@@ -186,6 +190,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
 	case c.SendRetention < 0:
 		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
+	case c.MessageRetention < 0:
+		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must not be negative (0 keeps every message)")
 	case c.MessageSweep < 10*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_SWEEP must be at least 10ms")
 	case c.Heartbeat < 100*time.Millisecond:

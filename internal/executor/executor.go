@@ -64,6 +64,10 @@ type Config struct {
 	// campaigns that finished (sent or cancelled) longer ago, in bounded batches,
 	// keeping their counts by status for the stats. 0 keeps every row.
 	SendRetention time.Duration
+	// MessageRetention, when positive, has maintenance delete the transactional
+	// messages accepted longer ago whose send has settled, with their send rows, in
+	// bounded batches. 0 keeps every message (and its key's idempotency) for good.
+	MessageRetention time.Duration
 	// AckInterval and AckBatch bound how long and how many acknowledgements the
 	// completer coalesces; defaults 5ms and 500.
 	AckInterval time.Duration
@@ -157,7 +161,9 @@ type Executor struct {
 	// retainAfter is when the maintenance loop next looks for send rows past
 	// retention; retainBatch is the rows one retention statement deletes.
 	retainAfter time.Time
-	retainBatch int32
+	// retainMessagesAfter is the same for transactional messages.
+	retainMessagesAfter time.Time
+	retainBatch         int32
 	// queuedAfter is when maintenance next recounts the queued-rows gauge.
 	queuedAfter time.Time
 

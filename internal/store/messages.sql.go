@@ -162,6 +162,37 @@ func (q *Queries) MessageClaimBatch(ctx context.Context, arg MessageClaimBatchPa
 	return items, nil
 }
 
+const messageDeleteRetired = `-- name: MessageDeleteRetired :execrows
+WITH doomed AS (
+    SELECT m.account_id, m.id, s.id AS send_id
+    FROM messages m
+    JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+    WHERE m.created_at < $1::timestamptz
+      AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
+    ORDER BY m.created_at, m.id
+    LIMIT $2
+    FOR UPDATE OF m, s SKIP LOCKED
+), gone_sends AS (
+    DELETE FROM sends s USING doomed d WHERE s.id = d.send_id
+)
+DELETE FROM messages m USING doomed d WHERE m.account_id = d.account_id AND m.id = d.id
+`
+
+// Message retention: deletes up to n messages accepted before cutoff whose send has
+// settled (sent, failed, suppressed, cancelled, unknown), with their send rows, in
+// one statement, oldest first (messages_created_at_idx). A message still queued or
+// in flight stays until it settles. Once deleted, its Idempotency-Key is free again:
+// idempotency holds for as long as the message exists. SKIP LOCKED keeps replicas
+// off each other's batch and off a row an acknowledgement holds. Not a tenant query:
+// the executors' maintenance runs it for every account.
+func (q *Queries) MessageDeleteRetired(ctx context.Context, cutoff time.Time, n int32) (int64, error) {
+	result, err := q.db.Exec(ctx, messageDeleteRetired, cutoff, n)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const messageGet = `-- name: MessageGet :one
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at,
