@@ -1634,7 +1634,9 @@ type ListMessagesParams struct {
 // SendMessageParams defines parameters for SendMessage.
 type SendMessageParams struct {
 	// IdempotencyKey Required. Names the message for as long as it exists (not 24 hours): the same key with the
-	// same body returns the same message (202); with another body it is 422. 1 to 255 printable
+	// same body returns the same message (202); with another body it is 422. Messages are kept
+	// for good unless the operator sets a retention (SENDONCE_MESSAGE_RETENTION): a settled message
+	// accepted longer ago is then deleted, and its key makes a new message. 1 to 255 printable
 	// ASCII characters, bare or quoted.
 	IdempotencyKey MessageIdempotencyKey `json:"Idempotency-Key"`
 }
