@@ -744,7 +744,7 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
 	Attempts  int             `json:"attempts"`
 	Category  MessageCategory `json:"category"`
@@ -760,13 +760,16 @@ type Message struct {
 	ProviderMessageId *string    `json:"provider_message_id"`
 	ReplyTo           string     `json:"reply_to"`
 	SendAt            *time.Time `json:"send_at"`
-	SentAt            *time.Time `json:"sent_at"`
-	Status            SendStatus `json:"status"`
-	Tags              []string   `json:"tags"`
-	TemplateId        *int64     `json:"template_id"`
-	To                string     `json:"to"`
-	ToName            string     `json:"to_name"`
-	UpdatedAt         time.Time  `json:"updated_at"`
+
+	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
+	SenderId   *int64     `json:"sender_id"`
+	SentAt     *time.Time `json:"sent_at"`
+	Status     SendStatus `json:"status"`
+	Tags       []string   `json:"tags"`
+	TemplateId *int64     `json:"template_id"`
+	To         string     `json:"to"`
+	ToName     string     `json:"to_name"`
+	UpdatedAt  time.Time  `json:"updated_at"`
 }
 
 // MessageCategory defines model for Message.Category.
@@ -777,17 +780,17 @@ type MessageBatch struct {
 	Messages []struct {
 		IdempotencyKey string `json:"idempotency_key"`
 
-		// Message Either template_id, or subject with html and/or text.
+		// Message Either template_id, or subject with html and/or text. Optionally the sender it leaves through (sender_id).
 		//
 		// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 		Message MessageCreate `json:"message"`
 	} `json:"messages"`
 }
 
-// MessageBatchResult Example: {"results":[{"message":{"attempts":0,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","send_at":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+// MessageBatchResult Example: {"results":[{"message":{"attempts":0,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -796,7 +799,7 @@ type MessageBatchResult struct {
 	} `json:"results"`
 }
 
-// MessageCreate Either template_id, or subject with html and/or text.
+// MessageCreate Either template_id, or subject with html and/or text. Optionally the sender it leaves through (sender_id).
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
@@ -813,19 +816,25 @@ type MessageCreate struct {
 	ReplyTo *string            `json:"reply_to,omitempty"`
 
 	// SendAt Not before this time; default now.
-	SendAt     *time.Time `json:"send_at,omitempty"`
-	Subject    *string    `json:"subject,omitempty"`
-	Tags       *[]string  `json:"tags,omitempty"`
-	TemplateId *int64     `json:"template_id,omitempty"`
-	Text       *string    `json:"text,omitempty"`
-	To         string     `json:"to"`
-	ToName     *string    `json:"to_name,omitempty"`
+	SendAt *time.Time `json:"send_at,omitempty"`
+
+	// SenderId One of the account's senders (another account's, or none, is 422 naming /sender_id): the
+	// message leaves through it, within its rate limit, and `from` must be one its allowed_from
+	// permits. Omitted: the account's default sender (whose allowed_from applies too), else the
+	// environment's provider. `from` stays required: a sender holds no From address of its own.
+	SenderId   *int64    `json:"sender_id,omitempty"`
+	Subject    *string   `json:"subject,omitempty"`
+	Tags       *[]string `json:"tags,omitempty"`
+	TemplateId *int64    `json:"template_id,omitempty"`
+	Text       *string   `json:"text,omitempty"`
+	To         string    `json:"to"`
+	ToName     *string   `json:"to_name,omitempty"`
 }
 
 // MessageCreateCategory defines model for MessageCreate.Category.
 type MessageCreateCategory string
 
-// MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+// MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
 type MessagePage struct {
 	Data       []Message `json:"data"`
 	NextCursor *string   `json:"next_cursor"`

@@ -31,5 +31,5 @@ SELECT id, status FROM sends WHERE campaign_id = @campaign_id;
 UPDATE campaigns SET sender_id = @sender_id WHERE account_id = @account_id AND id = @id;
 
 -- name: ChaosMessageStream :one
--- The account's transactional message stream (`sendonce chaos -messages`).
-SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages';
+-- The account's default transactional message stream (`sendonce chaos -messages`).
+SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages' AND sender_id IS NULL AND status = 'sending';

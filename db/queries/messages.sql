@@ -3,27 +3,38 @@
 -- transaction: the stream, the message, its send row and the executors' wake-up.
 
 -- name: MessageStreamEnsure :one
--- The account's stream, created on its first message. A concurrent first message
--- may make both inserts skip before either commits; the caller then asks again.
+-- The account's live stream for a sender (NULL: the default stream, which sends
+-- through the account's default sender), created with the first message that
+-- names it. A concurrent first message may make both inserts skip before either
+-- commits; the caller then asks again. The existing stream is locked FOR SHARE
+-- until the message commits: a sender's deletion retires an idle stream only
+-- after locking it (SenderStreamLock), so it never retires one a message is
+-- being added to.
 WITH ins AS (
-    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at)
-    VALUES (@account_id, 'transactional messages', '', '', 'sending', 'messages', now(), now())
-    ON CONFLICT (account_id) WHERE kind = 'messages' DO NOTHING
+    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at, sender_id)
+    VALUES (@account_id, 'transactional messages', '', '', 'sending', 'messages', now(), now(),
+            sqlc.narg('sender_id')::bigint)
+    ON CONFLICT (account_id, coalesce(sender_id, 0)) WHERE kind = 'messages' AND status = 'sending' DO NOTHING
     RETURNING id
+), existing AS (
+    SELECT id FROM campaigns
+    WHERE account_id = @account_id AND kind = 'messages' AND status = 'sending'
+      AND sender_id IS NOT DISTINCT FROM sqlc.narg('sender_id')::bigint
+    FOR SHARE
 )
 SELECT id FROM ins
 UNION ALL
-SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages'
+SELECT id FROM existing
 LIMIT 1;
 
 -- name: MessageInsert :one
 -- ON CONFLICT on the key: a concurrent request with the same key waits for this one
 -- to commit and then inserts nothing, so it reads the stored message instead.
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
-                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at)
+                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id)
 VALUES (@account_id, @idempotency_key, @request_hash, @category, @to_email, @to_name, @from_email,
         @from_name, @reply_to, @subject, @html, @text, @data, sqlc.narg('template_id'), @headers, @tags::text[],
-        sqlc.narg('send_at'))
+        sqlc.narg('send_at'), sqlc.narg('sender_id'))
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id;
 
@@ -38,7 +49,7 @@ SELECT id, request_hash FROM messages WHERE account_id = @account_id AND idempot
 
 -- name: MessageGet :one
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
@@ -46,7 +57,7 @@ WHERE m.account_id = @account_id AND m.id = @id;
 
 -- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key

@@ -76,10 +76,10 @@ func (q *Queries) ChaosCampaignStatus(ctx context.Context, id int64) (string, er
 }
 
 const chaosMessageStream = `-- name: ChaosMessageStream :one
-SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages'
+SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages' AND sender_id IS NULL AND status = 'sending'
 `
 
-// The account's transactional message stream (`sendonce chaos -messages`).
+// The account's default transactional message stream (`sendonce chaos -messages`).
 func (q *Queries) ChaosMessageStream(ctx context.Context, accountID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, chaosMessageStream, accountID)
 	var id int64

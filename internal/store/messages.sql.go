@@ -195,7 +195,7 @@ func (q *Queries) MessageDeleteRetired(ctx context.Context, cutoff time.Time, n 
 
 const messageGet = `-- name: MessageGet :one
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
@@ -215,6 +215,7 @@ type MessageGetRow struct {
 	Tags              []string
 	SendAt            *time.Time
 	CreatedAt         time.Time
+	SenderID          *int64
 	Status            string
 	Attempts          int32
 	ProviderMessageID *string
@@ -240,6 +241,7 @@ func (q *Queries) MessageGet(ctx context.Context, accountID int64, iD int64) (Me
 		&i.Tags,
 		&i.SendAt,
 		&i.CreatedAt,
+		&i.SenderID,
 		&i.Status,
 		&i.Attempts,
 		&i.ProviderMessageID,
@@ -253,10 +255,10 @@ func (q *Queries) MessageGet(ctx context.Context, accountID int64, iD int64) (Me
 
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
-                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at)
+                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11, $12, $13, $14, $15, $16::text[],
-        $17)
+        $17, $18)
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id
 `
@@ -279,6 +281,7 @@ type MessageInsertParams struct {
 	Headers        json.RawMessage
 	Tags           []string
 	SendAt         *time.Time
+	SenderID       *int64
 }
 
 // ON CONFLICT on the key: a concurrent request with the same key waits for this one
@@ -302,6 +305,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 		arg.Headers,
 		arg.Tags,
 		arg.SendAt,
+		arg.SenderID,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -310,7 +314,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 
 const messageList = `-- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
@@ -344,6 +348,7 @@ type MessageListRow struct {
 	Tags              []string
 	SendAt            *time.Time
 	CreatedAt         time.Time
+	SenderID          *int64
 	Status            string
 	Attempts          int32
 	ProviderMessageID *string
@@ -382,6 +387,7 @@ func (q *Queries) MessageList(ctx context.Context, arg MessageListParams) ([]Mes
 			&i.Tags,
 			&i.SendAt,
 			&i.CreatedAt,
+			&i.SenderID,
 			&i.Status,
 			&i.Attempts,
 			&i.ProviderMessageID,
@@ -431,24 +437,35 @@ func (q *Queries) MessageSendInsert(ctx context.Context, arg MessageSendInsertPa
 const messageStreamEnsure = `-- name: MessageStreamEnsure :one
 
 WITH ins AS (
-    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at)
-    VALUES ($1, 'transactional messages', '', '', 'sending', 'messages', now(), now())
-    ON CONFLICT (account_id) WHERE kind = 'messages' DO NOTHING
+    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at, sender_id)
+    VALUES ($1, 'transactional messages', '', '', 'sending', 'messages', now(), now(),
+            $2::bigint)
+    ON CONFLICT (account_id, coalesce(sender_id, 0)) WHERE kind = 'messages' AND status = 'sending' DO NOTHING
     RETURNING id
+), existing AS (
+    SELECT id FROM campaigns
+    WHERE account_id = $1 AND kind = 'messages' AND status = 'sending'
+      AND sender_id IS NOT DISTINCT FROM $2::bigint
+    FOR SHARE
 )
 SELECT id FROM ins
 UNION ALL
-SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages'
+SELECT id FROM existing
 LIMIT 1
 `
 
 // Transactional messages: one send row each, in the account's message stream (a
 // campaigns row of kind 'messages', always 'sending'). Accepting a message is one
 // transaction: the stream, the message, its send row and the executors' wake-up.
-// The account's stream, created on its first message. A concurrent first message
-// may make both inserts skip before either commits; the caller then asks again.
-func (q *Queries) MessageStreamEnsure(ctx context.Context, accountID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, messageStreamEnsure, accountID)
+// The account's live stream for a sender (NULL: the default stream, which sends
+// through the account's default sender), created with the first message that
+// names it. A concurrent first message may make both inserts skip before either
+// commits; the caller then asks again. The existing stream is locked FOR SHARE
+// until the message commits: a sender's deletion retires an idle stream only
+// after locking it (SenderStreamLock), so it never retires one a message is
+// being added to.
+func (q *Queries) MessageStreamEnsure(ctx context.Context, accountID int64, senderID *int64) (int64, error) {
+	row := q.db.QueryRow(ctx, messageStreamEnsure, accountID, senderID)
 	var id int64
 	err := row.Scan(&id)
 	return id, err

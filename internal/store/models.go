@@ -179,6 +179,7 @@ type Message struct {
 	Tags           []string
 	SendAt         *time.Time
 	CreatedAt      time.Time
+	SenderID       *int64
 }
 
 type Segment struct {

@@ -42,6 +42,8 @@ type Request struct {
 	Tags                    []string
 	SendAt                  *time.Time
 	Category                string
+	// SenderID names one of the account's senders; nil: the account's default.
+	SenderID *int64
 }
 
 // Message is a stored message with the state of its send.
@@ -53,6 +55,7 @@ type Message struct {
 	From, FromName       string
 	ReplyTo              string
 	TemplateID           *int64
+	SenderID             *int64
 	Tags                 []string
 	SendAt               *time.Time
 	Status               string
@@ -104,7 +107,7 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 	created := false
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		streamID, err := stream(ctx, q, accountID)
+		streamID, err := stream(ctx, q, accountID, in.SenderID)
 		if err != nil {
 			return err
 		}
@@ -115,7 +118,7 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 		mid, err := q.MessageInsert(ctx, store.MessageInsertParams{AccountID: accountID, IdempotencyKey: key,
 			RequestHash: hash[:], Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
 			FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
-			TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt})
+			TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			prev, err := q.MessageByKey(ctx, accountID, key)
 			if err != nil {
@@ -145,12 +148,16 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 	return m, created, err
 }
 
-// stream returns the account's message stream, creating it with the first message.
-func stream(ctx context.Context, q *store.Queries, accountID int64) (int64, error) {
-	id, err := q.MessageStreamEnsure(ctx, accountID)
+// stream returns the account's message stream for a sender (nil: the default
+// stream), creating it with the first message that needs it. Each sender's
+// messages have a stream of their own, so the executor sends them through that
+// sender, within its rate, as it does the sender's campaigns.
+func stream(ctx context.Context, q *store.Queries, accountID int64, senderID *int64) (int64, error) {
+	id, err := q.MessageStreamEnsure(ctx, accountID, senderID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		// Another transaction created it after this statement's snapshot.
-		id, err = q.MessageStreamEnsure(ctx, accountID)
+		// Another transaction created it after this statement's snapshot (or
+		// retired it, when its sender was deleted).
+		id, err = q.MessageStreamEnsure(ctx, accountID, senderID)
 	}
 	return id, err
 }
@@ -190,7 +197,7 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, f Filter, 
 
 func fromRow(r store.MessageListRow) Message {
 	return Message{ID: r.ID, IdempotencyKey: r.IdempotencyKey, Category: r.Category, To: r.ToEmail, ToName: r.ToName,
-		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, Tags: r.Tags,
+		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, SenderID: r.SenderID, Tags: r.Tags,
 		SendAt: r.SendAt, Status: r.Status, Attempts: int(r.Attempts), ProviderMessageID: r.ProviderMessageID,
 		LastError: r.LastError, Feedback: r.Feedback, SentAt: r.SentAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
