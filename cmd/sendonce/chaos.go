@@ -72,16 +72,12 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
-	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")
+	o.serviceFlags(fs)
 	fs.IntVar(&o.Recipients, "recipients", 50000, "recipients in the campaign")
 	fs.IntVar(&o.Kills, "kills", 5, "SIGKILLs while the campaign is sending")
 	fs.Float64Var(&o.Rate, "rate", 0, "send rate limit per second (0: recipients spread over about 3s per kill; -1: unlimited, to measure throughput)")
-	fs.IntVar(&o.BatchSize, "batch-size", 100, "SENDONCE_BATCH_SIZE of the service")
-	fs.IntVar(&o.Workers, "workers", 32, "SENDONCE_WORKERS of the service")
-	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
 	fs.IntVar(&o.DBRestarts, "db-restarts", 0, "restart PostgreSQL (fast shutdown) this many times mid-send, before kills")
 	fs.BoolVar(&o.DefaultLease, "default-lease", false, "keep the default lease and provider timeouts (ignores -lease) and print the last restart → sent time")
-	fs.BoolVar(&o.Verbose, "v", false, "show the service's log (info level)")
 	fs.BoolVar(&o.Events, "events", false, "subscribe a signature-checking receiver to every event and match its send.* events to the rows")
 	fs.IntVar(&o.EventBatch, "event-batch", 50, "batch_size of the receiver's endpoint (with -events)")
 	fs.DurationVar(&o.ReceiverDown, "receiver-down", 0, "the receiver answers 503 (Retry-After: 1) this long from the first kill (with -events)")
@@ -318,6 +314,15 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// serviceFlags are the flags of the service settings every run shares.
+func (o *chaosOptions) serviceFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")
+	fs.IntVar(&o.BatchSize, "batch-size", 100, "SENDONCE_BATCH_SIZE of the service")
+	fs.IntVar(&o.Workers, "workers", 32, "SENDONCE_WORKERS of the service")
+	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
+	fs.BoolVar(&o.Verbose, "v", false, "show the service's log (info level)")
 }
 
 // serveEnv is the environment of the service processes a campaign or messages run starts.

@@ -47,14 +47,10 @@ import (
 func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos -messages", flag.ContinueOnError)
-	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")
+	o.serviceFlags(fs)
 	fs.IntVar(&o.Recipients, "messages", 5000, "messages to post")
 	fs.IntVar(&o.Kills, "kills", 3, "SIGKILLs of every service process while messages are in flight")
 	fs.Float64Var(&o.Rate, "rate", 0, "send rate limit per second of each executor (0: sized so the kills land mid-send)")
-	fs.IntVar(&o.BatchSize, "batch-size", 100, "SENDONCE_BATCH_SIZE of the service")
-	fs.IntVar(&o.Workers, "workers", 32, "SENDONCE_WORKERS of the service")
-	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
-	fs.BoolVar(&o.Verbose, "v", false, "show the service's log (info level)")
 	executors := fs.Int("executors", 2, "executor processes running at once (all are killed at each kill)")
 	clients := fs.Int("clients", 8, "concurrent API clients posting the messages")
 	latency := fs.Duration("latency", 200*time.Millisecond, "the sink's answer time, so kills find messages in flight")

@@ -80,17 +80,7 @@ func TestMessageClaimedForOneFreeSlot(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
-	var camp int64
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
-		status, approved_at, started_at) VALUES ($1, 'news', 'News', 'news@example.com', 'Hello', 'sending', now(), now())
-		RETURNING id`, e.account).Scan(&camp))
-	_, err := e.pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, 100) i`, e.account)
-	require.NoError(t, err)
-	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-		SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::bigint || ':' || id FROM subscribers WHERE account_id = $2`,
-		camp, e.account)
-	require.NoError(t, err)
+	camp := e.sendingCampaign(t, 100)
 	g := &gate{release: make(chan struct{}), sent: map[string]int{}}
 	const workers, batch = 4, 8 // capacity 12; a campaign claims once 2 slots are free
 	e.start(t, g, executor.Config{Workers: workers, BatchSize: batch, Tick: time.Second, Poll: 50 * time.Millisecond},
