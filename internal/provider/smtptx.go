@@ -1,0 +1,223 @@
+package provider
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net/textproto"
+)
+
+// smtpStage is how far an SMTP transaction got; it decides what a failure means.
+type smtpStage int
+
+const (
+	stageConn smtpStage = iota // before any command: the pooled connection itself
+	stageMail                  // MAIL FROM
+	stageRcpt                  // RCPT TO
+	stageData                  // the DATA command
+	stageBody                  // writing the message
+	stageDot                   // the reply to the final "."
+)
+
+var stageNames = [...]string{"smtp connection", "smtp MAIL FROM", "smtp RCPT TO", "smtp DATA",
+	"smtp message content", "smtp end of data"}
+
+// smtpFailure is a failed transaction.
+type smtpFailure struct {
+	stage smtpStage
+	// code is the relay's 4xx or 5xx reply, 0 when it gave none (the connection
+	// broke, timed out, or answered out of turn).
+	code int
+	// broken marks a connection that cannot carry another transaction: no reply,
+	// 421 (the relay is closing it), a reply out of turn, or a failed reset.
+	broken bool
+	err    error
+}
+
+func (f *smtpFailure) Error() string { return stageNames[f.stage] + ": " + f.err.Error() }
+func (f *smtpFailure) Unwrap() error { return f.err }
+
+// class is the failure's meaning for the recipient (the table on SMTP).
+func (f *smtpFailure) class() Class {
+	switch {
+	case f.code >= 500:
+		return Permanent
+	case f.code >= 400:
+		return Temporary
+	case f.stage >= stageBody:
+		return Ambiguous
+	}
+	return Temporary
+}
+
+// stale reports whether the failure is how a connection the relay closed while
+// it sat idle fails: before any of the message was sent, without an answer or
+// with 421 ("421 4.4.2 Idle timeout"). Sending again on a fresh connection cannot
+// make a second copy.
+func (f *smtpFailure) stale() bool {
+	return f.stage < stageBody && (f.code == 0 || f.code == 421)
+}
+
+// replyFailure makes the failure of a command whose reply did not come or was
+// not the expected one.
+func replyFailure(stage smtpStage, err error) *smtpFailure {
+	f := &smtpFailure{stage: stage, err: err, broken: true}
+	var te *textproto.Error
+	if errors.As(err, &te) && te.Code >= 400 && te.Code < 600 {
+		f.code = te.Code
+		f.broken = te.Code == 421
+	}
+	return f
+}
+
+// transact sends msg (the assembled message, CRLF line ends) from the envelope
+// sender to one recipient (both already in angle brackets) over sl's connection.
+// It appends the end-of-data mark to msg's buffer.
+func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure {
+	c := sl.c
+	if err := c.UpdateDeadline(p.timeout); err != nil {
+		return &smtpFailure{stage: stageConn, broken: true, err: err}
+	}
+	t := c.Text
+	w := t.W
+	commands := [...]struct {
+		stage  smtpStage
+		expect int
+	}{{stageMail, 250}, {stageRcpt, 25}, {stageData, 354}}
+	write := func(stage smtpStage) {
+		switch stage {
+		case stageMail:
+			w.WriteString("MAIL FROM:")  //nolint:errcheck // bufio keeps the error for Flush
+			w.WriteString(from)          //nolint:errcheck // idem
+			w.WriteString(sl.mailParams) //nolint:errcheck // idem
+			w.WriteString("\r\n")        //nolint:errcheck // idem
+		case stageRcpt:
+			w.WriteString("RCPT TO:") //nolint:errcheck // idem
+			w.WriteString(to)         //nolint:errcheck // idem
+			w.WriteString("\r\n")     //nolint:errcheck // idem
+		case stageData:
+			w.WriteString("DATA\r\n") //nolint:errcheck // idem
+		}
+	}
+
+	var fail *smtpFailure
+	dataAccepted := false
+	if sl.pipelining {
+		// RFC 2920: the three commands in one write, then every reply in order.
+		for _, cmd := range commands {
+			write(cmd.stage)
+		}
+		if err := w.Flush(); err != nil {
+			return &smtpFailure{stage: stageMail, broken: true, err: err}
+		}
+		for _, cmd := range commands {
+			_, _, err := t.ReadResponse(cmd.expect)
+			if err == nil {
+				dataAccepted = cmd.stage == stageData
+				continue
+			}
+			f := replyFailure(cmd.stage, err)
+			if fail == nil {
+				fail = f
+			}
+			if f.broken {
+				fail.broken = true
+				return fail
+			}
+		}
+	} else {
+		for _, cmd := range commands {
+			write(cmd.stage)
+			if err := w.Flush(); err != nil {
+				return &smtpFailure{stage: cmd.stage, broken: true, err: err}
+			}
+			if _, _, err := t.ReadResponse(cmd.expect); err != nil {
+				fail = replyFailure(cmd.stage, err)
+				break
+			}
+		}
+		dataAccepted = fail == nil
+	}
+	if fail != nil {
+		p.abort(t, fail, dataAccepted)
+		return fail
+	}
+
+	msg = appendEndOfData(msg)
+	if err := writeDotStuffed(w, msg); err != nil {
+		return &smtpFailure{stage: stageBody, broken: true, err: err}
+	}
+	if err := w.Flush(); err != nil {
+		return &smtpFailure{stage: stageBody, broken: true, err: err}
+	}
+	if _, _, err := t.ReadResponse(250); err != nil {
+		return replyFailure(stageDot, err)
+	}
+	return nil
+}
+
+// abort ends a refused transaction so that the connection can carry the next
+// one: a lone "." if DATA was accepted after all, then RSET. A connection that
+// cannot take them is marked broken.
+func (p *SMTP) abort(t *textproto.Conn, fail *smtpFailure, dataAccepted bool) {
+	if fail.broken {
+		return
+	}
+	if dataAccepted {
+		if err := t.PrintfLine("."); err != nil {
+			fail.broken = true
+			return
+		}
+		if _, _, err := t.ReadResponse(0); err != nil { // any reply will do
+			fail.broken = true
+			return
+		}
+	}
+	if err := t.PrintfLine("RSET"); err != nil {
+		fail.broken = true
+		return
+	}
+	if _, _, err := t.ReadResponse(250); err != nil {
+		fail.broken = true
+		fail.err = fmt.Errorf("%w (then RSET: %w)", fail.err, err)
+	}
+}
+
+// appendEndOfData appends the end-of-data mark: CRLF "." CRLF, or "." CRLF when
+// the message already ends its last line, as textproto's DotWriter closes.
+func appendEndOfData(msg []byte) []byte {
+	if bytes.HasSuffix(msg, []byte("\r\n")) {
+		return append(msg, ".\r\n"...)
+	}
+	return append(msg, "\r\n.\r\n"...)
+}
+
+// writeDotStuffed writes msg, whose lines end in CRLF, doubling the dot that
+// starts a line (RFC 5321 §4.5.2) but the end-of-data mark's. Messages seldom
+// have one, and then msg goes out in one write.
+func writeDotStuffed(w *bufio.Writer, msg []byte) error {
+	end := len(msg) - len(".\r\n")
+	start := 0
+	if len(msg) > 0 && msg[0] == '.' && end > 0 {
+		if _, err := w.WriteString("."); err != nil {
+			return err
+		}
+	}
+	for {
+		i := bytes.Index(msg[start:end], []byte("\n."))
+		if i < 0 {
+			break
+		}
+		cut := start + i + len("\n.")
+		if _, err := w.Write(msg[start:cut]); err != nil {
+			return err
+		}
+		if _, err := w.WriteString("."); err != nil {
+			return err
+		}
+		start = cut
+	}
+	_, err := w.Write(msg[start:])
+	return err
+}
