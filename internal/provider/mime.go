@@ -45,15 +45,17 @@ type genHeader struct{ name, value string }
 // the message's own (no From or To, a line break in an address, a header the
 // provider owns).
 func AppendMIME(dst []byte, m Message) ([]byte, error) {
-	return appendMIME(dst, m, time.Now(), newBoundary())
+	var b [2 * boundaryBytes]byte
+	return appendMIME(dst, m, time.Now(), newBoundary(&b))
 }
 
-// newBoundary returns a multipart boundary made, as mime/multipart makes it, of
-// 30 random bytes, so that no content can contain it.
-func newBoundary() string {
-	var b [boundaryBytes]byte
-	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
+// newBoundary fills b with a multipart boundary made, as mime/multipart makes
+// it, of 30 random bytes, so that no content can contain it.
+func newBoundary(b *[2 * boundaryBytes]byte) []byte {
+	var r [boundaryBytes]byte
+	rand.Read(r[:]) //nolint:errcheck // crypto/rand.Read never fails
+	hex.Encode(b[:], r[:])
+	return b[:]
 }
 
 // checkMIME reports what makes m unsendable whatever the relay says.
@@ -92,7 +94,7 @@ func isHeaderName(s string) bool {
 	return true
 }
 
-func appendMIME(dst []byte, m Message, date time.Time, boundary string) ([]byte, error) {
+func appendMIME(dst []byte, m Message, date time.Time, boundary []byte) ([]byte, error) {
 	if err := checkMIME(m); err != nil {
 		return dst, err
 	}
@@ -128,10 +130,11 @@ func appendMIME(dst []byte, m Message, date time.Time, boundary string) ([]byte,
 	for _, h := range hs {
 		dst = appendHeader(dst, h.name, mime.QEncoding.Encode(mimeCharset, h.value))
 	}
-	dst = appendHeader(dst, "From", (&netmail.Address{Name: m.FromName, Address: m.From}).String())
-	dst = appendHeader(dst, "To", (&netmail.Address{Name: m.ToName, Address: m.To}).String())
+	var scratch [256]byte
+	dst = appendHeader(dst, "From", appendAddress(scratch[:0], m.FromName, m.From))
+	dst = appendHeader(dst, "To", appendAddress(scratch[:0], m.ToName, m.To))
 	if m.ReplyTo != "" {
-		dst = appendHeader(dst, "Reply-To", (&netmail.Address{Address: m.ReplyTo}).String())
+		dst = appendHeader(dst, "Reply-To", appendAddress(scratch[:0], "", m.ReplyTo))
 	}
 	switch {
 	case m.Text != "" && m.HTML != "":
@@ -168,12 +171,18 @@ func appendPart(dst []byte, contentType, body string) []byte {
 // space-separated words fill lines of under 76 characters; a word that does not
 // fit starts a continuation line (CRLF and a space, the space before the break
 // dropped); a word longer than a line stays whole.
-func appendHeader(dst []byte, name, value string) []byte {
+func appendHeader[V string | []byte](dst []byte, name string, value V) []byte {
 	room := mimeMaxHeader - 2 - len(name) - 2
 	dst = append(dst, name...)
 	dst = append(dst, ':', ' ')
 	for first := true; ; first = false {
-		word, rest, more := strings.Cut(value, " ")
+		word, rest, more := value, value[len(value):], false
+		for i := 0; i < len(value); i++ {
+			if value[i] == ' ' {
+				word, rest, more = value[:i], value[i+1:], true
+				break
+			}
+		}
 		if !first {
 			dst = append(dst, ' ')
 			room--
@@ -203,4 +212,53 @@ func fallbackMessageID() string {
 		host = "localhost.localdomain"
 	}
 	return rand.Text() + "@" + host
+}
+
+// appendAddress appends what net/mail's Address.String returns for name and
+// addr: "<addr>" or a quoted name before it, the local part quoted if it needs
+// to be. The common case (a dot-atom local part, a printable ASCII name) is
+// written here without allocating; the rest is Address.String's.
+func appendAddress(dst []byte, name, addr string) []byte {
+	at := strings.LastIndexByte(addr, '@')
+	if at < 0 || !isDotAtomASCII(addr[:at]) {
+		return append(dst, (&netmail.Address{Name: name, Address: addr}).String()...)
+	}
+	if name != "" {
+		for i := 0; i < len(name); i++ {
+			if c := name[i]; (c < ' ' || c > '~') && c != '\t' {
+				return append(dst, (&netmail.Address{Name: name, Address: addr}).String()...)
+			}
+		}
+		dst = append(dst, '"')
+		for i := 0; i < len(name); i++ {
+			if c := name[i]; c == '"' || c == '\\' {
+				dst = append(dst, '\\')
+			}
+			dst = append(dst, name[i])
+		}
+		dst = append(dst, '"', ' ')
+	}
+	dst = append(dst, '<')
+	dst = append(dst, addr...)
+	return append(dst, '>')
+}
+
+// isDotAtomASCII reports whether s is a local part net/mail writes unquoted:
+// ASCII atext runs separated by single dots.
+func isDotAtomASCII(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '.':
+			if s[i-1] == '.' {
+				return false
+			}
+		case c < '!' || c > '~' || strings.IndexByte("()<>[]:;@\\,\"", c) >= 0:
+			return false
+		}
+	}
+	return true
 }

@@ -110,8 +110,9 @@ func TestMIMEMatchesGoMail(t *testing.T) {
 	var buf []byte
 	for i := range 3000 {
 		m := randomMessage(r)
-		boundary := newBoundary()
-		want := goMailMIME(t, m, date, boundary)
+		var b [2 * boundaryBytes]byte
+		boundary := newBoundary(&b)
+		want := goMailMIME(t, m, date, string(boundary))
 		var err error
 		buf, err = appendMIME(buf[:0], m, date, boundary)
 		require.NoError(t, err)
@@ -281,10 +282,11 @@ func FuzzMIMEMatchesGoMail(f *testing.F) {
 		m := Message{JobID: "j", MessageID: "id@example.com", From: "news@example.com", FromName: fromName,
 			To: "ada@example.org", ToName: toName, Subject: subject, Text: text, HTML: html,
 			Headers: []Header{{"List-Unsubscribe-Post", "List-Unsubscribe=One-Click"}}}
-		boundary := newBoundary()
+		var b [2 * boundaryBytes]byte
+		boundary := newBoundary(&b)
 		got, err := appendMIME(nil, m, date, boundary)
 		require.NoError(t, err)
-		require.Equal(t, string(goMailMIME(t, m, date, boundary)), string(got))
+		require.Equal(t, string(goMailMIME(t, m, date, string(boundary))), string(got))
 	})
 }
 

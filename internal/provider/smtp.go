@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	netmail "net/mail"
 	"sync"
 	"time"
 
@@ -191,9 +190,6 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	}
 	defer func() { p.slots <- sl }()
 
-	// The envelope: bare addresses in angle brackets, quoted where RFC 5321 needs it.
-	from := (&netmail.Address{Address: m.From}).String()
-	to := (&netmail.Address{Address: m.To}).String()
 	for attempt := 0; ; attempt++ {
 		reused := sl.c != nil
 		if !reused {
@@ -203,7 +199,7 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		}
 		raw := sl.raw
 		cut := context.AfterFunc(ctx, func() { raw.Close() }) //nolint:errcheck // cutting on purpose
-		f := p.transact(sl, from, to, msg)
+		f := p.transact(sl, m.From, m.To, msg)
 		cutHappened := !cut()
 		if f == nil {
 			if cutHappened {

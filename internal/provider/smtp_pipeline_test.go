@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -223,5 +224,29 @@ func TestSMTPPipelinedRefusalsClassifyAsOneAtATime(t *testing.T) {
 				require.Contains(t, commands, "RSET", "%s, pipelining=%v: the refused transaction is reset", tc.name, pipelining)
 			}
 		}
+	}
+}
+
+// TestSMTPReadsMultilineAndOverlongReplies: a refusal over several lines, and one
+// longer than the read buffer, classify by their code and keep the connection.
+func TestSMTPReadsMultilineAndOverlongReplies(t *testing.T) {
+	t.Parallel()
+	for name, reply := range map[string]string{
+		"multiline": "550-5.1.1 no such user\r\n550-5.1.1 see https://example.com/help\r\n550 5.1.1 bye",
+		"overlong":  "452 4.2.2 " + strings.Repeat("mailbox full ", 1000),
+	} {
+		relay, addr := newScriptRelay(t, true, map[string]string{"RCPT": reply})
+		p := smtpProvider(t, addr, 5*time.Second)
+		_, err := p.Send(context.Background(), testMessage("campaign:1:1"))
+		pe, ok := provider.AsError(err)
+		require.True(t, ok, "%s: %v", name, err)
+		require.Equal(t, reply[:3], strconv.Itoa(pe.Code), name)
+		if name == "multiline" {
+			require.ErrorContains(t, err, "see https://example.com/help")
+		}
+		_, err = p.Send(context.Background(), testMessage("campaign:1:2"))
+		require.NoError(t, err, name)
+		_, _, _, conns := relay.snapshot()
+		require.Equal(t, 1, conns, name)
 	}
 }

@@ -72,15 +72,20 @@ func replyFailure(stage smtpStage, err error) *smtpFailure {
 }
 
 // transact sends msg (the assembled message, CRLF line ends) from the envelope
-// sender to one recipient (both already in angle brackets) over sl's connection.
-// It appends the end-of-data mark to msg's buffer.
+// sender to one recipient over sl's connection. It appends the end-of-data mark
+// to msg's buffer.
 func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure {
 	c := sl.c
 	if err := c.UpdateDeadline(p.timeout); err != nil {
 		return &smtpFailure{stage: stageConn, broken: true, err: err}
 	}
 	t := c.Text
-	w := t.W
+	w, r := t.W, t.R
+	// The envelope's addresses in angle brackets, quoted where RFC 5321 needs it.
+	var scratch [256]byte
+	writeAddr := func(addr string) {
+		w.Write(appendAddress(scratch[:0], "", addr)) //nolint:errcheck // bufio keeps the error for Flush
+	}
 	commands := [...]struct {
 		stage  smtpStage
 		expect int
@@ -88,14 +93,14 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 	write := func(stage smtpStage) {
 		switch stage {
 		case stageMail:
-			w.WriteString("MAIL FROM:")  //nolint:errcheck // bufio keeps the error for Flush
-			w.WriteString(from)          //nolint:errcheck // idem
+			w.WriteString("MAIL FROM:") //nolint:errcheck // bufio keeps the error for Flush
+			writeAddr(from)
 			w.WriteString(sl.mailParams) //nolint:errcheck // idem
 			w.WriteString("\r\n")        //nolint:errcheck // idem
 		case stageRcpt:
 			w.WriteString("RCPT TO:") //nolint:errcheck // idem
-			w.WriteString(to)         //nolint:errcheck // idem
-			w.WriteString("\r\n")     //nolint:errcheck // idem
+			writeAddr(to)
+			w.WriteString("\r\n") //nolint:errcheck // idem
 		case stageData:
 			w.WriteString("DATA\r\n") //nolint:errcheck // idem
 		}
@@ -112,7 +117,7 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 			return &smtpFailure{stage: stageMail, broken: true, err: err}
 		}
 		for _, cmd := range commands {
-			_, _, err := t.ReadResponse(cmd.expect)
+			err := readReply(r, cmd.expect)
 			if err == nil {
 				dataAccepted = cmd.stage == stageData
 				continue
@@ -132,7 +137,7 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 			if err := w.Flush(); err != nil {
 				return &smtpFailure{stage: cmd.stage, broken: true, err: err}
 			}
-			if _, _, err := t.ReadResponse(cmd.expect); err != nil {
+			if err := readReply(r, cmd.expect); err != nil {
 				fail = replyFailure(cmd.stage, err)
 				break
 			}
@@ -151,7 +156,7 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 	if err := w.Flush(); err != nil {
 		return &smtpFailure{stage: stageBody, broken: true, err: err}
 	}
-	if _, _, err := t.ReadResponse(250); err != nil {
+	if err := readReply(r, 250); err != nil {
 		return replyFailure(stageDot, err)
 	}
 	return nil
@@ -220,4 +225,80 @@ func writeDotStuffed(w *bufio.Writer, msg []byte) error {
 	}
 	_, err := w.Write(msg[start:])
 	return err
+}
+
+// readReply reads one reply, all its lines, and fails as textproto's
+// ReadResponse does: a *textproto.Error when the code is not the one expected
+// (expect 25 takes 250 and 251), a textproto.ProtocolError when the reply is
+// not one. It allocates only for a failure; replies come several times per message.
+func readReply(r *bufio.Reader, expect int) error {
+	var fail *textproto.Error
+	for first := true; ; first = false {
+		line, err := readReplyLine(r)
+		if err != nil {
+			return err
+		}
+		code, more, ok := parseReplyLine(line)
+		if first {
+			if !ok {
+				return textproto.ProtocolError("short response: " + string(line))
+			}
+			if !codeMatches(code, expect) {
+				fail = &textproto.Error{Code: code, Msg: string(line[4:])}
+			}
+		} else if fail != nil {
+			if ok && code == fail.Code {
+				line = line[4:]
+			}
+			fail.Msg += "\n" + string(line)
+		}
+		if !more {
+			break
+		}
+	}
+	if fail != nil {
+		return fail
+	}
+	return nil
+}
+
+// readReplyLine returns the next line without its line break; the part of an
+// overlong line beyond the buffer is skipped.
+func readReplyLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		line = bytes.Clone(line) // the next read reuses the buffer
+		for err == bufio.ErrBufferFull {
+			_, err = r.ReadSlice('\n')
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(line, "\r\n"), nil
+}
+
+// parseReplyLine splits "250-text" or "250 text": the code, whether lines follow.
+func parseReplyLine(line []byte) (code int, more bool, ok bool) {
+	if len(line) < 4 || (line[3] != ' ' && line[3] != '-') {
+		return 0, false, false
+	}
+	for _, c := range line[:3] {
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		code = code*10 + int(c-'0')
+	}
+	return code, line[3] == '-', code >= 100
+}
+
+// codeMatches checks a reply code against an expected code of one, two or three digits.
+func codeMatches(code, expect int) bool {
+	switch {
+	case expect < 10:
+		return code/100 == expect
+	case expect < 100:
+		return code/10 == expect
+	}
+	return code == expect
 }
