@@ -78,8 +78,8 @@ type SMTP struct {
 }
 
 // smtpSlot is one pooled connection; c is nil until dialled or after it broke.
-// raw is the connection's socket, which a cut closes under go-mail (whose client
-// holds its lock for as long as it waits for a reply).
+// raw is the connection's socket, which a cut closes under a transaction waiting
+// for a reply (or under go-mail's QUIT at shutdown).
 type smtpSlot struct {
 	c   *smtp.Client
 	raw net.Conn
@@ -109,8 +109,9 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 	opts := []mail.Option{
 		mail.WithPort(s.Port),
 		mail.WithTimeout(s.Timeout),
-		// No NOOP before and no RSET after each message: a stale connection shows up
-		// as MAIL FROM failing without an answer, which is retried on a new one.
+		// go-mail only dials and says QUIT; the transaction (smtptx.go) sends no
+		// NOOP before and no RSET after a message: a stale connection shows up as
+		// MAIL FROM failing without an answer, which is retried on a new one.
 		mail.WithoutNoop(),
 		mail.WithoutRset(),
 		mail.WithTLSConfig(tlsConfig),
