@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"mime/multipart"
 	"mime/quotedprintable"
 	netmail "net/mail"
+	"net/textproto"
 	"strings"
 	"testing"
 	"time"
@@ -327,4 +329,27 @@ func TestMIMEWithoutMessageID(t *testing.T) {
 	ida, idb := parseMIME(t, a).MessageID, parseMIME(t, b).MessageID
 	require.Contains(t, ida, "@")
 	require.NotEqual(t, ida, idb)
+}
+
+// FuzzDotStuff: the message on the wire, dot-stuffed and ended, is what
+// textproto's DotWriter writes for it, for CRLF-only content as assembled.
+func FuzzDotStuff(f *testing.F) {
+	r := rand.New(rand.NewPCG(15, 2026))
+	for range 200 {
+		f.Add(crlf(randomText(r, 40)))
+	}
+	for _, s := range []string{"", ".", "..", ".\r\n", "\r\n.", "a\r\n.\r\n.\r\n", ".a\r\n.b", "x\r\n..\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = crlf(s)
+		var want bytes.Buffer
+		dw := textproto.NewWriter(bufio.NewWriter(&want))
+		w := dw.DotWriter()
+		_, err := w.Write([]byte(s))
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		got := appendEndOfData(dotStuff(append(make([]byte, 0, len(s)), s...)))
+		require.Equal(t, want.String(), string(got))
+	})
 }

@@ -180,6 +180,7 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	if err != nil {
 		return "", classed(Permanent, 0, err)
 	}
+	msg = appendEndOfData(dotStuff(msg))
 	*buf = msg
 	var sl *smtpSlot
 	select {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/textproto"
+	"slices"
 )
 
 // smtpStage is how far an SMTP transaction got; it decides what a failure means.
@@ -71,9 +72,8 @@ func replyFailure(stage smtpStage, err error) *smtpFailure {
 	return f
 }
 
-// transact sends msg (the assembled message, CRLF line ends) from the envelope
-// sender to one recipient over sl's connection. It appends the end-of-data mark
-// to msg's buffer.
+// transact sends msg (the message as it goes on the wire: dot-stuffed, with the
+// end-of-data mark) from the envelope sender to one recipient over sl's connection.
 func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure {
 	c := sl.c
 	if err := c.UpdateDeadline(p.timeout); err != nil {
@@ -149,8 +149,7 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 		return fail
 	}
 
-	msg = appendEndOfData(msg)
-	if err := writeDotStuffed(w, msg); err != nil {
+	if _, err := w.Write(msg); err != nil {
 		return &smtpFailure{stage: stageBody, broken: true, err: err}
 	}
 	if err := w.Flush(); err != nil {
@@ -198,33 +197,32 @@ func appendEndOfData(msg []byte) []byte {
 	return append(msg, "\r\n.\r\n"...)
 }
 
-// writeDotStuffed writes msg, whose lines end in CRLF, doubling the dot that
-// starts a line (RFC 5321 §4.5.2) but the end-of-data mark's. Messages seldom
-// have one, and then msg goes out in one write.
-func writeDotStuffed(w *bufio.Writer, msg []byte) error {
-	end := len(msg) - len(".\r\n")
-	start := 0
-	if len(msg) > 0 && msg[0] == '.' && end > 0 {
-		if _, err := w.WriteString("."); err != nil {
-			return err
-		}
+// dotStuff doubles, in place, the dot that starts a line of msg (RFC 5321
+// §4.5.2), whose lines end in CRLF. Most messages have none and are returned as
+// they are; the others grow by a byte per dot, shifted once from the end, so that
+// the message still goes out in one write.
+func dotStuff(msg []byte) []byte {
+	n := bytes.Count(msg, []byte("\n."))
+	if len(msg) > 0 && msg[0] == '.' {
+		n++
 	}
-	for {
-		i := bytes.Index(msg[start:end], []byte("\n."))
-		if i < 0 {
+	if n == 0 {
+		return msg
+	}
+	r := len(msg)
+	msg = slices.Grow(msg, n)[:r+n]
+	w := len(msg)
+	for r > 0 {
+		i := bytes.LastIndex(msg[:r], []byte("\n.")) + 1 // the dot, or 0 for the start
+		w -= copy(msg[w-(r-i):w], msg[i:r])
+		r = i
+		if i == 0 && msg[0] != '.' {
 			break
 		}
-		cut := start + i + len("\n.")
-		if _, err := w.Write(msg[start:cut]); err != nil {
-			return err
-		}
-		if _, err := w.WriteString("."); err != nil {
-			return err
-		}
-		start = cut
+		w--
+		msg[w] = '.'
 	}
-	_, err := w.Write(msg[start:])
-	return err
+	return msg
 }
 
 // readReply reads one reply, all its lines, and fails as textproto's
