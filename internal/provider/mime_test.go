@@ -353,3 +353,18 @@ func FuzzDotStuff(f *testing.F) {
 		require.Equal(t, want.String(), string(got))
 	})
 }
+
+// FuzzAppendAddress: appendAddress writes what net/mail's Address.String returns.
+func FuzzAppendAddress(f *testing.F) {
+	for _, s := range [][2]string{{"", "ada@example.org"}, {"Ada Lovelace", "ada@example.org"},
+		{`Ada "The Countess"`, "first.last+tag@example.org"}, {"Zoë", "ada@example.org"}, {"a\\b", `"odd person"@example.org`},
+		{"tab\there", ".dot@example.org"}, {"", "a..b@example.org"}, {"x", "dot.@example.org"}, {"", "no-at-sign"},
+		{"", "ünï@example.org"}, {"(comment)", "a(b)@example.org"}, {"", "@example.org"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, name, addr string) {
+		want := (&netmail.Address{Name: name, Address: addr}).String()
+		require.Equal(t, want, string(appendAddress(nil, name, addr)))
+		require.Equal(t, "x"+want, string(appendAddress([]byte("x"), name, addr)))
+	})
+}
