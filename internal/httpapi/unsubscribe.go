@@ -110,13 +110,17 @@ func unsubscribeError(w http.ResponseWriter, err error) error {
 	return err
 }
 
-func writeHTML(w http.ResponseWriter, body []byte) {
+func writeHTML(w http.ResponseWriter, body []byte) { writeHTMLStatus(w, http.StatusOK, body) }
+
+// writeHTMLStatus writes one of the service's own pages (no script, no framing,
+// forms posting to this origin only) with status.
+func writeHTMLStatus(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
