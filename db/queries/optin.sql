@@ -106,3 +106,11 @@ WHERE (list_id, subscriber_id) IN (
     ORDER BY p.status_at
     LIMIT @n
     FOR UPDATE SKIP LOCKED);
+
+-- name: OptinSubscriberLanguage :one
+-- The language of the list the subscriber joined last, for a page with no pending
+-- list to take it from.
+SELECT coalesce((SELECT l.language FROM list_members m
+                 JOIN lists l ON l.id = m.list_id AND l.account_id = m.account_id
+                 WHERE m.account_id = @account_id AND m.subscriber_id = @subscriber_id
+                 ORDER BY m.status_at DESC, l.id LIMIT 1), '')::text AS language;

@@ -86,7 +86,8 @@ func (s *Service) pending(ctx context.Context, db store.DBTX, c claims) (Pending
 		if err != nil || status != "confirmed" {
 			return Pending{}, ErrInvalidLink
 		}
-		return Pending{}, nil
+		lang, err := store.New(db).OptinSubscriberLanguage(ctx, c.accountID, c.subscriberID)
+		return Pending{Language: lang}, err
 	}
 	p := Pending{Language: rows[0].Language}
 	for _, r := range rows {

@@ -313,6 +313,22 @@ func (q *Queries) OptinSubscriberDirect(ctx context.Context, accountID int64, iD
 	return err
 }
 
+const optinSubscriberLanguage = `-- name: OptinSubscriberLanguage :one
+SELECT coalesce((SELECT l.language FROM list_members m
+                 JOIN lists l ON l.id = m.list_id AND l.account_id = m.account_id
+                 WHERE m.account_id = $1 AND m.subscriber_id = $2
+                 ORDER BY m.status_at DESC, l.id LIMIT 1), '')::text AS language
+`
+
+// The language of the list the subscriber joined last, for a page with no pending
+// list to take it from.
+func (q *Queries) OptinSubscriberLanguage(ctx context.Context, accountID int64, subscriberID int64) (string, error) {
+	row := q.db.QueryRow(ctx, optinSubscriberLanguage, accountID, subscriberID)
+	var language string
+	err := row.Scan(&language)
+	return language, err
+}
+
 const optinSubscriberUpsert = `-- name: OptinSubscriberUpsert :one
 INSERT INTO subscribers AS s (account_id, email, email_lower, name, status, signup)
 VALUES ($1, $2, $3, $4, 'pending', true)
