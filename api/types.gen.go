@@ -489,6 +489,30 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
+// Defines values for ListSubscribersParamsMembership.
+const (
+	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
+	ListSubscribersParamsMembershipPending      ListSubscribersParamsMembership = "pending"
+	ListSubscribersParamsMembershipSubscribed   ListSubscribersParamsMembership = "subscribed"
+	ListSubscribersParamsMembershipUnsubscribed ListSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ListSubscribersParamsMembership enum.
+func (e ListSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case ListSubscribersParamsMembershipAny:
+		return true
+	case ListSubscribersParamsMembershipPending:
+		return true
+	case ListSubscribersParamsMembershipSubscribed:
+		return true
+	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -1831,12 +1855,18 @@ type ListSubscribersParams struct {
 	Cursor *Cursor           `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *SubscriberStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// ListId Only members of this list.
+	// ListId Only members of this list (by default its subscribed members; see membership).
 	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count: `subscribed` (default: the list's members), `unsubscribed` (left it through one-click or the preference page), `pending` (a double opt-in sign-up not yet confirmed) or `any`.
+	Membership *ListSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
 
 	// Email Only addresses whose lower-case form starts with this prefix.
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 }
+
+// ListSubscribersParamsMembership defines parameters for ListSubscribers.
+type ListSubscribersParamsMembership string
 
 // CreateSubscriberParams defines parameters for CreateSubscriber.
 type CreateSubscriberParams struct {

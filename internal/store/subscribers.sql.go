@@ -267,22 +267,26 @@ WHERE s.account_id = $1
   AND ($4::text IS NULL OR s.email_lower LIKE $4::text || '%')
   AND ($5::bigint IS NULL OR EXISTS (
         SELECT 1 FROM list_members m
-        WHERE m.account_id = $1 AND m.list_id = $5::bigint AND m.subscriber_id = s.id))
+        WHERE m.account_id = $1 AND m.list_id = $5::bigint AND m.subscriber_id = s.id
+          AND m.status = ANY($6::text[])))
 ORDER BY s.id
-LIMIT $6
+LIMIT $7
 `
 
 type SubscriberListParams struct {
-	AccountID   int64
-	AfterID     int64
-	Status      *string
-	EmailPrefix *string
-	ListID      *int64
-	Lim         int32
+	AccountID          int64
+	AfterID            int64
+	Status             *string
+	EmailPrefix        *string
+	ListID             *int64
+	MembershipStatuses []string
+	Lim                int32
 }
 
 // Keyset page in id order. The email filter is a prefix of the lower-case address
 // (LIKE wildcards escaped by the caller), which the text_pattern_ops index can serve.
+// With list_id, only memberships in one of membership_statuses count: members who
+// unsubscribed from the list (or have not confirmed it) are not its members.
 func (q *Queries) SubscriberList(ctx context.Context, arg SubscriberListParams) ([]Subscriber, error) {
 	rows, err := q.db.Query(ctx, subscriberList,
 		arg.AccountID,
@@ -290,6 +294,7 @@ func (q *Queries) SubscriberList(ctx context.Context, arg SubscriberListParams) 
 		arg.Status,
 		arg.EmailPrefix,
 		arg.ListID,
+		arg.MembershipStatuses,
 		arg.Lim,
 	)
 	if err != nil {
