@@ -38,6 +38,12 @@ func startOptinPurge(ctx context.Context, cfg config.Config, pool *pgxpool.Pool,
 			}
 		}
 	}()
+	return stopper(cancel, done)
+}
+
+// stopper is the stop function of a background loop: cancel it, then wait until
+// done is closed or the stop's deadline passes.
+func stopper(cancel context.CancelFunc, done <-chan struct{}) func(context.Context) error {
 	return func(stopCtx context.Context) error {
 		cancel()
 		select {

@@ -31,29 +31,35 @@ func (l *keyedLimits) take(key string, now time.Time) time.Duration {
 	if l.perSecond <= 0 {
 		return 0
 	}
-	l.mu.Lock()
-	lim, ok := l.byKey[key]
-	if !ok {
-		if len(l.byKey) >= maxTrackedAddrs {
-			for k, x := range l.byKey {
-				if x.TokensAt(now) >= float64(l.burst) {
-					delete(l.byKey, k)
-				}
-			}
-			if len(l.byKey) >= maxTrackedAddrs {
-				clear(l.byKey)
-			}
-		}
-		lim = rate.NewLimiter(l.perSecond, l.burst)
-		l.byKey[key] = lim
-	}
-	l.mu.Unlock()
-	res := lim.ReserveN(now, 1)
+	res := l.limiter(key, now).ReserveN(now, 1)
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now)
 		return d
 	}
 	return 0
+}
+
+// limiter returns key's bucket, made on first use. Past maxTrackedAddrs keys the
+// map is swept first: full buckets (quiet keys) go, and everything if none is full.
+func (l *keyedLimits) limiter(key string, now time.Time) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lim, ok := l.byKey[key]; ok {
+		return lim
+	}
+	if len(l.byKey) >= maxTrackedAddrs {
+		for k, x := range l.byKey {
+			if x.TokensAt(now) >= float64(l.burst) {
+				delete(l.byKey, k)
+			}
+		}
+		if len(l.byKey) >= maxTrackedAddrs {
+			clear(l.byKey)
+		}
+	}
+	lim := rate.NewLimiter(l.perSecond, l.burst)
+	l.byKey[key] = lim
+	return lim
 }
 
 // tracked is how many keys are held (tests).

@@ -3,7 +3,8 @@ package optin
 import (
 	"bytes"
 	"html/template"
-	"strings"
+
+	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
 // confirmation is a default confirmation email: templates over {{.Name}} and the
@@ -92,9 +93,7 @@ var langs = map[string]lang{
 // langFor picks the texts for a language tag by its primary subtag ("fr-CA" → fr);
 // anything else gets English.
 func langFor(tag string) lang {
-	primary, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(tag)), "-")
-	primary, _, _ = strings.Cut(primary, "_")
-	if l, ok := langs[primary]; ok {
+	if l, ok := langs[unsubscribe.PrimaryLanguage(tag)]; ok {
 		return l
 	}
 	return langs["en"]
