@@ -74,14 +74,7 @@ func readSignup(w http.ResponseWriter, r *http.Request, form bool) (signupForm, 
 		return signupForm{Email: in.Email, Name: deref(in.Name), Website: deref(in.Website), ListIDs: in.ListIds}, err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, signupBodyLimit)
-	var err error
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
-		err = r.ParseMultipartForm(signupBodyLimit)
-	} else {
-		// ParseMultipartForm would swallow the urlencoded body's read error.
-		err = r.ParseForm()
-	}
-	if err != nil {
+	if err := parseFormBody(r, signupBodyLimit); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return signupForm{}, apperr.New(apperr.TooLarge, "the body exceeds %d bytes", signupBodyLimit)

@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"errors"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -39,7 +39,7 @@ func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
 	// ParseMultipartForm reads urlencoded bodies as well; an empty body has no
 	// Content-Type.
 	if r.ContentLength != 0 && r.Header.Get("Content-Type") != "" {
-		if err := r.ParseMultipartForm(unsubscribeBodyLimit); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		if err := parseFormBody(r, unsubscribeBodyLimit); err != nil {
 			return badUnsubscribeForm(w)
 		}
 		switch {
@@ -91,6 +91,17 @@ func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// parseFormBody parses a urlencoded or multipart body (already size-limited by the
+// caller's MaxBytesReader) into r.PostForm. ParseMultipartForm alone would not do:
+// on a urlencoded body it reports only that the body is not multipart and drops
+// the read error, so an oversize body would pass as an empty form.
+func parseFormBody(r *http.Request, maxMemory int64) error {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		return r.ParseMultipartForm(maxMemory)
+	}
+	return r.ParseForm()
 }
 
 func badUnsubscribeForm(w http.ResponseWriter) error {
