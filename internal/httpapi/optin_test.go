@@ -347,3 +347,37 @@ func TestSignupCrossTenant(t *testing.T) {
 	require.Contains(t, string(res.Body), `"pointer":"/list_ids/1"`)
 	require.Equal(t, before, count())
 }
+
+// A list's own template replaces the built-in confirmation; B cannot use A's,
+// and 0 goes back to the built-in email.
+func TestSignupConfirmationTemplate(t *testing.T) {
+	t.Parallel()
+	o := setupOptin(t)
+	res := o.do(o.keyA, "POST", "/v1/templates", map[string]any{"name": "optin", "subject": "Confirm, {{.Name}}",
+		"text": "Lists: {{.Attributes.lists}}. Click {{.Attributes.confirm_url}}",
+		"sample_data": map[string]any{"confirm_url": "https://example.com/p/confirm/x", "lists": "News"}})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	tpl := decodeAs[api.Template](t, res)
+	l := o.list(o.keyA, "News", map[string]any{"optin": "double", "public": true, "optin_from_email": "news@example.com",
+		"optin_template_id": tpl.Id})
+	require.Equal(t, &tpl.Id, l.OptinTemplateId)
+	res = o.form(o.pubA, "192.0.2.1:1", url.Values{"email": {"dee@example.com"}, "name": {"Dee"}, "list_ids": {itoa(l.Id)}})
+	require.Equal(t, http.StatusOK, res.Status)
+	var subject, text, link string
+	require.NoError(t, o.pool.QueryRow(context.Background(), `SELECT subject, text, data->>'confirm_url' FROM messages
+		WHERE to_email = 'dee@example.com'`).Scan(&subject, &text, &link))
+	require.Equal(t, "Confirm, {{.Name}}", subject, "the template's content, rendered at send time")
+	require.Contains(t, text, "{{.Attributes.confirm_url}}")
+	require.Regexp(t, `^https://mail\.example\.com/p/confirm/[A-Za-z0-9_-]+$`, link)
+
+	res = o.do(o.keyB, "PATCH", "/v1/lists/"+itoa(l.Id), map[string]any{"optin_template_id": 0})
+	require.Equal(t, http.StatusNotFound, res.Status)
+	res = o.do(o.keyA, "PATCH", "/v1/lists/"+itoa(l.Id), map[string]any{"optin_template_id": 0})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	require.Nil(t, decodeAs[api.List](t, res).OptinTemplateId)
+	// A double opt-in list cannot lose its From address.
+	res = o.do(o.keyA, "PATCH", "/v1/lists/"+itoa(l.Id), map[string]any{"optin_from_email": ""})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Contains(t, string(res.Body), "/optin_from_email")
+	require.Equal(t, "news@example.com", decodeAs[api.List](t, o.do(o.keyA, "GET", "/v1/lists/"+itoa(l.Id), nil)).OptinFromEmail)
+}

@@ -85,7 +85,7 @@ func TestPurgePendingSignups(t *testing.T) {
 	require.Zero(t, s+m, "a second purge finds nothing")
 }
 
-func mustSigner(t *testing.T) *unsubscribe.Signer {
+func mustSigner(t testing.TB) *unsubscribe.Signer {
 	t.Helper()
 	s, err := unsubscribe.NewSigner([]string{"k1:optin-test-secret-0123456789"})
 	require.NoError(t, err)
