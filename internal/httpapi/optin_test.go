@@ -354,7 +354,7 @@ func TestSignupConfirmationTemplate(t *testing.T) {
 	t.Parallel()
 	o := setupOptin(t)
 	res := o.do(o.keyA, "POST", "/v1/templates", map[string]any{"name": "optin", "subject": "Confirm, {{.Name}}",
-		"text": "Lists: {{.Attributes.lists}}. Click {{.Attributes.confirm_url}}",
+		"text":        "Lists: {{.Attributes.lists}}. Click {{.Attributes.confirm_url}}",
 		"sample_data": map[string]any{"confirm_url": "https://example.com/p/confirm/x", "lists": "News"}})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	tpl := decodeAs[api.Template](t, res)
