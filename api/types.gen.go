@@ -81,6 +81,24 @@ func (e EventDeliveryStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListOptin.
+const (
+	Double ListOptin = "double"
+	Single ListOptin = "single"
+)
+
+// Valid indicates whether the value is a known member of the ListOptin enum.
+func (e ListOptin) Valid() bool {
+	switch e {
+	case Double:
+		return true
+	case Single:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MessageCategory.
 const (
 	MessageCategoryMarketing     MessageCategory = "marketing"
@@ -345,6 +363,21 @@ func (e SenderVerifyResultStep) Valid() bool {
 	}
 }
 
+// Defines values for SignupAcceptedStatus.
+const (
+	Accepted SignupAcceptedStatus = "accepted"
+)
+
+// Valid indicates whether the value is a known member of the SignupAcceptedStatus enum.
+func (e SignupAcceptedStatus) Valid() bool {
+	switch e {
+	case Accepted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriberCreateStatus.
 const (
 	SubscriberCreateStatusConfirmed SubscriberCreateStatus = "confirmed"
@@ -456,11 +489,38 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
-// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","unsubscribe_scope":"list"}
+// Defines values for ListSubscribersParamsMembership.
+const (
+	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
+	ListSubscribersParamsMembershipPending      ListSubscribersParamsMembership = "pending"
+	ListSubscribersParamsMembershipSubscribed   ListSubscribersParamsMembership = "subscribed"
+	ListSubscribersParamsMembershipUnsubscribed ListSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ListSubscribersParamsMembership enum.
+func (e ListSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case ListSubscribersParamsMembershipAny:
+		return true
+	case ListSubscribersParamsMembershipPending:
+		return true
+	case ListSubscribersParamsMembershipSubscribed:
+		return true
+	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
 	Name      string    `json:"name"`
+
+	// PublicId The account's stable public identifier (random; not the numeric id), for the public sign-up form: POST /p/{public_id}/subscribe.
+	PublicId string `json:"public_id"`
 
 	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
 	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
@@ -705,32 +765,71 @@ type ImportResult struct {
 	Updated  int64             `json:"updated"`
 }
 
-// List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"member_count":10000,"name":"newsletter","updated_at":"2026-11-02T09:00:00Z"}
+// List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"language":"en","member_count":10000,"name":"newsletter","optin":"double","optin_from_email":"news@example.com","optin_from_name":"Example News","optin_template_id":null,"public":true,"updated_at":"2026-11-02T09:00:00Z"}
 type List struct {
 	CreatedAt   time.Time `json:"created_at"`
 	Description string    `json:"description"`
 	Id          int64     `json:"id"`
-	MemberCount int64     `json:"member_count"`
-	Name        string    `json:"name"`
-	UpdatedAt   time.Time `json:"updated_at"`
+
+	// Language Language of the confirmation email and pages (en, fr, de; others get English).
+	Language string `json:"language"`
+
+	// MemberCount Subscribed memberships (not pending or unsubscribed ones).
+	MemberCount int64  `json:"member_count"`
+	Name        string `json:"name"`
+
+	// Optin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
+	Optin ListOptin `json:"optin"`
+
+	// OptinFromEmail From address of the confirmation email (required for double opt-in).
+	OptinFromEmail string `json:"optin_from_email"`
+	OptinFromName  string `json:"optin_from_name"`
+
+	// OptinTemplateId The account's template the confirmation email uses ({{.Attributes.confirm_url}}, {{.Attributes.lists}}); null: the built-in email in the list's language.
+	OptinTemplateId *int64 `json:"optin_template_id"`
+
+	// Public Whether the public sign-up form (POST /p/{account_public_id}/subscribe) may sign up to this list, and the preference page shows it to every recipient.
+	Public    bool      `json:"public"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// ListCreate Example: {"description":"early access","name":"beta testers"}
+// ListCreate Example: {"description":"early access","language":"fr","name":"beta testers","optin":"double","optin_from_email":"news@example.com","public":true}
 type ListCreate struct {
 	Description *string `json:"description,omitempty"`
+	Language    *string `json:"language,omitempty"`
 	Name        string  `json:"name"`
+
+	// Optin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
+	Optin           *ListOptin `json:"optin,omitempty"`
+	OptinFromEmail  *string    `json:"optin_from_email,omitempty"`
+	OptinFromName   *string    `json:"optin_from_name,omitempty"`
+	OptinTemplateId *int64     `json:"optin_template_id,omitempty"`
+	Public          *bool      `json:"public,omitempty"`
 }
 
-// ListPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"member_count":10000,"name":"newsletter","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+// ListOptin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
+type ListOptin string
+
+// ListPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"language":"","member_count":10000,"name":"newsletter","optin":"single","optin_from_email":"","optin_from_name":"","optin_template_id":null,"public":false,"updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
 type ListPage struct {
 	Data       []List  `json:"data"`
 	NextCursor *string `json:"next_cursor"`
 }
 
-// ListUpdate Example: {"description":"early access, second wave"}
+// ListUpdate Example: {"description":"early access, second wave","public":true}
 type ListUpdate struct {
 	Description *string `json:"description,omitempty"`
+	Language    *string `json:"language,omitempty"`
 	Name        *string `json:"name,omitempty"`
+
+	// Optin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
+	Optin          *ListOptin `json:"optin,omitempty"`
+	OptinFromEmail *string    `json:"optin_from_email,omitempty"`
+	OptinFromName  *string    `json:"optin_from_name,omitempty"`
+
+	// OptinTemplateId A template id of the account, or 0 to go back to the built-in email.
+	OptinTemplateId *int64 `json:"optin_template_id,omitempty"`
+	Public          *bool  `json:"public,omitempty"`
 }
 
 // MemberChange Example: {"changed":2}
@@ -1098,6 +1197,28 @@ type SenderVerifyResult struct {
 
 // SenderVerifyResultStep defines model for SenderVerifyResult.Step.
 type SenderVerifyResultStep string
+
+// SignupAccepted Example: {"confirmation_required":true,"status":"accepted"}
+type SignupAccepted struct {
+	// ConfirmationRequired Whether one of the lists is double opt-in: the address must confirm from its inbox. Depends on the lists, never on the address.
+	ConfirmationRequired bool                 `json:"confirmation_required"`
+	Status               SignupAcceptedStatus `json:"status"`
+}
+
+// SignupAcceptedStatus defines model for SignupAccepted.Status.
+type SignupAcceptedStatus string
+
+// SignupRequest defines model for SignupRequest.
+type SignupRequest struct {
+	Email string `json:"email"`
+
+	// ListIds Ids of the account's public lists (a form repeats the field once per list).
+	ListIds []int64 `json:"list_ids"`
+	Name    *string `json:"name,omitempty"`
+
+	// Website Honeypot: hide it from people (CSS); a filled one makes the sign-up a silent no-op.
+	Website *string `json:"website,omitempty"`
+}
 
 // Status Example: {"status":"ok"}
 type Status struct {
@@ -1745,12 +1866,18 @@ type ListSubscribersParams struct {
 	Cursor *Cursor           `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *SubscriberStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// ListId Only members of this list.
+	// ListId Only members of this list (by default its subscribed members; see membership).
 	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count: `subscribed` (default: the list's members), `unsubscribed` (left it through one-click or the preference page), `pending` (a double opt-in sign-up not yet confirmed) or `any`.
+	Membership *ListSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
 
 	// Email Only addresses whose lower-case form starts with this prefix.
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 }
+
+// ListSubscribersParamsMembership defines parameters for ListSubscribers.
+type ListSubscribersParamsMembership string
 
 // CreateSubscriberParams defines parameters for CreateSubscriber.
 type CreateSubscriberParams struct {
@@ -1894,6 +2021,15 @@ type RotateWebhookEndpointParams struct {
 
 // DeliverWebhookJSONBody defines parameters for DeliverWebhook.
 type DeliverWebhookJSONBody = interface{}
+
+// PublicSignupJSONRequestBody defines body for PublicSignup for application/json ContentType.
+type PublicSignupJSONRequestBody = SignupRequest
+
+// PublicSignupFormdataRequestBody defines body for PublicSignup for application/x-www-form-urlencoded ContentType.
+type PublicSignupFormdataRequestBody = SignupRequest
+
+// PublicSignupMultipartRequestBody defines body for PublicSignup for multipart/form-data ContentType.
+type PublicSignupMultipartRequestBody = SignupRequest
 
 // UnsubscribeOneClickFormdataRequestBody defines body for UnsubscribeOneClick for application/x-www-form-urlencoded ContentType.
 type UnsubscribeOneClickFormdataRequestBody = OneClickBody

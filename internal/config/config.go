@@ -20,7 +20,26 @@ type Config struct {
 	Webhooks
 	Events
 	Audience
+	Optin
 	Log
+}
+
+// Optin settings: the public sign-up form and double opt-in.
+type Optin struct {
+	// OptinLinkTTL is how long a confirmation link works.
+	OptinLinkTTL time.Duration `split_words:"true" default:"168h"`
+	// OptinPendingTTL is how long a sign-up may stay unconfirmed before it is purged
+	// (pending memberships too); OptinPurgeInterval is how often the purge runs.
+	OptinPendingTTL    time.Duration `split_words:"true" default:"720h"`
+	OptinPurgeInterval time.Duration `split_words:"true" default:"1h"`
+	// OptinResendInterval is the least time between two confirmations to one address.
+	OptinResendInterval time.Duration `split_words:"true" default:"1h"`
+	// Sign-ups per second per client address and per account (0 disables), with
+	// their bursts; the buckets are per process.
+	OptinAddrRatePerSecond    float64 `split_words:"true" default:"0.2"`
+	OptinAddrBurst            int     `split_words:"true" default:"5"`
+	OptinAccountRatePerSecond float64 `split_words:"true" default:"10"`
+	OptinAccountBurst         int     `split_words:"true" default:"100"`
 }
 
 // Audience settings: segments.
@@ -206,6 +225,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_EVENT_RETENTION must be at least 1h")
 	case c.EventStreamPoll < 10*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_EVENT_STREAM_POLL must be at least 10ms")
+	case c.OptinLinkTTL < time.Minute || c.OptinPendingTTL < time.Hour || c.OptinPurgeInterval < time.Second ||
+		c.OptinResendInterval < 0:
+		return fmt.Errorf("configuration: SENDONCE_OPTIN_LINK_TTL must be at least 1m, SENDONCE_OPTIN_PENDING_TTL at least 1h, " +
+			"SENDONCE_OPTIN_PURGE_INTERVAL at least 1s and SENDONCE_OPTIN_RESEND_INTERVAL not negative")
 	case c.SoftBounceWindow <= 0:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_WINDOW must be positive")
 	}
