@@ -245,6 +245,9 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		return 0, err
 	}
 	if free < least || d.inflight >= e.maxInflight() {
+		if rateWait > 0 { // a stream waits for its budget
+			return min(rateWait, e.cfg.Poll), nil
+		}
 		return e.cfg.Poll, nil // a freed slot or a claim's result wakes us sooner
 	}
 	for i := range d.accounts {
