@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders postman
+.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -68,6 +68,12 @@ chaos: build
 ## chaos-senders: two accounts through their own senders (Resend-shaped: exactly once; Postmark-shaped: at most once) under SIGKILL
 chaos-senders: build
 	./bin/sendonce chaos -senders -recipients 2000 -kills 3 $(CHAOS_FLAGS)
+
+## chaos-messages: POST MESSAGES transactional messages (keyed, some in batches) while every service process is SIGKILLed
+##                 KILLS times; each message exactly once (PROVIDER=http) or at most once with the rest `unknown` (smtp)
+MESSAGES ?= 5000
+chaos-messages: build
+	./bin/sendonce chaos -messages -provider $(PROVIDER) -messages $(MESSAGES) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
 BENCH_FLAGS ?=

@@ -81,6 +81,24 @@ func (e EventDeliveryStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListOptin.
+const (
+	Double ListOptin = "double"
+	Single ListOptin = "single"
+)
+
+// Valid indicates whether the value is a known member of the ListOptin enum.
+func (e ListOptin) Valid() bool {
+	switch e {
+	case Double:
+		return true
+	case Single:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MessageCategory.
 const (
 	MessageCategoryMarketing     MessageCategory = "marketing"
@@ -345,6 +363,21 @@ func (e SenderVerifyResultStep) Valid() bool {
 	}
 }
 
+// Defines values for SignupAcceptedStatus.
+const (
+	Accepted SignupAcceptedStatus = "accepted"
+)
+
+// Valid indicates whether the value is a known member of the SignupAcceptedStatus enum.
+func (e SignupAcceptedStatus) Valid() bool {
+	switch e {
+	case Accepted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriberCreateStatus.
 const (
 	SubscriberCreateStatusConfirmed SubscriberCreateStatus = "confirmed"
@@ -456,11 +489,38 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
-// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","unsubscribe_scope":"list"}
+// Defines values for ListSubscribersParamsMembership.
+const (
+	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
+	ListSubscribersParamsMembershipPending      ListSubscribersParamsMembership = "pending"
+	ListSubscribersParamsMembershipSubscribed   ListSubscribersParamsMembership = "subscribed"
+	ListSubscribersParamsMembershipUnsubscribed ListSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ListSubscribersParamsMembership enum.
+func (e ListSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case ListSubscribersParamsMembershipAny:
+		return true
+	case ListSubscribersParamsMembershipPending:
+		return true
+	case ListSubscribersParamsMembershipSubscribed:
+		return true
+	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
 	Name      string    `json:"name"`
+
+	// PublicId The account's stable public identifier (random; not the numeric id), for the public sign-up form: POST /p/{public_id}/subscribe.
+	PublicId string `json:"public_id"`
 
 	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
 	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
@@ -705,32 +765,71 @@ type ImportResult struct {
 	Updated  int64             `json:"updated"`
 }
 
-// List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"member_count":10000,"name":"newsletter","updated_at":"2026-11-02T09:00:00Z"}
+// List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"language":"en","member_count":10000,"name":"newsletter","optin":"double","optin_from_email":"news@example.com","optin_from_name":"Example News","optin_template_id":null,"public":true,"updated_at":"2026-11-02T09:00:00Z"}
 type List struct {
 	CreatedAt   time.Time `json:"created_at"`
 	Description string    `json:"description"`
 	Id          int64     `json:"id"`
-	MemberCount int64     `json:"member_count"`
-	Name        string    `json:"name"`
-	UpdatedAt   time.Time `json:"updated_at"`
+
+	// Language Language of the confirmation email and pages (en, fr, de; others get English).
+	Language string `json:"language"`
+
+	// MemberCount Subscribed memberships (not pending or unsubscribed ones).
+	MemberCount int64  `json:"member_count"`
+	Name        string `json:"name"`
+
+	// Optin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
+	Optin ListOptin `json:"optin"`
+
+	// OptinFromEmail From address of the confirmation email (required for double opt-in).
+	OptinFromEmail string `json:"optin_from_email"`
+	OptinFromName  string `json:"optin_from_name"`
+
+	// OptinTemplateId The account's template the confirmation email uses ({{.Attributes.confirm_url}}, {{.Attributes.lists}}); null: the built-in email in the list's language.
+	OptinTemplateId *int64 `json:"optin_template_id"`
+
+	// Public Whether the public sign-up form (POST /p/{account_public_id}/subscribe) may sign up to this list, and the preference page shows it to every recipient.
+	Public    bool      `json:"public"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// ListCreate Example: {"description":"early access","name":"beta testers"}
+// ListCreate Example: {"description":"early access","language":"fr","name":"beta testers","optin":"double","optin_from_email":"news@example.com","public":true}
 type ListCreate struct {
 	Description *string `json:"description,omitempty"`
+	Language    *string `json:"language,omitempty"`
 	Name        string  `json:"name"`
+
+	// Optin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
+	Optin           *ListOptin `json:"optin,omitempty"`
+	OptinFromEmail  *string    `json:"optin_from_email,omitempty"`
+	OptinFromName   *string    `json:"optin_from_name,omitempty"`
+	OptinTemplateId *int64     `json:"optin_template_id,omitempty"`
+	Public          *bool      `json:"public,omitempty"`
 }
 
-// ListPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"member_count":10000,"name":"newsletter","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+// ListOptin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
+type ListOptin string
+
+// ListPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"language":"","member_count":10000,"name":"newsletter","optin":"single","optin_from_email":"","optin_from_name":"","optin_template_id":null,"public":false,"updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
 type ListPage struct {
 	Data       []List  `json:"data"`
 	NextCursor *string `json:"next_cursor"`
 }
 
-// ListUpdate Example: {"description":"early access, second wave"}
+// ListUpdate Example: {"description":"early access, second wave","public":true}
 type ListUpdate struct {
 	Description *string `json:"description,omitempty"`
+	Language    *string `json:"language,omitempty"`
 	Name        *string `json:"name,omitempty"`
+
+	// Optin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
+	Optin          *ListOptin `json:"optin,omitempty"`
+	OptinFromEmail *string    `json:"optin_from_email,omitempty"`
+	OptinFromName  *string    `json:"optin_from_name,omitempty"`
+
+	// OptinTemplateId A template id of the account, or 0 to go back to the built-in email.
+	OptinTemplateId *int64 `json:"optin_template_id,omitempty"`
+	Public          *bool  `json:"public,omitempty"`
 }
 
 // MemberChange Example: {"changed":2}
@@ -744,7 +843,7 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
 	Attempts  int             `json:"attempts"`
 	Category  MessageCategory `json:"category"`
@@ -760,13 +859,16 @@ type Message struct {
 	ProviderMessageId *string    `json:"provider_message_id"`
 	ReplyTo           string     `json:"reply_to"`
 	SendAt            *time.Time `json:"send_at"`
-	SentAt            *time.Time `json:"sent_at"`
-	Status            SendStatus `json:"status"`
-	Tags              []string   `json:"tags"`
-	TemplateId        *int64     `json:"template_id"`
-	To                string     `json:"to"`
-	ToName            string     `json:"to_name"`
-	UpdatedAt         time.Time  `json:"updated_at"`
+
+	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
+	SenderId   *int64     `json:"sender_id"`
+	SentAt     *time.Time `json:"sent_at"`
+	Status     SendStatus `json:"status"`
+	Tags       []string   `json:"tags"`
+	TemplateId *int64     `json:"template_id"`
+	To         string     `json:"to"`
+	ToName     string     `json:"to_name"`
+	UpdatedAt  time.Time  `json:"updated_at"`
 }
 
 // MessageCategory defines model for Message.Category.
@@ -777,17 +879,17 @@ type MessageBatch struct {
 	Messages []struct {
 		IdempotencyKey string `json:"idempotency_key"`
 
-		// Message Either template_id, or subject with html and/or text.
+		// Message Either template_id, or subject with html and/or text. Optionally the sender it leaves through (sender_id).
 		//
 		// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 		Message MessageCreate `json:"message"`
 	} `json:"messages"`
 }
 
-// MessageBatchResult Example: {"results":[{"message":{"attempts":0,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","send_at":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+// MessageBatchResult Example: {"results":[{"message":{"attempts":0,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -796,7 +898,7 @@ type MessageBatchResult struct {
 	} `json:"results"`
 }
 
-// MessageCreate Either template_id, or subject with html and/or text.
+// MessageCreate Either template_id, or subject with html and/or text. Optionally the sender it leaves through (sender_id).
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
@@ -813,19 +915,25 @@ type MessageCreate struct {
 	ReplyTo *string            `json:"reply_to,omitempty"`
 
 	// SendAt Not before this time; default now.
-	SendAt     *time.Time `json:"send_at,omitempty"`
-	Subject    *string    `json:"subject,omitempty"`
-	Tags       *[]string  `json:"tags,omitempty"`
-	TemplateId *int64     `json:"template_id,omitempty"`
-	Text       *string    `json:"text,omitempty"`
-	To         string     `json:"to"`
-	ToName     *string    `json:"to_name,omitempty"`
+	SendAt *time.Time `json:"send_at,omitempty"`
+
+	// SenderId One of the account's senders (another account's, or none, is 422 naming /sender_id): the
+	// message leaves through it, within its rate limit, and `from` must be one its allowed_from
+	// permits. Omitted: the account's default sender (whose allowed_from applies too), else the
+	// environment's provider. `from` stays required: a sender holds no From address of its own.
+	SenderId   *int64    `json:"sender_id,omitempty"`
+	Subject    *string   `json:"subject,omitempty"`
+	Tags       *[]string `json:"tags,omitempty"`
+	TemplateId *int64    `json:"template_id,omitempty"`
+	Text       *string   `json:"text,omitempty"`
+	To         string    `json:"to"`
+	ToName     *string   `json:"to_name,omitempty"`
 }
 
 // MessageCreateCategory defines model for MessageCreate.Category.
 type MessageCreateCategory string
 
-// MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+// MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
 type MessagePage struct {
 	Data       []Message `json:"data"`
 	NextCursor *string   `json:"next_cursor"`
@@ -1089,6 +1197,28 @@ type SenderVerifyResult struct {
 
 // SenderVerifyResultStep defines model for SenderVerifyResult.Step.
 type SenderVerifyResultStep string
+
+// SignupAccepted Example: {"confirmation_required":true,"status":"accepted"}
+type SignupAccepted struct {
+	// ConfirmationRequired Whether one of the lists is double opt-in: the address must confirm from its inbox. Depends on the lists, never on the address.
+	ConfirmationRequired bool                 `json:"confirmation_required"`
+	Status               SignupAcceptedStatus `json:"status"`
+}
+
+// SignupAcceptedStatus defines model for SignupAccepted.Status.
+type SignupAcceptedStatus string
+
+// SignupRequest defines model for SignupRequest.
+type SignupRequest struct {
+	Email string `json:"email"`
+
+	// ListIds Ids of the account's public lists (a form repeats the field once per list).
+	ListIds []int64 `json:"list_ids"`
+	Name    *string `json:"name,omitempty"`
+
+	// Website Honeypot: hide it from people (CSS); a filled one makes the sign-up a silent no-op.
+	Website *string `json:"website,omitempty"`
+}
 
 // Status Example: {"status":"ok"}
 type Status struct {
@@ -1634,7 +1764,9 @@ type ListMessagesParams struct {
 // SendMessageParams defines parameters for SendMessage.
 type SendMessageParams struct {
 	// IdempotencyKey Required. Names the message for as long as it exists (not 24 hours): the same key with the
-	// same body returns the same message (202); with another body it is 422. 1 to 255 printable
+	// same body returns the same message (202); with another body it is 422. Messages are kept
+	// for good unless the operator sets a retention (SENDONCE_MESSAGE_RETENTION): a settled message
+	// accepted longer ago is then deleted, and its key makes a new message. 1 to 255 printable
 	// ASCII characters, bare or quoted.
 	IdempotencyKey MessageIdempotencyKey `json:"Idempotency-Key"`
 }
@@ -1734,12 +1866,18 @@ type ListSubscribersParams struct {
 	Cursor *Cursor           `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *SubscriberStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// ListId Only members of this list.
+	// ListId Only members of this list (by default its subscribed members; see membership).
 	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count: `subscribed` (default: the list's members), `unsubscribed` (left it through one-click or the preference page), `pending` (a double opt-in sign-up not yet confirmed) or `any`.
+	Membership *ListSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
 
 	// Email Only addresses whose lower-case form starts with this prefix.
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 }
+
+// ListSubscribersParamsMembership defines parameters for ListSubscribers.
+type ListSubscribersParamsMembership string
 
 // CreateSubscriberParams defines parameters for CreateSubscriber.
 type CreateSubscriberParams struct {
@@ -1883,6 +2021,15 @@ type RotateWebhookEndpointParams struct {
 
 // DeliverWebhookJSONBody defines parameters for DeliverWebhook.
 type DeliverWebhookJSONBody = interface{}
+
+// PublicSignupJSONRequestBody defines body for PublicSignup for application/json ContentType.
+type PublicSignupJSONRequestBody = SignupRequest
+
+// PublicSignupFormdataRequestBody defines body for PublicSignup for application/x-www-form-urlencoded ContentType.
+type PublicSignupFormdataRequestBody = SignupRequest
+
+// PublicSignupMultipartRequestBody defines body for PublicSignup for multipart/form-data ContentType.
+type PublicSignupMultipartRequestBody = SignupRequest
 
 // UnsubscribeOneClickFormdataRequestBody defines body for UnsubscribeOneClick for application/x-www-form-urlencoded ContentType.
 type UnsubscribeOneClickFormdataRequestBody = OneClickBody

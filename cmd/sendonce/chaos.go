@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/pgcluster"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -65,18 +67,17 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && (args[0] == "-senders" || args[0] == "--senders") {
 		return runSendersChaos(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "-messages" || args[0] == "--messages") {
+		return runMessagesChaos(ctx, args[1:], stdout, stderr)
+	}
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
-	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")
+	o.serviceFlags(fs)
 	fs.IntVar(&o.Recipients, "recipients", 50000, "recipients in the campaign")
 	fs.IntVar(&o.Kills, "kills", 5, "SIGKILLs while the campaign is sending")
 	fs.Float64Var(&o.Rate, "rate", 0, "send rate limit per second (0: recipients spread over about 3s per kill; -1: unlimited, to measure throughput)")
-	fs.IntVar(&o.BatchSize, "batch-size", 100, "SENDONCE_BATCH_SIZE of the service")
-	fs.IntVar(&o.Workers, "workers", 32, "SENDONCE_WORKERS of the service")
-	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
 	fs.IntVar(&o.DBRestarts, "db-restarts", 0, "restart PostgreSQL (fast shutdown) this many times mid-send, before kills")
 	fs.BoolVar(&o.DefaultLease, "default-lease", false, "keep the default lease and provider timeouts (ignores -lease) and print the last restart → sent time")
-	fs.BoolVar(&o.Verbose, "v", false, "show the service's log (info level)")
 	fs.BoolVar(&o.Events, "events", false, "subscribe a signature-checking receiver to every event and match its send.* events to the rows")
 	fs.IntVar(&o.EventBatch, "event-batch", 50, "batch_size of the receiver's endpoint (with -events)")
 	fs.DurationVar(&o.ReceiverDown, "receiver-down", 0, "the receiver answers 503 (Retry-After: 1) this long from the first kill (with -events)")
@@ -96,56 +97,18 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
-	dir, err := pgcluster.TempDataDir("sendonce-chaos-")
+	db, err := startChaosDB(ctx)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	cluster, err := pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Fast: true})
-	if err != nil {
-		return err
-	}
-	defer func() { cluster.Stop() }()
-	if err := cluster.CreateDatabase(ctx, "chaos"); err != nil {
-		return err
-	}
-	dbURL := cluster.URL("chaos")
-	pool, err := postgres.Open(ctx, dbURL, 4)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		return err
-	}
-	q := store.New(pool)
+	defer db.close()
+	pool, q := db.pool, store.New(db.pool)
 	acct, campaignID, err := chaosCampaign(ctx, q, o.Recipients)
 	if err != nil {
 		return err
 	}
 
-	env := []string{
-		"SENDONCE_DATABASE_URL=" + dbURL,
-		"SENDONCE_PROVIDER=" + o.Provider,
-		"SENDONCE_TICK=1s",
-		"SENDONCE_RATE_PER_SECOND=" + strconv.FormatFloat(o.Rate, 'f', 0, 64),
-		"SENDONCE_WORKERS=" + strconv.Itoa(o.Workers),
-		"SENDONCE_BATCH_SIZE=" + strconv.Itoa(o.BatchSize),
-		"SENDONCE_DB_MAX_CONNS=8",
-		// serve refuses to start without a key; a throwaway one per run is enough.
-		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
-	}
-	if o.Verbose {
-		env = append(env, "SENDONCE_LOG_LEVEL=info")
-	} else {
-		env = append(env, "SENDONCE_LOG_LEVEL=warn")
-	}
-	if !o.DefaultLease {
-		env = append(env, "SENDONCE_LEASE="+o.Lease.String(),
-			// A provider call must fit in a third of the lease (config.Validate).
-			"SENDONCE_HTTP_PROVIDER_TIMEOUT="+(o.Lease/3).String(),
-			"SENDONCE_SMTP_TIMEOUT="+(o.Lease/3).String())
-	}
+	env := o.serveEnv(db.url)
 	var receiver *eventReceiver
 	if o.Events {
 		if receiver, err = newEventReceiver(); err != nil {
@@ -161,30 +124,13 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		env = append(env, "SENDONCE_EVENT_ALLOW_PRIVATE=true", "SENDONCE_EVENT_ALLOW_HTTP=true")
 	}
-	var delivered func() int64
-	var stats func() (unique, duplicates, raw int64)
-	switch o.Provider {
-	case "http":
-		s := sink.NewHTTP(sink.HTTPOptions{})
-		url, err := s.Listen("127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		env = append(env, "SENDONCE_HTTP_PROVIDER_URL="+url+"/send")
-		stats = func() (int64, int64, int64) { st := s.Stats(); return st.Unique, st.Duplicates, st.RawAttempts }
-	case "smtp":
-		s := sink.NewSMTP(sink.SMTPOptions{})
-		addr, err := s.Listen("127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		host, port, _ := strings.Cut(addr, ":")
-		env = append(env, "SENDONCE_SMTP_HOST="+host, "SENDONCE_SMTP_PORT="+port, "SENDONCE_SMTP_SECURITY=none")
-		stats = func() (int64, int64, int64) { st := s.Stats(); return st.Unique, st.Duplicates, st.RawAttempts }
+	snk, err := newChaosSink(o.Provider, 0, false)
+	if err != nil {
+		return err
 	}
-	delivered = func() int64 { u, _, _ := stats(); return u }
+	defer snk.close()
+	env = append(env, snk.env...)
+	stats, delivered := snk.stats, snk.delivered
 
 	logTo := io.Discard
 	if o.Verbose {
@@ -239,11 +185,11 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			// The database goes away under a sending process and comes back on the
 			// same port: the executor must reconnect and carry on.
 			restarts++
-			if err := cluster.Stop(); err != nil {
+			if err := db.cluster.Stop(); err != nil {
 				return err
 			}
 			sleepCtx(ctx, time.Second)
-			if cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Port: cluster.Port, Fast: true}); err != nil {
+			if db.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: db.dir, Port: db.cluster.Port, Fast: true}); err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "chaos: database restart %d at %s, delivered %d\n", restarts, time.Since(start).Round(time.Millisecond), delivered())
@@ -316,8 +262,15 @@ func chaosCampaign(ctx context.Context, q *store.Queries, n int) (acct, id int64
 	return acct, id, err
 }
 
+// startServe starts an executor-only `sendonce serve` (the process the runs kill).
 func startServe(bin string, env []string, logTo io.Writer) (*exec.Cmd, error) {
-	cmd := exec.Command(bin, "serve", "--api=false")
+	return startProcess(bin, env, logTo, "serve", "--api=false")
+}
+
+// startProcess starts `sendonce args…` with env on top of the harness's
+// environment minus its SENDONCE_ variables.
+func startProcess(bin string, env []string, logTo io.Writer, args ...string) (*exec.Cmd, error) {
+	cmd := exec.Command(bin, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SENDONCE_") {
 			cmd.Env = append(cmd.Env, kv)
@@ -360,5 +313,140 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// serviceFlags are the flags of the service settings every run shares.
+func (o *chaosOptions) serviceFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")
+	fs.IntVar(&o.BatchSize, "batch-size", 100, "SENDONCE_BATCH_SIZE of the service")
+	fs.IntVar(&o.Workers, "workers", 32, "SENDONCE_WORKERS of the service")
+	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
+	fs.BoolVar(&o.Verbose, "v", false, "show the service's log (info level)")
+}
+
+// serveEnv is the environment of the service processes a campaign or messages run starts.
+func (o chaosOptions) serveEnv(dbURL string) []string {
+	env := []string{
+		"SENDONCE_DATABASE_URL=" + dbURL,
+		"SENDONCE_PROVIDER=" + o.Provider,
+		"SENDONCE_TICK=1s",
+		"SENDONCE_RATE_PER_SECOND=" + strconv.FormatFloat(o.Rate, 'f', 0, 64),
+		"SENDONCE_WORKERS=" + strconv.Itoa(o.Workers),
+		"SENDONCE_BATCH_SIZE=" + strconv.Itoa(o.BatchSize),
+		"SENDONCE_DB_MAX_CONNS=8",
+		// serve refuses to start without a key; a throwaway one per run is enough.
+		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
+	}
+	if o.Verbose {
+		env = append(env, "SENDONCE_LOG_LEVEL=info")
+	} else {
+		env = append(env, "SENDONCE_LOG_LEVEL=warn")
+	}
+	if !o.DefaultLease {
+		env = append(env, "SENDONCE_LEASE="+o.Lease.String(),
+			// A provider call must fit in a third of the lease (config.Validate).
+			"SENDONCE_HTTP_PROVIDER_TIMEOUT="+(o.Lease/3).String(),
+			"SENDONCE_SMTP_TIMEOUT="+(o.Lease/3).String())
+	}
+	return env
+}
+
+// chaosDB is the throwaway cluster of one run, with a migrated database "chaos".
+type chaosDB struct {
+	dir     string
+	cluster *pgcluster.Cluster
+	url     string
+	pool    *pgxpool.Pool
+}
+
+func startChaosDB(ctx context.Context) (_ *chaosDB, err error) {
+	db := &chaosDB{}
+	defer func() {
+		if err != nil {
+			db.close()
+		}
+	}()
+	if db.dir, err = pgcluster.TempDataDir("sendonce-chaos-"); err != nil {
+		return nil, err
+	}
+	if db.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: db.dir, Fast: true}); err != nil {
+		return nil, err
+	}
+	if err = db.cluster.CreateDatabase(ctx, "chaos"); err != nil {
+		return nil, err
+	}
+	db.url = db.cluster.URL("chaos")
+	if db.pool, err = postgres.Open(ctx, db.url, 4); err != nil {
+		return nil, err
+	}
+	_, err = postgres.Migrate(ctx, db.pool)
+	return db, err
+}
+
+func (db *chaosDB) close() {
+	if db.pool != nil {
+		db.pool.Close()
+	}
+	if db.cluster != nil {
+		db.cluster.Stop()
+	}
+	if db.dir != "" {
+		os.RemoveAll(db.dir)
+	}
+}
+
+// chaosSink is the provider side of a run: the idempotent HTTP sink (http) or the
+// SMTP sink, which cannot deduplicate (smtp); env points the service at it.
+type chaosSink struct {
+	env  []string
+	http *sink.HTTP
+	smtp *sink.SMTP
+}
+
+// newChaosSink starts the sink; latency is added to every answer, so kills find
+// messages in flight, and keep makes the SMTP sink keep the messages it accepts.
+func newChaosSink(provider string, latency time.Duration, keep bool) (*chaosSink, error) {
+	s := &chaosSink{}
+	switch provider {
+	case "http":
+		s.http = sink.NewHTTP(sink.HTTPOptions{Latency: latency})
+		url, err := s.http.Listen("127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		s.env = []string{"SENDONCE_HTTP_PROVIDER_URL=" + url + "/send"}
+	case "smtp":
+		s.smtp = sink.NewSMTP(sink.SMTPOptions{Latency: latency, KeepMessages: keep})
+		addr, err := s.smtp.Listen("127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		host, port, _ := strings.Cut(addr, ":")
+		s.env = []string{"SENDONCE_SMTP_HOST=" + host, "SENDONCE_SMTP_PORT=" + port, "SENDONCE_SMTP_SECURITY=none"}
+	default:
+		return nil, fmt.Errorf("chaos: -provider must be http or smtp")
+	}
+	return s, nil
+}
+
+// stats are the sink's distinct messages delivered, second copies and raw attempts.
+func (s *chaosSink) stats() (unique, duplicates, raw int64) {
+	if s.http != nil {
+		st := s.http.Stats()
+		return st.Unique, st.Duplicates, st.RawAttempts
+	}
+	st := s.smtp.Stats()
+	return st.Unique, st.Duplicates, st.RawAttempts
+}
+
+func (s *chaosSink) delivered() int64 { u, _, _ := s.stats(); return u }
+
+func (s *chaosSink) close() {
+	if s.http != nil {
+		s.http.Close()
+	}
+	if s.smtp != nil {
+		s.smtp.Close()
 	}
 }

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/internal/invariant"
-	"github.com/sendonce/sendonce/internal/pgcluster"
-	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sink"
 	"github.com/sendonce/sendonce/internal/store"
@@ -54,29 +52,12 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	dir, err := pgcluster.TempDataDir("sendonce-chaos-")
+	db, err := startChaosDB(ctx)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	cluster, err := pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Fast: true})
-	if err != nil {
-		return err
-	}
-	defer func() { cluster.Stop() }()
-	if err := cluster.CreateDatabase(ctx, "chaos"); err != nil {
-		return err
-	}
-	dbURL := cluster.URL("chaos")
-	pool, err := postgres.Open(ctx, dbURL, 4)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		return err
-	}
-	q := store.New(pool)
+	defer db.close()
+	pool, dbURL, q := db.pool, db.url, store.New(db.pool)
 
 	resend := sink.NewHTTP(sink.HTTPOptions{Latency: *latency})
 	postmark := sink.NewHTTP(sink.HTTPOptions{Postmark: true, Latency: *latency})

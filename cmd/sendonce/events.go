@@ -27,13 +27,5 @@ func startEvents(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log
 		w.Run(runCtx)
 	}()
 	log.Info("event delivery started", "allow_private", cfg.EventAllowPrivate, "allow_http", cfg.EventAllowHTTP)
-	return func(stopCtx context.Context) error {
-		cancel()
-		select {
-		case <-done:
-			return nil
-		case <-stopCtx.Done():
-			return stopCtx.Err()
-		}
-	}
+	return stopper(cancel, done)
 }

@@ -61,7 +61,9 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		RatePerSecond:        cfg.RatePerSecond,
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		SendRetention:        cfg.SendRetention,
+		MessageRetention:     cfg.MessageRetention,
 		Heartbeat:            cfg.Heartbeat,
+		MessageSweep:         cfg.MessageSweep,
 		Links:                links,
 		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,
 	}

@@ -101,6 +101,8 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		stops = append(stops, stop)
 		// Event deliveries run where sending runs, on the main pool.
 		stops = append(stops, startEvents(ctx, cfg, pool, log, reg))
+		// So does the purge of unconfirmed sign-ups.
+		stops = append(stops, startOptinPurge(ctx, cfg, pool, log))
 	}
 
 	if opts.API {

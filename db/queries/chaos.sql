@@ -29,3 +29,7 @@ SELECT id, status FROM sends WHERE campaign_id = @campaign_id;
 
 -- name: ChaosCampaignSetSender :exec
 UPDATE campaigns SET sender_id = @sender_id WHERE account_id = @account_id AND id = @id;
+
+-- name: ChaosMessageStream :one
+-- The account's default transactional message stream (`sendonce chaos -messages`).
+SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages' AND sender_id IS NULL AND status = 'sending';

@@ -1,6 +1,8 @@
 -- name: ListCreate :one
-INSERT INTO lists (account_id, name, description)
-VALUES (@account_id, @name, @description)
+INSERT INTO lists (account_id, name, description, optin, public, language, optin_from_email, optin_from_name,
+                   optin_template_id)
+VALUES (@account_id, @name, @description, @optin, @public, @language, @optin_from_email, @optin_from_name,
+        sqlc.narg('optin_template_id'))
 RETURNING *;
 
 -- name: ListGet :one
@@ -19,6 +21,14 @@ LIMIT @lim;
 UPDATE lists SET
     name        = coalesce(sqlc.narg('name'), name),
     description = coalesce(sqlc.narg('description'), description),
+    optin       = coalesce(sqlc.narg('optin'), optin),
+    public      = coalesce(sqlc.narg('public'), public),
+    language    = coalesce(sqlc.narg('language'), language),
+    optin_from_email  = coalesce(sqlc.narg('optin_from_email'), optin_from_email),
+    optin_from_name   = coalesce(sqlc.narg('optin_from_name'), optin_from_name),
+    -- clear_optin_template drops the template; otherwise a NULL keeps it.
+    optin_template_id = CASE WHEN @clear_optin_template::boolean THEN NULL
+                             ELSE coalesce(sqlc.narg('optin_template_id'), optin_template_id) END,
     updated_at  = now()
 WHERE account_id = @account_id AND id = @id;
 

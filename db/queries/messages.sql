@@ -3,27 +3,38 @@
 -- transaction: the stream, the message, its send row and the executors' wake-up.
 
 -- name: MessageStreamEnsure :one
--- The account's stream, created on its first message. A concurrent first message
--- may make both inserts skip before either commits; the caller then asks again.
+-- The account's live stream for a sender (NULL: the default stream, which sends
+-- through the account's default sender), created with the first message that
+-- names it. A concurrent first message may make both inserts skip before either
+-- commits; the caller then asks again. The existing stream is locked FOR SHARE
+-- until the message commits: a sender's deletion retires an idle stream only
+-- after locking it (SenderStreamLock), so it never retires one a message is
+-- being added to.
 WITH ins AS (
-    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at)
-    VALUES (@account_id, 'transactional messages', '', '', 'sending', 'messages', now(), now())
-    ON CONFLICT (account_id) WHERE kind = 'messages' DO NOTHING
+    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at, sender_id)
+    VALUES (@account_id, 'transactional messages', '', '', 'sending', 'messages', now(), now(),
+            sqlc.narg('sender_id')::bigint)
+    ON CONFLICT (account_id, coalesce(sender_id, 0)) WHERE kind = 'messages' AND status = 'sending' DO NOTHING
     RETURNING id
+), existing AS (
+    SELECT id FROM campaigns
+    WHERE account_id = @account_id AND kind = 'messages' AND status = 'sending'
+      AND sender_id IS NOT DISTINCT FROM sqlc.narg('sender_id')::bigint
+    FOR SHARE
 )
 SELECT id FROM ins
 UNION ALL
-SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages'
+SELECT id FROM existing
 LIMIT 1;
 
 -- name: MessageInsert :one
 -- ON CONFLICT on the key: a concurrent request with the same key waits for this one
 -- to commit and then inserts nothing, so it reads the stored message instead.
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
-                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at)
+                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id)
 VALUES (@account_id, @idempotency_key, @request_hash, @category, @to_email, @to_name, @from_email,
         @from_name, @reply_to, @subject, @html, @text, @data, sqlc.narg('template_id'), @headers, @tags::text[],
-        sqlc.narg('send_at'))
+        sqlc.narg('send_at'), sqlc.narg('sender_id'))
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id;
 
@@ -40,7 +51,7 @@ SELECT id, request_hash FROM messages WHERE account_id = @account_id AND idempot
 -- (job_id NOT LIKE 'campaign:%', true of every message's job id, lets the planner use
 -- sends_job_id_key, which holds only such job ids: migration 00160.)
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
@@ -48,7 +59,7 @@ WHERE m.account_id = @account_id AND m.id = @id;
 
 -- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
@@ -66,8 +77,10 @@ LIMIT @lim;
 -- follows the message's category: marketing is blocked by every suppression;
 -- transactional (a receipt, a password reset) is not blocked by an unsubscribe,
 -- only by a hard bounce, a complaint or a manual suppression. Blocked rows are
--- marked suppressed, as in SendClaimBatch. The stream is always sending, so there is
--- no campaign guard.
+-- marked suppressed, as in SendClaimBatch, and their send.suppressed events are
+-- written by the same statement (the same event as a campaign's, campaign_id being
+-- the stream and subscriber_id the message). The stream is always sending, so there
+-- is no campaign guard.
 WITH picked AS (
     SELECT s.id FROM sends s
     WHERE s.campaign_id = @campaign_id
@@ -85,16 +98,67 @@ WITH picked AS (
     FROM picked p
     JOIN sends s ON s.id = p.id
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
+), claimed AS (
+    UPDATE sends s
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked THEN NULL
+                           ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
+        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
+        updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
+    FROM judged j
+    WHERE s.id = j.id
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+              s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
+              j.text, j.data, j.headers, j.category
+), suppressed_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'send.suppressed', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+                              'email', c.email, 'status', c.status)
+    FROM claimed c
+    WHERE c.status = 'suppressed'
 )
-UPDATE sends s
-SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-    lease_until = CASE WHEN j.blocked THEN NULL
-                       ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
-    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-    executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
-    updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
-FROM judged j
-WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
-          s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html, j.text, j.data,
-          j.headers, j.category;
+SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
+       c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
+       c.text, c.data, c.headers, c.category
+FROM claimed c;
+
+-- name: MessageStreamsDue :many
+-- The executors' sweep over every message stream, in one statement: each stream
+-- with a queued row and the earliest next_attempt_at among them (one probe of
+-- sends_claim_idx per stream). An idle stream is otherwise never claimed: this
+-- finds rows no NOTIFY announced (rescued, released, a lost notification) and the
+-- next send_at or retry time. Not a tenant query: it reads every account's stream.
+-- A message due at once is queued at -infinity, which time.Time cannot hold.
+SELECT c.id, greatest(q.next_attempt_at, 'epoch')::timestamptz AS next_attempt_at
+FROM campaigns c
+CROSS JOIN LATERAL (
+    SELECT s.next_attempt_at FROM sends s
+    WHERE s.campaign_id = c.id AND s.status = 'queued'
+    ORDER BY s.next_attempt_at, s.id
+    LIMIT 1
+) q
+WHERE c.kind = 'messages' AND c.status = 'sending';
+
+-- name: MessageDeleteRetired :execrows
+-- Message retention: deletes up to n messages accepted before cutoff whose send has
+-- settled (sent, failed, suppressed, cancelled, unknown), with their send rows, in
+-- one statement, oldest first (messages_created_at_idx). A message still queued or
+-- in flight stays until it settles. Once deleted, its Idempotency-Key is free again:
+-- idempotency holds for as long as the message exists. SKIP LOCKED keeps replicas
+-- off each other's batch and off a row an acknowledgement holds. Not a tenant query:
+-- the executors' maintenance runs it for every account.
+WITH doomed AS (
+    SELECT m.account_id, m.id, s.id AS send_id
+    FROM messages m
+    JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+    WHERE m.created_at < @cutoff::timestamptz
+      AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
+    ORDER BY m.created_at, m.id
+    LIMIT @n
+    FOR UPDATE OF m, s SKIP LOCKED
+), gone_sends AS (
+    DELETE FROM sends s USING doomed d WHERE s.id = d.send_id
+)
+DELETE FROM messages m USING doomed d WHERE m.account_id = d.account_id AND m.id = d.id;

@@ -20,14 +20,27 @@ WHERE account_id = @account_id AND subscriber_id = @subscriber_id
   AND list_id = ANY(@list_ids::bigint[]) AND status = 'subscribed';
 
 -- name: MembershipPreferences :many
--- The lists the subscriber belongs to (subscribed or not), for the preference page.
-SELECT l.id, l.name, m.status
-FROM list_members m
-JOIN lists l ON l.id = m.list_id AND l.account_id = m.account_id
-WHERE m.account_id = @account_id AND m.subscriber_id = @subscriber_id
+-- The preference page's lists: every list the subscriber belongs to (subscribed,
+-- unsubscribed or pending) and the account's public lists, with the membership's
+-- status ('' when not a member). Private lists the address is not on stay unseen.
+SELECT l.id, l.name, coalesce(m.status, '')::text AS status
+FROM lists l
+LEFT JOIN list_members m ON m.list_id = l.id AND m.account_id = l.account_id AND m.subscriber_id = @subscriber_id
+WHERE l.account_id = @account_id AND (l.public OR m.subscriber_id IS NOT NULL)
 ORDER BY l.name, l.id;
 
--- name: MembershipSetPreferences :execrows
+-- name: MembershipJoinPublic :many
+-- The preference page may also join public lists the subscriber is not on yet: the
+-- link proves the mailbox, so the membership is subscribed at once.
+INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_source, status_at)
+SELECT l.id, @subscriber_id, @account_id, 'subscribed', @source, now()
+FROM lists l
+WHERE l.account_id = @account_id AND l.public AND l.id = ANY(@ids::bigint[])
+ORDER BY l.id
+ON CONFLICT DO NOTHING
+RETURNING list_id;
+
+-- name: MembershipSetPreferences :many
 -- The preference page's submit: the lists in @subscribed are subscribed, the
 -- subscriber's other memberships unsubscribed. Only existing memberships change: a
 -- link cannot join a list the subscriber was never on.
@@ -36,7 +49,8 @@ SET status        = CASE WHEN list_id = ANY(@subscribed::bigint[]) THEN 'subscri
     status_source = @source,
     status_at     = now()
 WHERE account_id = @account_id AND subscriber_id = @subscriber_id
-  AND status <> CASE WHEN list_id = ANY(@subscribed::bigint[]) THEN 'subscribed' ELSE 'unsubscribed' END;
+  AND status <> CASE WHEN list_id = ANY(@subscribed::bigint[]) THEN 'subscribed' ELSE 'unsubscribed' END
+RETURNING list_id, status;
 
 -- name: SuppressionExists :one
 SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = @account_id AND email_lower = lower(@email::text));

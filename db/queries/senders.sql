@@ -99,3 +99,21 @@ UPDATE senders SET auth_failures = 0, paused_reason = NULL, paused_at = NULL
 WHERE account_id = @account_id
   AND (id = sqlc.narg('sender_id')::bigint OR (sqlc.narg('sender_id')::bigint IS NULL AND is_default))
   AND (auth_failures <> 0 OR paused_reason IS NOT NULL);
+
+-- name: SenderStreamLock :many
+-- The sender's live message stream, locked before SenderRetireStream in the
+-- deletion's transaction: a message being added to it holds it FOR SHARE
+-- (MessageStreamEnsure) until it commits, so once this lock is held the next
+-- statement sees every message the stream will ever get.
+SELECT id FROM campaigns
+WHERE account_id = @account_id AND sender_id = @id AND kind = 'messages' AND status = 'sending'
+FOR UPDATE;
+
+-- name: SenderRetireStream :exec
+-- Retires the sender's message stream when nothing of it is left to send: cancelled
+-- and detached from the sender, its settled rows kept (the messages' history). A
+-- stream with queued or in-flight messages stays, and keeps the sender in use.
+UPDATE campaigns c
+SET status = 'cancelled', cancelled_at = now(), sender_id = NULL, updated_at = now()
+WHERE c.account_id = @account_id AND c.sender_id = @id AND c.kind = 'messages' AND c.status = 'sending'
+  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status IN ('queued', 'sending'));

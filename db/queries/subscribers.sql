@@ -9,6 +9,8 @@ SELECT * FROM subscribers WHERE account_id = @account_id AND id = @id;
 -- name: SubscriberList :many
 -- Keyset page in id order. The email filter is a prefix of the lower-case address
 -- (LIKE wildcards escaped by the caller), which the text_pattern_ops index can serve.
+-- With list_id, only memberships in one of membership_statuses count: members who
+-- unsubscribed from the list (or have not confirmed it) are not its members.
 SELECT s.* FROM subscribers s
 WHERE s.account_id = @account_id
   AND s.id > @after_id
@@ -16,7 +18,8 @@ WHERE s.account_id = @account_id
   AND (sqlc.narg('email_prefix')::text IS NULL OR s.email_lower LIKE sqlc.narg('email_prefix')::text || '%')
   AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
         SELECT 1 FROM list_members m
-        WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint AND m.subscriber_id = s.id))
+        WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint AND m.subscriber_id = s.id
+          AND m.status = ANY(@membership_statuses::text[])))
 ORDER BY s.id
 LIMIT @lim;
 

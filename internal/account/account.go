@@ -34,8 +34,11 @@ func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
 // Account is a tenant.
 type Account struct {
-	ID        int64
-	Name      string
+	ID   int64
+	Name string
+	// PublicID names the account on public routes (the sign-up form): random and
+	// stable, unlike ID it reveals nothing and cannot be walked.
+	PublicID  string
 	CreatedAt time.Time
 	// UnsubscribeScope is what a one-click unsubscribe removes the address from:
 	// "list" (the campaign's lists) or "account" (every mail: a suppression).
@@ -48,7 +51,7 @@ func (s *Service) Get(ctx context.Context, id int64) (Account, error) {
 	if err != nil {
 		return Account{}, postgres.Error(err, "account")
 	}
-	return Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt, UnsubscribeScope: a.UnsubscribeScope}, nil
+	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt, UnsubscribeScope: a.UnsubscribeScope}, nil
 }
 
 // SetUnsubscribeScope changes the account's unsubscribe scope (list or account).
@@ -60,7 +63,7 @@ func (s *Service) SetUnsubscribeScope(ctx context.Context, id int64, scope strin
 	if err != nil {
 		return Account{}, postgres.Error(err, "account")
 	}
-	return Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt, UnsubscribeScope: a.UnsubscribeScope}, nil
+	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt, UnsubscribeScope: a.UnsubscribeScope}, nil
 }
 
 // Create makes an account with one API key and returns the key's token, the only
@@ -78,7 +81,7 @@ func (s *Service) Create(ctx context.Context, name string) (Account, string, err
 		if err != nil {
 			return err
 		}
-		acc = Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt}
+		acc = Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt}
 		token, err = createKey(ctx, q, a.ID, "default")
 		return err
 	})
@@ -97,7 +100,7 @@ func (s *Service) FindByName(ctx context.Context, name string) (Account, error) 
 	if err != nil {
 		return Account{}, postgres.Error(err, "account")
 	}
-	return Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt}, nil
+	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt}, nil
 }
 
 func createKey(ctx context.Context, q *store.Queries, accountID int64, name string) (string, error) {

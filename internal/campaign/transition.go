@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -153,15 +154,8 @@ func checkSenderFrom(ctx context.Context, q *store.Queries, c store.Campaign) er
 		}
 		return err
 	}
-	if len(rules.AllowedFrom) == 0 {
+	if sender.AllowsFrom(rules.AllowedFrom, c.FromEmail) {
 		return nil
-	}
-	from := strings.ToLower(c.FromEmail)
-	_, domain, _ := strings.Cut(from, "@")
-	for _, r := range rules.AllowedFrom {
-		if r = strings.ToLower(r); r == from || r == domain {
-			return nil
-		}
 	}
 	return apperr.Invalidf("/from_email", "sender %d does not allow sending from %s (allowed: %s)",
 		rules.ID, c.FromEmail, strings.Join(rules.AllowedFrom, ", "))

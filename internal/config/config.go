@@ -20,7 +20,26 @@ type Config struct {
 	Webhooks
 	Events
 	Audience
+	Optin
 	Log
+}
+
+// Optin settings: the public sign-up form and double opt-in.
+type Optin struct {
+	// OptinLinkTTL is how long a confirmation link works.
+	OptinLinkTTL time.Duration `split_words:"true" default:"168h"`
+	// OptinPendingTTL is how long a sign-up may stay unconfirmed before it is purged
+	// (pending memberships too); OptinPurgeInterval is how often the purge runs.
+	OptinPendingTTL    time.Duration `split_words:"true" default:"720h"`
+	OptinPurgeInterval time.Duration `split_words:"true" default:"1h"`
+	// OptinResendInterval is the least time between two confirmations to one address.
+	OptinResendInterval time.Duration `split_words:"true" default:"1h"`
+	// Sign-ups per second per client address and per account (0 disables), with
+	// their bursts; the buckets are per process.
+	OptinAddrRatePerSecond    float64 `split_words:"true" default:"0.2"`
+	OptinAddrBurst            int     `split_words:"true" default:"5"`
+	OptinAccountRatePerSecond float64 `split_words:"true" default:"10"`
+	OptinAccountBurst         int     `split_words:"true" default:"100"`
 }
 
 // Audience settings: segments.
@@ -87,9 +106,17 @@ type Executor struct {
 	// SendRetention deletes the per-recipient send rows of campaigns finished longer
 	// ago than this, keeping their counts (0: keep every row).
 	SendRetention time.Duration `split_words:"true" default:"0"`
+	// MessageRetention deletes the settled transactional messages accepted longer
+	// ago than this, with their send rows (0: keep every message); a message's
+	// Idempotency-Key holds for as long as the message exists.
+	MessageRetention time.Duration `split_words:"true" default:"0"`
 	// Heartbeat is how often an executor refreshes its liveness row; one silent for
 	// three heartbeats is dead, and its in-flight rows are rescued.
 	Heartbeat time.Duration `split_words:"true" default:"2s"`
+	// MessageSweep is how often an executor looks, in one statement for every
+	// account, for transactional messages that became due without a NOTIFY
+	// (rescued, released, a lost notification, a send_at or retry time).
+	MessageSweep time.Duration `split_words:"true" default:"5s"`
 }
 
 // Providers settings: which provider sends, and its connection details.
@@ -182,6 +209,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_TICK must be positive")
 	case c.SendRetention < 0:
 		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
+	case c.MessageRetention < 0:
+		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must not be negative (0 keeps every message)")
+	case c.MessageSweep < 10*time.Millisecond:
+		return fmt.Errorf("configuration: SENDONCE_MESSAGE_SWEEP must be at least 10ms")
 	case c.Heartbeat < 100*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_HEARTBEAT must be at least 100ms")
 	case c.SoftBounceLimit < 1:
@@ -194,6 +225,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_EVENT_RETENTION must be at least 1h")
 	case c.EventStreamPoll < 10*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_EVENT_STREAM_POLL must be at least 10ms")
+	case c.OptinLinkTTL < time.Minute || c.OptinPendingTTL < time.Hour || c.OptinPurgeInterval < time.Second ||
+		c.OptinResendInterval < 0:
+		return fmt.Errorf("configuration: SENDONCE_OPTIN_LINK_TTL must be at least 1m, SENDONCE_OPTIN_PENDING_TTL at least 1h, " +
+			"SENDONCE_OPTIN_PURGE_INTERVAL at least 1s and SENDONCE_OPTIN_RESEND_INTERVAL not negative")
 	case c.SoftBounceWindow <= 0:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_WINDOW must be positive")
 	}

@@ -36,6 +36,13 @@ const (
 	SubscriberUnsubscribed = "subscriber.unsubscribed"
 	SubscriberBounced      = "subscriber.bounced"
 	SubscriberComplained   = "subscriber.complained"
+	// SubscriberCreated: the public sign-up form made a new (pending) subscriber.
+	SubscriberCreated = "subscriber.created"
+	// SubscriberConfirmed: an address confirmed its double opt-in sign-up.
+	SubscriberConfirmed = "subscriber.confirmed"
+	// SubscriberSubscribed: an address joined or rejoined lists itself (a single
+	// opt-in sign-up, or the preference page).
+	SubscriberSubscribed = "subscriber.subscribed"
 
 	SuppressionCreated = "suppression.created"
 	SuppressionDeleted = "suppression.deleted"
@@ -51,6 +58,7 @@ var Types = []string{
 	CampaignApproved, CampaignStarted, CampaignPaused, CampaignResumed, CampaignCancelled, CampaignSent,
 	SendSent, SendFailed, SendUnknown, SendSuppressed,
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
+	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed,
 	SuppressionCreated, SuppressionDeleted, EndpointDisabled,
 }
 

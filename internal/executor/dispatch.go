@@ -27,6 +27,8 @@ type campaign struct {
 	provider      Provider
 	senderLimiter *rate.Limiter
 	routeErr      error
+	// wake says when a message stream is claimed (stream.go); campaigns ignore it.
+	wake streamWake
 }
 
 // account groups one tenant's campaigns for round-robin dealing.
@@ -214,10 +216,14 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 	}
 	free := int(e.free.Load())
 	// Claims of one row waste the per-statement cost that dominates (DESIGN.md §4):
-	// wait until half the rows a full claim could use are free.
+	// a campaign waits until half the rows a full claim could use are free, and
+	// until a claim statement returns. A message stream claims for one free slot:
+	// a message never waits behind a campaign's batch.
 	least := max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2)
-	if free < least || d.inflight >= e.maxInflight() {
-		return e.cfg.Poll, nil // a freed slot wakes us sooner
+	// Under a rate limit one claim runs at a time, streams' too: each is charged
+	// with what the one before it took (maxInflight).
+	if free < 1 || e.maxInflight() == 1 && d.inflight > 0 {
+		return e.cfg.Poll, nil // a freed slot or a claim's result wakes us sooner
 	}
 	if id, _, _ := e.live.get(); id == 0 && e.started {
 		return e.cfg.Poll, nil // registration wakes us; claims must carry the id
@@ -237,6 +243,12 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 	// Every account's message stream goes first (stream.go), within the same limits.
 	if claimed, err := e.dealStreams(ctx, d, n, now, &rateWait); err != nil || claimed {
 		return 0, err
+	}
+	if free < least || d.inflight >= e.maxInflight() {
+		if rateWait > 0 { // a stream waits for its budget
+			return min(rateWait, e.cfg.Poll), nil
+		}
+		return e.cfg.Poll, nil // a freed slot or a claim's result wakes us sooner
 	}
 	for i := range d.accounts {
 		a := d.accounts[(d.next+i)%len(d.accounts)]
@@ -445,11 +457,13 @@ func (e *Executor) handOutWith(c *campaign, rows []store.SendClaimBatchRow, clai
 	for i, r := range rows {
 		if r.Status == "sending" {
 			j := job{campaign: c, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
+			// Never blocks: each channel holds capacity() jobs and at most `free` are claimed.
 			if msgs != nil {
 				j.message = &msgs[i]
+				e.messageJobs <- j
+			} else {
+				e.jobs <- j
 			}
-			// Never blocks: the channel holds capacity() jobs and at most `free` are claimed.
-			e.jobs <- j
 		}
 	}
 	return sending

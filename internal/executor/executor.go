@@ -55,10 +55,19 @@ type Config struct {
 	// Poll is how long the dispatcher waits before asking an empty campaign again
 	// (rows waiting for a retry time); default 1s.
 	Poll time.Duration
+	// MessageSweep is how often one statement looks for message streams with work
+	// that no NOTIFY announced (rescued or released rows, a lost notification) and
+	// for the next send_at or retry time of each; default 5s. An idle stream is
+	// otherwise never claimed.
+	MessageSweep time.Duration
 	// SendRetention, when positive, has maintenance delete the settled send rows of
 	// campaigns that finished (sent or cancelled) longer ago, in bounded batches,
 	// keeping their counts by status for the stats. 0 keeps every row.
 	SendRetention time.Duration
+	// MessageRetention, when positive, has maintenance delete the transactional
+	// messages accepted longer ago whose send has settled, with their send rows, in
+	// bounded batches. 0 keeps every message (and its key's idempotency) for good.
+	MessageRetention time.Duration
 	// AckInterval and AckBatch bound how long and how many acknowledgements the
 	// completer coalesces; defaults 5ms and 500.
 	AckInterval time.Duration
@@ -94,6 +103,7 @@ func (c *Config) defaults() {
 	def(&c.BackoffMax, time.Hour)
 	def(&c.Maintenance, min(c.Tick, 5*time.Second))
 	def(&c.Poll, time.Second)
+	def(&c.MessageSweep, 5*time.Second)
 	def(&c.Heartbeat, 2*time.Second)
 	def(&c.AckInterval, 5*time.Millisecond)
 	if c.Workers <= 0 {
@@ -132,7 +142,15 @@ type Executor struct {
 	wakeDispatch chan struct{} // worker slots freed
 	wakeRefresh  chan struct{} // campaigns may have changed (start, resume)
 	jobs         chan job
-	results      chan result
+	// notified holds the campaign ids NOTIFY named since the dispatcher last looked:
+	// a message stream is claimed again only when named or due (stream.go).
+	notified notifiedSet
+	// streamsSwept is when the dispatcher last ran the streams' sweep.
+	streamsSwept time.Time
+	// messageJobs holds claimed transactional messages; workers take them before
+	// any campaign row, so a message never queues behind a campaign's prefetched batch.
+	messageJobs chan job
+	results     chan result
 
 	// free counts the claimed-row slots not holding a claimed, unacknowledged row:
 	// capacity() in all, so the dispatcher can claim the next batch while workers
@@ -143,7 +161,9 @@ type Executor struct {
 	// retainAfter is when the maintenance loop next looks for send rows past
 	// retention; retainBatch is the rows one retention statement deletes.
 	retainAfter time.Time
-	retainBatch int32
+	// retainMessagesAfter is the same for transactional messages.
+	retainMessagesAfter time.Time
+	retainBatch         int32
 	// queuedAfter is when maintenance next recounts the queued-rows gauge.
 	queuedAfter time.Time
 
@@ -185,6 +205,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		wakeDispatch: make(chan struct{}, 1),
 		wakeRefresh:  make(chan struct{}, 1),
 		jobs:         make(chan job, cfg.Workers+cfg.BatchSize),
+		messageJobs:  make(chan job, cfg.Workers+cfg.BatchSize),
 		results:      make(chan result, cfg.Workers),
 	}
 	e.free.Store(int64(e.capacity()))
@@ -238,6 +259,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 		}
 		e.dispatcher.Wait()
 		close(e.jobs)
+		close(e.messageJobs)
 		stop := context.AfterFunc(cutCtx, e.stopSends)
 		defer stop()
 		// Acknowledgements retry through an outage until the deadline, no longer

@@ -53,7 +53,10 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	if err := e.countQueued(ctx); err != nil {
 		return err
 	}
-	_, err = e.retain(ctx)
+	if _, err = e.retain(ctx); err != nil {
+		return err
+	}
+	_, err = e.retainMessages(ctx)
 	return err
 }
 

@@ -146,6 +146,7 @@ func (e *Executor) listenOnce(ctx context.Context) (bool, error) {
 			return true, err
 		}
 		e.log.Debug("campaign notification", "payload", n.Payload)
+		e.notified.add(n.Payload)
 		signal(e.wakeSched)
 	}
 }

@@ -39,11 +39,16 @@ type result struct {
 	next       time.Time
 }
 
-// work sends jobs until the dispatcher closes the channel. Once claiming has
-// stopped (shutdown), jobs not yet started are set aside to be released.
+// work sends jobs until the dispatcher closes the channels, a waiting message
+// before any campaign row. Once claiming has stopped (shutdown), jobs not yet
+// started are set aside to be released.
 func (e *Executor) work() {
 	defer e.workers.Done()
-	for j := range e.jobs {
+	for {
+		j, ok := e.nextJob()
+		if !ok {
+			return
+		}
 		if e.stopping() {
 			e.mu.Lock()
 			e.released = append(e.released, claimRef{j.row.ID, j.row.Attempts})
@@ -51,6 +56,34 @@ func (e *Executor) work() {
 			continue
 		}
 		e.results <- e.send(e.sendCtx, j)
+	}
+}
+
+// nextJob takes the next message if one waits, else whichever job comes first. It
+// reports false once both channels are closed and drained.
+func (e *Executor) nextJob() (job, bool) {
+	select {
+	case j, ok := <-e.messageJobs:
+		if ok {
+			return j, true
+		}
+		j, ok = <-e.jobs // shutdown: the campaign rows left
+		return j, ok
+	default:
+	}
+	select {
+	case j, ok := <-e.messageJobs:
+		if ok {
+			return j, true
+		}
+		j, ok = <-e.jobs
+		return j, ok
+	case j, ok := <-e.jobs:
+		if ok {
+			return j, true
+		}
+		j, ok = <-e.messageJobs
+		return j, ok
 	}
 }
 

@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -30,85 +32,169 @@ type MessageBuilder interface {
 // isStream reports whether c is an account's message stream.
 func (c *campaign) isStream() bool { return c.Kind == kindMessages }
 
-// dealStreams makes one claim from the first account's message stream, in a
-// rotation of its own, that has work and budget, and reports whether it claimed.
-// Each account's limiter binds its stream as it binds its campaigns; an account
-// out of budget lowers *rateWait as the campaign loop does.
+// dealStreams makes one claim from the first message stream, in a rotation of
+// accounts of its own, that has work and budget, and reports whether it claimed.
+// An account has its default stream and one per sender its messages named. Each
+// account's limiter binds its streams as it binds its campaigns (and each sender's
+// its stream); an account out of budget lowers *rateWait as the campaign loop does.
 func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.Time, rateWait *time.Duration) (bool, error) {
 	if e.cfg.Transactional == nil {
 		return false, nil // this process sends no messages
 	}
+	if err := e.wakeStreams(ctx, d); err != nil {
+		return false, err
+	}
 	for i := range d.accounts {
 		k := (d.nextStream + i) % len(d.accounts)
 		a := d.accounts[k]
-		c := a.stream()
-		// A stream whose sender cannot be built waits, as a campaign does, rather
-		// than sending through the executor's provider.
-		if c == nil || c.routeErr != nil || time.Now().Before(c.idleUntil) { // idle marks are on the wall clock
-			continue
-		}
-		an := n
-		if a.limiter != nil {
-			an = min(an, a.limiter.Burst())
-			if w := budgetWait(a.limiter, now, an); w > 0 {
-				if *rateWait == 0 || w < *rateWait {
-					*rateWait = w
-				}
+		for _, c := range a.campaigns {
+			if !c.isStream() {
 				continue
 			}
-		}
-		// As for campaigns (reserve), a stream whose leased rows a crash would turn
-		// unknown claims only for free workers, not into the prefetch slots.
-		room := int(e.free.Load()) - e.reserve(c)
-		if room < 1 {
-			continue
-		}
-		an, w := senderBudget(c, now, min(an, room))
-		if w > 0 {
-			if *rateWait == 0 || w < *rateWait {
-				*rateWait = w
+			claimed, err := e.dealStream(ctx, d, a, c, n, now, rateWait)
+			if err != nil || claimed {
+				if claimed {
+					d.nextStream = (k + 1) % len(d.accounts)
+				}
+				return claimed, err
 			}
-			continue
 		}
-		claimedAt := e.clock() // before the statement: the lease began no earlier
-		msgs, err := e.claimMessages(ctx, c, an)
-		if err != nil {
-			return false, err
-		}
-		if len(msgs) == 0 {
-			c.idleUntil = time.Now().Add(e.cfg.Poll)
-			continue
-		}
-		d.nextStream = (k + 1) % len(d.accounts)
-		rows := make([]store.SendClaimBatchRow, len(msgs))
-		for i, m := range msgs {
-			rows[i] = store.SendClaimBatchRow{ID: m.ID, AccountID: m.AccountID, SubscriberID: m.SubscriberID,
-				Email: m.Email, JobID: m.JobID, Status: m.Status, Attempts: m.Attempts, LeaseUntil: m.LeaseUntil,
-				ExecutorID: m.ExecutorID, Name: m.ToName, Attributes: m.Data}
-		}
-		sending := e.handOutWith(c, rows, claimedAt, msgs)
-		if a.limiter != nil {
-			a.limiter.AllowN(now, sending)
-		}
-		if d.global != nil {
-			d.global.AllowN(now, sending)
-		}
-		if c.senderLimiter != nil {
-			c.senderLimiter.AllowN(now, sending)
-		}
-		return true, nil
 	}
 	return false, nil
 }
 
-// stream is the account's message stream, or nil.
-func (a *account) stream() *campaign {
-	for _, c := range a.campaigns {
-		if c.isStream() {
-			return c
+// dealStream makes one claim of up to n rows from stream c of account a if it is
+// due and has budget, and reports whether the claim found rows.
+func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *campaign, n int, now time.Time,
+	rateWait *time.Duration) (bool, error) {
+	// A stream whose sender cannot be built waits, as a campaign does, rather
+	// than sending through the executor's provider.
+	if c.routeErr != nil || !c.wake.due(e.clock()) {
+		return false, nil
+	}
+	lower := func(w time.Duration) {
+		if *rateWait == 0 || w < *rateWait {
+			*rateWait = w
+		}
+	}
+	an := n
+	if a.limiter != nil {
+		an = min(an, a.limiter.Burst())
+		if w := budgetWait(a.limiter, now, an); w > 0 {
+			lower(w)
+			return false, nil
+		}
+	}
+	// As for campaigns (reserve), a stream whose leased rows a crash would turn
+	// unknown claims only for free workers, not into the prefetch slots.
+	room := int(e.free.Load()) - e.reserve(c)
+	if room < 1 {
+		return false, nil
+	}
+	an, w := senderBudget(c, now, min(an, room))
+	if w > 0 {
+		lower(w)
+		return false, nil
+	}
+	claimedAt := e.clock() // before the statement: the lease began no earlier
+	msgs, err := e.claimMessages(ctx, c, an)
+	if err != nil {
+		return false, err
+	}
+	// A short claim took every due row: the stream sleeps until NOTIFY names it
+	// or the sweep finds a row due.
+	c.wake = streamWake{quiet: len(msgs) < an}
+	if len(msgs) == 0 {
+		return false, nil
+	}
+	rows := make([]store.SendClaimBatchRow, len(msgs))
+	for i, m := range msgs {
+		rows[i] = store.SendClaimBatchRow{ID: m.ID, AccountID: m.AccountID, SubscriberID: m.SubscriberID,
+			Email: m.Email, JobID: m.JobID, Status: m.Status, Attempts: m.Attempts, LeaseUntil: m.LeaseUntil,
+			ExecutorID: m.ExecutorID, Name: m.ToName, Attributes: m.Data}
+	}
+	sending := e.handOutWith(c, rows, claimedAt, msgs)
+	if a.limiter != nil {
+		a.limiter.AllowN(now, sending)
+	}
+	if d.global != nil {
+		d.global.AllowN(now, sending)
+	}
+	if c.senderLimiter != nil {
+		c.senderLimiter.AllowN(now, sending)
+	}
+	return true, nil
+}
+
+// streamWake says when a message stream is claimed. An idle stream costs no
+// statement: after a claim that came back short (every due row taken) it is quiet,
+// and claimed again only when a NOTIFY names it (a new message, on commit) or when
+// the earliest next_attempt_at the sweep found (a send_at, a retry, a rescued or
+// released row, a lost notification) has come. The zero value is due: a stream
+// the dispatcher has just learnt of is claimed once.
+type streamWake struct {
+	quiet  bool
+	wakeAt time.Time // when quiet: a queued row's next_attempt_at (zero: none known)
+}
+
+func (w streamWake) due(now time.Time) bool {
+	return !w.quiet || (!w.wakeAt.IsZero() && !now.Before(w.wakeAt))
+}
+
+// wakeStreams wakes the streams NOTIFY named since the last deal, and every
+// MessageSweep runs the sweep: one statement for all streams (MessageStreamsDue),
+// which sets each quiet stream's wake time to its earliest queued row.
+func (e *Executor) wakeStreams(ctx context.Context, d *dealer) error {
+	for _, id := range e.notified.take() {
+		if c := d.byID[id]; c != nil && c.isStream() {
+			c.wake = streamWake{}
+		}
+	}
+	if time.Since(e.streamsSwept) < e.cfg.MessageSweep {
+		return nil
+	}
+	rows, err := e.q.MessageStreamsDue(ctx)
+	if err != nil {
+		return err
+	}
+	e.streamsSwept = time.Now()
+	for _, r := range rows {
+		if c := d.byID[r.ID]; c != nil && c.isStream() && c.wake.quiet &&
+			(c.wake.wakeAt.IsZero() || r.NextAttemptAt.Before(c.wake.wakeAt)) {
+			c.wake.wakeAt = r.NextAttemptAt
 		}
 	}
 	return nil
+}
+
+// notifiedSet collects the campaign ids named by NOTIFY payloads, from the
+// listener for the dispatcher.
+type notifiedSet struct {
+	mu  sync.Mutex
+	ids []int64
+}
+
+// add records a payload that is a campaign id; others (and a flood beyond what
+// the dispatcher could ever need between two deals) are dropped: the sweep finds
+// what a dropped notification announced.
+func (s *notifiedSet) add(payload string) {
+	id, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	if len(s.ids) < 10000 {
+		s.ids = append(s.ids, id)
+	}
+	s.mu.Unlock()
+}
+
+func (s *notifiedSet) take() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := s.ids
+	s.ids = nil
+	return ids
 }
 
 // claimMessages runs MessageClaimBatch for up to n rows of stream c, under

@@ -8,7 +8,7 @@ import (
 )
 
 func toAPIAccount(a account.Account) api.Account {
-	return api.Account{Id: a.ID, Name: a.Name, CreatedAt: a.CreatedAt, UnsubscribeScope: api.UnsubscribeScope(a.UnsubscribeScope)}
+	return api.Account{Id: a.ID, Name: a.Name, PublicId: a.PublicID, CreatedAt: a.CreatedAt, UnsubscribeScope: api.UnsubscribeScope(a.UnsubscribeScope)}
 }
 
 // updateAccount changes the account's settings.

@@ -74,7 +74,8 @@ func TestIdempotencyInProgress(t *testing.T) {
 	require.Contains(t, decodeAs[problem](t, res).Type, "idempotency_in_progress")
 
 	require.NoError(t, idempotency.NewStore(e.pool).Save(ctx, accountID, "probe", http.StatusCreated,
-		[]byte(`{"id":1,"name":"x","description":"","member_count":0,"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`)))
+		[]byte(`{"id":1,"name":"x","description":"","member_count":0,"optin":"single","public":false,"language":"",`+
+			`"optin_from_email":"","optin_from_name":"","optin_template_id":null,"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`)))
 	res = e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "x"}, "Idempotency-Key", "probe")
 	require.Equal(t, http.StatusCreated, res.Status)
 	require.Equal(t, "true", res.Header.Get("Idempotent-Replayed"))

@@ -9,7 +9,17 @@ import (
 
 func toAPIList(l subscriber.List) api.List {
 	return api.List{Id: l.ID, Name: l.Name, Description: l.Description, MemberCount: l.MemberCount,
+		Optin: api.ListOptin(l.Optin), Public: l.Public, Language: l.Language, OptinFromEmail: l.OptinFromEmail,
+		OptinFromName: l.OptinFromName, OptinTemplateId: l.OptinTemplateID,
 		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func (s *Server) listLists(w http.ResponseWriter, r *http.Request) error {
@@ -34,11 +44,9 @@ func (s *Server) createList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	desc := ""
-	if in.Description != nil {
-		desc = *in.Description
-	}
-	l, err := s.Subscribers.CreateList(r.Context(), accountID(r), in.Name, desc)
+	l, err := s.Subscribers.CreateList(r.Context(), accountID(r), in.Name, deref(in.Description), subscriber.ListOptin{
+		Optin: string(deref(in.Optin)), Public: deref(in.Public), Language: deref(in.Language),
+		OptinFromEmail: deref(in.OptinFromEmail), OptinFromName: deref(in.OptinFromName), OptinTemplateID: in.OptinTemplateId})
 	if err != nil {
 		return err
 	}
@@ -66,7 +74,13 @@ func (s *Server) updateList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Subscribers.UpdateList(r.Context(), accountID(r), id, subscriber.ListPatch{Name: in.Name, Description: in.Description})
+	p := subscriber.ListPatch{Name: in.Name, Description: in.Description, Optin: (*string)(in.Optin), Public: in.Public,
+		Language: in.Language, OptinFromEmail: in.OptinFromEmail, OptinFromName: in.OptinFromName,
+		OptinTemplateID: in.OptinTemplateId}
+	if p.OptinTemplateID != nil && *p.OptinTemplateID == 0 {
+		p.OptinTemplateID, p.ClearOptinTemplate = nil, true
+	}
+	l, err := s.Subscribers.UpdateList(r.Context(), accountID(r), id, p)
 	if err != nil {
 		return err
 	}

@@ -18,14 +18,15 @@ func toAPIMessage(m transactional.Message) api.Message {
 	}
 	return api.Message{Id: m.ID, IdempotencyKey: m.IdempotencyKey, Category: api.MessageCategory(m.Category),
 		To: m.To, ToName: m.ToName, From: m.From, FromName: m.FromName, ReplyTo: m.ReplyTo, TemplateId: m.TemplateID,
-		Tags: tags, SendAt: m.SendAt, Status: api.SendStatus(m.Status), Attempts: m.Attempts,
+		SenderId: m.SenderID,
+		Tags:     tags, SendAt: m.SendAt, Status: api.SendStatus(m.Status), Attempts: m.Attempts,
 		ProviderMessageId: m.ProviderMessageID, LastError: m.LastError, Feedback: m.Feedback, SentAt: m.SentAt,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
 
 func toRequest(in api.MessageCreate) transactional.Request {
 	req := transactional.Request{To: in.To, From: in.From, TemplateID: in.TemplateId, Subject: in.Subject,
-		HTML: in.Html, Text: in.Text, Data: raw(in.Data), SendAt: in.SendAt}
+		HTML: in.Html, Text: in.Text, Data: raw(in.Data), SendAt: in.SendAt, SenderID: in.SenderId}
 	for p, v := range map[*string]*string{&req.ToName: in.ToName, &req.FromName: in.FromName, &req.ReplyTo: in.ReplyTo} {
 		if v != nil {
 			*p = *v

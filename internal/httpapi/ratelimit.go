@@ -68,22 +68,14 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 // addrLimits holds one token bucket of failed authentications per client address.
 // A failure spends a token; an address with none left is answered 429 before its
 // credentials are even looked at, which bounds both guessing and the database work
-// it causes. The map is swept when it grows: full buckets (quiet addresses) go first.
-type addrLimits struct {
-	perSecond rate.Limit
-	burst     int
-	mu        sync.Mutex
-	byAddr    map[string]*rate.Limiter
-}
+// it causes. The buckets are keyedLimits', so their memory is bounded the same way.
+type addrLimits struct{ keyedLimits }
 
-// maxTrackedAddrs bounds the memory of addrLimits.
+// maxTrackedAddrs bounds the memory of addrLimits and keyedLimits.
 const maxTrackedAddrs = 10_000
 
 func newAddrLimits(perSecond float64, burst int) *addrLimits {
-	if burst < 1 {
-		burst = 1
-	}
-	return &addrLimits{perSecond: rate.Limit(perSecond), burst: burst, byAddr: map[string]*rate.Limiter{}}
+	return &addrLimits{*newKeyedLimits(perSecond, burst)}
 }
 
 // wait returns how long addr must wait before its next attempt (0: it may try now).
@@ -92,7 +84,7 @@ func (l *addrLimits) wait(addr string, now time.Time) time.Duration {
 		return 0
 	}
 	l.mu.Lock()
-	lim, ok := l.byAddr[addr]
+	lim, ok := l.byKey[addr]
 	l.mu.Unlock()
 	if !ok {
 		return 0
@@ -107,29 +99,7 @@ func (l *addrLimits) fail(addr string, now time.Time) {
 	if l.perSecond <= 0 {
 		return
 	}
-	l.mu.Lock()
-	lim, ok := l.byAddr[addr]
-	if !ok {
-		if len(l.byAddr) >= maxTrackedAddrs {
-			l.sweep(now)
-		}
-		lim = rate.NewLimiter(l.perSecond, l.burst)
-		l.byAddr[addr] = lim
-	}
-	l.mu.Unlock()
-	lim.AllowN(now, 1)
-}
-
-// sweep forgets addresses whose bucket has refilled, or everything if none has.
-func (l *addrLimits) sweep(now time.Time) {
-	for a, lim := range l.byAddr {
-		if lim.TokensAt(now) >= float64(l.burst) {
-			delete(l.byAddr, a)
-		}
-	}
-	if len(l.byAddr) >= maxTrackedAddrs {
-		clear(l.byAddr)
-	}
+	l.limiter(addr, now).AllowN(now, 1)
 }
 
 // clientAddr is the peer address a request came from: the IP of an IPv4 peer, the

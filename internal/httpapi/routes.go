@@ -26,6 +26,16 @@ func (s *Server) routes() {
 	r.Get("/u/{token}", s.handle(s.unsubscribePage))
 	r.Post("/u/{token}", s.handle(s.unsubscribePost))
 	r.Post("/v1/webhooks/{source}/{endpoint_id}", s.handle(s.deliverWebhook))
+	// Public sign-up and double opt-in: no API key. The form is named by the
+	// account's random public id and may be posted from any web site (CORS without
+	// credentials), rate-limited per client address and per account; the confirm
+	// link's HMAC authenticates it.
+	r.Route("/p/{account_public_id}", func(r chiRouter) {
+		r.Use(publicCORS())
+		r.Post("/subscribe", s.handle(s.publicSignup))
+	})
+	r.Get("/p/confirm/{token}", s.handle(s.confirmPage))
+	r.Post("/p/confirm/{token}", s.handle(s.confirmPost))
 	// The event stream authenticates itself (API key or stream token: EventSource
 	// sends no headers) and runs outside the request-bounding middleware.
 	r.With(s.cors()).Get("/v1/events/stream", s.handle(s.streamEvents))

@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -69,6 +70,9 @@ type Deps struct {
 	// Messages builds test messages exactly as the executor builds real ones (the
 	// same Message-ID key); nil means a builder with a random key (tests).
 	Messages *message.Builder
+	// Optin serves the public sign-up form and double opt-in confirmations; nil
+	// means built on Pool with Transactional and Unsubscribe's key ring.
+	Optin *optin.Service
 	// Idempotency stores Idempotency-Key claims and responses; nil means on Pool.
 	Idempotency *idempotency.Store
 	// Now is the clock of the idempotency keys; nil means time.Now.
@@ -84,6 +88,9 @@ type Server struct {
 	limits  *rateLimits
 	// authFails limits failed authentications per client address.
 	authFails *addrLimits
+	// signupAddrs and signupAccounts limit public sign-ups per client address and
+	// per account.
+	signupAddrs, signupAccounts *keyedLimits
 	// idemCount counts stored idempotent responses, to pace the purge of expired keys.
 	idemCount atomic.Uint64
 }
@@ -151,6 +158,7 @@ func NewServer(d Deps) http.Handler {
 		limits:    newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst),
 		authFails: newAddrLimits(d.Config.AuthFailureRatePerSecond, d.Config.AuthFailureBurst)}
 	s.optoutDefaults()
+	s.optinDefaults()
 	s.routes()
 	return s.router
 }

@@ -63,7 +63,7 @@ func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
 	}
 	rows, err := s.Subscribers.List(r.Context(), accountID(r), subscriber.Filter{
 		Status: queryString(r, "status"), ListID: listID, EmailPrefix: queryString(r, "email"),
-		AfterID: p.AfterID, Limit: p.Limit + 1,
+		Membership: r.URL.Query().Get("membership"), AfterID: p.AfterID, Limit: p.Limit + 1,
 	})
 	if err != nil {
 		return err

@@ -265,5 +265,13 @@ func TestCrossTenant(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status, string(res.Body))
 	require.Contains(t, string(res.Body), "/template_id")
 
+	// Nor can B's list send its confirmations with A's template.
+	res = e.do(e.keyB, "POST", "/v1/lists", map[string]any{"name": "b double", "optin": "double",
+		"optin_from_email": "b@example.com", "optin_template_id": tpl.Id})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, string(res.Body))
+	require.Contains(t, string(res.Body), "/optin_template_id")
+	// The public routes are keyed by public id and signed tokens, not API keys:
+	// TestSignupCrossTenant walks them.
+
 	require.Equal(t, before, snapshot(), "account B changed account A's data")
 }

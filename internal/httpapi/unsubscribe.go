@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"errors"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -39,7 +39,7 @@ func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
 	// ParseMultipartForm reads urlencoded bodies as well; an empty body has no
 	// Content-Type.
 	if r.ContentLength != 0 && r.Header.Get("Content-Type") != "" {
-		if err := r.ParseMultipartForm(unsubscribeBodyLimit); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		if err := parseFormBody(r, unsubscribeBodyLimit); err != nil {
 			return badUnsubscribeForm(w)
 		}
 		switch {
@@ -93,6 +93,17 @@ func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// parseFormBody parses a urlencoded or multipart body (already size-limited by the
+// caller's MaxBytesReader) into r.PostForm. ParseMultipartForm alone would not do:
+// on a urlencoded body it reports only that the body is not multipart and drops
+// the read error, so an oversize body would pass as an empty form.
+func parseFormBody(r *http.Request, maxMemory int64) error {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		return r.ParseMultipartForm(maxMemory)
+	}
+	return r.ParseForm()
+}
+
 func badUnsubscribeForm(w http.ResponseWriter) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusBadRequest)
@@ -110,13 +121,17 @@ func unsubscribeError(w http.ResponseWriter, err error) error {
 	return err
 }
 
-func writeHTML(w http.ResponseWriter, body []byte) {
+func writeHTML(w http.ResponseWriter, body []byte) { writeHTMLStatus(w, http.StatusOK, body) }
+
+// writeHTMLStatus writes one of the service's own pages (no script, no framing,
+// forms posting to this origin only) with status.
+func writeHTMLStatus(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

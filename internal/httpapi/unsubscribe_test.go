@@ -135,3 +135,15 @@ func TestOneClickUnsubscribeSuppressesAddressMailedTo(t *testing.T) {
 		e.accountID).Scan(&n))
 	require.Zero(t, n, "the subscriber's new address is not suppressed")
 }
+
+// An oversize form body is refused (400) and changes nothing: it must not fall
+// through to the one-click opt-out because its read error went unseen.
+func TestOneClickOversizeBodyChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := setupOptout(t, "")
+	body := "List-Unsubscribe=One-Click&pad=" + strings.Repeat("x", 20<<10)
+	resp, _ := oneClickPost(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader(body))
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	reason, _ := e.suppressed(t)
+	require.Empty(t, reason)
+}

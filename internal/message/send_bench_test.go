@@ -37,7 +37,7 @@ func (instantSender) Send(_ context.Context, m provider.Message) (string, error)
 // BenchmarkSend is the executor's per-message work without the database: sign the
 // unsubscribe link, build the message (render, keyed Message-ID, headers) and hand
 // it to a provider: instant (no I/O), http (to the HTTP sink on httptest) or smtp
-// (go-mail to the go-smtp sink, one persistent connection). The sinks run in this
+// (the SMTP provider to the go-smtp sink, one persistent connection). The sinks run in this
 // process, so their CPU and allocations are counted too.
 func BenchmarkSend(b *testing.B) {
 	for _, name := range []string{"instant", "http", "smtp"} {

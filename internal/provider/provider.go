@@ -1,5 +1,6 @@
 // Package provider sends one rendered message through an email provider: SMTP
-// (go-mail), an HTTP endpoint that honours Idempotency-Key, or the log (development).
+// (go-mail dials; the transaction and the MIME bytes are this package's), an
+// HTTP endpoint that honours Idempotency-Key, or the log (development).
 //
 // The executor consumes providers through its own small interface (Send and
 // Idempotent); this package defines the Message they carry and the error classes

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,8 +32,12 @@ type SMTPSettings struct {
 	Logger *slog.Logger
 }
 
-// SMTP sends through an SMTP relay with go-mail over a small pool of persistent
-// connections, one recipient per message.
+// SMTP sends through an SMTP relay over a small pool of persistent connections,
+// one recipient per message. go-mail opens each connection (TLS, EHLO, STARTTLS,
+// AUTH) and closes it (QUIT); the transaction itself (smtptx.go) writes the
+// commands and the message, assembled once into a reused buffer (mime.go),
+// straight onto the connection, with MAIL FROM, RCPT TO and DATA in one write
+// when the relay offers PIPELINING.
 //
 // Classification (reply codes per RFC 5321 §4.2.1; the lost-reply gap per RFC 1047):
 //
@@ -50,7 +53,12 @@ type SMTPSettings struct {
 // has no idempotency key, so Idempotent is false and the executor's
 // ambiguous_policy decides.
 //
-// Each command is bounded by Timeout, and the whole exchange by the context: when
+// With PIPELINING the three replies are read in order and the first refusal
+// classifies, as it would have one command at a time; a DATA the relay accepted
+// after a refusal gets a lone "." (RFC 2920 §3.1), which cannot deliver anything
+// for lack of a recipient. After a refusal the connection is reset (RSET) and kept.
+//
+// Each transaction is bounded by Timeout, and the whole exchange by the context: when
 // it ends (the shutdown deadline, the lease) the connection is cut and the send is
 // classified by how far it got, as above: before the body, Temporary (the relay
 // has nothing); during or after it, Ambiguous.
@@ -70,11 +78,15 @@ type SMTP struct {
 }
 
 // smtpSlot is one pooled connection; c is nil until dialled or after it broke.
-// raw is the connection's socket, which a cut closes under go-mail (whose client
-// holds its lock for as long as it waits for a reply).
+// raw is the connection's socket, which a cut closes under a transaction waiting
+// for a reply (or under go-mail's QUIT at shutdown).
 type smtpSlot struct {
 	c   *smtp.Client
 	raw net.Conn
+	// pipelining is whether the relay offered PIPELINING (RFC 2920); mailParams
+	// are the MAIL FROM parameters its extensions call for.
+	pipelining bool
+	mailParams string
 }
 
 // slotKey carries the slot being dialled into the dial function.
@@ -97,8 +109,9 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 	opts := []mail.Option{
 		mail.WithPort(s.Port),
 		mail.WithTimeout(s.Timeout),
-		// No NOOP before and no RSET after each message: a stale connection shows up
-		// as MAIL FROM failing without an answer, which is retried on a new one.
+		// go-mail only dials and says QUIT; the transaction (smtptx.go) sends no
+		// NOOP before and no RSET after a message: a stale connection shows up as
+		// MAIL FROM failing without an answer, which is retried on a new one.
 		mail.WithoutNoop(),
 		mail.WithoutRset(),
 		mail.WithTLSConfig(tlsConfig),
@@ -161,10 +174,14 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 // Send delivers m on a pooled connection and returns m.MessageID, the id bounces
 // and complaints refer to (the job id when m has none).
 func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
-	msg, err := MIME(m)
+	buf := mimeBufs.Get().(*[]byte)
+	defer putMIMEBuf(buf)
+	msg, err := AppendMIME((*buf)[:0], m)
 	if err != nil {
 		return "", classed(Permanent, 0, err)
 	}
+	msg = appendEndOfData(dotStuff(msg))
+	*buf = msg
 	var sl *smtpSlot
 	select {
 	case sl = <-p.slots:
@@ -178,21 +195,15 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	for attempt := 0; ; attempt++ {
 		reused := sl.c != nil
 		if !reused {
-			c, err := p.client.DialToSMTPClientWithContext(context.WithValue(ctx, slotKey{}, sl))
-			if err != nil {
-				if sl.raw != nil {
-					sl.raw.Close() //nolint:errcheck // the dial error is the one to report
-					sl.raw = nil
-				}
+			if err := p.dial(ctx, sl); err != nil {
 				return "", classed(Temporary, 0, fmt.Errorf("smtp connect: %w", err))
 			}
-			sl.c = c
 		}
 		raw := sl.raw
 		cut := context.AfterFunc(ctx, func() { raw.Close() }) //nolint:errcheck // cutting on purpose
-		err := p.client.SendWithSMTPClient(sl.c, msg)
+		f := p.transact(sl, m.From, m.To, msg)
 		cutHappened := !cut()
-		if err == nil {
+		if f == nil {
 			if cutHappened {
 				// Accepted just as the cut came: the message is sent, the connection is not reusable.
 				p.drop(sl)
@@ -202,71 +213,54 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 			}
 			return m.MessageID, nil
 		}
-		class, code, keep := classifySMTP(err)
-		if !keep || cutHappened {
+		if f.broken || cutHappened {
 			p.drop(sl)
 		}
-		if reused && attempt == 0 && !cutHappened && staleConnection(err) {
+		if reused && attempt == 0 && !cutHappened && f.stale() {
 			continue
 		}
+		var err error = f
 		if cutHappened {
 			err = fmt.Errorf("%w (cut: %w)", err, context.Cause(ctx))
 		}
-		return "", classed(class, code, err)
+		return "", classed(f.class(), f.code, err)
 	}
 }
 
-// staleConnection reports whether a send on a reused connection failed the way a
-// connection the relay had closed while idle fails: before any of this message was
-// accepted (connection check, MAIL, RCPT or the DATA command), without an answer
-// or with 421 (the relay is closing the connection, as in "421 4.4.2 Idle
-// timeout"). Sending again on a fresh connection cannot make a second copy.
-func staleConnection(err error) bool {
-	var se *mail.SendError
-	if !errors.As(err, &se) {
-		return false
+// mimeBufs holds message buffers between sends: a message is assembled into one,
+// sent from it, and the buffer reused.
+var mimeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// putMIMEBuf returns a buffer to the pool unless an outsized message grew it.
+func putMIMEBuf(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		mimeBufs.Put(b)
 	}
-	switch se.Reason {
-	case mail.ErrConnCheck, mail.ErrSMTPMailFrom, mail.ErrSMTPRcptTo, mail.ErrSMTPData:
-		code := se.ErrorCode()
-		return code == 0 || code == 421
-	}
-	return false
 }
 
-// classifySMTP returns the class of a go-mail send error, the SMTP reply code
-// (0 if the server did not answer) and whether the connection is still usable.
-func classifySMTP(err error) (Class, int, bool) {
-	var se *mail.SendError
-	if !errors.As(err, &se) {
-		return Ambiguous, 0, false
-	}
-	code := se.ErrorCode()
-	replied := code >= 400 && code < 600
-	// 421: the server is closing the connection even though it answered.
-	keep := replied && code != 421
-	byCode := func(noReply Class) Class {
-		switch {
-		case code >= 500 && code < 600:
-			return Permanent
-		case code >= 400:
-			return Temporary
+// dial opens sl's connection: connect (TLS from the first byte when so
+// configured), EHLO, STARTTLS and AUTH as configured, all by go-mail; then notes
+// the extensions the transaction uses.
+func (p *SMTP) dial(ctx context.Context, sl *smtpSlot) error {
+	c, err := p.client.DialToSMTPClientWithContext(context.WithValue(ctx, slotKey{}, sl))
+	if err != nil {
+		if sl.raw != nil {
+			sl.raw.Close() //nolint:errcheck // the dial error is the one to report
+			sl.raw = nil
 		}
-		return noReply
+		return err
 	}
-	switch se.Reason {
-	case mail.ErrGetSender, mail.ErrGetRcpts, mail.ErrNoUnencoded:
-		return Permanent, 0, true
-	case mail.ErrConnCheck:
-		return Temporary, 0, false
-	case mail.ErrSMTPMailFrom, mail.ErrSMTPRcptTo, mail.ErrSMTPData:
-		return byCode(Temporary), code, keep
-	case mail.ErrSMTPDataClose:
-		return byCode(Ambiguous), code, keep
-	case mail.ErrWriteContent:
-		return Ambiguous, 0, false
+	sl.c = c
+	sl.pipelining, _ = c.Extension("PIPELINING")
+	// The MAIL parameters go-mail sent: BODY=8BITMIME and SMTPUTF8 when offered.
+	sl.mailParams = ""
+	if ok, _ := c.Extension("8BITMIME"); ok {
+		sl.mailParams += " BODY=8BITMIME"
 	}
-	return Ambiguous, code, false
+	if ok, _ := c.Extension("SMTPUTF8"); ok {
+		sl.mailParams += " SMTPUTF8"
+	}
+	return nil
 }
 
 // drop closes a slot's broken connection without QUIT, which could only hang.

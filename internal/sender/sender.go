@@ -281,3 +281,20 @@ func validCredentials(typ string, c Credentials) error {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// AllowsFrom reports whether allowed (a sender's allowed_from: addresses and
+// domains) permits sending from the address from. An empty list allows any.
+// Campaigns are held to it at approval, messages when they are accepted.
+func AllowsFrom(allowed []string, from string) bool {
+	if len(allowed) == 0 {
+		return true
+	}
+	from = strings.ToLower(from)
+	_, domain, _ := strings.Cut(from, "@")
+	for _, r := range allowed {
+		if r = strings.ToLower(r); r == from || r == domain {
+			return true
+		}
+	}
+	return false
+}

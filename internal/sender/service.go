@@ -242,27 +242,41 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sen
 	return toSender(row), nil
 }
 
-// Delete removes a sender no campaign names.
+// Delete removes a sender no campaign names. Transactional messages that named it
+// have a stream of their own: once none of them is left to send, the stream is
+// retired with the deletion (its messages keep their history); while one is
+// queued or in flight, the sender is in use.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
-	q := store.New(s.pool)
-	if _, err := q.SenderGet(ctx, accountID, id); err != nil {
-		return postgres.Error(err, "sender")
-	}
-	inUse, err := q.SenderInUse(ctx, accountID, &id)
-	if err != nil {
-		return postgres.Error(err, "sender")
-	}
-	if inUse {
-		return apperr.New(apperr.Conflict, "campaigns name this sender; point them at another sender first")
-	}
-	n, err := q.SenderDelete(ctx, accountID, id)
-	if err != nil {
-		return postgres.Error(err, "sender")
-	}
-	if n == 0 {
-		return apperr.New(apperr.NotFound, "sender not found")
-	}
-	return nil
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if _, err := q.SenderGet(ctx, accountID, id); err != nil {
+			return err
+		}
+		// Locked first, then judged by a statement of its own: it sees every message
+		// added to the stream before the lock (SenderStreamLock).
+		if _, err := q.SenderStreamLock(ctx, accountID, &id); err != nil {
+			return err
+		}
+		if err := q.SenderRetireStream(ctx, accountID, &id); err != nil {
+			return err
+		}
+		inUse, err := q.SenderInUse(ctx, accountID, &id)
+		if err != nil {
+			return err
+		}
+		if inUse {
+			return apperr.New(apperr.Conflict, "campaigns name this sender, or messages that named it are still being sent; point the campaigns at another sender first, or retry when the messages are settled")
+		}
+		n, err := q.SenderDelete(ctx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return apperr.New(apperr.NotFound, "sender not found")
+		}
+		return nil
+	})
+	return postgres.Error(err, "sender")
 }
 
 // CheckKeys decrypts every stored credential and returns an error naming the

@@ -81,7 +81,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -92,12 +92,13 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.Name,
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
+		&i.PublicID,
 	)
 	return i, err
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -108,12 +109,13 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.Name,
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
+		&i.PublicID,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -124,6 +126,7 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.Name,
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
+		&i.PublicID,
 	)
 	return i, err
 }

@@ -75,6 +75,18 @@ func (q *Queries) ChaosCampaignStatus(ctx context.Context, id int64) (string, er
 	return status, err
 }
 
+const chaosMessageStream = `-- name: ChaosMessageStream :one
+SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages' AND sender_id IS NULL AND status = 'sending'
+`
+
+// The account's default transactional message stream (`sendonce chaos -messages`).
+func (q *Queries) ChaosMessageStream(ctx context.Context, accountID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosMessageStream, accountID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const chaosSendStatuses = `-- name: ChaosSendStatuses :many
 SELECT id, status FROM sends WHERE campaign_id = $1
 `

@@ -111,7 +111,7 @@ const campaignListSending = `-- name: CampaignListSending :many
 SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
        c.text_template, c.ambiguous_policy, c.sender_id, c.kind, ds.id AS stream_sender_id
 FROM campaigns c
-LEFT JOIN senders ds ON c.kind = 'messages' AND ds.account_id = c.account_id AND ds.is_default
+LEFT JOIN senders ds ON c.kind = 'messages' AND c.sender_id IS NULL AND ds.account_id = c.account_id AND ds.is_default
 WHERE c.status = 'sending'
 ORDER BY c.account_id, c.id
 `
@@ -133,10 +133,11 @@ type CampaignListSendingRow struct {
 
 // Everything a sender needs of the campaigns being sent; the dispatcher deals them
 // round-robin per account.
-// A message stream (kind 'messages') is listed too: it is always sending. A stream
-// names no sender of its own: it sends through the account's default sender as it
-// is now (stream_sender_id; none: the environment's provider), so a tenant's
-// transactional mail leaves through the tenant's own sender.
+// A message stream (kind 'messages') is listed too: it is always sending. The
+// account's default stream (no sender_id) sends through the account's default
+// sender as it is now (stream_sender_id; none: the environment's provider), so a
+// tenant's transactional mail leaves through the tenant's own sender; the stream
+// of messages that named a sender sends through that sender, like its campaigns.
 func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendingRow, error) {
 	rows, err := q.db.Query(ctx, campaignListSending)
 	if err != nil {

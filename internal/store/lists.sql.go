@@ -11,19 +11,37 @@ import (
 )
 
 const listCreate = `-- name: ListCreate :one
-INSERT INTO lists (account_id, name, description)
-VALUES ($1, $2, $3)
-RETURNING id, account_id, name, description, created_at, updated_at
+INSERT INTO lists (account_id, name, description, optin, public, language, optin_from_email, optin_from_name,
+                   optin_template_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+        $9)
+RETURNING id, account_id, name, description, created_at, updated_at, optin, public, language, optin_from_email, optin_from_name, optin_template_id
 `
 
 type ListCreateParams struct {
-	AccountID   int64
-	Name        string
-	Description string
+	AccountID       int64
+	Name            string
+	Description     string
+	Optin           string
+	Public          bool
+	Language        string
+	OptinFromEmail  string
+	OptinFromName   string
+	OptinTemplateID *int64
 }
 
 func (q *Queries) ListCreate(ctx context.Context, arg ListCreateParams) (List, error) {
-	row := q.db.QueryRow(ctx, listCreate, arg.AccountID, arg.Name, arg.Description)
+	row := q.db.QueryRow(ctx, listCreate,
+		arg.AccountID,
+		arg.Name,
+		arg.Description,
+		arg.Optin,
+		arg.Public,
+		arg.Language,
+		arg.OptinFromEmail,
+		arg.OptinFromName,
+		arg.OptinTemplateID,
+	)
 	var i List
 	err := row.Scan(
 		&i.ID,
@@ -32,6 +50,12 @@ func (q *Queries) ListCreate(ctx context.Context, arg ListCreateParams) (List, e
 		&i.Description,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Optin,
+		&i.Public,
+		&i.Language,
+		&i.OptinFromEmail,
+		&i.OptinFromName,
+		&i.OptinTemplateID,
 	)
 	return i, err
 }
@@ -49,19 +73,25 @@ func (q *Queries) ListDelete(ctx context.Context, accountID int64, iD int64) (in
 }
 
 const listGet = `-- name: ListGet :one
-SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id AND m.status = 'subscribed')::bigint AS member_count
+SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, l.optin, l.public, l.language, l.optin_from_email, l.optin_from_name, l.optin_template_id, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id AND m.status = 'subscribed')::bigint AS member_count
 FROM lists l
 WHERE l.account_id = $1 AND l.id = $2
 `
 
 type ListGetRow struct {
-	ID          int64
-	AccountID   int64
-	Name        string
-	Description string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	MemberCount int64
+	ID              int64
+	AccountID       int64
+	Name            string
+	Description     string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Optin           string
+	Public          bool
+	Language        string
+	OptinFromEmail  string
+	OptinFromName   string
+	OptinTemplateID *int64
+	MemberCount     int64
 }
 
 func (q *Queries) ListGet(ctx context.Context, accountID int64, iD int64) (ListGetRow, error) {
@@ -74,6 +104,12 @@ func (q *Queries) ListGet(ctx context.Context, accountID int64, iD int64) (ListG
 		&i.Description,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Optin,
+		&i.Public,
+		&i.Language,
+		&i.OptinFromEmail,
+		&i.OptinFromName,
+		&i.OptinTemplateID,
 		&i.MemberCount,
 	)
 	return i, err
@@ -105,7 +141,7 @@ func (q *Queries) ListIDsOwned(ctx context.Context, accountID int64, ids []int64
 }
 
 const listList = `-- name: ListList :many
-SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id AND m.status = 'subscribed')::bigint AS member_count
+SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, l.optin, l.public, l.language, l.optin_from_email, l.optin_from_name, l.optin_template_id, (SELECT count(*) FROM list_members m WHERE m.list_id = l.id AND m.status = 'subscribed')::bigint AS member_count
 FROM lists l
 WHERE l.account_id = $1 AND l.id > $2
 ORDER BY l.id
@@ -119,13 +155,19 @@ type ListListParams struct {
 }
 
 type ListListRow struct {
-	ID          int64
-	AccountID   int64
-	Name        string
-	Description string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	MemberCount int64
+	ID              int64
+	AccountID       int64
+	Name            string
+	Description     string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Optin           string
+	Public          bool
+	Language        string
+	OptinFromEmail  string
+	OptinFromName   string
+	OptinTemplateID *int64
+	MemberCount     int64
 }
 
 func (q *Queries) ListList(ctx context.Context, arg ListListParams) ([]ListListRow, error) {
@@ -144,6 +186,12 @@ func (q *Queries) ListList(ctx context.Context, arg ListListParams) ([]ListListR
 			&i.Description,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Optin,
+			&i.Public,
+			&i.Language,
+			&i.OptinFromEmail,
+			&i.OptinFromName,
+			&i.OptinTemplateID,
 			&i.MemberCount,
 		); err != nil {
 			return nil, err
@@ -204,21 +252,43 @@ const listUpdate = `-- name: ListUpdate :execrows
 UPDATE lists SET
     name        = coalesce($1, name),
     description = coalesce($2, description),
+    optin       = coalesce($3, optin),
+    public      = coalesce($4, public),
+    language    = coalesce($5, language),
+    optin_from_email  = coalesce($6, optin_from_email),
+    optin_from_name   = coalesce($7, optin_from_name),
+    -- clear_optin_template drops the template; otherwise a NULL keeps it.
+    optin_template_id = CASE WHEN $8::boolean THEN NULL
+                             ELSE coalesce($9, optin_template_id) END,
     updated_at  = now()
-WHERE account_id = $3 AND id = $4
+WHERE account_id = $10 AND id = $11
 `
 
 type ListUpdateParams struct {
-	Name        *string
-	Description *string
-	AccountID   int64
-	ID          int64
+	Name               *string
+	Description        *string
+	Optin              *string
+	Public             *bool
+	Language           *string
+	OptinFromEmail     *string
+	OptinFromName      *string
+	ClearOptinTemplate bool
+	OptinTemplateID    *int64
+	AccountID          int64
+	ID                 int64
 }
 
 func (q *Queries) ListUpdate(ctx context.Context, arg ListUpdateParams) (int64, error) {
 	result, err := q.db.Exec(ctx, listUpdate,
 		arg.Name,
 		arg.Description,
+		arg.Optin,
+		arg.Public,
+		arg.Language,
+		arg.OptinFromEmail,
+		arg.OptinFromName,
+		arg.ClearOptinTemplate,
+		arg.OptinTemplateID,
 		arg.AccountID,
 		arg.ID,
 	)

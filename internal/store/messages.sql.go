@@ -32,11 +32,11 @@ func (q *Queries) MessageByKey(ctx context.Context, accountID int64, idempotency
 const messageClaimBatch = `-- name: MessageClaimBatch :many
 WITH picked AS (
     SELECT s.id FROM sends s
-    WHERE s.campaign_id = $4
+    WHERE s.campaign_id = $1
       AND s.status = 'queued'
-      AND s.next_attempt_at <= coalesce($1::timestamptz, now())
+      AND s.next_attempt_at <= coalesce($2::timestamptz, now())
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $5
+    LIMIT $3
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
@@ -47,27 +47,39 @@ WITH picked AS (
     FROM picked p
     JOIN sends s ON s.id = p.id
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
+), claimed AS (
+    UPDATE sends s
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked THEN NULL
+                           ELSE coalesce($2::timestamptz, now()) + $4::interval END,
+        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $5::bigint END,
+        updated_at  = coalesce($2::timestamptz, now())
+    FROM judged j
+    WHERE s.id = j.id
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
+              s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
+              j.text, j.data, j.headers, j.category
+), suppressed_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'send.suppressed', coalesce($2::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+                              'email', c.email, 'status', c.status)
+    FROM claimed c
+    WHERE c.status = 'suppressed'
 )
-UPDATE sends s
-SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-    lease_until = CASE WHEN j.blocked THEN NULL
-                       ELSE coalesce($1::timestamptz, now()) + $2::interval END,
-    attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-    executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $3::bigint END,
-    updated_at  = coalesce($1::timestamptz, now())
-FROM judged j
-WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
-          s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html, j.text, j.data,
-          j.headers, j.category
+SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
+       c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
+       c.text, c.data, c.headers, c.category
+FROM claimed c
 `
 
 type MessageClaimBatchParams struct {
+	CampaignID int64
 	Now        *time.Time
+	N          int32
 	Lease      pgtype.Interval
 	ExecutorID *int64
-	CampaignID int64
-	N          int32
 }
 
 type MessageClaimBatchRow struct {
@@ -99,15 +111,17 @@ type MessageClaimBatchRow struct {
 // follows the message's category: marketing is blocked by every suppression;
 // transactional (a receipt, a password reset) is not blocked by an unsubscribe,
 // only by a hard bounce, a complaint or a manual suppression. Blocked rows are
-// marked suppressed, as in SendClaimBatch. The stream is always sending, so there is
-// no campaign guard.
+// marked suppressed, as in SendClaimBatch, and their send.suppressed events are
+// written by the same statement (the same event as a campaign's, campaign_id being
+// the stream and subscriber_id the message). The stream is always sending, so there
+// is no campaign guard.
 func (q *Queries) MessageClaimBatch(ctx context.Context, arg MessageClaimBatchParams) ([]MessageClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, messageClaimBatch,
+		arg.CampaignID,
 		arg.Now,
+		arg.N,
 		arg.Lease,
 		arg.ExecutorID,
-		arg.CampaignID,
-		arg.N,
 	)
 	if err != nil {
 		return nil, err
@@ -148,9 +162,40 @@ func (q *Queries) MessageClaimBatch(ctx context.Context, arg MessageClaimBatchPa
 	return items, nil
 }
 
+const messageDeleteRetired = `-- name: MessageDeleteRetired :execrows
+WITH doomed AS (
+    SELECT m.account_id, m.id, s.id AS send_id
+    FROM messages m
+    JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+    WHERE m.created_at < $1::timestamptz
+      AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
+    ORDER BY m.created_at, m.id
+    LIMIT $2
+    FOR UPDATE OF m, s SKIP LOCKED
+), gone_sends AS (
+    DELETE FROM sends s USING doomed d WHERE s.id = d.send_id
+)
+DELETE FROM messages m USING doomed d WHERE m.account_id = d.account_id AND m.id = d.id
+`
+
+// Message retention: deletes up to n messages accepted before cutoff whose send has
+// settled (sent, failed, suppressed, cancelled, unknown), with their send rows, in
+// one statement, oldest first (messages_created_at_idx). A message still queued or
+// in flight stays until it settles. Once deleted, its Idempotency-Key is free again:
+// idempotency holds for as long as the message exists. SKIP LOCKED keeps replicas
+// off each other's batch and off a row an acknowledgement holds. Not a tenant query:
+// the executors' maintenance runs it for every account.
+func (q *Queries) MessageDeleteRetired(ctx context.Context, cutoff time.Time, n int32) (int64, error) {
+	result, err := q.db.Exec(ctx, messageDeleteRetired, cutoff, n)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const messageGet = `-- name: MessageGet :one
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
@@ -170,6 +215,7 @@ type MessageGetRow struct {
 	Tags              []string
 	SendAt            *time.Time
 	CreatedAt         time.Time
+	SenderID          *int64
 	Status            string
 	Attempts          int32
 	ProviderMessageID *string
@@ -197,6 +243,7 @@ func (q *Queries) MessageGet(ctx context.Context, accountID int64, iD int64) (Me
 		&i.Tags,
 		&i.SendAt,
 		&i.CreatedAt,
+		&i.SenderID,
 		&i.Status,
 		&i.Attempts,
 		&i.ProviderMessageID,
@@ -210,10 +257,10 @@ func (q *Queries) MessageGet(ctx context.Context, accountID int64, iD int64) (Me
 
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
-                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at)
+                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11, $12, $13, $14, $15, $16::text[],
-        $17)
+        $17, $18)
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id
 `
@@ -236,6 +283,7 @@ type MessageInsertParams struct {
 	Headers        json.RawMessage
 	Tags           []string
 	SendAt         *time.Time
+	SenderID       *int64
 }
 
 // ON CONFLICT on the key: a concurrent request with the same key waits for this one
@@ -259,6 +307,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 		arg.Headers,
 		arg.Tags,
 		arg.SendAt,
+		arg.SenderID,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -267,7 +316,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 
 const messageList = `-- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
@@ -301,6 +350,7 @@ type MessageListRow struct {
 	Tags              []string
 	SendAt            *time.Time
 	CreatedAt         time.Time
+	SenderID          *int64
 	Status            string
 	Attempts          int32
 	ProviderMessageID *string
@@ -339,6 +389,7 @@ func (q *Queries) MessageList(ctx context.Context, arg MessageListParams) ([]Mes
 			&i.Tags,
 			&i.SendAt,
 			&i.CreatedAt,
+			&i.SenderID,
 			&i.Status,
 			&i.Attempts,
 			&i.ProviderMessageID,
@@ -388,25 +439,79 @@ func (q *Queries) MessageSendInsert(ctx context.Context, arg MessageSendInsertPa
 const messageStreamEnsure = `-- name: MessageStreamEnsure :one
 
 WITH ins AS (
-    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at)
-    VALUES ($1, 'transactional messages', '', '', 'sending', 'messages', now(), now())
-    ON CONFLICT (account_id) WHERE kind = 'messages' DO NOTHING
+    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at, sender_id)
+    VALUES ($1, 'transactional messages', '', '', 'sending', 'messages', now(), now(),
+            $2::bigint)
+    ON CONFLICT (account_id, coalesce(sender_id, 0)) WHERE kind = 'messages' AND status = 'sending' DO NOTHING
     RETURNING id
+), existing AS (
+    SELECT id FROM campaigns
+    WHERE account_id = $1 AND kind = 'messages' AND status = 'sending'
+      AND sender_id IS NOT DISTINCT FROM $2::bigint
+    FOR SHARE
 )
 SELECT id FROM ins
 UNION ALL
-SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages'
+SELECT id FROM existing
 LIMIT 1
 `
 
 // Transactional messages: one send row each, in the account's message stream (a
 // campaigns row of kind 'messages', always 'sending'). Accepting a message is one
 // transaction: the stream, the message, its send row and the executors' wake-up.
-// The account's stream, created on its first message. A concurrent first message
-// may make both inserts skip before either commits; the caller then asks again.
-func (q *Queries) MessageStreamEnsure(ctx context.Context, accountID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, messageStreamEnsure, accountID)
+// The account's live stream for a sender (NULL: the default stream, which sends
+// through the account's default sender), created with the first message that
+// names it. A concurrent first message may make both inserts skip before either
+// commits; the caller then asks again. The existing stream is locked FOR SHARE
+// until the message commits: a sender's deletion retires an idle stream only
+// after locking it (SenderStreamLock), so it never retires one a message is
+// being added to.
+func (q *Queries) MessageStreamEnsure(ctx context.Context, accountID int64, senderID *int64) (int64, error) {
+	row := q.db.QueryRow(ctx, messageStreamEnsure, accountID, senderID)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const messageStreamsDue = `-- name: MessageStreamsDue :many
+SELECT c.id, greatest(q.next_attempt_at, 'epoch')::timestamptz AS next_attempt_at
+FROM campaigns c
+CROSS JOIN LATERAL (
+    SELECT s.next_attempt_at FROM sends s
+    WHERE s.campaign_id = c.id AND s.status = 'queued'
+    ORDER BY s.next_attempt_at, s.id
+    LIMIT 1
+) q
+WHERE c.kind = 'messages' AND c.status = 'sending'
+`
+
+type MessageStreamsDueRow struct {
+	ID            int64
+	NextAttemptAt time.Time
+}
+
+// The executors' sweep over every message stream, in one statement: each stream
+// with a queued row and the earliest next_attempt_at among them (one probe of
+// sends_claim_idx per stream). An idle stream is otherwise never claimed: this
+// finds rows no NOTIFY announced (rescued, released, a lost notification) and the
+// next send_at or retry time. Not a tenant query: it reads every account's stream.
+// A message due at once is queued at -infinity, which time.Time cannot hold.
+func (q *Queries) MessageStreamsDue(ctx context.Context) ([]MessageStreamsDueRow, error) {
+	rows, err := q.db.Query(ctx, messageStreamsDue)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageStreamsDueRow{}
+	for rows.Next() {
+		var i MessageStreamsDueRow
+		if err := rows.Scan(&i.ID, &i.NextAttemptAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -14,6 +14,7 @@ type Account struct {
 	Name             string
 	CreatedAt        time.Time
 	UnsubscribeScope string
+	PublicID         string
 }
 
 type ApiKey struct {
@@ -141,12 +142,18 @@ type IdempotencyKey struct {
 }
 
 type List struct {
-	ID          int64
-	AccountID   int64
-	Name        string
-	Description string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID              int64
+	AccountID       int64
+	Name            string
+	Description     string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Optin           string
+	Public          bool
+	Language        string
+	OptinFromEmail  string
+	OptinFromName   string
+	OptinTemplateID *int64
 }
 
 type ListMember struct {
@@ -179,6 +186,7 @@ type Message struct {
 	Tags           []string
 	SendAt         *time.Time
 	CreatedAt      time.Time
+	SenderID       *int64
 }
 
 type Segment struct {
@@ -245,15 +253,17 @@ type SoftBounce struct {
 }
 
 type Subscriber struct {
-	ID         int64
-	AccountID  int64
-	Email      string
-	EmailLower string
-	Name       string
-	Attributes json.RawMessage
-	Status     string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	ID          int64
+	AccountID   int64
+	Email       string
+	EmailLower  string
+	Name        string
+	Attributes  json.RawMessage
+	Status      string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	Signup      bool
+	OptinSentAt *time.Time
 }
 
 type SubscriberImportRow struct {

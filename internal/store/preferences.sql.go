@@ -11,7 +11,7 @@ import (
 
 const accountSetUnsubscribeScope = `-- name: AccountSetUnsubscribeScope :one
 UPDATE accounts SET unsubscribe_scope = $1 WHERE id = $2
-RETURNING id, name, created_at, unsubscribe_scope
+RETURNING id, name, created_at, unsubscribe_scope, public_id
 `
 
 func (q *Queries) AccountSetUnsubscribeScope(ctx context.Context, unsubscribeScope string, accountID int64) (Account, error) {
@@ -22,6 +22,7 @@ func (q *Queries) AccountSetUnsubscribeScope(ctx context.Context, unsubscribeSco
 		&i.Name,
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
+		&i.PublicID,
 	)
 	return i, err
 }
@@ -51,11 +52,55 @@ func (q *Queries) CampaignListIDsForUnsubscribe(ctx context.Context, accountID i
 	return list_ids, err
 }
 
+const membershipJoinPublic = `-- name: MembershipJoinPublic :many
+INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_source, status_at)
+SELECT l.id, $1, $2, 'subscribed', $3, now()
+FROM lists l
+WHERE l.account_id = $2 AND l.public AND l.id = ANY($4::bigint[])
+ORDER BY l.id
+ON CONFLICT DO NOTHING
+RETURNING list_id
+`
+
+type MembershipJoinPublicParams struct {
+	SubscriberID int64
+	AccountID    int64
+	Source       string
+	Ids          []int64
+}
+
+// The preference page may also join public lists the subscriber is not on yet: the
+// link proves the mailbox, so the membership is subscribed at once.
+func (q *Queries) MembershipJoinPublic(ctx context.Context, arg MembershipJoinPublicParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, membershipJoinPublic,
+		arg.SubscriberID,
+		arg.AccountID,
+		arg.Source,
+		arg.Ids,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var list_id int64
+		if err := rows.Scan(&list_id); err != nil {
+			return nil, err
+		}
+		items = append(items, list_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const membershipPreferences = `-- name: MembershipPreferences :many
-SELECT l.id, l.name, m.status
-FROM list_members m
-JOIN lists l ON l.id = m.list_id AND l.account_id = m.account_id
-WHERE m.account_id = $1 AND m.subscriber_id = $2
+SELECT l.id, l.name, coalesce(m.status, '')::text AS status
+FROM lists l
+LEFT JOIN list_members m ON m.list_id = l.id AND m.account_id = l.account_id AND m.subscriber_id = $1
+WHERE l.account_id = $2 AND (l.public OR m.subscriber_id IS NOT NULL)
 ORDER BY l.name, l.id
 `
 
@@ -65,9 +110,11 @@ type MembershipPreferencesRow struct {
 	Status string
 }
 
-// The lists the subscriber belongs to (subscribed or not), for the preference page.
-func (q *Queries) MembershipPreferences(ctx context.Context, accountID int64, subscriberID int64) ([]MembershipPreferencesRow, error) {
-	rows, err := q.db.Query(ctx, membershipPreferences, accountID, subscriberID)
+// The preference page's lists: every list the subscriber belongs to (subscribed,
+// unsubscribed or pending) and the account's public lists, with the membership's
+// status (” when not a member). Private lists the address is not on stay unseen.
+func (q *Queries) MembershipPreferences(ctx context.Context, subscriberID int64, accountID int64) ([]MembershipPreferencesRow, error) {
+	rows, err := q.db.Query(ctx, membershipPreferences, subscriberID, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -86,13 +133,14 @@ func (q *Queries) MembershipPreferences(ctx context.Context, accountID int64, su
 	return items, nil
 }
 
-const membershipSetPreferences = `-- name: MembershipSetPreferences :execrows
+const membershipSetPreferences = `-- name: MembershipSetPreferences :many
 UPDATE list_members
 SET status        = CASE WHEN list_id = ANY($1::bigint[]) THEN 'subscribed' ELSE 'unsubscribed' END,
     status_source = $2,
     status_at     = now()
 WHERE account_id = $3 AND subscriber_id = $4
   AND status <> CASE WHEN list_id = ANY($1::bigint[]) THEN 'subscribed' ELSE 'unsubscribed' END
+RETURNING list_id, status
 `
 
 type MembershipSetPreferencesParams struct {
@@ -102,20 +150,37 @@ type MembershipSetPreferencesParams struct {
 	SubscriberID int64
 }
 
+type MembershipSetPreferencesRow struct {
+	ListID int64
+	Status string
+}
+
 // The preference page's submit: the lists in @subscribed are subscribed, the
 // subscriber's other memberships unsubscribed. Only existing memberships change: a
 // link cannot join a list the subscriber was never on.
-func (q *Queries) MembershipSetPreferences(ctx context.Context, arg MembershipSetPreferencesParams) (int64, error) {
-	result, err := q.db.Exec(ctx, membershipSetPreferences,
+func (q *Queries) MembershipSetPreferences(ctx context.Context, arg MembershipSetPreferencesParams) ([]MembershipSetPreferencesRow, error) {
+	rows, err := q.db.Query(ctx, membershipSetPreferences,
 		arg.Subscribed,
 		arg.Source,
 		arg.AccountID,
 		arg.SubscriberID,
 	)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []MembershipSetPreferencesRow{}
+	for rows.Next() {
+		var i MembershipSetPreferencesRow
+		if err := rows.Scan(&i.ListID, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const membershipUnsubscribeLists = `-- name: MembershipUnsubscribeLists :execrows

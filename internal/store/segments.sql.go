@@ -250,7 +250,7 @@ func (q *Queries) SegmentPreviewCount(ctx context.Context, arg SegmentPreviewCou
 }
 
 const segmentPreviewSample = `-- name: SegmentPreviewSample :many
-SELECT s.id, s.account_id, s.email, s.email_lower, s.name, s.attributes, s.status, s.created_at, s.updated_at FROM subscribers s
+SELECT s.id, s.account_id, s.email, s.email_lower, s.name, s.attributes, s.status, s.created_at, s.updated_at, s.signup, s.optin_sent_at FROM subscribers s
 WHERE s.account_id = $1
   AND ($2::text IS NULL OR s.attributes @@ $2::text::jsonpath)
   AND (cardinality($3::text[]) = 0 OR s.status = ANY($3::text[]))
@@ -301,6 +301,8 @@ func (q *Queries) SegmentPreviewSample(ctx context.Context, arg SegmentPreviewSa
 			&i.Status,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Signup,
+			&i.OptinSentAt,
 		); err != nil {
 			return nil, err
 		}

@@ -348,6 +348,21 @@ func (q *Queries) SenderResumeHealth(ctx context.Context, accountID int64, sende
 	return err
 }
 
+const senderRetireStream = `-- name: SenderRetireStream :exec
+UPDATE campaigns c
+SET status = 'cancelled', cancelled_at = now(), sender_id = NULL, updated_at = now()
+WHERE c.account_id = $1 AND c.sender_id = $2 AND c.kind = 'messages' AND c.status = 'sending'
+  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status IN ('queued', 'sending'))
+`
+
+// Retires the sender's message stream when nothing of it is left to send: cancelled
+// and detached from the sender, its settled rows kept (the messages' history). A
+// stream with queued or in-flight messages stays, and keeps the sender in use.
+func (q *Queries) SenderRetireStream(ctx context.Context, accountID int64, iD *int64) error {
+	_, err := q.db.Exec(ctx, senderRetireStream, accountID, iD)
+	return err
+}
+
 const senderSecretReplace = `-- name: SenderSecretReplace :execrows
 UPDATE senders SET secret_key_id = $1, secret = $2
 WHERE id = $3 AND account_id = $4 AND secret = $5
@@ -408,6 +423,36 @@ func (q *Queries) SenderSecretsAll(ctx context.Context) ([]SenderSecretsAllRow, 
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const senderStreamLock = `-- name: SenderStreamLock :many
+SELECT id FROM campaigns
+WHERE account_id = $1 AND sender_id = $2 AND kind = 'messages' AND status = 'sending'
+FOR UPDATE
+`
+
+// The sender's live message stream, locked before SenderRetireStream in the
+// deletion's transaction: a message being added to it holds it FOR SHARE
+// (MessageStreamEnsure) until it commits, so once this lock is held the next
+// statement sees every message the stream will ever get.
+func (q *Queries) SenderStreamLock(ctx context.Context, accountID int64, iD *int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, senderStreamLock, accountID, iD)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ UPDATE subscribers
 SET status = 'confirmed',
     updated_at = CASE WHEN status = 'pending' THEN now() ELSE updated_at END
 WHERE account_id = $1 AND id = $2 AND status IN ('pending', 'confirmed')
-RETURNING id, account_id, email, email_lower, name, attributes, status, created_at, updated_at
+RETURNING id, account_id, email, email_lower, name, attributes, status, created_at, updated_at, signup, optin_sent_at
 `
 
 // pending → confirmed; confirming a confirmed subscriber changes nothing. Zero rows
@@ -33,6 +33,8 @@ func (q *Queries) SubscriberConfirm(ctx context.Context, accountID int64, iD int
 		&i.Status,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Signup,
+		&i.OptinSentAt,
 	)
 	return i, err
 }
@@ -40,7 +42,7 @@ func (q *Queries) SubscriberConfirm(ctx context.Context, accountID int64, iD int
 const subscriberCreate = `-- name: SubscriberCreate :one
 INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
 VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, account_id, email, email_lower, name, attributes, status, created_at, updated_at
+RETURNING id, account_id, email, email_lower, name, attributes, status, created_at, updated_at, signup, optin_sent_at
 `
 
 type SubscriberCreateParams struct {
@@ -72,6 +74,8 @@ func (q *Queries) SubscriberCreate(ctx context.Context, arg SubscriberCreatePara
 		&i.Status,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Signup,
+		&i.OptinSentAt,
 	)
 	return i, err
 }
@@ -122,7 +126,7 @@ func (q *Queries) SubscriberFindByEmails(ctx context.Context, accountID int64, e
 }
 
 const subscriberGet = `-- name: SubscriberGet :one
-SELECT id, account_id, email, email_lower, name, attributes, status, created_at, updated_at FROM subscribers WHERE account_id = $1 AND id = $2
+SELECT id, account_id, email, email_lower, name, attributes, status, created_at, updated_at, signup, optin_sent_at FROM subscribers WHERE account_id = $1 AND id = $2
 `
 
 func (q *Queries) SubscriberGet(ctx context.Context, accountID int64, iD int64) (Subscriber, error) {
@@ -138,6 +142,8 @@ func (q *Queries) SubscriberGet(ctx context.Context, accountID int64, iD int64) 
 		&i.Status,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Signup,
+		&i.OptinSentAt,
 	)
 	return i, err
 }
@@ -254,29 +260,33 @@ func (q *Queries) SubscriberImportUpsert(ctx context.Context, arg SubscriberImpo
 }
 
 const subscriberList = `-- name: SubscriberList :many
-SELECT s.id, s.account_id, s.email, s.email_lower, s.name, s.attributes, s.status, s.created_at, s.updated_at FROM subscribers s
+SELECT s.id, s.account_id, s.email, s.email_lower, s.name, s.attributes, s.status, s.created_at, s.updated_at, s.signup, s.optin_sent_at FROM subscribers s
 WHERE s.account_id = $1
   AND s.id > $2
   AND ($3::text IS NULL OR s.status = $3::text)
   AND ($4::text IS NULL OR s.email_lower LIKE $4::text || '%')
   AND ($5::bigint IS NULL OR EXISTS (
         SELECT 1 FROM list_members m
-        WHERE m.account_id = $1 AND m.list_id = $5::bigint AND m.subscriber_id = s.id))
+        WHERE m.account_id = $1 AND m.list_id = $5::bigint AND m.subscriber_id = s.id
+          AND m.status = ANY($6::text[])))
 ORDER BY s.id
-LIMIT $6
+LIMIT $7
 `
 
 type SubscriberListParams struct {
-	AccountID   int64
-	AfterID     int64
-	Status      *string
-	EmailPrefix *string
-	ListID      *int64
-	Lim         int32
+	AccountID          int64
+	AfterID            int64
+	Status             *string
+	EmailPrefix        *string
+	ListID             *int64
+	MembershipStatuses []string
+	Lim                int32
 }
 
 // Keyset page in id order. The email filter is a prefix of the lower-case address
 // (LIKE wildcards escaped by the caller), which the text_pattern_ops index can serve.
+// With list_id, only memberships in one of membership_statuses count: members who
+// unsubscribed from the list (or have not confirmed it) are not its members.
 func (q *Queries) SubscriberList(ctx context.Context, arg SubscriberListParams) ([]Subscriber, error) {
 	rows, err := q.db.Query(ctx, subscriberList,
 		arg.AccountID,
@@ -284,6 +294,7 @@ func (q *Queries) SubscriberList(ctx context.Context, arg SubscriberListParams) 
 		arg.Status,
 		arg.EmailPrefix,
 		arg.ListID,
+		arg.MembershipStatuses,
 		arg.Lim,
 	)
 	if err != nil {
@@ -303,6 +314,8 @@ func (q *Queries) SubscriberList(ctx context.Context, arg SubscriberListParams) 
 			&i.Status,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Signup,
+			&i.OptinSentAt,
 		); err != nil {
 			return nil, err
 		}
@@ -334,7 +347,7 @@ UPDATE subscribers SET
     status      = coalesce($5, status),
     updated_at  = now()
 WHERE account_id = $6 AND id = $7
-RETURNING id, account_id, email, email_lower, name, attributes, status, created_at, updated_at
+RETURNING id, account_id, email, email_lower, name, attributes, status, created_at, updated_at, signup, optin_sent_at
 `
 
 type SubscriberUpdateParams struct {
@@ -369,6 +382,8 @@ func (q *Queries) SubscriberUpdate(ctx context.Context, arg SubscriberUpdatePara
 		&i.Status,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Signup,
+		&i.OptinSentAt,
 	)
 	return i, err
 }

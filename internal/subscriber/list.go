@@ -2,31 +2,62 @@ package subscriber
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// List is a named audience of an account.
+// List is a named audience of an account. Public lists can be signed up to from
+// the public form; Optin says whether such a sign-up must confirm by email first.
 type List struct {
 	ID          int64
 	Name        string
 	Description string
 	MemberCount int64
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ListOptin
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
-// ListPatch renames a list or changes its description; nil keeps the field.
+// ListOptin is how a list takes public sign-ups and what its confirmation email is.
+type ListOptin struct {
+	// Optin is OptinSingle (a sign-up subscribes at once) or OptinDouble.
+	Optin  string
+	Public bool
+	// Language (en, fr, de, …) picks the default confirmation email and pages.
+	Language       string
+	OptinFromEmail string
+	OptinFromName  string
+	// OptinTemplateID, when set, is the account's template the confirmation uses.
+	OptinTemplateID *int64
+}
+
+// Opt-in modes of a list.
+const (
+	OptinSingle = "single"
+	OptinDouble = "double"
+)
+
+// ListPatch changes a list; nil keeps the field. ClearOptinTemplate removes the
+// confirmation template (the default email is used again).
 type ListPatch struct {
-	Name        *string
-	Description *string
+	Name               *string
+	Description        *string
+	Optin              *string
+	Public             *bool
+	Language           *string
+	OptinFromEmail     *string
+	OptinFromName      *string
+	OptinTemplateID    *int64
+	ClearOptinTemplate bool
 }
 
 func checkListName(name string) (string, error) {
@@ -37,17 +68,67 @@ func checkListName(name string) (string, error) {
 	return name, nil
 }
 
-// CreateList adds a list; names are unique per account.
-func (s *Service) CreateList(ctx context.Context, accountID int64, name, description string) (List, error) {
+// checkOptin validates the opt-in settings of a list as they will be stored: a
+// double opt-in list needs the From address of its confirmation email, and its
+// template must be one of the account's.
+func checkOptin(ctx context.Context, q *store.Queries, accountID int64, o *ListOptin) error {
+	if o.Optin != OptinSingle && o.Optin != OptinDouble {
+		return apperr.Invalidf("/optin", "optin must be single or double")
+	}
+	if !languageRe.MatchString(o.Language) {
+		return apperr.Invalidf("/language", "language must be a language tag such as en, fr or de-CH")
+	}
+	if o.OptinFromEmail != "" {
+		a, err := address.Parse(o.OptinFromEmail)
+		if err != nil {
+			return apperr.Invalidf("/optin_from_email", "%s", err.Error())
+		}
+		o.OptinFromEmail = a.Email
+	}
+	if len(o.OptinFromName) > 200 || strings.ContainsAny(o.OptinFromName, "\r\n\x00") {
+		return apperr.Invalidf("/optin_from_name", "optin_from_name must be one line of at most 200 bytes")
+	}
+	// A public single opt-in list may need a confirmation too: an address that
+	// left it can only come back by confirming.
+	if (o.Optin == OptinDouble || o.Public) && o.OptinFromEmail == "" {
+		return apperr.Invalidf("/optin_from_email", "a double opt-in or public list needs optin_from_email, the From of its confirmation email")
+	}
+	if o.OptinTemplateID != nil {
+		if _, err := q.TemplateGet(ctx, accountID, *o.OptinTemplateID); err != nil {
+			if err = postgres.Error(err, "template"); apperr.Is(err, apperr.NotFound) {
+				return apperr.Invalidf("/optin_template_id", "template %d not found", *o.OptinTemplateID)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// languageRe is an empty language or a BCP 47-shaped tag.
+var languageRe = regexp.MustCompile(`^([A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8}){0,4})?$`)
+
+// CreateList adds a list; names are unique per account. An empty o.Optin is single.
+func (s *Service) CreateList(ctx context.Context, accountID int64, name, description string, o ListOptin) (List, error) {
 	name, err := checkListName(name)
 	if err != nil {
 		return List{}, err
 	}
-	l, err := store.New(s.pool).ListCreate(ctx, store.ListCreateParams{AccountID: accountID, Name: name, Description: description})
+	if o.Optin == "" {
+		o.Optin = OptinSingle
+	}
+	q := store.New(s.pool)
+	if err := checkOptin(ctx, q, accountID, &o); err != nil {
+		return List{}, err
+	}
+	l, err := q.ListCreate(ctx, store.ListCreateParams{AccountID: accountID, Name: name, Description: description,
+		Optin: o.Optin, Public: o.Public, Language: o.Language, OptinFromEmail: o.OptinFromEmail,
+		OptinFromName: o.OptinFromName, OptinTemplateID: o.OptinTemplateID})
 	if err != nil {
 		return List{}, postgres.Error(err, "a list with this name")
 	}
-	return List{ID: l.ID, Name: l.Name, Description: l.Description, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}, nil
+	return listRow{ID: l.ID, AccountID: l.AccountID, Name: l.Name, Description: l.Description, CreatedAt: l.CreatedAt,
+		UpdatedAt: l.UpdatedAt, Optin: l.Optin, Public: l.Public, Language: l.Language, OptinFromEmail: l.OptinFromEmail,
+		OptinFromName: l.OptinFromName, OptinTemplateID: l.OptinTemplateID}.toList(), nil
 }
 
 // GetList returns a list with its member count.
@@ -64,11 +145,19 @@ type listRow struct {
 	Name, Description string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	Optin             string
+	Public            bool
+	Language          string
+	OptinFromEmail    string
+	OptinFromName     string
+	OptinTemplateID   *int64
 	MemberCount       int64
 }
 
 func (l listRow) toList() List {
 	return List{ID: l.ID, Name: l.Name, Description: l.Description, MemberCount: l.MemberCount,
+		ListOptin: ListOptin{Optin: l.Optin, Public: l.Public, Language: l.Language, OptinFromEmail: l.OptinFromEmail,
+			OptinFromName: l.OptinFromName, OptinTemplateID: l.OptinTemplateID},
 		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
 }
 
@@ -85,7 +174,9 @@ func (s *Service) Lists(ctx context.Context, accountID, afterID int64, limit int
 	return out, nil
 }
 
-// UpdateList applies p and returns the list as it is now.
+// UpdateList applies p and returns the list as it is now. The opt-in settings are
+// checked as they end up (a list made double opt-in needs a From address, given now
+// or before), in the transaction of the change.
 func (s *Service) UpdateList(ctx context.Context, accountID, id int64, p ListPatch) (List, error) {
 	if p.Name != nil {
 		name, err := checkListName(*p.Name)
@@ -94,14 +185,35 @@ func (s *Service) UpdateList(ctx context.Context, accountID, id int64, p ListPat
 		}
 		p.Name = &name
 	}
-	n, err := store.New(s.pool).ListUpdate(ctx, store.ListUpdateParams{AccountID: accountID, ID: id, Name: p.Name, Description: p.Description})
-	if err != nil {
-		return List{}, postgres.Error(err, "a list with this name")
-	}
-	if n == 0 {
-		return List{}, apperr.New(apperr.NotFound, "list not found")
-	}
-	return s.GetList(ctx, accountID, id)
+	var out List
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		n, err := q.ListUpdate(ctx, store.ListUpdateParams{AccountID: accountID, ID: id, Name: p.Name,
+			Description: p.Description, Optin: p.Optin, Public: p.Public, Language: p.Language,
+			OptinFromEmail: p.OptinFromEmail, OptinFromName: p.OptinFromName,
+			OptinTemplateID: p.OptinTemplateID, ClearOptinTemplate: p.ClearOptinTemplate})
+		if err != nil {
+			return postgres.Error(err, "a list with this name")
+		}
+		if n == 0 {
+			return apperr.New(apperr.NotFound, "list not found")
+		}
+		l, err := q.ListGet(ctx, accountID, id)
+		if err != nil {
+			return postgres.Error(err, "list")
+		}
+		out = listRow(l).toList()
+		o := out.ListOptin
+		if err := checkOptin(ctx, q, accountID, &o); err != nil {
+			return err
+		}
+		if o.OptinFromEmail != out.OptinFromEmail { // normalised spelling
+			out.OptinFromEmail = o.OptinFromEmail
+			_, err = q.ListUpdate(ctx, store.ListUpdateParams{AccountID: accountID, ID: id, OptinFromEmail: &o.OptinFromEmail})
+		}
+		return err
+	})
+	return out, err
 }
 
 // DeleteList removes a list and its memberships; the subscribers stay.

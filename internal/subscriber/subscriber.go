@@ -60,8 +60,11 @@ type Patch struct {
 
 // Filter narrows a listing. AfterID is the keyset position (0: from the start).
 type Filter struct {
-	Status      *string
-	ListID      *int64
+	Status *string
+	ListID *int64
+	// Membership narrows a list_id filter by membership status: subscribed (the
+	// default), unsubscribed, pending or any.
+	Membership  string
 	EmailPrefix *string
 	AfterID     int64
 	Limit       int
@@ -127,9 +130,20 @@ func (s *Service) List(ctx context.Context, accountID int64, f Filter) ([]Subscr
 		p := likePrefix(*f.EmailPrefix)
 		prefix = &p
 	}
+	var membership []string
+	switch f.Membership {
+	case "", "subscribed":
+		membership = []string{"subscribed"}
+	case "unsubscribed", "pending":
+		membership = []string{f.Membership}
+	case "any":
+		membership = []string{"subscribed", "unsubscribed", "pending"}
+	default:
+		return nil, apperr.Invalidf("/membership", "membership must be subscribed, unsubscribed, pending or any")
+	}
 	rows, err := store.New(s.pool).SubscriberList(ctx, store.SubscriberListParams{
 		AccountID: accountID, AfterID: f.AfterID, Status: f.Status, EmailPrefix: prefix,
-		ListID: f.ListID, Lim: int32(f.Limit),
+		ListID: f.ListID, MembershipStatuses: membership, Lim: int32(f.Limit),
 	})
 	if err != nil {
 		return nil, err

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/template"
 )
@@ -65,6 +69,9 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		return c, apperr.Invalidf("/from", "%s", err.Error())
 	}
 	c.from = from.Email
+	if err := s.checkSender(ctx, accountID, in.SenderID, c.from); err != nil {
+		return c, err
+	}
 	if in.ReplyTo != "" {
 		r, err := address.Parse(in.ReplyTo)
 		if err != nil {
@@ -125,6 +132,27 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		message.Recipient{JobID: JobID(accountID, key), Email: c.to, Name: in.ToName, Attributes: c.data},
 		message.Links{}, nil)
 	return c, err
+}
+
+// checkSender refuses a sender_id that is not one of the account's senders, and a
+// From the sender (the named one, else the account's default) does not allow, by
+// the rule campaigns are held to at approval (an address or a domain in
+// allowed_from; an empty list allows any).
+func (s *Service) checkSender(ctx context.Context, accountID int64, senderID *int64, from string) error {
+	rules, err := store.New(s.pool).CampaignSenderRules(ctx, accountID, senderID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) && senderID != nil:
+		return apperr.Invalidf("/sender_id", "sender %d not found", *senderID)
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil // no default sender: the environment's provider, which imposes no rule
+	case err != nil:
+		return err
+	}
+	if sender.AllowsFrom(rules.AllowedFrom, from) {
+		return nil
+	}
+	return apperr.Invalidf("/from", "sender %d does not allow sending from %s (allowed: %s)",
+		rules.ID, from, strings.Join(rules.AllowedFrom, ", "))
 }
 
 func deref(p *string) string {

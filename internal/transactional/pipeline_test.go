@@ -213,6 +213,24 @@ func TestMessageSuppressionByCategory(t *testing.T) {
 		got[key] = e.waitStatus(t, id).Status
 	}
 	require.Equal(t, want, got)
+	// Each suppressed message has its one send.suppressed event, written by the
+	// claim that marked it, as a campaign's suppressed rows do.
+	var suppressedIDs, eventIDs []int64
+	for key, id := range ids {
+		if want[key] == "suppressed" {
+			suppressedIDs = append(suppressedIDs, id)
+		}
+	}
+	rows, err := e.pool.Query(ctx, `SELECT (data->>'subscriber_id')::bigint FROM events
+		WHERE account_id = $1 AND type = 'send.suppressed' AND data->>'status' = 'suppressed'`, e.account)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		eventIDs = append(eventIDs, id)
+	}
+	require.NoError(t, rows.Err())
+	require.ElementsMatch(t, suppressedIDs, eventIDs, "one send.suppressed event per suppressed message")
 	_, order := rec.snapshot()
 	require.Len(t, order, 3)
 	for _, m := range order {
@@ -297,22 +315,31 @@ func TestMessageRescuedAfterACrash(t *testing.T) {
 	})
 }
 
-// With a campaign's rows queued ahead of it, a message is the first thing sent.
-func TestMessageServedAheadOfCampaign(t *testing.T) {
-	t.Parallel()
-	e := setup(t)
+// sendingCampaign makes a campaign of the account that is sending, with n
+// confirmed recipients queued, and returns its id.
+func (e env) sendingCampaign(t *testing.T, n int) int64 {
+	t.Helper()
 	ctx := context.Background()
 	var camp int64
 	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
 		status, approved_at, started_at) VALUES ($1, 'news', 'News', 'news@example.com', 'Hello', 'sending', now(), now())
 		RETURNING id`, e.account).Scan(&camp))
 	_, err := e.pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, 200) i`, e.account)
+		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i`,
+		e.account, n)
 	require.NoError(t, err)
 	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
 		SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::bigint || ':' || id FROM subscribers WHERE account_id = $2`,
 		camp, e.account)
 	require.NoError(t, err)
+	return camp
+}
+
+// With a campaign's rows queued ahead of it, a message is the first thing sent.
+func TestMessageServedAheadOfCampaign(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.sendingCampaign(t, 200)
 	m := e.send(t, "reset-1", "ada@example.com", "")
 	rec := &recorder{idempotent: true, calls: map[string]int{}}
 	e.start(t, rec, executor.Config{Workers: 1, BatchSize: 1, Tick: time.Second, Poll: 50 * time.Millisecond},

@@ -42,6 +42,8 @@ type Request struct {
 	Tags                    []string
 	SendAt                  *time.Time
 	Category                string
+	// SenderID names one of the account's senders; nil: the account's default.
+	SenderID *int64
 }
 
 // Message is a stored message with the state of its send.
@@ -53,6 +55,7 @@ type Message struct {
 	From, FromName       string
 	ReplyTo              string
 	TemplateID           *int64
+	SenderID             *int64
 	Tags                 []string
 	SendAt               *time.Time
 	Status               string
@@ -99,44 +102,11 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 	if err != nil {
 		return Message{}, false, err
 	}
-	hash := requestHash(in)
 	var id int64
 	created := false
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		streamID, err := stream(ctx, q, accountID)
-		if err != nil {
-			return err
-		}
-		headers, err := json.Marshal(c.headers)
-		if err != nil {
-			return err
-		}
-		mid, err := q.MessageInsert(ctx, store.MessageInsertParams{AccountID: accountID, IdempotencyKey: key,
-			RequestHash: hash[:], Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
-			FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
-			TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt})
-		if errors.Is(err, pgx.ErrNoRows) {
-			prev, err := q.MessageByKey(ctx, accountID, key)
-			if err != nil {
-				return err
-			}
-			if string(prev.RequestHash) != string(hash[:]) {
-				return errKeyReused
-			}
-			id = prev.ID
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		id, created = mid, true
-		if err := q.MessageSendInsert(ctx, store.MessageSendInsertParams{StreamID: streamID, AccountID: accountID,
-			MessageID: mid, Email: c.to, JobID: JobID(accountID, key), SendAt: in.SendAt}); err != nil {
-			return err
-		}
-		// Wakes the executors on commit, so the message is claimed at once.
-		return q.CampaignNotify(ctx, postgres.CampaignChannel, strconv.FormatInt(streamID, 10))
+		id, created, err = insert(ctx, tx, accountID, key, in, c)
+		return err
 	})
 	if err != nil {
 		return Message{}, false, postgres.Error(err, "message")
@@ -145,12 +115,66 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 	return m, created, err
 }
 
-// stream returns the account's message stream, creating it with the first message.
-func stream(ctx context.Context, q *store.Queries, accountID int64) (int64, error) {
-	id, err := q.MessageStreamEnsure(ctx, accountID)
+// SendTx is Send inside the caller's transaction tx, so that the message exists
+// exactly when the caller's own change commits (a double opt-in confirmation and
+// its pending subscriber). It returns the message's id and whether it was created.
+func (s *Service) SendTx(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Request) (int64, bool, error) {
+	c, err := s.check(ctx, accountID, key, in)
+	if err != nil {
+		return 0, false, err
+	}
+	id, created, err := insert(ctx, tx, accountID, key, in, c)
+	return id, created, postgres.Error(err, "message")
+}
+
+// insert stores a checked message and its send row in tx and wakes the executors
+// on commit; a key already used returns the stored message (or errKeyReused).
+func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Request, c checked) (int64, bool, error) {
+	hash := requestHash(in)
+	q := store.New(tx)
+	streamID, err := stream(ctx, q, accountID, in.SenderID)
+	if err != nil {
+		return 0, false, err
+	}
+	headers, err := json.Marshal(c.headers)
+	if err != nil {
+		return 0, false, err
+	}
+	mid, err := q.MessageInsert(ctx, store.MessageInsertParams{AccountID: accountID, IdempotencyKey: key,
+		RequestHash: hash[:], Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
+		FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
+		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		// Another transaction created it after this statement's snapshot.
-		id, err = q.MessageStreamEnsure(ctx, accountID)
+		prev, err := q.MessageByKey(ctx, accountID, key)
+		if err != nil {
+			return 0, false, err
+		}
+		if string(prev.RequestHash) != string(hash[:]) {
+			return 0, false, errKeyReused
+		}
+		return prev.ID, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if err := q.MessageSendInsert(ctx, store.MessageSendInsertParams{StreamID: streamID, AccountID: accountID,
+		MessageID: mid, Email: c.to, JobID: JobID(accountID, key), SendAt: in.SendAt}); err != nil {
+		return 0, false, err
+	}
+	// Wakes the executors on commit, so the message is claimed at once.
+	return mid, true, q.CampaignNotify(ctx, postgres.CampaignChannel, strconv.FormatInt(streamID, 10))
+}
+
+// stream returns the account's message stream for a sender (nil: the default
+// stream), creating it with the first message that needs it. Each sender's
+// messages have a stream of their own, so the executor sends them through that
+// sender, within its rate, as it does the sender's campaigns.
+func stream(ctx context.Context, q *store.Queries, accountID int64, senderID *int64) (int64, error) {
+	id, err := q.MessageStreamEnsure(ctx, accountID, senderID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Another transaction created it after this statement's snapshot (or
+		// retired it, when its sender was deleted).
+		id, err = q.MessageStreamEnsure(ctx, accountID, senderID)
 	}
 	return id, err
 }
@@ -190,7 +214,7 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, f Filter, 
 
 func fromRow(r store.MessageListRow) Message {
 	return Message{ID: r.ID, IdempotencyKey: r.IdempotencyKey, Category: r.Category, To: r.ToEmail, ToName: r.ToName,
-		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, Tags: r.Tags,
+		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, SenderID: r.SenderID, Tags: r.Tags,
 		SendAt: r.SendAt, Status: r.Status, Attempts: int(r.Attempts), ProviderMessageID: r.ProviderMessageID,
 		LastError: r.LastError, Feedback: r.Feedback, SentAt: r.SentAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }

@@ -94,12 +94,18 @@ label{display:block;margin:.3rem 0}form{margin:1.5rem 0}
 
 // textFor picks the page language for a campaign's language tag.
 func textFor(lang string) pageText {
-	primary, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(lang)), "-")
-	primary, _, _ = strings.Cut(primary, "_")
-	if t, ok := texts[primary]; ok {
+	if t, ok := texts[PrimaryLanguage(lang)]; ok {
 		return t
 	}
 	return texts["en"]
+}
+
+// PrimaryLanguage is the primary subtag of a language tag, lower case: "fr-CA" and
+// "FR_ca" → "fr". The pages pick their texts by it.
+func PrimaryLanguage(tag string) string {
+	primary, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(tag)), "-")
+	primary, _, _ = strings.Cut(primary, "_")
+	return primary
 }
 
 type pageData struct {

@@ -3,6 +3,7 @@ package unsubscribe
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -129,21 +130,64 @@ func (s *Service) SetPreferences(ctx context.Context, token string, subscribed [
 	}
 	var out Preferences
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := s.recipient(ctx, tx, c); err != nil {
+		row, err := s.recipient(ctx, tx, c)
+		if err != nil {
 			return err
 		}
 		if subscribed == nil {
 			subscribed = []int64{}
 		}
-		if _, err := store.New(tx).MembershipSetPreferences(ctx, store.MembershipSetPreferencesParams{
-			Subscribed: subscribed, Source: source("preferences", c), AccountID: c.AccountID, SubscriberID: c.SubscriberID,
-		}); err != nil {
+		q := store.New(tx)
+		src := source("preferences", c)
+		changed, err := q.MembershipSetPreferences(ctx, store.MembershipSetPreferencesParams{
+			Subscribed: subscribed, Source: src, AccountID: c.AccountID, SubscriberID: c.SubscriberID,
+		})
+		if err != nil {
 			return fmt.Errorf("set preferences: %w", err)
+		}
+		joined, err := q.MembershipJoinPublic(ctx, store.MembershipJoinPublicParams{
+			SubscriberID: c.SubscriberID, AccountID: c.AccountID, Source: src, Ids: subscribed,
+		})
+		if err != nil {
+			return fmt.Errorf("join public lists: %w", err)
+		}
+		left := []int64{}
+		for _, m := range changed {
+			if m.Status == "subscribed" {
+				joined = append(joined, m.ListID)
+			} else {
+				left = append(left, m.ListID)
+			}
+		}
+		if err := preferenceEvents(ctx, tx, c, row.Email, src, left, joined); err != nil {
+			return err
 		}
 		out, err = s.preferences(ctx, tx, c)
 		return err
 	})
 	return out, err
+}
+
+// preferenceEvents reports a preference submit as one-click reports its opt-out:
+// subscriber.unsubscribed (scope list) for the lists left, and
+// subscriber.subscribed for the lists joined or rejoined. A submit that changes
+// nothing reports nothing.
+func preferenceEvents(ctx context.Context, tx pgx.Tx, c Claims, email, src string, left, joined []int64) error {
+	if len(left) > 0 {
+		if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, map[string]any{
+			"email": email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID,
+			"source": src, "scope": ScopeList, "list_ids": left,
+		}); err != nil {
+			return err
+		}
+	}
+	if len(joined) > 0 {
+		slices.Sort(joined)
+		return event.Emit(ctx, tx, c.AccountID, event.SubscriberSubscribed, map[string]any{
+			"email": email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID, "source": src, "list_ids": joined,
+		})
+	}
+	return nil
 }
 
 // UnsubscribeAll verifies token and suppresses the address for the whole account

@@ -23,6 +23,10 @@ func NewService(pool *pgxpool.Pool, signer *Signer) *Service {
 	return &Service{pool: pool, signer: signer}
 }
 
+// Signer is the key ring the service verifies with, for other signed links
+// (double opt-in confirmations) to share its keys and rotation.
+func (s *Service) Signer() *Signer { return s.signer }
+
 // Recipient is what the confirmation page may show: no address, only the language,
 // and what an opt-out removed the address from (ScopeList or ScopeAccount).
 type Recipient struct {

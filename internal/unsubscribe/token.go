@@ -57,7 +57,10 @@ func newKey(id string, secret []byte) key {
 }
 
 // mac returns HMAC-SHA256(secret, domain || payload) appended to dst.
-func (k *key) mac(dst, payload []byte) []byte {
+func (k *key) mac(dst, payload []byte) []byte { return k.macIn(domain, dst, payload) }
+
+// macIn is mac under another domain, for tokens of other purposes.
+func (k *key) macIn(domain string, dst, payload []byte) []byte {
 	h := k.macs.Get().(hash.Hash)
 	h.Reset()
 	h.Write([]byte(domain))
@@ -148,6 +151,53 @@ func (s *Signer) Verify(token string) (Claims, error) {
 		return Claims{}, ErrInvalidToken
 	}
 	return Claims{KeyID: kid, AccountID: ids[0], CampaignID: ids[1], SubscriberID: ids[2]}, nil
+}
+
+// Seal returns a URL-safe token carrying payload for purpose, in the format of the
+// unsubscribe tokens (version, key id, payload, HMAC-SHA256 tag) but under the
+// domain "sendonce.<purpose>.v1", so a token of one purpose never verifies as
+// another's. The payload is signed, not encrypted.
+func (s *Signer) Seal(purpose string, payload []byte) string {
+	k := &s.keys[0]
+	buf := make([]byte, 0, 2+len(k.id)+len(payload)+tagLen)
+	buf = append(buf, tokenVersion, byte(len(k.id)))
+	buf = append(buf, k.id...)
+	buf = append(buf, payload...)
+	return base64.RawURLEncoding.EncodeToString(k.macIn(purposeDomain(purpose), buf, buf))
+}
+
+// Open verifies a token Seal made for purpose with any key of the ring, in constant
+// time, and returns its payload; every failure is ErrInvalidToken.
+func (s *Signer) Open(purpose, token string) ([]byte, error) {
+	if len(token) > 1024 {
+		return nil, ErrInvalidToken
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) < 2+tagLen || raw[0] != tokenVersion {
+		return nil, ErrInvalidToken
+	}
+	signed, tag := raw[:len(raw)-tagLen], raw[len(raw)-tagLen:]
+	idLen := int(signed[1])
+	if 2+idLen > len(signed) {
+		return nil, ErrInvalidToken
+	}
+	kid := string(signed[2 : 2+idLen])
+	for i := range s.keys {
+		if k := &s.keys[i]; k.id == kid {
+			if !hmac.Equal(tag, k.macIn(purposeDomain(purpose), nil, signed)) {
+				return nil, ErrInvalidToken
+			}
+			return signed[2+idLen:], nil
+		}
+	}
+	return nil, ErrInvalidToken
+}
+
+func purposeDomain(purpose string) string {
+	if purpose == "unsubscribe" {
+		panic("unsubscribe: Seal and Open are for other purposes than unsubscribe links")
+	}
+	return "sendonce." + purpose + ".v1"
 }
 
 // Links returns the function the executor calls per message: the https URL of the

@@ -1,0 +1,549 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/invariant"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/transactional"
+)
+
+// runMessagesChaos is `sendonce chaos -messages`: the kill -9 test of transactional
+// messages. One API process (`serve --executor=false`) accepts N messages, each
+// under its own Idempotency-Key (every fourth block of 50 through
+// POST /v1/messages/batch), from concurrent clients that retry a failed request
+// with the same key; executor processes (`serve --api=false`) are SIGKILLed at
+// random moments while they send, together with the API process, and restarted.
+// When every message is settled, some keys are posted again (they must answer the
+// same message, Idempotent-Replayed), and every message is matched with the sink
+// through GET /v1/messages:
+//
+//	chaos-messages: messages=N delivered=N duplicates=0 lost=0 kills=K replays=R raw_attempts=A     (http)
+//	chaos-messages: messages=N delivered=D duplicates=0 unknown=U kills=K replays=R raw_attempts=A  (smtp)
+//
+// With the idempotent HTTP sink each message must be delivered exactly once and
+// be `sent`; with SMTP at most once, a `sent` message delivered, and every message
+// the sink never saw `unknown` (the stream's ambiguous_policy skip). The shared
+// delivery invariant (internal/invariant) is checked at the end.
+func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o := chaosOptions{}
+	fs := flag.NewFlagSet("chaos -messages", flag.ContinueOnError)
+	o.serviceFlags(fs)
+	fs.IntVar(&o.Recipients, "messages", 5000, "messages to post")
+	fs.IntVar(&o.Kills, "kills", 3, "SIGKILLs of every service process while messages are in flight")
+	fs.Float64Var(&o.Rate, "rate", 0, "send rate limit per second of each executor (0: sized so the kills land mid-send)")
+	executors := fs.Int("executors", 2, "executor processes running at once (all are killed at each kill)")
+	clients := fs.Int("clients", 8, "concurrent API clients posting the messages")
+	latency := fs.Duration("latency", 200*time.Millisecond, "the sink's answer time, so kills find messages in flight")
+	replays := fs.Int("replays", 200, "keys posted again after the kills (one batch of 50 among them)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.Recipients < 1 || *executors < 1 || *clients < 1 {
+		return errors.New("chaos -messages: -messages, -executors and -clients must be at least 1")
+	}
+	if o.Rate < 0 {
+		o.Rate = 0
+	} else if o.Rate == 0 {
+		// Split between the executors, so the kills land while messages are in flight.
+		o.Rate = max(25, float64(o.Recipients)/(3*float64(o.Kills+1)*float64(*executors)))
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	db, err := startChaosDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.close()
+	q := store.New(db.pool)
+	acct, token, err := account.NewService(db.pool).Create(ctx, "chaos-messages")
+	if err != nil {
+		return err
+	}
+	snk, err := newChaosSink(o.Provider, *latency, true)
+	if err != nil {
+		return err
+	}
+	defer snk.close()
+	env := append(o.serveEnv(db.url), snk.env...)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	apiEnv := append(append([]string(nil), env...), "SENDONCE_ADDR="+addr, "SENDONCE_API_RATE_PER_SECOND=0")
+	logTo := io.Discard
+	if o.Verbose {
+		logTo = stderr
+	}
+
+	c := &messagesClient{base: "http://" + addr, token: token, http: &http.Client{Timeout: 10 * time.Second}}
+	startAPI := func() (*exec.Cmd, error) {
+		api, err := startProcess(bin, apiEnv, logTo, "serve", "--executor=false")
+		if err != nil {
+			return nil, err
+		}
+		return api, c.waitReady(ctx, time.Minute)
+	}
+	api, err := startAPI()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = api.Process.Kill(); _ = api.Wait() }()
+
+	// The clients post every message once, retrying each request until it is answered.
+	ids := make([]int64, o.Recipients)
+	var posted atomic.Int64
+	postCtx, stopPosting := context.WithCancel(ctx)
+	defer stopPosting()
+	postErr := make(chan error, 1)
+	go func() { postErr <- c.postAll(postCtx, o.Recipients, *clients, ids, &posted) }()
+
+	start := time.Now()
+	kills := 0
+	for {
+		var procs []*exec.Cmd
+		for range *executors {
+			p, err := startServe(bin, env, logTo)
+			if err != nil {
+				return err
+			}
+			procs = append(procs, p)
+		}
+		if kills == o.Kills {
+			err := <-postErr
+			if err == nil {
+				err = waitMessagesSettled(ctx, q, acct.ID, int64(o.Recipients), 15*time.Minute)
+			}
+			for _, p := range procs {
+				_ = p.Process.Signal(syscall.SIGTERM)
+			}
+			var werr error
+			for _, p := range procs {
+				werr = errors.Join(werr, p.Wait())
+			}
+			if err != nil {
+				return err
+			}
+			if werr != nil {
+				return fmt.Errorf("chaos-messages: the last executors did not exit cleanly on SIGTERM: %w", werr)
+			}
+			break
+		}
+		waitProgress(ctx, snk.delivered)
+		if !sleepCtx(ctx, time.Duration(rand.Int64N(int64(2*time.Second)))) {
+			return ctx.Err()
+		}
+		// The whole deployment dies at once: executors mid-send, the API mid-request.
+		_ = api.Process.Kill()
+		for _, p := range procs {
+			_ = p.Process.Kill()
+		}
+		_ = api.Wait()
+		for _, p := range procs {
+			_ = p.Wait()
+		}
+		kills++
+		fmt.Fprintf(stderr, "chaos-messages: kill %d at %s, posted %d, delivered %d\n",
+			kills, time.Since(start).Round(time.Millisecond), posted.Load(), snk.delivered())
+		if api, err = startAPI(); err != nil {
+			return err
+		}
+	}
+	elapsed := time.Since(start)
+
+	// The same key, after all that, names the same message.
+	replayed, err := c.replay(ctx, ids, *replays)
+	if err != nil {
+		return err
+	}
+	msgs, err := c.listAll(ctx)
+	if err != nil {
+		return err
+	}
+	return checkMessagesChaos(ctx, o, q, db, snk, acct.ID, ids, msgs, kills, replayed, elapsed, stdout, stderr)
+}
+
+// checkMessagesChaos matches every message the API reports with what the sink
+// received and prints the summary line.
+func checkMessagesChaos(ctx context.Context, o chaosOptions, q *store.Queries, db *chaosDB, snk *chaosSink,
+	acct int64, ids []int64, msgs map[string]chaosMessage, kills, replayed int, elapsed time.Duration,
+	stdout, stderr io.Writer) error {
+	n := len(ids)
+	// Deliveries per message, keyed by its index (the job id of the HTTP sink, the
+	// one recipient of the SMTP sink).
+	got := make([]int, n)
+	unexpected := 0
+	index := func(s, prefix, suffix string) int {
+		i, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(s, prefix), suffix))
+		if err != nil || !strings.HasPrefix(s, prefix) || !strings.HasSuffix(s, suffix) || i < 0 || i >= n {
+			return -1
+		}
+		return i
+	}
+	if snk.http != nil {
+		for _, k := range snk.http.Keys() {
+			if i := index(k, transactional.JobID(acct, "chaos-msg-"), ""); i >= 0 {
+				got[i]++
+			} else {
+				unexpected++
+			}
+		}
+	} else {
+		for _, m := range snk.smtp.Messages() {
+			for _, to := range m.To {
+				if i := index(to, "m", "@example.com"); i >= 0 {
+					got[i]++
+				} else {
+					unexpected++
+				}
+			}
+		}
+	}
+	delivered := map[string]int{}
+	byStatus := map[string]int{}
+	var bad []string
+	for i := range n {
+		key := messageKey(i)
+		m, ok := msgs[key]
+		delivered[transactional.JobID(acct, key)] = got[i]
+		if !ok || m.ID != ids[i] {
+			bad = append(bad, fmt.Sprintf("%s: listed %v with id %d, posted as %d", key, ok, m.ID, ids[i]))
+			continue
+		}
+		byStatus[m.Status]++
+		switch {
+		case got[i] > 1:
+			bad = append(bad, fmt.Sprintf("%s delivered %d times (%s)", key, got[i], m.Status))
+		case m.Status == "sent" && got[i] != 1:
+			bad = append(bad, fmt.Sprintf("%s is sent but was not delivered", key))
+		case o.Provider == "http" && (m.Status != "sent" || got[i] != 1):
+			bad = append(bad, fmt.Sprintf("%s is %s, delivered %d times", key, m.Status, got[i]))
+		case m.Status != "sent" && m.Status != "unknown":
+			bad = append(bad, fmt.Sprintf("%s is %s, delivered %d times", key, m.Status, got[i]))
+		}
+	}
+	if len(msgs) != n {
+		bad = append(bad, fmt.Sprintf("the API lists %d messages for %d posted", len(msgs), n))
+	}
+	if unexpected > 0 {
+		bad = append(bad, fmt.Sprintf("%d deliveries of no posted message", unexpected))
+	}
+	stream, err := q.ChaosMessageStream(ctx, acct)
+	if err != nil {
+		return err
+	}
+	if err := invariant.Check(ctx, db.pool, invariant.Options{Delivered: delivered,
+		Recipients: map[int64]int64{stream: int64(n)}}); err != nil {
+		bad = append(bad, "delivery invariant: "+err.Error())
+	}
+
+	unique, dups, raw := snk.stats()
+	switch o.Provider {
+	case "http":
+		fmt.Fprintf(stdout, "chaos-messages: messages=%d delivered=%d duplicates=%d lost=%d kills=%d replays=%d raw_attempts=%d\n",
+			n, unique, dups, int64(n)-unique, kills, replayed, raw)
+	case "smtp":
+		fmt.Fprintf(stdout, "chaos-messages: messages=%d delivered=%d duplicates=%d unknown=%d kills=%d replays=%d raw_attempts=%d\n",
+			n, unique, dups, byStatus["unknown"], kills, replayed, raw)
+	}
+	fmt.Fprintf(stderr, "chaos-messages: %s in %s at rate %.0f/s per executor; messages by status %v\n",
+		o.Provider, elapsed.Round(time.Millisecond), o.Rate, byStatus)
+	if dups != 0 {
+		bad = append(bad, fmt.Sprintf("the sink counted %d second copies", dups))
+	}
+	if len(bad) > 0 {
+		if len(bad) > 20 {
+			bad = append(bad[:20], fmt.Sprintf("… and %d more", len(bad)-20))
+		}
+		return fmt.Errorf("chaos-messages: delivery promise violated:\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// waitMessagesSettled waits until the account's stream holds n rows, none queued
+// or sending.
+func waitMessagesSettled(ctx context.Context, q *store.Queries, acct, n int64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if stream, err := q.ChaosMessageStream(ctx, acct); err == nil {
+			c, err := q.CampaignSendCounts(ctx, acct, stream)
+			total := c.Queued + c.Sending + c.Sent + c.Failed + c.Suppressed + c.Cancelled + c.Unknown
+			if err == nil && total == n && c.Queued+c.Sending == 0 {
+				return nil
+			}
+		}
+		if !sleepCtx(ctx, 50*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return errors.New("chaos-messages: the messages were not settled in time")
+}
+
+func messageKey(i int) string { return "chaos-msg-" + strconv.Itoa(i) }
+
+// messageBody is message i as posted: its own recipient, so the SMTP sink can
+// count the copies of each.
+func messageBody(i int) map[string]any {
+	return map[string]any{
+		"to":      "m" + strconv.Itoa(i) + "@example.com",
+		"from":    "shop@example.com",
+		"subject": "Receipt " + strconv.Itoa(i),
+		"text":    "Order " + strconv.Itoa(i) + " is confirmed, {{.Name}}.",
+		"to_name": "Customer " + strconv.Itoa(i),
+		"tags":    []string{"chaos"},
+	}
+}
+
+// messagesClient is an API client of the run's account.
+type messagesClient struct {
+	base, token string
+	http        *http.Client
+}
+
+// chaosMessage is the part of an API message the run checks.
+type chaosMessage struct {
+	ID             int64  `json:"id"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Status         string `json:"status"`
+}
+
+// do sends one request, retrying it unchanged while the service is down or
+// answers 5xx/429, and returns the answer's status, headers and body.
+func (c *messagesClient) do(ctx context.Context, method, path, key string, body any) (int, http.Header, []byte, error) {
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(payload))
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := c.http.Do(req)
+		if err == nil {
+			b, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if rerr == nil && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
+				return resp.StatusCode, resp.Header, b, nil
+			}
+			err = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
+			if rerr != nil {
+				err = rerr
+			}
+		}
+		if ctx.Err() != nil {
+			return 0, nil, nil, ctx.Err()
+		}
+		if attempt == 600 { // a minute of retries: the service does not come back
+			return 0, nil, nil, err
+		}
+		sleepCtx(ctx, 100*time.Millisecond)
+	}
+}
+
+func (c *messagesClient) waitReady(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if resp, err := c.http.Get(c.base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return errors.New("chaos-messages: the API process did not become ready")
+}
+
+// postAll posts messages 0…n-1 from the given number of clients, in blocks of 50:
+// every fourth block as one POST /v1/messages/batch, the others one by one. ids
+// receives each message's id.
+func (c *messagesClient) postAll(ctx context.Context, n, clients int, ids []int64, posted *atomic.Int64) error {
+	const block = 50
+	blocks := make(chan int)
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range blocks {
+				lo, hi := b*block, min(n, (b+1)*block)
+				var err error
+				if b%4 == 3 {
+					err = c.postBatch(ctx, lo, hi, ids)
+				} else {
+					for i := lo; i < hi && err == nil; i++ {
+						ids[i], _, err = c.post(ctx, i)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				posted.Add(int64(hi - lo))
+			}
+		}()
+	}
+	var err error
+feed:
+	for b := 0; b*block < n; b++ {
+		select {
+		case blocks <- b:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(blocks)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// post posts message i and returns its id and whether the answer was a replay.
+func (c *messagesClient) post(ctx context.Context, i int) (int64, bool, error) {
+	status, h, b, err := c.do(ctx, http.MethodPost, "/v1/messages", messageKey(i), messageBody(i))
+	if err != nil {
+		return 0, false, err
+	}
+	var m chaosMessage
+	if status != http.StatusAccepted || json.Unmarshal(b, &m) != nil || m.ID == 0 {
+		return 0, false, fmt.Errorf("chaos-messages: POST /v1/messages %s: %d %s", messageKey(i), status, b)
+	}
+	return m.ID, h.Get("Idempotent-Replayed") == "true", nil
+}
+
+// postBatch posts messages lo…hi-1 in one POST /v1/messages/batch.
+func (c *messagesClient) postBatch(ctx context.Context, lo, hi int, ids []int64) error {
+	items := make([]map[string]any, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		items = append(items, map[string]any{"idempotency_key": messageKey(i), "message": messageBody(i)})
+	}
+	status, _, b, err := c.do(ctx, http.MethodPost, "/v1/messages/batch", "", map[string]any{"messages": items})
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Results []struct {
+			Status  int          `json:"status"`
+			Message chaosMessage `json:"message"`
+		} `json:"results"`
+	}
+	if status != http.StatusOK || json.Unmarshal(b, &out) != nil || len(out.Results) != hi-lo {
+		return fmt.Errorf("chaos-messages: POST /v1/messages/batch %d…%d: %d %s", lo, hi-1, status, b)
+	}
+	for j, r := range out.Results {
+		if r.Status != http.StatusAccepted || r.Message.IdempotencyKey != messageKey(lo+j) {
+			return fmt.Errorf("chaos-messages: batch item %s answered %d", messageKey(lo+j), r.Status)
+		}
+		ids[lo+j] = r.Message.ID
+	}
+	return nil
+}
+
+// replay posts up to k keys again after the kills, one batch of 50 among them: each
+// must answer the message first accepted, the single posts with Idempotent-Replayed;
+// and a used key with another body must be refused. It returns the keys replayed.
+func (c *messagesClient) replay(ctx context.Context, ids []int64, k int) (int, error) {
+	k = min(k, len(ids))
+	if k == 0 {
+		return 0, nil
+	}
+	lo := rand.IntN(len(ids) - min(50, k) + 1)
+	hi := lo + min(50, k)
+	again := make([]int64, len(ids))
+	if err := c.postBatch(ctx, lo, hi, again); err != nil {
+		return 0, err
+	}
+	for i := lo; i < hi; i++ {
+		if again[i] != ids[i] {
+			return 0, fmt.Errorf("chaos-messages: batch replay of %s answered message %d, first %d", messageKey(i), again[i], ids[i])
+		}
+	}
+	for range k - (hi - lo) {
+		i := rand.IntN(len(ids))
+		id, replayed, err := c.post(ctx, i)
+		if err != nil {
+			return 0, err
+		}
+		if id != ids[i] || !replayed {
+			return 0, fmt.Errorf("chaos-messages: replay of %s answered message %d (replayed %v), first %d", messageKey(i), id, replayed, ids[i])
+		}
+	}
+	other := messageBody(0)
+	other["subject"] = "Another receipt"
+	status, _, b, err := c.do(ctx, http.MethodPost, "/v1/messages", messageKey(0), other)
+	if err != nil {
+		return 0, err
+	}
+	if status != http.StatusUnprocessableEntity {
+		return 0, fmt.Errorf("chaos-messages: a used key with another body answered %d %s, want 422", status, b)
+	}
+	return k, nil
+}
+
+// listAll reads every message of the account through GET /v1/messages, by key.
+func (c *messagesClient) listAll(ctx context.Context) (map[string]chaosMessage, error) {
+	out := map[string]chaosMessage{}
+	cursor := ""
+	for {
+		path := "/v1/messages?limit=500"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		status, _, b, err := c.do(ctx, http.MethodGet, path, "", nil)
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Data       []chaosMessage `json:"data"`
+			NextCursor *string        `json:"next_cursor"`
+		}
+		if status != http.StatusOK || json.Unmarshal(b, &page) != nil {
+			return nil, fmt.Errorf("chaos-messages: GET %s: %d %s", path, status, b)
+		}
+		for _, m := range page.Data {
+			out[m.IdempotencyKey] = m
+		}
+		if page.NextCursor == nil || *page.NextCursor == "" {
+			return out, nil
+		}
+		cursor = *page.NextCursor
+	}
+}

@@ -1,0 +1,302 @@
+package provider
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net/textproto"
+	"slices"
+)
+
+// smtpStage is how far an SMTP transaction got; it decides what a failure means.
+type smtpStage int
+
+const (
+	stageConn smtpStage = iota // before any command: the pooled connection itself
+	stageMail                  // MAIL FROM
+	stageRcpt                  // RCPT TO
+	stageData                  // the DATA command
+	stageBody                  // writing the message
+	stageDot                   // the reply to the final "."
+)
+
+var stageNames = [...]string{"smtp connection", "smtp MAIL FROM", "smtp RCPT TO", "smtp DATA",
+	"smtp message content", "smtp end of data"}
+
+// smtpFailure is a failed transaction.
+type smtpFailure struct {
+	stage smtpStage
+	// code is the relay's 4xx or 5xx reply, 0 when it gave none (the connection
+	// broke, timed out, or answered out of turn).
+	code int
+	// broken marks a connection that cannot carry another transaction: no reply,
+	// 421 (the relay is closing it), a reply out of turn, or a failed reset.
+	broken bool
+	err    error
+}
+
+func (f *smtpFailure) Error() string { return stageNames[f.stage] + ": " + f.err.Error() }
+func (f *smtpFailure) Unwrap() error { return f.err }
+
+// class is the failure's meaning for the recipient (the table on SMTP).
+func (f *smtpFailure) class() Class {
+	switch {
+	case f.code >= 500:
+		return Permanent
+	case f.code >= 400:
+		return Temporary
+	case f.stage >= stageBody:
+		return Ambiguous
+	}
+	return Temporary
+}
+
+// stale reports whether the failure is how a connection the relay closed while
+// it sat idle fails: before any of the message was sent, without an answer or
+// with 421 ("421 4.4.2 Idle timeout"). Sending again on a fresh connection cannot
+// make a second copy.
+func (f *smtpFailure) stale() bool {
+	return f.stage < stageBody && (f.code == 0 || f.code == 421)
+}
+
+// replyFailure makes the failure of a command whose reply did not come or was
+// not the expected one.
+func replyFailure(stage smtpStage, err error) *smtpFailure {
+	f := &smtpFailure{stage: stage, err: err, broken: true}
+	var te *textproto.Error
+	if errors.As(err, &te) && te.Code >= 400 && te.Code < 600 {
+		f.code = te.Code
+		f.broken = te.Code == 421
+	}
+	return f
+}
+
+// transact sends msg (the message as it goes on the wire: dot-stuffed, with the
+// end-of-data mark) from the envelope sender to one recipient over sl's connection.
+func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure {
+	c := sl.c
+	if err := c.UpdateDeadline(p.timeout); err != nil {
+		return &smtpFailure{stage: stageConn, broken: true, err: err}
+	}
+	t := c.Text
+	w, r := t.W, t.R
+	// The envelope's addresses in angle brackets, quoted where RFC 5321 needs it.
+	var scratch [256]byte
+	writeAddr := func(addr string) {
+		w.Write(appendAddress(scratch[:0], "", addr)) //nolint:errcheck // bufio keeps the error for Flush
+	}
+	commands := [...]struct {
+		stage  smtpStage
+		expect int
+	}{{stageMail, 250}, {stageRcpt, 25}, {stageData, 354}}
+	write := func(stage smtpStage) {
+		switch stage {
+		case stageMail:
+			w.WriteString("MAIL FROM:") //nolint:errcheck // bufio keeps the error for Flush
+			writeAddr(from)
+			w.WriteString(sl.mailParams) //nolint:errcheck // idem
+			w.WriteString("\r\n")        //nolint:errcheck // idem
+		case stageRcpt:
+			w.WriteString("RCPT TO:") //nolint:errcheck // idem
+			writeAddr(to)
+			w.WriteString("\r\n") //nolint:errcheck // idem
+		case stageData:
+			w.WriteString("DATA\r\n") //nolint:errcheck // idem
+		}
+	}
+
+	var fail *smtpFailure
+	dataAccepted := false
+	if sl.pipelining {
+		// RFC 2920: the three commands in one write, then every reply in order.
+		for _, cmd := range commands {
+			write(cmd.stage)
+		}
+		if err := w.Flush(); err != nil {
+			return &smtpFailure{stage: stageMail, broken: true, err: err}
+		}
+		for _, cmd := range commands {
+			err := readReply(r, cmd.expect)
+			if err == nil {
+				dataAccepted = cmd.stage == stageData
+				continue
+			}
+			f := replyFailure(cmd.stage, err)
+			if fail == nil {
+				fail = f
+			}
+			if f.broken {
+				fail.broken = true
+				return fail
+			}
+		}
+	} else {
+		for _, cmd := range commands {
+			write(cmd.stage)
+			if err := w.Flush(); err != nil {
+				return &smtpFailure{stage: cmd.stage, broken: true, err: err}
+			}
+			if err := readReply(r, cmd.expect); err != nil {
+				fail = replyFailure(cmd.stage, err)
+				break
+			}
+		}
+		dataAccepted = fail == nil
+	}
+	if fail != nil {
+		p.abort(t, fail, dataAccepted)
+		return fail
+	}
+
+	if _, err := w.Write(msg); err != nil {
+		return &smtpFailure{stage: stageBody, broken: true, err: err}
+	}
+	if err := w.Flush(); err != nil {
+		return &smtpFailure{stage: stageBody, broken: true, err: err}
+	}
+	if err := readReply(r, 250); err != nil {
+		return replyFailure(stageDot, err)
+	}
+	return nil
+}
+
+// abort ends a refused transaction so that the connection can carry the next
+// one: a lone "." if DATA was accepted after all, then RSET. A connection that
+// cannot take them is marked broken.
+func (p *SMTP) abort(t *textproto.Conn, fail *smtpFailure, dataAccepted bool) {
+	if fail.broken {
+		return
+	}
+	if dataAccepted {
+		if err := t.PrintfLine("."); err != nil {
+			fail.broken = true
+			return
+		}
+		if _, _, err := t.ReadResponse(0); err != nil { // any reply will do
+			fail.broken = true
+			return
+		}
+	}
+	if err := t.PrintfLine("RSET"); err != nil {
+		fail.broken = true
+		return
+	}
+	if _, _, err := t.ReadResponse(250); err != nil {
+		fail.broken = true
+		fail.err = fmt.Errorf("%w (then RSET: %w)", fail.err, err)
+	}
+}
+
+// appendEndOfData appends the end-of-data mark: CRLF "." CRLF, or "." CRLF when
+// the message already ends its last line, as textproto's DotWriter closes.
+func appendEndOfData(msg []byte) []byte {
+	if bytes.HasSuffix(msg, []byte("\r\n")) {
+		return append(msg, ".\r\n"...)
+	}
+	return append(msg, "\r\n.\r\n"...)
+}
+
+// dotStuff doubles, in place, the dot that starts a line of msg (RFC 5321
+// §4.5.2), whose lines end in CRLF. Most messages have none and are returned as
+// they are; the others grow by a byte per dot, shifted once from the end, so that
+// the message still goes out in one write.
+func dotStuff(msg []byte) []byte {
+	n := bytes.Count(msg, []byte("\n."))
+	if len(msg) > 0 && msg[0] == '.' {
+		n++
+	}
+	if n == 0 {
+		return msg
+	}
+	r := len(msg)
+	msg = slices.Grow(msg, n)[:r+n]
+	w := len(msg)
+	for r > 0 {
+		i := bytes.LastIndex(msg[:r], []byte("\n.")) + 1 // the dot, or 0 for the start
+		w -= copy(msg[w-(r-i):w], msg[i:r])
+		r = i
+		if i == 0 && msg[0] != '.' {
+			break
+		}
+		w--
+		msg[w] = '.'
+	}
+	return msg
+}
+
+// readReply reads one reply, all its lines, and fails as textproto's
+// ReadResponse does: a *textproto.Error when the code is not the one expected
+// (expect 25 takes 250 and 251), a textproto.ProtocolError when the reply is
+// not one. It allocates only for a failure; replies come several times per message.
+func readReply(r *bufio.Reader, expect int) error {
+	var fail *textproto.Error
+	for first := true; ; first = false {
+		line, err := readReplyLine(r)
+		if err != nil {
+			return err
+		}
+		code, more, ok := parseReplyLine(line)
+		if first {
+			if !ok {
+				return textproto.ProtocolError("short response: " + string(line))
+			}
+			if !codeMatches(code, expect) {
+				fail = &textproto.Error{Code: code, Msg: string(line[4:])}
+			}
+		} else if fail != nil {
+			if ok && code == fail.Code {
+				line = line[4:]
+			}
+			fail.Msg += "\n" + string(line)
+		}
+		if !more {
+			break
+		}
+	}
+	if fail != nil {
+		return fail
+	}
+	return nil
+}
+
+// readReplyLine returns the next line without its line break; the part of an
+// overlong line beyond the buffer is skipped.
+func readReplyLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		line = bytes.Clone(line) // the next read reuses the buffer
+		for err == bufio.ErrBufferFull {
+			_, err = r.ReadSlice('\n')
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(line, "\r\n"), nil
+}
+
+// parseReplyLine splits "250-text" or "250 text": the code, whether lines follow.
+func parseReplyLine(line []byte) (code int, more bool, ok bool) {
+	if len(line) < 4 || (line[3] != ' ' && line[3] != '-') {
+		return 0, false, false
+	}
+	for _, c := range line[:3] {
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		code = code*10 + int(c-'0')
+	}
+	return code, line[3] == '-', code >= 100
+}
+
+// codeMatches checks a reply code against an expected code of one, two or three digits.
+func codeMatches(code, expect int) bool {
+	switch {
+	case expect < 10:
+		return code/100 == expect
+	case expect < 100:
+		return code/10 == expect
+	}
+	return code == expect
+}

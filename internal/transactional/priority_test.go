@@ -1,0 +1,112 @@
+package transactional_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/executor"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/transactional"
+)
+
+// gate is a provider that holds every campaign send until the test releases it
+// and lets messages through at once, so a test decides when workers free up.
+type gate struct {
+	release chan struct{}
+	mu      sync.Mutex
+	held    int            // campaign sends waiting for a release
+	sent    map[string]int // job id → calls that returned
+	arrived []string       // job ids in the order they reached the provider
+}
+
+func (g *gate) Idempotent() bool { return true }
+
+func (g *gate) Send(ctx context.Context, m provider.Message) (string, error) {
+	g.mu.Lock()
+	g.arrived = append(g.arrived, m.JobID)
+	campaign := !strings.HasPrefix(m.JobID, "message:")
+	if campaign {
+		g.held++
+	}
+	g.mu.Unlock()
+	if campaign {
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if campaign {
+		g.held--
+	}
+	g.sent[m.JobID]++
+	return "pid-" + m.JobID, nil
+}
+
+func (g *gate) delivered() map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range g.sent {
+		out[k] = v
+	}
+	return out
+}
+
+// waitFor polls cond (bounded generously: no timing assertion).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		require.True(t, time.Now().Before(deadline), "waiting for %s", what)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A message is claimed for one free worker slot and is the next job a worker
+// takes, ahead of the campaign rows claimed before it: every worker and every
+// prefetch slot holds a campaign row, one worker frees up (the message is claimed
+// for that slot while the worker has taken the next campaign row), and the next
+// worker to free up sends the message. Campaign claims wait for half a batch of free slots; a message
+// must not (it waited there, and then behind the whole prefetched batch).
+func TestMessageClaimedForOneFreeSlot(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	camp := e.sendingCampaign(t, 100)
+	g := &gate{release: make(chan struct{}), sent: map[string]int{}}
+	const workers, batch = 4, 8 // capacity 12; a campaign claims once 2 slots are free
+	e.start(t, g, executor.Config{Workers: workers, BatchSize: batch, Tick: time.Second, Poll: 50 * time.Millisecond},
+		g.delivered)
+	t.Cleanup(func() { close(g.release) }) // runs before the executor's Stop
+	count := func(sql string, args ...any) int {
+		var n int
+		require.NoError(t, e.pool.QueryRow(ctx, sql, args...).Scan(&n))
+		return n
+	}
+	held := func() int { g.mu.Lock(); defer g.mu.Unlock(); return g.held }
+	waitFor(t, "every slot holding a campaign row", func() bool {
+		return held() == workers &&
+			count(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sending'`, camp) == workers+batch
+	})
+
+	m := e.send(t, "reset-1", "ada@example.com", "")
+	g.release <- struct{}{} // one worker frees up
+	waitFor(t, "the message claimed with one slot free", func() bool {
+		return count(`SELECT count(*) FROM sends WHERE job_id LIKE 'message:%' AND status <> 'queued'`) == 1
+	})
+	arrived := func() []string { g.mu.Lock(); defer g.mu.Unlock(); return append([]string(nil), g.arrived...) }
+	before := len(arrived())
+	g.release <- struct{}{} // the next worker to free up takes the message
+	waitFor(t, "the next job to reach the provider", func() bool { return len(arrived()) > before })
+	require.Contains(t, arrived(), transactional.JobID(e.account, "reset-1"),
+		"the message reached the provider ahead of the campaign rows claimed before it")
+	require.Equal(t, "sent", e.waitStatus(t, m.ID).Status)
+}
