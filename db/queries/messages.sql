@@ -152,7 +152,7 @@ WHERE c.kind = 'messages' AND c.status = 'sending';
 WITH doomed AS (
     SELECT m.account_id, m.id, s.id AS send_id
     FROM messages m
-    JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key
+    JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
     WHERE m.created_at < @cutoff::timestamptz
       AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
     ORDER BY m.created_at, m.id

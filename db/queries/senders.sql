@@ -113,7 +113,10 @@ FOR UPDATE;
 -- Retires the sender's message stream when nothing of it is left to send: cancelled
 -- and detached from the sender, its settled rows kept (the messages' history). A
 -- stream with queued or in-flight messages stays, and keeps the sender in use.
+-- Queued rows are looked for in sends_claim_idx and rows in flight in
+-- sends_lease_idx, the partial indexes that hold them (migration 00160).
 UPDATE campaigns c
 SET status = 'cancelled', cancelled_at = now(), sender_id = NULL, updated_at = now()
 WHERE c.account_id = @account_id AND c.sender_id = @id AND c.kind = 'messages' AND c.status = 'sending'
-  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status IN ('queued', 'sending'));
+  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
+  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'sending');
