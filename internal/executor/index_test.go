@@ -137,8 +137,9 @@ func TestSendKeysHoldAcrossTable(t *testing.T) {
 // TestSendLookupPlans: the statements that find send rows by job id or by status
 // use an index on a table where a campaign is most of the rows, though job_id has
 // no index for campaign rows and the listing index no queued or sending rows: a
-// webhook's feedback by either kind of job id or by provider id, and the finish
-// check of a campaign near its end.
+// webhook's feedback by either kind of job id or by provider id, message
+// retention's join by job id, a stream's retirement and the finish check of a
+// campaign near its end.
 func TestSendLookupPlans(t *testing.T) {
 	t.Parallel()
 	var captured string
@@ -198,10 +199,24 @@ func TestSendLookupPlans(t *testing.T) {
 	}
 	require.Equal(t, "complaint", f.str(`SELECT feedback FROM sends WHERE job_id = $1`, campaignJob))
 
+	// Message retention joins messages to their send rows by job id, and retiring a
+	// sender's stream checks it has nothing queued or in flight.
+	_, err = q.MessageDeleteRetired(ctx, time.Now(), 100)
+	require.NoError(t, err)
+	require.Contains(t, captured, "-- name: MessageDeleteRetired ")
+	text := explain(captured, time.Now(), int32(100)) // cutoff, n
+	t.Logf("message retention:\n%s", text)
+	require.Contains(t, text, "sends_job_id_key", "message retention:\n%s", text)
+	require.NoError(t, q.SenderRetireStream(ctx, acct, &c))
+	require.Contains(t, captured, "-- name: SenderRetireStream ")
+	text = explain(captured, acct, &c) // account, sender
+	t.Logf("retire stream:\n%s", text)
+	require.NotContains(t, text, "Seq Scan on sends", "retire stream:\n%s", text)
+
 	_, err = q.CampaignFinish(ctx, nil, c)
 	require.ErrorIs(t, err, pgx.ErrNoRows, "rows are still queued")
 	require.Contains(t, captured, "-- name: CampaignFinish ")
-	text := explain(captured, nil, c) // now, campaign
+	text = explain(captured, nil, c) // now, campaign
 	t.Logf("finish:\n%s", text)
 	require.Contains(t, text, "sends_claim_idx", "finish:\n%s", text)
 	require.Contains(t, text, "sends_lease_idx", "finish:\n%s", text)
