@@ -259,9 +259,21 @@ func (s *Service) AddMembers(ctx context.Context, accountID, listID int64, ids [
 
 // RemoveMembers takes the given subscribers out of the list; ids not in it are ignored.
 func (s *Service) RemoveMembers(ctx context.Context, accountID, listID int64, ids []int64) (int64, error) {
-	q := store.New(s.pool)
-	if _, err := q.ListGet(ctx, accountID, listID); err != nil {
-		return 0, postgres.Error(err, "list")
-	}
-	return q.ListMembersRemove(ctx, store.ListMembersRemoveParams{AccountID: accountID, ListID: listID, SubscriberIds: ids})
+	var removed int64
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if _, err := q.ListGet(ctx, accountID, listID); err != nil {
+			return postgres.Error(err, "list")
+		}
+		var err error
+		removed, err = q.ListMembersRemove(ctx, store.ListMembersRemoveParams{AccountID: accountID, ListID: listID, SubscriberIds: ids})
+		if err != nil || removed == 0 {
+			return err
+		}
+		// A member taken out mid-send gets no more of the running campaigns to
+		// lists it no longer belongs to.
+		_, err = q.SendSuppressLeftLists(ctx, accountID, ids)
+		return err
+	})
+	return removed, err
 }
