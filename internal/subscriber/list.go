@@ -2,6 +2,7 @@ package subscriber
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -84,6 +86,17 @@ func checkOptin(ctx context.Context, q *store.Queries, accountID int64, o *ListO
 			return apperr.Invalidf("/optin_from_email", "%s", err.Error())
 		}
 		o.OptinFromEmail = a.Email
+		// The confirmation leaves through the account's default sender: a From
+		// that sender refuses would turn every public sign-up into an error.
+		rules, err := q.CampaignSenderRules(ctx, accountID, nil)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows): // the environment's provider imposes no rule
+		case err != nil:
+			return err
+		case !sender.AllowsFrom(rules.AllowedFrom, o.OptinFromEmail):
+			return apperr.Invalidf("/optin_from_email", "the account's default sender %d does not allow sending from %s (allowed: %s)",
+				rules.ID, o.OptinFromEmail, strings.Join(rules.AllowedFrom, ", "))
+		}
 	}
 	if len(o.OptinFromName) > 200 || strings.ContainsAny(o.OptinFromName, "\r\n\x00") {
 		return apperr.Invalidf("/optin_from_name", "optin_from_name must be one line of at most 200 bytes")
