@@ -781,7 +781,7 @@ type List struct {
 	// Optin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
 	Optin ListOptin `json:"optin"`
 
-	// OptinFromEmail From address of the confirmation email (required for double opt-in).
+	// OptinFromEmail From address of the confirmation email (required for a double opt-in or public list); the account's default sender must allow it (its allowed_from), else 422.
 	OptinFromEmail string `json:"optin_from_email"`
 	OptinFromName  string `json:"optin_from_name"`
 

@@ -68,3 +68,26 @@ func TestMessageSender(t *testing.T) {
 	res = e.do(e.keyA, "POST", "/v1/messages", receipt(map[string]any{"sender_id": mine}), "Idempotency-Key", "after")
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status, "a deleted sender is unknown: %s", res.Body)
 }
+
+// A double opt-in list's confirmation leaves through the account's default sender:
+// a From that sender does not allow is refused when the list is saved (422 naming
+// /optin_from_email), not at every public sign-up.
+func TestOptinFromCheckedAgainstTheDefaultSender(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	list := func(from string) response {
+		return e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": "news " + from, "optin": "double", "optin_from_email": from})
+	}
+	require.Equal(t, http.StatusCreated, list("hello@example.org").Status, "no sender: no rule")
+	res := e.do(e.keyA, "POST", "/v1/senders", map[string]any{"name": "relay", "type": "http", "default": true,
+		"settings": map[string]any{"url": "https://mail.example.net/send"}, "allowed_from": []string{"example.com"}})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+
+	res = list("hello@example.net")
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s", res.Body)
+	require.Equal(t, []string{"/optin_from_email"}, decodeAs[problem](t, res).pointers())
+	require.Equal(t, http.StatusCreated, list("hello@example.com").Status)
+	// Account B has no sender: its rule is not A's.
+	res = e.do(e.keyB, "POST", "/v1/lists", map[string]any{"name": "b", "optin": "double", "optin_from_email": "hello@example.net"})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+}

@@ -179,3 +179,67 @@ func TestAccountUnsubscribeScope(t *testing.T) {
 	res = e.do(e.keyB, "GET", "/v1/account", nil)
 	require.Equal(t, "list", string(decodeAs[api.Account](t, res).UnsubscribeScope), "B's setting is its own")
 }
+
+// TestLeavingAListMidSendStopsItsQueuedRows: an opt-out from list A while other
+// campaigns are sending takes the recipient's queued rows out of the campaigns to A
+// at once (suppressed, with the event), and leaves the rows of campaigns it still
+// belongs to through another list; leaving B then stops those too. An API removal
+// of a member does the same.
+func TestLeavingAListMidSendStopsItsQueuedRows(t *testing.T) {
+	t.Parallel()
+	e := setupOptout(t, "")
+	a, b := e.withLists(t)
+	running := func(lists []int64, status string) (campaign int64) {
+		t.Helper()
+		require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, list_ids, status)
+			VALUES ($1, 'running', 's', 'news@example.com', $2, $3) RETURNING id`, e.accountID, lists, status).Scan(&campaign))
+		_, err := e.pool.Exec(e.ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
+			SELECT $1::bigint, $2, $3::bigint, email, email_lower, 'campaign:' || $1::bigint || ':' || $3::bigint
+			FROM subscribers WHERE id = $3`,
+			campaign, e.accountID, e.subscriberID)
+		require.NoError(t, err)
+		return campaign
+	}
+	sendStatus := func(campaign int64) (status string) {
+		t.Helper()
+		require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT status FROM sends WHERE campaign_id = $1`, campaign).Scan(&status))
+		return status
+	}
+	toA, toAB, toB, pausedA := running([]int64{a}, "sending"), running([]int64{a, b}, "sending"),
+		running([]int64{b}, "sending"), running([]int64{a}, "paused")
+	everyone := running([]int64{}, "sending") // a campaign to every subscriber: the suppression list governs it
+
+	resp, _ := oneClickPost(t, e.link(), "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "suppressed", sendStatus(toA))
+	require.Equal(t, "suppressed", sendStatus(pausedA))
+	require.Equal(t, "queued", sendStatus(toAB), "still a member of B")
+	require.Equal(t, "queued", sendStatus(toB))
+	require.Equal(t, "queued", sendStatus(everyone))
+	var events int
+	require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT count(*) FROM events WHERE account_id = $1 AND type = 'send.suppressed'
+		AND data->>'reason' = 'left_list' AND (data->>'campaign_id')::bigint IN ($2, $3)`, e.accountID, toA, pausedA).Scan(&events))
+	require.Equal(t, 2, events)
+
+	// The preference page: leave B too.
+	code, _ := postForm(t, e.link(), url.Values{"action": {"preferences"}})
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "suppressed", sendStatus(toAB))
+	require.Equal(t, "suppressed", sendStatus(toB))
+	require.Equal(t, "queued", sendStatus(everyone))
+
+	// Rejoin B on the page, queue a new campaign to B, then the tenant removes the member by API.
+	code, _ = postForm(t, e.link(), url.Values{"action": {"preferences"}, "list": {itoa(b)}})
+	require.Equal(t, http.StatusOK, code)
+	toB2 := running([]int64{b}, "sending")
+	req, err := http.NewRequest(http.MethodDelete, e.url+"/v1/lists/"+itoa(b)+"/members",
+		strings.NewReader(`{"subscriber_ids":[`+itoa(e.subscriberID)+`]}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300)
+	require.Equal(t, "suppressed", sendStatus(toB2))
+}

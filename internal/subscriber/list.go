@@ -2,6 +2,7 @@ package subscriber
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -84,6 +86,17 @@ func checkOptin(ctx context.Context, q *store.Queries, accountID int64, o *ListO
 			return apperr.Invalidf("/optin_from_email", "%s", err.Error())
 		}
 		o.OptinFromEmail = a.Email
+		// The confirmation leaves through the account's default sender: a From
+		// that sender refuses would turn every public sign-up into an error.
+		rules, err := q.CampaignSenderRules(ctx, accountID, nil)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows): // the environment's provider imposes no rule
+		case err != nil:
+			return err
+		case !sender.AllowsFrom(rules.AllowedFrom, o.OptinFromEmail):
+			return apperr.Invalidf("/optin_from_email", "the account's default sender %d does not allow sending from %s (allowed: %s)",
+				rules.ID, o.OptinFromEmail, strings.Join(rules.AllowedFrom, ", "))
+		}
 	}
 	if len(o.OptinFromName) > 200 || strings.ContainsAny(o.OptinFromName, "\r\n\x00") {
 		return apperr.Invalidf("/optin_from_name", "optin_from_name must be one line of at most 200 bytes")
@@ -259,9 +272,21 @@ func (s *Service) AddMembers(ctx context.Context, accountID, listID int64, ids [
 
 // RemoveMembers takes the given subscribers out of the list; ids not in it are ignored.
 func (s *Service) RemoveMembers(ctx context.Context, accountID, listID int64, ids []int64) (int64, error) {
-	q := store.New(s.pool)
-	if _, err := q.ListGet(ctx, accountID, listID); err != nil {
-		return 0, postgres.Error(err, "list")
-	}
-	return q.ListMembersRemove(ctx, store.ListMembersRemoveParams{AccountID: accountID, ListID: listID, SubscriberIds: ids})
+	var removed int64
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if _, err := q.ListGet(ctx, accountID, listID); err != nil {
+			return postgres.Error(err, "list")
+		}
+		var err error
+		removed, err = q.ListMembersRemove(ctx, store.ListMembersRemoveParams{AccountID: accountID, ListID: listID, SubscriberIds: ids})
+		if err != nil || removed == 0 {
+			return err
+		}
+		// A member taken out mid-send gets no more of the running campaigns to
+		// lists it no longer belongs to.
+		_, err = q.SendSuppressLeftLists(ctx, accountID, ids)
+		return err
+	})
+	return removed, err
 }

@@ -60,6 +60,9 @@ func oneClick(ctx context.Context, tx pgx.Tx, c Claims, email string) (string, e
 				return "", fmt.Errorf("leave lists: %w", err)
 			}
 			if n > 0 { // a repeated click changes nothing, so reports nothing
+				if err := leaveRunning(ctx, q, c); err != nil {
+					return "", err
+				}
 				if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, map[string]any{
 					"email": email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID,
 					"source": source("one-click", c), "scope": ScopeList, "list_ids": lists,
@@ -73,6 +76,16 @@ func oneClick(ctx context.Context, tx pgx.Tx, c Claims, email string) (string, e
 		// honour the opt-out is the account-wide suppression.
 	}
 	return ScopeAccount, suppress(ctx, tx, c, email, "one-click")
+}
+
+// leaveRunning takes the subscriber's queued rows out of the running campaigns
+// whose lists it no longer belongs to, so leaving a list mid-send stops that
+// list's mail at once, not only from the next build.
+func leaveRunning(ctx context.Context, q *store.Queries, c Claims) error {
+	if _, err := q.SendSuppressLeftLists(ctx, c.AccountID, []int64{c.SubscriberID}); err != nil {
+		return fmt.Errorf("leave running campaigns: %w", err)
+	}
+	return nil
 }
 
 func postgresNoRows(err error) bool { return apperr.Is(postgres.Error(err, ""), apperr.NotFound) }
@@ -157,6 +170,11 @@ func (s *Service) SetPreferences(ctx context.Context, token string, subscribed [
 				joined = append(joined, m.ListID)
 			} else {
 				left = append(left, m.ListID)
+			}
+		}
+		if len(left) > 0 {
+			if err := leaveRunning(ctx, q, c); err != nil {
+				return err
 			}
 		}
 		if err := preferenceEvents(ctx, tx, c, row.Email, src, left, joined); err != nil {
