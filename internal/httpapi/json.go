@@ -18,12 +18,8 @@ import (
 // have already passed checkBodyText in validateRequest.
 func decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, error) {
 	var v T
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			w.Header().Set("Accept", "application/json")
-			return v, apperr.New(apperr.UnsupportedMediaType, "Content-Type must be application/json")
-		}
+	if err := jsonContentType(w, r); err != nil {
+		return v, err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
 	dec := json.NewDecoder(r.Body)
@@ -35,6 +31,37 @@ func decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, e
 		return v, apperr.Invalidf("", "the body must hold a single JSON object")
 	}
 	return v, nil
+}
+
+// decodeChecked is decode for routes outside validateRequest (the public ones):
+// the body's strings pass the same text gate (valid UTF-8, no NUL, no unpaired
+// surrogate escape) before it is decoded.
+func decodeChecked[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, error) {
+	var v T
+	if err := jsonContentType(w, r); err != nil {
+		return v, err
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		return v, decodeError(err, maxBytes)
+	}
+	if err := checkBodyText(raw); err != nil {
+		return v, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	return decode[T](w, r, maxBytes)
+}
+
+// jsonContentType refuses a body declared as anything but JSON (none is taken as JSON).
+func jsonContentType(w http.ResponseWriter, r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			w.Header().Set("Accept", "application/json")
+			return apperr.New(apperr.UnsupportedMediaType, "Content-Type must be application/json")
+		}
+	}
+	return nil
 }
 
 // decodeError turns a json or body-size error into a clear invalid-input error.
@@ -49,6 +76,8 @@ func decodeError(err error, maxBytes int64) error {
 		return apperr.Invalidf("", "the body is empty; a JSON object is required")
 	case errors.As(err, &syntaxErr):
 		return apperr.Invalidf("", "malformed JSON at byte %d", syntaxErr.Offset)
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return apperr.Invalidf("", "the body must be a JSON object")
 	case errors.As(err, &typeErr):
 		ptr := "/" + strings.ReplaceAll(typeErr.Field, ".", "/")
 		return apperr.Invalidf(ptr, "%s must be of type %s", typeErr.Field, typeErr.Type.String())

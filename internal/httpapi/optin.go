@@ -70,7 +70,7 @@ func readSignup(w http.ResponseWriter, r *http.Request, form bool) (signupForm, 
 			return signupForm{}, apperr.New(apperr.UnsupportedMediaType,
 				"Content-Type must be application/x-www-form-urlencoded, multipart/form-data or application/json")
 		}
-		in, err := decode[api.SignupRequest](w, r, signupBodyLimit)
+		in, err := decodeChecked[api.SignupRequest](w, r, signupBodyLimit)
 		return signupForm{Email: in.Email, Name: deref(in.Name), Website: deref(in.Website), ListIDs: in.ListIds}, err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, signupBodyLimit)
