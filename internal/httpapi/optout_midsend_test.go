@@ -37,14 +37,24 @@ type midSendProvider struct {
 	trigger int64
 	fire    func()
 	n       atomic.Int64
-	mu      sync.Mutex
-	byTo    map[string]int
-	sample  provider.Message
+	// gate holds every other send back while the opt-outs are posted, so the claim
+	// front cannot run past the targets meanwhile (on a loaded machine 50 POSTs
+	// can take seconds, long enough for the other workers to reach them): what is
+	// tested is that an opt-out stops rows not yet claimed, not how fast it arrives.
+	gate   sync.RWMutex
+	mu     sync.Mutex
+	byTo   map[string]int
+	sample provider.Message
 }
 
 func (p *midSendProvider) Send(_ context.Context, m provider.Message) (string, error) {
 	if p.n.Add(1) == p.trigger {
+		p.gate.Lock()
 		p.fire()
+		p.gate.Unlock()
+	} else {
+		p.gate.RLock()
+		defer p.gate.RUnlock()
 	}
 	p.mu.Lock()
 	p.byTo[strings.ToLower(m.To)]++
