@@ -4,6 +4,8 @@
 -- that belong to the account already: sends, campaigns, subscribers), and a BRIN
 -- index instead of a btree for retention's scan by age (events are appended in
 -- time order, so block ranges summarise it well and an insert costs next to nothing).
+-- What the foreign key also gave, ON DELETE CASCADE, is lost: the product deletes no
+-- accounts; whatever deletes one must delete its events too.
 ALTER TABLE events DROP CONSTRAINT events_account_id_fkey;
 DROP INDEX events_occurred_idx;
 CREATE INDEX events_occurred_brin ON events USING brin (occurred_at);
