@@ -4,6 +4,8 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -73,6 +75,11 @@ type HTTP struct {
 	MaxBodyBytes    int64         `split_words:"true" default:"1048576"`
 	ImportMaxBytes  int64         `split_words:"true" default:"67108864"`
 	CORSOrigins     []string      `split_words:"true"`
+	// TrustedProxies are the addresses or CIDR prefixes of the reverse proxies in
+	// front of the service: for a request from one of them, the client is the
+	// rightmost X-Forwarded-For address that is not itself a trusted proxy. Empty:
+	// the peer address is the client (X-Forwarded-For is ignored).
+	TrustedProxies []string `split_words:"true"`
 	// APIRatePerSecond limits requests per API key (0 disables); APIRateBurst is the bucket.
 	APIRatePerSecond float64 `split_words:"true" default:"50"`
 	APIRateBurst     int     `split_words:"true" default:"100"`
@@ -185,6 +192,25 @@ type Log struct {
 	LogFormat string `split_words:"true" default:"json"`
 }
 
+// TrustedProxyPrefixes parses TrustedProxies: an address is a prefix of its own.
+func (h HTTP) TrustedProxyPrefixes() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(h.TrustedProxies))
+	for _, v := range h.TrustedProxies {
+		v = strings.TrimSpace(v)
+		if p, err := netip.ParsePrefix(v); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return nil, fmt.Errorf("configuration: SENDONCE_TRUSTED_PROXIES: %q is neither an address nor a CIDR prefix", v)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
 // Load reads the configuration from the environment.
 func Load() (Config, error) {
 	var c Config
@@ -196,6 +222,9 @@ func Load() (Config, error) {
 
 // Validate checks values that envconfig cannot.
 func (c Config) Validate() error {
+	if _, err := c.TrustedProxyPrefixes(); err != nil {
+		return err
+	}
 	switch {
 	case c.Workers < 1:
 		return fmt.Errorf("configuration: SENDONCE_WORKERS must be at least 1")

@@ -65,3 +65,21 @@ func TestSendRetention(t *testing.T) {
 	c.SendRetention = -time.Hour
 	require.ErrorContains(t, c.Validate(), "SENDONCE_SEND_RETENTION must not be negative")
 }
+
+// SENDONCE_TRUSTED_PROXIES takes addresses and CIDR prefixes; anything else stops
+// the start with the value named.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	c.TrustedProxies = []string{"10.0.0.0/8", " 192.0.2.7 ", "::ffff:198.51.100.1", "2001:db8::/32"}
+	require.NoError(t, c.Validate())
+	got, err := c.TrustedProxyPrefixes()
+	require.NoError(t, err)
+	var s []string
+	for _, p := range got {
+		s = append(s, p.String())
+	}
+	require.Equal(t, []string{"10.0.0.0/8", "192.0.2.7/32", "198.51.100.1/32", "2001:db8::/32"}, s)
+	c.TrustedProxies = []string{"10.0.0.0/8", "proxy.internal"}
+	require.ErrorContains(t, c.Validate(), `SENDONCE_TRUSTED_PROXIES: "proxy.internal" is neither an address nor a CIDR prefix`)
+}

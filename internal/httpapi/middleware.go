@@ -100,7 +100,7 @@ type accountKey struct{}
 // any shape is a plain 401.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		addr, now := clientAddr(r), time.Now()
+		addr, now := s.clientAddr(r), time.Now()
 		if delay := s.authFails.wait(addr, now); delay > 0 {
 			s.tooManyRequests(w, r, delay, "too many failed authentications from this address; retry after %d s")
 			return

@@ -112,7 +112,7 @@ func (s *Server) publicSignup(w http.ResponseWriter, r *http.Request) error {
 		key string
 		msg string
 	}{
-		{s.signupAddrs, clientAddr(r), "too many sign-ups from this address; retry after %d s"},
+		{s.signupAddrs, s.clientAddr(r), "too many sign-ups from this address; retry after %d s"},
 		{s.signupAccounts, publicID, "too many sign-ups to this form; retry after %d s"},
 	} {
 		if d := lim.l.take(lim.key, now); d > 0 {
@@ -125,7 +125,7 @@ func (s *Server) publicSignup(w http.ResponseWriter, r *http.Request) error {
 	}
 	res := optin.Result{Confirm: true}
 	if in.Website != "" {
-		s.Logger.InfoContext(r.Context(), "sign-up honeypot filled: ignored", "form", publicID, "client", clientAddr(r))
+		s.Logger.InfoContext(r.Context(), "sign-up honeypot filled: ignored", "form", publicID, "client", s.clientAddr(r))
 	} else {
 		res, err = s.Optin.Signup(r.Context(), publicID, optin.Request{Email: in.Email, Name: in.Name, ListIDs: in.ListIDs})
 		if err != nil {

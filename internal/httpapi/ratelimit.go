@@ -102,10 +102,12 @@ func (l *addrLimits) fail(addr string, now time.Time) {
 	l.limiter(addr, now).AllowN(now, 1)
 }
 
-// clientAddr is the peer address a request came from: the IP of an IPv4 peer, the
-// /64 of an IPv6 one (one host usually holds a whole /64). Behind a reverse proxy
-// this is the proxy.
-func clientAddr(r *http.Request) string {
+// clientAddr is the address a request came from, as a rate-limit key: the IP of an
+// IPv4 client, the /64 of an IPv6 one (one host usually holds a whole /64). It is
+// the peer, unless the peer is one of SENDONCE_TRUSTED_PROXIES: then it is the
+// rightmost X-Forwarded-For address that is not a trusted proxy (each proxy
+// appends the address it saw, so everything left of that may be forged).
+func (s *Server) clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -114,11 +116,46 @@ func clientAddr(r *http.Request) string {
 	if err != nil {
 		return host
 	}
-	if ip.Is6() && !ip.Is4In6() {
+	ip = ip.Unmap()
+	if s.trustedProxy(ip) {
+		ip = s.forwardedClient(r, ip)
+	}
+	if ip.Is6() {
 		p, _ := ip.Prefix(64)
 		return p.String()
 	}
-	return ip.Unmap().String()
+	return ip.String()
+}
+
+func (s *Server) trustedProxy(ip netip.Addr) bool {
+	for _, p := range s.trusted {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardedClient walks X-Forwarded-For from the right past trusted proxies and
+// returns the first address that is not one; peer when the header is missing or
+// an entry does not parse (what is left of a bad entry cannot be trusted).
+func (s *Server) forwardedClient(r *http.Request, peer netip.Addr) netip.Addr {
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		ip, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return client
+		}
+		client = ip.Unmap()
+		if !s.trustedProxy(client) {
+			return client
+		}
+	}
+	return client
 }
 
 // tooManyRequests answers 429 with a whole-second Retry-After of at least 1.

@@ -5,6 +5,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -93,6 +94,8 @@ type Server struct {
 	signupAddrs, signupAccounts *keyedLimits
 	// idemCount counts stored idempotent responses, to pace the purge of expired keys.
 	idemCount atomic.Uint64
+	// trusted are the reverse proxies whose X-Forwarded-For names the client.
+	trusted []netip.Prefix
 }
 
 // NewServer returns the API handler with every route of routes.go.
@@ -157,6 +160,9 @@ func NewServer(d Deps) http.Handler {
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
 		limits:    newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst),
 		authFails: newAddrLimits(d.Config.AuthFailureRatePerSecond, d.Config.AuthFailureBurst)}
+	// Config.Validate refuses a bad entry at start-up; one that reaches here anyway
+	// trusts nothing rather than something.
+	s.trusted, _ = d.Config.TrustedProxyPrefixes()
 	s.optoutDefaults()
 	s.optinDefaults()
 	s.routes()
