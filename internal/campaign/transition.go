@@ -2,9 +2,7 @@ package campaign
 
 import (
 	"context"
-	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -147,18 +145,8 @@ func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor
 
 // checkSenderFrom refuses a From that the campaign's sender does not allow.
 func checkSenderFrom(ctx context.Context, q *store.Queries, c store.Campaign) error {
-	rules, err := q.CampaignSenderRules(ctx, c.AccountID, c.SenderID)
-	if err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		return err
-	}
-	if sender.AllowsFrom(rules.AllowedFrom, c.FromEmail) {
-		return nil
-	}
-	return apperr.Invalidf("/from_email", "sender %d does not allow sending from %s (allowed: %s)",
-		rules.ID, c.FromEmail, strings.Join(rules.AllowedFrom, ", "))
+	_, err := sender.CheckFrom(ctx, q, c.AccountID, c.SenderID, c.FromEmail, "/from_email")
+	return err
 }
 
 // Unapprove moves an approved campaign that has not started back to draft.

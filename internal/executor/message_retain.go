@@ -15,26 +15,15 @@ func (e *Executor) retainMessages(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	cutoff := e.clock().Add(-e.cfg.MessageRetention)
-	start := time.Now()
-	var total int64
-	defer func() {
-		if total > 0 {
-			e.metrics.retiredRows.Add(float64(total))
-			e.log.Info("deleted messages past retention", "messages", total, "retention", e.cfg.MessageRetention.String())
-		}
-	}()
-	for {
-		n, err := e.q.MessageDeleteRetired(ctx, cutoff, e.retainBatch)
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if n < int64(e.retainBatch) {
-			e.retainMessagesAfter = e.clock().Add(retentionEvery)
-			return total, nil
-		}
-		if time.Since(start) >= retentionBudget {
-			return total, nil // more to do: the next pass continues
-		}
+	n, done, err := e.deleteInBatches(time.Now(), func() (int64, error) {
+		return e.q.MessageDeleteRetired(ctx, cutoff, e.retainBatch)
+	})
+	if n > 0 {
+		e.metrics.retiredRows.Add(float64(n))
+		e.log.Info("deleted messages past retention", "messages", n, "retention", e.cfg.MessageRetention.String())
 	}
+	if err == nil && done {
+		e.retainMessagesAfter = e.clock().Add(retentionEvery)
+	}
+	return n, err // not done: more to do, the next pass continues
 }

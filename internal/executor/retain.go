@@ -39,22 +39,35 @@ func (e *Executor) retain(ctx context.Context) (int64, error) {
 		}
 	}()
 	for _, id := range ids {
-		for {
-			n, err := e.q.SendDeleteRetired(ctx, id, e.retainBatch)
-			if err != nil {
-				return total, err
-			}
-			total += n
-			if n < int64(e.retainBatch) {
-				break
-			}
-			if time.Since(start) >= retentionBudget {
-				return total, nil // more to do: the next pass continues
-			}
+		n, done, err := e.deleteInBatches(start, func() (int64, error) {
+			return e.q.SendDeleteRetired(ctx, id, e.retainBatch)
+		})
+		total += n
+		if err != nil || !done {
+			return total, err // out of budget: the next pass continues
 		}
 	}
 	if len(ids) < 100 {
 		e.retainAfter = e.clock().Add(retentionEvery)
 	}
 	return total, nil
+}
+
+// deleteInBatches runs del (one retention statement of at most retainBatch rows)
+// until it deletes less than a batch (done) or the pass has run retentionBudget
+// since start, and returns the rows deleted.
+func (e *Executor) deleteInBatches(start time.Time, del func() (int64, error)) (total int64, done bool, err error) {
+	for {
+		n, err := del()
+		if err != nil {
+			return total, false, err
+		}
+		total += n
+		if n < int64(e.retainBatch) {
+			return total, true, nil
+		}
+		if time.Since(start) >= retentionBudget {
+			return total, false, nil
+		}
+	}
 }

@@ -340,3 +340,22 @@ func Rotate(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) (int, error)
 
 // errNotFound is returned by ForSend when the account has no sender to use.
 var errNotFound = errors.New("no sender")
+
+// CheckFrom refuses, as a 422 naming pointer, a From address that the sender a send
+// goes through (senderID, else the account's default sender) does not allow by
+// its allowed_from (AllowsFrom). found is false when there is no such sender: the
+// environment's provider then sends, and it imposes no rule. Campaigns are held to
+// it at approval, messages when accepted, a list's opt-in From when saved.
+func CheckFrom(ctx context.Context, q *store.Queries, accountID int64, senderID *int64, from, pointer string) (found bool, err error) {
+	rules, err := q.CampaignSenderRules(ctx, accountID, senderID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, err
+	case AllowsFrom(rules.AllowedFrom, from):
+		return true, nil
+	}
+	return true, apperr.Invalidf(pointer, "sender %d does not allow sending from %s (allowed: %s)",
+		rules.ID, from, strings.Join(rules.AllowedFrom, ", "))
+}

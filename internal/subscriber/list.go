@@ -2,7 +2,6 @@ package subscriber
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -88,14 +87,8 @@ func checkOptin(ctx context.Context, q *store.Queries, accountID int64, o *ListO
 		o.OptinFromEmail = a.Email
 		// The confirmation leaves through the account's default sender: a From
 		// that sender refuses would turn every public sign-up into an error.
-		rules, err := q.CampaignSenderRules(ctx, accountID, nil)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows): // the environment's provider imposes no rule
-		case err != nil:
+		if _, err := sender.CheckFrom(ctx, q, accountID, nil, o.OptinFromEmail, "/optin_from_email"); err != nil {
 			return err
-		case !sender.AllowsFrom(rules.AllowedFrom, o.OptinFromEmail):
-			return apperr.Invalidf("/optin_from_email", "the account's default sender %d does not allow sending from %s (allowed: %s)",
-				rules.ID, o.OptinFromEmail, strings.Join(rules.AllowedFrom, ", "))
 		}
 	}
 	if len(o.OptinFromName) > 200 || strings.ContainsAny(o.OptinFromName, "\r\n\x00") {

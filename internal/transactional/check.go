@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -139,20 +136,11 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 // the rule campaigns are held to at approval (an address or a domain in
 // allowed_from; an empty list allows any).
 func (s *Service) checkSender(ctx context.Context, accountID int64, senderID *int64, from string) error {
-	rules, err := store.New(s.pool).CampaignSenderRules(ctx, accountID, senderID)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows) && senderID != nil:
+	found, err := sender.CheckFrom(ctx, store.New(s.pool), accountID, senderID, from, "/from")
+	if !found && err == nil && senderID != nil {
 		return apperr.Invalidf("/sender_id", "sender %d not found", *senderID)
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil // no default sender: the environment's provider, which imposes no rule
-	case err != nil:
-		return err
 	}
-	if sender.AllowsFrom(rules.AllowedFrom, from) {
-		return nil
-	}
-	return apperr.Invalidf("/from", "sender %d does not allow sending from %s (allowed: %s)",
-		rules.ID, from, strings.Join(rules.AllowedFrom, ", "))
+	return err
 }
 
 func deref(p *string) string {
