@@ -19,7 +19,7 @@ postman:
 	$(GO) build -o bin/sendonce-postman ./cmd/sendonce
 	api/postman/run.sh bin/sendonce-postman
 
-## fuzz: run every fuzz target briefly (FUZZTIME each; the seed corpus also runs in `make test`)
+## fuzz: run every fuzz target briefly (FUZZTIME each: a duration, or a count such as 3000x, which CI uses to avoid golang/go#75804; the seed corpus also runs in `make test`)
 FUZZTIME ?= 5s
 fuzz:
 	@grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u | while read -r dir; do \
