@@ -119,8 +119,8 @@ func (s *Signer) appendToken(dst []byte, accountID, campaignID, subscriberID int
 
 // Verify checks a token in constant time against the key it names and returns its claims.
 func (s *Signer) Verify(token string) (Claims, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) < 2+tagLen || raw[0] != tokenVersion {
+	raw, ok := decodeToken(token)
+	if !ok || len(raw) < 2+tagLen || raw[0] != tokenVersion {
 		return Claims{}, ErrInvalidToken
 	}
 	payload, tag := raw[:len(raw)-tagLen], raw[len(raw)-tagLen:]
@@ -172,8 +172,8 @@ func (s *Signer) Open(purpose, token string) ([]byte, error) {
 	if len(token) > 1024 {
 		return nil, ErrInvalidToken
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) < 2+tagLen || raw[0] != tokenVersion {
+	raw, ok := decodeToken(token)
+	if !ok || len(raw) < 2+tagLen || raw[0] != tokenVersion {
 		return nil, ErrInvalidToken
 	}
 	signed, tag := raw[:len(raw)-tagLen], raw[len(raw)-tagLen:]
@@ -191,6 +191,16 @@ func (s *Signer) Open(purpose, token string) ([]byte, error) {
 		}
 	}
 	return nil, ErrInvalidToken
+}
+
+// decodeToken decodes a token's base64url text strictly: the decoder skips CR and
+// LF anywhere, which would let many strings stand for one token.
+func decodeToken(token string) ([]byte, bool) {
+	if strings.ContainsAny(token, "\r\n") {
+		return nil, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	return raw, err == nil
 }
 
 func purposeDomain(purpose string) string {

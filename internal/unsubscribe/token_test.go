@@ -122,6 +122,9 @@ func FuzzVerify(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(s.Token(1, 2, 3))
 	f.Add("AQJrMQ")
+	// The base64 decoder skips CR and LF: a token with one inserted must not verify.
+	f.Add("AQJrMQECAwCM-9\rSXBa-OuJyBTcSN2gUoHdPryfTZkCCdhrDYyvQj")
+	f.Add("AQJrMQECAwCM-9SXBa-OuJyBTcSN2gUoHdPryfTZkCCdhrDYyvQj\n")
 	f.Fuzz(func(t *testing.T, tok string) {
 		c, err := s.Verify(tok)
 		if err == nil && s.Token(c.AccountID, c.CampaignID, c.SubscriberID) != tok {
