@@ -64,7 +64,9 @@ type refusal struct {
 	err  error
 }
 
-func (r *refusal) Error() string { return ErrRefused.Error() + " (" + r.addr + ": " + r.err.Error() + ")" }
+func (r *refusal) Error() string {
+	return ErrRefused.Error() + " (" + r.addr + ": " + r.err.Error() + ")"
+}
 
 func (r *refusal) Is(target error) bool { return target == ErrRefused }
 

@@ -76,7 +76,7 @@ func NewSES(s SESSettings) (*SES, error) {
 		// The guard's client: its dialer checks the endpoint's address, and it
 		// follows no redirect (a 3xx comes back as an error).
 		HTTPClient: g.Client(tr, s.Timeout),
-		Retryer:     func() aws.Retryer { return aws.NopRetryer{} },
+		Retryer:    func() aws.Retryer { return aws.NopRetryer{} },
 	}
 	cli := sesv2.NewFromConfig(cfg, func(o *sesv2.Options) {
 		o.Retryer = aws.NopRetryer{}
