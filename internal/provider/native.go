@@ -239,6 +239,9 @@ func verifyErr(step string, err error) error { return &VerifyError{Step: step, E
 // status and the provider's own error message (a JSON "message" or "name", as
 // each API writes it, sanitized and short) come back: never the body as such.
 func verifyAnswer(name string, a apiAnswer, err error) error {
+	if errors.Is(err, errRefused) {
+		return verifyErr("connect", errRefused)
+	}
 	if err != nil {
 		return verifyErr("connect", err)
 	}
