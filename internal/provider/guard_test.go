@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -75,4 +76,23 @@ func TestGuardedProvidersRefuseInternalDestinations(t *testing.T) {
 	_, err = httpP.Send(ctx, nativeMsg())
 	require.NoError(t, err)
 	require.EqualValues(t, 1, hits.Load())
+}
+
+// TestGuardedHTTPSenderDoesNotFollowARedirectInward: an http sender whose server
+// the guard accepts (an exact loopback address let through, standing in for a
+// public one) answers 307 to a loopback listener; the redirect is not followed,
+// the listener gets nothing, and the 3xx is the sender's configuration problem.
+func TestGuardedHTTPSenderDoesNotFollowARedirectInward(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	inner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(inner.Close)
+	outer := httptest.NewServer(http.RedirectHandler(inner.URL+"/steal", http.StatusTemporaryRedirect))
+	t.Cleanup(outer.Close)
+	g := &egress.Guard{Pass: []netip.AddrPort{netip.MustParseAddrPort(outer.Listener.Addr().String())}}
+	p, err := provider.NewHTTP(provider.HTTPSettings{URL: outer.URL + "/send", Guard: g})
+	require.NoError(t, err)
+	_, err = p.Send(context.Background(), nativeMsg())
+	wantClass(t, err, provider.Temporary, 0, false, false)
+	require.Zero(t, hits.Load())
 }

@@ -188,6 +188,10 @@ func snippet(b []byte) string {
 	return out.String()
 }
 
+// Excerpt is snippet for text: what a verify answer may carry of a server's words
+// (an SMTP reply, a provider's error message).
+func Excerpt(s string) string { return snippet([]byte(s)) }
+
 // Idempotent is true: the server keeps one result per Idempotency-Key.
 func (p *HTTP) Idempotent() bool { return true }
 

@@ -100,10 +100,11 @@ func (s *Service) Verify(ctx context.Context, accountID, id int64) (VerifyResult
 	}
 	defer p.Close()
 	if err := p.Verify(ctx); err != nil {
-		res := VerifyResult{Step: "request", Message: err.Error()}
+		// The server's words come back short and sanitized, never a body as such.
+		res := VerifyResult{Step: "request", Message: provider.Excerpt(err.Error())}
 		var ve *provider.VerifyError
 		if errors.As(err, &ve) {
-			res.Step, res.Message = ve.Step, ve.Err.Error()
+			res.Step, res.Message = ve.Step, provider.Excerpt(ve.Err.Error())
 		}
 		return res, nil
 	}
