@@ -13,6 +13,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
@@ -86,6 +87,33 @@ func TestBuiltSenderRefusesLoopback(t *testing.T) {
 	require.Equal(t, provider.Temporary, e.Class)
 	require.True(t, e.Config)
 	require.Zero(t, hits.Load(), "nothing reached the loopback listener")
+
+	// The development switch (SENDONCE_EVENT_ALLOW_PRIVATE) lets the same sender through.
+	dev := sender.NewService(pool, nil, sender.WithGuard(egress.Guard{AllowPrivate: true}))
+	p2, err := dev.Built(row)
+	require.NoError(t, err)
+	defer p2.Close()
+	_, err = p2.Send(ctx, provider.Message{JobID: "campaign:1:2", From: "a@example.com", To: "b@example.com", Subject: "s", Text: "t"})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, hits.Load())
+}
+
+// TestStoredURLPasswordIsRedacted: a URL saved with a password before userinfo
+// was refused comes back with the password hidden.
+func TestStoredURLPasswordIsRedacted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.New(t)
+	acc, _, err := account.NewService(pool).Create(ctx, "a")
+	require.NoError(t, err)
+	svc := sender.NewService(pool, nil)
+	sn, err := svc.Create(ctx, acc.ID, sender.Input{Name: "h", Type: "http", Settings: sender.Settings{URL: "https://mail.example.com/send"}})
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE senders SET settings = '{"url":"https://app:PASS@mail.example.com/send"}' WHERE id = $1`, sn.ID)
+	require.NoError(t, err)
+	got, err := svc.Get(ctx, acc.ID, sn.ID)
+	require.NoError(t, err)
+	require.Equal(t, "https://app:xxxxx@mail.example.com/send", got.Settings.URL)
 }
 
 // TestLegacyCiphertextStillReadAndReboundByRotate: credentials sealed before they
