@@ -66,9 +66,7 @@ func NewHTTP(s HTTPSettings) (*HTTP, error) {
 	g := guardOf(s.Guard)
 	tr := s.Transport
 	if tr == nil {
-		t := g.Transport()
-		t.MaxIdleConnsPerHost = 64
-		tr = t
+		tr = transportOf(s.Guard)
 	}
 	// No redirect is followed: a redirected POST may be replayed as a GET without a body.
 	return &HTTP{s: s, client: g.Client(tr, 0)}, nil

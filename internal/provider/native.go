@@ -34,17 +34,32 @@ type NativeSettings struct {
 	// Transport is for tests and tuning; nil means a transport of Guard's.
 	Transport http.RoundTripper
 	// Guard says where connections may go. A sender (aimed by a tenant) always sets
-	// it; nil is for the operator's own configuration and tests: any address.
+	// it; nil is for the operator's own configuration and tests: any address, and
+	// the proxy the environment configures.
 	Guard *egress.Guard
 }
 
 // guardOf is the guard of a provider's settings: nil lets any address through
-// (still no proxy, no redirects).
+// (still no redirects).
 func guardOf(g *egress.Guard) egress.Guard {
 	if g == nil {
 		return egress.Guard{AllowPrivate: true}
 	}
 	return *g
+}
+
+// transportOf is the HTTP transport of a provider: the guard's (no proxy, the
+// address checked when dialled), or for the operator's own provider (nil guard)
+// the standard one, which honours the proxy the environment configures.
+func transportOf(g *egress.Guard) *http.Transport {
+	var t *http.Transport
+	if g == nil {
+		t = http.DefaultTransport.(*http.Transport).Clone()
+	} else {
+		t = g.Transport()
+	}
+	t.MaxIdleConnsPerHost = 64
+	return t
 }
 
 // apiClient is the HTTP plumbing shared by the native adapters: one request, the
@@ -69,9 +84,7 @@ func newAPIClient(base string, s NativeSettings) (*apiClient, error) {
 	g := guardOf(s.Guard)
 	tr := s.Transport
 	if tr == nil {
-		t := g.Transport()
-		t.MaxIdleConnsPerHost = 64
-		tr = t
+		tr = transportOf(s.Guard)
 	}
 	// No redirect is followed: a redirected POST may be replayed as a GET without a
 	// body, and the 3xx is the provider's answer.

@@ -67,9 +67,7 @@ func NewSES(s SESSettings) (*SES, error) {
 	g := guardOf(s.Guard)
 	tr := s.Transport
 	if tr == nil {
-		t := g.Transport()
-		t.MaxIdleConnsPerHost = 64
-		tr = t
+		tr = transportOf(s.Guard)
 	}
 	cfg := aws.Config{Region: s.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKeyID, s.SecretAccessKey, ""),
