@@ -1155,7 +1155,7 @@ type SenderSettings struct {
 	// Domain The Mailgun sending domain.
 	Domain *string `json:"domain,omitempty"`
 
-	// Endpoint Replaces the native provider's API origin.
+	// Endpoint Replaces the native provider's API origin; the same rules as url.
 	Endpoint *string `json:"endpoint,omitempty"`
 	Host     *string `json:"host,omitempty"`
 
@@ -1166,8 +1166,10 @@ type SenderSettings struct {
 	// Region ses: AWS region; mailgun: us or eu; sendgrid: global or eu.
 	Region   *string                 `json:"region,omitempty"`
 	Security *SenderSettingsSecurity `json:"security,omitempty"`
-	Url      *string                 `json:"url,omitempty"`
-	Username *string                 `json:"username,omitempty"`
+
+	// Url No user name or password in it (they go in credentials); no literal internal address or localhost unless private destinations are allowed.
+	Url      *string `json:"url,omitempty"`
+	Username *string `json:"username,omitempty"`
 }
 
 // SenderSettingsSecurity defines model for SenderSettings.Security.

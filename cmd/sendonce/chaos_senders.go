@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sink"
@@ -77,7 +78,8 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	svc := sender.NewService(pool, ring)
+	// The fake providers listen on loopback: private destinations allowed, here and in serve.
+	svc := sender.NewService(pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: true}))
 	type side struct {
 		acct, campaign int64
 	}
@@ -114,6 +116,7 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 		"SENDONCE_DB_MAX_CONNS=8",
 		"SENDONCE_LEASE=" + lease.String(),
 		"SENDONCE_SECRETS_KEY=" + ringEntry,
+		"SENDONCE_EVENT_ALLOW_PRIVATE=true",
 		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
 	}
 	logTo := io.Discard

@@ -126,6 +126,7 @@ func TestServeRoutesEachAccountThroughItsSender(t *testing.T) {
 	cfg.Tick = 100 * time.Millisecond
 	cfg.UnsubscribeSecret = []string{"k1:a-test-secret-0123456789abcdef"}
 	cfg.SecretsKey = []string{sender.NewKeyRingEntry("k1")}
+	cfg.EventAllowPrivate = true // the fake providers listen on loopback
 	runCtx, cancel := context.WithCancel(ctx)
 	addrc, done := make(chan net.Addr, 1), make(chan error, 1)
 	go func() {

@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -59,7 +60,9 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	if err := sender.CheckKeys(ctx, pool, ring); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	senders := sender.NewService(pool, ring)
+	// Senders are aimed by tenants: their connections go through the same guard as
+	// event deliveries, with the same development switch.
+	senders := sender.NewService(pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: cfg.EventAllowPrivate}))
 	// One router per process: the executor's sends and the API's test sends share
 	// the built sender providers; closed last, with the environment's provider.
 	routes := sender.NewRouter(senders, log)

@@ -120,3 +120,10 @@ SET status = 'cancelled', cancelled_at = now(), sender_id = NULL, updated_at = n
 WHERE c.account_id = @account_id AND c.sender_id = @id AND c.kind = 'messages' AND c.status = 'sending'
   AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
   AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'sending');
+
+-- name: SenderSecretSet :one
+-- Stores a new sender's credentials, sealed once its id is known (the ciphertext
+-- is bound to the sender id), in the transaction that created it.
+UPDATE senders SET secret_key_id = @secret_key_id, secret = @secret, secret_hint = @secret_hint
+WHERE account_id = @account_id AND id = @id
+RETURNING *;

@@ -1,17 +1,13 @@
 package event
 
 import (
-	"errors"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strings"
 	"time"
 
-	"code.dny.dev/ssrf"
-
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/egress"
 )
 
 // Timeout bounds one delivery attempt (Standard Webhooks: 15–30 s).
@@ -24,42 +20,25 @@ type Guard struct {
 	// AllowPrivate lets deliveries reach loopback, private, link-local and other
 	// special-purpose addresses (development receivers on the same machine).
 	AllowPrivate bool
-	// allowV4 are prefixes treated as public although they are not: tests stand a
-	// "public" receiver on 127.0.0.2 to show the guard still refuses the rest.
-	allowV4 []netip.Prefix
+	// pass are addresses treated as public although they are not: tests stand a
+	// "public" receiver on loopback to show the guard still refuses the rest.
+	pass []netip.AddrPort
+}
+
+// egress is the shared outgoing-connection guard these settings describe.
+func (g Guard) egress() egress.Guard {
+	return egress.Guard{AllowPrivate: g.AllowPrivate, Pass: g.pass}
 }
 
 // newClient returns the HTTP client of deliveries: 15 s per attempt, no redirects
-// followed (a 3xx is a failed attempt, the tenant updates the URL instead), and
-// unless AllowPrivate a dialer that checks the address it actually connects to, after
-// DNS resolution, so a name resolving to an internal address (or re-resolving to one
-// later) is refused too: code.dny.dev/ssrf's control function sees the address
-// being dialled, so DNS rebinding cannot slip past.
+// followed (a 3xx is a failed attempt, the tenant updates the URL instead), no
+// proxy, and unless AllowPrivate a dialer that checks the address it actually
+// connects to, after DNS resolution (internal/egress, shared with the senders).
 func (g Guard) newClient() *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	if !g.AllowPrivate {
-		opts := []ssrf.Option{ssrf.WithAnyPort()}
-		if len(g.allowV4) > 0 {
-			opts = append(opts, ssrf.WithAllowedV4Prefixes(g.allowV4...))
-		}
-		dialer.Control = ssrf.New(opts...).Safe
-	}
-	transport := &http.Transport{
-		Proxy:                 nil, // a proxy would dial for us, past the guard
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: Timeout,
-	}
-	return &http.Client{
-		Transport: transport,
-		Timeout:   Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	transport := g.egress().Transport()
+	transport.MaxIdleConnsPerHost = 4
+	transport.ResponseHeaderTimeout = Timeout
+	return g.egress().Client(transport, Timeout)
 }
 
 // checkURL validates an endpoint URL when it is saved. The dialer is the real
@@ -89,39 +68,11 @@ func (g Guard) checkURL(raw string) (string, error) {
 	if u.Fragment != "" {
 		return "", bad("url must not have a fragment")
 	}
-	if !g.AllowPrivate {
-		host := strings.ToLower(u.Hostname())
-		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-			return "", bad("url must not point at this machine")
-		}
-		if ip, err := netip.ParseAddr(host); err == nil && !g.public(ip) {
-			return "", bad("url must not point at a loopback, private, link-local or reserved address")
-		}
+	if err := g.egress().CheckHost(u.Hostname()); err != nil {
+		return "", bad("url " + err.Error())
 	}
 	return u.String(), nil
 }
 
-// public reports whether the guard would let a connection to ip through.
-func (g Guard) public(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	for _, p := range g.allowV4 {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	if ip.Is4() {
-		for _, p := range ssrf.IPv4DeniedPrefixes {
-			if p.Contains(ip) {
-				return false
-			}
-		}
-		return true
-	}
-	return ip.IsGlobalUnicast() && !ip.IsPrivate()
-}
-
 // refused reports whether err is the guard's refusal, for the delivery log.
-func refused(err error) bool {
-	return errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedNetwork) ||
-		errors.Is(err, ssrf.ErrProhibitedPort) || errors.Is(err, ssrf.ErrInvalidHostPort)
-}
+func refused(err error) bool { return egress.Refused(err) }

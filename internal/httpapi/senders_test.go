@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/config"
 )
 
 // TestSendersCredentialsWriteOnly: no response of any sender route carries the
@@ -81,7 +83,8 @@ func TestSendersHostileInput(t *testing.T) {
 // TestSenderVerify: the verify route reports success, and the failing step.
 func TestSenderVerify(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	// The fake provider listens on loopback: the development switch lets senders reach it.
+	e := setup(t, func(c *config.Config) { c.EventAllowPrivate = true })
 	pm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Postmark-Server-Token") != "good-token" {
 			w.WriteHeader(http.StatusUnauthorized)

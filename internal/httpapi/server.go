@@ -19,6 +19,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/message"
@@ -132,7 +133,7 @@ func NewServer(d Deps) http.Handler {
 		if err != nil {
 			panic("httpapi: " + err.Error()) // run validates it first
 		}
-		d.Senders = sender.NewService(d.Pool, ring)
+		d.Senders = sender.NewService(d.Pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: d.Config.EventAllowPrivate}))
 	}
 	if d.Routes == nil {
 		d.Routes = sender.NewRouter(d.Senders, d.Logger)

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+
+	"github.com/sendonce/sendonce/internal/egress"
 )
 
 // HTTPSettings configure the HTTP provider.
@@ -21,8 +24,11 @@ type HTTPSettings struct {
 	Authorization string
 	// Timeout bounds one request, response included; 0 means 30s.
 	Timeout time.Duration
-	// Transport is for tests and tuning; nil means a transport of its own.
+	// Transport is for tests and tuning; nil means a transport of Guard's.
 	Transport http.RoundTripper
+	// Guard says where connections may go; nil (the operator's own provider,
+	// tests): any address.
+	Guard *egress.Guard
 }
 
 // HTTP posts each message as JSON to a URL with `Idempotency-Key: <job id>`, for a
@@ -57,17 +63,13 @@ func NewHTTP(s HTTPSettings) (*HTTP, error) {
 	if s.Timeout <= 0 {
 		s.Timeout = 30 * time.Second
 	}
+	g := guardOf(s.Guard)
 	tr := s.Transport
 	if tr == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		tr = t
+		tr = transportOf(s.Guard)
 	}
-	return &HTTP{s: s, client: &http.Client{
-		Transport: tr,
-		// A redirected POST may be replayed as a GET without a body: never follow.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}, nil
+	// No redirect is followed: a redirected POST may be replayed as a GET without a body.
+	return &HTTP{s: s, client: g.Client(tr, 0)}, nil
 }
 
 // HTTPPayload is the JSON body the HTTP provider posts (appendPayload writes it).
@@ -118,6 +120,9 @@ func (p *HTTP) Send(ctx context.Context, m Message) (string, error) {
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
+		if egress.Refused(err) {
+			return "", refusedError()
+		}
 		if wrote.Load() {
 			return "", classed(Ambiguous, 0, err)
 		}
@@ -154,14 +159,36 @@ func ClassifyHTTPStatus(code int) Class {
 	}
 }
 
-// snippet keeps an error body short enough for sends.last_error.
+// snippet is a short, sanitized excerpt of an error body for sends.last_error:
+// at most 100 characters of printable text (control characters and runs of
+// white space become one space, invalid UTF-8 is dropped), so an answer can be
+// recognised without the body coming back verbatim.
 func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	var out strings.Builder
+	n, space := 0, false
+	for _, r := range strings.ToValidUTF8(string(b), "") {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			space = out.Len() > 0
+			continue
+		}
+		if n == 100 {
+			out.WriteString("…")
+			break
+		}
+		if space {
+			out.WriteByte(' ')
+			n++
+			space = false
+		}
+		out.WriteRune(r)
+		n++
 	}
-	return s
+	return out.String()
 }
+
+// Excerpt is snippet for text: what a verify answer may carry of a server's words
+// (an SMTP reply, a provider's error message).
+func Excerpt(s string) string { return snippet([]byte(s)) }
 
 // Idempotent is true: the server keeps one result per Idempotency-Key.
 func (p *HTTP) Idempotent() bool { return true }

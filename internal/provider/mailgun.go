@@ -19,10 +19,10 @@ import (
 //
 // Classification:
 //
-//	429                                     → Temporary, Retry-After / X-RateLimit-Reset honoured
-//	404 (Mailgun is eventually consistent), 503 → Temporary
-//	500 and other 5xx                       → Ambiguous
-//	401, 403                                → Temporary, Config
+//	429                                       → Temporary, Retry-After / X-RateLimit-Reset honoured
+//	503                                       → Temporary
+//	500 and other 5xx                         → Ambiguous
+//	401, 403, 404 (a wrong or removed domain) → Temporary, Config
 //	400 and other 4xx                       → Permanent
 type Mailgun struct {
 	c      *apiClient
@@ -91,20 +91,23 @@ func (p *Mailgun) Send(ctx context.Context, m Message) (string, error) {
 			wait = resetAfter(a.header, p.now())
 		}
 		return "", rateLimited("mailgun", a, wait, r.Message)
-	case a.status == http.StatusNotFound || a.status == http.StatusServiceUnavailable:
+	case a.status == http.StatusServiceUnavailable:
 		return "", failure("mailgun", Temporary, a, r.Message)
 	case a.status >= 500:
 		return "", failure("mailgun", Ambiguous, a, r.Message)
-	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
+	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden || a.status == http.StatusNotFound:
+		// 404 is the domain in the URL (a typo, a domain removed from the account):
+		// every message would meet it, so it counts toward pausing the sender.
 		return "", configError("mailgun", a, r.Message)
 	}
 	return "", failure("mailgun", Permanent, a, r.Message)
 }
 
-// Verify reads the sending domain (GET /v3/domains/{domain}), which sends nothing.
-// A domain sending key may only call /messages and is refused here.
+// Verify reads the sending domain (GET /v4/domains/{domain}, which replaced the
+// v3 call), which sends nothing. A domain sending key may only call /messages and
+// is refused here.
 func (p *Mailgun) Verify(ctx context.Context) error {
-	a, err := p.c.do(ctx, http.MethodGet, "/v3/domains/"+url.PathEscape(p.domain),
+	a, err := p.c.do(ctx, http.MethodGet, "/v4/domains/"+url.PathEscape(p.domain),
 		http.Header{"Authorization": {p.auth}}, nil)
 	return verifyAnswer("mailgun", a, err)
 }

@@ -40,6 +40,11 @@ func fake(t *testing.T, a answer, check func(r *http.Request, body []byte)) stri
 		if check != nil {
 			check(r, body)
 		}
+		if refusal := providerLimits(r, body); refusal != nil {
+			w.WriteHeader(refusal.status)
+			_, _ = io.WriteString(w, refusal.body)
+			return
+		}
 		for k, v := range a.header {
 			w.Header().Set(k, v)
 		}
@@ -76,7 +81,7 @@ func TestResendRequest(t *testing.T) {
 		var got map[string]any
 		require.NoError(t, json.Unmarshal(body, &got))
 		require.Equal(t, `"News" <news@example.com>`, got["from"])
-		require.Equal(t, []any{"ada@example.org"}, got["to"])
+		require.Equal(t, []any{`"Ada" <ada@example.org>`}, got["to"], "the display name goes with the address")
 		require.Equal(t, "Hello", got["subject"])
 		require.Equal(t, "<p>Hi</p>", got["html"])
 		require.Equal(t, "Hi", got["text"])
@@ -270,7 +275,8 @@ func TestMailgunErrors(t *testing.T) {
 		{answer{429, map[string]string{"Retry-After": "5"}, `{"message":"slow down"}`}, provider.Temporary, 5 * time.Second, false},
 		{answer{400, nil, `{"message":"to parameter is not a valid address"}`}, provider.Permanent, 0, false},
 		{answer{401, nil, `Forbidden`}, provider.Temporary, 0, true},
-		{answer{404, nil, `{"message":"Domain not found"}`}, provider.Temporary, 0, false},
+		// A wrong or removed domain is the sender's configuration: counted toward its pause.
+		{answer{404, nil, `{"message":"Domain not found"}`}, provider.Temporary, 0, true},
 		{answer{500, nil, ``}, provider.Ambiguous, 0, false},
 	} {
 		p, err := provider.NewMailgun(provider.NativeSettings{Key: "k", BaseURL: fake(t, c.a, nil)}, "mg.example.com")
@@ -319,7 +325,7 @@ func TestNativeVerify(t *testing.T) {
 	rs, _ := provider.NewResend(provider.NativeSettings{Key: "re", BaseURL: ok("/domains", "Authorization", "Bearer re")})
 	pm, _ := provider.NewPostmark(provider.NativeSettings{Key: "pm", BaseURL: ok("/server", "X-Postmark-Server-Token", "pm")}, "")
 	sg, _ := provider.NewSendGrid(provider.NativeSettings{Key: "sg", BaseURL: ok("/v3/scopes", "Authorization", "Bearer sg")})
-	mg, _ := provider.NewMailgun(provider.NativeSettings{Key: "mg", BaseURL: ok("/v3/domains/d.example", "Authorization", "Basic YXBpOm1n")}, "d.example")
+	mg, _ := provider.NewMailgun(provider.NativeSettings{Key: "mg", BaseURL: ok("/v4/domains/d.example", "Authorization", "Basic YXBpOm1n")}, "d.example")
 	for _, v := range []verifier{rs, pm, sg, mg} {
 		require.NoError(t, v.Verify(context.Background()))
 	}

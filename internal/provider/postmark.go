@@ -11,7 +11,8 @@ import (
 // Postmark sends through Postmark's API (POST /email, X-Postmark-Server-Token). It
 // has no idempotency key, so Idempotent is false and the campaign's
 // ambiguous_policy decides what an interrupted send becomes. Our job id travels in
-// Metadata.job_id, which Postmark echoes in its webhooks.
+// Metadata.job_id, which Postmark echoes in its webhooks; Metadata values hold at
+// most 80 characters, so a longer job id travels as fitKey derives it.
 //
 // Classification (HTTP status, then Postmark's ErrorCode):
 //
@@ -66,7 +67,7 @@ func (p *Postmark) header() http.Header {
 func (p *Postmark) Send(ctx context.Context, m Message) (string, error) {
 	body := postmarkEmail{From: fromHeader(m.FromName, m.From), To: fromHeader(m.ToName, m.To), Subject: m.Subject,
 		HTMLBody: m.HTML, TextBody: m.Text, ReplyTo: m.ReplyTo,
-		Metadata: map[string]string{"job_id": m.JobID}, MessageStream: p.stream}
+		Metadata: map[string]string{"job_id": fitKey(m.JobID, 80, nil)}, MessageStream: p.stream}
 	if m.MessageID != "" {
 		body.Headers = append(body.Headers, postmarkHeader{"Message-ID", "<" + m.MessageID + ">"})
 	}

@@ -11,6 +11,8 @@ import (
 // Idempotency-Key: Resend returns the first result for a repeated key within 24
 // hours, so Idempotent is true and an ambiguous send is replayed. The job id also
 // travels as the tag `job_id` (Resend tags accept [A-Za-z0-9_-], so `:` becomes `_`).
+// Both hold at most 256 characters: a longer job id (a message under a long
+// Idempotency-Key) travels as fitKey derives it, the same on every replay.
 //
 // Classification (Resend's error `name` and status):
 //
@@ -32,6 +34,9 @@ func NewResend(s NativeSettings) (*Resend, error) {
 	}
 	return &Resend{c: c, key: s.Key, now: time.Now}, nil
 }
+
+// resendKeyMax is the longest Idempotency-Key and tag value Resend accepts.
+const resendKeyMax = 256
 
 type resendTag struct {
 	Name  string `json:"name"`
@@ -56,15 +61,15 @@ func (p *Resend) header() http.Header {
 
 // Send posts one email and returns Resend's id.
 func (p *Resend) Send(ctx context.Context, m Message) (string, error) {
-	body := resendEmail{From: fromHeader(m.FromName, m.From), To: []string{m.To}, Subject: m.Subject,
-		HTML: m.HTML, Text: m.Text, ReplyTo: m.ReplyTo, Headers: headerMap(m),
-		Tags: []resendTag{{Name: "job_id", Value: tagSafe(m.JobID)}}}
+	body := resendEmail{From: fromHeader(m.FromName, m.From), To: []string{fromHeader(m.ToName, m.To)},
+		Subject: m.Subject, HTML: m.HTML, Text: m.Text, ReplyTo: m.ReplyTo, Headers: headerMap(m),
+		Tags: []resendTag{{Name: "job_id", Value: fitKey(m.JobID, resendKeyMax, tagSafe)}}}
 	data, err := json.Marshal(body)
 	if err != nil {
 		return "", classed(Permanent, 0, err)
 	}
 	h := p.header()
-	h.Set("Idempotency-Key", m.JobID)
+	h.Set("Idempotency-Key", fitKey(m.JobID, resendKeyMax, nil))
 	a, err := p.c.do(ctx, http.MethodPost, "/emails", h, data)
 	if err != nil {
 		return "", err

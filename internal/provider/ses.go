@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net"
 	"net/http"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/sendonce/sendonce/internal/egress"
 )
 
 // SESSettings configure the Amazon SES (v2) adapter.
@@ -26,6 +29,9 @@ type SESSettings struct {
 	BaseURL   string
 	Timeout   time.Duration
 	Transport http.RoundTripper
+	// Guard says where connections may go (the endpoint override included); nil
+	// (tests): any address.
+	Guard *egress.Guard
 }
 
 // SES sends through Amazon SES v2 SendEmail with the AWS SDK (SigV4). The SDK's
@@ -33,11 +39,14 @@ type SESSettings struct {
 // times, and SES has no idempotency token, so each repeat could be a duplicate.
 // Idempotent is false and the campaign's ambiguous_policy decides. Our job id
 // travels as the message tag job_id (with `:` as `_`), echoed in the events of a
-// configuration set. SES replaces any Message-ID we give, so none is sent.
+// configuration set (tag values hold at most 256 characters: a longer job id
+// travels as fitKey derives it). SES replaces any Message-ID we give, so none is
+// sent. Header values must be printable ASCII: others are sent RFC 2047-encoded.
 //
 // Classification (the API error code):
 //
-//	TooManyRequestsException, LimitExceededException, ThrottlingException → Temporary
+//	TooManyRequestsException, LimitExceededException, ThrottlingException,
+//	ServiceUnavailable and any 503 (nothing was taken)                     → Temporary
 //	InternalServiceErrorException and unknown server faults               → Ambiguous
 //	AccountSuspendedException, SendingPausedException,
 //	MailFromDomainNotVerifiedException, 401/403 signatures                 → Temporary, Config
@@ -55,16 +64,17 @@ func NewSES(s SESSettings) (*SES, error) {
 	if s.Timeout <= 0 {
 		s.Timeout = 30 * time.Second
 	}
+	g := guardOf(s.Guard)
 	tr := s.Transport
 	if tr == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		tr = t
+		tr = transportOf(s.Guard)
 	}
 	cfg := aws.Config{Region: s.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKeyID, s.SecretAccessKey, ""),
-		HTTPClient:  &http.Client{Transport: tr, Timeout: s.Timeout},
-		Retryer:     func() aws.Retryer { return aws.NopRetryer{} },
+		// The guard's client: its dialer checks the endpoint's address, and it
+		// follows no redirect (a 3xx comes back as an error).
+		HTTPClient: g.Client(tr, s.Timeout),
+		Retryer:    func() aws.Retryer { return aws.NopRetryer{} },
 	}
 	cli := sesv2.NewFromConfig(cfg, func(o *sesv2.Options) {
 		o.Retryer = aws.NopRetryer{}
@@ -88,13 +98,17 @@ func (p *SES) Send(ctx context.Context, m Message) (string, error) {
 		msg.Body.Html = &types.Content{Data: aws.String(m.HTML), Charset: aws.String("UTF-8")}
 	}
 	for _, h := range m.Headers {
-		msg.Headers = append(msg.Headers, types.MessageHeader{Name: aws.String(h.Name), Value: aws.String(h.Value)})
+		v := sesHeaderValue(h.Value)
+		if len(v) > sesHeaderMax {
+			return "", classed(Permanent, 0, fmt.Errorf("ses: header %s is longer than the %d characters SES accepts", h.Name, sesHeaderMax))
+		}
+		msg.Headers = append(msg.Headers, types.MessageHeader{Name: aws.String(h.Name), Value: aws.String(v)})
 	}
 	in := &sesv2.SendEmailInput{
 		FromEmailAddress: aws.String(fromHeader(m.FromName, m.From)),
 		Destination:      &types.Destination{ToAddresses: []string{fromHeader(m.ToName, m.To)}},
 		Content:          &types.EmailContent{Simple: msg},
-		EmailTags:        []types.MessageTag{{Name: aws.String("job_id"), Value: aws.String(tagSafe(m.JobID))}},
+		EmailTags:        []types.MessageTag{{Name: aws.String("job_id"), Value: aws.String(fitKey(m.JobID, 256, tagSafe))}},
 	}
 	if m.ReplyTo != "" {
 		in.ReplyToAddresses = []string{m.ReplyTo}
@@ -104,6 +118,9 @@ func (p *SES) Send(ctx context.Context, m Message) (string, error) {
 	}
 	out, err := p.cli.SendEmail(ctx, in)
 	if err != nil {
+		if egress.Refused(err) {
+			return "", refusedError()
+		}
 		return "", classifySES(err)
 	}
 	if out.MessageId != nil && *out.MessageId != "" {
@@ -130,7 +147,8 @@ func classifySES(err error) *Error {
 	}
 	e := &Error{Code: code, Err: fmt.Errorf("ses: %s: %s", ae.ErrorCode(), ae.ErrorMessage())}
 	switch ae.ErrorCode() {
-	case "TooManyRequestsException", "LimitExceededException", "ThrottlingException":
+	case "TooManyRequestsException", "LimitExceededException", "ThrottlingException",
+		"ServiceUnavailable", "ServiceUnavailableException":
 		e.Class = Temporary
 	case "AccountSuspendedException", "SendingPausedException", "MailFromDomainNotVerifiedException":
 		e.Class, e.Config = Temporary, true
@@ -142,6 +160,8 @@ func classifySES(err error) *Error {
 		switch {
 		case code == http.StatusUnauthorized || code == http.StatusForbidden:
 			e.Class, e.Config = Temporary, true
+		case code == http.StatusServiceUnavailable:
+			e.Class = Temporary
 		case ae.ErrorFault() == smithy.FaultServer || code >= 500:
 			e.Class = Ambiguous
 		default:
@@ -151,10 +171,34 @@ func classifySES(err error) *Error {
 	return e
 }
 
+// sesHeaderMax is the longest header value SES accepts.
+const sesHeaderMax = 870
+
+// sesHeaderValue returns v as SES accepts it, printable ASCII: unchanged when it
+// is, else RFC 2047-encoded (Q encoding, or B where shorter), which mail readers
+// decode back to the original.
+func sesHeaderValue(v string) string {
+	ascii := true
+	for i := 0; i < len(v) && ascii; i++ {
+		ascii = v[i] >= 0x20 && v[i] <= 0x7e
+	}
+	if ascii {
+		return v
+	}
+	q, b := mime.QEncoding.Encode("utf-8", v), mime.BEncoding.Encode("utf-8", v)
+	if len(b) < len(q) {
+		return b
+	}
+	return q
+}
+
 // Verify calls GetAccount, which sends nothing, and requires sending to be enabled.
 func (p *SES) Verify(ctx context.Context) error {
 	out, err := p.cli.GetAccount(ctx, &sesv2.GetAccountInput{})
 	if err != nil {
+		if egress.Refused(err) {
+			return verifyErr("connect", errRefused)
+		}
 		var ae smithy.APIError
 		if errors.As(err, &ae) {
 			return verifyErr("auth", fmt.Errorf("ses: %s: %s", ae.ErrorCode(), ae.ErrorMessage()))

@@ -23,12 +23,18 @@ func sesFake(t *testing.T, status int, code string, check func(r *http.Request, 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
 		if check != nil {
-			var body map[string]any
-			require.NoError(t, json.Unmarshal(raw, &body))
 			check(r, body)
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if msg := sesLimits(body); msg != "" {
+			w.Header().Set("X-Amzn-ErrorType", "BadRequestException")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"message":"`+msg+`"}`)
+			return
+		}
 		if code != "" {
 			w.Header().Set("X-Amzn-ErrorType", code)
 			w.WriteHeader(status)
@@ -127,4 +133,32 @@ func TestSESVerify(t *testing.T) {
 		require.ErrorAs(t, err, &ve)
 		require.Equal(t, c.step, ve.Step)
 	}
+}
+
+// sesLimits is what SES refuses in a SendEmail request, per its model and
+// documentation: message tag values of [A-Za-z0-9_-] up to 256 characters, header
+// values of printable ASCII up to 870. "" when the request is within them.
+func sesLimits(body map[string]any) string {
+	tags, _ := body["EmailTags"].([]any)
+	for _, tg := range tags {
+		v, _ := tg.(map[string]any)["Value"].(string)
+		if len(v) > 256 || !tagChars.MatchString(v) {
+			return "invalid message tag value"
+		}
+	}
+	content, _ := body["Content"].(map[string]any)
+	simple, _ := content["Simple"].(map[string]any)
+	headers, _ := simple["Headers"].([]any)
+	for _, h := range headers {
+		v, _ := h.(map[string]any)["Value"].(string)
+		if len(v) > 870 {
+			return "header value too long"
+		}
+		for i := 0; i < len(v); i++ {
+			if v[i] < 0x20 || v[i] > 0x7e {
+				return "header values must be printable ASCII"
+			}
+		}
+	}
+	return ""
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/wneessen/go-mail"
 	"github.com/wneessen/go-mail/smtp"
+
+	"github.com/sendonce/sendonce/internal/egress"
 )
 
 // SMTPSettings configure the SMTP provider.
@@ -30,6 +32,10 @@ type SMTPSettings struct {
 	// Logger receives what is worth knowing but not an error (a pooled connection
 	// the relay had closed, found at shutdown); nil discards it.
 	Logger *slog.Logger
+	// Guard says where connections may go (checked on the address dialled, after
+	// DNS). A sender (aimed by a tenant) always sets it; nil is for the operator's
+	// own relay and tests: any address.
+	Guard *egress.Guard
 }
 
 // SMTP sends through an SMTP relay over a small pool of persistent connections,
@@ -131,9 +137,9 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 		return nil, fmt.Errorf("smtp provider: security must be none, starttls or tls, not %q", s.Security)
 	}
 	// Our own dial keeps each connection's socket, so a cut can close it.
+	dialer := guardOf(s.Guard).Dialer(s.Timeout)
 	opts = append(opts, mail.WithDialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		raw, err := d.DialContext(ctx, network, addr)
+		raw, err := dialer.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
@@ -196,6 +202,9 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		reused := sl.c != nil
 		if !reused {
 			if err := p.dial(ctx, sl); err != nil {
+				if egress.Refused(err) {
+					return "", refusedError()
+				}
 				return "", classed(Temporary, 0, fmt.Errorf("smtp connect: %w", err))
 			}
 		}

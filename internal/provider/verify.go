@@ -9,11 +9,16 @@ import (
 	"time"
 
 	"github.com/wneessen/go-mail/smtp"
+
+	"github.com/sendonce/sendonce/internal/egress"
 )
 
 // Verify checks the SMTP settings step by step without sending: connect (and the
 // greeting), EHLO, STARTTLS (security starttls, required) or implicit TLS, and AUTH
 // when a username is set, then QUIT. The error is a *VerifyError naming the step.
+// The connection goes through the settings' guard: an internal address is refused
+// before connecting, with "destination not allowed" whatever listens there, so
+// verify cannot be used to tell an internal host's open ports from closed ones.
 func (p *SMTP) Verify(ctx context.Context) error { return verifySMTP(ctx, p.settings) }
 
 func verifySMTP(ctx context.Context, s SMTPSettings) error {
@@ -27,9 +32,11 @@ func verifySMTP(ctx context.Context, s SMTPSettings) error {
 	if tlsCfg == nil {
 		tlsCfg = &tls.Config{ServerName: s.Host, MinVersion: tls.VersionTLS12}
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := guardOf(s.Guard).Dialer(s.Timeout).DialContext(ctx, "tcp", addr)
 	if err != nil {
+		if egress.Refused(err) {
+			return verifyErr("connect", errRefused)
+		}
 		return verifyErr("connect", err)
 	}
 	if dl, ok := ctx.Deadline(); ok {

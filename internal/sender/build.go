@@ -2,10 +2,12 @@ package sender
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
@@ -21,9 +23,11 @@ type Provider interface {
 // Timeout bounds one provider request or SMTP command of a sender.
 const Timeout = 30 * time.Second
 
-// build makes the provider a sender describes.
-func build(typ string, st Settings, c Credentials, conns int) (Provider, error) {
-	native := provider.NativeSettings{BaseURL: st.Endpoint, Timeout: Timeout}
+// build makes the provider a sender describes; every connection it makes goes
+// through g.
+func build(typ string, st Settings, c Credentials, conns int, g egress.Guard) (Provider, error) {
+	guard := &g
+	native := provider.NativeSettings{BaseURL: st.Endpoint, Timeout: Timeout, Guard: guard}
 	switch typ {
 	case "smtp":
 		if conns < 1 {
@@ -34,9 +38,9 @@ func build(typ string, st Settings, c Credentials, conns int) (Provider, error) 
 			sec = "starttls"
 		}
 		return provider.NewSMTP(provider.SMTPSettings{Host: st.Host, Port: st.Port, Username: st.Username,
-			Password: c.Password, Security: sec, Conns: conns, Timeout: Timeout})
+			Password: c.Password, Security: sec, Conns: conns, Timeout: Timeout, Guard: guard})
 	case "http":
-		return provider.NewHTTP(provider.HTTPSettings{URL: st.URL, Authorization: c.Authorization, Timeout: Timeout})
+		return provider.NewHTTP(provider.HTTPSettings{URL: st.URL, Authorization: c.Authorization, Timeout: Timeout, Guard: guard})
 	case "resend":
 		native.Key = c.APIKey
 		return provider.NewResend(native)
@@ -57,7 +61,8 @@ func build(typ string, st Settings, c Credentials, conns int) (Provider, error) 
 		return provider.NewMailgun(native, st.Domain)
 	case "ses":
 		return provider.NewSES(provider.SESSettings{Region: st.Region, AccessKeyID: c.AccessKeyID,
-			SecretAccessKey: c.SecretAccessKey, ConfigurationSet: st.ConfigurationSet, BaseURL: st.Endpoint, Timeout: Timeout})
+			SecretAccessKey: c.SecretAccessKey, ConfigurationSet: st.ConfigurationSet, BaseURL: st.Endpoint, Timeout: Timeout,
+			Guard: guard})
 	}
 	return nil, fmt.Errorf("unknown sender type %q", typ)
 }
@@ -68,8 +73,9 @@ func (s *Service) Built(r store.Sender) (Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st Sender = toSender(r)
-	return build(r.Type, st.Settings, c, st.MaxConnections)
+	var st Settings
+	_ = json.Unmarshal(r.Settings, &st) // as stored: toSender redacts for display
+	return build(r.Type, st, c, int(r.MaxConnections), s.guard)
 }
 
 // VerifyResult is the answer of a credentials check.
@@ -94,10 +100,11 @@ func (s *Service) Verify(ctx context.Context, accountID, id int64) (VerifyResult
 	}
 	defer p.Close()
 	if err := p.Verify(ctx); err != nil {
-		res := VerifyResult{Step: "request", Message: err.Error()}
+		// The server's words come back short and sanitized, never a body as such.
+		res := VerifyResult{Step: "request", Message: provider.Excerpt(err.Error())}
 		var ve *provider.VerifyError
 		if errors.As(err, &ve) {
-			res.Step, res.Message = ve.Step, ve.Err.Error()
+			res.Step, res.Message = ve.Step, provider.Excerpt(ve.Err.Error())
 		}
 		return res, nil
 	}

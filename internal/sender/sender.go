@@ -12,6 +12,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/egress"
 )
 
 // Types are the sender types.
@@ -117,8 +118,9 @@ type Patch struct {
 	Default        *bool        `json:"default"`
 }
 
-// validate checks a whole sender (after a patch is applied).
-func validate(typ, name string, s Settings, c Credentials, rate float64, conns int, allowed []string) error {
+// validate checks a whole sender (after a patch is applied); g says which
+// destinations may be saved.
+func validate(typ, name string, s Settings, c Credentials, rate float64, conns int, allowed []string, g egress.Guard) error {
 	if l := len(strings.TrimSpace(name)); l == 0 || len(name) > 200 {
 		return apperr.Invalidf("/name", "name is 1 to 200 characters")
 	}
@@ -136,10 +138,34 @@ func validate(typ, name string, s Settings, c Credentials, rate float64, conns i
 			return apperr.Invalidf("/allowed_from/"+itoa(i), "not an address or a domain: %q", a)
 		}
 	}
-	if err := validSettings(typ, s); err != nil {
+	if err := validSettings(typ, s, g); err != nil {
 		return err
 	}
 	return validCredentials(typ, c)
+}
+
+// target is where a sender's credentials go: what may not change without them.
+type target struct {
+	URL, Endpoint, Host string
+	Port                int
+	Region, Domain      string
+}
+
+func destination(s Settings) target {
+	return target{URL: s.URL, Endpoint: s.Endpoint, Host: strings.ToLower(s.Host), Port: s.Port, Region: s.Region,
+		Domain: strings.ToLower(s.Domain)}
+}
+
+// redacted hides the password of a URL stored before userinfo was refused.
+func redacted(raw string) string {
+	if !strings.Contains(raw, "@") {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }
 
 func validFromRule(a string) bool {
@@ -170,7 +196,7 @@ func allowsFrom(rules []string, from string) bool {
 	return false
 }
 
-func validSettings(typ string, s Settings) error {
+func validSettings(typ string, s Settings, g egress.Guard) error {
 	bad := func(field, format string, args ...any) error {
 		return apperr.Invalidf("/settings/"+field, format, args...)
 	}
@@ -209,6 +235,14 @@ func validSettings(typ string, s Settings) error {
 	if s.Endpoint != "" && !httpURL(s.Endpoint) {
 		return bad("endpoint", "endpoint must be an http:// or https:// URL")
 	}
+	// The dialer refuses internal addresses on every connection; what can be told
+	// from the text alone (a literal internal address, localhost, a password in
+	// the URL) is refused here, naming the field.
+	if s.Endpoint != "" {
+		if err := g.CheckURL(s.Endpoint); err != nil {
+			return bad("endpoint", "endpoint %s", err)
+		}
+	}
 	switch typ {
 	case "smtp":
 		if s.Host == "" {
@@ -217,12 +251,18 @@ func validSettings(typ string, s Settings) error {
 		if s.Port < 1 || s.Port > 65535 {
 			return bad("port", "port is between 1 and 65535")
 		}
+		if err := g.CheckHost(s.Host); err != nil {
+			return bad("host", "host %s", err)
+		}
 		if s.Security != "" && s.Security != "none" && s.Security != "starttls" && s.Security != "tls" {
 			return bad("security", "security is none, starttls or tls")
 		}
 	case "http":
 		if !httpURL(s.URL) {
 			return bad("url", "url must be an http:// or https:// URL")
+		}
+		if err := g.CheckURL(s.URL); err != nil {
+			return bad("url", "url %s", err)
 		}
 	case "sendgrid":
 		if s.Region != "" && s.Region != "global" && s.Region != "eu" {

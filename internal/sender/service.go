@@ -13,37 +13,71 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
 // Service manages senders. Every method takes the account first.
 type Service struct {
-	pool *pgxpool.Pool
-	ring *KeyRing
+	pool  *pgxpool.Pool
+	ring  *KeyRing
+	guard egress.Guard
 }
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithGuard sets where senders may connect (checked when a destination is saved
+// and on every connection). Without it only public addresses are allowed.
+func WithGuard(g egress.Guard) Option { return func(s *Service) { s.guard = g } }
 
 // NewService returns a sender service encrypting with ring (which may be empty:
 // senders without credentials still work, and storing one is refused).
-func NewService(pool *pgxpool.Pool, ring *KeyRing) *Service {
+func NewService(pool *pgxpool.Pool, ring *KeyRing, opts ...Option) *Service {
 	if ring == nil {
 		ring = &KeyRing{}
 	}
-	return &Service{pool: pool, ring: ring}
+	s := &Service{pool: pool, ring: ring}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
-// aad binds a ciphertext to its account.
-func aad(accountID int64) []byte {
+// aad binds a ciphertext to its sender (and account), so a ciphertext copied onto
+// another sender's row, whose destination may differ, does not decrypt there.
+func aad(accountID, senderID int64) []byte {
+	return []byte("sendonce.sender.v2:" + strconv.FormatInt(accountID, 10) + ":" + strconv.FormatInt(senderID, 10))
+}
+
+// aadV1 is the binding of ciphertexts written before they were bound to their
+// sender: the account only. They are still read; `sendonce senders
+// rotate-secrets` re-seals them bound to their sender.
+func aadV1(accountID int64) []byte {
 	return []byte("sendonce.sender.v1:" + strconv.FormatInt(accountID, 10))
 }
 
-// seal encrypts credentials (nil, "" for none).
-func (s *Service) seal(accountID int64, c Credentials) (keyID string, sealed []byte, hnt string, err error) {
+// openSecret decrypts a stored ciphertext of sender id: bound to the sender, else
+// (legacy true) in the account-only form of older rows.
+func openSecret(ring *KeyRing, keyID string, sealed []byte, accountID, id int64) (pt []byte, legacy bool, err error) {
+	pt, err = ring.Open(keyID, sealed, aad(accountID, id))
+	if err == nil {
+		return pt, false, nil
+	}
+	if old, errV1 := ring.Open(keyID, sealed, aadV1(accountID)); errV1 == nil {
+		return old, true, nil
+	}
+	return nil, false, err
+}
+
+// seal encrypts sender id's credentials (nil, "" for none).
+func (s *Service) seal(accountID, id int64, c Credentials) (keyID string, sealed []byte, hnt string, err error) {
 	if c.empty() {
 		return "", nil, "", nil
 	}
 	pt, _ := json.Marshal(c)
-	keyID, sealed, err = s.ring.Seal(pt, aad(accountID))
+	keyID, sealed, err = s.ring.Seal(pt, aad(accountID, id))
 	if err != nil {
 		return "", nil, "", apperr.New(apperr.Invalid, "%s", err.Error())
 	}
@@ -56,7 +90,7 @@ func (s *Service) open(r store.Sender) (Credentials, error) {
 	if r.Secret == nil {
 		return c, nil
 	}
-	pt, err := s.ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID))
+	pt, _, err := openSecret(s.ring, r.SecretKeyID, r.Secret, r.AccountID, r.ID)
 	if err != nil {
 		return c, fmt.Errorf("sender %d: credentials: %w", r.ID, err)
 	}
@@ -70,6 +104,8 @@ func toSender(r store.Sender) Sender {
 	if allowed == nil {
 		allowed = []string{}
 	}
+	// Userinfo is refused when saved; a row stored before that shows it redacted.
+	st.URL, st.Endpoint = redacted(st.URL), redacted(st.Endpoint)
 	return Sender{ID: r.ID, Name: r.Name, Type: r.Type, Settings: st, CredentialsHint: r.SecretHint,
 		RatePerSecond: r.RatePerSecond, MaxConnections: int(r.MaxConnections), AllowedFrom: allowed,
 		Default: r.IsDefault, Idempotent: r.Type == "resend" || r.Type == "http",
@@ -122,28 +158,38 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Sender
 	if in.Credentials != nil {
 		creds = *in.Credentials
 	}
-	if err := validate(in.Type, in.Name, in.Settings, creds, in.RatePerSecond, in.MaxConnections, in.AllowedFrom); err != nil {
+	if err := validate(in.Type, in.Name, in.Settings, creds, in.RatePerSecond, in.MaxConnections, in.AllowedFrom, s.guard); err != nil {
 		return Sender{}, err
 	}
-	keyID, sealed, hnt, err := s.seal(accountID, creds)
-	if err != nil {
-		return Sender{}, err
+	if !creds.empty() && s.ring.Empty() {
+		return Sender{}, apperr.New(apperr.Invalid, "%s", errNoKey.Error())
 	}
 	set, _ := json.Marshal(in.Settings)
 	if in.AllowedFrom == nil {
 		in.AllowedFrom = []string{}
 	}
 	var row store.Sender
-	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if in.Default {
 			if err := q.SenderClearDefault(ctx, accountID, 0); err != nil {
 				return err
 			}
 		}
+		var err error
 		row, err = q.SenderCreate(ctx, store.SenderCreateParams{AccountID: accountID, Name: in.Name, Type: in.Type,
-			Settings: set, SecretKeyID: keyID, Secret: sealed, SecretHint: hnt, RatePerSecond: in.RatePerSecond,
+			Settings: set, RatePerSecond: in.RatePerSecond,
 			MaxConnections: int32(in.MaxConnections), AllowedFrom: in.AllowedFrom, IsDefault: in.Default})
+		if err != nil || creds.empty() {
+			return err
+		}
+		// Sealed once the id exists: the ciphertext is bound to it.
+		keyID, sealed, hnt, err := s.seal(accountID, row.ID, creds)
+		if err != nil {
+			return err
+		}
+		row, err = q.SenderSecretSet(ctx, store.SenderSecretSetParams{SecretKeyID: keyID, Secret: sealed,
+			SecretHint: hnt, AccountID: accountID, ID: row.ID})
 		return err
 	})
 	if err != nil {
@@ -216,11 +262,17 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sen
 		} else if creds, err = s.open(cur); err != nil {
 			return apperr.New(apperr.Conflict, "the stored credentials cannot be decrypted; send new credentials")
 		}
-		if err := validate(sn.Type, sn.Name, sn.Settings, creds, sn.RatePerSecond, sn.MaxConnections, sn.AllowedFrom); err != nil {
+		if err := validate(sn.Type, sn.Name, sn.Settings, creds, sn.RatePerSecond, sn.MaxConnections, sn.AllowedFrom, s.guard); err != nil {
 			return err
 		}
+		if p.Credentials == nil && cur.Secret != nil && destination(toSender(cur).Settings) != destination(sn.Settings) {
+			// The stored secret would follow the sender to wherever it now points:
+			// whoever may change the settings could aim it at their own server and
+			// receive it. A new destination takes its credentials anew.
+			return apperr.Invalidf("/credentials", "changing where this sender connects (url, endpoint, host, port, region or domain) requires its credentials again")
+		}
 		if p.Credentials != nil {
-			if keyID, sealed, hnt, err = s.seal(accountID, creds); err != nil {
+			if keyID, sealed, hnt, err = s.seal(accountID, id, creds); err != nil {
 				return err
 			}
 		}
@@ -289,7 +341,7 @@ func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) error {
 	var bad []string
 	var first error
 	for _, r := range rows {
-		if _, err := ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID)); err != nil {
+		if _, _, err := openSecret(ring, r.SecretKeyID, r.Secret, r.AccountID, r.ID); err != nil {
 			bad = append(bad, strconv.FormatInt(r.ID, 10))
 			if first == nil {
 				first = err
@@ -303,9 +355,10 @@ func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) error {
 	return nil
 }
 
-// Rotate re-encrypts every stored credential under the ring's first key and
-// returns how many changed. Run it after putting a new key first; the old key can
-// leave the ring once it has run.
+// Rotate re-encrypts every stored credential under the ring's first key, bound to
+// its sender (ciphertexts of the older, account-only form are re-sealed even under
+// the first key), and returns how many changed. Run it after putting a new key
+// first; the old key can leave the ring once it has run.
 func Rotate(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) (int, error) {
 	if ring.Empty() {
 		return 0, errNoKey
@@ -317,14 +370,14 @@ func Rotate(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) (int, error)
 	}
 	n := 0
 	for _, r := range rows {
-		if r.SecretKeyID == ring.First() {
-			continue
-		}
-		pt, err := ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID))
+		pt, legacy, err := openSecret(ring, r.SecretKeyID, r.Secret, r.AccountID, r.ID)
 		if err != nil {
 			return n, fmt.Errorf("sender %d: %w", r.ID, err)
 		}
-		keyID, sealed, err := ring.Seal(pt, aad(r.AccountID))
+		if r.SecretKeyID == ring.First() && !legacy {
+			continue
+		}
+		keyID, sealed, err := ring.Seal(pt, aad(r.AccountID, r.ID))
 		if err != nil {
 			return n, err
 		}

@@ -395,6 +395,53 @@ func (q *Queries) SenderSecretReplace(ctx context.Context, arg SenderSecretRepla
 	return result.RowsAffected(), nil
 }
 
+const senderSecretSet = `-- name: SenderSecretSet :one
+UPDATE senders SET secret_key_id = $1, secret = $2, secret_hint = $3
+WHERE account_id = $4 AND id = $5
+RETURNING id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at
+`
+
+type SenderSecretSetParams struct {
+	SecretKeyID string
+	Secret      []byte
+	SecretHint  string
+	AccountID   int64
+	ID          int64
+}
+
+// Stores a new sender's credentials, sealed once its id is known (the ciphertext
+// is bound to the sender id), in the transaction that created it.
+func (q *Queries) SenderSecretSet(ctx context.Context, arg SenderSecretSetParams) (Sender, error) {
+	row := q.db.QueryRow(ctx, senderSecretSet,
+		arg.SecretKeyID,
+		arg.Secret,
+		arg.SecretHint,
+		arg.AccountID,
+		arg.ID,
+	)
+	var i Sender
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Type,
+		&i.Settings,
+		&i.SecretKeyID,
+		&i.Secret,
+		&i.SecretHint,
+		&i.RatePerSecond,
+		&i.MaxConnections,
+		&i.AllowedFrom,
+		&i.IsDefault,
+		&i.AuthFailures,
+		&i.PausedReason,
+		&i.PausedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const senderSecretsAll = `-- name: SenderSecretsAll :many
 SELECT id, account_id, secret_key_id, secret FROM senders WHERE secret IS NOT NULL ORDER BY id
 `
