@@ -22,7 +22,10 @@ import (
 
 // eventReceiver is the tenant's receiver in `sendonce chaos -events`: it checks every
 // signature, deduplicates deliveries on webhook-id as a receiver should, and keeps
-// the send.* events it got per send id, to be matched against the final rows.
+// the send.* events it got per send id, to be matched against the final rows. Sent
+// down (goDown), it answers 503 with Retry-After, then one 500 when it comes back,
+// and measures how long events still waited after that: the retry schedule must
+// not have been moved along by the 503s (seconds, not hours).
 type eventReceiver struct {
 	srv       *http.Server
 	url       string
@@ -36,6 +39,12 @@ type eventReceiver struct {
 	twice     int                // events that came in two different deliveries
 	bad       int                // deliveries whose signature did not verify
 	down      time.Time          // until then, answer 503 with Retry-After
+	// recovered is when the receiver, back from down, answered its one 500;
+	// lastAfter and maxWait are the last new event's arrival after it and the
+	// longest any new event arriving after it waited past max(recovered, its time).
+	recovered time.Time
+	lastAfter time.Duration
+	maxWait   time.Duration
 }
 
 func newEventReceiver() (*eventReceiver, error) {
@@ -70,9 +79,17 @@ func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if time.Now().Before(r.down) {
+	now := time.Now()
+	if now.Before(r.down) {
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	if !r.down.IsZero() && r.recovered.IsZero() {
+		// Back, but the first answer is one plain failure: its retry must wait the
+		// schedule's first step, however many 503s came before.
+		r.recovered = now
+		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
 	ok := false
@@ -112,6 +129,10 @@ func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			continue
 		}
 		r.events[e.ID] = true
+		if !r.recovered.IsZero() {
+			r.lastAfter = now.Sub(r.recovered)
+			r.maxWait = max(r.maxWait, now.Sub(later(r.recovered, e.Timestamp)))
+		}
 		if strings.HasPrefix(e.Type, "campaign.") {
 			r.campaign[e.Type]++
 			continue
@@ -175,7 +196,25 @@ func (r *eventReceiver) check(ctx context.Context, pool *pgxpool.Pool, campaign 
 		r.campaign[event.CampaignStarted] != 1 || r.campaign[event.CampaignSent] != 1 {
 		return line, fmt.Errorf("chaos: the events do not match the send rows one to one")
 	}
+	if !r.down.IsZero() {
+		if r.recovered.IsZero() {
+			return line, fmt.Errorf("chaos: the receiver never came back from down before the events were all in")
+		}
+		line += fmt.Sprintf("\nchaos: events after the receiver recovered (503 + Retry-After, then one 500): last event %s later, longest wait %s",
+			r.lastAfter.Round(10*time.Millisecond), r.maxWait.Round(10*time.Millisecond))
+		// The 500 waits the schedule's first step (5 s); the next step is 5 minutes.
+		if r.maxWait > 2*time.Minute {
+			return line, fmt.Errorf("chaos: an event waited %s after the receiver recovered: the retry schedule ran ahead", r.maxWait)
+		}
+	}
 	return line, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (r *eventReceiver) close() { _ = r.srv.Close() }

@@ -67,7 +67,7 @@ func TestClaimServesEveryAccount(t *testing.T) {
 	epB, _, err := e.svc.Create(ctx, b.ID, EndpointInput{URL: &url})
 	require.NoError(t, err)
 	w := e.worker(func(o *WorkerOptions) { o.Concurrency = 4; o.PerEndpoint = 4 })
-	require.NoError(t, Emit2(ctx, e, b.ID))
+	require.NoError(t, emitFor(ctx, e, b.ID))
 	eventually(t, func() bool {
 		_, err := w.fanout(ctx)
 		require.NoError(t, err)
@@ -189,7 +189,7 @@ func TestEventsOfADeletedAccountGo(t *testing.T) {
 	other, _, err := account.NewService(e.pool).Create(ctx, "stays")
 	require.NoError(t, err)
 	e.emit(SendSent, map[string]any{"send_id": 1})
-	require.NoError(t, Emit2(ctx, e, other.ID))
+	require.NoError(t, emitFor(ctx, e, other.ID))
 	_, err = e.pool.Exec(ctx, `DELETE FROM accounts WHERE id = $1`, e.account)
 	require.NoError(t, err)
 	var gone, kept int
@@ -199,8 +199,8 @@ func TestEventsOfADeletedAccountGo(t *testing.T) {
 	require.Equal(t, 1, kept)
 }
 
-// Emit2 commits one event of another account.
-func Emit2(ctx context.Context, e *env, accountID int64) error {
+// emitFor commits one event of another account.
+func emitFor(ctx context.Context, e *env, accountID int64) error {
 	tx, err := e.pool.Begin(ctx)
 	if err != nil {
 		return err

@@ -19,15 +19,18 @@ WITH cand AS (
            row_number() OVER (PARTITION BY ep.account_id ORDER BY ep.last_claimed_at NULLS FIRST, ep.id) AS rnk
     FROM event_endpoints ep
     WHERE ep.enabled
-      AND EXISTS (
-          SELECT 1 FROM event_deliveries d
-          WHERE d.endpoint_id = ep.id AND d.status IN ('pending', 'delivering')
-            AND (d.next_attempt_at <= coalesce($2::timestamptz, now())
-                 OR (d.status = 'delivering' AND $3::bool
-                     AND d.executor_id IS NOT NULL AND d.executor_id IS DISTINCT FROM $4::bigint
-                     AND NOT EXISTS (
-                         SELECT 1 FROM executors x WHERE x.id = d.executor_id
-                           AND x.heartbeat_at >= coalesce($2::timestamptz, now()) - $5::interval))))
+      -- Two probes, each on its own index: a due row, or a row of a dead executor.
+      AND (EXISTS (
+               SELECT 1 FROM event_deliveries d
+               WHERE d.endpoint_id = ep.id AND d.status IN ('pending', 'delivering')
+                 AND d.next_attempt_at <= coalesce($2::timestamptz, now()))
+           OR ($3::bool AND EXISTS (
+               SELECT 1 FROM event_deliveries d
+               WHERE d.endpoint_id = ep.id AND d.status = 'delivering'
+                 AND d.executor_id IS NOT NULL AND d.executor_id IS DISTINCT FROM $4::bigint
+                 AND NOT EXISTS (
+                     SELECT 1 FROM executors x WHERE x.id = d.executor_id
+                       AND x.heartbeat_at >= coalesce($2::timestamptz, now()) - $5::interval))))
       AND (SELECT count(*) FROM event_deliveries x
            WHERE x.endpoint_id = ep.id AND x.status = 'delivering'
              AND x.next_attempt_at > coalesce($2::timestamptz, now())
@@ -107,24 +110,41 @@ WITH ep AS (
                             AND xe.heartbeat_at >= coalesce($2::timestamptz, now()) - $6::interval))
            ), 0)::int AS free
     FROM unnest($7::bigint[]) WITH ORDINALITY AS e(id, ord)
-), due AS (
-    SELECT d.id, d.endpoint_id, ep.ord,
-           row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS k
+), due_rows AS (
+    -- Due rows, oldest first: a range of the due index, so rows scheduled later
+    -- (perhaps a long backlog) are never read.
+    SELECT d.id, d.endpoint_id, d.next_attempt_at
     FROM ep CROSS JOIN LATERAL (
         SELECT d.id, d.endpoint_id, d.next_attempt_at FROM event_deliveries d
         WHERE d.endpoint_id = ep.id AND d.status IN ('pending', 'delivering')
-          AND (d.next_attempt_at <= coalesce($2::timestamptz, now())
-               OR (d.status = 'delivering' AND $5::bool
-                   AND d.executor_id IS NOT NULL AND d.executor_id IS DISTINCT FROM $1::bigint
-                   AND NOT EXISTS (
-                       SELECT 1 FROM executors x WHERE x.id = d.executor_id
-                         AND x.heartbeat_at >= coalesce($2::timestamptz, now()) - $6::interval)))
+          AND d.next_attempt_at <= coalesce($2::timestamptz, now())
         ORDER BY d.next_attempt_at, d.id
         LIMIT ep.free
         FOR UPDATE SKIP LOCKED
     ) d
+), dead_rows AS (
+    -- Rows in flight for an executor that stopped beating (few: in flight).
+    SELECT d.id, d.endpoint_id, d.next_attempt_at
+    FROM ep CROSS JOIN LATERAL (
+        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM event_deliveries d
+        WHERE $5::bool AND d.endpoint_id = ep.id AND d.status = 'delivering'
+          AND d.next_attempt_at > coalesce($2::timestamptz, now())
+          AND d.executor_id IS NOT NULL AND d.executor_id IS DISTINCT FROM $1::bigint
+          AND NOT EXISTS (
+              SELECT 1 FROM executors x WHERE x.id = d.executor_id
+                AND x.heartbeat_at >= coalesce($2::timestamptz, now()) - $6::interval)
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT ep.free
+        FOR UPDATE SKIP LOCKED
+    ) d
+), due AS (
+    SELECT u.id, u.endpoint_id, ep.ord, ep.free,
+           row_number() OVER (PARTITION BY u.endpoint_id ORDER BY u.next_attempt_at, u.id) AS k
+    FROM (SELECT id, endpoint_id, next_attempt_at FROM due_rows UNION ALL SELECT id, endpoint_id, next_attempt_at FROM dead_rows) u
+    JOIN ep ON ep.id = u.endpoint_id
 ), picked AS (
-    SELECT due.id, due.endpoint_id FROM due ORDER BY due.k, due.ord LIMIT $8::int
+    SELECT due.id, due.endpoint_id FROM due WHERE due.k <= due.free
+    ORDER BY due.k, due.ord LIMIT $8::int
 ), served AS (
     UPDATE event_endpoints SET last_claimed_at = coalesce($2::timestamptz, now())
     WHERE id IN (SELECT endpoint_id FROM picked)
