@@ -39,17 +39,19 @@ type eventReceiver struct {
 	twice     int                // events that came in two different deliveries
 	bad       int                // deliveries whose signature did not verify
 	down      time.Time          // until then, answer 503 with Retry-After
-	// recovered is when the receiver, back from down, answered its one 500;
-	// lastAfter and maxWait are the last new event's arrival after it and the
-	// longest any new event arriving after it waited past max(recovered, its time).
-	recovered time.Time
+	// throttled are the webhook-ids answered 503 while down; failed is set once
+	// one of them, back from down, got its one 500. lastAfter and maxWait are the
+	// last new event's arrival after down ended and the longest any new event
+	// arriving after that waited past the end of down (or its own time, if later).
+	throttled map[string]bool
+	failed    bool
 	lastAfter time.Duration
 	maxWait   time.Duration
 }
 
 func newEventReceiver() (*eventReceiver, error) {
 	r := &eventReceiver{hooks: map[string]bool{}, events: map[string]bool{}, sends: map[int64][]string{},
-		campaign: map[string]int{}}
+		campaign: map[string]int{}, throttled: map[string]bool{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -72,7 +74,13 @@ func (r *eventReceiver) subscribe(ctx context.Context, pool *pgxpool.Pool, accou
 }
 
 func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		// The sender was killed mid-request: a cut body is no delivery (and its
+		// signature cannot verify); the delivery is retried whole.
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
 	id, ts := req.Header.Get("webhook-id"), req.Header.Get("webhook-timestamp")
 	mac := hmac.New(sha256.New, r.secret)
 	fmt.Fprintf(mac, "%s.%s.%s", id, ts, body)
@@ -81,14 +89,15 @@ func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	defer r.mu.Unlock()
 	now := time.Now()
 	if now.Before(r.down) {
+		r.throttled[id] = true
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}
-	if !r.down.IsZero() && r.recovered.IsZero() {
-		// Back, but the first answer is one plain failure: its retry must wait the
-		// schedule's first step, however many 503s came before.
-		r.recovered = now
+	if !r.failed && r.throttled[id] {
+		// Back, but the first delivery that was throttled gets one plain failure:
+		// its retry must wait the schedule's first step, however many 503s it got.
+		r.failed = true
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
@@ -129,9 +138,9 @@ func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			continue
 		}
 		r.events[e.ID] = true
-		if !r.recovered.IsZero() {
-			r.lastAfter = now.Sub(r.recovered)
-			r.maxWait = max(r.maxWait, now.Sub(later(r.recovered, e.Timestamp)))
+		if !r.down.IsZero() && now.After(r.down) {
+			r.lastAfter = now.Sub(r.down)
+			r.maxWait = max(r.maxWait, now.Sub(later(r.down, e.Timestamp)))
 		}
 		if strings.HasPrefix(e.Type, "campaign.") {
 			r.campaign[e.Type]++
@@ -197,8 +206,8 @@ func (r *eventReceiver) check(ctx context.Context, pool *pgxpool.Pool, campaign 
 		return line, fmt.Errorf("chaos: the events do not match the send rows one to one")
 	}
 	if !r.down.IsZero() {
-		if r.recovered.IsZero() {
-			return line, fmt.Errorf("chaos: the receiver never came back from down before the events were all in")
+		if !r.failed {
+			return line, fmt.Errorf("chaos: no delivery throttled while the receiver was down came back to get its 500")
 		}
 		line += fmt.Sprintf("\nchaos: events after the receiver recovered (503 + Retry-After, then one 500): last event %s later, longest wait %s",
 			r.lastAfter.Round(10*time.Millisecond), r.maxWait.Round(10*time.Millisecond))

@@ -69,8 +69,12 @@ func (s *Service) StreamToken(ctx context.Context, accountID, keyID int64) (stri
 	token := "est_" + rand.Text()
 	h := sha256.Sum256([]byte(token))
 	exp := s.Now().Add(StreamTokenTTL)
+	var key *int64 // 0: no key authenticated the request (the token then lives out its TTL)
+	if keyID != 0 {
+		key = &keyID
+	}
 	err := store.New(s.pool).EventStreamTokenCreate(ctx, store.EventStreamTokenCreateParams{
-		TokenSha256: h[:], AccountID: accountID, ApiKeyID: &keyID, ExpiresAt: exp})
+		TokenSha256: h[:], AccountID: accountID, ApiKeyID: key, ExpiresAt: exp})
 	return token, exp, err
 }
 
