@@ -22,7 +22,10 @@ import (
 
 // eventReceiver is the tenant's receiver in `sendonce chaos -events`: it checks every
 // signature, deduplicates deliveries on webhook-id as a receiver should, and keeps
-// the send.* events it got per send id, to be matched against the final rows.
+// the send.* events it got per send id, to be matched against the final rows. Sent
+// down (goDown), it answers 503 with Retry-After, then one 500 when it comes back,
+// and measures how long events still waited after that: the retry schedule must
+// not have been moved along by the 503s (seconds, not hours).
 type eventReceiver struct {
 	srv       *http.Server
 	url       string
@@ -36,11 +39,19 @@ type eventReceiver struct {
 	twice     int                // events that came in two different deliveries
 	bad       int                // deliveries whose signature did not verify
 	down      time.Time          // until then, answer 503 with Retry-After
+	// throttled are the webhook-ids answered 503 while down; failed is set once
+	// one of them, back from down, got its one 500. lastAfter and maxWait are the
+	// last new event's arrival after down ended and the longest any new event
+	// arriving after that waited past the end of down (or its own time, if later).
+	throttled map[string]bool
+	failed    bool
+	lastAfter time.Duration
+	maxWait   time.Duration
 }
 
 func newEventReceiver() (*eventReceiver, error) {
 	r := &eventReceiver{hooks: map[string]bool{}, events: map[string]bool{}, sends: map[int64][]string{},
-		campaign: map[string]int{}}
+		campaign: map[string]int{}, throttled: map[string]bool{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -63,16 +74,31 @@ func (r *eventReceiver) subscribe(ctx context.Context, pool *pgxpool.Pool, accou
 }
 
 func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		// The sender was killed mid-request: a cut body is no delivery (and its
+		// signature cannot verify); the delivery is retried whole.
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
 	id, ts := req.Header.Get("webhook-id"), req.Header.Get("webhook-timestamp")
 	mac := hmac.New(sha256.New, r.secret)
 	fmt.Fprintf(mac, "%s.%s.%s", id, ts, body)
 	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if time.Now().Before(r.down) {
+	now := time.Now()
+	if now.Before(r.down) {
+		r.throttled[id] = true
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	if !r.failed && r.throttled[id] {
+		// Back, but the first delivery that was throttled gets one plain failure:
+		// its retry must wait the schedule's first step, however many 503s it got.
+		r.failed = true
+		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
 	ok := false
@@ -112,6 +138,10 @@ func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			continue
 		}
 		r.events[e.ID] = true
+		if !r.down.IsZero() && now.After(r.down) {
+			r.lastAfter = now.Sub(r.down)
+			r.maxWait = max(r.maxWait, now.Sub(later(r.down, e.Timestamp)))
+		}
 		if strings.HasPrefix(e.Type, "campaign.") {
 			r.campaign[e.Type]++
 			continue
@@ -175,7 +205,25 @@ func (r *eventReceiver) check(ctx context.Context, pool *pgxpool.Pool, campaign 
 		r.campaign[event.CampaignStarted] != 1 || r.campaign[event.CampaignSent] != 1 {
 		return line, fmt.Errorf("chaos: the events do not match the send rows one to one")
 	}
+	if !r.down.IsZero() {
+		if !r.failed {
+			return line, fmt.Errorf("chaos: no delivery throttled while the receiver was down came back to get its 500")
+		}
+		line += fmt.Sprintf("\nchaos: events after the receiver recovered (503 + Retry-After, then one 500): last event %s later, longest wait %s",
+			r.lastAfter.Round(10*time.Millisecond), r.maxWait.Round(10*time.Millisecond))
+		// The 500 waits the schedule's first step (5 s); the next step is 5 minutes.
+		if r.maxWait > 2*time.Minute {
+			return line, fmt.Errorf("chaos: an event waited %s after the receiver recovered: the retry schedule ran ahead", r.maxWait)
+		}
+	}
 	return line, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (r *eventReceiver) close() { _ = r.srv.Close() }

@@ -17,7 +17,7 @@ import (
 func startEvents(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, reg prometheus.Registerer) func(context.Context) error {
 	w := event.NewWorker(pool, event.WorkerOptions{
 		Guard:       event.Guard{AllowHTTP: cfg.EventAllowHTTP, AllowPrivate: cfg.EventAllowPrivate},
-		Concurrency: cfg.EventConcurrency, PerEndpoint: cfg.EventEndpointConcurrency,
+		Concurrency: cfg.EventConcurrency, PerEndpoint: cfg.EventEndpointConcurrency, Heartbeat: cfg.Heartbeat,
 		Retention: cfg.EventRetention, Registry: reg, Logger: log,
 	})
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

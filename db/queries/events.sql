@@ -47,6 +47,15 @@ VALUES (@account_id, @url, @description, @event_types::text[], @enabled, @batch_
         pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1, 9223372036854775807)
 RETURNING *;
 
+-- name: EventEndpointCreateLock :exec
+-- Serialises the endpoint creations of one account, so the cap on endpoints per
+-- account holds under concurrent requests (NO KEY UPDATE: other tables' foreign
+-- keys to the account are not blocked).
+SELECT id FROM accounts WHERE id = @account_id FOR NO KEY UPDATE;
+
+-- name: EventEndpointCount :one
+SELECT count(*) FROM event_endpoints WHERE account_id = @account_id;
+
 -- name: EventEndpointList :many
 SELECT * FROM event_endpoints
 WHERE account_id = @account_id AND id > @after_id
@@ -166,44 +175,135 @@ FROM events e JOIN event_endpoints ep ON ep.account_id = e.account_id AND ep.id 
 WHERE e.account_id = @account_id AND e.id = @event_id
 RETURNING id;
 
--- name: EventDeliveryClaim :many
--- Claims due deliveries with SKIP LOCKED, at most @per_endpoint in flight per
--- endpoint (those already in flight count), taking each endpoint's oldest first so
--- one busy endpoint cannot hold the others back. A claimed row's next_attempt_at is
--- its lease: a claimer that dies leaves the row due again when it runs out.
--- Deliveries of a disabled endpoint are parked at the end of time (EventDeliveryPark).
-WITH picked AS (
-    SELECT d.id
+-- name: EventClaimEndpoints :many
+-- The first statement of a claim (EventDeliveryClaim is the second, in the same
+-- transaction): up to @n enabled endpoints with a due delivery and a free slot,
+-- locked so that no other claimer serves them until this claim commits. The lock
+-- is what makes the per-endpoint cap hold across replicas: the second statement
+-- starts after it, so its snapshot sees every claim committed on these endpoints
+-- (one statement alone counts in-flight rows in a snapshot older than its locks,
+-- and two replicas could each fill the cap). Order: round-robin, one endpoint per
+-- account per round (rank within the account by when it was last served), the
+-- longest-waiting first, so one tenant's backlog cannot take every slot.
+-- NO KEY UPDATE: inserting deliveries (a foreign key's KEY SHARE) is not blocked.
+-- A delivery is in flight while its lease runs and its executor is alive (see
+-- EventDeliveryClaim); one of a dead executor is due at once.
+WITH cand AS (
+    SELECT ep.id, ep.last_claimed_at,
+           row_number() OVER (PARTITION BY ep.account_id ORDER BY ep.last_claimed_at NULLS FIRST, ep.id) AS rnk
     FROM event_endpoints ep
-    CROSS JOIN LATERAL (
-        SELECT d.id FROM event_deliveries d
+    WHERE ep.enabled
+      -- Two probes, each on its own index: a due row, or a row of a dead executor.
+      AND (EXISTS (
+               SELECT 1 FROM event_deliveries d
+               WHERE d.endpoint_id = ep.id AND d.status IN ('pending', 'delivering')
+                 AND d.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now()))
+           OR (@check_liveness::bool AND EXISTS (
+               SELECT 1 FROM event_deliveries d
+               WHERE d.endpoint_id = ep.id AND d.status = 'delivering'
+                 AND d.executor_id IS NOT NULL AND d.executor_id IS DISTINCT FROM sqlc.narg('self')::bigint
+                 AND NOT EXISTS (
+                     SELECT 1 FROM executors x WHERE x.id = d.executor_id
+                       AND x.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval))))
+      AND (SELECT count(*) FROM event_deliveries x
+           WHERE x.endpoint_id = ep.id AND x.status = 'delivering'
+             AND x.next_attempt_at > coalesce(sqlc.narg('now')::timestamptz, now())
+             AND (NOT @check_liveness::bool OR x.executor_id IS NULL
+                  OR x.executor_id IS NOT DISTINCT FROM sqlc.narg('self')::bigint
+                  OR EXISTS (
+                      SELECT 1 FROM executors e WHERE e.id = x.executor_id
+                        AND e.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval))
+          ) < sqlc.arg('per_endpoint')::int
+)
+SELECT ep.id FROM event_endpoints ep
+JOIN cand c ON c.id = ep.id
+ORDER BY c.rnk, c.last_claimed_at NULLS FIRST, c.id
+LIMIT sqlc.arg('n')::int
+FOR NO KEY UPDATE OF ep SKIP LOCKED;
+
+-- name: EventDeliveryClaim :many
+-- The second statement of a claim: due deliveries of the endpoints
+-- EventClaimEndpoints locked (@endpoint_ids, in its order), at most @per_endpoint
+-- in flight per endpoint counting those already in flight, shared out round-robin
+-- (each endpoint's oldest first, then each one's second…) up to @n. A delivery is
+-- in flight while its lease (next_attempt_at) runs and, when @check_liveness is
+-- set, the executor that claimed it still beats (executors, dead after
+-- @dead_after): a killed process's deliveries are free after three missed
+-- heartbeats, not after the lease; the lease remains the bound for a process alive
+-- but frozen, and for claims without an executor. Each claim counts in attempts
+-- (the fence of EventDeliveryRecord), not in failures (the retry schedule), and is
+-- stamped with the claimer (@self). Deliveries of a disabled endpoint are parked at
+-- the end of time (EventDeliveryPark).
+WITH ep AS (
+    SELECT e.id, e.ord,
+           greatest(sqlc.arg('per_endpoint')::int - (
+               SELECT count(*) FROM event_deliveries x
+               WHERE x.endpoint_id = e.id AND x.status = 'delivering'
+                 AND x.next_attempt_at > coalesce(sqlc.narg('now')::timestamptz, now())
+                 AND (NOT @check_liveness::bool OR x.executor_id IS NULL
+                      OR x.executor_id IS NOT DISTINCT FROM sqlc.narg('self')::bigint
+                      OR EXISTS (
+                          SELECT 1 FROM executors xe WHERE xe.id = x.executor_id
+                            AND xe.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval))
+           ), 0)::int AS free
+    FROM unnest(@endpoint_ids::bigint[]) WITH ORDINALITY AS e(id, ord)
+), due_rows AS (
+    -- Due rows, oldest first: a range of the due index, so rows scheduled later
+    -- (perhaps a long backlog) are never read.
+    SELECT d.id, d.endpoint_id, d.next_attempt_at
+    FROM ep CROSS JOIN LATERAL (
+        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM event_deliveries d
         WHERE d.endpoint_id = ep.id AND d.status IN ('pending', 'delivering')
           AND d.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
         ORDER BY d.next_attempt_at, d.id
-        LIMIT greatest(sqlc.arg('per_endpoint')::int - (
-            SELECT count(*) FROM event_deliveries x
-            WHERE x.endpoint_id = ep.id AND x.status = 'delivering'
-              AND x.next_attempt_at > coalesce(sqlc.narg('now')::timestamptz, now())), 0)
+        LIMIT ep.free
         FOR UPDATE SKIP LOCKED
     ) d
-    WHERE ep.enabled
-    LIMIT sqlc.arg('n')::int
+), dead_rows AS (
+    -- Rows in flight for an executor that stopped beating (few: in flight).
+    SELECT d.id, d.endpoint_id, d.next_attempt_at
+    FROM ep CROSS JOIN LATERAL (
+        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM event_deliveries d
+        WHERE @check_liveness::bool AND d.endpoint_id = ep.id AND d.status = 'delivering'
+          AND d.next_attempt_at > coalesce(sqlc.narg('now')::timestamptz, now())
+          AND d.executor_id IS NOT NULL AND d.executor_id IS DISTINCT FROM sqlc.narg('self')::bigint
+          AND NOT EXISTS (
+              SELECT 1 FROM executors x WHERE x.id = d.executor_id
+                AND x.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval)
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT ep.free
+        FOR UPDATE SKIP LOCKED
+    ) d
+), due AS (
+    SELECT u.id, u.endpoint_id, ep.ord, ep.free,
+           row_number() OVER (PARTITION BY u.endpoint_id ORDER BY u.next_attempt_at, u.id) AS k
+    FROM (SELECT * FROM due_rows UNION ALL SELECT * FROM dead_rows) u
+    JOIN ep ON ep.id = u.endpoint_id
+), picked AS (
+    SELECT due.id, due.endpoint_id FROM due WHERE due.k <= due.free
+    ORDER BY due.k, due.ord LIMIT sqlc.arg('n')::int
+), served AS (
+    UPDATE event_endpoints SET last_claimed_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE id IN (SELECT endpoint_id FROM picked)
 )
 UPDATE event_deliveries d
-SET status = 'delivering', attempts = d.attempts + 1,
+SET status = 'delivering', attempts = d.attempts + 1, executor_id = sqlc.narg('self')::bigint,
     next_attempt_at = coalesce(sqlc.narg('now')::timestamptz, now()) + sqlc.arg('lease')::interval,
     last_attempt_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM picked p
 WHERE d.id = p.id
-RETURNING d.id, d.account_id, d.endpoint_id, d.event_ids, d.batch, d.attempts, d.created_at;
+RETURNING d.id, d.account_id, d.endpoint_id, d.event_ids, d.batch, d.attempts, d.failures, d.created_at;
 
 -- name: EventDeliveryRecord :execrows
 -- The outcome of one attempt, fenced on the claim's attempts so a claimer whose
--- lease ran out cannot overwrite the attempt that replaced it. status is
--- delivered, pending (retry at @next_attempt_at) or failed.
+-- lease ran out (or who was declared dead) cannot overwrite the attempt that
+-- replaced it. status is delivered, pending (retry at @next_attempt_at) or failed;
+-- failures is the count that moves the retry schedule (a failure that named its
+-- own Retry-After does not add to it).
 UPDATE event_deliveries
 SET status           = @status,
     next_attempt_at  = coalesce(sqlc.narg('next_attempt_at')::timestamptz, next_attempt_at),
+    failures         = @failures,
     last_status_code = sqlc.narg('status_code'),
     last_error       = sqlc.narg('error'),
     last_latency_ms  = @latency_ms,
@@ -256,12 +356,16 @@ WHERE status IN ('pending', 'delivering')
 GROUP BY endpoint_id;
 
 -- name: EventStreamTokenCreate :exec
-INSERT INTO event_stream_tokens (token_sha256, account_id, expires_at)
-VALUES (@token_sha256, @account_id, @expires_at);
+INSERT INTO event_stream_tokens (token_sha256, account_id, api_key_id, expires_at)
+VALUES (@token_sha256, @account_id, @api_key_id, @expires_at);
 
 -- name: EventStreamTokenAccount :one
-SELECT account_id FROM event_stream_tokens
-WHERE token_sha256 = @token_sha256 AND expires_at > coalesce(sqlc.narg('now')::timestamptz, now());
+-- A token is valid until it expires and while the key that minted it is not
+-- revoked (tokens minted before keys were recorded have none, and expire soon).
+SELECT t.account_id, t.api_key_id FROM event_stream_tokens t
+WHERE t.token_sha256 = @token_sha256 AND t.expires_at > coalesce(sqlc.narg('now')::timestamptz, now())
+  AND (t.api_key_id IS NULL OR EXISTS (
+      SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.account_id = t.account_id AND k.revoked_at IS NULL));
 
 -- name: EventPurge :execrows
 -- Retention, in bounded batches: events, then deliveries, older than @before.

@@ -134,22 +134,35 @@ func wellFormed(token string) bool {
 // Authenticate returns the account a bearer token belongs to. The key is found by its
 // visible prefix and its hash compared in constant time; any failure is unauthorized.
 func (s *Service) Authenticate(ctx context.Context, token string) (int64, error) {
+	k, err := s.AuthenticateKey(ctx, token)
+	return k.AccountID, err
+}
+
+// Key is an authenticated API key: its id and its account.
+type Key struct {
+	ID        int64
+	AccountID int64
+}
+
+// AuthenticateKey is Authenticate that also says which key it was (what a stream
+// token records, so that revoking the key revokes the token).
+func (s *Service) AuthenticateKey(ctx context.Context, token string) (Key, error) {
 	unauthorized := apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>")
 	if !wellFormed(token) {
-		return 0, unauthorized
+		return Key{}, unauthorized
 	}
 	q := store.New(s.pool)
 	row, err := q.APIKeyGetByPrefix(ctx, token[:prefixLen])
 	if err != nil {
 		if apperr.Is(postgres.Error(err, "key"), apperr.NotFound) {
-			return 0, unauthorized
+			return Key{}, unauthorized
 		}
-		return 0, err
+		return Key{}, err
 	}
 	sum := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(sum[:], row.TokenHash) != 1 {
-		return 0, unauthorized
+		return Key{}, unauthorized
 	}
 	_ = q.APIKeyTouch(ctx, row.ID)
-	return row.AccountID, nil
+	return Key{ID: row.ID, AccountID: row.AccountID}, nil
 }

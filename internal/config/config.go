@@ -182,6 +182,15 @@ type Events struct {
 	EventRetention time.Duration `split_words:"true" default:"720h"`
 	// EventStreamPoll is how often an open event stream looks for new events.
 	EventStreamPoll time.Duration `split_words:"true" default:"1s"`
+	// EventStreamRecheck is how often an open stream checks that its API key is
+	// not revoked (or its stream token not expired); the stream ends when it is.
+	EventStreamRecheck time.Duration `split_words:"true" default:"5s"`
+	// EventStreamsPerKey caps the streams one API key (with the tokens it minted)
+	// holds open at once, per process; beyond it the stream answers 429.
+	EventStreamsPerKey int `split_words:"true" default:"10"`
+	// EventEndpointsPerAccount caps an account's event endpoints (each event fans
+	// out to every one); beyond it creation answers 409.
+	EventEndpointsPerAccount int `split_words:"true" default:"20"`
 }
 
 // Log settings.
@@ -254,6 +263,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_EVENT_RETENTION must be at least 1h")
 	case c.EventStreamPoll < 10*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_EVENT_STREAM_POLL must be at least 10ms")
+	case c.EventStreamRecheck < 10*time.Millisecond:
+		return fmt.Errorf("configuration: SENDONCE_EVENT_STREAM_RECHECK must be at least 10ms")
+	case c.EventStreamsPerKey < 1 || c.EventEndpointsPerAccount < 1:
+		return fmt.Errorf("configuration: SENDONCE_EVENT_STREAMS_PER_KEY and SENDONCE_EVENT_ENDPOINTS_PER_ACCOUNT must be at least 1")
 	case c.OptinLinkTTL < time.Minute || c.OptinPendingTTL < time.Hour || c.OptinPurgeInterval < time.Second ||
 		c.OptinResendInterval < 0:
 		return fmt.Errorf("configuration: SENDONCE_OPTIN_LINK_TTL must be at least 1m, SENDONCE_OPTIN_PENDING_TTL at least 1h, " +

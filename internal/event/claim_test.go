@@ -31,9 +31,10 @@ func TestClaimCapsPerEndpointAndLeases(t *testing.T) {
 	})
 	q := store.New(e.pool)
 	now := time.Now()
-	claim := func(at time.Time, n int32) []store.EventDeliveryClaimRow {
-		rows, err := q.EventDeliveryClaim(context.Background(), store.EventDeliveryClaimParams{
-			Now: &at, Lease: interval(time.Minute), PerEndpoint: 2, N: n})
+	// A claimer that never registered (no heartbeat): its claims answer to the lease alone.
+	claim := func(at time.Time, n int) []store.EventDeliveryClaimRow {
+		c := e.worker(func(o *WorkerOptions) { o.Now = func() time.Time { return at }; o.PerEndpoint = 2 })
+		rows, err := c.claimRows(context.Background(), n)
 		require.NoError(t, err)
 		return rows
 	}

@@ -22,11 +22,14 @@ const BatchType = "event.batch"
 
 // outcome of one attempt.
 type outcome struct {
-	status  string // delivered, pending, failed
-	code    *int32
-	err     string
-	next    *time.Time
-	disable string // non-empty: disable the endpoint with this reason
+	status string // delivered, pending, failed
+	// failures is the delivery's count of failures after this attempt: it moves
+	// the retry schedule (a Retry-After answer leaves it as it was).
+	failures int32
+	code     *int32
+	err      string
+	next     *time.Time
+	disable  string // non-empty: disable the endpoint with this reason
 }
 
 // deliver makes one attempt of a claimed delivery and records its outcome.
@@ -61,15 +64,15 @@ func (w *Worker) attempt(ctx context.Context, d store.EventDeliveryClaimRow) out
 		return w.failure(d, nil, "events: "+err.Error(), nil)
 	}
 	if len(evs) == 0 {
-		return outcome{status: "failed", err: "the events are past retention"}
+		return outcome{status: "failed", failures: d.Failures + 1, err: "the events are past retention"}
 	}
 	id, body, err := payload(d, evs)
 	if err != nil {
-		return outcome{status: "failed", err: err.Error()}
+		return outcome{status: "failed", failures: d.Failures + 1, err: err.Error()}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.Url, bytes.NewReader(body))
 	if err != nil {
-		return outcome{status: "failed", err: "bad url: " + err.Error()}
+		return outcome{status: "failed", failures: d.Failures + 1, err: "bad url: " + err.Error()}
 	}
 	setHeaders(req, id, w.opts.Now(), body, append([]string{ep.Secret}, ep.Previous...))
 	res, err := w.client.Do(req)
@@ -85,9 +88,10 @@ func (w *Worker) attempt(ctx context.Context, d store.EventDeliveryClaimRow) out
 	code := int32(res.StatusCode)
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
-		return outcome{status: "delivered", code: &code}
+		return outcome{status: "delivered", failures: d.Failures, code: &code}
 	case res.StatusCode == http.StatusGone:
-		return outcome{status: "failed", code: &code, err: "410 Gone", disable: "the endpoint answered 410 Gone"}
+		return outcome{status: "failed", failures: d.Failures + 1, code: &code, err: "410 Gone",
+			disable: "the endpoint answered 410 Gone"}
 	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
 		if after, ok := retryAfter(res.Header.Get("Retry-After"), w.opts.Now()); ok {
 			return w.failure(d, &code, res.Status, &after)
@@ -98,14 +102,22 @@ func (w *Worker) attempt(ctx context.Context, d store.EventDeliveryClaimRow) out
 	return w.failure(d, &code, res.Status, nil)
 }
 
-// failure schedules the next attempt (at the receiver's Retry-After, if any), or
-// gives up after the last one.
+// failure schedules the next attempt, or gives up after the last one. With the
+// receiver's Retry-After (after) the next attempt is then and the failure does
+// not count: the receiver is throttling, not failing, and answers like it may come
+// many times in a row without using up the schedule. Every other failure counts
+// and waits the schedule's next step. Attempts that never got an outcome (a
+// worker killed mid-delivery) count neither.
 func (w *Worker) failure(d store.EventDeliveryClaimRow, code *int32, msg string, after *time.Time) outcome {
-	next, ok := w.retryAt(int(d.Attempts), d.CreatedAt, w.opts.Now(), after)
-	if !ok {
-		return outcome{status: "failed", code: code, err: msg}
+	failures := d.Failures
+	if after == nil {
+		failures++
 	}
-	return outcome{status: "pending", code: code, err: msg, next: &next}
+	next, ok := w.retryAt(int(failures), d.CreatedAt, w.opts.Now(), after)
+	if !ok {
+		return outcome{status: "failed", failures: failures, code: code, err: msg}
+	}
+	return outcome{status: "pending", failures: failures, code: code, err: msg, next: &next}
 }
 
 // retryAfter reads a Retry-After header (seconds or an HTTP date), capped at a day.
@@ -162,7 +174,7 @@ func (w *Worker) record(ctx context.Context, d store.EventDeliveryClaimRow, out 
 	return postgres.InTx(ctx, w.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		n, err := q.EventDeliveryRecord(ctx, store.EventDeliveryRecordParams{
-			Status: out.status, NextAttemptAt: out.next, StatusCode: out.code, Error: errMsg,
+			Status: out.status, NextAttemptAt: out.next, Failures: out.failures, StatusCode: out.code, Error: errMsg,
 			LatencyMs: &ms, Now: &now, ID: d.ID, Attempts: d.Attempts})
 		if err != nil || n == 0 {
 			return err // n == 0: a later claim owns the row now

@@ -19,11 +19,17 @@ type Service struct {
 	guard Guard
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// MaxEndpoints is how many endpoints one account may have (every event fans
+	// out to each of them); default DefaultMaxEndpoints.
+	MaxEndpoints int
 }
+
+// DefaultMaxEndpoints is the default of Service.MaxEndpoints.
+const DefaultMaxEndpoints = 20
 
 // NewService returns a Service on pool that checks endpoint URLs with guard.
 func NewService(pool *pgxpool.Pool, guard Guard) *Service {
-	return &Service{pool: pool, guard: guard, Now: time.Now}
+	return &Service{pool: pool, guard: guard, Now: time.Now, MaxEndpoints: DefaultMaxEndpoints}
 }
 
 // Endpoint is a receiver of the account's events, without its secret.
@@ -80,7 +86,8 @@ func (s *Service) check(in EndpointInput) (EndpointInput, error) {
 }
 
 // Create adds an endpoint and returns it with its secret, shown this once. It
-// receives the events that commit from now on.
+// receives the events that commit from now on. An account that has MaxEndpoints
+// already gets a conflict: deleting one makes room.
 func (s *Service) Create(ctx context.Context, accountID int64, in EndpointInput) (Endpoint, string, error) {
 	if in.URL == nil {
 		return Endpoint{}, "", apperr.Invalidf("/url", "url is required")
@@ -103,7 +110,22 @@ func (s *Service) Create(ctx context.Context, accountID int64, in EndpointInput)
 	if in.BatchSize != nil {
 		p.BatchSize = int32(*in.BatchSize)
 	}
-	row, err := store.New(s.pool).EventEndpointCreate(ctx, p)
+	var row store.EventEndpoint
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.EventEndpointCreateLock(ctx, accountID); err != nil {
+			return err
+		}
+		n, err := q.EventEndpointCount(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		if n >= int64(s.MaxEndpoints) {
+			return apperr.New(apperr.Conflict, "the account has %d event endpoints, the most it may have; delete one first", n)
+		}
+		row, err = q.EventEndpointCreate(ctx, p)
+		return err
+	})
 	if err != nil {
 		return Endpoint{}, "", postgres.Error(err, "event endpoint")
 	}

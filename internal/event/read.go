@@ -63,23 +63,36 @@ const StreamTokenTTL = 10 * time.Minute
 
 // StreamToken makes a short-lived token that authorises the account's event stream,
 // and nothing else, as a query parameter (EventSource cannot send headers). Only its
-// hash is stored.
-func (s *Service) StreamToken(ctx context.Context, accountID int64) (string, time.Time, error) {
+// hash is stored, with the API key that minted it (keyID): revoking the key
+// revokes the token, and a stream it opened ends at its next check.
+func (s *Service) StreamToken(ctx context.Context, accountID, keyID int64) (string, time.Time, error) {
 	token := "est_" + rand.Text()
 	h := sha256.Sum256([]byte(token))
 	exp := s.Now().Add(StreamTokenTTL)
+	var key *int64 // 0: no key authenticated the request (the token then lives out its TTL)
+	if keyID != 0 {
+		key = &keyID
+	}
 	err := store.New(s.pool).EventStreamTokenCreate(ctx, store.EventStreamTokenCreateParams{
-		TokenSha256: h[:], AccountID: accountID, ExpiresAt: exp})
+		TokenSha256: h[:], AccountID: accountID, ApiKeyID: key, ExpiresAt: exp})
 	return token, exp, err
 }
 
-// StreamTokenAccount returns the account of a valid stream token.
-func (s *Service) StreamTokenAccount(ctx context.Context, token string) (int64, error) {
+// StreamTokenAccount returns the account of a valid stream token (unexpired, its
+// key not revoked) and the key that minted it (0 for a token from before keys
+// were recorded).
+func (s *Service) StreamTokenAccount(ctx context.Context, token string) (accountID, keyID int64, err error) {
 	h := sha256.Sum256([]byte(token))
 	now := s.Now()
-	id, err := store.New(s.pool).EventStreamTokenAccount(ctx, h[:], &now)
+	row, err := store.New(s.pool).EventStreamTokenAccount(ctx, h[:], &now)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, apperr.New(apperr.Unauthorized, "the stream token is unknown or expired; create another")
+		return 0, 0, apperr.New(apperr.Unauthorized, "the stream token is unknown, expired or its API key revoked; create another")
 	}
-	return id, err
+	if err != nil {
+		return 0, 0, err
+	}
+	if row.ApiKeyID != nil {
+		keyID = *row.ApiKeyID
+	}
+	return row.AccountID, keyID, nil
 }

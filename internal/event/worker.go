@@ -8,10 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -27,6 +29,10 @@ type WorkerOptions struct {
 	// PerEndpoint caps those in flight to one endpoint across replicas (default 4).
 	Concurrency int
 	PerEndpoint int
+	// Heartbeat is how often the worker refreshes its row in the executors table
+	// (default 2s); a worker silent for three heartbeats is dead, and the
+	// deliveries it held are claimed again at once rather than when their lease ends.
+	Heartbeat time.Duration
 	// Poll is how often the worker looks for new events and due deliveries (default 500ms).
 	Poll time.Duration
 	// Retention is how long events and deliveries are kept (default 30 days).
@@ -50,6 +56,10 @@ type Worker struct {
 	metrics *metrics
 	log     *slog.Logger
 
+	live liveness
+	// clocked: a test injected Now, and the statements use it instead of now().
+	clocked bool
+
 	mu   sync.Mutex
 	free int
 	wg   sync.WaitGroup
@@ -68,6 +78,9 @@ func NewWorker(pool *pgxpool.Pool, opts WorkerOptions) *Worker {
 	if opts.Poll <= 0 {
 		opts.Poll = 500 * time.Millisecond
 	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 2 * time.Second
+	}
 	if opts.Retention <= 0 {
 		opts.Retention = 30 * 24 * time.Hour
 	}
@@ -83,11 +96,12 @@ func NewWorker(pool *pgxpool.Pool, opts WorkerOptions) *Worker {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	clocked := opts.Now != nil
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	return &Worker{pool: pool, opts: opts, client: opts.Guard.newClient(), metrics: newMetrics(opts.Registry),
-		log: opts.Logger, free: opts.Concurrency, done: make(chan struct{}, 1)}
+		log: opts.Logger, free: opts.Concurrency, done: make(chan struct{}, 1), clocked: clocked}
 }
 
 // Run fans out and delivers until ctx ends, then waits for the deliveries in flight
@@ -95,6 +109,7 @@ func NewWorker(pool *pgxpool.Pool, opts WorkerOptions) *Worker {
 // claims again as soon as a delivery finishes, so an endpoint's throughput is bound
 // by its concurrency cap and its latency, not by the poll.
 func (w *Worker) Run(ctx context.Context) {
+	defer w.deregister()
 	defer w.wg.Wait()
 	tick := time.NewTicker(w.opts.Poll)
 	defer tick.Stop()
@@ -124,8 +139,11 @@ func (w *Worker) Run(ctx context.Context) {
 	}
 }
 
-// claim takes as many due deliveries as there are free slots and starts them.
+// claim takes as many due deliveries as there are free slots and starts them. It
+// first refreshes this worker's heartbeat when one is due (Run calls it at least
+// every Poll), so the deliveries it claims carry a live executor id.
 func (w *Worker) claim(ctx context.Context) error {
+	w.beat(ctx)
 	for {
 		w.mu.Lock()
 		n := w.free
@@ -133,10 +151,8 @@ func (w *Worker) claim(ctx context.Context) error {
 		if n == 0 {
 			return nil
 		}
-		now := w.opts.Now()
 		// Claimed under WithoutCancel: a shutdown must not strand rows it locked.
-		rows, err := store.New(w.pool).EventDeliveryClaim(context.WithoutCancel(ctx), store.EventDeliveryClaimParams{
-			Now: &now, Lease: interval(2 * Timeout), PerEndpoint: int32(w.opts.PerEndpoint), N: int32(n)})
+		rows, err := w.claimRows(context.WithoutCancel(ctx), n)
 		if err != nil {
 			return err
 		}
@@ -161,6 +177,29 @@ func (w *Worker) claim(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// claimRows claims up to n due deliveries in one transaction of two statements:
+// the endpoints to serve, locked (EventClaimEndpoints), then their deliveries
+// (EventDeliveryClaim), which sees every claim committed on those endpoints.
+func (w *Worker) claimRows(ctx context.Context, n int) ([]store.EventDeliveryClaimRow, error) {
+	now := w.sqlNow()
+	self, judge := w.liveness()
+	dead := interval(w.deadAfter())
+	var rows []store.EventDeliveryClaimRow
+	err := postgres.InTx(ctx, w.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		eps, err := q.EventClaimEndpoints(ctx, store.EventClaimEndpointsParams{N: int32(n), Now: now,
+			CheckLiveness: judge, Self: self, DeadAfter: dead, PerEndpoint: int32(w.opts.PerEndpoint)})
+		if err != nil || len(eps) == 0 {
+			return err
+		}
+		rows, err = q.EventDeliveryClaim(ctx, store.EventDeliveryClaimParams{Self: self, Now: now,
+			Lease: interval(2 * Timeout), PerEndpoint: int32(w.opts.PerEndpoint), CheckLiveness: judge,
+			DeadAfter: dead, EndpointIds: eps, N: int32(n)})
+		return err
+	})
+	return rows, err
 }
 
 // maintain applies retention and refreshes the backlog gauge.
@@ -191,24 +230,24 @@ func (w *Worker) maintain(ctx context.Context) {
 	}
 }
 
-// retryAt is when a delivery whose attempt number attempts (1-based) failed is
-// tried again, or false to give up. A receiver's Retry-After (after) is the wait
-// when given; otherwise the schedule's step for this attempt, with jitter. It gives
-// up only once the schedule's steps are used up and the delivery is as old as the
-// whole schedule, so Retry-After answers (which may come quickly, one after the
-// other) cannot use up the days a receiver is given to come back.
-func (w *Worker) retryAt(attempts int, created, now time.Time, after *time.Time) (time.Time, bool) {
+// retryAt is when a delivery that has failed failures times (counting this
+// attempt's failure, if it was one) is tried again, or false to give up. A
+// receiver's Retry-After (after) is the wait when given, and such an answer does
+// not count as a failure: the receiver said when to come back. Otherwise the wait
+// is the schedule's step for this failure, with jitter. It gives up only once the
+// schedule's steps are used up and the delivery is as old as the whole schedule.
+func (w *Worker) retryAt(failures int, created, now time.Time, after *time.Time) (time.Time, bool) {
 	var total time.Duration
 	for _, d := range w.opts.Schedule {
 		total += d
 	}
-	if attempts > len(w.opts.Schedule) && now.Sub(created) >= total {
+	if failures > len(w.opts.Schedule) && now.Sub(created) >= total {
 		return time.Time{}, false
 	}
 	if after != nil {
 		return *after, true
 	}
-	d := w.opts.Schedule[min(attempts, len(w.opts.Schedule))-1]
+	d := w.opts.Schedule[min(max(failures, 1), len(w.opts.Schedule))-1]
 	// ±20 % jitter, so an endpoint coming back is not hit by every retry at once.
 	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 	return now.Add(d), true

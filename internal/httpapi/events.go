@@ -211,7 +211,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 
 // createEventStreamToken answers POST /v1/events/stream-tokens.
 func (s *Server) createEventStreamToken(w http.ResponseWriter, r *http.Request) error {
-	token, exp, err := s.Events.StreamToken(r.Context(), accountID(r))
+	token, exp, err := s.Events.StreamToken(r.Context(), accountID(r), apiKeyID(r))
 	if err != nil {
 		return err
 	}

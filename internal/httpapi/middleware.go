@@ -112,7 +112,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, r, s.Logger, apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>"))
 			return
 		}
-		accountID, err := s.Accounts.Authenticate(r.Context(), strings.TrimSpace(token))
+		key, err := s.Accounts.AuthenticateKey(r.Context(), strings.TrimSpace(token))
 		if err != nil {
 			if apperr.Is(err, apperr.Unauthorized) {
 				s.authFails.fail(addr, now)
@@ -121,8 +121,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, r, s.Logger, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), accountKey{}, accountID)))
+		ctx := context.WithValue(context.WithValue(r.Context(), accountKey{}, key.AccountID), apiKeyKey{}, key.ID)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+type apiKeyKey struct{}
+
+// apiKeyID returns the id of the API key that authenticated the request.
+func apiKeyID(r *http.Request) int64 {
+	id, _ := r.Context().Value(apiKeyKey{}).(int64)
+	return id
 }
 
 // accountID returns the authenticated account of the request.

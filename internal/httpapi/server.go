@@ -97,6 +97,8 @@ type Server struct {
 	idemCount atomic.Uint64
 	// trusted are the reverse proxies whose X-Forwarded-For names the client.
 	trusted []netip.Prefix
+	// streams counts the open event streams per API key.
+	streams streamCounts
 }
 
 // NewServer returns the API handler with every route of routes.go.
@@ -119,6 +121,16 @@ func NewServer(d Deps) http.Handler {
 	if d.Events == nil {
 		d.Events = event.NewService(d.Pool, event.Guard{
 			AllowHTTP: d.Config.EventAllowHTTP, AllowPrivate: d.Config.EventAllowPrivate})
+		if d.Config.EventEndpointsPerAccount > 0 {
+			d.Events.MaxEndpoints = d.Config.EventEndpointsPerAccount
+		}
+	}
+	// A Config built by hand (tests) may leave the stream's settings zero.
+	if d.Config.EventStreamRecheck <= 0 {
+		d.Config.EventStreamRecheck = 5 * time.Second
+	}
+	if d.Config.EventStreamsPerKey <= 0 {
+		d.Config.EventStreamsPerKey = 10
 	}
 	if d.Segments == nil {
 		d.Segments = segment.NewService(d.Pool, d.Config.SegmentTimeout)

@@ -2,10 +2,14 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -21,13 +25,27 @@ const streamHeartbeat = 15 * time.Second
 // JSON). A reconnect sends Last-Event-ID and resumes after it, in order, with no
 // gap and no repeat; without it the stream starts at ?after= or else now. It
 // authenticates with the API key, or, for EventSource, which cannot send headers,
-// with ?token= from POST /v1/events/stream-tokens. The route has no write timeout
-// and no timeout middleware: the stream lasts as long as the client stays.
+// with ?token= from POST /v1/events/stream-tokens, under the same limit of failed
+// authentications per address as every other route. Every EventStreamRecheck it
+// checks its authority again and ends once the key is revoked or the token
+// expired; one key holds at most EventStreamsPerKey streams open. The route has no
+// write timeout and no timeout middleware: the stream lasts as long as the client
+// stays and its authority holds.
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
-	account, err := s.streamAccount(r)
+	addr, now := s.clientAddr(r), time.Now()
+	if delay := s.authFails.wait(addr, now); delay > 0 {
+		s.tooManyRequests(w, r, delay, "too many failed authentications from this address; retry after %d s")
+		return nil
+	}
+	auth, err := s.streamAccount(r)
 	if err != nil {
+		if apperr.Is(err, apperr.Unauthorized) {
+			s.authFails.fail(addr, now)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sendonce", error="invalid_token"`)
+		}
 		return err
 	}
+	account := auth.account
 	r = r.WithContext(context.WithValue(r.Context(), accountKey{}, account))
 	types := eventTypes(r)
 	if err := event.CheckTypes(types); err != nil {
@@ -46,6 +64,12 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if !s.streams.acquire(auth.holder, s.Config.EventStreamsPerKey) {
+		s.tooManyRequests(w, r, streamHeartbeat,
+			"this API key has as many event streams open as it may; close one, or retry after %d s")
+		return nil
+	}
+	defer s.streams.release(auth.holder)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -65,6 +89,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	poll := time.NewTicker(s.Config.EventStreamPoll)
 	defer poll.Stop()
+	recheck := time.NewTicker(s.Config.EventStreamRecheck)
+	defer recheck.Stop()
 	lastWrite := time.Now()
 	for {
 		evs, err := s.Events.Events(r.Context(), account, pos, types, 500)
@@ -96,22 +122,91 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		case <-r.Context().Done():
 			return nil
 		case <-poll.C:
+		case <-recheck.C:
+			if err := auth.recheck(r.Context()); err != nil {
+				// The authority is gone (or cannot be checked): end the stream. A
+				// reconnect is refused until the client has a valid key or token.
+				if r.Context().Err() == nil && !apperr.Is(err, apperr.Unauthorized) {
+					s.Logger.WarnContext(r.Context(), "event stream recheck", "err", err)
+				}
+				_, _ = fmt.Fprint(w, ": closed: the API key was revoked or the stream token expired\n\n")
+				_ = rc.Flush()
+				return nil
+			}
 		}
 	}
 }
 
-// streamAccount authenticates a stream request: a Bearer API key, or a stream token.
-func (s *Server) streamAccount(r *http.Request) (int64, error) {
+// streamAuth is what authenticated a stream: its account, who holds the stream
+// for the per-key cap, and how to check again that the authority still holds.
+type streamAuth struct {
+	account int64
+	holder  string
+	recheck func(context.Context) error
+}
+
+// streamAccount authenticates a stream request: a Bearer API key, or a stream
+// token, which counts against the key that minted it.
+func (s *Server) streamAccount(r *http.Request) (streamAuth, error) {
 	if r.Header.Get("Authorization") != "" {
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
-			return 0, apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>")
+			return streamAuth{}, apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>")
 		}
-		return s.Accounts.Authenticate(r.Context(), strings.TrimSpace(token))
+		token = strings.TrimSpace(token)
+		key, err := s.Accounts.AuthenticateKey(r.Context(), token)
+		if err != nil {
+			return streamAuth{}, err
+		}
+		return streamAuth{account: key.AccountID, holder: "key:" + strconv.FormatInt(key.ID, 10),
+			recheck: func(ctx context.Context) error {
+				_, err := s.Accounts.AuthenticateKey(ctx, token)
+				return err
+			}}, nil
 	}
 	token := r.URL.Query().Get("token")
 	if token == "" {
-		return 0, apperr.New(apperr.Unauthorized, "an API key (Authorization: Bearer) or a stream token (?token=) is required")
+		return streamAuth{}, apperr.New(apperr.Unauthorized, "an API key (Authorization: Bearer) or a stream token (?token=) is required")
 	}
-	return s.Events.StreamTokenAccount(r.Context(), token)
+	account, keyID, err := s.Events.StreamTokenAccount(r.Context(), token)
+	if err != nil {
+		return streamAuth{}, err
+	}
+	holder := "key:" + strconv.FormatInt(keyID, 10)
+	if keyID == 0 {
+		sum := sha256.Sum256([]byte(token)) // a token from before keys were recorded: its own holder
+		holder = "token:" + hex.EncodeToString(sum[:])
+	}
+	return streamAuth{account: account, holder: holder, recheck: func(ctx context.Context) error {
+		_, _, err := s.Events.StreamTokenAccount(ctx, token)
+		return err
+	}}, nil
+}
+
+// streamCounts counts the open streams of each holder (an API key) in this process.
+type streamCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// acquire takes one of holder's max streams, or reports that none is left.
+func (c *streamCounts) acquire(holder string, max int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[holder] >= max {
+		return false
+	}
+	c.n[holder]++
+	return true
+}
+
+func (c *streamCounts) release(holder string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[holder]--; c.n[holder] <= 0 {
+		delete(c.n, holder)
+	}
 }

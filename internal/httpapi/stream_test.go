@@ -221,8 +221,12 @@ func TestEventStreamOutlivesTheWriteTimeout(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	account := accountOf(t, e, e.keyA)
+	opened := time.Now()
 	s := openStream(t, srv.URL+"/v1/events/stream", "Authorization", "Bearer "+e.keyA)
-	time.Sleep(300 * time.Millisecond) // past the write timeout
-	emitN(t, e, account, 1, 1)
-	require.Equal(t, 1, nOf(t, s.next(t)))
+	// Event after event arrives, until the stream has lived three write timeouts:
+	// the last ones were written past the deadline the server would have set.
+	for i := 1; time.Since(opened) < 3*srv.Config.WriteTimeout; i++ {
+		emitN(t, e, account, i, i)
+		require.Equal(t, i, nOf(t, s.next(t)))
+	}
 }

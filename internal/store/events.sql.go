@@ -13,38 +13,160 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const eventDeliveryClaim = `-- name: EventDeliveryClaim :many
-WITH picked AS (
-    SELECT d.id
+const eventClaimEndpoints = `-- name: EventClaimEndpoints :many
+WITH cand AS (
+    SELECT ep.id, ep.last_claimed_at,
+           row_number() OVER (PARTITION BY ep.account_id ORDER BY ep.last_claimed_at NULLS FIRST, ep.id) AS rnk
     FROM event_endpoints ep
-    CROSS JOIN LATERAL (
-        SELECT d.id FROM event_deliveries d
+    WHERE ep.enabled
+      -- Two probes, each on its own index: a due row, or a row of a dead executor.
+      AND (EXISTS (
+               SELECT 1 FROM event_deliveries d
+               WHERE d.endpoint_id = ep.id AND d.status IN ('pending', 'delivering')
+                 AND d.next_attempt_at <= coalesce($2::timestamptz, now()))
+           OR ($3::bool AND EXISTS (
+               SELECT 1 FROM event_deliveries d
+               WHERE d.endpoint_id = ep.id AND d.status = 'delivering'
+                 AND d.executor_id IS NOT NULL AND d.executor_id IS DISTINCT FROM $4::bigint
+                 AND NOT EXISTS (
+                     SELECT 1 FROM executors x WHERE x.id = d.executor_id
+                       AND x.heartbeat_at >= coalesce($2::timestamptz, now()) - $5::interval))))
+      AND (SELECT count(*) FROM event_deliveries x
+           WHERE x.endpoint_id = ep.id AND x.status = 'delivering'
+             AND x.next_attempt_at > coalesce($2::timestamptz, now())
+             AND (NOT $3::bool OR x.executor_id IS NULL
+                  OR x.executor_id IS NOT DISTINCT FROM $4::bigint
+                  OR EXISTS (
+                      SELECT 1 FROM executors e WHERE e.id = x.executor_id
+                        AND e.heartbeat_at >= coalesce($2::timestamptz, now()) - $5::interval))
+          ) < $6::int
+)
+SELECT ep.id FROM event_endpoints ep
+JOIN cand c ON c.id = ep.id
+ORDER BY c.rnk, c.last_claimed_at NULLS FIRST, c.id
+LIMIT $1::int
+FOR NO KEY UPDATE OF ep SKIP LOCKED
+`
+
+type EventClaimEndpointsParams struct {
+	N             int32
+	Now           *time.Time
+	CheckLiveness bool
+	Self          *int64
+	DeadAfter     pgtype.Interval
+	PerEndpoint   int32
+}
+
+// The first statement of a claim (EventDeliveryClaim is the second, in the same
+// transaction): up to @n enabled endpoints with a due delivery and a free slot,
+// locked so that no other claimer serves them until this claim commits. The lock
+// is what makes the per-endpoint cap hold across replicas: the second statement
+// starts after it, so its snapshot sees every claim committed on these endpoints
+// (one statement alone counts in-flight rows in a snapshot older than its locks,
+// and two replicas could each fill the cap). Order: round-robin, one endpoint per
+// account per round (rank within the account by when it was last served), the
+// longest-waiting first, so one tenant's backlog cannot take every slot.
+// NO KEY UPDATE: inserting deliveries (a foreign key's KEY SHARE) is not blocked.
+// A delivery is in flight while its lease runs and its executor is alive (see
+// EventDeliveryClaim); one of a dead executor is due at once.
+func (q *Queries) EventClaimEndpoints(ctx context.Context, arg EventClaimEndpointsParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, eventClaimEndpoints,
+		arg.N,
+		arg.Now,
+		arg.CheckLiveness,
+		arg.Self,
+		arg.DeadAfter,
+		arg.PerEndpoint,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const eventDeliveryClaim = `-- name: EventDeliveryClaim :many
+WITH ep AS (
+    SELECT e.id, e.ord,
+           greatest($4::int - (
+               SELECT count(*) FROM event_deliveries x
+               WHERE x.endpoint_id = e.id AND x.status = 'delivering'
+                 AND x.next_attempt_at > coalesce($2::timestamptz, now())
+                 AND (NOT $5::bool OR x.executor_id IS NULL
+                      OR x.executor_id IS NOT DISTINCT FROM $1::bigint
+                      OR EXISTS (
+                          SELECT 1 FROM executors xe WHERE xe.id = x.executor_id
+                            AND xe.heartbeat_at >= coalesce($2::timestamptz, now()) - $6::interval))
+           ), 0)::int AS free
+    FROM unnest($7::bigint[]) WITH ORDINALITY AS e(id, ord)
+), due_rows AS (
+    -- Due rows, oldest first: a range of the due index, so rows scheduled later
+    -- (perhaps a long backlog) are never read.
+    SELECT d.id, d.endpoint_id, d.next_attempt_at
+    FROM ep CROSS JOIN LATERAL (
+        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM event_deliveries d
         WHERE d.endpoint_id = ep.id AND d.status IN ('pending', 'delivering')
-          AND d.next_attempt_at <= coalesce($1::timestamptz, now())
+          AND d.next_attempt_at <= coalesce($2::timestamptz, now())
         ORDER BY d.next_attempt_at, d.id
-        LIMIT greatest($3::int - (
-            SELECT count(*) FROM event_deliveries x
-            WHERE x.endpoint_id = ep.id AND x.status = 'delivering'
-              AND x.next_attempt_at > coalesce($1::timestamptz, now())), 0)
+        LIMIT ep.free
         FOR UPDATE SKIP LOCKED
     ) d
-    WHERE ep.enabled
-    LIMIT $4::int
+), dead_rows AS (
+    -- Rows in flight for an executor that stopped beating (few: in flight).
+    SELECT d.id, d.endpoint_id, d.next_attempt_at
+    FROM ep CROSS JOIN LATERAL (
+        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM event_deliveries d
+        WHERE $5::bool AND d.endpoint_id = ep.id AND d.status = 'delivering'
+          AND d.next_attempt_at > coalesce($2::timestamptz, now())
+          AND d.executor_id IS NOT NULL AND d.executor_id IS DISTINCT FROM $1::bigint
+          AND NOT EXISTS (
+              SELECT 1 FROM executors x WHERE x.id = d.executor_id
+                AND x.heartbeat_at >= coalesce($2::timestamptz, now()) - $6::interval)
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT ep.free
+        FOR UPDATE SKIP LOCKED
+    ) d
+), due AS (
+    SELECT u.id, u.endpoint_id, ep.ord, ep.free,
+           row_number() OVER (PARTITION BY u.endpoint_id ORDER BY u.next_attempt_at, u.id) AS k
+    FROM (SELECT id, endpoint_id, next_attempt_at FROM due_rows UNION ALL SELECT id, endpoint_id, next_attempt_at FROM dead_rows) u
+    JOIN ep ON ep.id = u.endpoint_id
+), picked AS (
+    SELECT due.id, due.endpoint_id FROM due WHERE due.k <= due.free
+    ORDER BY due.k, due.ord LIMIT $8::int
+), served AS (
+    UPDATE event_endpoints SET last_claimed_at = coalesce($2::timestamptz, now())
+    WHERE id IN (SELECT endpoint_id FROM picked)
 )
 UPDATE event_deliveries d
-SET status = 'delivering', attempts = d.attempts + 1,
-    next_attempt_at = coalesce($1::timestamptz, now()) + $2::interval,
-    last_attempt_at = coalesce($1::timestamptz, now())
+SET status = 'delivering', attempts = d.attempts + 1, executor_id = $1::bigint,
+    next_attempt_at = coalesce($2::timestamptz, now()) + $3::interval,
+    last_attempt_at = coalesce($2::timestamptz, now())
 FROM picked p
 WHERE d.id = p.id
-RETURNING d.id, d.account_id, d.endpoint_id, d.event_ids, d.batch, d.attempts, d.created_at
+RETURNING d.id, d.account_id, d.endpoint_id, d.event_ids, d.batch, d.attempts, d.failures, d.created_at
 `
 
 type EventDeliveryClaimParams struct {
-	Now         *time.Time
-	Lease       pgtype.Interval
-	PerEndpoint int32
-	N           int32
+	Self          *int64
+	Now           *time.Time
+	Lease         pgtype.Interval
+	PerEndpoint   int32
+	CheckLiveness bool
+	DeadAfter     pgtype.Interval
+	EndpointIds   []int64
+	N             int32
 }
 
 type EventDeliveryClaimRow struct {
@@ -54,19 +176,31 @@ type EventDeliveryClaimRow struct {
 	EventIds   []int64
 	Batch      bool
 	Attempts   int32
+	Failures   int32
 	CreatedAt  time.Time
 }
 
-// Claims due deliveries with SKIP LOCKED, at most @per_endpoint in flight per
-// endpoint (those already in flight count), taking each endpoint's oldest first so
-// one busy endpoint cannot hold the others back. A claimed row's next_attempt_at is
-// its lease: a claimer that dies leaves the row due again when it runs out.
-// Deliveries of a disabled endpoint are parked at the end of time (EventDeliveryPark).
+// The second statement of a claim: due deliveries of the endpoints
+// EventClaimEndpoints locked (@endpoint_ids, in its order), at most @per_endpoint
+// in flight per endpoint counting those already in flight, shared out round-robin
+// (each endpoint's oldest first, then each one's second…) up to @n. A delivery is
+// in flight while its lease (next_attempt_at) runs and, when @check_liveness is
+// set, the executor that claimed it still beats (executors, dead after
+// @dead_after): a killed process's deliveries are free after three missed
+// heartbeats, not after the lease; the lease remains the bound for a process alive
+// but frozen, and for claims without an executor. Each claim counts in attempts
+// (the fence of EventDeliveryRecord), not in failures (the retry schedule), and is
+// stamped with the claimer (@self). Deliveries of a disabled endpoint are parked at
+// the end of time (EventDeliveryPark).
 func (q *Queries) EventDeliveryClaim(ctx context.Context, arg EventDeliveryClaimParams) ([]EventDeliveryClaimRow, error) {
 	rows, err := q.db.Query(ctx, eventDeliveryClaim,
+		arg.Self,
 		arg.Now,
 		arg.Lease,
 		arg.PerEndpoint,
+		arg.CheckLiveness,
+		arg.DeadAfter,
+		arg.EndpointIds,
 		arg.N,
 	)
 	if err != nil {
@@ -83,6 +217,7 @@ func (q *Queries) EventDeliveryClaim(ctx context.Context, arg EventDeliveryClaim
 			&i.EventIds,
 			&i.Batch,
 			&i.Attempts,
+			&i.Failures,
 			&i.CreatedAt,
 		); err != nil {
 			return nil, err
@@ -281,16 +416,18 @@ const eventDeliveryRecord = `-- name: EventDeliveryRecord :execrows
 UPDATE event_deliveries
 SET status           = $1,
     next_attempt_at  = coalesce($2::timestamptz, next_attempt_at),
-    last_status_code = $3,
-    last_error       = $4,
-    last_latency_ms  = $5,
-    delivered_at     = CASE WHEN $1 = 'delivered' THEN coalesce($6::timestamptz, now()) END
-WHERE id = $7 AND attempts = $8 AND status = 'delivering'
+    failures         = $3,
+    last_status_code = $4,
+    last_error       = $5,
+    last_latency_ms  = $6,
+    delivered_at     = CASE WHEN $1 = 'delivered' THEN coalesce($7::timestamptz, now()) END
+WHERE id = $8 AND attempts = $9 AND status = 'delivering'
 `
 
 type EventDeliveryRecordParams struct {
 	Status        string
 	NextAttemptAt *time.Time
+	Failures      int32
 	StatusCode    *int32
 	Error         *string
 	LatencyMs     *int32
@@ -300,12 +437,15 @@ type EventDeliveryRecordParams struct {
 }
 
 // The outcome of one attempt, fenced on the claim's attempts so a claimer whose
-// lease ran out cannot overwrite the attempt that replaced it. status is
-// delivered, pending (retry at @next_attempt_at) or failed.
+// lease ran out (or who was declared dead) cannot overwrite the attempt that
+// replaced it. status is delivered, pending (retry at @next_attempt_at) or failed;
+// failures is the count that moves the retry schedule (a failure that named its
+// own Retry-After does not add to it).
 func (q *Queries) EventDeliveryRecord(ctx context.Context, arg EventDeliveryRecordParams) (int64, error) {
 	result, err := q.db.Exec(ctx, eventDeliveryRecord,
 		arg.Status,
 		arg.NextAttemptAt,
+		arg.Failures,
 		arg.StatusCode,
 		arg.Error,
 		arg.LatencyMs,
@@ -344,12 +484,23 @@ func (q *Queries) EventEndpointAdvance(ctx context.Context, arg EventEndpointAdv
 	return err
 }
 
+const eventEndpointCount = `-- name: EventEndpointCount :one
+SELECT count(*) FROM event_endpoints WHERE account_id = $1
+`
+
+func (q *Queries) EventEndpointCount(ctx context.Context, accountID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, eventEndpointCount, accountID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const eventEndpointCreate = `-- name: EventEndpointCreate :one
 INSERT INTO event_endpoints (account_id, url, description, event_types, enabled, batch_size, secret,
                              cursor_xid, cursor_id)
 VALUES ($1, $2, $3, $4::text[], $5, $6, $7,
         pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1, 9223372036854775807)
-RETURNING id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at
+RETURNING id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at, last_claimed_at
 `
 
 type EventEndpointCreateParams struct {
@@ -390,8 +541,21 @@ func (q *Queries) EventEndpointCreate(ctx context.Context, arg EventEndpointCrea
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastClaimedAt,
 	)
 	return i, err
+}
+
+const eventEndpointCreateLock = `-- name: EventEndpointCreateLock :exec
+SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// Serialises the endpoint creations of one account, so the cap on endpoints per
+// account holds under concurrent requests (NO KEY UPDATE: other tables' foreign
+// keys to the account are not blocked).
+func (q *Queries) EventEndpointCreateLock(ctx context.Context, accountID int64) error {
+	_, err := q.db.Exec(ctx, eventEndpointCreateLock, accountID)
+	return err
 }
 
 const eventEndpointDelete = `-- name: EventEndpointDelete :execrows
@@ -464,7 +628,7 @@ func (q *Queries) EventEndpointForDelivery(ctx context.Context, id int64) (Event
 }
 
 const eventEndpointGet = `-- name: EventEndpointGet :one
-SELECT id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at FROM event_endpoints WHERE account_id = $1 AND id = $2
+SELECT id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at, last_claimed_at FROM event_endpoints WHERE account_id = $1 AND id = $2
 `
 
 func (q *Queries) EventEndpointGet(ctx context.Context, accountID int64, iD int64) (EventEndpoint, error) {
@@ -485,6 +649,7 @@ func (q *Queries) EventEndpointGet(ctx context.Context, accountID int64, iD int6
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastClaimedAt,
 	)
 	return i, err
 }
@@ -514,7 +679,7 @@ func (q *Queries) EventEndpointHealth(ctx context.Context, arg EventEndpointHeal
 }
 
 const eventEndpointList = `-- name: EventEndpointList :many
-SELECT id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at FROM event_endpoints
+SELECT id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at, last_claimed_at FROM event_endpoints
 WHERE account_id = $1 AND id > $2
 ORDER BY id
 LIMIT $3
@@ -550,6 +715,7 @@ func (q *Queries) EventEndpointList(ctx context.Context, arg EventEndpointListPa
 			&i.FailingSince,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.LastClaimedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -633,7 +799,7 @@ func (q *Queries) EventEndpointRewind(ctx context.Context, arg EventEndpointRewi
 const eventEndpointRotate = `-- name: EventEndpointRotate :one
 UPDATE event_endpoints SET secret = $1, updated_at = now()
 WHERE account_id = $2 AND id = $3 AND secret = $4
-RETURNING id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at
+RETURNING id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at, last_claimed_at
 `
 
 type EventEndpointRotateParams struct {
@@ -667,6 +833,7 @@ func (q *Queries) EventEndpointRotate(ctx context.Context, arg EventEndpointRota
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastClaimedAt,
 	)
 	return i, err
 }
@@ -705,7 +872,7 @@ UPDATE event_endpoints SET
                            ELSE failing_since END,
     updated_at      = now()
 WHERE account_id = $6 AND id = $7
-RETURNING id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at
+RETURNING id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at, last_claimed_at
 `
 
 type EventEndpointUpdateParams struct {
@@ -746,6 +913,7 @@ func (q *Queries) EventEndpointUpdate(ctx context.Context, arg EventEndpointUpda
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastClaimedAt,
 	)
 	return i, err
 }
@@ -1015,30 +1183,45 @@ func (q *Queries) EventPurge(ctx context.Context, before time.Time) (int64, erro
 }
 
 const eventStreamTokenAccount = `-- name: EventStreamTokenAccount :one
-SELECT account_id FROM event_stream_tokens
-WHERE token_sha256 = $1 AND expires_at > coalesce($2::timestamptz, now())
+SELECT t.account_id, t.api_key_id FROM event_stream_tokens t
+WHERE t.token_sha256 = $1 AND t.expires_at > coalesce($2::timestamptz, now())
+  AND (t.api_key_id IS NULL OR EXISTS (
+      SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.account_id = t.account_id AND k.revoked_at IS NULL))
 `
 
-func (q *Queries) EventStreamTokenAccount(ctx context.Context, tokenSha256 []byte, now *time.Time) (int64, error) {
+type EventStreamTokenAccountRow struct {
+	AccountID int64
+	ApiKeyID  *int64
+}
+
+// A token is valid until it expires and while the key that minted it is not
+// revoked (tokens minted before keys were recorded have none, and expire soon).
+func (q *Queries) EventStreamTokenAccount(ctx context.Context, tokenSha256 []byte, now *time.Time) (EventStreamTokenAccountRow, error) {
 	row := q.db.QueryRow(ctx, eventStreamTokenAccount, tokenSha256, now)
-	var account_id int64
-	err := row.Scan(&account_id)
-	return account_id, err
+	var i EventStreamTokenAccountRow
+	err := row.Scan(&i.AccountID, &i.ApiKeyID)
+	return i, err
 }
 
 const eventStreamTokenCreate = `-- name: EventStreamTokenCreate :exec
-INSERT INTO event_stream_tokens (token_sha256, account_id, expires_at)
-VALUES ($1, $2, $3)
+INSERT INTO event_stream_tokens (token_sha256, account_id, api_key_id, expires_at)
+VALUES ($1, $2, $3, $4)
 `
 
 type EventStreamTokenCreateParams struct {
 	TokenSha256 []byte
 	AccountID   int64
+	ApiKeyID    *int64
 	ExpiresAt   time.Time
 }
 
 func (q *Queries) EventStreamTokenCreate(ctx context.Context, arg EventStreamTokenCreateParams) error {
-	_, err := q.db.Exec(ctx, eventStreamTokenCreate, arg.TokenSha256, arg.AccountID, arg.ExpiresAt)
+	_, err := q.db.Exec(ctx, eventStreamTokenCreate,
+		arg.TokenSha256,
+		arg.AccountID,
+		arg.ApiKeyID,
+		arg.ExpiresAt,
+	)
 	return err
 }
 

@@ -89,6 +89,8 @@ type EventDelivery struct {
 	LastAttemptAt  *time.Time
 	DeliveredAt    *time.Time
 	CreatedAt      time.Time
+	ExecutorID     *int64
+	Failures       int32
 }
 
 type EventEndpoint struct {
@@ -106,6 +108,7 @@ type EventEndpoint struct {
 	FailingSince   *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	LastClaimedAt  *time.Time
 }
 
 type EventEndpointSecret struct {
@@ -119,6 +122,7 @@ type EventStreamToken struct {
 	TokenSha256 []byte
 	AccountID   int64
 	ExpiresAt   time.Time
+	ApiKeyID    *int64
 }
 
 type Executor struct {
