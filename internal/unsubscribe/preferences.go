@@ -119,7 +119,7 @@ func (s *Service) preferences(ctx context.Context, db store.DBTX, c Claims) (Pre
 		return Preferences{}, err
 	}
 	q := store.New(db)
-	rows, err := q.MembershipPreferences(ctx, c.AccountID, c.SubscriberID)
+	rows, err := q.MembershipPreferences(ctx, c.SubscriberID, c.AccountID)
 	if err != nil {
 		return Preferences{}, fmt.Errorf("preferences: %w", err)
 	}
