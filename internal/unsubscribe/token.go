@@ -193,13 +193,18 @@ func (s *Signer) Open(purpose, token string) ([]byte, error) {
 	return nil, ErrInvalidToken
 }
 
-// decodeToken decodes a token's base64url text strictly: the decoder skips CR and
-// LF anywhere, which would let many strings stand for one token.
+// strictURL is base64url without padding that refuses non-zero unused bits in
+// the last character: leniently, up to 16 spellings decode to one token.
+var strictURL = base64.RawURLEncoding.Strict()
+
+// decodeToken decodes a token's base64url text so that one token has exactly one
+// spelling: strict about the unused bits, and refusing CR and LF, which even the
+// strict decoder skips anywhere.
 func decodeToken(token string) ([]byte, bool) {
 	if strings.ContainsAny(token, "\r\n") {
 		return nil, false
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
+	raw, err := strictURL.DecodeString(token)
 	return raw, err == nil
 }
 

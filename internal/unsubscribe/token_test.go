@@ -132,3 +132,48 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// A token whose length leaves unused bits in its last base64 character verifies
+// under exactly one spelling: the last character changed in those bits only
+// decodes to the same bytes under lenient decoding, and must be refused, for
+// unsubscribe links and for the tokens Seal makes alike.
+func TestTokenUnusedBitsRefused(t *testing.T) {
+	t.Parallel()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	// sameBytes returns the other spellings of tok's last character that decode
+	// to the same bytes when unused bits are ignored.
+	sameBytes := func(tok string) []string {
+		unused := (6 * len(tok)) % 8
+		last := strings.IndexByte(alphabet, tok[len(tok)-1])
+		var out []string
+		for i := range 1 << unused {
+			if v := last&^(1<<unused-1) | i; v != last {
+				out = append(out, tok[:len(tok)-1]+string(alphabet[v]))
+			}
+		}
+		return out
+	}
+	s, err := unsubscribe.NewSigner([]string{"k1:first-secret-0123456789"})
+	require.NoError(t, err)
+	tried := 0
+	for _, v := range tokenVectors {
+		s, err := unsubscribe.NewSigner(v.keys)
+		require.NoError(t, err)
+		for _, alt := range sameBytes(v.token) {
+			tried++
+			_, err := s.Verify(alt)
+			require.ErrorIs(t, err, unsubscribe.ErrInvalidToken, "%q for %q", alt, v.token)
+		}
+	}
+	for n := range 3 { // payload lengths that leave 2 and 4 unused bits
+		sealed := s.Seal("optin", make([]byte, 1+n))
+		_, err := s.Open("optin", sealed)
+		require.NoError(t, err)
+		for _, alt := range sameBytes(sealed) {
+			tried++
+			_, err := s.Open("optin", alt)
+			require.ErrorIs(t, err, unsubscribe.ErrInvalidToken, "%q for %q", alt, sealed)
+		}
+	}
+	require.Greater(t, tried, 10, "the vectors must include tokens with unused bits")
+}
