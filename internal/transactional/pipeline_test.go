@@ -83,8 +83,8 @@ func setup(t *testing.T) env {
 	var acct int64
 	require.NoError(t, pool.QueryRow(context.Background(), `INSERT INTO accounts (name) VALUES ('a') RETURNING id`).Scan(&acct))
 	mb := message.NewRandomBuilder()
-	links := func(a, c, s int64) (string, string) {
-		return fmt.Sprintf("https://example.com/u/%d.%d.%d", a, c, s), ""
+	links := func(a, c, m int64, email string) (string, string) {
+		return fmt.Sprintf("https://example.com/u/%d.%d.%d.%s", a, c, m, email), ""
 	}
 	return env{pool: pool, svc: transactional.NewService(pool, mb),
 		builder: transactional.Builder{Messages: mb, Links: links}, account: acct}
