@@ -70,7 +70,11 @@ type Database struct {
 
 // HTTP settings of the API server.
 type HTTP struct {
-	Addr            string        `split_words:"true" default:"127.0.0.1:8080"`
+	Addr string `split_words:"true" default:"127.0.0.1:8080"`
+	// MetricsAddr, when set, serves /metrics on a listener of its own and not on
+	// Addr, whose clients then cannot read them; empty keeps /metrics on Addr. A
+	// process without the API (executor) serves its metrics only there.
+	MetricsAddr     string        `split_words:"true"`
 	ShutdownTimeout time.Duration `split_words:"true" default:"30s"`
 	MaxBodyBytes    int64         `split_words:"true" default:"1048576"`
 	ImportMaxBytes  int64         `split_words:"true" default:"67108864"`
