@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -151,7 +152,9 @@ type Providers struct {
 
 // Unsubscribe settings: where links point and how tokens are signed.
 type Unsubscribe struct {
-	PublicURL string `split_words:"true" default:"http://127.0.0.1:8080"`
+	// PublicURL is the base of unsubscribe and confirmation links; empty: derived
+	// from the listen address (see derivePublicURL).
+	PublicURL string `split_words:"true"`
 	// UnsubscribeSecret is one or more `keyid:secret` pairs, comma separated; the first
 	// signs new tokens, all verify. Empty in dev means a fixed development key.
 	UnsubscribeSecret []string `split_words:"true"`
@@ -221,6 +224,7 @@ func Load() (Config, error) {
 	if err := envconfig.Process("SENDONCE", &c); err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
 	}
+	c.derivePublicURL()
 	return c, c.Validate()
 }
 
@@ -310,5 +314,27 @@ func Default() Config {
 	if err := envconfig.Process("SENDONCE_DEFAULTS_ONLY_UNSET", &c); err != nil {
 		panic(err)
 	}
+	c.derivePublicURL()
 	return c
+}
+
+// derivePublicURL fills an unset PublicURL from the listen address, so the links
+// in mail reach the process that wrote them (`sendonce dev` on another port): an
+// address on every interface (":8080", "0.0.0.0", "::") gives the loopback. A
+// deployment behind a proxy or a domain sets SENDONCE_PUBLIC_URL.
+func (c *Config) derivePublicURL() {
+	if c.PublicURL != "" {
+		return
+	}
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return // Validate's listen will say what is wrong with the address
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	c.PublicURL = "http://" + net.JoinHostPort(host, port)
 }

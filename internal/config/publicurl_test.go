@@ -1,0 +1,34 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Unset, SENDONCE_PUBLIC_URL follows the listen address, so `sendonce dev` on
+// another port writes unsubscribe and confirmation links that reach it (they once
+// pointed at http://127.0.0.1:8080 whatever SENDONCE_ADDR said). An address
+// listening on every interface gives the loopback; a set value always wins.
+func TestPublicURLFollowsTheListenAddress(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:29510": "http://127.0.0.1:29510",
+		":8080":           "http://127.0.0.1:8080",
+		"0.0.0.0:9000":    "http://127.0.0.1:9000",
+		"[::]:9001":       "http://[::1]:9001",
+		"[::1]:9002":      "http://[::1]:9002",
+		"localhost:9003":  "http://localhost:9003",
+	} {
+		t.Setenv("SENDONCE_ADDR", addr)
+		t.Setenv("SENDONCE_PUBLIC_URL", "")
+		c, err := Load()
+		require.NoError(t, err)
+		require.Equal(t, want, c.PublicURL, addr)
+	}
+	t.Setenv("SENDONCE_ADDR", "127.0.0.1:29510")
+	t.Setenv("SENDONCE_PUBLIC_URL", "https://mail.example.com")
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, "https://mail.example.com", c.PublicURL)
+	require.Equal(t, "http://127.0.0.1:8080", Default().PublicURL)
+}
