@@ -248,6 +248,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
 	case c.MessageRetention < 0:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must not be negative (0 keeps every message)")
+	case c.MessageRetention > 0 && c.MessageRetention < MinMessageRetention:
+		// A deleted message frees its Idempotency-Key and its job id: sooner than a
+		// day, a client's retry would make a second message, and a provider would
+		// drop the new message as a copy of the old (Resend keeps keys 24 hours).
+		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must be 0 or at least 24h "+
+			"(an Idempotency-Key must outlive client retries and the providers' deduplication windows), not %s",
+			c.MessageRetention)
 	case c.MessageSweep < 10*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_SWEEP must be at least 10ms")
 	case c.Heartbeat < 100*time.Millisecond:
@@ -317,6 +324,11 @@ func Default() Config {
 	c.derivePublicURL()
 	return c
 }
+
+// MinMessageRetention is the shortest SENDONCE_MESSAGE_RETENTION accepted (other
+// than 0): the lifetime of the API's Idempotency-Keys and the longest provider
+// deduplication window on a job id (Resend's 24 hours).
+const MinMessageRetention = 24 * time.Hour
 
 // derivePublicURL fills an unset PublicURL from the listen address, so the links
 // in mail reach the process that wrote them (`sendonce dev` on another port): an

@@ -2,6 +2,7 @@ package config
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -31,4 +32,27 @@ func TestPublicURLFollowsTheListenAddress(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "https://mail.example.com", c.PublicURL)
 	require.Equal(t, "http://127.0.0.1:8080", Default().PublicURL)
+}
+
+// A message's Idempotency-Key holds while the message exists; message retention
+// shorter than a day would free keys that clients still retry under (the API's
+// other keys last 24 hours) and reuse job ids inside the providers' own
+// deduplication windows (Resend's is 24 hours), where the new message would be
+// dropped as a copy of the deleted one. Such a retention is refused at load; 0
+// (keep every message) and a day or more are accepted.
+func TestMessageRetentionAtLeastADay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		retention time.Duration
+		ok        bool
+	}{{0, true}, {24 * time.Hour, true}, {90 * 24 * time.Hour, true}, {time.Hour, false}, {23*time.Hour + 59*time.Minute, false}} {
+		c := Default()
+		c.MessageRetention = tc.retention
+		err := c.Validate()
+		if tc.ok {
+			require.NoError(t, err, tc.retention)
+			continue
+		}
+		require.ErrorContains(t, err, "SENDONCE_MESSAGE_RETENTION must be 0 or at least 24h", tc.retention)
+	}
 }
