@@ -45,13 +45,16 @@ func source(kind string, c Claims) string {
 	return kind + ":campaign:" + strconv.FormatInt(c.CampaignID, 10)
 }
 
-// who is what an event says the opt-out came from: the subscriber and the
-// campaign, or the message.
-func who(c Claims, email string) map[string]any {
+// eventData is the data of an opt-out's event: fields, and what the opt-out came
+// from, the address with the subscriber and the campaign, or with the message.
+func eventData(c Claims, email string, fields map[string]any) map[string]any {
+	fields["email"] = email
 	if c.Kind == KindMessage {
-		return map[string]any{"email": email, "message_id": c.MessageID}
+		fields["message_id"] = c.MessageID
+		return fields
 	}
-	return map[string]any{"email": email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID}
+	fields["subscriber_id"], fields["campaign_id"] = c.SubscriberID, c.CampaignID
+	return fields
 }
 
 // oneClick applies a one-click opt-out in tx and returns its scope. A message's
@@ -84,8 +87,8 @@ func oneClick(ctx context.Context, tx pgx.Tx, t target) (string, error) {
 				if err := leaveRunning(ctx, q, c); err != nil {
 					return "", err
 				}
-				if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, with(who(c, email),
-					"source", source("one-click", c), "scope", ScopeList, "list_ids", lists)); err != nil {
+				if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, eventData(c, email,
+					map[string]any{"source": source("one-click", c), "scope": ScopeList, "list_ids": lists})); err != nil {
 					return "", err
 				}
 			}
@@ -117,16 +120,8 @@ func suppress(ctx context.Context, tx pgx.Tx, c Claims, email, kind string) erro
 	if !inserted { // already suppressed: nothing changed, nothing to report
 		return nil
 	}
-	return event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, with(who(c, x.Email),
-		"source", source(kind, c), "scope", ScopeAccount))
-}
-
-// with adds key, value pairs to m and returns it.
-func with(m map[string]any, kv ...any) map[string]any {
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i].(string)] = kv[i+1]
-	}
-	return m
+	return event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, eventData(c, x.Email,
+		map[string]any{"source": source(kind, c), "scope": ScopeAccount}))
 }
 
 // Preferences verifies token and returns the recipient's lists (GET: changes nothing).
@@ -233,15 +228,15 @@ func (s *Service) SetPreferences(ctx context.Context, token string, subscribed [
 // nothing reports nothing.
 func preferenceEvents(ctx context.Context, tx pgx.Tx, c Claims, email, src string, left, joined []int64) error {
 	if len(left) > 0 {
-		if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, with(who(c, email),
-			"source", src, "scope", ScopeList, "list_ids", left)); err != nil {
+		if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, eventData(c, email,
+			map[string]any{"source": src, "scope": ScopeList, "list_ids": left})); err != nil {
 			return err
 		}
 	}
 	if len(joined) > 0 {
 		slices.Sort(joined)
-		return event.Emit(ctx, tx, c.AccountID, event.SubscriberSubscribed, with(who(c, email),
-			"source", src, "list_ids", joined))
+		return event.Emit(ctx, tx, c.AccountID, event.SubscriberSubscribed, eventData(c, email,
+			map[string]any{"source": src, "list_ids": joined}))
 	}
 	return nil
 }
