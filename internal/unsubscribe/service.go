@@ -27,8 +27,9 @@ func NewService(pool *pgxpool.Pool, signer *Signer) *Service {
 // (double opt-in confirmations) to share its keys and rotation.
 func (s *Service) Signer() *Signer { return s.signer }
 
-// Recipient is what the confirmation page may show: no address, only the language,
-// and what an opt-out removed the address from (ScopeList or ScopeAccount).
+// Recipient is what a verified token acted on, for the confirmation page (which
+// shows the language and what an opt-out removed the address from, ScopeList or
+// ScopeAccount, never the address a message token's claims hold) and the log.
 type Recipient struct {
 	Claims
 	Language string
