@@ -100,6 +100,9 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "  curl -fsS -H \"Authorization: Bearer %s\" %s/v1/account\n", key, base)
 		fmt.Fprintf(stdout, "  curl -fsS -H \"Authorization: Bearer %s\" -H 'Content-Type: application/json' \\\n"+
 			"       -d '{\"email\":\"ada@example.com\",\"status\":\"confirmed\"}' %s/v1/subscribers\n\n", key, base)
+		// Unset, SENDONCE_PUBLIC_URL follows SENDONCE_ADDR (config), so the links in
+		// mail reach this process; say where they point, in case it was set.
+		fmt.Fprintf(stdout, "Unsubscribe and confirmation links in mail point at %s (SENDONCE_PUBLIC_URL)\n\n", cfg.PublicURL)
 	}}
 	return run(ctx, cfg, opts, stdout, stderr)
 }

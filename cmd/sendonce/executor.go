@@ -28,8 +28,13 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	ecfg := executorConfig(cfg, links)
 	ecfg.Messages = mb
 	// Transactional messages go through the same executor; marketing ones carry the
-	// same unsubscribe links as campaigns (keyed by their stream and message id).
-	ecfg.Transactional = transactional.Builder{Messages: mb, Links: ecfg.Links}
+	// one-click unsubscribe links, naming the message and its address.
+	signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
+	}
+	ecfg.Transactional = transactional.Builder{Messages: mb,
+		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto)}
 	ecfg.Senders = senders
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sendonce/sendonce"
 	"github.com/sendonce/sendonce/internal/account"
@@ -32,6 +34,8 @@ type Options struct {
 	Executor bool
 	// OnListen, when set, is told the address the API listens on (tests use port 0).
 	OnListen func(net.Addr)
+	// OnMetricsListen is OnListen for the metrics listener (SENDONCE_METRICS_ADDR).
+	OnMetricsListen func(net.Addr)
 }
 
 // run owns the pool, migrations, executor, HTTP server and shutdown. It returns when
@@ -142,6 +146,14 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		stops = append([]func(context.Context) error{srv.Shutdown}, stops...)
 	}
 
+	if cfg.MetricsAddr != "" {
+		stop, err := serveMetrics(cfg, reg, log, opts.OnMetricsListen, errc)
+		if err != nil {
+			return err
+		}
+		stops = append([]func(context.Context) error{stop}, stops...)
+	}
+
 	// Last, once neither the API nor the executor can send.
 	stops = append(stops, func(ctx context.Context) error {
 		return errors.Join(closeProvider(ctx, p), routes.Close())
@@ -173,4 +185,29 @@ func shutdown(cfg config.Config, log *slog.Logger, stops []func(context.Context)
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveMetrics serves /metrics, and nothing else, on SENDONCE_METRICS_ADDR: a
+// port that can stay off the network clients reach, since the metrics carry no
+// authentication. It returns the listener's shutdown.
+func serveMetrics(cfg config.Config, reg *prometheus.Registry, log *slog.Logger, onListen func(net.Addr),
+	errc chan<- error) (func(context.Context) error, error) {
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on SENDONCE_METRICS_ADDR %s: %w", cfg.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second}
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	if onListen != nil {
+		onListen(ln.Addr())
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	}()
+	return srv.Shutdown, nil
 }

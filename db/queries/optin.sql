@@ -80,9 +80,12 @@ WHERE account_id = @account_id AND subscriber_id = @subscriber_id AND status = '
 RETURNING list_id;
 
 -- name: OptinSubscriberDirect :exec
--- A single opt-in sign-up confirms a pending subscriber at once.
+-- A single opt-in sign-up confirms at once a pending subscriber that a sign-up
+-- created (signup), never one the tenant holds as pending (imported or created
+-- through the API): an anonymous form proves nothing about the address, and
+-- "every subscriber" campaigns send to confirmed subscribers.
 UPDATE subscribers SET status = 'confirmed', updated_at = now()
-WHERE account_id = @account_id AND id = @id AND status = 'pending';
+WHERE account_id = @account_id AND id = @id AND status = 'pending' AND signup;
 
 -- name: OptinPurgeSubscribers :execrows
 -- Sign-ups that never confirmed, oldest first, a batch at a time; SKIP LOCKED lets

@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -70,7 +71,11 @@ type Database struct {
 
 // HTTP settings of the API server.
 type HTTP struct {
-	Addr            string        `split_words:"true" default:"127.0.0.1:8080"`
+	Addr string `split_words:"true" default:"127.0.0.1:8080"`
+	// MetricsAddr, when set, serves /metrics on a listener of its own and not on
+	// Addr, whose clients then cannot read them; empty keeps /metrics on Addr. A
+	// process without the API (executor) serves its metrics only there.
+	MetricsAddr     string        `split_words:"true"`
 	ShutdownTimeout time.Duration `split_words:"true" default:"30s"`
 	MaxBodyBytes    int64         `split_words:"true" default:"1048576"`
 	ImportMaxBytes  int64         `split_words:"true" default:"67108864"`
@@ -147,7 +152,9 @@ type Providers struct {
 
 // Unsubscribe settings: where links point and how tokens are signed.
 type Unsubscribe struct {
-	PublicURL string `split_words:"true" default:"http://127.0.0.1:8080"`
+	// PublicURL is the base of unsubscribe and confirmation links; empty: derived
+	// from the listen address (see derivePublicURL).
+	PublicURL string `split_words:"true"`
 	// UnsubscribeSecret is one or more `keyid:secret` pairs, comma separated; the first
 	// signs new tokens, all verify. Empty in dev means a fixed development key.
 	UnsubscribeSecret []string `split_words:"true"`
@@ -226,6 +233,7 @@ func Load() (Config, error) {
 	if err := envconfig.Process("SENDONCE", &c); err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
 	}
+	c.derivePublicURL()
 	return c, c.Validate()
 }
 
@@ -249,6 +257,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_SEND_RETENTION must not be negative (0 keeps every send row)")
 	case c.MessageRetention < 0:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must not be negative (0 keeps every message)")
+	case c.MessageRetention > 0 && c.MessageRetention < MinMessageRetention:
+		// A deleted message frees its Idempotency-Key and its job id: sooner than a
+		// day, a client's retry would make a second message, and a provider would
+		// drop the new message as a copy of the old (Resend keeps keys 24 hours).
+		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must be 0 or at least 24h "+
+			"(an Idempotency-Key must outlive client retries and the providers' deduplication windows), not %s",
+			c.MessageRetention)
 	case c.MessageSweep < 10*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_SWEEP must be at least 10ms")
 	case c.Heartbeat < 100*time.Millisecond:
@@ -319,5 +334,32 @@ func Default() Config {
 	if err := envconfig.Process("SENDONCE_DEFAULTS_ONLY_UNSET", &c); err != nil {
 		panic(err)
 	}
+	c.derivePublicURL()
 	return c
+}
+
+// MinMessageRetention is the shortest SENDONCE_MESSAGE_RETENTION accepted (other
+// than 0): the lifetime of the API's Idempotency-Keys and the longest provider
+// deduplication window on a job id (Resend's 24 hours).
+const MinMessageRetention = 24 * time.Hour
+
+// derivePublicURL fills an unset PublicURL from the listen address, so the links
+// in mail reach the process that wrote them (`sendonce dev` on another port): an
+// address on every interface (":8080", "0.0.0.0", "::") gives the loopback. A
+// deployment behind a proxy or a domain sets SENDONCE_PUBLIC_URL.
+func (c *Config) derivePublicURL() {
+	if c.PublicURL != "" {
+		return
+	}
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return // Validate's listen will say what is wrong with the address
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	c.PublicURL = "http://" + net.JoinHostPort(host, port)
 }

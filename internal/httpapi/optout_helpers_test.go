@@ -40,6 +40,19 @@ func setupOptout(t *testing.T, language string) *optoutEnv {
 	e.accountID, e.key = acc.ID, key
 	e.signer, err = unsubscribe.NewSigner([]string{"k1:test-secret-0123456789abcdef"})
 	require.NoError(t, err)
+	// Ids that differ: accounts 2 and 3 exist with public lists, the recipient is
+	// subscriber 3 of account 1 and the campaign's id is 5, so a query that swaps
+	// two ids reads another tenant's rows instead of passing by coincidence.
+	for _, name := range []string{"second", "third"} {
+		other, _, err := accounts.Create(e.ctx, name)
+		require.NoError(t, err)
+		_, err = e.pool.Exec(e.ctx, `INSERT INTO lists (account_id, name, public, optin_from_email)
+			VALUES ($1, $2, true, 'news@example.com')`, other.ID, "Public list of "+name)
+		require.NoError(t, err)
+	}
+	_, err = e.pool.Exec(e.ctx, `SELECT setval(pg_get_serial_sequence('subscribers', 'id'), 2),
+		setval(pg_get_serial_sequence('campaigns', 'id'), 4)`)
+	require.NoError(t, err)
 	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
 		VALUES ($1, 'Ada@Example.com', 'ada@example.com', 'confirmed') RETURNING id`, e.accountID).Scan(&e.subscriberID))
 	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, language)

@@ -18,7 +18,9 @@ func (s *Server) routes() {
 
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+	if s.Config.MetricsAddr == "" { // else served on their own listener only
+		r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+	}
 	r.Get("/openapi.yaml", s.handle(s.openapi))
 
 	// Opt-outs. /u/{token} and provider deliveries carry no API key: the

@@ -83,7 +83,8 @@ func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
 		return unsubscribeError(w, err)
 	}
 	s.Logger.InfoContext(r.Context(), "unsubscribe", "account", rec.AccountID,
-		"campaign", rec.CampaignID, "subscriber", rec.SubscriberID, "variant", variant, "scope", rec.Scope)
+		"campaign", rec.CampaignID, "subscriber", rec.SubscriberID, "message", rec.MessageID, "variant", variant,
+		"scope", rec.Scope)
 	if strings.Contains(r.Header.Get("Accept"), "text/html") {
 		writeHTML(w, unsubscribe.DonePage(rec.Language, rec.Scope))
 		return nil

@@ -261,7 +261,7 @@ func (s *Service) sendConfirmation(ctx context.Context, tx pgx.Tx, accountID, su
 	if err != nil {
 		return err
 	}
-	req := transactional.Request{To: email, ToName: name, From: l.OptinFromEmail, FromName: l.OptinFromName,
+	req := transactional.Request{To: email, ToName: mailName(name), From: l.OptinFromEmail, FromName: l.OptinFromName,
 		Data: data, Category: transactional.Transactional, Tags: []string{"optin"}}
 	if l.OptinTemplateID != nil {
 		req.TemplateID = l.OptinTemplateID

@@ -51,16 +51,23 @@ func TestPurgePendingSignups(t *testing.T) {
 
 	svc := optin.NewService(pool, transactional.NewService(pool, nil), mustSigner(t), optin.Options{})
 	before := time.Now().Add(-30 * 24 * time.Hour)
-	type result struct{ subs, members int64 }
+	// Each goroutine sends its result, error included, and the test goroutine
+	// asserts: a failed require in a goroutine would end it without sending, and
+	// the test would hang on the receive.
+	type result struct {
+		subs, members int64
+		err           error
+	}
 	done := make(chan result, 2)
 	for range 2 {
 		go func() {
 			s, m, err := svc.Purge(ctx, before)
-			require.NoError(t, err)
-			done <- result{s, m}
+			done <- result{s, m, err}
 		}()
 	}
 	a, b := <-done, <-done
+	require.NoError(t, a.err)
+	require.NoError(t, b.err)
 	require.Equal(t, int64(n), a.subs+b.subs)
 	// The membership purge of one may take memberships of sign-ups the other is
 	// about to delete (both old and pending): the count is at least the one kept

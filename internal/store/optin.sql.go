@@ -304,10 +304,13 @@ func (q *Queries) OptinPurgeSubscribers(ctx context.Context, before time.Time, n
 
 const optinSubscriberDirect = `-- name: OptinSubscriberDirect :exec
 UPDATE subscribers SET status = 'confirmed', updated_at = now()
-WHERE account_id = $1 AND id = $2 AND status = 'pending'
+WHERE account_id = $1 AND id = $2 AND status = 'pending' AND signup
 `
 
-// A single opt-in sign-up confirms a pending subscriber at once.
+// A single opt-in sign-up confirms at once a pending subscriber that a sign-up
+// created (signup), never one the tenant holds as pending (imported or created
+// through the API): an anonymous form proves nothing about the address, and
+// "every subscriber" campaigns send to confirmed subscribers.
 func (q *Queries) OptinSubscriberDirect(ctx context.Context, accountID int64, iD int64) error {
 	_, err := q.db.Exec(ctx, optinSubscriberDirect, accountID, iD)
 	return err

@@ -27,13 +27,19 @@ func (q *Queries) SendRecordUnsubscribe(ctx context.Context, arg SendRecordUnsub
 }
 
 const unsubscribeRecipient = `-- name: UnsubscribeRecipient :one
-SELECT coalesce(
+WITH c AS (
+    SELECT kind, language FROM campaigns WHERE account_id = $1 AND id = $2
+)
+SELECT coalesce((SELECT c.kind FROM c), 'campaign')::text AS kind,
+       coalesce(
            (SELECT d.email FROM sends d
             WHERE d.account_id = $1 AND d.campaign_id = $2 AND d.subscriber_id = $3),
-           (SELECT s.email FROM subscribers s WHERE s.account_id = $1 AND s.id = $3),
+           (SELECT s.email FROM subscribers s
+            WHERE s.account_id = $1 AND s.id = $3
+              AND NOT EXISTS (SELECT 1 FROM c WHERE c.kind = 'messages')),
            ''
        )::text AS email,
-       coalesce((SELECT c.language FROM campaigns c WHERE c.account_id = $1 AND c.id = $2), '')::text AS language
+       coalesce((SELECT c.language FROM c), '')::text AS language
 `
 
 type UnsubscribeRecipientParams struct {
@@ -43,17 +49,22 @@ type UnsubscribeRecipientParams struct {
 }
 
 type UnsubscribeRecipientRow struct {
+	Kind     string
 	Email    string
 	Language string
 }
 
-// The address and page language for a verified token. The send row keeps the address
-// the message went to, which is the one the recipient asks to stop: the subscriber may
-// have changed address (or been deleted) since. A link without a send row (a test
-// send) falls back to the subscriber's current address.
+// What a send token (and every version 1 token) names: the kind of the campaign
+// it names, the address and the page language. The send row keeps the address
+// the message went to, which is the one the recipient asks to stop: the subscriber
+// may have changed address (or been deleted) since. A link without a send row (a
+// test send) falls back to the subscriber's current address, but only for a
+// campaign: in a message stream's row the subscriber slot holds a message id
+// (version 1 tokens of marketing messages), which must never be read as a
+// subscriber's; with the message deleted, such a token names nobody.
 func (q *Queries) UnsubscribeRecipient(ctx context.Context, arg UnsubscribeRecipientParams) (UnsubscribeRecipientRow, error) {
 	row := q.db.QueryRow(ctx, unsubscribeRecipient, arg.AccountID, arg.CampaignID, arg.SubscriberID)
 	var i UnsubscribeRecipientRow
-	err := row.Scan(&i.Email, &i.Language)
+	err := row.Scan(&i.Kind, &i.Email, &i.Language)
 	return i, err
 }

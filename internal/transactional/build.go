@@ -36,9 +36,11 @@ func build(b *message.Builder, from, fromName, replyTo, subject, html, text stri
 type Builder struct {
 	// Messages is the deployment's message builder (keyed Message-IDs).
 	Messages *message.Builder
-	// Links returns the unsubscribe links of a send (account, campaign, subscriber):
-	// for a message, its stream and its id. Only marketing messages carry them.
-	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
+	// Links returns the unsubscribe links of a marketing message (only they carry
+	// them): tokens naming the message and the address it goes to, never a
+	// subscriber, so a link acts on that address even when the message's id equals
+	// a subscriber's.
+	Links func(accountID, streamID, messageID int64, email string) (httpsURL, mailto string)
 }
 
 // BuildMessage builds the provider message of a claimed message row.
@@ -49,8 +51,21 @@ func (b Builder) BuildMessage(r store.MessageClaimBatchRow) (provider.Message, e
 	}
 	var links message.Links
 	if r.Category == Marketing && b.Links != nil {
-		links.HTTPS, links.Mailto = b.Links(r.AccountID, r.CampaignID, r.SubscriberID)
+		// A message's send row holds the message id in its subscriber slot.
+		links.HTTPS, links.Mailto = b.Links(r.AccountID, r.CampaignID, r.SubscriberID, r.Email)
 	}
-	return build(b.Messages, r.FromEmail, r.FromName, r.ReplyTo, r.Subject, r.Html, r.Text,
+	m, err := build(b.Messages, r.FromEmail, r.FromName, r.ReplyTo, r.Subject, r.Html, r.Text,
 		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.ToName, Attributes: r.Data}, links, headers)
+	if err != nil {
+		return m, err
+	}
+	// The job id is the Idempotency-Key's, which message retention frees: a key
+	// reused after its message was deleted makes a new message with the same job
+	// id. Its Message-ID must differ from the deleted one's (receivers may drop a
+	// repeated Message-ID as a duplicate), so it is keyed on the message too; every
+	// attempt of one message keeps one Message-ID. The provider's idempotency key
+	// stays the job id: SENDONCE_MESSAGE_RETENTION is at least a day, longer than
+	// the providers' own deduplication windows.
+	m.MessageID = b.Messages.MessageID(r.JobID+"#"+strconv.FormatInt(r.SubscriberID, 10), r.FromEmail)
+	return m, nil
 }

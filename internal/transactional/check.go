@@ -53,8 +53,8 @@ type header struct {
 // content that cannot render for this recipient and data is a 422 now.
 func (s *Service) check(ctx context.Context, accountID int64, key string, in Request) (checked, error) {
 	var c checked
-	if key == "" || len(key) > 255 {
-		return c, apperr.Invalidf("/Idempotency-Key", "Idempotency-Key is required: 1 to 255 printable ASCII characters")
+	if err := checkKey(key); err != nil {
+		return c, err
 	}
 	to, err := address.Parse(in.To)
 	if err != nil {
@@ -129,6 +129,14 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		message.Recipient{JobID: JobID(accountID, key), Email: c.to, Name: in.ToName, Attributes: c.data},
 		message.Links{}, nil)
 	return c, err
+}
+
+// checkKey refuses an empty or overlong Idempotency-Key.
+func checkKey(key string) error {
+	if key == "" || len(key) > 255 {
+		return apperr.Invalidf("/Idempotency-Key", "Idempotency-Key is required: 1 to 255 printable ASCII characters")
+	}
+	return nil
 }
 
 // checkSender refuses a sender_id that is not one of the account's senders, and a

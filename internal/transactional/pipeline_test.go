@@ -83,8 +83,8 @@ func setup(t *testing.T) env {
 	var acct int64
 	require.NoError(t, pool.QueryRow(context.Background(), `INSERT INTO accounts (name) VALUES ('a') RETURNING id`).Scan(&acct))
 	mb := message.NewRandomBuilder()
-	links := func(a, c, s int64) (string, string) {
-		return fmt.Sprintf("https://example.com/u/%d.%d.%d", a, c, s), ""
+	links := func(a, c, m int64, email string) (string, string) {
+		return fmt.Sprintf("https://example.com/u/%d.%d.%d.%s", a, c, m, email), ""
 	}
 	return env{pool: pool, svc: transactional.NewService(pool, mb),
 		builder: transactional.Builder{Messages: mb, Links: links}, account: acct}
@@ -110,12 +110,19 @@ func (e env) start(t *testing.T, p executor.Provider, cfg executor.Config, deliv
 
 func (e env) send(t *testing.T, key, to, category string) transactional.Message {
 	t.Helper()
+	m, err := e.trySend(key, to, category)
+	require.NoError(t, err)
+	return m
+}
+
+// trySend is send for a goroutine: it returns the error for the test goroutine
+// to assert.
+func (e env) trySend(key, to, category string) (transactional.Message, error) {
 	subject, text := "Receipt {{.Attributes.order}}", "Hi {{.Name}}"
 	m, _, err := e.svc.Send(context.Background(), e.account, key, transactional.Request{To: to, ToName: "Ada",
 		From: "shop@example.com", Subject: &subject, Text: &text, Data: []byte(`{"order":"A-1"}`), Category: category,
 		Headers: map[string]string{"X-Order": "A-1"}})
-	require.NoError(t, err)
-	return m
+	return m, err
 }
 
 // waitStatus waits (bounded, generously: this is no timing assertion) until the
@@ -142,17 +149,23 @@ func TestMessagesSentExactlyOnce(t *testing.T) {
 	rec, s := idempotentSink(t)
 	e.start(t, rec, executor.Config{Workers: 4, BatchSize: 4, Tick: time.Second, Poll: 50 * time.Millisecond},
 		func() map[string]int { c, _ := rec.snapshot(); return c })
+	// The goroutines only record; the test goroutine asserts (a require in a
+	// goroutine ends that goroutine, not the test).
 	var wg sync.WaitGroup
 	ids := make([]int64, 20)
+	errs := make([]error, 20)
 	for i := range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids[i] = e.send(t, "same", "ada@example.com", "").ID
+			var m transactional.Message
+			m, errs[i] = e.trySend("same", "ada@example.com", "")
+			ids[i] = m.ID
 		}()
 	}
 	wg.Wait()
-	for _, id := range ids {
+	for i, id := range ids {
+		require.NoError(t, errs[i])
 		require.Equal(t, ids[0], id)
 	}
 	others := make([]int64, 5)

@@ -98,11 +98,18 @@ var errKeyReused = &apperr.Error{Code: apperr.Invalid,
 // request it is refused (422). Concurrent requests with one key make one message:
 // the second insert waits for the first to commit, then finds it.
 func (s *Service) Send(ctx context.Context, accountID int64, key string, in Request) (Message, bool, error) {
+	id, found, err := stored(ctx, store.New(s.pool), accountID, key, in)
+	if err != nil || found {
+		if err != nil {
+			return Message{}, false, err
+		}
+		m, err := s.Get(ctx, accountID, id)
+		return m, false, err
+	}
 	c, err := s.check(ctx, accountID, key, in)
 	if err != nil {
 		return Message{}, false, err
 	}
-	var id int64
 	created := false
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		id, created, err = insert(ctx, tx, accountID, key, in, c)
@@ -119,12 +126,39 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 // exactly when the caller's own change commits (a double opt-in confirmation and
 // its pending subscriber). It returns the message's id and whether it was created.
 func (s *Service) SendTx(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Request) (int64, bool, error) {
+	if id, found, err := stored(ctx, store.New(tx), accountID, key, in); err != nil || found {
+		return id, false, err
+	}
 	c, err := s.check(ctx, accountID, key, in)
 	if err != nil {
 		return 0, false, err
 	}
 	id, created, err := insert(ctx, tx, accountID, key, in, c)
 	return id, created, postgres.Error(err, "message")
+}
+
+// stored looks the key up before anything is validated: a retry of an accepted
+// message answers that message (found) even when what validation reads has
+// changed since (its template deleted, its From no longer allowed), because the
+// message exists and may be sent, and a refusal would make the client resend it
+// under a new key. The same key with another body is errKeyReused. A key not
+// yet used goes on to validation and insert, whose ON CONFLICT settles a race
+// with a concurrent first request.
+func stored(ctx context.Context, q *store.Queries, accountID int64, key string, in Request) (int64, bool, error) {
+	if err := checkKey(key); err != nil {
+		return 0, false, err
+	}
+	prev, err := q.MessageByKey(ctx, accountID, key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if hash := requestHash(in); string(prev.RequestHash) != string(hash[:]) {
+		return 0, false, errKeyReused
+	}
+	return prev.ID, true, nil
 }
 
 // insert stores a checked message and its send row in tx and wakes the executors

@@ -36,12 +36,36 @@ type Preferences struct {
 	Suppressed bool
 }
 
+// source is the status_source, suppression source and event source of an
+// opt-out: kind (one-click, preferences) and the campaign or message it came from.
 func source(kind string, c Claims) string {
+	if c.Kind == KindMessage {
+		return kind + ":message:" + strconv.FormatInt(c.MessageID, 10)
+	}
 	return kind + ":campaign:" + strconv.FormatInt(c.CampaignID, 10)
 }
 
-// oneClick applies a one-click opt-out in tx and returns its scope.
-func oneClick(ctx context.Context, tx pgx.Tx, c Claims, email string) (string, error) {
+// eventData is the data of an opt-out's event: fields, and what the opt-out came
+// from, the address with the subscriber and the campaign, or with the message.
+func eventData(c Claims, email string, fields map[string]any) map[string]any {
+	fields["email"] = email
+	if c.Kind == KindMessage {
+		fields["message_id"] = c.MessageID
+		return fields
+	}
+	fields["subscriber_id"], fields["campaign_id"] = c.SubscriberID, c.CampaignID
+	return fields
+}
+
+// oneClick applies a one-click opt-out in tx and returns its scope. A message's
+// link suppresses its address: the message went to an address, not to a
+// subscriber's lists, and an unsubscribe suppression blocks marketing mail (the
+// only category that carries the link) while receipts still go.
+func oneClick(ctx context.Context, tx pgx.Tx, t target) (string, error) {
+	c, email := t.Claims, t.email
+	if c.Kind == KindMessage {
+		return ScopeAccount, suppress(ctx, tx, c, email, "one-click")
+	}
 	q := store.New(tx)
 	scope, err := q.AccountUnsubscribeScope(ctx, c.AccountID)
 	if err != nil {
@@ -63,10 +87,8 @@ func oneClick(ctx context.Context, tx pgx.Tx, c Claims, email string) (string, e
 				if err := leaveRunning(ctx, q, c); err != nil {
 					return "", err
 				}
-				if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, map[string]any{
-					"email": email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID,
-					"source": source("one-click", c), "scope": ScopeList, "list_ids": lists,
-				}); err != nil {
+				if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, eventData(c, email,
+					map[string]any{"source": source("one-click", c), "scope": ScopeList, "list_ids": lists})); err != nil {
 					return "", err
 				}
 			}
@@ -98,10 +120,8 @@ func suppress(ctx context.Context, tx pgx.Tx, c Claims, email, kind string) erro
 	if !inserted { // already suppressed: nothing changed, nothing to report
 		return nil
 	}
-	return event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, map[string]any{
-		"email": x.Email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID,
-		"source": source(kind, c), "scope": ScopeAccount,
-	})
+	return event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, eventData(c, x.Email,
+		map[string]any{"source": source(kind, c), "scope": ScopeAccount}))
 }
 
 // Preferences verifies token and returns the recipient's lists (GET: changes nothing).
@@ -114,20 +134,29 @@ func (s *Service) Preferences(ctx context.Context, token string) (Preferences, e
 }
 
 func (s *Service) preferences(ctx context.Context, db store.DBTX, c Claims) (Preferences, error) {
-	row, err := s.recipient(ctx, db, c)
+	t, err := s.resolve(ctx, db, c)
 	if err != nil {
 		return Preferences{}, err
 	}
+	return s.preferencesOf(ctx, db, t)
+}
+
+// preferencesOf reads the page of a resolved token: a subscriber's lists, or for a
+// message to an address none (only "unsubscribe from everything").
+func (s *Service) preferencesOf(ctx context.Context, db store.DBTX, t target) (Preferences, error) {
 	q := store.New(db)
-	rows, err := q.MembershipPreferences(ctx, c.AccountID, c.SubscriberID)
-	if err != nil {
-		return Preferences{}, fmt.Errorf("preferences: %w", err)
+	p := Preferences{Recipient: Recipient{Claims: t.Claims, Language: t.language}, Lists: []ListChoice{}}
+	if t.Kind == KindSend {
+		rows, err := q.MembershipPreferences(ctx, t.SubscriberID, t.AccountID)
+		if err != nil {
+			return Preferences{}, fmt.Errorf("preferences: %w", err)
+		}
+		for _, r := range rows {
+			p.Lists = append(p.Lists, ListChoice{ID: r.ID, Name: r.Name, Subscribed: r.Status == "subscribed"})
+		}
 	}
-	p := Preferences{Recipient: Recipient{Claims: c, Language: row.Language}, Lists: make([]ListChoice, len(rows))}
-	for i, r := range rows {
-		p.Lists[i] = ListChoice{ID: r.ID, Name: r.Name, Subscribed: r.Status == "subscribed"}
-	}
-	p.Suppressed, err = q.SuppressionExists(ctx, c.AccountID, row.Email)
+	var err error
+	p.Suppressed, err = q.SuppressionExists(ctx, t.AccountID, t.email)
 	if err != nil {
 		return Preferences{}, err
 	}
@@ -135,7 +164,9 @@ func (s *Service) preferences(ctx context.Context, db store.DBTX, c Claims) (Pre
 }
 
 // SetPreferences verifies token and makes the recipient subscribed to exactly the
-// lists in subscribed among those it belongs to; ids of other lists are ignored.
+// lists in subscribed among those it belongs to (and the public lists among
+// them); ids of other lists are ignored. A message's token names no subscriber,
+// so it has no lists to set: the page comes back unchanged.
 func (s *Service) SetPreferences(ctx context.Context, token string, subscribed []int64) (Preferences, error) {
 	c, err := s.signer.Verify(token)
 	if err != nil {
@@ -143,10 +174,15 @@ func (s *Service) SetPreferences(ctx context.Context, token string, subscribed [
 	}
 	var out Preferences
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.recipient(ctx, tx, c)
+		t, err := s.resolve(ctx, tx, c)
 		if err != nil {
 			return err
 		}
+		if t.Kind != KindSend {
+			out, err = s.preferencesOf(ctx, tx, t)
+			return err
+		}
+		c := t.Claims
 		if subscribed == nil {
 			subscribed = []int64{}
 		}
@@ -177,10 +213,10 @@ func (s *Service) SetPreferences(ctx context.Context, token string, subscribed [
 				return err
 			}
 		}
-		if err := preferenceEvents(ctx, tx, c, row.Email, src, left, joined); err != nil {
+		if err := preferenceEvents(ctx, tx, c, t.email, src, left, joined); err != nil {
 			return err
 		}
-		out, err = s.preferences(ctx, tx, c)
+		out, err = s.preferencesOf(ctx, tx, t)
 		return err
 	})
 	return out, err
@@ -192,18 +228,15 @@ func (s *Service) SetPreferences(ctx context.Context, token string, subscribed [
 // nothing reports nothing.
 func preferenceEvents(ctx context.Context, tx pgx.Tx, c Claims, email, src string, left, joined []int64) error {
 	if len(left) > 0 {
-		if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, map[string]any{
-			"email": email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID,
-			"source": src, "scope": ScopeList, "list_ids": left,
-		}); err != nil {
+		if err := event.Emit(ctx, tx, c.AccountID, event.SubscriberUnsubscribed, eventData(c, email,
+			map[string]any{"source": src, "scope": ScopeList, "list_ids": left})); err != nil {
 			return err
 		}
 	}
 	if len(joined) > 0 {
 		slices.Sort(joined)
-		return event.Emit(ctx, tx, c.AccountID, event.SubscriberSubscribed, map[string]any{
-			"email": email, "subscriber_id": c.SubscriberID, "campaign_id": c.CampaignID, "source": src, "list_ids": joined,
-		})
+		return event.Emit(ctx, tx, c.AccountID, event.SubscriberSubscribed, eventData(c, email,
+			map[string]any{"source": src, "list_ids": joined}))
 	}
 	return nil
 }
@@ -217,17 +250,17 @@ func (s *Service) UnsubscribeAll(ctx context.Context, token string) (Recipient, 
 	}
 	var out Recipient
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.recipient(ctx, tx, c)
+		t, err := s.resolve(ctx, tx, c)
 		if err != nil {
 			return err
 		}
-		if err := suppress(ctx, tx, c, row.Email, "preferences"); err != nil {
+		if err := suppress(ctx, tx, t.Claims, t.email, "preferences"); err != nil {
 			return err
 		}
-		if err := recordOnSend(ctx, tx, c); err != nil {
+		if err := recordOnSend(ctx, tx, t.Claims); err != nil {
 			return err
 		}
-		out = Recipient{Claims: c, Language: row.Language, Scope: ScopeAccount}
+		out = Recipient{Claims: t.Claims, Language: t.language, Scope: ScopeAccount}
 		return nil
 	})
 	return out, err
