@@ -38,6 +38,12 @@ RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids
 -- name: SegmentDelete :execrows
 DELETE FROM segments WHERE account_id = @account_id AND id = @id;
 
+-- name: SegmentMatchCanonical :one
+-- The predicate as PostgreSQL prints it back: every key, string and variable
+-- quoted the same way, which the variable check scans (a syntax error is the
+-- tenant's 422).
+SELECT CAST(CAST(sqlc.arg(match)::text AS jsonpath) AS text) AS canonical;
+
 -- name: SegmentIDOwned :one
 -- Whether id is one of the account's segments: a campaign may only use its own.
 SELECT EXISTS (SELECT 1 FROM segments WHERE account_id = @account_id AND id = @id);

@@ -210,6 +210,20 @@ func (q *Queries) SegmentList(ctx context.Context, arg SegmentListParams) ([]Seg
 	return items, nil
 }
 
+const segmentMatchCanonical = `-- name: SegmentMatchCanonical :one
+SELECT CAST(CAST($1::text AS jsonpath) AS text) AS canonical
+`
+
+// The predicate as PostgreSQL prints it back: every key, string and variable
+// quoted the same way, which the variable check scans (a syntax error is the
+// tenant's 422).
+func (q *Queries) SegmentMatchCanonical(ctx context.Context, match string) (string, error) {
+	row := q.db.QueryRow(ctx, segmentMatchCanonical, match)
+	var canonical string
+	err := row.Scan(&canonical)
+	return canonical, err
+}
+
 const segmentPreviewCount = `-- name: SegmentPreviewCount :one
 SELECT count(*) FROM subscribers s
 WHERE s.account_id = $1
