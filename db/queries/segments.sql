@@ -86,9 +86,3 @@ WHERE s.account_id = @account_id
   AND (sqlc.narg('created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('created_before')::timestamptz)
 ORDER BY s.id
 LIMIT @lim;
-
--- name: CampaignCancelTimedOut :execrows
--- An approved campaign whose segment build ran past its time limit: the executor
--- cancels it rather than retrying the same slow build on every tick.
-UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
-WHERE id = @id AND status = 'approved';
