@@ -83,10 +83,22 @@ func TestBuildHeldOpenDoesNotHoldBackAnotherAccountsEvents(t *testing.T) {
 	q := store.New(pool)
 	id, err := q.EventInsert(ctx, store.EventInsertParams{AccountID: b, Type: "suppression.created", Data: []byte(`{}`)})
 	require.NoError(t, err)
-	evs, err := q.EventListAfter(ctx, store.EventListAfterParams{AccountID: b, Types: []string{}, Lim: 10})
-	require.NoError(t, err)
-	require.Len(t, evs, 1, "B's committed event is readable while A's build runs")
+	// Readers stop below the oldest transaction id running in the whole cluster
+	// (other tests' too), so the event is waited for; A's build stays held all along.
+	var evs []store.EventListAfterRow
+	for deadline := time.Now().Add(time.Minute); len(evs) == 0; time.Sleep(20 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "B's committed event stayed unreadable while A's build ran")
+		evs, err = q.EventListAfter(ctx, store.EventListAfterParams{AccountID: b, Types: []string{}, Lim: 10})
+		require.NoError(t, err)
+	}
+	require.Len(t, evs, 1)
 	require.Equal(t, id, evs[0].ID)
+	select {
+	case err := <-done:
+		done <- err // for the cleanup
+		t.Fatal("A's build ended while it was held")
+	default:
+	}
 
 	release()
 	require.NoError(t, <-done)
