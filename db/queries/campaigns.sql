@@ -165,6 +165,11 @@ WHERE status = 'building' AND (build_executor_id IS NULL OR build_executor_id = 
 ORDER BY id
 LIMIT 100;
 
+-- name: CampaignBuildAny :one
+-- Whether any campaign is being built: while one is, the scheduler looks for
+-- builds to take over every heartbeat, not only every tick.
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE status = 'building')::bool AS building;
+
 -- name: CampaignAudienceWindow :one
 -- The last of the next @lim subscribers of the account after @after_id, in id
 -- order (subscribers_account_id_idx); 0 when none is left. The build reads the

@@ -227,3 +227,19 @@ func TestCancelDuringTheBuildStopsIt(t *testing.T) {
 	require.Equal(t, "cancelled", f.status(c))
 	require.Empty(t, f.counts(c))
 }
+
+// A build whose executor died is taken over without any NOTIFY (forgetting a dead
+// executor announces nothing) and with the tick far away: while a campaign is
+// building, the scheduler sleeps at most a heartbeat between rounds.
+func TestSchedulerLooksForBuildsToTakeOverEveryHeartbeat(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	f := fixture{t, pool}
+	ctx := context.Background()
+	acct := f.account("a")
+	c := f.campaign(acct, nil, "skip", time.Now().Add(time.Hour))
+	e := newExecutor(t, pool, newFake(true), Config{Tick: time.Hour, Heartbeat: 2 * time.Second})
+	require.Equal(t, time.Hour, e.untilNextDue(ctx).Round(time.Minute), "the next campaign is due in an hour")
+	f.exec(`UPDATE campaigns SET status = 'building' WHERE id = $1`, c)
+	require.Equal(t, 2*time.Second, e.untilNextDue(ctx))
+}

@@ -45,13 +45,19 @@ func (e *Executor) schedule(ctx context.Context) {
 const scheduleRetry = time.Second
 
 // untilNextDue is how long the scheduler may sleep: until the next approved
-// campaign falls due, at most Tick (the fallback poll), at least 10ms.
+// campaign falls due, at most Tick (the fallback poll), at least 10ms. While a
+// campaign is being built it is at most Heartbeat: a build whose executor died is
+// taken over soon after the dead executor is forgotten, which no NOTIFY announces.
 func (e *Executor) untilNextDue(ctx context.Context) time.Duration {
+	wait := e.cfg.Tick
+	if building, err := e.q.CampaignBuildAny(ctx); err == nil && building {
+		wait = min(wait, e.cfg.Heartbeat)
+	}
 	next, err := e.q.CampaignNextDue(ctx)
 	if err != nil || next == nil {
-		return e.cfg.Tick
+		return wait
 	}
-	return min(max(next.Sub(e.clock()), 10*time.Millisecond), e.cfg.Tick)
+	return min(max(next.Sub(e.clock()), 10*time.Millisecond), wait)
 }
 
 // startDue starts every approved campaign whose time has come, and the builds

@@ -161,6 +161,19 @@ func (q *Queries) CampaignAudienceWindow(ctx context.Context, arg CampaignAudien
 	return upto_id, err
 }
 
+const campaignBuildAny = `-- name: CampaignBuildAny :one
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE status = 'building')::bool AS building
+`
+
+// Whether any campaign is being built: while one is, the scheduler looks for
+// builds to take over every heartbeat, not only every tick.
+func (q *Queries) CampaignBuildAny(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, campaignBuildAny)
+	var building bool
+	err := row.Scan(&building)
+	return building, err
+}
+
 const campaignBuildBegin = `-- name: CampaignBuildBegin :one
 
 UPDATE campaigns
