@@ -30,8 +30,10 @@ func (e AmbiguousPolicy) Valid() bool {
 // Defines values for CampaignStatus.
 const (
 	CampaignStatusApproved  CampaignStatus = "approved"
+	CampaignStatusBuilding  CampaignStatus = "building"
 	CampaignStatusCancelled CampaignStatus = "cancelled"
 	CampaignStatusDraft     CampaignStatus = "draft"
+	CampaignStatusFailed    CampaignStatus = "failed"
 	CampaignStatusPaused    CampaignStatus = "paused"
 	CampaignStatusSending   CampaignStatus = "sending"
 	CampaignStatusSent      CampaignStatus = "sent"
@@ -42,9 +44,13 @@ func (e CampaignStatus) Valid() bool {
 	switch e {
 	case CampaignStatusApproved:
 		return true
+	case CampaignStatusBuilding:
+		return true
 	case CampaignStatusCancelled:
 		return true
 	case CampaignStatusDraft:
+		return true
+	case CampaignStatusFailed:
 		return true
 	case CampaignStatusPaused:
 		return true
@@ -556,19 +562,22 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
 	ApprovedAt      *time.Time      `json:"approved_at"`
 	CancelledAt     *time.Time      `json:"cancelled_at"`
 	CreatedAt       time.Time       `json:"created_at"`
-	FinishedAt      *time.Time      `json:"finished_at"`
-	FromEmail       string          `json:"from_email"`
-	FromName        string          `json:"from_name"`
-	HtmlTemplate    string          `json:"html_template"`
-	Id              int64           `json:"id"`
-	Language        string          `json:"language"`
+
+	// FailedReason Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise.
+	FailedReason *string    `json:"failed_reason"`
+	FinishedAt   *time.Time `json:"finished_at"`
+	FromEmail    string     `json:"from_email"`
+	FromName     string     `json:"from_name"`
+	HtmlTemplate string     `json:"html_template"`
+	Id           int64      `json:"id"`
+	Language     string     `json:"language"`
 
 	// ListIds Target lists; empty means every confirmed subscriber.
 	ListIds []int64 `json:"list_ids"`
@@ -583,10 +592,14 @@ type Campaign struct {
 	SegmentId *int64 `json:"segment_id"`
 
 	// SenderId The sender it goes through; null means the account's default sender, else the environment's provider.
-	SenderId  *int64         `json:"sender_id"`
-	StartedAt *time.Time     `json:"started_at"`
-	Status    CampaignStatus `json:"status"`
-	Subject   string         `json:"subject"`
+	SenderId  *int64     `json:"sender_id"`
+	StartedAt *time.Time `json:"started_at"`
+
+	// Status building: the executor is building the recipient list (between approved and sending; nothing is sent
+	// yet). failed: the campaign could not start (its segment cannot be evaluated, or its recipient build
+	// exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
+	Status  CampaignStatus `json:"status"`
+	Subject string         `json:"subject"`
 
 	// TemplateId The template the campaign takes its subject, html and text from. They are copied
 	// into the campaign when it is approved: editing the template later does not change
@@ -635,15 +648,21 @@ type CampaignStats struct {
 	FinishedAt *time.Time `json:"finished_at"`
 
 	// Skipped Whom the recipient build left out; null until the campaign has started sending.
-	Skipped   *BuildSkips    `json:"skipped"`
-	StartedAt *time.Time     `json:"started_at"`
-	Status    CampaignStatus `json:"status"`
+	Skipped   *BuildSkips `json:"skipped"`
+	StartedAt *time.Time  `json:"started_at"`
+
+	// Status building: the executor is building the recipient list (between approved and sending; nothing is sent
+	// yet). failed: the campaign could not start (its segment cannot be evaluated, or its recipient build
+	// exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
+	Status CampaignStatus `json:"status"`
 
 	// Total Send rows, the sum of counts.
 	Total int64 `json:"total"`
 }
 
-// CampaignStatus defines model for CampaignStatus.
+// CampaignStatus building: the executor is building the recipient list (between approved and sending; nothing is sent
+// yet). failed: the campaign could not start (its segment cannot be evaluated, or its recipient build
+// exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
 type CampaignStatus string
 
 // CampaignUpdate Example: {"subject":"Hello again {{.Name}}"}

@@ -77,7 +77,7 @@ RETURNING *;
 
 -- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
-WHERE account_id = @account_id AND id = @id AND status IN ('draft', 'approved', 'sending', 'paused')
+WHERE account_id = @account_id AND id = @id AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
 RETURNING *;
 
@@ -131,3 +131,152 @@ LIMIT @lim;
 SELECT s.id, s.allowed_from FROM senders s
 WHERE s.account_id = @account_id
   AND (s.id = sqlc.narg('sender_id')::bigint OR (sqlc.narg('sender_id')::bigint IS NULL AND s.is_default));
+
+-- The executor's start of a campaign, in three short steps so that no transaction
+-- that writes events stays open for the length of a build (event readers stop below
+-- the oldest running transaction id, for every account): CampaignBuildBegin (CAS
+-- into building), the build (CampaignAudienceWindow and CampaignAudiencePage read
+-- the audience in a read-only transaction, which takes no transaction id;
+-- CampaignBuildInsert writes each window in its own short transaction), then
+-- CampaignBuildDone (CAS into sending, with the campaign.started event). Only
+-- sending campaigns are claimed and finished, so a crash mid-build leaves a building
+-- campaign whose list is not sent as if whole; its builder's executors row goes,
+-- build_executor_id becomes NULL, and any executor builds it again (the inserts
+-- are ON CONFLICT DO NOTHING, so nothing is built twice).
+
+-- name: CampaignBuildBegin :one
+-- approved (and due) → building, or the take-over of a build whose builder is gone
+-- (or is this executor, whose build stopped on an error: one scheduler builds one
+-- campaign at a time, so its own building campaigns are not being built).
+UPDATE campaigns
+SET status = 'building', build_executor_id = sqlc.narg('executor_id')::bigint,
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE id = @id AND kind = 'campaign'
+  AND ((status = 'approved' AND scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now()))
+       OR (status = 'building' AND (build_executor_id IS NULL
+                                    OR build_executor_id = sqlc.narg('executor_id')::bigint)))
+RETURNING id, account_id, list_ids, segment_id;
+
+-- name: CampaignListBuildsToResume :many
+-- Building campaigns whose builder stopped or died, or is this executor (see
+-- CampaignBuildBegin): the scheduler builds them (again).
+SELECT id FROM campaigns
+WHERE status = 'building' AND (build_executor_id IS NULL OR build_executor_id = sqlc.narg('executor_id')::bigint)
+ORDER BY id
+LIMIT 100;
+
+-- name: CampaignBuildAny :one
+-- Whether any campaign is being built: while one is, the scheduler looks for
+-- builds to take over every heartbeat, not only every tick.
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE status = 'building')::bool AS building;
+
+-- name: CampaignAudienceWindow :one
+-- The last of the next @lim subscribers of the account after @after_id, in id
+-- order (subscribers_account_id_idx); 0 when none is left. The build reads the
+-- audience window by window so each insert is small, and each window costs the same
+-- whatever the filter's selectivity.
+SELECT coalesce(max(w.id), 0)::bigint AS upto_id FROM (
+    SELECT s.id FROM subscribers s WHERE s.account_id = @account_id AND s.id > @after_id ORDER BY s.id LIMIT @lim
+) w;
+
+-- name: CampaignAudiencePage :many
+-- The campaign's audience in one window of subscriber ids: the target lists (empty:
+-- every subscriber) narrowed by the segment's filter, whatever the status, with
+-- whether each subscriber is confirmed and suppressed; the build inserts the
+-- confirmed unsuppressed ones and counts the others as left out. A membership
+-- counts only while subscribed. The jsonpath is a parameter (the segment's stored
+-- predicate); Empty or NULL segment_* = no filter.
+SELECT s.id, (s.status = 'confirmed')::bool AS confirmed,
+       EXISTS (SELECT 1 FROM suppressions x
+               WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)::bool AS suppressed
+FROM subscribers s
+WHERE s.account_id = @account_id AND s.id > @after_id AND s.id <= @upto_id
+  AND (cardinality(@list_ids::bigint[]) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
+  AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
+  AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
+  AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
+ORDER BY s.id;
+
+-- name: CampaignBuildInsert :one
+-- Queues the given subscribers of a building campaign (one window of the build),
+-- re-checking that each is still confirmed and unsuppressed. The campaign row is
+-- share-locked and must still be building by this builder: a cancel, a take-over or
+-- the move to sending waits for this insert or makes it insert nothing, so no row
+-- joins a campaign after its build ended. owned = 0 tells the builder to stop.
+-- subscribers is UNIQUE (account_id, email_lower): one row per address.
+WITH owner AS (
+    SELECT c.id FROM campaigns c
+    WHERE c.id = @campaign_id AND c.account_id = @account_id AND c.status = 'building'
+      AND c.build_executor_id IS NOT DISTINCT FROM sqlc.narg('executor_id')::bigint
+    FOR SHARE
+), ins AS (
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
+    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || o.id || ':' || s.id
+    FROM owner o
+    JOIN subscribers s ON s.account_id = @account_id AND s.id = ANY(@subscriber_ids::bigint[])
+    WHERE s.status = 'confirmed'
+      AND NOT EXISTS (SELECT 1 FROM suppressions x
+                      WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)
+    ORDER BY s.id
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM owner)::bigint AS owned, (SELECT count(*) FROM ins)::bigint AS inserted;
+
+-- name: CampaignBuildDone :one
+-- building → sending once the whole list is built, by its builder only. A campaign
+-- that names no sender is pinned to the account's default sender of this moment, so
+-- every send, test and rescue of it agrees on one sender (NULL: the environment's
+-- provider) even if the default changes while it sends. The build's count of whom
+-- it left out goes on the campaign, and the campaign.started event is written by the
+-- same statement.
+WITH started AS (
+    UPDATE campaigns
+    SET status = 'sending', build_executor_id = NULL,
+        sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
+                                         WHERE s.account_id = campaigns.account_id AND s.is_default)),
+        skipped_suppressed = @skipped_suppressed::bigint, skipped_unconfirmed = @skipped_unconfirmed::bigint,
+        started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
+        updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE campaigns.id = @id AND campaigns.status = 'building'
+      AND campaigns.build_executor_id IS NOT DISTINCT FROM sqlc.narg('executor_id')::bigint
+    RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status
+), started_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'campaign.started', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
+    FROM started c
+)
+SELECT s.id FROM started s;
+
+-- name: CampaignFail :one
+-- An approved or building campaign that cannot start (its segment cannot be
+-- evaluated, or its build ran past the limit) fails alone with its reason, so the
+-- scheduler neither retries it nor stops at it. What its build had queued is
+-- removed: none of it was claimable (only sending campaigns are), so nothing was sent.
+WITH failed AS (
+    UPDATE campaigns
+    SET status = 'failed', failed_reason = @reason::text, build_executor_id = NULL,
+        finished_at = coalesce(sqlc.narg('now')::timestamptz, now()),
+        updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE campaigns.id = @id
+      AND (campaigns.status = 'approved' OR (campaigns.status = 'building'
+           AND campaigns.build_executor_id IS NOT DISTINCT FROM sqlc.narg('executor_id')::bigint))
+    RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status, campaigns.failed_reason
+), removed AS (
+    DELETE FROM sends s USING failed f WHERE s.account_id = f.account_id AND s.campaign_id = f.id
+), failed_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT f.account_id, 'campaign.failed', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', f.id, 'name', f.name, 'status', f.status, 'reason', f.failed_reason)
+    FROM failed f
+)
+SELECT f.id FROM failed f;

@@ -38,6 +38,12 @@ RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids
 -- name: SegmentDelete :execrows
 DELETE FROM segments WHERE account_id = @account_id AND id = @id;
 
+-- name: SegmentMatchCanonical :one
+-- The predicate as PostgreSQL prints it back: every key, string and variable
+-- quoted the same way, which the variable check scans (a syntax error is the
+-- tenant's 422).
+SELECT CAST(CAST(sqlc.arg(match)::text AS jsonpath) AS text) AS canonical;
+
 -- name: SegmentIDOwned :one
 -- Whether id is one of the account's segments: a campaign may only use its own.
 SELECT EXISTS (SELECT 1 FROM segments WHERE account_id = @account_id AND id = @id);
@@ -80,9 +86,3 @@ WHERE s.account_id = @account_id
   AND (sqlc.narg('created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('created_before')::timestamptz)
 ORDER BY s.id
 LIMIT @lim;
-
--- name: CampaignCancelTimedOut :execrows
--- An approved campaign whose segment build ran past its time limit: the executor
--- cancels it rather than retrying the same slow build on every tick.
-UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
-WHERE id = @id AND status = 'approved';

@@ -70,7 +70,11 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 	if _, err := campaigns.Approve(ctx, accountID, id, nil); err != nil {
 		return build, send, err
 	}
-	started, err := waitStatus(ctx, campaigns, accountID, id, campaign.StatusApproved, time.Millisecond)
+	if _, err := waitStatus(ctx, campaigns, accountID, id, campaign.StatusApproved, time.Millisecond); err != nil {
+		return build, send, err
+	}
+	// The build runs while the campaign is building; it is started once sending.
+	started, err := waitStatus(ctx, campaigns, accountID, id, campaign.StatusBuilding, time.Millisecond)
 	if err != nil {
 		return build, send, err
 	}

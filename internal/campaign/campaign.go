@@ -24,10 +24,12 @@ import (
 const (
 	StatusDraft     = "draft"
 	StatusApproved  = "approved"
+	StatusBuilding  = "building" // the executor builds the recipient list; nothing sent yet
 	StatusSending   = "sending"
 	StatusPaused    = "paused"
 	StatusSent      = "sent"
 	StatusCancelled = "cancelled"
+	StatusFailed    = "failed" // could not start (FailedReason says why); nothing was sent
 )
 
 // Service manages campaigns.
@@ -66,6 +68,8 @@ type Campaign struct {
 	// PausedReason says why the system paused the campaign (a sender's repeated
 	// auth/config failures); nil when paused by hand or not paused.
 	PausedReason *string
+	// FailedReason says why the campaign could not start (status failed).
+	FailedReason *string
 }
 
 // Fields are the editable fields of a campaign; nil keeps (or defaults) a field.
@@ -93,7 +97,7 @@ func fromStore(c store.Campaign) Campaign {
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
 		ListIDs: c.ListIds, TemplateID: c.TemplateID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason}
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason}
 }
 
 func val(p *string) string {

@@ -51,7 +51,7 @@ type Audience struct {
 	// runs longer is refused with 422.
 	SegmentTimeout time.Duration `split_words:"true" default:"5s"`
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment;
-	// a build that runs longer cancels the campaign.
+	// a build that runs longer fails the campaign (status failed, with the reason).
 	SegmentBuildTimeout time.Duration `split_words:"true" default:"10m"`
 }
 

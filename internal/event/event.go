@@ -27,6 +27,9 @@ const (
 	CampaignResumed   = "campaign.resumed"
 	CampaignCancelled = "campaign.cancelled"
 	CampaignSent      = "campaign.sent"
+	// CampaignFailed: the executor could not start the campaign (written in SQL,
+	// campaigns.sql CampaignFail); data carries the reason.
+	CampaignFailed = "campaign.failed"
 
 	SendSent       = "send.sent"
 	SendFailed     = "send.failed"
@@ -55,7 +58,7 @@ const (
 
 // Types is the catalogue an endpoint may subscribe to.
 var Types = []string{
-	CampaignApproved, CampaignStarted, CampaignPaused, CampaignResumed, CampaignCancelled, CampaignSent,
+	CampaignApproved, CampaignStarted, CampaignPaused, CampaignResumed, CampaignCancelled, CampaignSent, CampaignFailed,
 	SendSent, SendFailed, SendUnknown, SendSuppressed,
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
 	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed,

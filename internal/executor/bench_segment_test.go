@@ -16,11 +16,11 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 )
 
-// buildSQL is a pgx tracer that keeps the text of the recipient build.
+// buildSQL is a pgx tracer that keeps the text of the build's audience query.
 type buildSQL struct{ sql *string }
 
 func (c buildSQL) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(d.SQL, "INSERT INTO sends") && strings.Contains(d.SQL, "DISTINCT ON") {
+	if strings.Contains(d.SQL, "-- name: CampaignAudiencePage") {
 		*c.sql = d.SQL
 	}
 	return ctx
@@ -31,7 +31,8 @@ func (buildSQL) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData)
 // BenchmarkSegmentBuild starts campaigns whose segment ($.plan == "pro") selects a
 // tenth of an account of SENDONCE_BENCH_SEGMENT_ROWS subscribers (default 100,000),
 // through the executor's real start path, and reports recipients built per second.
-// It logs the build's EXPLAIN (ANALYZE, BUFFERS), run in a transaction rolled back.
+// It logs the EXPLAIN (ANALYZE, BUFFERS) of the build's audience query over one
+// window of subscribers.
 //
 //	SENDONCE_BENCH_SEGMENT_ROWS=1000000 go test ./internal/executor -run '^$' -bench SegmentBuild -benchtime 3x -v
 func BenchmarkSegmentBuild(b *testing.B) {
@@ -94,12 +95,14 @@ func BenchmarkSegmentBuild(b *testing.B) {
 	b.StopTimer()
 
 	require.NotEmpty(b, captured)
-	c := newCampaign()
+	var upto int64
+	require.NoError(b, pool.QueryRow(ctx, `SELECT max(id) FROM (SELECT id FROM subscribers WHERE account_id = $1
+		ORDER BY id LIMIT $2) w`, acct, buildWindow).Scan(&upto))
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
 			return err
 		}
-		r, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+captured, c, acct, []int64{}, `$.plan == "pro"`,
+		r, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+captured, acct, int64(0), upto, []int64{}, `$.plan == "pro"`,
 			[]string{}, []int64{}, nil, nil)
 		if err != nil {
 			return err

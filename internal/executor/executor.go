@@ -86,7 +86,7 @@ type Config struct {
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment
-	// (statement_timeout); default 10m. A build that exceeds it cancels the campaign.
+	// (statement_timeout); default 10m. A build that exceeds it fails the campaign.
 	SegmentBuildTimeout time.Duration
 }
 

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,12 +17,19 @@ import (
 func (e *Executor) schedule(ctx context.Context) {
 	defer e.loops.Done()
 	for {
-		if _, err := e.startDue(ctx); err != nil && ctx.Err() == nil {
+		_, err := e.startDue(ctx)
+		if err != nil && ctx.Err() == nil {
 			e.log.Warn("start due campaigns", "err", err)
 		}
 		// Resumed campaigns need no start, but the dispatcher must see them.
 		signal(e.wakeRefresh)
-		timer := time.NewTimer(e.untilNextDue(ctx))
+		wait := e.untilNextDue(ctx)
+		if err != nil {
+			// A campaign that failed for a reason that may pass is still due: retry
+			// it soon, not in a tight loop.
+			wait = max(wait, min(e.cfg.Tick, scheduleRetry))
+		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -33,77 +41,193 @@ func (e *Executor) schedule(ctx context.Context) {
 	}
 }
 
+// scheduleRetry is the shortest wait after a round in which a start failed.
+const scheduleRetry = time.Second
+
 // untilNextDue is how long the scheduler may sleep: until the next approved
-// campaign falls due, at most Tick (the fallback poll), at least 10ms.
+// campaign falls due, at most Tick (the fallback poll), at least 10ms. While a
+// campaign is being built it is at most Heartbeat: a build whose executor died is
+// taken over soon after the dead executor is forgotten, which no NOTIFY announces.
 func (e *Executor) untilNextDue(ctx context.Context) time.Duration {
+	wait := e.cfg.Tick
+	if building, err := e.q.CampaignBuildAny(ctx); err == nil && building {
+		wait = min(wait, e.cfg.Heartbeat)
+	}
 	next, err := e.q.CampaignNextDue(ctx)
 	if err != nil || next == nil {
-		return e.cfg.Tick
+		return wait
 	}
-	return min(max(next.Sub(e.clock()), 10*time.Millisecond), e.cfg.Tick)
+	return min(max(next.Sub(e.clock()), 10*time.Millisecond), wait)
 }
 
-// startDue starts every approved campaign whose time has come and returns how many
-// this executor started (others may have won some).
+// startDue starts every approved campaign whose time has come, and the builds
+// whose builder stopped, and returns how many this executor started (others may
+// have won some). One campaign never holds back the others: a campaign that
+// cannot start is failed with its reason, and any other error is returned after
+// the rest were tried (the campaign is tried again next round).
 func (e *Executor) startDue(ctx context.Context) (int, error) {
 	ids, err := e.q.CampaignListDue(ctx, e.now())
 	if err != nil {
 		return 0, err
 	}
+	resume, err := e.q.CampaignListBuildsToResume(ctx, e.builderID())
+	if err != nil {
+		return 0, err
+	}
 	started := 0
-	for _, id := range ids {
+	var errs []error
+	for _, id := range append(ids, resume...) {
+		if ctx.Err() != nil {
+			return started, ctx.Err()
+		}
 		ok, err := e.startCampaign(ctx, id)
 		if err != nil {
-			return started, err
+			errs = append(errs, fmt.Errorf("campaign %d: %w", id, err))
+			continue
 		}
 		if ok {
 			started++
 		}
 	}
-	return started, nil
+	return started, errors.Join(errs...)
 }
 
-// startCampaign runs the approved → sending CAS and the recipient build in one
-// transaction: a crash leaves either an approved campaign or a sending one with its
-// whole list. It reports false when another executor started it first.
-func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
-	// The build is one statement; cancelling it half way would only roll back, but a
-	// shutdown should not waste the work, so it runs to the end.
-	ctx = context.WithoutCancel(ctx)
-	var rows int64
-	segmented := false // only a segment build runs under statement_timeout
-	err := postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
-		q := e.q.WithTx(tx)
-		c, err := q.CampaignStart(ctx, e.now(), id)
-		if err != nil {
-			return err
-		}
-		p := store.SendBuildRecipientsParams{CampaignID: c.ID, AccountID: c.AccountID, ListIds: c.ListIds}
-		if c.SegmentID != nil {
-			segmented = true
-			if err := segmentBuild(ctx, q, c.AccountID, *c.SegmentID, e.cfg.SegmentBuildTimeout, &p); err != nil {
-				return err
-			}
-		}
-		rows, err = q.SendBuildRecipients(ctx, p)
-		return err
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+// builderID is the executor id that marks this process's builds; nil before it
+// registered (such a build is anyone's to take over, which only repeats work).
+func (e *Executor) builderID() *int64 {
+	if id, _, _ := e.live.get(); id != 0 {
+		return &id
 	}
-	if segmented && isQueryCanceled(err) {
-		// The segment's predicate ran past its bound: retrying would burn the
-		// same time on every tick, so the campaign is cancelled and says why in the log.
-		_, cerr := e.q.CampaignCancelTimedOut(ctx, id)
-		e.log.Error("campaign cancelled: segment build exceeded its time limit", "campaign_id", id,
-			"limit", e.cfg.SegmentBuildTimeout.String(), "err", errors.Join(err, cerr))
+	return nil
+}
+
+// startCampaign starts one campaign in three steps, none of which holds a
+// transaction open for the length of the build (event readers of every account
+// wait for the oldest running transaction id): approved → building (a CAS), the
+// build (read-only reads, short inserts), building → sending (a CAS with the
+// campaign.started event). Only a sending campaign is claimed or finished, so a
+// crash mid-build never sends a partial list as if whole: the building campaign is
+// taken over and built again, idempotently. It reports false when another executor
+// started (or is building) it, or the campaign was cancelled meanwhile, or it
+// could not start and was failed.
+func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
+	owner := e.builderID()
+	c, err := e.q.CampaignBuildBegin(ctx, store.CampaignBuildBeginParams{ID: id, ExecutorID: owner, Now: e.now()})
+	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	e.log.Info("campaign started", "campaign_id", id, "recipients", rows)
+	b, err := e.buildList(ctx, c, owner)
+	if errors.Is(err, errBuildLost) {
+		return false, nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err() // the build is taken over once this executor deregisters
+		}
+		reason, ok := cannotStart(err, e.cfg.SegmentBuildTimeout)
+		if !ok {
+			return false, err
+		}
+		// Retrying would fail the same way on every round: the campaign fails
+		// alone, with its reason on the campaign and in a campaign.failed event.
+		_, ferr := e.q.CampaignFail(ctx, store.CampaignFailParams{ID: id, ExecutorID: owner, Reason: reason, Now: e.now()})
+		if ferr != nil && !errors.Is(ferr, pgx.ErrNoRows) {
+			return false, errors.Join(err, ferr)
+		}
+		e.log.Error("campaign failed: it cannot start", "campaign_id", id, "account_id", c.AccountID,
+			"reason", reason, "err", err)
+		return false, nil
+	}
+	_, err = e.q.CampaignBuildDone(ctx, store.CampaignBuildDoneParams{ID: id, ExecutorID: owner, Now: e.now(),
+		SkippedSuppressed: b.suppressed, SkippedUnconfirmed: b.unconfirmed})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	e.log.Info("campaign started", "campaign_id", id, "recipients", b.rows)
 	return true, nil
+}
+
+// buildWindow is how many of an account's subscribers one step of a build reads
+// and inserts: small enough that each insert's transaction is short.
+const buildWindow = 5000
+
+// errBuildLost means the campaign stopped being this executor's build (cancelled,
+// or taken over after this executor was declared dead).
+var errBuildLost = errors.New("the campaign is no longer this executor's build")
+
+// buildResult is what a build did: rows inserted, and whom it left out.
+type buildResult struct{ rows, suppressed, unconfirmed int64 }
+
+// buildList queues a building campaign's recipients. The audience is read window by
+// window in one read-only repeatable-read transaction (one snapshot, and no
+// transaction id, so event readers do not wait for it, however long a segment's
+// predicate runs); each window's confirmed, unsuppressed subscribers are inserted
+// in a short transaction of their own (ON CONFLICT DO NOTHING: a build taken over
+// after a crash inserts nothing twice). A segment's build is bounded by
+// SegmentBuildTimeout as a whole.
+func (e *Executor) buildList(ctx context.Context, c store.CampaignBuildBeginRow, owner *int64) (buildResult, error) {
+	var b buildResult
+	tx, err := e.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return b, err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rq := e.q.WithTx(tx)
+	p := store.CampaignAudiencePageParams{AccountID: c.AccountID, ListIds: c.ListIds}
+	var deadline time.Time
+	if c.SegmentID != nil {
+		deadline = time.Now().Add(e.cfg.SegmentBuildTimeout)
+		if err := segmentFilter(ctx, rq, c.AccountID, *c.SegmentID, &p); err != nil {
+			return b, err
+		}
+	}
+	var ids []int64
+	for {
+		if !deadline.IsZero() {
+			if err := boundBuild(ctx, rq, time.Until(deadline)); err != nil {
+				return b, err
+			}
+		}
+		upto, err := rq.CampaignAudienceWindow(ctx, store.CampaignAudienceWindowParams{AccountID: c.AccountID,
+			AfterID: p.AfterID, Lim: buildWindow})
+		if err != nil || upto == 0 {
+			return b, err
+		}
+		p.UptoID = upto
+		rows, err := rq.CampaignAudiencePage(ctx, p)
+		if err != nil {
+			return b, err
+		}
+		ids = ids[:0]
+		for _, r := range rows {
+			switch {
+			case r.Suppressed:
+				b.suppressed++
+			case !r.Confirmed:
+				b.unconfirmed++
+			default:
+				ids = append(ids, r.ID)
+			}
+		}
+		if len(ids) > 0 {
+			r, err := e.q.CampaignBuildInsert(ctx, store.CampaignBuildInsertParams{CampaignID: c.ID,
+				AccountID: c.AccountID, ExecutorID: owner, SubscriberIds: ids})
+			if err != nil {
+				return b, err
+			}
+			if r.Owned == 0 {
+				return b, errBuildLost
+			}
+			b.rows += r.Inserted
+		}
+		p.AfterID = upto
+	}
 }
 
 // listen holds the process's one LISTEN connection and wakes the scheduler on every

@@ -3,7 +3,9 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -11,13 +13,13 @@ import (
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// segmentBuild prepares the build of a campaign with a segment, in the build's
-// transaction: the segment's filter becomes the build's segment_* parameters (read
-// once, so the audience is the segment as it was at the start), every statement
-// after this is bounded by timeout, and the build is planned with the actual
-// predicate so the attributes index can serve it.
-func segmentBuild(ctx context.Context, q *store.Queries, accountID, segmentID int64, timeout time.Duration,
-	p *store.SendBuildRecipientsParams) error {
+// segmentFilter prepares the build of a campaign with a segment, in the build's
+// read-only transaction: the segment's filter becomes the audience query's
+// segment_* parameters (read once, so the audience is the segment as it was at the
+// start), and the audience is planned with the actual predicate so the attributes
+// index can serve it.
+func segmentFilter(ctx context.Context, q *store.Queries, accountID, segmentID int64,
+	p *store.CampaignAudiencePageParams) error {
 	g, err := q.SegmentGet(ctx, accountID, segmentID)
 	if err != nil {
 		return err
@@ -27,10 +29,39 @@ func segmentBuild(ctx context.Context, q *store.Queries, accountID, segmentID in
 	}
 	p.SegmentStatuses, p.SegmentListIds = g.Statuses, g.ListIds
 	p.SegmentCreatedAfter, p.SegmentCreatedBefore = g.CreatedAfter, g.CreatedBefore
-	if err := q.SegmentSetTimeout(ctx, strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)); err != nil {
-		return err
-	}
 	return q.SegmentForceCustomPlan(ctx)
+}
+
+// boundBuild limits every later statement of the build's transaction to what is
+// left of its time (statement_timeout, SET LOCAL): a pathological predicate is
+// cancelled by the server instead of holding a backend.
+func boundBuild(ctx context.Context, q *store.Queries, left time.Duration) error {
+	if left <= 0 {
+		return errBuildTimeout
+	}
+	return q.SegmentSetTimeout(ctx, strconv.FormatInt(max(left.Milliseconds(), 1), 10))
+}
+
+// errBuildTimeout is a segment build that used up SegmentBuildTimeout.
+var errBuildTimeout = errors.New("segment build exceeded its time limit")
+
+// cannotStart tells a build error that would recur on every attempt (the segment's
+// predicate cannot be evaluated, or the build ran past its limit) from one that may
+// pass, and words the reason the failed campaign shows.
+func cannotStart(err error, limit time.Duration) (string, bool) {
+	if errors.Is(err, errBuildTimeout) || isQueryCanceled(err) {
+		return fmt.Sprintf("the segment's recipient build exceeded its time limit of %s", limit), true
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return "", false
+	}
+	// 42704: a jsonpath variable with no value (a segment saved before variables
+	// were refused); 42601 and class 22: a predicate PostgreSQL cannot evaluate.
+	if pgErr.Code == "42704" || pgErr.Code == "42601" || strings.HasPrefix(pgErr.Code, "22") {
+		return "the segment cannot be evaluated: " + pgErr.Message, true
+	}
+	return "", false
 }
 
 // isQueryCanceled reports a statement stopped by statement_timeout.

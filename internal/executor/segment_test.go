@@ -43,7 +43,7 @@ func TestBuildAppliesTheSegmentAndSkipsUnsubscribedMemberships(t *testing.T) {
 	require.Equal(t, "0", timeout)
 }
 
-func TestSegmentBuildPastItsTimeLimitCancelsTheCampaign(t *testing.T) {
+func TestSegmentBuildPastItsTimeLimitFailsTheCampaign(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
 	f := fixture{t, pool}
@@ -61,6 +61,8 @@ func TestSegmentBuildPastItsTimeLimitCancelsTheCampaign(t *testing.T) {
 	ok, err := e.startCampaign(ctx, c)
 	require.NoError(t, err)
 	require.False(t, ok)
-	require.Equal(t, "cancelled", f.status(c))
+	require.Equal(t, "failed", f.status(c))
 	require.Equal(t, int64(0), f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1`, c))
+	require.Equal(t, int64(1), f.int64(`SELECT count(*) FROM campaigns WHERE id = $1
+		AND failed_reason = 'the segment''s recipient build exceeded its time limit of 200ms'`, c))
 }

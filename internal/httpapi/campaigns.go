@@ -20,7 +20,7 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		ListIds: ids, TemplateId: c.TemplateID, SegmentId: c.SegmentID, Status: api.CampaignStatus(c.Status), AmbiguousPolicy: api.AmbiguousPolicy(c.AmbiguousPolicy),
 		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		SenderId: c.SenderID, PausedReason: c.PausedReason}
+		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason}
 }
 
 func policyPtr(p *api.AmbiguousPolicy) *string {

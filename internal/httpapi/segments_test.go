@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -70,4 +71,37 @@ func TestSegments(t *testing.T) {
 	require.Nil(t, decodeAs[api.Campaign](t, res).SegmentId)
 	res = e.do(a, "DELETE", "/v1/segments/"+itoa(g.Id), nil)
 	require.Equal(t, http.StatusNoContent, res.Status)
+}
+
+// A jsonpath variable has no value in a segment: saving one answered 201 and its
+// preview 500 (could not find jsonpath variable, 42704); both are 422 on /match. A
+// campaign that could not start shows it: status failed, with failed_reason.
+func TestSegmentVariablesAreRefusedAndAFailedCampaignSaysWhy(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a := e.keyA
+	// With a subscriber to evaluate the predicate on (with none, it is never evaluated).
+	res := e.do(a, "POST", "/v1/subscribers", map[string]any{"email": "s@example.com", "status": "confirmed"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	res = e.do(a, "POST", "/v1/segments", map[string]any{"name": "var", "match": `$x == 1`})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, string(res.Body))
+	require.Equal(t, []string{"/match"}, decodeAs[problem](t, res).pointers())
+	res = e.do(a, "POST", "/v1/segments/preview", map[string]any{"match": `$email == "x"`})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, string(res.Body))
+	require.Equal(t, []string{"/match"}, decodeAs[problem](t, res).pointers())
+
+	res = e.do(a, "POST", "/v1/campaigns", map[string]any{"name": "c", "subject": "s", "from_email": "news@example.com",
+		"text_template": "t"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	c := decodeAs[api.Campaign](t, res)
+	require.Nil(t, c.FailedReason)
+	// As the executor leaves a campaign whose segment cannot be evaluated.
+	_, err := e.pool.Exec(context.Background(), `UPDATE campaigns SET status = 'failed',
+		failed_reason = 'the segment cannot be evaluated: could not find jsonpath variable "x"' WHERE id = $1`, c.Id)
+	require.NoError(t, err)
+	res = e.do(a, "GET", "/v1/campaigns/"+itoa(c.Id), nil)
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	c = decodeAs[api.Campaign](t, res)
+	require.Equal(t, api.CampaignStatusFailed, c.Status)
+	require.Contains(t, *c.FailedReason, `jsonpath variable "x"`)
 }

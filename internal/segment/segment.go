@@ -74,6 +74,16 @@ func (s *Service) check(ctx context.Context, accountID int64, f *Filter) error {
 	if len(f.Match) > MaxMatchLen {
 		return apperr.Invalidf("/match", "match must be at most %d bytes", MaxMatchLen)
 	}
+	if f.Match != "" {
+		canonical, err := store.New(s.pool).SegmentMatchCanonical(ctx, f.Match)
+		if err != nil {
+			return pgMatchError(err, s.Timeout)
+		}
+		if name, ok := variable(canonical); ok {
+			return apperr.Invalidf("/match",
+				"match uses the jsonpath variable $%s; a segment has no variables, compare with a literal value", name)
+		}
+	}
 	if f.Statuses == nil {
 		f.Statuses = []string{}
 	}
@@ -106,6 +116,33 @@ func (s *Service) check(ctx context.Context, accountID int64, f *Filter) error {
 	return nil
 }
 
+// variable returns the first jsonpath variable ($name) in a predicate as
+// PostgreSQL prints it, where a variable is always $"name", a key always ."key"
+// and a string always "…" with backslash escapes: so outside string literals a
+// dollar sign directly followed by a quote starts a variable, and any other is the
+// root item. Evaluating a variable that was not passed fails (42704) for every row.
+func variable(canonical string) (string, bool) {
+	inString := false
+	for i := 0; i < len(canonical); i++ {
+		switch c := canonical[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && c == '$' && i+1 < len(canonical) && canonical[i+1] == '"':
+			end := i + 2
+			for end < len(canonical) && canonical[end] != '"' {
+				if canonical[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			return canonical[i+2 : min(end, len(canonical))], true
+		}
+	}
+	return "", false
+}
+
 // pgMatchError turns PostgreSQL's refusal of the jsonpath (a syntax error, or a
 // data exception such as a bad regular expression or a NUL byte) into a 422 on
 // /match carrying PostgreSQL's own message, and a cancelled statement into a 422
@@ -120,7 +157,8 @@ func pgMatchError(err error, timeout time.Duration) error {
 		e := apperr.Invalidf("/match", "the segment query exceeded the time limit of %s", timeout)
 		e.Err = err
 		return e
-	case pgErr.Code == "42601", strings.HasPrefix(pgErr.Code, "22"), strings.HasPrefix(pgErr.Code, "2B"):
+	// 42704: a jsonpath variable with no value (stored before variables were refused).
+	case pgErr.Code == "42601", pgErr.Code == "42704", strings.HasPrefix(pgErr.Code, "22"), strings.HasPrefix(pgErr.Code, "2B"):
 		e := apperr.Invalidf("/match", "match: %s", pgErr.Message)
 		e.Err = err
 		return e

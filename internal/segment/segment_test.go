@@ -356,3 +356,42 @@ func TestStructuredFilters(t *testing.T) {
 	_, err = f.svc.Get(ctx, other, 1)
 	require.True(t, apperr.Is(err, apperr.NotFound))
 }
+
+// A jsonpath variable ($x) has no value in a segment: PostgreSQL parses it, but
+// evaluating it fails (42704), so a saved one would fail every campaign on it and
+// its preview answered 500. It is refused at save and preview, naming match;
+// a dollar sign inside a string or a quoted key is data, not a variable.
+func TestJsonpathVariablesAreRefusedAtSaveAndPreview(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 0)
+	ctx := context.Background()
+	f.subscriber(1, map[string]any{"plan": "$x", "$x": 1})
+
+	for _, bad := range []string{
+		`$x == 1`,
+		`$email == "x"`,
+		`$"x" == 1`,
+		`$.plan ? (@ == $plan)`,
+		`$.a ? (@ like_regex "a" && @ != $"b c")`,
+	} {
+		_, err := f.svc.Create(ctx, f.acct, "bad", segment.Filter{Match: bad})
+		require.True(t, apperr.Is(err, apperr.Invalid), "%q: %v", bad, err)
+		var ae *apperr.Error
+		require.ErrorAs(t, err, &ae)
+		require.Equal(t, "/match", ae.Fields[0].Pointer, bad)
+		require.Contains(t, err.Error(), "variable", bad)
+		_, _, err = f.svc.Preview(ctx, f.acct, segment.Filter{Match: bad}, 10)
+		require.True(t, apperr.Is(err, apperr.Invalid), "%q: %v", bad, err)
+		require.ErrorAs(t, err, &ae)
+		require.Equal(t, "/match", ae.Fields[0].Pointer, bad)
+	}
+	require.Equal(t, int64(0), f.int64(`SELECT count(*) FROM segments`), "refused predicates stored nothing")
+
+	for good, want := range map[string]int64{`$.plan == "$x"`: 1, `$."$x" == 1`: 1, `$.plan == "a\"$x"`: 0} {
+		g, err := f.svc.Create(ctx, f.acct, good, segment.Filter{Match: good})
+		require.NoError(t, err, good)
+		count, _, err := f.svc.Preview(ctx, f.acct, g.Filter, 10)
+		require.NoError(t, err, good)
+		require.Equal(t, want, count, good)
+	}
+}

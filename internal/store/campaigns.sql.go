@@ -17,7 +17,7 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
 type CampaignApproveParams struct {
@@ -57,15 +57,278 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.SenderID,
 		&i.PausedReason,
 		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
 	)
+	return i, err
+}
+
+const campaignAudiencePage = `-- name: CampaignAudiencePage :many
+SELECT s.id, (s.status = 'confirmed')::bool AS confirmed,
+       EXISTS (SELECT 1 FROM suppressions x
+               WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)::bool AS suppressed
+FROM subscribers s
+WHERE s.account_id = $1 AND s.id > $2 AND s.id <= $3
+  AND (cardinality($4::bigint[]) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = $1
+        AND m.list_id = ANY($4::bigint[]) AND m.status = 'subscribed'))
+  AND ($5::text IS NULL OR s.attributes @@ $5::text::jsonpath)
+  AND (cardinality(coalesce($6::text[], '{}')) = 0 OR s.status = ANY($6::text[]))
+  AND (cardinality(coalesce($7::bigint[], '{}')) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = $1
+        AND m.list_id = ANY($7::bigint[]) AND m.status = 'subscribed'))
+  AND ($8::timestamptz IS NULL OR s.created_at >= $8::timestamptz)
+  AND ($9::timestamptz IS NULL OR s.created_at < $9::timestamptz)
+ORDER BY s.id
+`
+
+type CampaignAudiencePageParams struct {
+	AccountID            int64
+	AfterID              int64
+	UptoID               int64
+	ListIds              []int64
+	SegmentMatch         *string
+	SegmentStatuses      []string
+	SegmentListIds       []int64
+	SegmentCreatedAfter  *time.Time
+	SegmentCreatedBefore *time.Time
+}
+
+type CampaignAudiencePageRow struct {
+	ID         int64
+	Confirmed  bool
+	Suppressed bool
+}
+
+// The campaign's audience in one window of subscriber ids: the target lists (empty:
+// every subscriber) narrowed by the segment's filter, whatever the status, with
+// whether each subscriber is confirmed and suppressed; the build inserts the
+// confirmed unsuppressed ones and counts the others as left out. A membership
+// counts only while subscribed. The jsonpath is a parameter (the segment's stored
+// predicate); Empty or NULL segment_* = no filter.
+func (q *Queries) CampaignAudiencePage(ctx context.Context, arg CampaignAudiencePageParams) ([]CampaignAudiencePageRow, error) {
+	rows, err := q.db.Query(ctx, campaignAudiencePage,
+		arg.AccountID,
+		arg.AfterID,
+		arg.UptoID,
+		arg.ListIds,
+		arg.SegmentMatch,
+		arg.SegmentStatuses,
+		arg.SegmentListIds,
+		arg.SegmentCreatedAfter,
+		arg.SegmentCreatedBefore,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignAudiencePageRow{}
+	for rows.Next() {
+		var i CampaignAudiencePageRow
+		if err := rows.Scan(&i.ID, &i.Confirmed, &i.Suppressed); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const campaignAudienceWindow = `-- name: CampaignAudienceWindow :one
+SELECT coalesce(max(w.id), 0)::bigint AS upto_id FROM (
+    SELECT s.id FROM subscribers s WHERE s.account_id = $1 AND s.id > $2 ORDER BY s.id LIMIT $3
+) w
+`
+
+type CampaignAudienceWindowParams struct {
+	AccountID int64
+	AfterID   int64
+	Lim       int32
+}
+
+// The last of the next @lim subscribers of the account after @after_id, in id
+// order (subscribers_account_id_idx); 0 when none is left. The build reads the
+// audience window by window so each insert is small, and each window costs the same
+// whatever the filter's selectivity.
+func (q *Queries) CampaignAudienceWindow(ctx context.Context, arg CampaignAudienceWindowParams) (int64, error) {
+	row := q.db.QueryRow(ctx, campaignAudienceWindow, arg.AccountID, arg.AfterID, arg.Lim)
+	var upto_id int64
+	err := row.Scan(&upto_id)
+	return upto_id, err
+}
+
+const campaignBuildAny = `-- name: CampaignBuildAny :one
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE status = 'building')::bool AS building
+`
+
+// Whether any campaign is being built: while one is, the scheduler looks for
+// builds to take over every heartbeat, not only every tick.
+func (q *Queries) CampaignBuildAny(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, campaignBuildAny)
+	var building bool
+	err := row.Scan(&building)
+	return building, err
+}
+
+const campaignBuildBegin = `-- name: CampaignBuildBegin :one
+
+UPDATE campaigns
+SET status = 'building', build_executor_id = $1::bigint,
+    updated_at = coalesce($2::timestamptz, now())
+WHERE id = $3 AND kind = 'campaign'
+  AND ((status = 'approved' AND scheduled_for <= coalesce($2::timestamptz, now()))
+       OR (status = 'building' AND (build_executor_id IS NULL
+                                    OR build_executor_id = $1::bigint)))
+RETURNING id, account_id, list_ids, segment_id
+`
+
+type CampaignBuildBeginParams struct {
+	ExecutorID *int64
+	Now        *time.Time
+	ID         int64
+}
+
+type CampaignBuildBeginRow struct {
+	ID        int64
+	AccountID int64
+	ListIds   []int64
+	SegmentID *int64
+}
+
+// The executor's start of a campaign, in three short steps so that no transaction
+// that writes events stays open for the length of a build (event readers stop below
+// the oldest running transaction id, for every account): CampaignBuildBegin (CAS
+// into building), the build (CampaignAudienceWindow and CampaignAudiencePage read
+// the audience in a read-only transaction, which takes no transaction id;
+// CampaignBuildInsert writes each window in its own short transaction), then
+// CampaignBuildDone (CAS into sending, with the campaign.started event). Only
+// sending campaigns are claimed and finished, so a crash mid-build leaves a building
+// campaign whose list is not sent as if whole; its builder's executors row goes,
+// build_executor_id becomes NULL, and any executor builds it again (the inserts
+// are ON CONFLICT DO NOTHING, so nothing is built twice).
+// approved (and due) → building, or the take-over of a build whose builder is gone
+// (or is this executor, whose build stopped on an error: one scheduler builds one
+// campaign at a time, so its own building campaigns are not being built).
+func (q *Queries) CampaignBuildBegin(ctx context.Context, arg CampaignBuildBeginParams) (CampaignBuildBeginRow, error) {
+	row := q.db.QueryRow(ctx, campaignBuildBegin, arg.ExecutorID, arg.Now, arg.ID)
+	var i CampaignBuildBeginRow
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.ListIds,
+		&i.SegmentID,
+	)
+	return i, err
+}
+
+const campaignBuildDone = `-- name: CampaignBuildDone :one
+WITH started AS (
+    UPDATE campaigns
+    SET status = 'sending', build_executor_id = NULL,
+        sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
+                                         WHERE s.account_id = campaigns.account_id AND s.is_default)),
+        skipped_suppressed = $1::bigint, skipped_unconfirmed = $2::bigint,
+        started_at = coalesce($3::timestamptz, now()),
+        updated_at = coalesce($3::timestamptz, now())
+    WHERE campaigns.id = $4 AND campaigns.status = 'building'
+      AND campaigns.build_executor_id IS NOT DISTINCT FROM $5::bigint
+    RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status
+), started_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT c.account_id, 'campaign.started', coalesce($3::timestamptz, now()),
+           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
+    FROM started c
+)
+SELECT s.id FROM started s
+`
+
+type CampaignBuildDoneParams struct {
+	SkippedSuppressed  int64
+	SkippedUnconfirmed int64
+	Now                *time.Time
+	ID                 int64
+	ExecutorID         *int64
+}
+
+// building → sending once the whole list is built, by its builder only. A campaign
+// that names no sender is pinned to the account's default sender of this moment, so
+// every send, test and rescue of it agrees on one sender (NULL: the environment's
+// provider) even if the default changes while it sends. The build's count of whom
+// it left out goes on the campaign, and the campaign.started event is written by the
+// same statement.
+func (q *Queries) CampaignBuildDone(ctx context.Context, arg CampaignBuildDoneParams) (int64, error) {
+	row := q.db.QueryRow(ctx, campaignBuildDone,
+		arg.SkippedSuppressed,
+		arg.SkippedUnconfirmed,
+		arg.Now,
+		arg.ID,
+		arg.ExecutorID,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const campaignBuildInsert = `-- name: CampaignBuildInsert :one
+WITH owner AS (
+    SELECT c.id FROM campaigns c
+    WHERE c.id = $1 AND c.account_id = $2 AND c.status = 'building'
+      AND c.build_executor_id IS NOT DISTINCT FROM $3::bigint
+    FOR SHARE
+), ins AS (
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
+    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || o.id || ':' || s.id
+    FROM owner o
+    JOIN subscribers s ON s.account_id = $2 AND s.id = ANY($4::bigint[])
+    WHERE s.status = 'confirmed'
+      AND NOT EXISTS (SELECT 1 FROM suppressions x
+                      WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)
+    ORDER BY s.id
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM owner)::bigint AS owned, (SELECT count(*) FROM ins)::bigint AS inserted
+`
+
+type CampaignBuildInsertParams struct {
+	CampaignID    int64
+	AccountID     int64
+	ExecutorID    *int64
+	SubscriberIds []int64
+}
+
+type CampaignBuildInsertRow struct {
+	Owned    int64
+	Inserted int64
+}
+
+// Queues the given subscribers of a building campaign (one window of the build),
+// re-checking that each is still confirmed and unsuppressed. The campaign row is
+// share-locked and must still be building by this builder: a cancel, a take-over or
+// the move to sending waits for this insert or makes it insert nothing, so no row
+// joins a campaign after its build ended. owned = 0 tells the builder to stop.
+// subscribers is UNIQUE (account_id, email_lower): one row per address.
+func (q *Queries) CampaignBuildInsert(ctx context.Context, arg CampaignBuildInsertParams) (CampaignBuildInsertRow, error) {
+	row := q.db.QueryRow(ctx, campaignBuildInsert,
+		arg.CampaignID,
+		arg.AccountID,
+		arg.ExecutorID,
+		arg.SubscriberIds,
+	)
+	var i CampaignBuildInsertRow
+	err := row.Scan(&i.Owned, &i.Inserted)
 	return i, err
 }
 
 const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
-WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'sending', 'paused')
+WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
 func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -99,6 +362,8 @@ func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64)
 		&i.SenderID,
 		&i.PausedReason,
 		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
 	)
 	return i, err
 }
@@ -110,7 +375,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11, $12,
         $13::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
 type CampaignCreateParams struct {
@@ -178,6 +443,8 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.SenderID,
 		&i.PausedReason,
 		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
 	)
 	return i, err
 }
@@ -194,8 +461,52 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD i
 	return result.RowsAffected(), nil
 }
 
+const campaignFail = `-- name: CampaignFail :one
+WITH failed AS (
+    UPDATE campaigns
+    SET status = 'failed', failed_reason = $1::text, build_executor_id = NULL,
+        finished_at = coalesce($2::timestamptz, now()),
+        updated_at = coalesce($2::timestamptz, now())
+    WHERE campaigns.id = $3
+      AND (campaigns.status = 'approved' OR (campaigns.status = 'building'
+           AND campaigns.build_executor_id IS NOT DISTINCT FROM $4::bigint))
+    RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status, campaigns.failed_reason
+), removed AS (
+    DELETE FROM sends s USING failed f WHERE s.account_id = f.account_id AND s.campaign_id = f.id
+), failed_event AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT f.account_id, 'campaign.failed', coalesce($2::timestamptz, now()),
+           jsonb_build_object('campaign_id', f.id, 'name', f.name, 'status', f.status, 'reason', f.failed_reason)
+    FROM failed f
+)
+SELECT f.id FROM failed f
+`
+
+type CampaignFailParams struct {
+	Reason     string
+	Now        *time.Time
+	ID         int64
+	ExecutorID *int64
+}
+
+// An approved or building campaign that cannot start (its segment cannot be
+// evaluated, or its build ran past the limit) fails alone with its reason, so the
+// scheduler neither retries it nor stops at it. What its build had queued is
+// removed: none of it was claimable (only sending campaigns are), so nothing was sent.
+func (q *Queries) CampaignFail(ctx context.Context, arg CampaignFailParams) (int64, error) {
+	row := q.db.QueryRow(ctx, campaignFail,
+		arg.Reason,
+		arg.Now,
+		arg.ID,
+		arg.ExecutorID,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 // kind = 'campaign' here and below: an account's message stream is no campaign of the API.
@@ -230,12 +541,14 @@ func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (C
 		&i.SenderID,
 		&i.PausedReason,
 		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -291,10 +604,41 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.SenderID,
 			&i.PausedReason,
 			&i.SegmentID,
+			&i.BuildExecutorID,
+			&i.FailedReason,
 		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const campaignListBuildsToResume = `-- name: CampaignListBuildsToResume :many
+SELECT id FROM campaigns
+WHERE status = 'building' AND (build_executor_id IS NULL OR build_executor_id = $1::bigint)
+ORDER BY id
+LIMIT 100
+`
+
+// Building campaigns whose builder stopped or died, or is this executor (see
+// CampaignBuildBegin): the scheduler builds them (again).
+func (q *Queries) CampaignListBuildsToResume(ctx context.Context, executorID *int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, campaignListBuildsToResume, executorID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -315,7 +659,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload st
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
 // A pause by hand carries no system reason.
@@ -350,6 +694,8 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 		&i.SenderID,
 		&i.PausedReason,
 		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
 	)
 	return i, err
 }
@@ -357,7 +703,7 @@ func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) 
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
 func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -391,6 +737,8 @@ func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64)
 		&i.SenderID,
 		&i.PausedReason,
 		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
 	)
 	return i, err
 }
@@ -481,7 +829,7 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
 func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
@@ -515,6 +863,8 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int
 		&i.SenderID,
 		&i.PausedReason,
 		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
 	)
 	return i, err
 }
@@ -539,7 +889,7 @@ UPDATE campaigns SET
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = $13 AND id = $14 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
 type CampaignUpdateDraftParams struct {
@@ -605,6 +955,8 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.SenderID,
 		&i.PausedReason,
 		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
 	)
 	return i, err
 }

@@ -56,6 +56,8 @@ type Campaign struct {
 	SenderID           *int64
 	PausedReason       *string
 	SegmentID          *int64
+	BuildExecutorID    *int64
+	FailedReason       *string
 }
 
 type CampaignSendArchive struct {

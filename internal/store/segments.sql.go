@@ -10,21 +10,6 @@ import (
 	"time"
 )
 
-const campaignCancelTimedOut = `-- name: CampaignCancelTimedOut :execrows
-UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
-WHERE id = $1 AND status = 'approved'
-`
-
-// An approved campaign whose segment build ran past its time limit: the executor
-// cancels it rather than retrying the same slow build on every tick.
-func (q *Queries) CampaignCancelTimedOut(ctx context.Context, id int64) (int64, error) {
-	result, err := q.db.Exec(ctx, campaignCancelTimedOut, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const segmentCreate = `-- name: SegmentCreate :one
 
 INSERT INTO segments (account_id, name, match, statuses, list_ids, created_after, created_before)
@@ -208,6 +193,20 @@ func (q *Queries) SegmentList(ctx context.Context, arg SegmentListParams) ([]Seg
 		return nil, err
 	}
 	return items, nil
+}
+
+const segmentMatchCanonical = `-- name: SegmentMatchCanonical :one
+SELECT CAST(CAST($1::text AS jsonpath) AS text) AS canonical
+`
+
+// The predicate as PostgreSQL prints it back: every key, string and variable
+// quoted the same way, which the variable check scans (a syntax error is the
+// tenant's 422).
+func (q *Queries) SegmentMatchCanonical(ctx context.Context, match string) (string, error) {
+	row := q.db.QueryRow(ctx, segmentMatchCanonical, match)
+	var canonical string
+	err := row.Scan(&canonical)
+	return canonical, err
 }
 
 const segmentPreviewCount = `-- name: SegmentPreviewCount :one
