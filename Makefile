@@ -29,18 +29,19 @@ fuzz:
 	  done; \
 	done
 
-## generate: regenerate internal/store (sqlc) and api/ (oapi-codegen)
+## generate: regenerate internal/store (sqlc), api/ and the Go SDK's client/client.gen.go (oapi-codegen)
 generate:
 	$(TOOL) sqlc generate
 	@if [ -f api/oapi-codegen.yaml ]; then $(TOOL) oapi-codegen -config api/oapi-codegen.yaml openapi.yaml; fi
+	$(TOOL) oapi-codegen -config api/oapi-codegen.client.yaml openapi.yaml
 
 ## check: formatting, vet, generated code current, tests
 check: fmt vet generated test
 
 ## generated: fail when the committed generated code differs from what `make generate` makes
 generated: generate
-	@git diff --exit-code -- internal/store api || (echo "generated code is stale: run 'make generate' and commit" && exit 1)
-	@test -z "$$(git status --porcelain -- internal/store api)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store api && exit 1)
+	@git diff --exit-code -- internal/store api client || (echo "generated code is stale: run 'make generate' and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- internal/store api client)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store api client && exit 1)
 
 fmt:
 	@if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ':!Makefile'; then echo "merge conflict markers left in the tree"; exit 1; fi
