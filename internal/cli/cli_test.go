@@ -295,7 +295,7 @@ func TestWatchBarRenders(t *testing.T) {
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
 	for err, code := range map[error]int{
-		nil: 0,
+		nil:                        0,
 		&client.Error{Status: 404}: ExitNotFound, &client.Error{Status: 422}: ExitRefused,
 		&client.Error{Status: 409}: ExitRefused, &client.Error{Status: 401}: ExitAuth,
 		&client.Error{Status: 503}: ExitError, &client.Error{Status: 429}: ExitError,
