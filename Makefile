@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman
+.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -42,6 +42,13 @@ check: fmt vet generated test
 generated: generate
 	@git diff --exit-code -- internal/store api client || (echo "generated code is stale: run 'make generate' and commit" && exit 1)
 	@test -z "$$(git status --porcelain -- internal/store api client)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store api client && exit 1)
+
+## ts: the TypeScript package (sdk/typescript): install its pinned tools, regenerate its types from openapi.yaml
+##     (the committed src/schema.d.ts must not change), type-check the package and its example
+ts:
+	cd sdk/typescript && timeout 600 npm ci --no-audit --no-fund && npm run generate && npm run check
+	@git diff --exit-code -- sdk/typescript/src/schema.d.ts || (echo "sdk/typescript/src/schema.d.ts is stale: run 'make ts' and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- sdk/typescript/src)" || (echo "sdk/typescript/src is not committed:" && git status --porcelain -- sdk/typescript/src && exit 1)
 
 fmt:
 	@if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ':!Makefile'; then echo "merge conflict markers left in the tree"; exit 1; fi
