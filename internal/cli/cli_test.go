@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
@@ -280,11 +281,19 @@ func TestWatchBarRenders(t *testing.T) {
 	require.Contains(t, v.bar.String(), "40%")
 	require.Contains(t, v.bar.String(), "(4/10")
 
-	// A send.* event moves a send out of queued before the next stats read.
-	require.True(t, apply(s, "send.sent"))
-	require.Equal(t, int64(4), s.Counts.Sent)
-	require.Equal(t, int64(5), s.Counts.Queued)
-	require.False(t, apply(s, "campaign.paused"))
+	// Events seen beyond the last stats read move the display; a stats read behind
+	// the events does not move it back.
+	var seen client.SendCounts
+	require.True(t, count(&seen, "send.sent"))
+	require.False(t, count(&seen, "campaign.paused"))
+	for range 4 {
+		count(&seen, "send.sent")
+	}
+	m := merge(s, seen)
+	require.Equal(t, client.SendCounts{Sent: 5, Failed: 1, Queued: 4}, m.Counts)
+	v.update(m)
+	require.Contains(t, v.bar.String(), "sent 5 · queued 4 · failed 1")
+	require.Contains(t, v.bar.String(), "(6/10")
 
 	s.Status, s.Counts = client.CampaignStatusSent, client.SendCounts{Sent: 9, Failed: 1}
 	v.done(s)
@@ -303,4 +312,26 @@ func TestExitCodes(t *testing.T) {
 	} {
 		require.Equal(t, code, ExitCode(err), "%v", err)
 	}
+}
+
+// In a real pseudo-terminal the binary itself decides to draw: the upload bar is
+// redrawn in place and ends at 100%, then the summary. (The pipe runs above print
+// no bar.)
+func TestCLIImportOnAPseudoTerminal(t *testing.T) {
+	t.Parallel()
+	svc := servicetest.Start(t)
+	csv := writeCSV(t, 2000, "")
+	cmd := exec.Command(servicetest.Binary(), "subscribers", "import", csv)
+	cmd.Env = append(cleanEnv(), "SENDONCE_URL="+svc.URL, "SENDONCE_API_KEY="+svc.APIKey)
+	tty, err := pty.Start(cmd)
+	require.NoError(t, err)
+	defer tty.Close()
+	var screen bytes.Buffer
+	_, _ = io.Copy(&screen, tty) // until the command exits (EIO on Linux once the other side closes)
+	require.NoError(t, cmd.Wait())
+	out := screen.String()
+	require.Contains(t, out, "uploading "+csv)
+	require.Contains(t, out, "100%")
+	require.Contains(t, out, "\r", "the bar is redrawn in place")
+	require.Contains(t, out, "2000 inserted, 0 updated, 0 rejected")
 }

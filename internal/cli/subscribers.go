@@ -139,6 +139,7 @@ func uploadBar(w io.Writer, size int64, name string) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(size,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("uploading "+name),
+		progressbar.OptionShowCount(),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionShowTotalBytes(true),
 		progressbar.OptionSetPredictTime(true),

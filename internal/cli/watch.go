@@ -58,7 +58,10 @@ func (a *App) watch(cmd *cobra.Command, c *client.Client, id int64, after string
 	if err != nil {
 		return err
 	}
-	view.update(stats)
+	// seen counts the send.* events of this campaign: exact when the stream started
+	// before the approval, and moving between two reads of the stats.
+	var seen client.SendCounts
+	view.update(merge(stats, seen))
 	tick := time.NewTicker(watchPoll)
 	defer tick.Stop()
 	for !finished(stats.Status) {
@@ -70,8 +73,8 @@ func (a *App) watch(cmd *cobra.Command, c *client.Client, id int64, after string
 			if campaignOf(ev) != id {
 				continue
 			}
-			if apply(stats, ev.Type) {
-				view.update(stats)
+			if count(&seen, ev.Type) {
+				view.update(merge(stats, seen))
 			} else {
 				refresh = true // a campaign.* event: the state changed
 			}
@@ -82,7 +85,7 @@ func (a *App) watch(cmd *cobra.Command, c *client.Client, id int64, after string
 			if stats, err = campaignStats(ctx, c, id); err != nil {
 				return err
 			}
-			view.update(stats)
+			view.update(merge(stats, seen))
 		}
 	}
 	view.done(stats)
@@ -109,34 +112,35 @@ func campaignOf(ev client.StreamEvent) int64 {
 	return int64(id)
 }
 
-// apply counts one send.* event into s until the next read of the stats replaces
-// it; it reports false for other events.
-func apply(s *client.CampaignStats, typ string) bool {
-	n := &s.Counts
-	var to *int64
+// count adds one send.* event to n; it reports false for other events.
+func count(n *client.SendCounts, typ string) bool {
 	switch typ {
 	case "send.sent":
-		to = &n.Sent
+		n.Sent++
 	case "send.failed":
-		to = &n.Failed
+		n.Failed++
 	case "send.unknown":
-		to = &n.Unknown
+		n.Unknown++
 	case "send.suppressed":
-		to = &n.Suppressed
+		n.Suppressed++
 	default:
 		return false
 	}
-	// The send left queued or sending; a stats read may already have counted it.
-	switch {
-	case n.Sending > 0:
-		n.Sending--
-	case n.Queued > 0:
-		n.Queued--
-	default:
-		return true
-	}
-	*to++
 	return true
+}
+
+// merge is what --watch shows: for each outcome the larger of the last stats read
+// and the events seen since the approval. Each is at most the truth (the stats lag
+// behind the events that follow them, the events behind a stream that started
+// late), so the larger is the closer and the display never moves backwards. The
+// rest of the total is shown as queued.
+func merge(stats *client.CampaignStats, seen client.SendCounts) *client.CampaignStats {
+	m := *stats
+	n := &m.Counts
+	n.Sent, n.Failed = max(n.Sent, seen.Sent), max(n.Failed, seen.Failed)
+	n.Unknown, n.Suppressed = max(n.Unknown, seen.Unknown), max(n.Suppressed, seen.Suppressed)
+	n.Sending, n.Queued = 0, max(m.Total-settled(&m), 0)
+	return &m
 }
 
 // settled is how many of the campaign's sends have their final state.
@@ -163,7 +167,6 @@ func newBarView(w io.Writer, id int64, throttle time.Duration) *barView {
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(throttle),
 		progressbar.OptionSetRenderBlankState(true),
-		progressbar.OptionFullWidth(),
 	)}
 }
 
