@@ -135,26 +135,17 @@ counts. It exits 6 when the campaign ends cancelled or with failed or unknown se
 		a.transition("pause", "Pause a sending campaign (messages already handed to a worker may still go out)",
 			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {
 				r, err := c.PauseCampaignWithResponse(ctx, id, nil)
-				if err := client.Check(r, err); err != nil {
-					return nil, err
-				}
-				return r.JSON200, nil
+				return checked(r, err, func() *client.Campaign { return r.JSON200 })
 			}),
 		a.transition("resume", "Resume a paused campaign",
 			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {
 				r, err := c.ResumeCampaignWithResponse(ctx, id, nil)
-				if err := client.Check(r, err); err != nil {
-					return nil, err
-				}
-				return r.JSON200, nil
+				return checked(r, err, func() *client.Campaign { return r.JSON200 })
 			}),
 		a.transition("cancel", "Cancel a campaign; every queued send is cancelled",
 			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {
 				r, err := c.CancelCampaignWithResponse(ctx, id, nil)
-				if err := client.Check(r, err); err != nil {
-					return nil, err
-				}
-				return r.JSON200, nil
+				return checked(r, err, func() *client.Campaign { return r.JSON200 })
 			}),
 	)
 	return cmd
@@ -182,6 +173,14 @@ func (a *App) transition(name, short string, do func(context.Context, *client.Cl
 			return a.printCampaign(cmd, camp)
 		},
 	}
+}
+
+// checked is the campaign an answer carries, or the answer's error.
+func checked[R interface{ StatusCode() int }](r R, err error, campaign func() *client.Campaign) (*client.Campaign, error) {
+	if err := client.Check(r, err); err != nil {
+		return nil, err
+	}
+	return campaign(), nil
 }
 
 func (a *App) printCampaign(cmd *cobra.Command, camp *client.Campaign) error {

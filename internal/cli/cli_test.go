@@ -36,7 +36,7 @@ func sendonce(t *testing.T, env []string, stdin string, args ...string) cliRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, servicetest.Binary(), args...)
-	cmd.Env = append(cleanEnv(), env...)
+	cmd.Env = append(servicetest.CleanEnv(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -48,16 +48,6 @@ func sendonce(t *testing.T, env []string, stdin string, args ...string) cliRun {
 		require.NoError(t, err)
 	}
 	return cliRun{out.String(), errb.String(), code}
-}
-
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SENDONCE_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 // setup starts a real service, logs the CLI in to it (the login file is what the
@@ -215,7 +205,7 @@ func TestCLIMessagesSuppressionsEvents(t *testing.T) {
 	require.NoError(t, err)
 	sdkAdd("tailed@example.com")
 	cmd := exec.Command(servicetest.Binary(), "events", "tail", "--json", "--type", "suppression.created", "--after", after)
-	cmd.Env = append(cleanEnv(), "SENDONCE_URL="+svc.URL, "SENDONCE_API_KEY="+svc.APIKey)
+	cmd.Env = append(servicetest.CleanEnv(), "SENDONCE_URL="+svc.URL, "SENDONCE_API_KEY="+svc.APIKey)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -322,7 +312,7 @@ func TestCLIImportOnAPseudoTerminal(t *testing.T) {
 	svc := servicetest.Start(t)
 	csv := writeCSV(t, 2000, "")
 	cmd := exec.Command(servicetest.Binary(), "subscribers", "import", csv)
-	cmd.Env = append(cleanEnv(), "SENDONCE_URL="+svc.URL, "SENDONCE_API_KEY="+svc.APIKey)
+	cmd.Env = append(servicetest.CleanEnv(), "SENDONCE_URL="+svc.URL, "SENDONCE_API_KEY="+svc.APIKey)
 	tty, err := pty.Start(cmd)
 	require.NoError(t, err)
 	defer tty.Close()

@@ -93,7 +93,7 @@ func Start(t testing.TB, env ...string) Service {
 // start runs `sendonce dev` with its data in dataDir and returns once it listens
 // (dev migrates and makes the demo account before it listens).
 func start(dataDir string, env []string) (Service, error) {
-	environ := append(cleanEnv(),
+	environ := append(CleanEnv(),
 		"SENDONCE_DATA_DIR="+dataDir,
 		"SENDONCE_ADDR=127.0.0.1:0",
 		"SENDONCE_LOG_FORMAT=json",
@@ -163,9 +163,9 @@ func start(dataDir string, env []string) (Service, error) {
 	return s, nil
 }
 
-// cleanEnv is this process's environment without SENDONCE_* settings, so a
-// developer's shell cannot change the service a test runs.
-func cleanEnv() []string {
+// CleanEnv is this process's environment without SENDONCE_* settings, so a
+// developer's shell cannot change the service (or the command) a test runs.
+func CleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SENDONCE_") {
