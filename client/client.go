@@ -22,9 +22,12 @@ type Config struct {
 	URL string
 	// APIKey is sent as Authorization: Bearer on every request.
 	APIKey string
-	// HTTPClient carries the requests; nil means a client with a 60 s timeout for
-	// ordinary calls (the event stream uses its own client without one).
+	// HTTPClient carries the requests; nil means http.DefaultTransport's. Leave its
+	// Timeout zero: Timeout below bounds each call (the event stream has no bound).
 	HTTPClient *http.Client
+	// Timeout bounds one attempt of a call, reading its answer included; 0 means
+	// 60 s. The subscriber import gets at least 11 minutes (the server allows 10).
+	Timeout time.Duration
 	// MaxRetries is how many times a failed attempt is repeated (network error,
 	// 429, 5xx); 0 means 3, negative means none.
 	MaxRetries int
@@ -56,9 +59,12 @@ func New(cfg Config) (*Client, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "sendonce-go"
 	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 60 * time.Second
+	}
 	base := cfg.HTTPClient
 	if base == nil {
-		base = &http.Client{Timeout: 60 * time.Second}
+		base = &http.Client{}
 	}
 	next := base.Transport
 	if next == nil {
@@ -69,7 +75,7 @@ func New(cfg Config) (*Client, error) {
 	doer.Transport = rt
 	stream := *base
 	stream.Timeout = 0
-	stream.Transport = &retryTransport{next: next, cfg: Config{APIKey: cfg.APIKey, UserAgent: cfg.UserAgent, MaxRetries: -1}}
+	stream.Transport = &retryTransport{next: next, cfg: Config{APIKey: cfg.APIKey, UserAgent: cfg.UserAgent, MaxRetries: -1, Timeout: -1}}
 	gen, err := NewClientWithResponses(strings.TrimRight(cfg.URL, "/"), WithHTTPClient(&doer))
 	if err != nil {
 		return nil, err
@@ -171,9 +177,10 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A body that cannot be read again (a stream, such as an import with a progress
 	// reader) is sent once.
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	parent := req.Context()
 	for attempt := 0; ; attempt++ {
-		resp, err := t.next.RoundTrip(req)
-		if attempt >= t.cfg.MaxRetries || !replayable || req.Context().Err() != nil || !retryable(resp, err) {
+		resp, err := t.attempt(req)
+		if attempt >= t.cfg.MaxRetries || !replayable || parent.Err() != nil || !retryable(resp, err) {
 			return resp, err
 		}
 		wait := backoff(attempt, t.cfg.MaxWait)
@@ -186,9 +193,9 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		timer := time.NewTimer(wait)
 		select {
-		case <-req.Context().Done():
+		case <-parent.Done():
 			timer.Stop()
-			return nil, req.Context().Err()
+			return nil, parent.Err()
 		case <-timer.C:
 		}
 		if req.GetBody != nil {
@@ -200,6 +207,37 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body = body
 		}
 	}
+}
+
+// attempt sends req once under the call timeout, which lasts until its answer's
+// body is closed.
+func (t *retryTransport) attempt(req *http.Request) (*http.Response, error) {
+	timeout := t.cfg.Timeout
+	if timeout < 0 {
+		return t.next.RoundTrip(req)
+	}
+	if strings.HasSuffix(req.URL.Path, "/v1/subscribers/import") {
+		timeout = max(timeout, 11*time.Minute)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), timeout)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 func retryable(resp *http.Response, err error) bool {

@@ -69,8 +69,8 @@ func ExampleClient_Subscribers() {
 }
 
 // Follow the account's events as they happen. A stream starts now, or after a
-// cursor: here the end of the event log before the second suppression, so the loop
-// cannot miss it however late it connects.
+// cursor: here the cursor after the first suppression's event, so the loop cannot
+// miss the second however late it connects.
 func ExampleClient_Stream() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -82,18 +82,7 @@ func ExampleClient_Stream() {
 		}
 	}
 	suppress("stream-before@example.org")
-	// The log's end: page through it; next_cursor is the position after a page.
-	var after string
-	for {
-		page, err := c.ListEventsWithResponse(ctx, &client.ListEventsParams{Limit: client.Ptr(500), After: &after})
-		if err := client.Check(page, err); err != nil {
-			log.Fatal(err)
-		}
-		if len(page.JSON200.Data) == 0 {
-			break
-		}
-		after = *page.JSON200.NextCursor
-	}
+	after := cursorAfter(ctx, c, "stream-before@example.org")
 	suppress("stream@example.org")
 	for ev, err := range c.Stream(ctx, client.StreamOptions{Types: []string{"suppression.created"}, After: after}) {
 		if err != nil {
@@ -140,4 +129,35 @@ func ExampleVerify() {
 	// Output:
 	// verified: true
 	// sendonce: webhook signature does not verify
+}
+
+// cursorAfter waits until the event log shows the suppression of email (an event is
+// listed once every transaction older than it has ended) and returns the cursor
+// after it.
+func cursorAfter(ctx context.Context, c *client.Client, email string) string {
+	for {
+		after, seen := "", false
+		for {
+			page, err := c.ListEventsWithResponse(ctx, &client.ListEventsParams{Limit: client.Ptr(500), After: &after,
+				Type: &client.EventTypeFilter{"suppression.created"}})
+			if err := client.Check(page, err); err != nil {
+				log.Fatal(err)
+			}
+			for _, ev := range page.JSON200.Data {
+				seen = seen || ev.Data["email"] == email
+			}
+			if len(page.JSON200.Data) == 0 || page.JSON200.NextCursor == nil {
+				break
+			}
+			after = *page.JSON200.NextCursor
+		}
+		if seen {
+			return after
+		}
+		select {
+		case <-ctx.Done():
+			log.Fatal("the event never showed: ", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -85,3 +85,22 @@ func TestRetryStopsAtRefusalsAndAtTheLimit(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// Timeout bounds one call: a service that never answers gives the caller an error
+// instead of a hung program.
+func TestTimeoutBoundsACall(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c, err := client.New(client.Config{URL: srv.URL, Timeout: 50 * time.Millisecond, MaxRetries: -1})
+	require.NoError(t, err)
+	_, err = c.GetAccountWithResponse(context.Background())
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}

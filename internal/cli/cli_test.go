@@ -201,10 +201,27 @@ func TestCLIMessagesSuppressionsEvents(t *testing.T) {
 		require.NoError(t, client.Check(resp, err))
 	}
 	sdkAdd("before@example.com")
-	after, err := logEnd(ctx, sdk)
-	require.NoError(t, err)
+	// The cursor after that event, once the log lists it (an event is listed when
+	// every older transaction has ended; before that the log can be empty, and an
+	// empty --after means "from now").
+	var after string
+	for deadline := time.Now().Add(time.Minute); after == ""; {
+		for ev, err := range sdk.EventLog(ctx, client.ListEventsParams{Type: &client.EventTypeFilter{"suppression.created"}}) {
+			require.NoError(t, err)
+			if ev.Data["email"] == "before@example.com" {
+				after, err = logEnd(ctx, sdk)
+				require.NoError(t, err)
+			}
+		}
+		if after == "" {
+			require.True(t, time.Now().Before(deadline), "the suppression's event was never listed")
+			time.Sleep(20 * time.Millisecond) // polling the log for the event, not waiting out a delay
+		}
+	}
 	sdkAdd("tailed@example.com")
-	cmd := exec.Command(servicetest.Binary(), "events", "tail", "--json", "--type", "suppression.created", "--after", after)
+	tailCtx, stopTail := context.WithTimeout(ctx, 2*time.Minute) // a missed event fails the test instead of hanging it
+	defer stopTail()
+	cmd := exec.CommandContext(tailCtx, servicetest.Binary(), "events", "tail", "--json", "--type", "suppression.created", "--after", after)
 	cmd.Env = append(servicetest.CleanEnv(), "SENDONCE_URL="+svc.URL, "SENDONCE_API_KEY="+svc.APIKey)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
