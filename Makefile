@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman
+.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -29,18 +29,26 @@ fuzz:
 	  done; \
 	done
 
-## generate: regenerate internal/store (sqlc) and api/ (oapi-codegen)
+## generate: regenerate internal/store (sqlc), api/ and the Go SDK's client/client.gen.go (oapi-codegen)
 generate:
 	$(TOOL) sqlc generate
 	@if [ -f api/oapi-codegen.yaml ]; then $(TOOL) oapi-codegen -config api/oapi-codegen.yaml openapi.yaml; fi
+	$(TOOL) oapi-codegen -config api/oapi-codegen.client.yaml openapi.yaml
 
 ## check: formatting, vet, generated code current, tests
 check: fmt vet generated test
 
 ## generated: fail when the committed generated code differs from what `make generate` makes
 generated: generate
-	@git diff --exit-code -- internal/store api || (echo "generated code is stale: run 'make generate' and commit" && exit 1)
-	@test -z "$$(git status --porcelain -- internal/store api)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store api && exit 1)
+	@git diff --exit-code -- internal/store api client || (echo "generated code is stale: run 'make generate' and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- internal/store api client)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store api client && exit 1)
+
+## ts: the TypeScript package (sdk/typescript): install its pinned tools, regenerate its types from openapi.yaml
+##     (the committed src/schema.d.ts must not change), type-check the package and its example
+ts:
+	cd sdk/typescript && timeout 600 npm ci --no-audit --no-fund && npm run generate && npm run check
+	@git diff --exit-code -- sdk/typescript/src/schema.d.ts || (echo "sdk/typescript/src/schema.d.ts is stale: run 'make ts' and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- sdk/typescript/src)" || (echo "sdk/typescript/src is not committed:" && git status --porcelain -- sdk/typescript/src && exit 1)
 
 fmt:
 	@if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ':!Makefile'; then echo "merge conflict markers left in the tree"; exit 1; fi

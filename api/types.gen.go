@@ -730,7 +730,7 @@ type EventEndpoint struct {
 	Url            string     `json:"url"`
 }
 
-// EventEndpointInput defines model for EventEndpointInput.
+// EventEndpointInput Example: {"batch_size":1,"description":"campaign results","event_types":["send.sent","send.failed","campaign.sent"],"url":"https://hooks.example.com/sendonce"}
 type EventEndpointInput struct {
 	// BatchSize Above 1, send.* events are posted as event.batch envelopes of up to this many.
 	BatchSize   *int    `json:"batch_size,omitempty"`
@@ -823,7 +823,9 @@ type ListCreate struct {
 	OptinFromEmail  *string    `json:"optin_from_email,omitempty"`
 	OptinFromName   *string    `json:"optin_from_name,omitempty"`
 	OptinTemplateId *int64     `json:"optin_template_id,omitempty"`
-	Public          *bool      `json:"public,omitempty"`
+
+	// Public Absent: false.
+	Public *bool `json:"public,omitempty"`
 }
 
 // ListOptin `single` (default): a public sign-up subscribes at once. `double`: it makes a pending membership and sends a confirmation email with a signed link; the address is subscribed when it confirms.
@@ -921,6 +923,7 @@ type MessageBatchResult struct {
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
+	// Category Absent: transactional.
 	Category *MessageCreateCategory `json:"category,omitempty"`
 
 	// Data The templates' .Attributes (at most 64 KiB).
@@ -949,7 +952,7 @@ type MessageCreate struct {
 	ToName     *string   `json:"to_name,omitempty"`
 }
 
-// MessageCreateCategory defines model for MessageCreate.Category.
+// MessageCreateCategory Absent: transactional.
 type MessageCreateCategory string
 
 // MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
@@ -1130,7 +1133,7 @@ type Sender struct {
 // SenderType defines model for Sender.Type.
 type SenderType string
 
-// SenderCreate Example: {"allowed_from":["example.com"],"credentials":{"server_token":"00000000-0000-0000-0000-000000000000"},"default":true,"name":"postmark transactional","rate_per_second":10,"settings":{"message_stream":"outbound"},"type":"postmark"}
+// SenderCreate Example: {"allowed_from":["example.com"],"credentials":{"server_token":"00000000-0000-0000-0000-000000000000"},"name":"postmark transactional","rate_per_second":10,"settings":{"message_stream":"outbound"},"type":"postmark"}
 type SenderCreate struct {
 	// AllowedFrom Addresses or domains a From may use; empty allows any.
 	AllowedFrom *[]string `json:"allowed_from,omitempty"`
@@ -1261,13 +1264,15 @@ type Subscriber struct {
 // SubscriberCreate Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
 type SubscriberCreate struct {
 	// Attributes Free-form data the templates see as .Attributes.
-	Attributes *Attributes             `json:"attributes,omitempty"`
-	Email      string                  `json:"email"`
-	Name       *string                 `json:"name,omitempty"`
-	Status     *SubscriberCreateStatus `json:"status,omitempty"`
+	Attributes *Attributes `json:"attributes,omitempty"`
+	Email      string      `json:"email"`
+	Name       *string     `json:"name,omitempty"`
+
+	// Status Absent: pending.
+	Status *SubscriberCreateStatus `json:"status,omitempty"`
 }
 
-// SubscriberCreateStatus defines model for SubscriberCreate.Status.
+// SubscriberCreateStatus Absent: pending.
 type SubscriberCreateStatus string
 
 // SubscriberImportRow One row of a JSON import. Rows are checked in the handler, so a bad row is reported, not fatal.
@@ -1311,7 +1316,9 @@ type Suppression struct {
 
 // SuppressionCreate Example: {"email":"user42@example.com","reason":"complaint","source":"support ticket 1234"}
 type SuppressionCreate struct {
-	Email  string             `json:"email"`
+	Email string `json:"email"`
+
+	// Reason Absent: manual.
 	Reason *SuppressionReason `json:"reason,omitempty"`
 	Source *string            `json:"source,omitempty"`
 }
@@ -1434,6 +1441,7 @@ type WebhookEndpointCreateSource string
 
 // WebhookEndpointRotate Example: {"grace_seconds":86400}
 type WebhookEndpointRotate struct {
+	// GraceSeconds Absent: 86400.
 	GraceSeconds *int `json:"grace_seconds,omitempty"`
 
 	// Secret The provider's new key, where the provider makes it.
@@ -1680,6 +1688,7 @@ type RedeliverEventEndpointParams struct {
 
 // RotateEventEndpointJSONBody defines parameters for RotateEventEndpoint.
 type RotateEventEndpointJSONBody struct {
+	// GraceSeconds Absent: 86400.
 	GraceSeconds *int `json:"grace_seconds,omitempty"`
 }
 

@@ -1,14 +1,19 @@
 // Command sendonce is the sendonce service: API, executor, migrations, local
-// development server and operator tools in one binary.
+// development server and operator tools in one binary, and the client commands
+// (internal/cli) that talk to a running service over its API.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
+	"github.com/sendonce/sendonce/internal/cli"
 	"github.com/sendonce/sendonce/internal/config"
 )
 
@@ -26,20 +31,74 @@ Usage:
 Configuration is read from SENDONCE_* environment variables (see README.md).
 `
 
+// serverCommands are the commands that run the service or reach its database; they
+// parse their own flags (commands.go), as before the client commands came.
+var serverCommands = []struct {
+	name, short string
+	hidden      bool
+}{
+	{"serve", "Run the API and/or the executor (--api=false, --executor=false)", false},
+	{"migrate", "Apply database migrations and exit", false},
+	{"dev", "Local PostgreSQL, migrations, a demo account, and serve", false},
+	{"account", "account create NAME: create an account and print its API key", false},
+	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key", false},
+	{"bench", "Measure import, build, send and the raw claim/ack ceiling", false},
+	{"loadtest", "used by make loadtest", true},
+	{"testdb", "used by make test", true},
+	{"chaos", "kill -9 harness for make chaos", true},
+	{"sink", "fake providers for chaos runs", true},
+}
+
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
-	}
-	cfg, err := config.Load()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRoot().ExecuteContext(ctx)
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sendonce:", err)
-		os.Exit(2)
+		os.Exit(cli.ExitCode(err))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := dispatch(ctx, cfg, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "sendonce:", err)
-		os.Exit(1)
+}
+
+// newRoot is the command tree: the server commands, each handed its arguments
+// untouched, and the client commands.
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sendonce",
+		Short: "sendonce: exactly-once email campaigns",
+		Long: `sendonce: exactly-once email campaigns.
+
+The server commands read their configuration from SENDONCE_* environment variables (see README.md).
+The client commands reach a service at --url / $SENDONCE_URL with --api-key / $SENDONCE_API_KEY,
+or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cli.Usage(fmt.Errorf("unknown command %q (see sendonce --help)", args[0]))
+			}
+			cmd.SetOut(cmd.ErrOrStderr())
+			_ = cmd.Help()
+			return cli.Usage(errors.New("a command is required"))
+		},
 	}
+	root.AddGroup(&cobra.Group{ID: "server", Title: "Server commands (run the service or reach its database; SENDONCE_* configuration):"})
+	for _, sc := range serverCommands {
+		root.AddCommand(&cobra.Command{
+			Use:                sc.name,
+			Short:              sc.short,
+			Hidden:             sc.hidden,
+			GroupID:            "server",
+			DisableFlagParsing: true,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				cfg, err := config.Load()
+				if err != nil {
+					return cli.Usage(err)
+				}
+				return dispatch(cmd.Context(), cfg, append([]string{sc.name}, args...))
+			},
+		})
+	}
+	cli.AddCommands(root)
+	return root
 }

@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sendonce/sendonce/client"
+)
+
+func (a *App) campaignsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "campaigns", Short: "List, show, approve and control campaigns"}
+
+	var status string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the account's campaigns",
+		Args:  args(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			var params client.ListCampaignsParams
+			if status != "" {
+				params.Status = client.Ptr(client.CampaignStatus(status))
+			}
+			var all []client.Campaign
+			for camp, err := range c.Campaigns(cmd.Context(), params) {
+				if err != nil {
+					return err
+				}
+				all = append(all, camp)
+			}
+			if a.JSON {
+				if all == nil {
+					all = []client.Campaign{}
+				}
+				return printJSON(cmd.OutOrStdout(), all)
+			}
+			rows := make([][]string, 0, len(all))
+			for _, camp := range all {
+				rows = append(rows, []string{itoa(camp.Id), camp.Name, string(camp.Status), when(&camp.CreatedAt), when(camp.FinishedAt)})
+			}
+			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "STATUS", "CREATED", "FINISHED"}, rows)
+		},
+	}
+	list.Flags().StringVar(&status, "status", "", "only campaigns in this status (draft, approved, sending, paused, sent, cancelled)")
+	_ = list.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(
+		[]string{"draft", "approved", "sending", "paused", "sent", "cancelled"}, cobra.ShellCompDirectiveNoFileComp))
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a campaign and the counts of its sends",
+		Args:  args(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID(argv[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			camp, err := c.GetCampaignWithResponse(cmd.Context(), id)
+			if err := client.Check(camp, err); err != nil {
+				return err
+			}
+			stats, err := campaignStats(cmd.Context(), c, id)
+			if err != nil {
+				return err
+			}
+			if a.JSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"campaign": camp.JSON200, "stats": stats})
+			}
+			k := camp.JSON200
+			out := cmd.OutOrStdout()
+			rows := [][]string{
+				{"id", itoa(k.Id)}, {"name", k.Name}, {"status", string(k.Status)}, {"subject", k.Subject},
+				{"from", strings.TrimSpace(k.FromName + " <" + k.FromEmail + ">")},
+				{"created", when(&k.CreatedAt)}, {"approved", when(k.ApprovedAt)}, {"started", when(k.StartedAt)},
+				{"finished", when(k.FinishedAt)}, {"sends", countsText(stats)},
+			}
+			if k.PausedReason != nil {
+				rows = append(rows, []string{"paused because", *k.PausedReason})
+			}
+			return table(out, []string{"FIELD", "VALUE"}, rows)
+		},
+	}
+
+	var watch bool
+	approve := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Approve a draft campaign (it starts sending at once); --watch follows it to the end",
+		Long: `Approve a draft campaign: it starts sending at once. With --watch the command follows the
+campaign through the event stream until it is sent or cancelled: a progress bar on a terminal
+(sent, queued, failed, the rate and the time left), a line per second in a pipe, and the final
+counts. It exits 6 when the campaign ends cancelled or with failed or unknown sends.`,
+		Example: "  sendonce campaigns approve 42 --watch",
+		Args:    args(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID(argv[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			var after string
+			if watch {
+				// Where the event log ends now, so the stream misses none of this campaign's events.
+				if after, err = logEnd(cmd.Context(), c); err != nil {
+					return err
+				}
+			}
+			resp, err := c.ApproveCampaignWithResponse(cmd.Context(), id, nil, client.ApproveCampaignJSONRequestBody{})
+			if err := client.Check(resp, err); err != nil {
+				return err
+			}
+			if !watch {
+				return a.printCampaign(cmd, resp.JSON200)
+			}
+			if !a.JSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "campaign %d approved; watching\n", id)
+			}
+			return a.watch(cmd, c, id, after)
+		},
+	}
+	approve.Flags().BoolVar(&watch, "watch", false, "follow the campaign until it is sent or cancelled")
+
+	cmd.AddCommand(list, show, approve,
+		a.transition("pause", "Pause a sending campaign (messages already handed to a worker may still go out)",
+			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {
+				r, err := c.PauseCampaignWithResponse(ctx, id, nil)
+				return checked(r, err, func() *client.Campaign { return r.JSON200 })
+			}),
+		a.transition("resume", "Resume a paused campaign",
+			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {
+				r, err := c.ResumeCampaignWithResponse(ctx, id, nil)
+				return checked(r, err, func() *client.Campaign { return r.JSON200 })
+			}),
+		a.transition("cancel", "Cancel a campaign; every queued send is cancelled",
+			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {
+				r, err := c.CancelCampaignWithResponse(ctx, id, nil)
+				return checked(r, err, func() *client.Campaign { return r.JSON200 })
+			}),
+	)
+	return cmd
+}
+
+// transition is a command that moves campaign ID to another state.
+func (a *App) transition(name, short string, do func(context.Context, *client.Client, int64) (*client.Campaign, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " ID",
+		Short: short,
+		Args:  args(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID(argv[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			camp, err := do(cmd.Context(), c, id)
+			if err != nil {
+				return err
+			}
+			return a.printCampaign(cmd, camp)
+		},
+	}
+}
+
+// checked is the campaign an answer carries, or the answer's error.
+func checked[R interface{ StatusCode() int }](r R, err error, campaign func() *client.Campaign) (*client.Campaign, error) {
+	if err := client.Check(r, err); err != nil {
+		return nil, err
+	}
+	return campaign(), nil
+}
+
+func (a *App) printCampaign(cmd *cobra.Command, camp *client.Campaign) error {
+	if a.JSON {
+		return printJSON(cmd.OutOrStdout(), camp)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "campaign %d (%s): %s\n", camp.Id, camp.Name, camp.Status)
+	return nil
+}
+
+func campaignStats(ctx context.Context, c *client.Client, id int64) (*client.CampaignStats, error) {
+	resp, err := c.GetCampaignStatsWithResponse(ctx, id)
+	if err := client.Check(resp, err); err != nil {
+		return nil, err
+	}
+	return resp.JSON200, nil
+}
+
+func countsText(s *client.CampaignStats) string {
+	n := s.Counts
+	text := fmt.Sprintf("%d total: %d sent, %d queued, %d sending, %d failed, %d unknown, %d suppressed, %d cancelled",
+		s.Total, n.Sent, n.Queued, n.Sending, n.Failed, n.Unknown, n.Suppressed, n.Cancelled)
+	if s.Skipped != nil {
+		text += fmt.Sprintf(" (not sent to: %d suppressed, %d unconfirmed)", s.Skipped.Suppressed, s.Skipped.Unconfirmed)
+	}
+	return text
+}
+
+// logEnd pages to the end of the account's event log and returns the cursor after
+// its last event ("" when the log is empty: a stream then starts now).
+func logEnd(ctx context.Context, c *client.Client) (string, error) {
+	var after string
+	for {
+		page, err := c.ListEventsWithResponse(ctx, &client.ListEventsParams{Limit: client.Ptr(500), After: &after})
+		if err := client.Check(page, err); err != nil {
+			return "", err
+		}
+		if len(page.JSON200.Data) == 0 || page.JSON200.NextCursor == nil {
+			return after, nil
+		}
+		after = *page.JSON200.NextCursor
+	}
+}
