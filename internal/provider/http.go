@@ -164,7 +164,7 @@ func snippet(b []byte) string {
 }
 
 // Idempotent is true: the server keeps one result per Idempotency-Key.
-func (p *HTTP) Idempotent() bool { return true }
+func (p *HTTP) Idempotent() bool { return IdempotentKind("http") }
 
 // Close drops idle connections.
 func (p *HTTP) Close() error {

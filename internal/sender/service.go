@@ -14,6 +14,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -72,7 +73,7 @@ func toSender(r store.Sender) Sender {
 	}
 	return Sender{ID: r.ID, Name: r.Name, Type: r.Type, Settings: st, CredentialsHint: r.SecretHint,
 		RatePerSecond: r.RatePerSecond, MaxConnections: int(r.MaxConnections), AllowedFrom: allowed,
-		Default: r.IsDefault, Idempotent: r.Type == "resend" || r.Type == "http",
+		Default: r.IsDefault, Idempotent: provider.IdempotentKind(r.Type),
 		PausedReason: r.PausedReason, PausedAt: r.PausedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
