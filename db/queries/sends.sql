@@ -198,7 +198,7 @@ SET status              = CASE WHEN u.status = 'queued'
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
     last_error          = nullif(u.error, ''),
     next_attempt_at     = coalesce(u.next_attempt_at, s.next_attempt_at),
-    in_doubt            = s.in_doubt OR u.doubt,
+    in_doubt            = s.in_doubt OR coalesce(u.doubt, false),
     sent_at             = CASE WHEN u.status = 'sent' THEN coalesce(sqlc.narg('now')::timestamptz, now()) END,
     lease_until         = NULL,
     updated_at          = coalesce(sqlc.narg('now')::timestamptz, now())
