@@ -259,11 +259,9 @@ func TestMessageOnAuthFailureFailsPastTheHoldMax(t *testing.T) {
 	f, e, _, acct, _, clk := messageSetup(t, env, "postmark", bad)
 	id := f.message(acct, nil, "reset-5", "ada@example.com")
 	f.exec(`UPDATE messages SET created_at = $1`, clk.Now().Add(-25*time.Hour))
-	claimAndSend(t, e, streamOf(t, e, d0(e), acct), clk)
+	claimAndSend(t, e, streamOf(t, e, e.newDealer(), acct), clk)
 	got := readSend(t, f.pool, id)
 	require.Equal(t, "failed", got.Status)
 	require.Contains(t, got.LastError, "held longer than 24h0m0s while its sender fails: ")
 	require.Contains(t, got.LastError, "invalid api key")
 }
-
-func d0(e *Executor) *dealer { return e.newDealer() }
