@@ -79,6 +79,8 @@ chaos-senders: build
 
 ## chaos-messages: POST MESSAGES transactional messages (keyed, some in batches) while every service process is SIGKILLed
 ##                 KILLS times; each message exactly once (PROVIDER=http) or at most once with the rest `unknown` (smtp)
+##                 PROVIDER=smtp CHAOS_FLAGS=-default-sender: through an SMTP sender set as the account's default
+##                 (the environment's provider the idempotent log): still at most once, no replay through the wrong provider
 MESSAGES ?= 5000
 chaos-messages: build
 	./bin/sendonce chaos -messages -provider $(PROVIDER) -messages $(MESSAGES) -kills $(KILLS) $(CHAOS_FLAGS)

@@ -39,6 +39,8 @@ type chaosOptions struct {
 	// expiry, and the run prints the last restart → sent time.
 	DefaultLease bool
 	Verbose      bool
+	// viaDefaultSender: chaos -messages sent through an SMTP default sender.
+	viaDefaultSender bool
 	// Events subscribes a receiver to every event type; at the end it must hold
 	// exactly one send.* event per send row, matching its status.
 	Events       bool

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/invariant"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/transactional"
 )
@@ -44,6 +45,13 @@ import (
 // be `sent`; with SMTP at most once, a `sent` message delivered, and every message
 // the sink never saw `unknown` (the stream's ambiguous_policy skip). The shared
 // delivery invariant (internal/invariant) is checked at the end.
+//
+// With -default-sender (SMTP only) the messages leave through an SMTP sender set as
+// the account's default, while the environment's provider is `log`, which is
+// idempotent: the default stream names no sender, so a rescuer that judged a row by
+// today's configuration instead of what its claim recorded would replay it and the
+// SMTP sink would count second copies. The same at-most-once checks apply, and a
+// message `sent` through the wrong provider is one the sink never saw.
 func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos -messages", flag.ContinueOnError)
@@ -55,8 +63,13 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 	clients := fs.Int("clients", 8, "concurrent API clients posting the messages")
 	latency := fs.Duration("latency", 200*time.Millisecond, "the sink's answer time, so kills find messages in flight")
 	replays := fs.Int("replays", 200, "keys posted again after the kills (one batch of 50 among them)")
+	viaDefault := fs.Bool("default-sender", false, "send through an SMTP sender set as the account's default "+
+		"(the environment's provider being the idempotent log); needs -provider smtp")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *viaDefault && o.Provider != "smtp" {
+		return errors.New("chaos -messages: -default-sender needs -provider smtp")
 	}
 	if o.Recipients < 1 || *executors < 1 || *clients < 1 {
 		return errors.New("chaos -messages: -messages, -executors and -clients must be at least 1")
@@ -87,6 +100,11 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	defer snk.close()
 	env := append(o.serveEnv(db.url), snk.env...)
+	if *viaDefault {
+		if env, err = defaultSMTPSender(ctx, db, acct.ID, snk, env); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -183,6 +201,7 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	o.viaDefaultSender = *viaDefault
 	return checkMessagesChaos(ctx, o, q, db, snk, acct.ID, ids, msgs, kills, replayed, elapsed, stdout, stderr)
 }
 
@@ -266,8 +285,12 @@ func checkMessagesChaos(ctx context.Context, o chaosOptions, q *store.Queries, d
 		fmt.Fprintf(stdout, "chaos-messages: messages=%d delivered=%d duplicates=%d lost=%d kills=%d replays=%d raw_attempts=%d\n",
 			n, unique, dups, int64(n)-unique, kills, replayed, raw)
 	case "smtp":
-		fmt.Fprintf(stdout, "chaos-messages: messages=%d delivered=%d duplicates=%d unknown=%d kills=%d replays=%d raw_attempts=%d\n",
-			n, unique, dups, byStatus["unknown"], kills, replayed, raw)
+		via := ""
+		if o.viaDefaultSender {
+			via = " via=default-sender"
+		}
+		fmt.Fprintf(stdout, "chaos-messages: messages=%d delivered=%d duplicates=%d unknown=%d kills=%d replays=%d raw_attempts=%d%s\n",
+			n, unique, dups, byStatus["unknown"], kills, replayed, raw, via)
 	}
 	fmt.Fprintf(stderr, "chaos-messages: %s in %s at rate %.0f/s per executor; messages by status %v\n",
 		o.Provider, elapsed.Round(time.Millisecond), o.Rate, byStatus)
@@ -300,6 +323,31 @@ func waitMessagesSettled(ctx context.Context, q *store.Queries, acct, n int64, l
 		}
 	}
 	return errors.New("chaos-messages: the messages were not settled in time")
+}
+
+// defaultSMTPSender makes an SMTP sender aimed at the run's SMTP sink the
+// account's default and returns env with the environment's provider set to log.
+func defaultSMTPSender(ctx context.Context, db *chaosDB, acct int64, snk *chaosSink, env []string) ([]string, error) {
+	host, port := "", 0
+	for _, kv := range snk.env {
+		if v, ok := strings.CutPrefix(kv, "SENDONCE_SMTP_HOST="); ok {
+			host = v
+		}
+		if v, ok := strings.CutPrefix(kv, "SENDONCE_SMTP_PORT="); ok {
+			port, _ = strconv.Atoi(v)
+		}
+	}
+	if _, err := sender.NewService(db.pool, nil).Create(ctx, acct, sender.Input{Name: "relay", Type: "smtp",
+		Settings: sender.Settings{Host: host, Port: port, Security: "none"}, AllowedFrom: []string{}, Default: true}); err != nil {
+		return nil, fmt.Errorf("chaos-messages: the default sender: %w", err)
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "SENDONCE_PROVIDER=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "SENDONCE_PROVIDER=log"), nil
 }
 
 func messageKey(i int) string { return "chaos-msg-" + strconv.Itoa(i) }

@@ -69,6 +69,8 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		MessageRetention:     cfg.MessageRetention,
 		Heartbeat:            cfg.Heartbeat,
 		MessageSweep:         cfg.MessageSweep,
+		MessageHoldMax:       cfg.MessageHoldMax,
+		ProviderName:         cfg.Provider,
 		Links:                links,
 		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,
 	}

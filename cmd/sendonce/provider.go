@@ -78,11 +78,11 @@ type executorSenders struct{ r *sender.Router }
 
 // Route builds (or reuses) the sender's provider.
 func (s executorSenders) Route(ctx context.Context, accountID, senderID int64) (executor.Route, error) {
-	p, rate, err := s.r.Provider(ctx, accountID, senderID)
+	p, rate, kind, err := s.r.Route(ctx, accountID, senderID)
 	if err != nil {
 		return executor.Route{}, err
 	}
-	return executor.Route{Provider: p, RatePerSecond: rate}, nil
+	return executor.Route{Provider: p, RatePerSecond: rate, Kind: kind}, nil
 }
 
 // Report keeps the sender's health.

@@ -73,16 +73,24 @@ LIMIT @lim;
 -- name: MessageClaimBatch :many
 -- The executor's claim for a message stream: the same shape as SendClaimBatch (one
 -- statement, SKIP LOCKED, oldest due first on sends_claim_idx, the lease and the
--- executor stamped on the row), returning each message's content. Suppression
--- follows the message's category: marketing is blocked by every suppression;
--- transactional (a receipt, a password reset) is not blocked by an unsubscribe,
--- only by a hard bounce, a complaint or a manual suppression. Blocked rows are
--- marked suppressed, as in SendClaimBatch, and their send.suppressed events are
--- written by the same statement (the same event as a campaign's, campaign_id being
--- the stream and subscriber_id the message). The stream is always sending, so there
--- is no campaign guard.
+-- executor stamped on the row, the route recorded), returning each message's
+-- content. Suppression follows the message's category: marketing is blocked by
+-- every suppression; transactional (a receipt, a password reset) is not blocked by
+-- an unsubscribe, only by a hard bounce, a complaint or a manual suppression.
+-- Blocked rows are marked suppressed, as in SendClaimBatch, and their
+-- send.suppressed events are written by the same statement (the same event as a
+-- campaign's, campaign_id being the stream and subscriber_id the message). A row in
+-- doubt whose route changed (the account's default sender changed or was deleted
+-- since an interrupted send) becomes unknown unless retry_ambiguous, as in
+-- SendClaimBatch. The stream is always sending, so there is no campaign guard.
+-- due_at (when the message was accepted, or its send_at) dates how long a message
+-- has waited for its sender (Config.MessageHoldMax).
 WITH picked AS (
-    SELECT s.id FROM sends s
+    SELECT s.id,
+           (s.in_doubt AND NOT @retry_ambiguous::bool
+            AND (s.via_sender_id IS DISTINCT FROM sqlc.narg('via_sender_id')::bigint
+                 OR s.via_provider IS DISTINCT FROM @via_provider::text)) AS rerouted
+    FROM sends s
     WHERE s.campaign_id = @campaign_id
       AND s.status = 'queued'
       AND s.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
@@ -90,8 +98,8 @@ WITH picked AS (
     LIMIT @n
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
-    SELECT p.id, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
-           m.headers, m.category,
+    SELECT p.id, p.rerouted, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
+           m.headers, m.category, greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
            EXISTS (SELECT 1 FROM suppressions x
                    WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
                      AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))) AS blocked
@@ -100,28 +108,37 @@ WITH picked AS (
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
 ), claimed AS (
     UPDATE sends s
-    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-        lease_until = CASE WHEN j.blocked THEN NULL
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' WHEN j.rerouted THEN 'unknown' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked OR j.rerouted THEN NULL
                            ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
-        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
+        attempts    = CASE WHEN j.blocked OR j.rerouted THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked OR j.rerouted THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
+        via_sender_id  = CASE WHEN j.blocked OR j.rerouted THEN s.via_sender_id ELSE sqlc.narg('via_sender_id')::bigint END,
+        via_provider   = CASE WHEN j.blocked OR j.rerouted THEN s.via_provider ELSE @via_provider::text END,
+        via_idempotent = CASE WHEN j.blocked OR j.rerouted THEN s.via_idempotent ELSE @via_idempotent::bool END,
+        last_error  = CASE WHEN j.rerouted AND NOT j.blocked
+                           THEN 'not replayed: an earlier send may have been delivered through ' ||
+                                coalesce('sender ' || s.via_sender_id, 'the default provider') ||
+                                ', which no longer sends these messages' ELSE s.last_error END,
         updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
     FROM judged j
     WHERE s.id = j.id
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
-              j.text, j.data, j.headers, j.category
-), suppressed_events AS (
+              j.text, j.data, j.headers, j.category, j.due_at, s.last_error
+), settled_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT c.account_id, 'send.suppressed', coalesce(sqlc.narg('now')::timestamptz, now()),
+    SELECT c.account_id, 'send.' || c.status, coalesce(sqlc.narg('now')::timestamptz, now()),
            jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
                               'email', c.email, 'status', c.status)
+           || CASE WHEN c.status = 'unknown' THEN jsonb_build_object('attempts', c.attempts, 'error', c.last_error)
+                   ELSE '{}'::jsonb END
     FROM claimed c
-    WHERE c.status = 'suppressed'
+    WHERE c.status IN ('suppressed', 'unknown')
 )
 SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
        c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
-       c.text, c.data, c.headers, c.category
+       c.text, c.data, c.headers, c.category, c.due_at
 FROM claimed c;
 
 -- name: MessageStreamsDue :many
@@ -140,6 +157,42 @@ CROSS JOIN LATERAL (
     LIMIT 1
 ) q
 WHERE c.kind = 'messages' AND c.status = 'sending';
+
+-- name: MessageFailHeld :many
+-- Messages wait while the sender they go through is paused (its stream is not
+-- claimed, CampaignListSending's sender_paused), but not for ever: a message due
+-- longer ago than hold_max is failed with the sender's pause reason, with its
+-- send.failed event. Only the streams of paused senders are looked at, and in them
+-- the queued rows (sends_claim_idx). Not a tenant query: the executors'
+-- maintenance runs it for every account.
+WITH held AS (
+    SELECT s.id, sn.paused_reason
+    FROM campaigns c
+    JOIN senders sn ON sn.account_id = c.account_id
+                   AND (sn.id = c.sender_id OR (c.sender_id IS NULL AND sn.is_default))
+    JOIN sends s ON s.campaign_id = c.id AND s.status = 'queued'
+    JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
+    WHERE c.kind = 'messages' AND c.status = 'sending' AND sn.paused_reason IS NOT NULL
+      AND greatest(m.created_at, coalesce(m.send_at, m.created_at))
+          < coalesce(sqlc.narg('now')::timestamptz, now()) - @hold_max::interval
+    LIMIT 1000
+    FOR UPDATE OF s SKIP LOCKED
+), failed AS (
+    UPDATE sends s
+    SET status = 'failed', lease_until = NULL,
+        last_error = 'held longer than ' || @hold_max::interval || ' while its sender is paused: ' || h.paused_reason,
+        updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    FROM held h
+    WHERE s.id = h.id AND s.status = 'queued'
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error
+), failed_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT f.account_id, 'send.failed', coalesce(sqlc.narg('now')::timestamptz, now()),
+           jsonb_build_object('campaign_id', f.campaign_id, 'send_id', f.id, 'subscriber_id', f.subscriber_id,
+                              'email', f.email, 'status', f.status, 'attempts', f.attempts, 'error', left(f.last_error, 500))
+    FROM failed f
+)
+SELECT f.id FROM failed f;
 
 -- name: MessageDeleteRetired :execrows
 -- Message retention: deletes up to n messages accepted before cutoff whose send has

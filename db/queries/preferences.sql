@@ -56,17 +56,20 @@ RETURNING list_id, status;
 SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = @account_id AND email_lower = lower(@email::text));
 
 -- name: SendSuppressLeftLists :execrows
--- A reader who leaves a list mid-send gets no more of that list's mail: the queued
--- rows of the account's running (or paused) campaigns whose lists the subscriber no
--- longer belongs to as subscribed are marked suppressed, with their send.suppressed
--- events, in the opt-out's own transaction. This keeps the claim free of a
--- membership check per row (the build already skips left memberships). A row a
--- claim holds is skipped by the lock wait (status is re-read), so a message already
--- in flight still goes out. Campaigns with no lists (every subscriber) and message
--- streams are untouched: the suppression list governs them.
+-- A reader who leaves a list mid-send gets no more of that list's mail. In the
+-- opt-out's own transaction, every unsettled row (queued or in flight) of the
+-- account's running (or paused) campaigns whose lists the subscriber no longer
+-- belongs to as subscribed is flagged left_list; a queued one is marked suppressed
+-- at once, with its send.suppressed event. A row in flight keeps its status (a
+-- message already handed to the provider still goes out), but if it comes back to
+-- queued (a release, a temporary failure, a rescue) the claim marks it suppressed
+-- (SendClaimBatch). The flag keeps the claim free of a membership check per row
+-- (the build already skips left memberships). Campaigns with no lists (every
+-- subscriber) and message streams are untouched: the suppression list governs them.
 WITH dropped AS (
     UPDATE sends d
-    SET status = 'suppressed', updated_at = now()
+    SET status = CASE WHEN d.status = 'queued' THEN 'suppressed' ELSE d.status END,
+        left_list = true, updated_at = now()
     FROM campaigns c
     WHERE c.account_id = @account_id
       AND c.kind = 'campaign'
@@ -74,15 +77,16 @@ WITH dropped AS (
       AND cardinality(c.list_ids) > 0
       AND d.campaign_id = c.id
       AND d.subscriber_id = ANY(@subscriber_ids::bigint[])
-      AND d.status = 'queued'
+      AND d.status IN ('queued', 'sending')
       AND NOT EXISTS (
           SELECT 1 FROM list_members m
           WHERE m.account_id = @account_id AND m.subscriber_id = d.subscriber_id
             AND m.list_id = ANY(c.list_ids) AND m.status = 'subscribed')
-    RETURNING d.id, d.account_id, d.campaign_id, d.subscriber_id, d.email
+    RETURNING d.id, d.account_id, d.campaign_id, d.subscriber_id, d.email, d.status
 )
 INSERT INTO events (account_id, type, data)
 SELECT x.account_id, 'send.suppressed',
        jsonb_build_object('campaign_id', x.campaign_id, 'send_id', x.id, 'subscriber_id', x.subscriber_id,
                           'email', x.email, 'status', 'suppressed', 'reason', 'left_list')
-FROM dropped x;
+FROM dropped x
+WHERE x.status = 'suppressed';

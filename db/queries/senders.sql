@@ -87,9 +87,12 @@ WHERE account_id = @account_id AND id = @id AND auth_failures <> 0;
 -- name: SenderPauseCampaigns :many
 -- Pauses the sending campaigns that go through the sender (a sending campaign's
 -- sender is pinned at start), with the reason; resume continues them after the fix.
+-- Only campaigns: a message stream is always sending (campaigns_stream_sending) and
+-- waits instead while its sender is paused (CampaignListSending's sender_paused).
 UPDATE campaigns c
 SET status = 'paused', paused_reason = @reason::text, updated_at = now()
-WHERE c.account_id = @account_id AND c.status = 'sending' AND c.sender_id = @sender_id::bigint
+WHERE c.account_id = @account_id AND c.kind = 'campaign' AND c.status = 'sending'
+  AND c.sender_id = @sender_id::bigint
 RETURNING c.id;
 
 -- name: SenderResumeHealth :exec

@@ -86,8 +86,23 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- picked takes the columns the judgement needs from the locked row itself (they
 -- never change), and judged is MATERIALIZED so the suppression check runs once per
 -- row, not once per column of the UPDATE that reads its verdict.
+-- Exclusions re-checked here (DESIGN.md §3): a suppressed address, a subscriber
+-- no longer confirmed, and left_list, which an opt-out sets on the rows of every
+-- list it left (SendSuppressLeftLists) whatever their state: a row in flight then
+-- that came back to queued (a release, a retry, a rescue) is not sent. A flag on
+-- the row, not a join to list_members, keeps the claim as cheap as before.
+-- The route the rows are sent through (the caller's: via_sender_id NULL for the
+-- environment's provider) is recorded on them for the rescuer. A row in doubt (a
+-- send of it may have been delivered) is replayed only through the route recorded
+-- on it: through another one (its sender changed or was deleted since) it would be
+-- a second copy nobody can recognise, so unless the campaign accepted that risk
+-- (retry_ambiguous) it becomes unknown here, with its send.unknown event.
 WITH picked AS (
-    SELECT s.id, s.account_id, s.subscriber_id, s.email_lower FROM sends s
+    SELECT s.id, s.account_id, s.subscriber_id, s.email_lower, s.left_list,
+           (s.in_doubt AND NOT @retry_ambiguous::bool
+            AND (s.via_sender_id IS DISTINCT FROM sqlc.narg('via_sender_id')::bigint
+                 OR s.via_provider IS DISTINCT FROM @via_provider::text)) AS rerouted
+    FROM sends s
     WHERE s.campaign_id = @campaign_id
       AND s.status = 'queued'
       AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, @after_id::bigint)
@@ -97,33 +112,44 @@ WITH picked AS (
     LIMIT @n
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS MATERIALIZED (
-    SELECT p.id, sub.name, sub.attributes,
-           (sub.id IS NULL OR EXISTS (
+    SELECT p.id, sub.name, sub.attributes, p.left_list, p.rerouted,
+           (p.left_list OR sub.id IS NULL OR EXISTS (
                SELECT 1 FROM suppressions x
                WHERE x.account_id = p.account_id AND x.email_lower = p.email_lower)) AS blocked
     FROM picked p
     LEFT JOIN subscribers sub ON sub.id = p.subscriber_id AND sub.status = 'confirmed'
 ), claimed AS (
     UPDATE sends s
-    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-        lease_until = CASE WHEN j.blocked THEN NULL
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' WHEN j.rerouted THEN 'unknown' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked OR j.rerouted THEN NULL
                            ELSE coalesce(sqlc.narg('now')::timestamptz, now()) + @lease::interval END,
-        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
+        attempts    = CASE WHEN j.blocked OR j.rerouted THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked OR j.rerouted THEN s.executor_id ELSE sqlc.narg('executor_id')::bigint END,
+        via_sender_id  = CASE WHEN j.blocked OR j.rerouted THEN s.via_sender_id ELSE sqlc.narg('via_sender_id')::bigint END,
+        via_provider   = CASE WHEN j.blocked OR j.rerouted THEN s.via_provider ELSE @via_provider::text END,
+        via_idempotent = CASE WHEN j.blocked OR j.rerouted THEN s.via_idempotent ELSE @via_idempotent::bool END,
+        last_error  = CASE WHEN j.rerouted AND NOT j.blocked
+                           THEN 'not replayed: an earlier send may have been delivered through ' ||
+                                coalesce('sender ' || s.via_sender_id, 'the default provider') ||
+                                ', which no longer sends this campaign' ELSE s.last_error END,
         updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
     FROM judged j
     WHERE s.id = j.id
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, coalesce(j.name, '')::text AS name,
-              coalesce(j.attributes, '{}')::jsonb AS attributes
-), suppressed_events AS (
-    -- send.suppressed for the rows marked here, in this statement (events.sql).
+              coalesce(j.attributes, '{}')::jsonb AS attributes, j.left_list, s.last_error
+), settled_events AS (
+    -- send.suppressed (with reason left_list when so) and send.unknown for the rows
+    -- settled here, in this statement (events.sql).
     INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT c.account_id, 'send.suppressed', coalesce(sqlc.narg('now')::timestamptz, now()),
+    SELECT c.account_id, 'send.' || c.status, coalesce(sqlc.narg('now')::timestamptz, now()),
            jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
                               'email', c.email, 'status', c.status)
+           || CASE WHEN c.status = 'suppressed' AND c.left_list THEN '{"reason": "left_list"}'::jsonb
+                   WHEN c.status = 'unknown' THEN jsonb_build_object('attempts', c.attempts, 'error', c.last_error)
+                   ELSE '{}'::jsonb END
     FROM claimed c
-    WHERE c.status = 'suppressed'
+    WHERE c.status IN ('suppressed', 'unknown')
 )
 SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
        c.executor_id, c.name, c.attributes
@@ -152,12 +178,14 @@ FROM claimed c;
 -- The same statement writes the per-recipient events (send.sent, send.failed,
 -- send.unknown; a retry writes none) into the outbox, so they commit with the ack
 -- and cost no round trip of their own. The count is of acknowledged rows.
+-- doubts marks the retries of an ambiguous answer (the provider may have taken
+-- the message): the row is then in_doubt, replayed only through its recorded route.
 WITH u AS (
     -- Set-returning functions in one select list zip element by element (PostgreSQL 10+).
     SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts,
            unnest(@statuses::text[]) AS status,
            unnest(@provider_ids::text[]) AS provider_id, unnest(@errors::text[]) AS error,
-           unnest(@next_attempts::timestamptz[]) AS next_attempt_at
+           unnest(@next_attempts::timestamptz[]) AS next_attempt_at, unnest(@doubts::bool[]) AS doubt
 ), retried AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
@@ -170,6 +198,7 @@ SET status              = CASE WHEN u.status = 'queued'
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
     last_error          = nullif(u.error, ''),
     next_attempt_at     = coalesce(u.next_attempt_at, s.next_attempt_at),
+    in_doubt            = s.in_doubt OR coalesce(u.doubt, false),
     sent_at             = CASE WHEN u.status = 'sent' THEN coalesce(sqlc.narg('now')::timestamptz, now()) END,
     lease_until         = NULL,
     updated_at          = coalesce(sqlc.narg('now')::timestamptz, now())
@@ -220,9 +249,12 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
 -- that is alive but frozen), or, when check_liveness is set, the executor that
 -- claimed them stopped its heartbeat for dead_after or deregistered (killed,
 -- crashed, or stopped with acknowledgements it could not write). The caller's own
--- rows are never taken for liveness. An idempotent provider (the campaign's sender,
--- else the environment's) drops a replay of the same job id, so they are requeued; otherwise the campaign's ambiguous_policy
--- decides: retry requeues, skip marks them unknown so no second copy is risked. A
+-- rows are never taken for liveness. Whether the provider drops a replay of the
+-- same job id is what the claim recorded on the row (via_idempotent: the provider
+-- the row was really sent through, never today's configuration; unknown counts as
+-- no); if so the row is requeued, in doubt, to be replayed through that route only
+-- (SendClaimBatch); otherwise the campaign's ambiguous_policy decides: retry
+-- requeues, skip marks them unknown so no second copy is risked. A
 -- requeue counts as an attempt (the claim charged it), so a message that keeps
 -- killing its process fails at max_attempts instead of looping forever; it waits
 -- expiry_delays[attempts] first (the executor's one retry policy: nothing after the
@@ -244,17 +276,14 @@ WITH expired AS (
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
 ), camp AS (
-    -- A campaign's provider is its sender (pinned at start): resend and http
-    -- deduplicate on the job id; no sender means the environment's provider (@idempotent).
-    SELECT c.id, c.status, c.ambiguous_policy,
-           coalesce((SELECT sn.type IN ('resend', 'http') FROM senders sn
-                     WHERE sn.account_id = c.account_id AND sn.id = c.sender_id), @idempotent::bool) AS idempotent
+    SELECT c.id, c.status, c.ambiguous_policy
     FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
     FOR SHARE OF c
 ), judged AS (
     SELECT e.id, s.attempts,
-           ((c.idempotent OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
+           ((coalesce(s.via_idempotent, false) OR c.ambiguous_policy = 'retry')
+            AND c.status IN ('sending', 'paused')) AS replay
     FROM expired e
     JOIN sends s ON s.id = e.id
     JOIN camp c ON c.id = s.campaign_id
@@ -264,6 +293,7 @@ SET status = CASE WHEN NOT j.replay THEN 'unknown'
                   WHEN s.attempts >= @max_attempts::int THEN 'failed'
                   ELSE 'queued' END,
     lease_until = NULL,
+    in_doubt = true,
     last_error = CASE WHEN j.replay AND s.attempts >= @max_attempts::int
                       THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
                       WHEN s.lease_until < coalesce(sqlc.narg('now')::timestamptz, now())

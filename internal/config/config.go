@@ -129,6 +129,9 @@ type Executor struct {
 	// account, for transactional messages that became due without a NOTIFY
 	// (rescued, released, a lost notification, a send_at or retry time).
 	MessageSweep time.Duration `split_words:"true" default:"5s"`
+	// MessageHoldMax is how long a transactional message waits for a sender that
+	// fails on its credentials or setup (paused) before it fails with the reason.
+	MessageHoldMax time.Duration `split_words:"true" default:"24h"`
 }
 
 // Providers settings: which provider sends, and its connection details.
@@ -264,6 +267,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must be 0 or at least 24h "+
 			"(an Idempotency-Key must outlive client retries and the providers' deduplication windows), not %s",
 			c.MessageRetention)
+	case c.MessageHoldMax < time.Minute:
+		return fmt.Errorf("configuration: SENDONCE_MESSAGE_HOLD_MAX must be at least 1m")
 	case c.MessageSweep < 10*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_SWEEP must be at least 10ms")
 	case c.Heartbeat < 100*time.Millisecond:

@@ -50,7 +50,7 @@ func TestClaimPlanRightAfterBuild(t *testing.T) {
 	require.Contains(t, captured, "SKIP LOCKED")
 	var plan []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN "+captured, c, after, nil, int32(500), leaseInterval(time.Minute), nil) // $1 campaign, $2 after_id, $3 now, $4 n, $5 lease, $6 executor
+		rows, err := tx.Query(ctx, "EXPLAIN "+captured, false, nil, "default", c, after, nil, int32(500), leaseInterval(time.Minute), nil, true) // $1 retry_ambiguous, $2 via_sender_id, $3 via_provider, $4 campaign, $5 after_id, $6 now, $7 n, $8 lease, $9 executor, $10 via_idempotent
 		if err != nil {
 			return err
 		}

@@ -202,7 +202,7 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, c, int64(0), nil, int32(100), leaseInterval(time.Minute), nil) // $1 campaign, $2 after_id, $3 now, $4 n, $5 lease, $6 executor
+			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, false, nil, "default", c, int64(0), nil, int32(100), leaseInterval(time.Minute), nil, true) // $1 retry_ambiguous, $2 via_sender_id, $3 via_provider, $4 campaign, $5 after_id, $6 now, $7 n, $8 lease, $9 executor, $10 via_idempotent
 			if err != nil {
 				return err
 			}
@@ -228,8 +228,8 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 	require.Contains(t, rescueSQL, "executors")
 	var plan []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN "+rescueSQL, nil, true, int64(1), interval(6*time.Second), true,
-			int32(5), e.retry.expiryTable(5)) // now, check_liveness, self, dead_after, idempotent, max_attempts, delays
+		rows, err := tx.Query(ctx, "EXPLAIN "+rescueSQL, nil, true, int64(1), interval(6*time.Second),
+			int32(5), e.retry.expiryTable(5)) // now, check_liveness, self, dead_after, max_attempts, delays
 		if err != nil {
 			return err
 		}

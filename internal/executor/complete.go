@@ -106,6 +106,7 @@ func (a *acker) flush(batch []result) {
 	p.Now = e.now()
 	p.Ids, p.Attempts, p.Statuses = p.Ids[:0], p.Attempts[:0], p.Statuses[:0]
 	p.ProviderIds, p.Errors, p.NextAttempts = p.ProviderIds[:0], p.Errors[:0], p.NextAttempts[:0]
+	p.Doubts = p.Doubts[:0]
 	a.released = a.released[:0]
 	for _, r := range batch {
 		if r.status == statusRelease {
@@ -118,6 +119,7 @@ func (a *acker) flush(batch []result) {
 		p.ProviderIds = append(p.ProviderIds, r.providerID)
 		p.Errors = append(p.Errors, r.err)
 		p.NextAttempts = append(p.NextAttempts, r.next)
+		p.Doubts = append(p.Doubts, r.doubt)
 	}
 	acked, releasedDone := len(p.Ids) == 0, len(a.released) == 0
 	backoff := newStepBackoff(50*time.Millisecond, 5*time.Second)

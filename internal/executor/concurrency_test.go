@@ -192,7 +192,7 @@ func TestShutdownReleasesUnsentClaims(t *testing.T) {
 	f, e, c := started(t, 10, "skip", newFake(true), clk)
 	rows, err := e.claim(context.Background(), c, 5)
 	require.NoError(t, err)
-	e.handOut(c, rows, clk.Now())
+	e.handOutWith(c, e.routeOf(c), rows, clk.Now(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // claiming has stopped before any worker picked a job
 	e.Start(ctx)

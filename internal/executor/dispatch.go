@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -21,10 +22,12 @@ type campaign struct {
 	// after is the claim cursor: the highest id the last full claim took (0: from
 	// the start). Dispatcher only.
 	after int64
-	// provider sends its messages: its sender's, else the executor's. senderLimiter
-	// is its sender's rate (shared by the sender's campaigns); routeErr keeps it
-	// out of the deal while its sender cannot be built.
-	provider      Provider
+	// rt is the route its next claims send through (its sender's, else the
+	// executor's), published by the dispatcher and read by claims off its goroutine.
+	// senderLimiter is its sender's rate (shared by the sender's campaigns);
+	// routeErr keeps it out of the deal while its sender cannot be built. Both are
+	// the dispatcher's only.
+	rt            atomic.Pointer[route]
 	senderLimiter *rate.Limiter
 	routeErr      error
 	// wake says when a message stream is claimed (stream.go); campaigns ignore it.
@@ -61,6 +64,7 @@ type claimDone struct {
 	c         *campaign
 	n         int       // rows asked for, whose slots were reserved
 	claimedAt time.Time // before the statement: the lease began no earlier
+	rt        *route    // what the claim recorded on its rows: the workers send through it
 	rows      []store.SendClaimBatchRow
 	err       error
 }
@@ -127,9 +131,9 @@ func (e *Executor) launch(ctx context.Context, d *dealer, a *account, c *campaig
 	e.free.Add(int64(-n))
 	d.inflight++
 	after := c.after
-	r := claimDone{a: a, c: c, n: n, claimedAt: e.clock()}
+	r := claimDone{a: a, c: c, n: n, claimedAt: e.clock(), rt: e.routeOf(c)}
 	go func() {
-		r.rows, r.err = e.claimFrom(ctx, c, n, after)
+		r.rows, r.err = e.claimFrom(ctx, c, r.rt, n, after)
 		d.done <- r
 	}()
 }
@@ -150,7 +154,7 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 		e.finish(ctx, c.ID)
 		return nil
 	}
-	sending := e.handOut(c, r.rows, r.claimedAt)
+	sending := e.handOutWith(c, r.rt, r.rows, r.claimedAt, nil)
 	now := e.clock() // the clock the budgets are computed on (deal)
 	if r.a.limiter != nil {
 		r.a.limiter.AllowN(now, sending)
@@ -300,7 +304,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 // cannot deduplicate, every leased row becomes `unknown`: those campaigns claim
 // only for free workers, as many rows as could really be in flight.
 func (e *Executor) reserve(c *campaign) int {
-	if e.providerOf(c).Idempotent() || c.AmbiguousPolicy == "retry" {
+	if e.routeOf(c).idempotent || c.AmbiguousPolicy == "retry" {
 		return 0
 	}
 	return e.cfg.BatchSize
@@ -367,7 +371,7 @@ func (e *Executor) accountLimiter(d *dealer, id int64) *rate.Limiter {
 // campaign empty, and a claim that comes back short sends the cursor back to the
 // start: rows handed back behind the cursor are picked up, never left behind.
 func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendClaimBatchRow, error) {
-	rows, err := e.claimFrom(ctx, c, n, c.after)
+	rows, err := e.claimFrom(ctx, c, e.routeOf(c), n, c.after)
 	if err != nil {
 		return nil, err
 	}
@@ -375,12 +379,13 @@ func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendC
 	return rows, nil
 }
 
-// claimFrom claims up to n rows of c after the cursor `after`, and from the start
-// when that finds nothing. It leaves c alone, so it may run off the dispatch goroutine.
-func (e *Executor) claimFrom(ctx context.Context, c *campaign, n int, after int64) ([]store.SendClaimBatchRow, error) {
-	rows, err := e.claimAfter(ctx, c, n, after)
+// claimFrom claims up to n rows of c through rt after the cursor `after`, and from
+// the start when that finds nothing. It leaves c alone, so it may run off the
+// dispatch goroutine.
+func (e *Executor) claimFrom(ctx context.Context, c *campaign, rt *route, n int, after int64) ([]store.SendClaimBatchRow, error) {
+	rows, err := e.claimAfter(ctx, c, rt, n, after)
 	if err == nil && len(rows) == 0 && after != 0 {
-		rows, err = e.claimAfter(ctx, c, n, 0)
+		rows, err = e.claimAfter(ctx, c, rt, n, 0)
 	}
 	return rows, err
 }
@@ -397,9 +402,10 @@ func (c *campaign) advance(rows []store.SendClaimBatchRow, n int) {
 }
 
 // claimAfter runs the claim statement for up to n rows of c with ids above after
-// among the fresh ones. It runs under context.WithoutCancel: a shutdown arriving
-// mid-statement must not leave rows claimed in the database that no goroutine knows about.
-func (e *Executor) claimAfter(ctx context.Context, c *campaign, n int, after int64) ([]store.SendClaimBatchRow, error) {
+// among the fresh ones, recording rt on them. It runs under context.WithoutCancel:
+// a shutdown arriving mid-statement must not leave rows claimed in the database
+// that no goroutine knows about.
+func (e *Executor) claimAfter(ctx context.Context, c *campaign, rt *route, n int, after int64) ([]store.SendClaimBatchRow, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var executorID *int64
@@ -411,12 +417,16 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, n int, after int
 		start := time.Now()
 		var rows []store.SendClaimBatchRow
 		rows, err = e.q.SendClaimBatch(ctx, store.SendClaimBatchParams{
-			Now:        e.now(),
-			Lease:      pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
-			ExecutorID: executorID,
-			CampaignID: c.ID,
-			AfterID:    after,
-			N:          int32(n),
+			Now:            e.now(),
+			Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
+			ExecutorID:     executorID,
+			CampaignID:     c.ID,
+			AfterID:        after,
+			N:              int32(n),
+			ViaSenderID:    rt.senderID,
+			ViaProvider:    rt.kind,
+			ViaIdempotent:  rt.idempotent,
+			RetryAmbiguous: c.AmbiguousPolicy == "retry",
 		})
 		e.metrics.claimSeconds.Observe(time.Since(start).Seconds())
 		return rows
@@ -434,17 +444,12 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, n int, after int
 	return rows, nil
 }
 
-// handOut gives claimed rows to the workers and returns how many are to be sent.
-// Rows the claim marked suppressed need no worker. claimedAt, read on this
-// process's clock before the claim statement, dates the lease without trusting
-// the database's clock to agree with ours.
-func (e *Executor) handOut(c *campaign, rows []store.SendClaimBatchRow, claimedAt time.Time) int {
-	return e.handOutWith(c, rows, claimedAt, nil)
-}
-
-// handOutWith is handOut for a message stream too: msgs then holds each row's
-// message, in the order of rows (nil for a campaign).
-func (e *Executor) handOutWith(c *campaign, rows []store.SendClaimBatchRow, claimedAt time.Time, msgs []store.MessageClaimBatchRow) int {
+// handOutWith gives rows claimed through rt to the workers and returns how many
+// are to be sent. Rows the claim settled (suppressed, unknown) need no worker.
+// claimedAt, read on this process's clock before the claim statement, dates the
+// lease without trusting the database's clock to agree with ours. For a message
+// stream msgs holds each row's message, in the order of rows (nil for a campaign).
+func (e *Executor) handOutWith(c *campaign, rt *route, rows []store.SendClaimBatchRow, claimedAt time.Time, msgs []store.MessageClaimBatchRow) int {
 	sending := 0
 	for _, r := range rows {
 		if r.Status != "sending" {
@@ -456,7 +461,7 @@ func (e *Executor) handOutWith(c *campaign, rows []store.SendClaimBatchRow, clai
 	e.free.Add(int64(-sending))
 	for i, r := range rows {
 		if r.Status == "sending" {
-			j := job{campaign: c, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
+			j := job{campaign: c, route: rt, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
 			// Never blocks: each channel holds capacity() jobs and at most `free` are claimed.
 			if msgs != nil {
 				j.message = &msgs[i]

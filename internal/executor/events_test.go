@@ -131,9 +131,10 @@ func TestClaimAndRescueWriteTheirEvents(t *testing.T) {
 	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c2)
 	_, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: c2, AccountID: acct, ListIds: []int64{}})
 	require.NoError(t, err)
-	_, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c2, N: 10, Lease: leaseInterval(time.Minute)})
+	_, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c2, N: 10, Lease: leaseInterval(time.Minute),
+		ViaProvider: "http", ViaIdempotent: true})
 	require.NoError(t, err)
-	_, err = q.SendRescueExpired(ctx, store.SendRescueExpiredParams{Now: &past, Idempotent: true, MaxAttempts: 5,
+	_, err = q.SendRescueExpired(ctx, store.SendRescueExpiredParams{Now: &past, MaxAttempts: 5,
 		ExpiryDelays: []pgtype.Interval{leaseInterval(time.Second)}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"queued": 2}, f.counts(c2), "s1 was left out of the build")

@@ -83,6 +83,13 @@ type Config struct {
 	// Senders routes campaigns that name a sender to its provider; nil: every
 	// campaign goes through the executor's provider.
 	Senders Senders
+	// ProviderName names the executor's own provider (SENDONCE_PROVIDER), recorded on
+	// every row sent through it; default "default".
+	ProviderName string
+	// MessageHoldMax is how long a transactional message waits for a sender that
+	// fails on its credentials or setup (paused after repeated auth failures)
+	// before it fails with the reason; default 24h.
+	MessageHoldMax time.Duration
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment
@@ -106,6 +113,10 @@ func (c *Config) defaults() {
 	def(&c.MessageSweep, 5*time.Second)
 	def(&c.Heartbeat, 2*time.Second)
 	def(&c.AckInterval, 5*time.Millisecond)
+	def(&c.MessageHoldMax, 24*time.Hour)
+	if c.ProviderName == "" {
+		c.ProviderName = "default"
+	}
 	if c.Workers <= 0 {
 		c.Workers = 32
 	}
@@ -133,6 +144,7 @@ type Executor struct {
 	pool     *pgxpool.Pool
 	q        *store.Queries
 	provider Provider
+	own      *route // the route through provider
 	log      *slog.Logger
 	metrics  *metrics
 	retry    retryPolicy
@@ -208,6 +220,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		messageJobs:  make(chan job, cfg.Workers+cfg.BatchSize),
 		results:      make(chan result, cfg.Workers),
 	}
+	e.own = e.ownRoute()
 	e.free.Store(int64(e.capacity()))
 	e.retainBatch = retentionBatch
 	// Until Start, nothing is stopped; tests drive the steps directly.

@@ -129,7 +129,7 @@ func TestLeaseIsDatedOnTheProcessClock(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	require.True(t, rows[0].LeaseUntil.Equal(clk.Now().Add(time.Minute)))
-	require.Equal(t, 1, e.handOut(c, rows, clk.Now().Add(-50*time.Second)))
+	require.Equal(t, 1, e.handOutWith(c, e.routeOf(c), rows, clk.Now().Add(-50*time.Second), nil))
 	j := <-e.jobs
 	require.True(t, j.leaseEnd.Equal(clk.Now().Add(10*time.Second)))
 	require.Equal(t, statusRelease, e.send(context.Background(), j).status)

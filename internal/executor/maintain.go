@@ -50,6 +50,9 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 			e.finish(ctx, c.ID)
 		}
 	}
+	if err := e.failHeld(ctx); err != nil {
+		return err
+	}
 	if err := e.countQueued(ctx); err != nil {
 		return err
 	}
@@ -87,7 +90,6 @@ func (e *Executor) rescue(ctx context.Context) (int, error) {
 	total := 0
 	self, _, _ := e.live.get()
 	p := store.SendRescueExpiredParams{
-		Idempotent:    e.provider.Idempotent(),
 		MaxAttempts:   int32(e.cfg.MaxAttempts),
 		Now:           e.now(),
 		ExpiryDelays:  e.retry.expiryTable(e.cfg.MaxAttempts),
@@ -116,6 +118,28 @@ func (e *Executor) rescue(ctx context.Context) (int, error) {
 		}
 		if len(rows) < 1000 {
 			return total, nil
+		}
+	}
+}
+
+// failHeld fails the messages that waited longer than MessageHoldMax for their
+// paused sender (MessageFailHeld).
+func (e *Executor) failHeld(ctx context.Context) error {
+	if e.cfg.Transactional == nil {
+		return nil // this process sends no messages
+	}
+	for {
+		ids, err := e.q.MessageFailHeld(ctx, e.now(), interval(e.cfg.MessageHoldMax))
+		if err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			e.metrics.sends.WithLabelValues("failed").Add(float64(len(ids)))
+			e.log.Warn("messages failed: their sender stayed paused too long", "messages", len(ids),
+				"hold_max", e.cfg.MessageHoldMax.String())
+		}
+		if len(ids) < 1000 {
+			return nil
 		}
 	}
 }

@@ -14,7 +14,11 @@ import (
 // job is one claimed recipient handed to a worker.
 type job struct {
 	campaign *campaign
-	row      store.SendClaimBatchRow
+	// route is what the claim recorded on the row: the row is sent through it and
+	// its outcome reported to its sender. Nil (jobs built by hand in tests): the
+	// campaign's current route.
+	route *route
+	row   store.SendClaimBatchRow
 	// leaseEnd is when the lease ends on this process's clock (claim start +
 	// Lease); zero means row.LeaseUntil, the database's.
 	leaseEnd time.Time
@@ -37,6 +41,9 @@ type result struct {
 	providerID string
 	err        string
 	next       time.Time
+	// doubt: a retry of an answer that leaves delivery open (ambiguous); the row
+	// may be replayed only through the route it was sent through.
+	doubt bool
 }
 
 // work sends jobs until the dispatcher closes the channels, a waiting message
@@ -120,9 +127,12 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	sctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
 	start := time.Now()
-	p := e.providerOf(j.campaign)
-	pid, err := p.Send(sctx, msg)
-	e.report(j, err)
+	rt := j.route
+	if rt == nil {
+		rt = e.routeOf(j.campaign)
+	}
+	pid, err := rt.provider.Send(sctx, msg)
+	e.report(rt, r.AccountID, r.Email, err)
 	e.metrics.providerSeconds.Observe(time.Since(start).Seconds())
 	if err == nil {
 		return result{id: r.ID, attempts: r.Attempts, status: "sent", providerID: pid}
@@ -140,16 +150,28 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		res.status = "failed"
 	case provider.Temporary:
 		res.status, res.next = "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
-		if pe, ok := provider.AsError(err); ok && pe.RetryAfter > 0 && e.clock().Add(pe.RetryAfter).After(res.next) {
+		pe, _ := provider.AsError(err)
+		if pe != nil && pe.RetryAfter > 0 && e.clock().Add(pe.RetryAfter).After(res.next) {
 			// The provider said when (a rate limit or quota): no sooner.
 			res.next = e.clock().Add(pe.RetryAfter)
 		}
+		if pe != nil && pe.Config && j.message != nil {
+			// The sender's credentials or setup failed, not this message: it waits
+			// for the sender to be fixed (its stream is held once the sender is
+			// paused), as a campaign's recipients do, but at most MessageHoldMax.
+			exhausted = false
+			if waited := e.clock().Sub(j.message.DueAt); waited >= e.cfg.MessageHoldMax {
+				res.status = "failed"
+				res.err = fmt.Sprintf("held longer than %s while its sender fails: %s", e.cfg.MessageHoldMax, res.err)
+			}
+		}
 	default: // Ambiguous: the message may have been accepted.
 		switch {
-		case p.Idempotent() || j.campaign.AmbiguousPolicy == "retry":
+		case rt.idempotent || j.campaign.AmbiguousPolicy == "retry":
 			// A replay with the same job id (and Message-ID) is dropped downstream,
-			// or the campaign accepted the risk of a copy.
+			// or the campaign accepted the risk of a copy; only through this route.
 			res.status, res.next = "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
+			res.doubt = true
 		default:
 			res.status = "unknown"
 			exhausted = false

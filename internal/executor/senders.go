@@ -24,21 +24,45 @@ type Route struct {
 	Provider Provider
 	// RatePerSecond caps the sender's sends across its campaigns; 0: no cap.
 	RatePerSecond float64
+	// Kind names the provider (the sender's type), recorded on every row claimed
+	// through the route; empty: "sender".
+	Kind string
 }
 
-// route resolves c's provider: its sender's, or the executor's own when the
-// campaign has no sender or the executor has no Senders. A sender that cannot be
-// built keeps the campaign out of the deal until it can.
+// route is what a claim sends its rows through, fixed at claim: the claim
+// statement records it on the rows (via_sender_id, via_provider, via_idempotent)
+// for the rescuer, and the workers send those rows through exactly this provider
+// and report to exactly this sender, whatever the dispatcher re-routes meanwhile.
+// Immutable once built; a campaign publishes its current one atomically.
+type route struct {
+	provider Provider
+	senderID *int64 // nil: the executor's own provider
+	kind     string
+	// idempotent is the provider's own answer (Provider.Idempotent): whether a
+	// replay of a job id is dropped, so an interrupted send may be repeated.
+	idempotent bool
+}
+
+// ownRoute is the route through the executor's provider.
+func (e *Executor) ownRoute() *route {
+	return &route{provider: e.provider, kind: e.cfg.ProviderName, idempotent: e.provider.Idempotent()}
+}
+
+// route resolves c's route: its sender's, or the executor's own when the
+// campaign has no sender or the executor has no Senders, and publishes it for the
+// next claims. A sender that cannot be built keeps the campaign out of the deal
+// until it can. Dispatcher goroutine only (senderLimiter, routeErr).
 func (e *Executor) route(ctx context.Context, d *dealer, c *campaign) {
 	id := c.sender()
 	if id == nil || e.cfg.Senders == nil {
-		c.provider, c.senderLimiter, c.routeErr = e.provider, nil, nil
+		c.rt.Store(e.own)
+		c.senderLimiter, c.routeErr = nil, nil
 		return
 	}
 	r, err := e.cfg.Senders.Route(ctx, c.AccountID, *id)
 	if err != nil {
-		// Workers may be sending this campaign's claimed rows right now: its
-		// provider is left as it was, and no new claim is made while routeErr holds.
+		// Workers may be sending this campaign's claimed rows right now, through
+		// the routes of their claims; no new claim is made while routeErr holds.
 		c.routeErr = err
 		e.log.Warn("sender unavailable: its campaign waits", "campaign", c.ID, "sender", *id, "err", err)
 		return
@@ -51,7 +75,25 @@ func (e *Executor) route(ctx context.Context, d *dealer, c *campaign) {
 			d.senderLimiters[*id] = limiter
 		}
 	}
-	c.provider, c.senderLimiter, c.routeErr = r.Provider, limiter, nil
+	kind := r.Kind
+	if kind == "" {
+		kind = "sender"
+	}
+	sid := *id
+	if old := c.rt.Load(); old == nil || old.provider != r.Provider || old.senderID == nil || *old.senderID != sid ||
+		old.kind != kind {
+		c.rt.Store(&route{provider: r.Provider, senderID: &sid, kind: kind, idempotent: r.Provider.Idempotent()})
+	}
+	c.senderLimiter, c.routeErr = limiter, nil
+}
+
+// routeOf is c's current route (the executor's own for campaigns built by hand in
+// tests). Safe from any goroutine.
+func (e *Executor) routeOf(c *campaign) *route {
+	if r := c.rt.Load(); r != nil {
+		return r
+	}
+	return e.own
 }
 
 // sender is the sender c sends through: its own, or for a message stream the
@@ -63,16 +105,14 @@ func (c *campaign) sender() *int64 {
 	return c.SenderID
 }
 
-// report tells Senders the outcome of one send through a campaign's sender.
-func (e *Executor) report(j job, err error) {
-	c := j.campaign
-	id := c.sender()
-	if id == nil || e.cfg.Senders == nil {
+// report tells Senders the outcome of one send through the sender of its route.
+func (e *Executor) report(rt *route, accountID int64, email string, err error) {
+	if rt.senderID == nil || e.cfg.Senders == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.sendCtx), 10*time.Second)
 	defer cancel()
-	e.cfg.Senders.Report(ctx, c.AccountID, *id, j.row.Email, err)
+	e.cfg.Senders.Report(ctx, accountID, *rt.senderID, email, err)
 }
 
 // senderBudget is how long until c's sender limiter allows n more sends (0: now).
@@ -82,12 +122,4 @@ func senderBudget(c *campaign, now time.Time, n int) (int, time.Duration) {
 	}
 	n = min(n, c.senderLimiter.Burst())
 	return n, budgetWait(c.senderLimiter, now, n)
-}
-
-// providerOf is c's provider (the executor's for campaigns built by hand in tests).
-func (e *Executor) providerOf(c *campaign) Provider {
-	if c.provider != nil {
-		return c.provider
-	}
-	return e.provider
 }

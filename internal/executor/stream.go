@@ -68,8 +68,10 @@ func (e *Executor) dealStreams(ctx context.Context, d *dealer, n int, now time.T
 func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *campaign, n int, now time.Time,
 	rateWait *time.Duration) (bool, error) {
 	// A stream whose sender cannot be built waits, as a campaign does, rather
-	// than sending through the executor's provider.
-	if c.routeErr != nil || !c.wake.due(e.clock()) {
+	// than sending through the executor's provider; so does one whose sender is
+	// paused after repeated auth/config failures (a stream is never paused itself),
+	// until the sender is fixed or MessageFailHeld gives up on its messages.
+	if c.routeErr != nil || c.SenderPaused || !c.wake.due(e.clock()) {
 		return false, nil
 	}
 	lower := func(w time.Duration) {
@@ -97,7 +99,8 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 		return false, nil
 	}
 	claimedAt := e.clock() // before the statement: the lease began no earlier
-	msgs, err := e.claimMessages(ctx, c, an)
+	rt := e.routeOf(c)
+	msgs, err := e.claimMessages(ctx, c, rt, an)
 	if err != nil {
 		return false, err
 	}
@@ -113,7 +116,7 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 			Email: m.Email, JobID: m.JobID, Status: m.Status, Attempts: m.Attempts, LeaseUntil: m.LeaseUntil,
 			ExecutorID: m.ExecutorID, Name: m.ToName, Attributes: m.Data}
 	}
-	sending := e.handOutWith(c, rows, claimedAt, msgs)
+	sending := e.handOutWith(c, rt, rows, claimedAt, msgs)
 	if a.limiter != nil {
 		a.limiter.AllowN(now, sending)
 	}
@@ -197,9 +200,9 @@ func (s *notifiedSet) take() []int64 {
 	return ids
 }
 
-// claimMessages runs MessageClaimBatch for up to n rows of stream c, under
-// context.WithoutCancel like claim.
-func (e *Executor) claimMessages(ctx context.Context, c *campaign, n int) ([]store.MessageClaimBatchRow, error) {
+// claimMessages runs MessageClaimBatch for up to n rows of stream c through rt,
+// under context.WithoutCancel like claim.
+func (e *Executor) claimMessages(ctx context.Context, c *campaign, rt *route, n int) ([]store.MessageClaimBatchRow, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var executorID *int64
@@ -208,11 +211,15 @@ func (e *Executor) claimMessages(ctx context.Context, c *campaign, n int) ([]sto
 	}
 	start := time.Now()
 	rows, err := e.q.MessageClaimBatch(ctx, store.MessageClaimBatchParams{
-		Now:        e.now(),
-		Lease:      pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
-		ExecutorID: executorID,
-		CampaignID: c.ID,
-		N:          int32(n),
+		Now:            e.now(),
+		Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
+		ExecutorID:     executorID,
+		CampaignID:     c.ID,
+		N:              int32(n),
+		ViaSenderID:    rt.senderID,
+		ViaProvider:    rt.kind,
+		ViaIdempotent:  rt.idempotent,
+		RetryAmbiguous: c.AmbiguousPolicy == "retry",
 	})
 	e.metrics.claimSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {

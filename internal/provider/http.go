@@ -191,7 +191,7 @@ func snippet(b []byte) string {
 func Excerpt(s string) string { return snippet([]byte(s)) }
 
 // Idempotent is true: the server keeps one result per Idempotency-Key.
-func (p *HTTP) Idempotent() bool { return true }
+func (p *HTTP) Idempotent() bool { return IdempotentKind("http") }
 
 // Close drops idle connections.
 func (p *HTTP) Close() error {

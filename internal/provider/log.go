@@ -40,7 +40,7 @@ func (p *Log) Send(ctx context.Context, m Message) (string, error) {
 }
 
 // Idempotent is true: logging twice delivers nothing twice.
-func (p *Log) Idempotent() bool { return true }
+func (p *Log) Idempotent() bool { return IdempotentKind("log") }
 
 // Close does nothing.
 func (p *Log) Close() error { return nil }

@@ -113,7 +113,7 @@ func (p *Mailgun) Verify(ctx context.Context) error {
 }
 
 // Idempotent is false: Mailgun has no idempotency key.
-func (p *Mailgun) Idempotent() bool { return false }
+func (p *Mailgun) Idempotent() bool { return IdempotentKind("mailgun") }
 
 // Close drops idle connections.
 func (p *Mailgun) Close() error { p.c.close(); return nil }

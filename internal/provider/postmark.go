@@ -126,7 +126,7 @@ func (p *Postmark) Verify(ctx context.Context) error {
 }
 
 // Idempotent is false: Postmark has no idempotency key.
-func (p *Postmark) Idempotent() bool { return false }
+func (p *Postmark) Idempotent() bool { return IdempotentKind("postmark") }
 
 // Close drops idle connections.
 func (p *Postmark) Close() error { p.c.close(); return nil }

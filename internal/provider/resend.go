@@ -121,7 +121,7 @@ func (p *Resend) Verify(ctx context.Context) error {
 }
 
 // Idempotent is true: Resend deduplicates on Idempotency-Key.
-func (p *Resend) Idempotent() bool { return true }
+func (p *Resend) Idempotent() bool { return IdempotentKind("resend") }
 
 // Close drops idle connections.
 func (p *Resend) Close() error { p.c.close(); return nil }

@@ -130,7 +130,7 @@ func (p *SendGrid) Verify(ctx context.Context) error {
 }
 
 // Idempotent is false: SendGrid has no idempotency key.
-func (p *SendGrid) Idempotent() bool { return false }
+func (p *SendGrid) Idempotent() bool { return IdempotentKind("sendgrid") }
 
 // Close drops idle connections.
 func (p *SendGrid) Close() error { p.c.close(); return nil }

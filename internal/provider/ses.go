@@ -212,7 +212,7 @@ func (p *SES) Verify(ctx context.Context) error {
 }
 
 // Idempotent is false: SendEmail has no idempotency token.
-func (p *SES) Idempotent() bool { return false }
+func (p *SES) Idempotent() bool { return IdempotentKind("ses") }
 
 // Close does nothing: the SDK client holds no resources beyond idle connections.
 func (p *SES) Close() error { return nil }

@@ -285,7 +285,7 @@ func (p *SMTP) drop(sl *smtpSlot) {
 }
 
 // Idempotent is false: SMTP has no way to ask "did you already take this one?".
-func (p *SMTP) Idempotent() bool { return false }
+func (p *SMTP) Idempotent() bool { return IdempotentKind("smtp") }
 
 // Close is Shutdown bounded by the provider's Timeout.
 func (p *SMTP) Close() error {

@@ -32,6 +32,7 @@ type routed struct {
 	updated time.Time
 	p       provider.Provider
 	rate    float64
+	typ     string
 	// fails counts consecutive auth/config failures seen by this process.
 	fails int
 }
@@ -47,18 +48,25 @@ func NewRouter(svc *Service, log *slog.Logger) *Router {
 // Provider returns the provider of sender id of the account, building it (or
 // rebuilding it after the sender changed), and its rate.
 func (r *Router) Provider(ctx context.Context, accountID, id int64) (provider.Provider, float64, error) {
+	p, rate, _, err := r.Route(ctx, accountID, id)
+	return p, rate, err
+}
+
+// Route is Provider with the sender's type, which the executor records on every
+// row it sends through it.
+func (r *Router) Route(ctx context.Context, accountID, id int64) (provider.Provider, float64, string, error) {
 	row, err := store.New(r.svc.pool).SenderGet(ctx, accountID, id)
 	if err != nil {
-		return nil, 0, postgres.Error(err, "sender")
+		return nil, 0, "", postgres.Error(err, "sender")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if b := r.built[id]; b != nil && b.updated.Equal(row.UpdatedAt) {
-		return b.p, b.rate, nil
+		return b.p, b.rate, b.typ, nil
 	}
 	p, err := r.svc.Built(row)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	var wrapped provider.Provider = p
 	if row.MaxConnections > 0 && row.Type != "smtp" { // smtp's pool size is its cap
@@ -68,8 +76,8 @@ func (r *Router) Provider(ctx context.Context, accountID, id int64) (provider.Pr
 		// In-flight sends may still hold the old one: close it once they are done.
 		go old.p.Close() //nolint:errcheck // nothing to do about it
 	}
-	r.built[id] = &routed{updated: row.UpdatedAt, p: wrapped, rate: row.RatePerSecond}
-	return wrapped, row.RatePerSecond, nil
+	r.built[id] = &routed{updated: row.UpdatedAt, p: wrapped, rate: row.RatePerSecond, typ: row.Type}
+	return wrapped, row.RatePerSecond, row.Type, nil
 }
 
 // Report keeps a sender's health from one send's outcome: a run of PauseAfter

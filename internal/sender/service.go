@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -108,7 +109,7 @@ func toSender(r store.Sender) Sender {
 	st.URL, st.Endpoint = redacted(st.URL), redacted(st.Endpoint)
 	return Sender{ID: r.ID, Name: r.Name, Type: r.Type, Settings: st, CredentialsHint: r.SecretHint,
 		RatePerSecond: r.RatePerSecond, MaxConnections: int(r.MaxConnections), AllowedFrom: allowed,
-		Default: r.IsDefault, Idempotent: r.Type == "resend" || r.Type == "http",
+		Default: r.IsDefault, Idempotent: provider.IdempotentKind(r.Type),
 		PausedReason: r.PausedReason, PausedAt: r.PausedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 

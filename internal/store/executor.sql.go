@@ -109,9 +109,11 @@ func (q *Queries) CampaignListDue(ctx context.Context, now *time.Time) ([]int64,
 
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
-       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, ds.id AS stream_sender_id
+       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, ds.id AS stream_sender_id,
+       (coalesce(ns.paused_reason, ds.paused_reason) IS NOT NULL)::bool AS sender_paused
 FROM campaigns c
 LEFT JOIN senders ds ON c.kind = 'messages' AND c.sender_id IS NULL AND ds.account_id = c.account_id AND ds.is_default
+LEFT JOIN senders ns ON c.kind = 'messages' AND ns.account_id = c.account_id AND ns.id = c.sender_id
 WHERE c.status = 'sending'
 ORDER BY c.account_id, c.id
 `
@@ -129,6 +131,7 @@ type CampaignListSendingRow struct {
 	SenderID        *int64
 	Kind            string
 	StreamSenderID  *int64
+	SenderPaused    bool
 }
 
 // Everything a sender needs of the campaigns being sent; the dispatcher deals them
@@ -138,6 +141,9 @@ type CampaignListSendingRow struct {
 // sender as it is now (stream_sender_id; none: the environment's provider), so a
 // tenant's transactional mail leaves through the tenant's own sender; the stream
 // of messages that named a sender sends through that sender, like its campaigns.
+// sender_paused: the stream's sender is paused after repeated auth/config failures;
+// a stream cannot be paused like a campaign (it is always sending), so its messages
+// wait unclaimed until the sender is fixed, at most MessageFailHeld's hold_max.
 func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendingRow, error) {
 	rows, err := q.db.Query(ctx, campaignListSending)
 	if err != nil {
@@ -160,6 +166,7 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.SenderID,
 			&i.Kind,
 			&i.StreamSenderID,
+			&i.SenderPaused,
 		); err != nil {
 			return nil, err
 		}

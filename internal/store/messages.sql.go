@@ -31,16 +31,20 @@ func (q *Queries) MessageByKey(ctx context.Context, accountID int64, idempotency
 
 const messageClaimBatch = `-- name: MessageClaimBatch :many
 WITH picked AS (
-    SELECT s.id FROM sends s
-    WHERE s.campaign_id = $1
+    SELECT s.id,
+           (s.in_doubt AND NOT $1::bool
+            AND (s.via_sender_id IS DISTINCT FROM $2::bigint
+                 OR s.via_provider IS DISTINCT FROM $3::text)) AS rerouted
+    FROM sends s
+    WHERE s.campaign_id = $4
       AND s.status = 'queued'
-      AND s.next_attempt_at <= coalesce($2::timestamptz, now())
+      AND s.next_attempt_at <= coalesce($5::timestamptz, now())
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $3
+    LIMIT $6
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
-    SELECT p.id, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
-           m.headers, m.category,
+    SELECT p.id, p.rerouted, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
+           m.headers, m.category, greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
            EXISTS (SELECT 1 FROM suppressions x
                    WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
                      AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))) AS blocked
@@ -49,37 +53,50 @@ WITH picked AS (
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
 ), claimed AS (
     UPDATE sends s
-    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-        lease_until = CASE WHEN j.blocked THEN NULL
-                           ELSE coalesce($2::timestamptz, now()) + $4::interval END,
-        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $5::bigint END,
-        updated_at  = coalesce($2::timestamptz, now())
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' WHEN j.rerouted THEN 'unknown' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked OR j.rerouted THEN NULL
+                           ELSE coalesce($5::timestamptz, now()) + $7::interval END,
+        attempts    = CASE WHEN j.blocked OR j.rerouted THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked OR j.rerouted THEN s.executor_id ELSE $8::bigint END,
+        via_sender_id  = CASE WHEN j.blocked OR j.rerouted THEN s.via_sender_id ELSE $2::bigint END,
+        via_provider   = CASE WHEN j.blocked OR j.rerouted THEN s.via_provider ELSE $3::text END,
+        via_idempotent = CASE WHEN j.blocked OR j.rerouted THEN s.via_idempotent ELSE $9::bool END,
+        last_error  = CASE WHEN j.rerouted AND NOT j.blocked
+                           THEN 'not replayed: an earlier send may have been delivered through ' ||
+                                coalesce('sender ' || s.via_sender_id, 'the default provider') ||
+                                ', which no longer sends these messages' ELSE s.last_error END,
+        updated_at  = coalesce($5::timestamptz, now())
     FROM judged j
     WHERE s.id = j.id
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
-              j.text, j.data, j.headers, j.category
-), suppressed_events AS (
+              j.text, j.data, j.headers, j.category, j.due_at, s.last_error
+), settled_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT c.account_id, 'send.suppressed', coalesce($2::timestamptz, now()),
+    SELECT c.account_id, 'send.' || c.status, coalesce($5::timestamptz, now()),
            jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
                               'email', c.email, 'status', c.status)
+           || CASE WHEN c.status = 'unknown' THEN jsonb_build_object('attempts', c.attempts, 'error', c.last_error)
+                   ELSE '{}'::jsonb END
     FROM claimed c
-    WHERE c.status = 'suppressed'
+    WHERE c.status IN ('suppressed', 'unknown')
 )
 SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
        c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
-       c.text, c.data, c.headers, c.category
+       c.text, c.data, c.headers, c.category, c.due_at
 FROM claimed c
 `
 
 type MessageClaimBatchParams struct {
-	CampaignID int64
-	Now        *time.Time
-	N          int32
-	Lease      pgtype.Interval
-	ExecutorID *int64
+	RetryAmbiguous bool
+	ViaSenderID    *int64
+	ViaProvider    string
+	CampaignID     int64
+	Now            *time.Time
+	N              int32
+	Lease          pgtype.Interval
+	ExecutorID     *int64
+	ViaIdempotent  bool
 }
 
 type MessageClaimBatchRow struct {
@@ -103,25 +120,34 @@ type MessageClaimBatchRow struct {
 	Data         json.RawMessage
 	Headers      json.RawMessage
 	Category     string
+	DueAt        time.Time
 }
 
 // The executor's claim for a message stream: the same shape as SendClaimBatch (one
 // statement, SKIP LOCKED, oldest due first on sends_claim_idx, the lease and the
-// executor stamped on the row), returning each message's content. Suppression
-// follows the message's category: marketing is blocked by every suppression;
-// transactional (a receipt, a password reset) is not blocked by an unsubscribe,
-// only by a hard bounce, a complaint or a manual suppression. Blocked rows are
-// marked suppressed, as in SendClaimBatch, and their send.suppressed events are
-// written by the same statement (the same event as a campaign's, campaign_id being
-// the stream and subscriber_id the message). The stream is always sending, so there
-// is no campaign guard.
+// executor stamped on the row, the route recorded), returning each message's
+// content. Suppression follows the message's category: marketing is blocked by
+// every suppression; transactional (a receipt, a password reset) is not blocked by
+// an unsubscribe, only by a hard bounce, a complaint or a manual suppression.
+// Blocked rows are marked suppressed, as in SendClaimBatch, and their
+// send.suppressed events are written by the same statement (the same event as a
+// campaign's, campaign_id being the stream and subscriber_id the message). A row in
+// doubt whose route changed (the account's default sender changed or was deleted
+// since an interrupted send) becomes unknown unless retry_ambiguous, as in
+// SendClaimBatch. The stream is always sending, so there is no campaign guard.
+// due_at (when the message was accepted, or its send_at) dates how long a message
+// has waited for its sender (Config.MessageHoldMax).
 func (q *Queries) MessageClaimBatch(ctx context.Context, arg MessageClaimBatchParams) ([]MessageClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, messageClaimBatch,
+		arg.RetryAmbiguous,
+		arg.ViaSenderID,
+		arg.ViaProvider,
 		arg.CampaignID,
 		arg.Now,
 		arg.N,
 		arg.Lease,
 		arg.ExecutorID,
+		arg.ViaIdempotent,
 	)
 	if err != nil {
 		return nil, err
@@ -151,6 +177,7 @@ func (q *Queries) MessageClaimBatch(ctx context.Context, arg MessageClaimBatchPa
 			&i.Data,
 			&i.Headers,
 			&i.Category,
+			&i.DueAt,
 		); err != nil {
 			return nil, err
 		}
@@ -191,6 +218,63 @@ func (q *Queries) MessageDeleteRetired(ctx context.Context, cutoff time.Time, n 
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const messageFailHeld = `-- name: MessageFailHeld :many
+WITH held AS (
+    SELECT s.id, sn.paused_reason
+    FROM campaigns c
+    JOIN senders sn ON sn.account_id = c.account_id
+                   AND (sn.id = c.sender_id OR (c.sender_id IS NULL AND sn.is_default))
+    JOIN sends s ON s.campaign_id = c.id AND s.status = 'queued'
+    JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
+    WHERE c.kind = 'messages' AND c.status = 'sending' AND sn.paused_reason IS NOT NULL
+      AND greatest(m.created_at, coalesce(m.send_at, m.created_at))
+          < coalesce($1::timestamptz, now()) - $2::interval
+    LIMIT 1000
+    FOR UPDATE OF s SKIP LOCKED
+), failed AS (
+    UPDATE sends s
+    SET status = 'failed', lease_until = NULL,
+        last_error = 'held longer than ' || $2::interval || ' while its sender is paused: ' || h.paused_reason,
+        updated_at = coalesce($1::timestamptz, now())
+    FROM held h
+    WHERE s.id = h.id AND s.status = 'queued'
+    RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error
+), failed_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT f.account_id, 'send.failed', coalesce($1::timestamptz, now()),
+           jsonb_build_object('campaign_id', f.campaign_id, 'send_id', f.id, 'subscriber_id', f.subscriber_id,
+                              'email', f.email, 'status', f.status, 'attempts', f.attempts, 'error', left(f.last_error, 500))
+    FROM failed f
+)
+SELECT f.id FROM failed f
+`
+
+// Messages wait while the sender they go through is paused (its stream is not
+// claimed, CampaignListSending's sender_paused), but not for ever: a message due
+// longer ago than hold_max is failed with the sender's pause reason, with its
+// send.failed event. Only the streams of paused senders are looked at, and in them
+// the queued rows (sends_claim_idx). Not a tenant query: the executors'
+// maintenance runs it for every account.
+func (q *Queries) MessageFailHeld(ctx context.Context, now *time.Time, holdMax pgtype.Interval) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageFailHeld, now, holdMax)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const messageGet = `-- name: MessageGet :one

@@ -228,6 +228,11 @@ type Send struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	ExecutorID        *int64
+	ViaSenderID       *int64
+	ViaProvider       *string
+	ViaIdempotent     *bool
+	InDoubt           bool
+	LeftList          bool
 }
 
 type Sender struct {

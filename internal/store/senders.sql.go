@@ -254,7 +254,8 @@ func (q *Queries) SenderList(ctx context.Context, arg SenderListParams) ([]Sende
 const senderPauseCampaigns = `-- name: SenderPauseCampaigns :many
 UPDATE campaigns c
 SET status = 'paused', paused_reason = $1::text, updated_at = now()
-WHERE c.account_id = $2 AND c.status = 'sending' AND c.sender_id = $3::bigint
+WHERE c.account_id = $2 AND c.kind = 'campaign' AND c.status = 'sending'
+  AND c.sender_id = $3::bigint
 RETURNING c.id
 `
 
@@ -266,6 +267,8 @@ type SenderPauseCampaignsParams struct {
 
 // Pauses the sending campaigns that go through the sender (a sending campaign's
 // sender is pinned at start), with the reason; resume continues them after the fix.
+// Only campaigns: a message stream is always sending (campaigns_stream_sending) and
+// waits instead while its sender is paused (CampaignListSending's sender_paused).
 func (q *Queries) SenderPauseCampaigns(ctx context.Context, arg SenderPauseCampaignsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, senderPauseCampaigns, arg.Reason, arg.AccountID, arg.SenderID)
 	if err != nil {

@@ -19,7 +19,7 @@ WITH u AS (
     SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempts,
            unnest($3::text[]) AS status,
            unnest($4::text[]) AS provider_id, unnest($5::text[]) AS error,
-           unnest($6::timestamptz[]) AS next_attempt_at
+           unnest($6::timestamptz[]) AS next_attempt_at, unnest($7::bool[]) AS doubt
 ), retried AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
@@ -32,9 +32,10 @@ SET status              = CASE WHEN u.status = 'queued'
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
     last_error          = nullif(u.error, ''),
     next_attempt_at     = coalesce(u.next_attempt_at, s.next_attempt_at),
-    sent_at             = CASE WHEN u.status = 'sent' THEN coalesce($7::timestamptz, now()) END,
+    in_doubt            = s.in_doubt OR coalesce(u.doubt, false),
+    sent_at             = CASE WHEN u.status = 'sent' THEN coalesce($8::timestamptz, now()) END,
     lease_until         = NULL,
-    updated_at          = coalesce($7::timestamptz, now())
+    updated_at          = coalesce($8::timestamptz, now())
 FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
@@ -42,7 +43,7 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status,
           s.provider_message_id, s.last_error
 ), outcome_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT a.account_id, 'send.' || a.status, coalesce($7::timestamptz, now()),
+    SELECT a.account_id, 'send.' || a.status, coalesce($8::timestamptz, now()),
            jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id,
                               'email', a.email, 'status', a.status, 'attempts', a.attempts,
                               'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500))
@@ -59,6 +60,7 @@ type SendAckManyParams struct {
 	ProviderIds  []string
 	Errors       []string
 	NextAttempts []time.Time
+	Doubts       []bool
 	Now          *time.Time
 }
 
@@ -85,6 +87,8 @@ type SendAckManyParams struct {
 // The same statement writes the per-recipient events (send.sent, send.failed,
 // send.unknown; a retry writes none) into the outbox, so they commit with the ack
 // and cost no round trip of their own. The count is of acknowledged rows.
+// doubts marks the retries of an ambiguous answer (the provider may have taken
+// the message): the row is then in_doubt, replayed only through its recorded route.
 func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64, error) {
 	row := q.db.QueryRow(ctx, sendAckMany,
 		arg.Ids,
@@ -93,6 +97,7 @@ func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64
 		arg.ProviderIds,
 		arg.Errors,
 		arg.NextAttempts,
+		arg.Doubts,
 		arg.Now,
 	)
 	var count int64
@@ -196,43 +201,58 @@ func (q *Queries) SendBuildRecipients(ctx context.Context, arg SendBuildRecipien
 
 const sendClaimBatch = `-- name: SendClaimBatch :many
 WITH picked AS (
-    SELECT s.id, s.account_id, s.subscriber_id, s.email_lower FROM sends s
-    WHERE s.campaign_id = $1
+    SELECT s.id, s.account_id, s.subscriber_id, s.email_lower, s.left_list,
+           (s.in_doubt AND NOT $1::bool
+            AND (s.via_sender_id IS DISTINCT FROM $2::bigint
+                 OR s.via_provider IS DISTINCT FROM $3::text)) AS rerouted
+    FROM sends s
+    WHERE s.campaign_id = $4
       AND s.status = 'queued'
-      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, $2::bigint)
-      AND s.next_attempt_at <= coalesce($3::timestamptz, now())
-      AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $1 AND c.status = 'sending')
+      AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, $5::bigint)
+      AND s.next_attempt_at <= coalesce($6::timestamptz, now())
+      AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = $4 AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id
-    LIMIT $4
+    LIMIT $7
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS MATERIALIZED (
-    SELECT p.id, sub.name, sub.attributes,
-           (sub.id IS NULL OR EXISTS (
+    SELECT p.id, sub.name, sub.attributes, p.left_list, p.rerouted,
+           (p.left_list OR sub.id IS NULL OR EXISTS (
                SELECT 1 FROM suppressions x
                WHERE x.account_id = p.account_id AND x.email_lower = p.email_lower)) AS blocked
     FROM picked p
     LEFT JOIN subscribers sub ON sub.id = p.subscriber_id AND sub.status = 'confirmed'
 ), claimed AS (
     UPDATE sends s
-    SET status      = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
-        lease_until = CASE WHEN j.blocked THEN NULL
-                           ELSE coalesce($3::timestamptz, now()) + $5::interval END,
-        attempts    = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
-        executor_id = CASE WHEN j.blocked THEN s.executor_id ELSE $6::bigint END,
-        updated_at  = coalesce($3::timestamptz, now())
+    SET status      = CASE WHEN j.blocked THEN 'suppressed' WHEN j.rerouted THEN 'unknown' ELSE 'sending' END,
+        lease_until = CASE WHEN j.blocked OR j.rerouted THEN NULL
+                           ELSE coalesce($6::timestamptz, now()) + $8::interval END,
+        attempts    = CASE WHEN j.blocked OR j.rerouted THEN s.attempts ELSE s.attempts + 1 END,
+        executor_id = CASE WHEN j.blocked OR j.rerouted THEN s.executor_id ELSE $9::bigint END,
+        via_sender_id  = CASE WHEN j.blocked OR j.rerouted THEN s.via_sender_id ELSE $2::bigint END,
+        via_provider   = CASE WHEN j.blocked OR j.rerouted THEN s.via_provider ELSE $3::text END,
+        via_idempotent = CASE WHEN j.blocked OR j.rerouted THEN s.via_idempotent ELSE $10::bool END,
+        last_error  = CASE WHEN j.rerouted AND NOT j.blocked
+                           THEN 'not replayed: an earlier send may have been delivered through ' ||
+                                coalesce('sender ' || s.via_sender_id, 'the default provider') ||
+                                ', which no longer sends this campaign' ELSE s.last_error END,
+        updated_at  = coalesce($6::timestamptz, now())
     FROM judged j
     WHERE s.id = j.id
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, coalesce(j.name, '')::text AS name,
-              coalesce(j.attributes, '{}')::jsonb AS attributes
-), suppressed_events AS (
-    -- send.suppressed for the rows marked here, in this statement (events.sql).
+              coalesce(j.attributes, '{}')::jsonb AS attributes, j.left_list, s.last_error
+), settled_events AS (
+    -- send.suppressed (with reason left_list when so) and send.unknown for the rows
+    -- settled here, in this statement (events.sql).
     INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT c.account_id, 'send.suppressed', coalesce($3::timestamptz, now()),
+    SELECT c.account_id, 'send.' || c.status, coalesce($6::timestamptz, now()),
            jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
                               'email', c.email, 'status', c.status)
+           || CASE WHEN c.status = 'suppressed' AND c.left_list THEN '{"reason": "left_list"}'::jsonb
+                   WHEN c.status = 'unknown' THEN jsonb_build_object('attempts', c.attempts, 'error', c.last_error)
+                   ELSE '{}'::jsonb END
     FROM claimed c
-    WHERE c.status = 'suppressed'
+    WHERE c.status IN ('suppressed', 'unknown')
 )
 SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
        c.executor_id, c.name, c.attributes
@@ -240,12 +260,16 @@ FROM claimed c
 `
 
 type SendClaimBatchParams struct {
-	CampaignID int64
-	AfterID    int64
-	Now        *time.Time
-	N          int32
-	Lease      pgtype.Interval
-	ExecutorID *int64
+	RetryAmbiguous bool
+	ViaSenderID    *int64
+	ViaProvider    string
+	CampaignID     int64
+	AfterID        int64
+	Now            *time.Time
+	N              int32
+	Lease          pgtype.Interval
+	ExecutorID     *int64
+	ViaIdempotent  bool
 }
 
 type SendClaimBatchRow struct {
@@ -284,14 +308,29 @@ type SendClaimBatchRow struct {
 // picked takes the columns the judgement needs from the locked row itself (they
 // never change), and judged is MATERIALIZED so the suppression check runs once per
 // row, not once per column of the UPDATE that reads its verdict.
+// Exclusions re-checked here (DESIGN.md §3): a suppressed address, a subscriber
+// no longer confirmed, and left_list, which an opt-out sets on the rows of every
+// list it left (SendSuppressLeftLists) whatever their state: a row in flight then
+// that came back to queued (a release, a retry, a rescue) is not sent. A flag on
+// the row, not a join to list_members, keeps the claim as cheap as before.
+// The route the rows are sent through (the caller's: via_sender_id NULL for the
+// environment's provider) is recorded on them for the rescuer. A row in doubt (a
+// send of it may have been delivered) is replayed only through the route recorded
+// on it: through another one (its sender changed or was deleted since) it would be
+// a second copy nobody can recognise, so unless the campaign accepted that risk
+// (retry_ambiguous) it becomes unknown here, with its send.unknown event.
 func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) ([]SendClaimBatchRow, error) {
 	rows, err := q.db.Query(ctx, sendClaimBatch,
+		arg.RetryAmbiguous,
+		arg.ViaSenderID,
+		arg.ViaProvider,
 		arg.CampaignID,
 		arg.AfterID,
 		arg.Now,
 		arg.N,
 		arg.Lease,
 		arg.ExecutorID,
+		arg.ViaIdempotent,
 	)
 	if err != nil {
 		return nil, err
@@ -391,33 +430,31 @@ WITH expired AS (
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
 ), camp AS (
-    -- A campaign's provider is its sender (pinned at start): resend and http
-    -- deduplicate on the job id; no sender means the environment's provider (@idempotent).
-    SELECT c.id, c.status, c.ambiguous_policy,
-           coalesce((SELECT sn.type IN ('resend', 'http') FROM senders sn
-                     WHERE sn.account_id = c.account_id AND sn.id = c.sender_id), $5::bool) AS idempotent
+    SELECT c.id, c.status, c.ambiguous_policy
     FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
     FOR SHARE OF c
 ), judged AS (
     SELECT e.id, s.attempts,
-           ((c.idempotent OR c.ambiguous_policy = 'retry') AND c.status IN ('sending', 'paused')) AS replay
+           ((coalesce(s.via_idempotent, false) OR c.ambiguous_policy = 'retry')
+            AND c.status IN ('sending', 'paused')) AS replay
     FROM expired e
     JOIN sends s ON s.id = e.id
     JOIN camp c ON c.id = s.campaign_id
 ), rescued AS (
 UPDATE sends s
 SET status = CASE WHEN NOT j.replay THEN 'unknown'
-                  WHEN s.attempts >= $6::int THEN 'failed'
+                  WHEN s.attempts >= $5::int THEN 'failed'
                   ELSE 'queued' END,
     lease_until = NULL,
-    last_error = CASE WHEN j.replay AND s.attempts >= $6::int
+    in_doubt = true,
+    last_error = CASE WHEN j.replay AND s.attempts >= $5::int
                       THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
                       WHEN s.lease_until < coalesce($1::timestamptz, now())
                       THEN 'lease expired while sending'
                       ELSE 'executor stopped while sending' END,
     next_attempt_at = coalesce($1::timestamptz, now())
-        + ($7::interval[])[least(greatest(s.attempts, 1), cardinality($7::interval[]))],
+        + ($6::interval[])[least(greatest(s.attempts, 1), cardinality($6::interval[]))],
     updated_at = coalesce($1::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
@@ -439,7 +476,6 @@ type SendRescueExpiredParams struct {
 	CheckLiveness bool
 	Self          *int64
 	DeadAfter     pgtype.Interval
-	Idempotent    bool
 	MaxAttempts   int32
 	ExpiryDelays  []pgtype.Interval
 }
@@ -454,9 +490,12 @@ type SendRescueExpiredRow struct {
 // that is alive but frozen), or, when check_liveness is set, the executor that
 // claimed them stopped its heartbeat for dead_after or deregistered (killed,
 // crashed, or stopped with acknowledgements it could not write). The caller's own
-// rows are never taken for liveness. An idempotent provider (the campaign's sender,
-// else the environment's) drops a replay of the same job id, so they are requeued; otherwise the campaign's ambiguous_policy
-// decides: retry requeues, skip marks them unknown so no second copy is risked. A
+// rows are never taken for liveness. Whether the provider drops a replay of the
+// same job id is what the claim recorded on the row (via_idempotent: the provider
+// the row was really sent through, never today's configuration; unknown counts as
+// no); if so the row is requeued, in doubt, to be replayed through that route only
+// (SendClaimBatch); otherwise the campaign's ambiguous_policy decides: retry
+// requeues, skip marks them unknown so no second copy is risked. A
 // requeue counts as an attempt (the claim charged it), so a message that keeps
 // killing its process fails at max_attempts instead of looping forever; it waits
 // expiry_delays[attempts] first (the executor's one retry policy: nothing after the
@@ -470,7 +509,6 @@ func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredPa
 		arg.CheckLiveness,
 		arg.Self,
 		arg.DeadAfter,
-		arg.Idempotent,
 		arg.MaxAttempts,
 		arg.ExpiryDelays,
 	)

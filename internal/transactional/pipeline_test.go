@@ -271,7 +271,8 @@ func crash(t *testing.T, e env, p executor.Provider, deliver bool) {
 	require.NoError(t, e.pool.QueryRow(context.Background(),
 		`SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages'`, e.account).Scan(&stream))
 	rows, err := store.New(e.pool).MessageClaimBatch(context.Background(), store.MessageClaimBatchParams{
-		Now: &past, Lease: pgtype.Interval{Microseconds: time.Minute.Microseconds(), Valid: true}, CampaignID: stream, N: 10})
+		Now: &past, Lease: pgtype.Interval{Microseconds: time.Minute.Microseconds(), Valid: true}, CampaignID: stream, N: 10,
+		ViaProvider: "default", ViaIdempotent: p.Idempotent()}) // the executor's own provider
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	if deliver {
