@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
@@ -337,7 +338,10 @@ func defaultSMTPSender(ctx context.Context, db *chaosDB, acct int64, snk *chaosS
 			port, _ = strconv.Atoi(v)
 		}
 	}
-	if _, err := sender.NewService(db.pool, nil).Create(ctx, acct, sender.Input{Name: "relay", Type: "smtp",
+	// The sink is on loopback, which the outgoing-connection guard refuses unless
+	// private destinations are allowed (for the service processes too).
+	svc := sender.NewService(db.pool, nil, sender.WithGuard(egress.Guard{AllowPrivate: true}))
+	if _, err := svc.Create(ctx, acct, sender.Input{Name: "relay", Type: "smtp",
 		Settings: sender.Settings{Host: host, Port: port, Security: "none"}, AllowedFrom: []string{}, Default: true}); err != nil {
 		return nil, fmt.Errorf("chaos-messages: the default sender: %w", err)
 	}
@@ -347,7 +351,7 @@ func defaultSMTPSender(ctx context.Context, db *chaosDB, acct int64, snk *chaosS
 			out = append(out, kv)
 		}
 	}
-	return append(out, "SENDONCE_PROVIDER=log"), nil
+	return append(out, "SENDONCE_PROVIDER=log", "SENDONCE_EVENT_ALLOW_PRIVATE=true"), nil
 }
 
 func messageKey(i int) string { return "chaos-msg-" + strconv.Itoa(i) }
