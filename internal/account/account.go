@@ -134,22 +134,29 @@ func wellFormed(token string) bool {
 // Authenticate returns the account a bearer token belongs to. The key is found by its
 // visible prefix and its hash compared in constant time; any failure is unauthorized.
 func (s *Service) Authenticate(ctx context.Context, token string) (int64, error) {
+	accountID, _, err := s.AuthenticateKey(ctx, token)
+	return accountID, err
+}
+
+// AuthenticateKey is Authenticate that also says which key it was (a dashboard
+// session made with a key ends when the key is revoked).
+func (s *Service) AuthenticateKey(ctx context.Context, token string) (accountID, keyID int64, err error) {
 	unauthorized := apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>")
 	if !wellFormed(token) {
-		return 0, unauthorized
+		return 0, 0, unauthorized
 	}
 	q := store.New(s.pool)
 	row, err := q.APIKeyGetByPrefix(ctx, token[:prefixLen])
 	if err != nil {
 		if apperr.Is(postgres.Error(err, "key"), apperr.NotFound) {
-			return 0, unauthorized
+			return 0, 0, unauthorized
 		}
-		return 0, err
+		return 0, 0, err
 	}
 	sum := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(sum[:], row.TokenHash) != 1 {
-		return 0, unauthorized
+		return 0, 0, unauthorized
 	}
 	_ = q.APIKeyTouch(ctx, row.ID)
-	return row.AccountID, nil
+	return row.AccountID, row.ID, nil
 }
