@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
@@ -328,4 +329,10 @@ func TestDevInboxIsolation(t *testing.T) {
 
 	prod := setupDeps(t, func(d *httpapi.Deps) { d.TestSender = provider.NewLog(nil) })
 	require.Equal(t, http.StatusNotFound, prod.do(prod.keyA, http.MethodGet, "/v1/dev/inbox", nil).Status)
+}
+
+// The dashboard's assets are checked against openapi.yaml like every answer.
+func init() {
+	openapi3filter.RegisterBodyDecoder("text/css", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.FileBodyDecoder)
 }
