@@ -312,7 +312,7 @@ func TestDashboardJourney(t *testing.T) {
 	audit := func(name string) {
 		t.Helper()
 		if shots {
-			png, err := chromedp.Run(step, chromedp.FullScreenshot(90))
+			png, err := chromedp.Run(step, chromedp.CaptureScreenshot()) // the viewport, as a person sees it
 			require.NoError(t, err)
 			require.NoError(t, os.MkdirAll("../../docs/img", 0o755))
 			require.NoError(t, os.WriteFile("../../docs/img/dashboard-"+name+".png", png, 0o644))
@@ -437,7 +437,7 @@ func TestDashboardJourney(t *testing.T) {
 	open("#/inbox", "Dev inbox")
 	wait(`document.querySelectorAll('button.message').length === 200`)
 	eval(`document.querySelector('button.message').click(); true`)
-	wait(`!!document.querySelector('.message-view iframe')`)
+	wait(`!!document.querySelector('.message-view iframe[data-loaded]')`)
 	require.Contains(t, str(`document.querySelector('.message-view').innerText`), "List-Unsubscribe")
 	audit("inbox")
 

@@ -28,7 +28,8 @@ export function Inbox() {
         <h2>${m.subject}</h2>
         <dl class="headers"><dt>From</dt><dd>${m.from}</dd><dt>To</dt><dd>${m.to}</dd><dt>Message-ID</dt><dd>${m.message_id}</dd>
           ${m.headers.map((/** @type {any} */ h) => html`<dt>${h.name}</dt><dd>${h.value}</dd>`)}</dl>
-        ${m.has_html && html`<iframe title=${'HTML of ' + m.subject} sandbox="allow-popups allow-popups-to-escape-sandbox" src=${`/v1/dev/inbox/${m.id}/html`}></iframe>`}
+        ${m.has_html && html`<iframe title=${'HTML of ' + m.subject} sandbox="allow-popups allow-popups-to-escape-sandbox" src=${`/v1/dev/inbox/${m.id}/html`}
+          onLoad=${(/** @type {any} */ e) => { e.currentTarget.dataset.loaded = 'yes'; }}></iframe>`}
         ${m.text && html`<h3>Text</h3><pre class="source">${m.text}</pre>`}
         ${links(m.text || '').length > 0 && html`<h3>Links</h3><ul class="plain">${links(m.text).map((l) => html`<li key=${l}><a href=${l} target="_blank" rel="noopener noreferrer">${l}</a></li>`)}</ul>`}
       </article>`}

@@ -59,9 +59,7 @@ export function CampaignProgress({ id, name, onStatus }) {
     <label for=${pid}>${name ? `${name}: ` : ''}${pct} % (${stats.status})</label>
     <progress id=${pid} max=${total || 1} value=${total ? d : 0}>${pct} %</progress>
     <p class="counts">
-      <span>sent ${num(c.sent)}</span> · <span>queued ${num(c.queued + c.sending)}</span> ·
-      <span>failed ${num(c.failed)}</span> · <span>unknown ${num(c.unknown)}</span> ·
-      <span>suppressed ${num(c.suppressed)}</span>
+      <span>sent ${num(c.sent)}</span> · <span>queued ${num(c.queued + c.sending)}</span> · <span>failed ${num(c.failed)}</span> · <span>unknown ${num(c.unknown)}</span> · <span>suppressed ${num(c.suppressed)}</span>
       ${rate > 0 && html` · <span>${rate.toFixed(0)}/s</span>`}
       ${left && stats.status === 'sending' && html` · <span>about ${left} left</span>`}
     </p>
