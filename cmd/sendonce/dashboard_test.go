@@ -95,7 +95,7 @@ func dashboardService(t *testing.T) (base string, cfg config.Config) {
 	cfg.UnsubscribeSecret = []string{"k1:a-test-secret-0123456789abcdef"}
 	cfg.Dev = true
 	cfg.Tick = time.Second
-	cfg.AccountRatePerSecond = 150
+	cfg.AccountRatePerSecond = 30 // 600 recipients: about 20 s
 	cfg.APIRatePerSecond = 0
 	cfg.EventStreamPoll = 100 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
@@ -368,6 +368,19 @@ func TestDashboardJourney(t *testing.T) {
 	wait(`__t.text().includes('pro plans')`)
 	audit("segments")
 
+	// The template editor: a broken template is refused with its error at the line it is
+	// on; the saved one renders with the sample data.
+	open("#/templates", "Templates")
+	wait(`__t.click('welcome')`)
+	wait(`!!document.querySelector('[data-rendered]')`)
+	eval(`__t.fill('HTML', '<p>Hi {{.Name}}</p>\n<p>{{.Attributes.plan</p>')`)
+	eval(`__t.click('Save and preview')`)
+	wait(`!!document.querySelector('.error-line') && document.querySelector('.error-line').textContent.startsWith('2: ')`)
+	eval(fmt.Sprintf(`__t.fill('HTML', %q)`, tpl["html"]))
+	eval(`__t.click('Save and preview')`)
+	wait(`!document.querySelector('.field-error') && !!document.querySelector('[data-rendered]')`)
+	audit("templates")
+
 	// A campaign from the template, to the segment: the audience count, a preview, a test send.
 	open("#/campaigns/new", "New campaign")
 	eval(`__t.fill('Name', 'November news')`)
@@ -420,7 +433,7 @@ func TestDashboardJourney(t *testing.T) {
 	wait(`!!document.querySelector('.tag[data-status=sent]')`)
 	eval(`__t.fill('Address contains', 'user0007@')`)
 	eval(`__t.click('Search')`)
-	wait(`!!document.querySelector('table.sends') && document.querySelector('table.sends').innerText.includes('user0007@example.com') && document.querySelectorAll('table.sends tbody tr').length === 1`)
+	wait(`__t.text().includes('1 found among 600 sends') && document.querySelector('table.sends').innerText.includes('user0007@example.com') && document.querySelectorAll('table.sends tbody tr').length === 1`)
 	audit("campaign-sent")
 
 	// Suppress an address.
@@ -460,5 +473,4 @@ func TestDashboardJourney(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusUnauthorized, status)
 	audit("signin")
-	_ = tpl
 }

@@ -10,11 +10,13 @@ import { Segments } from './segments.js';
 import { Suppressions } from './suppressions.js';
 import { Inbox } from './inbox.js';
 import { Keys } from './keys.js';
+import { Templates } from './templates.js';
 
 const pages = [
   ['overview', 'Overview'],
   ['campaigns', 'Campaigns'],
   ['subscribers', 'Subscribers'],
+  ['templates', 'Templates'],
   ['segments', 'Segments'],
   ['suppressions', 'Suppressions'],
   ['inbox', 'Dev inbox'],
@@ -101,6 +103,7 @@ function App() {
     case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : r.arg ? html`<${CampaignPage} id=${Number(r.arg)} />` : html`<${Campaigns} />`; break;
     case 'subscribers': body = html`<${Subscribers} />`; break;
     case 'segments': body = html`<${Segments} />`; break;
+    case 'templates': body = html`<${Templates} />`; break;
     case 'suppressions': body = html`<${Suppressions} />`; break;
     case 'inbox': body = html`<${Inbox} />`; break;
     case 'keys': body = html`<${Keys} />`; break;

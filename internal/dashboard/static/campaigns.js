@@ -1,5 +1,5 @@
-import { html, useState, useEffect } from './preact-htm.js';
-import { api } from './api.js';
+import { html, useState, useEffect, useRef } from './preact-htm.js';
+import { api, subscribe } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId } from './ui.js';
 import { CampaignProgress } from './progress.js';
 
@@ -164,8 +164,10 @@ function Sends({ id }) {
   const [rows, setRows] = useState(/** @type {any[]|null} */ (null));
   const [note, setNote] = useState('');
   const [error, setError] = useState(/** @type {any} */ (null));
-  const search = async (/** @type {Event} */ e) => {
+  const latest = useRef(0);
+  const search = async (/** @type {Event|null} */ e) => {
     e && e.preventDefault();
+    const mine = ++latest.current; // a slower, older search must not overwrite this one
     setError(null);
     setNote('Searching…');
     try {
@@ -182,9 +184,10 @@ function Sends({ id }) {
         if (!p.next_cursor || (!needle && found.length >= 100)) break;
         cursor = p.next_cursor;
       }
+      if (mine !== latest.current) return;
       setRows(found.slice(0, 100));
       setNote(`${num(found.length)} found among ${num(scanned)} sends${found.length > 100 ? ' (first 100 shown)' : ''}.`);
-    } catch (err) { setError(err); setNote(''); }
+    } catch (err) { if (mine === latest.current) { setError(err); setNote(''); } }
   };
   useEffect(() => { search(null); }, [id, status]);
   return html`<section aria-labelledby="sends"><h2 id="sends">Sends</h2>
@@ -212,6 +215,34 @@ const actions = {
   paused: [['resume', 'Resume'], ['cancel', 'Cancel']],
 };
 
+/** The campaign's events as the stream delivers them, newest first. @param {{id:number}} p */
+function LiveEvents({ id }) {
+  const [events, setEvents] = useState(/** @type {any[]} */ ([]));
+  useEffect(() => subscribe((ev) => {
+    if (ev.data && ev.data.campaign_id === id) setEvents((list) => [ev, ...list].slice(0, 20));
+  }), [id]);
+  return html`<section aria-labelledby="events"><h2 id="events">Events (live)</h2>
+    ${events.length === 0 ? html`<p>None since this page opened.</p>` : html`<ul class="plain">
+      ${events.map((e) => html`<li key=${e.id}><span class="tag">${e.type}</span> ${e.data.email || ''} <small>${when(e.timestamp)}</small></li>`)}</ul>`}
+  </section>`;
+}
+
+/** @param {{id:number, onDone:()=>void}} p */
+function Schedule({ id, onDone }) {
+  const [at, setAt] = useState('');
+  const [error, setError] = useState(/** @type {any} */ (null));
+  const submit = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setError(null);
+    try { await api('POST', `/v1/campaigns/${id}/approve`, { scheduled_for: new Date(at).toISOString() }); onDone(); } catch (err) { setError(err); }
+  };
+  return html`<form onSubmit=${submit} class="inline">
+    <${Field} label="Send at (your local time)" type="datetime-local" value=${at} onInput=${setAt} required error=${fieldError(error, '/scheduled_for')} />
+    <button type="submit">Schedule</button>
+    <${ErrorBox} error=${error} />
+  </form>`;
+}
+
 /** @param {{id:number}} p */
 export function CampaignPage({ id }) {
   const [c, error, reload] = useLoad(() => api('GET', '/v1/campaigns/' + id), [id]);
@@ -235,8 +266,11 @@ export function CampaignPage({ id }) {
     <div class="actions" role="group" aria-labelledby=${statusId}>
       ${(actions[c.status] || []).map(([a, label]) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)} class=${a === 'cancel' ? 'danger' : ''}>${label}</button>`)}
     </div>
+    ${c.status === 'draft' && html`<${Schedule} id=${id} onDone=${reload} />`}
+    ${c.scheduled_for && c.status === 'approved' && html`<p>Scheduled for ${when(c.scheduled_for)}.</p>`}
     ${actionError && html`<div class="error" role="alert"><p>${explain(actionError)}</p></div>`}
     ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} />`}
     ${c.status === 'draft' && html`<${Preview} campaign=${c} /><${TestSend} id=${id} />`}
-    ${c.status !== 'draft' && html`<${Sends} id=${id} />`}`;
+    ${c.status !== 'draft' && html`<${Sends} id=${id} />`}
+    <${LiveEvents} id=${id} />`;
 }
