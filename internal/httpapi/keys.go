@@ -5,7 +5,22 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/apperr"
 )
+
+// notIdempotent refuses an Idempotency-Key on a route whose answer holds a secret:
+// honouring the key would mean storing that answer. A client that counts on the
+// key learns it here, rather than by finding a second secret made.
+func (s *Server) notIdempotent(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, sent := r.Header["Idempotency-Key"]; sent {
+			writeError(w, r, s.Logger, apperr.Invalidf("/Idempotency-Key",
+				"this route does not take an Idempotency-Key: its answer holds a secret that is never stored for a replay"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 func toAPIKey(k account.Key) api.APIKey {
 	return api.APIKey{Id: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt}

@@ -148,7 +148,7 @@ func (s *Server) routes() {
 		// What these answer holds a secret (a key's token, a login link): not
 		// stored for Idempotency-Key replays.
 		r.Group(func(r chiRouter) {
-			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest)
+			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent)
 			r.Post("/api-keys", s.handle(s.createAPIKey))
 			r.Post("/login-links", s.handle(s.createLoginLink))
 		})

@@ -207,6 +207,11 @@ func TestAPIKeysIsolationAndRevoke(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, e.do("", http.MethodGet, "/v1/account", nil, "Cookie", cookie).Status,
 		"a session signed in with a revoked key ends")
 	require.Equal(t, http.StatusUnprocessableEntity, e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]string{"name": " "}).Status)
+	// No stored answer may hold a token, so no replay by Idempotency-Key.
+	res = e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]string{"name": "retry"}, "Idempotency-Key", "k1")
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Contains(t, string(res.Body), "/Idempotency-Key")
+	require.Equal(t, http.StatusUnprocessableEntity, e.do(e.keyA, http.MethodPost, "/v1/login-links", nil, "Idempotency-Key", "k1").Status)
 }
 
 // TestKeyNeverInLogOrURLOrStorage: signing in with a key or a link and using the
