@@ -463,6 +463,7 @@ func TestDashboardJourney(t *testing.T) {
 	// A phone-width screen.
 	require.NoError(t, chromedp.Do(step, chromedp.EmulateViewport(390, 844)))
 	open("#/campaigns", "Campaigns")
+	wait(`__t.text().includes('November news')`)
 	audit("campaigns-phone")
 	require.NoError(t, chromedp.Do(step, chromedp.EmulateViewport(1280, 900)))
 
