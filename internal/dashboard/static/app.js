@@ -64,7 +64,9 @@ function App() {
   const [note, setNote] = useState('');
   const [r, setRoute] = useState(route());
   useEffect(() => {
-    const onHash = () => setRoute(route());
+    // A login link opened in a tab that is already signed in: start over, so the
+    // link is exchanged (and removed from the address bar) like on a first load.
+    const onHash = () => (route().page === 'login' ? location.reload() : setRoute(route()));
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
