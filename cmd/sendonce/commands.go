@@ -38,8 +38,11 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		}
 		return dev(ctx, cfg, os.Stdout, os.Stderr)
 	case "account":
+		if len(args) == 3 && args[1] == "login" {
+			return loginLink(ctx, cfg, args[2])
+		}
 		if len(args) != 3 || args[1] != "create" {
-			return errors.New("usage: sendonce account create NAME")
+			return errors.New("usage: sendonce account create NAME | sendonce account login NAME")
 		}
 		return createAccount(ctx, cfg, args[2])
 	case "senders":

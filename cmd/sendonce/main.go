@@ -24,6 +24,7 @@ Usage:
   sendonce migrate                                 apply database migrations and exit
   sendonce dev                                     local PostgreSQL + migrations + demo account + serve
   sendonce account create NAME                     create an account and print its API key
+  sendonce account login NAME                      print a one-time dashboard login link (15 minutes)
   sendonce senders rotate-secrets                  re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key
   sendonce bench [--recipients=100000] [--batch-size=N] [--workers=N] [--latency=0] [--provider=instant|smtp]
                                                    measure import, build, send and the raw claim/ack ceiling

@@ -71,8 +71,18 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 	if err != nil {
 		return nil, postgres.Error(err, "campaign")
 	}
+	subject, html, text := c.Subject, c.HtmlTemplate, c.TextTemplate
+	if c.TemplateID != nil && c.Status == StatusDraft {
+		// A draft made from a template has no content of its own until approval
+		// copies the template's: test the template as it is now.
+		t, err := q.TemplateGet(ctx, accountID, *c.TemplateID)
+		if err != nil {
+			return nil, postgres.Error(err, "template")
+		}
+		subject, html, text = t.Subject, t.Html, t.Text
+	}
 	p, err := via.Messages.Prepare(message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo,
-		Subject: "[TEST] " + c.Subject, HTML: c.HtmlTemplate, Text: c.TextTemplate})
+		Subject: "[TEST] " + subject, HTML: html, Text: text})
 	if err != nil {
 		return nil, err
 	}

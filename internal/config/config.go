@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,6 +101,24 @@ type HTTP struct {
 	WriteTimeout      time.Duration `split_words:"true" default:"2m"`
 	ImportTimeout     time.Duration `split_words:"true" default:"10m"`
 	IdleTimeout       time.Duration `split_words:"true" default:"2m"`
+	// DashboardOff turns the dashboard at /app off (SENDONCE_DASHBOARD=false), for
+	// API-only deployments; the API it calls stays.
+	DashboardOff Off `envconfig:"DASHBOARD"`
+	// Dev is set by `sendonce dev`, never by the environment: the session cookie
+	// goes without Secure (dev serves plain http on loopback), and the log
+	// provider keeps the last messages for the dashboard's dev inbox.
+	Dev bool `ignored:"true"`
+}
+
+// Off is a switch that is on unless set to false, so that its zero value (a
+// Config literal) is "on" as the default is: SENDONCE_DASHBOARD=false makes it true.
+type Off bool
+
+// Decode reads a boolean and stores its negation.
+func (o *Off) Decode(v string) error {
+	on, err := strconv.ParseBool(v)
+	*o = Off(!on)
+	return err
 }
 
 // Executor settings of the in-process sender.
