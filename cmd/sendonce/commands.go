@@ -32,6 +32,8 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		return run(ctx, cfg, opts, os.Stdout, os.Stderr)
 	case "migrate":
 		return migrate(ctx, cfg)
+	case "healthcheck": // the container HEALTHCHECK (healthcheck.go)
+		return healthcheck(ctx, cfg.Addr, args[1:], os.Stdout)
 	case "dev":
 		if os.Getenv("SENDONCE_LOG_FORMAT") == "" {
 			cfg.LogFormat = "text"

@@ -17,6 +17,7 @@ const usage = `sendonce: exactly-once email campaigns
 Usage:
   sendonce serve [--api=true] [--executor=true]   run the API and/or the executor
   sendonce migrate                                 apply database migrations and exit
+  sendonce healthcheck [URL|host:port]             exit 0 when the API's /healthz answers 200 (container HEALTHCHECK)
   sendonce dev                                     local PostgreSQL + migrations + demo account + serve
   sendonce account create NAME                     create an account and print its API key
   sendonce senders rotate-secrets                  re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key
