@@ -105,7 +105,7 @@ func createAccount(ctx context.Context, cfg config.Config, name string) error {
 func openWithTimeout(ctx context.Context, cfg config.Config) (*pgxPool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return postgres.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	return postgres.OpenMode(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.DatabaseExecMode)
 }
 
 // openMigrated opens the pool and applies pending migrations, returning how many
@@ -115,7 +115,7 @@ func openMigrated(ctx context.Context, cfg config.Config) (*pgxPool, int, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	n, err := postgres.Migrate(ctx, pool)
+	n, err := migrateSession(ctx, cfg, pool) // on SENDONCE_DIRECT_DATABASE_URL when set
 	if err != nil {
 		pool.Close()
 		return nil, 0, err
