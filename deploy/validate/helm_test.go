@@ -236,4 +236,3 @@ func mustSelector(t *testing.T, s *metav1.LabelSelector) labels.Selector {
 	require.NoError(t, err)
 	return sel
 }
-

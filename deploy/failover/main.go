@@ -1,0 +1,315 @@
+// Command failover is the harness behind `make failover`: etcd and two PostgreSQL
+// nodes under Patroni on 127.0.0.1, sendonce (API+executor and a second executor)
+// on a multi-host URL with target_session_attrs=read-write, a campaign to the
+// idempotent HTTP sink, and the primary's node killed (Patroni and PostgreSQL,
+// SIGKILL) or its Patroni stopped mid-send. It prints one line for scripts:
+//
+//	failover: recipients=… duplicates=… lost=… unknown=… stall_s=… replays=… mode=… replication=…
+//
+// and exits non-zero when a recipient was lost or delivered twice, or the
+// delivery invariant does not hold.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/invariant"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sink"
+)
+
+type options struct {
+	sendonce     string
+	recipients   int
+	mode         string // kill or stop
+	async        bool
+	ttl          int
+	loopWait     int
+	retryTimeout int
+	killAt       float64
+	keep         bool
+	timeout      time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.sendonce, "sendonce", "bin/sendonce", "the sendonce binary")
+	flag.IntVar(&o.recipients, "recipients", 20000, "campaign size")
+	flag.StringVar(&o.mode, "mode", "kill", "kill: SIGKILL the leader's Patroni and PostgreSQL; stop: SIGTERM the leader's Patroni (clean demotion)")
+	flag.BoolVar(&o.async, "async", false, "asynchronous replication (Patroni's default) instead of synchronous_mode: true")
+	flag.IntVar(&o.ttl, "ttl", 30, "Patroni ttl (s): a dead leader's key expires after it")
+	flag.IntVar(&o.loopWait, "loop-wait", 10, "Patroni loop_wait (s)")
+	flag.IntVar(&o.retryTimeout, "retry-timeout", 10, "Patroni retry_timeout (s)")
+	flag.Float64Var(&o.killAt, "kill-at", 0.3, "fraction of recipients delivered before the kill")
+	flag.BoolVar(&o.keep, "keep", false, "keep the run folder (logs, data) afterwards")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "failover:", err)
+		os.Exit(1)
+	}
+}
+
+// timedSink records when each delivery attempt arrived, for the stall measurement.
+type timedSink struct {
+	*sink.HTTP
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (s *timedSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		s.mu.Lock()
+		s.times = append(s.times, time.Now())
+		s.mu.Unlock()
+	}
+	s.HTTP.ServeHTTP(w, r)
+}
+
+// stall is the longest gap between two deliveries after t, counting from t.
+func (s *timedSink) stall(t time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := append([]time.Time(nil), s.times...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	prev, longest := t, time.Duration(0)
+	for _, x := range ts {
+		if x.Before(t) {
+			continue
+		}
+		longest = max(longest, x.Sub(prev))
+		prev = x
+	}
+	return longest
+}
+
+func run(ctx context.Context, o options) error {
+	log := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s failover: "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+	}
+	bin, err := exec.LookPath(o.sendonce)
+	if err != nil {
+		return err
+	}
+	if o.sendonce, err = filepath.Abs(bin); err != nil {
+		return err
+	}
+	began := time.Now()
+	c, err := startCluster(ctx, o)
+	if c != nil {
+		defer func() {
+			c.stop()
+			if o.keep || err != nil {
+				log("run folder kept: %s", c.dir)
+			} else {
+				os.RemoveAll(c.dir)
+			}
+		}()
+	}
+	if err != nil {
+		return err
+	}
+	log("cluster up in %.1fs: leader %s", time.Since(began).Seconds(), c.leader().name)
+
+	url := c.url("postgres")
+	pool, err := postgres.Open(ctx, url, 4)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	acc, key, err := account.NewService(pool).Create(ctx, "failover")
+	if err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
+		SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R' || i, 'confirmed'
+		FROM generate_series(1, $2::int) i`, acc.ID, o.recipients); err != nil {
+		return err
+	}
+
+	s := &timedSink{HTTP: sink.NewHTTP(sink.HTTPOptions{KeepDeliveries: true, Latency: 2 * time.Millisecond})}
+	sinkURL, err := listen(s)
+	if err != nil {
+		return err
+	}
+
+	// Paced so the campaign lasts about 20 s without a failure: the kill lands mid-send.
+	rate := max(o.recipients/40, 10)
+	apiPort := freePort()
+	env := []string{
+		"SENDONCE_DATABASE_URL=" + url,
+		"SENDONCE_PROVIDER=http",
+		"SENDONCE_HTTP_PROVIDER_URL=" + sinkURL + "/send",
+		"SENDONCE_UNSUBSCRIBE_SECRET=k1:failover-secret-0123456789abcdef",
+		"SENDONCE_LOG_FORMAT=text",
+		"SENDONCE_TICK=1s",
+		fmt.Sprintf("SENDONCE_RATE_PER_SECOND=%d", rate),
+	}
+	var serves []*proc
+	defer func() {
+		for _, p := range serves {
+			p.stop(syscall.SIGTERM, 40*time.Second)
+		}
+	}()
+	for i, args := range [][]string{{"serve"}, {"serve", "--api=false"}} {
+		e := append(env[:len(env):len(env)], fmt.Sprintf("SENDONCE_ADDR=127.0.0.1:%d", apiPort))
+		p, err := start(fmt.Sprintf("sendonce%d", i+1), c.dir, nil, e, o.sendonce, args...)
+		if err != nil {
+			return err
+		}
+		serves = append(serves, p)
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	if err := waitHTTP(ctx, base+"/readyz", 60*time.Second); err != nil {
+		return err
+	}
+	id, err := campaign(base, key)
+	if err != nil {
+		return err
+	}
+	log("campaign %d approved: %d recipients at %d/s per process", id, o.recipients, rate)
+
+	for s.Stats().Unique < int64(float64(o.recipients)*o.killAt) {
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	leader := c.leader()
+	if leader == nil {
+		return errors.New("no leader to kill")
+	}
+	killed := time.Now()
+	switch o.mode {
+	case "kill":
+		err = c.killNode(leader)
+	case "stop":
+		leader.patroni.stop(syscall.SIGTERM, 60*time.Second)
+	default:
+		err = fmt.Errorf("unknown -mode %q", o.mode)
+	}
+	if err != nil {
+		return err
+	}
+	log("%s %s at %d delivered", o.mode, leader.name, s.Stats().Unique)
+
+	// Sent, as the new primary says.
+	var status string
+	for status != "sent" {
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("campaign not sent (status %q, %d delivered): %w", status, s.Stats().Unique, err)
+		}
+		_ = pool.QueryRow(ctx, `SELECT status FROM campaigns WHERE id = $1`, id).Scan(&status)
+	}
+	newLeader := c.leader()
+	st := s.Stats()
+	var unknown int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'unknown'`, id).Scan(&unknown); err != nil {
+		return err
+	}
+	delivered := map[string]int{}
+	for k := range s.Deliveries() {
+		delivered[k] = 1
+	}
+	invErr := invariant.Check(ctx, pool, invariant.Options{Delivered: delivered,
+		Recipients: map[int64]int64{id: int64(o.recipients)}})
+	lost := int64(o.recipients) - st.Unique
+	replication := "sync"
+	if o.async {
+		replication = "async"
+	}
+	name := "none"
+	if newLeader != nil {
+		name = newLeader.name
+	}
+	fmt.Printf("failover: recipients=%d duplicates=%d lost=%d unknown=%d stall_s=%.1f replays=%d mode=%s replication=%s new_leader=%s\n",
+		o.recipients, st.Duplicates, lost, unknown, s.stall(killed).Seconds(), st.Replays, o.mode, replication, name)
+	switch {
+	case invErr != nil:
+		return fmt.Errorf("delivery invariant: %w", invErr)
+	case st.Duplicates != 0 || lost != 0:
+		return fmt.Errorf("%d duplicates, %d lost", st.Duplicates, lost)
+	}
+	return nil
+}
+
+func listen(h http.Handler) (string, error) {
+	port := freePort()
+	srv := &http.Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for range 100 {
+		select {
+		case err := <-errc:
+			return "", err
+		default:
+		}
+		if resp, err := http.Get(url + "/stats"); err == nil {
+			resp.Body.Close()
+			return url, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "", errors.New("sink did not listen")
+}
+
+// campaign creates and approves a campaign to every confirmed subscriber.
+func campaign(base, key string) (int64, error) {
+	call := func(path string, body any) (map[string]any, error) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			return nil, fmt.Errorf("%s: %s %s", path, resp.Status, raw)
+		}
+		var out map[string]any
+		return out, json.Unmarshal(raw, &out)
+	}
+	c, err := call("/v1/campaigns", map[string]any{"name": "failover", "subject": "Hi {{.Name}}",
+		"from_email": "news@example.com", "text_template": "Hello {{.Name}}, bye: {{.UnsubscribeURL}}"})
+	if err != nil {
+		return 0, err
+	}
+	id := int64(c["id"].(float64))
+	_, err = call(fmt.Sprintf("/v1/campaigns/%d/approve", id), map[string]any{})
+	return id, err
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
