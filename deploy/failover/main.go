@@ -214,6 +214,18 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	log("%s %s at %d delivered", o.mode, leader.name, s.Stats().Unique)
+	// When Patroni promoted the other node, to tell its share of the stall from ours.
+	promoted := make(chan time.Duration, 1)
+	go func() {
+		for ctx.Err() == nil {
+			if n := c.leader(); n != nil && n != leader {
+				promoted <- time.Since(killed)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		promoted <- -1
+	}()
 
 	// Sent, as the new primary says.
 	var status string
@@ -224,6 +236,11 @@ func run(ctx context.Context, o options) error {
 		_ = pool.QueryRow(ctx, `SELECT status FROM campaigns WHERE id = $1`, id).Scan(&status)
 	}
 	newLeader := c.leader()
+	promote := time.Duration(-1) // never promoted while the campaign finished: printed as -1
+	select {
+	case promote = <-promoted:
+	default:
+	}
 	st := s.Stats()
 	var unknown int64
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'unknown'`, id).Scan(&unknown); err != nil {
@@ -244,8 +261,8 @@ func run(ctx context.Context, o options) error {
 	if newLeader != nil {
 		name = newLeader.name
 	}
-	fmt.Printf("failover: recipients=%d duplicates=%d lost=%d unknown=%d stall_s=%.1f replays=%d mode=%s replication=%s new_leader=%s\n",
-		o.recipients, st.Duplicates, lost, unknown, s.stall(killed).Seconds(), st.Replays, o.mode, replication, name)
+	fmt.Printf("failover: recipients=%d duplicates=%d lost=%d unknown=%d stall_s=%.1f promote_s=%.1f replays=%d mode=%s replication=%s new_leader=%s\n",
+		o.recipients, st.Duplicates, lost, unknown, s.stall(killed).Seconds(), promote.Seconds(), st.Replays, o.mode, replication, name)
 	switch {
 	case invErr != nil:
 		return fmt.Errorf("delivery invariant: %w", invErr)
