@@ -86,6 +86,19 @@ func (s *timedSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.HTTP.ServeHTTP(w, r)
 }
 
+// first is the first delivery at or after t (zero when none came).
+func (s *timedSink) first(t time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out time.Time
+	for _, x := range s.times {
+		if !x.Before(t) && (out.IsZero() || x.Before(out)) {
+			out = x
+		}
+	}
+	return out
+}
+
 // stall is the longest gap between two deliveries after t, counting from t.
 func (s *timedSink) stall(t time.Time) time.Duration {
 	s.mu.Lock()
@@ -261,8 +274,17 @@ func run(ctx context.Context, o options) error {
 	if newLeader != nil {
 		name = newLeader.name
 	}
-	fmt.Printf("failover: recipients=%d duplicates=%d lost=%d unknown=%d stall_s=%.1f promote_s=%.1f replays=%d mode=%s replication=%s new_leader=%s\n",
-		o.recipients, st.Duplicates, lost, unknown, s.stall(killed).Seconds(), promote.Seconds(), st.Replays, o.mode, replication, name)
+	// resume_s: from the kill to the first delivery after the promotion; stall_s can be
+	// longer when rows wait for their lease after sending resumed.
+	resume := time.Duration(-1)
+	if promote >= 0 {
+		if f := s.first(killed.Add(promote)); !f.IsZero() {
+			resume = f.Sub(killed)
+		}
+	}
+	fmt.Printf("failover: recipients=%d duplicates=%d lost=%d unknown=%d stall_s=%.1f promote_s=%.1f resume_s=%.1f "+
+		"replays=%d mode=%s replication=%s new_leader=%s\n", o.recipients, st.Duplicates, lost, unknown,
+		s.stall(killed).Seconds(), promote.Seconds(), resume.Seconds(), st.Replays, o.mode, replication, name)
 	switch {
 	case invErr != nil:
 		return fmt.Errorf("delivery invariant: %w", invErr)
