@@ -45,6 +45,7 @@ type options struct {
 	killAt       float64
 	keep         bool
 	timeout      time.Duration
+	lease        time.Duration
 }
 
 func main() {
@@ -59,6 +60,7 @@ func main() {
 	flag.Float64Var(&o.killAt, "kill-at", 0.3, "fraction of recipients delivered before the kill")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run folder (logs, data) afterwards")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+	flag.DurationVar(&o.lease, "lease", 0, "SENDONCE_LEASE for the service (0: its default, 2m); the provider timeout is set to a third of it")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -180,6 +182,9 @@ func run(ctx context.Context, o options) error {
 		"SENDONCE_LOG_FORMAT=text",
 		"SENDONCE_TICK=1s",
 		fmt.Sprintf("SENDONCE_RATE_PER_SECOND=%d", rate),
+	}
+	if o.lease > 0 {
+		env = append(env, "SENDONCE_LEASE="+o.lease.String(), "SENDONCE_HTTP_PROVIDER_TIMEOUT="+(o.lease/3).String())
 	}
 	var serves []*proc
 	defer func() {
