@@ -90,7 +90,8 @@ loadtest:
 ## failover: etcd and two PostgreSQL nodes under Patroni (synchronous_mode) on 127.0.0.1, sendonce on a multi-host URL
 ##           (target_session_attrs=read-write), the leader's node SIGKILLed mid-campaign; prints
 ##           `failover: recipients=… duplicates=… lost=… unknown=… stall_s=…` (needs patroni, etcd-server)
-##           FAILOVER_FLAGS="-mode stop" stops the leader's Patroni instead; "-async" uses asynchronous replication
+##           FAILOVER_FLAGS="-mode stop" stops the leader's Patroni instead; "-async" uses asynchronous replication;
+##           "-provider smtp" sends over SMTP (no second copy beyond the rows reported unknown)
 FAILOVER_RECIPIENTS ?= 20000
 FAILOVER_FLAGS      ?=
 failover: build
