@@ -32,6 +32,8 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		return run(ctx, cfg, opts, os.Stdout, os.Stderr)
 	case "migrate":
 		return migrate(ctx, cfg)
+	case "healthcheck": // the container HEALTHCHECK (healthcheck.go)
+		return healthcheck(ctx, cfg.Addr, args[1:], os.Stdout)
 	case "dev":
 		if os.Getenv("SENDONCE_LOG_FORMAT") == "" {
 			cfg.LogFormat = "text"
@@ -106,7 +108,7 @@ func createAccount(ctx context.Context, cfg config.Config, name string) error {
 func openWithTimeout(ctx context.Context, cfg config.Config) (*pgxPool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return postgres.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	return postgres.OpenMode(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.DatabaseExecMode)
 }
 
 // openMigrated opens the pool and applies pending migrations, returning how many
@@ -116,7 +118,7 @@ func openMigrated(ctx context.Context, cfg config.Config) (*pgxPool, int, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	n, err := postgres.Migrate(ctx, pool)
+	n, err := migrateSession(ctx, cfg, pool) // on SENDONCE_DIRECT_DATABASE_URL when set
 	if err != nil {
 		pool.Close()
 		return nil, 0, err

@@ -60,6 +60,15 @@ type Audience struct {
 type Database struct {
 	// DatabaseURL is the PostgreSQL URL. Empty in `dev` and `bench` means: start a local server.
 	DatabaseURL string `split_words:"true"`
+	// DirectDatabaseURL, when set, is a connection that keeps its session (not
+	// through a transaction pooler such as PgBouncer) for what needs one: the
+	// migrations' advisory lock and the executor's LISTEN. Empty: DatabaseURL.
+	DirectDatabaseURL string `split_words:"true"`
+	// DatabaseExecMode is how pgx runs statements on DatabaseURL: cache_statement
+	// (prepared and cached per connection), cache_describe, describe_exec, exec or
+	// simple_protocol. Behind PgBouncer's transaction pooling before 1.21 only exec
+	// and simple_protocol work. Empty: the URL's default_query_exec_mode, else cache_statement.
+	DatabaseExecMode string `split_words:"true"`
 	// DataDir is where `dev` keeps its local PostgreSQL cluster.
 	DataDir string `split_words:"true" default:".sendonce"`
 	// MaxConns caps the connection pool.
@@ -312,6 +321,12 @@ func (c Config) Validate() error {
 			"SENDONCE_OPTIN_PURGE_INTERVAL at least 1s and SENDONCE_OPTIN_RESEND_INTERVAL not negative")
 	case c.SoftBounceWindow <= 0:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_WINDOW must be positive")
+	}
+	switch c.DatabaseExecMode {
+	case "", "cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol":
+	default:
+		return fmt.Errorf("configuration: SENDONCE_DATABASE_EXEC_MODE must be cache_statement, cache_describe, "+
+			"describe_exec, exec or simple_protocol, not %q", c.DatabaseExecMode)
 	}
 	switch c.Provider {
 	case "log", "smtp", "http":
