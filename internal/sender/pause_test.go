@@ -116,11 +116,12 @@ func TestRevokedKeyPausesTheCampaignOfASenderThatCarriedAMessage(t *testing.T) {
 		defer scancel()
 		require.NoError(t, e.Stop(sctx))
 	})
-	// Waits for the campaign to leave sending: paused (right) or sent (every row failed).
+	// Waits for the campaign to leave approved, building and sending: paused (right) or
+	// sent (every row failed).
 	deadline := time.Now().Add(60 * time.Second)
 	var status string
 	for time.Now().Before(deadline) {
-		if status, _ = campaignStatus(t, pool, campaign); status != "sending" && status != "approved" {
+		if status, _ = campaignStatus(t, pool, campaign); status != "sending" && status != "approved" && status != "building" {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

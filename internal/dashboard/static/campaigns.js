@@ -3,7 +3,7 @@ import { api, subscribe } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId } from './ui.js';
 import { CampaignProgress } from './progress.js';
 
-const statuses = ['', 'draft', 'approved', 'sending', 'paused', 'sent', 'cancelled'];
+const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sent', 'cancelled', 'failed'];
 
 export function Campaigns() {
   const [status, setStatus] = useState('');

@@ -3,7 +3,7 @@ import { api } from './api.js';
 import { useLoad, ErrorBox, Empty, when } from './ui.js';
 import { CampaignProgress } from './progress.js';
 
-const live = ['sending', 'paused', 'approved'];
+const live = ['building', 'sending', 'paused', 'approved'];
 
 export function Overview() {
   const [campaigns, error, reload] = useLoad(async () => {
