@@ -215,7 +215,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	unique, dups, raw := stats()
-	c, err := q.CampaignSendCounts(ctx, acct, campaignID)
+	c, err := q.CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: acct, CampaignID: campaignID})
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func chaosCampaign(ctx context.Context, q *store.Queries, n int) (acct, id int64
 	if acct, err = q.ChaosAccountCreate(ctx, "chaos"); err != nil {
 		return 0, 0, err
 	}
-	if _, err = q.ChaosSubscribersCreate(ctx, acct, int32(n)); err != nil {
+	if _, err = q.ChaosSubscribersCreate(ctx, store.ChaosSubscribersCreateParams{AccountID: acct, N: int32(n)}); err != nil {
 		return 0, 0, err
 	}
 	id, err = q.ChaosCampaignCreate(ctx, acct)

@@ -59,7 +59,7 @@ func (s *Service) SetUnsubscribeScope(ctx context.Context, id int64, scope strin
 	if scope != "list" && scope != "account" {
 		return Account{}, apperr.Invalidf("/unsubscribe_scope", "unsubscribe_scope must be list or account")
 	}
-	a, err := store.New(s.pool).AccountSetUnsubscribeScope(ctx, scope, id)
+	a, err := store.New(s.pool).AccountSetUnsubscribeScope(ctx, store.AccountSetUnsubscribeScopeParams{UnsubscribeScope: scope, AccountID: id})
 	if err != nil {
 		return Account{}, postgres.Error(err, "account")
 	}

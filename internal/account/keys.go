@@ -58,7 +58,7 @@ func (s *Service) NewKey(ctx context.Context, accountID int64, name string) (Key
 
 // Key returns one of the account's keys; another account's key is not found.
 func (s *Service) Key(ctx context.Context, accountID, keyID int64) (Key, error) {
-	r, err := store.New(s.pool).APIKeyGet(ctx, accountID, keyID)
+	r, err := store.New(s.pool).APIKeyGet(ctx, store.APIKeyGetParams{AccountID: accountID, KeyID: keyID})
 	if err != nil {
 		return Key{}, postgres.Error(err, "api key")
 	}

@@ -56,7 +56,7 @@ func (s *Service) List(ctx context.Context, accountID int64) ([]provider.Logged,
 	}
 	mine := map[int64]bool{}
 	if len(campaigns) > 0 {
-		ids, err := store.New(s.pool).DevInboxCampaigns(ctx, accountID, campaigns)
+		ids, err := store.New(s.pool).DevInboxCampaigns(ctx, store.DevInboxCampaignsParams{AccountID: accountID, Ids: campaigns})
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (provider.Logged
 			return m, nil
 		}
 		if c != 0 {
-			ids, err := store.New(s.pool).DevInboxCampaigns(ctx, accountID, []int64{c})
+			ids, err := store.New(s.pool).DevInboxCampaigns(ctx, store.DevInboxCampaignsParams{AccountID: accountID, Ids: []int64{c}})
 			if err != nil {
 				return provider.Logged{}, err
 			}

@@ -87,7 +87,7 @@ func (s *Service) SignInWithLink(ctx context.Context, token string) (Session, er
 		return Session{}, errLink
 	}
 	now := s.Now()
-	accountID, err := store.New(s.pool).LoginLinkUse(ctx, &now, hashOf(token))
+	accountID, err := store.New(s.pool).LoginLinkUse(ctx, store.LoginLinkUseParams{Now: &now, TokenHash: hashOf(token)})
 	if err != nil {
 		if apperr.Is(postgres.Error(err, "link"), apperr.NotFound) {
 			return Session{}, errLink
@@ -128,7 +128,7 @@ func (s *Service) Get(ctx context.Context, token string) (Session, error) {
 		return Session{}, gone
 	}
 	now := s.Now()
-	row, err := store.New(s.pool).SessionAccount(ctx, hashOf(token), &now)
+	row, err := store.New(s.pool).SessionAccount(ctx, store.SessionAccountParams{TokenHash: hashOf(token), Now: &now})
 	if err != nil {
 		if apperr.Is(postgres.Error(err, "session"), apperr.NotFound) {
 			return Session{}, gone

@@ -13,10 +13,15 @@ const devInboxCampaigns = `-- name: DevInboxCampaigns :many
 SELECT id FROM campaigns WHERE account_id = $1 AND id = ANY($2::bigint[])
 `
 
+type DevInboxCampaignsParams struct {
+	AccountID int64
+	Ids       []int64
+}
+
 // Which of these campaigns are the account's: the dev inbox shows an account only
 // the messages of its own campaigns.
-func (q *Queries) DevInboxCampaigns(ctx context.Context, accountID int64, ids []int64) ([]int64, error) {
-	rows, err := q.db.Query(ctx, devInboxCampaigns, accountID, ids)
+func (q *Queries) DevInboxCampaigns(ctx context.Context, arg DevInboxCampaignsParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, devInboxCampaigns, arg.AccountID, arg.Ids)
 	if err != nil {
 		return nil, err
 	}

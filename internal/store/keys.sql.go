@@ -16,6 +16,11 @@ FROM api_keys
 WHERE account_id = $1 AND id = $2
 `
 
+type APIKeyGetParams struct {
+	AccountID int64
+	KeyID     int64
+}
+
 type APIKeyGetRow struct {
 	ID         int64
 	Name       string
@@ -25,8 +30,8 @@ type APIKeyGetRow struct {
 	RevokedAt  *time.Time
 }
 
-func (q *Queries) APIKeyGet(ctx context.Context, accountID int64, keyID int64) (APIKeyGetRow, error) {
-	row := q.db.QueryRow(ctx, aPIKeyGet, accountID, keyID)
+func (q *Queries) APIKeyGet(ctx context.Context, arg APIKeyGetParams) (APIKeyGetRow, error) {
+	row := q.db.QueryRow(ctx, aPIKeyGet, arg.AccountID, arg.KeyID)
 	var i APIKeyGetRow
 	err := row.Scan(
 		&i.ID,
@@ -164,10 +169,15 @@ WHERE token_hash = $2 AND used_at IS NULL
 RETURNING account_id
 `
 
+type LoginLinkUseParams struct {
+	Now       *time.Time
+	TokenHash []byte
+}
+
 // Single use in one statement: the first caller sets used_at and gets the account;
 // a second (or a late one) matches no row.
-func (q *Queries) LoginLinkUse(ctx context.Context, now *time.Time, tokenHash []byte) (int64, error) {
-	row := q.db.QueryRow(ctx, loginLinkUse, now, tokenHash)
+func (q *Queries) LoginLinkUse(ctx context.Context, arg LoginLinkUseParams) (int64, error) {
+	row := q.db.QueryRow(ctx, loginLinkUse, arg.Now, arg.TokenHash)
 	var account_id int64
 	err := row.Scan(&account_id)
 	return account_id, err
@@ -182,14 +192,19 @@ WHERE s.token_hash = $1
   AND (s.api_key_id IS NULL OR k.revoked_at IS NULL)
 `
 
+type SessionAccountParams struct {
+	TokenHash []byte
+	Now       *time.Time
+}
+
 type SessionAccountRow struct {
 	AccountID int64
 	ExpiresAt time.Time
 }
 
 // A session made with a key lasts no longer than the key.
-func (q *Queries) SessionAccount(ctx context.Context, tokenHash []byte, now *time.Time) (SessionAccountRow, error) {
-	row := q.db.QueryRow(ctx, sessionAccount, tokenHash, now)
+func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) (SessionAccountRow, error) {
+	row := q.db.QueryRow(ctx, sessionAccount, arg.TokenHash, arg.Now)
 	var i SessionAccountRow
 	err := row.Scan(&i.AccountID, &i.ExpiresAt)
 	return i, err
