@@ -2533,6 +2533,13 @@ type ClientInterface interface {
 	// Corresponds with GET /app/assets/{version}/{name} (the `DashboardAsset` operationId).
 	DashboardAsset(ctx context.Context, version string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ApiReference API reference
+	//
+	// This document rendered as an HTML page (every operation by tag, its parameters, body, responses and the schemas), with no script.
+	//
+	// Corresponds with GET /docs (the `ApiReference` operationId).
+	ApiReference(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Healthz Liveness
 	//
 	// The process is up.
@@ -3742,6 +3749,23 @@ func (c *Raw) Dashboard(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // Corresponds with GET /app/assets/{version}/{name} (the `DashboardAsset` operationId).
 func (c *Raw) DashboardAsset(ctx context.Context, version string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDashboardAssetRequest(c.Server, version, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApiReference API reference
+//
+// This document rendered as an HTML page (every operation by tag, its parameters, body, responses and the schemas), with no script.
+//
+// Corresponds with GET /docs (the `ApiReference` operationId).
+func (c *Raw) ApiReference(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApiReferenceRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -6237,6 +6261,33 @@ func NewDashboardAssetRequest(server string, version string, name string) (*http
 	}
 
 	operationPath := fmt.Sprintf("/app/assets/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApiReferenceRequest constructs an http.Request for the ApiReference method
+func NewApiReferenceRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10753,6 +10804,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /app/assets/{version}/{name} (the `DashboardAsset` operationId).
 	DashboardAssetWithResponse(ctx context.Context, version string, name string, reqEditors ...RequestEditorFn) (*DashboardAssetResponse, error)
 
+	// ApiReferenceWithResponse API reference
+	//
+	// This document rendered as an HTML page (every operation by tag, its parameters, body, responses and the schemas), with no script.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs (the `ApiReference` operationId).
+	ApiReferenceWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ApiReferenceResponse, error)
+
 	// HealthzWithResponse Liveness
 	//
 	// The process is up.
@@ -12126,6 +12186,40 @@ func (r DashboardAssetResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DashboardAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ApiReferenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r ApiReferenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApiReferenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApiReferenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApiReferenceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20506,6 +20600,21 @@ func (c *ClientWithResponses) DashboardAssetWithResponse(ctx context.Context, ve
 	return ParseDashboardAssetResponse(rsp)
 }
 
+// ApiReferenceWithResponse API reference
+//
+// This document rendered as an HTML page (every operation by tag, its parameters, body, responses and the schemas), with no script.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs (the `ApiReference` operationId).
+func (c *ClientWithResponses) ApiReferenceWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ApiReferenceResponse, error) {
+	rsp, err := c.ApiReference(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApiReferenceResponse(rsp)
+}
+
 // HealthzWithResponse Liveness
 //
 // The process is up.
@@ -22599,6 +22708,22 @@ func ParseDashboardAssetResponse(rsp *http.Response) (*DashboardAssetResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseApiReferenceResponse parses an HTTP response from a ApiReferenceWithResponse call
+func ParseApiReferenceResponse(rsp *http.Response) (*ApiReferenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApiReferenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
 	}
 
 	return response, nil

@@ -22,6 +22,7 @@ func (s *Server) routes() {
 		r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 	}
 	r.Get("/openapi.yaml", s.handle(s.openapi))
+	r.Get("/docs", s.handle(s.apiReference))
 
 	// Opt-outs. /u/{token} and provider deliveries carry no API key: the
 	// token's HMAC or the provider's signature authenticates them.

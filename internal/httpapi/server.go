@@ -17,6 +17,7 @@ import (
 	"github.com/sendonce/sendonce"
 
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/apidoc"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dashboard"
@@ -109,6 +110,8 @@ type Server struct {
 	streams streamCounts
 	// dash is the dashboard; nil when it is turned off.
 	dash *dashboard.Dashboard
+	// reference is the API reference rendered from OpenAPI (GET /docs).
+	reference apidoc.Page
 }
 
 // NewServer returns the API handler with every route of routes.go.
@@ -192,6 +195,9 @@ func NewServer(d Deps) http.Handler {
 	// Config.Validate refuses a bad entry at start-up; one that reaches here anyway
 	// trusts nothing rather than something.
 	s.trusted, _ = d.Config.TrustedProxyPrefixes()
+	if s.reference, err = apidoc.Render(d.OpenAPI); err != nil {
+		panic(err) // the same document loaded above: a build defect
+	}
 	if !d.Config.DashboardOff {
 		s.dash = dashboard.New()
 	}
