@@ -37,9 +37,9 @@ type response struct{ Code, Description, Schema string }
 
 type operation struct {
 	ID, Method, Path, Summary, Description, Body string
-	Public                                      bool
-	Params                                      []param
-	Responses                                   []response
+	Public                                       bool
+	Params                                       []param
+	Responses                                    []response
 }
 
 type section struct {
