@@ -39,7 +39,11 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	require.EqualValues(t, 500, cost.Messages)
 	require.Positive(t, cost.AppCPU)
 	require.GreaterOrEqual(t, cost.PGCPU, 0.0)
-	require.GreaterOrEqual(t, cost.ClusterCPU, cost.PGCPU)
+	// Known, but not comparable with PGCPU here: the test cluster is shared with every
+	// parallel test, and a backend of another test that exits between the two
+	// snapshots and is not yet reaped drops out of the cluster's sum (seen under load:
+	// 0.08 s against 0.14 s). On the bench's own throwaway cluster the order holds.
+	require.GreaterOrEqual(t, cost.ClusterCPU, 0.0)
 	// At least one statement per 50-row batch: the window opens when the send phase
 	// starts, so the first claims may fall before it (seen: 20 counted for 14 claims
 	// and 10 acknowledgements), but acknowledging 500 rows alone takes ten.
