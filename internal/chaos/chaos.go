@@ -1,4 +1,8 @@
-package main
+// Package chaos is the kill -9 harness behind the hidden `sendonce chaos` command
+// (`make chaos`, `make chaos-messages`, `make chaos-senders`): it starts a throwaway
+// PostgreSQL, fake providers and `sendonce serve` processes, SIGKILLs the service
+// while it sends, and checks that every recipient got what the delivery promise says.
+package chaos
 
 import (
 	"context"
@@ -48,7 +52,7 @@ type chaosOptions struct {
 	ReceiverDown time.Duration // the receiver answers 503 this long, from the first kill on
 }
 
-// runChaos proves the exactly-once promise under kill -9: a throwaway PostgreSQL, a
+// Run proves the exactly-once promise under kill -9: a throwaway PostgreSQL, a
 // sink, a campaign of N recipients, and `sendonce serve` SIGKILLed at random moments
 // while it sends, restarted each time. When the campaign is sent it prints one line:
 //
@@ -65,7 +69,7 @@ type chaosOptions struct {
 //
 // It fails (exit 1) when a recipient got two copies or, with the idempotent sink,
 // when one got none.
-func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "-senders" || args[0] == "--senders") {
 		return runSendersChaos(ctx, args[1:], stdout, stderr)
 	}
