@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// WithTestDB is `sendonce testdb -- COMMAND…` (hidden; `make test`): it runs COMMAND with TEST_DATABASE_URL pointing at one throwaway
-// PostgreSQL cluster, started from the local binaries and removed afterwards, so a
-// whole `make test` run shares one server. An existing TEST_DATABASE_URL is used as is.
+// WithTestDB is `sendonce testdb -- COMMAND…` (hidden; `make test`): it runs
+// COMMAND with TEST_DATABASE_URL pointing at one throwaway PostgreSQL cluster,
+// started from the local binaries and removed afterwards, so a whole `make test`
+// run shares one server. An existing TEST_DATABASE_URL is used as is.
 func WithTestDB(ctx context.Context, args []string, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
@@ -41,8 +42,9 @@ func WithTestDB(ctx context.Context, args []string, stderr io.Writer) error {
 	return cmd.Run()
 }
 
-// Throwaway starts a PostgreSQL cluster (Fast if fast) in a fresh temporary folder and
-// returns a URL to a new database on it and a function that stops and removes it.
+// Throwaway starts a PostgreSQL cluster (Fast if fast) in a fresh temporary folder
+// and returns a URL to a new database on it and a function that stops and removes
+// it (`sendonce bench` and `loadtest` without SENDONCE_DATABASE_URL).
 func Throwaway(ctx context.Context, fast bool, stderr io.Writer) (string, func(), error) {
 	dir, err := TempDataDir("sendonce-bench-")
 	if err != nil {

@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// Command is `sendonce sink`: it serves a fake provider out of process, for `make chaos` and manual runs
-// (hidden: not in the usage text):
+// Command is `sendonce sink`: it serves a fake provider out of process, for
+// `make chaos`, `sendonce bench --provider smtp` and manual runs (hidden: not in
+// the usage text):
 //
 //	sendonce sink http --addr 127.0.0.1:PORT [--latency 2ms] [--fail-rate 0.01] [--drop-rate 0.01]
 //	sendonce sink smtp --addr 127.0.0.1:PORT --stats-addr 127.0.0.1:PORT [--latency 2ms] [...]
