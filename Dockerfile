@@ -1,4 +1,5 @@
 # Multi-stage: build a static binary, run it as a non-root user on a minimal base.
+# .dockerignore keeps the local cluster (.sendonce/), binaries and .git out of the context.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -12,5 +13,9 @@ COPY --from=build /out/sendonce /sendonce
 ENV SENDONCE_ADDR=:8080 SENDONCE_LOG_FORMAT=json
 EXPOSE 8080
 USER nonroot:nonroot
+# No shell or curl in the image: the binary probes its own /healthz on SENDONCE_ADDR.
+# An executor-only container (serve --api=false) has no HTTP listener: turn this off for it
+# (compose.yaml does, with `healthcheck: disable: true`).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["/sendonce", "healthcheck"]
 ENTRYPOINT ["/sendonce"]
 CMD ["serve"]

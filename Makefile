@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman
+.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman failover
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -96,3 +96,13 @@ LOADTEST_FLAGS ?=
 loadtest:
 	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
 	bin/sendonce-bench loadtest $(LOADTEST_FLAGS)
+
+## failover: etcd and two PostgreSQL nodes under Patroni (synchronous_mode) on 127.0.0.1, sendonce on a multi-host URL
+##           (target_session_attrs=read-write), the leader's node SIGKILLed mid-campaign; prints
+##           `failover: recipients=… duplicates=… lost=… unknown=… stall_s=…` (needs patroni, etcd-server)
+##           FAILOVER_FLAGS="-mode stop" stops the leader's Patroni instead; "-async" uses asynchronous replication;
+##           "-provider smtp" sends over SMTP (no second copy beyond the rows reported unknown)
+FAILOVER_RECIPIENTS ?= 20000
+FAILOVER_FLAGS      ?=
+failover: build
+	$(GO) run ./deploy/failover -sendonce bin/sendonce -recipients $(FAILOVER_RECIPIENTS) $(FAILOVER_FLAGS)

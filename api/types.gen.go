@@ -519,6 +519,44 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	}
 }
 
+// APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null}
+type APIKey struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        int64     `json:"id"`
+
+	// LastUsedAt Advisory; updated at most once a minute.
+	LastUsedAt *time.Time `json:"last_used_at"`
+	Name       string     `json:"name"`
+
+	// Prefix The first characters of the token, to recognise it.
+	Prefix    string     `json:"prefix"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+// APIKeyCreate Example: {"name":"ci"}
+type APIKeyCreate struct {
+	Name string `json:"name"`
+}
+
+// APIKeyCreated Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"token":"so_abcdefghijkl…"}
+type APIKeyCreated struct {
+	CreatedAt  time.Time  `json:"created_at"`
+	Id         int64      `json:"id"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+
+	// Token The key; shown this once.
+	Token string `json:"token"`
+}
+
+// APIKeyPage defines model for APIKeyPage.
+type APIKeyPage struct {
+	Data       []APIKey `json:"data"`
+	NextCursor *string  `json:"next_cursor"`
+}
+
 // Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -687,6 +725,31 @@ type CampaignUpdate struct {
 	TextTemplate *string `json:"text_template,omitempty"`
 }
 
+// DevInboxHeader defines model for DevInboxHeader.
+type DevInboxHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// DevInboxMessage Example: {"from":"news@example.com","has_html":true,"headers":[{"name":"List-Unsubscribe","value":"\u003chttps://…\u003e"}],"id":12,"job_id":"campaign:42:101","logged_at":"2026-11-02T09:00:01Z","message_id":"a1b2@sendonce","subject":"Hello","text":"Hi Ada","to":"ada@example.com"}
+type DevInboxMessage struct {
+	From      string           `json:"from"`
+	HasHtml   bool             `json:"has_html"`
+	Headers   []DevInboxHeader `json:"headers"`
+	Id        int64            `json:"id"`
+	JobId     string           `json:"job_id"`
+	LoggedAt  time.Time        `json:"logged_at"`
+	MessageId string           `json:"message_id"`
+	Subject   string           `json:"subject"`
+	Text      string           `json:"text"`
+	To        string           `json:"to"`
+}
+
+// DevInboxPage defines model for DevInboxPage.
+type DevInboxPage struct {
+	Data []DevInboxMessage `json:"data"`
+}
+
 // Event defines model for Event.
 type Event struct {
 	Data map[string]interface{} `json:"data"`
@@ -851,6 +914,12 @@ type ListUpdate struct {
 	// OptinTemplateId A template id of the account, or 0 to go back to the built-in email.
 	OptinTemplateId *int64 `json:"optin_template_id,omitempty"`
 	Public          *bool  `json:"public,omitempty"`
+}
+
+// LoginLink Example: {"expires_at":"2026-11-02T09:15:00Z","url":"http://127.0.0.1:8080/app#/login/sol_2x7q…"}
+type LoginLink struct {
+	ExpiresAt time.Time `json:"expires_at"`
+	Url       string    `json:"url"`
 }
 
 // MemberChange Example: {"changed":2}
@@ -1222,6 +1291,24 @@ type SenderVerifyResult struct {
 // SenderVerifyResultStep defines model for SenderVerifyResult.Step.
 type SenderVerifyResultStep string
 
+// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z"}
+type Session struct {
+	AccountId   int64  `json:"account_id"`
+	AccountName string `json:"account_name"`
+
+	// CsrfToken Send it as X-CSRF-Token on every request with the cookie that changes something.
+	CsrfToken string    `json:"csrf_token"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// SessionCreate Example: {"login_token":"sol_2x7q…"}
+type SessionCreate struct {
+	ApiKey *string `json:"api_key,omitempty"`
+
+	// LoginToken From a login link.
+	LoginToken *string `json:"login_token,omitempty"`
+}
+
 // SignupAccepted Example: {"confirmation_required":true,"status":"accepted"}
 type SignupAccepted struct {
 	// ConfirmationRequired Whether one of the lists is double opt-in: the address must confirm from its inbox. Depends on the lists, never on the address.
@@ -1490,6 +1577,9 @@ type MessageIdempotencyKey = string
 // Conflict defines model for Conflict.
 type Conflict = Problem
 
+// Forbidden defines model for Forbidden.
+type Forbidden = Problem
+
 // NotFound defines model for NotFound.
 type NotFound = Problem
 
@@ -1507,6 +1597,16 @@ type UnsupportedMediaType = Problem
 
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = Problem
+
+// ListAPIKeysParams defines parameters for ListAPIKeys.
+type ListAPIKeysParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
 
 // ListCampaignsParams defines parameters for ListCampaigns.
 type ListCampaignsParams struct {
@@ -1886,6 +1986,11 @@ type VerifySenderParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// DeleteSessionParams defines parameters for DeleteSession.
+type DeleteSessionParams struct {
+	XCSRFToken string `json:"X-CSRF-Token"`
+}
+
 // ListSubscribersParams defines parameters for ListSubscribers.
 type ListSubscribersParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -2070,6 +2175,9 @@ type UnsubscribeOneClickMultipartRequestBody = OneClickBody
 // UpdateAccountJSONRequestBody defines body for UpdateAccount for application/json ContentType.
 type UpdateAccountJSONRequestBody = AccountUpdate
 
+// CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
+type CreateAPIKeyJSONRequestBody = APIKeyCreate
+
 // CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
 type CreateCampaignJSONRequestBody = CampaignCreate
 
@@ -2126,6 +2234,9 @@ type CreateSenderJSONRequestBody = SenderCreate
 
 // UpdateSenderJSONRequestBody defines body for UpdateSender for application/json ContentType.
 type UpdateSenderJSONRequestBody = SenderUpdate
+
+// CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
+type CreateSessionJSONRequestBody = SessionCreate
 
 // CreateSubscriberJSONRequestBody defines body for CreateSubscriber for application/json ContentType.
 type CreateSubscriberJSONRequestBody = SubscriberCreate

@@ -38,14 +38,19 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		return run(ctx, cfg, opts, os.Stdout, os.Stderr)
 	case "migrate":
 		return migrate(ctx, cfg)
+	case "healthcheck": // the container HEALTHCHECK (healthcheck.go)
+		return healthcheck(ctx, cfg.Addr, args[1:], os.Stdout)
 	case "dev":
 		if os.Getenv("SENDONCE_LOG_FORMAT") == "" {
 			cfg.LogFormat = "text"
 		}
 		return dev(ctx, cfg, os.Stdout, os.Stderr)
 	case "account":
+		if len(args) == 3 && args[1] == "login" {
+			return loginLink(ctx, cfg, args[2])
+		}
 		if len(args) != 3 || args[1] != "create" {
-			return errors.New("usage: sendonce account create NAME")
+			return errors.New("usage: sendonce account create NAME | sendonce account login NAME")
 		}
 		return createAccount(ctx, cfg, args[2])
 	case "senders":
@@ -56,7 +61,7 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 	case "bench":
 		return bench.Command(ctx, cfg, args[1:], os.Stdout, os.Stderr, unsubscribeLinks)
 	case "loadtest": // used by `make loadtest`; not in the usage text
-		return bench.LoadtestCommand(ctx, cfg, args[1:], os.Stdout, os.Stderr, serveForLoadtest)
+		return bench.LoadtestCommand(ctx, cfg, args[1:], os.Stdout, os.Stderr, loadtestService)
 	case "testdb": // used by `make test`; not in the usage text
 		return pgcluster.WithTestDB(ctx, args[1:], os.Stderr)
 	case "chaos": // hidden: kill -9 harness for `make chaos` (internal/chaos)
@@ -68,9 +73,15 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 	}
 }
 
-// serveForLoadtest runs the whole service in this process for `sendonce loadtest`.
-func serveForLoadtest(ctx context.Context, cfg config.Config, onListen func(net.Addr)) error {
-	return run(ctx, cfg, Options{API: true, Executor: true, OnListen: onListen}, io.Discard, os.Stderr)
+// loadtestService is the service `sendonce loadtest` runs in this process.
+var loadtestService = bench.Service{
+	OpenMigrated: func(ctx context.Context, cfg config.Config) (*pgxPool, error) {
+		pool, _, err := openMigrated(ctx, cfg)
+		return pool, err
+	},
+	Serve: func(ctx context.Context, cfg config.Config, onListen func(net.Addr)) error {
+		return run(ctx, cfg, Options{API: true, Executor: true, OnListen: onListen}, io.Discard, os.Stderr)
+	},
 }
 
 func needDatabase(cfg config.Config) error {
@@ -114,7 +125,7 @@ func createAccount(ctx context.Context, cfg config.Config, name string) error {
 func openWithTimeout(ctx context.Context, cfg config.Config) (*pgxPool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return postgres.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	return postgres.OpenMode(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.DatabaseExecMode)
 }
 
 // openMigrated opens the pool and applies pending migrations, returning how many
@@ -124,7 +135,7 @@ func openMigrated(ctx context.Context, cfg config.Config) (*pgxPool, int, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	n, err := postgres.Migrate(ctx, pool)
+	n, err := migrateSession(ctx, cfg, pool) // on SENDONCE_DIRECT_DATABASE_URL when set
 	if err != nil {
 		pool.Close()
 		return nil, 0, err

@@ -20,6 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/pgcluster"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/session"
 )
 
 const demoAccount = "demo"
@@ -56,10 +57,15 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 		return err
 	}
 	key, err := demoKey(ctx, account.NewService(pool), filepath.Join(dataDir, "demo_api_key"))
+	var login string
+	if err == nil {
+		login, err = newLoginLink(ctx, pool, demoAccount, "")
+	}
 	pool.Close()
 	if err != nil {
 		return err
 	}
+	cfg.Dev = true
 
 	if len(cfg.UnsubscribeSecret) == 0 {
 		secret, err := devUnsubscribeSecret(filepath.Join(dataDir, "unsubscribe_secret"))
@@ -94,6 +100,7 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 
 	opts := Options{API: true, Executor: true, OnListen: func(addr net.Addr) {
 		base := "http://" + addr.String()
+		fmt.Fprintf(stdout, "\nDashboard (this link signs in once, within %s):\n  %s%s\n", session.LinkTTL, base, login)
 		fmt.Fprintf(stdout, "\nSENDONCE_API_KEY=%s\n\n", key)
 		fmt.Fprintf(stdout, "Try:\n")
 		fmt.Fprintf(stdout, "  curl -fsS %s/readyz\n", base)

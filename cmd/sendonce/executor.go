@@ -43,14 +43,21 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 		log.Info("executor workers capped at the SMTP connections", "workers", cfg.SMTPConns, "configured", ecfg.Workers)
 		ecfg.Workers = cfg.SMTPConns
 	}
+	// The LISTEN needs a session: on SENDONCE_DIRECT_DATABASE_URL when set (database.go).
+	lp, err := listenPool(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	ecfg.ListenPool = lp
 	e, err := executor.New(pool, p, ecfg, log, reg)
 	if err != nil {
+		closePool(lp)
 		return nil, err
 	}
 	e.Start(ctx)
 	log.Info("executor started", "provider", cfg.Provider, "idempotent", p.Idempotent(),
 		"workers", ecfg.Workers, "batch_size", cfg.BatchSize)
-	return e.Stop, nil
+	return func(ctx context.Context) error { defer closePool(lp); return e.Stop(ctx) }, nil
 }
 
 // executorConfig maps the SENDONCE_* executor settings onto the executor's Config.

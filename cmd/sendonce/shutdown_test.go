@@ -25,7 +25,7 @@ func smtpService(t *testing.T, n int, s *sink.SMTP) (config.Config, *pgxPool, in
 	q := store.New(pool)
 	acct, err := q.ChaosAccountCreate(ctx, "acme")
 	require.NoError(t, err)
-	_, err = q.ChaosSubscribersCreate(ctx, acct, int32(n))
+	_, err = q.ChaosSubscribersCreate(ctx, store.ChaosSubscribersCreateParams{AccountID: acct, N: int32(n)})
 	require.NoError(t, err)
 	id, err := q.ChaosCampaignCreate(ctx, acct)
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestSIGTERMWithASlowSMTPRelayExitsWithinTheShutdownTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, took, cfg.ShutdownTimeout, "shutdown must end within SENDONCE_SHUTDOWN_TIMEOUT")
 
-	c, err := store.New(pool).CampaignSendCounts(context.Background(), accountOf(t, pool, id), id)
+	c, err := store.New(pool).CampaignSendCounts(context.Background(), store.CampaignSendCountsParams{AccountID: accountOf(t, pool, id), CampaignID: id})
 	require.NoError(t, err)
 	require.Zero(t, c.Sending, "every claimed row is released or reported")
 	require.Equal(t, int64(20), c.Queued+c.Unknown+c.Sent)

@@ -59,7 +59,7 @@ func (s *Service) SetUnsubscribeScope(ctx context.Context, id int64, scope strin
 	if scope != "list" && scope != "account" {
 		return Account{}, apperr.Invalidf("/unsubscribe_scope", "unsubscribe_scope must be list or account")
 	}
-	a, err := store.New(s.pool).AccountSetUnsubscribeScope(ctx, scope, id)
+	a, err := store.New(s.pool).AccountSetUnsubscribeScope(ctx, store.AccountSetUnsubscribeScopeParams{UnsubscribeScope: scope, AccountID: id})
 	if err != nil {
 		return Account{}, postgres.Error(err, "account")
 	}
@@ -138,31 +138,31 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 	return k.AccountID, err
 }
 
-// Key is an authenticated API key: its id and its account.
-type Key struct {
+// Caller is an authenticated API key: its id and its account.
+type Caller struct {
 	ID        int64
 	AccountID int64
 }
 
 // AuthenticateKey is Authenticate that also says which key it was (what a stream
-// token records, so that revoking the key revokes the token).
-func (s *Service) AuthenticateKey(ctx context.Context, token string) (Key, error) {
+// token and a dashboard session record, so that revoking the key revokes them).
+func (s *Service) AuthenticateKey(ctx context.Context, token string) (Caller, error) {
 	unauthorized := apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>")
 	if !wellFormed(token) {
-		return Key{}, unauthorized
+		return Caller{}, unauthorized
 	}
 	q := store.New(s.pool)
 	row, err := q.APIKeyGetByPrefix(ctx, token[:prefixLen])
 	if err != nil {
 		if apperr.Is(postgres.Error(err, "key"), apperr.NotFound) {
-			return Key{}, unauthorized
+			return Caller{}, unauthorized
 		}
-		return Key{}, err
+		return Caller{}, err
 	}
 	sum := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(sum[:], row.TokenHash) != 1 {
-		return Key{}, unauthorized
+		return Caller{}, unauthorized
 	}
 	_ = q.APIKeyTouch(ctx, row.ID)
-	return Key{ID: row.ID, AccountID: row.AccountID}, nil
+	return Caller{ID: row.ID, AccountID: row.AccountID}, nil
 }

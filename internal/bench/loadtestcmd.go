@@ -11,23 +11,30 @@ import (
 	"net"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/pgcluster"
-	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sink"
 )
 
-// ServeFunc runs the service (API and executor) with cfg until ctx ends, calling
-// onListen with the API's address once it listens.
-type ServeFunc func(ctx context.Context, cfg config.Config, onListen func(net.Addr)) error
+// Service is what the load test takes from the command that runs it: the service's
+// own ways to open its database and to run, so the test measures them as deployed.
+type Service struct {
+	// OpenMigrated opens the pool serve would open with cfg and applies pending migrations.
+	OpenMigrated func(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error)
+	// Serve runs the API and the executor with cfg until ctx ends, calling onListen
+	// with the API's address once it listens.
+	Serve func(ctx context.Context, cfg config.Config, onListen func(net.Addr)) error
+}
 
 // LoadtestCommand is `sendonce loadtest` (hidden; `make loadtest`): the real service
 // (API and executor, in process, on 127.0.0.1:0) on a throwaway cluster, sending a
 // campaign through the HTTP provider to an in-process sink, while vegeta drives
 // concurrent API clients. The per-key rate limit is off (SENDONCE_API_RATE_PER_SECOND=0):
 // the test measures the service, not the limiter.
-func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer, serve ServeFunc) error {
+func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer, svc Service) error {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	var lo LoadOptions
 	recipients := fs.Int("recipients", 100_000, "subscribers of the campaign sending during the test")
@@ -45,16 +52,11 @@ func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdo
 		defer stop()
 		cfg.DatabaseURL = url
 	}
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	pool, err := postgres.Open(openCtx, cfg.DatabaseURL, cfg.DBMaxConns)
-	cancel()
+	pool, err := svc.OpenMigrated(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		return err
-	}
 	accountID, key, imported, err := Seed(ctx, pool, *recipients)
 	if err != nil {
 		return err
@@ -85,7 +87,7 @@ func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdo
 	listening := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(svcCtx, cfg, func(a net.Addr) { listening <- a })
+		done <- svc.Serve(svcCtx, cfg, func(a net.Addr) { listening <- a })
 	}()
 	select {
 	case a := <-listening:

@@ -118,7 +118,7 @@ func (a *ackSampler) latencies(ctx context.Context, pool *pgxpool.Pool, campaign
 		ids = append(ids, id)
 	}
 	a.mu.Unlock()
-	rows, err := store.New(pool).BenchSentAt(ctx, campaignID, ids)
+	rows, err := store.New(pool).BenchSentAt(ctx, store.BenchSentAtParams{CampaignID: campaignID, JobIds: ids})
 	if err != nil {
 		return 0, 0, err
 	}

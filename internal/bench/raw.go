@@ -51,7 +51,7 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 	var built int64
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		c, err := q.CampaignStart(ctx, nil, id)
+		c, err := q.CampaignStart(ctx, store.CampaignStartParams{Now: nil, ID: id})
 		if err != nil {
 			return err
 		}

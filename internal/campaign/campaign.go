@@ -141,7 +141,7 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 		return apperr.Invalidf("/ambiguous_policy", "ambiguous_policy must be skip or retry")
 	}
 	if f.TemplateID != nil {
-		ok, err := store.New(s.pool).TemplateExists(ctx, accountID, *f.TemplateID)
+		ok, err := store.New(s.pool).TemplateExists(ctx, store.TemplateExistsParams{AccountID: accountID, ID: *f.TemplateID})
 		if err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 		}
 	}
 	if f.SegmentID != nil && *f.SegmentID != 0 {
-		owned, err := store.New(s.pool).SegmentIDOwned(ctx, accountID, *f.SegmentID)
+		owned, err := store.New(s.pool).SegmentIDOwned(ctx, store.SegmentIDOwnedParams{AccountID: accountID, ID: *f.SegmentID})
 		if err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 		}
 	}
 	if f.SenderID != nil && *f.SenderID != 0 {
-		if _, err := store.New(s.pool).SenderGet(ctx, accountID, *f.SenderID); err != nil {
+		if _, err := store.New(s.pool).SenderGet(ctx, store.SenderGetParams{AccountID: accountID, ID: *f.SenderID}); err != nil {
 			if apperr.Is(postgres.Error(err, "sender"), apperr.NotFound) {
 				return apperr.Invalidf("/sender_id", "sender %d not found", *f.SenderID)
 			}
@@ -173,7 +173,7 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 		ids := slices.Clone(*f.ListIDs)
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
-		owned, err := store.New(s.pool).ListIDsOwned(ctx, accountID, ids)
+		owned, err := store.New(s.pool).ListIDsOwned(ctx, store.ListIDsOwnedParams{AccountID: accountID, Ids: ids})
 		if err != nil {
 			return err
 		}
@@ -236,7 +236,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 
 // Get returns one campaign.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (Campaign, error) {
-	c, err := store.New(s.pool).CampaignGet(ctx, accountID, id)
+	c, err := store.New(s.pool).CampaignGet(ctx, store.CampaignGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")
 	}

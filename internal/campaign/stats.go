@@ -38,12 +38,12 @@ type Send struct {
 // campaign's status, timestamps and build skips are always current.
 func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error) {
 	q := store.New(s.pool)
-	c, err := q.CampaignGet(ctx, accountID, id)
+	c, err := q.CampaignGet(ctx, store.CampaignGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Stats{}, postgres.Error(err, "campaign")
 	}
 	counts, err := s.stats.get(ctx, statsKey{accountID, id}, c.Status, func(ctx context.Context) (statsCounts, error) {
-		n, err := q.CampaignSendCounts(ctx, accountID, id)
+		n, err := q.CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: accountID, CampaignID: id})
 		if err != nil {
 			return statsCounts{}, err
 		}
@@ -65,7 +65,7 @@ func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error)
 // optionally of one status.
 func (s *Service) Sends(ctx context.Context, accountID, id, afterID int64, status *string, limit int) ([]Send, error) {
 	q := store.New(s.pool)
-	if _, err := q.CampaignStatusGet(ctx, accountID, id); err != nil {
+	if _, err := q.CampaignStatusGet(ctx, store.CampaignStatusGetParams{AccountID: accountID, ID: id}); err != nil {
 		return nil, postgres.Error(err, "campaign")
 	}
 	rows, err := q.SendList(ctx, store.SendListParams{AccountID: accountID, CampaignID: id, AfterID: afterID, Status: status, Lim: int32(limit)})

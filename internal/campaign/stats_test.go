@@ -241,7 +241,7 @@ func TestStatsBuildSkips(t *testing.T) {
 	var built int64
 	require.NoError(t, postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		started, err := q.CampaignStart(ctx, nil, c.ID)
+		started, err := q.CampaignStart(ctx, store.CampaignStartParams{Now: nil, ID: c.ID})
 		if err != nil {
 			return err
 		}

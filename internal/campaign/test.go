@@ -67,16 +67,26 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 		addrs[i], lower[i] = a, a.Lower
 	}
 	q := store.New(s.pool)
-	c, err := q.CampaignGet(ctx, accountID, id)
+	c, err := q.CampaignGet(ctx, store.CampaignGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return nil, postgres.Error(err, "campaign")
 	}
+	subject, html, text := c.Subject, c.HtmlTemplate, c.TextTemplate
+	if c.TemplateID != nil && c.Status == StatusDraft {
+		// A draft made from a template has no content of its own until approval
+		// copies the template's: test the template as it is now.
+		t, err := q.TemplateGet(ctx, store.TemplateGetParams{AccountID: accountID, ID: *c.TemplateID})
+		if err != nil {
+			return nil, postgres.Error(err, "template")
+		}
+		subject, html, text = t.Subject, t.Html, t.Text
+	}
 	p, err := via.Messages.Prepare(message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo,
-		Subject: "[TEST] " + c.Subject, HTML: c.HtmlTemplate, Text: c.TextTemplate})
+		Subject: "[TEST] " + subject, HTML: html, Text: text})
 	if err != nil {
 		return nil, err
 	}
-	known, err := q.SubscriberFindByEmails(ctx, accountID, lower)
+	known, err := q.SubscriberFindByEmails(ctx, store.SubscriberFindByEmailsParams{AccountID: accountID, Emails: lower})
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +94,7 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 	for _, k := range known {
 		byEmail[k.EmailLower] = k
 	}
-	suppressed, err := q.SuppressionFindByEmails(ctx, accountID, lower)
+	suppressed, err := q.SuppressionFindByEmails(ctx, store.SuppressionFindByEmailsParams{AccountID: accountID, Emails: lower})
 	if err != nil {
 		return nil, err
 	}

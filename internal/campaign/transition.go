@@ -27,7 +27,7 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what, evType str
 		q := store.New(tx)
 		c, err := update(q)
 		if err = postgres.Error(err, "campaign"); apperr.Is(err, apperr.NotFound) {
-			status, serr := q.CampaignStatusGet(ctx, accountID, id)
+			status, serr := q.CampaignStatusGet(ctx, store.CampaignStatusGetParams{AccountID: accountID, ID: id})
 			if serr != nil {
 				return postgres.Error(serr, "campaign")
 			}
@@ -66,7 +66,7 @@ func validateTemplates(c store.Campaign) error {
 }
 
 func notify(ctx context.Context, q *store.Queries, id int64) error {
-	return q.CampaignNotify(ctx, postgres.CampaignChannel, strconv.FormatInt(id, 10))
+	return q.CampaignNotify(ctx, store.CampaignNotifyParams{Channel: postgres.CampaignChannel, Payload: strconv.FormatInt(id, 10)})
 }
 
 // Update changes a draft. The templates are validated as stored after the change, so
@@ -104,7 +104,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	_, err := s.cas(ctx, accountID, id, "delete", "",
 		func(q *store.Queries) (store.Campaign, error) {
-			n, err := q.CampaignDeleteDraft(ctx, accountID, id)
+			n, err := q.CampaignDeleteDraft(ctx, store.CampaignDeleteDraftParams{AccountID: accountID, ID: id})
 			if err == nil && n == 0 {
 				err = apperr.New(apperr.NotFound, "campaign not found")
 			}
@@ -124,7 +124,7 @@ func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor
 		},
 		func(q *store.Queries, c *store.Campaign) error {
 			if c.TemplateID != nil {
-				frozen, err := q.CampaignFreezeTemplate(ctx, accountID, id)
+				frozen, err := q.CampaignFreezeTemplate(ctx, store.CampaignFreezeTemplateParams{AccountID: accountID, ID: id})
 				if err != nil {
 					return postgres.Error(err, "campaign")
 				}
@@ -152,21 +152,27 @@ func checkSenderFrom(ctx context.Context, q *store.Queries, c store.Campaign) er
 // Unapprove moves an approved campaign that has not started back to draft.
 func (s *Service) Unapprove(ctx context.Context, accountID, id int64) (Campaign, error) {
 	return s.cas(ctx, accountID, id, "unapprove", "",
-		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUnapprove(ctx, accountID, id) }, nil)
+		func(q *store.Queries) (store.Campaign, error) {
+			return q.CampaignUnapprove(ctx, store.CampaignUnapproveParams{AccountID: accountID, ID: id})
+		}, nil)
 }
 
 // Pause stops a sending campaign from claiming more recipients.
 func (s *Service) Pause(ctx context.Context, accountID, id int64) (Campaign, error) {
 	return s.cas(ctx, accountID, id, "pause", event.CampaignPaused,
-		func(q *store.Queries) (store.Campaign, error) { return q.CampaignPause(ctx, accountID, id) }, nil)
+		func(q *store.Queries) (store.Campaign, error) {
+			return q.CampaignPause(ctx, store.CampaignPauseParams{AccountID: accountID, ID: id})
+		}, nil)
 }
 
 // Resume sets a paused campaign sending again and wakes the executors.
 func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, error) {
 	return s.cas(ctx, accountID, id, "resume", event.CampaignResumed,
-		func(q *store.Queries) (store.Campaign, error) { return q.CampaignResume(ctx, accountID, id) },
+		func(q *store.Queries) (store.Campaign, error) {
+			return q.CampaignResume(ctx, store.CampaignResumeParams{AccountID: accountID, ID: id})
+		},
 		func(q *store.Queries, c *store.Campaign) error {
-			if err := q.SenderResumeHealth(ctx, accountID, c.SenderID); err != nil {
+			if err := q.SenderResumeHealth(ctx, store.SenderResumeHealthParams{AccountID: accountID, SenderID: c.SenderID}); err != nil {
 				return err
 			}
 			return notify(ctx, q, c.ID)
@@ -177,9 +183,11 @@ func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, er
 // same transaction so none of them is claimed afterwards.
 func (s *Service) Cancel(ctx context.Context, accountID, id int64) (Campaign, error) {
 	return s.cas(ctx, accountID, id, "cancel", event.CampaignCancelled,
-		func(q *store.Queries) (store.Campaign, error) { return q.CampaignCancel(ctx, accountID, id) },
+		func(q *store.Queries) (store.Campaign, error) {
+			return q.CampaignCancel(ctx, store.CampaignCancelParams{AccountID: accountID, ID: id})
+		},
 		func(q *store.Queries, c *store.Campaign) error {
-			_, err := q.SendCancelCampaignQueued(ctx, accountID, c.ID)
+			_, err := q.SendCancelCampaignQueued(ctx, store.SendCancelCampaignQueuedParams{AccountID: accountID, CampaignID: c.ID})
 			return err
 		})
 }

@@ -212,7 +212,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	unique, dups, raw := stats()
-	c, err := q.CampaignSendCounts(ctx, acct, campaignID)
+	c, err := q.CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: acct, CampaignID: campaignID})
 	if err != nil {
 		return err
 	}

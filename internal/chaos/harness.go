@@ -31,7 +31,7 @@ func chaosCampaign(ctx context.Context, q *store.Queries, n int) (acct, id int64
 	if acct, err = q.ChaosAccountCreate(ctx, "chaos"); err != nil {
 		return 0, 0, err
 	}
-	if _, err = q.ChaosSubscribersCreate(ctx, acct, int32(n)); err != nil {
+	if _, err = q.ChaosSubscribersCreate(ctx, store.ChaosSubscribersCreateParams{AccountID: acct, N: int32(n)}); err != nil {
 		return 0, 0, err
 	}
 	id, err = q.ChaosCampaignCreate(ctx, acct)

@@ -309,7 +309,7 @@ func waitMessagesSettled(ctx context.Context, q *store.Queries, acct, n int64, l
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if stream, err := q.ChaosMessageStream(ctx, acct); err == nil {
-			c, err := q.CampaignSendCounts(ctx, acct, stream)
+			c, err := q.CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: acct, CampaignID: stream})
 			total := c.Queued + c.Sending + c.Sent + c.Failed + c.Suppressed + c.Cancelled + c.Unknown
 			if err == nil && total == n && c.Queued+c.Sending == 0 {
 				return nil

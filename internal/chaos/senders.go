@@ -170,11 +170,11 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return bad
 	}
-	ca, err := q.CampaignSendCounts(ctx, a.acct, a.campaign)
+	ca, err := q.CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: a.acct, CampaignID: a.campaign})
 	if err != nil {
 		return err
 	}
-	cb, err := q.CampaignSendCounts(ctx, b.acct, b.campaign)
+	cb, err := q.CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: b.acct, CampaignID: b.campaign})
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func (a *App) campaignsCmd() *cobra.Command {
 	}
 	list.Flags().StringVar(&status, "status", "", "only campaigns in this status (draft, approved, sending, paused, sent, cancelled)")
 	_ = list.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(
-		[]string{"draft", "approved", "sending", "paused", "sent", "cancelled"}, cobra.ShellCompDirectiveNoFileComp))
+		[]string{"draft", "approved", "building", "sending", "paused", "sent", "cancelled", "failed"}, cobra.ShellCompDirectiveNoFileComp))
 
 	show := &cobra.Command{
 		Use:   "show ID",

@@ -27,7 +27,7 @@ const (
 	ExitIncomplete  = 6 // a watched campaign ended cancelled, or with failed or unknown sends
 	exitCodesHelped = `Exit codes: 0 done; 1 other error (unreachable, 5xx); 2 usage or missing configuration;
 3 not found (404); 4 refused (409, 422, other 4xx); 5 API key refused (401, 403);
-6 a watched campaign ended cancelled or with failed or unknown sends.`
+6 a watched campaign ended cancelled, failed (it could not start), or with failed or unknown sends.`
 )
 
 // App holds what the client commands share: the flags that say where the service

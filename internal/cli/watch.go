@@ -104,7 +104,7 @@ func (a *App) watch(cmd *cobra.Command, c *client.Client, id int64, after string
 }
 
 func finished(s client.CampaignStatus) bool {
-	return s == client.CampaignStatusSent || s == client.CampaignStatusCancelled
+	return s == client.CampaignStatusSent || s == client.CampaignStatusCancelled || s == client.CampaignStatusFailed
 }
 
 func campaignOf(ev client.StreamEvent) int64 {

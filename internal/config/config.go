@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +60,15 @@ type Audience struct {
 type Database struct {
 	// DatabaseURL is the PostgreSQL URL. Empty in `dev` and `bench` means: start a local server.
 	DatabaseURL string `split_words:"true"`
+	// DirectDatabaseURL, when set, is a connection that keeps its session (not
+	// through a transaction pooler such as PgBouncer) for what needs one: the
+	// migrations' advisory lock and the executor's LISTEN. Empty: DatabaseURL.
+	DirectDatabaseURL string `split_words:"true"`
+	// DatabaseExecMode is how pgx runs statements on DatabaseURL: cache_statement
+	// (prepared and cached per connection), cache_describe, describe_exec, exec or
+	// simple_protocol. Behind PgBouncer's transaction pooling before 1.21 only exec
+	// and simple_protocol work. Empty: the URL's default_query_exec_mode, else cache_statement.
+	DatabaseExecMode string `split_words:"true"`
 	// DataDir is where `dev` keeps its local PostgreSQL cluster.
 	DataDir string `split_words:"true" default:".sendonce"`
 	// MaxConns caps the connection pool.
@@ -100,6 +110,24 @@ type HTTP struct {
 	WriteTimeout      time.Duration `split_words:"true" default:"2m"`
 	ImportTimeout     time.Duration `split_words:"true" default:"10m"`
 	IdleTimeout       time.Duration `split_words:"true" default:"2m"`
+	// DashboardOff turns the dashboard at /app off (SENDONCE_DASHBOARD=false), for
+	// API-only deployments; the API it calls stays.
+	DashboardOff Off `envconfig:"DASHBOARD"`
+	// Dev is set by `sendonce dev`, never by the environment: the session cookie
+	// goes without Secure (dev serves plain http on loopback), and the log
+	// provider keeps the last messages for the dashboard's dev inbox.
+	Dev bool `ignored:"true"`
+}
+
+// Off is a switch that is on unless set to false, so that its zero value (a
+// Config literal) is "on" as the default is: SENDONCE_DASHBOARD=false makes it true.
+type Off bool
+
+// Decode reads a boolean and stores its negation.
+func (o *Off) Decode(v string) error {
+	on, err := strconv.ParseBool(v)
+	*o = Off(!on)
+	return err
 }
 
 // Executor settings of the in-process sender.
@@ -293,6 +321,12 @@ func (c Config) Validate() error {
 			"SENDONCE_OPTIN_PURGE_INTERVAL at least 1s and SENDONCE_OPTIN_RESEND_INTERVAL not negative")
 	case c.SoftBounceWindow <= 0:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_WINDOW must be positive")
+	}
+	switch c.DatabaseExecMode {
+	case "", "cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol":
+	default:
+		return fmt.Errorf("configuration: SENDONCE_DATABASE_EXEC_MODE must be cache_statement, cache_describe, "+
+			"describe_exec, exec or simple_protocol, not %q", c.DatabaseExecMode)
 	}
 	switch c.Provider {
 	case "log", "smtp", "http":

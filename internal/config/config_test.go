@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/postgres"
 )
 
 // TestLeaseMustCoverTheProviderTimeout: a lease shorter than three provider
@@ -82,4 +84,19 @@ func TestTrustedProxies(t *testing.T) {
 	require.Equal(t, []string{"10.0.0.0/8", "192.0.2.7/32", "198.51.100.1/32", "2001:db8::/32"}, s)
 	c.TrustedProxies = []string{"10.0.0.0/8", "proxy.internal"}
 	require.ErrorContains(t, c.Validate(), `SENDONCE_TRUSTED_PROXIES: "proxy.internal" is neither an address nor a CIDR prefix`)
+}
+
+// SENDONCE_DATABASE_EXEC_MODE accepts exactly the modes the pool knows (PgBouncer in
+// transaction pooling needs exec or simple_protocol); a typo stops the start.
+func TestDatabaseExecMode(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	require.Empty(t, c.DatabaseExecMode)
+	require.NoError(t, c.Validate())
+	for name := range postgres.ExecModes {
+		c.DatabaseExecMode = name
+		require.NoError(t, c.Validate(), name)
+	}
+	c.DatabaseExecMode = "simple"
+	require.ErrorContains(t, c.Validate(), `SENDONCE_DATABASE_EXEC_MODE must be cache_statement, cache_describe, describe_exec, exec or simple_protocol, not "simple"`)
 }

@@ -59,7 +59,7 @@ func (w *Worker) attempt(ctx context.Context, d store.EventDeliveryClaimRow) out
 	if err != nil {
 		return w.failure(d, nil, "endpoint: "+err.Error(), nil)
 	}
-	evs, err := q.EventGetMany(ctx, d.AccountID, d.EventIds)
+	evs, err := q.EventGetMany(ctx, store.EventGetManyParams{AccountID: d.AccountID, Ids: d.EventIds})
 	if err != nil {
 		return w.failure(d, nil, "events: "+err.Error(), nil)
 	}
@@ -202,7 +202,7 @@ func (w *Worker) record(ctx context.Context, d store.EventDeliveryClaimRow, out 
 // endpoint.disabled in the same transaction.
 func disable(ctx context.Context, tx pgx.Tx, endpointID int64, reason string) error {
 	q := store.New(tx)
-	ep, err := q.EventEndpointDisable(ctx, &reason, endpointID)
+	ep, err := q.EventEndpointDisable(ctx, store.EventEndpointDisableParams{Reason: &reason, ID: endpointID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil // already disabled
 	}

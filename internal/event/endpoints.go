@@ -148,7 +148,7 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int)
 
 // Get returns one endpoint of the account.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (Endpoint, error) {
-	row, err := store.New(s.pool).EventEndpointGet(ctx, accountID, id)
+	row, err := store.New(s.pool).EventEndpointGet(ctx, store.EventEndpointGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Endpoint{}, postgres.Error(err, "event endpoint")
 	}
@@ -191,7 +191,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, in EndpointIn
 
 // Delete removes an endpoint and its delivery log.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
-	n, err := store.New(s.pool).EventEndpointDelete(ctx, accountID, id)
+	n, err := store.New(s.pool).EventEndpointDelete(ctx, store.EventEndpointDeleteParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (s *Service) Rotate(ctx context.Context, accountID, id int64, grace time.Du
 		return Endpoint{}, "", nil, apperr.Invalidf("/grace_seconds", "grace_seconds must be between 0 and 2592000")
 	}
 	q := store.New(s.pool)
-	cur, err := q.EventEndpointGet(ctx, accountID, id)
+	cur, err := q.EventEndpointGet(ctx, store.EventEndpointGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Endpoint{}, "", nil, postgres.Error(err, "event endpoint")
 	}
@@ -248,7 +248,7 @@ func (s *Service) Ping(ctx context.Context, accountID, id int64) (string, error)
 	var eventID int64
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if _, err := q.EventEndpointGet(ctx, accountID, id); err != nil {
+		if _, err := q.EventEndpointGet(ctx, store.EventEndpointGetParams{AccountID: accountID, ID: id}); err != nil {
 			return err
 		}
 		var err error

@@ -55,7 +55,7 @@ func (w *Worker) beat(ctx context.Context) {
 	defer cancel()
 	q := store.New(w.pool)
 	if id != 0 {
-		n, err := q.ExecutorHeartbeat(bctx, w.sqlNow(), id)
+		n, err := q.ExecutorHeartbeat(bctx, store.ExecutorHeartbeatParams{Now: w.sqlNow(), ID: id})
 		if err != nil {
 			w.live.mu.Lock()
 			w.live.okSince = time.Time{}

@@ -84,7 +84,7 @@ func (s *Service) StreamToken(ctx context.Context, accountID, keyID int64) (stri
 func (s *Service) StreamTokenAccount(ctx context.Context, token string) (accountID, keyID int64, err error) {
 	h := sha256.Sum256([]byte(token))
 	now := s.Now()
-	row, err := store.New(s.pool).EventStreamTokenAccount(ctx, h[:], &now)
+	row, err := store.New(s.pool).EventStreamTokenAccount(ctx, store.EventStreamTokenAccountParams{TokenSha256: h[:], Now: &now})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, 0, apperr.New(apperr.Unauthorized, "the stream token is unknown, expired or its API key revoked; create another")
 	}

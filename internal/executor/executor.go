@@ -95,6 +95,9 @@ type Config struct {
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment
 	// (statement_timeout); default 10m. A build that exceeds it fails the campaign.
 	SegmentBuildTimeout time.Duration
+	// ListenPool, when set, is where the LISTEN connection comes from: a pool that
+	// keeps sessions when the executor's own goes through a transaction pooler.
+	ListenPool *pgxpool.Pool
 }
 
 func (c *Config) defaults() {

@@ -164,7 +164,7 @@ func (f fixture) counts(campaign int64) map[string]int {
 	ctx := context.Background()
 	var account int64
 	require.NoError(f.t, f.pool.QueryRow(ctx, `SELECT account_id FROM campaigns WHERE id = $1`, campaign).Scan(&account))
-	c, err := store.New(f.pool).CampaignSendCounts(ctx, account, campaign)
+	c, err := store.New(f.pool).CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: account, CampaignID: campaign})
 	require.NoError(f.t, err)
 	m := map[string]int{}
 	for status, n := range map[string]int64{"queued": c.Queued, "sending": c.Sending, "sent": c.Sent,

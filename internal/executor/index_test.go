@@ -201,19 +201,19 @@ func TestSendLookupPlans(t *testing.T) {
 
 	// Message retention joins messages to their send rows by job id, and retiring a
 	// sender's stream checks it has nothing queued or in flight.
-	_, err = q.MessageDeleteRetired(ctx, time.Now(), 100)
+	_, err = q.MessageDeleteRetired(ctx, store.MessageDeleteRetiredParams{Cutoff: time.Now(), N: 100})
 	require.NoError(t, err)
 	require.Contains(t, captured, "-- name: MessageDeleteRetired ")
 	text := explain(captured, time.Now(), int32(100)) // cutoff, n
 	t.Logf("message retention:\n%s", text)
 	require.Contains(t, text, "sends_job_id_key", "message retention:\n%s", text)
-	require.NoError(t, q.SenderRetireStream(ctx, acct, &c))
+	require.NoError(t, q.SenderRetireStream(ctx, store.SenderRetireStreamParams{AccountID: acct, ID: &c}))
 	require.Contains(t, captured, "-- name: SenderRetireStream ")
 	text = explain(captured, acct, &c) // account, sender
 	t.Logf("retire stream:\n%s", text)
 	require.NotContains(t, text, "Seq Scan on sends", "retire stream:\n%s", text)
 
-	_, err = q.CampaignFinish(ctx, nil, c)
+	_, err = q.CampaignFinish(ctx, store.CampaignFinishParams{Now: nil, CampaignID: c})
 	require.ErrorIs(t, err, pgx.ErrNoRows, "rows are still queued")
 	require.Contains(t, captured, "-- name: CampaignFinish ")
 	text = explain(captured, nil, c) // now, campaign

@@ -46,7 +46,7 @@ func TestLeavingAListStopsARowThatWasInFlight(t *testing.T) {
 			// s2 leaves the list while every row is in flight.
 			leaver := f.int64(`SELECT id FROM subscribers WHERE account_id = $1 AND email_lower = 's2@example.com'`, acct)
 			f.exec(`UPDATE list_members SET status = 'unsubscribed' WHERE subscriber_id = $1`, leaver)
-			_, err = store.New(pool).SendSuppressLeftLists(ctx, acct, []int64{leaver})
+			_, err = store.New(pool).SendSuppressLeftLists(ctx, store.SendSuppressLeftListsParams{AccountID: acct, SubscriberIds: []int64{leaver}})
 			require.NoError(t, err)
 
 			switch back {

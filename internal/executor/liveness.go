@@ -58,7 +58,7 @@ func (e *Executor) beat(ctx context.Context) {
 	defer cancel()
 	id, _, _ := e.live.get()
 	if id != 0 {
-		n, err := e.q.ExecutorHeartbeat(bctx, e.now(), id)
+		n, err := e.q.ExecutorHeartbeat(bctx, store.ExecutorHeartbeatParams{Now: e.now(), ID: id})
 		switch {
 		case err != nil:
 			e.live.mu.Lock()

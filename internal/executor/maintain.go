@@ -33,7 +33,7 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	}
 	if e.mayJudgeLiveness() {
 		// Their rows were rescued above; a dead executor's row has no use left.
-		if _, err := e.q.ExecutorDeleteDead(ctx, e.now(), interval(e.deadAfter())); err != nil {
+		if _, err := e.q.ExecutorDeleteDead(ctx, store.ExecutorDeleteDeadParams{Now: e.now(), DeadAfter: interval(e.deadAfter())}); err != nil {
 			return err
 		}
 	}
@@ -129,7 +129,7 @@ func (e *Executor) failHeld(ctx context.Context) error {
 		return nil // this process sends no messages
 	}
 	for {
-		ids, err := e.q.MessageFailHeld(ctx, e.now(), interval(e.cfg.MessageHoldMax))
+		ids, err := e.q.MessageFailHeld(ctx, store.MessageFailHeldParams{Now: e.now(), HoldMax: interval(e.cfg.MessageHoldMax)})
 		if err != nil {
 			return err
 		}
@@ -152,7 +152,7 @@ func (e *Executor) sweepCancelled(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		for {
-			n, err := e.q.SendSweepCancelled(ctx, e.now(), id)
+			n, err := e.q.SendSweepCancelled(ctx, store.SendSweepCancelledParams{Now: e.now(), CampaignID: id})
 			if err != nil {
 				return err
 			}
@@ -175,7 +175,7 @@ func (e *Executor) finish(ctx context.Context, id int64) bool {
 		if _, err := q.CampaignLockSending(ctx, id); err != nil {
 			return err
 		}
-		_, err := q.CampaignFinish(ctx, e.now(), id)
+		_, err := q.CampaignFinish(ctx, store.CampaignFinishParams{Now: e.now(), CampaignID: id})
 		return err
 	})
 	switch {

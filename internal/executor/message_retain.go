@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"github.com/sendonce/sendonce/internal/store"
 	"time"
 )
 
@@ -16,7 +17,7 @@ func (e *Executor) retainMessages(ctx context.Context) (int64, error) {
 	}
 	cutoff := e.clock().Add(-e.cfg.MessageRetention)
 	n, done, err := e.deleteInBatches(time.Now(), func() (int64, error) {
-		return e.q.MessageDeleteRetired(ctx, cutoff, e.retainBatch)
+		return e.q.MessageDeleteRetired(ctx, store.MessageDeleteRetiredParams{Cutoff: cutoff, N: e.retainBatch})
 	})
 	if n > 0 {
 		e.metrics.retiredRows.Add(float64(n))

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"github.com/sendonce/sendonce/internal/store"
 	"time"
 )
 
@@ -26,7 +27,7 @@ func (e *Executor) retain(ctx context.Context) (int64, error) {
 	if e.cfg.SendRetention <= 0 || e.clock().Before(e.retainAfter) {
 		return 0, nil
 	}
-	ids, err := e.q.CampaignListRetired(ctx, e.now(), interval(e.cfg.SendRetention))
+	ids, err := e.q.CampaignListRetired(ctx, store.CampaignListRetiredParams{Now: e.now(), Retention: interval(e.cfg.SendRetention)})
 	if err != nil {
 		return 0, err
 	}
@@ -40,7 +41,7 @@ func (e *Executor) retain(ctx context.Context) (int64, error) {
 	}()
 	for _, id := range ids {
 		n, done, err := e.deleteInBatches(start, func() (int64, error) {
-			return e.q.SendDeleteRetired(ctx, id, e.retainBatch)
+			return e.q.SendDeleteRetired(ctx, store.SendDeleteRetiredParams{CampaignID: id, N: e.retainBatch})
 		})
 		total += n
 		if err != nil || !done {

@@ -122,14 +122,14 @@ func TestRetentionStatementCountsWhatItDeletes(t *testing.T) {
 	want := f.counts(old)
 	q := store.New(f.pool)
 	for left := int64(30); left > 0; left -= min(left, 4) {
-		n, err := q.SendDeleteRetired(context.Background(), old, 4)
+		n, err := q.SendDeleteRetired(context.Background(), store.SendDeleteRetiredParams{CampaignID: old, N: 4})
 		require.NoError(t, err)
 		require.Equal(t, min(left, 4), n)
 		require.Equal(t, left-n, f.live(old))
 		require.Equal(t, want, f.counts(old))
 	}
 	other := f.account("other")
-	c, err := q.CampaignSendCounts(context.Background(), other, old)
+	c, err := q.CampaignSendCounts(context.Background(), store.CampaignSendCountsParams{AccountID: other, CampaignID: old})
 	require.NoError(t, err)
 	require.Equal(t, store.CampaignSendCountsRow{}, c, "another tenant's id counts nothing")
 }

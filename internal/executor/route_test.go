@@ -52,7 +52,7 @@ func (f fixture) message(acct int64, senderID *int64, key, to string) int64 {
 	f.t.Helper()
 	ctx := context.Background()
 	q := store.New(f.pool)
-	stream, err := q.MessageStreamEnsure(ctx, acct, senderID)
+	stream, err := q.MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: acct, SenderID: senderID})
 	require.NoError(f.t, err)
 	h := sha256.Sum256([]byte(key))
 	id, err := q.MessageInsert(ctx, store.MessageInsertParams{AccountID: acct, IdempotencyKey: key, RequestHash: h[:],

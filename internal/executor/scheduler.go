@@ -253,7 +253,11 @@ func (e *Executor) listen(ctx context.Context) {
 }
 
 func (e *Executor) listenOnce(ctx context.Context) (bool, error) {
-	pc, err := e.pool.Acquire(ctx)
+	pool := e.pool
+	if e.cfg.ListenPool != nil {
+		pool = e.cfg.ListenPool
+	}
+	pc, err := pool.Acquire(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -20,7 +20,7 @@ import (
 // index can serve it.
 func segmentFilter(ctx context.Context, q *store.Queries, accountID, segmentID int64,
 	p *store.CampaignAudiencePageParams) error {
-	g, err := q.SegmentGet(ctx, accountID, segmentID)
+	g, err := q.SegmentGet(ctx, store.SegmentGetParams{AccountID: accountID, ID: segmentID})
 	if err != nil {
 		return err
 	}

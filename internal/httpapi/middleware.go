@@ -105,6 +105,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.tooManyRequests(w, r, delay, "too many failed authentications from this address; retry after %d s")
 			return
 		}
+		if _, err := r.Cookie(sessionCookie); err == nil && r.Header.Get("Authorization") == "" {
+			s.authenticateSession(w, r, next) // the dashboard
+			return
+		}
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
 			s.authFails.fail(addr, now)

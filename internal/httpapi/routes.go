@@ -42,6 +42,14 @@ func (s *Server) routes() {
 	// sends no headers) and runs outside the request-bounding middleware.
 	r.With(s.cors()).Get("/v1/events/stream", s.handle(s.streamEvents))
 
+	// The dashboard: a page and its assets, same origin as the API it calls. It
+	// signs in here (a login link or a key, exchanged for a session cookie).
+	r.Get("/app", s.handle(s.dashboardPage))
+	r.Get("/app/assets/{version}/{name}", s.handle(s.dashboardAsset))
+	r.With(s.bodyLimit, s.validateRequest).Post("/v1/session", s.handle(s.createSession))
+	r.Get("/v1/session", s.handle(s.getSession))
+	r.Delete("/v1/session", s.handle(s.deleteSession))
+
 	r.Route("/v1", func(r chiRouter) {
 		r.Use(s.cors(), s.authenticate)
 		r.With(s.rateLimit).Get("/account", s.handle(s.getAccount))
@@ -132,6 +140,19 @@ func (s *Server) routes() {
 			r.Patch("/senders/{id}", s.handle(s.updateSender))
 			r.Delete("/senders/{id}", s.handle(s.deleteSender))
 			r.Post("/senders/{id}/verify", s.handle(s.verifySender))
+
+			r.Get("/api-keys", s.handle(s.listAPIKeys))
+			r.Delete("/api-keys/{id}", s.handle(s.revokeAPIKey))
+			r.Get("/dev/inbox", s.handle(s.listDevInbox))
+			r.Get("/dev/inbox/{id}/html", s.handle(s.getDevInboxHTML))
+		})
+
+		// What these answer holds a secret (a key's token, a login link): not
+		// stored for Idempotency-Key replays.
+		r.Group(func(r chiRouter) {
+			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent)
+			r.Post("/api-keys", s.handle(s.createAPIKey))
+			r.Post("/login-links", s.handle(s.createLoginLink))
 		})
 
 		// A message's Idempotency-Key is its own, kept as long as the message

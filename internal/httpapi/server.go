@@ -19,6 +19,8 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/dashboard"
+	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
@@ -27,6 +29,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/template"
 	"github.com/sendonce/sendonce/internal/transactional"
@@ -79,6 +82,11 @@ type Deps struct {
 	Idempotency *idempotency.Store
 	// Now is the clock of the idempotency keys; nil means time.Now.
 	Now func() time.Time
+	// Sessions signs the dashboard in; nil means on Pool with Accounts.
+	Sessions *session.Service
+	// DevInbox shows the log provider's last messages; nil means one over
+	// TestSender when Config.Dev and TestSender is the log provider, else none.
+	DevInbox *devinbox.Service
 }
 
 // Server serves the API.
@@ -99,6 +107,8 @@ type Server struct {
 	trusted []netip.Prefix
 	// streams counts the open event streams per API key.
 	streams streamCounts
+	// dash is the dashboard; nil when it is turned off.
+	dash *dashboard.Dashboard
 }
 
 // NewServer returns the API handler with every route of routes.go.
@@ -165,6 +175,12 @@ func NewServer(d Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Sessions == nil {
+		d.Sessions = session.NewService(d.Pool, d.Accounts)
+	}
+	if lp, ok := d.TestSender.(*provider.Log); ok && d.DevInbox == nil && d.Config.Dev {
+		d.DevInbox = devinbox.New(d.Pool, lp.KeepLast(devInboxSize))
+	}
 	spec, err := newSpecRouter(d.OpenAPI)
 	if err != nil {
 		// The document is embedded and a test loads it: this is a build defect.
@@ -176,6 +192,9 @@ func NewServer(d Deps) http.Handler {
 	// Config.Validate refuses a bad entry at start-up; one that reaches here anyway
 	// trusts nothing rather than something.
 	s.trusted, _ = d.Config.TrustedProxyPrefixes()
+	if !d.Config.DashboardOff {
+		s.dash = dashboard.New()
+	}
 	s.optoutDefaults()
 	s.optinDefaults()
 	s.routes()

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -67,6 +68,12 @@ func TestCrossTenant(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(res.Body, &snd))
 
+	res = e.do(a, "GET", "/v1/api-keys", nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	var keys api.APIKeyPage
+	require.NoError(t, json.Unmarshal(res.Body, &keys))
+	keyID := keys.Data[0].Id
+
 	snapshot := func() []string {
 		var out []string
 		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
@@ -78,7 +85,7 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/event-endpoints", "/v1/event-endpoints/" + itoa(eventEndpoint.ID),
 			"/v1/event-endpoints/" + itoa(eventEndpoint.ID) + "/deliveries", "/v1/events",
 			"/v1/segments", "/v1/segments/" + itoa(seg.Id),
-			"/v1/senders", "/v1/senders/" + itoa(snd.ID)} {
+			"/v1/senders", "/v1/senders/" + itoa(snd.ID), "/v1/api-keys"} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -177,6 +184,18 @@ func TestCrossTenant(t *testing.T) {
 		"pingEventEndpoint":           {},
 		"redeliverEventEndpoint":      {body: map[string]any{"since": "2020-01-01T00:00:00Z"}},
 		"listEventEndpointDeliveries": {},
+		// Keys: B lists only its own (checked below) and cannot revoke A's. Sessions
+		// need a cookie or a login token, never a key; there is no dev inbox here
+		// (TestDevInboxIsolation walks one).
+		"listAPIKeys":     {expect: http.StatusOK},
+		"createAPIKey":    {body: map[string]any{"name": "b key"}, expect: http.StatusCreated},
+		"revokeAPIKey":    {},
+		"createLoginLink": {expect: http.StatusCreated},
+		"createSession":   {body: map[string]any{"login_token": "sol_x"}, expect: http.StatusUnauthorized},
+		"getSession":      {expect: http.StatusUnauthorized},
+		"deleteSession":   {expect: http.StatusUnauthorized},
+		"listDevInbox":    {},
+		"getDevInboxHTML": {},
 		// Senders: B can neither read, change, verify nor delete A's.
 		"listSenders":  {expect: http.StatusOK},
 		"createSender": {body: map[string]any{"name": "b sender", "type": "resend", "credentials": map[string]any{"api_key": "re_b"}}, expect: http.StatusCreated},
@@ -241,6 +260,10 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(eventEndpoint.ID))
 		case strings.HasPrefix(path, "/v1/senders/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(snd.ID))
+		case strings.HasPrefix(path, "/v1/api-keys/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(keyID))
+		case strings.HasPrefix(path, "/v1/dev/inbox/"):
+			url = strings.ReplaceAll(url, "{id}", "1")
 		case strings.HasPrefix(path, "/v1/webhooks/"):
 			url = strings.NewReplacer("{source}", "standard", "{endpoint_id}", itoa(hook.ID)).Replace(url)
 		}
@@ -255,6 +278,10 @@ func TestCrossTenant(t *testing.T) {
 			want = http.StatusNotFound
 		}
 		require.Equal(t, want, res.Status, "%s %s: %s", method, url, res.Body)
+		if o.id == "listAPIKeys" { // B's own key is there; A's is not
+			require.NotContains(t, string(res.Body), fmt.Sprintf(`"id":%d,`, keyID))
+			continue
+		}
 		if want == http.StatusOK && strings.HasPrefix(o.id, "list") {
 			require.JSONEq(t, `{"data":[],"next_cursor":null}`, string(res.Body), "%s %s", method, url)
 		}

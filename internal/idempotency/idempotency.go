@@ -44,7 +44,7 @@ func (s *Store) Claim(ctx context.Context, accountID int64, key, method, path st
 // Get returns the claim of (account, key); found is false when there is none (it was
 // released after a failed request).
 func (s *Store) Get(ctx context.Context, accountID int64, key string) (p Prior, found bool, err error) {
-	row, err := store.New(s.db).IdempotencyGet(ctx, accountID, key)
+	row, err := store.New(s.db).IdempotencyGet(ctx, store.IdempotencyGetParams{AccountID: accountID, Key: key})
 	if err = postgres.Error(err, "idempotency key"); apperr.Is(err, apperr.NotFound) {
 		return Prior{}, false, nil
 	}
@@ -68,12 +68,12 @@ func (s *Store) Save(ctx context.Context, accountID int64, key string, status in
 
 // Release frees a claim that has no stored response, so the client can retry.
 func (s *Store) Release(ctx context.Context, accountID int64, key string) error {
-	return store.New(s.db).IdempotencyRelease(ctx, accountID, key)
+	return store.New(s.db).IdempotencyRelease(ctx, store.IdempotencyReleaseParams{AccountID: accountID, Key: key})
 }
 
 // Purge deletes up to max keys that expired by now and returns how many went. Keys
 // are otherwise only replaced when their key is reused, so without this the table
 // would keep every key ever sent.
 func (s *Store) Purge(ctx context.Context, now time.Time, max int) (int64, error) {
-	return store.New(s.db).IdempotencyPurgeExpired(ctx, &now, int32(max))
+	return store.New(s.db).IdempotencyPurgeExpired(ctx, store.IdempotencyPurgeExpiredParams{Now: &now, Max: int32(max)})
 }

@@ -75,18 +75,18 @@ func (s *Service) Lookup(ctx context.Context, token string) (Pending, error) {
 }
 
 func (s *Service) pending(ctx context.Context, db store.DBTX, c claims) (Pending, error) {
-	rows, err := store.New(db).OptinPendingLists(ctx, c.accountID, c.subscriberID)
+	rows, err := store.New(db).OptinPendingLists(ctx, store.OptinPendingListsParams{AccountID: c.accountID, SubscriberID: c.subscriberID})
 	if err != nil {
 		return Pending{}, err
 	}
 	if len(rows) == 0 {
 		// No pending list: the subscriber is gone (purged, deleted) or has
 		// confirmed already; only the latter keeps the link meaningful.
-		status, err := store.New(db).SubscriberStatusGet(ctx, c.accountID, c.subscriberID)
+		status, err := store.New(db).SubscriberStatusGet(ctx, store.SubscriberStatusGetParams{AccountID: c.accountID, ID: c.subscriberID})
 		if err != nil || status != "confirmed" {
 			return Pending{}, ErrInvalidLink
 		}
-		lang, err := store.New(db).OptinSubscriberLanguage(ctx, c.accountID, c.subscriberID)
+		lang, err := store.New(db).OptinSubscriberLanguage(ctx, store.OptinSubscriberLanguageParams{AccountID: c.accountID, SubscriberID: c.subscriberID})
 		return Pending{Language: lang}, err
 	}
 	p := Pending{Language: rows[0].Language}
@@ -113,7 +113,7 @@ func (s *Service) Confirm(ctx context.Context, token string) (Pending, error) {
 			return err
 		}
 		q := store.New(tx)
-		sub, err := q.OptinConfirmSubscriber(ctx, c.accountID, c.subscriberID)
+		sub, err := q.OptinConfirmSubscriber(ctx, store.OptinConfirmSubscriberParams{AccountID: c.accountID, ID: c.subscriberID})
 		if err != nil {
 			if apperr.Is(postgres.Error(err, ""), apperr.NotFound) {
 				return ErrInvalidLink
@@ -143,7 +143,7 @@ const PurgeBatch = 1000
 func (s *Service) Purge(ctx context.Context, before time.Time) (subscribers, memberships int64, err error) {
 	q := store.New(s.pool)
 	for {
-		n, err := q.OptinPurgeSubscribers(ctx, before, PurgeBatch)
+		n, err := q.OptinPurgeSubscribers(ctx, store.OptinPurgeSubscribersParams{Before: before, N: PurgeBatch})
 		subscribers += n
 		if err != nil || n < PurgeBatch {
 			if err != nil {
@@ -153,7 +153,7 @@ func (s *Service) Purge(ctx context.Context, before time.Time) (subscribers, mem
 		}
 	}
 	for {
-		n, err := q.OptinPurgeMemberships(ctx, before, PurgeBatch)
+		n, err := q.OptinPurgeMemberships(ctx, store.OptinPurgeMembershipsParams{Before: before, N: PurgeBatch})
 		memberships += n
 		if err != nil || n < PurgeBatch {
 			return subscribers, memberships, err

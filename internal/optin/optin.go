@@ -146,7 +146,7 @@ func (s *Service) Signup(ctx context.Context, publicID string, in Request) (Resu
 	var res Result
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		lists, err := q.OptinListsForSignup(ctx, acct.ID, ids)
+		lists, err := q.OptinListsForSignup(ctx, store.OptinListsForSignupParams{AccountID: acct.ID, Ids: ids})
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func (s *Service) Signup(ctx context.Context, publicID string, in Request) (Resu
 		for _, l := range lists {
 			res.Confirm = res.Confirm || l.Optin == "double"
 		}
-		suppressed, err := q.SuppressionExists(ctx, acct.ID, addr.Lower)
+		suppressed, err := q.SuppressionExists(ctx, store.SuppressionExistsParams{AccountID: acct.ID, Email: addr.Lower})
 		if err != nil || suppressed {
 			return err
 		}
@@ -211,7 +211,7 @@ func (s *Service) signup(ctx context.Context, tx pgx.Tx, accountID int64, addr a
 		}
 	}
 	if len(joined) > 0 {
-		if err := q.OptinSubscriberDirect(ctx, accountID, sub.ID); err != nil {
+		if err := q.OptinSubscriberDirect(ctx, store.OptinSubscriberDirectParams{AccountID: accountID, ID: sub.ID}); err != nil {
 			return err
 		}
 		if err := event.Emit(ctx, tx, accountID, event.SubscriberSubscribed, map[string]any{
@@ -219,7 +219,7 @@ func (s *Service) signup(ctx context.Context, tx pgx.Tx, accountID int64, addr a
 			return err
 		}
 	}
-	pending, err := q.OptinPendingLists(ctx, accountID, sub.ID)
+	pending, err := q.OptinPendingLists(ctx, store.OptinPendingListsParams{AccountID: accountID, SubscriberID: sub.ID})
 	if err != nil {
 		return err
 	}

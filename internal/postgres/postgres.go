@@ -19,12 +19,39 @@ import (
 
 // Open connects a pool and waits until the database answers or ctx ends.
 func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	return OpenMode(ctx, url, maxConns, "")
+}
+
+// ExecModes are the pgx statement modes SENDONCE_DATABASE_EXEC_MODE accepts, by name.
+// Behind PgBouncer in transaction pooling before 1.21, a server connection changes
+// between transactions, so a statement prepared on one is unknown on the next: only
+// exec (unnamed statements, one round trip) and simple_protocol work there.
+// describe_exec and cache_describe are refused in that setting too, as their
+// describe and execute can land on two server connections.
+var ExecModes = map[string]pgx.QueryExecMode{
+	"cache_statement": pgx.QueryExecModeCacheStatement,
+	"cache_describe":  pgx.QueryExecModeCacheDescribe,
+	"describe_exec":   pgx.QueryExecModeDescribeExec,
+	"exec":            pgx.QueryExecModeExec,
+	"simple_protocol": pgx.QueryExecModeSimpleProtocol,
+}
+
+// OpenMode is Open with the statement exec mode named by mode (a key of ExecModes);
+// an empty mode keeps the URL's default_query_exec_mode, else pgx's cache_statement.
+func OpenMode(ctx context.Context, url string, maxConns int32, mode string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	if mode != "" {
+		m, ok := ExecModes[mode]
+		if !ok {
+			return nil, fmt.Errorf("unknown statement exec mode %q", mode)
+		}
+		cfg.ConnConfig.DefaultQueryExecMode = m
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -98,7 +98,7 @@ func (s *Service) check(ctx context.Context, accountID int64, f *Filter) error {
 		f.ListIDs = []int64{}
 	}
 	if len(f.ListIDs) > 0 {
-		owned, err := store.New(s.pool).ListIDsOwned(ctx, accountID, f.ListIDs)
+		owned, err := store.New(s.pool).ListIDsOwned(ctx, store.ListIDsOwnedParams{AccountID: accountID, Ids: f.ListIDs})
 		if err != nil {
 			return err
 		}

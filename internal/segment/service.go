@@ -41,7 +41,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, name string, f Fi
 
 // Get returns one segment.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (Segment, error) {
-	r, err := store.New(s.pool).SegmentGet(ctx, accountID, id)
+	r, err := store.New(s.pool).SegmentGet(ctx, store.SegmentGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Segment{}, postgres.Error(err, "segment")
 	}
@@ -82,7 +82,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, name string, 
 
 // Delete removes a segment; one that a campaign uses is a conflict.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
-	n, err := store.New(s.pool).SegmentDelete(ctx, accountID, id)
+	n, err := store.New(s.pool).SegmentDelete(ctx, store.SegmentDeleteParams{AccountID: accountID, ID: id})
 	if err != nil {
 		if apperr.CodeOf(postgres.Error(err, "segment")) == apperr.Invalid {
 			return apperr.New(apperr.Conflict, "segment is used by a campaign")

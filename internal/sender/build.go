@@ -90,7 +90,7 @@ type VerifyResult struct {
 // Verify checks a sender's credentials without sending (SMTP: connect, STARTTLS,
 // AUTH; the APIs: an authenticated call that sends nothing) and says what failed.
 func (s *Service) Verify(ctx context.Context, accountID, id int64) (VerifyResult, error) {
-	row, err := store.New(s.pool).SenderGet(ctx, accountID, id)
+	row, err := store.New(s.pool).SenderGet(ctx, store.SenderGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return VerifyResult{}, postgres.Error(err, "sender")
 	}

@@ -36,7 +36,7 @@ func pauseFixture(t *testing.T, n int) (pool *pgxpool.Pool, acct, snd, campaign,
 	acct = one(`INSERT INTO accounts (name) VALUES ('a') RETURNING id`)
 	one(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'unrelated', 'http') RETURNING id`, acct)
 	snd = one(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'esp', 'postmark') RETURNING id`, acct)
-	stream, err := store.New(pool).MessageStreamEnsure(ctx, acct, &snd)
+	stream, err := store.New(pool).MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: acct, SenderID: &snd})
 	require.NoError(t, err)
 	one(`WITH s AS (INSERT INTO subscribers (account_id, email, email_lower, status)
 		SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i
@@ -116,11 +116,12 @@ func TestRevokedKeyPausesTheCampaignOfASenderThatCarriedAMessage(t *testing.T) {
 		defer scancel()
 		require.NoError(t, e.Stop(sctx))
 	})
-	// Waits for the campaign to leave sending: paused (right) or sent (every row failed).
+	// Waits for the campaign to leave approved, building and sending: paused (right) or
+	// sent (every row failed).
 	deadline := time.Now().Add(60 * time.Second)
 	var status string
 	for time.Now().Before(deadline) {
-		if status, _ = campaignStatus(t, pool, campaign); status != "sending" && status != "approved" {
+		if status, _ = campaignStatus(t, pool, campaign); status != "sending" && status != "approved" && status != "building" {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -55,7 +55,7 @@ func (r *Router) Provider(ctx context.Context, accountID, id int64) (provider.Pr
 // Route is Provider with the sender's type, which the executor records on every
 // row it sends through it.
 func (r *Router) Route(ctx context.Context, accountID, id int64) (provider.Provider, float64, string, error) {
-	row, err := store.New(r.svc.pool).SenderGet(ctx, accountID, id)
+	row, err := store.New(r.svc.pool).SenderGet(ctx, store.SenderGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return nil, 0, "", postgres.Error(err, "sender")
 	}
@@ -126,7 +126,7 @@ func (r *Router) Report(ctx context.Context, accountID, id int64, email string, 
 			}
 		}
 	case err == nil && wasFailing:
-		if e := q.SenderRecordSuccess(ctx, accountID, id); e != nil {
+		if e := q.SenderRecordSuccess(ctx, store.SenderRecordSuccessParams{AccountID: accountID, ID: id}); e != nil {
 			r.log.Warn("record a sender success", "sender", id, "err", e)
 		}
 	}
@@ -168,7 +168,7 @@ func (c *cappedProvider) Send(ctx context.Context, m provider.Message) (string, 
 // Resolve returns the sender a campaign naming senderID sends through: that
 // sender, else the account's default; ok false means the environment's provider.
 func (r *Router) Resolve(ctx context.Context, accountID int64, senderID *int64) (id int64, ok bool, err error) {
-	row, err := store.New(r.svc.pool).SenderForSend(ctx, accountID, senderID)
+	row, err := store.New(r.svc.pool).SenderForSend(ctx, store.SenderForSendParams{AccountID: accountID, SenderID: senderID})
 	if err != nil {
 		err = postgres.Error(err, "sender")
 		if apperr.Is(err, apperr.NotFound) {

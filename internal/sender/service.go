@@ -173,7 +173,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Sender
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if in.Default {
-			if err := q.SenderClearDefault(ctx, accountID, 0); err != nil {
+			if err := q.SenderClearDefault(ctx, store.SenderClearDefaultParams{AccountID: accountID, ID: 0}); err != nil {
 				return err
 			}
 		}
@@ -214,7 +214,7 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int)
 
 // Get returns one sender of the account.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (Sender, error) {
-	row, err := store.New(s.pool).SenderGet(ctx, accountID, id)
+	row, err := store.New(s.pool).SenderGet(ctx, store.SenderGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Sender{}, postgres.Error(err, "sender")
 	}
@@ -230,7 +230,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sen
 	var row store.Sender
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		cur, err := q.SenderGetForUpdate(ctx, accountID, id)
+		cur, err := q.SenderGetForUpdate(ctx, store.SenderGetForUpdateParams{AccountID: accountID, ID: id})
 		if err != nil {
 			return err
 		}
@@ -278,7 +278,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sen
 			}
 		}
 		if sn.Default && !cur.IsDefault {
-			if err := q.SenderClearDefault(ctx, accountID, id); err != nil {
+			if err := q.SenderClearDefault(ctx, store.SenderClearDefaultParams{AccountID: accountID, ID: id}); err != nil {
 				return err
 			}
 		}
@@ -302,25 +302,25 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sen
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if _, err := q.SenderGet(ctx, accountID, id); err != nil {
+		if _, err := q.SenderGet(ctx, store.SenderGetParams{AccountID: accountID, ID: id}); err != nil {
 			return err
 		}
 		// Locked first, then judged by a statement of its own: it sees every message
 		// added to the stream before the lock (SenderStreamLock).
-		if _, err := q.SenderStreamLock(ctx, accountID, &id); err != nil {
+		if _, err := q.SenderStreamLock(ctx, store.SenderStreamLockParams{AccountID: accountID, ID: &id}); err != nil {
 			return err
 		}
-		if err := q.SenderRetireStream(ctx, accountID, &id); err != nil {
+		if err := q.SenderRetireStream(ctx, store.SenderRetireStreamParams{AccountID: accountID, ID: &id}); err != nil {
 			return err
 		}
-		inUse, err := q.SenderInUse(ctx, accountID, &id)
+		inUse, err := q.SenderInUse(ctx, store.SenderInUseParams{AccountID: accountID, ID: &id})
 		if err != nil {
 			return err
 		}
 		if inUse {
 			return apperr.New(apperr.Conflict, "campaigns name this sender, or messages that named it are still being sent; point the campaigns at another sender first, or retry when the messages are settled")
 		}
-		n, err := q.SenderDelete(ctx, accountID, id)
+		n, err := q.SenderDelete(ctx, store.SenderDeleteParams{AccountID: accountID, ID: id})
 		if err != nil {
 			return err
 		}
@@ -401,7 +401,7 @@ var errNotFound = errors.New("no sender")
 // environment's provider then sends, and it imposes no rule. Campaigns are held to
 // it at approval, messages when accepted, a list's opt-in From when saved.
 func CheckFrom(ctx context.Context, q *store.Queries, accountID int64, senderID *int64, from, pointer string) (found bool, err error) {
-	rules, err := q.CampaignSenderRules(ctx, accountID, senderID)
+	rules, err := q.CampaignSenderRules(ctx, store.CampaignSenderRulesParams{AccountID: accountID, SenderID: senderID})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return false, nil

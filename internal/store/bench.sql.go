@@ -41,6 +41,11 @@ SELECT job_id, sent_at FROM sends
 WHERE campaign_id = $1 AND job_id = ANY($2::text[]) AND sent_at IS NOT NULL
 `
 
+type BenchSentAtParams struct {
+	CampaignID int64
+	JobIds     []string
+}
+
 type BenchSentAtRow struct {
 	JobID  string
 	SentAt *time.Time
@@ -49,8 +54,8 @@ type BenchSentAtRow struct {
 // Queries of `sendonce bench` only.
 // When the sampled rows were acknowledged: the ack statement's now(), which the bench
 // compares with the moment the fake provider accepted each message.
-func (q *Queries) BenchSentAt(ctx context.Context, campaignID int64, jobIds []string) ([]BenchSentAtRow, error) {
-	rows, err := q.db.Query(ctx, benchSentAt, campaignID, jobIds)
+func (q *Queries) BenchSentAt(ctx context.Context, arg BenchSentAtParams) ([]BenchSentAtRow, error) {
+	rows, err := q.db.Query(ctx, benchSentAt, arg.CampaignID, arg.JobIds)
 	if err != nil {
 		return nil, err
 	}

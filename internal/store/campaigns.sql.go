@@ -331,8 +331,13 @@ WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
-func (q *Queries) CampaignCancel(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
-	row := q.db.QueryRow(ctx, campaignCancel, accountID, iD)
+type CampaignCancelParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) CampaignCancel(ctx context.Context, arg CampaignCancelParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignCancel, arg.AccountID, arg.ID)
 	var i Campaign
 	err := row.Scan(
 		&i.ID,
@@ -453,8 +458,13 @@ const campaignDeleteDraft = `-- name: CampaignDeleteDraft :execrows
 DELETE FROM campaigns WHERE account_id = $1 AND id = $2 AND status = 'draft'
 `
 
-func (q *Queries) CampaignDeleteDraft(ctx context.Context, accountID int64, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, campaignDeleteDraft, accountID, iD)
+type CampaignDeleteDraftParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) CampaignDeleteDraft(ctx context.Context, arg CampaignDeleteDraftParams) (int64, error) {
+	result, err := q.db.Exec(ctx, campaignDeleteDraft, arg.AccountID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -509,9 +519,14 @@ const campaignGet = `-- name: CampaignGet :one
 SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
+type CampaignGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // kind = 'campaign' here and below: an account's message stream is no campaign of the API.
-func (q *Queries) CampaignGet(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
-	row := q.db.QueryRow(ctx, campaignGet, accountID, iD)
+func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignGet, arg.AccountID, arg.ID)
 	var i Campaign
 	err := row.Scan(
 		&i.ID,
@@ -650,9 +665,14 @@ const campaignNotify = `-- name: CampaignNotify :exec
 SELECT pg_notify($1::text, $2::text)
 `
 
+type CampaignNotifyParams struct {
+	Channel string
+	Payload string
+}
+
 // Wakes the executors on commit (LISTEN/NOTIFY is transactional).
-func (q *Queries) CampaignNotify(ctx context.Context, channel string, payload string) error {
-	_, err := q.db.Exec(ctx, campaignNotify, channel, payload)
+func (q *Queries) CampaignNotify(ctx context.Context, arg CampaignNotifyParams) error {
+	_, err := q.db.Exec(ctx, campaignNotify, arg.Channel, arg.Payload)
 	return err
 }
 
@@ -662,9 +682,14 @@ WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
+type CampaignPauseParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // A pause by hand carries no system reason.
-func (q *Queries) CampaignPause(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
-	row := q.db.QueryRow(ctx, campaignPause, accountID, iD)
+func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignPause, arg.AccountID, arg.ID)
 	var i Campaign
 	err := row.Scan(
 		&i.ID,
@@ -706,8 +731,13 @@ WHERE account_id = $1 AND id = $2 AND status = 'paused'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
-func (q *Queries) CampaignResume(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
-	row := q.db.QueryRow(ctx, campaignResume, accountID, iD)
+type CampaignResumeParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignResume, arg.AccountID, arg.ID)
 	var i Campaign
 	err := row.Scan(
 		&i.ID,
@@ -764,6 +794,11 @@ SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = $1 AND c.
 FROM counted
 `
 
+type CampaignSendCountsParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
 type CampaignSendCountsRow struct {
 	CampaignStatus string
 	Queued         int64
@@ -779,8 +814,8 @@ type CampaignSendCountsRow struct {
 // deleting statement counted there. The campaign's status is read in the same
 // statement, so from one snapshot with the counts: counts read with a final status
 // are final (the stats cache relies on it).
-func (q *Queries) CampaignSendCounts(ctx context.Context, accountID int64, campaignID int64) (CampaignSendCountsRow, error) {
-	row := q.db.QueryRow(ctx, campaignSendCounts, accountID, campaignID)
+func (q *Queries) CampaignSendCounts(ctx context.Context, arg CampaignSendCountsParams) (CampaignSendCountsRow, error) {
+	row := q.db.QueryRow(ctx, campaignSendCounts, arg.AccountID, arg.CampaignID)
 	var i CampaignSendCountsRow
 	err := row.Scan(
 		&i.CampaignStatus,
@@ -801,6 +836,11 @@ WHERE s.account_id = $1
   AND (s.id = $2::bigint OR ($2::bigint IS NULL AND s.is_default))
 `
 
+type CampaignSenderRulesParams struct {
+	AccountID int64
+	SenderID  *int64
+}
+
 type CampaignSenderRulesRow struct {
 	ID          int64
 	AllowedFrom []string
@@ -808,8 +848,8 @@ type CampaignSenderRulesRow struct {
 
 // The sender a campaign would send through (its own, else the account default) and
 // the From rules it imposes; no row: the environment's provider, which imposes none.
-func (q *Queries) CampaignSenderRules(ctx context.Context, accountID int64, senderID *int64) (CampaignSenderRulesRow, error) {
-	row := q.db.QueryRow(ctx, campaignSenderRules, accountID, senderID)
+func (q *Queries) CampaignSenderRules(ctx context.Context, arg CampaignSenderRulesParams) (CampaignSenderRulesRow, error) {
+	row := q.db.QueryRow(ctx, campaignSenderRules, arg.AccountID, arg.SenderID)
 	var i CampaignSenderRulesRow
 	err := row.Scan(&i.ID, &i.AllowedFrom)
 	return i, err
@@ -819,8 +859,13 @@ const campaignStatusGet = `-- name: CampaignStatusGet :one
 SELECT status FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
-func (q *Queries) CampaignStatusGet(ctx context.Context, accountID int64, iD int64) (string, error) {
-	row := q.db.QueryRow(ctx, campaignStatusGet, accountID, iD)
+type CampaignStatusGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) CampaignStatusGet(ctx context.Context, arg CampaignStatusGetParams) (string, error) {
+	row := q.db.QueryRow(ctx, campaignStatusGet, arg.AccountID, arg.ID)
 	var status string
 	err := row.Scan(&status)
 	return status, err
@@ -832,8 +877,13 @@ WHERE account_id = $1 AND id = $2 AND status = 'approved'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason
 `
 
-func (q *Queries) CampaignUnapprove(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
-	row := q.db.QueryRow(ctx, campaignUnapprove, accountID, iD)
+type CampaignUnapproveParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) CampaignUnapprove(ctx context.Context, arg CampaignUnapproveParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignUnapprove, arg.AccountID, arg.ID)
 	var i Campaign
 	err := row.Scan(
 		&i.ID,
@@ -966,12 +1016,17 @@ UPDATE sends SET status = 'cancelled', updated_at = now()
 WHERE account_id = $1 AND campaign_id = $2 AND status = 'queued'
 `
 
+type SendCancelCampaignQueuedParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
 // Runs in the cancel's transaction: no queued recipient of a cancelled campaign is
 // claimed afterwards. Rows already leased finish their attempt. (One statement for the
 // whole campaign, so the cancel is atomic; the executor's batched SendCancelQueued
 // is its sweeper for campaigns cancelled by other means.)
-func (q *Queries) SendCancelCampaignQueued(ctx context.Context, accountID int64, campaignID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, sendCancelCampaignQueued, accountID, campaignID)
+func (q *Queries) SendCancelCampaignQueued(ctx context.Context, arg SendCancelCampaignQueuedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sendCancelCampaignQueued, arg.AccountID, arg.CampaignID)
 	if err != nil {
 		return 0, err
 	}

@@ -123,9 +123,14 @@ SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R ' || i, 'c
 FROM generate_series(1, $2::int) i
 `
 
+type ChaosSubscribersCreateParams struct {
+	AccountID int64
+	N         int32
+}
+
 // n confirmed subscribers r<i>@example.com.
-func (q *Queries) ChaosSubscribersCreate(ctx context.Context, accountID int64, n int32) (int64, error) {
-	result, err := q.db.Exec(ctx, chaosSubscribersCreate, accountID, n)
+func (q *Queries) ChaosSubscribersCreate(ctx context.Context, arg ChaosSubscribersCreateParams) (int64, error) {
+	result, err := q.db.Exec(ctx, chaosSubscribersCreate, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}

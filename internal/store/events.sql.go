@@ -562,8 +562,13 @@ const eventEndpointDelete = `-- name: EventEndpointDelete :execrows
 DELETE FROM event_endpoints WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) EventEndpointDelete(ctx context.Context, accountID int64, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, eventEndpointDelete, accountID, iD)
+type EventEndpointDeleteParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) EventEndpointDelete(ctx context.Context, arg EventEndpointDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, eventEndpointDelete, arg.AccountID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -577,6 +582,11 @@ WHERE id = $2 AND enabled
 RETURNING id, account_id, url
 `
 
+type EventEndpointDisableParams struct {
+	Reason *string
+	ID     int64
+}
+
 type EventEndpointDisableRow struct {
 	ID        int64
 	AccountID int64
@@ -585,8 +595,8 @@ type EventEndpointDisableRow struct {
 
 // enabled → disabled, once; the caller records endpoint.disabled in the same
 // transaction only when this returns a row.
-func (q *Queries) EventEndpointDisable(ctx context.Context, reason *string, iD int64) (EventEndpointDisableRow, error) {
-	row := q.db.QueryRow(ctx, eventEndpointDisable, reason, iD)
+func (q *Queries) EventEndpointDisable(ctx context.Context, arg EventEndpointDisableParams) (EventEndpointDisableRow, error) {
+	row := q.db.QueryRow(ctx, eventEndpointDisable, arg.Reason, arg.ID)
 	var i EventEndpointDisableRow
 	err := row.Scan(&i.ID, &i.AccountID, &i.Url)
 	return i, err
@@ -631,8 +641,13 @@ const eventEndpointGet = `-- name: EventEndpointGet :one
 SELECT id, account_id, url, description, event_types, enabled, disabled_reason, batch_size, secret, cursor_xid, cursor_id, failing_since, created_at, updated_at, last_claimed_at FROM event_endpoints WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) EventEndpointGet(ctx context.Context, accountID int64, iD int64) (EventEndpoint, error) {
-	row := q.db.QueryRow(ctx, eventEndpointGet, accountID, iD)
+type EventEndpointGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) EventEndpointGet(ctx context.Context, arg EventEndpointGetParams) (EventEndpoint, error) {
+	row := q.db.QueryRow(ctx, eventEndpointGet, arg.AccountID, arg.ID)
 	var i EventEndpoint
 	err := row.Scan(
 		&i.ID,
@@ -1008,6 +1023,11 @@ const eventGet = `-- name: EventGet :one
 SELECT id, type, occurred_at, data FROM events WHERE account_id = $1 AND id = $2
 `
 
+type EventGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
 type EventGetRow struct {
 	ID         int64
 	Type       string
@@ -1015,8 +1035,8 @@ type EventGetRow struct {
 	Data       json.RawMessage
 }
 
-func (q *Queries) EventGet(ctx context.Context, accountID int64, iD int64) (EventGetRow, error) {
-	row := q.db.QueryRow(ctx, eventGet, accountID, iD)
+func (q *Queries) EventGet(ctx context.Context, arg EventGetParams) (EventGetRow, error) {
+	row := q.db.QueryRow(ctx, eventGet, arg.AccountID, arg.ID)
 	var i EventGetRow
 	err := row.Scan(
 		&i.ID,
@@ -1033,6 +1053,11 @@ WHERE account_id = $1 AND id = ANY($2::bigint[])
 ORDER BY id
 `
 
+type EventGetManyParams struct {
+	AccountID int64
+	Ids       []int64
+}
+
 type EventGetManyRow struct {
 	ID         int64
 	Type       string
@@ -1041,8 +1066,8 @@ type EventGetManyRow struct {
 }
 
 // The events of one delivery. An event past retention is simply missing.
-func (q *Queries) EventGetMany(ctx context.Context, accountID int64, ids []int64) ([]EventGetManyRow, error) {
-	rows, err := q.db.Query(ctx, eventGetMany, accountID, ids)
+func (q *Queries) EventGetMany(ctx context.Context, arg EventGetManyParams) ([]EventGetManyRow, error) {
+	rows, err := q.db.Query(ctx, eventGetMany, arg.AccountID, arg.Ids)
 	if err != nil {
 		return nil, err
 	}
@@ -1189,6 +1214,11 @@ WHERE t.token_sha256 = $1 AND t.expires_at > coalesce($2::timestamptz, now())
       SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.account_id = t.account_id AND k.revoked_at IS NULL))
 `
 
+type EventStreamTokenAccountParams struct {
+	TokenSha256 []byte
+	Now         *time.Time
+}
+
 type EventStreamTokenAccountRow struct {
 	AccountID int64
 	ApiKeyID  *int64
@@ -1196,8 +1226,8 @@ type EventStreamTokenAccountRow struct {
 
 // A token is valid until it expires and while the key that minted it is not
 // revoked (tokens minted before keys were recorded have none, and expire soon).
-func (q *Queries) EventStreamTokenAccount(ctx context.Context, tokenSha256 []byte, now *time.Time) (EventStreamTokenAccountRow, error) {
-	row := q.db.QueryRow(ctx, eventStreamTokenAccount, tokenSha256, now)
+func (q *Queries) EventStreamTokenAccount(ctx context.Context, arg EventStreamTokenAccountParams) (EventStreamTokenAccountRow, error) {
+	row := q.db.QueryRow(ctx, eventStreamTokenAccount, arg.TokenSha256, arg.Now)
 	var i EventStreamTokenAccountRow
 	err := row.Scan(&i.AccountID, &i.ApiKeyID)
 	return i, err

@@ -35,14 +35,19 @@ WITH finished AS (
 SELECT f.id FROM finished f
 `
 
+type CampaignFinishParams struct {
+	Now        *time.Time
+	CampaignID int64
+}
+
 // sending → sent once nothing is left to send or in flight; runs after
 // CampaignLockSending in one transaction. The queued rows are looked for in
 // sends_claim_idx and the rows in flight in sends_lease_idx (a few per worker of
 // every campaign), the two partial indexes that hold exactly them, so the check
 // costs the same on a campaign of any size. A message stream never finishes. The
 // campaign.sent event is written by the same statement.
-func (q *Queries) CampaignFinish(ctx context.Context, now *time.Time, campaignID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, campaignFinish, now, campaignID)
+func (q *Queries) CampaignFinish(ctx context.Context, arg CampaignFinishParams) (int64, error) {
+	row := q.db.QueryRow(ctx, campaignFinish, arg.Now, arg.CampaignID)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -230,6 +235,11 @@ WITH started AS (
 SELECT s.id, s.account_id, s.list_ids, s.segment_id FROM started s
 `
 
+type CampaignStartParams struct {
+	Now *time.Time
+	ID  int64
+}
+
 type CampaignStartRow struct {
 	ID        int64
 	AccountID int64
@@ -244,8 +254,8 @@ type CampaignStartRow struct {
 // moment, so every send, test and rescue of it agrees on one sender (NULL: the
 // environment's provider) even if the default changes while it sends. The
 // campaign.started event is written by the same statement.
-func (q *Queries) CampaignStart(ctx context.Context, now *time.Time, iD int64) (CampaignStartRow, error) {
-	row := q.db.QueryRow(ctx, campaignStart, now, iD)
+func (q *Queries) CampaignStart(ctx context.Context, arg CampaignStartParams) (CampaignStartRow, error) {
+	row := q.db.QueryRow(ctx, campaignStart, arg.Now, arg.ID)
 	var i CampaignStartRow
 	err := row.Scan(
 		&i.ID,
@@ -261,10 +271,15 @@ DELETE FROM executors
 WHERE heartbeat_at < coalesce($1::timestamptz, now()) - $2::interval
 `
 
+type ExecutorDeleteDeadParams struct {
+	Now       *time.Time
+	DeadAfter pgtype.Interval
+}
+
 // Forgets executors whose heartbeat stopped for dead_after; their 'sending' rows
 // then belong to no registered executor, which SendRescueExpired treats alike.
-func (q *Queries) ExecutorDeleteDead(ctx context.Context, now *time.Time, deadAfter pgtype.Interval) (int64, error) {
-	result, err := q.db.Exec(ctx, executorDeleteDead, now, deadAfter)
+func (q *Queries) ExecutorDeleteDead(ctx context.Context, arg ExecutorDeleteDeadParams) (int64, error) {
+	result, err := q.db.Exec(ctx, executorDeleteDead, arg.Now, arg.DeadAfter)
 	if err != nil {
 		return 0, err
 	}
@@ -287,11 +302,16 @@ UPDATE executors SET heartbeat_at = coalesce($1::timestamptz, now())
 WHERE id = $2
 `
 
+type ExecutorHeartbeatParams struct {
+	Now *time.Time
+	ID  int64
+}
+
 // Zero rows means another executor declared this one dead and deleted its row
 // (ExecutorDeleteDead): its claims may have been rescued, so it must register again
 // and drop what it still holds.
-func (q *Queries) ExecutorHeartbeat(ctx context.Context, now *time.Time, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, executorHeartbeat, now, iD)
+func (q *Queries) ExecutorHeartbeat(ctx context.Context, arg ExecutorHeartbeatParams) (int64, error) {
+	result, err := q.db.Exec(ctx, executorHeartbeat, arg.Now, arg.ID)
 	if err != nil {
 		return 0, err
 	}

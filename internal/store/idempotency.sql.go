@@ -55,6 +55,11 @@ FROM idempotency_keys
 WHERE account_id = $1 AND key = $2
 `
 
+type IdempotencyGetParams struct {
+	AccountID int64
+	Key       string
+}
+
 type IdempotencyGetRow struct {
 	Method         string
 	Path           string
@@ -63,8 +68,8 @@ type IdempotencyGetRow struct {
 	ResponseBody   []byte
 }
 
-func (q *Queries) IdempotencyGet(ctx context.Context, accountID int64, key string) (IdempotencyGetRow, error) {
-	row := q.db.QueryRow(ctx, idempotencyGet, accountID, key)
+func (q *Queries) IdempotencyGet(ctx context.Context, arg IdempotencyGetParams) (IdempotencyGetRow, error) {
+	row := q.db.QueryRow(ctx, idempotencyGet, arg.AccountID, arg.Key)
 	var i IdempotencyGetRow
 	err := row.Scan(
 		&i.Method,
@@ -86,10 +91,15 @@ WHERE (account_id, key) IN (
 )
 `
 
+type IdempotencyPurgeExpiredParams struct {
+	Now *time.Time
+	Max int32
+}
+
 // Deletes up to @max expired keys (of any account: this is housekeeping, not a tenant
 // action). Bounded so one call never holds many locks; the expires_at index serves it.
-func (q *Queries) IdempotencyPurgeExpired(ctx context.Context, now *time.Time, max int32) (int64, error) {
-	result, err := q.db.Exec(ctx, idempotencyPurgeExpired, now, max)
+func (q *Queries) IdempotencyPurgeExpired(ctx context.Context, arg IdempotencyPurgeExpiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, idempotencyPurgeExpired, arg.Now, arg.Max)
 	if err != nil {
 		return 0, err
 	}
@@ -101,10 +111,15 @@ DELETE FROM idempotency_keys
 WHERE account_id = $1 AND key = $2 AND response_status IS NULL
 `
 
+type IdempotencyReleaseParams struct {
+	AccountID int64
+	Key       string
+}
+
 // A request that ended without a response to store (panic, aborted) frees its key so
 // the client can retry.
-func (q *Queries) IdempotencyRelease(ctx context.Context, accountID int64, key string) error {
-	_, err := q.db.Exec(ctx, idempotencyRelease, accountID, key)
+func (q *Queries) IdempotencyRelease(ctx context.Context, arg IdempotencyReleaseParams) error {
+	_, err := q.db.Exec(ctx, idempotencyRelease, arg.AccountID, arg.Key)
 	return err
 }
 

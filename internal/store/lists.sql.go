@@ -64,8 +64,13 @@ const listDelete = `-- name: ListDelete :execrows
 DELETE FROM lists WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) ListDelete(ctx context.Context, accountID int64, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, listDelete, accountID, iD)
+type ListDeleteParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) ListDelete(ctx context.Context, arg ListDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, listDelete, arg.AccountID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -77,6 +82,11 @@ SELECT l.id, l.account_id, l.name, l.description, l.created_at, l.updated_at, l.
 FROM lists l
 WHERE l.account_id = $1 AND l.id = $2
 `
+
+type ListGetParams struct {
+	AccountID int64
+	ID        int64
+}
 
 type ListGetRow struct {
 	ID              int64
@@ -94,8 +104,8 @@ type ListGetRow struct {
 	MemberCount     int64
 }
 
-func (q *Queries) ListGet(ctx context.Context, accountID int64, iD int64) (ListGetRow, error) {
-	row := q.db.QueryRow(ctx, listGet, accountID, iD)
+func (q *Queries) ListGet(ctx context.Context, arg ListGetParams) (ListGetRow, error) {
+	row := q.db.QueryRow(ctx, listGet, arg.AccountID, arg.ID)
 	var i ListGetRow
 	err := row.Scan(
 		&i.ID,
@@ -119,9 +129,14 @@ const listIDsOwned = `-- name: ListIDsOwned :many
 SELECT id FROM lists WHERE account_id = $1 AND id = ANY($2::bigint[])
 `
 
+type ListIDsOwnedParams struct {
+	AccountID int64
+	Ids       []int64
+}
+
 // Which of ids are the account's lists: a campaign may only target its own.
-func (q *Queries) ListIDsOwned(ctx context.Context, accountID int64, ids []int64) ([]int64, error) {
-	rows, err := q.db.Query(ctx, listIDsOwned, accountID, ids)
+func (q *Queries) ListIDsOwned(ctx context.Context, arg ListIDsOwnedParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, listIDsOwned, arg.AccountID, arg.Ids)
 	if err != nil {
 		return nil, err
 	}

@@ -17,13 +17,18 @@ const messageByKey = `-- name: MessageByKey :one
 SELECT id, request_hash FROM messages WHERE account_id = $1 AND idempotency_key = $2
 `
 
+type MessageByKeyParams struct {
+	AccountID      int64
+	IdempotencyKey string
+}
+
 type MessageByKeyRow struct {
 	ID          int64
 	RequestHash []byte
 }
 
-func (q *Queries) MessageByKey(ctx context.Context, accountID int64, idempotencyKey string) (MessageByKeyRow, error) {
-	row := q.db.QueryRow(ctx, messageByKey, accountID, idempotencyKey)
+func (q *Queries) MessageByKey(ctx context.Context, arg MessageByKeyParams) (MessageByKeyRow, error) {
+	row := q.db.QueryRow(ctx, messageByKey, arg.AccountID, arg.IdempotencyKey)
 	var i MessageByKeyRow
 	err := row.Scan(&i.ID, &i.RequestHash)
 	return i, err
@@ -205,6 +210,11 @@ WITH doomed AS (
 DELETE FROM messages m USING doomed d WHERE m.account_id = d.account_id AND m.id = d.id
 `
 
+type MessageDeleteRetiredParams struct {
+	Cutoff time.Time
+	N      int32
+}
+
 // Message retention: deletes up to n messages accepted before cutoff whose send has
 // settled (sent, failed, suppressed, cancelled, unknown), with their send rows, in
 // one statement, oldest first (messages_created_at_idx). A message still queued or
@@ -212,8 +222,8 @@ DELETE FROM messages m USING doomed d WHERE m.account_id = d.account_id AND m.id
 // idempotency holds for as long as the message exists. SKIP LOCKED keeps replicas
 // off each other's batch and off a row an acknowledgement holds. Not a tenant query:
 // the executors' maintenance runs it for every account.
-func (q *Queries) MessageDeleteRetired(ctx context.Context, cutoff time.Time, n int32) (int64, error) {
-	result, err := q.db.Exec(ctx, messageDeleteRetired, cutoff, n)
+func (q *Queries) MessageDeleteRetired(ctx context.Context, arg MessageDeleteRetiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, messageDeleteRetired, arg.Cutoff, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -251,14 +261,19 @@ WITH held AS (
 SELECT f.id FROM failed f
 `
 
+type MessageFailHeldParams struct {
+	Now     *time.Time
+	HoldMax pgtype.Interval
+}
+
 // Messages wait while the sender they go through is paused (its stream is not
 // claimed, CampaignListSending's sender_paused), but not for ever: a message due
 // longer ago than hold_max is failed with the sender's pause reason, with its
 // send.failed event. Only the streams of paused senders are looked at, and in them
 // the queued rows (sends_claim_idx). Not a tenant query: the executors'
 // maintenance runs it for every account.
-func (q *Queries) MessageFailHeld(ctx context.Context, now *time.Time, holdMax pgtype.Interval) ([]int64, error) {
-	rows, err := q.db.Query(ctx, messageFailHeld, now, holdMax)
+func (q *Queries) MessageFailHeld(ctx context.Context, arg MessageFailHeldParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageFailHeld, arg.Now, arg.HoldMax)
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +301,11 @@ JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_ke
 WHERE m.account_id = $1 AND m.id = $2
 `
 
+type MessageGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
 type MessageGetRow struct {
 	ID                int64
 	IdempotencyKey    string
@@ -311,8 +331,8 @@ type MessageGetRow struct {
 
 // (job_id NOT LIKE 'campaign:%', true of every message's job id, lets the planner use
 // sends_job_id_key, which holds only such job ids: migration 00160.)
-func (q *Queries) MessageGet(ctx context.Context, accountID int64, iD int64) (MessageGetRow, error) {
-	row := q.db.QueryRow(ctx, messageGet, accountID, iD)
+func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (MessageGetRow, error) {
+	row := q.db.QueryRow(ctx, messageGet, arg.AccountID, arg.ID)
 	var i MessageGetRow
 	err := row.Scan(
 		&i.ID,
@@ -540,6 +560,11 @@ SELECT id FROM existing
 LIMIT 1
 `
 
+type MessageStreamEnsureParams struct {
+	AccountID int64
+	SenderID  *int64
+}
+
 // Transactional messages: one send row each, in the account's message stream (a
 // campaigns row of kind 'messages', always 'sending'). Accepting a message is one
 // transaction: the stream, the message, its send row and the executors' wake-up.
@@ -550,8 +575,8 @@ LIMIT 1
 // until the message commits: a sender's deletion retires an idle stream only
 // after locking it (SenderStreamLock), so it never retires one a message is
 // being added to.
-func (q *Queries) MessageStreamEnsure(ctx context.Context, accountID int64, senderID *int64) (int64, error) {
-	row := q.db.QueryRow(ctx, messageStreamEnsure, accountID, senderID)
+func (q *Queries) MessageStreamEnsure(ctx context.Context, arg MessageStreamEnsureParams) (int64, error) {
+	row := q.db.QueryRow(ctx, messageStreamEnsure, arg.AccountID, arg.SenderID)
 	var id int64
 	err := row.Scan(&id)
 	return id, err

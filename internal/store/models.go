@@ -67,6 +67,15 @@ type CampaignSendArchive struct {
 	N          int64
 }
 
+type DashboardSession struct {
+	ID        int64
+	AccountID int64
+	ApiKeyID  *int64
+	TokenHash []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
 type Event struct {
 	ID         int64
 	AccountID  int64
@@ -170,6 +179,15 @@ type ListMember struct {
 	Status       string
 	StatusSource string
 	StatusAt     time.Time
+}
+
+type LoginLink struct {
+	ID        int64
+	AccountID int64
+	TokenHash []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
 }
 
 type Message struct {

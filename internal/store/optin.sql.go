@@ -72,6 +72,11 @@ WHERE s.id = old.id
 RETURNING s.id, s.email, old.status AS old_status
 `
 
+type OptinConfirmSubscriberParams struct {
+	AccountID int64
+	ID        int64
+}
+
 type OptinConfirmSubscriberRow struct {
 	ID        int64
 	Email     string
@@ -81,8 +86,8 @@ type OptinConfirmSubscriberRow struct {
 // Confirming never downgrades: a confirmed subscriber stays so; a pending or
 // unsubscribed one (who has just proved the address and asked again) is confirmed.
 // was_pending tells whether the status changed.
-func (q *Queries) OptinConfirmSubscriber(ctx context.Context, accountID int64, iD int64) (OptinConfirmSubscriberRow, error) {
-	row := q.db.QueryRow(ctx, optinConfirmSubscriber, accountID, iD)
+func (q *Queries) OptinConfirmSubscriber(ctx context.Context, arg OptinConfirmSubscriberParams) (OptinConfirmSubscriberRow, error) {
+	row := q.db.QueryRow(ctx, optinConfirmSubscriber, arg.AccountID, arg.ID)
 	var i OptinConfirmSubscriberRow
 	err := row.Scan(&i.ID, &i.Email, &i.OldStatus)
 	return i, err
@@ -95,6 +100,11 @@ WHERE account_id = $1 AND public AND id = ANY($2::bigint[])
 ORDER BY id
 FOR SHARE
 `
+
+type OptinListsForSignupParams struct {
+	AccountID int64
+	Ids       []int64
+}
 
 type OptinListsForSignupRow struct {
 	ID              int64
@@ -109,8 +119,8 @@ type OptinListsForSignupRow struct {
 // The public lists of the account among ids, locked against a concurrent change of
 // their opt-in settings for the length of the sign-up. A private or another
 // account's list is simply absent, so the caller cannot tell it from a missing one.
-func (q *Queries) OptinListsForSignup(ctx context.Context, accountID int64, ids []int64) ([]OptinListsForSignupRow, error) {
-	rows, err := q.db.Query(ctx, optinListsForSignup, accountID, ids)
+func (q *Queries) OptinListsForSignup(ctx context.Context, arg OptinListsForSignupParams) ([]OptinListsForSignupRow, error) {
+	rows, err := q.db.Query(ctx, optinListsForSignup, arg.AccountID, arg.Ids)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +243,11 @@ WHERE m.account_id = $1 AND m.subscriber_id = $2 AND m.status = 'pending'
 ORDER BY l.id
 `
 
+type OptinPendingListsParams struct {
+	AccountID    int64
+	SubscriberID int64
+}
+
 type OptinPendingListsRow struct {
 	ID       int64
 	Name     string
@@ -241,8 +256,8 @@ type OptinPendingListsRow struct {
 
 // The subscriber's memberships waiting for confirmation, with their lists' names
 // and languages.
-func (q *Queries) OptinPendingLists(ctx context.Context, accountID int64, subscriberID int64) ([]OptinPendingListsRow, error) {
-	rows, err := q.db.Query(ctx, optinPendingLists, accountID, subscriberID)
+func (q *Queries) OptinPendingLists(ctx context.Context, arg OptinPendingListsParams) ([]OptinPendingListsRow, error) {
+	rows, err := q.db.Query(ctx, optinPendingLists, arg.AccountID, arg.SubscriberID)
 	if err != nil {
 		return nil, err
 	}
@@ -271,10 +286,15 @@ WHERE (list_id, subscriber_id) IN (
     FOR UPDATE SKIP LOCKED)
 `
 
+type OptinPurgeMembershipsParams struct {
+	Before time.Time
+	N      int32
+}
+
 // Pending memberships of subscribers who stay (confirmed through another list, or
 // the tenant's own) and never confirmed this one.
-func (q *Queries) OptinPurgeMemberships(ctx context.Context, before time.Time, n int32) (int64, error) {
-	result, err := q.db.Exec(ctx, optinPurgeMemberships, before, n)
+func (q *Queries) OptinPurgeMemberships(ctx context.Context, arg OptinPurgeMembershipsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, optinPurgeMemberships, arg.Before, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -291,11 +311,16 @@ WHERE id IN (
     FOR UPDATE SKIP LOCKED)
 `
 
+type OptinPurgeSubscribersParams struct {
+	Before time.Time
+	N      int32
+}
+
 // Sign-ups that never confirmed, oldest first, a batch at a time; SKIP LOCKED lets
 // every replica run the purge without waiting on another's batch. Memberships go
 // with them (ON DELETE CASCADE); their sends, if any, stay as history.
-func (q *Queries) OptinPurgeSubscribers(ctx context.Context, before time.Time, n int32) (int64, error) {
-	result, err := q.db.Exec(ctx, optinPurgeSubscribers, before, n)
+func (q *Queries) OptinPurgeSubscribers(ctx context.Context, arg OptinPurgeSubscribersParams) (int64, error) {
+	result, err := q.db.Exec(ctx, optinPurgeSubscribers, arg.Before, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -307,12 +332,17 @@ UPDATE subscribers SET status = 'confirmed', updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'pending' AND signup
 `
 
+type OptinSubscriberDirectParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // A single opt-in sign-up confirms at once a pending subscriber that a sign-up
 // created (signup), never one the tenant holds as pending (imported or created
 // through the API): an anonymous form proves nothing about the address, and
 // "every subscriber" campaigns send to confirmed subscribers.
-func (q *Queries) OptinSubscriberDirect(ctx context.Context, accountID int64, iD int64) error {
-	_, err := q.db.Exec(ctx, optinSubscriberDirect, accountID, iD)
+func (q *Queries) OptinSubscriberDirect(ctx context.Context, arg OptinSubscriberDirectParams) error {
+	_, err := q.db.Exec(ctx, optinSubscriberDirect, arg.AccountID, arg.ID)
 	return err
 }
 
@@ -323,10 +353,15 @@ SELECT coalesce((SELECT l.language FROM list_members m
                  ORDER BY m.status_at DESC, l.id LIMIT 1), '')::text AS language
 `
 
+type OptinSubscriberLanguageParams struct {
+	AccountID    int64
+	SubscriberID int64
+}
+
 // The language of the list the subscriber joined last, for a page with no pending
 // list to take it from.
-func (q *Queries) OptinSubscriberLanguage(ctx context.Context, accountID int64, subscriberID int64) (string, error) {
-	row := q.db.QueryRow(ctx, optinSubscriberLanguage, accountID, subscriberID)
+func (q *Queries) OptinSubscriberLanguage(ctx context.Context, arg OptinSubscriberLanguageParams) (string, error) {
+	row := q.db.QueryRow(ctx, optinSubscriberLanguage, arg.AccountID, arg.SubscriberID)
 	var language string
 	err := row.Scan(&language)
 	return language, err

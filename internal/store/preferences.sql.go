@@ -14,8 +14,13 @@ UPDATE accounts SET unsubscribe_scope = $1 WHERE id = $2
 RETURNING id, name, created_at, unsubscribe_scope, public_id
 `
 
-func (q *Queries) AccountSetUnsubscribeScope(ctx context.Context, unsubscribeScope string, accountID int64) (Account, error) {
-	row := q.db.QueryRow(ctx, accountSetUnsubscribeScope, unsubscribeScope, accountID)
+type AccountSetUnsubscribeScopeParams struct {
+	UnsubscribeScope string
+	AccountID        int64
+}
+
+func (q *Queries) AccountSetUnsubscribeScope(ctx context.Context, arg AccountSetUnsubscribeScopeParams) (Account, error) {
+	row := q.db.QueryRow(ctx, accountSetUnsubscribeScope, arg.UnsubscribeScope, arg.AccountID)
 	var i Account
 	err := row.Scan(
 		&i.ID,
@@ -45,8 +50,13 @@ const campaignListIDsForUnsubscribe = `-- name: CampaignListIDsForUnsubscribe :o
 SELECT list_ids FROM campaigns WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) CampaignListIDsForUnsubscribe(ctx context.Context, accountID int64, campaignID int64) ([]int64, error) {
-	row := q.db.QueryRow(ctx, campaignListIDsForUnsubscribe, accountID, campaignID)
+type CampaignListIDsForUnsubscribeParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+func (q *Queries) CampaignListIDsForUnsubscribe(ctx context.Context, arg CampaignListIDsForUnsubscribeParams) ([]int64, error) {
+	row := q.db.QueryRow(ctx, campaignListIDsForUnsubscribe, arg.AccountID, arg.CampaignID)
 	var list_ids []int64
 	err := row.Scan(&list_ids)
 	return list_ids, err
@@ -104,6 +114,11 @@ WHERE l.account_id = $2 AND (l.public OR m.subscriber_id IS NOT NULL)
 ORDER BY l.name, l.id
 `
 
+type MembershipPreferencesParams struct {
+	SubscriberID int64
+	AccountID    int64
+}
+
 type MembershipPreferencesRow struct {
 	ID     int64
 	Name   string
@@ -113,8 +128,8 @@ type MembershipPreferencesRow struct {
 // The preference page's lists: every list the subscriber belongs to (subscribed,
 // unsubscribed or pending) and the account's public lists, with the membership's
 // status (” when not a member). Private lists the address is not on stay unseen.
-func (q *Queries) MembershipPreferences(ctx context.Context, subscriberID int64, accountID int64) ([]MembershipPreferencesRow, error) {
-	rows, err := q.db.Query(ctx, membershipPreferences, subscriberID, accountID)
+func (q *Queries) MembershipPreferences(ctx context.Context, arg MembershipPreferencesParams) ([]MembershipPreferencesRow, error) {
+	rows, err := q.db.Query(ctx, membershipPreferences, arg.SubscriberID, arg.AccountID)
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +254,11 @@ FROM dropped x
 WHERE x.status = 'suppressed'
 `
 
+type SendSuppressLeftListsParams struct {
+	AccountID     int64
+	SubscriberIds []int64
+}
+
 // A reader who leaves a list mid-send gets no more of that list's mail. In the
 // opt-out's own transaction, every unsettled row (queued or in flight) of the
 // account's running (or paused) campaigns whose lists the subscriber no longer
@@ -249,8 +269,8 @@ WHERE x.status = 'suppressed'
 // (SendClaimBatch). The flag keeps the claim free of a membership check per row
 // (the build already skips left memberships). Campaigns with no lists (every
 // subscriber) and message streams are untouched: the suppression list governs them.
-func (q *Queries) SendSuppressLeftLists(ctx context.Context, accountID int64, subscriberIds []int64) (int64, error) {
-	result, err := q.db.Exec(ctx, sendSuppressLeftLists, accountID, subscriberIds)
+func (q *Queries) SendSuppressLeftLists(ctx context.Context, arg SendSuppressLeftListsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sendSuppressLeftLists, arg.AccountID, arg.SubscriberIds)
 	if err != nil {
 		return 0, err
 	}
@@ -261,8 +281,13 @@ const suppressionExists = `-- name: SuppressionExists :one
 SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND email_lower = lower($2::text))
 `
 
-func (q *Queries) SuppressionExists(ctx context.Context, accountID int64, email string) (bool, error) {
-	row := q.db.QueryRow(ctx, suppressionExists, accountID, email)
+type SuppressionExistsParams struct {
+	AccountID int64
+	Email     string
+}
+
+func (q *Queries) SuppressionExists(ctx context.Context, arg SuppressionExistsParams) (bool, error) {
+	row := q.db.QueryRow(ctx, suppressionExists, arg.AccountID, arg.Email)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err

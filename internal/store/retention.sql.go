@@ -23,11 +23,16 @@ ORDER BY coalesce(c.finished_at, c.cancelled_at), c.id
 LIMIT 100
 `
 
+type CampaignListRetiredParams struct {
+	Now       *time.Time
+	Retention pgtype.Interval
+}
+
 // Retention of finished campaigns' send rows (SENDONCE_SEND_RETENTION).
 // Finished (sent or cancelled) campaigns that ended more than `retention` ago and
 // still have settled send rows to delete.
-func (q *Queries) CampaignListRetired(ctx context.Context, now *time.Time, retention pgtype.Interval) ([]int64, error) {
-	rows, err := q.db.Query(ctx, campaignListRetired, now, retention)
+func (q *Queries) CampaignListRetired(ctx context.Context, arg CampaignListRetiredParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, campaignListRetired, arg.Now, arg.Retention)
 	if err != nil {
 		return nil, err
 	}
@@ -65,12 +70,17 @@ WITH doomed AS (
 SELECT count(*) FROM gone
 `
 
+type SendDeleteRetiredParams struct {
+	CampaignID int64
+	N          int32
+}
+
 // Deletes up to `n` settled rows of one finished campaign and adds them to the
 // campaign's archived counts in the same statement, so the stats never miss or
 // double-count a row. Rows still queued or in flight (a cancelled campaign's last
 // leases) stay until they settle. SKIP LOCKED keeps replicas off each other's batch.
-func (q *Queries) SendDeleteRetired(ctx context.Context, campaignID int64, n int32) (int64, error) {
-	row := q.db.QueryRow(ctx, sendDeleteRetired, campaignID, n)
+func (q *Queries) SendDeleteRetired(ctx context.Context, arg SendDeleteRetiredParams) (int64, error) {
+	row := q.db.QueryRow(ctx, sendDeleteRetired, arg.CampaignID, arg.N)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

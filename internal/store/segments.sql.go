@@ -73,8 +73,13 @@ const segmentDelete = `-- name: SegmentDelete :execrows
 DELETE FROM segments WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) SegmentDelete(ctx context.Context, accountID int64, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, segmentDelete, accountID, iD)
+type SegmentDeleteParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) SegmentDelete(ctx context.Context, arg SegmentDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, segmentDelete, arg.AccountID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -98,6 +103,11 @@ FROM segments
 WHERE account_id = $1 AND id = $2
 `
 
+type SegmentGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
 type SegmentGetRow struct {
 	ID            int64
 	Name          string
@@ -110,8 +120,8 @@ type SegmentGetRow struct {
 	UpdatedAt     time.Time
 }
 
-func (q *Queries) SegmentGet(ctx context.Context, accountID int64, iD int64) (SegmentGetRow, error) {
-	row := q.db.QueryRow(ctx, segmentGet, accountID, iD)
+func (q *Queries) SegmentGet(ctx context.Context, arg SegmentGetParams) (SegmentGetRow, error) {
+	row := q.db.QueryRow(ctx, segmentGet, arg.AccountID, arg.ID)
 	var i SegmentGetRow
 	err := row.Scan(
 		&i.ID,
@@ -131,9 +141,14 @@ const segmentIDOwned = `-- name: SegmentIDOwned :one
 SELECT EXISTS (SELECT 1 FROM segments WHERE account_id = $1 AND id = $2)
 `
 
+type SegmentIDOwnedParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // Whether id is one of the account's segments: a campaign may only use its own.
-func (q *Queries) SegmentIDOwned(ctx context.Context, accountID int64, iD int64) (bool, error) {
-	row := q.db.QueryRow(ctx, segmentIDOwned, accountID, iD)
+func (q *Queries) SegmentIDOwned(ctx context.Context, arg SegmentIDOwnedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, segmentIDOwned, arg.AccountID, arg.ID)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err

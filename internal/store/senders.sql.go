@@ -15,10 +15,15 @@ UPDATE senders SET is_default = false, updated_at = now()
 WHERE account_id = $1 AND is_default AND id <> $2
 `
 
+type SenderClearDefaultParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // Run before making another sender the default, in the same transaction: the
 // partial unique index allows one default per account.
-func (q *Queries) SenderClearDefault(ctx context.Context, accountID int64, iD int64) error {
-	_, err := q.db.Exec(ctx, senderClearDefault, accountID, iD)
+func (q *Queries) SenderClearDefault(ctx context.Context, arg SenderClearDefaultParams) error {
+	_, err := q.db.Exec(ctx, senderClearDefault, arg.AccountID, arg.ID)
 	return err
 }
 
@@ -85,8 +90,13 @@ const senderDelete = `-- name: SenderDelete :execrows
 DELETE FROM senders WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) SenderDelete(ctx context.Context, accountID int64, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, senderDelete, accountID, iD)
+type SenderDeleteParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) SenderDelete(ctx context.Context, arg SenderDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, senderDelete, arg.AccountID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -99,10 +109,15 @@ WHERE s.account_id = $1
   AND (s.id = $2::bigint OR ($2::bigint IS NULL AND s.is_default))
 `
 
+type SenderForSendParams struct {
+	AccountID int64
+	SenderID  *int64
+}
+
 // The sender a campaign sends through: the one it names, else the account's
 // default; no row means the environment's provider.
-func (q *Queries) SenderForSend(ctx context.Context, accountID int64, senderID *int64) (Sender, error) {
-	row := q.db.QueryRow(ctx, senderForSend, accountID, senderID)
+func (q *Queries) SenderForSend(ctx context.Context, arg SenderForSendParams) (Sender, error) {
+	row := q.db.QueryRow(ctx, senderForSend, arg.AccountID, arg.SenderID)
 	var i Sender
 	err := row.Scan(
 		&i.ID,
@@ -130,8 +145,13 @@ const senderGet = `-- name: SenderGet :one
 SELECT id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at FROM senders WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) SenderGet(ctx context.Context, accountID int64, iD int64) (Sender, error) {
-	row := q.db.QueryRow(ctx, senderGet, accountID, iD)
+type SenderGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) SenderGet(ctx context.Context, arg SenderGetParams) (Sender, error) {
+	row := q.db.QueryRow(ctx, senderGet, arg.AccountID, arg.ID)
 	var i Sender
 	err := row.Scan(
 		&i.ID,
@@ -159,8 +179,13 @@ const senderGetForUpdate = `-- name: SenderGetForUpdate :one
 SELECT id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at FROM senders WHERE account_id = $1 AND id = $2 FOR UPDATE
 `
 
-func (q *Queries) SenderGetForUpdate(ctx context.Context, accountID int64, iD int64) (Sender, error) {
-	row := q.db.QueryRow(ctx, senderGetForUpdate, accountID, iD)
+type SenderGetForUpdateParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) SenderGetForUpdate(ctx context.Context, arg SenderGetForUpdateParams) (Sender, error) {
+	row := q.db.QueryRow(ctx, senderGetForUpdate, arg.AccountID, arg.ID)
 	var i Sender
 	err := row.Scan(
 		&i.ID,
@@ -191,9 +216,14 @@ SELECT EXISTS (
 ) AS in_use
 `
 
+type SenderInUseParams struct {
+	AccountID int64
+	ID        *int64
+}
+
 // Whether a campaign that may still send names the sender.
-func (q *Queries) SenderInUse(ctx context.Context, accountID int64, iD *int64) (bool, error) {
-	row := q.db.QueryRow(ctx, senderInUse, accountID, iD)
+func (q *Queries) SenderInUse(ctx context.Context, arg SenderInUseParams) (bool, error) {
+	row := q.db.QueryRow(ctx, senderInUse, arg.AccountID, arg.ID)
 	var in_use bool
 	err := row.Scan(&in_use)
 	return in_use, err
@@ -331,9 +361,14 @@ UPDATE senders SET auth_failures = 0
 WHERE account_id = $1 AND id = $2 AND auth_failures <> 0
 `
 
+type SenderRecordSuccessParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // A message the sender accepted ends a run of auth failures.
-func (q *Queries) SenderRecordSuccess(ctx context.Context, accountID int64, iD int64) error {
-	_, err := q.db.Exec(ctx, senderRecordSuccess, accountID, iD)
+func (q *Queries) SenderRecordSuccess(ctx context.Context, arg SenderRecordSuccessParams) error {
+	_, err := q.db.Exec(ctx, senderRecordSuccess, arg.AccountID, arg.ID)
 	return err
 }
 
@@ -344,10 +379,15 @@ WHERE account_id = $1
   AND (auth_failures <> 0 OR paused_reason IS NOT NULL)
 `
 
+type SenderResumeHealthParams struct {
+	AccountID int64
+	SenderID  *int64
+}
+
 // Resuming a campaign clears the pause of the sender it goes through (its own, else
 // the account default), so the next failures count afresh.
-func (q *Queries) SenderResumeHealth(ctx context.Context, accountID int64, senderID *int64) error {
-	_, err := q.db.Exec(ctx, senderResumeHealth, accountID, senderID)
+func (q *Queries) SenderResumeHealth(ctx context.Context, arg SenderResumeHealthParams) error {
+	_, err := q.db.Exec(ctx, senderResumeHealth, arg.AccountID, arg.SenderID)
 	return err
 }
 
@@ -359,13 +399,18 @@ WHERE c.account_id = $1 AND c.sender_id = $2 AND c.kind = 'messages' AND c.statu
   AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'sending')
 `
 
+type SenderRetireStreamParams struct {
+	AccountID int64
+	ID        *int64
+}
+
 // Retires the sender's message stream when nothing of it is left to send: cancelled
 // and detached from the sender, its settled rows kept (the messages' history). A
 // stream with queued or in-flight messages stays, and keeps the sender in use.
 // Queued rows are looked for in sends_claim_idx and rows in flight in
 // sends_lease_idx, the partial indexes that hold them (migration 00160).
-func (q *Queries) SenderRetireStream(ctx context.Context, accountID int64, iD *int64) error {
-	_, err := q.db.Exec(ctx, senderRetireStream, accountID, iD)
+func (q *Queries) SenderRetireStream(ctx context.Context, arg SenderRetireStreamParams) error {
+	_, err := q.db.Exec(ctx, senderRetireStream, arg.AccountID, arg.ID)
 	return err
 }
 
@@ -489,12 +534,17 @@ WHERE account_id = $1 AND sender_id = $2 AND kind = 'messages' AND status = 'sen
 FOR UPDATE
 `
 
+type SenderStreamLockParams struct {
+	AccountID int64
+	ID        *int64
+}
+
 // The sender's live message stream, locked before SenderRetireStream in the
 // deletion's transaction: a message being added to it holds it FOR SHARE
 // (MessageStreamEnsure) until it commits, so once this lock is held the next
 // statement sees every message the stream will ever get.
-func (q *Queries) SenderStreamLock(ctx context.Context, accountID int64, iD *int64) ([]int64, error) {
-	rows, err := q.db.Query(ctx, senderStreamLock, accountID, iD)
+func (q *Queries) SenderStreamLock(ctx context.Context, arg SenderStreamLockParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, senderStreamLock, arg.AccountID, arg.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -542,11 +542,16 @@ WHERE id IN (
   AND status = 'queued'
 `
 
+type SendSweepCancelledParams struct {
+	Now        *time.Time
+	CampaignID int64
+}
+
 // The cancel transition (SendCancelQueued) closes the queued rows in its own
 // transaction; a row in flight at that moment can still come back to queued (a
 // temporary failure, a rescued lease). This sweep closes those, in bounded batches.
-func (q *Queries) SendSweepCancelled(ctx context.Context, now *time.Time, campaignID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, sendSweepCancelled, now, campaignID)
+func (q *Queries) SendSweepCancelled(ctx context.Context, arg SendSweepCancelledParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sendSweepCancelled, arg.Now, arg.CampaignID)
 	if err != nil {
 		return 0, err
 	}

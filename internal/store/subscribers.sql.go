@@ -18,10 +18,15 @@ WHERE account_id = $1 AND id = $2 AND status IN ('pending', 'confirmed')
 RETURNING id, account_id, email, email_lower, name, attributes, status, created_at, updated_at, signup, optin_sent_at
 `
 
+type SubscriberConfirmParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // pending → confirmed; confirming a confirmed subscriber changes nothing. Zero rows
 // means the subscriber is missing or unsubscribed, which the caller tells apart.
-func (q *Queries) SubscriberConfirm(ctx context.Context, accountID int64, iD int64) (Subscriber, error) {
-	row := q.db.QueryRow(ctx, subscriberConfirm, accountID, iD)
+func (q *Queries) SubscriberConfirm(ctx context.Context, arg SubscriberConfirmParams) (Subscriber, error) {
+	row := q.db.QueryRow(ctx, subscriberConfirm, arg.AccountID, arg.ID)
 	var i Subscriber
 	err := row.Scan(
 		&i.ID,
@@ -84,8 +89,13 @@ const subscriberDelete = `-- name: SubscriberDelete :execrows
 DELETE FROM subscribers WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) SubscriberDelete(ctx context.Context, accountID int64, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, subscriberDelete, accountID, iD)
+type SubscriberDeleteParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) SubscriberDelete(ctx context.Context, arg SubscriberDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, subscriberDelete, arg.AccountID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -97,6 +107,11 @@ SELECT email_lower, name, attributes FROM subscribers
 WHERE account_id = $1 AND email_lower = ANY($2::text[])
 `
 
+type SubscriberFindByEmailsParams struct {
+	AccountID int64
+	Emails    []string
+}
+
 type SubscriberFindByEmailsRow struct {
 	EmailLower string
 	Name       string
@@ -105,8 +120,8 @@ type SubscriberFindByEmailsRow struct {
 
 // A campaign test send renders with the data of the account's subscriber at each
 // address, when there is one.
-func (q *Queries) SubscriberFindByEmails(ctx context.Context, accountID int64, emails []string) ([]SubscriberFindByEmailsRow, error) {
-	rows, err := q.db.Query(ctx, subscriberFindByEmails, accountID, emails)
+func (q *Queries) SubscriberFindByEmails(ctx context.Context, arg SubscriberFindByEmailsParams) ([]SubscriberFindByEmailsRow, error) {
+	rows, err := q.db.Query(ctx, subscriberFindByEmails, arg.AccountID, arg.Emails)
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +144,13 @@ const subscriberGet = `-- name: SubscriberGet :one
 SELECT id, account_id, email, email_lower, name, attributes, status, created_at, updated_at, signup, optin_sent_at FROM subscribers WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) SubscriberGet(ctx context.Context, accountID int64, iD int64) (Subscriber, error) {
-	row := q.db.QueryRow(ctx, subscriberGet, accountID, iD)
+type SubscriberGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) SubscriberGet(ctx context.Context, arg SubscriberGetParams) (Subscriber, error) {
+	row := q.db.QueryRow(ctx, subscriberGet, arg.AccountID, arg.ID)
 	var i Subscriber
 	err := row.Scan(
 		&i.ID,
@@ -152,9 +172,14 @@ const subscriberIDsOwned = `-- name: SubscriberIDsOwned :many
 SELECT id FROM subscribers WHERE account_id = $1 AND id = ANY($2::bigint[])
 `
 
+type SubscriberIDsOwnedParams struct {
+	AccountID int64
+	Ids       []int64
+}
+
 // Which of ids are the account's subscribers: bulk membership refuses the others.
-func (q *Queries) SubscriberIDsOwned(ctx context.Context, accountID int64, ids []int64) ([]int64, error) {
-	rows, err := q.db.Query(ctx, subscriberIDsOwned, accountID, ids)
+func (q *Queries) SubscriberIDsOwned(ctx context.Context, arg SubscriberIDsOwnedParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, subscriberIDsOwned, arg.AccountID, arg.Ids)
 	if err != nil {
 		return nil, err
 	}
@@ -331,8 +356,13 @@ const subscriberStatusGet = `-- name: SubscriberStatusGet :one
 SELECT status FROM subscribers WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) SubscriberStatusGet(ctx context.Context, accountID int64, iD int64) (string, error) {
-	row := q.db.QueryRow(ctx, subscriberStatusGet, accountID, iD)
+type SubscriberStatusGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) SubscriberStatusGet(ctx context.Context, arg SubscriberStatusGetParams) (string, error) {
+	row := q.db.QueryRow(ctx, subscriberStatusGet, arg.AccountID, arg.ID)
 	var status string
 	err := row.Scan(&status)
 	return status, err

@@ -15,9 +15,14 @@ UPDATE subscribers SET status = 'unsubscribed', updated_at = now()
 WHERE account_id = $1 AND email_lower = $2 AND status <> 'unsubscribed'
 `
 
+type SubscriberMarkUnsubscribedParams struct {
+	AccountID  int64
+	EmailLower string
+}
+
 // An unsubscribe also shows on the subscriber; the suppression is what the executor obeys.
-func (q *Queries) SubscriberMarkUnsubscribed(ctx context.Context, accountID int64, emailLower string) error {
-	_, err := q.db.Exec(ctx, subscriberMarkUnsubscribed, accountID, emailLower)
+func (q *Queries) SubscriberMarkUnsubscribed(ctx context.Context, arg SubscriberMarkUnsubscribedParams) error {
+	_, err := q.db.Exec(ctx, subscriberMarkUnsubscribed, arg.AccountID, arg.EmailLower)
 	return err
 }
 
@@ -83,14 +88,19 @@ SELECT email_lower, reason FROM suppressions
 WHERE account_id = $1 AND email_lower = ANY($2::text[])
 `
 
+type SuppressionFindByEmailsParams struct {
+	AccountID int64
+	Emails    []string
+}
+
 type SuppressionFindByEmailsRow struct {
 	EmailLower string
 	Reason     string
 }
 
 // A campaign test send skips suppressed addresses, as the executor does, and says why.
-func (q *Queries) SuppressionFindByEmails(ctx context.Context, accountID int64, emails []string) ([]SuppressionFindByEmailsRow, error) {
-	rows, err := q.db.Query(ctx, suppressionFindByEmails, accountID, emails)
+func (q *Queries) SuppressionFindByEmails(ctx context.Context, arg SuppressionFindByEmailsParams) ([]SuppressionFindByEmailsRow, error) {
+	rows, err := q.db.Query(ctx, suppressionFindByEmails, arg.AccountID, arg.Emails)
 	if err != nil {
 		return nil, err
 	}
@@ -164,10 +174,15 @@ WITH removed AS (
 SELECT count(*) FROM removed
 `
 
+type SuppressionRemoveParams struct {
+	AccountID  int64
+	EmailLower string
+}
+
 // Returns how many rows went (0 or 1); a removal writes its suppression.deleted
 // event in the same statement.
-func (q *Queries) SuppressionRemove(ctx context.Context, accountID int64, emailLower string) (int64, error) {
-	row := q.db.QueryRow(ctx, suppressionRemove, accountID, emailLower)
+func (q *Queries) SuppressionRemove(ctx context.Context, arg SuppressionRemoveParams) (int64, error) {
+	row := q.db.QueryRow(ctx, suppressionRemove, arg.AccountID, arg.EmailLower)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

@@ -22,11 +22,16 @@ WHERE c.account_id = $1 AND c.id = $2 AND t.id = c.template_id
 RETURNING c.id, c.account_id, c.name, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template, c.text_template, c.language, c.list_ids, c.status, c.ambiguous_policy, c.scheduled_for, c.approved_at, c.started_at, c.finished_at, c.cancelled_at, c.created_at, c.updated_at, c.skipped_suppressed, c.skipped_unconfirmed, c.template_id, c.kind, c.sender_id, c.paused_reason, c.segment_id, c.build_executor_id, c.failed_reason
 `
 
+type CampaignFreezeTemplateParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // Runs in the approve transaction, after the draft → approved CAS: the content the
 // campaign sends is copied from its template now, so later edits of the template do
 // not reach it (an edit committing meanwhile is wholly before or after the copy).
-func (q *Queries) CampaignFreezeTemplate(ctx context.Context, accountID int64, iD int64) (Campaign, error) {
-	row := q.db.QueryRow(ctx, campaignFreezeTemplate, accountID, iD)
+func (q *Queries) CampaignFreezeTemplate(ctx context.Context, arg CampaignFreezeTemplateParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignFreezeTemplate, arg.AccountID, arg.ID)
 	var i Campaign
 	err := row.Scan(
 		&i.ID,
@@ -132,10 +137,15 @@ WHERE t.account_id = $1 AND t.id = $2
                   WHERE c.account_id = $1 AND c.template_id = t.id AND c.status = 'draft')
 `
 
+type TemplateDeleteParams struct {
+	AccountID int64
+	ID        int64
+}
+
 // A template that a draft campaign still takes its content from is kept (the
 // caller answers 409); approved and later campaigns carry their own copy.
-func (q *Queries) TemplateDelete(ctx context.Context, accountID int64, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, templateDelete, accountID, iD)
+func (q *Queries) TemplateDelete(ctx context.Context, arg TemplateDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, templateDelete, arg.AccountID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -146,8 +156,13 @@ const templateExists = `-- name: TemplateExists :one
 SELECT EXISTS (SELECT 1 FROM templates WHERE account_id = $1 AND id = $2)
 `
 
-func (q *Queries) TemplateExists(ctx context.Context, accountID int64, iD int64) (bool, error) {
-	row := q.db.QueryRow(ctx, templateExists, accountID, iD)
+type TemplateExistsParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) TemplateExists(ctx context.Context, arg TemplateExistsParams) (bool, error) {
+	row := q.db.QueryRow(ctx, templateExists, arg.AccountID, arg.ID)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
@@ -157,8 +172,13 @@ const templateGet = `-- name: TemplateGet :one
 SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at FROM templates WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) TemplateGet(ctx context.Context, accountID int64, iD int64) (Template, error) {
-	row := q.db.QueryRow(ctx, templateGet, accountID, iD)
+type TemplateGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) TemplateGet(ctx context.Context, arg TemplateGetParams) (Template, error) {
+	row := q.db.QueryRow(ctx, templateGet, arg.AccountID, arg.ID)
 	var i Template
 	err := row.Scan(
 		&i.ID,

@@ -160,8 +160,13 @@ const webhookEndpointDelete = `-- name: WebhookEndpointDelete :execrows
 DELETE FROM webhook_endpoints WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) WebhookEndpointDelete(ctx context.Context, accountID int64, iD int64) (int64, error) {
-	result, err := q.db.Exec(ctx, webhookEndpointDelete, accountID, iD)
+type WebhookEndpointDeleteParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) WebhookEndpointDelete(ctx context.Context, arg WebhookEndpointDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, webhookEndpointDelete, arg.AccountID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -172,8 +177,13 @@ const webhookEndpointGet = `-- name: WebhookEndpointGet :one
 SELECT id, account_id, source, name, secret, previous_expires_at, settings, subscribe_url, created_at, updated_at FROM webhook_endpoints WHERE account_id = $1 AND id = $2
 `
 
-func (q *Queries) WebhookEndpointGet(ctx context.Context, accountID int64, iD int64) (WebhookEndpoint, error) {
-	row := q.db.QueryRow(ctx, webhookEndpointGet, accountID, iD)
+type WebhookEndpointGetParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) WebhookEndpointGet(ctx context.Context, arg WebhookEndpointGetParams) (WebhookEndpoint, error) {
+	row := q.db.QueryRow(ctx, webhookEndpointGet, arg.AccountID, arg.ID)
 	var i WebhookEndpoint
 	err := row.Scan(
 		&i.ID,
@@ -194,11 +204,16 @@ const webhookEndpointGetForDelivery = `-- name: WebhookEndpointGetForDelivery :o
 SELECT id, account_id, source, name, secret, previous_expires_at, settings, subscribe_url, created_at, updated_at FROM webhook_endpoints WHERE id = $1 AND source = $2
 `
 
+type WebhookEndpointGetForDeliveryParams struct {
+	ID     int64
+	Source string
+}
+
 // The one look-up without a tenant: a provider's POST names only the endpoint, and
 // the endpoint decides the account. Source must match the URL too, so an endpoint
 // id cannot be replayed under another scheme.
-func (q *Queries) WebhookEndpointGetForDelivery(ctx context.Context, iD int64, source string) (WebhookEndpoint, error) {
-	row := q.db.QueryRow(ctx, webhookEndpointGetForDelivery, iD, source)
+func (q *Queries) WebhookEndpointGetForDelivery(ctx context.Context, arg WebhookEndpointGetForDeliveryParams) (WebhookEndpoint, error) {
+	row := q.db.QueryRow(ctx, webhookEndpointGetForDelivery, arg.ID, arg.Source)
 	var i WebhookEndpoint
 	err := row.Scan(
 		&i.ID,

@@ -259,7 +259,7 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if listID != nil {
-			if _, err := q.ListGet(ctx, accountID, *listID); err != nil {
+			if _, err := q.ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: *listID}); err != nil {
 				return postgres.Error(err, "list")
 			}
 		}

@@ -100,7 +100,7 @@ func checkOptin(ctx context.Context, q *store.Queries, accountID int64, o *ListO
 		return apperr.Invalidf("/optin_from_email", "a double opt-in or public list needs optin_from_email, the From of its confirmation email")
 	}
 	if o.OptinTemplateID != nil {
-		if _, err := q.TemplateGet(ctx, accountID, *o.OptinTemplateID); err != nil {
+		if _, err := q.TemplateGet(ctx, store.TemplateGetParams{AccountID: accountID, ID: *o.OptinTemplateID}); err != nil {
 			if err = postgres.Error(err, "template"); apperr.Is(err, apperr.NotFound) {
 				return apperr.Invalidf("/optin_template_id", "template %d not found", *o.OptinTemplateID)
 			}
@@ -139,7 +139,7 @@ func (s *Service) CreateList(ctx context.Context, accountID int64, name, descrip
 
 // GetList returns a list with its member count.
 func (s *Service) GetList(ctx context.Context, accountID, id int64) (List, error) {
-	l, err := store.New(s.pool).ListGet(ctx, accountID, id)
+	l, err := store.New(s.pool).ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return List{}, postgres.Error(err, "list")
 	}
@@ -204,7 +204,7 @@ func (s *Service) UpdateList(ctx context.Context, accountID, id int64, p ListPat
 		if n == 0 {
 			return apperr.New(apperr.NotFound, "list not found")
 		}
-		l, err := q.ListGet(ctx, accountID, id)
+		l, err := q.ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: id})
 		if err != nil {
 			return postgres.Error(err, "list")
 		}
@@ -224,7 +224,7 @@ func (s *Service) UpdateList(ctx context.Context, accountID, id int64, p ListPat
 
 // DeleteList removes a list and its memberships; the subscribers stay.
 func (s *Service) DeleteList(ctx context.Context, accountID, id int64) error {
-	n, err := store.New(s.pool).ListDelete(ctx, accountID, id)
+	n, err := store.New(s.pool).ListDelete(ctx, store.ListDeleteParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return err
 	}
@@ -241,10 +241,10 @@ func (s *Service) AddMembers(ctx context.Context, accountID, listID int64, ids [
 	var added int64
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if _, err := q.ListGet(ctx, accountID, listID); err != nil {
+		if _, err := q.ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: listID}); err != nil {
 			return postgres.Error(err, "list")
 		}
-		owned, err := q.SubscriberIDsOwned(ctx, accountID, ids)
+		owned, err := q.SubscriberIDsOwned(ctx, store.SubscriberIDsOwnedParams{AccountID: accountID, Ids: ids})
 		if err != nil {
 			return err
 		}
@@ -268,7 +268,7 @@ func (s *Service) RemoveMembers(ctx context.Context, accountID, listID int64, id
 	var removed int64
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if _, err := q.ListGet(ctx, accountID, listID); err != nil {
+		if _, err := q.ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: listID}); err != nil {
 			return postgres.Error(err, "list")
 		}
 		var err error
@@ -278,7 +278,7 @@ func (s *Service) RemoveMembers(ctx context.Context, accountID, listID int64, id
 		}
 		// A member taken out mid-send gets no more of the running campaigns to
 		// lists it no longer belongs to.
-		_, err = q.SendSuppressLeftLists(ctx, accountID, ids)
+		_, err = q.SendSuppressLeftLists(ctx, store.SendSuppressLeftListsParams{AccountID: accountID, SubscriberIds: ids})
 		return err
 	})
 	return removed, err

@@ -116,7 +116,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Subscr
 
 // Get returns one subscriber.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (Subscriber, error) {
-	row, err := store.New(s.pool).SubscriberGet(ctx, accountID, id)
+	row, err := store.New(s.pool).SubscriberGet(ctx, store.SubscriberGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Subscriber{}, postgres.Error(err, "subscriber")
 	}
@@ -188,7 +188,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sub
 
 // Delete removes a subscriber and its memberships; its sends stay as history.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
-	n, err := store.New(s.pool).SubscriberDelete(ctx, accountID, id)
+	n, err := store.New(s.pool).SubscriberDelete(ctx, store.SubscriberDeleteParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return err
 	}
@@ -202,14 +202,14 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 // one is returned unchanged, an unsubscribed one is a conflict carrying its status.
 func (s *Service) Confirm(ctx context.Context, accountID, id int64) (Subscriber, error) {
 	q := store.New(s.pool)
-	row, err := q.SubscriberConfirm(ctx, accountID, id)
+	row, err := q.SubscriberConfirm(ctx, store.SubscriberConfirmParams{AccountID: accountID, ID: id})
 	if err == nil {
 		return fromStore(row), nil
 	}
 	if err = postgres.Error(err, "subscriber"); !apperr.Is(err, apperr.NotFound) {
 		return Subscriber{}, err
 	}
-	status, err := q.SubscriberStatusGet(ctx, accountID, id)
+	status, err := q.SubscriberStatusGet(ctx, store.SubscriberStatusGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Subscriber{}, postgres.Error(err, "subscriber")
 	}

@@ -30,7 +30,7 @@ func Remove(ctx context.Context, db store.DBTX, accountID int64, email string) e
 	if err != nil {
 		return apperr.Invalidf("/email", "%s", err.Error())
 	}
-	n, err := store.New(db).SuppressionRemove(ctx, accountID, addr.Lower)
+	n, err := store.New(db).SuppressionRemove(ctx, store.SuppressionRemoveParams{AccountID: accountID, EmailLower: addr.Lower})
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func Add(ctx context.Context, db store.DBTX, accountID int64, email, reason, sou
 		return Suppression{}, false, postgres.Error(err, "suppression")
 	}
 	if reason == ReasonUnsubscribe {
-		if err := q.SubscriberMarkUnsubscribed(ctx, accountID, addr.Lower); err != nil {
+		if err := q.SubscriberMarkUnsubscribed(ctx, store.SubscriberMarkUnsubscribedParams{AccountID: accountID, EmailLower: addr.Lower}); err != nil {
 			return Suppression{}, false, err
 		}
 	}

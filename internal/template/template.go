@@ -148,7 +148,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Templa
 
 // Get returns one template.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (Template, error) {
-	t, err := store.New(s.pool).TemplateGet(ctx, accountID, id)
+	t, err := store.New(s.pool).TemplateGet(ctx, store.TemplateGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Template{}, postgres.Error(err, "template")
 	}
@@ -197,14 +197,14 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 // Delete removes a template that no draft campaign references.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	q := store.New(s.pool)
-	n, err := q.TemplateDelete(ctx, accountID, id)
+	n, err := q.TemplateDelete(ctx, store.TemplateDeleteParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return err
 	}
 	if n == 1 {
 		return nil
 	}
-	if ok, err := q.TemplateExists(ctx, accountID, id); err != nil {
+	if ok, err := q.TemplateExists(ctx, store.TemplateExistsParams{AccountID: accountID, ID: id}); err != nil {
 		return err
 	} else if ok {
 		return apperr.New(apperr.Conflict, "a draft campaign uses this template; give it other content before deleting the template")

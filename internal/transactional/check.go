@@ -110,7 +110,7 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 	case in.TemplateID != nil && inline:
 		return c, apperr.Invalidf("/template_id", "a message takes its content from template_id or from subject, html and text, not both")
 	case in.TemplateID != nil:
-		t, err := store.New(s.pool).TemplateGet(ctx, accountID, *in.TemplateID)
+		t, err := store.New(s.pool).TemplateGet(ctx, store.TemplateGetParams{AccountID: accountID, ID: *in.TemplateID})
 		if err = postgres.Error(err, "template"); apperr.Is(err, apperr.NotFound) {
 			return c, apperr.Invalidf("/template_id", "template %d not found", *in.TemplateID)
 		} else if err != nil {

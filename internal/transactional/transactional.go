@@ -148,7 +148,7 @@ func stored(ctx context.Context, q *store.Queries, accountID int64, key string, 
 	if err := checkKey(key); err != nil {
 		return 0, false, err
 	}
-	prev, err := q.MessageByKey(ctx, accountID, key)
+	prev, err := q.MessageByKey(ctx, store.MessageByKeyParams{AccountID: accountID, IdempotencyKey: key})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -179,7 +179,7 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 		FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
 		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		prev, err := q.MessageByKey(ctx, accountID, key)
+		prev, err := q.MessageByKey(ctx, store.MessageByKeyParams{AccountID: accountID, IdempotencyKey: key})
 		if err != nil {
 			return 0, false, err
 		}
@@ -196,7 +196,7 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 		return 0, false, err
 	}
 	// Wakes the executors on commit, so the message is claimed at once.
-	return mid, true, q.CampaignNotify(ctx, postgres.CampaignChannel, strconv.FormatInt(streamID, 10))
+	return mid, true, q.CampaignNotify(ctx, store.CampaignNotifyParams{Channel: postgres.CampaignChannel, Payload: strconv.FormatInt(streamID, 10)})
 }
 
 // stream returns the account's message stream for a sender (nil: the default
@@ -204,11 +204,11 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 // messages have a stream of their own, so the executor sends them through that
 // sender, within its rate, as it does the sender's campaigns.
 func stream(ctx context.Context, q *store.Queries, accountID int64, senderID *int64) (int64, error) {
-	id, err := q.MessageStreamEnsure(ctx, accountID, senderID)
+	id, err := q.MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: accountID, SenderID: senderID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Another transaction created it after this statement's snapshot (or
 		// retired it, when its sender was deleted).
-		id, err = q.MessageStreamEnsure(ctx, accountID, senderID)
+		id, err = q.MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: accountID, SenderID: senderID})
 	}
 	return id, err
 }
@@ -220,7 +220,7 @@ func requestHash(in Request) [32]byte {
 
 // Get returns one message of the account.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (Message, error) {
-	r, err := store.New(s.pool).MessageGet(ctx, accountID, id)
+	r, err := store.New(s.pool).MessageGet(ctx, store.MessageGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Message{}, postgres.Error(err, "message")
 	}

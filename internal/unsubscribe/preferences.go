@@ -72,7 +72,7 @@ func oneClick(ctx context.Context, tx pgx.Tx, t target) (string, error) {
 		return "", fmt.Errorf("unsubscribe scope: %w", err)
 	}
 	if scope == ScopeList {
-		lists, err := q.CampaignListIDsForUnsubscribe(ctx, c.AccountID, c.CampaignID)
+		lists, err := q.CampaignListIDsForUnsubscribe(ctx, store.CampaignListIDsForUnsubscribeParams{AccountID: c.AccountID, CampaignID: c.CampaignID})
 		if err != nil && !postgresNoRows(err) {
 			return "", fmt.Errorf("campaign lists: %w", err)
 		}
@@ -104,7 +104,7 @@ func oneClick(ctx context.Context, tx pgx.Tx, t target) (string, error) {
 // whose lists it no longer belongs to, so leaving a list mid-send stops that
 // list's mail at once, not only from the next build.
 func leaveRunning(ctx context.Context, q *store.Queries, c Claims) error {
-	if _, err := q.SendSuppressLeftLists(ctx, c.AccountID, []int64{c.SubscriberID}); err != nil {
+	if _, err := q.SendSuppressLeftLists(ctx, store.SendSuppressLeftListsParams{AccountID: c.AccountID, SubscriberIds: []int64{c.SubscriberID}}); err != nil {
 		return fmt.Errorf("leave running campaigns: %w", err)
 	}
 	return nil
@@ -147,7 +147,7 @@ func (s *Service) preferencesOf(ctx context.Context, db store.DBTX, t target) (P
 	q := store.New(db)
 	p := Preferences{Recipient: Recipient{Claims: t.Claims, Language: t.language}, Lists: []ListChoice{}}
 	if t.Kind == KindSend {
-		rows, err := q.MembershipPreferences(ctx, t.SubscriberID, t.AccountID)
+		rows, err := q.MembershipPreferences(ctx, store.MembershipPreferencesParams{SubscriberID: t.SubscriberID, AccountID: t.AccountID})
 		if err != nil {
 			return Preferences{}, fmt.Errorf("preferences: %w", err)
 		}
@@ -156,7 +156,7 @@ func (s *Service) preferencesOf(ctx context.Context, db store.DBTX, t target) (P
 		}
 	}
 	var err error
-	p.Suppressed, err = q.SuppressionExists(ctx, t.AccountID, t.email)
+	p.Suppressed, err = q.SuppressionExists(ctx, store.SuppressionExistsParams{AccountID: t.AccountID, Email: t.email})
 	if err != nil {
 		return Preferences{}, err
 	}

@@ -39,7 +39,7 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 	if !ValidSource(source) {
 		return Result{}, Unauthorized(fmt.Errorf("unknown webhook source %q", source))
 	}
-	ep, err := store.New(s.pool).WebhookEndpointGetForDelivery(ctx, endpointID, source)
+	ep, err := store.New(s.pool).WebhookEndpointGetForDelivery(ctx, store.WebhookEndpointGetForDeliveryParams{ID: endpointID, Source: source})
 	if err = postgres.Error(err, "webhook endpoint"); apperr.Is(err, apperr.NotFound) {
 		return Result{}, Unauthorized(fmt.Errorf("no %s endpoint %d", source, endpointID))
 	}

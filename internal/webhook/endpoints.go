@@ -107,7 +107,7 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int)
 
 // Get returns one endpoint of the account.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (Endpoint, error) {
-	row, err := store.New(s.pool).WebhookEndpointGet(ctx, accountID, id)
+	row, err := store.New(s.pool).WebhookEndpointGet(ctx, store.WebhookEndpointGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Endpoint{}, postgres.Error(err, "webhook endpoint")
 	}
@@ -126,7 +126,7 @@ const DefaultGrace = 24 * time.Hour
 // Rotate replaces the endpoint's secret and returns the new credentials.
 func (s *Service) Rotate(ctx context.Context, accountID, id int64, in RotateInput) (Endpoint, Credentials, error) {
 	q := store.New(s.pool)
-	cur, err := q.WebhookEndpointGet(ctx, accountID, id)
+	cur, err := q.WebhookEndpointGet(ctx, store.WebhookEndpointGetParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return Endpoint{}, Credentials{}, postgres.Error(err, "webhook endpoint")
 	}
@@ -173,7 +173,7 @@ func (s *Service) Rotate(ctx context.Context, accountID, id int64, in RotateInpu
 
 // Delete removes an endpoint; its deliveries answer 401 from then on.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
-	n, err := store.New(s.pool).WebhookEndpointDelete(ctx, accountID, id)
+	n, err := store.New(s.pool).WebhookEndpointDelete(ctx, store.WebhookEndpointDeleteParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return err
 	}

@@ -84,6 +84,194 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dashboard page
+         * @description The dashboard (HTML; its scripts are under /app/assets/). 404 when SENDONCE_DASHBOARD=false.
+         */
+        get: operations["dashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/assets/{version}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dashboard asset
+         * @description A dashboard asset; `version` is a hash of every asset, so the response is cached for a year.
+         */
+        get: operations["dashboardAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get session
+         * @description The session of the cookie (the dashboard reads its CSRF token here after a reload).
+         */
+        get: operations["getSession"];
+        put?: never;
+        /**
+         * Sign in
+         * @description Sign the dashboard in with a one-time login token or an API key.
+         *     Exactly one of `login_token` (from a login link: single use, valid 15 minutes) or
+         *     `api_key`. The answer sets the session cookie (`HttpOnly; SameSite=Strict`, and `Secure`
+         *     outside `sendonce dev`), valid 12 hours, which then authorises every /v1 route like a
+         *     key. Requests with the cookie that change something (POST, PUT, PATCH, DELETE) must
+         *     send the `csrf_token` of this answer in `X-CSRF-Token`, or get 403. A session made
+         *     with a key ends when the key is revoked. Failures count toward the per-address limit
+         *     of failed authentications.
+         */
+        post: operations["createSession"];
+        /**
+         * Sign out
+         * @description Sign out; the cookie is cleared. Needs X-CSRF-Token.
+         */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/login-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create login link
+         * @description A one-time dashboard login link for this account (single use, valid 15 minutes).
+         *     Not idempotent: a request with an Idempotency-Key is refused (422 on /Idempotency-Key),
+         *     because honouring one means storing the answer, which holds the token.
+         */
+        post: operations["createLoginLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The account's API keys, newest first, revoked ones included; never a token.
+         */
+        get: operations["listAPIKeys"];
+        put?: never;
+        /**
+         * Create API key
+         * @description A new named key; its token is in this answer only.
+         *     Not idempotent: a request with an Idempotency-Key is refused (422 on /Idempotency-Key),
+         *     because honouring one means storing the answer, which holds the token.
+         */
+        post: operations["createAPIKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke API key
+         * @description Revoke a key for good (and the dashboard sessions signed in with it); revoking twice is harmless.
+         */
+        delete: operations["revokeAPIKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dev/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dev inbox
+         * @description The last messages the log provider "sent" for this account (development only).
+         *     With the `log` provider under `sendonce dev`, the process keeps the last 200 messages
+         *     it logged, in memory; this lists this account's, newest first (campaigns, test sends,
+         *     transactional messages and opt-in confirmations). 404 everywhere else.
+         */
+        get: operations["listDevInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dev/inbox/{id}/html": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dev inbox message HTML
+         * @description A dev inbox message's HTML part, for a sandboxed iframe of the dashboard.
+         *     Served with a Content-Security-Policy that runs no script and loads nothing but
+         *     inline styles and images, and `<base target="_blank">` so links open outside the frame.
+         */
+        get: operations["getDevInboxHTML"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account": {
         parameters: {
             query?: never;
@@ -1335,6 +1523,147 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "login_token": "sol_2x7q…"
+         *     }
+         */
+        SessionCreate: {
+            /** @description From a login link. */
+            login_token?: string;
+            api_key?: string;
+        };
+        /**
+         * @example {
+         *       "account_id": 7,
+         *       "account_name": "demo",
+         *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+         *       "expires_at": "2026-11-02T21:00:00Z"
+         *     }
+         */
+        Session: {
+            /** Format: int64 */
+            account_id: number;
+            account_name: string;
+            /** @description Send it as X-CSRF-Token on every request with the cookie that changes something. */
+            csrf_token: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /**
+         * @example {
+         *       "url": "http://127.0.0.1:8080/app#/login/sol_2x7q…",
+         *       "expires_at": "2026-11-02T09:15:00Z"
+         *     }
+         */
+        LoginLink: {
+            url: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /**
+         * @example {
+         *       "id": 3,
+         *       "name": "ci",
+         *       "prefix": "so_abcdefghijkl",
+         *       "created_at": "2026-11-02T09:00:00Z",
+         *       "last_used_at": null,
+         *       "revoked_at": null
+         *     }
+         */
+        APIKey: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            /** @description The first characters of the token, to recognise it. */
+            prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Advisory; updated at most once a minute.
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "ci"
+         *     }
+         */
+        APIKeyCreate: {
+            name: string;
+        };
+        /**
+         * @example {
+         *       "id": 3,
+         *       "name": "ci",
+         *       "prefix": "so_abcdefghijkl",
+         *       "created_at": "2026-11-02T09:00:00Z",
+         *       "last_used_at": null,
+         *       "revoked_at": null,
+         *       "token": "so_abcdefghijkl…"
+         *     }
+         */
+        APIKeyCreated: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @description The key; shown this once. */
+            token: string;
+        };
+        APIKeyPage: {
+            data: components["schemas"]["APIKey"][];
+            next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "id": 12,
+         *       "job_id": "campaign:42:101",
+         *       "message_id": "a1b2@sendonce",
+         *       "from": "news@example.com",
+         *       "to": "ada@example.com",
+         *       "subject": "Hello",
+         *       "text": "Hi Ada",
+         *       "has_html": true,
+         *       "headers": [
+         *         {
+         *           "name": "List-Unsubscribe",
+         *           "value": "<https://…>"
+         *         }
+         *       ],
+         *       "logged_at": "2026-11-02T09:00:01Z"
+         *     }
+         */
+        DevInboxMessage: {
+            /** Format: int64 */
+            id: number;
+            job_id: string;
+            message_id: string;
+            from: string;
+            to: string;
+            subject: string;
+            text: string;
+            has_html: boolean;
+            headers: components["schemas"]["DevInboxHeader"][];
+            /** Format: date-time */
+            logged_at: string;
+        };
+        DevInboxHeader: {
+            name: string;
+            value: string;
+        };
+        DevInboxPage: {
+            data: components["schemas"]["DevInboxMessage"][];
+        };
         /**
          * @example {
          *       "status": "ok"
@@ -2975,6 +3304,28 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description A request authorised by the dashboard's session cookie that changes something came
+         *     without the session's `X-CSRF-Token`. Nothing changed.
+         */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://sendonce.dev/problems/forbidden",
+                 *       "title": "Forbidden",
+                 *       "status": 403,
+                 *       "detail": "a request with the session cookie that changes something needs the session's X-CSRF-Token header",
+                 *       "instance": "/v1/api-keys",
+                 *       "request_id": "5f2b7c0e9a1d4c3b"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description More than SENDONCE_API_RATE_PER_SECOND requests per second for this API key. */
         RateLimited: {
             headers: {
@@ -3131,6 +3482,307 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+        };
+    };
+    dashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dashboard page, never cached, with a strict Content-Security-Policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+        };
+    };
+    dashboardAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f6c0a9d2b1e */
+                version: string;
+                /** @example app.js */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionCreate"];
+            };
+        };
+        responses: {
+            /** @description Signed in; the cookie is set. */
+            201: {
+                headers: {
+                    /** @example sendonce_session=sos_…; Path=/; Expires=…; HttpOnly; Secure; SameSite=Strict */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-CSRF-Token": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createLoginLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The link. The token is in the URL's fragment, which browsers do not send to the
+             *     server, so it reaches no access log.
+             */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginLink"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listAPIKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["APIKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The key, with its token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyCreated"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    revokeAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listDevInbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevInboxPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getDevInboxHTML: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
         };
     };
     getAccount: {

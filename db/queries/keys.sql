@@ -1,0 +1,56 @@
+-- name: APIKeyList :many
+-- Newest first is what a person scanning their keys wants; keys per account are few,
+-- but the page is still bounded and keyed by id.
+SELECT id, name, prefix, created_at, last_used_at, revoked_at
+FROM api_keys
+WHERE account_id = @account_id AND (sqlc.narg('before_id')::bigint IS NULL OR id < sqlc.narg('before_id'))
+ORDER BY id DESC
+LIMIT @lim;
+
+-- name: APIKeyGet :one
+SELECT id, name, prefix, created_at, last_used_at, revoked_at
+FROM api_keys
+WHERE account_id = @account_id AND id = @key_id;
+
+-- name: APIKeyRevoke :one
+-- Revoking twice keeps the first time.
+UPDATE api_keys SET revoked_at = coalesce(revoked_at, coalesce(sqlc.narg('now')::timestamptz, now()))
+WHERE account_id = @account_id AND id = @key_id
+RETURNING id, name, prefix, created_at, last_used_at, revoked_at;
+
+-- name: LoginLinkCreate :exec
+INSERT INTO login_links (account_id, token_hash, expires_at)
+VALUES (@account_id, @token_hash, @expires_at);
+
+-- name: LoginLinkUse :one
+-- Single use in one statement: the first caller sets used_at and gets the account;
+-- a second (or a late one) matches no row.
+UPDATE login_links SET used_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE token_hash = @token_hash AND used_at IS NULL
+  AND expires_at > coalesce(sqlc.narg('now')::timestamptz, now())
+RETURNING account_id;
+
+-- name: LoginLinkPurge :execrows
+-- Links are worth nothing once expired; bounded, run when a link is made.
+DELETE FROM login_links WHERE id IN (
+    SELECT l.id FROM login_links l WHERE l.expires_at < sqlc.arg('before')::timestamptz LIMIT 1000);
+
+-- name: SessionCreate :exec
+INSERT INTO dashboard_sessions (account_id, api_key_id, token_hash, expires_at)
+VALUES (@account_id, sqlc.narg('api_key_id'), @token_hash, @expires_at);
+
+-- name: SessionAccount :one
+-- A session made with a key lasts no longer than the key.
+SELECT s.account_id, s.expires_at
+FROM dashboard_sessions s
+LEFT JOIN api_keys k ON k.id = s.api_key_id
+WHERE s.token_hash = @token_hash
+  AND s.expires_at > coalesce(sqlc.narg('now')::timestamptz, now())
+  AND (s.api_key_id IS NULL OR k.revoked_at IS NULL);
+
+-- name: SessionDelete :exec
+DELETE FROM dashboard_sessions WHERE token_hash = @token_hash;
+
+-- name: SessionPurge :execrows
+DELETE FROM dashboard_sessions WHERE id IN (
+    SELECT s.id FROM dashboard_sessions s WHERE s.expires_at < sqlc.arg('before')::timestamptz LIMIT 1000);

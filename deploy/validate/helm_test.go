@@ -1,0 +1,238 @@
+package validate
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+var chartDir = filepath.Join(root, "deploy", "helm", "sendonce")
+
+// serviceMonitor is the part of the Prometheus Operator's ServiceMonitor the chart
+// uses; its CRD types are not a dependency here, so unknown fields are errors
+// against this struct instead.
+type serviceMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector  metav1.LabelSelector `json:"selector"`
+		Endpoints []struct {
+			Port     string `json:"port"`
+			Path     string `json:"path"`
+			Interval string `json:"interval"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// rendered is the chart's output, each manifest decoded strictly into its type.
+type rendered struct {
+	deployments map[string]*appsv1.Deployment
+	services    map[string]*corev1.Service
+	jobs        map[string]*batchv1.Job
+	pdbs        map[string]*policyv1.PodDisruptionBudget
+	monitors    map[string]*serviceMonitor
+}
+
+// render renders the chart with Helm's own engine (as `helm template` does, offline)
+// and decodes every manifest strictly: an unknown or misplaced field, a duplicate key
+// or a wrong type fails the test, as the API server would refuse the manifest.
+func render(t *testing.T, overrides map[string]any) rendered {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	require.NoError(t, err)
+	vals, err := chartutil.CoalesceValues(ch, overrides)
+	require.NoError(t, err)
+	top, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "mail", Namespace: "sendonce",
+		Revision: 2, IsUpgrade: true}, nil)
+	require.NoError(t, err)
+	files, err := engine.Render(ch, top)
+	require.NoError(t, err)
+	out := rendered{map[string]*appsv1.Deployment{}, map[string]*corev1.Service{}, map[string]*batchv1.Job{},
+		map[string]*policyv1.PodDisruptionBudget{}, map[string]*serviceMonitor{}}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, file := range names {
+		if strings.HasSuffix(file, ".tpl") || strings.HasSuffix(file, "NOTES.txt") {
+			continue
+		}
+		for _, doc := range releaseutil.SplitManifests(files[file]) {
+			var tm metav1.TypeMeta
+			require.NoError(t, yaml.Unmarshal([]byte(doc), &tm), file)
+			if tm.Kind == "" {
+				continue // a template that rendered to nothing
+			}
+			strict := func(obj any) string {
+				require.NoError(t, yaml.UnmarshalStrict([]byte(doc), obj), "%s: %s\n%s", file, tm.Kind, doc)
+				return obj.(metav1.Object).GetName()
+			}
+			switch tm.GroupVersionKind().String() {
+			case "apps/v1, Kind=Deployment":
+				o := &appsv1.Deployment{}
+				out.deployments[strict(o)] = o
+			case "/v1, Kind=Service":
+				o := &corev1.Service{}
+				out.services[strict(o)] = o
+			case "batch/v1, Kind=Job":
+				o := &batchv1.Job{}
+				out.jobs[strict(o)] = o
+			case "policy/v1, Kind=PodDisruptionBudget":
+				o := &policyv1.PodDisruptionBudget{}
+				out.pdbs[strict(o)] = o
+			case "monitoring.coreos.com/v1, Kind=ServiceMonitor":
+				o := &serviceMonitor{}
+				out.monitors[strict(o)] = o
+			default:
+				t.Fatalf("%s: %s has no strict decoder in this test: add one", file, tm.GroupVersionKind())
+			}
+		}
+	}
+	return out
+}
+
+func envOf(c corev1.Container) map[string]corev1.EnvVar {
+	out := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		out[e.Name] = e
+	}
+	return out
+}
+
+// TestHelmLint runs Helm's own linter on the chart (offline).
+func TestHelmLint(t *testing.T) {
+	t.Parallel()
+	l := lint.All(chartDir, map[string]any{}, "sendonce", false)
+	var msgs []string
+	for _, m := range l.Messages {
+		if m.Severity >= support.WarningSev {
+			msgs = append(msgs, m.Error())
+		}
+	}
+	require.Empty(t, msgs)
+}
+
+func TestHelmChart(t *testing.T) {
+	t.Parallel()
+	r := render(t, nil)
+	settings := readmeSettings(t)
+	require.Len(t, r.deployments, 2)
+	api, executor := r.deployments["mail-sendonce-api"], r.deployments["mail-sendonce-executor"]
+	require.NotNil(t, api)
+	require.NotNil(t, executor)
+	require.Equal(t, []string{"serve", "--executor=false"}, api.Spec.Template.Spec.Containers[0].Args)
+	require.Equal(t, []string{"serve", "--api=false"}, executor.Spec.Template.Spec.Containers[0].Args)
+
+	// Probes: readiness on /readyz (database and migrations), liveness on /healthz (process).
+	c := api.Spec.Template.Spec.Containers[0]
+	require.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
+	require.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+	require.Equal(t, "http", c.ReadinessProbe.HTTPGet.Port.String())
+	require.Equal(t, "http", c.Ports[0].Name)
+	require.Equal(t, ":8080", envOf(c)["SENDONCE_ADDR"].Value)
+
+	job := r.jobs["mail-sendonce-migrate"]
+	require.NotNil(t, job)
+	require.Equal(t, []string{"migrate"}, job.Spec.Template.Spec.Containers[0].Args)
+	require.Equal(t, "pre-install,pre-upgrade", job.Annotations["helm.sh/hook"])
+	require.Equal(t, corev1.RestartPolicyNever, job.Spec.Template.Spec.RestartPolicy)
+
+	pods := map[string]corev1.PodSpec{"api": api.Spec.Template.Spec, "executor": executor.Spec.Template.Spec,
+		"migrate": job.Spec.Template.Spec}
+	for name, spec := range pods {
+		require.True(t, *spec.SecurityContext.RunAsNonRoot, name)
+		env := envOf(spec.Containers[0])
+		// Secrets come from Secrets, never from values.
+		for _, secret := range []string{"SENDONCE_DATABASE_URL", "SENDONCE_UNSUBSCRIBE_SECRET"} {
+			require.NotNil(t, env[secret].ValueFrom, "%s: %s", name, secret)
+			require.NotNil(t, env[secret].ValueFrom.SecretKeyRef, "%s: %s", name, secret)
+			require.Empty(t, env[secret].Value)
+		}
+		for k := range env {
+			require.True(t, settings[k], "%s sets %s, which the README's configuration table does not list", name, k)
+		}
+		if name == "migrate" {
+			continue
+		}
+		// Kubernetes' SIGKILL comes after the service's own shutdown deadline.
+		shutdown, err := time.ParseDuration(env["SENDONCE_SHUTDOWN_TIMEOUT"].Value)
+		require.NoError(t, err, name)
+		require.Greater(t, time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second, shutdown, name)
+	}
+
+	// Each Deployment has a PodDisruptionBudget that selects exactly its pods.
+	for _, d := range []*appsv1.Deployment{api, executor} {
+		pdb := r.pdbs[d.Name]
+		require.NotNil(t, pdb, d.Name)
+		require.NotNil(t, pdb.Spec.MinAvailable)
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		require.NoError(t, err)
+		require.True(t, sel.Matches(labels.Set(d.Spec.Template.Labels)), d.Name)
+		dsel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+		require.NoError(t, err)
+		require.True(t, dsel.Matches(labels.Set(d.Spec.Template.Labels)), d.Name)
+	}
+	require.False(t, mustSelector(t, r.pdbs["mail-sendonce-api"].Spec.Selector).Matches(labels.Set(executor.Spec.Template.Labels)))
+
+	// The Service reaches the API pods; the ServiceMonitor selects that Service and scrapes /metrics by port name.
+	svc := r.services["mail-sendonce-api"]
+	require.NotNil(t, svc)
+	require.True(t, labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(api.Spec.Template.Labels)))
+	require.False(t, labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(executor.Spec.Template.Labels)))
+	sm := r.monitors["mail-sendonce"]
+	require.NotNil(t, sm)
+	require.True(t, mustSelector(t, &sm.Spec.Selector).Matches(labels.Set(svc.Labels)))
+	require.Equal(t, "/metrics", sm.Spec.Endpoints[0].Path)
+	require.Equal(t, svc.Spec.Ports[0].Name, sm.Spec.Endpoints[0].Port)
+}
+
+// TestHelmChartBehindPgBouncer: with the optional Secrets named (a direct URL beside
+// a pooled one, the sender key ring) every pod gets them by reference, and a longer
+// shutdown timeout lengthens the grace period with it.
+func TestHelmChartBehindPgBouncer(t *testing.T) {
+	t.Parallel()
+	r := render(t, map[string]any{
+		"secrets": map[string]any{
+			"directDatabaseUrl": map[string]any{"name": "pg-direct"},
+			"secretsKey":        map[string]any{"name": "ring"},
+		},
+		"env":                    map[string]any{"SENDONCE_DATABASE_EXEC_MODE": "exec", "SENDONCE_PROVIDER": "smtp"},
+		"shutdownTimeoutSeconds": 120,
+		"serviceMonitor":         map[string]any{"enabled": false},
+	})
+	require.Empty(t, r.monitors)
+	for _, d := range r.deployments {
+		spec := d.Spec.Template.Spec
+		env := envOf(spec.Containers[0])
+		require.Equal(t, "pg-direct", env["SENDONCE_DIRECT_DATABASE_URL"].ValueFrom.SecretKeyRef.Name, d.Name)
+		require.Equal(t, "ring", env["SENDONCE_SECRETS_KEY"].ValueFrom.SecretKeyRef.Name, d.Name)
+		require.Equal(t, "exec", env["SENDONCE_DATABASE_EXEC_MODE"].Value)
+		require.Equal(t, "120s", env["SENDONCE_SHUTDOWN_TIMEOUT"].Value)
+		require.Greater(t, *spec.TerminationGracePeriodSeconds, int64(120), d.Name)
+	}
+}
+
+func mustSelector(t *testing.T, s *metav1.LabelSelector) labels.Selector {
+	t.Helper()
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	require.NoError(t, err)
+	return sel
+}

@@ -1,0 +1,136 @@
+// The dashboard's shell: sign-in, navigation by the address's fragment, and the
+// pages. Every page is a client of the public /v1 API.
+import { html, render, useState, useEffect } from './preact-htm.js';
+import { api, setCSRF, closeStream } from './api.js';
+import { Field, ErrorBox, fieldError } from './ui.js';
+import { Overview } from './overview.js';
+import { Campaigns, CampaignNew, CampaignPage } from './campaigns.js';
+import { Subscribers } from './subscribers.js';
+import { Segments } from './segments.js';
+import { Suppressions } from './suppressions.js';
+import { Inbox } from './inbox.js';
+import { Keys } from './keys.js';
+import { Templates } from './templates.js';
+
+const pages = [
+  ['overview', 'Overview'],
+  ['campaigns', 'Campaigns'],
+  ['subscribers', 'Subscribers'],
+  ['templates', 'Templates'],
+  ['segments', 'Segments'],
+  ['suppressions', 'Suppressions'],
+  ['inbox', 'Dev inbox'],
+  ['keys', 'API keys'],
+];
+
+function route() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/');
+  return { page: parts[0] || 'overview', arg: parts[1] || '' };
+}
+
+/** @param {{onSignedIn:(s:any)=>void, note?:string}} p */
+function SignIn({ onSignedIn, note }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState(/** @type {any} */ (null));
+  const [busy, setBusy] = useState(false);
+  const submit = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onSignedIn(await api('POST', '/v1/session', { api_key: key }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+      setKey(''); // the key leaves the page as soon as it has been used
+    }
+  };
+  return html`<main class="signin" id="main">
+    <h1>sendonce</h1>
+    <p>Open the login link that <code>make run</code> or <code>sendonce account login NAME</code> printed, or sign in with an API key.</p>
+    ${note && html`<p class="notice" role="status">${note}</p>`}
+    <form onSubmit=${submit}>
+      <${Field} label="API key" type="password" autocomplete="off" value=${key} onInput=${setKey} required
+        hint="The key is exchanged for a session; it is not kept in this browser." error=${fieldError(error, '/api_key')} />
+      <${ErrorBox} error=${error} />
+      <button type="submit" disabled=${busy}>Sign in</button>
+    </form>
+  </main>`;
+}
+
+function App() {
+  const [session, setSession] = useState(/** @type {any} */ (undefined));
+  const [note, setNote] = useState('');
+  const [r, setRoute] = useState(route());
+  useEffect(() => {
+    // A login link opened in a tab that is already signed in: start over, so the
+    // link is exchanged (and removed from the address bar) like on a first load.
+    const onHash = () => (route().page === 'login' ? location.reload() : setRoute(route()));
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  useEffect(() => {
+    const here = route();
+    if (here.page === 'login' && here.arg) {
+      // The login token is in the fragment, which never reached the server's logs;
+      // take it out of the address bar and the history before anything else.
+      history.replaceState(null, '', location.pathname + '#/overview');
+      setRoute(route());
+      api('POST', '/v1/session', { login_token: here.arg }).then(signedIn, () => {
+        setNote('That login link has been used or has expired. Ask for another (sendonce account login NAME), or sign in with a key.');
+        setSession(null);
+      });
+      return;
+    }
+    api('GET', '/v1/session').then(signedIn, () => setSession(null));
+  }, []);
+  /** @param {any} s */
+  function signedIn(s) {
+    setCSRF(s.csrf_token);
+    setSession(s);
+  }
+  async function signOut() {
+    try { await api('DELETE', '/v1/session'); } catch { /* the session is gone either way */ }
+    closeStream();
+    setCSRF(null);
+    setSession(null);
+    setNote('You are signed out.');
+    location.hash = '#/overview';
+  }
+  if (session === undefined) return html`<p class="loading">Loading…</p>`;
+  if (session === null) return html`<${SignIn} onSignedIn=${signedIn} note=${note} />`;
+  let body;
+  switch (r.page) {
+    case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : r.arg ? html`<${CampaignPage} id=${Number(r.arg)} />` : html`<${Campaigns} />`; break;
+    case 'subscribers': body = html`<${Subscribers} />`; break;
+    case 'segments': body = html`<${Segments} />`; break;
+    case 'templates': body = html`<${Templates} />`; break;
+    case 'suppressions': body = html`<${Suppressions} />`; break;
+    case 'inbox': body = html`<${Inbox} />`; break;
+    case 'keys': body = html`<${Keys} />`; break;
+    default: body = html`<${Overview} />`;
+  }
+  return html`<div class="shell">
+    <a class="skip" href="#main" onClick=${(/** @type {Event} */ e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+    <header>
+      <span class="brand">sendonce</span>
+      <nav aria-label="Main">
+        <ul>
+          ${pages.map(([p, label]) => html`<li><a href=${'#/' + p} aria-current=${r.page === p ? 'page' : undefined}>${label}</a></li>`)}
+        </ul>
+      </nav>
+      <div class="who">
+        <span>${session.account_name}</span>
+        <button type="button" class="link" onClick=${signOut}>Sign out</button>
+      </div>
+    </header>
+    <main id="main" tabindex="-1">${body}</main>
+  </div>`;
+}
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(html`<${App} />`, root);
+}

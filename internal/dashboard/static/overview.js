@@ -1,0 +1,40 @@
+import { html } from './preact-htm.js';
+import { api } from './api.js';
+import { useLoad, ErrorBox, Empty, when } from './ui.js';
+import { CampaignProgress } from './progress.js';
+
+const live = ['building', 'sending', 'paused', 'approved'];
+
+export function Overview() {
+  const [campaigns, error, reload] = useLoad(async () => {
+    const pages = await Promise.all(live.map((s) => api('GET', `/v1/campaigns?status=${s}&limit=20`)));
+    return pages.flatMap((p) => p.data);
+  });
+  const [feedback] = useLoad(() => api('GET', '/v1/events?type=subscriber.bounced,subscriber.complained,subscriber.unsubscribed&limit=100'));
+  const [senders] = useLoad(() => api('GET', '/v1/senders'));
+  const recent = feedback ? feedback.data.slice(-10).reverse() : [];
+  const paused = senders ? senders.data.filter((/** @type {any} */ s) => s.paused_reason) : [];
+  return html`<h1>Overview</h1>
+    <section aria-labelledby="now">
+      <h2 id="now">Campaigns going out</h2>
+      <${ErrorBox} error=${error} />
+      ${campaigns && campaigns.length === 0 && html`<${Empty} title="Nothing is sending right now.">
+        <p>Create a campaign under <a href="#/campaigns/new">Campaigns</a>, approve it, and watch it go out here.</p></${Empty}>`}
+      ${campaigns && campaigns.map((/** @type {any} */ c) => html`<div class="card" key=${c.id}>
+        <h3><a href=${'#/campaigns/' + c.id}>${c.name}</a></h3>
+        <${CampaignProgress} id=${c.id} name=${c.name} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} />
+      </div>`)}
+    </section>
+    <section aria-labelledby="feedback">
+      <h2 id="feedback">Recent bounces, complaints and opt-outs</h2>
+      ${recent.length === 0 ? html`<p>None yet.</p>` : html`<ul class="plain">
+        ${recent.map((/** @type {any} */ e) => html`<li key=${e.id}><span class="tag">${e.type.replace('subscriber.', '')}</span> ${e.data.email || ''} <small>${when(e.timestamp)}</small></li>`)}
+      </ul>`}
+    </section>
+    <section aria-labelledby="senders">
+      <h2 id="senders">Sender health</h2>
+      ${senders && senders.data.length === 0 && html`<p>No senders of the account's own: mail leaves through the deployment's provider.</p>`}
+      ${paused.map((/** @type {any} */ s) => html`<p class="error" key=${s.id}>Sender <strong>${s.name}</strong> is paused: ${s.paused_reason || 'paused'}</p>`)}
+      ${senders && senders.data.length > 0 && paused.length === 0 && html`<p>All ${senders.data.length} senders are active.</p>`}
+    </section>`;
+}

@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"time"
+
+	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/session"
+)
+
+const (
+	// sessionCookie carries the dashboard's session token, and nothing else does.
+	sessionCookie = "sendonce_session"
+	// csrfHeader must carry the session's CSRF token on every request with the
+	// cookie that changes something.
+	csrfHeader = "X-CSRF-Token"
+)
+
+// createSession signs the dashboard in with a login token or an API key and sets
+// the session cookie. The key is not kept: the browser holds only the session.
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
+	addr, now := s.clientAddr(r), time.Now()
+	if delay := s.authFails.wait(addr, now); delay > 0 {
+		s.tooManyRequests(w, r, delay, "too many failed authentications from this address; retry after %d s")
+		return nil
+	}
+	in, err := decode[api.SessionCreate](w, r, s.Config.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var sess session.Session
+	switch {
+	case in.LoginToken != nil && in.ApiKey != nil, in.LoginToken == nil && in.ApiKey == nil:
+		return apperr.Invalidf("/login_token", "send exactly one of login_token and api_key")
+	case in.LoginToken != nil:
+		sess, err = s.Sessions.SignInWithLink(r.Context(), *in.LoginToken)
+	default:
+		sess, err = s.Sessions.SignInWithKey(r.Context(), *in.ApiKey)
+	}
+	if err != nil {
+		if apperr.Is(err, apperr.Unauthorized) {
+			s.authFails.fail(addr, now)
+		}
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sess.Token, Path: "/", Expires: sess.ExpiresAt,
+		HttpOnly: true, Secure: !s.Config.Dev, SameSite: http.SameSiteStrictMode})
+	return s.writeSession(w, r, http.StatusCreated, sess)
+}
+
+func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int, sess session.Session) error {
+	a, err := s.Accounts.Get(r.Context(), sess.AccountID)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return encode(w, status, api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt})
+}
+
+// cookieSession returns the live session of the request's cookie.
+func (s *Server) cookieSession(r *http.Request) (session.Session, error) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return session.Session{}, apperr.New(apperr.Unauthorized, "not signed in")
+	}
+	return s.Sessions.Get(r.Context(), c.Value)
+}
+
+// getSession answers the session of the cookie, with its CSRF token: a reloaded
+// dashboard reads it here.
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.cookieSession(r)
+	if err != nil {
+		return err
+	}
+	return s.writeSession(w, r, http.StatusOK, sess)
+}
+
+// deleteSession signs out: the session ends and the cookie is cleared.
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.cookieSession(r)
+	if err != nil {
+		return err
+	}
+	if !csrfOK(r, sess) {
+		writeCSRFRefusal(w, r)
+		return nil
+	}
+	if err := s.Sessions.SignOut(r.Context(), sess.Token); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: !s.Config.Dev, SameSite: http.SameSiteStrictMode})
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// createLoginLink makes a one-time login link for the caller's account.
+func (s *Server) createLoginLink(w http.ResponseWriter, r *http.Request) error {
+	token, exp, err := s.Sessions.NewLoginLink(r.Context(), accountID(r))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return encode(w, http.StatusCreated, api.LoginLink{Url: session.LinkURL(s.Config.PublicURL, token), ExpiresAt: exp})
+}
+
+// authenticateSession is authenticate for a request that carries the session
+// cookie and no Authorization header: the same account scoping as a key, plus the
+// CSRF check on every method that changes something. SameSite=Strict already keeps
+// the cookie off cross-site requests; the header is the second lock, for browsers
+// or same-site neighbours that the first does not stop.
+func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	addr, now := s.clientAddr(r), time.Now()
+	sess, err := s.cookieSession(r)
+	if err != nil {
+		s.authFails.fail(addr, now)
+		writeError(w, r, s.Logger, err)
+		return
+	}
+	if !safeMethod(r.Method) && !csrfOK(r, sess) {
+		writeCSRFRefusal(w, r)
+		return
+	}
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), accountKey{}, sess.AccountID)))
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+func csrfOK(r *http.Request, sess session.Session) bool {
+	got := r.Header.Get(csrfHeader)
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF())) == 1
+}
+
+func writeCSRFRefusal(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, r, Problem{Type: problemBase + "forbidden", Title: "Forbidden", Status: http.StatusForbidden,
+		Detail: "a request with the session cookie that changes something needs the session's " + csrfHeader + " header"})
+}

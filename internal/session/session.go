@@ -1,0 +1,179 @@
+// Package session signs people into the dashboard: one-time login links, and the
+// sessions they (or an API key) are exchanged for. A session token lives in an
+// HttpOnly cookie, so the browser never holds an API key; the database holds only
+// hashes of links and sessions.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+const (
+	// LinkTTL is how long a login link works: long enough to copy it from a
+	// terminal into a browser, short enough that one left in a scrollback is dead.
+	LinkTTL = 15 * time.Minute
+	// TTL is how long a session lasts; it is not extended by use, so a stolen
+	// cookie is worth at most this long.
+	TTL = 12 * time.Hour
+
+	linkPrefix    = "sol_"
+	sessionPrefix = "sos_"
+)
+
+// Service makes and checks login links and sessions.
+type Service struct {
+	pool     *pgxpool.Pool
+	accounts *account.Service
+	// Now is the clock of expiry; tests set it.
+	Now func() time.Time
+}
+
+// NewService returns a Service on pool; keys are checked by accounts.
+func NewService(pool *pgxpool.Pool, accounts *account.Service) *Service {
+	return &Service{pool: pool, accounts: accounts, Now: time.Now}
+}
+
+// Session is a signed-in dashboard.
+type Session struct {
+	// Token goes in the cookie and nowhere else.
+	Token     string
+	AccountID int64
+	ExpiresAt time.Time
+}
+
+// CSRF is the anti-forgery token of the session: what the dashboard sends back in
+// a header on every request that changes something. A page on another site can
+// make the browser send the cookie, but it cannot read this value, which only
+// same-origin script gets (from the sign-in answer). Knowing it reveals nothing
+// of the session token.
+func (s Session) CSRF() string { return CSRF(s.Token) }
+
+// CSRF is the anti-forgery token of a session token.
+func CSRF(sessionToken string) string {
+	sum := sha256.Sum256([]byte("sendonce csrf\x00" + sessionToken))
+	return hex.EncodeToString(sum[:])
+}
+
+// NewLoginLink makes a single-use login token for the account, valid for LinkTTL.
+func (s *Service) NewLoginLink(ctx context.Context, accountID int64) (string, time.Time, error) {
+	now := s.Now()
+	token, hash := newToken(linkPrefix)
+	q := store.New(s.pool)
+	exp := now.Add(LinkTTL)
+	if err := q.LoginLinkCreate(ctx, store.LoginLinkCreateParams{AccountID: accountID, TokenHash: hash, ExpiresAt: exp}); err != nil {
+		return "", time.Time{}, postgres.Error(err, "account")
+	}
+	_, _ = q.LoginLinkPurge(ctx, now.Add(-time.Hour))
+	return token, exp, nil
+}
+
+// SignInWithLink exchanges a login token for a session. The token works once, and
+// only before it expires; any failure is the same 401.
+func (s *Service) SignInWithLink(ctx context.Context, token string) (Session, error) {
+	if !wellFormed(token, linkPrefix) {
+		return Session{}, errLink
+	}
+	now := s.Now()
+	accountID, err := store.New(s.pool).LoginLinkUse(ctx, store.LoginLinkUseParams{Now: &now, TokenHash: hashOf(token)})
+	if err != nil {
+		if apperr.Is(postgres.Error(err, "link"), apperr.NotFound) {
+			return Session{}, errLink
+		}
+		return Session{}, err
+	}
+	return s.create(ctx, accountID, nil)
+}
+
+var errLink = apperr.New(apperr.Unauthorized, "the login link is unknown, used or expired; ask for another (sendonce account login NAME)")
+
+// SignInWithKey exchanges an API key for a session that ends when the key is
+// revoked. The key itself is not kept.
+func (s *Service) SignInWithKey(ctx context.Context, key string) (Session, error) {
+	k, err := s.accounts.AuthenticateKey(ctx, strings.TrimSpace(key))
+	if err != nil {
+		return Session{}, err
+	}
+	return s.create(ctx, k.AccountID, &k.ID)
+}
+
+func (s *Service) create(ctx context.Context, accountID int64, keyID *int64) (Session, error) {
+	now := s.Now()
+	token, hash := newToken(sessionPrefix)
+	q := store.New(s.pool)
+	exp := now.Add(TTL)
+	if err := q.SessionCreate(ctx, store.SessionCreateParams{AccountID: accountID, ApiKeyID: keyID, TokenHash: hash, ExpiresAt: exp}); err != nil {
+		return Session{}, postgres.Error(err, "session")
+	}
+	_, _ = q.SessionPurge(ctx, now)
+	return Session{Token: token, AccountID: accountID, ExpiresAt: exp}, nil
+}
+
+// Get returns the live session of a token; anything else is unauthorized.
+func (s *Service) Get(ctx context.Context, token string) (Session, error) {
+	gone := apperr.New(apperr.Unauthorized, "the session has ended; sign in again")
+	if !wellFormed(token, sessionPrefix) {
+		return Session{}, gone
+	}
+	now := s.Now()
+	row, err := store.New(s.pool).SessionAccount(ctx, store.SessionAccountParams{TokenHash: hashOf(token), Now: &now})
+	if err != nil {
+		if apperr.Is(postgres.Error(err, "session"), apperr.NotFound) {
+			return Session{}, gone
+		}
+		return Session{}, err
+	}
+	return Session{Token: token, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt}, nil
+}
+
+// SignOut ends the session of token (if any).
+func (s *Service) SignOut(ctx context.Context, token string) error {
+	if !wellFormed(token, sessionPrefix) {
+		return nil
+	}
+	return store.New(s.pool).SessionDelete(ctx, hashOf(token))
+}
+
+func newToken(prefix string) (string, []byte) {
+	var raw [32]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails (Go 1.24+)
+	token := prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
+	return token, hashOf(token)
+}
+
+func hashOf(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// wellFormed refuses, before the database sees it, anything newToken cannot have made.
+func wellFormed(token, prefix string) bool {
+	if len(token) != len(prefix)+52 || !strings.HasPrefix(token, prefix) {
+		return false
+	}
+	for _, c := range []byte(token[len(prefix):]) {
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// LinkURL is the dashboard address that signs in with a login token. The token is
+// in the fragment, which a browser never sends to a server: it reaches no access
+// log and no Referer, and the dashboard removes it from the address bar.
+func LinkURL(publicURL, token string) string {
+	return strings.TrimRight(publicURL, "/") + "/app#/login/" + token
+}
