@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -9,23 +9,25 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/sendonce/sendonce/internal/bench"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/pgcluster"
 	"github.com/sendonce/sendonce/internal/postgres"
 )
 
-// runBench is `sendonce bench`: import, build, send through the real executor and
+// LinksFunc makes the executor's unsubscribe-link function from the configuration,
+// as `serve` does (the command passes its own, so the bench signs links alike).
+type LinksFunc func(cfg config.Config) (func(accountID, campaignID, subscriberID int64) (string, string), error)
+
+// Command is `sendonce bench`: import, build, send through the real executor and
 // the raw claim/ack ceiling, on a throwaway cluster unless SENDONCE_DATABASE_URL is set.
-func runBench(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+func Command(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer, unsubscribeLinks LinksFunc) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	var o bench.Options
+	var o Options
 	var durable bool
 	fs.IntVar(&o.Recipients, "recipients", 100_000, "subscribers imported and sent to")
 	fs.IntVar(&o.BatchSize, "batch-size", cfg.BatchSize, "executor claim size (default SENDONCE_BATCH_SIZE)")
@@ -78,7 +80,7 @@ func runBench(ctx context.Context, cfg config.Config, args []string, stdout, std
 	url := cfg.DatabaseURL
 	o.Database = "SENDONCE_DATABASE_URL"
 	if url == "" {
-		u, stop, err := throwawayCluster(ctx, !durable, stderr)
+		u, stop, err := pgcluster.Throwaway(ctx, !durable, stderr)
 		if err != nil {
 			return err
 		}
@@ -99,34 +101,8 @@ func runBench(ctx context.Context, cfg config.Config, args []string, stdout, std
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
-	_, err = bench.Run(ctx, pool, o, stdout)
+	_, err = Run(ctx, pool, o, stdout)
 	return err
-}
-
-// throwawayCluster starts a PostgreSQL cluster in a fresh temporary folder and
-// returns a URL to a new database on it and a function that stops and removes it.
-func throwawayCluster(ctx context.Context, fast bool, stderr io.Writer) (string, func(), error) {
-	dir, err := pgcluster.TempDataDir("sendonce-bench-")
-	if err != nil {
-		return "", nil, err
-	}
-	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cluster, err := pgcluster.Start(startCtx, pgcluster.Options{DataDir: dir, Fast: fast})
-	if err != nil {
-		os.RemoveAll(filepath.Dir(dir))
-		return "", nil, err
-	}
-	stop := func() {
-		_ = cluster.Stop()
-		os.RemoveAll(filepath.Dir(dir))
-	}
-	if err := cluster.CreateDatabase(ctx, "sendonce"); err != nil {
-		stop()
-		return "", nil, err
-	}
-	fmt.Fprintf(stderr, "throwaway PostgreSQL on 127.0.0.1:%d (%s)\n", cluster.Port, dir)
-	return cluster.URL("sendonce"), stop, nil
 }
 
 // startSink runs `sendonce sink smtp` as a child process and returns its address

@@ -1,4 +1,4 @@
-package main
+package sink_test
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ func startSinkCommand(t *testing.T, args ...string) (addr, stats string, stop fu
 	r, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- runSink(ctx, args, w)
+		done <- sink.Command(ctx, args, w)
 		w.Close()
 	}()
 	lines := bufio.NewScanner(r)

@@ -1,4 +1,4 @@
-package main
+package sink
 
 import (
 	"context"
@@ -10,12 +10,11 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/sendonce/sendonce/internal/sink"
 )
 
-// runSink serves a fake provider out of process, for `make chaos` and manual runs
-// (hidden: not in the usage text):
+// Command is `sendonce sink`: it serves a fake provider out of process, for
+// `make chaos`, `sendonce bench --provider smtp` and manual runs (hidden: not in
+// the usage text):
 //
 //	sendonce sink http --addr 127.0.0.1:PORT [--latency 2ms] [--fail-rate 0.01] [--drop-rate 0.01]
 //	sendonce sink smtp --addr 127.0.0.1:PORT --stats-addr 127.0.0.1:PORT [--latency 2ms] [...]
@@ -23,7 +22,7 @@ import (
 // Once listening it prints one line, `sink <kind> addr=<host:port> stats=<url>`;
 // the stats URL answers GET with the counters as JSON. On SIGTERM or SIGINT it
 // prints the final counters as one JSON line and exits 0.
-func runSink(ctx context.Context, args []string, stdout io.Writer) error {
+func Command(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) < 1 || (args[0] != "http" && args[0] != "smtp") {
 		return errors.New("usage: sendonce sink http|smtp --addr 127.0.0.1:PORT [--stats-addr ADDR] [--latency D]")
 	}
@@ -44,7 +43,7 @@ func runSink(ctx context.Context, args []string, stdout io.Writer) error {
 	var closeSink func() error
 	switch kind {
 	case "http":
-		s := sink.NewHTTP(sink.HTTPOptions{Latency: *latency, FailRate: *failRate, DropRate: *dropRate, Seed: *seed})
+		s := NewHTTP(HTTPOptions{Latency: *latency, FailRate: *failRate, DropRate: *dropRate, Seed: *seed})
 		url, err := s.Listen(*addr)
 		if err != nil {
 			return err
@@ -52,7 +51,7 @@ func runSink(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "sink http addr=%s stats=%s/stats\n", url[len("http://"):], url)
 		final, closeSink = func() any { return s.Stats() }, s.Close
 	case "smtp":
-		s := sink.NewSMTP(sink.SMTPOptions{Latency: *latency, TempRate: *failRate, PermRate: *permRate,
+		s := NewSMTP(SMTPOptions{Latency: *latency, TempRate: *failRate, PermRate: *permRate,
 			DropRate: *dropRate, Seed: *seed})
 		smtpAddr, err := s.Listen(*addr)
 		if err != nil {

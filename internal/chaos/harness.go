@@ -1,0 +1,228 @@
+package chaos
+
+import (
+	"context"
+	cryptorand "crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/pgcluster"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sink"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// The pieces every run shares: the throwaway database, the sink, the service
+// processes it starts and kills, and the waits between.
+
+// chaosCampaign creates an account with n confirmed subscribers and one campaign to
+// all of them, approved and due now (db/queries/chaos.sql).
+func chaosCampaign(ctx context.Context, q *store.Queries, n int) (acct, id int64, err error) {
+	if acct, err = q.ChaosAccountCreate(ctx, "chaos"); err != nil {
+		return 0, 0, err
+	}
+	if _, err = q.ChaosSubscribersCreate(ctx, store.ChaosSubscribersCreateParams{AccountID: acct, N: int32(n)}); err != nil {
+		return 0, 0, err
+	}
+	id, err = q.ChaosCampaignCreate(ctx, acct)
+	return acct, id, err
+}
+
+// startServe starts an executor-only `sendonce serve` (the process the runs kill).
+func startServe(bin string, env []string, logTo io.Writer) (*exec.Cmd, error) {
+	return startProcess(bin, env, logTo, "serve", "--api=false")
+}
+
+// startProcess starts `sendonce args…` with env on top of the harness's
+// environment minus its SENDONCE_ variables.
+func startProcess(bin string, env []string, logTo io.Writer, args ...string) (*exec.Cmd, error) {
+	cmd := exec.Command(bin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SENDONCE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = logTo, logTo
+	// If the harness dies, its children die with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd, cmd.Start()
+}
+
+func waitSent(ctx context.Context, q *store.Queries, id int64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		st, err := q.ChaosCampaignStatus(ctx, id)
+		if err == nil && st == "sent" {
+			return nil
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return errors.New("chaos: the campaign was not sent in time")
+}
+
+// waitProgress returns once the sink has accepted something new.
+func waitProgress(ctx context.Context, delivered func() int64) {
+	before := delivered()
+	for delivered() <= before && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// serviceFlags are the flags of the service settings every run shares.
+func (o *chaosOptions) serviceFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Provider, "provider", "http", "http (idempotent sink) or smtp (non-idempotent sink)")
+	fs.IntVar(&o.BatchSize, "batch-size", 100, "SENDONCE_BATCH_SIZE of the service")
+	fs.IntVar(&o.Workers, "workers", 32, "SENDONCE_WORKERS of the service")
+	fs.DurationVar(&o.Lease, "lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
+	fs.BoolVar(&o.Verbose, "v", false, "show the service's log (info level)")
+}
+
+// serveEnv is the environment of the service processes a campaign or messages run starts.
+func (o chaosOptions) serveEnv(dbURL string) []string {
+	env := []string{
+		"SENDONCE_DATABASE_URL=" + dbURL,
+		"SENDONCE_PROVIDER=" + o.Provider,
+		"SENDONCE_TICK=1s",
+		"SENDONCE_RATE_PER_SECOND=" + strconv.FormatFloat(o.Rate, 'f', 0, 64),
+		"SENDONCE_WORKERS=" + strconv.Itoa(o.Workers),
+		"SENDONCE_BATCH_SIZE=" + strconv.Itoa(o.BatchSize),
+		"SENDONCE_DB_MAX_CONNS=8",
+		// serve refuses to start without a key; a throwaway one per run is enough.
+		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
+	}
+	if o.Verbose {
+		env = append(env, "SENDONCE_LOG_LEVEL=info")
+	} else {
+		env = append(env, "SENDONCE_LOG_LEVEL=warn")
+	}
+	if !o.DefaultLease {
+		env = append(env, "SENDONCE_LEASE="+o.Lease.String(),
+			// A provider call must fit in a third of the lease (config.Validate).
+			"SENDONCE_HTTP_PROVIDER_TIMEOUT="+(o.Lease/3).String(),
+			"SENDONCE_SMTP_TIMEOUT="+(o.Lease/3).String())
+	}
+	return env
+}
+
+// chaosDB is the throwaway cluster of one run, with a migrated database "chaos".
+type chaosDB struct {
+	dir     string
+	cluster *pgcluster.Cluster
+	url     string
+	pool    *pgxpool.Pool
+}
+
+func startChaosDB(ctx context.Context) (_ *chaosDB, err error) {
+	db := &chaosDB{}
+	defer func() {
+		if err != nil {
+			db.close()
+		}
+	}()
+	if db.dir, err = pgcluster.TempDataDir("sendonce-chaos-"); err != nil {
+		return nil, err
+	}
+	if db.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: db.dir, Fast: true}); err != nil {
+		return nil, err
+	}
+	if err = db.cluster.CreateDatabase(ctx, "chaos"); err != nil {
+		return nil, err
+	}
+	db.url = db.cluster.URL("chaos")
+	if db.pool, err = postgres.Open(ctx, db.url, 4); err != nil {
+		return nil, err
+	}
+	_, err = postgres.Migrate(ctx, db.pool)
+	return db, err
+}
+
+func (db *chaosDB) close() {
+	if db.pool != nil {
+		db.pool.Close()
+	}
+	if db.cluster != nil {
+		db.cluster.Stop()
+	}
+	if db.dir != "" {
+		os.RemoveAll(db.dir)
+	}
+}
+
+// chaosSink is the provider side of a run: the idempotent HTTP sink (http) or the
+// SMTP sink, which cannot deduplicate (smtp); env points the service at it.
+type chaosSink struct {
+	env  []string
+	http *sink.HTTP
+	smtp *sink.SMTP
+}
+
+// newChaosSink starts the sink; latency is added to every answer, so kills find
+// messages in flight, and keep makes the SMTP sink keep the messages it accepts.
+func newChaosSink(provider string, latency time.Duration, keep bool) (*chaosSink, error) {
+	s := &chaosSink{}
+	switch provider {
+	case "http":
+		s.http = sink.NewHTTP(sink.HTTPOptions{Latency: latency})
+		url, err := s.http.Listen("127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		s.env = []string{"SENDONCE_HTTP_PROVIDER_URL=" + url + "/send"}
+	case "smtp":
+		s.smtp = sink.NewSMTP(sink.SMTPOptions{Latency: latency, KeepMessages: keep})
+		addr, err := s.smtp.Listen("127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		host, port, _ := strings.Cut(addr, ":")
+		s.env = []string{"SENDONCE_SMTP_HOST=" + host, "SENDONCE_SMTP_PORT=" + port, "SENDONCE_SMTP_SECURITY=none"}
+	default:
+		return nil, fmt.Errorf("chaos: -provider must be http or smtp")
+	}
+	return s, nil
+}
+
+// stats are the sink's distinct messages delivered, second copies and raw attempts.
+func (s *chaosSink) stats() (unique, duplicates, raw int64) {
+	if s.http != nil {
+		st := s.http.Stats()
+		return st.Unique, st.Duplicates, st.RawAttempts
+	}
+	st := s.smtp.Stats()
+	return st.Unique, st.Duplicates, st.RawAttempts
+}
+
+func (s *chaosSink) delivered() int64 { u, _, _ := s.stats(); return u }
+
+func (s *chaosSink) close() {
+	if s.http != nil {
+		s.http.Close()
+	}
+	if s.smtp != nil {
+		s.smtp.Close()
+	}
+}
