@@ -20,14 +20,17 @@ import (
 )
 
 // startService runs the real service on 127.0.0.1:0 against databaseURL and returns
-// its base URL once /readyz answers 200.
-func startService(t *testing.T, databaseURL string) string {
+// its base URL once /readyz answers 200. Each tweak adjusts the configuration first.
+func startService(t *testing.T, databaseURL string, tweaks ...func(*config.Config)) string {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DatabaseURL = databaseURL
 	cfg.Addr = "127.0.0.1:0"
 	cfg.LogLevel = "warn"
 	cfg.UnsubscribeSecret = []string{"k1:a-test-secret-0123456789abcdef"}
+	for _, tweak := range tweaks {
+		tweak(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
