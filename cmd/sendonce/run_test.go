@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	neturl "net/url"
@@ -23,6 +24,12 @@ import (
 // its base URL once /readyz answers 200. Each tweak adjusts the configuration first.
 func startService(t *testing.T, databaseURL string, tweaks ...func(*config.Config)) string {
 	t.Helper()
+	return startServiceLogging(t, databaseURL, testWriter{t}, tweaks...)
+}
+
+// startServiceLogging is startService with the service's log written to logs.
+func startServiceLogging(t *testing.T, databaseURL string, logs io.Writer, tweaks ...func(*config.Config)) string {
+	t.Helper()
 	cfg := config.Default()
 	cfg.DatabaseURL = databaseURL
 	cfg.Addr = "127.0.0.1:0"
@@ -36,7 +43,7 @@ func startService(t *testing.T, databaseURL string, tweaks ...func(*config.Confi
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, cfg, Options{API: true, Executor: true, OnListen: func(a net.Addr) { addrc <- a }},
-			testWriter{t}, testWriter{t})
+			logs, logs)
 	}()
 	t.Cleanup(func() {
 		cancel()

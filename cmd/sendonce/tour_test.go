@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -100,9 +102,12 @@ func TestREADMETour(t *testing.T) {
 	_, key, err := account.NewService(pool).Create(context.Background(), "tour")
 	require.NoError(t, err)
 	// Configured as `make run` (sendonce dev) is: a key ring for sender credentials, private destinations allowed.
-	base := startService(t, pool.Config().ConnString(), func(cfg *config.Config) {
+	// Logging at info, as make run does, counted: the tour's 10,000 recipients must not flood the terminal.
+	logs := &lineCounter{}
+	base := startServiceLogging(t, pool.Config().ConnString(), logs, func(cfg *config.Config) {
 		cfg.SecretsKey = []string{sender.NewKeyRingEntry("k1")}
 		cfg.EventAllowPrivate, cfg.EventAllowHTTP = true, true
+		cfg.LogLevel = "info"
 	})
 	script = strings.Replace(script, "BASE=http://127.0.0.1:8080", "BASE="+base, 1)
 
@@ -128,5 +133,30 @@ func TestREADMETour(t *testing.T) {
 	require.Contains(t, string(out), `"pointer":"/match"`, "the broken segment")
 	require.Contains(t, string(out), `"confirmation_required":true`, "the JSON sign-up")
 	require.Contains(t, string(out), `"applied":1`, "the signed opt-out")
+	n, sample := logs.count()
+	require.Less(t, n, 100, "log lines during the tour (per-recipient lines belong at debug); the first ones:\n%s", sample)
 	require.Regexp(t, `\{"ok":false,"step":"(auth|connect)"`, string(out), "verify with a placeholder token: refused, or offline")
+}
+
+// lineCounter counts the log lines written to it and keeps the first few.
+type lineCounter struct {
+	mu     sync.Mutex
+	lines  int
+	sample strings.Builder
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lines += bytes.Count(p, []byte("\n"))
+	if c.lines <= 20 {
+		c.sample.Write(p)
+	}
+	return len(p), nil
+}
+
+func (c *lineCounter) count() (int, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lines, c.sample.String()
 }

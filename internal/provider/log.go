@@ -5,8 +5,8 @@ import (
 	"log/slog"
 )
 
-// Log is the development provider: it writes each message to the log instead of
-// sending it. It never fails, and a repeat is harmless, so it counts as idempotent.
+// Log is the development provider: it writes each message to the log, at debug level,
+// instead of sending it. It never fails, and a repeat is harmless, so it counts as idempotent.
 type Log struct {
 	log *slog.Logger
 }
@@ -35,7 +35,9 @@ func (p *Log) Send(ctx context.Context, m Message) (string, error) {
 		headers = append(headers, slog.String(h.Name, h.Value))
 	}
 	attrs = append(attrs, slog.Group("headers", headers...))
-	p.log.LogAttrs(ctx, slog.LevelInfo, "message sent (log provider)", attrs...)
+	// Debug: a campaign logs one line per recipient here, which at info would bury the
+	// service's own lines (campaign started/sent carry the counts).
+	p.log.LogAttrs(ctx, slog.LevelDebug, "message sent (log provider)", attrs...)
 	return m.JobID, nil
 }
 
