@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,7 +71,9 @@ func tourBlocks(t *testing.T, doc string) (blocks []string, skipped int) {
 					skipped++
 					continue
 				}
-				blocks = append(blocks, strings.Join(block, "\n")+"\n")
+				// A marker before each block, so a failure shows where the tour stopped.
+				blocks = append(blocks, fmt.Sprintf("echo %q\n%s\n",
+					fmt.Sprintf("== %s, block %d", h, len(blocks)+skipped+1), strings.Join(block, "\n")))
 			case in:
 				block = append(block, l)
 			}
