@@ -5,8 +5,8 @@ import (
 	"log/slog"
 )
 
-// Log is the development provider: it writes each message to the log, at debug level,
-// instead of sending it. It never fails, and a repeat is harmless, so it counts as idempotent.
+// Log is the development provider: it writes each message to the log instead of
+// sending it. It never fails, and a repeat is harmless, so it counts as idempotent.
 type Log struct {
 	log *slog.Logger
 }
@@ -19,7 +19,9 @@ func NewLog(l *slog.Logger) *Log {
 	return &Log{log: l}
 }
 
-// Send logs the message and returns its job id as the provider id.
+// Send logs the message, at debug level (a campaign logs a line per recipient here,
+// which at info would bury the service's own lines), and returns its job id as the
+// provider id.
 func (p *Log) Send(ctx context.Context, m Message) (string, error) {
 	attrs := []slog.Attr{
 		slog.String("job_id", m.JobID),
@@ -35,8 +37,6 @@ func (p *Log) Send(ctx context.Context, m Message) (string, error) {
 		headers = append(headers, slog.String(h.Name, h.Value))
 	}
 	attrs = append(attrs, slog.Group("headers", headers...))
-	// Debug: a campaign logs one line per recipient here, which at info would bury the
-	// service's own lines (campaign started/sent carry the counts).
 	p.log.LogAttrs(ctx, slog.LevelDebug, "message sent (log provider)", attrs...)
 	return m.JobID, nil
 }
