@@ -17,7 +17,7 @@ func TestNewProviderChoosesByName(t *testing.T) {
 	cfg := config.Default().Providers
 
 	var buf bytes.Buffer
-	p, err := newProvider(cfg, slog.New(slog.NewTextHandler(&buf, nil)))
+	p, err := newProvider(cfg, slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))) // it logs each message at debug
 	require.NoError(t, err)
 	require.IsType(t, &provider.Log{}, p)
 	m := provider.Message{JobID: "campaign:1:2", From: "a@example.com", To: "b@example.com",

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	neturl "net/url"
@@ -20,20 +21,29 @@ import (
 )
 
 // startService runs the real service on 127.0.0.1:0 against databaseURL and returns
-// its base URL once /readyz answers 200.
-func startService(t *testing.T, databaseURL string) string {
+// its base URL once /readyz answers 200. Each tweak adjusts the configuration first.
+func startService(t *testing.T, databaseURL string, tweaks ...func(*config.Config)) string {
+	t.Helper()
+	return startServiceLogging(t, databaseURL, testWriter{t}, tweaks...)
+}
+
+// startServiceLogging is startService with the service's log written to logs.
+func startServiceLogging(t *testing.T, databaseURL string, logs io.Writer, tweaks ...func(*config.Config)) string {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DatabaseURL = databaseURL
 	cfg.Addr = "127.0.0.1:0"
 	cfg.LogLevel = "warn"
 	cfg.UnsubscribeSecret = []string{"k1:a-test-secret-0123456789abcdef"}
+	for _, tweak := range tweaks {
+		tweak(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, cfg, Options{API: true, Executor: true, OnListen: func(a net.Addr) { addrc <- a }},
-			testWriter{t}, testWriter{t})
+			logs, logs)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -196,6 +196,11 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	summary := []any{"account", accountID(r), "inserted", res.Inserted, "updated", res.Updated, "rejected", len(res.Rejected)}
+	if listID != nil {
+		summary = append(summary, "list_id", *listID)
+	}
+	s.Logger.InfoContext(r.Context(), "subscribers imported", summary...)
 	out := api.ImportResult{Inserted: res.Inserted, Updated: res.Updated, Rejected: make([]api.ImportRejection, len(res.Rejected))}
 	for i, x := range res.Rejected {
 		out.Rejected[i] = api.ImportRejection{Line: x.Line, Email: x.Email, Reason: x.Reason}

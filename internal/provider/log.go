@@ -26,7 +26,9 @@ func NewLog(l *slog.Logger) *Log {
 	return &Log{log: l}
 }
 
-// Send logs the message and returns its job id as the provider id.
+// Send logs the message, at debug level (a campaign logs a line per recipient here,
+// which at info would bury the service's own lines), and returns its job id as the
+// provider id.
 func (p *Log) Send(ctx context.Context, m Message) (string, error) {
 	attrs := []slog.Attr{
 		slog.String("job_id", m.JobID),
@@ -42,7 +44,7 @@ func (p *Log) Send(ctx context.Context, m Message) (string, error) {
 		headers = append(headers, slog.String(h.Name, h.Value))
 	}
 	attrs = append(attrs, slog.Group("headers", headers...))
-	p.log.LogAttrs(ctx, slog.LevelInfo, "message sent (log provider)", attrs...)
+	p.log.LogAttrs(ctx, slog.LevelDebug, "message sent (log provider)", attrs...)
 	p.mu.Lock()
 	inbox := p.inbox
 	p.mu.Unlock()
