@@ -16,7 +16,7 @@ func (s *Server) cors() func(http.Handler) http.Handler {
 	return cors.Handler(cors.Options{
 		AllowedOrigins:   s.Config.CORSOrigins,
 		AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete},
-		AllowedHeaders:   []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"},
+		AllowedHeaders:   []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "Last-Event-ID"},
 		ExposedHeaders:   []string{"Idempotent-Replayed", "Retry-After", "X-Request-Id"},
 		AllowCredentials: false,
 		MaxAge:           600,
