@@ -30,7 +30,7 @@ Usage:
   sendonce bench [--recipients=100000] [--batch-size=N] [--workers=N] [--latency=0] [--provider=instant|smtp]
                                                    measure import, build, send and the raw claim/ack ceiling
 
-Configuration is read from SENDONCE_* environment variables (see README.md).
+Configuration is read from SENDONCE_* environment variables (see docs/configuration.md).
 `
 
 // serverCommands are the commands that run the service or reach its database; they
@@ -70,7 +70,7 @@ func newRoot() *cobra.Command {
 		Short: "sendonce: exactly-once email campaigns",
 		Long: `sendonce: exactly-once email campaigns.
 
-The server commands read their configuration from SENDONCE_* environment variables (see README.md).
+The server commands read their configuration from SENDONCE_* environment variables (see docs/configuration.md).
 The client commands reach a service at --url / $SENDONCE_URL with --api-key / $SENDONCE_API_KEY,
 or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 		SilenceErrors: true,

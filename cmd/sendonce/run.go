@@ -92,7 +92,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 
 	if opts.Executor {
 		// The executor gets its own pool: sharing one with the API let 200 busy
-		// clients starve sending of connections (README, Performance).
+		// clients starve sending of connections (docs/performance.md).
 		execCfg := cfg
 		execCfg.DBMaxConns = cfg.ExecutorDBConns
 		execPool, err := openWithTimeout(ctx, execCfg)

@@ -19,8 +19,12 @@ import (
 	"github.com/sendonce/sendonce/internal/sender"
 )
 
-// tourFile holds the API tour; when the reference sections move to docs/, point this at their new home.
-const tourFile = "../../README.md"
+// tourFiles hold the API tour, read as one document in this order: the API guide, then the senders
+// of the providers page and the events page.
+var tourFiles = []string{"../../docs/api.md", "../../docs/providers.md", "../../docs/events.md"}
+
+// tourFile names the tour's documents in messages.
+const tourFile = "docs/api.md, docs/providers.md and docs/events.md"
 
 // tourHeadings are the sections whose ```sh blocks make up the tour, run in this order as one script
 // (later blocks use the variables and the api function of earlier ones). A section runs up to the next
@@ -94,9 +98,14 @@ func TestREADMETour(t *testing.T) {
 			t.Skipf("%s not found", tool)
 		}
 	}
-	doc, err := os.ReadFile(tourFile)
-	require.NoError(t, err)
-	blocks, skipped := tourBlocks(t, string(doc))
+	var doc strings.Builder
+	for _, f := range tourFiles {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		doc.Write(b)
+		doc.WriteString("\n")
+	}
+	blocks, skipped := tourBlocks(t, doc.String())
 	require.GreaterOrEqual(t, len(blocks), 9, "the tour's runnable blocks were found")
 	script := strings.Join(blocks, "")
 	require.Contains(t, script, "BASE=http://127.0.0.1:8080", "the first block sets BASE")

@@ -37,7 +37,7 @@ func TestComposeFile(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"postgres", "migrate", "api", "executor", "mailpit"}, names)
 	settings := readmeSettings(t)
-	readme := readFile(t, "README.md")
+	readme := readFile(t, "docs/deploy.md")
 
 	// PostgreSQL is healthy before migrate runs; api and executor wait for migrate to succeed.
 	require.Equal(t, types.ServiceConditionHealthy, p.Services["migrate"].DependsOn["postgres"].Condition)
@@ -56,7 +56,7 @@ func TestComposeFile(t *testing.T) {
 		require.NotNil(t, s.Build, "%s builds the image from the Dockerfile", name)
 		// Every variable set is one the README documents.
 		for k := range s.Environment {
-			require.True(t, settings[k], "%s sets %s, which the README's configuration table does not list", name, k)
+			require.True(t, settings[k], "%s sets %s, which docs/configuration.md does not list", name, k)
 		}
 		require.NotNil(t, s.Environment["SENDONCE_DATABASE_URL"], name)
 		require.NotEmpty(t, *s.Environment["SENDONCE_UNSUBSCRIBE_SECRET"], name)
@@ -90,7 +90,7 @@ func TestComposeFile(t *testing.T) {
 	// The README names the images and ports the file uses.
 	for _, s := range []string{"postgres:17", "axllent/mailpit", "localhost:8025", "localhost:8080",
 		"docker compose run --rm api account create"} {
-		require.True(t, strings.Contains(readme, s), "README (Deploy) does not mention %q", s)
+		require.True(t, strings.Contains(readme, s), "docs/deploy.md does not mention %q", s)
 	}
 }
 

@@ -167,7 +167,7 @@ func TestHelmChart(t *testing.T) {
 			require.Empty(t, env[secret].Value)
 		}
 		for k := range env {
-			require.True(t, settings[k], "%s sets %s, which the README's configuration table does not list", name, k)
+			require.True(t, settings[k], "%s sets %s, which docs/configuration.md does not list", name, k)
 		}
 		if name == "migrate" {
 			continue

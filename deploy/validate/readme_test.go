@@ -19,15 +19,15 @@ func readFile(t *testing.T, rel string) string {
 	return string(b)
 }
 
-// readmeSettings returns the SENDONCE_* variables of the README's configuration
+// readmeSettings returns the SENDONCE_* variables of the configuration
 // table: the names a deployment file may set.
 func readmeSettings(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `(SENDONCE_[A-Z0-9_]+)` \\|").FindAllStringSubmatch(readFile(t, "README.md"), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `(SENDONCE_[A-Z0-9_]+)` \\|").FindAllStringSubmatch(readFile(t, "docs/configuration.md"), -1) {
 		out[m[1]] = true
 	}
-	require.Greater(t, len(out), 40, "the README's configuration table was not found")
+	require.Greater(t, len(out), 40, "the configuration table of docs/configuration.md was not found")
 	return out
 }
 
