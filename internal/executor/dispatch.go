@@ -310,6 +310,20 @@ func (e *Executor) reserve(c *campaign) int {
 	return e.cfg.BatchSize
 }
 
+// sameCampaignRow reports whether a campaign's row is unchanged since the last
+// refresh. The sender ids are pointers, and two reads never share them: compared
+// with ==, every campaign with a sender looked new on every refresh and lost its
+// parsed templates, idle mark and claim cursor.
+func sameCampaignRow(a, b store.CampaignListSendingRow) bool {
+	if !samePtr(a.SenderID, b.SenderID) || !samePtr(a.StreamSenderID, b.StreamSenderID) {
+		return false
+	}
+	a.SenderID, a.StreamSenderID, b.SenderID, b.StreamSenderID = nil, nil, nil, nil
+	return a == b
+}
+
+func samePtr(a, b *int64) bool { return a == b || (a != nil && b != nil && *a == *b) }
+
 // refresh re-reads the campaigns being sent, keeping parsed templates and idle marks.
 func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 	list, err := e.q.CampaignListSending(ctx)
@@ -321,7 +335,7 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 	var accounts []*account
 	for _, row := range list {
 		c := d.byID[row.ID]
-		if c == nil || c.CampaignListSendingRow != row {
+		if c == nil || !sameCampaignRow(c.CampaignListSendingRow, row) {
 			c = &campaign{CampaignListSendingRow: row}
 			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{FromEmail: row.FromEmail, FromName: row.FromName,
 				ReplyTo: row.ReplyTo, Subject: row.Subject, HTML: row.HtmlTemplate, Text: row.TextTemplate})
