@@ -98,6 +98,15 @@ type HTTP struct {
 	// APIRatePerSecond limits requests per API key (0 disables); APIRateBurst is the bucket.
 	APIRatePerSecond float64 `split_words:"true" default:"50"`
 	APIRateBurst     int     `split_words:"true" default:"100"`
+	// APIMaxInFlight bounds the API requests this process works on at once; past it
+	// a request is answered 503 with Retry-After at once, not queued. 0 derives it
+	// (MaxInFlight). Health, metrics, opt-out and sign-up pages, provider webhooks and
+	// the event stream are not bounded (docs/configuration.md says why).
+	APIMaxInFlight int `split_words:"true" default:"0"`
+	// APIQueueWait is how long a request past APIMaxInFlight waits for a slot before
+	// it is answered 503: long enough for a burst to pass, short against the answer
+	// times clients expect (0: answered at once).
+	APIQueueWait time.Duration `split_words:"true" default:"25ms"`
 	// AuthFailureRatePerSecond limits failed authentications per client address (0
 	// disables); AuthFailureBurst is how many may fail in a row before it applies.
 	AuthFailureRatePerSecond float64 `split_words:"true" default:"1"`
@@ -258,6 +267,22 @@ func (h HTTP) TrustedProxyPrefixes() ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// MaxInFlight is the bound on API requests in flight: APIMaxInFlight, or when it
+// is 0, two per processor Go runs on (GOMAXPROCS), and never more than the API's
+// database connections (DBMaxConns). Past two per processor a request only waits
+// (for a core, for a connection) and takes both from the executor; past the pool
+// it waits in the pool's queue.
+func (c Config) MaxInFlight(procs int) int {
+	if c.APIMaxInFlight > 0 {
+		return c.APIMaxInFlight
+	}
+	n := 2 * max(procs, 1)
+	if c.DBMaxConns > 0 {
+		n = min(n, int(c.DBMaxConns))
+	}
+	return n
+}
+
 // Load reads the configuration from the environment.
 func Load() (Config, error) {
 	var c Config
@@ -303,6 +328,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_HEARTBEAT must be at least 100ms")
 	case c.SoftBounceLimit < 1:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
+	case c.APIMaxInFlight < 0:
+		return fmt.Errorf("configuration: SENDONCE_API_MAX_IN_FLIGHT must not be negative (0 derives it from the processors)")
+	case c.APIQueueWait < 0 || c.APIQueueWait > 10*time.Second:
+		return fmt.Errorf("configuration: SENDONCE_API_QUEUE_WAIT must be between 0 and 10s (a request that waits longer is the queueing the bound exists to avoid), not %s", c.APIQueueWait)
 	case c.ExecutorDBConns < 2:
 		return fmt.Errorf("configuration: SENDONCE_EXECUTOR_DB_CONNS must be at least 2 (one listens, the rest send)")
 	case c.EventConcurrency < 1 || c.EventEndpointConcurrency < 1:

@@ -66,6 +66,8 @@ func setupDeps(t *testing.T, deps func(*httpapi.Deps), mutate ...func(*config.Co
 	cfg := config.Default()
 	cfg.APIRatePerSecond = 0
 	cfg.AuthFailureRatePerSecond = 0
+	// Tests make bursts of requests; the in-flight bound has its own (shed_test.go).
+	cfg.APIMaxInFlight = 1 << 16
 	for _, m := range mutate {
 		m(&cfg)
 	}

@@ -47,12 +47,12 @@ func (s *Server) routes() {
 	// signs in here (a login link or a key, exchanged for a session cookie).
 	r.Get("/app", s.handle(s.dashboardPage))
 	r.Get("/app/assets/{version}/{name}", s.handle(s.dashboardAsset))
-	r.With(s.bodyLimit, s.validateRequest).Post("/v1/session", s.handle(s.createSession))
-	r.Get("/v1/session", s.handle(s.getSession))
-	r.Delete("/v1/session", s.handle(s.deleteSession))
+	r.With(s.shed, s.bodyLimit, s.validateRequest).Post("/v1/session", s.handle(s.createSession))
+	r.With(s.shed).Get("/v1/session", s.handle(s.getSession))
+	r.With(s.shed).Delete("/v1/session", s.handle(s.deleteSession))
 
 	r.Route("/v1", func(r chiRouter) {
-		r.Use(s.cors(), s.authenticate)
+		r.Use(s.cors(), s.shed, s.authenticate)
 		r.With(s.rateLimit).Get("/account", s.handle(s.getAccount))
 
 		// Tenant API. Every route here is checked against openapi.yaml before

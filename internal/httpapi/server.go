@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -97,6 +98,8 @@ type Server struct {
 	metrics *httpMetrics
 	spec    routers.Router
 	limits  *rateLimits
+	// inFlight bounds the API requests worked on at once (shed.go).
+	inFlight *inFlight
 	// authFails limits failed authentications per client address.
 	authFails *addrLimits
 	// signupAddrs and signupAccounts limit public sign-ups per client address and
@@ -191,7 +194,11 @@ func NewServer(d Deps) http.Handler {
 	}
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
 		limits:    newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst),
+		inFlight:  newInFlight(d.Config.MaxInFlight(runtime.GOMAXPROCS(0)), d.Config.APIQueueWait, d.Registry),
 		authFails: newAddrLimits(d.Config.AuthFailureRatePerSecond, d.Config.AuthFailureBurst)}
+	d.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sendonce_event_streams_open", Help: "Event streams (SSE) open in this process.",
+	}, s.streams.open))
 	// Config.Validate refuses a bad entry at start-up; one that reaches here anyway
 	// trusts nothing rather than something.
 	s.trusted, _ = d.Config.TrustedProxyPrefixes()

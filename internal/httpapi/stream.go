@@ -185,8 +185,17 @@ func (s *Server) streamAccount(r *http.Request) (streamAuth, error) {
 
 // streamCounts counts the open streams of each holder (an API key) in this process.
 type streamCounts struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu    sync.Mutex
+	n     map[string]int
+	total int
+}
+
+// open is how many streams are open in this process (sendonce_event_streams_open):
+// long-lived, they are bounded per key, not by the API's in-flight bound.
+func (c *streamCounts) open() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return float64(c.total)
 }
 
 // acquire takes one of holder's max streams, or reports that none is left.
@@ -200,12 +209,14 @@ func (c *streamCounts) acquire(holder string, max int) bool {
 		return false
 	}
 	c.n[holder]++
+	c.total++
 	return true
 }
 
 func (c *streamCounts) release(holder string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.total--
 	if c.n[holder]--; c.n[holder] <= 0 {
 		delete(c.n, holder)
 	}

@@ -99,9 +99,16 @@ func (s *Server) validateRequest(next http.Handler) http.Handler {
 			return
 		}
 		if !isImport {
-			body, err := s.readBody(r)
+			var body []byte
+			var err error
+			// Waiting for the client's body holds no in-flight slot (shed.go).
+			admitted := awayFromSlot(r, func() { body, err = s.readBody(r) })
 			if err != nil {
 				writeError(w, r, s.Logger, err)
+				return
+			}
+			if !admitted {
+				s.shedRequest(w, r)
 				return
 			}
 			if len(body) > 0 {

@@ -35,7 +35,14 @@ export async function api(method, path, body) {
     payload = JSON.stringify(body);
   }
   if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;
-  const res = await fetch(path, { method, headers, body: payload, credentials: 'same-origin' });
+  let res = await fetch(path, { method, headers, body: payload, credentials: 'same-origin' });
+  // A busy server sheds requests with 503 and Retry-After: a read is asked again
+  // (twice at most) after the wait it names.
+  for (let retry = 0; res.status === 503 && method === 'GET' && retry < 2; retry++) {
+    const wait = Math.min(Number(res.headers.get('Retry-After')) || 1, 5);
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    res = await fetch(path, { method, headers, credentials: 'same-origin' });
+  }
   if (res.status === 204) return null;
   const type = res.headers.get('Content-Type') || '';
   const data = type.includes('json') ? await res.json() : await res.text();

@@ -1,0 +1,174 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+)
+
+// shedServer is a Server with only what shed needs: a bound of limit requests in
+// flight, waiting wait for a slot.
+func shedServer(limit int, wait time.Duration) *Server {
+	return &Server{Deps: Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		inFlight: newInFlight(limit, wait, prometheus.NewRegistry())}
+}
+
+// blocking is a handler that reports each request it enters on entered and holds
+// it until release is closed.
+func blocking(entered chan<- struct{}, release <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// Two requests held in flight by the handler fill a bound of two: the third is
+// answered at once, 503 with Retry-After and a problem, and counted; once the held
+// requests are answered, the next is admitted.
+func TestShedBeyondTheBound(t *testing.T) {
+	t.Parallel()
+	s := shedServer(2, 0)
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := requestID(s.shed(blocking(entered, release)))
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/lists", nil))
+			done <- rec.Code
+		}()
+		<-entered
+	}
+	require.Equal(t, 2, len(s.inFlight.slots))
+
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/lists", nil))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.Equal(t, "1", rec.Header().Get("Retry-After"))
+	require.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
+	var p Problem
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
+	require.Equal(t, problemBase+"overloaded", p.Type)
+	require.Equal(t, http.StatusServiceUnavailable, p.Status)
+	require.Equal(t, "/v1/lists", p.Instance)
+	require.NotEmpty(t, p.RequestID)
+	require.Contains(t, p.Detail, "(2)")
+	require.Equal(t, 1.0, shedCount(t, s))
+
+	close(release)
+	require.Equal(t, http.StatusNoContent, <-done)
+	require.Equal(t, http.StatusNoContent, <-done)
+	require.Zero(t, len(s.inFlight.slots), "every slot is given back")
+
+	go func() { <-entered }()
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/lists", nil))
+	require.Equal(t, http.StatusNoContent, rec.Code)
+	require.Equal(t, 1.0, shedCount(t, s), "an admitted request is not counted as shed")
+}
+
+// A request past the bound waits for a slot (up to SENDONCE_API_QUEUE_WAIT, here
+// long enough never to pass) and is admitted when one is given back.
+func TestShedWaitsForASlot(t *testing.T) {
+	t.Parallel()
+	s := shedServer(1, time.Hour)
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := s.shed(blocking(entered, release))
+	first := make(chan int, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/lists", nil))
+		first <- rec.Code
+	}()
+	<-entered
+	second := make(chan int, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/lists", nil))
+		second <- rec.Code
+	}()
+	// The second waits; the first, let go, gives its slot to it.
+	release <- struct{}{}
+	require.Equal(t, http.StatusNoContent, <-first)
+	<-entered
+	close(release)
+	require.Equal(t, http.StatusNoContent, <-second)
+	require.Zero(t, shedCount(t, s))
+
+	// A waiting request whose client goes away is not admitted.
+	go func() { <-entered }()
+	s.inFlight.slots <- struct{}{} // the bound is reached
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/lists", nil).WithContext(ctx))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+}
+
+// A request reading its body holds no slot: with a bound of one, a client that
+// sends its body slowly does not shut others out; when the body has arrived the
+// request needs a slot again, and is shed if another holds it.
+func TestShedSlowBodyHoldsNoSlot(t *testing.T) {
+	t.Parallel()
+	s := shedServer(1, 0)
+	read := make(chan bool, 1)
+	slow := s.shed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		admitted := awayFromSlot(r, func() { body, _ = io.ReadAll(r.Body) })
+		require.Equal(t, "email=a@example.com", string(body))
+		read <- admitted
+		if !admitted {
+			s.shedRequest(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	pr, pw := io.Pipe()
+	slowDone := make(chan int, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		slow.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/subscribers", pr))
+		slowDone <- rec.Code
+	}()
+	_, err := pw.Write([]byte("email=")) // returns once the handler reads: it is in its body
+	require.NoError(t, err)
+	require.Zero(t, len(s.inFlight.slots), "reading the body holds no slot")
+
+	// Another request takes the free slot and holds it while the slow body ends.
+	entered, release := make(chan struct{}), make(chan struct{})
+	other := make(chan int, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		s.shed(blocking(entered, release)).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/lists", nil))
+		other <- rec.Code
+	}()
+	<-entered
+	_, err = io.Copy(pw, strings.NewReader("a@example.com"))
+	require.NoError(t, err)
+	require.NoError(t, pw.Close())
+	require.False(t, <-read, "with its body read the slow request needs the slot the other holds")
+	require.Equal(t, http.StatusServiceUnavailable, <-slowDone)
+	close(release)
+	require.Equal(t, http.StatusNoContent, <-other)
+	require.Zero(t, len(s.inFlight.slots))
+	require.Equal(t, 1.0, shedCount(t, s))
+}
+
+// shedCount reads sendonce_http_shed_total.
+func shedCount(t *testing.T, s *Server) float64 {
+	t.Helper()
+	var m dto.Metric
+	require.NoError(t, s.inFlight.shed.Write(&m))
+	return m.GetCounter().GetValue()
+}
