@@ -28,7 +28,9 @@ func TestOpenAPIValid(t *testing.T) {
 // not only `default`, so generated clients and Postman know them: 401 and 429 (with
 // Retry-After) on every operation behind an API key, 404 on every one with a path id,
 // 413, 415 and 422 on every one with a body, 409 and Idempotency-Key on every tenant
-// POST, and 422 on every one with parameters the spec checks.
+// POST, 422 on every one with parameters the spec checks, and 503 (with Retry-After)
+// on every one under the API's in-flight bound (behind an API key, and the
+// dashboard's session).
 func TestOpenAPIProblemResponses(t *testing.T) {
 	t.Parallel()
 	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI)
@@ -56,6 +58,10 @@ func TestOpenAPIProblemResponses(t *testing.T) {
 				require.True(t, has(op, "429"), "%s: 429", name)
 				require.NotNil(t, op.Responses.Value("429").Value.Headers["Retry-After"], "%s: 429 without Retry-After", name)
 				require.True(t, has(op, "default"), "%s: default (500, 503)", name)
+			}
+			if authed || path == "/v1/session" {
+				require.True(t, has(op, "503"), "%s: 503 (shed past SENDONCE_API_MAX_IN_FLIGHT)", name)
+				require.NotNil(t, op.Responses.Value("503").Value.Headers["Retry-After"], "%s: 503 without Retry-After", name)
 			}
 			if authed && pathID {
 				require.True(t, has(op, "404"), "%s: 404", name)

@@ -1583,6 +1583,9 @@ type Forbidden = Problem
 // NotFound defines model for NotFound.
 type NotFound = Problem
 
+// Overloaded defines model for Overloaded.
+type Overloaded = Problem
+
 // PayloadTooLarge defines model for PayloadTooLarge.
 type PayloadTooLarge = Problem
 

@@ -3346,6 +3346,32 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The server is busy: SENDONCE_API_MAX_IN_FLIGHT requests are in flight and none ended
+         *     within SENDONCE_API_QUEUE_WAIT. Answered before the request was authenticated or did
+         *     anything (`overloaded`): nothing changed, and the same request may be sent again, with
+         *     the same Idempotency-Key, after Retry-After. Also 503 (`unavailable`, Retry-After 5)
+         *     when the database is unreachable.
+         */
+        Overloaded: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://sendonce.dev/problems/overloaded",
+                 *       "title": "Overloaded",
+                 *       "status": 503,
+                 *       "detail": "the API is working on as many requests as it may (4); retry after 1 s",
+                 *       "instance": "/v1/subscribers",
+                 *       "request_id": "5f2b7c0e9a1d4c3b"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description More than SENDONCE_API_RATE_PER_SECOND requests per second for this API key. */
         RateLimited: {
             headers: {
@@ -3591,6 +3617,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3623,6 +3650,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3646,6 +3674,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3674,6 +3703,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3710,6 +3740,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3741,6 +3772,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3770,6 +3802,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3794,6 +3827,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3822,6 +3856,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3845,6 +3880,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3875,6 +3911,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3924,6 +3961,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3968,6 +4006,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4020,6 +4059,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4048,6 +4088,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4074,6 +4115,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4109,6 +4151,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4151,6 +4194,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4187,6 +4231,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4231,6 +4276,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4259,6 +4305,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4285,6 +4332,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4320,6 +4368,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4368,6 +4417,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4402,6 +4452,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4438,6 +4489,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4482,6 +4534,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4526,6 +4579,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4554,6 +4608,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4589,6 +4644,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4616,6 +4672,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4652,6 +4709,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4705,6 +4763,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4731,6 +4790,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4767,6 +4827,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4811,6 +4872,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4839,6 +4901,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4866,6 +4929,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4901,6 +4965,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4949,6 +5014,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4994,6 +5060,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5035,6 +5102,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5079,6 +5147,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5107,6 +5176,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5144,6 +5214,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5188,6 +5259,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5216,6 +5288,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5243,6 +5316,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5278,6 +5352,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5326,6 +5401,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5368,6 +5444,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5410,6 +5487,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5452,6 +5530,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5494,6 +5573,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5542,6 +5622,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5570,6 +5651,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5611,6 +5693,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5935,6 +6018,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5979,6 +6063,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6007,6 +6092,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6033,6 +6119,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6081,6 +6168,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6128,6 +6216,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6206,6 +6295,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6245,6 +6335,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6289,6 +6380,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6317,6 +6409,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6343,6 +6436,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6377,6 +6471,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6428,6 +6523,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6472,6 +6568,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6526,6 +6623,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6569,6 +6667,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6608,6 +6707,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6652,6 +6752,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6680,6 +6781,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6707,6 +6809,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6742,6 +6845,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6784,6 +6888,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
