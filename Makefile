@@ -91,7 +91,8 @@ bench:
 	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
 	bin/sendonce-bench bench $(BENCH_FLAGS)
 
-## loadtest: 200 API clients for 60 s against the in-process service while a 100,000-recipient campaign sends (LOADTEST_FLAGS="--duration=20s")
+## loadtest: 200 API clients for 60 s against the in-process service while a 100,000-recipient campaign sends, after its idle send
+##           rate is measured; prints the accepted requests' p50/p99, the 503s shed and the executor's rate under load ÷ idle (LOADTEST_FLAGS="--duration=20s")
 LOADTEST_FLAGS ?=
 loadtest:
 	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
