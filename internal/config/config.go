@@ -99,8 +99,8 @@ type HTTP struct {
 	APIRatePerSecond float64 `split_words:"true" default:"50"`
 	APIRateBurst     int     `split_words:"true" default:"100"`
 	// APIMaxInFlight bounds the API requests this process works on at once; past it
-	// a request is answered 503 with Retry-After at once, not queued. 0 derives it
-	// (MaxInFlight). Health, metrics, opt-out and sign-up pages, provider webhooks and
+	// a request waits at most APIQueueWait for a slot and is then answered 503 with
+	// Retry-After, not queued. 0 derives it (MaxInFlight). Health, metrics, opt-out and sign-up pages, provider webhooks and
 	// the event stream are not bounded (docs/configuration.md says why).
 	APIMaxInFlight int `split_words:"true" default:"0"`
 	// APIQueueWait is how long a request past APIMaxInFlight waits for a slot before
