@@ -121,3 +121,15 @@ func awayFromSlot(r *http.Request, read func()) bool {
 	sl.held = sl.f.acquire(r.Context())
 	return sl.held
 }
+
+// leaveSlot gives the request's slot back for the rest of it. The bulk import does:
+// it streams its body into the database for as long as SENDONCE_IMPORT_TIMEOUT, and
+// holding a slot that long a few slow imports would shut every other client out.
+// It was admitted through the bound, and its connection still comes from the API's
+// pool.
+func leaveSlot(r *http.Request) {
+	if sl, _ := r.Context().Value(slotKey{}).(*slot); sl != nil && sl.held {
+		sl.f.release()
+		sl.held = false
+	}
+}

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,32 +11,46 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/provider"
 )
 
-// TestShedRoutes: with the one in-flight slot held by an import whose body is
-// still arriving (the import streams its body, so it holds its slot meanwhile),
-// the tenant API and the dashboard's session are answered 503 with Retry-After
-// and counted, while health, readiness, metrics, the event stream, one-click
-// unsubscribe, sign-up and confirmation pages and provider webhooks are not
-// bounded; once the import ends the API answers again.
+// holdingSender is a provider that holds each test send until release is closed,
+// reporting it on entered first: a request held in flight for as long as the test wants.
+type holdingSender struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *holdingSender) Send(ctx context.Context, m provider.Message) (string, error) {
+	h.entered <- struct{}{}
+	<-h.release
+	return "held-" + m.To, nil
+}
+
+// TestShedRoutes: with the one in-flight slot held by a campaign test send that
+// the provider holds, the tenant API and the dashboard's session are answered 503
+// with Retry-After and counted, while health, readiness, metrics, the event stream,
+// one-click unsubscribe, sign-up and confirmation pages and provider webhooks are
+// not bounded; once the test send ends the API answers again. The bulk import,
+// which streams its body for minutes, gives its slot back.
 func TestShedRoutes(t *testing.T) {
 	t.Parallel()
-	e := setup(t, func(c *config.Config) { c.APIMaxInFlight = 1; c.APIQueueWait = 0 })
+	hold := &holdingSender{entered: make(chan struct{}), release: make(chan struct{})}
+	e := setupDeps(t, func(d *httpapi.Deps) { d.TestSender = hold },
+		func(c *config.Config) { c.APIMaxInFlight = 1; c.APIQueueWait = 0 })
+	c := createCampaign(t, e, nil)
 
-	pr, pw := io.Pipe()
-	imported := make(chan int, 1)
+	tested := make(chan response, 1)
 	go func() {
-		req := httptest.NewRequest("POST", "/v1/subscribers/import", pr)
+		req := httptest.NewRequest("POST", "/v1/campaigns/"+itoa(c.Id)+"/test", strings.NewReader(`{"emails":["hold@example.com"]}`))
 		req.Header.Set("Authorization", "Bearer "+e.keyA)
-		req.Header.Set("Content-Type", "text/csv")
+		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		e.handler.ServeHTTP(rec, req)
-		imported <- rec.Code
+		tested <- response{Status: rec.Code, Body: rec.Body.Bytes()}
 	}()
-	// io.Pipe hands bytes over only when the handler reads them: past this write
-	// the import is in its handler, holding the slot.
-	_, err := pw.Write([]byte("email\n"))
-	require.NoError(t, err)
+	<-hold.entered // the test send is in its provider call, holding the slot
 
 	for _, r := range [][2]string{
 		{"GET", "/v1/subscribers"}, {"POST", "/v1/subscribers"}, {"GET", "/v1/account"},
@@ -65,11 +80,31 @@ func TestShedRoutes(t *testing.T) {
 		require.NotEqual(t, http.StatusServiceUnavailable, rec.Code, "%s %s is not bounded: %s", r[0], r[1], rec.Body)
 	}
 
+	close(hold.release)
+	res := <-tested
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Equal(t, http.StatusOK, e.do(e.keyA, "GET", "/v1/subscribers", nil).Status)
+
+	// An import whose body is still arriving holds no slot.
+	pr, pw := io.Pipe()
+	imported := make(chan int, 1)
+	go func() {
+		req := httptest.NewRequest("POST", "/v1/subscribers/import", pr)
+		req.Header.Set("Authorization", "Bearer "+e.keyA)
+		req.Header.Set("Content-Type", "text/csv")
+		rec := httptest.NewRecorder()
+		e.handler.ServeHTTP(rec, req)
+		imported <- rec.Code
+	}()
+	// io.Pipe hands bytes over only when the handler reads them: past this write
+	// the import is in its handler.
+	_, err := pw.Write([]byte("email\n"))
+	require.NoError(t, err)
+	res = e.do(e.keyA, "GET", "/v1/subscribers", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	_, err = pw.Write([]byte("ada@example.com\n"))
 	require.NoError(t, err)
 	require.NoError(t, pw.Close())
 	require.Equal(t, http.StatusOK, <-imported)
-	res := e.do(e.keyA, "GET", "/v1/subscribers", nil)
-	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	require.Contains(t, string(e.do("", "GET", "/metrics", nil).Body), "sendonce_http_in_flight 0\n")
 }
