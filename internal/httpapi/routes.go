@@ -64,7 +64,7 @@ func (s *Server) routes() {
 
 			r.Get("/subscribers", s.handle(s.listSubscribers))
 			r.Post("/subscribers", s.handle(s.createSubscriber))
-			r.Post("/subscribers/import", s.handle(s.importSubscribers))
+			r.With(s.unbounded).Post("/subscribers/import", s.handle(s.importSubscribers))
 			r.Get("/subscribers/{id}", s.handle(s.getSubscriber))
 			r.Patch("/subscribers/{id}", s.handle(s.updateSubscriber))
 			r.Delete("/subscribers/{id}", s.handle(s.deleteSubscriber))
@@ -110,7 +110,7 @@ func (s *Server) routes() {
 			r.Post("/campaigns/{id}/pause", s.handle(transition(s.Campaigns.Pause)))
 			r.Post("/campaigns/{id}/resume", s.handle(transition(s.Campaigns.Resume)))
 			r.Post("/campaigns/{id}/cancel", s.handle(transition(s.Campaigns.Cancel)))
-			r.Post("/campaigns/{id}/test", s.handle(s.testCampaign))
+			r.With(s.unbounded).Post("/campaigns/{id}/test", s.handle(s.testCampaign))
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
 
@@ -140,7 +140,7 @@ func (s *Server) routes() {
 			r.Get("/senders/{id}", s.handle(s.getSender))
 			r.Patch("/senders/{id}", s.handle(s.updateSender))
 			r.Delete("/senders/{id}", s.handle(s.deleteSender))
-			r.Post("/senders/{id}/verify", s.handle(s.verifySender))
+			r.With(s.unbounded).Post("/senders/{id}/verify", s.handle(s.verifySender))
 
 			r.Get("/api-keys", s.handle(s.listAPIKeys))
 			r.Delete("/api-keys/{id}", s.handle(s.revokeAPIKey))

@@ -122,14 +122,19 @@ func awayFromSlot(r *http.Request, read func()) bool {
 	return sl.held
 }
 
-// leaveSlot gives the request's slot back for the rest of it. The bulk import does:
-// it streams its body into the database for as long as SENDONCE_IMPORT_TIMEOUT, and
-// holding a slot that long a few slow imports would shut every other client out.
-// It was admitted through the bound, and its connection still comes from the API's
-// pool.
-func leaveSlot(r *http.Request) {
-	if sl, _ := r.Context().Value(slotKey{}).(*slot); sl != nil && sl.held {
-		sl.f.release()
-		sl.held = false
-	}
+// unbounded gives the request's slot back before its handler runs, for the routes
+// that may take minutes: the bulk import streams its body into the database for up
+// to SENDONCE_IMPORT_TIMEOUT, and a campaign's test send and a sender's verify wait
+// for a provider the tenant chose, up to its timeout. Holding slots that long, a
+// few such requests (one tenant aiming its sender at a slow host) would shut every
+// client out. They were admitted through the bound and are limited per key; their
+// database connections still come from the API's pool.
+func (s *Server) unbounded(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sl, _ := r.Context().Value(slotKey{}).(*slot); sl != nil && sl.held {
+			sl.f.release()
+			sl.held = false
+		}
+		next.ServeHTTP(w, r)
+	})
 }

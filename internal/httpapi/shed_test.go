@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -15,8 +17,8 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 )
 
-// holdingSender is a provider that holds each test send until release is closed,
-// reporting it on entered first: a request held in flight for as long as the test wants.
+// holdingSender is a provider that holds each send until release is closed,
+// reporting it on entered first.
 type holdingSender struct {
 	entered chan struct{}
 	release chan struct{}
@@ -28,29 +30,49 @@ func (h *holdingSender) Send(ctx context.Context, m provider.Message) (string, e
 	return "held-" + m.To, nil
 }
 
-// TestShedRoutes: with the one in-flight slot held by a campaign test send that
-// the provider holds, the tenant API and the dashboard's session are answered 503
-// with Retry-After and counted, while health, readiness, metrics, the event stream,
-// one-click unsubscribe, sign-up and confirmation pages and provider webhooks are
-// not bounded; once the test send ends the API answers again. The bulk import,
-// which streams its body for minutes, gives its slot back.
+// holdingClock is the idempotency keys' clock: armed, the next reading reports on
+// entered and waits for release, holding its request in flight (past the bound's
+// gate) for as long as the test wants.
+type holdingClock struct {
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (c *holdingClock) now() time.Time {
+	if c.armed.CompareAndSwap(true, false) {
+		c.entered <- struct{}{}
+		<-c.release
+	}
+	return time.Now()
+}
+
+// TestShedRoutes: with the one in-flight slot held by a request, the tenant API
+// and the dashboard's session are answered 503 with Retry-After and counted, while
+// health, readiness, metrics, the event stream, one-click unsubscribe, sign-up and
+// confirmation pages and provider webhooks are not bounded; once the request ends
+// the API answers again. Routes that may take minutes (an import whose body is
+// still arriving, a test send waiting for its provider) give their slot back.
 func TestShedRoutes(t *testing.T) {
 	t.Parallel()
-	hold := &holdingSender{entered: make(chan struct{}), release: make(chan struct{})}
-	e := setupDeps(t, func(d *httpapi.Deps) { d.TestSender = hold },
+	clock := &holdingClock{entered: make(chan struct{}), release: make(chan struct{})}
+	sender := &holdingSender{entered: make(chan struct{}), release: make(chan struct{})}
+	e := setupDeps(t, func(d *httpapi.Deps) { d.Now, d.TestSender = clock.now, sender },
 		func(c *config.Config) { c.APIMaxInFlight = 1; c.APIQueueWait = 0 })
 	c := createCampaign(t, e, nil)
 
-	tested := make(chan response, 1)
+	clock.armed.Store(true)
+	held := make(chan int, 1)
 	go func() {
-		req := httptest.NewRequest("POST", "/v1/campaigns/"+itoa(c.Id)+"/test", strings.NewReader(`{"emails":["hold@example.com"]}`))
+		req := httptest.NewRequest("POST", "/v1/lists", strings.NewReader(`{"name":"held"}`))
 		req.Header.Set("Authorization", "Bearer "+e.keyA)
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "held-1")
 		rec := httptest.NewRecorder()
 		e.handler.ServeHTTP(rec, req)
-		tested <- response{Status: rec.Code, Body: rec.Body.Bytes()}
+		held <- rec.Code
 	}()
-	<-hold.entered // the test send is in its provider call, holding the slot
+	<-clock.entered // the request is claiming its Idempotency-Key, holding the slot
 
 	for _, r := range [][2]string{
 		{"GET", "/v1/subscribers"}, {"POST", "/v1/subscribers"}, {"GET", "/v1/account"},
@@ -80,10 +102,24 @@ func TestShedRoutes(t *testing.T) {
 		require.NotEqual(t, http.StatusServiceUnavailable, rec.Code, "%s %s is not bounded: %s", r[0], r[1], rec.Body)
 	}
 
-	close(hold.release)
-	res := <-tested
-	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	close(clock.release)
+	require.Equal(t, http.StatusCreated, <-held)
 	require.Equal(t, http.StatusOK, e.do(e.keyA, "GET", "/v1/subscribers", nil).Status)
+
+	// A test send waiting for its provider holds no slot.
+	tested := make(chan int, 1)
+	go func() {
+		req := httptest.NewRequest("POST", "/v1/campaigns/"+itoa(c.Id)+"/test", strings.NewReader(`{"emails":["hold@example.com"]}`))
+		req.Header.Set("Authorization", "Bearer "+e.keyA)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		e.handler.ServeHTTP(rec, req)
+		tested <- rec.Code
+	}()
+	<-sender.entered
+	require.Equal(t, http.StatusOK, e.do(e.keyA, "GET", "/v1/subscribers", nil).Status)
+	close(sender.release)
+	require.Equal(t, http.StatusOK, <-tested)
 
 	// An import whose body is still arriving holds no slot.
 	pr, pw := io.Pipe()
@@ -100,7 +136,7 @@ func TestShedRoutes(t *testing.T) {
 	// the import is in its handler.
 	_, err := pw.Write([]byte("email\n"))
 	require.NoError(t, err)
-	res = e.do(e.keyA, "GET", "/v1/subscribers", nil)
+	res := e.do(e.keyA, "GET", "/v1/subscribers", nil)
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	_, err = pw.Write([]byte("ada@example.com\n"))
 	require.NoError(t, err)

@@ -122,9 +122,6 @@ func (s *Server) validateRequest(next http.Handler) http.Handler {
 				}
 			}
 		} else {
-			// The import streams its body into the database for up to
-			// SENDONCE_IMPORT_TIMEOUT: it gives its in-flight slot back (shed.go).
-			leaveSlot(r)
 			if r.ContentLength != 0 {
 				if err := checkContentType(w, r, route); err != nil {
 					writeError(w, r, s.Logger, err)
