@@ -9,6 +9,24 @@ import (
 	"time"
 )
 
+// Defines values for APIKeyRole.
+const (
+	Full     APIKeyRole = "full"
+	ReadOnly APIKeyRole = "read_only"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyRole enum.
+func (e APIKeyRole) Valid() bool {
+	switch e {
+	case Full:
+		return true
+	case ReadOnly:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AmbiguousPolicy.
 const (
 	Retry AmbiguousPolicy = "retry"
@@ -519,7 +537,7 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	}
 }
 
-// APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null}
+// APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"role":"full"}
 type APIKey struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
@@ -531,14 +549,26 @@ type APIKey struct {
 	// Prefix The first characters of the token, to recognise it.
 	Prefix    string     `json:"prefix"`
 	RevokedAt *time.Time `json:"revoked_at"`
+
+	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+	// and the previews that change nothing; any other request is 403
+	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+	// the role of the key it was signed in with; a session from a login link is `full`.
+	Role APIKeyRole `json:"role"`
 }
 
-// APIKeyCreate Example: {"name":"ci"}
+// APIKeyCreate Example: {"name":"ci","role":"read_only"}
 type APIKeyCreate struct {
 	Name string `json:"name"`
+
+	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+	// and the previews that change nothing; any other request is 403
+	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+	// the role of the key it was signed in with; a session from a login link is `full`.
+	Role *APIKeyRole `json:"role,omitempty"`
 }
 
-// APIKeyCreated Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"token":"so_abcdefghijkl…"}
+// APIKeyCreated Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"role":"full","token":"so_abcdefghijkl…"}
 type APIKeyCreated struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	Id         int64      `json:"id"`
@@ -546,6 +576,12 @@ type APIKeyCreated struct {
 	Name       string     `json:"name"`
 	Prefix     string     `json:"prefix"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+
+	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+	// and the previews that change nothing; any other request is 403
+	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+	// the role of the key it was signed in with; a session from a login link is `full`.
+	Role APIKeyRole `json:"role"`
 
 	// Token The key; shown this once.
 	Token string `json:"token"`
@@ -556,6 +592,12 @@ type APIKeyPage struct {
 	Data       []APIKey `json:"data"`
 	NextCursor *string  `json:"next_cursor"`
 }
+
+// APIKeyRole What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+// and the previews that change nothing; any other request is 403
+// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+// the role of the key it was signed in with; a session from a login link is `full`.
+type APIKeyRole string
 
 // Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
 type Account struct {
@@ -1291,7 +1333,7 @@ type SenderVerifyResult struct {
 // SenderVerifyResultStep defines model for SenderVerifyResult.Step.
 type SenderVerifyResultStep string
 
-// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z"}
+// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","role":"full"}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
 	AccountName string `json:"account_name"`
@@ -1299,6 +1341,12 @@ type Session struct {
 	// CsrfToken Send it as X-CSRF-Token on every request with the cookie that changes something.
 	CsrfToken string    `json:"csrf_token"`
 	ExpiresAt time.Time `json:"expires_at"`
+
+	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+	// and the previews that change nothing; any other request is 403
+	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+	// the role of the key it was signed in with; a session from a login link is `full`.
+	Role APIKeyRole `json:"role"`
 }
 
 // SessionCreate Example: {"login_token":"sol_2x7q…"}

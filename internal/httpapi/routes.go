@@ -52,13 +52,15 @@ func (s *Server) routes() {
 	r.Delete("/v1/session", s.handle(s.deleteSession))
 
 	r.Route("/v1", func(r chiRouter) {
+		// A read-only key passes only the GETs and the few routes readOnlyGuard
+		// lets through (it runs in each group below, where the route is known).
 		r.Use(s.cors(), s.authenticate)
 		r.With(s.rateLimit).Get("/account", s.handle(s.getAccount))
 
 		// Tenant API. Every route here is checked against openapi.yaml before
 		// its handler runs, and POSTs honour Idempotency-Key.
 		r.Group(func(r chiRouter) {
-			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
+			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
 
 			r.Patch("/account", s.handle(s.updateAccount))
 
@@ -151,7 +153,7 @@ func (s *Server) routes() {
 		// What these answer holds a secret (a key's token, a login link): not
 		// stored for Idempotency-Key replays.
 		r.Group(func(r chiRouter) {
-			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent)
+			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent)
 			r.Post("/api-keys", s.handle(s.createAPIKey))
 			r.Post("/login-links", s.handle(s.createLoginLink))
 		})
@@ -159,7 +161,7 @@ func (s *Server) routes() {
 		// A message's Idempotency-Key is its own, kept as long as the message
 		// (transactional.Service), not the 24-hour response store's.
 		r.Group(func(r chiRouter) {
-			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest)
+			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest)
 			r.Post("/messages", s.handle(s.sendMessage))
 		})
 	})
