@@ -1741,6 +1741,9 @@ type ListCampaignSendsParams struct {
 	// Absent or empty means the first page.
 	Cursor *Cursor     `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Email Only the send to this address (exact, case-insensitive); not an address is 422 naming /email.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
 }
 
 // TestCampaignParams defines parameters for TestCampaign.

@@ -1751,6 +1751,9 @@ type ListCampaignSendsParams struct {
 	// Absent or empty means the first page.
 	Cursor *Cursor     `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Email Only the send to this address (exact, case-insensitive); not an address is 422 naming /email.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
 }
 
 // TestCampaignParams defines parameters for TestCampaign.
@@ -2884,7 +2887,12 @@ type ClientInterface interface {
 
 	// ListCampaignSends List campaign sends
 	//
-	// Per-recipient sends of the campaign, cursor-paginated.
+	// Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
+	// `email` narrow them. `email` is one exact address, matched case-insensitively (not a
+	// substring): it is looked up through the account's subscriber with that address, so a
+	// search costs the same on a campaign of any size. A send is found by the address it was
+	// sent to while its subscriber still has that address; a send to a subscriber deleted
+	// since (or whose address changed) is listed, but not found by address.
 	//
 	// Corresponds with GET /v1/campaigns/{id}/sends (the `ListCampaignSends` operationId).
 	ListCampaignSends(ctx context.Context, id ID, params *ListCampaignSendsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4432,7 +4440,12 @@ func (c *Raw) ResumeCampaign(ctx context.Context, id ID, params *ResumeCampaignP
 
 // ListCampaignSends List campaign sends
 //
-// Per-recipient sends of the campaign, cursor-paginated.
+// Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
+// `email` narrow them. `email` is one exact address, matched case-insensitively (not a
+// substring): it is looked up through the account's subscriber with that address, so a
+// search costs the same on a campaign of any size. A send is found by the address it was
+// sent to while its subscriber still has that address; a send to a subscriber deleted
+// since (or whose address changed) is listed, but not found by address.
 //
 // Corresponds with GET /v1/campaigns/{id}/sends (the `ListCampaignSends` operationId).
 func (c *Raw) ListCampaignSends(ctx context.Context, id ID, params *ListCampaignSendsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7398,6 +7411,18 @@ func NewListCampaignSendsRequest(server string, id ID, params *ListCampaignSends
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11193,7 +11218,12 @@ type ClientWithResponsesInterface interface {
 
 	// ListCampaignSendsWithResponse List campaign sends
 	//
-	// Per-recipient sends of the campaign, cursor-paginated.
+	// Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
+	// `email` narrow them. `email` is one exact address, matched case-insensitively (not a
+	// substring): it is looked up through the account's subscriber with that address, so a
+	// search costs the same on a campaign of any size. A send is found by the address it was
+	// sent to while its subscriber still has that address; a send to a subscriber deleted
+	// since (or whose address changed) is listed, but not found by address.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21505,7 +21535,12 @@ func (c *ClientWithResponses) ResumeCampaignWithResponse(ctx context.Context, id
 
 // ListCampaignSendsWithResponse List campaign sends
 //
-// Per-recipient sends of the campaign, cursor-paginated.
+// Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
+// `email` narrow them. `email` is one exact address, matched case-insensitively (not a
+// substring): it is looked up through the account's subscriber with that address, so a
+// search costs the same on a campaign of any size. A send is found by the address it was
+// sent to while its subscriber still has that address; a send to a subscriber deleted
+// since (or whose address changed) is listed, but not found by address.
 //
 // Returns a wrapper object for the known response body format(s).
 //

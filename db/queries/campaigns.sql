@@ -125,6 +125,23 @@ WHERE account_id = @account_id AND campaign_id = @campaign_id AND id > @after_id
 ORDER BY id
 LIMIT @lim;
 
+-- name: SendListByEmail :many
+-- A campaign's sends to one address (exact; @email_lower is the address's
+-- lower-case form), found without reading the campaign's other rows: the account's
+-- subscriber with that address (subscribers' UNIQUE (account_id, email_lower)),
+-- then its row by sends' UNIQUE (campaign_id, subscriber_id). The row's own address
+-- must be the one asked for, so a subscriber whose address changed after the build
+-- is found by the address it was sent to only while it still has it (a send to a
+-- deleted subscriber is not found by address). TestSendListByEmailPlan holds the plan.
+SELECT s.id, s.subscriber_id, s.email, s.status, s.attempts, s.sent_at, s.last_error, s.provider_message_id
+FROM subscribers u
+JOIN sends s ON s.campaign_id = @campaign_id AND s.subscriber_id = u.id
+WHERE u.account_id = @account_id AND u.email_lower = @email_lower
+  AND s.account_id = @account_id AND s.email_lower = @email_lower AND s.id > @after_id
+  AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
+ORDER BY s.id
+LIMIT @lim;
+
 -- name: CampaignSenderRules :one
 -- The sender a campaign would send through (its own, else the account default) and
 -- the From rules it imposes; no row: the environment's provider, which imposes none.

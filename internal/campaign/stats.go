@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/sendonce/sendonce/internal/address"
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -64,11 +66,40 @@ func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error)
 // Sends returns up to limit sends of the campaign after afterID in id order,
 // optionally of one status.
 func (s *Service) Sends(ctx context.Context, accountID, id, afterID int64, status *string, limit int) ([]Send, error) {
+	return s.SendsTo(ctx, accountID, id, afterID, status, nil, limit)
+}
+
+// SendsTo is Sends, only those to email when it is not nil: an exact address,
+// matched case-insensitively (anything that is not an address is invalid, naming
+// /email). A status that is not a send status is invalid, naming /status.
+func (s *Service) SendsTo(ctx context.Context, accountID, id, afterID int64, status, email *string, limit int) ([]Send, error) {
+	if status != nil && !sendStatuses[*status] {
+		return nil, apperr.Invalidf("/status", "status must be one of queued, sending, sent, failed, suppressed, cancelled, unknown")
+	}
+	var lower string
+	if email != nil {
+		addr, err := address.Parse(*email)
+		if err != nil {
+			return nil, apperr.Invalidf("/email", "email must be one address: %s", err.Error())
+		}
+		lower = addr.Lower
+	}
 	q := store.New(s.pool)
 	if _, err := q.CampaignStatusGet(ctx, store.CampaignStatusGetParams{AccountID: accountID, ID: id}); err != nil {
 		return nil, postgres.Error(err, "campaign")
 	}
-	rows, err := q.SendList(ctx, store.SendListParams{AccountID: accountID, CampaignID: id, AfterID: afterID, Status: status, Lim: int32(limit)})
+	var rows []store.SendListRow
+	var err error
+	if email != nil {
+		var found []store.SendListByEmailRow
+		found, err = q.SendListByEmail(ctx, store.SendListByEmailParams{AccountID: accountID, CampaignID: id,
+			EmailLower: lower, AfterID: afterID, Status: status, Lim: int32(limit)})
+		for _, r := range found {
+			rows = append(rows, store.SendListRow(r))
+		}
+	} else {
+		rows, err = q.SendList(ctx, store.SendListParams{AccountID: accountID, CampaignID: id, AfterID: afterID, Status: status, Lim: int32(limit)})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -79,3 +110,6 @@ func (s *Service) Sends(ctx context.Context, accountID, id, afterID int64, statu
 	}
 	return out, nil
 }
+
+var sendStatuses = map[string]bool{"queued": true, "sending": true, "sent": true, "failed": true,
+	"suppressed": true, "cancelled": true, "unknown": true}

@@ -177,7 +177,12 @@ func (s *Server) campaignSends(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.Campaigns.Sends(r.Context(), accountID(r), id, p.AfterID, queryString(r, "status"), p.Limit+1)
+	var email *string
+	if q := r.URL.Query(); q.Has("email") {
+		v := q.Get("email")
+		email = &v // present but empty is a 422, not "every address"
+	}
+	rows, err := s.Campaigns.SendsTo(r.Context(), accountID(r), id, p.AfterID, queryString(r, "status"), email, p.Limit+1)
 	if err != nil {
 		return err
 	}
