@@ -163,4 +163,3 @@ func TestReadOnlyKeyRefusesEveryWrite(t *testing.T) {
 		require.NotContains(t, string(res.Body), "read-only-key", route)
 	}
 }
-
