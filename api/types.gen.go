@@ -871,6 +871,9 @@ type EventEndpointWithSecret struct {
 type FieldError struct {
 	Detail string `json:"detail"`
 
+	// Line The 1-based line of the field's text the error is on, when it is about one line (a template's parse, limit or execution error); absent otherwise.
+	Line *int `json:"line,omitempty"`
+
 	// Pointer JSON pointer to the offending field.
 	Pointer string `json:"pointer"`
 }
@@ -1498,6 +1501,24 @@ type TemplateCreate struct {
 type TemplatePage struct {
 	Data       []Template `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
+}
+
+// TemplatePreview Example: {"html":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e","sample_data":{"plan":"pro"},"subject":"Hello {{.Name}}","text":"Hi {{.Name}}"}
+type TemplatePreview struct {
+	// Data {{.Attributes}}; default sample_data.
+	Data *json.RawMessage `json:"data,omitempty"`
+
+	// Email {{.Email}}; default sample@example.com.
+	Email *string `json:"email,omitempty"`
+	Html  *string `json:"html,omitempty"`
+
+	// Name {{.Name}}; default Sample Subscriber.
+	Name *string `json:"name,omitempty"`
+
+	// SampleData {{.Attributes}} when data is absent.
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    string           `json:"subject"`
+	Text       *string          `json:"text,omitempty"`
 }
 
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
@@ -2156,6 +2177,19 @@ type CreateTemplateParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// PreviewTemplateParams defines parameters for PreviewTemplate.
+type PreviewTemplateParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // RenderTemplateParams defines parameters for RenderTemplate.
 type RenderTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -2303,6 +2337,9 @@ type AddSuppressionJSONRequestBody = SuppressionCreate
 
 // CreateTemplateJSONRequestBody defines body for CreateTemplate for application/json ContentType.
 type CreateTemplateJSONRequestBody = TemplateCreate
+
+// PreviewTemplateJSONRequestBody defines body for PreviewTemplate for application/json ContentType.
+type PreviewTemplateJSONRequestBody = TemplatePreview
 
 // UpdateTemplateJSONRequestBody defines body for UpdateTemplate for application/json ContentType.
 type UpdateTemplateJSONRequestBody = TemplateUpdate

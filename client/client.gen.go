@@ -881,6 +881,9 @@ type EventEndpointWithSecret struct {
 type FieldError struct {
 	Detail string `json:"detail"`
 
+	// Line The 1-based line of the field's text the error is on, when it is about one line (a template's parse, limit or execution error); absent otherwise.
+	Line *int `json:"line,omitempty"`
+
 	// Pointer JSON pointer to the offending field.
 	Pointer string `json:"pointer"`
 }
@@ -1508,6 +1511,24 @@ type TemplateCreate struct {
 type TemplatePage struct {
 	Data       []Template `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
+}
+
+// TemplatePreview Example: {"html":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e","sample_data":{"plan":"pro"},"subject":"Hello {{.Name}}","text":"Hi {{.Name}}"}
+type TemplatePreview struct {
+	// Data {{.Attributes}}; default sample_data.
+	Data *json.RawMessage `json:"data,omitempty"`
+
+	// Email {{.Email}}; default sample@example.com.
+	Email *string `json:"email,omitempty"`
+	Html  *string `json:"html,omitempty"`
+
+	// Name {{.Name}}; default Sample Subscriber.
+	Name *string `json:"name,omitempty"`
+
+	// SampleData {{.Attributes}} when data is absent.
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    string           `json:"subject"`
+	Text       *string          `json:"text,omitempty"`
 }
 
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
@@ -2166,6 +2187,19 @@ type CreateTemplateParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// PreviewTemplateParams defines parameters for PreviewTemplate.
+type PreviewTemplateParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // RenderTemplateParams defines parameters for RenderTemplate.
 type RenderTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -2313,6 +2347,9 @@ type AddSuppressionJSONRequestBody = SuppressionCreate
 
 // CreateTemplateJSONRequestBody defines body for CreateTemplate for application/json ContentType.
 type CreateTemplateJSONRequestBody = TemplateCreate
+
+// PreviewTemplateJSONRequestBody defines body for PreviewTemplate for application/json ContentType.
+type PreviewTemplateJSONRequestBody = TemplatePreview
 
 // UpdateTemplateJSONRequestBody defines body for UpdateTemplate for application/json ContentType.
 type UpdateTemplateJSONRequestBody = TemplateUpdate
@@ -3634,6 +3671,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/templates (the `CreateTemplate` operationId).
 	CreateTemplate(ctx context.Context, params *CreateTemplateParams, body CreateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewTemplateWithBody Preview template
+	//
+	// Render a template that is not saved (what an editor shows as it is typed), with the
+	// checks of saving and the limits of a send. Changes nothing. A template that does not
+	// parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+	// `/text`) and, in the field error's `line`, the line of that field it is on.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/templates/preview (the `PreviewTemplate` operationId).
+	PreviewTemplateWithBody(ctx context.Context, params *PreviewTemplateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewTemplate Preview template
+	//
+	// Render a template that is not saved (what an editor shows as it is typed), with the
+	// checks of saving and the limits of a send. Changes nothing. A template that does not
+	// parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+	// `/text`) and, in the field error's `line`, the line of that field it is on.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/templates/preview (the `PreviewTemplate` operationId).
+	PreviewTemplate(ctx context.Context, params *PreviewTemplateParams, body PreviewTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTemplate Delete template
 	//
@@ -5968,6 +6029,50 @@ func (c *Raw) CreateTemplateWithBody(ctx context.Context, params *CreateTemplate
 // Corresponds with POST /v1/templates (the `CreateTemplate` operationId).
 func (c *Raw) CreateTemplate(ctx context.Context, params *CreateTemplateParams, body CreateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateTemplateRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewTemplateWithBody Preview template
+//
+// Render a template that is not saved (what an editor shows as it is typed), with the
+// checks of saving and the limits of a send. Changes nothing. A template that does not
+// parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+// `/text`) and, in the field error's `line`, the line of that field it is on.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/templates/preview (the `PreviewTemplate` operationId).
+func (c *Raw) PreviewTemplateWithBody(ctx context.Context, params *PreviewTemplateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewTemplateRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewTemplate Preview template
+//
+// Render a template that is not saved (what an editor shows as it is typed), with the
+// checks of saving and the limits of a send. Changes nothing. A template that does not
+// parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+// `/text`) and, in the field error's `line`, the line of that field it is on.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/templates/preview (the `PreviewTemplate` operationId).
+func (c *Raw) PreviewTemplate(ctx context.Context, params *PreviewTemplateParams, body PreviewTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewTemplateRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10337,6 +10442,61 @@ func NewCreateTemplateRequestWithBody(server string, params *CreateTemplateParam
 	return req, nil
 }
 
+// NewPreviewTemplateRequest calls the generic PreviewTemplate builder with application/json body
+func NewPreviewTemplateRequest(server string, params *PreviewTemplateParams, body PreviewTemplateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPreviewTemplateRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPreviewTemplateRequestWithBody constructs an http.Request for the PreviewTemplate method, with any body, and a specified content type
+func NewPreviewTemplateRequestWithBody(server string, params *PreviewTemplateParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates/preview")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewDeleteTemplateRequest constructs an http.Request for the DeleteTemplate method
 func NewDeleteTemplateRequest(server string, id ID) (*http.Request, error) {
 	var err error
@@ -12035,6 +12195,30 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/templates (the `CreateTemplate` operationId).
 	CreateTemplateWithResponse(ctx context.Context, params *CreateTemplateParams, body CreateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTemplateResponse, error)
+
+	// PreviewTemplateWithBodyWithResponse Preview template
+	//
+	// Render a template that is not saved (what an editor shows as it is typed), with the
+	// checks of saving and the limits of a send. Changes nothing. A template that does not
+	// parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+	// `/text`) and, in the field error's `line`, the line of that field it is on.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates/preview (the `PreviewTemplate` operationId).
+	PreviewTemplateWithBodyWithResponse(ctx context.Context, params *PreviewTemplateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewTemplateResponse, error)
+
+	// PreviewTemplateWithResponse Preview template
+	//
+	// Render a template that is not saved (what an editor shows as it is typed), with the
+	// checks of saving and the limits of a send. Changes nothing. A template that does not
+	// parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+	// `/text`) and, in the field error's `line`, the line of that field it is on.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates/preview (the `PreviewTemplate` operationId).
+	PreviewTemplateWithResponse(ctx context.Context, params *PreviewTemplateParams, body PreviewTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewTemplateResponse, error)
 
 	// DeleteTemplateWithResponse Delete template
 	//
@@ -19937,6 +20121,124 @@ func (r CreateTemplateResponse) ContentType() string {
 	return ""
 }
 
+// PreviewTemplateResponse401Headers the declared response headers of an HTTP 401 response for PreviewTemplate
+type PreviewTemplateResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PreviewTemplateResponse409Headers the declared response headers of an HTTP 409 response for PreviewTemplate
+type PreviewTemplateResponse409Headers struct {
+	RetryAfter *int
+}
+
+// PreviewTemplateResponse429Headers the declared response headers of an HTTP 429 response for PreviewTemplate
+type PreviewTemplateResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PreviewTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Rendered
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PreviewTemplateResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PreviewTemplateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PreviewTemplateResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PreviewTemplateResponse) GetJSON200() *Rendered {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PreviewTemplateResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PreviewTemplateResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PreviewTemplateResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PreviewTemplateResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PreviewTemplateResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PreviewTemplateResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PreviewTemplateResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PreviewTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PreviewTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PreviewTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PreviewTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PreviewTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteTemplateResponse401Headers the declared response headers of an HTTP 401 response for DeleteTemplate
 type DeleteTemplateResponse401Headers struct {
 	WWWAuthenticate *string
@@ -22825,6 +23127,42 @@ func (c *ClientWithResponses) CreateTemplateWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseCreateTemplateResponse(rsp)
+}
+
+// PreviewTemplateWithBodyWithResponse Preview template
+//
+// Render a template that is not saved (what an editor shows as it is typed), with the
+// checks of saving and the limits of a send. Changes nothing. A template that does not
+// parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+// `/text`) and, in the field error's `line`, the line of that field it is on.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates/preview (the `PreviewTemplate` operationId).
+func (c *ClientWithResponses) PreviewTemplateWithBodyWithResponse(ctx context.Context, params *PreviewTemplateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewTemplateResponse, error) {
+	rsp, err := c.PreviewTemplateWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewTemplateResponse(rsp)
+}
+
+// PreviewTemplateWithResponse Preview template
+//
+// Render a template that is not saved (what an editor shows as it is typed), with the
+// checks of saving and the limits of a send. Changes nothing. A template that does not
+// parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+// `/text`) and, in the field error's `line`, the line of that field it is on.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates/preview (the `PreviewTemplate` operationId).
+func (c *ClientWithResponses) PreviewTemplateWithResponse(ctx context.Context, params *PreviewTemplateParams, body PreviewTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewTemplateResponse, error) {
+	rsp, err := c.PreviewTemplate(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewTemplateResponse(rsp)
 }
 
 // DeleteTemplateWithResponse Delete template
@@ -30297,6 +30635,121 @@ func ParseCreateTemplateResponse(rsp *http.Response) (*CreateTemplateResponse, e
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateTemplateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePreviewTemplateResponse parses an HTTP response from a PreviewTemplateWithResponse call
+func ParsePreviewTemplateResponse(rsp *http.Response) (*PreviewTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PreviewTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Rendered
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PreviewTemplateResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PreviewTemplateResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PreviewTemplateResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -93,6 +93,7 @@ func (s *Server) routes() {
 
 			r.Get("/templates", s.handle(s.listTemplates))
 			r.Post("/templates", s.handle(s.createTemplate))
+			r.Post("/templates/preview", s.handle(s.previewTemplate))
 			r.Get("/templates/{id}", s.handle(s.getTemplate))
 			r.Patch("/templates/{id}", s.handle(s.updateTemplate))
 			r.Delete("/templates/{id}", s.handle(s.deleteTemplate))

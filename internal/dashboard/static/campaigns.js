@@ -171,28 +171,19 @@ function Sends({ id }) {
     setError(null);
     setNote('Searching…');
     try {
-      // The API lists sends by id; the address is matched here, a page of 500 at a time.
-      const needle = q.trim().toLowerCase();
-      let cursor = '';
-      let scanned = 0;
-      /** @type {any[]} */
-      const found = [];
-      for (let i = 0; i < 40; i++) {
-        const p = await api('GET', `/v1/campaigns/${id}/sends?limit=500` + (status ? '&status=' + status : '') + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
-        scanned += p.data.length;
-        for (const s of p.data) if (!needle || s.email.toLowerCase().includes(needle)) found.push(s);
-        if (!p.next_cursor || (!needle && found.length >= 100)) break;
-        cursor = p.next_cursor;
-      }
+      // The API finds one address (exact, any case) however large the campaign.
+      const addr = q.trim();
+      const p = await api('GET', `/v1/campaigns/${id}/sends?limit=100` + (status ? '&status=' + status : '') + (addr ? '&email=' + encodeURIComponent(addr) : ''));
       if (mine !== latest.current) return;
-      setRows(found.slice(0, 100));
-      setNote(`${num(found.length)} found among ${num(scanned)} sends${found.length > 100 ? ' (first 100 shown)' : ''}.`);
+      setRows(p.data);
+      setNote(addr ? (p.data.length ? `Found ${addr}.` : `No send to ${addr}${status ? ' with status ' + status : ''}.`)
+        : `${num(p.data.length)} sends shown${p.next_cursor ? ' (the first 100)' : ''}.`);
     } catch (err) { if (mine === latest.current) { setError(err); setNote(''); } }
   };
   useEffect(() => { search(null); }, [id, status]);
   return html`<section aria-labelledby="sends"><h2 id="sends">Sends</h2>
     <form onSubmit=${search} class="inline">
-      <${Field} label="Address contains" type="search" value=${q} onInput=${setQ} />
+      <${Field} label="Address" type="search" value=${q} onInput=${setQ} hint="The whole address, any case" error=${fieldError(error, '/email')} />
       <${Select} label="Status" value=${status} onChange=${setStatus}
         options=${['', 'queued', 'sending', 'sent', 'failed', 'suppressed', 'cancelled', 'unknown'].map((s) => [s, s || 'any'])} />
       <button type="submit">Search</button>

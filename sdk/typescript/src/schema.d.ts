@@ -688,6 +688,29 @@ export interface paths {
         patch: operations["updateTemplate"];
         trace?: never;
     };
+    "/v1/templates/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview template
+         * @description Render a template that is not saved (what an editor shows as it is typed), with the
+         *     checks of saving and the limits of a send. Changes nothing. A template that does not
+         *     parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+         *     `/text`) and, in the field error's `line`, the line of that field it is on.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{id}/render": {
         parameters: {
             query?: never;
@@ -1020,7 +1043,12 @@ export interface paths {
         };
         /**
          * List campaign sends
-         * @description Per-recipient sends of the campaign, cursor-paginated.
+         * @description Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
+         *     `email` narrow them. `email` is one exact address, matched case-insensitively (not a
+         *     substring): it is looked up through the account's subscriber with that address, so a
+         *     search costs the same on a campaign of any size. A send is found by the address it was
+         *     sent to while its subscriber still has that address; a send to a subscriber deleted
+         *     since (or whose address changed) is listed, but not found by address.
          */
         get: operations["listCampaignSends"];
         put?: never;
@@ -1745,6 +1773,8 @@ export interface components {
             /** @description JSON pointer to the offending field. */
             pointer: string;
             detail: string;
+            /** @description The 1-based line of the field's text the error is on, when it is about one line (a template's parse, limit or execution error); absent otherwise. */
+            line?: number;
         };
         Problem: {
             type: string;
@@ -2410,6 +2440,33 @@ export interface components {
         TemplatePage: {
             data: components["schemas"]["Template"][];
             next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "subject": "Hello {{.Name}}",
+         *       "html": "<p>Hi {{.Name}}</p>",
+         *       "text": "Hi {{.Name}}",
+         *       "sample_data": {
+         *         "plan": "pro"
+         *       }
+         *     }
+         */
+        TemplatePreview: {
+            subject: string;
+            html?: string;
+            text?: string;
+            /** @description {{.Attributes}} when data is absent. */
+            sample_data?: {
+                [key: string]: unknown;
+            };
+            /** @description {{.Email}}; default sample@example.com. */
+            email?: string;
+            /** @description {{.Name}}; default Sample Subscriber. */
+            name?: string;
+            /** @description {{.Attributes}}; default sample_data. */
+            data?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @example {
@@ -4936,6 +4993,51 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreview"];
+            };
+        };
+        responses: {
+            /** @description The rendered parts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rendered"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
     renderTemplate: {
         parameters: {
             query?: never;
@@ -5632,6 +5734,11 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["Cursor"];
                 status?: components["schemas"]["SendStatus"];
+                /**
+                 * @description Only the send to this address (exact, case-insensitive); not an address is 422 naming /email.
+                 * @example Ada@Example.com
+                 */
+                email?: string;
             };
             header?: never;
             path: {
