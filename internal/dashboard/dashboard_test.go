@@ -62,3 +62,15 @@ func TestPageNamesVersionedAssets(t *testing.T) {
 	require.Equal(t, "DENY", rec.Header().Get("X-Frame-Options"))
 	require.True(t, strings.HasPrefix(string(MessagePage("<p>x</p>")), `<!doctype html><base target="_blank">`))
 }
+
+// TestDeclarationsNotServed: the type declarations kept beside the modules for tsc
+// (make ts) are not assets.
+func TestDeclarationsNotServed(t *testing.T) {
+	t.Parallel()
+	_, err := os.Stat("static/preact-htm.d.ts")
+	require.NoError(t, err)
+	d := New()
+	for name := range d.assets {
+		require.False(t, strings.HasSuffix(name, ".d.ts"), name)
+	}
+}
