@@ -745,6 +745,26 @@ type CampaignStats struct {
 // exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
 type CampaignStatus string
 
+// CampaignTimeline Example: {"campaign_id":42,"points":[{"at":"2026-11-02T09:00:00Z","cancelled":0,"failed":1,"sent":30,"suppressed":0,"unknown":0}],"step_seconds":1}
+type CampaignTimeline struct {
+	CampaignId int64                   `json:"campaign_id"`
+	Points     []CampaignTimelinePoint `json:"points"`
+
+	// StepSeconds Each bucket's width; 0 when there is no point.
+	StepSeconds int64 `json:"step_seconds"`
+}
+
+// CampaignTimelinePoint defines model for CampaignTimelinePoint.
+type CampaignTimelinePoint struct {
+	// At The bucket's start.
+	At         time.Time `json:"at"`
+	Cancelled  int64     `json:"cancelled"`
+	Failed     int64     `json:"failed"`
+	Sent       int64     `json:"sent"`
+	Suppressed int64     `json:"suppressed"`
+	Unknown    int64     `json:"unknown"`
+}
+
 // CampaignUpdate Example: {"subject":"Hello again {{.Name}}"}
 type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.

@@ -755,6 +755,26 @@ type CampaignStats struct {
 // exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
 type CampaignStatus string
 
+// CampaignTimeline Example: {"campaign_id":42,"points":[{"at":"2026-11-02T09:00:00Z","cancelled":0,"failed":1,"sent":30,"suppressed":0,"unknown":0}],"step_seconds":1}
+type CampaignTimeline struct {
+	CampaignId int64                   `json:"campaign_id"`
+	Points     []CampaignTimelinePoint `json:"points"`
+
+	// StepSeconds Each bucket's width; 0 when there is no point.
+	StepSeconds int64 `json:"step_seconds"`
+}
+
+// CampaignTimelinePoint defines model for CampaignTimelinePoint.
+type CampaignTimelinePoint struct {
+	// At The bucket's start.
+	At         time.Time `json:"at"`
+	Cancelled  int64     `json:"cancelled"`
+	Failed     int64     `json:"failed"`
+	Sent       int64     `json:"sent"`
+	Suppressed int64     `json:"suppressed"`
+	Unknown    int64     `json:"unknown"`
+}
+
 // CampaignUpdate Example: {"subject":"Hello again {{.Name}}"}
 type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
@@ -2965,6 +2985,17 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/test (the `TestCampaign` operationId).
 	TestCampaign(ctx context.Context, id ID, params *TestCampaignParams, body TestCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCampaignTimeline Campaign timeline
+	//
+	// The campaign's settled sends counted by when they settled (a sent row at its sent_at,
+	// any other at its last change), in at most 200 buckets of `step_seconds` from the first:
+	// what the dashboard's chart of a campaign draws when it is opened (it then adds the
+	// stream's send events live). Reads the campaign's settled rows only, as its stats do;
+	// rows archived by retention are counted in the stats but have no time, so are not here.
+	//
+	// Corresponds with GET /v1/campaigns/{id}/timeline (the `GetCampaignTimeline` operationId).
+	GetCampaignTimeline(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UnapproveCampaign Unapprove campaign
 	//
 	// approved → draft (before the executor starts it).
@@ -4572,6 +4603,27 @@ func (c *Raw) TestCampaignWithBody(ctx context.Context, id ID, params *TestCampa
 // Corresponds with POST /v1/campaigns/{id}/test (the `TestCampaign` operationId).
 func (c *Raw) TestCampaign(ctx context.Context, id ID, params *TestCampaignParams, body TestCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTestCampaignRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaignTimeline Campaign timeline
+//
+// The campaign's settled sends counted by when they settled (a sent row at its sent_at,
+// any other at its last change), in at most 200 buckets of `step_seconds` from the first:
+// what the dashboard's chart of a campaign draws when it is opened (it then adds the
+// stream's send events live). Reads the campaign's settled rows only, as its stats do;
+// rows archived by retention are counted in the stats but have no time, so are not here.
+//
+// Corresponds with GET /v1/campaigns/{id}/timeline (the `GetCampaignTimeline` operationId).
+func (c *Raw) GetCampaignTimeline(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignTimelineRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -7642,6 +7694,40 @@ func NewTestCampaignRequestWithBody(server string, id ID, params *TestCampaignPa
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetCampaignTimelineRequest constructs an http.Request for the GetCampaignTimeline method
+func NewGetCampaignTimelineRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/timeline", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -11423,6 +11509,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/test (the `TestCampaign` operationId).
 	TestCampaignWithResponse(ctx context.Context, id ID, params *TestCampaignParams, body TestCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*TestCampaignResponse, error)
 
+	// GetCampaignTimelineWithResponse Campaign timeline
+	//
+	// The campaign's settled sends counted by when they settled (a sent row at its sent_at,
+	// any other at its last change), in at most 200 buckets of `step_seconds` from the first:
+	// what the dashboard's chart of a campaign draws when it is opened (it then adds the
+	// stream's send events live). Reads the campaign's settled rows only, as its stats do;
+	// rows archived by retention are counted in the stats but have no time, so are not here.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/timeline (the `GetCampaignTimeline` operationId).
+	GetCampaignTimelineWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetCampaignTimelineResponse, error)
+
 	// UnapproveCampaignWithResponse Unapprove campaign
 	//
 	// approved → draft (before the executor starts it).
@@ -14625,6 +14724,96 @@ func (r TestCampaignResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r TestCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignTimelineResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignTimeline
+type GetCampaignTimelineResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignTimelineResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignTimeline
+type GetCampaignTimelineResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignTimelineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignTimeline
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignTimelineResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignTimelineResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignTimelineResponse) GetJSON200() *CampaignTimeline {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignTimelineResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCampaignTimelineResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCampaignTimelineResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignTimelineResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignTimelineResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignTimelineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignTimelineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignTimelineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignTimelineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21906,6 +22095,25 @@ func (c *ClientWithResponses) TestCampaignWithResponse(ctx context.Context, id I
 	return ParseTestCampaignResponse(rsp)
 }
 
+// GetCampaignTimelineWithResponse Campaign timeline
+//
+// The campaign's settled sends counted by when they settled (a sent row at its sent_at,
+// any other at its last change), in at most 200 buckets of `step_seconds` from the first:
+// what the dashboard's chart of a campaign draws when it is opened (it then adds the
+// stream's send events live). Reads the campaign's settled rows only, as its stats do;
+// rows archived by retention are counted in the stats but have no time, so are not here.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/timeline (the `GetCampaignTimeline` operationId).
+func (c *ClientWithResponses) GetCampaignTimelineWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetCampaignTimelineResponse, error) {
+	rsp, err := c.GetCampaignTimeline(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignTimelineResponse(rsp)
+}
+
 // UnapproveCampaignWithResponse Unapprove campaign
 //
 // approved → draft (before the executor starts it).
@@ -25397,6 +25605,90 @@ func ParseTestCampaignResponse(rsp *http.Response) (*TestCampaignResponse, error
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers TestCampaignResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignTimelineResponse parses an HTTP response from a GetCampaignTimelineWithResponse call
+func ParseGetCampaignTimelineResponse(rsp *http.Response) (*GetCampaignTimelineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignTimelineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignTimeline
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignTimelineResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignTimelineResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -113,3 +113,34 @@ func (s *Service) SendsTo(ctx context.Context, accountID, id, afterID int64, sta
 
 var sendStatuses = map[string]bool{"queued": true, "sending": true, "sent": true, "failed": true,
 	"suppressed": true, "cancelled": true, "unknown": true}
+
+// TimelinePoint is one bucket of a campaign's timeline: the sends that settled in
+// it, by status.
+type TimelinePoint struct {
+	At                                           time.Time
+	Sent, Failed, Suppressed, Cancelled, Unknown int64
+}
+
+// TimelineBuckets is the most buckets a timeline has.
+const TimelineBuckets = 200
+
+// Timeline returns the campaign's settled sends by when they settled, in at most
+// TimelineBuckets buckets, and the buckets' width in seconds (0: no point yet).
+// Another account's campaign is not found.
+func (s *Service) Timeline(ctx context.Context, accountID, id int64) ([]TimelinePoint, int64, error) {
+	q := store.New(s.pool)
+	if _, err := q.CampaignStatusGet(ctx, store.CampaignStatusGetParams{AccountID: accountID, ID: id}); err != nil {
+		return nil, 0, postgres.Error(err, "campaign")
+	}
+	rows, err := q.CampaignTimeline(ctx, store.CampaignTimelineParams{AccountID: accountID, CampaignID: id, MaxBuckets: TimelineBuckets})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]TimelinePoint, len(rows))
+	var step int64
+	for i, r := range rows {
+		step = r.StepSeconds
+		out[i] = TimelinePoint{At: r.Bucket, Sent: r.Sent, Failed: r.Failed, Suppressed: r.Suppressed, Cancelled: r.Cancelled, Unknown: r.Unknown}
+	}
+	return out, step, nil
+}

@@ -194,3 +194,21 @@ func (s *Server) campaignSends(w http.ResponseWriter, r *http.Request) error {
 	}
 	return encode(w, http.StatusOK, out)
 }
+
+// campaignTimeline answers the campaign's settled sends by when they settled.
+func (s *Server) campaignTimeline(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	points, step, err := s.Campaigns.Timeline(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	out := api.CampaignTimeline{CampaignId: id, StepSeconds: step, Points: make([]api.CampaignTimelinePoint, len(points))}
+	for i, p := range points {
+		out.Points[i] = api.CampaignTimelinePoint{At: p.At, Sent: p.Sent, Failed: p.Failed, Suppressed: p.Suppressed,
+			Cancelled: p.Cancelled, Unknown: p.Unknown}
+	}
+	return encode(w, http.StatusOK, out)
+}

@@ -116,6 +116,7 @@ func (s *Server) routes() {
 			r.Post("/campaigns/{id}/test", s.handle(s.testCampaign))
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
+			r.Get("/campaigns/{id}/timeline", s.handle(s.campaignTimeline))
 
 			// Webhook endpoints: the credentials are in the create and
 			// rotate responses only.
