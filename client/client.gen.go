@@ -2928,6 +2928,16 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
 	CancelCampaign(ctx context.Context, id ID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCampaignEvents Campaign events
+	//
+	// The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
+	// `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
+	// events' retention keeps them. Its per-recipient outcomes are its sends
+	// (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
+	//
+	// Corresponds with GET /v1/campaigns/{id}/events (the `ListCampaignEvents` operationId).
+	ListCampaignEvents(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PauseCampaign Pause campaign
 	//
 	// sending → paused. Messages already handed to a worker may still go out.
@@ -4486,6 +4496,26 @@ func (c *Raw) ApproveCampaign(ctx context.Context, id ID, params *ApproveCampaig
 // Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
 func (c *Raw) CancelCampaign(ctx context.Context, id ID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCampaignEvents Campaign events
+//
+// The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
+// `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
+// events' retention keeps them. Its per-recipient outcomes are its sends
+// (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
+//
+// Corresponds with GET /v1/campaigns/{id}/events (the `ListCampaignEvents` operationId).
+func (c *Raw) ListCampaignEvents(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCampaignEventsRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -7403,6 +7433,40 @@ func NewCancelCampaignRequest(server string, id ID, params *CancelCampaignParams
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListCampaignEventsRequest constructs an http.Request for the ListCampaignEvents method
+func NewListCampaignEventsRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -11444,6 +11508,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
 	CancelCampaignWithResponse(ctx context.Context, id ID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*CancelCampaignResponse, error)
 
+	// ListCampaignEventsWithResponse Campaign events
+	//
+	// The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
+	// `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
+	// events' retention keeps them. Its per-recipient outcomes are its sends
+	// (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/events (the `ListCampaignEvents` operationId).
+	ListCampaignEventsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ListCampaignEventsResponse, error)
+
 	// PauseCampaignWithResponse Pause campaign
 	//
 	// sending → paused. Messages already handed to a worker may still go out.
@@ -14197,6 +14273,100 @@ func (r CancelCampaignResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CancelCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCampaignEventsResponse401Headers the declared response headers of an HTTP 401 response for ListCampaignEvents
+type ListCampaignEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListCampaignEventsResponse429Headers the declared response headers of an HTTP 429 response for ListCampaignEvents
+type ListCampaignEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListCampaignEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Event `json:"data"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCampaignEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCampaignEventsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCampaignEventsResponse) GetJSON200() *struct {
+	Data []Event `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListCampaignEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListCampaignEventsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListCampaignEventsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListCampaignEventsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListCampaignEventsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCampaignEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCampaignEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCampaignEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCampaignEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21994,6 +22164,24 @@ func (c *ClientWithResponses) CancelCampaignWithResponse(ctx context.Context, id
 	return ParseCancelCampaignResponse(rsp)
 }
 
+// ListCampaignEventsWithResponse Campaign events
+//
+// The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
+// `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
+// events' retention keeps them. Its per-recipient outcomes are its sends
+// (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/events (the `ListCampaignEvents` operationId).
+func (c *ClientWithResponses) ListCampaignEventsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ListCampaignEventsResponse, error) {
+	rsp, err := c.ListCampaignEvents(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCampaignEventsResponse(rsp)
+}
+
 // PauseCampaignWithResponse Pause campaign
 //
 // sending → paused. Messages already handed to a worker may still go out.
@@ -25099,6 +25287,92 @@ func ParseCancelCampaignResponse(rsp *http.Response) (*CancelCampaignResponse, e
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers CancelCampaignResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCampaignEventsResponse parses an HTTP response from a ListCampaignEventsWithResponse call
+func ParseListCampaignEventsResponse(rsp *http.Response) (*ListCampaignEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCampaignEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Event `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListCampaignEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCampaignEventsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

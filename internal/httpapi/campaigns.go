@@ -212,3 +212,19 @@ func (s *Server) campaignTimeline(w http.ResponseWriter, r *http.Request) error 
 	}
 	return encode(w, http.StatusOK, out)
 }
+
+// campaignEvents answers the campaign's lifecycle events, newest first (at most 100).
+func (s *Server) campaignEvents(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Campaigns.Get(r.Context(), accountID(r), id); err != nil {
+		return err
+	}
+	evs, err := s.Events.CampaignEvents(r.Context(), accountID(r), id, 100)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"data": evs})
+}

@@ -117,6 +117,7 @@ func (s *Server) routes() {
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
 			r.Get("/campaigns/{id}/timeline", s.handle(s.campaignTimeline))
+			r.Get("/campaigns/{id}/events", s.handle(s.campaignEvents))
 
 			// Webhook endpoints: the credentials are in the create and
 			// rotate responses only.

@@ -18,7 +18,8 @@ import (
 )
 
 // sendingCampaignWith makes a sending campaign of key's account with n send rows to
-// n subscribers user<i>@example.com (i from 1), every third one sent; returns its id.
+// the account's subscribers, made user<i>@example.com (i from 1 to n) if missing,
+// every third one sent; returns its id.
 func sendingCampaignWith(t *testing.T, e *env, key string, n int) int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -30,7 +31,8 @@ func sendingCampaignWith(t *testing.T, e *env, key string, n int) int64 {
 	require.NoError(t, err)
 	_, err = e.pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
 		SELECT c.account_id, 'User'||g||'@Example.com', 'user'||g||'@example.com', 'confirmed'
-		FROM campaigns c, generate_series(1, $2::int) g WHERE c.id = $1`, c.Id, n)
+		FROM campaigns c, generate_series(1, $2::int) g WHERE c.id = $1
+		ON CONFLICT DO NOTHING`, c.Id, n)
 	require.NoError(t, err)
 	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
 		SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower, 'campaign:'||$1::bigint||':'||s.id,

@@ -73,3 +73,55 @@ func TestCampaignTimeline(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, get(e.keyB, c).Status)
 	require.Equal(t, http.StatusUnprocessableEntity, e.do(e.keyA, http.MethodGet, "/v1/campaigns/x/timeline", nil).Status)
 }
+
+// TestCampaignEvents: a campaign's page lists its own lifecycle events, newest
+// first, never another campaign's or another account's; another account's
+// campaign is a 404; the look-up goes through events_campaign_idx, not the
+// account's per-recipient events.
+func TestCampaignEvents(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	cB := sendingCampaignWith(t, e, e.keyB, 2)
+	other := sendingCampaignWith(t, e, e.keyA, 2)
+	c := sendingCampaignWith(t, e, e.keyA, 2)
+	for _, step := range []struct {
+		key string
+		id  int64
+		act string
+	}{{e.keyA, c, "pause"}, {e.keyB, cB, "pause"}, {e.keyA, other, "pause"}, {e.keyA, c, "resume"}} {
+		require.Equal(t, http.StatusOK, e.do(step.key, http.MethodPost, fmt.Sprintf("/v1/campaigns/%d/%s", step.id, step.act), nil).Status)
+	}
+	type page struct {
+		Data []api.Event `json:"data"`
+	}
+	res := e.do(e.keyA, http.MethodGet, fmt.Sprintf("/v1/campaigns/%d/events", c), nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	var types []string
+	for _, ev := range decodeAs[page](t, res).Data {
+		types = append(types, ev.Type)
+		require.EqualValues(t, c, ev.Data["campaign_id"])
+	}
+	require.Equal(t, []string{"campaign.resumed", "campaign.paused"}, types)
+	require.Equal(t, http.StatusNotFound, e.do(e.keyA, http.MethodGet, fmt.Sprintf("/v1/campaigns/%d/events", cB), nil).Status)
+	require.Equal(t, http.StatusNotFound, e.do(e.keyB, http.MethodGet, fmt.Sprintf("/v1/campaigns/%d/events", c), nil).Status)
+
+	// Many per-recipient events of the account: the plan still reads the index.
+	_, err := e.pool.Exec(ctx, `INSERT INTO events (account_id, type, data)
+		SELECT c.account_id, 'send.sent', jsonb_build_object('campaign_id', c.id, 'send_id', g)
+		FROM campaigns c, generate_series(1, 20000) g WHERE c.id = $1`, c)
+	require.NoError(t, err)
+	_, err = e.pool.Exec(ctx, `ANALYZE events`)
+	require.NoError(t, err)
+	var plan []string
+	rows, err := e.pool.Query(ctx, `EXPLAIN SELECT id, type, occurred_at, data FROM events
+		WHERE account_id = (SELECT account_id FROM campaigns WHERE id = $1) AND type LIKE 'campaign.%'
+		  AND data ->> 'campaign_id' = $1::bigint::text ORDER BY id DESC LIMIT 100`, c)
+	require.NoError(t, err)
+	for rows.Next() {
+		var line string
+		require.NoError(t, rows.Scan(&line))
+		plan = append(plan, line)
+	}
+	require.Contains(t, fmt.Sprint(plan), "events_campaign_idx", "%v", plan)
+}

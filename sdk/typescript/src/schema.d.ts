@@ -1031,6 +1031,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Campaign events
+         * @description The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
+         *     `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
+         *     events' retention keeps them. Its per-recipient outcomes are its sends
+         *     (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
+         */
+        get: operations["listCampaignEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Campaign timeline
+         * @description The campaign's settled sends counted by when they settled (a sent row at its sent_at,
+         *     any other at its last change), in at most 200 buckets of `step_seconds` from the first:
+         *     what the dashboard's chart of a campaign draws when it is opened (it then adds the
+         *     stream's send events live). Reads the campaign's settled rows only, as its stats do;
+         *     rows archived by retention are counted in the stats but have no time, so are not here.
+         */
+        get: operations["getCampaignTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/sends": {
         parameters: {
             query?: never;
@@ -2467,6 +2520,49 @@ export interface components {
             data?: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * @example {
+         *       "campaign_id": 42,
+         *       "step_seconds": 1,
+         *       "points": [
+         *         {
+         *           "at": "2026-11-02T09:00:00Z",
+         *           "sent": 30,
+         *           "failed": 1,
+         *           "suppressed": 0,
+         *           "cancelled": 0,
+         *           "unknown": 0
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignTimeline: {
+            /** Format: int64 */
+            campaign_id: number;
+            /**
+             * Format: int64
+             * @description Each bucket's width; 0 when there is no point.
+             */
+            step_seconds: number;
+            points: components["schemas"]["CampaignTimelinePoint"][];
+        };
+        CampaignTimelinePoint: {
+            /**
+             * Format: date-time
+             * @description The bucket's start.
+             */
+            at: string;
+            /** Format: int64 */
+            sent: number;
+            /** Format: int64 */
+            failed: number;
+            /** Format: int64 */
+            suppressed: number;
+            /** Format: int64 */
+            cancelled: number;
+            /** Format: int64 */
+            unknown: number;
         };
         /**
          * @example {
@@ -5710,6 +5806,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CampaignStats"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listCampaignEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buckets, oldest first (none before the first send settles). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignTimeline"];
                 };
             };
             401: components["responses"]["Unauthorized"];
