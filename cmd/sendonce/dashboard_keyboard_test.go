@@ -22,7 +22,9 @@ import (
 // list with Tab and Enter, pause it with Space and resume it with Enter, every
 // focused control visibly outlined; the campaign page then shows its counts over
 // time (the chart's history, redrawn from stream events while it sends) and its
-// events, including the pause and resume. No JavaScript error, no serious or
+// events, including the pause and resume. Signed in again with a read-only key,
+// the page says so and a change is refused in words. No JavaScript error (a
+// refused request's 403 is a network answer, not a page error), no serious or
 // critical axe violation. With SENDONCE_SCREENSHOTS=1 it writes
 // docs/img/dashboard-campaign-chart.png.
 func TestDashboardCampaignKeyboard(t *testing.T) {
@@ -160,6 +162,30 @@ func TestDashboardCampaignKeyboard(t *testing.T) {
 	audit("campaign-chart-history")
 	if shots {
 		require.NoError(t, os.Remove("../../docs/img/dashboard-campaign-chart-history.png"))
+	}
+
+	// Signed in with a read-only key, the page says so, and a change is refused in words.
+	ro := apiCall(t, base, key, http.MethodPost, "/v1/api-keys", map[string]any{"name": "watcher", "role": "read_only"})
+	eval := func(js string) {
+		t.Helper()
+		ok, err := chromedp.Run(step, chromedp.Evaluate[bool](js))
+		require.NoError(t, err, js)
+		require.True(t, ok, "the page has no control for: %s", js)
+	}
+	eval(pageHelpers)
+	eval(`__t.click('Sign out')`)
+	wait(`!!document.querySelector('main.signin')`)
+	eval(fmt.Sprintf(`__t.fill('API key', %q)`, ro["token"]))
+	eval(`__t.click('Sign in')`)
+	wait(`!!document.querySelector('nav') && document.querySelector('.who').innerText.includes('read-only')`)
+	eval(`location.hash = '#/keys'; true`)
+	wait(`document.querySelector('main h1') && document.querySelector('main h1').textContent === 'API keys' && !!document.querySelector('[data-role=read_only]')`)
+	eval(`__t.fill('Name of a new key', 'escalate')`)
+	eval(`__t.click('Create key')`)
+	wait(`!!document.querySelector('.error') && document.querySelector('.error').innerText.includes('read-only')`)
+	audit("keys-read-only")
+	if shots {
+		require.NoError(t, os.Remove("../../docs/img/dashboard-keys-read-only.png"))
 	}
 }
 
