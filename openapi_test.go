@@ -83,3 +83,20 @@ func TestOpenAPIProblemResponses(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIWritesDocument403: every authenticated /v1 operation that is not a GET
+// lists 403 (Forbidden): a read-only API key, or a session cookie without its CSRF
+// token, is refused before anything runs.
+func TestOpenAPIWritesDocument403(t *testing.T) {
+	t.Parallel()
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI)
+	require.NoError(t, err)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if method == "GET" || op.Security != nil || !strings.HasPrefix(path, "/v1/") || path == "/v1/session" {
+				continue
+			}
+			require.NotNil(t, op.Responses.Value("403"), "%s %s: 403 (read-only key, CSRF)", method, path)
+		}
+	}
+}

@@ -9,6 +9,24 @@ import (
 	"time"
 )
 
+// Defines values for APIKeyRole.
+const (
+	Full     APIKeyRole = "full"
+	ReadOnly APIKeyRole = "read_only"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyRole enum.
+func (e APIKeyRole) Valid() bool {
+	switch e {
+	case Full:
+		return true
+	case ReadOnly:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AmbiguousPolicy.
 const (
 	Retry AmbiguousPolicy = "retry"
@@ -519,7 +537,7 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	}
 }
 
-// APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null}
+// APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"role":"full"}
 type APIKey struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
@@ -531,14 +549,26 @@ type APIKey struct {
 	// Prefix The first characters of the token, to recognise it.
 	Prefix    string     `json:"prefix"`
 	RevokedAt *time.Time `json:"revoked_at"`
+
+	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+	// and the previews that change nothing; any other request is 403
+	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+	// the role of the key it was signed in with; a session from a login link is `full`.
+	Role APIKeyRole `json:"role"`
 }
 
-// APIKeyCreate Example: {"name":"ci"}
+// APIKeyCreate Example: {"name":"ci","role":"read_only"}
 type APIKeyCreate struct {
 	Name string `json:"name"`
+
+	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+	// and the previews that change nothing; any other request is 403
+	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+	// the role of the key it was signed in with; a session from a login link is `full`.
+	Role *APIKeyRole `json:"role,omitempty"`
 }
 
-// APIKeyCreated Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"token":"so_abcdefghijkl…"}
+// APIKeyCreated Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"role":"full","token":"so_abcdefghijkl…"}
 type APIKeyCreated struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	Id         int64      `json:"id"`
@@ -546,6 +576,12 @@ type APIKeyCreated struct {
 	Name       string     `json:"name"`
 	Prefix     string     `json:"prefix"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+
+	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+	// and the previews that change nothing; any other request is 403
+	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+	// the role of the key it was signed in with; a session from a login link is `full`.
+	Role APIKeyRole `json:"role"`
 
 	// Token The key; shown this once.
 	Token string `json:"token"`
@@ -556,6 +592,12 @@ type APIKeyPage struct {
 	Data       []APIKey `json:"data"`
 	NextCursor *string  `json:"next_cursor"`
 }
+
+// APIKeyRole What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+// and the previews that change nothing; any other request is 403
+// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+// the role of the key it was signed in with; a session from a login link is `full`.
+type APIKeyRole string
 
 // Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
 type Account struct {
@@ -703,6 +745,26 @@ type CampaignStats struct {
 // exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
 type CampaignStatus string
 
+// CampaignTimeline Example: {"campaign_id":42,"points":[{"at":"2026-11-02T09:00:00Z","cancelled":0,"failed":1,"sent":30,"suppressed":0,"unknown":0}],"step_seconds":1}
+type CampaignTimeline struct {
+	CampaignId int64                   `json:"campaign_id"`
+	Points     []CampaignTimelinePoint `json:"points"`
+
+	// StepSeconds Each bucket's width; 0 when there is no point.
+	StepSeconds int64 `json:"step_seconds"`
+}
+
+// CampaignTimelinePoint defines model for CampaignTimelinePoint.
+type CampaignTimelinePoint struct {
+	// At The bucket's start.
+	At         time.Time `json:"at"`
+	Cancelled  int64     `json:"cancelled"`
+	Failed     int64     `json:"failed"`
+	Sent       int64     `json:"sent"`
+	Suppressed int64     `json:"suppressed"`
+	Unknown    int64     `json:"unknown"`
+}
+
 // CampaignUpdate Example: {"subject":"Hello again {{.Name}}"}
 type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
@@ -828,6 +890,9 @@ type EventEndpointWithSecret struct {
 // FieldError defines model for FieldError.
 type FieldError struct {
 	Detail string `json:"detail"`
+
+	// Line The 1-based line of the field's text the error is on, when it is about one line (a template's parse, limit or execution error); absent otherwise.
+	Line *int `json:"line,omitempty"`
 
 	// Pointer JSON pointer to the offending field.
 	Pointer string `json:"pointer"`
@@ -1291,7 +1356,7 @@ type SenderVerifyResult struct {
 // SenderVerifyResultStep defines model for SenderVerifyResult.Step.
 type SenderVerifyResultStep string
 
-// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z"}
+// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","role":"full"}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
 	AccountName string `json:"account_name"`
@@ -1299,6 +1364,12 @@ type Session struct {
 	// CsrfToken Send it as X-CSRF-Token on every request with the cookie that changes something.
 	CsrfToken string    `json:"csrf_token"`
 	ExpiresAt time.Time `json:"expires_at"`
+
+	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+	// and the previews that change nothing; any other request is 403
+	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+	// the role of the key it was signed in with; a session from a login link is `full`.
+	Role APIKeyRole `json:"role"`
 }
 
 // SessionCreate Example: {"login_token":"sol_2x7q…"}
@@ -1450,6 +1521,24 @@ type TemplateCreate struct {
 type TemplatePage struct {
 	Data       []Template `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
+}
+
+// TemplatePreview Example: {"html":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e","sample_data":{"plan":"pro"},"subject":"Hello {{.Name}}","text":"Hi {{.Name}}"}
+type TemplatePreview struct {
+	// Data {{.Attributes}}; default sample_data.
+	Data *json.RawMessage `json:"data,omitempty"`
+
+	// Email {{.Email}}; default sample@example.com.
+	Email *string `json:"email,omitempty"`
+	Html  *string `json:"html,omitempty"`
+
+	// Name {{.Name}}; default Sample Subscriber.
+	Name *string `json:"name,omitempty"`
+
+	// SampleData {{.Attributes}} when data is absent.
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    string           `json:"subject"`
+	Text       *string          `json:"text,omitempty"`
 }
 
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
@@ -1696,6 +1785,9 @@ type ListCampaignSendsParams struct {
 	// Absent or empty means the first page.
 	Cursor *Cursor     `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Email Only the send to this address (exact, case-insensitive); not an address is 422 naming /email.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
 }
 
 // TestCampaignParams defines parameters for TestCampaign.
@@ -2108,6 +2200,19 @@ type CreateTemplateParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// PreviewTemplateParams defines parameters for PreviewTemplate.
+type PreviewTemplateParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // RenderTemplateParams defines parameters for RenderTemplate.
 type RenderTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -2255,6 +2360,9 @@ type AddSuppressionJSONRequestBody = SuppressionCreate
 
 // CreateTemplateJSONRequestBody defines body for CreateTemplate for application/json ContentType.
 type CreateTemplateJSONRequestBody = TemplateCreate
+
+// PreviewTemplateJSONRequestBody defines body for PreviewTemplate for application/json ContentType.
+type PreviewTemplateJSONRequestBody = TemplatePreview
 
 // UpdateTemplateJSONRequestBody defines body for UpdateTemplate for application/json ContentType.
 type UpdateTemplateJSONRequestBody = TemplateUpdate

@@ -8,13 +8,13 @@ SELECT * FROM accounts WHERE id = @id;
 SELECT * FROM accounts WHERE name = @name ORDER BY id LIMIT 1;
 
 -- name: APIKeyCreate :one
-INSERT INTO api_keys (account_id, name, prefix, token_hash)
-VALUES (@account_id, @name, @prefix, @token_hash)
+INSERT INTO api_keys (account_id, name, prefix, token_hash, role)
+VALUES (@account_id, @name, @prefix, @token_hash, @role)
 RETURNING id, account_id, name, prefix, created_at;
 
 -- name: APIKeyGetByPrefix :one
 -- Looked up by the visible prefix; the caller compares token_hash in constant time.
-SELECT id, account_id, token_hash
+SELECT id, account_id, token_hash, role
 FROM api_keys
 WHERE prefix = @prefix AND revoked_at IS NULL;
 

@@ -125,6 +125,23 @@ WHERE account_id = @account_id AND campaign_id = @campaign_id AND id > @after_id
 ORDER BY id
 LIMIT @lim;
 
+-- name: SendListByEmail :many
+-- A campaign's sends to one address (exact; @email_lower is the address's
+-- lower-case form), found without reading the campaign's other rows: the account's
+-- subscriber with that address (subscribers' UNIQUE (account_id, email_lower)),
+-- then its row by sends' UNIQUE (campaign_id, subscriber_id). The row's own address
+-- must be the one asked for, so a subscriber whose address changed after the build
+-- is found by the address it was sent to only while it still has it (a send to a
+-- deleted subscriber is not found by address). TestSendListByEmailPlan holds the plan.
+SELECT s.id, s.subscriber_id, s.email, s.status, s.attempts, s.sent_at, s.last_error, s.provider_message_id
+FROM subscribers u
+JOIN sends s ON s.campaign_id = @campaign_id AND s.subscriber_id = u.id
+WHERE u.account_id = @account_id AND u.email_lower = @email_lower
+  AND s.account_id = @account_id AND s.email_lower = @email_lower AND s.id > @after_id
+  AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
+ORDER BY s.id
+LIMIT @lim;
+
 -- name: CampaignSenderRules :one
 -- The sender a campaign would send through (its own, else the account default) and
 -- the From rules it imposes; no row: the environment's provider, which imposes none.
@@ -280,3 +297,29 @@ WITH failed AS (
     FROM failed f
 )
 SELECT f.id FROM failed f;
+
+-- name: CampaignTimeline :many
+-- A campaign's settled sends counted by when they settled (sent_at for a sent row,
+-- else the time of its last change), in at most max_buckets buckets of whole
+-- seconds from the first: the history its chart is drawn from. It reads only the
+-- campaign's settled rows (sends_campaign_status_idx covers exactly those), as the
+-- stats count does; rows moved to campaign_send_archive are counted there without
+-- a time, so they are not on the timeline.
+WITH span AS (
+    SELECT min(coalesce(s.sent_at, s.updated_at)) AS t0,
+           greatest(1, ceil(date_part('epoch', max(coalesce(s.sent_at, s.updated_at)) - min(coalesce(s.sent_at, s.updated_at)))
+                            / sqlc.arg('max_buckets')::int + 1e-9))::bigint AS step
+    FROM sends s
+    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status NOT IN ('queued', 'sending')
+)
+SELECT date_bin(span.step * interval '1 second', coalesce(s.sent_at, s.updated_at), span.t0)::timestamptz AS bucket,
+       span.step::bigint AS step_seconds,
+       count(*) FILTER (WHERE s.status = 'sent')::bigint       AS sent,
+       count(*) FILTER (WHERE s.status = 'failed')::bigint     AS failed,
+       count(*) FILTER (WHERE s.status = 'suppressed')::bigint AS suppressed,
+       count(*) FILTER (WHERE s.status = 'cancelled')::bigint  AS cancelled,
+       count(*) FILTER (WHERE s.status = 'unknown')::bigint    AS unknown
+FROM sends s, span
+WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status NOT IN ('queued', 'sending')
+GROUP BY 1, 2
+ORDER BY 1;

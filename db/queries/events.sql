@@ -378,3 +378,12 @@ DELETE FROM event_deliveries WHERE id IN (
 
 -- name: EventStreamTokenPurge :exec
 DELETE FROM event_stream_tokens WHERE expires_at < now();
+
+-- name: EventListOfCampaign :many
+-- A campaign's lifecycle events (campaign.*), newest first, through
+-- events_campaign_idx; its per-recipient outcomes are its sends.
+SELECT id, type, occurred_at, data FROM events
+WHERE account_id = @account_id AND type LIKE 'campaign.%'
+  AND data ->> 'campaign_id' = sqlc.arg('campaign_id')::bigint::text
+ORDER BY id DESC
+LIMIT @lim;

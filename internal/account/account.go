@@ -82,7 +82,7 @@ func (s *Service) Create(ctx context.Context, name string) (Account, string, err
 			return err
 		}
 		acc = Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt}
-		token, err = createKey(ctx, q, a.ID, "default")
+		token, err = createKey(ctx, q, a.ID, "default", RoleFull)
 		return err
 	})
 	return acc, token, postgres.Error(err, "account")
@@ -90,7 +90,7 @@ func (s *Service) Create(ctx context.Context, name string) (Account, string, err
 
 // CreateKey adds an API key to an account and returns its token.
 func (s *Service) CreateKey(ctx context.Context, accountID int64, name string) (string, error) {
-	token, err := createKey(ctx, store.New(s.pool), accountID, name)
+	token, err := createKey(ctx, store.New(s.pool), accountID, name, RoleFull)
 	return token, postgres.Error(err, "api key")
 }
 
@@ -103,7 +103,7 @@ func (s *Service) FindByName(ctx context.Context, name string) (Account, error) 
 	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt}, nil
 }
 
-func createKey(ctx context.Context, q *store.Queries, accountID int64, name string) (string, error) {
+func createKey(ctx context.Context, q *store.Queries, accountID int64, name, role string) (string, error) {
 	var raw [30]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", err
@@ -111,7 +111,7 @@ func createKey(ctx context.Context, q *store.Queries, accountID int64, name stri
 	token := keyPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
 	sum := sha256.Sum256([]byte(token))
 	_, err := q.APIKeyCreate(ctx, store.APIKeyCreateParams{
-		AccountID: accountID, Name: name, Prefix: token[:prefixLen], TokenHash: sum[:],
+		AccountID: accountID, Name: name, Prefix: token[:prefixLen], TokenHash: sum[:], Role: role,
 	})
 	return token, err
 }
@@ -142,6 +142,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 type Caller struct {
 	ID        int64
 	AccountID int64
+	// Role is the key's: RoleFull or RoleReadOnly.
+	Role string
 }
 
 // AuthenticateKey is Authenticate that also says which key it was (what a stream
@@ -164,5 +166,5 @@ func (s *Service) AuthenticateKey(ctx context.Context, token string) (Caller, er
 		return Caller{}, unauthorized
 	}
 	_ = q.APIKeyTouch(ctx, row.ID)
-	return Caller{ID: row.ID, AccountID: row.AccountID}, nil
+	return Caller{ID: row.ID, AccountID: row.AccountID, Role: row.Role}, nil
 }

@@ -20,7 +20,16 @@ type Key struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	// Role is RoleFull or RoleReadOnly.
+	Role string
 }
+
+// The roles of a key. A read-only key may read everything and mint a stream token;
+// the API refuses every request of it that changes something.
+const (
+	RoleFull     = "full"
+	RoleReadOnly = "read_only"
+)
 
 // Keys returns up to limit of the account's keys, newest first, with ids below
 // beforeID when it is not nil.
@@ -36,15 +45,21 @@ func (s *Service) Keys(ctx context.Context, accountID int64, beforeID *int64, li
 	return out, nil
 }
 
-// NewKey makes a named key and returns it with its token, the only time the token
-// is ever seen.
-func (s *Service) NewKey(ctx context.Context, accountID int64, name string) (Key, string, error) {
+// NewKey makes a named key with a role ("" is RoleFull) and returns it with its
+// token, the only time the token is ever seen.
+func (s *Service) NewKey(ctx context.Context, accountID int64, name, role string) (Key, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 200 || !text.Valid(name) {
 		return Key{}, "", apperr.Invalidf("/name", "name must be 1 to 200 characters of text")
 	}
+	if role == "" {
+		role = RoleFull
+	}
+	if role != RoleFull && role != RoleReadOnly {
+		return Key{}, "", apperr.Invalidf("/role", "role must be full or read_only")
+	}
 	q := store.New(s.pool)
-	token, err := createKey(ctx, q, accountID, name)
+	token, err := createKey(ctx, q, accountID, name, role)
 	if err != nil {
 		return Key{}, "", postgres.Error(err, "api key")
 	}

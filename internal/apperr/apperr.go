@@ -32,6 +32,9 @@ const (
 type FieldError struct {
 	Pointer string `json:"pointer"`
 	Detail  string `json:"detail"`
+	// Line is the 1-based line of the field's text the error is on (a template's
+	// parse or execution error), 0 (omitted) when it is not about one line.
+	Line int `json:"line,omitempty"`
 }
 
 // Error is an application error with a code, a human message safe to show to the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/sendonce/sendonce/internal/address"
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -64,11 +66,40 @@ func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error)
 // Sends returns up to limit sends of the campaign after afterID in id order,
 // optionally of one status.
 func (s *Service) Sends(ctx context.Context, accountID, id, afterID int64, status *string, limit int) ([]Send, error) {
+	return s.SendsTo(ctx, accountID, id, afterID, status, nil, limit)
+}
+
+// SendsTo is Sends, only those to email when it is not nil: an exact address,
+// matched case-insensitively (anything that is not an address is invalid, naming
+// /email). A status that is not a send status is invalid, naming /status.
+func (s *Service) SendsTo(ctx context.Context, accountID, id, afterID int64, status, email *string, limit int) ([]Send, error) {
+	if status != nil && !sendStatuses[*status] {
+		return nil, apperr.Invalidf("/status", "status must be one of queued, sending, sent, failed, suppressed, cancelled, unknown")
+	}
+	var lower string
+	if email != nil {
+		addr, err := address.Parse(*email)
+		if err != nil {
+			return nil, apperr.Invalidf("/email", "email must be one address: %s", err.Error())
+		}
+		lower = addr.Lower
+	}
 	q := store.New(s.pool)
 	if _, err := q.CampaignStatusGet(ctx, store.CampaignStatusGetParams{AccountID: accountID, ID: id}); err != nil {
 		return nil, postgres.Error(err, "campaign")
 	}
-	rows, err := q.SendList(ctx, store.SendListParams{AccountID: accountID, CampaignID: id, AfterID: afterID, Status: status, Lim: int32(limit)})
+	var rows []store.SendListRow
+	var err error
+	if email != nil {
+		var found []store.SendListByEmailRow
+		found, err = q.SendListByEmail(ctx, store.SendListByEmailParams{AccountID: accountID, CampaignID: id,
+			EmailLower: lower, AfterID: afterID, Status: status, Lim: int32(limit)})
+		for _, r := range found {
+			rows = append(rows, store.SendListRow(r))
+		}
+	} else {
+		rows, err = q.SendList(ctx, store.SendListParams{AccountID: accountID, CampaignID: id, AfterID: afterID, Status: status, Lim: int32(limit)})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -78,4 +109,38 @@ func (s *Service) Sends(ctx context.Context, accountID, id, afterID int64, statu
 			SentAt: r.SentAt, LastError: r.LastError, ProviderMessageID: r.ProviderMessageID}
 	}
 	return out, nil
+}
+
+var sendStatuses = map[string]bool{"queued": true, "sending": true, "sent": true, "failed": true,
+	"suppressed": true, "cancelled": true, "unknown": true}
+
+// TimelinePoint is one bucket of a campaign's timeline: the sends that settled in
+// it, by status.
+type TimelinePoint struct {
+	At                                           time.Time
+	Sent, Failed, Suppressed, Cancelled, Unknown int64
+}
+
+// TimelineBuckets is the most buckets a timeline has.
+const TimelineBuckets = 200
+
+// Timeline returns the campaign's settled sends by when they settled, in at most
+// TimelineBuckets buckets, and the buckets' width in seconds (0: no point yet).
+// Another account's campaign is not found.
+func (s *Service) Timeline(ctx context.Context, accountID, id int64) ([]TimelinePoint, int64, error) {
+	q := store.New(s.pool)
+	if _, err := q.CampaignStatusGet(ctx, store.CampaignStatusGetParams{AccountID: accountID, ID: id}); err != nil {
+		return nil, 0, postgres.Error(err, "campaign")
+	}
+	rows, err := q.CampaignTimeline(ctx, store.CampaignTimelineParams{AccountID: accountID, CampaignID: id, MaxBuckets: TimelineBuckets})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]TimelinePoint, len(rows))
+	var step int64
+	for i, r := range rows {
+		step = r.StepSeconds
+		out[i] = TimelinePoint{At: r.Bucket, Sent: r.Sent, Failed: r.Failed, Suppressed: r.Suppressed, Cancelled: r.Cancelled, Unknown: r.Unknown}
+	}
+	return out, step, nil
 }

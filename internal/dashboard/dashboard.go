@@ -50,6 +50,9 @@ func New() *Dashboard {
 		if err != nil {
 			panic(err)
 		}
+		if strings.HasSuffix(e.Name(), ".d.ts") {
+			continue // type declarations for tsc (make ts), not served
+		}
 		if e.Name() == "index.html" {
 			d.page = b
 			continue

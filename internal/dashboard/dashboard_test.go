@@ -18,13 +18,16 @@ func TestVendoredChecksums(t *testing.T) {
 	t.Parallel()
 	for name, want := range map[string]string{
 		"static/preact-htm.js": "72284e8e9079c87817145df1110f74e8a2aa040b2fc384922e18dfcb46fc1fd7",
+		"static/uplot.js":      "5dd9b3281aa64b461b42d9945f6adb2649d346502b12281a9ae0d46599a80eba",
+		"static/uplot.css":     "df630c6a8d6f8eeaff264b50f73ce5b114f646ffd9a0bb74f049b0a00135fa04",
+		"static/uplot.d.ts":    "af44374f6e808be4f7f3fa5888b9c7574dca9f8a15a66d54b6763535802c8080",
 	} {
 		b, err := os.ReadFile(name)
 		require.NoError(t, err)
 		sum := sha256.Sum256(b)
 		require.Equal(t, want, hex.EncodeToString(sum[:]), name)
 	}
-	for _, lic := range []string{"static/LICENSE-htm", "static/LICENSE-preact"} {
+	for _, lic := range []string{"static/LICENSE-htm", "static/LICENSE-preact", "static/LICENSE-uplot"} {
 		_, err := os.Stat(lic)
 		require.NoError(t, err, "the vendored library's license stays next to it")
 	}
@@ -38,7 +41,7 @@ func TestModulesResolve(t *testing.T) {
 	d := New()
 	imports := regexp.MustCompile(`from '([^']+)'`)
 	for name, b := range d.assets {
-		if !strings.HasSuffix(name, ".js") || name == "preact-htm.js" {
+		if !strings.HasSuffix(name, ".js") || name == "preact-htm.js" || name == "uplot.js" { // vendored
 			continue
 		}
 		for _, m := range imports.FindAllStringSubmatch(string(b), -1) {
@@ -61,4 +64,16 @@ func TestPageNamesVersionedAssets(t *testing.T) {
 	require.Contains(t, rec.Body.String(), `href="/app/assets/`+d.Version()+`/style.css"`)
 	require.Equal(t, "DENY", rec.Header().Get("X-Frame-Options"))
 	require.True(t, strings.HasPrefix(string(MessagePage("<p>x</p>")), `<!doctype html><base target="_blank">`))
+}
+
+// TestDeclarationsNotServed: the type declarations kept beside the modules for tsc
+// (make ts) are not assets.
+func TestDeclarationsNotServed(t *testing.T) {
+	t.Parallel()
+	_, err := os.Stat("static/preact-htm.d.ts")
+	require.NoError(t, err)
+	d := New()
+	for name := range d.assets {
+		require.False(t, strings.HasSuffix(name, ".d.ts"), name)
+	}
 }

@@ -96,3 +96,18 @@ func (s *Service) StreamTokenAccount(ctx context.Context, token string) (account
 	}
 	return row.AccountID, keyID, nil
 }
+
+// CampaignEvents returns up to limit of a campaign's lifecycle events (campaign.*),
+// newest first. The caller checks that the campaign is the account's.
+func (s *Service) CampaignEvents(ctx context.Context, accountID, campaignID int64, limit int) ([]Event, error) {
+	rows, err := store.New(s.pool).EventListOfCampaign(ctx, store.EventListOfCampaignParams{AccountID: accountID,
+		CampaignID: campaignID, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Event{ID: EventID(r.ID), Type: r.Type, Timestamp: r.OccurredAt.UTC(), Data: r.Data})
+	}
+	return out, nil
+}

@@ -177,7 +177,12 @@ func (s *Server) campaignSends(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.Campaigns.Sends(r.Context(), accountID(r), id, p.AfterID, queryString(r, "status"), p.Limit+1)
+	var email *string
+	if q := r.URL.Query(); q.Has("email") {
+		v := q.Get("email")
+		email = &v // present but empty is a 422, not "every address"
+	}
+	rows, err := s.Campaigns.SendsTo(r.Context(), accountID(r), id, p.AfterID, queryString(r, "status"), email, p.Limit+1)
 	if err != nil {
 		return err
 	}
@@ -188,4 +193,38 @@ func (s *Server) campaignSends(w http.ResponseWriter, r *http.Request) error {
 			Attempts: x.Attempts, SentAt: x.SentAt, LastError: x.LastError, ProviderMessageId: x.ProviderMessageID}
 	}
 	return encode(w, http.StatusOK, out)
+}
+
+// campaignTimeline answers the campaign's settled sends by when they settled.
+func (s *Server) campaignTimeline(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	points, step, err := s.Campaigns.Timeline(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	out := api.CampaignTimeline{CampaignId: id, StepSeconds: step, Points: make([]api.CampaignTimelinePoint, len(points))}
+	for i, p := range points {
+		out.Points[i] = api.CampaignTimelinePoint{At: p.At, Sent: p.Sent, Failed: p.Failed, Suppressed: p.Suppressed,
+			Cancelled: p.Cancelled, Unknown: p.Unknown}
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+// campaignEvents answers the campaign's lifecycle events, newest first (at most 100).
+func (s *Server) campaignEvents(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Campaigns.Get(r.Context(), accountID(r), id); err != nil {
+		return err
+	}
+	evs, err := s.Events.CampaignEvents(r.Context(), accountID(r), id, 100)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"data": evs})
 }

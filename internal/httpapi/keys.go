@@ -23,7 +23,8 @@ func (s *Server) notIdempotent(next http.Handler) http.Handler {
 }
 
 func toAPIKey(k account.Key) api.APIKey {
-	return api.APIKey{Id: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt}
+	return api.APIKey{Id: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt,
+		RevokedAt: k.RevokedAt, Role: api.APIKeyRole(k.Role)}
 }
 
 // listAPIKeys answers the account's keys, newest first; tokens are never stored, so
@@ -55,13 +56,17 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, token, err := s.Accounts.NewKey(r.Context(), accountID(r), in.Name)
+	role := ""
+	if in.Role != nil {
+		role = string(*in.Role)
+	}
+	k, token, err := s.Accounts.NewKey(r.Context(), accountID(r), in.Name, role)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return encode(w, http.StatusCreated, api.APIKeyCreated{Id: k.ID, Name: k.Name, Prefix: k.Prefix,
-		CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt, Token: token})
+		CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt, Role: api.APIKeyRole(k.Role), Token: token})
 }
 
 // revokeAPIKey revokes one of the account's keys; another account's id is a 404.
@@ -75,4 +80,27 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return encode(w, http.StatusOK, toAPIKey(k))
+}
+
+// readOnlyAllowed are the routes other than GET that a read-only key may call:
+// minting a stream token (to watch events) and the previews, which change nothing.
+var readOnlyAllowed = map[string]bool{
+	"POST /v1/events/stream-tokens":  true,
+	"POST /v1/segments/preview":      true,
+	"POST /v1/templates/preview":     true,
+	"POST /v1/templates/{id}/render": true,
+}
+
+// readOnlyGuard refuses, before anything runs, every request of a read-only key (or
+// of a dashboard session signed in with one) that could change something. It sits
+// in the route groups, after chi has matched the route, so it knows the pattern.
+func (s *Server) readOnlyGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if readOnly(r) && !safeMethod(r.Method) && !readOnlyAllowed[r.Method+" "+routePattern(r)] {
+			writeProblem(w, r, Problem{Type: problemBase + "read-only-key", Title: "Forbidden", Status: http.StatusForbidden,
+				Detail: "this API key is read-only: it may read, not change anything (create a full key to make changes)"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

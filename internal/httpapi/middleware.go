@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/logging"
 )
@@ -126,11 +127,29 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		ctx := context.WithValue(context.WithValue(r.Context(), accountKey{}, key.AccountID), apiKeyKey{}, key.ID)
+		ctx = context.WithValue(ctx, readOnlyKey{}, key.Role == account.RoleReadOnly)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
 type apiKeyKey struct{}
+
+type readOnlyKey struct{}
+
+// readOnly reports whether the request is authorised by a read-only key (or a
+// session signed in with one).
+func readOnly(r *http.Request) bool {
+	ro, _ := r.Context().Value(readOnlyKey{}).(bool)
+	return ro
+}
+
+// routePattern is the matched route's pattern, such as /v1/campaigns/{id}/pause.
+func routePattern(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		return rc.RoutePattern()
+	}
+	return ""
+}
 
 // apiKeyID returns the id of the API key that authenticated the request.
 func apiKeyID(r *http.Request) int64 {

@@ -52,13 +52,15 @@ func (s *Server) routes() {
 	r.With(s.shed).Delete("/v1/session", s.handle(s.deleteSession))
 
 	r.Route("/v1", func(r chiRouter) {
+		// A read-only key passes only the GETs and the few routes readOnlyGuard
+		// lets through (it runs in each group below, where the route is known).
 		r.Use(s.cors(), s.shed, s.authenticate)
 		r.With(s.rateLimit).Get("/account", s.handle(s.getAccount))
 
 		// Tenant API. Every route here is checked against openapi.yaml before
 		// its handler runs, and POSTs honour Idempotency-Key.
 		r.Group(func(r chiRouter) {
-			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
+			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
 
 			r.Patch("/account", s.handle(s.updateAccount))
 
@@ -91,6 +93,7 @@ func (s *Server) routes() {
 
 			r.Get("/templates", s.handle(s.listTemplates))
 			r.Post("/templates", s.handle(s.createTemplate))
+			r.Post("/templates/preview", s.handle(s.previewTemplate))
 			r.Get("/templates/{id}", s.handle(s.getTemplate))
 			r.Patch("/templates/{id}", s.handle(s.updateTemplate))
 			r.Delete("/templates/{id}", s.handle(s.deleteTemplate))
@@ -113,6 +116,8 @@ func (s *Server) routes() {
 			r.With(s.unbounded).Post("/campaigns/{id}/test", s.handle(s.testCampaign))
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
+			r.Get("/campaigns/{id}/timeline", s.handle(s.campaignTimeline))
+			r.Get("/campaigns/{id}/events", s.handle(s.campaignEvents))
 
 			// Webhook endpoints: the credentials are in the create and
 			// rotate responses only.
@@ -151,7 +156,7 @@ func (s *Server) routes() {
 		// What these answer holds a secret (a key's token, a login link): not
 		// stored for Idempotency-Key replays.
 		r.Group(func(r chiRouter) {
-			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent)
+			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent)
 			r.Post("/api-keys", s.handle(s.createAPIKey))
 			r.Post("/login-links", s.handle(s.createLoginLink))
 		})
@@ -159,7 +164,7 @@ func (s *Server) routes() {
 		// A message's Idempotency-Key is its own, kept as long as the message
 		// (transactional.Service), not the 24-hour response store's.
 		r.Group(func(r chiRouter) {
-			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest)
+			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest)
 			r.Post("/messages", s.handle(s.sendMessage))
 		})
 	})

@@ -57,7 +57,11 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return encode(w, status, api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt})
+	role := api.Full
+	if sess.ReadOnly {
+		role = api.ReadOnly
+	}
+	return encode(w, status, api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt, Role: role})
 }
 
 // cookieSession returns the live session of the request's cookie.
@@ -125,7 +129,8 @@ func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, nex
 		writeCSRFRefusal(w, r)
 		return
 	}
-	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), accountKey{}, sess.AccountID)))
+	ctx := context.WithValue(context.WithValue(r.Context(), accountKey{}, sess.AccountID), readOnlyKey{}, sess.ReadOnly)
+	next.ServeHTTP(w, r.WithContext(ctx))
 }
 
 func safeMethod(m string) bool {

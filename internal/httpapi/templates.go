@@ -113,3 +113,23 @@ func (s *Server) renderTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	return encode(w, http.StatusOK, api.Rendered{Subject: out.Subject, Html: out.HTML, Text: out.Text})
 }
+
+// previewTemplate renders an unsaved template: the editor's live preview.
+func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[api.TemplatePreview](w, r, s.Config.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	p := template.Preview{Data: raw(in.Data)}
+	if in.Email != nil {
+		p.Email = *in.Email
+	}
+	if in.Name != nil {
+		p.Name = *in.Name
+	}
+	out, err := template.PreviewUnsaved(in.Subject, deref(in.Html), deref(in.Text), raw(in.SampleData), p)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, api.Rendered{Subject: out.Subject, Html: out.HTML, Text: out.Text})
+}

@@ -138,7 +138,10 @@ func TestCrossTenant(t *testing.T) {
 		"testCampaign":      {body: map[string]any{"emails": []string{"x@example.com"}}},
 		"getCampaignStats":  {},
 		"listCampaignSends": {},
-		"getAccount":        {expect: http.StatusOK},
+		// The campaign page's chart and events (sends by address: TestCampaignSendsByEmail).
+		"getCampaignTimeline": {},
+		"listCampaignEvents":  {},
+		"getAccount":          {expect: http.StatusOK},
 		// Templates: B neither reads, renders, changes nor uses A's.
 		"listTemplates":  {expect: http.StatusOK},
 		"createTemplate": {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},
@@ -146,6 +149,8 @@ func TestCrossTenant(t *testing.T) {
 		"updateTemplate": {body: map[string]any{"subject": "hijacked"}},
 		"deleteTemplate": {},
 		"renderTemplate": {body: map[string]any{"data": map[string]any{"order": "B"}}},
+		// An unsaved template names no resource: B previews its own text.
+		"previewTemplate": {body: map[string]any{"subject": "x", "text": "x"}, expect: http.StatusOK},
 		// Messages: B's key is B's own (the same key makes B a new message), and
 		// B cannot send with A's template or read A's messages.
 		"listMessages": {query: "?to=a1@example.com&tag=receipt", expect: http.StatusOK},

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	htmltemplate "html/template"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	texttemplate "text/template"
@@ -364,8 +366,33 @@ func isStatic(root *parse.ListNode) bool {
 }
 
 func invalid(part int, format string, args ...any) error {
-	return apperr.Invalidf(partPointer[part], partName[part]+" template "+format, args...)
+	e := apperr.Invalidf(partPointer[part], partName[part]+" template "+format, args...)
+	e.Fields[0].Line = errorLine(partName[part], e.Message)
+	return e
 }
+
+// errorLine is the line of the template named name that a Go template error in msg
+// points at ("html:3: unexpected …", "html/template:html:3:14: …", "html:3:5:
+// executing …"), or 0 when it names none.
+func errorLine(name, msg string) int {
+	m := lineRefs[name].FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+var lineRefs = func() map[string]*regexp.Regexp {
+	out := map[string]*regexp.Regexp{}
+	for _, name := range partName {
+		out[name] = regexp.MustCompile(`(?:^|[\s:])` + name + `:(\d{1,7}):`)
+	}
+	return out
+}()
 
 // clean drops the "template: name:" prefix Go's errors carry.
 func clean(err error) string {

@@ -52,6 +52,9 @@ type Session struct {
 	Token     string
 	AccountID int64
 	ExpiresAt time.Time
+	// ReadOnly is a session signed in with a read-only key: it may only read.
+	// A session from a login link is full.
+	ReadOnly bool
 }
 
 // CSRF is the anti-forgery token of the session: what the dashboard sends back in
@@ -106,7 +109,9 @@ func (s *Service) SignInWithKey(ctx context.Context, key string) (Session, error
 	if err != nil {
 		return Session{}, err
 	}
-	return s.create(ctx, k.AccountID, &k.ID)
+	sess, err := s.create(ctx, k.AccountID, &k.ID)
+	sess.ReadOnly = k.Role == account.RoleReadOnly
+	return sess, err
 }
 
 func (s *Service) create(ctx context.Context, accountID int64, keyID *int64) (Session, error) {
@@ -135,7 +140,7 @@ func (s *Service) Get(ctx context.Context, token string) (Session, error) {
 		}
 		return Session{}, err
 	}
-	return Session{Token: token, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt}, nil
+	return Session{Token: token, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt, ReadOnly: row.Role == account.RoleReadOnly}, nil
 }
 
 // SignOut ends the session of token (if any).

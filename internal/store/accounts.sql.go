@@ -11,8 +11,8 @@ import (
 )
 
 const aPIKeyCreate = `-- name: APIKeyCreate :one
-INSERT INTO api_keys (account_id, name, prefix, token_hash)
-VALUES ($1, $2, $3, $4)
+INSERT INTO api_keys (account_id, name, prefix, token_hash, role)
+VALUES ($1, $2, $3, $4, $5)
 RETURNING id, account_id, name, prefix, created_at
 `
 
@@ -21,6 +21,7 @@ type APIKeyCreateParams struct {
 	Name      string
 	Prefix    string
 	TokenHash []byte
+	Role      string
 }
 
 type APIKeyCreateRow struct {
@@ -37,6 +38,7 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 		arg.Name,
 		arg.Prefix,
 		arg.TokenHash,
+		arg.Role,
 	)
 	var i APIKeyCreateRow
 	err := row.Scan(
@@ -50,7 +52,7 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 }
 
 const aPIKeyGetByPrefix = `-- name: APIKeyGetByPrefix :one
-SELECT id, account_id, token_hash
+SELECT id, account_id, token_hash, role
 FROM api_keys
 WHERE prefix = $1 AND revoked_at IS NULL
 `
@@ -59,13 +61,19 @@ type APIKeyGetByPrefixRow struct {
 	ID        int64
 	AccountID int64
 	TokenHash []byte
+	Role      string
 }
 
 // Looked up by the visible prefix; the caller compares token_hash in constant time.
 func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (APIKeyGetByPrefixRow, error) {
 	row := q.db.QueryRow(ctx, aPIKeyGetByPrefix, prefix)
 	var i APIKeyGetByPrefixRow
-	err := row.Scan(&i.ID, &i.AccountID, &i.TokenHash)
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.TokenHash,
+		&i.Role,
+	)
 	return i, err
 }
 

@@ -871,6 +871,77 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, arg CampaignStatusGetPa
 	return status, err
 }
 
+const campaignTimeline = `-- name: CampaignTimeline :many
+WITH span AS (
+    SELECT min(coalesce(s.sent_at, s.updated_at)) AS t0,
+           greatest(1, ceil(date_part('epoch', max(coalesce(s.sent_at, s.updated_at)) - min(coalesce(s.sent_at, s.updated_at)))
+                            / $3::int + 1e-9))::bigint AS step
+    FROM sends s
+    WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status NOT IN ('queued', 'sending')
+)
+SELECT date_bin(span.step * interval '1 second', coalesce(s.sent_at, s.updated_at), span.t0)::timestamptz AS bucket,
+       span.step::bigint AS step_seconds,
+       count(*) FILTER (WHERE s.status = 'sent')::bigint       AS sent,
+       count(*) FILTER (WHERE s.status = 'failed')::bigint     AS failed,
+       count(*) FILTER (WHERE s.status = 'suppressed')::bigint AS suppressed,
+       count(*) FILTER (WHERE s.status = 'cancelled')::bigint  AS cancelled,
+       count(*) FILTER (WHERE s.status = 'unknown')::bigint    AS unknown
+FROM sends s, span
+WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status NOT IN ('queued', 'sending')
+GROUP BY 1, 2
+ORDER BY 1
+`
+
+type CampaignTimelineParams struct {
+	AccountID  int64
+	CampaignID int64
+	MaxBuckets int32
+}
+
+type CampaignTimelineRow struct {
+	Bucket      time.Time
+	StepSeconds int64
+	Sent        int64
+	Failed      int64
+	Suppressed  int64
+	Cancelled   int64
+	Unknown     int64
+}
+
+// A campaign's settled sends counted by when they settled (sent_at for a sent row,
+// else the time of its last change), in at most max_buckets buckets of whole
+// seconds from the first: the history its chart is drawn from. It reads only the
+// campaign's settled rows (sends_campaign_status_idx covers exactly those), as the
+// stats count does; rows moved to campaign_send_archive are counted there without
+// a time, so they are not on the timeline.
+func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelineParams) ([]CampaignTimelineRow, error) {
+	rows, err := q.db.Query(ctx, campaignTimeline, arg.AccountID, arg.CampaignID, arg.MaxBuckets)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignTimelineRow{}
+	for rows.Next() {
+		var i CampaignTimelineRow
+		if err := rows.Scan(
+			&i.Bucket,
+			&i.StepSeconds,
+			&i.Sent,
+			&i.Failed,
+			&i.Suppressed,
+			&i.Cancelled,
+			&i.Unknown,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved'
@@ -1076,6 +1147,80 @@ func (q *Queries) SendList(ctx context.Context, arg SendListParams) ([]SendListR
 	items := []SendListRow{}
 	for rows.Next() {
 		var i SendListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SubscriberID,
+			&i.Email,
+			&i.Status,
+			&i.Attempts,
+			&i.SentAt,
+			&i.LastError,
+			&i.ProviderMessageID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sendListByEmail = `-- name: SendListByEmail :many
+SELECT s.id, s.subscriber_id, s.email, s.status, s.attempts, s.sent_at, s.last_error, s.provider_message_id
+FROM subscribers u
+JOIN sends s ON s.campaign_id = $1 AND s.subscriber_id = u.id
+WHERE u.account_id = $2 AND u.email_lower = $3
+  AND s.account_id = $2 AND s.email_lower = $3 AND s.id > $4
+  AND ($5::text IS NULL OR s.status = $5::text)
+ORDER BY s.id
+LIMIT $6
+`
+
+type SendListByEmailParams struct {
+	CampaignID int64
+	AccountID  int64
+	EmailLower string
+	AfterID    int64
+	Status     *string
+	Lim        int32
+}
+
+type SendListByEmailRow struct {
+	ID                int64
+	SubscriberID      int64
+	Email             string
+	Status            string
+	Attempts          int32
+	SentAt            *time.Time
+	LastError         *string
+	ProviderMessageID *string
+}
+
+// A campaign's sends to one address (exact; @email_lower is the address's
+// lower-case form), found without reading the campaign's other rows: the account's
+// subscriber with that address (subscribers' UNIQUE (account_id, email_lower)),
+// then its row by sends' UNIQUE (campaign_id, subscriber_id). The row's own address
+// must be the one asked for, so a subscriber whose address changed after the build
+// is found by the address it was sent to only while it still has it (a send to a
+// deleted subscriber is not found by address). TestSendListByEmailPlan holds the plan.
+func (q *Queries) SendListByEmail(ctx context.Context, arg SendListByEmailParams) ([]SendListByEmailRow, error) {
+	rows, err := q.db.Query(ctx, sendListByEmail,
+		arg.CampaignID,
+		arg.AccountID,
+		arg.EmailLower,
+		arg.AfterID,
+		arg.Status,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SendListByEmailRow{}
+	for rows.Next() {
+		var i SendListByEmailRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.SubscriberID,

@@ -1193,6 +1193,54 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 	return items, nil
 }
 
+const eventListOfCampaign = `-- name: EventListOfCampaign :many
+SELECT id, type, occurred_at, data FROM events
+WHERE account_id = $1 AND type LIKE 'campaign.%'
+  AND data ->> 'campaign_id' = $2::bigint::text
+ORDER BY id DESC
+LIMIT $3
+`
+
+type EventListOfCampaignParams struct {
+	AccountID  int64
+	CampaignID int64
+	Lim        int32
+}
+
+type EventListOfCampaignRow struct {
+	ID         int64
+	Type       string
+	OccurredAt time.Time
+	Data       json.RawMessage
+}
+
+// A campaign's lifecycle events (campaign.*), newest first, through
+// events_campaign_idx; its per-recipient outcomes are its sends.
+func (q *Queries) EventListOfCampaign(ctx context.Context, arg EventListOfCampaignParams) ([]EventListOfCampaignRow, error) {
+	rows, err := q.db.Query(ctx, eventListOfCampaign, arg.AccountID, arg.CampaignID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventListOfCampaignRow{}
+	for rows.Next() {
+		var i EventListOfCampaignRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Type,
+			&i.OccurredAt,
+			&i.Data,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventPurge = `-- name: EventPurge :execrows
 DELETE FROM events WHERE id IN (
     SELECT e.id FROM events e WHERE e.occurred_at < $1::timestamptz ORDER BY e.occurred_at LIMIT 5000)

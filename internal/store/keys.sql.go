@@ -11,7 +11,7 @@ import (
 )
 
 const aPIKeyGet = `-- name: APIKeyGet :one
-SELECT id, name, prefix, created_at, last_used_at, revoked_at
+SELECT id, name, prefix, created_at, last_used_at, revoked_at, role
 FROM api_keys
 WHERE account_id = $1 AND id = $2
 `
@@ -28,6 +28,7 @@ type APIKeyGetRow struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	Role       string
 }
 
 func (q *Queries) APIKeyGet(ctx context.Context, arg APIKeyGetParams) (APIKeyGetRow, error) {
@@ -40,12 +41,13 @@ func (q *Queries) APIKeyGet(ctx context.Context, arg APIKeyGetParams) (APIKeyGet
 		&i.CreatedAt,
 		&i.LastUsedAt,
 		&i.RevokedAt,
+		&i.Role,
 	)
 	return i, err
 }
 
 const aPIKeyList = `-- name: APIKeyList :many
-SELECT id, name, prefix, created_at, last_used_at, revoked_at
+SELECT id, name, prefix, created_at, last_used_at, revoked_at, role
 FROM api_keys
 WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2)
 ORDER BY id DESC
@@ -65,6 +67,7 @@ type APIKeyListRow struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	Role       string
 }
 
 // Newest first is what a person scanning their keys wants; keys per account are few,
@@ -85,6 +88,7 @@ func (q *Queries) APIKeyList(ctx context.Context, arg APIKeyListParams) ([]APIKe
 			&i.CreatedAt,
 			&i.LastUsedAt,
 			&i.RevokedAt,
+			&i.Role,
 		); err != nil {
 			return nil, err
 		}
@@ -99,7 +103,7 @@ func (q *Queries) APIKeyList(ctx context.Context, arg APIKeyListParams) ([]APIKe
 const aPIKeyRevoke = `-- name: APIKeyRevoke :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, coalesce($1::timestamptz, now()))
 WHERE account_id = $2 AND id = $3
-RETURNING id, name, prefix, created_at, last_used_at, revoked_at
+RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role
 `
 
 type APIKeyRevokeParams struct {
@@ -115,6 +119,7 @@ type APIKeyRevokeRow struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	Role       string
 }
 
 // Revoking twice keeps the first time.
@@ -128,6 +133,7 @@ func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (API
 		&i.CreatedAt,
 		&i.LastUsedAt,
 		&i.RevokedAt,
+		&i.Role,
 	)
 	return i, err
 }
@@ -184,7 +190,7 @@ func (q *Queries) LoginLinkUse(ctx context.Context, arg LoginLinkUseParams) (int
 }
 
 const sessionAccount = `-- name: SessionAccount :one
-SELECT s.account_id, s.expires_at
+SELECT s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role
 FROM dashboard_sessions s
 LEFT JOIN api_keys k ON k.id = s.api_key_id
 WHERE s.token_hash = $1
@@ -200,13 +206,15 @@ type SessionAccountParams struct {
 type SessionAccountRow struct {
 	AccountID int64
 	ExpiresAt time.Time
+	Role      string
 }
 
-// A session made with a key lasts no longer than the key.
+// A session made with a key lasts no longer than the key, and has its role; one
+// made with a login link (no key) is full.
 func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) (SessionAccountRow, error) {
 	row := q.db.QueryRow(ctx, sessionAccount, arg.TokenHash, arg.Now)
 	var i SessionAccountRow
-	err := row.Scan(&i.AccountID, &i.ExpiresAt)
+	err := row.Scan(&i.AccountID, &i.ExpiresAt, &i.Role)
 	return i, err
 }
 

@@ -26,6 +26,7 @@ type ApiKey struct {
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
+	Role       string
 }
 
 type Campaign struct {

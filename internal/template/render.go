@@ -3,6 +3,7 @@ package template
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -27,6 +28,25 @@ func (s *Service) Render(ctx context.Context, accountID, id int64, p Preview) (m
 		return message.Rendered{}, err
 	}
 	return RenderFor(t.Subject, t.HTML, t.Text, recipient(p, t.SampleData))
+}
+
+// PreviewUnsaved renders a template that is not stored (an editor's live
+// preview) with the checks of saving: errors name /subject, /html or /text (with
+// the line), /sample_data, /data or /email. Nothing is read or written.
+func PreviewUnsaved(subject, html, text string, sample json.RawMessage, p Preview) (message.Rendered, error) {
+	if err := checkData("/sample_data", sample); err != nil {
+		return message.Rendered{}, err
+	}
+	if err := checkData("/data", p.Data); err != nil {
+		return message.Rendered{}, err
+	}
+	if strings.TrimSpace(subject) == "" {
+		return message.Rendered{}, apperr.Invalidf("/subject", "subject must not be empty")
+	}
+	if strings.TrimSpace(html) == "" && strings.TrimSpace(text) == "" {
+		return message.Rendered{}, apperr.Invalidf("/html", "a template needs an html or a text part")
+	}
+	return RenderFor(subject, html, text, recipient(p, sample))
 }
 
 func recipient(p Preview, sample json.RawMessage) message.Recipient {

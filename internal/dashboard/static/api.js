@@ -16,7 +16,12 @@ export class Problem extends Error {
     this.body = body || {};
     /** @type {Record<string,string>} pointer → detail */
     this.fields = {};
-    for (const f of this.body.errors || []) this.fields[f.pointer] = f.detail;
+    /** @type {Record<string,number>} pointer → the line of the field's text it is on (templates) */
+    this.lines = {};
+    for (const f of this.body.errors || []) {
+      this.fields[f.pointer] = f.detail;
+      if (f.line) this.lines[f.pointer] = f.line;
+    }
   }
 }
 

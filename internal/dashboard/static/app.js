@@ -122,6 +122,7 @@ function App() {
       </nav>
       <div class="who">
         <span>${session.account_name}</span>
+        ${session.role === 'read_only' && html`<span class="tag" title="Signed in with a read-only key: changes are refused">read-only</span>`}
         <button type="button" class="link" onClick=${signOut}>Sign out</button>
       </div>
     </header>

@@ -2,6 +2,7 @@ import { html, useState, useEffect, useRef } from './preact-htm.js';
 import { api, subscribe } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId } from './ui.js';
 import { CampaignProgress } from './progress.js';
+import { CampaignChart } from './chart.js';
 
 const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sent', 'cancelled', 'failed'];
 
@@ -171,28 +172,19 @@ function Sends({ id }) {
     setError(null);
     setNote('Searching…');
     try {
-      // The API lists sends by id; the address is matched here, a page of 500 at a time.
-      const needle = q.trim().toLowerCase();
-      let cursor = '';
-      let scanned = 0;
-      /** @type {any[]} */
-      const found = [];
-      for (let i = 0; i < 40; i++) {
-        const p = await api('GET', `/v1/campaigns/${id}/sends?limit=500` + (status ? '&status=' + status : '') + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
-        scanned += p.data.length;
-        for (const s of p.data) if (!needle || s.email.toLowerCase().includes(needle)) found.push(s);
-        if (!p.next_cursor || (!needle && found.length >= 100)) break;
-        cursor = p.next_cursor;
-      }
+      // The API finds one address (exact, any case) however large the campaign.
+      const addr = q.trim();
+      const p = await api('GET', `/v1/campaigns/${id}/sends?limit=100` + (status ? '&status=' + status : '') + (addr ? '&email=' + encodeURIComponent(addr) : ''));
       if (mine !== latest.current) return;
-      setRows(found.slice(0, 100));
-      setNote(`${num(found.length)} found among ${num(scanned)} sends${found.length > 100 ? ' (first 100 shown)' : ''}.`);
+      setRows(p.data);
+      setNote(addr ? (p.data.length ? `Found ${addr}.` : `No send to ${addr}${status ? ' with status ' + status : ''}.`)
+        : `${num(p.data.length)} sends shown${p.next_cursor ? ' (the first 100)' : ''}.`);
     } catch (err) { if (mine === latest.current) { setError(err); setNote(''); } }
   };
   useEffect(() => { search(null); }, [id, status]);
   return html`<section aria-labelledby="sends"><h2 id="sends">Sends</h2>
     <form onSubmit=${search} class="inline">
-      <${Field} label="Address contains" type="search" value=${q} onInput=${setQ} />
+      <${Field} label="Address" type="search" value=${q} onInput=${setQ} hint="The whole address, any case" error=${fieldError(error, '/email')} />
       <${Select} label="Status" value=${status} onChange=${setStatus}
         options=${['', 'queued', 'sending', 'sent', 'failed', 'suppressed', 'cancelled', 'unknown'].map((s) => [s, s || 'any'])} />
       <button type="submit">Search</button>
@@ -215,15 +207,31 @@ const actions = {
   paused: [['resume', 'Resume'], ['cancel', 'Cancel']],
 };
 
-/** The campaign's events as the stream delivers them, newest first. @param {{id:number}} p */
-function LiveEvents({ id }) {
+/**
+ * The campaign's events, newest first: its lifecycle so far (GET
+ * /v1/campaigns/{id}/events), then every event of it the stream delivers while the
+ * page is open, its sends' outcomes included.
+ * @param {{id:number}} p
+ */
+function CampaignEvents({ id }) {
+  const [past, pastError] = useLoad(() => api('GET', `/v1/campaigns/${id}/events`), [id]);
+  // Live: every lifecycle event, and the last 10 of its sends' outcomes.
   const [events, setEvents] = useState(/** @type {any[]} */ ([]));
   useEffect(() => subscribe((ev) => {
-    if (ev.data && ev.data.campaign_id === id) setEvents((list) => [ev, ...list].slice(0, 20));
+    if (!ev.data || ev.data.campaign_id !== id) return;
+    setEvents((list) => {
+      if (list.some((e) => e.id === ev.id)) return list;
+      let sends = 0;
+      return [ev, ...list].filter((e) => !String(e.type).startsWith('send.') || ++sends <= 10);
+    });
   }), [id]);
-  return html`<section aria-labelledby="events"><h2 id="events">Events (live)</h2>
-    ${events.length === 0 ? html`<p>None since this page opened.</p>` : html`<ul class="plain">
-      ${events.map((e) => html`<li key=${e.id}><span class="tag">${e.type}</span> ${e.data.email || ''} <small>${when(e.timestamp)}</small></li>`)}</ul>`}
+  const seen = new Set(events.map((e) => e.id));
+  const all = [...events, ...(past ? past.data.filter((/** @type {any} */ e) => !seen.has(e.id)) : [])];
+  return html`<section aria-labelledby="events"><h2 id="events">Events</h2>
+    <${ErrorBox} error=${pastError} />
+    ${past && all.length === 0 && html`<p>None yet: the campaign's events (approved, started, paused, sent…) appear here, and its sends' outcomes while the page is open.</p>`}
+    ${all.length > 0 && html`<ul class="plain" data-events=${all.length}>
+      ${all.map((e) => html`<li key=${e.id} data-event=${e.id}><span class="tag">${e.type}</span> ${e.data.email || ''} <small>${when(e.timestamp)}</small></li>`)}</ul>`}
   </section>`;
 }
 
@@ -271,6 +279,7 @@ export function CampaignPage({ id }) {
     ${actionError && html`<div class="error" role="alert"><p>${explain(actionError)}</p></div>`}
     ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} />`}
     ${c.status === 'draft' && html`<${Preview} campaign=${c} /><${TestSend} id=${id} />`}
+    ${c.status !== 'draft' && html`<${CampaignChart} id=${id} />`}
     ${c.status !== 'draft' && html`<${Sends} id=${id} />`}
-    <${LiveEvents} id=${id} />`;
+    <${CampaignEvents} id=${id} />`;
 }

@@ -1,10 +1,11 @@
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, ErrorBox, fieldError, useLoad, when, useId } from './ui.js';
+import { Field, Select, ErrorBox, fieldError, useLoad, when, useId } from './ui.js';
 
 export function Keys() {
   const [page, error, reload] = useLoad(() => api('GET', '/v1/api-keys?limit=200'));
   const [name, setName] = useState('');
+  const [role, setRole] = useState('full');
   const [created, setCreated] = useState(/** @type {any} */ (null));
   const [link, setLink] = useState(/** @type {any} */ (null));
   const [actionError, setActionError] = useState(/** @type {any} */ (null));
@@ -12,7 +13,7 @@ export function Keys() {
   const create = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setActionError(null);
-    try { setCreated(await api('POST', '/v1/api-keys', { name })); setName(''); reload(); } catch (err) { setActionError(err); }
+    try { setCreated(await api('POST', '/v1/api-keys', { name, role })); setName(''); reload(); } catch (err) { setActionError(err); }
   };
   const revoke = async (/** @type {any} */ k) => {
     if (!confirm(`Revoke ${k.name} (${k.prefix}…)? Whatever uses it stops working.`)) return;
@@ -26,6 +27,8 @@ export function Keys() {
   return html`<h1>API keys</h1>
     <form onSubmit=${create} class="inline">
       <${Field} label="Name of a new key" value=${name} onInput=${setName} required error=${fieldError(actionError, '/name')} />
+      <${Select} label="Role" value=${role} onChange=${setRole} error=${fieldError(actionError, '/role')}
+        options=${[['full', 'Full: read and change'], ['read_only', 'Read-only: read and watch']]} />
       <button type="submit">Create key</button>
     </form>
     ${created && html`<div class="notice" role="status">
@@ -36,8 +39,8 @@ export function Keys() {
     <${ErrorBox} error=${error} />
     ${page && html`<div class="table-wrap"><table>
       <caption class="sr-only">API keys</caption>
-      <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Revoked</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-      <tbody>${page.data.map((/** @type {any} */ k) => html`<tr key=${k.id}><td>${k.name}</td><td><code>${k.prefix}</code></td><td>${when(k.created_at)}</td>
+      <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Revoked</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+      <tbody>${page.data.map((/** @type {any} */ k) => html`<tr key=${k.id}><td>${k.name}</td><td><code>${k.prefix}</code></td><td data-role=${k.role}>${k.role === 'read_only' ? 'read-only' : 'full'}</td><td>${when(k.created_at)}</td>
         <td>${when(k.last_used_at)}</td><td>${when(k.revoked_at)}</td>
         <td>${!k.revoked_at && html`<button type="button" class="link danger" onClick=${() => revoke(k)} aria-label=${'Revoke ' + k.name}>Revoke</button>`}</td></tr>`)}</tbody>
     </table></div>`}

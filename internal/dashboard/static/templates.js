@@ -1,55 +1,69 @@
 import { html, useState, useEffect } from './preact-htm.js';
-import { api } from './api.js';
+import { api, Problem } from './api.js';
 import { Field, ErrorBox, Empty, fieldError, useLoad, when } from './ui.js';
 
-/** The line a Go template error names ("template: html:3: …"), to point at it. @param {string|undefined} msg */
-function lineOf(msg) {
-  const m = msg && msg.match(/:(\d+):/);
-  return m ? Number(m[1]) : 0;
-}
-
-/** @param {{label:string, value:string, onInput:(v:string)=>void, error?:string}} p */
-function Source({ label, value, onInput, error }) {
-  const line = lineOf(error);
+/** @param {{label:string, value:string, onInput:(v:string)=>void, error?:string, line?:number}} p */
+function Source({ label, value, onInput, error, line }) {
   return html`<div>
     <${Field} label=${label} textarea rows=${8} value=${value} onInput=${onInput} error=${error} />
-    ${line > 0 && html`<pre class="source error-line" aria-label=${'Line ' + line}>${line}: ${value.split('\n')[line - 1] || ''}</pre>`}
+    ${line && line > 0 && html`<pre class="source error-line" aria-label=${label + ' line ' + line}>${line}: ${value.split('\n')[line - 1] || ''}</pre>`}
   </div>`;
+}
+
+/** @param {any} error @param {string} pointer */
+function lineOf(error, pointer) {
+  return error instanceof Problem ? error.lines[pointer] : undefined;
 }
 
 /** @param {{tpl:any, onSaved:()=>void}} p */
 function Editor({ tpl, onSaved }) {
   const [f, setF] = useState({ name: tpl ? tpl.name : '', subject: tpl ? tpl.subject : '', html: tpl ? tpl.html : '', text: tpl ? tpl.text : '' });
   const [error, setError] = useState(/** @type {any} */ (null));
+  const [live, setLive] = useState(/** @type {any} */ (null));
   const [out, setOut] = useState(/** @type {any} */ (null));
   const [saved, setSaved] = useState(tpl);
-  const set = (/** @type {string} */ k) => (/** @type {string} */ v) => setF({ ...f, [k]: v });
+  const [note, setNote] = useState('');
+  const set = (/** @type {string} */ k) => (/** @type {string} */ v) => { setF({ ...f, [k]: v }); setError(null); };
+  // The live preview: what the editor holds, rendered by the API (nothing saved) a
+  // moment after the typing stops; its errors show at their field and line.
   useEffect(() => {
-    if (!saved) return;
-    api('POST', `/v1/templates/${saved.id}/render`, {}).then(setOut, () => setOut(null));
-  }, [saved]);
+    let current = true;
+    const t = setTimeout(() => {
+      /** @type {any} */
+      const body = { subject: f.subject, html: f.html, text: f.text };
+      if (tpl && tpl.sample_data) body.sample_data = tpl.sample_data;
+      api('POST', '/v1/templates/preview', body).then((r) => { if (current) { setOut(r); setLive(null); } },
+        (err) => { if (current) { setLive(err); setOut(null); } });
+    }, 300);
+    return () => { current = false; clearTimeout(t); };
+  }, [f.subject, f.html, f.text]);
   const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
+    setNote('');
     try {
       const t = saved ? await api('PATCH', '/v1/templates/' + saved.id, f) : await api('POST', '/v1/templates', f);
       setSaved(t);
+      setNote('Saved.');
       onSaved();
     } catch (err) { setError(err); }
   };
+  const shown = error || live; // a save's refusal, else the live preview's
   return html`<form onSubmit=${save} class="form">
       <${Field} label="Name" value=${f.name} onInput=${set('name')} required error=${fieldError(error, '/name')} />
-      <${Field} label="Subject" value=${f.subject} onInput=${set('subject')} required error=${fieldError(error, '/subject')}
+      <${Field} label="Subject" value=${f.subject} onInput=${set('subject')} required error=${fieldError(shown, '/subject')}
         hint="Go templates: {{.Name}}, {{.Email}}, {{.Attributes.x}}, {{.UnsubscribeURL}}" />
-      <${Source} label="HTML" value=${f.html} onInput=${set('html')} error=${fieldError(error, '/html')} />
-      <${Source} label="Text" value=${f.text} onInput=${set('text')} error=${fieldError(error, '/text')} />
+      <${Source} label="HTML" value=${f.html} onInput=${set('html')} error=${fieldError(shown, '/html')} line=${lineOf(shown, '/html')} />
+      <${Source} label="Text" value=${f.text} onInput=${set('text')} error=${fieldError(shown, '/text')} line=${lineOf(shown, '/text')} />
       <${ErrorBox} error=${error} />
+      <p role="status">${note}</p>
       <button type="submit">${saved ? 'Save and preview' : 'Create and preview'}</button>
     </form>
-    ${out && html`<section aria-labelledby="rendered" data-rendered="yes"><h2 id="rendered">Rendered with the sample data</h2>
-      <p>Subject: <strong>${out.subject}</strong></p>
+    <section aria-labelledby="rendered" aria-live="polite" data-rendered=${out ? 'yes' : undefined}><h2 id="rendered">Preview with the sample data</h2>
+      ${!out && html`<p>${live ? 'The template has an error: see the field marked above.' : 'Rendering…'}</p>`}
+      ${out && html`<p>Subject: <strong>${out.subject}</strong></p>
       ${out.html && html`<iframe title="Rendered HTML" sandbox="" srcdoc=${out.html}></iframe>`}
-      <pre class="source">${out.text}</pre></section>`}`;
+      <pre class="source">${out.text}</pre>`}</section>`;
 }
 
 export function Templates() {

@@ -216,7 +216,8 @@ export interface paths {
         put?: never;
         /**
          * Create API key
-         * @description A new named key; its token is in this answer only.
+         * @description A new named key; its token is in this answer only. `role` (default `full`) may be
+         *     `read_only`: such a key reads and watches but every change it asks for is 403.
          *     Not idempotent: a request with an Idempotency-Key is refused (422 on /Idempotency-Key),
          *     because honouring one means storing the answer, which holds the token.
          */
@@ -687,6 +688,29 @@ export interface paths {
         patch: operations["updateTemplate"];
         trace?: never;
     };
+    "/v1/templates/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview template
+         * @description Render a template that is not saved (what an editor shows as it is typed), with the
+         *     checks of saving and the limits of a send. Changes nothing. A template that does not
+         *     parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+         *     `/text`) and, in the field error's `line`, the line of that field it is on.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{id}/render": {
         parameters: {
             query?: never;
@@ -1007,6 +1031,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Campaign events
+         * @description The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
+         *     `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
+         *     events' retention keeps them. Its per-recipient outcomes are its sends
+         *     (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
+         */
+        get: operations["listCampaignEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Campaign timeline
+         * @description The campaign's settled sends counted by when they settled (a sent row at its sent_at,
+         *     any other at its last change), in at most 200 buckets of `step_seconds` from the first:
+         *     what the dashboard's chart of a campaign draws when it is opened (it then adds the
+         *     stream's send events live). Reads the campaign's settled rows only, as its stats do;
+         *     rows archived by retention are counted in the stats but have no time, so are not here.
+         */
+        get: operations["getCampaignTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/sends": {
         parameters: {
             query?: never;
@@ -1019,7 +1096,12 @@ export interface paths {
         };
         /**
          * List campaign sends
-         * @description Per-recipient sends of the campaign, cursor-paginated.
+         * @description Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
+         *     `email` narrow them. `email` is one exact address, matched case-insensitively (not a
+         *     substring): it is looked up through the account's subscriber with that address, so a
+         *     search costs the same on a campaign of any size. A send is found by the address it was
+         *     sent to while its subscriber still has that address; a send to a subscriber deleted
+         *     since (or whose address changed) is listed, but not found by address.
          */
         get: operations["listCampaignSends"];
         put?: never;
@@ -1558,7 +1640,8 @@ export interface components {
          *       "account_id": 7,
          *       "account_name": "demo",
          *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-         *       "expires_at": "2026-11-02T21:00:00Z"
+         *       "expires_at": "2026-11-02T21:00:00Z",
+         *       "role": "full"
          *     }
          */
         Session: {
@@ -1569,6 +1652,7 @@ export interface components {
             csrf_token: string;
             /** Format: date-time */
             expires_at: string;
+            role: components["schemas"]["APIKeyRole"];
         };
         /**
          * @example {
@@ -1588,7 +1672,8 @@ export interface components {
          *       "prefix": "so_abcdefghijkl",
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
-         *       "revoked_at": null
+         *       "revoked_at": null,
+         *       "role": "full"
          *     }
          */
         APIKey: {
@@ -1606,14 +1691,25 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+            role: components["schemas"]["APIKeyRole"];
         };
         /**
+         * @description What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+         *     and the previews that change nothing; any other request is 403
+         *     (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+         *     the role of the key it was signed in with; a session from a login link is `full`.
+         * @enum {string}
+         */
+        APIKeyRole: "full" | "read_only";
+        /**
          * @example {
-         *       "name": "ci"
+         *       "name": "ci",
+         *       "role": "read_only"
          *     }
          */
         APIKeyCreate: {
             name: string;
+            role?: components["schemas"]["APIKeyRole"];
         };
         /**
          * @example {
@@ -1623,6 +1719,7 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
+         *       "role": "full",
          *       "token": "so_abcdefghijkl…"
          *     }
          */
@@ -1637,6 +1734,7 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+            role: components["schemas"]["APIKeyRole"];
             /** @description The key; shown this once. */
             token: string;
         };
@@ -1728,6 +1826,8 @@ export interface components {
             /** @description JSON pointer to the offending field. */
             pointer: string;
             detail: string;
+            /** @description The 1-based line of the field's text the error is on, when it is about one line (a template's parse, limit or execution error); absent otherwise. */
+            line?: number;
         };
         Problem: {
             type: string;
@@ -2393,6 +2493,76 @@ export interface components {
         TemplatePage: {
             data: components["schemas"]["Template"][];
             next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "subject": "Hello {{.Name}}",
+         *       "html": "<p>Hi {{.Name}}</p>",
+         *       "text": "Hi {{.Name}}",
+         *       "sample_data": {
+         *         "plan": "pro"
+         *       }
+         *     }
+         */
+        TemplatePreview: {
+            subject: string;
+            html?: string;
+            text?: string;
+            /** @description {{.Attributes}} when data is absent. */
+            sample_data?: {
+                [key: string]: unknown;
+            };
+            /** @description {{.Email}}; default sample@example.com. */
+            email?: string;
+            /** @description {{.Name}}; default Sample Subscriber. */
+            name?: string;
+            /** @description {{.Attributes}}; default sample_data. */
+            data?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "campaign_id": 42,
+         *       "step_seconds": 1,
+         *       "points": [
+         *         {
+         *           "at": "2026-11-02T09:00:00Z",
+         *           "sent": 30,
+         *           "failed": 1,
+         *           "suppressed": 0,
+         *           "cancelled": 0,
+         *           "unknown": 0
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignTimeline: {
+            /** Format: int64 */
+            campaign_id: number;
+            /**
+             * Format: int64
+             * @description Each bucket's width; 0 when there is no point.
+             */
+            step_seconds: number;
+            points: components["schemas"]["CampaignTimelinePoint"][];
+        };
+        CampaignTimelinePoint: {
+            /**
+             * Format: date-time
+             * @description The bucket's start.
+             */
+            at: string;
+            /** Format: int64 */
+            sent: number;
+            /** Format: int64 */
+            failed: number;
+            /** Format: int64 */
+            suppressed: number;
+            /** Format: int64 */
+            cancelled: number;
+            /** Format: int64 */
+            unknown: number;
         };
         /**
          * @example {
@@ -3325,24 +3495,19 @@ export interface components {
             };
         };
         /**
-         * @description A request authorised by the dashboard's session cookie that changes something came
-         *     without the session's `X-CSRF-Token`. Nothing changed.
+         * @description Refused before anything ran; nothing changed. Either a request authorised by the
+         *     dashboard's session cookie that changes something came without the session's
+         *     `X-CSRF-Token` (type `…/problems/forbidden`), or the API key (or the session signed in
+         *     with it) is read-only and the request would change something (type
+         *     `https://sendonce.dev/problems/read-only-key`). A read-only key may call every GET, mint
+         *     a stream token (`POST /v1/events/stream-tokens`), and the previews that change nothing
+         *     (`POST /v1/segments/preview`, `POST /v1/templates/preview`, `POST /v1/templates/{id}/render`).
          */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://sendonce.dev/problems/forbidden",
-                 *       "title": "Forbidden",
-                 *       "status": 403,
-                 *       "detail": "a request with the session cookie that changes something needs the session's X-CSRF-Token header",
-                 *       "instance": "/v1/api-keys",
-                 *       "request_id": "5f2b7c0e9a1d4c3b"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -3907,6 +4072,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
@@ -4001,6 +4167,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4053,6 +4220,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4112,6 +4280,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -4145,6 +4314,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4190,6 +4360,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -4271,6 +4442,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4329,6 +4501,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -4362,6 +4535,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4411,6 +4585,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4447,6 +4622,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4529,6 +4705,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4574,6 +4751,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4638,6 +4816,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4668,6 +4847,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -4758,6 +4938,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4787,6 +4968,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -4867,6 +5049,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4925,6 +5108,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -4959,6 +5143,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4966,6 +5151,51 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreview"];
+            };
+        };
+        responses: {
+            /** @description The rendered parts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rendered"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5008,6 +5238,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5097,6 +5328,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5142,6 +5374,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5254,6 +5487,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5312,6 +5546,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -5346,6 +5581,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5395,6 +5631,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5440,6 +5677,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -5483,6 +5721,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -5526,6 +5765,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -5569,6 +5809,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -5616,6 +5857,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5655,6 +5897,64 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    listCampaignEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buckets, oldest first (none before the first send settles). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignTimeline"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listCampaignSends: {
         parameters: {
             query?: {
@@ -5670,6 +5970,11 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["Cursor"];
                 status?: components["schemas"]["SendStatus"];
+                /**
+                 * @description Only the send to this address (exact, case-insensitive); not an address is 422 naming /email.
+                 * @example Ada@Example.com
+                 */
+                email?: string;
             };
             header?: never;
             path: {
@@ -6058,6 +6363,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6116,6 +6422,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6162,6 +6469,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6293,6 +6601,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6375,6 +6684,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6433,6 +6743,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6466,6 +6777,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6517,6 +6829,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6564,6 +6877,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -6617,6 +6931,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6747,6 +7062,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6805,6 +7121,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
@@ -6839,6 +7156,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6884,6 +7202,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];

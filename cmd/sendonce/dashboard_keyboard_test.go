@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/account"
+)
+
+// TestDashboardCampaignKeyboard drives the campaign page with the keyboard alone:
+// sign in with a login link, reach the campaign through the navigation and the
+// list with Tab and Enter, pause it with Space and resume it with Enter, every
+// focused control visibly outlined; the campaign page then shows its counts over
+// time (the chart's history, redrawn from stream events while it sends) and its
+// events, including the pause and resume. Signed in again with a read-only key,
+// the page says so and a change is refused in words. No JavaScript error (a
+// refused request's 403 is a network answer, not a page error), no serious or
+// critical axe violation. With SENDONCE_SCREENSHOTS=1 it writes
+// docs/img/dashboard-campaign-chart.png.
+func TestDashboardCampaignKeyboard(t *testing.T) {
+	bin := chromiumPath(t)
+	axe := axeScript(t)
+	base, cfg := dashboardService(t)
+	shots := os.Getenv("SENDONCE_SCREENSHOTS") != ""
+
+	bg := context.Background()
+	pool, err := openWithTimeout(bg, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	_, key, err := account.NewService(pool).Create(bg, "demo")
+	require.NoError(t, err)
+	var csv strings.Builder
+	csv.WriteString("email,name,status\n")
+	for i := range 600 {
+		fmt.Fprintf(&csv, "reader%04d@example.com,Reader %d,confirmed\n", i, i)
+	}
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/subscribers/import", strings.NewReader(csv.String()))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "text/csv")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300)
+	c := apiCall(t, base, key, http.MethodPost, "/v1/campaigns", map[string]any{"name": "Keyboard news",
+		"from_email": "news@example.com", "subject": "Hello {{.Name}}", "text_template": "Hi {{.Name}}. Leave: {{.UnsubscribeURL}}"})
+	apiCall(t, base, key, http.MethodPost, fmt.Sprintf("/v1/campaigns/%v/approve", c["id"]), map[string]any{})
+	link, err := newLoginLink(bg, pool, "demo", base)
+	require.NoError(t, err)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(bg, opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	var errs browserErrors
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
+	_, err = chromedp.Call(ctx, log.Enable, struct{}{})
+	require.NoError(t, err)
+	errs.watch(ctx)
+	step, cancelStep := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelStep()
+
+	wait := func(js string) {
+		t.Helper()
+		_, err := chromedp.Run(step, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond)))
+		if err != nil {
+			text, _ := chromedp.Run(step, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("waiting for %s: %v\nthe page says:\n%s", js, err, text)
+		}
+	}
+	press := func(keys string) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(step, chromedp.KeyEvent(keys)))
+	}
+	// tabTo presses Tab until the focused control reads text, and checks the focus
+	// can be seen: the control matches :focus-visible and has an outline.
+	tabTo := func(text string) {
+		t.Helper()
+		for range 80 {
+			press(kb.Tab)
+			got, err := chromedp.Run(step, chromedp.Evaluate[string](`(document.activeElement && document.activeElement.textContent || '').trim()`))
+			require.NoError(t, err)
+			if got != text {
+				continue
+			}
+			visible, err := chromedp.Run(step, chromedp.Evaluate[bool](`(() => { const el = document.activeElement; const s = getComputedStyle(el);
+				return el.matches(':focus-visible') && s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2; })()`))
+			require.NoError(t, err)
+			require.True(t, visible, "the focus on %q can be seen", text)
+			return
+		}
+		t.Fatalf("Tab never reached %q", text)
+	}
+	audit := func(name string) {
+		t.Helper()
+		if shots {
+			png, err := chromedp.Run(step, chromedp.CaptureScreenshot())
+			require.NoError(t, err)
+			require.NoError(t, os.MkdirAll("../../docs/img", 0o755))
+			require.NoError(t, os.WriteFile("../../docs/img/dashboard-"+name+".png", png, 0o644))
+		}
+		require.Empty(t, errs.all(), "JavaScript errors on %s", name)
+		if axe == "" {
+			return
+		}
+		_, err := chromedp.Run(step, chromedp.Evaluate[chromedp.Void](axe))
+		require.NoError(t, err)
+		found, err := chromedp.Run(step, chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+			r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+			 .map((v) => v.impact + ' ' + v.id + ': ' + v.help + ' at ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`, chromedp.EvalAwaitPromise))
+		require.NoError(t, err)
+		require.Empty(t, found, "accessibility violations on %s", name)
+	}
+
+	require.NoError(t, chromedp.Do(step, chromedp.Navigate(link)))
+	wait(`!!document.querySelector('nav')`)
+
+	// From the top of the page, with the keyboard only.
+	tabTo("Campaigns")
+	press(kb.Enter)
+	wait(`document.querySelector('main h1') && document.querySelector('main h1').textContent === 'Campaigns' && document.body.innerText.includes('Keyboard news')`)
+	tabTo("Keyboard news")
+	press(kb.Enter)
+	wait(`document.querySelector('main h1') && document.querySelector('main h1').textContent === 'Keyboard news' && !!document.querySelector('.tag[data-status=sending]')`)
+	tabTo("Pause")
+	press(" ")
+	wait(`!!document.querySelector('.tag[data-status=paused]')`)
+	tabTo("Resume")
+	press(kb.Enter)
+	wait(`!!document.querySelector('.tag[data-status=sending]') || !!document.querySelector('.tag[data-status=sent]')`)
+
+	// The chart: its history, redrawn from stream events until the campaign is sent.
+	wait(`!!document.querySelector('.tag[data-status=sent]')`)
+	wait(`Number(document.querySelector('.chart').dataset.points) > 0 && !!document.querySelector('.chart canvas') && document.querySelector('.legend').innerText.includes('Sent: 600')`)
+	require.Greater(t, evalInt(t, step, `Number(document.querySelector('.chart').dataset.updates)`), 1, "redrawn as the stream reported sends")
+	// Its events: the lifecycle, pause and resume included.
+	wait(`['campaign.paused', 'campaign.resumed', 'campaign.sent'].every((t) => document.querySelector('[data-events]').innerText.includes(t))`)
+	require.Equal(t, 1, evalInt(t, step, `[...document.querySelectorAll('[data-events] li')].filter((li) => li.innerText.startsWith('campaign.sent')).length`),
+		"the campaign.sent event is listed once")
+	require.NoError(t, chromedp.Do(step, chromedp.EmulateViewport(1280, 1200)))
+	audit("campaign-chart")
+	require.NoError(t, chromedp.Do(step, chromedp.EmulateViewport(1280, 900)))
+
+	// Opened later, the chart is drawn from history alone.
+	require.NoError(t, chromedp.Do(step, chromedp.Reload()))
+	wait(`!!document.querySelector('.chart canvas') && document.querySelector('.legend').innerText.includes('Sent: 600') && document.querySelector('[data-events]').innerText.includes('campaign.paused')`)
+	audit("campaign-chart-history")
+	if shots {
+		require.NoError(t, os.Remove("../../docs/img/dashboard-campaign-chart-history.png"))
+	}
+
+	// Signed in with a read-only key, the page says so, and a change is refused in words.
+	ro := apiCall(t, base, key, http.MethodPost, "/v1/api-keys", map[string]any{"name": "watcher", "role": "read_only"})
+	eval := func(js string) {
+		t.Helper()
+		ok, err := chromedp.Run(step, chromedp.Evaluate[bool](js))
+		require.NoError(t, err, js)
+		require.True(t, ok, "the page has no control for: %s", js)
+	}
+	eval(pageHelpers)
+	eval(`__t.click('Sign out')`)
+	wait(`!!document.querySelector('main.signin')`)
+	eval(fmt.Sprintf(`__t.fill('API key', %q)`, ro["token"]))
+	eval(`__t.click('Sign in')`)
+	wait(`!!document.querySelector('nav') && document.querySelector('.who').innerText.includes('read-only')`)
+	eval(`location.hash = '#/keys'; true`)
+	wait(`document.querySelector('main h1') && document.querySelector('main h1').textContent === 'API keys' && !!document.querySelector('[data-role=read_only]')`)
+	eval(`__t.fill('Name of a new key', 'escalate')`)
+	eval(`__t.click('Create key')`)
+	wait(`!!document.querySelector('.error') && document.querySelector('.error').innerText.includes('read-only')`)
+	audit("keys-read-only")
+	if shots {
+		require.NoError(t, os.Remove("../../docs/img/dashboard-keys-read-only.png"))
+	}
+}
+
+func evalInt(t *testing.T, ctx context.Context, js string) int {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[int](js))
+	require.NoError(t, err, js)
+	return v
+}

@@ -1,0 +1,92 @@
+// A campaign's counts over time, drawn with uPlot (vendored): its history from
+// GET /v1/campaigns/{id}/timeline when the page opens, then again whenever the
+// event stream reports one of its sends settling (at most about once a second) —
+// fed by the stream while it sends, never by a timer.
+import { html, useState, useEffect, useRef } from './preact-htm.js';
+import uPlot from './uplot.js';
+import { api, subscribe } from './api.js';
+import { ErrorBox, num } from './ui.js';
+
+/** The lines drawn: cumulative counts of sends by how they settled. */
+const lines = [
+  { key: 'sent', label: 'Sent', stroke: '#176b2c' },
+  { key: 'failed', label: 'Failed', stroke: '#a3141c' },
+  { key: 'unknown', label: 'Unknown', stroke: '#8a5a00' },
+  { key: 'suppressed', label: 'Suppressed', stroke: '#4b5563' },
+];
+
+/**
+ * The timeline as uPlot's columns: seconds, then each line's running total.
+ * @param {{points: Array<Record<string, any>>}} tl
+ * @returns {{data: uPlot.AlignedData, totals: number[]}}
+ */
+function columns(tl) {
+  /** @type {number[]} */
+  const xs = [];
+  /** @type {number[][]} */
+  const ys = lines.map(() => []);
+  const totals = lines.map(() => 0);
+  for (const p of tl.points) {
+    xs.push(Date.parse(p.at) / 1000);
+    lines.forEach((l, i) => { totals[i] += Number(p[l.key]) || 0; ys[i].push(totals[i]); });
+  }
+  return { data: [xs, ...ys], totals };
+}
+
+/** @param {{id:number}} p */
+export function CampaignChart({ id }) {
+  const box = useRef(/** @type {HTMLDivElement|null} */ (null));
+  const plot = useRef(/** @type {uPlot|null} */ (null));
+  const [tl, setTl] = useState(/** @type {any} */ (null));
+  const [error, setError] = useState(/** @type {any} */ (null));
+  const [updates, setUpdates] = useState(0);
+  useEffect(() => {
+    let live = true;
+    /** @type {ReturnType<typeof setTimeout>|null} */
+    let pending = null;
+    const load = () => {
+      pending = null;
+      api('GET', `/v1/campaigns/${id}/timeline`).then((t) => { if (live) { setTl(t); setUpdates((n) => n + 1); } },
+        (err) => live && setError(err));
+    };
+    load();
+    const off = subscribe((ev) => {
+      if (ev.data && ev.data.campaign_id === id && String(ev.type).startsWith('send.') && !pending) pending = setTimeout(load, 1000);
+    });
+    return () => { live = false; off(); if (pending) clearTimeout(pending); };
+  }, [id]);
+  useEffect(() => {
+    const el = box.current;
+    if (!el || !tl || tl.points.length === 0) return;
+    const { data } = columns(tl);
+    if (plot.current) {
+      plot.current.setData(data);
+      return;
+    }
+    plot.current = new uPlot({
+      width: Math.max(260, el.clientWidth), height: 240, legend: { show: false },
+      scales: { x: { time: true } },
+      series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.stroke, width: 2 }))],
+      axes: [{}, { size: 56 }],
+    }, data, el);
+  }, [tl]);
+  useEffect(() => {
+    const el = box.current;
+    const ro = el && typeof ResizeObserver !== 'undefined'
+      ? new ResizeObserver(() => { if (plot.current && el) plot.current.setSize({ width: Math.max(260, el.clientWidth), height: 240 }); })
+      : null;
+    if (ro && el) ro.observe(el);
+    return () => { if (ro) ro.disconnect(); if (plot.current) plot.current.destroy(); plot.current = null; };
+  }, []);
+  const totals = tl ? columns(tl).totals : lines.map(() => 0);
+  const summary = lines.map((l, i) => `${l.label.toLowerCase()} ${num(totals[i])}`).join(', ');
+  const empty = tl && tl.points.length === 0;
+  return html`<section aria-labelledby="chart-title"><h2 id="chart-title">Counts over time</h2>
+    <${ErrorBox} error=${error} />
+    <figure class="chart" data-points=${tl ? tl.points.length : undefined} data-updates=${updates}>
+      <div ref=${box} class="chart-plot" role="img" aria-label=${'Sends settled over time: ' + summary}></div>
+      ${empty && html`<p>Nothing has been sent yet: the chart starts with the first message.</p>`}
+      <figcaption><ul class="legend">${lines.map((l, i) => html`<li key=${l.key}><span class=${'swatch ' + l.key} aria-hidden="true"></span>${l.label}: ${num(totals[i])}</li>`)}</ul></figcaption>
+    </figure>
+  </section>`;
+}
