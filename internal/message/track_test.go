@@ -1,0 +1,88 @@
+package message_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/message"
+)
+
+const trackedHTML = `<html><body>
+<p>Hi {{.Name}}, <a href="https://shop.example/sale?a=1&amp;b=2" class="btn">See the <b>sale</b></a></p>
+<p><A HREF="https://shop.example/sale?a=1&amp;b=2">again</A> <a href="http://blog.example/post">blog</a></p>
+<p><a href="mailto:help@example.com">mail</a> <a href="tel:+123">call</a> <a href="#top">top</a>
+<a href="/relative">rel</a> <a href="https://x.example/?e={{.Email}}">mine</a> <a href="javascript:alert(1)">js</a></p>
+<map><area href="https://map.example/" alt="map"></map>
+<p><a href="{{.UnsubscribeURL}}">Unsubscribe</a> <a href="{{.WebViewURL}}">View in browser</a></p>
+</body></html>`
+
+func TestTrackableLinksTakesOnlyLiteralHTTPLinks(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"https://shop.example/sale?a=1&b=2", "http://blog.example/post", "https://map.example/"},
+		message.TrackableLinks(trackedHTML))
+	require.Nil(t, message.TrackableLinks(`<p>no links</p>`))
+}
+
+func TestBuildRewritesTrackedLinksKeepingTheirText(t *testing.T) {
+	t.Parallel()
+	p, err := message.NewRandomBuilder().Prepare(message.Campaign{TrackClicks: true, FromEmail: "news@example.com",
+		Subject: "s", HTML: trackedHTML, Text: "t"})
+	require.NoError(t, err)
+	require.Equal(t, message.TrackableLinks(trackedHTML), p.Links())
+	click := func(i int) string { return "https://t.example/c/tok" + strconv.Itoa(i) }
+	m, err := p.Build(message.Recipient{JobID: "j", Email: "ann@example.org", Name: "Ann"},
+		message.Links{HTTPS: "https://t.example/u/unsub", Click: click, Open: "https://t.example/o/px",
+			WebView: "https://t.example/v/view"})
+	require.NoError(t, err)
+	h := m.HTML
+	require.Contains(t, h, `<a href="https://t.example/c/tok1" class="btn">See the <b>sale</b></a>`)
+	require.Contains(t, h, `<a href="https://t.example/c/tok1">again</A>`)
+	require.Contains(t, h, `<a href="https://t.example/c/tok2">blog</a>`)
+	require.Contains(t, h, `<area href="https://t.example/c/tok3" alt="map">`)
+	for _, kept := range []string{`href="mailto:help@example.com"`, `href="tel:+123"`, `href="#top"`, `href="/relative"`,
+		`href="https://x.example/?e=ann%40example.org"`, `href="https://t.example/u/unsub"`, `href="https://t.example/v/view"`} {
+		require.Contains(t, h, kept)
+	}
+	require.NotContains(t, h, "shop.example", "a tracked URL must not stay in the body")
+	// The honeypot and the pixel come before </body>, hidden.
+	end := strings.Index(h, "</body>")
+	hp := strings.Index(h, `href="https://t.example/c/tok0"`)
+	px := strings.Index(h, `src="https://t.example/o/px"`)
+	require.True(t, hp > 0 && hp < end && px > hp && px < end, h)
+	require.Contains(t, h, `aria-hidden="true" tabindex="-1"></a>`)
+	require.Equal(t, "t", m.Text, "the text part is not rewritten")
+}
+
+func TestBuildWithoutTrackingLeavesTheBodyAlone(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		track bool
+		links message.Links
+	}{
+		{"campaign not tracking, click func given", false, message.Links{Click: func(int) string { return "x" }}},
+		{"campaign tracking, no click func", true, message.Links{}},
+	} {
+		p, err := message.NewRandomBuilder().Prepare(message.Campaign{TrackClicks: c.track, FromEmail: "a@example.com",
+			Subject: "s", HTML: `<p><a href="https://a.example/">a</a></p>`})
+		require.NoError(t, err)
+		m, err := p.Build(message.Recipient{JobID: "j", Email: "b@example.org"}, c.links)
+		require.NoError(t, err)
+		require.Equal(t, `<p><a href="https://a.example/">a</a></p>`, m.HTML, c.name)
+	}
+}
+
+func TestRenderArchiveHasNoRecipientFields(t *testing.T) {
+	t.Parallel()
+	tpl, err := message.Parse("News for {{if .Archive}}readers{{else}}{{.Name}}{{end}}",
+		`<p>{{if .Archive}}Hello reader{{else}}Hello {{.Name}} ({{.Email}}, {{.Attributes.city}}){{end}}</p>`, "{{.Email}}")
+	require.NoError(t, err)
+	r, err := tpl.RenderArchive()
+	require.NoError(t, err)
+	require.Equal(t, "News for readers", r.Subject)
+	require.Equal(t, "<p>Hello reader</p>", r.HTML)
+	require.Equal(t, "", r.Text)
+}
