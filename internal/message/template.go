@@ -176,6 +176,12 @@ func (t *Templates) Render(r Recipient, unsubscribeURL string) (Rendered, error)
 	return t.render(r, Data{UnsubscribeURL: unsubscribeURL})
 }
 
+// RenderWebView executes the templates for a recipient's "view in browser" page:
+// webViewURL is the page's own address.
+func (t *Templates) RenderWebView(r Recipient, unsubscribeURL, webViewURL string) (Rendered, error) {
+	return t.render(r, Data{UnsubscribeURL: unsubscribeURL, WebViewURL: webViewURL})
+}
+
 // RenderArchive executes the templates for the public web archive: no recipient,
 // every attribute a template names empty, .Archive true.
 func (t *Templates) RenderArchive() (Rendered, error) {
