@@ -18,12 +18,12 @@ import (
 type Campaign struct {
 	// TrackClicks rewrites the links the HTML template writes literally (Links).
 	TrackClicks bool
-	FromEmail string // bare address; its domain names the Message-ID's right-hand side
-	FromName  string
-	ReplyTo   string // bare address or ""
-	Subject   string // templates
-	HTML      string
-	Text      string
+	FromEmail   string // bare address; its domain names the Message-ID's right-hand side
+	FromName    string
+	ReplyTo     string // bare address or ""
+	Subject     string // templates
+	HTML        string
+	Text        string
 }
 
 // Recipient is one send: the job id that makes it idempotent, and who receives it.
