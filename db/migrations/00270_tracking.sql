@@ -8,6 +8,9 @@ ALTER TABLE campaigns
     ADD COLUMN track_clicks boolean NOT NULL DEFAULT true,
     ADD COLUMN track_opens  boolean NOT NULL DEFAULT false,
     ADD COLUMN archive      boolean NOT NULL DEFAULT false;
+-- Campaigns approved before tracking existed have no stored links: their messages
+-- go out untracked, as they were approved.
+UPDATE campaigns SET track_clicks = false WHERE status <> 'draft' OR kind <> 'campaign';
 
 -- The archive lists an account's published campaigns, newest first.
 CREATE INDEX campaigns_archive_idx ON campaigns (account_id, id) WHERE archive;

@@ -85,6 +85,9 @@ func linkIndex(urls []string) map[string]int {
 	return m
 }
 
+// NumLinks is the number of the campaign's tracked links.
+func (p *Prepared) NumLinks() int { return len(p.links) }
+
 // Links returns the campaign's tracked URLs in index order (index i+1 is
 // Links()[i]); nil when clicks are not tracked.
 func (p *Prepared) Links() []string {
