@@ -95,7 +95,9 @@ type Fields struct {
 }
 
 // engagement reports whether f sets any of the tracking and archive switches.
-func (f Fields) engagement() bool { return f.TrackClicks != nil || f.TrackOpens != nil || f.Archive != nil }
+func (f Fields) engagement() bool {
+	return f.TrackClicks != nil || f.TrackOpens != nil || f.Archive != nil
+}
 
 // setEngagement applies f's tracking and archive switches to a draft.
 func setEngagement(ctx context.Context, q *store.Queries, accountID, id int64, f Fields, c *store.Campaign) error {

@@ -19,7 +19,9 @@ func TestTrackedCampaignLinksNameTheSend(t *testing.T) {
 	e.cfg.Tracking = func(accountID, campaignID, sendID int64, links int, clicks, opens bool) (func(int) string, string, string) {
 		var click func(int) string
 		if clicks {
-			click = func(i int) string { return fmt.Sprintf("https://t.example/c/%d-%d-%d-%dof%d", accountID, campaignID, sendID, i, links) }
+			click = func(i int) string {
+				return fmt.Sprintf("https://t.example/c/%d-%d-%d-%dof%d", accountID, campaignID, sendID, i, links)
+			}
 		}
 		open := ""
 		if opens {
