@@ -78,6 +78,7 @@ func TestCrossTenant(t *testing.T) {
 		var out []string
 		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
 			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
+			"/v1/campaigns/" + itoa(camp.Id) + "/clicks",
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
 			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
 			"/v1/templates", "/v1/templates/" + itoa(tpl.Id),
@@ -138,6 +139,7 @@ func TestCrossTenant(t *testing.T) {
 		"testCampaign":      {body: map[string]any{"emails": []string{"x@example.com"}}},
 		"getCampaignStats":  {},
 		"listCampaignSends": {},
+		"getCampaignClicks": {},
 		"getAccount":        {expect: http.StatusOK},
 		// Templates: B neither reads, renders, changes nor uses A's.
 		"listTemplates":  {expect: http.StatusOK},
