@@ -666,7 +666,7 @@ type CampaignClicks struct {
 	// counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
 	// Protection fetches every image of every message on delivery, read or not, and many clients block
 	// images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
-	// appear one to two seconds after they happen.
+	// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
 	//
 	//
 	// Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
@@ -726,7 +726,7 @@ type CampaignStats struct {
 	// counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
 	// Protection fetches every image of every message on delivery, read or not, and many clients block
 	// images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
-	// appear one to two seconds after they happen.
+	// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
 	//
 	//
 	// Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
@@ -813,7 +813,7 @@ type DevInboxPage struct {
 // counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
 // Protection fetches every image of every message on delivery, read or not, and many clients block
 // images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
-// appear one to two seconds after they happen.
+// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
 //
 // Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
 type Engagement struct {

@@ -97,8 +97,9 @@ type Hit struct {
 	UA     string
 	// Reasons are the bot reasons known when the hit arrived; classifyBursts adds
 	// "burst" and the insert adds "delivery".
-	Reasons []string
-	done    bool // written (guarded by Service.mu)
+	Reasons  []string
+	done     bool // written, or given up (guarded by Service.mu)
+	attempts int  // failed statements it was part of (guarded by Service.mu)
 }
 
 // newHit classifies what one request alone says.

@@ -51,8 +51,26 @@ func (s *Service) LinkStats(ctx context.Context, accountID, campaignID int64) ([
 	return out, nil
 }
 
-// Totals returns a campaign's click and open totals.
+// TotalsTTL is how long a campaign's totals are reused: GET /v1/campaigns/{id}/stats
+// carries them, and dashboards poll it; counting a large campaign's hits on every
+// poll would cost more than the answer is worth.
+const TotalsTTL = time.Second
+
+type cachedTotals struct {
+	accountID int64
+	at        time.Time
+	t         Totals
+}
+
+// Totals returns a campaign's click and open totals, at most TotalsTTL old.
 func (s *Service) Totals(ctx context.Context, accountID, campaignID int64) (Totals, error) {
+	now := s.cfg.Now()
+	s.totalsMu.Lock()
+	c, ok := s.totals[campaignID]
+	s.totalsMu.Unlock()
+	if ok && c.accountID == accountID && now.Sub(c.at) < TotalsTTL && !now.Before(c.at) {
+		return c.t, nil
+	}
 	if err := s.exists(ctx, accountID, campaignID); err != nil {
 		return Totals{}, err
 	}
@@ -60,9 +78,20 @@ func (s *Service) Totals(ctx context.Context, accountID, campaignID int64) (Tota
 	if err != nil {
 		return Totals{}, err
 	}
+	t := totalsOf(r)
+	s.totalsMu.Lock()
+	if len(s.totals) >= s.cfg.LinkCache {
+		clear(s.totals)
+	}
+	s.totals[campaignID] = cachedTotals{accountID: accountID, at: now, t: t}
+	s.totalsMu.Unlock()
+	return t, nil
+}
+
+func totalsOf(r store.TrackingCampaignTotalsRow) Totals {
 	return Totals{Clicks: r.Clicks, UniqueClicks: r.UniqueClicks, HumanClicks: r.HumanClicks,
 		UniqueHumanClicks: r.UniqueHumanClicks, HoneypotHits: r.HoneypotHits, Opens: r.Opens, UniqueOpens: r.UniqueOpens,
-		HumanOpens: r.HumanOpens, UniqueHumanOpens: r.UniqueHumanOpens}, nil
+		HumanOpens: r.HumanOpens, UniqueHumanOpens: r.UniqueHumanOpens}
 }
 
 // Page is a rendered campaign for a browser.

@@ -79,6 +79,9 @@ type Service struct {
 	links  map[int64]campaignLinks
 
 	flushMu sync.Mutex // one flush at a time
+
+	totalsMu sync.Mutex
+	totals   map[int64]cachedTotals
 }
 
 type campaignLinks struct {
@@ -93,7 +96,7 @@ func New(pool *pgxpool.Pool, tokens *Tokens, cfg Config, log *slog.Logger) *Serv
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{pool: pool, q: store.New(pool), tokens: tokens, cfg: cfg, log: log,
-		wake: make(chan struct{}, 1), links: map[int64]campaignLinks{}}
+		wake: make(chan struct{}, 1), links: map[int64]campaignLinks{}, totals: map[int64]cachedTotals{}}
 }
 
 // Tokens returns the service's token maker.
@@ -236,23 +239,65 @@ func (s *Service) Flush(ctx context.Context, all bool) (int, error) {
 		return 0, nil
 	}
 	classifyBursts(todo, held, s.cfg.BurstWindow)
+	// Hits of a statement that failed are retried one per statement, so one that
+	// can never be written is dropped alone (maxWriteAttempts).
+	var batches [][]*Hit
+	var fresh []*Hit
+	s.mu.Lock()
+	for _, h := range todo {
+		if h.attempts > 0 {
+			batches = append(batches, []*Hit{h})
+		} else {
+			fresh = append(fresh, h)
+		}
+	}
+	s.mu.Unlock()
+	for len(fresh) > 0 {
+		n := min(len(fresh), s.cfg.BatchHits)
+		batches = append(batches, fresh[:n])
+		fresh = fresh[n:]
+	}
 	written := 0
-	for len(todo) > 0 {
-		n := min(len(todo), s.cfg.BatchHits)
-		if err := s.insert(ctx, todo[:n]); err != nil {
-			return written, err
+	var errs []error
+	for _, b := range batches {
+		if err := s.insert(ctx, b); err != nil {
+			s.failed(b)
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
 		}
 		s.mu.Lock()
-		for _, h := range todo[:n] {
+		for _, h := range b {
 			h.done = true
 		}
-		s.unwritten -= n
+		s.unwritten -= len(b)
 		s.mu.Unlock()
-		written += n
-		todo = todo[n:]
+		written += len(b)
 	}
 	s.prune(now)
-	return written, nil
+	return written, errors.Join(errs...)
+}
+
+// maxWriteAttempts is how many failed statements a hit may be part of before it
+// is dropped: a batch that can never be written (a hit whose campaign was deleted
+// between the statement's check and its insert) must not stop every later one.
+const maxWriteAttempts = 5
+
+// failed counts a failed write against each of hits, and drops (as written, and
+// counted in Dropped) those that reached maxWriteAttempts.
+func (s *Service) failed(hits []*Hit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range hits {
+		h.attempts++
+		if h.attempts >= maxWriteAttempts && !h.done {
+			h.done = true
+			s.unwritten--
+			s.dropped.Add(1)
+		}
+	}
 }
 
 // written reports whether the flusher wrote the hit.

@@ -3,6 +3,7 @@ package tracking_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -225,6 +226,19 @@ func TestHitsAreHeldThenWrittenClassifiedWithEvents(t *testing.T) {
 	require.Equal(t, tracking.Totals{Clicks: 6, UniqueClicks: 3, HumanClicks: 2, UniqueHumanClicks: 1, HoneypotHits: 1,
 		Opens: 2, UniqueOpens: 2, HumanOpens: 1, UniqueHumanOpens: 1}, tot)
 
+	// The totals are reused for TotalsTTL (stats are polled), then counted again.
+	_, err = e.svc.Click(ctx, e.click(e.sends[1], 2), "GET", chrome)
+	require.NoError(t, err)
+	_, err = e.svc.Flush(ctx, true)
+	require.NoError(t, err)
+	again, err := e.svc.Totals(ctx, e.accountA, e.campaign)
+	require.NoError(t, err)
+	require.Equal(t, tot, again)
+	e.clock.Add(tracking.TotalsTTL)
+	again, err = e.svc.Totals(ctx, e.accountA, e.campaign)
+	require.NoError(t, err)
+	require.Equal(t, tot.Clicks+1, again.Clicks)
+
 	// Another account's campaign id answers 404, not empty stats.
 	_, err = e.svc.LinkStats(ctx, e.accB, e.campaign)
 	require.True(t, apperr.Is(err, apperr.NotFound), "%v", err)
@@ -300,3 +314,41 @@ func TestWebViewRendersTheSendItsTokenNames(t *testing.T) {
 	_, err = e.svc.WebView(ctx, e.tk.OpenToken(tracking.Send{AccountID: e.accountA, CampaignID: e.campaign, SendID: e.sends[1]}), nil)
 	require.True(t, apperr.Is(err, apperr.NotFound), "an open token is no view token")
 }
+
+// A hit that PostgreSQL refuses (here by a trigger) is retried alone and, after
+// maxWriteAttempts failed statements, dropped; the hits of its first batch are
+// written meanwhile and later ones are not held up.
+func TestAHitThatCannotBeWrittenIsDroppedAlone(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	exec(t, e.pool, `CREATE FUNCTION refuse_hit() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.send_id = `+itoa64(e.sends[2])+` THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+	exec(t, e.pool, `CREATE TRIGGER refuse_hit BEFORE INSERT ON tracking_hits FOR EACH ROW EXECUTE FUNCTION refuse_hit()`)
+	e.clock.Set(e.sentAt.Add(time.Hour))
+	for _, send := range e.sends {
+		_, err := e.svc.Click(ctx, e.click(send, 1), "GET", chrome)
+		require.NoError(t, err)
+	}
+	n, err := e.svc.Flush(ctx, true)
+	require.Error(t, err)
+	require.Zero(t, n, "the batch with the refused hit fails whole")
+	n, err = e.svc.Flush(ctx, true)
+	require.Error(t, err)
+	require.Equal(t, 2, n, "retried one by one: the two others are written")
+	for range 3 {
+		_, err = e.svc.Flush(ctx, true)
+		require.Error(t, err)
+	}
+	require.EqualValues(t, 1, e.svc.Dropped())
+	_, err = e.svc.Click(ctx, e.click(e.sends[0], 2), "GET", chrome)
+	require.NoError(t, err)
+	n, err = e.svc.Flush(ctx, true)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	var rows int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM tracking_hits`).Scan(&rows))
+	require.Equal(t, 3, rows)
+}
+
+func itoa64(i int64) string { return strconv.FormatInt(i, 10) }

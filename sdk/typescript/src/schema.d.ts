@@ -3275,7 +3275,7 @@ export interface components {
          *     counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
          *     Protection fetches every image of every message on delivery, read or not, and many clients block
          *     images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
-         *     appear one to two seconds after they happen.
+         *     appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
          * @example {
          *       "clicks": 120,
          *       "unique_clicks": 80,
