@@ -106,9 +106,12 @@ func (p *Prepared) Links() []string {
 const honeypotStyle = `display:none;max-height:0;overflow:hidden;mso-hide:all`
 
 // track rewrites a rendered HTML body for one recipient: each tracked link's href
-// becomes its click URL (the link's text and other attributes stay), and before
-// </body> (or at the end) go the hidden honeypot link and the open pixel. With no
-// tracking asked for, html comes back unchanged.
+// value becomes its click URL (the link's text, the tag's other attributes and
+// its spelling stay), and before the last </body> (or at the end) go the hidden
+// honeypot link and the open pixel. With no tracking asked for, body comes back
+// unchanged. It is a single forward scan (no tokenizer allocations per tag): it
+// skips comments and the raw text of <script> and <style>, and reads the href of
+// each <a> and <area> as the HTML tokenizer would.
 func (p *Prepared) track(body string, l Links) string {
 	click := l.Click
 	if p.links == nil {
@@ -119,87 +122,168 @@ func (p *Prepared) track(body string, l Links) string {
 	}
 	var b strings.Builder
 	b.Grow(len(body) + 256 + 80*len(p.links))
-	tail := func() {
-		if click != nil {
-			b.WriteString(`<a href="`)
-			b.WriteString(html.EscapeString(click(0)))
-			b.WriteString(`" style="` + honeypotStyle + `" aria-hidden="true" tabindex="-1"></a>`)
-		}
-		if l.Open != "" {
-			b.WriteString(`<img src="`)
-			b.WriteString(html.EscapeString(l.Open))
-			b.WriteString(`" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`)
-		}
-	}
-	z := xhtml.NewTokenizer(strings.NewReader(body))
-	done := false
-	for {
-		tt := z.Next()
-		if tt == xhtml.ErrorToken {
-			break
-		}
-		raw := z.Raw()
-		switch tt {
-		case xhtml.StartTagToken, xhtml.SelfClosingTagToken:
-			if click != nil {
-				if tag, ok := p.rewriteTag(z, tt, click); ok {
-					b.WriteString(tag)
-					continue
+	last := 0 // body[:last] is written
+	if click != nil {
+		for i := 0; i < len(body); {
+			lt := strings.IndexByte(body[i:], '<')
+			if lt < 0 {
+				break
+			}
+			i += lt
+			rest := body[i:]
+			switch {
+			case strings.HasPrefix(rest, "<!--"):
+				end := strings.Index(rest[4:], "-->")
+				if end < 0 {
+					i = len(body)
+				} else {
+					i += 4 + end + 3
 				}
+				continue
+			case hasTagPrefix(rest, "script"), hasTagPrefix(rest, "style"):
+				name := "</script"
+				if hasTagPrefix(rest, "style") {
+					name = "</style"
+				}
+				end := indexFold(rest, name)
+				if end < 0 {
+					i = len(body)
+				} else {
+					i += end + len(name)
+				}
+				continue
+			case hasTagPrefix(rest, "a"), hasTagPrefix(rest, "area"):
+				vs, ve, end := hrefValue(rest)
+				if vs >= 0 {
+					if idx := p.links[strings.TrimSpace(attrValue(rest[vs:ve]))]; idx > 0 {
+						b.WriteString(body[last : i+vs])
+						b.WriteString(html.EscapeString(click(idx)))
+						last = i + ve
+					}
+				}
+				i += end
+				continue
 			}
-		case xhtml.EndTagToken:
-			if name, _ := z.TagName(); !done && atom.Lookup(name) == atom.Body {
-				tail()
-				done = true
-			}
+			i++
 		}
-		b.Write(raw)
 	}
-	if !done {
-		tail()
+	tailAt := len(body)
+	if end := lastIndexFold(body, "</body"); end >= last {
+		tailAt = end
 	}
+	b.WriteString(body[last:tailAt])
+	if click != nil {
+		b.WriteString(`<a href="`)
+		b.WriteString(html.EscapeString(click(0)))
+		b.WriteString(`" style="` + honeypotStyle + `" aria-hidden="true" tabindex="-1"></a>`)
+	}
+	if l.Open != "" {
+		b.WriteString(`<img src="`)
+		b.WriteString(html.EscapeString(l.Open))
+		b.WriteString(`" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`)
+	}
+	b.WriteString(body[tailAt:])
 	return b.String()
 }
 
-// rewriteTag rebuilds the current <a>/<area> tag with its href replaced by the
-// click URL when the href is a tracked link; ok is false for any other tag, which
-// the caller copies as it was (Raw).
-func (p *Prepared) rewriteTag(z *xhtml.Tokenizer, tt xhtml.TokenType, click func(int) string) (string, bool) {
-	name, hasAttr := z.TagName()
-	if !hasAttr || !isLinkTag(name) {
-		return "", false
+// hasTagPrefix reports whether s starts with the start tag <name followed by
+// white space, '/' or '>' (ASCII case-insensitive).
+func hasTagPrefix(s, name string) bool {
+	if len(s) < len(name)+2 || !strings.EqualFold(s[1:1+len(name)], name) {
+		return false
 	}
-	type attr struct{ k, v string }
-	var attrs []attr
-	idx := 0
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		attrs = append(attrs, attr{string(k), string(v)})
-		if string(k) == "href" && idx == 0 {
-			idx = p.links[strings.TrimSpace(string(v))]
+	switch s[1+len(name)] {
+	case ' ', '\t', '\n', '\r', '\f', '/', '>':
+		return true
+	}
+	return false
+}
+
+// hrefValue reads the start tag at the beginning of s: the byte range of its first
+// href attribute's value (without quotes; -1 when it has none) and where the tag
+// ends (just past '>', or len(s)).
+func hrefValue(s string) (vs, ve, end int) {
+	vs, ve = -1, -1
+	i := 1
+	for i < len(s) && !isSpace(s[i]) && s[i] != '>' && s[i] != '/' { // the tag name
+		i++
+	}
+	for i < len(s) {
+		for i < len(s) && (isSpace(s[i]) || s[i] == '/') {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		if s[i] == '>' {
+			return vs, ve, i + 1
+		}
+		ns := i
+		for i < len(s) && !isSpace(s[i]) && s[i] != '=' && s[i] != '>' && !(s[i] == '/' && i > ns) {
+			i++
+		}
+		name := s[ns:i]
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		if i >= len(s) || s[i] != '=' {
+			continue // an attribute without a value
+		}
+		i++
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		var a, z int
+		if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+			q := s[i]
+			a = i + 1
+			c := strings.IndexByte(s[a:], q)
+			if c < 0 {
+				return vs, ve, len(s)
+			}
+			z = a + c
+			i = z + 1
+		} else {
+			a = i
+			for i < len(s) && !isSpace(s[i]) && s[i] != '>' {
+				i++
+			}
+			z = i
+		}
+		if vs < 0 && strings.EqualFold(name, "href") {
+			vs, ve = a, z
 		}
 	}
-	if idx == 0 {
-		return "", false
+	return vs, ve, len(s)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+
+// attrValue decodes character references in an attribute value, as the
+// tokenizer does.
+func attrValue(v string) string {
+	if strings.IndexByte(v, '&') < 0 {
+		return v
 	}
-	var b strings.Builder
-	b.WriteString("<")
-	b.Write(name)
-	for _, a := range attrs {
-		v := a.v
-		if a.k == "href" {
-			v = click(idx)
+	return html.UnescapeString(v)
+}
+
+// indexFold is strings.Index, ASCII case-insensitive in sub.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
 		}
-		b.WriteString(" ")
-		b.WriteString(a.k)
-		b.WriteString(`="`)
-		b.WriteString(html.EscapeString(v))
-		b.WriteString(`"`)
 	}
-	if tt == xhtml.SelfClosingTagToken {
-		b.WriteString("/")
+	return -1
+}
+
+// lastIndexFold is strings.LastIndex, ASCII case-insensitive in sub.
+func lastIndexFold(s, sub string) int {
+	for i := len(s) - len(sub); i >= 0; i-- {
+		if s[i] == '<' && strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
 	}
-	b.WriteString(">")
-	return b.String(), true
+	return -1
 }

@@ -39,7 +39,7 @@ func TestBuildRewritesTrackedLinksKeepingTheirText(t *testing.T) {
 	require.NoError(t, err)
 	h := m.HTML
 	require.Contains(t, h, `<a href="https://t.example/c/tok1" class="btn">See the <b>sale</b></a>`)
-	require.Contains(t, h, `<a href="https://t.example/c/tok1">again</A>`)
+	require.Contains(t, h, `<A HREF="https://t.example/c/tok1">again</A>`, "the tag keeps its spelling")
 	require.Contains(t, h, `<a href="https://t.example/c/tok2">blog</a>`)
 	require.Contains(t, h, `<area href="https://t.example/c/tok3" alt="map">`)
 	for _, kept := range []string{`href="mailto:help@example.com"`, `href="tel:+123"`, `href="#top"`, `href="/relative"`,
@@ -85,4 +85,34 @@ func TestRenderArchiveHasNoRecipientFields(t *testing.T) {
 	require.Equal(t, "News for readers", r.Subject)
 	require.Equal(t, "<p>Hello reader</p>", r.HTML)
 	require.Equal(t, "", r.Text)
+}
+
+// The rewrite reads hrefs as the HTML tokenizer does, whatever the quoting, and
+// leaves comments, scripts, styles and look-alike attributes alone.
+func TestTrackRewritesHrefsAsTheTokenizerReadsThem(t *testing.T) {
+	t.Parallel()
+	const u = "https://a.example/x?p=1&q=2"
+	for _, c := range []struct{ in, want string }{
+		{`<a href="https://a.example/x?p=1&amp;q=2">x</a>`, `<a href="C1">x</a>`},
+		{`<a href='https://a.example/x?p=1&q=2'>x</a>`, `<a href='C1'>x</a>`},
+		{`<a href=https://a.example/x?p=1&amp;q=2>x</a>`, `<a href=C1>x</a>`},
+		{`<a title="a > b" data-href="` + u + `" HREF = "` + u + `" >x</a>`, `<a title="a > b" data-href="` + u + `" HREF = "C1" >x</a>`},
+		{`<a href="` + u + `" href="https://b.example/">x</a>`, `<a href="C1" href="https://b.example/">x</a>`},
+		{`<abbr href="` + u + `">x</abbr>`, `<abbr href="` + u + `">x</abbr>`},
+		{`<!-- <a href="` + u + `"> --><a href="` + u + `">x</a>`, `<!-- <a href="` + u + `"> --><a href="C1">x</a>`},
+		{`<script>"<a href='` + u + `'>"</script><style>a{}</style><a href="` + u + `">x</a>`,
+			`<script>"<a href='` + u + `'>"</script><style>a{}</style><a href="C1">x</a>`},
+		{`<a href="` + u + `"`, `<a href="C1"`},
+		{`<a href="` + u, `<a href="` + u},
+	} {
+		p, err := message.NewRandomBuilder().Prepare(message.Campaign{TrackClicks: true, FromEmail: "a@example.com",
+			Subject: "s", HTML: `<a href="https://a.example/x?p=1&amp;q=2">x</a>`})
+		require.NoError(t, err)
+		got := message.TrackForTest(p, c.in, func(i int) string { return "C" + strconv.Itoa(i) })
+		require.Equal(t, c.want+honeypotFor("C0"), got, c.in)
+	}
+}
+
+func honeypotFor(u string) string {
+	return `<a href="` + u + `" style="display:none;max-height:0;overflow:hidden;mso-hide:all" aria-hidden="true" tabindex="-1"></a>`
 }
