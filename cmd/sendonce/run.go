@@ -122,6 +122,9 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		// flusher; the hits still held at shutdown are written after the HTTP
 		// server stops (a crash loses at most the last second or two of them).
 		tracker := tracking.New(pool, tracking.NewTokens(signer, cfg.PublicURL), tracking.Config{}, log)
+		if err := tracker.Register(reg); err != nil {
+			return err
+		}
 		trackCtx, stopTracking := context.WithCancel(context.WithoutCancel(ctx))
 		trackDone := make(chan struct{})
 		go func() { defer close(trackDone); tracker.Run(trackCtx) }()

@@ -112,4 +112,11 @@ func TestServeTrackedCampaignClick(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(string(api("GET", "/v1/events?type=send.clicked", "")), `"url":"https://shop.example/sale"`)
 	}, 30*time.Second, 50*time.Millisecond)
+
+	resp, err = http.Get(base + "/metrics")
+	require.NoError(t, err)
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(metrics), "sendonce_tracking_hits_held ")
+	require.Contains(t, string(metrics), "sendonce_tracking_hits_dropped_total 0")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/store"
@@ -195,8 +196,27 @@ func (s *Service) record(h Hit) {
 	}
 }
 
-// Dropped is the number of hits dropped because MaxHeld hits were held.
+// Dropped is the number of hits dropped: MaxHeld hits were held when they came,
+// or PostgreSQL refused them maxWriteAttempts times.
 func (s *Service) Dropped() int64 { return s.dropped.Load() }
+
+// Held is the number of hits held and not yet written.
+func (s *Service) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unwritten
+}
+
+// Register adds the tracker's gauges to reg: sendonce_tracking_hits_held and
+// sendonce_tracking_hits_dropped_total.
+func (s *Service) Register(reg prometheus.Registerer) error {
+	return errors.Join(
+		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sendonce_tracking_hits_held",
+			Help: "Click and open hits held in memory, not yet written."}, func() float64 { return float64(s.Held()) })),
+		reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sendonce_tracking_hits_dropped_total",
+			Help: "Click and open hits dropped: too many held, or refused by PostgreSQL five times."},
+			func() float64 { return float64(s.Dropped()) })))
+}
 
 // Run writes held hits every FlushInterval until ctx ends, then writes what is
 // left (with the context given to Close, through Flush(ctx, true)).
