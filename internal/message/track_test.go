@@ -1,6 +1,7 @@
 package message_test
 
 import (
+	"html"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,4 +116,33 @@ func TestTrackRewritesHrefsAsTheTokenizerReadsThem(t *testing.T) {
 
 func honeypotFor(u string) string {
 	return `<a href="` + u + `" style="display:none;max-height:0;overflow:hidden;mso-hide:all" aria-hidden="true" tabindex="-1"></a>`
+}
+
+// FuzzTrack: the hand-written rewrite never panics on any body, always adds the
+// honeypot to a non-empty one (before a </body> it found), and changes nothing but href values
+// that name the tracked URL: with a click URL equal to the URL itself, the body
+// comes back as it was, plus the honeypot.
+func FuzzTrack(f *testing.F) {
+	f.Add(`<html><body><a href="https://a.example/">x</a></body></html>`)
+	f.Add(`<a href='https://a.example/' <!-- <script>`)
+	f.Add(`<A HREF=https://a.example/>`)
+	f.Add(`<area href="https://a.example/"/><a`)
+	p, err := message.NewRandomBuilder().Prepare(message.Campaign{TrackClicks: true, FromEmail: "a@example.com",
+		Subject: "s", HTML: `<a href="https://a.example/">x</a>`})
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, body string) {
+		same := message.TrackForTest(p, body, func(i int) string {
+			if i == 0 {
+				return "HP"
+			}
+			return "https://a.example/"
+		})
+		if body == "" {
+			require.Empty(t, same, "no HTML part: nothing to add to")
+			return
+		}
+		require.Contains(t, same, honeypotFor("HP"))
+		// Character references in a rewritten value come back decoded.
+		require.Equal(t, html.UnescapeString(body), html.UnescapeString(strings.Replace(same, honeypotFor("HP"), "", 1)))
+	})
 }
