@@ -642,13 +642,16 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
 	ApprovedAt      *time.Time      `json:"approved_at"`
-	CancelledAt     *time.Time      `json:"cancelled_at"`
-	CreatedAt       time.Time       `json:"created_at"`
+
+	// Archive Published in the account's public web archive (/archive/{account_public_id}) once it goes out, rendered without recipient data; default false.
+	Archive     bool       `json:"archive"`
+	CancelledAt *time.Time `json:"cancelled_at"`
+	CreatedAt   time.Time  `json:"created_at"`
 
 	// FailedReason Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise.
 	FailedReason *string    `json:"failed_reason"`
@@ -684,9 +687,33 @@ type Campaign struct {
 	// TemplateId The template the campaign takes its subject, html and text from. They are copied
 	// into the campaign when it is approved: editing the template later does not change
 	// an approved, running or finished campaign.
-	TemplateId   *int64    `json:"template_id"`
-	TextTemplate string    `json:"text_template"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	TemplateId   *int64 `json:"template_id"`
+	TextTemplate string `json:"text_template"`
+
+	// TrackClicks Links the HTML template writes literally become signed redirects (/c/{token}); default true. See docs/engagement.md.
+	TrackClicks bool `json:"track_clicks"`
+
+	// TrackOpens A 1×1 open pixel (/o/{token}); default false. Opens are unreliable: Apple Mail Privacy Protection fetches every image on delivery, and many clients block images.
+	TrackOpens bool      `json:"track_opens"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// CampaignClicks Example: {"campaign_id":42,"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"links":[{"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}]}
+type CampaignClicks struct {
+	CampaignId int64 `json:"campaign_id"`
+
+	// Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+	// scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+	// seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+	// counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+	// Protection fetches every image of every message on delivery, read or not, and many clients block
+	// images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+	// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+	//
+	//
+	// Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
+	Engagement Engagement   `json:"engagement"`
+	Links      []LinkClicks `json:"links"`
 }
 
 // CampaignCreate Either template_id, or subject with html_template and/or text_template.
@@ -695,13 +722,16 @@ type Campaign struct {
 type CampaignCreate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
-	FromEmail       string           `json:"from_email"`
-	FromName        *string          `json:"from_name,omitempty"`
-	HtmlTemplate    *string          `json:"html_template,omitempty"`
-	Language        *string          `json:"language,omitempty"`
-	ListIds         *[]int64         `json:"list_ids,omitempty"`
-	Name            string           `json:"name"`
-	ReplyTo         *string          `json:"reply_to,omitempty"`
+
+	// Archive Publish in the account's web archive once it goes out (default false).
+	Archive      *bool    `json:"archive,omitempty"`
+	FromEmail    string   `json:"from_email"`
+	FromName     *string  `json:"from_name,omitempty"`
+	HtmlTemplate *string  `json:"html_template,omitempty"`
+	Language     *string  `json:"language,omitempty"`
+	ListIds      *[]int64 `json:"list_ids,omitempty"`
+	Name         string   `json:"name"`
+	ReplyTo      *string  `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -711,6 +741,12 @@ type CampaignCreate struct {
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
 	TextTemplate *string `json:"text_template,omitempty"`
+
+	// TrackClicks Rewrite the HTML template's literal http(s) links to signed click redirects (default true).
+	TrackClicks *bool `json:"track_clicks,omitempty"`
+
+	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
+	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
 // CampaignPage defines model for CampaignPage.
@@ -719,12 +755,24 @@ type CampaignPage struct {
 	NextCursor *string    `json:"next_cursor"`
 }
 
-// CampaignStats Example: {"campaign_id":42,"counts":{"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0},"finished_at":"2026-11-02T09:00:04Z","skipped":{"suppressed":1,"unconfirmed":0},"started_at":"2026-11-02T09:00:00Z","status":"sent","total":9999}
+// CampaignStats Example: {"campaign_id":42,"counts":{"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0},"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"finished_at":"2026-11-02T09:00:04Z","skipped":{"suppressed":1,"unconfirmed":0},"started_at":"2026-11-02T09:00:00Z","status":"sent","total":9999}
 type CampaignStats struct {
 	CampaignId int64 `json:"campaign_id"`
 
 	// Counts Example: {"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0}
-	Counts     SendCounts `json:"counts"`
+	Counts SendCounts `json:"counts"`
+
+	// Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+	// scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+	// seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+	// counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+	// Protection fetches every image of every message on delivery, read or not, and many clients block
+	// images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+	// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+	//
+	//
+	// Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
+	Engagement Engagement `json:"engagement"`
 	FinishedAt *time.Time `json:"finished_at"`
 
 	// Skipped Whom the recipient build left out; null until the campaign has started sending.
@@ -769,13 +817,16 @@ type CampaignTimelinePoint struct {
 type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
-	FromEmail       *string          `json:"from_email,omitempty"`
-	FromName        *string          `json:"from_name,omitempty"`
-	HtmlTemplate    *string          `json:"html_template,omitempty"`
-	Language        *string          `json:"language,omitempty"`
-	ListIds         *[]int64         `json:"list_ids,omitempty"`
-	Name            *string          `json:"name,omitempty"`
-	ReplyTo         *string          `json:"reply_to,omitempty"`
+
+	// Archive Publish in the account's web archive once it goes out (default false).
+	Archive      *bool    `json:"archive,omitempty"`
+	FromEmail    *string  `json:"from_email,omitempty"`
+	FromName     *string  `json:"from_name,omitempty"`
+	HtmlTemplate *string  `json:"html_template,omitempty"`
+	Language     *string  `json:"language,omitempty"`
+	ListIds      *[]int64 `json:"list_ids,omitempty"`
+	Name         *string  `json:"name,omitempty"`
+	ReplyTo      *string  `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; 0 removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -785,6 +836,12 @@ type CampaignUpdate struct {
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
 	TextTemplate *string `json:"text_template,omitempty"`
+
+	// TrackClicks Rewrite the HTML template's literal http(s) links to signed click redirects (default true).
+	TrackClicks *bool `json:"track_clicks,omitempty"`
+
+	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
+	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
 // DevInboxHeader defines model for DevInboxHeader.
@@ -810,6 +867,36 @@ type DevInboxMessage struct {
 // DevInboxPage defines model for DevInboxPage.
 type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
+}
+
+// Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+// scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+// seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+// counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+// Protection fetches every image of every message on delivery, read or not, and many clients block
+// images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+//
+// Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
+type Engagement struct {
+	// Clicks Every hit on a tracked link (honeypot excluded).
+	Clicks int64 `json:"clicks"`
+
+	// HoneypotHits Hits on the hidden link no person sees: scanners.
+	HoneypotHits int64 `json:"honeypot_hits"`
+
+	// HumanClicks Clicks not suspected of being bots.
+	HumanClicks int64 `json:"human_clicks"`
+
+	// HumanOpens Opens not flagged as prefetches or bots.
+	HumanOpens int64 `json:"human_opens"`
+	Opens      int64 `json:"opens"`
+
+	// UniqueClicks Recipients with at least one click.
+	UniqueClicks      int64 `json:"unique_clicks"`
+	UniqueHumanClicks int64 `json:"unique_human_clicks"`
+	UniqueHumanOpens  int64 `json:"unique_human_opens"`
+	UniqueOpens       int64 `json:"unique_opens"`
 }
 
 // Event defines model for Event.
@@ -910,6 +997,23 @@ type ImportResult struct {
 	Inserted int64             `json:"inserted"`
 	Rejected []ImportRejection `json:"rejected"`
 	Updated  int64             `json:"updated"`
+}
+
+// LinkClicks Example: {"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}
+type LinkClicks struct {
+	// Human Hits not suspected of being bots.
+	Human int64 `json:"human"`
+
+	// Index The link's number in the campaign (1 = first distinct link of the HTML template).
+	Index int   `json:"index"`
+	Total int64 `json:"total"`
+
+	// Unique Recipients who hit it.
+	Unique      int64 `json:"unique"`
+	UniqueHuman int64 `json:"unique_human"`
+
+	// Url The stored URL the redirect answers with.
+	Url string `json:"url"`
 }
 
 // List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"language":"en","member_count":10000,"name":"newsletter","optin":"double","optin_from_email":"news@example.com","optin_from_name":"Example News","optin_template_id":null,"public":true,"updated_at":"2026-11-02T09:00:00Z"}

@@ -652,13 +652,16 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
 	ApprovedAt      *time.Time      `json:"approved_at"`
-	CancelledAt     *time.Time      `json:"cancelled_at"`
-	CreatedAt       time.Time       `json:"created_at"`
+
+	// Archive Published in the account's public web archive (/archive/{account_public_id}) once it goes out, rendered without recipient data; default false.
+	Archive     bool       `json:"archive"`
+	CancelledAt *time.Time `json:"cancelled_at"`
+	CreatedAt   time.Time  `json:"created_at"`
 
 	// FailedReason Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise.
 	FailedReason *string    `json:"failed_reason"`
@@ -694,9 +697,33 @@ type Campaign struct {
 	// TemplateId The template the campaign takes its subject, html and text from. They are copied
 	// into the campaign when it is approved: editing the template later does not change
 	// an approved, running or finished campaign.
-	TemplateId   *int64    `json:"template_id"`
-	TextTemplate string    `json:"text_template"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	TemplateId   *int64 `json:"template_id"`
+	TextTemplate string `json:"text_template"`
+
+	// TrackClicks Links the HTML template writes literally become signed redirects (/c/{token}); default true. See docs/engagement.md.
+	TrackClicks bool `json:"track_clicks"`
+
+	// TrackOpens A 1×1 open pixel (/o/{token}); default false. Opens are unreliable: Apple Mail Privacy Protection fetches every image on delivery, and many clients block images.
+	TrackOpens bool      `json:"track_opens"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// CampaignClicks Example: {"campaign_id":42,"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"links":[{"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}]}
+type CampaignClicks struct {
+	CampaignId int64 `json:"campaign_id"`
+
+	// Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+	// scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+	// seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+	// counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+	// Protection fetches every image of every message on delivery, read or not, and many clients block
+	// images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+	// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+	//
+	//
+	// Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
+	Engagement Engagement   `json:"engagement"`
+	Links      []LinkClicks `json:"links"`
 }
 
 // CampaignCreate Either template_id, or subject with html_template and/or text_template.
@@ -705,13 +732,16 @@ type Campaign struct {
 type CampaignCreate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
-	FromEmail       string           `json:"from_email"`
-	FromName        *string          `json:"from_name,omitempty"`
-	HtmlTemplate    *string          `json:"html_template,omitempty"`
-	Language        *string          `json:"language,omitempty"`
-	ListIds         *[]int64         `json:"list_ids,omitempty"`
-	Name            string           `json:"name"`
-	ReplyTo         *string          `json:"reply_to,omitempty"`
+
+	// Archive Publish in the account's web archive once it goes out (default false).
+	Archive      *bool    `json:"archive,omitempty"`
+	FromEmail    string   `json:"from_email"`
+	FromName     *string  `json:"from_name,omitempty"`
+	HtmlTemplate *string  `json:"html_template,omitempty"`
+	Language     *string  `json:"language,omitempty"`
+	ListIds      *[]int64 `json:"list_ids,omitempty"`
+	Name         string   `json:"name"`
+	ReplyTo      *string  `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -721,6 +751,12 @@ type CampaignCreate struct {
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
 	TextTemplate *string `json:"text_template,omitempty"`
+
+	// TrackClicks Rewrite the HTML template's literal http(s) links to signed click redirects (default true).
+	TrackClicks *bool `json:"track_clicks,omitempty"`
+
+	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
+	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
 // CampaignPage defines model for CampaignPage.
@@ -729,12 +765,24 @@ type CampaignPage struct {
 	NextCursor *string    `json:"next_cursor"`
 }
 
-// CampaignStats Example: {"campaign_id":42,"counts":{"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0},"finished_at":"2026-11-02T09:00:04Z","skipped":{"suppressed":1,"unconfirmed":0},"started_at":"2026-11-02T09:00:00Z","status":"sent","total":9999}
+// CampaignStats Example: {"campaign_id":42,"counts":{"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0},"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"finished_at":"2026-11-02T09:00:04Z","skipped":{"suppressed":1,"unconfirmed":0},"started_at":"2026-11-02T09:00:00Z","status":"sent","total":9999}
 type CampaignStats struct {
 	CampaignId int64 `json:"campaign_id"`
 
 	// Counts Example: {"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0}
-	Counts     SendCounts `json:"counts"`
+	Counts SendCounts `json:"counts"`
+
+	// Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+	// scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+	// seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+	// counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+	// Protection fetches every image of every message on delivery, read or not, and many clients block
+	// images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+	// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+	//
+	//
+	// Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
+	Engagement Engagement `json:"engagement"`
 	FinishedAt *time.Time `json:"finished_at"`
 
 	// Skipped Whom the recipient build left out; null until the campaign has started sending.
@@ -779,13 +827,16 @@ type CampaignTimelinePoint struct {
 type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
-	FromEmail       *string          `json:"from_email,omitempty"`
-	FromName        *string          `json:"from_name,omitempty"`
-	HtmlTemplate    *string          `json:"html_template,omitempty"`
-	Language        *string          `json:"language,omitempty"`
-	ListIds         *[]int64         `json:"list_ids,omitempty"`
-	Name            *string          `json:"name,omitempty"`
-	ReplyTo         *string          `json:"reply_to,omitempty"`
+
+	// Archive Publish in the account's web archive once it goes out (default false).
+	Archive      *bool    `json:"archive,omitempty"`
+	FromEmail    *string  `json:"from_email,omitempty"`
+	FromName     *string  `json:"from_name,omitempty"`
+	HtmlTemplate *string  `json:"html_template,omitempty"`
+	Language     *string  `json:"language,omitempty"`
+	ListIds      *[]int64 `json:"list_ids,omitempty"`
+	Name         *string  `json:"name,omitempty"`
+	ReplyTo      *string  `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; 0 removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -795,6 +846,12 @@ type CampaignUpdate struct {
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
 	TextTemplate *string `json:"text_template,omitempty"`
+
+	// TrackClicks Rewrite the HTML template's literal http(s) links to signed click redirects (default true).
+	TrackClicks *bool `json:"track_clicks,omitempty"`
+
+	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
+	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
 // DevInboxHeader defines model for DevInboxHeader.
@@ -820,6 +877,36 @@ type DevInboxMessage struct {
 // DevInboxPage defines model for DevInboxPage.
 type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
+}
+
+// Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+// scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+// seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+// counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+// Protection fetches every image of every message on delivery, read or not, and many clients block
+// images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+// appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+//
+// Example: {"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":300,"opens":900,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":250,"unique_opens":610}
+type Engagement struct {
+	// Clicks Every hit on a tracked link (honeypot excluded).
+	Clicks int64 `json:"clicks"`
+
+	// HoneypotHits Hits on the hidden link no person sees: scanners.
+	HoneypotHits int64 `json:"honeypot_hits"`
+
+	// HumanClicks Clicks not suspected of being bots.
+	HumanClicks int64 `json:"human_clicks"`
+
+	// HumanOpens Opens not flagged as prefetches or bots.
+	HumanOpens int64 `json:"human_opens"`
+	Opens      int64 `json:"opens"`
+
+	// UniqueClicks Recipients with at least one click.
+	UniqueClicks      int64 `json:"unique_clicks"`
+	UniqueHumanClicks int64 `json:"unique_human_clicks"`
+	UniqueHumanOpens  int64 `json:"unique_human_opens"`
+	UniqueOpens       int64 `json:"unique_opens"`
 }
 
 // Event defines model for Event.
@@ -920,6 +1007,23 @@ type ImportResult struct {
 	Inserted int64             `json:"inserted"`
 	Rejected []ImportRejection `json:"rejected"`
 	Updated  int64             `json:"updated"`
+}
+
+// LinkClicks Example: {"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}
+type LinkClicks struct {
+	// Human Hits not suspected of being bots.
+	Human int64 `json:"human"`
+
+	// Index The link's number in the campaign (1 = first distinct link of the HTML template).
+	Index int   `json:"index"`
+	Total int64 `json:"total"`
+
+	// Unique Recipients who hit it.
+	Unique      int64 `json:"unique"`
+	UniqueHuman int64 `json:"unique_human"`
+
+	// Url The stored URL the redirect answers with.
+	Url string `json:"url"`
 }
 
 // List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"language":"en","member_count":10000,"name":"newsletter","optin":"double","optin_from_email":"news@example.com","optin_from_name":"Example News","optin_template_id":null,"public":true,"updated_at":"2026-11-02T09:00:00Z"}
@@ -2644,6 +2748,27 @@ type ClientInterface interface {
 	// Corresponds with GET /app/assets/{version}/{name} (the `DashboardAsset` operationId).
 	DashboardAsset(ctx context.Context, version string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ArchiveIndex The account's public web archive, the campaigns published with `archive` that went out, newest first.
+	//
+	// A plain list of links to each published campaign's page (at most 200).
+	//
+	// Corresponds with GET /archive/{account_public_id} (the `ArchiveIndex` operationId).
+	ArchiveIndex(ctx context.Context, accountPublicId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ArchivePage One published campaign, rendered without recipient data (`.Archive` true, recipient fields and attributes empty).
+	//
+	// The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
+	//
+	// Corresponds with GET /archive/{account_public_id}/{id} (the `ArchivePage` operationId).
+	ArchivePage(ctx context.Context, accountPublicId string, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FollowClick A tracked link. Redirects to the URL stored for the campaign's link, never to one the request carries.
+	//
+	// Records the hit (HEAD too, flagged) and answers 302 with the stored URL. The hidden honeypot link answers an empty page. No API key: the token's HMAC authenticates it.
+	//
+	// Corresponds with GET /c/{token} (the `FollowClick` operationId).
+	FollowClick(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ApiReference API reference
 	//
 	// This document rendered as an HTML page (every operation by tag, its parameters, body, responses and the schemas), with no script.
@@ -2664,6 +2789,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenPixel The 1×1 open-tracking image. Opens are unreliable (Apple Mail Privacy Protection, image blocking).
+	//
+	// Records an open (a send.opened event) and answers a transparent GIF. Apple Mail Privacy Protection fetches every image of every message on delivery, read or not, and many clients block images: an open proves little and a missing one nothing. Opens by Apple's proxy (user agent "Mozilla/5.0") and within seconds of delivery are flagged suspected_bot.
+	//
+	// Corresponds with GET /o/{token} (the `OpenPixel` operationId).
+	OpenPixel(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Openapi This document
 	//
@@ -2785,6 +2917,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /u/{token} (the `UnsubscribeOneClick` operationId).
 	UnsubscribeOneClickWithFormdataBody(ctx context.Context, token string, body UnsubscribeOneClickFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebView The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
+	//
+	// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+	//
+	// Corresponds with GET /v/{token} (the `WebView` operationId).
+	WebView(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAccount Get account
 	//
@@ -2930,6 +3069,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
 	CancelCampaign(ctx context.Context, id ID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCampaignClicks Clicks per tracked link (total, unique, human), and the campaign's click and open totals.
+	//
+	// Counts every recorded hit and, apart, those not suspected of being bots (docs/engagement.md). Hits are written in batches, one to two seconds after they happen. Another account's campaign is 404.
+	//
+	// Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
+	GetCampaignClicks(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCampaignEvents Campaign events
 	//
@@ -3922,6 +4068,57 @@ func (c *Raw) DashboardAsset(ctx context.Context, version string, name string, r
 	return c.Client.Do(req)
 }
 
+// ArchiveIndex The account's public web archive, the campaigns published with `archive` that went out, newest first.
+//
+// A plain list of links to each published campaign's page (at most 200).
+//
+// Corresponds with GET /archive/{account_public_id} (the `ArchiveIndex` operationId).
+func (c *Raw) ArchiveIndex(ctx context.Context, accountPublicId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewArchiveIndexRequest(c.Server, accountPublicId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ArchivePage One published campaign, rendered without recipient data (`.Archive` true, recipient fields and attributes empty).
+//
+// The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
+//
+// Corresponds with GET /archive/{account_public_id}/{id} (the `ArchivePage` operationId).
+func (c *Raw) ArchivePage(ctx context.Context, accountPublicId string, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewArchivePageRequest(c.Server, accountPublicId, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FollowClick A tracked link. Redirects to the URL stored for the campaign's link, never to one the request carries.
+//
+// Records the hit (HEAD too, flagged) and answers 302 with the stored URL. The hidden honeypot link answers an empty page. No API key: the token's HMAC authenticates it.
+//
+// Corresponds with GET /c/{token} (the `FollowClick` operationId).
+func (c *Raw) FollowClick(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFollowClickRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ApiReference API reference
 //
 // This document rendered as an HTML page (every operation by tag, its parameters, body, responses and the schemas), with no script.
@@ -3963,6 +4160,23 @@ func (c *Raw) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http
 // Corresponds with GET /metrics (the `Metrics` operationId).
 func (c *Raw) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMetricsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenPixel The 1×1 open-tracking image. Opens are unreliable (Apple Mail Privacy Protection, image blocking).
+//
+// Records an open (a send.opened event) and answers a transparent GIF. Apple Mail Privacy Protection fetches every image of every message on delivery, read or not, and many clients block images: an open proves little and a missing one nothing. Opens by Apple's proxy (user agent "Mozilla/5.0") and within seconds of delivery are flagged suspected_bot.
+//
+// Corresponds with GET /o/{token} (the `OpenPixel` operationId).
+func (c *Raw) OpenPixel(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenPixelRequest(c.Server, token)
 	if err != nil {
 		return nil, err
 	}
@@ -4184,6 +4398,23 @@ func (c *Raw) UnsubscribeOneClickWithBody(ctx context.Context, token string, con
 // Corresponds with POST /u/{token} (the `UnsubscribeOneClick` operationId).
 func (c *Raw) UnsubscribeOneClickWithFormdataBody(ctx context.Context, token string, body UnsubscribeOneClickFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUnsubscribeOneClickRequestWithFormdataBody(c.Server, token, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebView The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
+//
+// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+//
+// Corresponds with GET /v/{token} (the `WebView` operationId).
+func (c *Raw) WebView(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebViewRequest(c.Server, token)
 	if err != nil {
 		return nil, err
 	}
@@ -4499,6 +4730,23 @@ func (c *Raw) ApproveCampaign(ctx context.Context, id ID, params *ApproveCampaig
 // Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
 func (c *Raw) CancelCampaign(ctx context.Context, id ID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaignClicks Clicks per tracked link (total, unique, human), and the campaign's click and open totals.
+//
+// Counts every recorded hit and, apart, those not suspected of being bots (docs/engagement.md). Hits are written in batches, one to two seconds after they happen. Another account's campaign is 404.
+//
+// Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
+func (c *Raw) GetCampaignClicks(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignClicksRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -6533,6 +6781,115 @@ func NewDashboardAssetRequest(server string, version string, name string) (*http
 	return req, nil
 }
 
+// NewArchiveIndexRequest constructs an http.Request for the ArchiveIndex method
+func NewArchiveIndexRequest(server string, accountPublicId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account_public_id", accountPublicId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/archive/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewArchivePageRequest constructs an http.Request for the ArchivePage method
+func NewArchivePageRequest(server string, accountPublicId string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account_public_id", accountPublicId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/archive/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFollowClickRequest constructs an http.Request for the FollowClick method
+func NewFollowClickRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/c/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewApiReferenceRequest constructs an http.Request for the ApiReference method
 func NewApiReferenceRequest(server string) (*http.Request, error) {
 	var err error
@@ -6597,6 +6954,40 @@ func NewMetricsRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOpenPixelRequest constructs an http.Request for the OpenPixel method
+func NewOpenPixelRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/o/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -6871,6 +7262,40 @@ func NewUnsubscribeOneClickRequestWithBody(server string, token string, contentT
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebViewRequest constructs an http.Request for the WebView method
+func NewWebViewRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -7436,6 +7861,40 @@ func NewCancelCampaignRequest(server string, id ID, params *CancelCampaignParams
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetCampaignClicksRequest constructs an http.Request for the GetCampaignClicks method
+func NewGetCampaignClicksRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/clicks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -11194,6 +11653,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /app/assets/{version}/{name} (the `DashboardAsset` operationId).
 	DashboardAssetWithResponse(ctx context.Context, version string, name string, reqEditors ...RequestEditorFn) (*DashboardAssetResponse, error)
 
+	// ArchiveIndexWithResponse The account's public web archive, the campaigns published with `archive` that went out, newest first.
+	//
+	// A plain list of links to each published campaign's page (at most 200).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /archive/{account_public_id} (the `ArchiveIndex` operationId).
+	ArchiveIndexWithResponse(ctx context.Context, accountPublicId string, reqEditors ...RequestEditorFn) (*ArchiveIndexResponse, error)
+
+	// ArchivePageWithResponse One published campaign, rendered without recipient data (`.Archive` true, recipient fields and attributes empty).
+	//
+	// The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /archive/{account_public_id}/{id} (the `ArchivePage` operationId).
+	ArchivePageWithResponse(ctx context.Context, accountPublicId string, id ID, reqEditors ...RequestEditorFn) (*ArchivePageResponse, error)
+
+	// FollowClickWithResponse A tracked link. Redirects to the URL stored for the campaign's link, never to one the request carries.
+	//
+	// Records the hit (HEAD too, flagged) and answers 302 with the stored URL. The hidden honeypot link answers an empty page. No API key: the token's HMAC authenticates it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /c/{token} (the `FollowClick` operationId).
+	FollowClickWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*FollowClickResponse, error)
+
 	// ApiReferenceWithResponse API reference
 	//
 	// This document rendered as an HTML page (every operation by tag, its parameters, body, responses and the schemas), with no script.
@@ -11220,6 +11706,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	MetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MetricsResponse, error)
+
+	// OpenPixelWithResponse The 1×1 open-tracking image. Opens are unreliable (Apple Mail Privacy Protection, image blocking).
+	//
+	// Records an open (a send.opened event) and answers a transparent GIF. Apple Mail Privacy Protection fetches every image of every message on delivery, read or not, and many clients block images: an open proves little and a missing one nothing. Opens by Apple's proxy (user agent "Mozilla/5.0") and within seconds of delivery are flagged suspected_bot.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /o/{token} (the `OpenPixel` operationId).
+	OpenPixelWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*OpenPixelResponse, error)
 
 	// OpenapiWithResponse This document
 	//
@@ -11351,6 +11846,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /u/{token} (the `UnsubscribeOneClick` operationId).
 	UnsubscribeOneClickWithFormdataBodyWithResponse(ctx context.Context, token string, body UnsubscribeOneClickFormdataRequestBody, reqEditors ...RequestEditorFn) (*UnsubscribeOneClickResponse, error)
+
+	// WebViewWithResponse The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
+	//
+	// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v/{token} (the `WebView` operationId).
+	WebViewWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*WebViewResponse, error)
 
 	// GetAccountWithResponse Get account
 	//
@@ -11510,6 +12014,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
 	CancelCampaignWithResponse(ctx context.Context, id ID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*CancelCampaignResponse, error)
+
+	// GetCampaignClicksWithResponse Clicks per tracked link (total, unique, human), and the campaign's click and open totals.
+	//
+	// Counts every recorded hit and, apart, those not suspected of being bots (docs/engagement.md). Hits are written in batches, one to two seconds after they happen. Another account's campaign is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
+	GetCampaignClicksWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetCampaignClicksResponse, error)
 
 	// ListCampaignEventsWithResponse Campaign events
 	//
@@ -12638,6 +13151,108 @@ func (r DashboardAssetResponse) ContentType() string {
 	return ""
 }
 
+type ArchiveIndexResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r ArchiveIndexResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ArchiveIndexResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ArchiveIndexResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ArchiveIndexResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ArchivePageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r ArchivePageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ArchivePageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ArchivePageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ArchivePageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FollowClickResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r FollowClickResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FollowClickResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FollowClickResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FollowClickResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ApiReferenceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12741,6 +13356,40 @@ func (r MetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r MetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OpenPixelResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r OpenPixelResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OpenPixelResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OpenPixelResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OpenPixelResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13056,6 +13705,40 @@ func (r UnsubscribeOneClickResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UnsubscribeOneClickResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type WebViewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r WebViewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebViewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebViewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebViewResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14444,6 +15127,110 @@ func (r CancelCampaignResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CancelCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignClicksResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignClicks
+type GetCampaignClicksResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignClicksResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignClicks
+type GetCampaignClicksResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetCampaignClicksResponse503Headers the declared response headers of an HTTP 503 response for GetCampaignClicks
+type GetCampaignClicksResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignClicksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignClicks
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignClicksResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignClicksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCampaignClicksResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignClicksResponse) GetJSON200() *CampaignClicks {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignClicksResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCampaignClicksResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCampaignClicksResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignClicksResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCampaignClicksResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignClicksResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignClicksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignClicksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignClicksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignClicksResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22818,6 +23605,51 @@ func (c *ClientWithResponses) DashboardAssetWithResponse(ctx context.Context, ve
 	return ParseDashboardAssetResponse(rsp)
 }
 
+// ArchiveIndexWithResponse The account's public web archive, the campaigns published with `archive` that went out, newest first.
+//
+// A plain list of links to each published campaign's page (at most 200).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /archive/{account_public_id} (the `ArchiveIndex` operationId).
+func (c *ClientWithResponses) ArchiveIndexWithResponse(ctx context.Context, accountPublicId string, reqEditors ...RequestEditorFn) (*ArchiveIndexResponse, error) {
+	rsp, err := c.ArchiveIndex(ctx, accountPublicId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseArchiveIndexResponse(rsp)
+}
+
+// ArchivePageWithResponse One published campaign, rendered without recipient data (`.Archive` true, recipient fields and attributes empty).
+//
+// The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /archive/{account_public_id}/{id} (the `ArchivePage` operationId).
+func (c *ClientWithResponses) ArchivePageWithResponse(ctx context.Context, accountPublicId string, id ID, reqEditors ...RequestEditorFn) (*ArchivePageResponse, error) {
+	rsp, err := c.ArchivePage(ctx, accountPublicId, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseArchivePageResponse(rsp)
+}
+
+// FollowClickWithResponse A tracked link. Redirects to the URL stored for the campaign's link, never to one the request carries.
+//
+// Records the hit (HEAD too, flagged) and answers 302 with the stored URL. The hidden honeypot link answers an empty page. No API key: the token's HMAC authenticates it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /c/{token} (the `FollowClick` operationId).
+func (c *ClientWithResponses) FollowClickWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*FollowClickResponse, error) {
+	rsp, err := c.FollowClick(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFollowClickResponse(rsp)
+}
+
 // ApiReferenceWithResponse API reference
 //
 // This document rendered as an HTML page (every operation by tag, its parameters, body, responses and the schemas), with no script.
@@ -22861,6 +23693,21 @@ func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParseMetricsResponse(rsp)
+}
+
+// OpenPixelWithResponse The 1×1 open-tracking image. Opens are unreliable (Apple Mail Privacy Protection, image blocking).
+//
+// Records an open (a send.opened event) and answers a transparent GIF. Apple Mail Privacy Protection fetches every image of every message on delivery, read or not, and many clients block images: an open proves little and a missing one nothing. Opens by Apple's proxy (user agent "Mozilla/5.0") and within seconds of delivery are flagged suspected_bot.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /o/{token} (the `OpenPixel` operationId).
+func (c *ClientWithResponses) OpenPixelWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*OpenPixelResponse, error) {
+	rsp, err := c.OpenPixel(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenPixelResponse(rsp)
 }
 
 // OpenapiWithResponse This document
@@ -23052,6 +23899,21 @@ func (c *ClientWithResponses) UnsubscribeOneClickWithFormdataBodyWithResponse(ct
 		return nil, err
 	}
 	return ParseUnsubscribeOneClickResponse(rsp)
+}
+
+// WebViewWithResponse The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
+//
+// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v/{token} (the `WebView` operationId).
+func (c *ClientWithResponses) WebViewWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*WebViewResponse, error) {
+	rsp, err := c.WebView(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebViewResponse(rsp)
 }
 
 // GetAccountWithResponse Get account
@@ -23313,6 +24175,21 @@ func (c *ClientWithResponses) CancelCampaignWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseCancelCampaignResponse(rsp)
+}
+
+// GetCampaignClicksWithResponse Clicks per tracked link (total, unique, human), and the campaign's click and open totals.
+//
+// Counts every recorded hit and, apart, those not suspected of being bots (docs/engagement.md). Hits are written in batches, one to two seconds after they happen. Another account's campaign is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
+func (c *ClientWithResponses) GetCampaignClicksWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetCampaignClicksResponse, error) {
+	rsp, err := c.GetCampaignClicks(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignClicksResponse(rsp)
 }
 
 // ListCampaignEventsWithResponse Campaign events
@@ -25011,6 +25888,54 @@ func ParseDashboardAssetResponse(rsp *http.Response) (*DashboardAssetResponse, e
 	return response, nil
 }
 
+// ParseArchiveIndexResponse parses an HTTP response from a ArchiveIndexWithResponse call
+func ParseArchiveIndexResponse(rsp *http.Response) (*ArchiveIndexResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ArchiveIndexResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseArchivePageResponse parses an HTTP response from a ArchivePageWithResponse call
+func ParseArchivePageResponse(rsp *http.Response) (*ArchivePageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ArchivePageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseFollowClickResponse parses an HTTP response from a FollowClickWithResponse call
+func ParseFollowClickResponse(rsp *http.Response) (*FollowClickResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FollowClickResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
 // ParseApiReferenceResponse parses an HTTP response from a ApiReferenceWithResponse call
 func ParseApiReferenceResponse(rsp *http.Response) (*ApiReferenceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25062,6 +25987,22 @@ func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 	}
 
 	response := &MetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseOpenPixelResponse parses an HTTP response from a OpenPixelWithResponse call
+func ParseOpenPixelResponse(rsp *http.Response) (*OpenPixelResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OpenPixelResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -25278,6 +26219,22 @@ func ParseUnsubscribeOneClickResponse(rsp *http.Response) (*UnsubscribeOneClickR
 	}
 
 	response := &UnsubscribeOneClickResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseWebViewResponse parses an HTTP response from a WebViewWithResponse call
+func ParseWebViewResponse(rsp *http.Response) (*WebViewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebViewResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -26642,6 +27599,107 @@ func ParseCancelCampaignResponse(rsp *http.Response) (*CancelCampaignResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CancelCampaignResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignClicksResponse parses an HTTP response from a GetCampaignClicksWithResponse call
+func ParseGetCampaignClicksResponse(rsp *http.Response) (*GetCampaignClicksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignClicksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignClicks
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignClicksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignClicksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCampaignClicksResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

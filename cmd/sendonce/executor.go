@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -35,6 +36,11 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	}
 	ecfg.Transactional = transactional.Builder{Messages: mb,
 		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto)}
+	// Campaign recipients' click, open and web-view links, signed on the same key ring.
+	tk := tracking.NewTokens(signer, cfg.PublicURL)
+	ecfg.Tracking = func(accountID, campaignID, sendID int64, links int, clicks, opens bool) (func(int) string, string, string) {
+		return tk.Links(tracking.Send{AccountID: accountID, CampaignID: campaignID, SendID: sendID}, links, clicks, opens)
+	}
 	ecfg.Senders = senders
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;

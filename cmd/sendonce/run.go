@@ -22,6 +22,7 @@ import (
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -117,8 +118,25 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		if err != nil {
 			return fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 		}
+		// Clicks and opens are held in memory and written in batches by this
+		// flusher; the hits still held at shutdown are written after the HTTP
+		// server stops (a crash loses at most the last second or two of them).
+		tracker := tracking.New(pool, tracking.NewTokens(signer, cfg.PublicURL), tracking.Config{}, log)
+		if err := tracker.Register(reg); err != nil {
+			return err
+		}
+		trackCtx, stopTracking := context.WithCancel(context.WithoutCancel(ctx))
+		trackDone := make(chan struct{})
+		go func() { defer close(trackDone); tracker.Run(trackCtx) }()
+		flushTracking := func(ctx context.Context) error {
+			stopTracking()
+			<-trackDone
+			_, err := tracker.Flush(ctx, true)
+			return err
+		}
 		handler := httpapi.NewServer(httpapi.Deps{
-			Pool: pool, Logger: log, Config: cfg, Registry: reg,
+			Tracking: tracker,
+			Pool:     pool, Logger: log, Config: cfg, Registry: reg,
 			Accounts: account.NewService(pool),
 			Senders:  senders, Routes: routes,
 			OpenAPI:    sendonce.OpenAPI,
@@ -143,7 +161,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 			}
 		}()
 		// The HTTP server stops first, so no request lands on a stopped executor.
-		stops = append([]func(context.Context) error{srv.Shutdown}, stops...)
+		stops = append([]func(context.Context) error{srv.Shutdown, flushTracking}, stops...)
 	}
 
 	if cfg.MetricsAddr != "" {

@@ -70,6 +70,10 @@ type Campaign struct {
 	PausedReason *string
 	// FailedReason says why the campaign could not start (status failed).
 	FailedReason *string
+	// TrackClicks rewrites the campaign's literal links to signed redirects;
+	// TrackOpens adds the open pixel; Archive publishes it in the account's web
+	// archive once it goes out (docs/engagement.md).
+	TrackClicks, TrackOpens, Archive bool
 }
 
 // Fields are the editable fields of a campaign; nil keeps (or defaults) a field.
@@ -85,6 +89,29 @@ type Fields struct {
 	// TemplateID makes the campaign take its content from a template (the
 	// account's) at approval, instead of its own subject and templates.
 	TemplateID *int64
+	// TrackClicks, TrackOpens and Archive switch engagement tracking and the
+	// web archive (defaults: on, off, off).
+	TrackClicks, TrackOpens, Archive *bool
+}
+
+// engagement reports whether f sets any of the tracking and archive switches.
+func (f Fields) engagement() bool {
+	return f.TrackClicks != nil || f.TrackOpens != nil || f.Archive != nil
+}
+
+// setEngagement applies f's tracking and archive switches to a draft.
+func setEngagement(ctx context.Context, q *store.Queries, accountID, id int64, f Fields, c *store.Campaign) error {
+	if !f.engagement() {
+		return nil
+	}
+	out, err := q.CampaignSetEngagement(ctx, store.CampaignSetEngagementParams{AccountID: accountID, ID: id,
+		TrackClicks: f.TrackClicks, TrackOpens: f.TrackOpens, Archive: f.Archive})
+	if err != nil {
+		return postgres.Error(err, "campaign")
+	}
+	out.TemplateID = c.TemplateID
+	*c = out
+	return nil
 }
 
 // inline reports whether f sets any of the campaign's own content.
@@ -97,7 +124,8 @@ func fromStore(c store.Campaign) Campaign {
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
 		ListIDs: c.ListIds, TemplateID: c.TemplateID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason}
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
+		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive}
 }
 
 func val(p *string) string {
@@ -222,7 +250,10 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			SegmentID: nonZero(f.SegmentID),
 			SenderID:  nonZero(f.SenderID),
 		})
-		if err != nil || f.TemplateID == nil {
+		if err != nil {
+			return err
+		}
+		if err := setEngagement(ctx, q, accountID, c.ID, f, &c); err != nil || f.TemplateID == nil {
 			return err
 		}
 		c.TemplateID = f.TemplateID

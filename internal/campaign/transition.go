@@ -88,6 +88,9 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 	return s.cas(ctx, accountID, id, "edit", "",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUpdateDraft(ctx, arg) },
 		func(q *store.Queries, c *store.Campaign) error {
+			if err := setEngagement(ctx, q, accountID, id, f, c); err != nil {
+				return err
+			}
 			if f.TemplateID != nil {
 				if err := q.CampaignSetTemplate(ctx, store.CampaignSetTemplateParams{AccountID: accountID, ID: id, TemplateID: f.TemplateID}); err != nil {
 					return err
@@ -139,8 +142,28 @@ func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor
 			if err := checkSenderFrom(ctx, q, *c); err != nil {
 				return err
 			}
+			if err := storeTrackedLinks(ctx, q, *c); err != nil {
+				return err
+			}
 			return notify(ctx, q, c.ID)
 		})
+}
+
+// storeTrackedLinks stores the URLs click tracking rewrites, once for the
+// campaign, from the content frozen by this approval; the executor numbers the
+// links of the same frozen template the same way (message.TrackableLinks).
+func storeTrackedLinks(ctx context.Context, q *store.Queries, c store.Campaign) error {
+	if err := q.TrackedLinksDelete(ctx, store.TrackedLinksDeleteParams{AccountID: c.AccountID, CampaignID: c.ID}); err != nil {
+		return err
+	}
+	if !c.TrackClicks {
+		return nil
+	}
+	urls := message.TrackableLinks(c.HtmlTemplate)
+	if len(urls) == 0 {
+		return nil
+	}
+	return q.TrackedLinksInsert(ctx, store.TrackedLinksInsertParams{AccountID: c.AccountID, CampaignID: c.ID, Urls: urls})
 }
 
 // checkSenderFrom refuses a From that the campaign's sender does not allow.

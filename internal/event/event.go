@@ -35,6 +35,10 @@ const (
 	SendFailed     = "send.failed"
 	SendUnknown    = "send.unknown"
 	SendSuppressed = "send.suppressed"
+	// SendClicked and SendOpened: a tracked link or the open pixel was hit
+	// (written with the hit by the tracker's batched insert, tracking.sql).
+	SendClicked = "send.clicked"
+	SendOpened  = "send.opened"
 
 	SubscriberUnsubscribed = "subscriber.unsubscribed"
 	SubscriberBounced      = "subscriber.bounced"
@@ -59,7 +63,7 @@ const (
 // Types is the catalogue an endpoint may subscribe to.
 var Types = []string{
 	CampaignApproved, CampaignStarted, CampaignPaused, CampaignResumed, CampaignCancelled, CampaignSent, CampaignFailed,
-	SendSent, SendFailed, SendUnknown, SendSuppressed,
+	SendSent, SendFailed, SendUnknown, SendSuppressed, SendClicked, SendOpened,
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
 	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed,
 	SuppressionCreated, SuppressionDeleted, EndpointDisabled,

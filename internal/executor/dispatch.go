@@ -337,7 +337,8 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 		c := d.byID[row.ID]
 		if c == nil || !sameCampaignRow(c.CampaignListSendingRow, row) {
 			c = &campaign{CampaignListSendingRow: row}
-			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{FromEmail: row.FromEmail, FromName: row.FromName,
+			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{TrackClicks: row.TrackClicks && row.Kind == "campaign",
+				FromEmail: row.FromEmail, FromName: row.FromName,
 				ReplyTo: row.ReplyTo, Subject: row.Subject, HTML: row.HtmlTemplate, Text: row.TextTemplate})
 		} else {
 			// A wake-up (NOTIFY, resume) may mean new work: forget the idle mark.

@@ -74,6 +74,10 @@ type Config struct {
 	AckBatch    int
 	// Links returns a recipient's one-click unsubscribe URL and mailto address.
 	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
+	// Tracking returns a campaign recipient's click URLs (for the campaign's links
+	// tracked links), open pixel and "view in browser" page; nil: none (the
+	// {{.WebViewURL}} of a template renders empty).
+	Tracking func(accountID, campaignID, sendID int64, links int, clicks, opens bool) (click func(int) string, open, view string)
 	// Messages builds every message (keyed Message-IDs); nil means a builder with a
 	// random key, whose Message-IDs do not survive the process (tests only).
 	Messages *message.Builder

@@ -233,6 +233,10 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		return provider.Message{}, c.tmplErr
 	}
 	httpsURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
-	return c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes},
-		message.Links{HTTPS: httpsURL, Mailto: mailto})
+	links := message.Links{HTTPS: httpsURL, Mailto: mailto}
+	if e.cfg.Tracking != nil {
+		links.Click, links.Open, links.WebView = e.cfg.Tracking(r.AccountID, c.ID, r.ID, c.tmpl.NumLinks(),
+			c.TrackClicks, c.TrackOpens)
+	}
+	return c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes}, links)
 }

@@ -20,7 +20,8 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		ListIds: ids, TemplateId: c.TemplateID, SegmentId: c.SegmentID, Status: api.CampaignStatus(c.Status), AmbiguousPolicy: api.AmbiguousPolicy(c.AmbiguousPolicy),
 		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason}
+		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
+		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive}
 }
 
 func policyPtr(p *api.AmbiguousPolicy) *string {
@@ -57,6 +58,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		Name: &in.Name, Subject: in.Subject, FromEmail: &in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
+		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 	})
 	if err != nil {
 		return err
@@ -89,6 +91,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		Name: in.Name, Subject: in.Subject, FromEmail: in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
+		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 	})
 	if err != nil {
 		return err
@@ -157,13 +160,17 @@ func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	eng, err := s.Tracking.Totals(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
 	c := st.Counts
 	var skipped *api.BuildSkips
 	if st.SkippedSuppressed != nil && st.SkippedUnconfirmed != nil {
 		skipped = &api.BuildSkips{Suppressed: *st.SkippedSuppressed, Unconfirmed: *st.SkippedUnconfirmed}
 	}
 	return encode(w, http.StatusOK, api.CampaignStats{CampaignId: st.CampaignID, Status: api.CampaignStatus(st.Status),
-		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Skipped: skipped,
+		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Skipped: skipped, Engagement: toAPIEngagement(eng),
 		Counts: api.SendCounts{Queued: c["queued"], Sending: c["sending"], Sent: c["sent"], Failed: c["failed"],
 			Suppressed: c["suppressed"], Cancelled: c["cancelled"], Unknown: c["unknown"]}})
 }

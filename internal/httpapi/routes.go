@@ -29,6 +29,13 @@ func (s *Server) routes() {
 	r.Get("/u/{token}", s.handle(s.unsubscribePage))
 	r.Post("/u/{token}", s.handle(s.unsubscribePost))
 	r.Post("/v1/webhooks/{source}/{endpoint_id}", s.handle(s.deliverWebhook))
+	// Engagement: tracked links, the open pixel, the web view and the public
+	// archive; the tokens' HMAC (or the account's random public id) names them.
+	r.Get("/c/{token}", s.handle(s.followClick))
+	r.Get("/o/{token}", s.handle(s.openPixel))
+	r.Get("/v/{token}", s.handle(s.webView))
+	r.Get("/archive/{account_public_id}", s.handle(s.archiveIndex))
+	r.Get("/archive/{account_public_id}/{id}", s.handle(s.archivePage))
 	// Public sign-up and double opt-in: no API key. The form is named by the
 	// account's random public id and may be posted from any web site (CORS without
 	// credentials), rate-limited per client address and per account; the confirm
@@ -118,6 +125,7 @@ func (s *Server) routes() {
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
 			r.Get("/campaigns/{id}/timeline", s.handle(s.campaignTimeline))
 			r.Get("/campaigns/{id}/events", s.handle(s.campaignEvents))
+			r.Get("/campaigns/{id}/clicks", s.handle(s.campaignClicks))
 
 			// Webhook endpoints: the credentials are in the create and
 			// rotate responses only.

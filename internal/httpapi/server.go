@@ -34,6 +34,7 @@ import (
 	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/template"
+	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -86,6 +87,10 @@ type Deps struct {
 	Now func() time.Time
 	// Sessions signs the dashboard in; nil means on Pool with Accounts.
 	Sessions *session.Service
+	// Tracking records clicks and opens and serves the stats, the web view and the
+	// archive; nil means one on Pool with Unsubscribe's key ring and no flusher
+	// (tests flush it themselves). run builds it and runs its flusher.
+	Tracking *tracking.Service
 	// DevInbox shows the log provider's last messages; nil means one over
 	// TestSender when Config.Dev and TestSender is the log provider, else none.
 	DevInbox *devinbox.Service
@@ -209,6 +214,7 @@ func NewServer(d Deps) http.Handler {
 		s.dash = dashboard.New()
 	}
 	s.optoutDefaults()
+	s.trackingDefaults()
 	s.optinDefaults()
 	s.routes()
 	return s.router

@@ -78,6 +78,7 @@ func TestCrossTenant(t *testing.T) {
 		var out []string
 		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
 			"/v1/campaigns/" + itoa(camp.Id), "/v1/campaigns/" + itoa(camp.Id) + "/stats",
+			"/v1/campaigns/" + itoa(camp.Id) + "/clicks",
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
 			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
 			"/v1/templates", "/v1/templates/" + itoa(tpl.Id),
@@ -142,6 +143,7 @@ func TestCrossTenant(t *testing.T) {
 		"getCampaignTimeline": {},
 		"listCampaignEvents":  {},
 		"getAccount":          {expect: http.StatusOK},
+		"getCampaignClicks":   {},
 		// Templates: B neither reads, renders, changes nor uses A's.
 		"listTemplates":  {expect: http.StatusOK},
 		"createTemplate": {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},

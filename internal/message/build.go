@@ -16,12 +16,14 @@ import (
 
 // Campaign is what a message is built from: the sender and the three templates.
 type Campaign struct {
-	FromEmail string // bare address; its domain names the Message-ID's right-hand side
-	FromName  string
-	ReplyTo   string // bare address or ""
-	Subject   string // templates
-	HTML      string
-	Text      string
+	// TrackClicks rewrites the links the HTML template writes literally (Links).
+	TrackClicks bool
+	FromEmail   string // bare address; its domain names the Message-ID's right-hand side
+	FromName    string
+	ReplyTo     string // bare address or ""
+	Subject     string // templates
+	HTML        string
+	Text        string
 }
 
 // Recipient is one send: the job id that makes it idempotent, and who receives it.
@@ -46,6 +48,13 @@ type Links struct {
 	// Mailto is an address (unsubscribe@example.com) or a full mailto: URI; empty
 	// means the header carries the HTTPS URI alone.
 	Mailto string
+	// Click returns the tracked URL of the campaign's link idx (1…n in the order of
+	// Prepared.Links; 0 is the hidden honeypot link). Nil: links are not rewritten.
+	Click func(idx int) string
+	// Open is the URL of the 1×1 open-tracking image; empty: none.
+	Open string
+	// WebView is the message's "view in browser" page ({{.WebViewURL}}).
+	WebView string
 }
 
 // Header names set by Build.
@@ -131,6 +140,8 @@ type Prepared struct {
 	c        Campaign
 	atDomain string // "@" + the Message-ID's right side
 	tpl      *Templates
+	// links numbers the tracked URLs from 1 (TrackClicks; nil: none tracked).
+	links map[string]int
 }
 
 // Prepare parses and checks c's templates. The error is an invalid-input error
@@ -140,7 +151,11 @@ func (b *Builder) Prepare(c Campaign) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Prepared{b: b, c: c, atDomain: "@" + idDomain(c.FromEmail), tpl: t}, nil
+	p := &Prepared{b: b, c: c, atDomain: "@" + idDomain(c.FromEmail), tpl: t}
+	if c.TrackClicks {
+		p.links = linkIndex(TrackableLinks(c.HTML))
+	}
+	return p, nil
 }
 
 // Build renders the campaign for one recipient and assembles the provider message,
@@ -149,10 +164,11 @@ func (b *Builder) Prepare(c Campaign) (*Prepared, error) {
 // a template does not execute for this recipient, exceeds a limit, or when both
 // bodies render blank: a permanent failure for this recipient.
 func (p *Prepared) Build(r Recipient, links Links) (provider.Message, error) {
-	rendered, err := p.tpl.render(r, links.HTTPS)
+	rendered, err := p.tpl.render(r, Data{UnsubscribeURL: links.HTTPS, WebViewURL: links.WebView})
 	if err != nil {
 		return provider.Message{}, err
 	}
+	rendered.HTML = p.track(rendered.HTML, links)
 	if isBlank(rendered.HTML) && isBlank(rendered.Text) {
 		return provider.Message{}, apperr.Invalidf("/html_template", "the message renders with no body")
 	}

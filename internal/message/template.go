@@ -20,12 +20,17 @@ import (
 )
 
 // Data is what a template sees: {{.Email}}, {{.Name}}, {{.Attributes.plan}},
-// {{.UnsubscribeURL}}. It has no methods, so a template can call none.
+// {{.UnsubscribeURL}}, {{.WebViewURL}} (the message's "view in browser" page) and
+// {{.Archive}} (true when the public web archive renders the campaign: no
+// recipient fields then, so the template can print stand-ins). It has no
+// methods, so a template can call none.
 type Data struct {
 	Email          string
 	Name           string
 	Attributes     map[string]any
 	UnsubscribeURL string
+	WebViewURL     string
+	Archive        bool
 }
 
 // Sample is the recipient templates are rendered against when a campaign is created,
@@ -170,12 +175,26 @@ func Validate(subject, html, text string) error {
 
 // Render executes the templates for one recipient.
 func (t *Templates) Render(r Recipient, unsubscribeURL string) (Rendered, error) {
-	return t.render(r, unsubscribeURL)
+	return t.render(r, Data{UnsubscribeURL: unsubscribeURL})
 }
 
-func (t *Templates) render(rc Recipient, unsubscribeURL string) (Rendered, error) {
-	d := Data{Email: rc.Email, Name: rc.Name, UnsubscribeURL: unsubscribeURL}
-	if t.usesAttrs {
+// RenderWebView executes the templates for a recipient's "view in browser" page:
+// webViewURL is the page's own address.
+func (t *Templates) RenderWebView(r Recipient, unsubscribeURL, webViewURL string) (Rendered, error) {
+	return t.render(r, Data{UnsubscribeURL: unsubscribeURL, WebViewURL: webViewURL})
+}
+
+// RenderArchive executes the templates for the public web archive: no recipient,
+// every attribute a template names empty, .Archive true.
+func (t *Templates) RenderArchive() (Rendered, error) {
+	return t.render(Recipient{}, Data{Archive: true})
+}
+
+// render executes the templates for rc; d carries the links (and Archive), its
+// recipient fields are rc's.
+func (t *Templates) render(rc Recipient, d Data) (Rendered, error) {
+	d.Email, d.Name, d.Attributes = rc.Email, rc.Name, nil
+	if t.usesAttrs || d.Archive {
 		attrs, err := decodeAttrs(rc.Attributes, t.attrKeys)
 		if err != nil {
 			return Rendered{}, err

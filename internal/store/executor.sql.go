@@ -114,7 +114,7 @@ func (q *Queries) CampaignListDue(ctx context.Context, now *time.Time) ([]int64,
 
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
-       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, ds.id AS stream_sender_id,
+       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, c.track_clicks, c.track_opens, ds.id AS stream_sender_id,
        (coalesce(ns.paused_reason, ds.paused_reason) IS NOT NULL)::bool AS sender_paused
 FROM campaigns c
 LEFT JOIN senders ds ON c.kind = 'messages' AND c.sender_id IS NULL AND ds.account_id = c.account_id AND ds.is_default
@@ -135,6 +135,8 @@ type CampaignListSendingRow struct {
 	AmbiguousPolicy string
 	SenderID        *int64
 	Kind            string
+	TrackClicks     bool
+	TrackOpens      bool
 	StreamSenderID  *int64
 	SenderPaused    bool
 }
@@ -170,6 +172,8 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.AmbiguousPolicy,
 			&i.SenderID,
 			&i.Kind,
+			&i.TrackClicks,
+			&i.TrackOpens,
 			&i.StreamSenderID,
 			&i.SenderPaused,
 		); err != nil {

@@ -59,6 +59,9 @@ type Campaign struct {
 	SegmentID          *int64
 	BuildExecutorID    *int64
 	FailedReason       *string
+	TrackClicks        bool
+	TrackOpens         bool
+	Archive            bool
 }
 
 type CampaignSendArchive struct {
@@ -325,6 +328,27 @@ type Template struct {
 	SampleData json.RawMessage
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+type TrackedLink struct {
+	AccountID  int64
+	CampaignID int64
+	Idx        int32
+	Url        string
+}
+
+type TrackingHit struct {
+	ID           int64
+	AccountID    int64
+	CampaignID   int64
+	SendID       int64
+	Kind         string
+	LinkIdx      int32
+	OccurredAt   time.Time
+	Method       string
+	UserAgent    string
+	SuspectedBot bool
+	BotReasons   []string
 }
 
 type WebhookEndpoint struct {

@@ -1112,6 +1112,152 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/clicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Clicks per tracked link (total, unique, human), and the campaign's click and open totals.
+         * @description Counts every recorded hit and, apart, those not suspected of being bots (docs/engagement.md). Hits are written in batches, one to two seconds after they happen. Another account's campaign is 404.
+         */
+        get: operations["getCampaignClicks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/c/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed click token (names the send and the link). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A tracked link. Redirects to the URL stored for the campaign's link, never to one the request carries.
+         * @description Records the hit (HEAD too, flagged) and answers 302 with the stored URL. The hidden honeypot link answers an empty page. No API key: the token's HMAC authenticates it.
+         */
+        get: operations["followClick"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/o/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed open token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The 1×1 open-tracking image. Opens are unreliable (Apple Mail Privacy Protection, image blocking).
+         * @description Records an open (a send.opened event) and answers a transparent GIF. Apple Mail Privacy Protection fetches every image of every message on delivery, read or not, and many clients block images: an open proves little and a missing one nothing. Opens by Apple's proxy (user agent "Mozilla/5.0") and within seconds of delivery are flagged suspected_bot.
+         */
+        get: operations["openPixel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed "view in browser" token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
+         * @description Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+         */
+        get: operations["webView"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{account_public_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id` (GET /v1/account), not its numeric id.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The account's public web archive, the campaigns published with `archive` that went out, newest first.
+         * @description A plain list of links to each published campaign's page (at most 200).
+         */
+        get: operations["archiveIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{account_public_id}/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One published campaign, rendered without recipient data (`.Archive` true, recipient fields and attributes empty).
+         * @description The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
+         */
+        get: operations["archivePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/u/{token}": {
         parameters: {
             query?: never;
@@ -2726,11 +2872,20 @@ export interface components {
          *       "sender_id": null,
          *       "paused_reason": null,
          *       "failed_reason": null,
+         *       "track_clicks": true,
+         *       "track_opens": false,
+         *       "archive": false,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
          */
         Campaign: {
+            /** @description Links the HTML template writes literally become signed redirects (/c/{token}); default true. See docs/engagement.md. */
+            track_clicks: boolean;
+            /** @description A 1×1 open pixel (/o/{token}); default false. Opens are unreliable: Apple Mail Privacy Protection fetches every image on delivery, and many clients block images. */
+            track_opens: boolean;
+            /** @description Published in the account's public web archive (/archive/{account_public_id}) once it goes out, rendered without recipient data; default false. */
+            archive: boolean;
             /** Format: int64 */
             id: number;
             name: string;
@@ -2795,6 +2950,12 @@ export interface components {
          *     }
          */
         CampaignCreate: {
+            /** @description Rewrite the HTML template's literal http(s) links to signed click redirects (default true). */
+            track_clicks?: boolean;
+            /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
+            track_opens?: boolean;
+            /** @description Publish in the account's web archive once it goes out (default false). */
+            archive?: boolean;
             name: string;
             /** Format: int64 */
             template_id?: number;
@@ -2824,6 +2985,12 @@ export interface components {
          *     }
          */
         CampaignUpdate: {
+            /** @description Rewrite the HTML template's literal http(s) links to signed click redirects (default true). */
+            track_clicks?: boolean;
+            /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
+            track_opens?: boolean;
+            /** @description Publish in the account's web archive once it goes out (default false). */
+            archive?: boolean;
             name?: string;
             /** Format: int64 */
             template_id?: number;
@@ -2962,10 +3129,22 @@ export interface components {
          *         "unconfirmed": 0
          *       },
          *       "started_at": "2026-11-02T09:00:00Z",
-         *       "finished_at": "2026-11-02T09:00:04Z"
+         *       "finished_at": "2026-11-02T09:00:04Z",
+         *       "engagement": {
+         *         "clicks": 120,
+         *         "unique_clicks": 80,
+         *         "human_clicks": 70,
+         *         "unique_human_clicks": 52,
+         *         "honeypot_hits": 9,
+         *         "opens": 0,
+         *         "unique_opens": 0,
+         *         "human_opens": 0,
+         *         "unique_human_opens": 0
+         *       }
          *     }
          */
         CampaignStats: {
+            engagement: components["schemas"]["Engagement"];
             /** Format: int64 */
             campaign_id: number;
             status: components["schemas"]["CampaignStatus"];
@@ -3259,8 +3438,125 @@ export interface components {
                 password?: string;
             };
         };
+        /**
+         * @description A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+         *     scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+         *     seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+         *     counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+         *     Protection fetches every image of every message on delivery, read or not, and many clients block
+         *     images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+         *     appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+         * @example {
+         *       "clicks": 120,
+         *       "unique_clicks": 80,
+         *       "human_clicks": 70,
+         *       "unique_human_clicks": 52,
+         *       "honeypot_hits": 9,
+         *       "opens": 900,
+         *       "unique_opens": 610,
+         *       "human_opens": 300,
+         *       "unique_human_opens": 250
+         *     }
+         */
+        Engagement: {
+            /**
+             * Format: int64
+             * @description Every hit on a tracked link (honeypot excluded).
+             */
+            clicks: number;
+            /**
+             * Format: int64
+             * @description Recipients with at least one click.
+             */
+            unique_clicks: number;
+            /**
+             * Format: int64
+             * @description Clicks not suspected of being bots.
+             */
+            human_clicks: number;
+            /** Format: int64 */
+            unique_human_clicks: number;
+            /**
+             * Format: int64
+             * @description Hits on the hidden link no person sees: scanners.
+             */
+            honeypot_hits: number;
+            /** Format: int64 */
+            opens: number;
+            /** Format: int64 */
+            unique_opens: number;
+            /**
+             * Format: int64
+             * @description Opens not flagged as prefetches or bots.
+             */
+            human_opens: number;
+            /** Format: int64 */
+            unique_human_opens: number;
+        };
+        /**
+         * @example {
+         *       "index": 1,
+         *       "url": "https://shop.example/sale",
+         *       "total": 60,
+         *       "unique": 41,
+         *       "human": 35,
+         *       "unique_human": 30
+         *     }
+         */
+        LinkClicks: {
+            /** @description The link's number in the campaign (1 = first distinct link of the HTML template). */
+            index: number;
+            /** @description The stored URL the redirect answers with. */
+            url: string;
+            /** Format: int64 */
+            total: number;
+            /**
+             * Format: int64
+             * @description Recipients who hit it.
+             */
+            unique: number;
+            /**
+             * Format: int64
+             * @description Hits not suspected of being bots.
+             */
+            human: number;
+            /** Format: int64 */
+            unique_human: number;
+        };
+        /**
+         * @example {
+         *       "campaign_id": 42,
+         *       "engagement": {
+         *         "clicks": 120,
+         *         "unique_clicks": 80,
+         *         "human_clicks": 70,
+         *         "unique_human_clicks": 52,
+         *         "honeypot_hits": 9,
+         *         "opens": 0,
+         *         "unique_opens": 0,
+         *         "human_opens": 0,
+         *         "unique_human_opens": 0
+         *       },
+         *       "links": [
+         *         {
+         *           "index": 1,
+         *           "url": "https://shop.example/sale",
+         *           "total": 60,
+         *           "unique": 41,
+         *           "human": 35,
+         *           "unique_human": 30
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignClicks: {
+            /** Format: int64 */
+            campaign_id: number;
+            engagement: components["schemas"]["Engagement"];
+            links: components["schemas"]["LinkClicks"][];
+        };
         /** @enum {string} */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping";
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
@@ -6000,6 +6296,199 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignClicks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clicks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignClicks"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    followClick: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed click token (names the send and the link). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The honeypot link (an empty page). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the stored URL (Location). */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token does not verify, or names no stored link (empty body, no redirect). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    openPixel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed open token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A transparent 1×1 GIF, not cacheable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/gif": string;
+                };
+            };
+            /** @description The token does not verify (empty body). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed "view in browser" token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The token does not verify, or its send no longer exists (retention). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    archiveIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id` (GET /v1/account), not its numeric id.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The list (plain HTML, no scripts, strict CSP). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No account has this public id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    archivePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign (plain HTML, no scripts, strict CSP). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not a published campaign of this account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     unsubscribePage: {

@@ -1,0 +1,131 @@
+-- Click and open tracking, and the web archive (internal/tracking, docs/engagement.md).
+
+-- name: CampaignSetEngagement :one
+-- Sets a draft's tracking and archive switches; NULL keeps a switch.
+UPDATE campaigns SET
+    track_clicks = coalesce(sqlc.narg('track_clicks'), track_clicks),
+    track_opens  = coalesce(sqlc.narg('track_opens'), track_opens),
+    archive      = coalesce(sqlc.narg('archive'), archive),
+    updated_at   = now()
+WHERE account_id = @account_id AND id = @id AND status = 'draft'
+RETURNING *;
+
+-- name: TrackedLinksDelete :exec
+-- Drops a campaign's stored links before they are stored again at approval (an
+-- approved campaign that went back to draft may have new templates). Nothing was
+-- sent yet, so no token names them.
+DELETE FROM tracked_links WHERE account_id = @account_id AND campaign_id = @campaign_id;
+
+-- name: TrackedLinksInsert :exec
+-- Stores a campaign's tracked URLs once, numbered from 1 in the order given.
+INSERT INTO tracked_links (account_id, campaign_id, idx, url)
+SELECT @account_id, @campaign_id, u.ord, u.url
+FROM unnest(@urls::text[]) WITH ORDINALITY AS u(url, ord);
+
+-- name: TrackedLinksGet :many
+-- A campaign's tracked URLs, read by the redirect once per campaign and cached.
+SELECT idx, url FROM tracked_links
+WHERE account_id = @account_id AND campaign_id = @campaign_id
+ORDER BY idx;
+
+-- name: TrackingHitsInsert :execrows
+-- The flusher's one statement per batch: every hit is recorded, its bot reasons
+-- completed with "delivery" when it came within @delivery_window_seconds of its send's
+-- sent_at (a gateway fetching on arrival; a send past retention is not checked),
+-- and a send.clicked or send.opened event is written for it in the same statement,
+-- so hits and events commit together (the outbox). Hits of another account's send
+-- or campaign cannot arrive: their tokens are signed naming all three ids. The
+-- reasons arrive comma-joined ('' for none).
+WITH hit AS (
+    SELECT unnest(@account_ids::bigint[]) AS account_id, unnest(@campaign_ids::bigint[]) AS campaign_id,
+           unnest(@send_ids::bigint[]) AS send_id, unnest(@kinds::text[]) AS kind,
+           unnest(@link_idxs::int[]) AS link_idx, unnest(@occurred_ats::timestamptz[]) AS occurred_at,
+           unnest(@methods::text[]) AS method, unnest(@user_agents::text[]) AS user_agent,
+           unnest(@reasons::text[]) AS reasons
+), classified AS (
+    SELECT h.account_id, h.campaign_id, h.send_id, h.kind, h.link_idx, h.occurred_at, h.method, h.user_agent,
+           s.subscriber_id, s.email, l.url,
+           array_remove(string_to_array(h.reasons, ',') ||
+                        CASE WHEN s.sent_at IS NOT NULL AND h.occurred_at < s.sent_at + make_interval(secs => @delivery_window_seconds::float8)
+                             THEN 'delivery' END, NULL) AS bot_reasons
+    FROM hit h
+    LEFT JOIN sends s ON s.id = h.send_id AND s.account_id = h.account_id AND s.campaign_id = h.campaign_id
+    LEFT JOIN tracked_links l ON h.kind = 'click' AND l.campaign_id = h.campaign_id AND l.idx = h.link_idx
+    WHERE EXISTS (SELECT 1 FROM campaigns c WHERE c.id = h.campaign_id AND c.account_id = h.account_id)
+), inserted AS (
+    INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, user_agent,
+                               suspected_bot, bot_reasons)
+    SELECT account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, left(user_agent, 512),
+           cardinality(bot_reasons) > 0, bot_reasons
+    FROM classified
+    RETURNING id
+), hit_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT account_id, CASE kind WHEN 'click' THEN 'send.clicked' ELSE 'send.opened' END, occurred_at,
+           jsonb_strip_nulls(jsonb_build_object(
+               'campaign_id', campaign_id, 'send_id', send_id, 'subscriber_id', subscriber_id, 'email', email,
+               'link_index', CASE WHEN kind = 'click' THEN link_idx END,
+               'url', url,
+               'honeypot', CASE WHEN kind = 'click' THEN link_idx = 0 END,
+               'suspected_bot', cardinality(bot_reasons) > 0,
+               'human', cardinality(bot_reasons) = 0,
+               'bot_reasons', to_jsonb(bot_reasons)))
+    FROM classified
+)
+SELECT count(*) FROM inserted;
+
+-- name: TrackingLinkStats :many
+-- Per link of a campaign: every hit, distinct recipients, and the same for the hits
+-- not suspected of being a bot.
+SELECT l.idx, l.url,
+       count(h.id)::bigint                                                 AS total,
+       count(DISTINCT h.send_id)::bigint                                   AS unique_total,
+       count(h.id) FILTER (WHERE NOT h.suspected_bot)::bigint              AS human,
+       count(DISTINCT h.send_id) FILTER (WHERE NOT h.suspected_bot)::bigint AS unique_human
+FROM tracked_links l
+LEFT JOIN tracking_hits h ON h.campaign_id = l.campaign_id AND h.kind = 'click' AND h.link_idx = l.idx
+WHERE l.account_id = @account_id AND l.campaign_id = @campaign_id
+GROUP BY l.idx, l.url
+ORDER BY l.idx;
+
+-- name: TrackingCampaignTotals :one
+-- A campaign's click and open totals (honeypot hits are counted apart, never as clicks).
+SELECT
+    count(*) FILTER (WHERE kind = 'click' AND link_idx > 0)::bigint                                     AS clicks,
+    count(DISTINCT send_id) FILTER (WHERE kind = 'click' AND link_idx > 0)::bigint                      AS unique_clicks,
+    count(*) FILTER (WHERE kind = 'click' AND link_idx > 0 AND NOT suspected_bot)::bigint               AS human_clicks,
+    count(DISTINCT send_id) FILTER (WHERE kind = 'click' AND link_idx > 0 AND NOT suspected_bot)::bigint AS unique_human_clicks,
+    count(*) FILTER (WHERE kind = 'click' AND link_idx = 0)::bigint                                     AS honeypot_hits,
+    count(*) FILTER (WHERE kind = 'open')::bigint                                                       AS opens,
+    count(DISTINCT send_id) FILTER (WHERE kind = 'open')::bigint                                        AS unique_opens,
+    count(*) FILTER (WHERE kind = 'open' AND NOT suspected_bot)::bigint                                 AS human_opens,
+    count(DISTINCT send_id) FILTER (WHERE kind = 'open' AND NOT suspected_bot)::bigint                  AS unique_human_opens
+FROM tracking_hits
+WHERE account_id = @account_id AND campaign_id = @campaign_id;
+
+-- name: ArchiveAccount :one
+-- The account behind a public archive address (its random public id, never the
+-- sequential one).
+SELECT id, name FROM accounts WHERE public_id = @public_id;
+
+-- name: ArchiveCampaignList :many
+-- The account's published campaigns that went out, newest first.
+SELECT id, name, subject, started_at FROM campaigns
+WHERE account_id = @account_id AND archive AND kind = 'campaign' AND status IN ('sending', 'paused', 'sent')
+ORDER BY id DESC
+LIMIT 200;
+
+-- name: ArchiveCampaignGet :one
+-- One published campaign, only when it is in the account's archive.
+SELECT id, name, subject, from_email, from_name, html_template, text_template FROM campaigns
+WHERE account_id = @account_id AND id = @id AND archive AND kind = 'campaign' AND status IN ('sending', 'paused', 'sent');
+
+-- name: WebViewSend :one
+-- What a "view in browser" link renders: the send its token names, with its
+-- campaign's templates and its recipient's fields as they are now.
+SELECT s.id, s.subscriber_id, s.email, c.subject, c.from_email, c.from_name, c.html_template, c.text_template,
+       coalesce(sub.name, '')::text AS name, coalesce(sub.attributes, '{}'::jsonb) AS attributes
+FROM sends s
+JOIN campaigns c ON c.id = s.campaign_id AND c.account_id = s.account_id AND c.kind = 'campaign'
+LEFT JOIN subscribers sub ON sub.account_id = s.account_id AND sub.id = s.subscriber_id
+WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.id = @send_id;
