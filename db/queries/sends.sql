@@ -244,6 +244,35 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
   AND (s.status = 'sending'
        OR (s.status IN ('queued', 'unknown') AND c.status IN ('sending', 'paused')));
 
+-- name: SendReleaseLost :execrows
+-- Hands back the rows of claims whose answer this executor process never saw: the
+-- claim statement committed (under synchronous replication, on the standby too)
+-- but its connection died before the rows came back, as when the primary fails.
+-- They are stamped with one of this process's executor ids, which still beats, so
+-- the liveness rescue would leave them for their whole lease. The executor runs
+-- this only while it holds nothing (no claim under way, every row it was handed
+-- acknowledged or released: lostclaim.go), so every 'sending' row stamped with
+-- one of its ids is such a row and was never given to a provider. It goes back as
+-- SendReleaseMany sends a row back: queued with its attempt uncharged (closed as
+-- cancelled in a cancelled campaign), in_doubt kept as it was. A row another
+-- executor took meanwhile (rescued, claimed again) no longer carries our id and is
+-- not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
+WITH lost AS (
+    SELECT s.id, s.campaign_id FROM sends s
+    WHERE s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[])
+), camp AS (
+    SELECT c.id, c.status FROM campaigns c
+    WHERE c.id IN (SELECT l.campaign_id FROM lost l)
+    FOR SHARE
+)
+UPDATE sends s
+SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
+    lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+FROM lost l, camp c
+WHERE s.id = l.id AND c.id = s.campaign_id
+  AND s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[]);
+
 -- name: SendRescueExpired :many
 -- Rows in flight whose holder is gone: the lease expired (the bound for a process
 -- that is alive but frozen), or, when check_liveness is set, the executor that

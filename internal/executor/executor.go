@@ -152,6 +152,7 @@ type Executor struct {
 	metrics  *metrics
 	retry    retryPolicy
 	live     liveness
+	lost     lostClaims // a claim may have committed unseen (lostclaim.go)
 
 	wakeSched    chan struct{} // a NOTIFY or a start: look for due campaigns
 	wakeDispatch chan struct{} // worker slots freed

@@ -15,6 +15,9 @@ import (
 type liveness struct {
 	mu sync.Mutex
 	id int64 // 0 until registered
+	// ids is every id this process has registered under (a new one each time it
+	// was declared dead): rows stamped with any of them are its own (lostclaim.go).
+	ids []int64
 	// beatAt is when the last heartbeat was written (executor clock, read after the
 	// statement returned, so the row's heartbeat_at is no later than this).
 	beatAt time.Time
@@ -94,6 +97,7 @@ func (e *Executor) beat(ctx context.Context) {
 	now := e.clock()
 	e.live.mu.Lock()
 	e.live.id, e.live.beatAt, e.live.okSince = newID, now, now
+	e.live.ids = append(e.live.ids, newID)
 	e.live.mu.Unlock()
 	e.log.Info("executor registered", "executor_id", newID)
 	signal(e.wakeDispatch)
@@ -134,4 +138,11 @@ func (e *Executor) deregister(ctx context.Context) error {
 	e.live.id = 0
 	e.live.mu.Unlock()
 	return nil
+}
+
+// everID returns every id this process has registered under.
+func (l *liveness) everID() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int64(nil), l.ids...)
 }

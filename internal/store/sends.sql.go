@@ -374,6 +374,49 @@ func (q *Queries) SendCountQueued(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const sendReleaseLost = `-- name: SendReleaseLost :execrows
+WITH lost AS (
+    SELECT s.id, s.campaign_id FROM sends s
+    WHERE s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
+), camp AS (
+    SELECT c.id, c.status FROM campaigns c
+    WHERE c.id IN (SELECT l.campaign_id FROM lost l)
+    FOR SHARE
+)
+UPDATE sends s
+SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
+    lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
+    updated_at = coalesce($1::timestamptz, now())
+FROM lost l, camp c
+WHERE s.id = l.id AND c.id = s.campaign_id
+  AND s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
+`
+
+type SendReleaseLostParams struct {
+	Now         *time.Time
+	ExecutorIds []int64
+}
+
+// Hands back the rows of claims whose answer this executor process never saw: the
+// claim statement committed (under synchronous replication, on the standby too)
+// but its connection died before the rows came back, as when the primary fails.
+// They are stamped with one of this process's executor ids, which still beats, so
+// the liveness rescue would leave them for their whole lease. The executor runs
+// this only while it holds nothing (no claim under way, every row it was handed
+// acknowledged or released: lostclaim.go), so every 'sending' row stamped with
+// one of its ids is such a row and was never given to a provider. It goes back as
+// SendReleaseMany sends a row back: queued with its attempt uncharged (closed as
+// cancelled in a cancelled campaign), in_doubt kept as it was. A row another
+// executor took meanwhile (rescued, claimed again) no longer carries our id and is
+// not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
+func (q *Queries) SendReleaseLost(ctx context.Context, arg SendReleaseLostParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sendReleaseMany = `-- name: SendReleaseMany :execrows
 WITH u AS (
     SELECT unnest($2::bigint[]) AS id, unnest($3::int[]) AS attempts
