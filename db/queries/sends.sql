@@ -290,6 +290,10 @@ WHERE s.id = l.id AND c.id = s.campaign_id
 -- first expiry, one crash should not delay a campaign). A requeue happens only while
 -- the campaign is sending or paused (campaigns read FOR SHARE, as in SendAckMany);
 -- in a cancelled campaign the possibly delivered row becomes unknown.
+-- A row stamped with no executor was claimed by a release that predates liveness
+-- (a rolling upgrade's old binary): nothing says whether its process lives, so it
+-- counts as a dead executor's once its claim (updated_at, which every claim sets)
+-- is older than unowned_grace, instead of waiting for the whole lease.
 -- The candidates are the 'sending' rows (sends_lease_idx): a few per worker.
 WITH expired AS (
     SELECT s.id FROM sends s
@@ -300,7 +304,9 @@ WITH expired AS (
                AND NOT EXISTS (
                    SELECT 1 FROM executors x
                    WHERE x.id = s.executor_id
-                     AND x.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval)))
+                     AND x.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval))
+           OR (@check_liveness::bool AND s.executor_id IS NULL
+               AND s.updated_at < coalesce(sqlc.narg('now')::timestamptz, now()) - @unowned_grace::interval))
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED

@@ -89,7 +89,7 @@ func (e *Executor) dispatch(ctx context.Context) {
 			}
 			b := backoff.next()
 			e.log.Warn("dispatch", "err", err, "backoff", b.String())
-			if !sleep(ctx, b) {
+			if !e.sleepUnlessBack(ctx, b) {
 				return
 			}
 			continue

@@ -201,3 +201,31 @@ func scanAnswer(b []byte) (rows int, ready bool) {
 	}
 	return rows, false
 }
+
+// TestBackoffEndsWhenHeartbeatRecovers: the claim loop and the acknowledgements
+// back off through a database outage (up to 10 s and 5 s). A failover's new
+// primary used to wait for the next step of those backoffs (the failover harness
+// resumed sending up to 10 s after Patroni's promotion); now the first heartbeat
+// written after a failure ends every backoff at once.
+func TestBackoffEndsWhenHeartbeatRecovers(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, dbtest.New(t), newFake(true), Config{})
+	ctx := context.Background()
+	e.live.backSignal() // the waiter below takes this channel, whenever it starts
+	done := make(chan bool, 1)
+	go func() { done <- e.sleepUnlessBack(ctx, time.Hour) }()
+	e.beat(ctx) // registers: the first heartbeat after none (or after failures)
+	select {
+	case alive := <-done:
+		require.True(t, alive)
+	case <-time.After(time.Minute):
+		t.Fatal("the backoff still waits an hour after the database came back")
+	}
+	// A heartbeat in a run of good ones wakes nobody.
+	go func() { done <- e.sleepUnlessBack(ctx, 50*time.Millisecond) }()
+	e.beat(ctx)
+	require.True(t, <-done)
+	e.live.mu.Lock()
+	require.NotNil(t, e.live.back, "the waiter's channel is still open: only its timer ended the wait")
+	e.live.mu.Unlock()
+}

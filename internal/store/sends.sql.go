@@ -468,7 +468,9 @@ WITH expired AS (
                AND NOT EXISTS (
                    SELECT 1 FROM executors x
                    WHERE x.id = s.executor_id
-                     AND x.heartbeat_at >= coalesce($1::timestamptz, now()) - $4::interval)))
+                     AND x.heartbeat_at >= coalesce($1::timestamptz, now()) - $4::interval))
+           OR ($2::bool AND s.executor_id IS NULL
+               AND s.updated_at < coalesce($1::timestamptz, now()) - $5::interval))
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
@@ -487,17 +489,17 @@ WITH expired AS (
 ), rescued AS (
 UPDATE sends s
 SET status = CASE WHEN NOT j.replay THEN 'unknown'
-                  WHEN s.attempts >= $5::int THEN 'failed'
+                  WHEN s.attempts >= $6::int THEN 'failed'
                   ELSE 'queued' END,
     lease_until = NULL,
     in_doubt = true,
-    last_error = CASE WHEN j.replay AND s.attempts >= $5::int
+    last_error = CASE WHEN j.replay AND s.attempts >= $6::int
                       THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
                       WHEN s.lease_until < coalesce($1::timestamptz, now())
                       THEN 'lease expired while sending'
                       ELSE 'executor stopped while sending' END,
     next_attempt_at = coalesce($1::timestamptz, now())
-        + ($6::interval[])[least(greatest(s.attempts, 1), cardinality($6::interval[]))],
+        + ($7::interval[])[least(greatest(s.attempts, 1), cardinality($7::interval[]))],
     updated_at = coalesce($1::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
@@ -519,6 +521,7 @@ type SendRescueExpiredParams struct {
 	CheckLiveness bool
 	Self          *int64
 	DeadAfter     pgtype.Interval
+	UnownedGrace  pgtype.Interval
 	MaxAttempts   int32
 	ExpiryDelays  []pgtype.Interval
 }
@@ -545,6 +548,10 @@ type SendRescueExpiredRow struct {
 // first expiry, one crash should not delay a campaign). A requeue happens only while
 // the campaign is sending or paused (campaigns read FOR SHARE, as in SendAckMany);
 // in a cancelled campaign the possibly delivered row becomes unknown.
+// A row stamped with no executor was claimed by a release that predates liveness
+// (a rolling upgrade's old binary): nothing says whether its process lives, so it
+// counts as a dead executor's once its claim (updated_at, which every claim sets)
+// is older than unowned_grace, instead of waiting for the whole lease.
 // The candidates are the 'sending' rows (sends_lease_idx): a few per worker.
 func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredParams) ([]SendRescueExpiredRow, error) {
 	rows, err := q.db.Query(ctx, sendRescueExpired,
@@ -552,6 +559,7 @@ func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredPa
 		arg.CheckLiveness,
 		arg.Self,
 		arg.DeadAfter,
+		arg.UnownedGrace,
 		arg.MaxAttempts,
 		arg.ExpiryDelays,
 	)
