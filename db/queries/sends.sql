@@ -257,9 +257,14 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
 -- cancelled in a cancelled campaign), in_doubt kept as it was. A row another
 -- executor took meanwhile (rescued, claimed again) no longer carries our id and is
 -- not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
+-- lease_from bounds the rows to those whose lease began no earlier than the
+-- failed claim (less a clock margin): under asynchronous replication a failover
+-- can also undo the acknowledgement of a row that was sent, which looks the same
+-- but was claimed earlier, and is left to the lease rescue (lostclaim.go).
 WITH lost AS (
     SELECT s.id, s.campaign_id FROM sends s
     WHERE s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[])
+      AND s.lease_until >= @lease_from::timestamptz
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT l.campaign_id FROM lost l)

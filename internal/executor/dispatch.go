@@ -144,7 +144,7 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	d.inflight--
 	e.free.Add(int64(r.n)) // handOut takes back what is really sent
 	if r.err != nil {
-		return e.claimFailed(r.err)
+		return e.claimFailed(r.err, r.claimedAt)
 	}
 	c := r.c
 	c.advance(r.rows, r.n)

@@ -158,7 +158,7 @@ type Executor struct {
 	metrics  *metrics
 	retry    retryPolicy
 	live     liveness
-	lost     lostClaims // a claim may have committed unseen (lostclaim.go)
+	lost     lostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
 
 	wakeSched    chan struct{} // a NOTIFY or a start: look for due campaigns
 	wakeDispatch chan struct{} // worker slots freed

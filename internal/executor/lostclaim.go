@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,16 +22,33 @@ import (
 // not in doubt. Other executors' rows and later claims are untouched, and the
 // attempts fence of every acknowledgement stays as it was.
 
-// lostClaims says whether a claim may have committed unseen.
+// lostClaims says whether a claim may have committed unseen, and when the
+// earliest such claim began. Only the dispatch goroutine touches it.
 type lostClaims struct {
-	pending atomic.Bool
+	pending bool
+	since   time.Time // on the executor's clock, before the statement
 }
 
+// lostClaimSkew is how much earlier than the failed claim's start, on the
+// executor's clock, a row's claim may have been dated by the database's clock
+// and still be taken for the lost claim's. Under synchronous replication every
+// 'sending' row of this process that it does not hold is a lost claim's, whenever
+// it was claimed; under asynchronous replication a failover can also undo the
+// acknowledgement of a row that was sent, and such a row was claimed before the
+// failed claim began: outside this window it is left to the lease rescue, which
+// treats it as possibly delivered (unknown over SMTP). A database clock behind
+// this process's by more than this only makes lost rows wait for their lease.
+const lostClaimSkew = time.Second
+
 // claimFailed notes a claim statement's error and returns it: unless the
-// statement surely did not commit, its rows may be held unseen.
-func (e *Executor) claimFailed(err error) error {
+// statement surely did not commit, its rows may be held unseen. claimedAt is
+// when the claim began, on the executor's clock.
+func (e *Executor) claimFailed(err error, claimedAt time.Time) error {
 	if err != nil && claimOutcomeUnknown(err) {
-		e.lost.pending.Store(true)
+		if !e.lost.pending || claimedAt.Before(e.lost.since) {
+			e.lost.since = claimedAt
+		}
+		e.lost.pending = true
 	}
 	return err
 }
@@ -57,7 +73,7 @@ func claimOutcomeUnknown(err error) bool {
 // lost claims' rows. wait is how long to wait before dealing again; a claim's
 // result and every acknowledgement (slotsFreed) wake the dispatcher sooner.
 func (e *Executor) settleLostClaims(ctx context.Context, d *dealer) (wait time.Duration, hold bool, err error) {
-	if !e.lost.pending.Load() {
+	if !e.lost.pending {
 		return 0, false, nil
 	}
 	if d.inflight > 0 || e.outstanding() > 0 {
@@ -66,14 +82,15 @@ func (e *Executor) settleLostClaims(ctx context.Context, d *dealer) (wait time.D
 	ids := e.live.everID()
 	if len(ids) == 0 {
 		// Claims without a registration (tests driving the steps) answer to their lease.
-		e.lost.pending.Store(false)
+		e.lost.pending = false
 		return 0, false, nil
 	}
-	n, err := e.q.SendReleaseLost(ctx, store.SendReleaseLostParams{Now: e.now(), ExecutorIds: ids})
+	n, err := e.q.SendReleaseLost(ctx, store.SendReleaseLostParams{Now: e.now(), ExecutorIds: ids,
+		LeaseFrom: e.lost.since.Add(e.cfg.Lease - lostClaimSkew)})
 	if err != nil {
 		return 0, true, err
 	}
-	e.lost.pending.Store(false)
+	e.lost.pending = false
 	e.log.Info("released the rows of claims whose answer was lost", "rows", n, "executor_ids", ids)
 	if n > 0 {
 		e.metrics.sends.WithLabelValues("released").Add(float64(n))

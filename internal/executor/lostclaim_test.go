@@ -229,3 +229,45 @@ func TestBackoffEndsWhenHeartbeatRecovers(t *testing.T) {
 	require.NotNil(t, e.live.back, "the waiter's channel is still open: only its timer ended the wait")
 	e.live.mu.Unlock()
 }
+
+// TestLostClaimReleaseLeavesEarlierClaims: only rows whose lease began with the
+// failed claim are released. A row of this executor claimed earlier and still
+// 'sending' is what an asynchronous failover leaves when it undoes the
+// acknowledgement of a row that was sent: released as never sent, it would go out
+// again over SMTP with nothing reporting it; left alone, the lease rescue settles
+// it as possibly delivered. On the injected clock.
+func TestLostClaimReleaseLeavesEarlierClaims(t *testing.T) {
+	t.Parallel()
+	f, clk, a, b, c := twoExecutors(t, 6, "skip", newFake(false))
+	ctx := context.Background()
+	acked, err := a.claim(ctx, c, 2) // sent, its acknowledgement undone by the failover
+	require.NoError(t, err)
+	require.Len(t, acked, 2)
+	clk.Add(10 * time.Second)
+	a.beat(ctx)
+	b.beat(ctx)
+	failedAt := clk.Now()
+	lost, err := a.claim(ctx, c, 3) // committed, its answer lost
+	require.NoError(t, err)
+	require.Len(t, lost, 3)
+	require.Error(t, a.claimFailed(io.ErrUnexpectedEOF, failedAt))
+
+	_, hold, err := a.settleLostClaims(ctx, &dealer{})
+	require.NoError(t, err)
+	require.False(t, hold)
+	for _, r := range lost {
+		s := readSend(t, f.pool, r.ID)
+		require.Equal(t, "queued", s.Status, "the lost claim's rows are back")
+	}
+	require.Zero(t, f.int64(`SELECT count(*) FROM sends WHERE id = ANY($1) AND (attempts <> 0 OR in_doubt)`,
+		[]int64{lost[0].ID, lost[1].ID, lost[2].ID}), "uncharged, not in doubt")
+	for _, r := range acked {
+		require.Equal(t, "sending", readSend(t, f.pool, r.ID).Status, "an earlier claim's rows stay for the lease")
+	}
+	clk.Add(2 * time.Minute) // their lease: possibly delivered, so unknown (SMTP, skip)
+	b.beat(ctx)
+	n, err := b.rescue(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, map[string]int{"queued": 4, "unknown": 2}, f.counts(c.ID))
+}

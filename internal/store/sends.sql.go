@@ -378,6 +378,7 @@ const sendReleaseLost = `-- name: SendReleaseLost :execrows
 WITH lost AS (
     SELECT s.id, s.campaign_id FROM sends s
     WHERE s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
+      AND s.lease_until >= $3::timestamptz
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT l.campaign_id FROM lost l)
@@ -395,6 +396,7 @@ WHERE s.id = l.id AND c.id = s.campaign_id
 type SendReleaseLostParams struct {
 	Now         *time.Time
 	ExecutorIds []int64
+	LeaseFrom   time.Time
 }
 
 // Hands back the rows of claims whose answer this executor process never saw: the
@@ -409,8 +411,12 @@ type SendReleaseLostParams struct {
 // cancelled in a cancelled campaign), in_doubt kept as it was. A row another
 // executor took meanwhile (rescued, claimed again) no longer carries our id and is
 // not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
+// lease_from bounds the rows to those whose lease began no earlier than the
+// failed claim (less a clock margin): under asynchronous replication a failover
+// can also undo the acknowledgement of a row that was sent, which looks the same
+// but was claimed earlier, and is left to the lease rescue (lostclaim.go).
 func (q *Queries) SendReleaseLost(ctx context.Context, arg SendReleaseLostParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds)
+	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds, arg.LeaseFrom)
 	if err != nil {
 		return 0, err
 	}
