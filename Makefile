@@ -101,7 +101,8 @@ loadtest:
 ##           (target_session_attrs=read-write), the leader's node SIGKILLed mid-campaign; prints
 ##           `failover: recipients=… duplicates=… lost=… unknown=… stall_s=…` (needs patroni, etcd-server)
 ##           FAILOVER_FLAGS="-mode stop" stops the leader's Patroni instead; "-async" uses asynchronous replication;
-##           "-provider smtp" sends over SMTP (no second copy beyond the rows reported unknown)
+##           "-provider smtp" sends over SMTP (no second copy beyond the rows reported unknown); "-async -lag 10s" stops
+##           the standby's WAL receiver 10 s before the kill and prints what was sent again
 FAILOVER_RECIPIENTS ?= 20000
 FAILOVER_FLAGS      ?=
 failover: build
