@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman failover
+.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -104,8 +104,18 @@ loadtest:
 ##           (target_session_attrs=read-write), the leader's node SIGKILLed mid-campaign; prints
 ##           `failover: recipients=… duplicates=… lost=… unknown=… stall_s=…` (needs patroni, etcd-server)
 ##           FAILOVER_FLAGS="-mode stop" stops the leader's Patroni instead; "-async" uses asynchronous replication;
-##           "-provider smtp" sends over SMTP (no second copy beyond the rows reported unknown)
+##           "-provider smtp" sends over SMTP (no second copy beyond the rows reported unknown); "-async -lag 10s" stops
+##           the standby's WAL receiver 10 s before the kill and prints what was sent again
 FAILOVER_RECIPIENTS ?= 20000
 FAILOVER_FLAGS      ?=
 failover: build
 	$(GO) run ./deploy/failover -sendonce bin/sendonce -recipients $(FAILOVER_RECIPIENTS) $(FAILOVER_FLAGS)
+
+## upgrade: a rolling upgrade mid-send: the previous release (a commit of main, built from git history) sends a
+##          campaign to the idempotent sink and is SIGKILLed at 30 %; this release migrates and takes over, the previous
+##          one sending beside it on the new schema; prints `upgrade: from=… recipients=… duplicates=… lost=… …`.
+##          Fails (rather than skips) without the commit in git history when CI is set.
+UPGRADE_RECIPIENTS ?= 20000
+UPGRADE_FLAGS      ?=
+upgrade: build
+	$(GO) run ./deploy/upgrade -sendonce bin/sendonce -recipients $(UPGRADE_RECIPIENTS) $(UPGRADE_FLAGS)

@@ -81,6 +81,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		SendRetention:        cfg.SendRetention,
 		MessageRetention:     cfg.MessageRetention,
 		Heartbeat:            cfg.Heartbeat,
+		StartupGrace:         cfg.StartupGrace,
 		MessageSweep:         cfg.MessageSweep,
 		MessageHoldMax:       cfg.MessageHoldMax,
 		ProviderName:         cfg.Provider,

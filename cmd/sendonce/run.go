@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/logging"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -165,7 +166,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 
 	if cfg.MetricsAddr != "" {
-		stop, err := serveMetrics(cfg, reg, log, opts.OnMetricsListen, errc)
+		stop, err := serveMetrics(cfg, pool, reg, log, opts.OnMetricsListen, errc)
 		if err != nil {
 			return err
 		}
@@ -205,17 +206,21 @@ func shutdown(cfg config.Config, log *slog.Logger, stops []func(context.Context)
 	return nil
 }
 
-// serveMetrics serves /metrics, and nothing else, on SENDONCE_METRICS_ADDR: a
-// port that can stay off the network clients reach, since the metrics carry no
-// authentication. It returns the listener's shutdown.
-func serveMetrics(cfg config.Config, reg *prometheus.Registry, log *slog.Logger, onListen func(net.Addr),
-	errc chan<- error) (func(context.Context) error, error) {
+// serveMetrics serves /metrics on SENDONCE_METRICS_ADDR: a port that can stay off
+// the network clients reach, since the metrics carry no authentication. It also
+// answers the probes, /healthz and /readyz, so an executor-only process (no API
+// listener) can be probed and scraped like the API. It returns the listener's
+// shutdown.
+func serveMetrics(cfg config.Config, pool *pgxpool.Pool, reg *prometheus.Registry, log *slog.Logger,
+	onListen func(net.Addr), errc chan<- error) (func(context.Context) error, error) {
 	ln, err := net.Listen("tcp", cfg.MetricsAddr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on SENDONCE_METRICS_ADDR %s: %w", cfg.MetricsAddr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { probeAnswer(w, http.StatusOK, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) { readiness(w, r, pool, log) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second}
 	log.Info("metrics listening", "addr", ln.Addr().String())
@@ -228,4 +233,33 @@ func serveMetrics(cfg config.Config, reg *prometheus.Registry, log *slog.Logger,
 		}
 	}()
 	return srv.Shutdown, nil
+}
+
+// readiness is the API's /readyz on the metrics listener: 200 when the database is
+// reachable and has every migration this binary knows, 503 otherwise, so a rolling
+// update of executors waits for a database it can work on.
+func readiness(w http.ResponseWriter, r *http.Request, pool *pgxpool.Pool, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := pool.Ping(ctx); err != nil {
+		log.WarnContext(ctx, "readyz: database unreachable", "err", err)
+		probeAnswer(w, http.StatusServiceUnavailable, "database unreachable")
+		return
+	}
+	current, err := postgres.MigrationsCurrent(ctx, pool)
+	switch {
+	case err != nil:
+		log.WarnContext(ctx, "readyz: migration check failed", "err", err)
+		probeAnswer(w, http.StatusServiceUnavailable, "migration status unknown")
+	case !current:
+		probeAnswer(w, http.StatusServiceUnavailable, "database migrations are pending: run `sendonce migrate`")
+	default:
+		probeAnswer(w, http.StatusOK, "ready")
+	}
+}
+
+func probeAnswer(w http.ResponseWriter, status int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, text+"\n")
 }

@@ -244,6 +244,40 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
   AND (s.status = 'sending'
        OR (s.status IN ('queued', 'unknown') AND c.status IN ('sending', 'paused')));
 
+-- name: SendReleaseLost :execrows
+-- Hands back the rows of claims whose answer this executor process never saw: the
+-- claim statement committed (under synchronous replication, on the standby too)
+-- but its connection died before the rows came back, as when the primary fails.
+-- They are stamped with one of this process's executor ids, which still beats, so
+-- the liveness rescue would leave them for their whole lease. The executor runs
+-- this only while it holds nothing (no claim under way, every row it was handed
+-- acknowledged or released: lostclaim.go), so every 'sending' row stamped with
+-- one of its ids is such a row and was never given to a provider. It goes back as
+-- SendReleaseMany sends a row back: queued with its attempt uncharged (closed as
+-- cancelled in a cancelled campaign), in_doubt kept as it was. A row another
+-- executor took meanwhile (rescued, claimed again) no longer carries our id and is
+-- not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
+-- lease_from bounds the rows to those whose lease began no earlier than the
+-- failed claim (less a clock margin): under asynchronous replication a failover
+-- can also undo the acknowledgement of a row that was sent, which looks the same
+-- but was claimed earlier, and is left to the lease rescue (lostclaim.go).
+WITH lost AS (
+    SELECT s.id, s.campaign_id FROM sends s
+    WHERE s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[])
+      AND s.lease_until >= @lease_from::timestamptz
+), camp AS (
+    SELECT c.id, c.status FROM campaigns c
+    WHERE c.id IN (SELECT l.campaign_id FROM lost l)
+    FOR SHARE
+)
+UPDATE sends s
+SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
+    lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+FROM lost l, camp c
+WHERE s.id = l.id AND c.id = s.campaign_id
+  AND s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[]);
+
 -- name: SendRescueExpired :many
 -- Rows in flight whose holder is gone: the lease expired (the bound for a process
 -- that is alive but frozen), or, when check_liveness is set, the executor that
@@ -261,6 +295,10 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
 -- first expiry, one crash should not delay a campaign). A requeue happens only while
 -- the campaign is sending or paused (campaigns read FOR SHARE, as in SendAckMany);
 -- in a cancelled campaign the possibly delivered row becomes unknown.
+-- A row stamped with no executor was claimed by a release that predates liveness
+-- (a rolling upgrade's old binary): nothing says whether its process lives, so it
+-- counts as a dead executor's once its claim (updated_at, which every claim sets)
+-- is older than unowned_grace, instead of waiting for the whole lease.
 -- The candidates are the 'sending' rows (sends_lease_idx): a few per worker.
 WITH expired AS (
     SELECT s.id FROM sends s
@@ -271,7 +309,9 @@ WITH expired AS (
                AND NOT EXISTS (
                    SELECT 1 FROM executors x
                    WHERE x.id = s.executor_id
-                     AND x.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval)))
+                     AND x.heartbeat_at >= coalesce(sqlc.narg('now')::timestamptz, now()) - @dead_after::interval))
+           OR (@check_liveness::bool AND s.executor_id IS NULL
+               AND s.updated_at < coalesce(sqlc.narg('now')::timestamptz, now()) - @unowned_grace::interval))
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED

@@ -109,7 +109,7 @@ bootstrap:
     ttl: %[4]d
     loop_wait: %[5]d
     retry_timeout: %[6]d
-    maximum_lag_on_failover: 1048576
+    maximum_lag_on_failover: %[13]d
     synchronous_mode: %[7]t
     postgresql:
       use_pg_rewind: false
@@ -143,7 +143,37 @@ tags:
   noloadbalance: false
   clonefrom: false
 `, n.name, n.apiPort, etcdPort, o.ttl, o.loopWait, o.retryTimeout, !o.async, n.pgPort, n.dataDir, bin,
-		filepath.Join(c.dir, n.name+".pgpass"), c.dir)
+		filepath.Join(c.dir, n.name+".pgpass"), c.dir, maxLag(o))
+}
+
+// maxLag is Patroni's maximum_lag_on_failover: 1 MB, except when the run cuts the
+// standby off on purpose (-lag), where a standby behind by more must still be
+// promoted to show what asynchronous replication loses.
+func maxLag(o options) int {
+	if o.lag > 0 {
+		return 1 << 30
+	}
+	return 1 << 20
+}
+
+// pauseReplication stops n's WAL receiver (SIGSTOP): from now on the primary's
+// commits do not reach n, as when a standby falls behind under load or a network
+// hiccup. The returned function lets it run again.
+func (c *cluster) pauseReplication(n *node) (func(), error) {
+	pid, err := postmasterPID(n.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range childrenOf(pid) {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(k), "cmdline"))
+		if strings.Contains(string(cmdline), "walreceiver") {
+			if err := syscall.Kill(k, syscall.SIGSTOP); err != nil {
+				return nil, err
+			}
+			return func() { _ = syscall.Kill(k, syscall.SIGCONT) }, nil
+		}
+	}
+	return nil, fmt.Errorf("%s has no walreceiver process", n.name)
 }
 
 func startCluster(ctx context.Context, o options) (*cluster, error) {

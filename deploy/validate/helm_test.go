@@ -148,6 +148,18 @@ func TestHelmChart(t *testing.T) {
 	require.Equal(t, "http", c.ReadinessProbe.HTTPGet.Port.String())
 	require.Equal(t, "http", c.Ports[0].Name)
 	require.Equal(t, ":8080", envOf(c)["SENDONCE_ADDR"].Value)
+	// The executor has no API listener: its metrics listener answers the probes.
+	x := executor.Spec.Template.Spec.Containers[0]
+	require.Equal(t, ":9090", envOf(x)["SENDONCE_METRICS_ADDR"].Value)
+	require.Equal(t, "metrics", x.Ports[0].Name)
+	require.EqualValues(t, 9090, x.Ports[0].ContainerPort)
+	require.NotNil(t, x.ReadinessProbe, "executor readiness")
+	require.NotNil(t, x.LivenessProbe, "executor liveness")
+	require.Equal(t, "/readyz", x.ReadinessProbe.HTTPGet.Path)
+	require.Equal(t, "/healthz", x.LivenessProbe.HTTPGet.Path)
+	require.Equal(t, "metrics", x.ReadinessProbe.HTTPGet.Port.String())
+	require.Equal(t, "metrics", x.LivenessProbe.HTTPGet.Port.String())
+	require.Empty(t, envOf(x)["SENDONCE_ADDR"].Value, "no API listener on the executor")
 
 	job := r.jobs["mail-sendonce-migrate"]
 	require.NotNil(t, job)
@@ -202,6 +214,22 @@ func TestHelmChart(t *testing.T) {
 	require.True(t, mustSelector(t, &sm.Spec.Selector).Matches(labels.Set(svc.Labels)))
 	require.Equal(t, "/metrics", sm.Spec.Endpoints[0].Path)
 	require.Equal(t, svc.Spec.Ports[0].Name, sm.Spec.Endpoints[0].Port)
+
+	// The executors' metrics: a headless Service of the executor pods only, and a
+	// ServiceMonitor of that Service alone scraping the metrics port.
+	xsvc := r.services["mail-sendonce-executor-metrics"]
+	require.NotNil(t, xsvc)
+	require.Equal(t, "None", xsvc.Spec.ClusterIP)
+	require.True(t, labels.SelectorFromSet(xsvc.Spec.Selector).Matches(labels.Set(executor.Spec.Template.Labels)))
+	require.False(t, labels.SelectorFromSet(xsvc.Spec.Selector).Matches(labels.Set(api.Spec.Template.Labels)))
+	require.Equal(t, "metrics", xsvc.Spec.Ports[0].TargetPort.String())
+	xsm := r.monitors["mail-sendonce-executor"]
+	require.NotNil(t, xsm)
+	require.True(t, mustSelector(t, &xsm.Spec.Selector).Matches(labels.Set(xsvc.Labels)))
+	require.False(t, mustSelector(t, &xsm.Spec.Selector).Matches(labels.Set(svc.Labels)))
+	require.False(t, mustSelector(t, &sm.Spec.Selector).Matches(labels.Set(xsvc.Labels)), "each monitor its own pods")
+	require.Equal(t, "/metrics", xsm.Spec.Endpoints[0].Path)
+	require.Equal(t, xsvc.Spec.Ports[0].Name, xsm.Spec.Endpoints[0].Port)
 }
 
 // TestHelmChartBehindPgBouncer: with the optional Secrets named (a direct URL beside

@@ -162,6 +162,10 @@ type Executor struct {
 	// Heartbeat is how often an executor refreshes its liveness row; one silent for
 	// three heartbeats is dead, and its in-flight rows are rescued.
 	Heartbeat time.Duration `split_words:"true" default:"2s"`
+	// StartupGrace is how old the claim of a row stamped with no executor (made by a
+	// release before liveness, during a rolling upgrade) must be before its rows are
+	// rescued as a dead executor's, instead of when their lease ends.
+	StartupGrace time.Duration `split_words:"true" default:"30s"`
 	// MessageSweep is how often an executor looks, in one statement for every
 	// account, for transactional messages that became due without a NOTIFY
 	// (rescued, released, a lost notification, a send_at or retry time).
@@ -326,6 +330,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_SWEEP must be at least 10ms")
 	case c.Heartbeat < 100*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_HEARTBEAT must be at least 100ms")
+	case c.StartupGrace < time.Second:
+		return fmt.Errorf("configuration: SENDONCE_STARTUP_GRACE must be at least 1s")
 	case c.SoftBounceLimit < 1:
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
 	case c.APIMaxInFlight < 0:

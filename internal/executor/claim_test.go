@@ -229,7 +229,7 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 	var plan []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, "EXPLAIN "+rescueSQL, nil, true, int64(1), interval(6*time.Second),
-			int32(5), e.retry.expiryTable(5)) // now, check_liveness, self, dead_after, max_attempts, delays
+			interval(30*time.Second), int32(5), e.retry.expiryTable(5)) // now, check_liveness, self, dead_after, unowned_grace, max_attempts, delays
 		if err != nil {
 			return err
 		}

@@ -145,7 +145,7 @@ func (a *acker) flush(batch []result) {
 		}
 		b := backoff.next()
 		e.log.Warn("acknowledge sends; retrying", "rows", len(batch), "err", err, "backoff", b.String())
-		if !sleep(e.sendCtx, b) {
+		if !e.sleepUnlessBack(e.sendCtx, b) {
 			e.log.Error("acknowledgements abandoned at shutdown; the rescuer will settle these rows", "rows", len(batch))
 			break
 		}

@@ -89,7 +89,7 @@ func (e *Executor) dispatch(ctx context.Context) {
 			}
 			b := backoff.next()
 			e.log.Warn("dispatch", "err", err, "backoff", b.String())
-			if !sleep(ctx, b) {
+			if !e.sleepUnlessBack(ctx, b) {
 				return
 			}
 			continue
@@ -144,7 +144,7 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	d.inflight--
 	e.free.Add(int64(r.n)) // handOut takes back what is really sent
 	if r.err != nil {
-		return r.err
+		return e.claimFailed(r.err, r.claimedAt)
 	}
 	c := r.c
 	c.advance(r.rows, r.n)
@@ -212,6 +212,9 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 	// Polling (refresh, idle marks) runs on the wall clock; the rate budgets on the
 	// executor's clock, which tests hold still.
 	wall, now := time.Now(), e.clock()
+	if wait, hold, err := e.settleLostClaims(ctx, d); hold {
+		return wait, err
+	}
 	if wall.Sub(d.refreshed) >= e.cfg.Poll {
 		if err := e.refresh(ctx, d); err != nil {
 			return 0, err

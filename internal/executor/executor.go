@@ -52,6 +52,11 @@ type Config struct {
 	// An executor silent for three heartbeats is dead: its in-flight rows are
 	// rescued at the next heartbeat of a live executor, long before their lease ends.
 	Heartbeat time.Duration
+	// StartupGrace is how old a claim stamped with no executor (made by a release
+	// before liveness, during a rolling upgrade) must be before its rows are
+	// rescued as a dead executor's; default 30s. The lease remains the bound for
+	// the rows of an old process that still runs and is slower than this.
+	StartupGrace time.Duration
 	// Poll is how long the dispatcher waits before asking an empty campaign again
 	// (rows waiting for a retry time); default 1s.
 	Poll time.Duration
@@ -119,6 +124,7 @@ func (c *Config) defaults() {
 	def(&c.Poll, time.Second)
 	def(&c.MessageSweep, 5*time.Second)
 	def(&c.Heartbeat, 2*time.Second)
+	def(&c.StartupGrace, 30*time.Second)
 	def(&c.AckInterval, 5*time.Millisecond)
 	def(&c.MessageHoldMax, 24*time.Hour)
 	if c.ProviderName == "" {
@@ -156,6 +162,7 @@ type Executor struct {
 	metrics  *metrics
 	retry    retryPolicy
 	live     liveness
+	lost     lostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
 
 	wakeSched    chan struct{} // a NOTIFY or a start: look for due campaigns
 	wakeDispatch chan struct{} // worker slots freed

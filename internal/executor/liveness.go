@@ -15,12 +15,60 @@ import (
 type liveness struct {
 	mu sync.Mutex
 	id int64 // 0 until registered
+	// ids is every id this process has registered under (a new one each time it
+	// was declared dead): rows stamped with any of them are its own (lostclaim.go).
+	ids []int64
 	// beatAt is when the last heartbeat was written (executor clock, read after the
 	// statement returned, so the row's heartbeat_at is no later than this).
 	beatAt time.Time
 	// okSince starts the current run of heartbeats written without a failure: only
 	// after a whole dead interval of them may this process judge others dead.
 	okSince time.Time
+	// back is closed (and replaced) when a heartbeat is written after a failure:
+	// the database is reachable again (a failover's new primary, a restart).
+	back chan struct{}
+}
+
+// backSignal returns the channel the next recovery closes.
+func (l *liveness) backSignal() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.back == nil {
+		l.back = make(chan struct{})
+	}
+	return l.back
+}
+
+// recovered records a heartbeat written at now and, when it ends a run of
+// failures, wakes every loop backing off through the outage. Called with mu held.
+func (l *liveness) recovered(now time.Time) {
+	if !l.okSince.IsZero() {
+		return
+	}
+	l.okSince = now
+	if l.back != nil {
+		close(l.back)
+		l.back = nil
+	}
+}
+
+// sleepUnlessBack waits d, or less when the heartbeat finds the database
+// reachable again, so the loops that back off through an outage (claims,
+// acknowledgements; backoffs up to 10 s) resume within a heartbeat of a
+// failover's promotion instead of a backoff later. It reports whether ctx is
+// still alive.
+func (e *Executor) sleepUnlessBack(ctx context.Context, d time.Duration) bool {
+	back := e.live.backSignal()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-back:
+		return ctx.Err() == nil
+	case <-t.C:
+		return true
+	}
 }
 
 func (l *liveness) get() (id int64, beatAt, okSince time.Time) {
@@ -72,9 +120,7 @@ func (e *Executor) beat(ctx context.Context) {
 			now := e.clock()
 			e.live.mu.Lock()
 			e.live.beatAt = now
-			if e.live.okSince.IsZero() {
-				e.live.okSince = now
-			}
+			e.live.recovered(now)
 			e.live.mu.Unlock()
 			return
 		}
@@ -93,7 +139,10 @@ func (e *Executor) beat(ctx context.Context) {
 	}
 	now := e.clock()
 	e.live.mu.Lock()
-	e.live.id, e.live.beatAt, e.live.okSince = newID, now, now
+	e.live.id, e.live.beatAt = newID, now
+	e.live.okSince = time.Time{} // a new registration starts a new run of heartbeats
+	e.live.recovered(now)
+	e.live.ids = append(e.live.ids, newID)
 	e.live.mu.Unlock()
 	e.log.Info("executor registered", "executor_id", newID)
 	signal(e.wakeDispatch)
@@ -134,4 +183,11 @@ func (e *Executor) deregister(ctx context.Context) error {
 	e.live.id = 0
 	e.live.mu.Unlock()
 	return nil
+}
+
+// everID returns every id this process has registered under.
+func (l *liveness) everID() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int64(nil), l.ids...)
 }

@@ -95,6 +95,7 @@ func (e *Executor) rescue(ctx context.Context) (int, error) {
 		ExpiryDelays:  e.retry.expiryTable(e.cfg.MaxAttempts),
 		CheckLiveness: e.mayJudgeLiveness(),
 		DeadAfter:     interval(e.deadAfter()),
+		UnownedGrace:  interval(e.cfg.StartupGrace),
 	}
 	if self != 0 {
 		p.Self = &self

@@ -102,7 +102,7 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 	rt := e.routeOf(c)
 	msgs, err := e.claimMessages(ctx, c, rt, an)
 	if err != nil {
-		return false, err
+		return false, e.claimFailed(err, claimedAt)
 	}
 	// A short claim took every due row: the stream sleeps until NOTIFY names it
 	// or the sweep finds a row due.

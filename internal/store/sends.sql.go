@@ -374,6 +374,55 @@ func (q *Queries) SendCountQueued(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const sendReleaseLost = `-- name: SendReleaseLost :execrows
+WITH lost AS (
+    SELECT s.id, s.campaign_id FROM sends s
+    WHERE s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
+      AND s.lease_until >= $3::timestamptz
+), camp AS (
+    SELECT c.id, c.status FROM campaigns c
+    WHERE c.id IN (SELECT l.campaign_id FROM lost l)
+    FOR SHARE
+)
+UPDATE sends s
+SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
+    lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
+    updated_at = coalesce($1::timestamptz, now())
+FROM lost l, camp c
+WHERE s.id = l.id AND c.id = s.campaign_id
+  AND s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
+`
+
+type SendReleaseLostParams struct {
+	Now         *time.Time
+	ExecutorIds []int64
+	LeaseFrom   time.Time
+}
+
+// Hands back the rows of claims whose answer this executor process never saw: the
+// claim statement committed (under synchronous replication, on the standby too)
+// but its connection died before the rows came back, as when the primary fails.
+// They are stamped with one of this process's executor ids, which still beats, so
+// the liveness rescue would leave them for their whole lease. The executor runs
+// this only while it holds nothing (no claim under way, every row it was handed
+// acknowledged or released: lostclaim.go), so every 'sending' row stamped with
+// one of its ids is such a row and was never given to a provider. It goes back as
+// SendReleaseMany sends a row back: queued with its attempt uncharged (closed as
+// cancelled in a cancelled campaign), in_doubt kept as it was. A row another
+// executor took meanwhile (rescued, claimed again) no longer carries our id and is
+// not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
+// lease_from bounds the rows to those whose lease began no earlier than the
+// failed claim (less a clock margin): under asynchronous replication a failover
+// can also undo the acknowledgement of a row that was sent, which looks the same
+// but was claimed earlier, and is left to the lease rescue (lostclaim.go).
+func (q *Queries) SendReleaseLost(ctx context.Context, arg SendReleaseLostParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds, arg.LeaseFrom)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sendReleaseMany = `-- name: SendReleaseMany :execrows
 WITH u AS (
     SELECT unnest($2::bigint[]) AS id, unnest($3::int[]) AS attempts
@@ -425,7 +474,9 @@ WITH expired AS (
                AND NOT EXISTS (
                    SELECT 1 FROM executors x
                    WHERE x.id = s.executor_id
-                     AND x.heartbeat_at >= coalesce($1::timestamptz, now()) - $4::interval)))
+                     AND x.heartbeat_at >= coalesce($1::timestamptz, now()) - $4::interval))
+           OR ($2::bool AND s.executor_id IS NULL
+               AND s.updated_at < coalesce($1::timestamptz, now()) - $5::interval))
     ORDER BY s.lease_until
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
@@ -444,17 +495,17 @@ WITH expired AS (
 ), rescued AS (
 UPDATE sends s
 SET status = CASE WHEN NOT j.replay THEN 'unknown'
-                  WHEN s.attempts >= $5::int THEN 'failed'
+                  WHEN s.attempts >= $6::int THEN 'failed'
                   ELSE 'queued' END,
     lease_until = NULL,
     in_doubt = true,
-    last_error = CASE WHEN j.replay AND s.attempts >= $5::int
+    last_error = CASE WHEN j.replay AND s.attempts >= $6::int
                       THEN 'attempts exhausted (' || s.attempts || '): lease expired while sending'
                       WHEN s.lease_until < coalesce($1::timestamptz, now())
                       THEN 'lease expired while sending'
                       ELSE 'executor stopped while sending' END,
     next_attempt_at = coalesce($1::timestamptz, now())
-        + ($6::interval[])[least(greatest(s.attempts, 1), cardinality($6::interval[]))],
+        + ($7::interval[])[least(greatest(s.attempts, 1), cardinality($7::interval[]))],
     updated_at = coalesce($1::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
@@ -476,6 +527,7 @@ type SendRescueExpiredParams struct {
 	CheckLiveness bool
 	Self          *int64
 	DeadAfter     pgtype.Interval
+	UnownedGrace  pgtype.Interval
 	MaxAttempts   int32
 	ExpiryDelays  []pgtype.Interval
 }
@@ -502,6 +554,10 @@ type SendRescueExpiredRow struct {
 // first expiry, one crash should not delay a campaign). A requeue happens only while
 // the campaign is sending or paused (campaigns read FOR SHARE, as in SendAckMany);
 // in a cancelled campaign the possibly delivered row becomes unknown.
+// A row stamped with no executor was claimed by a release that predates liveness
+// (a rolling upgrade's old binary): nothing says whether its process lives, so it
+// counts as a dead executor's once its claim (updated_at, which every claim sets)
+// is older than unowned_grace, instead of waiting for the whole lease.
 // The candidates are the 'sending' rows (sends_lease_idx): a few per worker.
 func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredParams) ([]SendRescueExpiredRow, error) {
 	rows, err := q.db.Query(ctx, sendRescueExpired,
@@ -509,6 +565,7 @@ func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredPa
 		arg.CheckLiveness,
 		arg.Self,
 		arg.DeadAfter,
+		arg.UnownedGrace,
 		arg.MaxAttempts,
 		arg.ExpiryDelays,
 	)
