@@ -1,9 +1,10 @@
-import { html } from './preact-htm.js';
+import { html, useState, useRef } from './preact-htm.js';
 import { api } from './api.js';
 import { useLoad, ErrorBox, Empty, when } from './ui.js';
 import { CampaignProgress } from './progress.js';
 
 const live = ['building', 'sending', 'paused', 'approved'];
+const finished = ['sent', 'cancelled', 'failed'];
 
 export function Overview() {
   const [campaigns, error, reload] = useLoad(async () => {
@@ -12,17 +13,31 @@ export function Overview() {
   });
   const [feedback] = useLoad(() => api('GET', '/v1/events?type=subscriber.bounced,subscriber.complained,subscriber.unsubscribed&limit=100'));
   const [senders] = useLoad(() => api('GET', '/v1/senders'));
+  // A campaign that finishes while the page is open keeps its card (at 100 %, "sent"):
+  // the reload that follows its last status no longer lists it, and a person watching
+  // it go out should see it arrive, not vanish.
+  const [done, setDone] = useState(/** @type {any[]} */ ([]));
+  const ended = useRef(/** @type {Set<number>} */ (new Set()));
+  const onStatus = (/** @type {any} */ c, /** @type {string} */ s) => {
+    if (s === c.status || ended.current.has(c.id)) return;
+    if (finished.includes(s)) {
+      ended.current.add(c.id);
+      setDone((d) => [...d, { ...c, status: s }]);
+    }
+    reload();
+  };
+  const shown = campaigns ? [...campaigns, ...done.filter((d) => !campaigns.some((/** @type {any} */ c) => c.id === d.id))] : null;
   const recent = feedback ? feedback.data.slice(-10).reverse() : [];
   const paused = senders ? senders.data.filter((/** @type {any} */ s) => s.paused_reason) : [];
   return html`<h1>Overview</h1>
     <section aria-labelledby="now">
       <h2 id="now">Campaigns going out</h2>
       <${ErrorBox} error=${error} />
-      ${campaigns && campaigns.length === 0 && html`<${Empty} title="Nothing is sending right now.">
+      ${shown && shown.length === 0 && html`<${Empty} title="Nothing is sending right now.">
         <p>Create a campaign under <a href="#/campaigns/new">Campaigns</a>, approve it, and watch it go out here.</p></${Empty}>`}
-      ${campaigns && campaigns.map((/** @type {any} */ c) => html`<div class="card" key=${c.id}>
+      ${shown && shown.map((/** @type {any} */ c) => html`<div class="card" key=${c.id}>
         <h3><a href=${'#/campaigns/' + c.id}>${c.name}</a></h3>
-        <${CampaignProgress} id=${c.id} name=${c.name} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} />
+        <${CampaignProgress} id=${c.id} name=${c.name} onStatus=${(/** @type {string} */ s) => onStatus(c, s)} />
       </div>`)}
     </section>
     <section aria-labelledby="feedback">
