@@ -67,9 +67,13 @@ func TestComposeFile(t *testing.T) {
 		require.Greater(t, time.Duration(*s.StopGracePeriod), shutdown, name)
 	}
 	// The API is probed by the binary itself (no curl in the image); an executor-only
-	// process has no listener, so its probe is off rather than failing forever.
+	// process has no API listener, so it is probed on its metrics listener, which
+	// answers /healthz: the probe's address and SENDONCE_METRICS_ADDR must agree.
 	require.Equal(t, types.HealthCheckTest{"CMD", "/sendonce", "healthcheck"}, p.Services["api"].HealthCheck.Test)
-	require.True(t, p.Services["executor"].HealthCheck.Disable)
+	require.False(t, p.Services["executor"].HealthCheck.Disable)
+	require.Equal(t, types.HealthCheckTest{"CMD", "/sendonce", "healthcheck", "127.0.0.1:9090"}, p.Services["executor"].HealthCheck.Test)
+	require.Equal(t, ":9090", *p.Services["executor"].Environment["SENDONCE_METRICS_ADDR"])
+	require.Nil(t, p.Services["api"].Environment["SENDONCE_METRICS_ADDR"], "the API serves /metrics on its own address")
 	require.NotEmpty(t, p.Services["postgres"].HealthCheck.Test)
 	require.NotEmpty(t, p.Services["mailpit"].HealthCheck.Test)
 
