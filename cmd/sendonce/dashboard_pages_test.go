@@ -1,0 +1,437 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/sender"
+)
+
+// pagesBrowser drives one headless Chromium tab the way TestDashboardJourney does:
+// controls found by their label or text, any JavaScript error failing the test,
+// axe-core on every page audited, and a screenshot of it under SENDONCE_SCREENSHOTS.
+type pagesBrowser struct {
+	t     *testing.T
+	ctx   context.Context
+	errs  *browserErrors
+	axe   string
+	shots bool
+	axeIn bool
+}
+
+func newPagesBrowser(t *testing.T, bin, axe string) *pagesBrowser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+	// The first action starts the browser and carries no timeout; the later ones are
+	// bounded against a hung browser (no performance assertion).
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
+	_, err := chromedp.Call(ctx, log.Enable, struct{}{})
+	require.NoError(t, err)
+	b := &pagesBrowser{t: t, errs: &browserErrors{}, axe: axe, shots: os.Getenv("SENDONCE_SCREENSHOTS") != ""}
+	b.errs.watch(ctx)
+	step, cancelStep := context.WithTimeout(ctx, 5*time.Minute)
+	t.Cleanup(cancelStep)
+	b.ctx = step
+	return b
+}
+
+func (b *pagesBrowser) navigate(url string) {
+	b.t.Helper()
+	require.NoError(b.t, chromedp.Do(b.ctx, chromedp.Navigate(url)))
+}
+
+// eval runs js, which must answer true (a control the page lacks answers false).
+func (b *pagesBrowser) eval(js string) {
+	b.t.Helper()
+	ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](js))
+	require.NoError(b.t, err, js)
+	require.True(b.t, ok, "the page has no control for: %s", js)
+}
+
+func (b *pagesBrowser) wait(js string) {
+	b.t.Helper()
+	// A condition that throws (an element not there yet) is false, not a page error.
+	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`(() => { try { return !!(`+js+`); } catch (e) { return false; } })()`,
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
+	if err != nil {
+		text, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		b.t.Fatalf("waiting for %s: %v\nerrors: %v\nthe page says:\n%s", js, err, b.errs.all(), text)
+	}
+}
+
+func (b *pagesBrowser) str(js string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+	require.NoError(b.t, err, js)
+	return v
+}
+
+func (b *pagesBrowser) open(hash, heading string) {
+	b.t.Helper()
+	b.eval(fmt.Sprintf(`location.hash = %q; true`, hash))
+	b.wait(fmt.Sprintf(`(document.querySelector('main h1') || {}).textContent === %q`, heading))
+}
+
+// audit fails on any JavaScript error so far and on an axe-core violation of
+// impact serious or critical; with SENDONCE_SCREENSHOTS it saves the viewport.
+func (b *pagesBrowser) audit(name string) {
+	b.t.Helper()
+	b.t.Logf("audit %s", name)
+	if b.shots {
+		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		require.NoError(b.t, err)
+		require.NoError(b.t, os.MkdirAll("../../docs/img", 0o755))
+		require.NoError(b.t, os.WriteFile("../../docs/img/dashboard-"+name+".png", png, 0o644))
+	}
+	require.Empty(b.t, b.errs.all(), "JavaScript errors on %s", name)
+	if b.axe == "" {
+		return
+	}
+	if !b.axeIn {
+		_, err := chromedp.Run(b.ctx, chromedp.Evaluate[chromedp.Void](b.axe))
+		require.NoError(b.t, err)
+		b.axeIn = true
+	}
+	found, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+		r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+		 .map((v) => v.impact + ' ' + v.id + ': ' + v.help + ' at ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`, chromedp.EvalAwaitPromise))
+	require.NoError(b.t, err)
+	require.Empty(b.t, found, "accessibility violations on %s", name)
+}
+
+// pagesService runs the real service as `sendonce dev` configures it for a
+// developer's machine: deliveries and senders may reach loopback over http (the
+// fakes below), and a key ring encrypts sender credentials.
+func pagesService(t *testing.T) (base string, cfg config.Config) {
+	t.Helper()
+	cfg = config.Default()
+	cfg.DatabaseURL = dbtest.URL(t)
+	cfg.Addr = "127.0.0.1:0"
+	cfg.LogLevel = "warn"
+	cfg.UnsubscribeSecret = []string{"k1:a-test-secret-0123456789abcdef"}
+	cfg.SecretsKey = []string{sender.NewKeyRingEntry("t1")}
+	cfg.Dev = true
+	cfg.Tick = time.Second
+	cfg.APIRatePerSecond = 0
+	cfg.EventAllowPrivate = true
+	cfg.EventAllowHTTP = true
+	cfg.EventStreamPoll = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, cfg, Options{API: true, Executor: true, OnListen: func(a net.Addr) { addrc <- a }}, testWriter{t}, testWriter{t})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	select {
+	case a := <-addrc:
+		base = "http://" + a.String()
+	case err := <-done:
+		t.Fatalf("run returned early: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("service did not listen within 30s")
+	}
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 50*time.Millisecond)
+	return base, cfg
+}
+
+// sendMessage posts a transactional message with the key (Idempotency-Key required).
+func sendMessage(t *testing.T, base, key, idem string, body map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/messages", bytes.NewReader(b))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", idem)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%v", out)
+	return out
+}
+
+// TestDashboardPages drives the pages of messages, senders, event endpoints, lists
+// and a subscriber on a fresh database, each from its empty state: a sender of the
+// http type refused at its URL field, then created against a fake and verified (the
+// failed step shown); an event endpoint created against a fake receiver (its secret
+// shown once), pinged, its delivery seen, redelivered and its secret rotated;
+// transactional messages (one sent, one refused by the provider) found in the log by
+// status, address and tag, and one opened; a list made, a member added by address
+// (an unknown address refused at the field) and removed; a subscriber's attributes
+// edited with invalid JSON (refused in the page, nothing sent), a name the API
+// refuses (its 422 at the field), then valid values. Any JavaScript error fails it,
+// and so does an axe-core violation of impact serious or critical on any page.
+func TestDashboardPages(t *testing.T) {
+	bin, axe := chromiumPath(t), axeScript(t)
+	base, cfg := pagesService(t)
+	// The browser stops before the service (cleanups run last first), so its open
+	// event stream does not hold the server's shutdown.
+	b := newPagesBrowser(t, bin, axe)
+	bg := context.Background()
+	pool, err := openWithTimeout(bg, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	_, key, err := account.NewService(pool).Create(bg, "pages")
+	require.NoError(t, err)
+
+	// The outside world: an HTTP mail provider that refuses one recipient, and an
+	// event receiver that records what it was sent.
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			To string `json:"to"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasPrefix(m.To, "refused@") {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, `{"error":"mailbox refused by the fake"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"id":"fake-`+strings.SplitN(m.To, "@", 2)[0]+`"}`)
+	}))
+	defer provider.Close()
+	var mu sync.Mutex
+	var received []string // bodies, in order
+	var signed int
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		received = append(received, string(body))
+		if strings.HasPrefix(r.Header.Get("Webhook-Signature"), "v1,") {
+			signed++
+		}
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+
+	link, err := newLoginLink(bg, pool, "pages", base)
+	require.NoError(t, err)
+	b.navigate(link)
+	b.wait(`!!document.querySelector('nav')`)
+	b.eval(pageHelpers)
+	b.eval(`window.confirm = () => true; window.h1 = () => (document.querySelector('main h1') || {}).textContent; true`) // the pages ask before deleting
+
+	// Every new page starts from an empty state that says what to do next.
+	for _, p := range []struct{ hash, heading, empty string }{
+		{"#/messages", "Messages", "No messages yet."},
+		{"#/senders", "Senders", "No senders yet."},
+		{"#/endpoints", "Event endpoints", "No event endpoints yet."},
+		{"#/lists", "Lists", "No lists yet."},
+	} {
+		b.open(p.hash, p.heading)
+		b.wait(fmt.Sprintf(`__t.text().includes(%q)`, p.empty))
+		b.audit(strings.TrimPrefix(p.hash, "#/") + "-empty")
+	}
+
+	// Senders: the http type's fields; a URL the API refuses shows at the URL field.
+	b.open("#/senders", "Senders")
+	b.eval(`__t.click('Add a sender')`)
+	b.wait(`__t.choose('Type', 'http')`)
+	b.wait(`!!__t.field('URL')`)
+	b.eval(`__t.fill('Name', 'fake provider')`)
+	b.eval(`__t.fill('URL', 'ftp://mail.example.com/send')`)
+	b.eval(`__t.click('Create sender')`)
+	b.wait(`!!__t.field('URL') && __t.field('URL').getAttribute('aria-invalid') === 'true' && __t.field('URL').parentElement.querySelector('.field-error').textContent.includes('http')`)
+	require.Equal(t, "[]", fmt.Sprint(apiCall(t, base, key, http.MethodGet, "/v1/senders", nil)["data"]), "a refused sender is not created")
+	b.eval(fmt.Sprintf(`__t.fill('URL', %q)`, provider.URL+"/send"))
+	b.eval(`__t.fill('Authorization header', 'Bearer fake-token-1234')`)
+	b.eval(`__t.click('Create sender')`)
+	b.wait(`/^#\/senders\/\d+$/.test(location.hash) && h1() === 'fake provider'`)
+	senderID := strings.TrimPrefix(b.str(`location.hash`), "#/senders/")
+	require.Contains(t, b.str(`__t.text()`), "stored, ending")
+	require.NotContains(t, b.str(`document.documentElement.innerHTML`), "fake-token-1234", "credentials are never shown")
+	// Verify: the http type has no call that checks without sending; the failing step shows.
+	b.eval(`__t.click('Verify credentials')`)
+	b.wait(`!!document.querySelector('[data-verify=failed][data-step=request]') && __t.text().includes('failed at the request step')`)
+	b.eval(`__t.click('Make default')`)
+	b.wait(`__t.text().includes('yes: the account')`)
+	b.audit("sender")
+	snd := apiCall(t, base, key, http.MethodGet, "/v1/senders/"+senderID, nil)
+	require.Equal(t, true, snd["default"])
+	require.Equal(t, provider.URL+"/send", snd["settings"].(map[string]any)["url"])
+
+	// Messages through the default sender (the fake): one sent, one refused.
+	sent := sendMessage(t, base, key, "order-1-receipt", map[string]any{"to": "ada@example.com", "from": "shop@example.com",
+		"subject": "Your receipt", "text": "Thanks.", "tags": []string{"receipt"}})
+	sendMessage(t, base, key, "order-2-receipt", map[string]any{"to": "refused@example.com", "from": "shop@example.com",
+		"subject": "Your receipt", "text": "Thanks.", "tags": []string{"receipt"}})
+	sendMessage(t, base, key, "welcome-bob", map[string]any{"to": "bob@example.com", "from": "shop@example.com",
+		"subject": "Welcome", "text": "Hi.", "tags": []string{"welcome"}})
+	b.open("#/messages", "Messages")
+	// The page updates from the stream's send.* events as the messages settle.
+	b.wait(`document.querySelectorAll('table.messages-log tbody tr').length === 3 && document.querySelectorAll('table.messages-log [data-status=sent]').length === 2 && document.querySelectorAll('table.messages-log [data-status=failed]').length === 1`)
+	b.audit("messages")
+	b.wait(`__t.choose('Status', 'failed')`)
+	b.eval(`__t.click('Filter')`)
+	b.wait(`document.querySelectorAll('table.messages-log tbody tr').length === 1 && document.querySelector('table.messages-log').innerText.includes('refused@example.com')`)
+	b.wait(`__t.choose('Status', 'Any status')`)
+	b.eval(`__t.fill('Tag', 'welcome')`)
+	b.eval(`__t.click('Filter')`)
+	b.wait(`document.querySelectorAll('table.messages-log tbody tr').length === 1 && document.querySelector('table.messages-log').innerText.includes('bob@example.com')`)
+	b.eval(`__t.fill('Tag', '')`)
+	b.eval(`__t.fill('To address', 'nobody@example.com')`)
+	b.eval(`__t.click('Filter')`)
+	b.wait(`__t.text().includes('No message matches these filters.')`)
+	b.eval(`__t.fill('To address', 'ADA@example.com')`)
+	b.eval(`__t.click('Filter')`)
+	b.wait(`document.querySelectorAll('table.messages-log tbody tr').length === 1`)
+	b.eval(`__t.click('ada@example.com')`)
+	b.wait(fmt.Sprintf(`location.hash === '#/messages/%v' && !!document.querySelector('[data-provider-id]')`, sent["id"]))
+	require.Equal(t, "fake-ada", b.str(`document.querySelector('[data-provider-id]').textContent`))
+	require.Contains(t, b.str(`__t.text()`), "order-1-receipt")
+	b.audit("message")
+	b.open("#/messages", "Messages")
+	b.wait(`__t.choose('Status', 'failed')`)
+	b.eval(`__t.click('Filter')`)
+	b.wait(`document.querySelectorAll('table.messages-log tbody tr').length === 1`)
+	b.eval(`__t.click('refused@example.com')`)
+	b.wait(`!!document.querySelector('dl.facts [data-status=failed]') && __t.text().includes('422')`)
+
+	// Event endpoints: created against the fake receiver, its secret shown once.
+	b.open("#/endpoints", "Event endpoints")
+	b.eval(`__t.fill('URL', 'gopher://hooks.example.com/x')`)
+	b.eval(`__t.click('Create endpoint')`)
+	b.wait(`__t.field('URL').getAttribute('aria-invalid') === 'true'`)
+	b.eval(fmt.Sprintf(`__t.fill('URL', %q)`, receiver.URL+"/hook"))
+	b.eval(`__t.fill('Description', 'the fake receiver')`)
+	b.eval(`__t.click('Create endpoint')`)
+	b.wait(`!!document.querySelector('[data-secret] code') && document.querySelector('[data-secret] code').textContent.startsWith('whsec_')`)
+	firstSecret := b.str(`document.querySelector('[data-secret] code').textContent`)
+	b.wait(`__t.text().includes('the fake receiver')`)
+	b.audit("endpoints")
+	b.eval(`__t.click('Open the new endpoint')`)
+	b.wait(`/^#\/endpoints\/\d+$/.test(location.hash) && __t.text().includes('Nothing delivered yet.')`)
+	b.eval(`__t.click('Ping')`)
+	b.wait(`__t.text().includes('Ping queued as')`)
+	// Deliveries are not on the stream: the page's refresh button shows the log.
+	refreshUntil := func(cond string) {
+		t.Helper()
+		b.wait(`(() => { if (` + cond + `) return true; const now = Date.now();
+			if (!window.__refreshed || now - window.__refreshed > 400) { window.__refreshed = now; __t.click('Refresh deliveries'); }
+			return false; })()`)
+	}
+	refreshUntil(`document.querySelectorAll('tr[data-delivery=delivered]').length === 1`)
+	mu.Lock()
+	require.Len(t, received, 1)
+	require.Contains(t, received[0], `"endpoint.ping"`)
+	mu.Unlock()
+	b.audit("endpoint")
+	b.eval(`__t.click('Redeliver')`)
+	b.wait(`__t.text().includes('Queued again:')`)
+	refreshUntil(`document.querySelectorAll('tr[data-delivery=delivered]').length === 2`)
+	mu.Lock()
+	require.Len(t, received, 2)
+	require.Equal(t, received[0], received[1], "the same event, delivered again")
+	require.Equal(t, 2, signed)
+	mu.Unlock()
+	b.eval(`__t.click('Rotate secret')`)
+	b.wait(`!!document.querySelector('[data-secret] code') && document.querySelector('[data-secret] code').textContent.startsWith('whsec_')`)
+	require.NotEqual(t, firstSecret, b.str(`document.querySelector('[data-secret] code').textContent`))
+	require.Contains(t, b.str(`__t.text()`), "keeps signing beside it until")
+	b.eval(`__t.click('Disable')`)
+	b.wait(`__t.text().includes('disabled') && [...document.querySelectorAll('button')].some((b) => b.textContent === 'Enable')`)
+
+	// Lists: a list with members, one added by address from the UI.
+	ada := apiCall(t, base, key, http.MethodPost, "/v1/subscribers", map[string]any{"email": "ada@example.com", "name": "Ada",
+		"status": "confirmed", "attributes": map[string]any{"plan": "free"}})
+	b.open("#/lists", "Lists")
+	b.eval(`__t.fill('List name', 'vip')`)
+	b.eval(`__t.click('Create list')`)
+	b.wait(`/^#\/lists\/\d+$/.test(location.hash) && h1() === 'vip' && __t.text().includes('No members yet.')`)
+	listID := strings.TrimPrefix(b.str(`location.hash`), "#/lists/")
+	b.eval(`__t.fill('Subscriber address', 'nobody@example.com')`)
+	b.eval(`__t.click('Add to list')`)
+	b.wait(`__t.field('Subscriber address').getAttribute('aria-invalid') === 'true' && __t.text().includes('No subscriber has the address nobody@example.com')`)
+	b.eval(`__t.fill('Subscriber address', 'Ada@Example.com')`)
+	b.eval(`__t.click('Add to list')`)
+	b.wait(`__t.text().includes('ada@example.com is now a member.') && document.querySelector('table.members').innerText.includes('ada@example.com') && document.querySelector('[data-members]').dataset.members === '1'`)
+	require.EqualValues(t, 1, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["member_count"])
+	b.audit("list")
+
+	// The subscriber's page, from the members table: edit attributes.
+	b.eval(`__t.click('ada@example.com')`)
+	b.wait(fmt.Sprintf(`location.hash === '#/subscribers/%v' && h1() === 'ada@example.com' && !!document.querySelector('.memberships')`, ada["id"]))
+	require.Contains(t, b.str(`document.querySelector('.memberships').innerText`), "vip")
+	before := apiCall(t, base, key, http.MethodGet, fmt.Sprintf("/v1/subscribers/%v", ada["id"]), nil)["updated_at"]
+	b.eval(`__t.fill('Attributes', '{"plan": "pro",')`)
+	b.eval(`__t.click('Save subscriber')`)
+	b.wait(`__t.field('Attributes').getAttribute('aria-invalid') === 'true' && __t.field('Attributes').parentElement.querySelector('.field-error').textContent.startsWith('Not valid JSON')`)
+	b.eval(`__t.fill('Attributes', '["pro"]')`)
+	b.eval(`__t.click('Save subscriber')`)
+	b.wait(`__t.field('Attributes').parentElement.querySelector('.field-error').textContent.startsWith('The attributes are a JSON object')`)
+	require.Equal(t, before, apiCall(t, base, key, http.MethodGet, fmt.Sprintf("/v1/subscribers/%v", ada["id"]), nil)["updated_at"],
+		"invalid JSON is refused in the page: nothing was sent")
+	b.eval(`__t.fill('Attributes', '{"plan": "pro", "seats": 5}')`)
+	b.eval(fmt.Sprintf(`__t.fill('Name', %q)`, strings.Repeat("n", 501)))
+	b.eval(`__t.click('Save subscriber')`)
+	b.wait(`__t.field('Name').getAttribute('aria-invalid') === 'true' && !!__t.field('Name').parentElement.querySelector('.field-error')`)
+	b.eval(`__t.fill('Name', 'Ada Lovelace')`)
+	b.eval(`__t.click('Save subscriber')`)
+	b.wait(`!!document.querySelector('[data-saved]') && !document.querySelector('.field-error')`)
+	got := apiCall(t, base, key, http.MethodGet, fmt.Sprintf("/v1/subscribers/%v", ada["id"]), nil)
+	require.Equal(t, "Ada Lovelace", got["name"])
+	require.Equal(t, map[string]any{"plan": "pro", "seats": float64(5)}, got["attributes"])
+	b.audit("subscriber")
+
+	// Out of the list from the subscriber's page, then the list page agrees.
+	b.eval(`__t.click('Remove')`)
+	b.wait(`__t.text().includes('Not in any list.')`)
+	require.EqualValues(t, 0, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["member_count"])
+
+	// A phone-width screen: the subscriber and sender pages.
+	require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(390, 844)))
+	b.open("#/senders/"+senderID, "fake provider")
+	b.audit("sender-phone")
+	require.Equal(t, "true", b.str(`String(document.documentElement.scrollWidth <= window.innerWidth + 1)`), "no sideways scrolling on a phone")
+	require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(1280, 900)))
+
+	// Delete the sender and the list; each page goes back to its index.
+	b.open("#/senders/"+senderID, "fake provider")
+	b.eval(`__t.click('Delete sender')`)
+	b.wait(`location.hash === '#/senders' && __t.text().includes('No senders yet.')`)
+	b.open("#/lists/"+listID, "vip")
+	b.eval(`__t.click('Delete list')`)
+	b.wait(`location.hash === '#/lists' && __t.text().includes('No lists yet.')`)
+	require.Empty(t, b.errs.all())
+}
