@@ -170,6 +170,9 @@ export function EndpointPage({ id }) {
     </div>
     ${note && html`<p role="status">${note}</p>`}
     <${ErrorBox} error=${actionError} />
+    <${Deliveries} key=${tick} endpoint=${ep} />
+    <h2>Signing secret</h2>
+    <p>Rotating makes a new secret; the old one keeps signing beside it for the time you choose, so your receiver can switch over.</p>
     <form class="inline" aria-label="Rotate the secret" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); act(async () => {
       setSecret(await api('POST', `/v1/event-endpoints/${ep.id}/rotate`, { grace_seconds: Number(grace || 0) }));
     }); }}>
@@ -177,7 +180,6 @@ export function EndpointPage({ id }) {
       <button type="submit">Rotate secret</button>
     </form>
     ${secret && html`<${SecretNote} secret=${secret.secret} what="Rotated" expires=${secret.previous_secret_expires_at} />`}
-    <${Deliveries} key=${tick} endpoint=${ep} />
     <details><summary>Change the endpoint</summary>
       <${EndpointForm} key=${ep.updated_at} endpoint=${ep} onSaved=${reload} />
     </details>`;

@@ -58,7 +58,7 @@ export function Messages() {
           it shows here with its status, attempts and the provider's id.</p></${Empty}>`)}
     ${page && page.data.length > 0 && html`<div class="table-wrap"><table class="messages-log">
       <caption class="sr-only">Messages</caption>
-      <thead><tr><th scope="col">To</th><th scope="col">Subject / key</th><th scope="col">Status</th><th scope="col">Tags</th><th scope="col">Attempts</th><th scope="col">Created</th></tr></thead>
+      <thead><tr><th scope="col">To</th><th scope="col">Idempotency key</th><th scope="col">Status</th><th scope="col">Tags</th><th scope="col">Attempts</th><th scope="col">Created</th></tr></thead>
       <tbody>${page.data.map((/** @type {any} */ m) => html`<tr key=${m.id}>
         <td><a href=${'#/messages/' + m.id}>${m.to}</a></td><td><code>${m.idempotency_key}</code></td>
         <td><${StatusTag} status=${m.status} />${m.feedback && html` <span class="tag failed">${m.feedback}</span>`}</td>

@@ -111,10 +111,10 @@ export function SubscriberPage({ id }) {
       <dt>Created</dt><dd>${when(s.created_at)}</dd>
       <dt>Updated</dt><dd>${when(s.updated_at)}</dd>
     </dl>
-    <h2>Edit</h2>
-    <${EditForm} s=${s} onSaved=${reload} />
     <h2>Lists</h2>
     <${Memberships} s=${s} />
+    <h2>Edit</h2>
+    <${EditForm} s=${s} onSaved=${reload} />
     <h2>Delete</h2>
     <${ErrorBox} error=${actionError} />
     <p><button type="button" class="danger" onClick=${remove}>Delete subscriber</button></p>`;
