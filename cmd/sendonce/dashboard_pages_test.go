@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +79,7 @@ func (b *pagesBrowser) wait(js string) {
 	b.t.Helper()
 	// A condition that throws (an element not there yet) is false, not a page error.
 	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`(() => { try { return !!(`+js+`); } catch (e) { return false; } })()`,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Minute)))
 	if err != nil {
 		text, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body.innerText`))
 		b.t.Fatalf("waiting for %s: %v\nerrors: %v\nthe page says:\n%s", js, err, b.errs.all(), text)
@@ -126,7 +127,7 @@ func (b *pagesBrowser) audit(name string) {
 }
 
 // pagesScreenshots are the pages whose screenshots docs/dashboard.md shows.
-var pagesScreenshots = map[string]bool{"messages": true, "message": true, "sender": true, "endpoint": true, "list": true, "subscriber": true}
+var pagesScreenshots = map[string]bool{"senders": true, "messages": true, "message": true, "sender": true, "endpoint": true, "list": true, "subscriber": true}
 
 // pagesService runs the real service as `sendonce dev` configures it for a
 // developer's machine: deliveries and senders may reach loopback over http (the
@@ -233,6 +234,27 @@ func TestDashboardPages(t *testing.T) {
 		_, _ = io.WriteString(w, `{"id":"fake-`+strings.SplitN(m.To, "@", 2)[0]+`"}`)
 	}))
 	defer provider.Close()
+	// A fake of Postmark's API whose server token can be revoked.
+	var token sync.Mutex
+	accepted := "pm-token-old"
+	postmark := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token.Lock()
+		ok := r.Header.Get("X-Postmark-Server-Token") == accepted
+		token.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case !ok:
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"ErrorCode":10,"Message":"Bad or missing Server API token."}`)
+		case r.Method == http.MethodGet && r.URL.Path == "/server":
+			_, _ = io.WriteString(w, `{"Name":"fake"}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/email":
+			_, _ = io.WriteString(w, `{"ErrorCode":0,"Message":"OK","MessageID":"pm-1"}`)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer postmark.Close()
 	var mu sync.Mutex
 	var received []string // bodies, in order
 	var signed int
@@ -331,6 +353,47 @@ func TestDashboardPages(t *testing.T) {
 	b.eval(`__t.click('refused@example.com')`)
 	b.wait(`!!document.querySelector('dl.facts [data-status=failed]') && __t.text().includes('422')`)
 
+	// A Postmark sender against the fake: verified. Then Postmark revokes the token:
+	// the check fails at its auth step, five refused sends in a row pause the sender,
+	// which stands out in the list with its reason; a new token from its page resumes it.
+	b.open("#/senders", "Senders")
+	b.eval(`__t.click('Add a sender')`)
+	b.wait(`__t.choose('Type', 'postmark')`)
+	b.wait(`!!__t.field('Server token')`)
+	b.eval(`__t.fill('Name', 'postmark')`)
+	b.eval(`__t.fill('Server token', 'pm-token-old')`)
+	b.eval(fmt.Sprintf(`__t.fill('API origin', %q)`, postmark.URL))
+	b.eval(`__t.click('Create sender')`)
+	b.wait(`/^#\/senders\/\d+$/.test(location.hash) && h1() === 'postmark'`)
+	pmID := strings.TrimPrefix(b.str(`location.hash`), "#/senders/")
+	b.eval(`__t.click('Verify credentials')`)
+	b.wait(`!!document.querySelector('[data-verify=ok]')`)
+	token.Lock()
+	accepted = "pm-token-new"
+	token.Unlock()
+	b.eval(`__t.click('Verify credentials')`)
+	b.wait(`!!document.querySelector('[data-verify=failed][data-step=auth]') && __t.text().includes('Bad or missing Server API token.')`)
+	pmNum, err := strconv.ParseInt(pmID, 10, 64)
+	require.NoError(t, err)
+	for i := range 5 {
+		sendMessage(t, base, key, fmt.Sprintf("locked-%d", i), map[string]any{"to": fmt.Sprintf("user%d@example.com", i),
+			"from": "shop@example.com", "subject": "Hi", "text": "Hi.", "sender_id": pmNum})
+	}
+	require.Eventually(t, func() bool {
+		return apiCall(t, base, key, http.MethodGet, "/v1/senders/"+pmID, nil)["paused_reason"] != nil
+	}, time.Minute, 100*time.Millisecond, "the sender pauses after five auth failures")
+	b.open("#/senders", "Senders")
+	b.wait(`!!document.querySelector('tr.paused .tag.paused') && document.querySelector('tr.paused').innerText.includes('auth/config failures')`)
+	b.audit("senders")
+	b.eval(`__t.click('postmark')`)
+	b.wait(`!!document.querySelector('[data-paused]') && __t.text().includes('resumes it')`)
+	b.eval(`__t.fill('Server token', 'pm-token-new')`)
+	b.eval(`__t.click('Save changes')`)
+	b.wait(`!document.querySelector('[data-paused]') && __t.text().includes('stored, ending …-new')`)
+	require.Nil(t, apiCall(t, base, key, http.MethodGet, "/v1/senders/"+pmID, nil)["paused_reason"])
+	b.eval(`__t.click('Verify credentials')`)
+	b.wait(`!!document.querySelector('[data-verify=ok]')`)
+
 	// Event endpoints: created against the fake receiver, its secret shown once.
 	b.open("#/endpoints", "Event endpoints")
 	b.eval(`__t.fill('URL', 'gopher://hooks.example.com/x')`)
@@ -393,6 +456,20 @@ func TestDashboardPages(t *testing.T) {
 	require.EqualValues(t, 1, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["member_count"])
 	b.audit("list")
 
+	// Members a page at a time: 55 more, imported into the list.
+	var rows []map[string]any
+	for i := range 55 {
+		rows = append(rows, map[string]any{"email": fmt.Sprintf("member%02d@example.com", i), "status": "confirmed"})
+	}
+	apiCall(t, base, key, http.MethodPost, "/v1/subscribers/import?list_id="+listID, rows)
+	b.open("#/lists", "Lists")
+	b.wait(`__t.click('vip')`)
+	b.wait(`document.querySelectorAll('table.members tbody tr').length === 50 && document.querySelector('[data-members]').dataset.members === '56'`)
+	b.eval(`__t.click('Next page')`)
+	b.wait(`document.querySelectorAll('table.members tbody tr').length === 6 && __t.text().includes('Page 2') && document.querySelector('table.members').innerText.includes('member54@example.com')`)
+	b.eval(`__t.click('Previous page')`)
+	b.wait(`document.querySelectorAll('table.members tbody tr').length === 50 && document.querySelector('table.members').innerText.includes('ada@example.com')`)
+
 	// The subscriber's page, from the members table: edit attributes.
 	b.eval(`__t.click('ada@example.com')`)
 	b.wait(fmt.Sprintf(`location.hash === '#/subscribers/%v' && h1() === 'ada@example.com' && !!document.querySelector('.memberships')`, ada["id"]))
@@ -421,7 +498,7 @@ func TestDashboardPages(t *testing.T) {
 	// Out of the list from the subscriber's page, then the list page agrees.
 	b.eval(`__t.click('Remove')`)
 	b.wait(`__t.text().includes('Not in any list.')`)
-	require.EqualValues(t, 0, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["member_count"])
+	require.EqualValues(t, 55, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["member_count"], "the imported members stay")
 
 	// A phone-width screen: the subscriber and sender pages.
 	require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(390, 844)))
@@ -433,7 +510,7 @@ func TestDashboardPages(t *testing.T) {
 	// Delete the sender and the list; each page goes back to its index.
 	b.open("#/senders/"+senderID, "fake provider")
 	b.eval(`__t.click('Delete sender')`)
-	b.wait(`location.hash === '#/senders' && __t.text().includes('No senders yet.')`)
+	b.wait(`location.hash === '#/senders' && !!document.querySelector('main table') && !document.querySelector('main table').innerText.includes('fake provider') && document.querySelector('main table').innerText.includes('postmark')`)
 	b.open("#/lists/"+listID, "vip")
 	b.eval(`__t.click('Delete list')`)
 	b.wait(`location.hash === '#/lists' && __t.text().includes('No lists yet.')`)
