@@ -507,6 +507,20 @@ func TestDashboardPages(t *testing.T) {
 	require.Equal(t, "true", b.str(`String(document.documentElement.scrollWidth <= window.innerWidth + 1)`), "no sideways scrolling on a phone")
 	require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(1280, 900)))
 
+	// An id the account does not have (another account's answers the same 404): the
+	// page says so, with a way back, and throws nothing.
+	for _, p := range []struct{ hash, heading, back string }{
+		{"#/messages/999999", "Message 999999", "All messages"},
+		{"#/senders/999999", "Sender 999999", "All senders"},
+		{"#/endpoints/999999", "Endpoint 999999", "All endpoints"},
+		{"#/lists/999999", "List 999999", "All lists"},
+		{"#/subscribers/999999", "Subscriber 999999", "All subscribers"},
+	} {
+		b.open(p.hash, p.heading)
+		b.wait(fmt.Sprintf(`!!document.querySelector('main [role=alert]') && document.querySelector('main [role=alert]').innerText.includes('not found') && __t.text().includes(%q)`, p.back))
+	}
+	require.Empty(t, b.errs.all())
+
 	// Delete the sender and the list; each page goes back to its index.
 	b.open("#/senders/"+senderID, "fake provider")
 	b.eval(`__t.click('Delete sender')`)
