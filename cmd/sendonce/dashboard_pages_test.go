@@ -456,15 +456,18 @@ func TestDashboardPages(t *testing.T) {
 	require.EqualValues(t, 1, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["member_count"])
 	b.audit("list")
 
-	// Members a page at a time: 55 more, imported into the list.
+	// Members a page at a time: 55 more, imported into the list; one name is markup,
+	// which the page shows as text (any script it ran would fail the test).
 	var rows []map[string]any
 	for i := range 55 {
 		rows = append(rows, map[string]any{"email": fmt.Sprintf("member%02d@example.com", i), "status": "confirmed"})
 	}
+	rows[0]["name"] = `<img src=x onerror="console.error('injected')">`
 	apiCall(t, base, key, http.MethodPost, "/v1/subscribers/import?list_id="+listID, rows)
 	b.open("#/lists", "Lists")
 	b.wait(`__t.click('vip')`)
 	b.wait(`document.querySelectorAll('table.members tbody tr').length === 50 && document.querySelector('[data-members]').dataset.members === '56'`)
+	b.wait(`document.querySelector('table.members').innerText.includes('<img src=x') && !document.querySelector('table.members img')`)
 	b.eval(`__t.click('Next page')`)
 	b.wait(`document.querySelectorAll('table.members tbody tr').length === 6 && __t.text().includes('Page 2') && document.querySelector('table.members').innerText.includes('member54@example.com')`)
 	b.eval(`__t.click('Previous page')`)
