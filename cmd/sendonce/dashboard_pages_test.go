@@ -472,11 +472,20 @@ func TestDashboardPages(t *testing.T) {
 	b.wait(`document.querySelectorAll('table.members tbody tr').length === 6 && __t.text().includes('Page 2') && document.querySelector('table.members').innerText.includes('member54@example.com')`)
 	b.eval(`__t.click('Previous page')`)
 	b.wait(`document.querySelectorAll('table.members tbody tr').length === 50 && document.querySelector('table.members').innerText.includes('ada@example.com')`)
+	// Renamed; a name another list has is refused at the field.
+	apiCall(t, base, key, http.MethodPost, "/v1/lists", map[string]any{"name": "taken"})
+	b.eval(`document.querySelector('main details summary').click(); true`)
+	b.eval(`__t.fill('List name', 'taken')`)
+	b.eval(`__t.click('Save')`)
+	b.wait(`__t.field('List name').getAttribute('aria-invalid') === 'true' || __t.text().includes('already')`)
+	b.eval(`__t.fill('List name', 'very important')`)
+	b.eval(`__t.click('Save')`)
+	b.wait(`h1() === 'very important'`)
 
 	// The subscriber's page, from the members table: edit attributes.
 	b.eval(`__t.click('ada@example.com')`)
 	b.wait(fmt.Sprintf(`location.hash === '#/subscribers/%v' && h1() === 'ada@example.com' && !!document.querySelector('.memberships')`, ada["id"]))
-	require.Contains(t, b.str(`document.querySelector('.memberships').innerText`), "vip")
+	require.Contains(t, b.str(`document.querySelector('.memberships').innerText`), "very important")
 	before := apiCall(t, base, key, http.MethodGet, fmt.Sprintf("/v1/subscribers/%v", ada["id"]), nil)["updated_at"]
 	b.eval(`__t.fill('Attributes', '{"plan": "pro",')`)
 	b.eval(`__t.click('Save subscriber')`)
@@ -528,8 +537,14 @@ func TestDashboardPages(t *testing.T) {
 	b.open("#/senders/"+senderID, "fake provider")
 	b.eval(`__t.click('Delete sender')`)
 	b.wait(`location.hash === '#/senders' && !!document.querySelector('main table') && !document.querySelector('main table').innerText.includes('fake provider') && document.querySelector('main table').innerText.includes('postmark')`)
-	b.open("#/lists/"+listID, "vip")
+	b.open("#/lists/"+listID, "very important")
 	b.eval(`__t.click('Delete list')`)
-	b.wait(`location.hash === '#/lists' && __t.text().includes('No lists yet.')`)
+	b.wait(`location.hash === '#/lists' && __t.text().includes('taken') && !__t.text().includes('very important')`)
+	// A subscriber deleted from its page.
+	member := apiCall(t, base, key, http.MethodGet, "/v1/subscribers?email=member01%40", nil)["data"].([]any)[0].(map[string]any)
+	b.open(fmt.Sprintf("#/subscribers/%v", member["id"]), "member01@example.com")
+	b.eval(`__t.click('Delete subscriber')`)
+	b.wait(`location.hash === '#/subscribers'`)
+	require.Empty(t, apiCall(t, base, key, http.MethodGet, "/v1/subscribers?email=member01%40", nil)["data"])
 	require.Empty(t, b.errs.all())
 }
