@@ -510,6 +510,12 @@ func TestDashboardPages(t *testing.T) {
 	// Out of the list from the subscriber's page, then the list page agrees.
 	b.eval(`__t.click('Remove')`)
 	b.wait(`__t.text().includes('Not in any list.')`)
+	b.wait(`__t.choose('Add to list', 'very important')`)
+	b.eval(`__t.click('Add')`)
+	b.wait(`!!document.querySelector('.memberships') && document.querySelector('.memberships').innerText.includes('very important')`)
+	require.EqualValues(t, 56, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["member_count"])
+	b.eval(`__t.click('Remove')`)
+	b.wait(`__t.text().includes('Not in any list.')`)
 	require.EqualValues(t, 55, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["member_count"], "the imported members stay")
 
 	// A phone-width screen: the subscriber and sender pages.
