@@ -2,7 +2,7 @@
 // that is shown once (at creation and at each rotation). An endpoint's page has its
 // delivery log (newest first), redelivery of one delivery or of everything since a
 // time, a ping, enable/disable and rotation.
-import { html, useState } from './preact-htm.js';
+import { html, useState, useEffect } from './preact-htm.js';
 import { api } from './api.js';
 import { Field, ErrorBox, Empty, fieldError, useLoad, when, go } from './ui.js';
 import { usePaged, Pager } from './pager.js';
@@ -88,6 +88,14 @@ function Deliveries({ endpoint }) {
   const [note, setNote] = useState('');
   const [actionError, setActionError] = useState(/** @type {any} */ (null));
   const [since, setSince] = useState('');
+  // Deliveries are not on the event stream: while one is on its way the log is
+  // asked again every two seconds, and no longer once all have settled.
+  const inFlight = !!page && page.data.some((/** @type {any} */ d) => d.status === 'pending' || d.status === 'delivering');
+  useEffect(() => {
+    if (!inFlight) return;
+    const t = setTimeout(reload, 2000);
+    return () => clearTimeout(t);
+  }, [page, inFlight]);
   const redeliver = async (/** @type {any} */ d) => {
     setActionError(null);
     setNote('');
