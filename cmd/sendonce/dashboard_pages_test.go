@@ -475,6 +475,15 @@ func TestDashboardPages(t *testing.T) {
 	b.eval(`__t.fill('List name', 'very important')`)
 	b.eval(`__t.click('Save')`)
 	b.wait(`h1() === 'very important'`)
+	// Double opt-in needs the confirmation's From: refused at that field, then saved.
+	b.eval(`[...document.querySelectorAll('main details summary')].find((s) => s.textContent.startsWith('Sign-up')).click(); true`)
+	b.wait(`__t.choose('Opt-in', 'double: a confirmation email first')`)
+	b.eval(`__t.click('Save sign-up settings')`)
+	b.wait(`__t.field('Confirmation From address').getAttribute('aria-invalid') === 'true'`)
+	b.eval(`__t.fill('Confirmation From address', 'news@example.com')`)
+	b.eval(`__t.click('Save sign-up settings')`)
+	b.wait(`__t.text().includes('opt-in double')`)
+	require.Equal(t, "double", apiCall(t, base, key, http.MethodGet, "/v1/lists/"+listID, nil)["optin"])
 
 	// The subscriber's page, from the members table: edit attributes.
 	b.eval(`__t.click('ada@example.com')`)

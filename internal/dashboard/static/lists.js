@@ -69,6 +69,41 @@ function Rename({ list, onSaved }) {
     </form></details>`;
 }
 
+/**
+ * How people join the list by themselves: the public sign-up form, single or
+ * double opt-in, and the confirmation email's sender and language.
+ * @param {{list:any, onSaved:()=>void}} p
+ */
+function SignUp({ list, onSaved }) {
+  const [optin, setOptin] = useState(list.optin);
+  const [isPublic, setPublic] = useState(list.public);
+  const [language, setLanguage] = useState(list.language);
+  const [fromEmail, setFromEmail] = useState(list.optin_from_email);
+  const [fromName, setFromName] = useState(list.optin_from_name);
+  const [error, setError] = useState(/** @type {any} */ (null));
+  const submit = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await api('PATCH', '/v1/lists/' + list.id, { optin, public: isPublic, language, optin_from_email: fromEmail, optin_from_name: fromName });
+      onSaved();
+    } catch (err) { setError(err); }
+  };
+  return html`<details><summary>Sign-up and opt-in</summary>
+    <form onSubmit=${submit} class="form" aria-label="Sign-up settings">
+      <${Select} label="Opt-in" value=${optin} onChange=${setOptin} error=${fieldError(error, '/optin')}
+        options=${[['single', 'single: a sign-up subscribes at once'], ['double', 'double: a confirmation email first']]} />
+      <label class="check"><input type="checkbox" checked=${isPublic} onChange=${(/** @type {any} */ e) => setPublic(e.currentTarget.checked)} /> Public: the sign-up form and the preference page offer it</label>
+      ${fieldError(error, '/public') && html`<p class="field-error">${fieldError(error, '/public')}</p>`}
+      <${Field} label="Confirmation From address" type="email" value=${fromEmail} onInput=${setFromEmail} error=${fieldError(error, '/optin_from_email')}
+        hint="Required for a double opt-in or public list; the default sender must allow it." />
+      <${Field} label="Confirmation From name" value=${fromName} onInput=${setFromName} error=${fieldError(error, '/optin_from_name')} />
+      <${Field} label="Language" value=${language} onInput=${setLanguage} error=${fieldError(error, '/language')} hint="en, fr or de; others get English." />
+      <${ErrorBox} error=${error} />
+      <button type="submit">Save sign-up settings</button>
+    </form></details>`;
+}
+
 /** @param {{id:number}} p */
 export function ListPage({ id }) {
   const [list, error, reloadList] = useLoad(() => api('GET', '/v1/lists/' + id), [id]);
@@ -115,6 +150,7 @@ export function ListPage({ id }) {
     ${list.description && html`<p>${list.description}</p>`}
     <p><strong data-members=${list.member_count}>${num(list.member_count)}</strong> subscribed members; opt-in ${list.optin}${list.public ? ', public sign-up form' : ''}.</p>
     <${Rename} key=${list.updated_at} list=${list} onSaved=${reloadList} />
+    <${SignUp} key=${'s' + list.updated_at} list=${list} onSaved=${reloadList} />
     <h2>Add a member</h2>
     <form onSubmit=${add} class="inline" aria-label="Add a member">
       <${Field} label="Subscriber address" type="email" value=${email} onInput=${setEmail} required
