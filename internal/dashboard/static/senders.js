@@ -180,7 +180,9 @@ export function SenderPage({ id }) {
     <dl class="facts">
       <dt>Type</dt><dd>${s.type}${s.idempotent ? ' (deduplicates on our job id: an interrupted send is replayed)' : ''}</dd>
       <dt>Default</dt><dd>${s.default ? 'yes: the account\'s mail leaves through it' : 'no'}</dd>
+      <dt>Settings</dt><dd>${Object.keys(s.settings || {}).length ? Object.entries(s.settings).map(([k, v]) => `${k}: ${v}`).join(', ') : 'none'}</dd>
       <dt>Credentials</dt><dd>${s.credentials_hint ? `stored, ending ${s.credentials_hint}` : 'none'}</dd>
+      <dt>Rate</dt><dd>${s.rate_per_second ? `${s.rate_per_second} per second` : 'unlimited'}, ${s.max_connections ? `${s.max_connections} connections at most` : 'the default connections'}</dd>
       <dt>Allowed From</dt><dd>${s.allowed_from.length ? s.allowed_from.join(', ') : 'any'}</dd>
       <dt>Created</dt><dd>${when(s.created_at)}</dd>
     </dl>
