@@ -1,27 +1,23 @@
 // One subscriber: its fields and attributes (JSON, checked in the browser before
-// sending, the API's 422 at the field it names), deletion, and the lists it is in.
+// sending, the API's 422 at the field it names), deletion, and the lists it is in
+// (GET /v1/subscribers/{id}/lists), with adding to and removing from one.
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
 import { Field, Select, ErrorBox, fieldError, useLoad, when, go } from './ui.js';
 
 /**
- * The lists this address is in, and how: the API has no "lists of a subscriber"
- * call, so each list (of the first 200) is asked for this address.
+ * The lists the subscriber is in, and how, and the account's other lists (the
+ * first 200) to add it to.
  * @param {any} s
  */
 async function membershipsOf(s) {
-  const lists = await api('GET', '/v1/lists?limit=200');
-  const email = encodeURIComponent(s.email.toLowerCase());
-  const has = async (/** @type {any} */ l, /** @type {string} */ m) => {
-    const p = await api('GET', `/v1/subscribers?limit=20&list_id=${l.id}&membership=${m}&email=${email}`);
-    return p.data.some((/** @type {any} */ x) => x.id === s.id);
+  const [mine, lists] = await Promise.all([api('GET', `/v1/subscribers/${s.id}/lists`), api('GET', '/v1/lists?limit=200')]);
+  const inIds = new Set(mine.data.map((/** @type {any} */ m) => m.list_id));
+  return {
+    rows: mine.data.map((/** @type {any} */ m) => ({ list: { id: m.list_id, name: m.name }, membership: m.status })),
+    others: lists.data.filter((/** @type {any} */ l) => !inIds.has(l.id)),
+    any: lists.data.length > 0,
   };
-  const rows = await Promise.all(lists.data.map(async (/** @type {any} */ l) => {
-    if (!(await has(l, 'any'))) return { list: l, membership: '' };
-    for (const m of ['subscribed', 'pending', 'unsubscribed']) if (await has(l, m)) return { list: l, membership: m };
-    return { list: l, membership: 'member' };
-  }));
-  return { rows, more: !!lists.next_cursor };
 }
 
 /** @param {{s:any, onSaved:(s:any)=>void}} p */
@@ -77,19 +73,19 @@ function Memberships({ s }) {
     try { await api(method, `/v1/lists/${id}/members`, { subscriber_ids: [s.id] }); setListId(''); reload(); } catch (err) { setActionError(err); }
   };
   if (error) return html`<${ErrorBox} error=${error} />`;
-  if (!m) return html`<p class="loading">Looking through the lists…</p>`;
-  const inLists = m.rows.filter((r) => r.membership);
-  const others = m.rows.filter((r) => !r.membership);
+  if (!m) return html`<p class="loading">Loading its lists…</p>`;
+  const inLists = m.rows;
+  const others = m.others;
   return html`
-    ${inLists.length === 0 ? html`<p>Not in any list${m.more ? ' among the first 200' : ''}.</p>`
+    ${inLists.length === 0 ? html`<p>Not in any list.</p>`
       : html`<ul class="plain memberships">${inLists.map((r) => html`<li key=${r.list.id}>
           <a href=${'#/lists/' + r.list.id}>${r.list.name}</a> <span class="tag">${r.membership}</span>
           <button type="button" class="link danger" onClick=${() => change('DELETE', r.list.id)} aria-label=${`Remove from ${r.list.name}`}>Remove</button></li>`)}</ul>`}
     ${others.length > 0 && html`<form class="inline" aria-label="Add to a list" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); if (listId) change('POST', Number(listId)); }}>
-      <${Select} label="Add to list" value=${listId} onChange=${setListId} options=${[['', 'Choose a list'], ...others.map((r) => [String(r.list.id), r.list.name])]} />
+      <${Select} label="Add to list" value=${listId} onChange=${setListId} options=${[['', 'Choose a list'], ...others.map((/** @type {any} */ l) => [String(l.id), l.name])]} />
       <button type="submit" disabled=${!listId}>Add</button>
     </form>`}
-    ${m.rows.length === 0 && html`<p><a href="#/lists">Create a list</a> to group subscribers.</p>`}
+    ${!m.any && html`<p><a href="#/lists">Create a list</a> to group subscribers.</p>`}
     <${ErrorBox} error=${actionError} />`;
 }
 
