@@ -420,6 +420,27 @@ func (e SubscriberCreateStatus) Valid() bool {
 	}
 }
 
+// Defines values for SubscriberMembershipStatus.
+const (
+	SubscriberMembershipStatusPending      SubscriberMembershipStatus = "pending"
+	SubscriberMembershipStatusSubscribed   SubscriberMembershipStatus = "subscribed"
+	SubscriberMembershipStatusUnsubscribed SubscriberMembershipStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberMembershipStatus enum.
+func (e SubscriberMembershipStatus) Valid() bool {
+	switch e {
+	case SubscriberMembershipStatusPending:
+		return true
+	case SubscriberMembershipStatusSubscribed:
+		return true
+	case SubscriberMembershipStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriberStatus.
 const (
 	SubscriberStatusConfirmed    SubscriberStatus = "confirmed"
@@ -1546,6 +1567,28 @@ type SubscriberImportRow struct {
 	Email      *string     `json:"email,omitempty"`
 	Name       *string     `json:"name,omitempty"`
 	Status     *string     `json:"status,omitempty"`
+}
+
+// SubscriberMembership defines model for SubscriberMembership.
+type SubscriberMembership struct {
+	// CreatedAt When it joined the list.
+	CreatedAt time.Time `json:"created_at"`
+	ListId    int64     `json:"list_id"`
+
+	// Name The list's name.
+	Name   string                     `json:"name"`
+	Status SubscriberMembershipStatus `json:"status"`
+
+	// StatusAt When its status last changed.
+	StatusAt time.Time `json:"status_at"`
+}
+
+// SubscriberMembershipStatus defines model for SubscriberMembership.Status.
+type SubscriberMembershipStatus string
+
+// SubscriberMemberships Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","list_id":7,"name":"newsletter","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}]}
+type SubscriberMemberships struct {
+	Data []SubscriberMembership `json:"data"`
 }
 
 // SubscriberPage Example: {"data":[{"attributes":{"plan":"pro"},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada Lovelace","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}

@@ -430,6 +430,27 @@ func (e SubscriberCreateStatus) Valid() bool {
 	}
 }
 
+// Defines values for SubscriberMembershipStatus.
+const (
+	SubscriberMembershipStatusPending      SubscriberMembershipStatus = "pending"
+	SubscriberMembershipStatusSubscribed   SubscriberMembershipStatus = "subscribed"
+	SubscriberMembershipStatusUnsubscribed SubscriberMembershipStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberMembershipStatus enum.
+func (e SubscriberMembershipStatus) Valid() bool {
+	switch e {
+	case SubscriberMembershipStatusPending:
+		return true
+	case SubscriberMembershipStatusSubscribed:
+		return true
+	case SubscriberMembershipStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriberStatus.
 const (
 	SubscriberStatusConfirmed    SubscriberStatus = "confirmed"
@@ -1556,6 +1577,28 @@ type SubscriberImportRow struct {
 	Email      *string     `json:"email,omitempty"`
 	Name       *string     `json:"name,omitempty"`
 	Status     *string     `json:"status,omitempty"`
+}
+
+// SubscriberMembership defines model for SubscriberMembership.
+type SubscriberMembership struct {
+	// CreatedAt When it joined the list.
+	CreatedAt time.Time `json:"created_at"`
+	ListId    int64     `json:"list_id"`
+
+	// Name The list's name.
+	Name   string                     `json:"name"`
+	Status SubscriberMembershipStatus `json:"status"`
+
+	// StatusAt When its status last changed.
+	StatusAt time.Time `json:"status_at"`
+}
+
+// SubscriberMembershipStatus defines model for SubscriberMembership.Status.
+type SubscriberMembershipStatus string
+
+// SubscriberMemberships Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","list_id":7,"name":"newsletter","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}]}
+type SubscriberMemberships struct {
+	Data []SubscriberMembership `json:"data"`
 }
 
 // SubscriberPage Example: {"data":[{"attributes":{"plan":"pro"},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada Lovelace","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
@@ -3800,6 +3843,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 	ConfirmSubscriber(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSubscriberLists List a subscriber's lists
+	//
+	// Every list the subscriber is in, by list name, with how: `subscribed`, `pending` (a double opt-in sign-up not yet confirmed) or `unsubscribed` (it left the list). Another account's subscriber is 404.
+	//
+	// Corresponds with GET /v1/subscribers/{id}/lists (the `ListSubscriberLists` operationId).
+	ListSubscriberLists(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSuppressions List suppressions
 	//
@@ -6231,6 +6281,23 @@ func (c *Raw) UpdateSubscriber(ctx context.Context, id ID, body UpdateSubscriber
 // Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 func (c *Raw) ConfirmSubscriber(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewConfirmSubscriberRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSubscriberLists List a subscriber's lists
+//
+// Every list the subscriber is in, by list name, with how: `subscribed`, `pending` (a double opt-in sign-up not yet confirmed) or `unsubscribed` (it left the list). Another account's subscriber is 404.
+//
+// Corresponds with GET /v1/subscribers/{id}/lists (the `ListSubscriberLists` operationId).
+func (c *Raw) ListSubscriberLists(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSubscriberListsRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -10778,6 +10845,40 @@ func NewConfirmSubscriberRequest(server string, id ID, params *ConfirmSubscriber
 	return req, nil
 }
 
+// NewListSubscriberListsRequest constructs an http.Request for the ListSubscriberLists method
+func NewListSubscriberListsRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/%s/lists", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSuppressionsRequest constructs an http.Request for the ListSuppressions method
 func NewListSuppressionsRequest(server string, params *ListSuppressionsParams) (*http.Request, error) {
 	var err error
@@ -12819,6 +12920,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 	ConfirmSubscriberWithResponse(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*ConfirmSubscriberResponse, error)
+
+	// ListSubscriberListsWithResponse List a subscriber's lists
+	//
+	// Every list the subscriber is in, by list name, with how: `subscribed`, `pending` (a double opt-in sign-up not yet confirmed) or `unsubscribed` (it left the list). Another account's subscriber is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/{id}/lists (the `ListSubscriberLists` operationId).
+	ListSubscriberListsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ListSubscriberListsResponse, error)
 
 	// ListSuppressionsWithResponse List suppressions
 	//
@@ -21709,6 +21819,110 @@ func (r ConfirmSubscriberResponse) ContentType() string {
 	return ""
 }
 
+// ListSubscriberListsResponse401Headers the declared response headers of an HTTP 401 response for ListSubscriberLists
+type ListSubscriberListsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSubscriberListsResponse429Headers the declared response headers of an HTTP 429 response for ListSubscriberLists
+type ListSubscriberListsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListSubscriberListsResponse503Headers the declared response headers of an HTTP 503 response for ListSubscriberLists
+type ListSubscriberListsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSubscriberListsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriberMemberships
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSubscriberListsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSubscriberListsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSubscriberListsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSubscriberListsResponse) GetJSON200() *SubscriberMemberships {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSubscriberListsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSubscriberListsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListSubscriberListsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSubscriberListsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSubscriberListsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListSubscriberListsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSubscriberListsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSubscriberListsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSubscriberListsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSubscriberListsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSuppressionsResponse401Headers the declared response headers of an HTTP 401 response for ListSuppressions
 type ListSuppressionsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -25442,6 +25656,21 @@ func (c *ClientWithResponses) ConfirmSubscriberWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseConfirmSubscriberResponse(rsp)
+}
+
+// ListSubscriberListsWithResponse List a subscriber's lists
+//
+// Every list the subscriber is in, by list name, with how: `subscribed`, `pending` (a double opt-in sign-up not yet confirmed) or `unsubscribed` (it left the list). Another account's subscriber is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/{id}/lists (the `ListSubscriberLists` operationId).
+func (c *ClientWithResponses) ListSubscriberListsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ListSubscriberListsResponse, error) {
+	rsp, err := c.ListSubscriberLists(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSubscriberListsResponse(rsp)
 }
 
 // ListSuppressionsWithResponse List suppressions
@@ -34071,6 +34300,107 @@ func ParseConfirmSubscriberResponse(rsp *http.Response) (*ConfirmSubscriberRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ConfirmSubscriberResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSubscriberListsResponse parses an HTTP response from a ListSubscriberListsWithResponse call
+func ParseListSubscriberListsResponse(rsp *http.Response) (*ListSubscriberListsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSubscriberListsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriberMemberships
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSubscriberListsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSubscriberListsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSubscriberListsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -52,3 +52,12 @@ ON CONFLICT DO NOTHING;
 -- name: ListMembersRemove :execrows
 DELETE FROM list_members
 WHERE account_id = @account_id AND list_id = @list_id AND subscriber_id = ANY(@subscriber_ids::bigint[]);
+
+-- name: ListMembershipsOfSubscriber :many
+-- The lists one subscriber is in and how (subscribed, pending, unsubscribed),
+-- through list_members_subscriber_idx; both tables are filtered on the account.
+SELECT l.id AS list_id, l.name, m.status, m.created_at, m.status_at
+FROM list_members m
+JOIN lists l ON l.id = m.list_id AND l.account_id = @account_id
+WHERE m.account_id = @account_id AND m.subscriber_id = @subscriber_id
+ORDER BY lower(l.name), l.id;

@@ -103,3 +103,45 @@ func TestEmptyCursorIsFirstPage(t *testing.T) {
 		require.Equal(t, http.StatusOK, res.Status, "%s: %s", path, res.Body)
 	}
 }
+
+// TestSubscriberLists: a subscriber's lists by name, with how it is in each
+// (subscribed, unsubscribed); none is an empty array; another account's
+// subscriber, or a bad id, is refused.
+func TestSubscriberLists(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	sub := decodeAs[api.Subscriber](t, e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": "ada@example.com"}))
+	other := decodeAs[api.Subscriber](t, e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": "bob@example.com"}))
+	res := e.do(e.keyA, "GET", "/v1/subscribers/"+itoa(sub.Id)+"/lists", nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	require.NotNil(t, decodeAs[api.SubscriberMemberships](t, res).Data, "no list is an empty array, not null")
+	require.Empty(t, decodeAs[api.SubscriberMemberships](t, res).Data)
+
+	var lists []api.List
+	for _, name := range []string{"zebra", "Alpha", "middle"} {
+		lists = append(lists, decodeAs[api.List](t, e.do(e.keyA, "POST", "/v1/lists", map[string]any{"name": name})))
+	}
+	for _, l := range lists[:2] {
+		res = e.do(e.keyA, "POST", "/v1/lists/"+itoa(l.Id)+"/members", map[string]any{"subscriber_ids": []int64{sub.Id}})
+		require.Equal(t, http.StatusOK, res.Status)
+	}
+	res = e.do(e.keyA, "POST", "/v1/lists/"+itoa(lists[2].Id)+"/members", map[string]any{"subscriber_ids": []int64{other.Id}})
+	require.Equal(t, http.StatusOK, res.Status)
+	_, err := e.pool.Exec(t.Context(), `UPDATE list_members SET status = 'unsubscribed' WHERE list_id = $1`, lists[0].Id)
+	require.NoError(t, err)
+
+	got := decodeAs[api.SubscriberMemberships](t, e.do(e.keyA, "GET", "/v1/subscribers/"+itoa(sub.Id)+"/lists", nil)).Data
+	require.Len(t, got, 2, "only its own memberships")
+	require.Equal(t, []string{"Alpha", "zebra"}, []string{got[0].Name, got[1].Name}, "by name, in any case")
+	require.Equal(t, lists[1].Id, got[0].ListId)
+	require.Equal(t, api.SubscriberMembershipStatus("subscribed"), got[0].Status)
+	require.Equal(t, api.SubscriberMembershipStatus("unsubscribed"), got[1].Status)
+
+	res = e.do(e.keyB, "GET", "/v1/subscribers/"+itoa(sub.Id)+"/lists", nil)
+	require.Equal(t, http.StatusNotFound, res.Status, "another account's subscriber")
+	res = e.do(e.keyA, "GET", "/v1/subscribers/987654321/lists", nil)
+	require.Equal(t, http.StatusNotFound, res.Status)
+	res = e.do(e.keyA, "GET", "/v1/subscribers/x/lists", nil)
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Equal(t, []string{"/id"}, decodeAs[problem](t, res).pointers())
+}

@@ -78,6 +78,7 @@ func (s *Server) routes() {
 			r.Patch("/subscribers/{id}", s.handle(s.updateSubscriber))
 			r.Delete("/subscribers/{id}", s.handle(s.deleteSubscriber))
 			r.Post("/subscribers/{id}/confirm", s.handle(s.confirmSubscriber))
+			r.Get("/subscribers/{id}/lists", s.handle(s.listSubscriberLists))
 
 			r.Get("/lists", s.handle(s.listLists))
 			r.Post("/lists", s.handle(s.createList))

@@ -110,6 +110,24 @@ func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
 	return encode(w, http.StatusOK, toAPISubscriber(sub))
 }
 
+// listSubscriberLists answers the lists one subscriber is in and how.
+func (s *Server) listSubscriberLists(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	ms, err := s.Subscribers.Memberships(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	out := api.SubscriberMemberships{Data: make([]api.SubscriberMembership, len(ms))}
+	for i, m := range ms {
+		out.Data[i] = api.SubscriberMembership{ListId: m.ListID, Name: m.ListName,
+			Status: api.SubscriberMembershipStatus(m.Status), CreatedAt: m.CreatedAt, StatusAt: m.StatusAt}
+	}
+	return encode(w, http.StatusOK, out)
+}
+
 func (s *Server) updateSubscriber(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {

@@ -144,6 +144,7 @@ func TestCrossTenant(t *testing.T) {
 		"listCampaignEvents":  {},
 		"getAccount":          {expect: http.StatusOK},
 		"getCampaignClicks":   {},
+		"listSubscriberLists": {},
 		// Templates: B neither reads, renders, changes nor uses A's.
 		"listTemplates":  {expect: http.StatusOK},
 		"createTemplate": {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},

@@ -263,6 +263,55 @@ func (q *Queries) ListMembersRemove(ctx context.Context, arg ListMembersRemovePa
 	return result.RowsAffected(), nil
 }
 
+const listMembershipsOfSubscriber = `-- name: ListMembershipsOfSubscriber :many
+SELECT l.id AS list_id, l.name, m.status, m.created_at, m.status_at
+FROM list_members m
+JOIN lists l ON l.id = m.list_id AND l.account_id = $1
+WHERE m.account_id = $1 AND m.subscriber_id = $2
+ORDER BY lower(l.name), l.id
+`
+
+type ListMembershipsOfSubscriberParams struct {
+	AccountID    int64
+	SubscriberID int64
+}
+
+type ListMembershipsOfSubscriberRow struct {
+	ListID    int64
+	Name      string
+	Status    string
+	CreatedAt time.Time
+	StatusAt  time.Time
+}
+
+// The lists one subscriber is in and how (subscribed, pending, unsubscribed),
+// through list_members_subscriber_idx; both tables are filtered on the account.
+func (q *Queries) ListMembershipsOfSubscriber(ctx context.Context, arg ListMembershipsOfSubscriberParams) ([]ListMembershipsOfSubscriberRow, error) {
+	rows, err := q.db.Query(ctx, listMembershipsOfSubscriber, arg.AccountID, arg.SubscriberID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListMembershipsOfSubscriberRow{}
+	for rows.Next() {
+		var i ListMembershipsOfSubscriberRow
+		if err := rows.Scan(
+			&i.ListID,
+			&i.Name,
+			&i.Status,
+			&i.CreatedAt,
+			&i.StatusAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listUpdate = `-- name: ListUpdate :execrows
 UPDATE lists SET
     name        = coalesce($1, name),

@@ -283,3 +283,32 @@ func (s *Service) RemoveMembers(ctx context.Context, accountID, listID int64, id
 	})
 	return removed, err
 }
+
+// Membership is one list a subscriber is in, and how: subscribed, pending (a
+// double opt-in not confirmed yet) or unsubscribed (it left the list).
+type Membership struct {
+	ListID   int64
+	ListName string
+	Status   string
+	// CreatedAt is when it joined; StatusAt when its status last changed.
+	CreatedAt time.Time
+	StatusAt  time.Time
+}
+
+// Memberships returns the lists a subscriber of the account is in, by list name;
+// another account's subscriber is not found.
+func (s *Service) Memberships(ctx context.Context, accountID, subscriberID int64) ([]Membership, error) {
+	q := store.New(s.pool)
+	if _, err := q.SubscriberGet(ctx, store.SubscriberGetParams{AccountID: accountID, ID: subscriberID}); err != nil {
+		return nil, postgres.Error(err, "subscriber")
+	}
+	rows, err := q.ListMembershipsOfSubscriber(ctx, store.ListMembershipsOfSubscriberParams{AccountID: accountID, SubscriberID: subscriberID})
+	if err != nil {
+		return nil, postgres.Error(err, "subscriber")
+	}
+	out := make([]Membership, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Membership{ListID: r.ListID, ListName: r.Name, Status: r.Status, CreatedAt: r.CreatedAt, StatusAt: r.StatusAt})
+	}
+	return out, nil
+}

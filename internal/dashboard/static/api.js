@@ -102,7 +102,11 @@ async function openStream() {
     if (lastId) q.set('after', lastId);
     const es = new EventSource('/v1/events/stream?' + q.toString());
     source = es;
-    es.onopen = () => { streamStats.opened++; document.documentElement.dataset.stream = 'open'; };
+    es.onopen = () => {
+      streamStats.opened++;
+      document.documentElement.dataset.stream = 'open';
+      for (const fn of openListeners) fn();
+    };
     for (const type of streamTypes) {
       es.addEventListener(type, (/** @type {MessageEvent} */ m) => {
         lastId = m.lastEventId || lastId;
@@ -138,6 +142,19 @@ export function subscribe(fn) {
     listeners.delete(fn);
     if (listeners.size === 0 && source) { source.close(); source = null; }
   };
+}
+
+/** @type {Set<()=>void>} */
+const openListeners = new Set();
+
+/**
+ * Calls fn each time the stream (re)opens, until the returned function is called:
+ * a page that loaded before then reloads once, for the events it may have missed.
+ * @param {()=>void} fn
+ */
+export function onStreamOpen(fn) {
+  openListeners.add(fn);
+  return () => { openListeners.delete(fn); };
 }
 
 /** Closes the stream (on sign-out). */

@@ -11,14 +11,23 @@ import { Suppressions } from './suppressions.js';
 import { Inbox } from './inbox.js';
 import { Keys } from './keys.js';
 import { Templates } from './templates.js';
+import { Messages, MessagePage } from './messages.js';
+import { Senders, SenderPage } from './senders.js';
+import { EventEndpoints, EndpointPage } from './endpoints.js';
+import { Lists, ListPage } from './lists.js';
+import { SubscriberPage } from './subscriber.js';
 
 const pages = [
   ['overview', 'Overview'],
   ['campaigns', 'Campaigns'],
   ['subscribers', 'Subscribers'],
+  ['lists', 'Lists'],
   ['templates', 'Templates'],
   ['segments', 'Segments'],
   ['suppressions', 'Suppressions'],
+  ['messages', 'Messages'],
+  ['senders', 'Senders'],
+  ['endpoints', 'Event endpoints'],
   ['inbox', 'Dev inbox'],
   ['keys', 'API keys'],
 ];
@@ -103,7 +112,11 @@ function App() {
   let body;
   switch (r.page) {
     case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : r.arg ? html`<${CampaignPage} id=${Number(r.arg)} />` : html`<${Campaigns} />`; break;
-    case 'subscribers': body = html`<${Subscribers} />`; break;
+    case 'subscribers': body = r.arg ? html`<${SubscriberPage} id=${Number(r.arg)} />` : html`<${Subscribers} />`; break;
+    case 'lists': body = r.arg ? html`<${ListPage} id=${Number(r.arg)} />` : html`<${Lists} />`; break;
+    case 'messages': body = r.arg ? html`<${MessagePage} id=${Number(r.arg)} />` : html`<${Messages} />`; break;
+    case 'senders': body = r.arg ? html`<${SenderPage} id=${Number(r.arg)} />` : html`<${Senders} />`; break;
+    case 'endpoints': body = r.arg ? html`<${EndpointPage} id=${Number(r.arg)} />` : html`<${EventEndpoints} />`; break;
     case 'segments': body = html`<${Segments} />`; break;
     case 'templates': body = html`<${Templates} />`; break;
     case 'suppressions': body = html`<${Suppressions} />`; break;

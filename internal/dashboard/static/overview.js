@@ -48,8 +48,8 @@ export function Overview() {
     </section>
     <section aria-labelledby="senders">
       <h2 id="senders">Sender health</h2>
-      ${senders && senders.data.length === 0 && html`<p>No senders of the account's own: mail leaves through the deployment's provider.</p>`}
-      ${paused.map((/** @type {any} */ s) => html`<p class="error" key=${s.id}>Sender <strong>${s.name}</strong> is paused: ${s.paused_reason || 'paused'}</p>`)}
+      ${senders && senders.data.length === 0 && html`<p>No senders of the account's own: mail leaves through the deployment's provider. <a href="#/senders">Add one</a>.</p>`}
+      ${paused.map((/** @type {any} */ s) => html`<p class="error" key=${s.id}>Sender <a href=${'#/senders/' + s.id}><strong>${s.name}</strong></a> is paused: ${s.paused_reason || 'paused'}</p>`)}
       ${senders && senders.data.length > 0 && paused.length === 0 && html`<p>All ${senders.data.length} senders are active.</p>`}
     </section>`;
 }

@@ -93,7 +93,7 @@ export function Subscribers() {
   return html`<h1>Subscribers</h1>
     <${Import} lists=${lists ? lists.data : []} onDone=${() => { reload(); reloadLists(); }} />
     <section aria-labelledby="lists"><h2 id="lists">Lists</h2>
-      ${lists && html`<ul class="plain">${lists.data.map((/** @type {any} */ l) => html`<li key=${l.id}>${l.name}: ${num(l.member_count)} members</li>`)}</ul>`}
+      ${lists && html`<ul class="plain">${lists.data.map((/** @type {any} */ l) => html`<li key=${l.id}><a href=${'#/lists/' + l.id}>${l.name}</a>: ${num(l.member_count)} members</li>`)}</ul>`}
       <form onSubmit=${addList} class="inline">
         <${Field} label="New list name" value=${listName} onInput=${setListName} required error=${fieldError(listError, '/name')} />
         <button type="submit">Create list</button>
@@ -111,7 +111,7 @@ export function Subscribers() {
       ${page && page.data.length > 0 && html`<div class="table-wrap"><table>
         <caption class="sr-only">Subscribers</caption>
         <thead><tr><th scope="col">Address</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Attributes</th><th scope="col">Created</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-        <tbody>${page.data.map((/** @type {any} */ s) => html`<tr key=${s.id}><td>${s.email}</td><td>${s.name}</td><td>${s.status}</td>
+        <tbody>${page.data.map((/** @type {any} */ s) => html`<tr key=${s.id}><td><a href=${'#/subscribers/' + s.id}>${s.email}</a></td><td>${s.name}</td><td>${s.status}</td>
           <td><code>${JSON.stringify(s.attributes)}</code></td><td>${when(s.created_at)}</td>
           <td><button type="button" class="link danger" onClick=${() => remove(s)} aria-label=${'Delete ' + s.email}>Delete</button></td></tr>`)}</tbody>
       </table></div>`}

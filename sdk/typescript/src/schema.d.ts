@@ -426,6 +426,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscribers/{id}/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a subscriber's lists
+         * @description Every list the subscriber is in, by list name, with how: `subscribed`, `pending` (a double opt-in sign-up not yet confirmed) or `unsubscribed` (it left the list). Another account's subscriber is 404.
+         */
+        get: operations["listSubscriberLists"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lists": {
         parameters: {
             query?: never;
@@ -2069,6 +2092,40 @@ export interface components {
             name?: string;
             status?: string;
             attributes?: components["schemas"]["Attributes"];
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "list_id": 7,
+         *           "name": "newsletter",
+         *           "status": "subscribed",
+         *           "created_at": "2026-11-02T09:00:00Z",
+         *           "status_at": "2026-11-02T09:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        SubscriberMemberships: {
+            data: components["schemas"]["SubscriberMembership"][];
+        };
+        SubscriberMembership: {
+            /** Format: int64 */
+            list_id: number;
+            /** @description The list's name. */
+            name: string;
+            /** @enum {string} */
+            status: "subscribed" | "pending" | "unsubscribed";
+            /**
+             * Format: date-time
+             * @description When it joined the list.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its status last changed.
+             */
+            status_at: string;
         };
         /**
          * @example {
@@ -4662,6 +4719,34 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listSubscriberLists: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriber's memberships. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriberMemberships"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Problem"];
         };
     };

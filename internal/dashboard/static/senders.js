@@ -1,0 +1,203 @@
+// Senders: the account's own providers (SMTP, an HTTP endpoint, or a native API).
+// The form asks for the fields the chosen type takes; credentials are write-only
+// (the API keeps them encrypted and shows a hint of four characters). A paused
+// sender stands out with its reason: new credentials resume it.
+import { html, useState } from './preact-htm.js';
+import { api } from './api.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, go } from './ui.js';
+import { usePaged, Pager } from './pager.js';
+
+/**
+ * The fields of each type: [group, key, label, input type, options or hint].
+ * @type {Record<string, Array<{group:'settings'|'credentials', key:string, label:string, type?:string, options?:Array<[string,string]>, hint?:string, required?:boolean}>>}
+ */
+const fieldsOf = {
+  smtp: [
+    { group: 'settings', key: 'host', label: 'Host', required: true },
+    { group: 'settings', key: 'port', label: 'Port', type: 'number', required: true, hint: '587 for STARTTLS, 465 for TLS.' },
+    { group: 'settings', key: 'security', label: 'Security', options: [['starttls', 'STARTTLS'], ['tls', 'TLS'], ['none', 'none']] },
+    { group: 'settings', key: 'username', label: 'User name' },
+    { group: 'credentials', key: 'password', label: 'Password', type: 'password' },
+  ],
+  http: [
+    { group: 'settings', key: 'url', label: 'URL', type: 'url', required: true, hint: 'Each message is POSTed here as JSON, with our job id to deduplicate on.' },
+    { group: 'credentials', key: 'authorization', label: 'Authorization header', type: 'password', hint: 'Sent as the Authorization header, e.g. Bearer …' },
+  ],
+  resend: [
+    { group: 'credentials', key: 'api_key', label: 'API key', type: 'password', required: true },
+    { group: 'settings', key: 'endpoint', label: 'API origin (optional)', type: 'url', hint: 'Replaces the origin of the Resend API (api.resend.com), e.g. for a proxy.' },
+  ],
+  postmark: [
+    { group: 'credentials', key: 'server_token', label: 'Server token', type: 'password', required: true },
+    { group: 'settings', key: 'message_stream', label: 'Message stream', hint: 'Default: outbound.' },
+    { group: 'settings', key: 'endpoint', label: 'API origin (optional)', type: 'url' },
+  ],
+  sendgrid: [
+    { group: 'credentials', key: 'api_key', label: 'API key', type: 'password', required: true, hint: 'Needs the mail.send scope.' },
+    { group: 'settings', key: 'region', label: 'Region', options: [['', 'global'], ['eu', 'eu']] },
+    { group: 'settings', key: 'endpoint', label: 'API origin (optional)', type: 'url' },
+  ],
+  mailgun: [
+    { group: 'settings', key: 'domain', label: 'Sending domain', required: true },
+    { group: 'credentials', key: 'api_key', label: 'API key', type: 'password', required: true },
+    { group: 'settings', key: 'region', label: 'Region', options: [['', 'us'], ['eu', 'eu']] },
+    { group: 'settings', key: 'endpoint', label: 'API origin (optional)', type: 'url' },
+  ],
+  ses: [
+    { group: 'settings', key: 'region', label: 'AWS region', required: true, hint: 'For example us-east-1.' },
+    { group: 'credentials', key: 'access_key_id', label: 'Access key id', type: 'password', required: true },
+    { group: 'credentials', key: 'secret_access_key', label: 'Secret access key', type: 'password', required: true },
+    { group: 'settings', key: 'configuration_set', label: 'Configuration set (optional)' },
+    { group: 'settings', key: 'endpoint', label: 'API origin (optional)', type: 'url' },
+  ],
+};
+const types = Object.keys(fieldsOf);
+
+/** @param {{sender?:any, onSaved:(s:any)=>void}} p */
+function SenderForm({ sender, onSaved }) {
+  const editing = !!sender;
+  const [type, setType] = useState(sender ? sender.type : 'smtp');
+  const [name, setName] = useState(sender ? sender.name : '');
+  const [values, setValues] = useState(/** @type {Record<string,string>} */ (sender
+    ? Object.fromEntries(Object.entries(sender.settings || {}).map(([k, v]) => ['settings.' + k, String(v)])) : { 'settings.security': 'starttls' }));
+  const [rate, setRate] = useState(sender ? String(sender.rate_per_second) : '0');
+  const [conns, setConns] = useState(sender ? String(sender.max_connections) : '0');
+  const [allowed, setAllowed] = useState(sender ? sender.allowed_from.join(', ') : '');
+  const [isDefault, setDefault] = useState(sender ? sender.default : false);
+  const [error, setError] = useState(/** @type {any} */ (null));
+  const [busy, setBusy] = useState(false);
+  const fields = fieldsOf[type] || [];
+  const set = (/** @type {string} */ k) => (/** @type {string} */ v) => setValues({ ...values, [k]: v });
+  const submit = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setError(null);
+    /** @type {Record<string,any>} */
+    const settings = {};
+    /** @type {Record<string,string>} */
+    const credentials = {};
+    for (const f of fields) {
+      const v = (values[f.group + '.' + f.key] || '').trim();
+      if (!v) continue;
+      if (f.group === 'settings') settings[f.key] = f.type === 'number' ? Number(v) : v;
+      else credentials[f.key] = v;
+    }
+    /** @type {Record<string,any>} */
+    const body = {
+      name, settings, rate_per_second: Number(rate || 0), max_connections: Number(conns || 0),
+      allowed_from: allowed.split(/[\s,]+/).filter(Boolean), default: isDefault,
+    };
+    // Editing, an empty credentials part keeps the stored ones; creating, the
+    // types that need none (smtp without AUTH, http without a header) send none.
+    if (Object.keys(credentials).length) body.credentials = credentials;
+    if (!editing) body.type = type;
+    setBusy(true);
+    try {
+      const s = await api(editing ? 'PATCH' : 'POST', editing ? '/v1/senders/' + sender.id : '/v1/senders', body);
+      setValues(Object.fromEntries(Object.entries(values).filter(([k]) => !k.startsWith('credentials.'))));
+      onSaved(s);
+    } catch (err) { setError(err); }
+    setBusy(false);
+  };
+  const credError = fieldError(error, '/credentials');
+  return html`<form onSubmit=${submit} class="form" aria-label=${editing ? 'Change the sender' : 'New sender'}>
+    <${Field} label="Name" value=${name} onInput=${setName} required error=${fieldError(error, '/name')} />
+    ${editing ? html`<p>Type: <strong>${type}</strong></p>`
+      : html`<${Select} label="Type" value=${type} onChange=${setType} error=${fieldError(error, '/type')}
+          options=${types.map((t) => [t, t])} />`}
+    <fieldset><legend>Settings and credentials for ${type}</legend>
+      ${editing && html`<p><small>Credentials are never shown${sender.credentials_hint ? ` (the stored one ends ${sender.credentials_hint})` : ''}.
+        Leave them empty to keep them; new ones replace them whole${sender.paused_reason ? ' and resume the sender' : ''}.</small></p>`}
+      ${fields.map((f) => f.options
+        ? html`<${Select} key=${type + f.key} label=${f.label} value=${values[f.group + '.' + f.key] || ''} onChange=${set(f.group + '.' + f.key)}
+            options=${f.options} error=${fieldError(error, `/${f.group}/${f.key}`)} />`
+        : html`<${Field} key=${type + f.key} label=${f.label} type=${f.type || 'text'} value=${values[f.group + '.' + f.key] || ''}
+            onInput=${set(f.group + '.' + f.key)} required=${f.required && (!editing || f.group === 'settings')}
+            autocomplete=${f.group === 'credentials' ? 'new-password' : 'off'}
+            hint=${f.hint} error=${fieldError(error, `/${f.group}/${f.key}`)} />`)}
+      ${credError && html`<p class="field-error" data-pointer="/credentials">${credError}</p>`}
+    </fieldset>
+    <${Field} label="Rate per second" type="number" value=${rate} onInput=${setRate} hint="0: unlimited." error=${fieldError(error, '/rate_per_second')} />
+    <${Field} label="Connections at most" type="number" value=${conns} onInput=${setConns} hint="0: the default (smtp: 4)." error=${fieldError(error, '/max_connections')} />
+    <${Field} label="Allowed From addresses or domains" value=${allowed} onInput=${setAllowed}
+      hint="Comma separated; empty allows any From." error=${fieldError(error, '/allowed_from') || Object.entries(error && error.fields || {}).filter(([k]) => k.startsWith('/allowed_from/')).map(([, v]) => v)[0]} />
+    <label class="check"><input type="checkbox" checked=${isDefault} onChange=${(/** @type {any} */ e) => setDefault(e.currentTarget.checked)} /> The account's default sender</label>
+    <${ErrorBox} error=${error} />
+    <p><button type="submit" disabled=${busy}>${editing ? 'Save changes' : 'Create sender'}</button></p>
+  </form>`;
+}
+
+/** @param {{s:any}} p */
+function PausedNote({ s }) {
+  if (!s.paused_reason) return null;
+  return html`<p class="paused-note" data-paused>Paused ${when(s.paused_at)}: ${s.paused_reason}</p>`;
+}
+
+export function Senders() {
+  const paged = usePaged('/v1/senders?limit=50');
+  const { page, error, reload } = paged;
+  const [adding, setAdding] = useState(false);
+  return html`<h1>Senders</h1>
+    <p>Where mail leaves from. Without a sender the environment's provider is used; a default sender takes the account's mail, and a campaign or message can name another.</p>
+    <${ErrorBox} error=${error} />
+    ${page && page.data.length === 0 && html`<${Empty} title="No senders yet."><p>The account's mail goes through the environment's provider. Add your own SMTP server, HTTP endpoint or provider account below, then verify it.</p></${Empty}>`}
+    ${page && page.data.length > 0 && html`<div class="table-wrap"><table>
+      <caption class="sr-only">Senders</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">State</th><th scope="col">Rate</th><th scope="col">Updated</th></tr></thead>
+      <tbody>${page.data.map((/** @type {any} */ s) => html`<tr key=${s.id} class=${s.paused_reason ? 'paused' : ''}>
+        <td><a href=${'#/senders/' + s.id}>${s.name}</a>${s.default && html` <span class="tag">default</span>`}</td><td>${s.type}</td>
+        <td>${s.paused_reason ? html`<span class="tag paused">paused</span> ${s.paused_reason}` : 'active'}</td>
+        <td>${s.rate_per_second ? `${s.rate_per_second}/s` : 'unlimited'}</td><td>${when(s.updated_at)}</td></tr>`)}</tbody>
+    </table></div>`}
+    <${Pager} paged=${paged} label="Senders" />
+    <h2 id="new-sender">New sender</h2>
+    ${adding ? html`<${SenderForm} onSaved=${(/** @type {any} */ s) => { reload(); go('#/senders/' + s.id); }} />`
+      : html`<button type="button" onClick=${() => setAdding(true)}>Add a sender</button>`}`;
+}
+
+/** @param {{id:number}} p */
+export function SenderPage({ id }) {
+  const [s, error, reload] = useLoad(() => api('GET', '/v1/senders/' + id), [id]);
+  const [verify, setVerify] = useState(/** @type {any} */ (null));
+  const [actionError, setActionError] = useState(/** @type {any} */ (null));
+  const [busy, setBusy] = useState('');
+  const act = async (/** @type {string} */ what, /** @type {()=>Promise<any>} */ fn) => {
+    setActionError(null);
+    setBusy(what);
+    try { await fn(); } catch (err) { setActionError(err); }
+    setBusy('');
+  };
+  if (error) return html`<h1>Sender ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/senders">All senders</a></p>`;
+  if (!s) return html`<p class="loading">Loading…</p>`;
+  const remove = () => act('delete', async () => {
+    if (!confirm(`Delete the sender ${s.name}?`)) return;
+    await api('DELETE', '/v1/senders/' + s.id);
+    go('#/senders');
+  });
+  return html`<h1>${s.name}</h1>
+    <p><a href="#/senders">All senders</a></p>
+    <${PausedNote} s=${s} />
+    ${s.paused_reason && html`<p>Its campaigns wait. Fix the cause, then enter the credentials again below: that resumes it.</p>`}
+    <dl class="facts">
+      <dt>Type</dt><dd>${s.type}${s.idempotent ? ' (deduplicates on our job id: an interrupted send is replayed)' : ''}</dd>
+      <dt>Default</dt><dd>${s.default ? 'yes: the account\'s mail leaves through it' : 'no'}</dd>
+      <dt>Settings</dt><dd>${Object.keys(s.settings || {}).length ? Object.entries(s.settings).map(([k, v]) => `${k}: ${v}`).join(', ') : 'none'}</dd>
+      <dt>Credentials</dt><dd>${s.credentials_hint ? `stored, ending ${s.credentials_hint}` : 'none'}</dd>
+      <dt>Rate</dt><dd>${s.rate_per_second ? `${s.rate_per_second} per second` : 'unlimited'}, ${s.max_connections ? `${s.max_connections} connections at most` : 'the default connections'}</dd>
+      <dt>Allowed From</dt><dd>${s.allowed_from.length ? s.allowed_from.join(', ') : 'any'}</dd>
+      <dt>Created</dt><dd>${when(s.created_at)}</dd>
+    </dl>
+    <div class="actions">
+      <button type="button" disabled=${!!busy} onClick=${() => act('verify', async () => { setVerify(null); setVerify(await api('POST', `/v1/senders/${s.id}/verify`)); })}>Verify credentials</button>
+      ${!s.default && html`<button type="button" disabled=${!!busy} onClick=${() => act('default', async () => { await api('PATCH', '/v1/senders/' + s.id, { default: true }); reload(); })}>Make default</button>`}
+      <button type="button" class="danger" disabled=${!!busy} onClick=${remove}>Delete sender</button>
+    </div>
+    ${busy === 'verify' && html`<p role="status">Checking…</p>`}
+    ${verify && html`<div class=${verify.ok ? 'notice' : 'error'} role="status" data-verify=${verify.ok ? 'ok' : 'failed'} data-step=${verify.step || ''}>
+      ${verify.ok ? html`<p><strong>Verified:</strong> ${verify.message}</p>`
+        : html`<p><strong>Verification failed at the ${verify.step} step:</strong> ${verify.message}</p>
+          ${s.type === 'http' && html`<p>An http sender cannot be checked without sending: send a message through it and look at its status on the Messages page.</p>`}`}
+    </div>`}
+    <${ErrorBox} error=${actionError} />
+    <h2>Change</h2>
+    <${SenderForm} key=${s.updated_at} sender=${s} onSaved=${() => { setVerify(null); reload(); }} />`;
+}

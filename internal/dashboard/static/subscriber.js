@@ -1,0 +1,117 @@
+// One subscriber: its fields and attributes (JSON, checked in the browser before
+// sending, the API's 422 at the field it names), deletion, and the lists it is in
+// (GET /v1/subscribers/{id}/lists), with adding to and removing from one.
+import { html, useState } from './preact-htm.js';
+import { api } from './api.js';
+import { Field, Select, ErrorBox, fieldError, useLoad, when, go } from './ui.js';
+
+/**
+ * The lists the subscriber is in, and how, and the account's other lists (the
+ * first 200) to add it to.
+ * @param {any} s
+ */
+async function membershipsOf(s) {
+  const [mine, lists] = await Promise.all([api('GET', `/v1/subscribers/${s.id}/lists`), api('GET', '/v1/lists?limit=200')]);
+  const inIds = new Set(mine.data.map((/** @type {any} */ m) => m.list_id));
+  return {
+    rows: mine.data.map((/** @type {any} */ m) => ({ list: { id: m.list_id, name: m.name }, membership: m.status })),
+    others: lists.data.filter((/** @type {any} */ l) => !inIds.has(l.id)),
+    any: lists.data.length > 0,
+  };
+}
+
+/** @param {{s:any, onSaved:(s:any)=>void}} p */
+function EditForm({ s, onSaved }) {
+  const [email, setEmail] = useState(s.email);
+  const [name, setName] = useState(s.name);
+  const [status, setStatus] = useState(s.status);
+  const [attrs, setAttrs] = useState(JSON.stringify(s.attributes, null, 2));
+  const [jsonError, setJsonError] = useState('');
+  const [error, setError] = useState(/** @type {any} */ (null));
+  const [saved, setSaved] = useState(false);
+  const submit = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setError(null);
+    setSaved(false);
+    let attributes;
+    try {
+      attributes = JSON.parse(attrs);
+    } catch (err) {
+      setJsonError(`Not valid JSON: ${err instanceof Error ? err.message : err}. Nothing was sent.`);
+      return;
+    }
+    if (attributes === null || typeof attributes !== 'object' || Array.isArray(attributes)) {
+      setJsonError('The attributes are a JSON object, such as {"plan": "pro"}. Nothing was sent.');
+      return;
+    }
+    setJsonError('');
+    try {
+      onSaved(await api('PATCH', '/v1/subscribers/' + s.id, { email, name, status, attributes }));
+      setSaved(true);
+    } catch (err) { setError(err); }
+  };
+  return html`<form onSubmit=${submit} class="form" aria-label="Edit the subscriber">
+    <${Field} label="Address" type="email" value=${email} onInput=${setEmail} required error=${fieldError(error, '/email')} />
+    <${Field} label="Name" value=${name} onInput=${setName} error=${fieldError(error, '/name')} />
+    <${Select} label="Status" value=${status} onChange=${setStatus} error=${fieldError(error, '/status')}
+      options=${[['pending', 'pending'], ['confirmed', 'confirmed'], ['unsubscribed', 'unsubscribed']]} />
+    <${Field} label="Attributes (JSON object)" textarea rows=${8} value=${attrs} onInput=${(/** @type {string} */ v) => { setAttrs(v); setJsonError(''); }}
+      hint="Replaces the attributes whole; templates see them as .Attributes." error=${jsonError || fieldError(error, '/attributes')} />
+    <${ErrorBox} error=${error} />
+    ${saved && html`<p role="status" data-saved>Saved.</p>`}
+    <button type="submit">Save subscriber</button>
+  </form>`;
+}
+
+/** @param {{s:any}} p */
+function Memberships({ s }) {
+  const [m, error, reload] = useLoad(() => membershipsOf(s), [s.id, s.email]);
+  const [listId, setListId] = useState('');
+  const [actionError, setActionError] = useState(/** @type {any} */ (null));
+  const change = async (/** @type {string} */ method, /** @type {number} */ id) => {
+    setActionError(null);
+    try { await api(method, `/v1/lists/${id}/members`, { subscriber_ids: [s.id] }); setListId(''); reload(); } catch (err) { setActionError(err); }
+  };
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  if (!m) return html`<p class="loading">Loading its lists…</p>`;
+  const inLists = m.rows;
+  const others = m.others;
+  return html`
+    ${inLists.length === 0 ? html`<p>Not in any list.</p>`
+      : html`<ul class="plain memberships">${inLists.map((r) => html`<li key=${r.list.id}>
+          <a href=${'#/lists/' + r.list.id}>${r.list.name}</a> <span class="tag">${r.membership}</span>
+          <button type="button" class="link danger" onClick=${() => change('DELETE', r.list.id)} aria-label=${`Remove from ${r.list.name}`}>Remove</button></li>`)}</ul>`}
+    ${others.length > 0 && html`<form class="inline" aria-label="Add to a list" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); if (listId) change('POST', Number(listId)); }}>
+      <${Select} label="Add to list" value=${listId} onChange=${setListId} options=${[['', 'Choose a list'], ...others.map((/** @type {any} */ l) => [String(l.id), l.name])]} />
+      <button type="submit" disabled=${!listId}>Add</button>
+    </form>`}
+    ${!m.any && html`<p><a href="#/lists">Create a list</a> to group subscribers.</p>`}
+    <${ErrorBox} error=${actionError} />`;
+}
+
+/** @param {{id:number}} p */
+export function SubscriberPage({ id }) {
+  const [s, error, reload] = useLoad(() => api('GET', '/v1/subscribers/' + id), [id]);
+  const [actionError, setActionError] = useState(/** @type {any} */ (null));
+  if (error) return html`<h1>Subscriber ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/subscribers">All subscribers</a></p>`;
+  if (!s) return html`<p class="loading">Loading…</p>`;
+  const remove = async () => {
+    if (!confirm(`Delete ${s.email}? Its past sends are kept.`)) return;
+    setActionError(null);
+    try { await api('DELETE', '/v1/subscribers/' + s.id); go('#/subscribers'); } catch (err) { setActionError(err); }
+  };
+  return html`<h1>${s.email}</h1>
+    <p><a href="#/subscribers">All subscribers</a></p>
+    <dl class="facts">
+      <dt>Status</dt><dd><span class="tag" data-status=${s.status}>${s.status}</span></dd>
+      <dt>Created</dt><dd>${when(s.created_at)}</dd>
+      <dt>Updated</dt><dd>${when(s.updated_at)}</dd>
+    </dl>
+    <h2>Lists</h2>
+    <${Memberships} s=${s} />
+    <h2>Edit</h2>
+    <${EditForm} s=${s} onSaved=${reload} />
+    <h2>Delete</h2>
+    <${ErrorBox} error=${actionError} />
+    <p><button type="button" class="danger" onClick=${remove}>Delete subscriber</button></p>`;
+}
