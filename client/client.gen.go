@@ -595,6 +595,37 @@ type ApproveRequest struct {
 	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
 }
 
+// Attachment A stored file (without its bytes).
+type Attachment struct {
+	// ContentId Empty for a regular attachment.
+	ContentId   string `json:"content_id"`
+	ContentType string `json:"content_type"`
+	Filename    string `json:"filename"`
+
+	// Sha256 Hex SHA-256 of the bytes: one stored copy per account.
+	Sha256 string `json:"sha256"`
+
+	// Size Bytes, decoded.
+	Size int `json:"size"`
+}
+
+// AttachmentCreate One file, as Resend names the fields. 10 MB in all per message, decoded.
+//
+// Example: {"content":"JVBERi0xLjQK","content_type":"application/pdf","filename":"invoice-A-1002.pdf"}
+type AttachmentCreate struct {
+	// Content The file in standard base64 (RFC 4648 §4, padded, no line breaks).
+	Content string `json:"content"`
+
+	// ContentId Makes the file inline: the HTML shows it as cid:<content_id>. Dot-atom characters and @; unique within the message.
+	ContentId *string `json:"content_id,omitempty"`
+
+	// ContentType A MIME type (not multipart/* or message/*); absent: guessed from the file name's extension, else application/octet-stream.
+	ContentType *string `json:"content_type,omitempty"`
+
+	// Filename UTF-8, no / or \, no control or bidirectional formatting characters.
+	Filename string `json:"filename"`
+}
+
 // Attributes Free-form data the templates see as .Attributes.
 type Attributes map[string]interface{}
 
@@ -943,22 +974,30 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
-	Attempts  int             `json:"attempts"`
-	Category  MessageCategory `json:"category"`
-	CreatedAt time.Time       `json:"created_at"`
+	Attachments []Attachment    `json:"attachments"`
+	Attempts    int             `json:"attempts"`
+	Bcc         []string        `json:"bcc"`
+	Category    MessageCategory `json:"category"`
+	Cc          []string        `json:"cc"`
+	CreatedAt   time.Time       `json:"created_at"`
 
 	// Feedback hard_bounce, soft_bounce, complaint or unsubscribe, from the provider's webhooks.
-	Feedback          *string    `json:"feedback"`
-	From              string     `json:"from"`
-	FromName          string     `json:"from_name"`
-	Id                int64      `json:"id"`
-	IdempotencyKey    string     `json:"idempotency_key"`
-	LastError         *string    `json:"last_error"`
-	ProviderMessageId *string    `json:"provider_message_id"`
-	ReplyTo           string     `json:"reply_to"`
-	SendAt            *time.Time `json:"send_at"`
+	Feedback          *string `json:"feedback"`
+	From              string  `json:"from"`
+	FromName          string  `json:"from_name"`
+	Id                int64   `json:"id"`
+	IdempotencyKey    string  `json:"idempotency_key"`
+	LastError         *string `json:"last_error"`
+	ProviderMessageId *string `json:"provider_message_id"`
+
+	// ReplyTo The first Reply-To address; empty for none.
+	ReplyTo string `json:"reply_to"`
+
+	// ReplyToList Every Reply-To address.
+	ReplyToList []string   `json:"reply_to_list"`
+	SendAt      *time.Time `json:"send_at"`
 
 	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
 	SenderId   *int64     `json:"sender_id"`
@@ -986,10 +1025,10 @@ type MessageBatch struct {
 	} `json:"messages"`
 }
 
-// MessageBatchResult Example: {"results":[{"message":{"attempts":0,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -1002,8 +1041,16 @@ type MessageBatchResult struct {
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// Bcc Blind copies: in the envelope (the provider's recipient list) only, never in a header.
+	Bcc *[]string `json:"bcc,omitempty"`
+
 	// Category Absent: transactional.
 	Category *MessageCreateCategory `json:"category,omitempty"`
+
+	// Cc Copies: in the Cc header and the envelope.
+	Cc *[]string `json:"cc,omitempty"`
 
 	// Data The templates' .Attributes (at most 64 KiB).
 	Data     *json.RawMessage `json:"data,omitempty"`
@@ -1013,7 +1060,9 @@ type MessageCreate struct {
 	// Headers Extra headers; only X- headers (not X-Sendonce-), In-Reply-To and References.
 	Headers *map[string]string `json:"headers,omitempty"`
 	Html    *string            `json:"html,omitempty"`
-	ReplyTo *string            `json:"reply_to,omitempty"`
+
+	// ReplyTo One address, or a list of up to 10 (every provider carries them all).
+	ReplyTo *MessageCreate_ReplyTo `json:"reply_to,omitempty"`
 
 	// SendAt Not before this time; default now.
 	SendAt *time.Time `json:"send_at,omitempty"`
@@ -1034,7 +1083,18 @@ type MessageCreate struct {
 // MessageCreateCategory Absent: transactional.
 type MessageCreateCategory string
 
-// MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+// MessageCreateReplyTo0 defines model for MessageCreate.ReplyTo.0.
+type MessageCreateReplyTo0 = string
+
+// MessageCreateReplyTo1 defines model for MessageCreate.ReplyTo.1.
+type MessageCreateReplyTo1 = []string
+
+// MessageCreate_ReplyTo One address, or a list of up to 10 (every provider carries them all).
+type MessageCreate_ReplyTo struct {
+	union json.RawMessage
+}
+
+// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
 type MessagePage struct {
 	Data       []Message `json:"data"`
 	NextCursor *string   `json:"next_cursor"`
@@ -2445,6 +2505,68 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// AsMessageCreateReplyTo0 returns the union data inside the MessageCreate_ReplyTo as a MessageCreateReplyTo0
+func (t MessageCreate_ReplyTo) AsMessageCreateReplyTo0() (MessageCreateReplyTo0, error) {
+	var body MessageCreateReplyTo0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageCreateReplyTo0 overwrites any union data inside the MessageCreate_ReplyTo as the provided MessageCreateReplyTo0
+func (t *MessageCreate_ReplyTo) FromMessageCreateReplyTo0(v MessageCreateReplyTo0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessageCreateReplyTo0 performs a merge with any union data inside the MessageCreate_ReplyTo, using the provided MessageCreateReplyTo0
+func (t *MessageCreate_ReplyTo) MergeMessageCreateReplyTo0(v MessageCreateReplyTo0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageCreateReplyTo1 returns the union data inside the MessageCreate_ReplyTo as a MessageCreateReplyTo1
+func (t MessageCreate_ReplyTo) AsMessageCreateReplyTo1() (MessageCreateReplyTo1, error) {
+	var body MessageCreateReplyTo1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageCreateReplyTo1 overwrites any union data inside the MessageCreate_ReplyTo as the provided MessageCreateReplyTo1
+func (t *MessageCreate_ReplyTo) FromMessageCreateReplyTo1(v MessageCreateReplyTo1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessageCreateReplyTo1 performs a merge with any union data inside the MessageCreate_ReplyTo, using the provided MessageCreateReplyTo1
+func (t *MessageCreate_ReplyTo) MergeMessageCreateReplyTo1(v MessageCreateReplyTo1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageCreate_ReplyTo) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MessageCreate_ReplyTo) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -3157,6 +3279,17 @@ type ClientInterface interface {
 	// List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 	// the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
 	//
+	// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+	// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+	// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+	// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+	// `/attachments/0/filename` for a name with a path separator or a control character,
+	// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+	// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+	// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+	// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+	// appears in a header); `reply_to` is one address or a list of up to 10.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/messages (the `SendMessage` operationId).
@@ -3173,6 +3306,17 @@ type ClientInterface interface {
 	// limits; content that cannot render is 422 now. `transactional` (the default) carries no
 	// List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 	// the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+	//
+	// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+	// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+	// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+	// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+	// `/attachments/0/filename` for a name with a path separator or a control character,
+	// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+	// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+	// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+	// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+	// appears in a header); `reply_to` is one address or a list of up to 10.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5063,6 +5207,17 @@ func (c *Raw) ListMessages(ctx context.Context, params *ListMessagesParams, reqE
 // List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 // the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
 //
+// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+// `/attachments/0/filename` for a name with a path separator or a control character,
+// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+// appears in a header); `reply_to` is one address or a list of up to 10.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/messages (the `SendMessage` operationId).
@@ -5089,6 +5244,17 @@ func (c *Raw) SendMessageWithBody(ctx context.Context, params *SendMessageParams
 // limits; content that cannot render is 422 now. `transactional` (the default) carries no
 // List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 // the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+//
+// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+// `/attachments/0/filename` for a name with a path separator or a control character,
+// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+// appears in a header); `reply_to` is one address or a list of up to 10.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11498,6 +11664,17 @@ type ClientWithResponsesInterface interface {
 	// List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 	// the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
 	//
+	// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+	// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+	// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+	// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+	// `/attachments/0/filename` for a name with a path separator or a control character,
+	// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+	// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+	// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+	// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+	// appears in a header); `reply_to` is one address or a list of up to 10.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/messages (the `SendMessage` operationId).
@@ -11514,6 +11691,17 @@ type ClientWithResponsesInterface interface {
 	// limits; content that cannot render is 422 now. `transactional` (the default) carries no
 	// List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 	// the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+	//
+	// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+	// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+	// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+	// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+	// `/attachments/0/filename` for a name with a path separator or a control character,
+	// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+	// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+	// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+	// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+	// appears in a header); `reply_to` is one address or a list of up to 10.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21702,6 +21890,17 @@ func (c *ClientWithResponses) ListMessagesWithResponse(ctx context.Context, para
 // List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 // the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
 //
+// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+// `/attachments/0/filename` for a name with a path separator or a control character,
+// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+// appears in a header); `reply_to` is one address or a list of up to 10.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/messages (the `SendMessage` operationId).
@@ -21724,6 +21923,17 @@ func (c *ClientWithResponses) SendMessageWithBodyWithResponse(ctx context.Contex
 // limits; content that cannot render is 422 now. `transactional` (the default) carries no
 // List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 // the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+//
+// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+// `/attachments/0/filename` for a name with a path separator or a control character,
+// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+// appears in a header); `reply_to` is one address or a list of up to 10.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

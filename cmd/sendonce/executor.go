@@ -34,7 +34,7 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
 	ecfg.Transactional = transactional.Builder{Messages: mb,
-		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto)}
+		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto), Attachments: transactional.LoadAttachments(pool)}
 	ecfg.Senders = senders
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;

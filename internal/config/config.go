@@ -89,7 +89,10 @@ type HTTP struct {
 	ShutdownTimeout time.Duration `split_words:"true" default:"30s"`
 	MaxBodyBytes    int64         `split_words:"true" default:"1048576"`
 	ImportMaxBytes  int64         `split_words:"true" default:"67108864"`
-	CORSOrigins     []string      `split_words:"true"`
+	// MessageMaxBodyBytes is the largest body of POST /v1/messages, which may
+	// carry 10 MB of attachments in base64 (about 13.4 MiB); 0 means 15 MiB.
+	MessageMaxBodyBytes int64    `split_words:"true" default:"15728640"`
+	CORSOrigins         []string `split_words:"true"`
 	// TrustedProxies are the addresses or CIDR prefixes of the reverse proxies in
 	// front of the service: for a request from one of them, the client is the
 	// rightmost X-Forwarded-For address that is not itself a trusted proxy. Empty:

@@ -28,6 +28,14 @@ type ApiKey struct {
 	LastUsedAt *time.Time
 }
 
+type AttachmentBlob struct {
+	AccountID  int64
+	Sha256     []byte
+	Size       int32
+	Content    []byte
+	LastUsedAt time.Time
+}
+
 type Campaign struct {
 	ID                 int64
 	AccountID          int64
@@ -58,6 +66,16 @@ type Campaign struct {
 	SegmentID          *int64
 	BuildExecutorID    *int64
 	FailedReason       *string
+}
+
+type CampaignAttachment struct {
+	CampaignID  int64
+	Position    int32
+	AccountID   int64
+	Filename    string
+	ContentType string
+	ContentID   string
+	Sha256      []byte
 }
 
 type CampaignSendArchive struct {
@@ -191,26 +209,40 @@ type LoginLink struct {
 }
 
 type Message struct {
-	ID             int64
-	AccountID      int64
-	IdempotencyKey string
-	RequestHash    []byte
-	Category       string
-	ToEmail        string
-	ToName         string
-	FromEmail      string
-	FromName       string
-	ReplyTo        string
-	Subject        string
-	Html           string
-	Text           string
-	Data           json.RawMessage
-	TemplateID     *int64
-	Headers        json.RawMessage
-	Tags           []string
-	SendAt         *time.Time
-	CreatedAt      time.Time
-	SenderID       *int64
+	ID              int64
+	AccountID       int64
+	IdempotencyKey  string
+	RequestHash     []byte
+	Category        string
+	ToEmail         string
+	ToName          string
+	FromEmail       string
+	FromName        string
+	ReplyTo         string
+	Subject         string
+	Html            string
+	Text            string
+	Data            json.RawMessage
+	TemplateID      *int64
+	Headers         json.RawMessage
+	Tags            []string
+	SendAt          *time.Time
+	CreatedAt       time.Time
+	SenderID        *int64
+	Cc              []string
+	Bcc             []string
+	ReplyToMore     []string
+	AttachmentCount int16
+}
+
+type MessageAttachment struct {
+	MessageID   int64
+	Position    int32
+	AccountID   int64
+	Filename    string
+	ContentType string
+	ContentID   string
+	Sha256      []byte
 }
 
 type Segment struct {

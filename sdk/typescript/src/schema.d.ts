@@ -735,6 +735,17 @@ export interface paths {
          *     limits; content that cannot render is 422 now. `transactional` (the default) carries no
          *     List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
          *     the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+         *
+         *     `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+         *     decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+         *     body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+         *     A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+         *     `/attachments/0/filename` for a name with a path separator or a control character,
+         *     `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+         *     a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+         *     per account (SHA-256) and deleted when no message or campaign refers to them any more.
+         *     `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+         *     appears in a header); `reply_to` is one address or a list of up to 10.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -2110,7 +2121,13 @@ export interface components {
             to_name?: string;
             from: string;
             from_name?: string;
-            reply_to?: string;
+            /** @description One address, or a list of up to 10 (every provider carries them all). */
+            reply_to?: string | string[];
+            /** @description Copies: in the Cc header and the envelope. */
+            cc?: string[];
+            /** @description Blind copies: in the envelope (the provider's recipient list) only, never in a header. */
+            bcc?: string[];
+            attachments?: components["schemas"]["AttachmentCreate"][];
             /** Format: int64 */
             template_id?: number;
             subject?: string;
@@ -2145,6 +2162,35 @@ export interface components {
             sender_id?: number;
         };
         /**
+         * @description One file, as Resend names the fields. 10 MB in all per message, decoded.
+         * @example {
+         *       "filename": "invoice-A-1002.pdf",
+         *       "content": "JVBERi0xLjQK",
+         *       "content_type": "application/pdf"
+         *     }
+         */
+        AttachmentCreate: {
+            /** @description UTF-8, no / or \, no control or bidirectional formatting characters. */
+            filename: string;
+            /** @description The file in standard base64 (RFC 4648 §4, padded, no line breaks). */
+            content: string;
+            /** @description A MIME type (not multipart/* or message/*); absent: guessed from the file name's extension, else application/octet-stream. */
+            content_type?: string;
+            /** @description Makes the file inline: the HTML shows it as cid:<content_id>. Dot-atom characters and @; unique within the message. */
+            content_id?: string;
+        };
+        /** @description A stored file (without its bytes). */
+        Attachment: {
+            filename: string;
+            content_type: string;
+            /** @description Empty for a regular attachment. */
+            content_id: string;
+            /** @description Bytes, decoded. */
+            size: number;
+            /** @description Hex SHA-256 of the bytes: one stored copy per account. */
+            sha256: string;
+        };
+        /**
          * @example {
          *       "id": 9001,
          *       "idempotency_key": "order-A-1002-receipt",
@@ -2154,6 +2200,10 @@ export interface components {
          *       "from": "shop@example.com",
          *       "from_name": "",
          *       "reply_to": "",
+         *       "reply_to_list": [],
+         *       "cc": [],
+         *       "bcc": [],
+         *       "attachments": [],
          *       "template_id": 3,
          *       "sender_id": null,
          *       "tags": [
@@ -2180,7 +2230,13 @@ export interface components {
             to_name: string;
             from: string;
             from_name: string;
+            /** @description The first Reply-To address; empty for none. */
             reply_to: string;
+            /** @description Every Reply-To address. */
+            reply_to_list: string[];
+            cc: string[];
+            bcc: string[];
+            attachments: components["schemas"]["Attachment"][];
             /** Format: int64 */
             template_id: number | null;
             /**
@@ -2216,6 +2272,10 @@ export interface components {
          *           "from": "shop@example.com",
          *           "from_name": "",
          *           "reply_to": "",
+         *           "reply_to_list": [],
+         *           "cc": [],
+         *           "bcc": [],
+         *           "attachments": [],
          *           "template_id": 3,
          *           "sender_id": null,
          *           "tags": [
@@ -2276,6 +2336,10 @@ export interface components {
          *             "from": "shop@example.com",
          *             "from_name": "",
          *             "reply_to": "",
+         *             "reply_to_list": [],
+         *             "cc": [],
+         *             "bcc": [],
+         *             "attachments": [],
          *             "template_id": 3,
          *             "sender_id": null,
          *             "tags": [],
