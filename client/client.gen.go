@@ -646,8 +646,11 @@ type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
 	ApprovedAt      *time.Time      `json:"approved_at"`
-	CancelledAt     *time.Time      `json:"cancelled_at"`
-	CreatedAt       time.Time       `json:"created_at"`
+
+	// Attachments The files every recipient gets (not their bytes); in single-campaign answers, not in listings.
+	Attachments *[]Attachment `json:"attachments,omitempty"`
+	CancelledAt *time.Time    `json:"cancelled_at"`
+	CreatedAt   time.Time     `json:"created_at"`
 
 	// FailedReason Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise.
 	FailedReason *string    `json:"failed_reason"`
@@ -694,13 +697,17 @@ type Campaign struct {
 type CampaignCreate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
-	FromEmail       string           `json:"from_email"`
-	FromName        *string          `json:"from_name,omitempty"`
-	HtmlTemplate    *string          `json:"html_template,omitempty"`
-	Language        *string          `json:"language,omitempty"`
-	ListIds         *[]int64         `json:"list_ids,omitempty"`
-	Name            string           `json:"name"`
-	ReplyTo         *string          `json:"reply_to,omitempty"`
+
+	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
+	FromEmail    string              `json:"from_email"`
+	FromName     *string             `json:"from_name,omitempty"`
+	HtmlTemplate *string             `json:"html_template,omitempty"`
+	Language     *string             `json:"language,omitempty"`
+	ListIds      *[]int64            `json:"list_ids,omitempty"`
+	Name         string              `json:"name"`
+	ReplyTo      *string             `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -748,13 +755,17 @@ type CampaignStatus string
 type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
-	FromEmail       *string          `json:"from_email,omitempty"`
-	FromName        *string          `json:"from_name,omitempty"`
-	HtmlTemplate    *string          `json:"html_template,omitempty"`
-	Language        *string          `json:"language,omitempty"`
-	ListIds         *[]int64         `json:"list_ids,omitempty"`
-	Name            *string          `json:"name,omitempty"`
-	ReplyTo         *string          `json:"reply_to,omitempty"`
+
+	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
+	FromEmail    *string             `json:"from_email,omitempty"`
+	FromName     *string             `json:"from_name,omitempty"`
+	HtmlTemplate *string             `json:"html_template,omitempty"`
+	Language     *string             `json:"language,omitempty"`
+	ListIds      *[]int64            `json:"list_ids,omitempty"`
+	Name         *string             `json:"name,omitempty"`
+	ReplyTo      *string             `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; 0 removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"mime"
 	"path"
 	"strconv"
@@ -186,4 +187,40 @@ func Store(ctx context.Context, q *store.Queries, accountID int64, files []provi
 		}
 	}
 	return nil
+}
+
+// Info describes a stored file of a message or campaign (not its bytes).
+type Info struct {
+	Filename, ContentType, ContentID string
+	Size                             int
+	// SHA256 is the file's digest in hex: the file is stored once per account.
+	SHA256 string
+}
+
+// Describe returns the files of a campaign of the account, in order.
+func Describe(ctx context.Context, q *store.Queries, accountID, campaignID int64) ([]Info, error) {
+	rows, err := q.CampaignAttachmentMeta(ctx, store.CampaignAttachmentMetaParams{AccountID: accountID, CampaignID: campaignID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, len(rows))
+	for i, a := range rows {
+		out[i] = Info{Filename: a.Filename, ContentType: a.ContentType, ContentID: a.ContentID, Size: int(a.Size),
+			SHA256: hex.EncodeToString(a.Sha256)}
+	}
+	return out, nil
+}
+
+// LoadCampaign returns the files of a campaign with their bytes, in order: the
+// executor loads them once per campaign and every recipient's message shares them.
+func LoadCampaign(ctx context.Context, q *store.Queries, accountID, campaignID int64) ([]provider.Attachment, error) {
+	rows, err := q.CampaignAttachmentList(ctx, store.CampaignAttachmentListParams{AccountID: accountID, CampaignID: campaignID})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	out := make([]provider.Attachment, len(rows))
+	for i, r := range rows {
+		out[i] = provider.Attachment{Filename: r.Filename, ContentType: r.ContentType, ContentID: r.ContentID, Content: r.Content}
+	}
+	return out, nil
 }

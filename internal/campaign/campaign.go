@@ -15,8 +15,10 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -70,6 +72,9 @@ type Campaign struct {
 	PausedReason *string
 	// FailedReason says why the campaign could not start (status failed).
 	FailedReason *string
+	// Attachments are the files every recipient gets (not their bytes); filled
+	// by Get, Create and Update, not by List.
+	Attachments []attachment.Info
 }
 
 // Fields are the editable fields of a campaign; nil keeps (or defaults) a field.
@@ -85,6 +90,9 @@ type Fields struct {
 	// TemplateID makes the campaign take its content from a template (the
 	// account's) at approval, instead of its own subject and templates.
 	TemplateID *int64
+	// Attachments replace the campaign's files (an empty list removes them).
+	Attachments *[]attachment.Input
+	files       []provider.Attachment // Attachments checked and decoded by normalize
 }
 
 // inline reports whether f sets any of the campaign's own content.
@@ -151,6 +159,13 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 		if f.inline() {
 			return errBoth
 		}
+	}
+	if f.Attachments != nil {
+		files, err := attachment.Check(*f.Attachments, "/attachments")
+		if err != nil {
+			return err
+		}
+		f.files = files
 	}
 	if f.SegmentID != nil && *f.SegmentID != 0 {
 		owned, err := store.New(s.pool).SegmentIDOwned(ctx, store.SegmentIDOwnedParams{AccountID: accountID, ID: *f.SegmentID})
@@ -222,8 +237,14 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			SegmentID: nonZero(f.SegmentID),
 			SenderID:  nonZero(f.SenderID),
 		})
-		if err != nil || f.TemplateID == nil {
+		if err != nil {
 			return err
+		}
+		if err := storeAttachments(ctx, q, accountID, c.ID, f.files); err != nil {
+			return err
+		}
+		if f.TemplateID == nil {
+			return nil
 		}
 		c.TemplateID = f.TemplateID
 		return q.CampaignSetTemplate(ctx, store.CampaignSetTemplateParams{AccountID: accountID, ID: c.ID, TemplateID: f.TemplateID})
@@ -231,7 +252,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")
 	}
-	return fromStore(c), nil
+	return s.withAttachments(ctx, accountID, fromStore(c))
 }
 
 // Get returns one campaign.
@@ -240,7 +261,7 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Campaign, error
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")
 	}
-	return fromStore(c), nil
+	return s.withAttachments(ctx, accountID, fromStore(c))
 }
 
 // List returns up to limit campaigns after afterID in id order, optionally of one status.
@@ -262,4 +283,22 @@ func nonZero(p *int64) *int64 {
 		return nil
 	}
 	return p
+}
+
+// storeAttachments replaces the campaign's files with files, in q's transaction.
+func storeAttachments(ctx context.Context, q *store.Queries, accountID, campaignID int64, files []provider.Attachment) error {
+	if err := q.CampaignAttachmentDelete(ctx, store.CampaignAttachmentDeleteParams{AccountID: accountID, CampaignID: campaignID}); err != nil {
+		return err
+	}
+	return attachment.Store(ctx, q, accountID, files, func(pos int32, a provider.Attachment, sum []byte) error {
+		return q.CampaignAttachmentInsert(ctx, store.CampaignAttachmentInsertParams{CampaignID: campaignID, Position: pos,
+			AccountID: accountID, Filename: a.Filename, ContentType: a.ContentType, ContentID: a.ContentID, Sha256: sum})
+	})
+}
+
+// withAttachments fills c.Attachments.
+func (s *Service) withAttachments(ctx context.Context, accountID int64, c Campaign) (Campaign, error) {
+	var err error
+	c.Attachments, err = attachment.Describe(ctx, store.New(s.pool), accountID, c.ID)
+	return c, err
 }

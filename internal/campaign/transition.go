@@ -85,9 +85,14 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 			arg.ListIds = []int64{}
 		}
 	}
-	return s.cas(ctx, accountID, id, "edit", "",
+	c, err := s.cas(ctx, accountID, id, "edit", "",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUpdateDraft(ctx, arg) },
 		func(q *store.Queries, c *store.Campaign) error {
+			if f.Attachments != nil {
+				if err := storeAttachments(ctx, q, accountID, id, f.files); err != nil {
+					return err
+				}
+			}
 			if f.TemplateID != nil {
 				if err := q.CampaignSetTemplate(ctx, store.CampaignSetTemplateParams{AccountID: accountID, ID: id, TemplateID: f.TemplateID}); err != nil {
 					return err
@@ -98,6 +103,10 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 			}
 			return validateTemplates(*c)
 		})
+	if err != nil {
+		return c, err
+	}
+	return s.withAttachments(ctx, accountID, c)
 }
 
 // Delete removes a draft.

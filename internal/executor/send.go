@@ -242,6 +242,8 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		return provider.Message{}, c.tmplErr
 	}
 	httpsURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
-	return c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes},
+	m, err := c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes},
 		message.Links{HTTPS: httpsURL, Mailto: mailto})
+	m.Attachments = c.files
+	return m, err
 }

@@ -151,3 +151,40 @@ func TestMessageAttachmentsSizeLimits(t *testing.T) {
 	res = e.do(e.keyA, "POST", "/v1/templates", map[string]any{"name": "t", "subject": "s", "text": strings.Repeat("x", 2<<20)})
 	require.Equal(t, http.StatusRequestEntityTooLarge, res.Status, "other routes keep SENDONCE_MAX_BODY_BYTES")
 }
+
+// A campaign's files: set at create, replaced by an update, removed by [];
+// bad files are 422 naming the field and change nothing; another account's
+// campaign is 404.
+func TestCampaignAttachments(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/campaigns", map[string]any{"name": "menu", "subject": "Menu", "from_email": "a@example.com",
+		"text_template": "Hi", "attachments": []any{file("menu.pdf", b64s("%PDF menu"))}})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	c := decodeAs[api.Campaign](t, res)
+	require.NotNil(t, c.Attachments)
+	require.Len(t, *c.Attachments, 1)
+	require.Equal(t, "application/pdf", (*c.Attachments)[0].ContentType)
+	path := "/v1/campaigns/" + itoa(c.Id)
+
+	res = e.do(e.keyA, "PATCH", path, map[string]any{"attachments": []any{file("a.txt", "###")}})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s", res.Body)
+	require.Equal(t, []string{"/attachments/0/content"}, decodeAs[problem](t, res).pointers())
+	res = e.do(e.keyA, "GET", path, nil)
+	require.Len(t, *decodeAs[api.Campaign](t, res).Attachments, 1, "a refused update changes nothing")
+
+	res = e.do(e.keyB, "PATCH", path, map[string]any{"attachments": []any{}})
+	require.Equal(t, http.StatusNotFound, res.Status)
+	require.Equal(t, http.StatusNotFound, e.do(e.keyB, "GET", path, nil).Status)
+
+	res = e.do(e.keyA, "PATCH", path, map[string]any{"attachments": []any{file("b.txt", b64s("b")), file("c.txt", b64s("c"))}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	got := *decodeAs[api.Campaign](t, res).Attachments
+	require.Equal(t, []string{"b.txt", "c.txt"}, []string{got[0].Filename, got[1].Filename})
+	res = e.do(e.keyA, "PATCH", path, map[string]any{"attachments": []any{}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Empty(t, *decodeAs[api.Campaign](t, res).Attachments)
+	var refs int
+	require.NoError(t, e.pool.QueryRow(context.Background(), "SELECT count(*) FROM campaign_attachments").Scan(&refs))
+	require.Zero(t, refs)
+}

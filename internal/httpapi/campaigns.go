@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/campaign"
 )
 
@@ -20,7 +21,31 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		ListIds: ids, TemplateId: c.TemplateID, SegmentId: c.SegmentID, Status: api.CampaignStatus(c.Status), AmbiguousPolicy: api.AmbiguousPolicy(c.AmbiguousPolicy),
 		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason}
+		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason, Attachments: toAPIAttachments(c.Attachments)}
+}
+
+// toAPIAttachments describes stored files; nil (a listing) leaves the field out.
+func toAPIAttachments(in []attachment.Info) *[]api.Attachment {
+	if in == nil {
+		return nil
+	}
+	out := make([]api.Attachment, len(in))
+	for i, a := range in {
+		out[i] = api.Attachment{Filename: a.Filename, ContentType: a.ContentType, ContentId: a.ContentID, Size: a.Size, Sha256: a.SHA256}
+	}
+	return &out
+}
+
+// fromAPIAttachments is the files of a request; nil when the field is absent.
+func fromAPIAttachments(in *[]api.AttachmentCreate) *[]attachment.Input {
+	if in == nil {
+		return nil
+	}
+	out := make([]attachment.Input, len(*in))
+	for i, a := range *in {
+		out[i] = attachment.Input{Filename: a.Filename, Content: a.Content, ContentType: deref(a.ContentType), ContentID: deref(a.ContentId)}
+	}
+	return &out
 }
 
 func policyPtr(p *api.AmbiguousPolicy) *string {
@@ -49,7 +74,7 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.CampaignCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.CampaignCreate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
 	}
@@ -57,6 +82,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		Name: &in.Name, Subject: in.Subject, FromEmail: &in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
+		Attachments: fromAPIAttachments(in.Attachments),
 	})
 	if err != nil {
 		return err
@@ -81,7 +107,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.CampaignUpdate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.CampaignUpdate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
 	}
@@ -89,6 +115,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		Name: in.Name, Subject: in.Subject, FromEmail: in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
+		Attachments: fromAPIAttachments(in.Attachments),
 	})
 	if err != nil {
 		return err

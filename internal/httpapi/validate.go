@@ -73,7 +73,9 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 	switch {
 	case r.URL.Path == importPath:
 		return s.Config.ImportMaxBytes
-	case r.URL.Path == messagesPath && r.Method == http.MethodPost:
+	case r.URL.Path == messagesPath && r.Method == http.MethodPost,
+		r.URL.Path == campaignsPath && r.Method == http.MethodPost,
+		isCampaignPath(r.URL.Path) && r.Method == http.MethodPatch:
 		if s.Config.MessageMaxBodyBytes > 0 {
 			return s.Config.MessageMaxBodyBytes
 		}
@@ -82,8 +84,18 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 	return s.Config.MaxBodyBytes
 }
 
-// messagesPath is POST /v1/messages, whose body may hold 10 MB of attachments.
-const messagesPath = "/v1/messages"
+// messagesPath (POST) and campaignsPath (POST, and PATCH of one campaign) take
+// bodies that may hold 10 MB of attachments.
+const (
+	messagesPath  = "/v1/messages"
+	campaignsPath = "/v1/campaigns"
+)
+
+// isCampaignPath reports whether p is /v1/campaigns/{id}.
+func isCampaignPath(p string) bool {
+	id, ok := strings.CutPrefix(p, campaignsPath+"/")
+	return ok && id != "" && !strings.Contains(id, "/")
+}
 
 // defaultMessageMaxBody is its body limit when the configuration gives none:
 // 10 MB in base64 (13.4 MiB) and the rest of the message.

@@ -66,12 +66,7 @@ type Attachment struct {
 }
 
 // AttachmentInfo describes a stored file of a message (not its bytes).
-type AttachmentInfo struct {
-	Filename, ContentType, ContentID string
-	Size                             int
-	// SHA256 is the file's digest in hex: the file is stored once per account.
-	SHA256 string
-}
+type AttachmentInfo = attachment.Info
 
 // Message is a stored message with the state of its send.
 type Message struct {

@@ -2670,6 +2670,8 @@ export interface components {
             paused_reason: string | null;
             /** @description Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise. */
             failed_reason: string | null;
+            /** @description The files every recipient gets (not their bytes); in single-campaign answers, not in listings. */
+            attachments?: components["schemas"]["Attachment"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2711,6 +2713,11 @@ export interface components {
              * @description One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
              */
             sender_id?: number;
+            /**
+             * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+             *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+             */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -2740,6 +2747,11 @@ export interface components {
              * @description One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
              */
             sender_id?: number;
+            /**
+             * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+             *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+             */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
