@@ -65,6 +65,30 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for DomainRecordCheckStatus.
+const (
+	DomainRecordCheckStatusInvalid DomainRecordCheckStatus = "invalid"
+	DomainRecordCheckStatusMissing DomainRecordCheckStatus = "missing"
+	DomainRecordCheckStatusPass    DomainRecordCheckStatus = "pass"
+	DomainRecordCheckStatusUnknown DomainRecordCheckStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the DomainRecordCheckStatus enum.
+func (e DomainRecordCheckStatus) Valid() bool {
+	switch e {
+	case DomainRecordCheckStatusInvalid:
+		return true
+	case DomainRecordCheckStatusMissing:
+		return true
+	case DomainRecordCheckStatusPass:
+		return true
+	case DomainRecordCheckStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDeliveryStatus.
 const (
 	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
@@ -644,6 +668,9 @@ type Campaign struct {
 	CancelledAt *time.Time    `json:"cancelled_at"`
 	CreatedAt   time.Time     `json:"created_at"`
 
+	// DomainCheck In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise.
+	DomainCheck *DomainCheck `json:"domain_check,omitempty"`
+
 	// FailedReason Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise.
 	FailedReason *string    `json:"failed_reason"`
 	FinishedAt   *time.Time `json:"finished_at"`
@@ -793,6 +820,57 @@ type DevInboxMessage struct {
 type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
 }
+
+// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"}}
+type DomainCheck struct {
+	// Aligned A DKIM key is published under the domain itself (d= matches From).
+	Aligned bool              `json:"aligned"`
+	Dkim    DomainRecordCheck `json:"dkim"`
+	Dmarc   DomainRecordCheck `json:"dmarc"`
+
+	// DmarcPolicy p= of the DMARC record; empty when none.
+	DmarcPolicy string `json:"dmarc_policy"`
+	Domain      string `json:"domain"`
+
+	// Ok SPF, DKIM and DMARC pass and DKIM is aligned with the domain.
+	Ok      bool `json:"ok"`
+	Publish []struct {
+		Name  string `json:"name"`
+		Type  string `json:"type"`
+		Value string `json:"value"`
+		Why   string `json:"why"`
+	} `json:"publish"`
+	Spf DomainRecordCheck `json:"spf"`
+}
+
+// DomainCheckRequest Example: {"dkim_selector":"resend","domain":"example.com"}
+type DomainCheckRequest struct {
+	// DkimSelector The DKIM selector your provider shows; absent: the usual ones of the sender's type.
+	DkimSelector *string `json:"dkim_selector,omitempty"`
+
+	// Domain A public domain name (or an address, whose domain is taken).
+	Domain string `json:"domain"`
+
+	// SenderId One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+	SenderId *int64 `json:"sender_id,omitempty"`
+}
+
+// DomainRecordCheck defines model for DomainRecordCheck.
+type DomainRecordCheck struct {
+	Detail string `json:"detail"`
+
+	// Records The records of this kind found (never other TXT records).
+	Records []string `json:"records"`
+
+	// Selector DKIM: the selector whose key was found, or the first tried.
+	Selector *string `json:"selector,omitempty"`
+
+	// Status unknown: the resolver did not answer.
+	Status DomainRecordCheckStatus `json:"status"`
+}
+
+// DomainRecordCheckStatus unknown: the resolver did not answer.
+type DomainRecordCheckStatus string
 
 // Event defines model for Event.
 type Event struct {
@@ -1794,6 +1872,19 @@ type UnapproveCampaignParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CheckDomainParams defines parameters for CheckDomain.
+type CheckDomainParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListEventEndpointsParams defines parameters for ListEventEndpoints.
 type ListEventEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -2262,6 +2353,9 @@ type ApproveCampaignJSONRequestBody = ApproveRequest
 
 // TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
 type TestCampaignJSONRequestBody = TestSendRequest
+
+// CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
+type CheckDomainJSONRequestBody = DomainCheckRequest
 
 // CreateEventEndpointJSONRequestBody defines body for CreateEventEndpoint for application/json ContentType.
 type CreateEventEndpointJSONRequestBody = EventEndpointInput

@@ -73,6 +73,30 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for DomainRecordCheckStatus.
+const (
+	DomainRecordCheckStatusInvalid DomainRecordCheckStatus = "invalid"
+	DomainRecordCheckStatusMissing DomainRecordCheckStatus = "missing"
+	DomainRecordCheckStatusPass    DomainRecordCheckStatus = "pass"
+	DomainRecordCheckStatusUnknown DomainRecordCheckStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the DomainRecordCheckStatus enum.
+func (e DomainRecordCheckStatus) Valid() bool {
+	switch e {
+	case DomainRecordCheckStatusInvalid:
+		return true
+	case DomainRecordCheckStatusMissing:
+		return true
+	case DomainRecordCheckStatusPass:
+		return true
+	case DomainRecordCheckStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDeliveryStatus.
 const (
 	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
@@ -652,6 +676,9 @@ type Campaign struct {
 	CancelledAt *time.Time    `json:"cancelled_at"`
 	CreatedAt   time.Time     `json:"created_at"`
 
+	// DomainCheck In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise.
+	DomainCheck *DomainCheck `json:"domain_check,omitempty"`
+
 	// FailedReason Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise.
 	FailedReason *string    `json:"failed_reason"`
 	FinishedAt   *time.Time `json:"finished_at"`
@@ -801,6 +828,57 @@ type DevInboxMessage struct {
 type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
 }
+
+// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"}}
+type DomainCheck struct {
+	// Aligned A DKIM key is published under the domain itself (d= matches From).
+	Aligned bool              `json:"aligned"`
+	Dkim    DomainRecordCheck `json:"dkim"`
+	Dmarc   DomainRecordCheck `json:"dmarc"`
+
+	// DmarcPolicy p= of the DMARC record; empty when none.
+	DmarcPolicy string `json:"dmarc_policy"`
+	Domain      string `json:"domain"`
+
+	// Ok SPF, DKIM and DMARC pass and DKIM is aligned with the domain.
+	Ok      bool `json:"ok"`
+	Publish []struct {
+		Name  string `json:"name"`
+		Type  string `json:"type"`
+		Value string `json:"value"`
+		Why   string `json:"why"`
+	} `json:"publish"`
+	Spf DomainRecordCheck `json:"spf"`
+}
+
+// DomainCheckRequest Example: {"dkim_selector":"resend","domain":"example.com"}
+type DomainCheckRequest struct {
+	// DkimSelector The DKIM selector your provider shows; absent: the usual ones of the sender's type.
+	DkimSelector *string `json:"dkim_selector,omitempty"`
+
+	// Domain A public domain name (or an address, whose domain is taken).
+	Domain string `json:"domain"`
+
+	// SenderId One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+	SenderId *int64 `json:"sender_id,omitempty"`
+}
+
+// DomainRecordCheck defines model for DomainRecordCheck.
+type DomainRecordCheck struct {
+	Detail string `json:"detail"`
+
+	// Records The records of this kind found (never other TXT records).
+	Records []string `json:"records"`
+
+	// Selector DKIM: the selector whose key was found, or the first tried.
+	Selector *string `json:"selector,omitempty"`
+
+	// Status unknown: the resolver did not answer.
+	Status DomainRecordCheckStatus `json:"status"`
+}
+
+// DomainRecordCheckStatus unknown: the resolver did not answer.
+type DomainRecordCheckStatus string
 
 // Event defines model for Event.
 type Event struct {
@@ -1802,6 +1880,19 @@ type UnapproveCampaignParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CheckDomainParams defines parameters for CheckDomain.
+type CheckDomainParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListEventEndpointsParams defines parameters for ListEventEndpoints.
 type ListEventEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -2270,6 +2361,9 @@ type ApproveCampaignJSONRequestBody = ApproveRequest
 
 // TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
 type TestCampaignJSONRequestBody = TestSendRequest
+
+// CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
+type CheckDomainJSONRequestBody = DomainCheckRequest
 
 // CreateEventEndpointJSONRequestBody defines body for CreateEventEndpoint for application/json ContentType.
 type CreateEventEndpointJSONRequestBody = EventEndpointInput
@@ -2929,6 +3023,9 @@ type ClientInterface interface {
 	// ApproveCampaignWithBody Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2938,6 +3035,9 @@ type ClientInterface interface {
 	// ApproveCampaign Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3028,6 +3128,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/dev/inbox/{id}/html (the `GetDevInboxHTML` operationId).
 	GetDevInboxHTML(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckDomainWithBody Check a sending domain
+	//
+	// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+	// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+	// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+	// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+	// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+	// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+	// only SPF, DKIM and DMARC records are echoed.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+	CheckDomainWithBody(ctx context.Context, params *CheckDomainParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckDomain Check a sending domain
+	//
+	// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+	// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+	// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+	// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+	// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+	// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+	// only SPF, DKIM and DMARC records are echoed.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+	CheckDomain(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEventEndpoints List event endpoints
 	//
@@ -4447,6 +4577,9 @@ func (c *Raw) UpdateCampaign(ctx context.Context, id ID, body UpdateCampaignJSON
 // ApproveCampaignWithBody Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4466,6 +4599,9 @@ func (c *Raw) ApproveCampaignWithBody(ctx context.Context, id ID, params *Approv
 // ApproveCampaign Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4657,6 +4793,56 @@ func (c *Raw) ListDevInbox(ctx context.Context, reqEditors ...RequestEditorFn) (
 // Corresponds with GET /v1/dev/inbox/{id}/html (the `GetDevInboxHTML` operationId).
 func (c *Raw) GetDevInboxHTML(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDevInboxHTMLRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckDomainWithBody Check a sending domain
+//
+// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+// only SPF, DKIM and DMARC records are echoed.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+func (c *Raw) CheckDomainWithBody(ctx context.Context, params *CheckDomainParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckDomainRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckDomain Check a sending domain
+//
+// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+// only SPF, DKIM and DMARC records are echoed.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+func (c *Raw) CheckDomain(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckDomainRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7747,6 +7933,61 @@ func NewGetDevInboxHTMLRequest(server string, id ID) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCheckDomainRequest calls the generic CheckDomain builder with application/json body
+func NewCheckDomainRequest(server string, params *CheckDomainParams, body CheckDomainJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCheckDomainRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCheckDomainRequestWithBody constructs an http.Request for the CheckDomain method, with any body, and a specified content type
+func NewCheckDomainRequestWithBody(server string, params *CheckDomainParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/domains/check")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -11272,6 +11513,9 @@ type ClientWithResponsesInterface interface {
 	// ApproveCampaignWithBodyWithResponse Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11281,6 +11525,9 @@ type ClientWithResponsesInterface interface {
 	// ApproveCampaignWithResponse Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11387,6 +11634,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/dev/inbox/{id}/html (the `GetDevInboxHTML` operationId).
 	GetDevInboxHTMLWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetDevInboxHTMLResponse, error)
+
+	// CheckDomainWithBodyWithResponse Check a sending domain
+	//
+	// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+	// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+	// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+	// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+	// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+	// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+	// only SPF, DKIM and DMARC records are echoed.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+	CheckDomainWithBodyWithResponse(ctx context.Context, params *CheckDomainParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error)
+
+	// CheckDomainWithResponse Check a sending domain
+	//
+	// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+	// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+	// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+	// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+	// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+	// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+	// only SPF, DKIM and DMARC records are echoed.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+	CheckDomainWithResponse(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error)
 
 	// ListEventEndpointsWithResponse List event endpoints
 	//
@@ -14763,6 +15040,117 @@ func (r GetDevInboxHTMLResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDevInboxHTMLResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CheckDomainResponse401Headers the declared response headers of an HTTP 401 response for CheckDomain
+type CheckDomainResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CheckDomainResponse409Headers the declared response headers of an HTTP 409 response for CheckDomain
+type CheckDomainResponse409Headers struct {
+	RetryAfter *int
+}
+
+// CheckDomainResponse429Headers the declared response headers of an HTTP 429 response for CheckDomain
+type CheckDomainResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CheckDomainResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DomainCheck
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CheckDomainResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CheckDomainResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CheckDomainResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CheckDomainResponse) GetJSON200() *DomainCheck {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckDomainResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckDomainResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckDomainResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckDomainResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21252,6 +21640,9 @@ func (c *ClientWithResponses) UpdateCampaignWithResponse(ctx context.Context, id
 // ApproveCampaignWithBodyWithResponse Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21267,6 +21658,9 @@ func (c *ClientWithResponses) ApproveCampaignWithBodyWithResponse(ctx context.Co
 // ApproveCampaignWithResponse Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21438,6 +21832,48 @@ func (c *ClientWithResponses) GetDevInboxHTMLWithResponse(ctx context.Context, i
 		return nil, err
 	}
 	return ParseGetDevInboxHTMLResponse(rsp)
+}
+
+// CheckDomainWithBodyWithResponse Check a sending domain
+//
+// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+// only SPF, DKIM and DMARC records are echoed.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+func (c *ClientWithResponses) CheckDomainWithBodyWithResponse(ctx context.Context, params *CheckDomainParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error) {
+	rsp, err := c.CheckDomainWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckDomainResponse(rsp)
+}
+
+// CheckDomainWithResponse Check a sending domain
+//
+// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+// only SPF, DKIM and DMARC records are echoed.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+func (c *ClientWithResponses) CheckDomainWithResponse(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error) {
+	rsp, err := c.CheckDomain(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckDomainResponse(rsp)
 }
 
 // ListEventEndpointsWithResponse List event endpoints
@@ -25059,6 +25495,114 @@ func ParseGetDevInboxHTMLResponse(rsp *http.Response) (*GetDevInboxHTMLResponse,
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetDevInboxHTMLResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCheckDomainResponse parses an HTTP response from a CheckDomainWithResponse call
+func ParseCheckDomainResponse(rsp *http.Response) (*CheckDomainResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckDomainResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DomainCheck
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CheckDomainResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CheckDomainResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CheckDomainResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -54,6 +54,14 @@ type Audience struct {
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment;
 	// a build that runs longer fails the campaign (status failed, with the reason).
 	SegmentBuildTimeout time.Duration `split_words:"true" default:"10m"`
+	// DNSServer (host:port) answers the domain checks' lookups, and nothing else
+	// is asked; empty means the system's resolver. Tenants aim these lookups:
+	// where the system's resolver also answers internal zones, name a public one.
+	DNSServer string `envconfig:"DNS_SERVER"`
+	// DomainCheck is what campaign approval does with the From domain's SPF, DKIM
+	// and DMARC: off, warn (approve, and say what fails in domain_check) or refuse
+	// (422 naming /from_email while it fails).
+	DomainCheck string `split_words:"true" default:"off"`
 }
 
 // Database settings.
@@ -275,6 +283,16 @@ func Load() (Config, error) {
 func (c Config) Validate() error {
 	if _, err := c.TrustedProxyPrefixes(); err != nil {
 		return err
+	}
+	switch c.DomainCheck {
+	case "off", "warn", "refuse", "":
+	default:
+		return fmt.Errorf("configuration: SENDONCE_DOMAIN_CHECK must be off, warn or refuse, not %q", c.DomainCheck)
+	}
+	if c.DNSServer != "" {
+		if _, _, err := net.SplitHostPort(c.DNSServer); err != nil {
+			return fmt.Errorf("configuration: SENDONCE_DNS_SERVER must be host:port (e.g. 1.1.1.1:53): %w", err)
+		}
 	}
 	switch {
 	case c.Workers < 1:

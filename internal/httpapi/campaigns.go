@@ -152,11 +152,17 @@ func (s *Server) approveCampaign(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	check, err := s.approvalDomainCheck(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
 	c, err := s.Campaigns.Approve(r.Context(), accountID(r), id, in.ScheduledFor)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPICampaign(c))
+	out := toAPICampaign(c)
+	out.DomainCheck = check
+	return encode(w, http.StatusOK, out)
 }
 
 // transition adapts a campaign transition without a body (unapprove, pause, resume,

@@ -869,6 +869,9 @@ export interface paths {
         /**
          * Approve campaign
          * @description draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+         *     With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+         *     and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+         *     422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
          */
         post: operations["approveCampaign"];
         delete?: never;
@@ -1455,6 +1458,32 @@ export interface paths {
         get: operations["listEventEndpointDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/domains/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a sending domain
+         * @description Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+         *     usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+         *     per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+         *     says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+         *     the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+         *     the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+         *     only SPF, DKIM and DMARC records are echoed.
+         */
+        post: operations["checkDomain"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2162,6 +2191,89 @@ export interface components {
             sender_id?: number;
         };
         /**
+         * @example {
+         *       "domain": "example.com",
+         *       "dkim_selector": "resend"
+         *     }
+         */
+        DomainCheckRequest: {
+            /** @description A public domain name (or an address, whose domain is taken). */
+            domain: string;
+            /** @description The DKIM selector your provider shows; absent: the usual ones of the sender's type. */
+            dkim_selector?: string;
+            /**
+             * Format: int64
+             * @description One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+             */
+            sender_id?: number;
+        };
+        DomainRecordCheck: {
+            /**
+             * @description unknown: the resolver did not answer.
+             * @enum {string}
+             */
+            status: "pass" | "missing" | "invalid" | "unknown";
+            /** @description The records of this kind found (never other TXT records). */
+            records: string[];
+            /** @description DKIM: the selector whose key was found, or the first tried. */
+            selector?: string;
+            detail: string;
+        };
+        /**
+         * @example {
+         *       "domain": "example.com",
+         *       "ok": false,
+         *       "aligned": true,
+         *       "spf": {
+         *         "status": "pass",
+         *         "records": [
+         *           "v=spf1 include:amazonses.com ~all"
+         *         ],
+         *         "detail": "one SPF record"
+         *       },
+         *       "dkim": {
+         *         "status": "pass",
+         *         "records": [
+         *           "p=MIGfMA0…"
+         *         ],
+         *         "selector": "resend",
+         *         "detail": "a DKIM key at resend._domainkey.example.com"
+         *       },
+         *       "dmarc": {
+         *         "status": "missing",
+         *         "records": [],
+         *         "detail": "no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com"
+         *       },
+         *       "dmarc_policy": "",
+         *       "publish": [
+         *         {
+         *           "type": "TXT",
+         *           "name": "_dmarc.example.com",
+         *           "value": "v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com",
+         *           "why": "Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"
+         *         }
+         *       ]
+         *     }
+         */
+        DomainCheck: {
+            domain: string;
+            /** @description SPF, DKIM and DMARC pass and DKIM is aligned with the domain. */
+            ok: boolean;
+            /** @description A DKIM key is published under the domain itself (d= matches From). */
+            aligned: boolean;
+            spf: components["schemas"]["DomainRecordCheck"];
+            dkim: components["schemas"]["DomainRecordCheck"];
+            dmarc: components["schemas"]["DomainRecordCheck"];
+            /** @description p= of the DMARC record; empty when none. */
+            dmarc_policy: string;
+            publish: {
+                type: string;
+                name: string;
+                value: string;
+                why: string;
+            }[];
+        };
+        /**
          * @description One file, as Resend names the fields. 10 MB in all per message, decoded.
          * @example {
          *       "filename": "invoice-A-1002.pdf",
@@ -2672,6 +2784,8 @@ export interface components {
             failed_reason: string | null;
             /** @description The files every recipient gets (not their bytes); in single-campaign answers, not in listings. */
             attachments?: components["schemas"]["Attachment"][];
+            /** @description In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise. */
+            domain_check?: components["schemas"]["DomainCheck"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -6643,6 +6757,50 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    checkDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description The check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainCheck"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             default: components["responses"]["Problem"];
