@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/complaint"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/message"
@@ -57,7 +59,21 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	e.Start(ctx)
 	log.Info("executor started", "provider", cfg.Provider, "idempotent", p.Idempotent(),
 		"workers", ecfg.Workers, "batch_size", cfg.BatchSize)
-	return func(ctx context.Context) error { defer closePool(lp); return e.Stop(ctx) }, nil
+	// The complaint-rate guard runs beside the executor (every replica; its passes
+	// are idempotent), once a minute.
+	gctx, stopGuard := context.WithCancel(ctx)
+	guardDone := make(chan struct{})
+	go func() {
+		defer close(guardDone)
+		(&complaint.Guard{Pool: pool, Max: cfg.ComplaintRateMax, Window: cfg.ComplaintWindow,
+			MinDelivered: cfg.ComplaintMinDelivered, Log: log}).Run(gctx, time.Minute)
+	}()
+	return func(ctx context.Context) error {
+		defer closePool(lp)
+		stopGuard()
+		<-guardDone
+		return e.Stop(ctx)
+	}, nil
 }
 
 // executorConfig maps the SENDONCE_* executor settings onto the executor's Config.

@@ -184,6 +184,10 @@ func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, er
 			if err := q.SenderResumeHealth(ctx, store.SenderResumeHealthParams{AccountID: accountID, SenderID: c.SenderID}); err != nil {
 				return err
 			}
+			// A complaint-rate pause ends the same way: the operator decided.
+			if err := q.ComplaintGuardClearForCampaign(ctx, store.ComplaintGuardClearForCampaignParams{AccountID: accountID, CampaignID: c.ID}); err != nil {
+				return err
+			}
 			return notify(ctx, q, c.ID)
 		})
 }

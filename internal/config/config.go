@@ -62,6 +62,13 @@ type Audience struct {
 	// and DMARC: off, warn (approve, and say what fails in domain_check) or refuse
 	// (422 naming /from_email while it fails).
 	DomainCheck string `split_words:"true" default:"off"`
+	// ComplaintRateMax pauses a sender's campaigns when its complaints ÷
+	// deliveries over ComplaintWindow exceed it (0.003 is Gmail's 0.3 %); 0
+	// disables the guard. ComplaintMinDelivered is the volume below which the
+	// guard does not act (a few complaints in a small send say little).
+	ComplaintRateMax      float64       `split_words:"true" default:"0.003"`
+	ComplaintWindow       time.Duration `split_words:"true" default:"168h"`
+	ComplaintMinDelivered int64         `split_words:"true" default:"1000"`
 }
 
 // Database settings.
@@ -288,6 +295,10 @@ func (c Config) Validate() error {
 	case "off", "warn", "refuse", "":
 	default:
 		return fmt.Errorf("configuration: SENDONCE_DOMAIN_CHECK must be off, warn or refuse, not %q", c.DomainCheck)
+	}
+	if c.ComplaintRateMax < 0 || c.ComplaintRateMax >= 1 || c.ComplaintMinDelivered < 1 || c.ComplaintWindow < time.Hour {
+		return fmt.Errorf("configuration: SENDONCE_COMPLAINT_RATE_MAX must be in [0, 1), SENDONCE_COMPLAINT_MIN_DELIVERED at least 1 " +
+			"and SENDONCE_COMPLAINT_WINDOW at least 1h")
 	}
 	if c.DNSServer != "" {
 		if _, _, err := net.SplitHostPort(c.DNSServer); err != nil {

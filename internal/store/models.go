@@ -85,6 +85,16 @@ type CampaignSendArchive struct {
 	N          int64
 }
 
+type ComplaintGuard struct {
+	AccountID  int64
+	SenderKey  int64
+	Delivered  int64
+	Complaints int64
+	Rate       float64
+	Reason     string
+	TrippedAt  time.Time
+}
+
 type DashboardSession struct {
 	ID        int64
 	AccountID int64

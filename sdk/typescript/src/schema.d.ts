@@ -3280,7 +3280,7 @@ export interface components {
             };
         };
         /** @enum {string} */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded";
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
