@@ -1580,11 +1580,13 @@ type SuppressionReason string
 
 // Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Template struct {
-	CreatedAt time.Time `json:"created_at"`
-	Html      string    `json:"html"`
-	Id        int64     `json:"id"`
-	Language  string    `json:"language"`
-	Name      string    `json:"name"`
+	// Attachments Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings.
+	Attachments *[]Attachment `json:"attachments,omitempty"`
+	CreatedAt   time.Time     `json:"created_at"`
+	Html        string        `json:"html"`
+	Id          int64         `json:"id"`
+	Language    string        `json:"language"`
+	Name        string        `json:"name"`
 
 	// SampleData What previews render as .Attributes without data.
 	SampleData json.RawMessage `json:"sample_data"`
@@ -1597,12 +1599,14 @@ type Template struct {
 
 // TemplateCreate Example: {"html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}."}
 type TemplateCreate struct {
-	Html       *string          `json:"html,omitempty"`
-	Language   *string          `json:"language,omitempty"`
-	Name       string           `json:"name"`
-	SampleData *json.RawMessage `json:"sample_data,omitempty"`
-	Subject    string           `json:"subject"`
-	Text       *string          `json:"text,omitempty"`
+	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+	Html        *string             `json:"html,omitempty"`
+	Language    *string             `json:"language,omitempty"`
+	Name        string              `json:"name"`
+	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
+	Subject     string              `json:"subject"`
+	Text        *string             `json:"text,omitempty"`
 }
 
 // TemplatePage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
@@ -1613,12 +1617,14 @@ type TemplatePage struct {
 
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
 type TemplateUpdate struct {
-	Html       *string          `json:"html,omitempty"`
-	Language   *string          `json:"language,omitempty"`
-	Name       *string          `json:"name,omitempty"`
-	SampleData *json.RawMessage `json:"sample_data,omitempty"`
-	Subject    *string          `json:"subject,omitempty"`
-	Text       *string          `json:"text,omitempty"`
+	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+	Html        *string             `json:"html,omitempty"`
+	Language    *string             `json:"language,omitempty"`
+	Name        *string             `json:"name,omitempty"`
+	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
+	Subject     *string             `json:"subject,omitempty"`
+	Text        *string             `json:"text,omitempty"`
 }
 
 // TestSendOutcome defines model for TestSendOutcome.

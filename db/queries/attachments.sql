@@ -54,7 +54,7 @@ WHERE a.account_id = @account_id AND a.campaign_id = @campaign_id
 ORDER BY a.position;
 
 -- name: AttachmentBlobDeleteUnreferenced :execrows
--- Maintenance (every account): deletes up to n files no message or campaign
+-- Maintenance (every account): deletes up to n files no message, campaign or template
 -- references and none has stored since cutoff. FOR UPDATE re-checks last_used_at
 -- on a row a storing transaction bumped meanwhile, and SKIP LOCKED passes over the
 -- row such a transaction still holds, so a file about to be referenced stays.
@@ -64,8 +64,43 @@ WITH doomed AS (
     WHERE b.last_used_at < @cutoff::timestamptz
       AND NOT EXISTS (SELECT 1 FROM message_attachments m WHERE m.account_id = b.account_id AND m.sha256 = b.sha256)
       AND NOT EXISTS (SELECT 1 FROM campaign_attachments c WHERE c.account_id = b.account_id AND c.sha256 = b.sha256)
+      AND NOT EXISTS (SELECT 1 FROM template_attachments t WHERE t.account_id = b.account_id AND t.sha256 = b.sha256)
     ORDER BY b.last_used_at
     LIMIT @n
     FOR UPDATE SKIP LOCKED
 )
 DELETE FROM attachment_blobs b USING doomed d WHERE b.account_id = d.account_id AND b.sha256 = d.sha256;
+
+-- name: TemplateAttachmentDelete :exec
+DELETE FROM template_attachments WHERE account_id = @account_id AND template_id = @template_id;
+
+-- name: TemplateAttachmentInsert :exec
+INSERT INTO template_attachments (template_id, position, account_id, filename, content_type, content_id, sha256)
+VALUES (@template_id, @position, @account_id, @filename, @content_type, @content_id, @sha256);
+
+-- name: TemplateAttachmentMeta :many
+SELECT a.position, a.filename, a.content_type, a.content_id, b.size, a.sha256
+FROM template_attachments a
+JOIN attachment_blobs b ON b.account_id = a.account_id AND b.sha256 = a.sha256
+WHERE a.account_id = @account_id AND a.template_id = @template_id
+ORDER BY a.position;
+
+-- name: MessageAttachmentCopyTemplate :execrows
+-- A message made from a template, without files of its own, gets the template's
+-- (references to the same stored files), in the transaction that accepts it.
+INSERT INTO message_attachments (message_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT @message_id, t.position, t.account_id, t.filename, t.content_type, t.content_id, t.sha256
+FROM template_attachments t
+WHERE t.account_id = @account_id AND t.template_id = @template_id;
+
+-- name: MessageSetAttachmentCount :exec
+UPDATE messages SET attachment_count = @attachment_count WHERE account_id = @account_id AND id = @id;
+
+-- name: CampaignAttachmentCopyTemplate :execrows
+-- A campaign made from a template, without files of its own, gets the template's
+-- at approval, in the approving transaction (as it gets the template's content).
+INSERT INTO campaign_attachments (campaign_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT @campaign_id, t.position, t.account_id, t.filename, t.content_type, t.content_id, t.sha256
+FROM template_attachments t
+WHERE t.account_id = @account_id AND t.template_id = @template_id
+  AND NOT EXISTS (SELECT 1 FROM campaign_attachments c WHERE c.campaign_id = @campaign_id);

@@ -224,3 +224,17 @@ func LoadCampaign(ctx context.Context, q *store.Queries, accountID, campaignID i
 	}
 	return out, nil
 }
+
+// DescribeTemplate returns the files of a template of the account, in order.
+func DescribeTemplate(ctx context.Context, q *store.Queries, accountID, templateID int64) ([]Info, error) {
+	rows, err := q.TemplateAttachmentMeta(ctx, store.TemplateAttachmentMetaParams{AccountID: accountID, TemplateID: templateID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, len(rows))
+	for i, a := range rows {
+		out[i] = Info{Filename: a.Filename, ContentType: a.ContentType, ContentID: a.ContentID, Size: int(a.Size),
+			SHA256: hex.EncodeToString(a.Sha256)}
+	}
+	return out, nil
+}

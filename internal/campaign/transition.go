@@ -137,6 +137,11 @@ func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor
 				if err != nil {
 					return postgres.Error(err, "campaign")
 				}
+				// Its files too, unless it has its own.
+				if _, err := q.CampaignAttachmentCopyTemplate(ctx, store.CampaignAttachmentCopyTemplateParams{
+					AccountID: accountID, CampaignID: id, TemplateID: *c.TemplateID}); err != nil {
+					return err
+				}
 				*c = frozen
 			}
 			if c.HtmlTemplate == "" && c.TextTemplate == "" {

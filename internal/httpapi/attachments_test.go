@@ -148,8 +148,11 @@ func TestMessageAttachmentsSizeLimits(t *testing.T) {
 		"Idempotency-Key", "huge")
 	require.Equal(t, http.StatusRequestEntityTooLarge, res.Status)
 
-	res = e.do(e.keyA, "POST", "/v1/templates", map[string]any{"name": "t", "subject": "s", "text": strings.Repeat("x", 2<<20)})
+	res = e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": "a@example.com", "name": strings.Repeat("x", 2<<20)})
 	require.Equal(t, http.StatusRequestEntityTooLarge, res.Status, "other routes keep SENDONCE_MAX_BODY_BYTES")
+	res = e.do(e.keyA, "POST", "/v1/messages/batch", map[string]any{"messages": []any{map[string]any{"idempotency_key": "k",
+		"message": receipt(map[string]any{"attachments": []any{file("a.bin", nearly)}})}}})
+	require.Equal(t, http.StatusRequestEntityTooLarge, res.Status, "the batch keeps SENDONCE_MAX_BODY_BYTES")
 }
 
 // A campaign's files: set at create, replaced by an update, removed by [];
@@ -187,4 +190,54 @@ func TestCampaignAttachments(t *testing.T) {
 	var refs int
 	require.NoError(t, e.pool.QueryRow(context.Background(), "SELECT count(*) FROM campaign_attachments").Scan(&refs))
 	require.Zero(t, refs)
+}
+
+// A template's files go to a message made from it that has none of its own (its
+// own replace them), and to a campaign made from it, at approval; editing the
+// template afterwards changes neither.
+func TestTemplateAttachments(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/templates", map[string]any{"name": "invoice", "subject": "Invoice", "text": "See attached",
+		"attachments": []any{file("terms.pdf", b64s("%PDF terms"))}})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	tpl := decodeAs[api.Template](t, res)
+	require.Len(t, *tpl.Attachments, 1)
+	path := "/v1/templates/" + itoa(tpl.Id)
+	res = e.do(e.keyA, "PATCH", path, map[string]any{"attachments": []any{file("bad", "!!")}})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s", res.Body)
+	require.Equal(t, []string{"/attachments/0/content"}, decodeAs[problem](t, res).pointers())
+	require.Equal(t, http.StatusNotFound, e.do(e.keyB, "PATCH", path, map[string]any{"attachments": []any{}}).Status)
+
+	send := func(key string, extra map[string]any) api.Message {
+		body := map[string]any{"to": "ada@example.com", "from": "shop@example.com", "template_id": tpl.Id}
+		for k, v := range extra {
+			body[k] = v
+		}
+		res := e.do(e.keyA, "POST", "/v1/messages", body, "Idempotency-Key", key)
+		require.Equal(t, http.StatusAccepted, res.Status, "%s", res.Body)
+		return decodeAs[api.Message](t, res)
+	}
+	m := send("t-1", nil)
+	require.Equal(t, []string{"terms.pdf"}, []string{m.Attachments[0].Filename})
+	own := send("t-2", map[string]any{"attachments": []any{file("own.txt", b64s("own"))}})
+	require.Len(t, own.Attachments, 1)
+	require.Equal(t, "own.txt", own.Attachments[0].Filename)
+
+	res = e.do(e.keyA, "POST", "/v1/campaigns", map[string]any{"name": "c", "from_email": "shop@example.com", "template_id": tpl.Id})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	c := decodeAs[api.Campaign](t, res)
+	require.Empty(t, *c.Attachments, "a draft has only its own files")
+	res = e.do(e.keyA, "POST", "/v1/campaigns/"+itoa(c.Id)+"/approve", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	res = e.do(e.keyA, "GET", "/v1/campaigns/"+itoa(c.Id), nil)
+	require.Equal(t, "terms.pdf", (*decodeAs[api.Campaign](t, res).Attachments)[0].Filename, "copied at approval")
+
+	res = e.do(e.keyA, "PATCH", path, map[string]any{"attachments": []any{}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Empty(t, *decodeAs[api.Template](t, res).Attachments)
+	res = e.do(e.keyA, "GET", "/v1/messages/"+itoa(m.Id), nil)
+	require.Len(t, decodeAs[api.Message](t, res).Attachments, 1, "the message keeps what it was accepted with")
+	res = e.do(e.keyA, "GET", "/v1/campaigns/"+itoa(c.Id), nil)
+	require.Len(t, *decodeAs[api.Campaign](t, res).Attachments, 1, "the approved campaign keeps its copy")
 }

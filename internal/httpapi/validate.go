@@ -75,7 +75,9 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 		return s.Config.ImportMaxBytes
 	case r.URL.Path == messagesPath && r.Method == http.MethodPost,
 		r.URL.Path == campaignsPath && r.Method == http.MethodPost,
-		isCampaignPath(r.URL.Path) && r.Method == http.MethodPatch:
+		isOnePath(r.URL.Path, campaignsPath) && r.Method == http.MethodPatch,
+		r.URL.Path == templatesPath && r.Method == http.MethodPost,
+		isOnePath(r.URL.Path, templatesPath) && r.Method == http.MethodPatch:
 		if s.Config.MessageMaxBodyBytes > 0 {
 			return s.Config.MessageMaxBodyBytes
 		}
@@ -84,16 +86,17 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 	return s.Config.MaxBodyBytes
 }
 
-// messagesPath (POST) and campaignsPath (POST, and PATCH of one campaign) take
-// bodies that may hold 10 MB of attachments.
+// messagesPath (POST), campaignsPath and templatesPath (POST, and PATCH of one)
+// take bodies that may hold 10 MB of attachments.
 const (
 	messagesPath  = "/v1/messages"
 	campaignsPath = "/v1/campaigns"
+	templatesPath = "/v1/templates"
 )
 
-// isCampaignPath reports whether p is /v1/campaigns/{id}.
-func isCampaignPath(p string) bool {
-	id, ok := strings.CutPrefix(p, campaignsPath+"/")
+// isOnePath reports whether p is collection/{id}.
+func isOnePath(p, collection string) bool {
+	id, ok := strings.CutPrefix(p, collection+"/")
 	return ok && id != "" && !strings.Contains(id, "/")
 }
 

@@ -17,6 +17,7 @@ WITH doomed AS (
     WHERE b.last_used_at < $1::timestamptz
       AND NOT EXISTS (SELECT 1 FROM message_attachments m WHERE m.account_id = b.account_id AND m.sha256 = b.sha256)
       AND NOT EXISTS (SELECT 1 FROM campaign_attachments c WHERE c.account_id = b.account_id AND c.sha256 = b.sha256)
+      AND NOT EXISTS (SELECT 1 FROM template_attachments t WHERE t.account_id = b.account_id AND t.sha256 = b.sha256)
     ORDER BY b.last_used_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -29,7 +30,7 @@ type AttachmentBlobDeleteUnreferencedParams struct {
 	N      int32
 }
 
-// Maintenance (every account): deletes up to n files no message or campaign
+// Maintenance (every account): deletes up to n files no message, campaign or template
 // references and none has stored since cutoff. FOR UPDATE re-checks last_used_at
 // on a row a storing transaction bumped meanwhile, and SKIP LOCKED passes over the
 // row such a transaction still holds, so a file about to be referenced stays.
@@ -71,6 +72,30 @@ func (q *Queries) AttachmentBlobPut(ctx context.Context, arg AttachmentBlobPutPa
 		arg.Now,
 	)
 	return err
+}
+
+const campaignAttachmentCopyTemplate = `-- name: CampaignAttachmentCopyTemplate :execrows
+INSERT INTO campaign_attachments (campaign_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT $1, t.position, t.account_id, t.filename, t.content_type, t.content_id, t.sha256
+FROM template_attachments t
+WHERE t.account_id = $2 AND t.template_id = $3
+  AND NOT EXISTS (SELECT 1 FROM campaign_attachments c WHERE c.campaign_id = $1)
+`
+
+type CampaignAttachmentCopyTemplateParams struct {
+	CampaignID int64
+	AccountID  int64
+	TemplateID int64
+}
+
+// A campaign made from a template, without files of its own, gets the template's
+// at approval, in the approving transaction (as it gets the template's content).
+func (q *Queries) CampaignAttachmentCopyTemplate(ctx context.Context, arg CampaignAttachmentCopyTemplateParams) (int64, error) {
+	result, err := q.db.Exec(ctx, campaignAttachmentCopyTemplate, arg.CampaignID, arg.AccountID, arg.TemplateID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const campaignAttachmentDelete = `-- name: CampaignAttachmentDelete :exec
@@ -213,6 +238,29 @@ func (q *Queries) CampaignAttachmentMeta(ctx context.Context, arg CampaignAttach
 	return items, nil
 }
 
+const messageAttachmentCopyTemplate = `-- name: MessageAttachmentCopyTemplate :execrows
+INSERT INTO message_attachments (message_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT $1, t.position, t.account_id, t.filename, t.content_type, t.content_id, t.sha256
+FROM template_attachments t
+WHERE t.account_id = $2 AND t.template_id = $3
+`
+
+type MessageAttachmentCopyTemplateParams struct {
+	MessageID  int64
+	AccountID  int64
+	TemplateID int64
+}
+
+// A message made from a template, without files of its own, gets the template's
+// (references to the same stored files), in the transaction that accepts it.
+func (q *Queries) MessageAttachmentCopyTemplate(ctx context.Context, arg MessageAttachmentCopyTemplateParams) (int64, error) {
+	result, err := q.db.Exec(ctx, messageAttachmentCopyTemplate, arg.MessageID, arg.AccountID, arg.TemplateID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const messageAttachmentInsert = `-- name: MessageAttachmentInsert :exec
 INSERT INTO message_attachments (message_id, position, account_id, filename, content_type, content_id, sha256)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -321,6 +369,112 @@ func (q *Queries) MessageAttachmentMeta(ctx context.Context, arg MessageAttachme
 	items := []MessageAttachmentMetaRow{}
 	for rows.Next() {
 		var i MessageAttachmentMetaRow
+		if err := rows.Scan(
+			&i.Position,
+			&i.Filename,
+			&i.ContentType,
+			&i.ContentID,
+			&i.Size,
+			&i.Sha256,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageSetAttachmentCount = `-- name: MessageSetAttachmentCount :exec
+UPDATE messages SET attachment_count = $1 WHERE account_id = $2 AND id = $3
+`
+
+type MessageSetAttachmentCountParams struct {
+	AttachmentCount int16
+	AccountID       int64
+	ID              int64
+}
+
+func (q *Queries) MessageSetAttachmentCount(ctx context.Context, arg MessageSetAttachmentCountParams) error {
+	_, err := q.db.Exec(ctx, messageSetAttachmentCount, arg.AttachmentCount, arg.AccountID, arg.ID)
+	return err
+}
+
+const templateAttachmentDelete = `-- name: TemplateAttachmentDelete :exec
+DELETE FROM template_attachments WHERE account_id = $1 AND template_id = $2
+`
+
+type TemplateAttachmentDeleteParams struct {
+	AccountID  int64
+	TemplateID int64
+}
+
+func (q *Queries) TemplateAttachmentDelete(ctx context.Context, arg TemplateAttachmentDeleteParams) error {
+	_, err := q.db.Exec(ctx, templateAttachmentDelete, arg.AccountID, arg.TemplateID)
+	return err
+}
+
+const templateAttachmentInsert = `-- name: TemplateAttachmentInsert :exec
+INSERT INTO template_attachments (template_id, position, account_id, filename, content_type, content_id, sha256)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+`
+
+type TemplateAttachmentInsertParams struct {
+	TemplateID  int64
+	Position    int32
+	AccountID   int64
+	Filename    string
+	ContentType string
+	ContentID   string
+	Sha256      []byte
+}
+
+func (q *Queries) TemplateAttachmentInsert(ctx context.Context, arg TemplateAttachmentInsertParams) error {
+	_, err := q.db.Exec(ctx, templateAttachmentInsert,
+		arg.TemplateID,
+		arg.Position,
+		arg.AccountID,
+		arg.Filename,
+		arg.ContentType,
+		arg.ContentID,
+		arg.Sha256,
+	)
+	return err
+}
+
+const templateAttachmentMeta = `-- name: TemplateAttachmentMeta :many
+SELECT a.position, a.filename, a.content_type, a.content_id, b.size, a.sha256
+FROM template_attachments a
+JOIN attachment_blobs b ON b.account_id = a.account_id AND b.sha256 = a.sha256
+WHERE a.account_id = $1 AND a.template_id = $2
+ORDER BY a.position
+`
+
+type TemplateAttachmentMetaParams struct {
+	AccountID  int64
+	TemplateID int64
+}
+
+type TemplateAttachmentMetaRow struct {
+	Position    int32
+	Filename    string
+	ContentType string
+	ContentID   string
+	Size        int32
+	Sha256      []byte
+}
+
+func (q *Queries) TemplateAttachmentMeta(ctx context.Context, arg TemplateAttachmentMetaParams) ([]TemplateAttachmentMetaRow, error) {
+	rows, err := q.db.Query(ctx, templateAttachmentMeta, arg.AccountID, arg.TemplateID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TemplateAttachmentMetaRow{}
+	for rows.Next() {
+		var i TemplateAttachmentMetaRow
 		if err := rows.Scan(
 			&i.Position,
 			&i.Filename,

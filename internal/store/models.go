@@ -368,6 +368,16 @@ type Template struct {
 	UpdatedAt  time.Time
 }
 
+type TemplateAttachment struct {
+	TemplateID  int64
+	Position    int32
+	AccountID   int64
+	Filename    string
+	ContentType string
+	ContentID   string
+	Sha256      []byte
+}
+
 type WebhookEndpoint struct {
 	ID                int64
 	AccountID         int64

@@ -223,6 +223,21 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 	}); err != nil {
 		return 0, false, err
 	}
+	if len(c.attachments) == 0 && in.TemplateID != nil {
+		// A message made from a template without files of its own gets the
+		// template's, as it gets its content: copied now.
+		n, err := q.MessageAttachmentCopyTemplate(ctx, store.MessageAttachmentCopyTemplateParams{MessageID: mid,
+			AccountID: accountID, TemplateID: *in.TemplateID})
+		if err != nil {
+			return 0, false, err
+		}
+		if n > 0 {
+			if err := q.MessageSetAttachmentCount(ctx, store.MessageSetAttachmentCountParams{AttachmentCount: int16(n),
+				AccountID: accountID, ID: mid}); err != nil {
+				return 0, false, err
+			}
+		}
+	}
 	if err := q.MessageSendInsert(ctx, store.MessageSendInsertParams{StreamID: streamID, AccountID: accountID,
 		MessageID: mid, Email: c.to, JobID: JobID(accountID, key), SendAt: in.SendAt}); err != nil {
 		return 0, false, err

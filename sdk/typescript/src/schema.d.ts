@@ -2505,6 +2505,8 @@ export interface components {
             sample_data: {
                 [key: string]: unknown;
             };
+            /** @description Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings. */
+            attachments?: components["schemas"]["Attachment"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2530,6 +2532,8 @@ export interface components {
             sample_data?: {
                 [key: string]: unknown;
             };
+            /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -2545,6 +2549,8 @@ export interface components {
             sample_data?: {
                 [key: string]: unknown;
             };
+            /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
