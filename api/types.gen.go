@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/oapi-codegen/runtime"
 )
 
 // Defines values for APIKeyRole.
@@ -75,6 +77,30 @@ func (e CampaignStatus) Valid() bool {
 	case CampaignStatusSending:
 		return true
 	case CampaignStatusSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DomainRecordCheckStatus.
+const (
+	DomainRecordCheckStatusInvalid DomainRecordCheckStatus = "invalid"
+	DomainRecordCheckStatusMissing DomainRecordCheckStatus = "missing"
+	DomainRecordCheckStatusPass    DomainRecordCheckStatus = "pass"
+	DomainRecordCheckStatusUnknown DomainRecordCheckStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the DomainRecordCheckStatus enum.
+func (e DomainRecordCheckStatus) Valid() bool {
+	switch e {
+	case DomainRecordCheckStatusInvalid:
+		return true
+	case DomainRecordCheckStatusMissing:
+		return true
+	case DomainRecordCheckStatusPass:
+		return true
+	case DomainRecordCheckStatusUnknown:
 		return true
 	default:
 		return false
@@ -648,6 +674,37 @@ type ApproveRequest struct {
 	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
 }
 
+// Attachment A stored file (without its bytes).
+type Attachment struct {
+	// ContentId Empty for a regular attachment.
+	ContentId   string `json:"content_id"`
+	ContentType string `json:"content_type"`
+	Filename    string `json:"filename"`
+
+	// Sha256 Hex SHA-256 of the bytes: one stored copy per account.
+	Sha256 string `json:"sha256"`
+
+	// Size Bytes, decoded.
+	Size int `json:"size"`
+}
+
+// AttachmentCreate One file, as Resend names the fields. 10 MB in all per message, decoded.
+//
+// Example: {"content":"JVBERi0xLjQK","content_type":"application/pdf","filename":"invoice-A-1002.pdf"}
+type AttachmentCreate struct {
+	// Content The file in standard base64 (RFC 4648 §4, padded, no line breaks).
+	Content string `json:"content"`
+
+	// ContentId Makes the file inline: the HTML shows it as cid:<content_id>. Dot-atom characters and @; unique within the message.
+	ContentId *string `json:"content_id,omitempty"`
+
+	// ContentType A MIME type (not multipart/* or message/*); absent: guessed from the file name's extension, else application/octet-stream.
+	ContentType *string `json:"content_type,omitempty"`
+
+	// Filename UTF-8, no / or \, no control or bidirectional formatting characters.
+	Filename string `json:"filename"`
+}
+
 // Attributes Free-form data the templates see as .Attributes.
 type Attributes map[string]interface{}
 
@@ -670,9 +727,15 @@ type Campaign struct {
 	ApprovedAt      *time.Time      `json:"approved_at"`
 
 	// Archive Published in the account's public web archive (/archive/{account_public_id}) once it goes out, rendered without recipient data; default false.
-	Archive     bool       `json:"archive"`
-	CancelledAt *time.Time `json:"cancelled_at"`
-	CreatedAt   time.Time  `json:"created_at"`
+	Archive bool `json:"archive"`
+
+	// Attachments The files every recipient gets (not their bytes); in single-campaign answers, not in listings.
+	Attachments *[]Attachment `json:"attachments,omitempty"`
+	CancelledAt *time.Time    `json:"cancelled_at"`
+	CreatedAt   time.Time     `json:"created_at"`
+
+	// DomainCheck In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise.
+	DomainCheck *DomainCheck `json:"domain_check,omitempty"`
 
 	// FailedReason Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise.
 	FailedReason *string    `json:"failed_reason"`
@@ -745,14 +808,18 @@ type CampaignCreate struct {
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
 
 	// Archive Publish in the account's web archive once it goes out (default false).
-	Archive      *bool    `json:"archive,omitempty"`
-	FromEmail    string   `json:"from_email"`
-	FromName     *string  `json:"from_name,omitempty"`
-	HtmlTemplate *string  `json:"html_template,omitempty"`
-	Language     *string  `json:"language,omitempty"`
-	ListIds      *[]int64 `json:"list_ids,omitempty"`
-	Name         string   `json:"name"`
-	ReplyTo      *string  `json:"reply_to,omitempty"`
+	Archive *bool `json:"archive,omitempty"`
+
+	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
+	FromEmail    string              `json:"from_email"`
+	FromName     *string             `json:"from_name,omitempty"`
+	HtmlTemplate *string             `json:"html_template,omitempty"`
+	Language     *string             `json:"language,omitempty"`
+	ListIds      *[]int64            `json:"list_ids,omitempty"`
+	Name         string              `json:"name"`
+	ReplyTo      *string             `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -840,14 +907,18 @@ type CampaignUpdate struct {
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
 
 	// Archive Publish in the account's web archive once it goes out (default false).
-	Archive      *bool    `json:"archive,omitempty"`
-	FromEmail    *string  `json:"from_email,omitempty"`
-	FromName     *string  `json:"from_name,omitempty"`
-	HtmlTemplate *string  `json:"html_template,omitempty"`
-	Language     *string  `json:"language,omitempty"`
-	ListIds      *[]int64 `json:"list_ids,omitempty"`
-	Name         *string  `json:"name,omitempty"`
-	ReplyTo      *string  `json:"reply_to,omitempty"`
+	Archive *bool `json:"archive,omitempty"`
+
+	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
+	FromEmail    *string             `json:"from_email,omitempty"`
+	FromName     *string             `json:"from_name,omitempty"`
+	HtmlTemplate *string             `json:"html_template,omitempty"`
+	Language     *string             `json:"language,omitempty"`
+	ListIds      *[]int64            `json:"list_ids,omitempty"`
+	Name         *string             `json:"name,omitempty"`
+	ReplyTo      *string             `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; 0 removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -889,6 +960,57 @@ type DevInboxMessage struct {
 type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
 }
+
+// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"}}
+type DomainCheck struct {
+	// Aligned A DKIM key is published under the domain itself (d= matches From).
+	Aligned bool              `json:"aligned"`
+	Dkim    DomainRecordCheck `json:"dkim"`
+	Dmarc   DomainRecordCheck `json:"dmarc"`
+
+	// DmarcPolicy p= of the DMARC record; empty when none.
+	DmarcPolicy string `json:"dmarc_policy"`
+	Domain      string `json:"domain"`
+
+	// Ok SPF, DKIM and DMARC pass and DKIM is aligned with the domain.
+	Ok      bool `json:"ok"`
+	Publish []struct {
+		Name  string `json:"name"`
+		Type  string `json:"type"`
+		Value string `json:"value"`
+		Why   string `json:"why"`
+	} `json:"publish"`
+	Spf DomainRecordCheck `json:"spf"`
+}
+
+// DomainCheckRequest Example: {"dkim_selector":"resend","domain":"example.com"}
+type DomainCheckRequest struct {
+	// DkimSelector The DKIM selector your provider shows; absent: the usual ones of the sender's type.
+	DkimSelector *string `json:"dkim_selector,omitempty"`
+
+	// Domain A public domain name (or an address, whose domain is taken).
+	Domain string `json:"domain"`
+
+	// SenderId One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+	SenderId *int64 `json:"sender_id,omitempty"`
+}
+
+// DomainRecordCheck defines model for DomainRecordCheck.
+type DomainRecordCheck struct {
+	Detail string `json:"detail"`
+
+	// Records The records of this kind found (never other TXT records).
+	Records []string `json:"records"`
+
+	// Selector DKIM: the selector whose key was found, or the first tried.
+	Selector *string `json:"selector,omitempty"`
+
+	// Status unknown: the resolver did not answer.
+	Status DomainRecordCheckStatus `json:"status"`
+}
+
+// DomainRecordCheckStatus unknown: the resolver did not answer.
+type DomainRecordCheckStatus string
 
 // Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
 // scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
@@ -1123,22 +1245,30 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
-	Attempts  int             `json:"attempts"`
-	Category  MessageCategory `json:"category"`
-	CreatedAt time.Time       `json:"created_at"`
+	Attachments []Attachment    `json:"attachments"`
+	Attempts    int             `json:"attempts"`
+	Bcc         []string        `json:"bcc"`
+	Category    MessageCategory `json:"category"`
+	Cc          []string        `json:"cc"`
+	CreatedAt   time.Time       `json:"created_at"`
 
 	// Feedback hard_bounce, soft_bounce, complaint or unsubscribe, from the provider's webhooks.
-	Feedback          *string    `json:"feedback"`
-	From              string     `json:"from"`
-	FromName          string     `json:"from_name"`
-	Id                int64      `json:"id"`
-	IdempotencyKey    string     `json:"idempotency_key"`
-	LastError         *string    `json:"last_error"`
-	ProviderMessageId *string    `json:"provider_message_id"`
-	ReplyTo           string     `json:"reply_to"`
-	SendAt            *time.Time `json:"send_at"`
+	Feedback          *string `json:"feedback"`
+	From              string  `json:"from"`
+	FromName          string  `json:"from_name"`
+	Id                int64   `json:"id"`
+	IdempotencyKey    string  `json:"idempotency_key"`
+	LastError         *string `json:"last_error"`
+	ProviderMessageId *string `json:"provider_message_id"`
+
+	// ReplyTo The first Reply-To address; empty for none.
+	ReplyTo string `json:"reply_to"`
+
+	// ReplyToList Every Reply-To address.
+	ReplyToList []string   `json:"reply_to_list"`
+	SendAt      *time.Time `json:"send_at"`
 
 	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
 	SenderId   *int64     `json:"sender_id"`
@@ -1166,10 +1296,10 @@ type MessageBatch struct {
 	} `json:"messages"`
 }
 
-// MessageBatchResult Example: {"results":[{"message":{"attempts":0,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -1182,8 +1312,16 @@ type MessageBatchResult struct {
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// Bcc Blind copies: in the envelope (the provider's recipient list) only, never in a header.
+	Bcc *[]string `json:"bcc,omitempty"`
+
 	// Category Absent: transactional.
 	Category *MessageCreateCategory `json:"category,omitempty"`
+
+	// Cc Copies: in the Cc header and the envelope.
+	Cc *[]string `json:"cc,omitempty"`
 
 	// Data The templates' .Attributes (at most 64 KiB).
 	Data     *json.RawMessage `json:"data,omitempty"`
@@ -1193,7 +1331,9 @@ type MessageCreate struct {
 	// Headers Extra headers; only X- headers (not X-Sendonce-), In-Reply-To and References.
 	Headers *map[string]string `json:"headers,omitempty"`
 	Html    *string            `json:"html,omitempty"`
-	ReplyTo *string            `json:"reply_to,omitempty"`
+
+	// ReplyTo One address, or a list of up to 10 (every provider carries them all).
+	ReplyTo *MessageCreate_ReplyTo `json:"reply_to,omitempty"`
 
 	// SendAt Not before this time; default now.
 	SendAt *time.Time `json:"send_at,omitempty"`
@@ -1214,7 +1354,18 @@ type MessageCreate struct {
 // MessageCreateCategory Absent: transactional.
 type MessageCreateCategory string
 
-// MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+// MessageCreateReplyTo0 defines model for MessageCreate.ReplyTo.0.
+type MessageCreateReplyTo0 = string
+
+// MessageCreateReplyTo1 defines model for MessageCreate.ReplyTo.1.
+type MessageCreateReplyTo1 = []string
+
+// MessageCreate_ReplyTo One address, or a list of up to 10 (every provider carries them all).
+type MessageCreate_ReplyTo struct {
+	union json.RawMessage
+}
+
+// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
 type MessagePage struct {
 	Data       []Message `json:"data"`
 	NextCursor *string   `json:"next_cursor"`
@@ -1639,11 +1790,13 @@ type SuppressionReason string
 
 // Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Template struct {
-	CreatedAt time.Time `json:"created_at"`
-	Html      string    `json:"html"`
-	Id        int64     `json:"id"`
-	Language  string    `json:"language"`
-	Name      string    `json:"name"`
+	// Attachments Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings.
+	Attachments *[]Attachment `json:"attachments,omitempty"`
+	CreatedAt   time.Time     `json:"created_at"`
+	Html        string        `json:"html"`
+	Id          int64         `json:"id"`
+	Language    string        `json:"language"`
+	Name        string        `json:"name"`
 
 	// SampleData What previews render as .Attributes without data.
 	SampleData json.RawMessage `json:"sample_data"`
@@ -1656,12 +1809,14 @@ type Template struct {
 
 // TemplateCreate Example: {"html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}."}
 type TemplateCreate struct {
-	Html       *string          `json:"html,omitempty"`
-	Language   *string          `json:"language,omitempty"`
-	Name       string           `json:"name"`
-	SampleData *json.RawMessage `json:"sample_data,omitempty"`
-	Subject    string           `json:"subject"`
-	Text       *string          `json:"text,omitempty"`
+	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+	Html        *string             `json:"html,omitempty"`
+	Language    *string             `json:"language,omitempty"`
+	Name        string              `json:"name"`
+	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
+	Subject     string              `json:"subject"`
+	Text        *string             `json:"text,omitempty"`
 }
 
 // TemplatePage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
@@ -1690,12 +1845,14 @@ type TemplatePreview struct {
 
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
 type TemplateUpdate struct {
-	Html       *string          `json:"html,omitempty"`
-	Language   *string          `json:"language,omitempty"`
-	Name       *string          `json:"name,omitempty"`
-	SampleData *json.RawMessage `json:"sample_data,omitempty"`
-	Subject    *string          `json:"subject,omitempty"`
-	Text       *string          `json:"text,omitempty"`
+	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+	Html        *string             `json:"html,omitempty"`
+	Language    *string             `json:"language,omitempty"`
+	Name        *string             `json:"name,omitempty"`
+	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
+	Subject     *string             `json:"subject,omitempty"`
+	Text        *string             `json:"text,omitempty"`
 }
 
 // TestSendOutcome defines model for TestSendOutcome.
@@ -1952,6 +2109,19 @@ type TestCampaignParams struct {
 
 // UnapproveCampaignParams defines parameters for UnapproveCampaign.
 type UnapproveCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CheckDomainParams defines parameters for CheckDomain.
+type CheckDomainParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -2445,6 +2615,9 @@ type ApproveCampaignJSONRequestBody = ApproveRequest
 // TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
 type TestCampaignJSONRequestBody = TestSendRequest
 
+// CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
+type CheckDomainJSONRequestBody = DomainCheckRequest
+
 // CreateEventEndpointJSONRequestBody defines body for CreateEventEndpoint for application/json ContentType.
 type CreateEventEndpointJSONRequestBody = EventEndpointInput
 
@@ -2691,4 +2864,66 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsMessageCreateReplyTo0 returns the union data inside the MessageCreate_ReplyTo as a MessageCreateReplyTo0
+func (t MessageCreate_ReplyTo) AsMessageCreateReplyTo0() (MessageCreateReplyTo0, error) {
+	var body MessageCreateReplyTo0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageCreateReplyTo0 overwrites any union data inside the MessageCreate_ReplyTo as the provided MessageCreateReplyTo0
+func (t *MessageCreate_ReplyTo) FromMessageCreateReplyTo0(v MessageCreateReplyTo0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessageCreateReplyTo0 performs a merge with any union data inside the MessageCreate_ReplyTo, using the provided MessageCreateReplyTo0
+func (t *MessageCreate_ReplyTo) MergeMessageCreateReplyTo0(v MessageCreateReplyTo0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageCreateReplyTo1 returns the union data inside the MessageCreate_ReplyTo as a MessageCreateReplyTo1
+func (t MessageCreate_ReplyTo) AsMessageCreateReplyTo1() (MessageCreateReplyTo1, error) {
+	var body MessageCreateReplyTo1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageCreateReplyTo1 overwrites any union data inside the MessageCreate_ReplyTo as the provided MessageCreateReplyTo1
+func (t *MessageCreate_ReplyTo) FromMessageCreateReplyTo1(v MessageCreateReplyTo1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessageCreateReplyTo1 performs a merge with any union data inside the MessageCreate_ReplyTo, using the provided MessageCreateReplyTo1
+func (t *MessageCreate_ReplyTo) MergeMessageCreateReplyTo1(v MessageCreateReplyTo1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageCreate_ReplyTo) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MessageCreate_ReplyTo) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }

@@ -91,6 +91,30 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for DomainRecordCheckStatus.
+const (
+	DomainRecordCheckStatusInvalid DomainRecordCheckStatus = "invalid"
+	DomainRecordCheckStatusMissing DomainRecordCheckStatus = "missing"
+	DomainRecordCheckStatusPass    DomainRecordCheckStatus = "pass"
+	DomainRecordCheckStatusUnknown DomainRecordCheckStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the DomainRecordCheckStatus enum.
+func (e DomainRecordCheckStatus) Valid() bool {
+	switch e {
+	case DomainRecordCheckStatusInvalid:
+		return true
+	case DomainRecordCheckStatusMissing:
+		return true
+	case DomainRecordCheckStatusPass:
+		return true
+	case DomainRecordCheckStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDeliveryStatus.
 const (
 	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
@@ -658,6 +682,37 @@ type ApproveRequest struct {
 	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
 }
 
+// Attachment A stored file (without its bytes).
+type Attachment struct {
+	// ContentId Empty for a regular attachment.
+	ContentId   string `json:"content_id"`
+	ContentType string `json:"content_type"`
+	Filename    string `json:"filename"`
+
+	// Sha256 Hex SHA-256 of the bytes: one stored copy per account.
+	Sha256 string `json:"sha256"`
+
+	// Size Bytes, decoded.
+	Size int `json:"size"`
+}
+
+// AttachmentCreate One file, as Resend names the fields. 10 MB in all per message, decoded.
+//
+// Example: {"content":"JVBERi0xLjQK","content_type":"application/pdf","filename":"invoice-A-1002.pdf"}
+type AttachmentCreate struct {
+	// Content The file in standard base64 (RFC 4648 §4, padded, no line breaks).
+	Content string `json:"content"`
+
+	// ContentId Makes the file inline: the HTML shows it as cid:<content_id>. Dot-atom characters and @; unique within the message.
+	ContentId *string `json:"content_id,omitempty"`
+
+	// ContentType A MIME type (not multipart/* or message/*); absent: guessed from the file name's extension, else application/octet-stream.
+	ContentType *string `json:"content_type,omitempty"`
+
+	// Filename UTF-8, no / or \, no control or bidirectional formatting characters.
+	Filename string `json:"filename"`
+}
+
 // Attributes Free-form data the templates see as .Attributes.
 type Attributes map[string]interface{}
 
@@ -680,9 +735,15 @@ type Campaign struct {
 	ApprovedAt      *time.Time      `json:"approved_at"`
 
 	// Archive Published in the account's public web archive (/archive/{account_public_id}) once it goes out, rendered without recipient data; default false.
-	Archive     bool       `json:"archive"`
-	CancelledAt *time.Time `json:"cancelled_at"`
-	CreatedAt   time.Time  `json:"created_at"`
+	Archive bool `json:"archive"`
+
+	// Attachments The files every recipient gets (not their bytes); in single-campaign answers, not in listings.
+	Attachments *[]Attachment `json:"attachments,omitempty"`
+	CancelledAt *time.Time    `json:"cancelled_at"`
+	CreatedAt   time.Time     `json:"created_at"`
+
+	// DomainCheck In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise.
+	DomainCheck *DomainCheck `json:"domain_check,omitempty"`
 
 	// FailedReason Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise.
 	FailedReason *string    `json:"failed_reason"`
@@ -755,14 +816,18 @@ type CampaignCreate struct {
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
 
 	// Archive Publish in the account's web archive once it goes out (default false).
-	Archive      *bool    `json:"archive,omitempty"`
-	FromEmail    string   `json:"from_email"`
-	FromName     *string  `json:"from_name,omitempty"`
-	HtmlTemplate *string  `json:"html_template,omitempty"`
-	Language     *string  `json:"language,omitempty"`
-	ListIds      *[]int64 `json:"list_ids,omitempty"`
-	Name         string   `json:"name"`
-	ReplyTo      *string  `json:"reply_to,omitempty"`
+	Archive *bool `json:"archive,omitempty"`
+
+	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
+	FromEmail    string              `json:"from_email"`
+	FromName     *string             `json:"from_name,omitempty"`
+	HtmlTemplate *string             `json:"html_template,omitempty"`
+	Language     *string             `json:"language,omitempty"`
+	ListIds      *[]int64            `json:"list_ids,omitempty"`
+	Name         string              `json:"name"`
+	ReplyTo      *string             `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -850,14 +915,18 @@ type CampaignUpdate struct {
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
 
 	// Archive Publish in the account's web archive once it goes out (default false).
-	Archive      *bool    `json:"archive,omitempty"`
-	FromEmail    *string  `json:"from_email,omitempty"`
-	FromName     *string  `json:"from_name,omitempty"`
-	HtmlTemplate *string  `json:"html_template,omitempty"`
-	Language     *string  `json:"language,omitempty"`
-	ListIds      *[]int64 `json:"list_ids,omitempty"`
-	Name         *string  `json:"name,omitempty"`
-	ReplyTo      *string  `json:"reply_to,omitempty"`
+	Archive *bool `json:"archive,omitempty"`
+
+	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
+	FromEmail    *string             `json:"from_email,omitempty"`
+	FromName     *string             `json:"from_name,omitempty"`
+	HtmlTemplate *string             `json:"html_template,omitempty"`
+	Language     *string             `json:"language,omitempty"`
+	ListIds      *[]int64            `json:"list_ids,omitempty"`
+	Name         *string             `json:"name,omitempty"`
+	ReplyTo      *string             `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; 0 removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -899,6 +968,57 @@ type DevInboxMessage struct {
 type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
 }
+
+// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"}}
+type DomainCheck struct {
+	// Aligned A DKIM key is published under the domain itself (d= matches From).
+	Aligned bool              `json:"aligned"`
+	Dkim    DomainRecordCheck `json:"dkim"`
+	Dmarc   DomainRecordCheck `json:"dmarc"`
+
+	// DmarcPolicy p= of the DMARC record; empty when none.
+	DmarcPolicy string `json:"dmarc_policy"`
+	Domain      string `json:"domain"`
+
+	// Ok SPF, DKIM and DMARC pass and DKIM is aligned with the domain.
+	Ok      bool `json:"ok"`
+	Publish []struct {
+		Name  string `json:"name"`
+		Type  string `json:"type"`
+		Value string `json:"value"`
+		Why   string `json:"why"`
+	} `json:"publish"`
+	Spf DomainRecordCheck `json:"spf"`
+}
+
+// DomainCheckRequest Example: {"dkim_selector":"resend","domain":"example.com"}
+type DomainCheckRequest struct {
+	// DkimSelector The DKIM selector your provider shows; absent: the usual ones of the sender's type.
+	DkimSelector *string `json:"dkim_selector,omitempty"`
+
+	// Domain A public domain name (or an address, whose domain is taken).
+	Domain string `json:"domain"`
+
+	// SenderId One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+	SenderId *int64 `json:"sender_id,omitempty"`
+}
+
+// DomainRecordCheck defines model for DomainRecordCheck.
+type DomainRecordCheck struct {
+	Detail string `json:"detail"`
+
+	// Records The records of this kind found (never other TXT records).
+	Records []string `json:"records"`
+
+	// Selector DKIM: the selector whose key was found, or the first tried.
+	Selector *string `json:"selector,omitempty"`
+
+	// Status unknown: the resolver did not answer.
+	Status DomainRecordCheckStatus `json:"status"`
+}
+
+// DomainRecordCheckStatus unknown: the resolver did not answer.
+type DomainRecordCheckStatus string
 
 // Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
 // scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
@@ -1133,22 +1253,30 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
-	Attempts  int             `json:"attempts"`
-	Category  MessageCategory `json:"category"`
-	CreatedAt time.Time       `json:"created_at"`
+	Attachments []Attachment    `json:"attachments"`
+	Attempts    int             `json:"attempts"`
+	Bcc         []string        `json:"bcc"`
+	Category    MessageCategory `json:"category"`
+	Cc          []string        `json:"cc"`
+	CreatedAt   time.Time       `json:"created_at"`
 
 	// Feedback hard_bounce, soft_bounce, complaint or unsubscribe, from the provider's webhooks.
-	Feedback          *string    `json:"feedback"`
-	From              string     `json:"from"`
-	FromName          string     `json:"from_name"`
-	Id                int64      `json:"id"`
-	IdempotencyKey    string     `json:"idempotency_key"`
-	LastError         *string    `json:"last_error"`
-	ProviderMessageId *string    `json:"provider_message_id"`
-	ReplyTo           string     `json:"reply_to"`
-	SendAt            *time.Time `json:"send_at"`
+	Feedback          *string `json:"feedback"`
+	From              string  `json:"from"`
+	FromName          string  `json:"from_name"`
+	Id                int64   `json:"id"`
+	IdempotencyKey    string  `json:"idempotency_key"`
+	LastError         *string `json:"last_error"`
+	ProviderMessageId *string `json:"provider_message_id"`
+
+	// ReplyTo The first Reply-To address; empty for none.
+	ReplyTo string `json:"reply_to"`
+
+	// ReplyToList Every Reply-To address.
+	ReplyToList []string   `json:"reply_to_list"`
+	SendAt      *time.Time `json:"send_at"`
 
 	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
 	SenderId   *int64     `json:"sender_id"`
@@ -1176,10 +1304,10 @@ type MessageBatch struct {
 	} `json:"messages"`
 }
 
-// MessageBatchResult Example: {"results":[{"message":{"attempts":0,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -1192,8 +1320,16 @@ type MessageBatchResult struct {
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// Bcc Blind copies: in the envelope (the provider's recipient list) only, never in a header.
+	Bcc *[]string `json:"bcc,omitempty"`
+
 	// Category Absent: transactional.
 	Category *MessageCreateCategory `json:"category,omitempty"`
+
+	// Cc Copies: in the Cc header and the envelope.
+	Cc *[]string `json:"cc,omitempty"`
 
 	// Data The templates' .Attributes (at most 64 KiB).
 	Data     *json.RawMessage `json:"data,omitempty"`
@@ -1203,7 +1339,9 @@ type MessageCreate struct {
 	// Headers Extra headers; only X- headers (not X-Sendonce-), In-Reply-To and References.
 	Headers *map[string]string `json:"headers,omitempty"`
 	Html    *string            `json:"html,omitempty"`
-	ReplyTo *string            `json:"reply_to,omitempty"`
+
+	// ReplyTo One address, or a list of up to 10 (every provider carries them all).
+	ReplyTo *MessageCreate_ReplyTo `json:"reply_to,omitempty"`
 
 	// SendAt Not before this time; default now.
 	SendAt *time.Time `json:"send_at,omitempty"`
@@ -1224,7 +1362,18 @@ type MessageCreate struct {
 // MessageCreateCategory Absent: transactional.
 type MessageCreateCategory string
 
-// MessagePage Example: {"data":[{"attempts":1,"category":"transactional","created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+// MessageCreateReplyTo0 defines model for MessageCreate.ReplyTo.0.
+type MessageCreateReplyTo0 = string
+
+// MessageCreateReplyTo1 defines model for MessageCreate.ReplyTo.1.
+type MessageCreateReplyTo1 = []string
+
+// MessageCreate_ReplyTo One address, or a list of up to 10 (every provider carries them all).
+type MessageCreate_ReplyTo struct {
+	union json.RawMessage
+}
+
+// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
 type MessagePage struct {
 	Data       []Message `json:"data"`
 	NextCursor *string   `json:"next_cursor"`
@@ -1649,11 +1798,13 @@ type SuppressionReason string
 
 // Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}
 type Template struct {
-	CreatedAt time.Time `json:"created_at"`
-	Html      string    `json:"html"`
-	Id        int64     `json:"id"`
-	Language  string    `json:"language"`
-	Name      string    `json:"name"`
+	// Attachments Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings.
+	Attachments *[]Attachment `json:"attachments,omitempty"`
+	CreatedAt   time.Time     `json:"created_at"`
+	Html        string        `json:"html"`
+	Id          int64         `json:"id"`
+	Language    string        `json:"language"`
+	Name        string        `json:"name"`
 
 	// SampleData What previews render as .Attributes without data.
 	SampleData json.RawMessage `json:"sample_data"`
@@ -1666,12 +1817,14 @@ type Template struct {
 
 // TemplateCreate Example: {"html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}."}
 type TemplateCreate struct {
-	Html       *string          `json:"html,omitempty"`
-	Language   *string          `json:"language,omitempty"`
-	Name       string           `json:"name"`
-	SampleData *json.RawMessage `json:"sample_data,omitempty"`
-	Subject    string           `json:"subject"`
-	Text       *string          `json:"text,omitempty"`
+	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+	Html        *string             `json:"html,omitempty"`
+	Language    *string             `json:"language,omitempty"`
+	Name        string              `json:"name"`
+	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
+	Subject     string              `json:"subject"`
+	Text        *string             `json:"text,omitempty"`
 }
 
 // TemplatePage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
@@ -1700,12 +1853,14 @@ type TemplatePreview struct {
 
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
 type TemplateUpdate struct {
-	Html       *string          `json:"html,omitempty"`
-	Language   *string          `json:"language,omitempty"`
-	Name       *string          `json:"name,omitempty"`
-	SampleData *json.RawMessage `json:"sample_data,omitempty"`
-	Subject    *string          `json:"subject,omitempty"`
-	Text       *string          `json:"text,omitempty"`
+	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+	Html        *string             `json:"html,omitempty"`
+	Language    *string             `json:"language,omitempty"`
+	Name        *string             `json:"name,omitempty"`
+	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
+	Subject     *string             `json:"subject,omitempty"`
+	Text        *string             `json:"text,omitempty"`
 }
 
 // TestSendOutcome defines model for TestSendOutcome.
@@ -1962,6 +2117,19 @@ type TestCampaignParams struct {
 
 // UnapproveCampaignParams defines parameters for UnapproveCampaign.
 type UnapproveCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CheckDomainParams defines parameters for CheckDomain.
+type CheckDomainParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -2455,6 +2623,9 @@ type ApproveCampaignJSONRequestBody = ApproveRequest
 // TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
 type TestCampaignJSONRequestBody = TestSendRequest
 
+// CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
+type CheckDomainJSONRequestBody = DomainCheckRequest
+
 // CreateEventEndpointJSONRequestBody defines body for CreateEventEndpoint for application/json ContentType.
 type CreateEventEndpointJSONRequestBody = EventEndpointInput
 
@@ -2701,6 +2872,68 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsMessageCreateReplyTo0 returns the union data inside the MessageCreate_ReplyTo as a MessageCreateReplyTo0
+func (t MessageCreate_ReplyTo) AsMessageCreateReplyTo0() (MessageCreateReplyTo0, error) {
+	var body MessageCreateReplyTo0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageCreateReplyTo0 overwrites any union data inside the MessageCreate_ReplyTo as the provided MessageCreateReplyTo0
+func (t *MessageCreate_ReplyTo) FromMessageCreateReplyTo0(v MessageCreateReplyTo0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessageCreateReplyTo0 performs a merge with any union data inside the MessageCreate_ReplyTo, using the provided MessageCreateReplyTo0
+func (t *MessageCreate_ReplyTo) MergeMessageCreateReplyTo0(v MessageCreateReplyTo0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageCreateReplyTo1 returns the union data inside the MessageCreate_ReplyTo as a MessageCreateReplyTo1
+func (t MessageCreate_ReplyTo) AsMessageCreateReplyTo1() (MessageCreateReplyTo1, error) {
+	var body MessageCreateReplyTo1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageCreateReplyTo1 overwrites any union data inside the MessageCreate_ReplyTo as the provided MessageCreateReplyTo1
+func (t *MessageCreate_ReplyTo) FromMessageCreateReplyTo1(v MessageCreateReplyTo1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessageCreateReplyTo1 performs a merge with any union data inside the MessageCreate_ReplyTo, using the provided MessageCreateReplyTo1
+func (t *MessageCreate_ReplyTo) MergeMessageCreateReplyTo1(v MessageCreateReplyTo1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageCreate_ReplyTo) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MessageCreate_ReplyTo) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
@@ -3091,6 +3324,9 @@ type ClientInterface interface {
 	// ApproveCampaignWithBody Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3100,6 +3336,9 @@ type ClientInterface interface {
 	// ApproveCampaign Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3223,6 +3462,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/dev/inbox/{id}/html (the `GetDevInboxHTML` operationId).
 	GetDevInboxHTML(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckDomainWithBody Check a sending domain
+	//
+	// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+	// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+	// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+	// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+	// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+	// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+	// only SPF, DKIM and DMARC records are echoed.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+	CheckDomainWithBody(ctx context.Context, params *CheckDomainParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckDomain Check a sending domain
+	//
+	// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+	// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+	// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+	// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+	// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+	// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+	// only SPF, DKIM and DMARC records are echoed.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+	CheckDomain(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEventEndpoints List event endpoints
 	//
@@ -3485,6 +3754,17 @@ type ClientInterface interface {
 	// List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 	// the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
 	//
+	// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+	// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+	// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+	// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+	// `/attachments/0/filename` for a name with a path separator or a control character,
+	// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+	// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+	// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+	// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+	// appears in a header); `reply_to` is one address or a list of up to 10.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/messages (the `SendMessage` operationId).
@@ -3501,6 +3781,17 @@ type ClientInterface interface {
 	// limits; content that cannot render is 422 now. `transactional` (the default) carries no
 	// List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 	// the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+	//
+	// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+	// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+	// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+	// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+	// `/attachments/0/filename` for a name with a path separator or a control character,
+	// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+	// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+	// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+	// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+	// appears in a header); `reply_to` is one address or a list of up to 10.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4738,6 +5029,9 @@ func (c *Raw) UpdateCampaign(ctx context.Context, id ID, body UpdateCampaignJSON
 // ApproveCampaignWithBody Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4757,6 +5051,9 @@ func (c *Raw) ApproveCampaignWithBody(ctx context.Context, id ID, params *Approv
 // ApproveCampaign Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5011,6 +5308,56 @@ func (c *Raw) ListDevInbox(ctx context.Context, reqEditors ...RequestEditorFn) (
 // Corresponds with GET /v1/dev/inbox/{id}/html (the `GetDevInboxHTML` operationId).
 func (c *Raw) GetDevInboxHTML(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDevInboxHTMLRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckDomainWithBody Check a sending domain
+//
+// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+// only SPF, DKIM and DMARC records are echoed.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+func (c *Raw) CheckDomainWithBody(ctx context.Context, params *CheckDomainParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckDomainRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckDomain Check a sending domain
+//
+// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+// only SPF, DKIM and DMARC records are echoed.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+func (c *Raw) CheckDomain(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckDomainRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5572,6 +5919,17 @@ func (c *Raw) ListMessages(ctx context.Context, params *ListMessagesParams, reqE
 // List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 // the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
 //
+// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+// `/attachments/0/filename` for a name with a path separator or a control character,
+// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+// appears in a header); `reply_to` is one address or a list of up to 10.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/messages (the `SendMessage` operationId).
@@ -5598,6 +5956,17 @@ func (c *Raw) SendMessageWithBody(ctx context.Context, params *SendMessageParams
 // limits; content that cannot render is 422 now. `transactional` (the default) carries no
 // List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 // the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+//
+// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+// `/attachments/0/filename` for a name with a path separator or a control character,
+// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+// appears in a header); `reply_to` is one address or a list of up to 10.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8431,6 +8800,61 @@ func NewGetDevInboxHTMLRequest(server string, id ID) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCheckDomainRequest calls the generic CheckDomain builder with application/json body
+func NewCheckDomainRequest(server string, params *CheckDomainParams, body CheckDomainJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCheckDomainRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCheckDomainRequestWithBody constructs an http.Request for the CheckDomain method, with any body, and a specified content type
+func NewCheckDomainRequestWithBody(server string, params *CheckDomainParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/domains/check")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -12092,6 +12516,9 @@ type ClientWithResponsesInterface interface {
 	// ApproveCampaignWithBodyWithResponse Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12101,6 +12528,9 @@ type ClientWithResponsesInterface interface {
 	// ApproveCampaignWithResponse Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12246,6 +12676,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/dev/inbox/{id}/html (the `GetDevInboxHTML` operationId).
 	GetDevInboxHTMLWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetDevInboxHTMLResponse, error)
+
+	// CheckDomainWithBodyWithResponse Check a sending domain
+	//
+	// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+	// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+	// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+	// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+	// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+	// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+	// only SPF, DKIM and DMARC records are echoed.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+	CheckDomainWithBodyWithResponse(ctx context.Context, params *CheckDomainParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error)
+
+	// CheckDomainWithResponse Check a sending domain
+	//
+	// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+	// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+	// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+	// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+	// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+	// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+	// only SPF, DKIM and DMARC records are echoed.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+	CheckDomainWithResponse(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error)
 
 	// ListEventEndpointsWithResponse List event endpoints
 	//
@@ -12534,6 +12994,17 @@ type ClientWithResponsesInterface interface {
 	// List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 	// the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
 	//
+	// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+	// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+	// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+	// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+	// `/attachments/0/filename` for a name with a path separator or a control character,
+	// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+	// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+	// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+	// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+	// appears in a header); `reply_to` is one address or a list of up to 10.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/messages (the `SendMessage` operationId).
@@ -12550,6 +13021,17 @@ type ClientWithResponsesInterface interface {
 	// limits; content that cannot render is 422 now. `transactional` (the default) carries no
 	// List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 	// the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+	//
+	// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+	// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+	// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+	// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+	// `/attachments/0/filename` for a name with a path separator or a control character,
+	// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+	// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+	// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+	// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+	// appears in a header); `reply_to` is one address or a list of up to 10.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16469,6 +16951,138 @@ func (r GetDevInboxHTMLResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDevInboxHTMLResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CheckDomainResponse401Headers the declared response headers of an HTTP 401 response for CheckDomain
+type CheckDomainResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CheckDomainResponse409Headers the declared response headers of an HTTP 409 response for CheckDomain
+type CheckDomainResponse409Headers struct {
+	RetryAfter *int
+}
+
+// CheckDomainResponse429Headers the declared response headers of an HTTP 429 response for CheckDomain
+type CheckDomainResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CheckDomainResponse503Headers the declared response headers of an HTTP 503 response for CheckDomain
+type CheckDomainResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CheckDomainResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DomainCheck
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CheckDomainResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CheckDomainResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CheckDomainResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CheckDomainResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CheckDomainResponse) GetJSON200() *DomainCheck {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CheckDomainResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckDomainResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckDomainResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckDomainResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckDomainResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24349,6 +24963,9 @@ func (c *ClientWithResponses) UpdateCampaignWithResponse(ctx context.Context, id
 // ApproveCampaignWithBodyWithResponse Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24364,6 +24981,9 @@ func (c *ClientWithResponses) ApproveCampaignWithBodyWithResponse(ctx context.Co
 // ApproveCampaignWithResponse Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24592,6 +25212,48 @@ func (c *ClientWithResponses) GetDevInboxHTMLWithResponse(ctx context.Context, i
 		return nil, err
 	}
 	return ParseGetDevInboxHTMLResponse(rsp)
+}
+
+// CheckDomainWithBodyWithResponse Check a sending domain
+//
+// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+// only SPF, DKIM and DMARC records are echoed.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+func (c *ClientWithResponses) CheckDomainWithBodyWithResponse(ctx context.Context, params *CheckDomainParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error) {
+	rsp, err := c.CheckDomainWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckDomainResponse(rsp)
+}
+
+// CheckDomainWithResponse Check a sending domain
+//
+// Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+// usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+// per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+// says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+// the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+// the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+// only SPF, DKIM and DMARC records are echoed.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
+func (c *ClientWithResponses) CheckDomainWithResponse(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error) {
+	rsp, err := c.CheckDomain(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckDomainResponse(rsp)
 }
 
 // ListEventEndpointsWithResponse List event endpoints
@@ -25055,6 +25717,17 @@ func (c *ClientWithResponses) ListMessagesWithResponse(ctx context.Context, para
 // List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 // the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
 //
+// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+// `/attachments/0/filename` for a name with a path separator or a control character,
+// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+// appears in a header); `reply_to` is one address or a list of up to 10.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/messages (the `SendMessage` operationId).
@@ -25077,6 +25750,17 @@ func (c *ClientWithResponses) SendMessageWithBodyWithResponse(ctx context.Contex
 // limits; content that cannot render is 422 now. `transactional` (the default) carries no
 // List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
 // the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+//
+// `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+// decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+// body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+// A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+// `/attachments/0/filename` for a name with a path separator or a control character,
+// `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+// a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+// per account (SHA-256) and deleted when no message or campaign refers to them any more.
+// `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+// appears in a header); `reply_to` is one address or a list of up to 10.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29037,6 +29721,138 @@ func ParseGetDevInboxHTMLResponse(rsp *http.Response) (*GetDevInboxHTMLResponse,
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetDevInboxHTMLResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCheckDomainResponse parses an HTTP response from a CheckDomainWithResponse call
+func ParseCheckDomainResponse(rsp *http.Response) (*CheckDomainResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckDomainResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DomainCheck
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CheckDomainResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CheckDomainResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CheckDomainResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CheckDomainResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/complaint"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/message"
@@ -35,7 +37,7 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
 	ecfg.Transactional = transactional.Builder{Messages: mb,
-		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto)}
+		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto), Attachments: transactional.LoadAttachments(pool)}
 	// Campaign recipients' click, open and web-view links, signed on the same key ring.
 	tk := tracking.NewTokens(signer, cfg.PublicURL)
 	ecfg.Tracking = func(accountID, campaignID, sendID int64, links int, clicks, opens bool) (func(int) string, string, string) {
@@ -63,7 +65,21 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	e.Start(ctx)
 	log.Info("executor started", "provider", cfg.Provider, "idempotent", p.Idempotent(),
 		"workers", ecfg.Workers, "batch_size", cfg.BatchSize)
-	return func(ctx context.Context) error { defer closePool(lp); return e.Stop(ctx) }, nil
+	// The complaint-rate guard runs beside the executor (every replica; its passes
+	// are idempotent), once a minute.
+	gctx, stopGuard := context.WithCancel(ctx)
+	guardDone := make(chan struct{})
+	go func() {
+		defer close(guardDone)
+		(&complaint.Guard{Pool: pool, Max: cfg.ComplaintRateMax, Window: cfg.ComplaintWindow,
+			MinDelivered: cfg.ComplaintMinDelivered, Log: log}).Run(gctx, time.Minute)
+	}()
+	return func(ctx context.Context) error {
+		defer closePool(lp)
+		stopGuard()
+		<-guardDone
+		return e.Stop(ctx)
+	}, nil
 }
 
 // executorConfig maps the SENDONCE_* executor settings onto the executor's Config.

@@ -15,8 +15,10 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -74,6 +76,9 @@ type Campaign struct {
 	// TrackOpens adds the open pixel; Archive publishes it in the account's web
 	// archive once it goes out (docs/engagement.md).
 	TrackClicks, TrackOpens, Archive bool
+	// Attachments are the files every recipient gets (not their bytes); filled
+	// by Get, Create and Update, not by List.
+	Attachments []attachment.Info
 }
 
 // Fields are the editable fields of a campaign; nil keeps (or defaults) a field.
@@ -92,6 +97,9 @@ type Fields struct {
 	// TrackClicks, TrackOpens and Archive switch engagement tracking and the
 	// web archive (defaults: on, off, off).
 	TrackClicks, TrackOpens, Archive *bool
+	// Attachments replace the campaign's files (an empty list removes them).
+	Attachments *[]attachment.Input
+	files       []provider.Attachment // Attachments checked and decoded by normalize
 }
 
 // engagement reports whether f sets any of the tracking and archive switches.
@@ -180,6 +188,13 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 			return errBoth
 		}
 	}
+	if f.Attachments != nil {
+		files, err := attachment.Check(*f.Attachments, "/attachments")
+		if err != nil {
+			return err
+		}
+		f.files = files
+	}
 	if f.SegmentID != nil && *f.SegmentID != 0 {
 		owned, err := store.New(s.pool).SegmentIDOwned(ctx, store.SegmentIDOwnedParams{AccountID: accountID, ID: *f.SegmentID})
 		if err != nil {
@@ -253,8 +268,14 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 		if err != nil {
 			return err
 		}
-		if err := setEngagement(ctx, q, accountID, c.ID, f, &c); err != nil || f.TemplateID == nil {
+		if err := setEngagement(ctx, q, accountID, c.ID, f, &c); err != nil {
 			return err
+		}
+		if err := storeAttachments(ctx, q, accountID, c.ID, f.files); err != nil {
+			return err
+		}
+		if f.TemplateID == nil {
+			return nil
 		}
 		c.TemplateID = f.TemplateID
 		return q.CampaignSetTemplate(ctx, store.CampaignSetTemplateParams{AccountID: accountID, ID: c.ID, TemplateID: f.TemplateID})
@@ -262,7 +283,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")
 	}
-	return fromStore(c), nil
+	return s.withAttachments(ctx, accountID, fromStore(c))
 }
 
 // Get returns one campaign.
@@ -271,7 +292,7 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Campaign, error
 	if err != nil {
 		return Campaign{}, postgres.Error(err, "campaign")
 	}
-	return fromStore(c), nil
+	return s.withAttachments(ctx, accountID, fromStore(c))
 }
 
 // List returns up to limit campaigns after afterID in id order, optionally of one status.
@@ -293,4 +314,22 @@ func nonZero(p *int64) *int64 {
 		return nil
 	}
 	return p
+}
+
+// storeAttachments replaces the campaign's files with files, in q's transaction.
+func storeAttachments(ctx context.Context, q *store.Queries, accountID, campaignID int64, files []provider.Attachment) error {
+	if err := q.CampaignAttachmentDelete(ctx, store.CampaignAttachmentDeleteParams{AccountID: accountID, CampaignID: campaignID}); err != nil {
+		return err
+	}
+	return attachment.Store(ctx, q, accountID, files, func(pos int32, a provider.Attachment, sum []byte) error {
+		return q.CampaignAttachmentInsert(ctx, store.CampaignAttachmentInsertParams{CampaignID: campaignID, Position: pos,
+			AccountID: accountID, Filename: a.Filename, ContentType: a.ContentType, ContentID: a.ContentID, Sha256: sum})
+	})
+}
+
+// withAttachments fills c.Attachments.
+func (s *Service) withAttachments(ctx context.Context, accountID int64, c Campaign) (Campaign, error) {
+	var err error
+	c.Attachments, err = attachment.Describe(ctx, store.New(s.pool), accountID, c.ID)
+	return c, err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
@@ -86,6 +87,10 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 	if err != nil {
 		return nil, err
 	}
+	files, err := attachment.LoadCampaign(ctx, q, accountID, c.ID)
+	if err != nil {
+		return nil, err
+	}
 	known, err := q.SubscriberFindByEmails(ctx, store.SubscriberFindByEmailsParams{AccountID: accountID, Emails: lower})
 	if err != nil {
 		return nil, err
@@ -113,6 +118,7 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 		if msgs[i], err = p.Build(r, message.Links{HTTPS: testUnsubscribeURL}); err != nil {
 			return nil, err
 		}
+		msgs[i].Attachments = files
 	}
 	out := make([]TestResult, len(addrs))
 	for i, a := range addrs {

@@ -85,11 +85,16 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 			arg.ListIds = []int64{}
 		}
 	}
-	return s.cas(ctx, accountID, id, "edit", "",
+	c, err := s.cas(ctx, accountID, id, "edit", "",
 		func(q *store.Queries) (store.Campaign, error) { return q.CampaignUpdateDraft(ctx, arg) },
 		func(q *store.Queries, c *store.Campaign) error {
 			if err := setEngagement(ctx, q, accountID, id, f, c); err != nil {
 				return err
+			}
+			if f.Attachments != nil {
+				if err := storeAttachments(ctx, q, accountID, id, f.files); err != nil {
+					return err
+				}
 			}
 			if f.TemplateID != nil {
 				if err := q.CampaignSetTemplate(ctx, store.CampaignSetTemplateParams{AccountID: accountID, ID: id, TemplateID: f.TemplateID}); err != nil {
@@ -101,6 +106,10 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 			}
 			return validateTemplates(*c)
 		})
+	if err != nil {
+		return c, err
+	}
+	return s.withAttachments(ctx, accountID, c)
 }
 
 // Delete removes a draft.
@@ -130,6 +139,11 @@ func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor
 				frozen, err := q.CampaignFreezeTemplate(ctx, store.CampaignFreezeTemplateParams{AccountID: accountID, ID: id})
 				if err != nil {
 					return postgres.Error(err, "campaign")
+				}
+				// Its files too, unless it has its own.
+				if _, err := q.CampaignAttachmentCopyTemplate(ctx, store.CampaignAttachmentCopyTemplateParams{
+					AccountID: accountID, CampaignID: id, TemplateID: *c.TemplateID}); err != nil {
+					return err
 				}
 				*c = frozen
 			}
@@ -196,6 +210,10 @@ func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, er
 		},
 		func(q *store.Queries, c *store.Campaign) error {
 			if err := q.SenderResumeHealth(ctx, store.SenderResumeHealthParams{AccountID: accountID, SenderID: c.SenderID}); err != nil {
+				return err
+			}
+			// A complaint-rate pause ends the same way: the operator decided.
+			if err := q.ComplaintGuardClearForCampaign(ctx, store.ComplaintGuardClearForCampaignParams{AccountID: accountID, CampaignID: c.ID}); err != nil {
 				return err
 			}
 			return notify(ctx, q, c.ID)

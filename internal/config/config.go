@@ -54,6 +54,21 @@ type Audience struct {
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment;
 	// a build that runs longer fails the campaign (status failed, with the reason).
 	SegmentBuildTimeout time.Duration `split_words:"true" default:"10m"`
+	// DNSServer (host:port) answers the domain checks' lookups, and nothing else
+	// is asked; empty means the system's resolver. Tenants aim these lookups:
+	// where the system's resolver also answers internal zones, name a public one.
+	DNSServer string `envconfig:"DNS_SERVER"`
+	// DomainCheck is what campaign approval does with the From domain's SPF, DKIM
+	// and DMARC: off, warn (approve, and say what fails in domain_check) or refuse
+	// (422 naming /from_email while it fails).
+	DomainCheck string `split_words:"true" default:"off"`
+	// ComplaintRateMax pauses a sender's campaigns when its complaints ÷
+	// deliveries over ComplaintWindow exceed it (0.003 is Gmail's 0.3 %); 0
+	// disables the guard. ComplaintMinDelivered is the volume below which the
+	// guard does not act (a few complaints in a small send say little).
+	ComplaintRateMax      float64       `split_words:"true" default:"0.003"`
+	ComplaintWindow       time.Duration `split_words:"true" default:"168h"`
+	ComplaintMinDelivered int64         `split_words:"true" default:"1000"`
 }
 
 // Database settings.
@@ -89,7 +104,10 @@ type HTTP struct {
 	ShutdownTimeout time.Duration `split_words:"true" default:"30s"`
 	MaxBodyBytes    int64         `split_words:"true" default:"1048576"`
 	ImportMaxBytes  int64         `split_words:"true" default:"67108864"`
-	CORSOrigins     []string      `split_words:"true"`
+	// MessageMaxBodyBytes is the largest body of POST /v1/messages, which may
+	// carry 10 MB of attachments in base64 (about 13.4 MiB); 0 means 15 MiB.
+	MessageMaxBodyBytes int64    `split_words:"true" default:"15728640"`
+	CORSOrigins         []string `split_words:"true"`
 	// TrustedProxies are the addresses or CIDR prefixes of the reverse proxies in
 	// front of the service: for a request from one of them, the client is the
 	// rightmost X-Forwarded-For address that is not itself a trusted proxy. Empty:
@@ -301,6 +319,20 @@ func Load() (Config, error) {
 func (c Config) Validate() error {
 	if _, err := c.TrustedProxyPrefixes(); err != nil {
 		return err
+	}
+	switch c.DomainCheck {
+	case "off", "warn", "refuse", "":
+	default:
+		return fmt.Errorf("configuration: SENDONCE_DOMAIN_CHECK must be off, warn or refuse, not %q", c.DomainCheck)
+	}
+	if c.ComplaintRateMax < 0 || c.ComplaintRateMax >= 1 || c.ComplaintMinDelivered < 1 || c.ComplaintWindow < time.Hour {
+		return fmt.Errorf("configuration: SENDONCE_COMPLAINT_RATE_MAX must be in [0, 1), SENDONCE_COMPLAINT_MIN_DELIVERED at least 1 " +
+			"and SENDONCE_COMPLAINT_WINDOW at least 1h")
+	}
+	if c.DNSServer != "" {
+		if _, _, err := net.SplitHostPort(c.DNSServer); err != nil {
+			return fmt.Errorf("configuration: SENDONCE_DNS_SERVER must be host:port (e.g. 1.1.1.1:53): %w", err)
+		}
 	}
 	switch {
 	case c.Workers < 1:

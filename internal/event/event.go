@@ -55,6 +55,9 @@ const (
 	SuppressionDeleted = "suppression.deleted"
 
 	EndpointDisabled = "endpoint.disabled"
+	// SenderComplaintRateExceeded: a sender's (or the environment provider's)
+	// complaint rate crossed SENDONCE_COMPLAINT_RATE_MAX; its campaigns pause.
+	SenderComplaintRateExceeded = "sender.complaint_rate_exceeded"
 	// EndpointPing is the test event of POST /v1/event-endpoints/{id}/ping; it goes
 	// to that endpoint only.
 	EndpointPing = "endpoint.ping"
@@ -66,7 +69,7 @@ var Types = []string{
 	SendSent, SendFailed, SendUnknown, SendSuppressed, SendClicked, SendOpened,
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
 	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed,
-	SuppressionCreated, SuppressionDeleted, EndpointDisabled,
+	SuppressionCreated, SuppressionDeleted, EndpointDisabled, SenderComplaintRateExceeded,
 }
 
 // ValidType reports whether t is in the catalogue.

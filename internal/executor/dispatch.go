@@ -8,7 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"golang.org/x/time/rate"
 
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -17,6 +19,9 @@ type campaign struct {
 	store.CampaignListSendingRow
 	tmpl    *message.Prepared
 	tmplErr error // a template that does not parse fails every recipient permanently
+	// files are the campaign's attachments, loaded with its templates and shared
+	// by every recipient's message (providers do not modify them).
+	files []provider.Attachment
 	// idleUntil: the last claim came back empty; ask again after this (dispatcher only).
 	idleUntil time.Time
 	// after is the claim cursor: the highest id the last full claim took (0: from
@@ -343,6 +348,11 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{TrackClicks: row.TrackClicks && row.Kind == "campaign",
 				FromEmail: row.FromEmail, FromName: row.FromName,
 				ReplyTo: row.ReplyTo, Subject: row.Subject, HTML: row.HtmlTemplate, Text: row.TextTemplate})
+			if !c.isStream() {
+				if c.files, err = attachment.LoadCampaign(ctx, e.q, row.AccountID, row.ID); err != nil {
+					return err
+				}
+			}
 		} else {
 			// A wake-up (NOTIFY, resume) may mean new work: forget the idle mark.
 			c.idleUntil = time.Time{}

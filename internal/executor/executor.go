@@ -189,7 +189,9 @@ type Executor struct {
 	retainAfter time.Time
 	// retainMessagesAfter is the same for transactional messages.
 	retainMessagesAfter time.Time
-	retainBatch         int32
+	// sweepAttachmentsAfter is the same for unreferenced attachment files.
+	sweepAttachmentsAfter time.Time
+	retainBatch           int32
 	// queuedAfter is when maintenance next recounts the queued-rows gauge.
 	queuedAfter time.Time
 

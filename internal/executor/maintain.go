@@ -59,7 +59,10 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	if _, err = e.retain(ctx); err != nil {
 		return err
 	}
-	_, err = e.retainMessages(ctx)
+	if _, err = e.retainMessages(ctx); err != nil {
+		return err
+	}
+	_, err = e.sweepAttachments(ctx)
 	return err
 }
 

@@ -2,8 +2,9 @@ package executor
 
 import (
 	"context"
-	"github.com/sendonce/sendonce/internal/store"
 	"time"
+
+	"github.com/sendonce/sendonce/internal/store"
 )
 
 // retainMessages deletes the settled transactional messages (and their send rows)
@@ -27,4 +28,30 @@ func (e *Executor) retainMessages(ctx context.Context) (int64, error) {
 		e.retainMessagesAfter = e.clock().Add(retentionEvery)
 	}
 	return n, err // not done: more to do, the next pass continues
+}
+
+// attachmentGrace is how long a stored file nothing references is kept: a
+// request storing a file bumps its last_used_at in the transaction that adds the
+// reference, so a file younger than this is never swept from under it.
+const attachmentGrace = time.Hour
+
+// sweepAttachments deletes the stored files that no message or campaign
+// references any more (their messages deleted by retention, their campaigns
+// deleted or their files replaced), retentionBatch at a time, every
+// retentionEvery. It returns the files deleted.
+func (e *Executor) sweepAttachments(ctx context.Context) (int64, error) {
+	if e.clock().Before(e.sweepAttachmentsAfter) {
+		return 0, nil
+	}
+	cutoff := e.clock().Add(-attachmentGrace)
+	n, done, err := e.deleteInBatches(time.Now(), func() (int64, error) {
+		return e.q.AttachmentBlobDeleteUnreferenced(ctx, store.AttachmentBlobDeleteUnreferencedParams{Cutoff: cutoff, N: min(e.retainBatch, 100)})
+	})
+	if n > 0 {
+		e.log.Info("deleted unreferenced attachments", "files", n)
+	}
+	if err == nil && done {
+		e.sweepAttachmentsAfter = e.clock().Add(retentionEvery)
+	}
+	return n, err
 }

@@ -120,6 +120,15 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		return result{id: r.ID, attempts: r.Attempts, status: statusRelease}
 	}
 	msg, err := e.build(j)
+	if pe, ok := provider.AsError(err); ok && pe.Class == provider.Temporary {
+		// What the message carries could not be read (its attachments): nothing
+		// was sent; retry later like a provider's temporary refusal.
+		status, next := "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
+		if int(r.Attempts) >= e.cfg.MaxAttempts {
+			status = "failed"
+		}
+		return result{id: r.ID, attempts: r.Attempts, status: status, err: err.Error(), next: next}
+	}
 	if err != nil {
 		// A template that cannot render for this recipient will never render.
 		return result{id: r.ID, attempts: r.Attempts, status: "failed", err: err.Error()}
@@ -238,5 +247,7 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		links.Click, links.Open, links.WebView = e.cfg.Tracking(r.AccountID, c.ID, r.ID, c.tmpl.NumLinks(),
 			c.TrackClicks, c.TrackOpens)
 	}
-	return c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes}, links)
+	m, err := c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes}, links)
+	m.Attachments = c.files
+	return m, err
 }

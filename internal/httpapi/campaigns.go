@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/campaign"
 )
 
@@ -21,7 +22,32 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
-		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive}
+		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
+		Attachments: toAPIAttachments(c.Attachments)}
+}
+
+// toAPIAttachments describes stored files; nil (a listing) leaves the field out.
+func toAPIAttachments(in []attachment.Info) *[]api.Attachment {
+	if in == nil {
+		return nil
+	}
+	out := make([]api.Attachment, len(in))
+	for i, a := range in {
+		out[i] = api.Attachment{Filename: a.Filename, ContentType: a.ContentType, ContentId: a.ContentID, Size: a.Size, Sha256: a.SHA256}
+	}
+	return &out
+}
+
+// fromAPIAttachments is the files of a request; nil when the field is absent.
+func fromAPIAttachments(in *[]api.AttachmentCreate) *[]attachment.Input {
+	if in == nil {
+		return nil
+	}
+	out := make([]attachment.Input, len(*in))
+	for i, a := range *in {
+		out[i] = attachment.Input{Filename: a.Filename, Content: a.Content, ContentType: deref(a.ContentType), ContentID: deref(a.ContentId)}
+	}
+	return &out
 }
 
 func policyPtr(p *api.AmbiguousPolicy) *string {
@@ -50,7 +76,7 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.CampaignCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.CampaignCreate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
 	}
@@ -59,6 +85,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
+		Attachments: fromAPIAttachments(in.Attachments),
 	})
 	if err != nil {
 		return err
@@ -83,7 +110,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.CampaignUpdate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.CampaignUpdate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
 	}
@@ -92,6 +119,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
+		Attachments: fromAPIAttachments(in.Attachments),
 	})
 	if err != nil {
 		return err
@@ -128,11 +156,17 @@ func (s *Server) approveCampaign(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	check, err := s.approvalDomainCheck(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
 	c, err := s.Campaigns.Approve(r.Context(), accountID(r), id, in.ScheduledFor)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPICampaign(c))
+	out := toAPICampaign(c)
+	out.DomainCheck = check
+	return encode(w, http.StatusOK, out)
 }
 
 // transition adapts a campaign transition without a body (unapprove, pause, resume,

@@ -77,6 +77,13 @@ type slot struct {
 	free bool
 }
 
+// attachmentContent reports whether the slot is a file's base64 content
+// (attachments/i/content), where a long string is legitimate.
+func attachmentContent(s slot) bool {
+	n := len(s.path)
+	return n >= 3 && s.path[n-1] == "content" && s.path[n-3] == "attachments"
+}
+
 func (s slot) String() string {
 	var b strings.Builder
 	for _, p := range s.path {
@@ -403,6 +410,9 @@ func TestHostileInputGenerated(t *testing.T) {
 					}
 					if sl.key && !strings.HasPrefix(h.lit, `"`) {
 						continue
+					}
+					if h.name == "1 MB string" && attachmentContent(sl) {
+						continue // 1 MB of "x" is valid base64: a 768 KiB file, within the 10 MB a message may carry
 					}
 					what := fmt.Sprintf("%s %s %s = %s", o.method, o.path, sl, h.name)
 					res := send(e, o.method, target, hostileBody(t, base, sl, h.lit))

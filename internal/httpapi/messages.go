@@ -16,8 +16,17 @@ func toAPIMessage(m transactional.Message) api.Message {
 	if tags == nil {
 		tags = []string{}
 	}
+	replyTo := []string{}
+	if m.ReplyTo != "" {
+		replyTo = append(append(replyTo, m.ReplyTo), m.MoreReplyTo...)
+	}
+	atts := make([]api.Attachment, len(m.Attachments))
+	for i, a := range m.Attachments {
+		atts[i] = api.Attachment{Filename: a.Filename, ContentType: a.ContentType, ContentId: a.ContentID, Size: a.Size, Sha256: a.SHA256}
+	}
 	return api.Message{Id: m.ID, IdempotencyKey: m.IdempotencyKey, Category: api.MessageCategory(m.Category),
 		To: m.To, ToName: m.ToName, From: m.From, FromName: m.FromName, ReplyTo: m.ReplyTo, TemplateId: m.TemplateID,
+		ReplyToList: replyTo, Cc: nonNilStrings(m.Cc), Bcc: nonNilStrings(m.Bcc), Attachments: atts,
 		SenderId: m.SenderID,
 		Tags:     tags, SendAt: m.SendAt, Status: api.SendStatus(m.Status), Attempts: m.Attempts,
 		ProviderMessageId: m.ProviderMessageID, LastError: m.LastError, Feedback: m.Feedback, SentAt: m.SentAt,
@@ -27,9 +36,34 @@ func toAPIMessage(m transactional.Message) api.Message {
 func toRequest(in api.MessageCreate) transactional.Request {
 	req := transactional.Request{To: in.To, From: in.From, TemplateID: in.TemplateId, Subject: in.Subject,
 		HTML: in.Html, Text: in.Text, Data: raw(in.Data), SendAt: in.SendAt, SenderID: in.SenderId}
-	for p, v := range map[*string]*string{&req.ToName: in.ToName, &req.FromName: in.FromName, &req.ReplyTo: in.ReplyTo} {
+	for p, v := range map[*string]*string{&req.ToName: in.ToName, &req.FromName: in.FromName} {
 		if v != nil {
 			*p = *v
+		}
+	}
+	if in.ReplyTo != nil {
+		// One address (a string, the request as before lists) or a list: the
+		// first is ReplyTo, the rest MoreReplyTo, so a one-address list and the
+		// string hash alike.
+		if one, err := in.ReplyTo.AsMessageCreateReplyTo0(); err == nil {
+			req.ReplyTo = one
+		} else if list, err := in.ReplyTo.AsMessageCreateReplyTo1(); err == nil && len(list) > 0 {
+			req.ReplyTo, req.MoreReplyTo = list[0], list[1:]
+			if len(req.MoreReplyTo) == 0 {
+				req.MoreReplyTo = nil
+			}
+		}
+	}
+	if in.Cc != nil && len(*in.Cc) > 0 {
+		req.Cc = *in.Cc
+	}
+	if in.Bcc != nil && len(*in.Bcc) > 0 {
+		req.Bcc = *in.Bcc
+	}
+	if in.Attachments != nil {
+		for _, a := range *in.Attachments {
+			req.Attachments = append(req.Attachments, transactional.Attachment{Filename: a.Filename, Content: a.Content,
+				ContentType: deref(a.ContentType), ContentID: deref(a.ContentId)})
 		}
 	}
 	if in.Category != nil {
@@ -51,7 +85,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return apperr.Invalidf("/Idempotency-Key", "Idempotency-Key is required: one value of 1 to 255 printable ASCII characters")
 	}
-	in, err := decode[api.MessageCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.MessageCreate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
 	}
@@ -142,4 +176,11 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
 		out.Data[i] = toAPIMessage(x)
 	}
 	return encode(w, http.StatusOK, out)
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -155,6 +155,7 @@ func (s *Server) routes() {
 			r.Patch("/senders/{id}", s.handle(s.updateSender))
 			r.Delete("/senders/{id}", s.handle(s.deleteSender))
 			r.With(s.unbounded).Post("/senders/{id}/verify", s.handle(s.verifySender))
+			r.Post("/domains/check", s.handle(s.checkDomain))
 
 			r.Get("/api-keys", s.handle(s.listAPIKeys))
 			r.Delete("/api-keys/{id}", s.handle(s.revokeAPIKey))

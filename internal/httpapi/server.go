@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
+	"github.com/sendonce/sendonce/internal/domain"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
@@ -66,6 +67,9 @@ type Deps struct {
 	// Senders manages the accounts' senders; nil means built on Pool with the key
 	// ring of Config.SecretsKey.
 	Senders *sender.Service
+	// Domains checks sending domains' SPF, DKIM and DMARC; nil means through
+	// Config.DNSServer, results kept 5 minutes.
+	Domains *domain.Checker
 	// Routes builds (and caches) the providers of senders for test sends; nil means
 	// a router over Senders. The caller closes it.
 	Routes *sender.Router
@@ -170,6 +174,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Routes == nil {
 		d.Routes = sender.NewRouter(d.Senders, d.Logger)
+	}
+	if d.Domains == nil {
+		d.Domains = &domain.Checker{Resolver: domain.NewResolver(d.Config.DNSServer), CacheTTL: 5 * time.Minute}
 	}
 	if d.TestSender == nil {
 		d.TestSender = provider.NewLog(d.Logger)

@@ -10,7 +10,7 @@ import (
 
 func toAPITemplate(t template.Template) api.Template {
 	return api.Template{Id: t.ID, Name: t.Name, Subject: t.Subject, Html: t.HTML, Text: t.Text, Language: t.Language,
-		SampleData: t.SampleData, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		SampleData: t.SampleData, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Attachments: toAPIAttachments(t.Attachments)}
 }
 
 func raw(p *json.RawMessage) json.RawMessage {
@@ -38,12 +38,12 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.TemplateCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.TemplateCreate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
 	}
 	t, err := s.Templates.Create(r.Context(), accountID(r), template.Fields{Name: &in.Name, Subject: &in.Subject,
-		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData)})
+		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), Attachments: fromAPIAttachments(in.Attachments)})
 	if err != nil {
 		return err
 	}
@@ -67,12 +67,12 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.TemplateUpdate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.TemplateUpdate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
 	}
 	t, err := s.Templates.Update(r.Context(), accountID(r), id, template.Fields{Name: in.Name, Subject: in.Subject,
-		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData)})
+		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), Attachments: fromAPIAttachments(in.Attachments)})
 	if err != nil {
 		return err
 	}

@@ -164,6 +164,8 @@ func TestCrossTenant(t *testing.T) {
 			"message": map[string]any{"to": "a1@example.com", "from": "shop@example.com", "subject": "s", "text": "t"}}}},
 			expect: http.StatusOK},
 		"updateAccount": {body: map[string]any{"unsubscribe_scope": "account"}, expect: http.StatusOK},
+		// Domain checks: B cannot name A's sender (nothing is looked up).
+		"checkDomain": {body: map[string]any{"domain": "example.com", "sender_id": snd.ID}, expect: http.StatusUnprocessableEntity},
 		// Segments: B cannot read, replace or delete A's, nor filter on A's lists.
 		"listSegments":   {expect: http.StatusOK},
 		"createSegment":  {body: map[string]any{"name": "pro", "list_ids": []int64{list.Id}}, expect: http.StatusUnprocessableEntity},

@@ -67,13 +67,42 @@ func (s *Server) bodyLimit(next http.Handler) http.Handler {
 	})
 }
 
-// bodyLimitOf is the largest body r may carry: the import has its own limit.
+// bodyLimitOf is the largest body r may carry: the import has its own limit,
+// and so has a message, whose attachments travel in base64.
 func (s *Server) bodyLimitOf(r *http.Request) int64 {
-	if r.URL.Path == importPath {
+	switch {
+	case r.URL.Path == importPath:
 		return s.Config.ImportMaxBytes
+	case r.URL.Path == messagesPath && r.Method == http.MethodPost,
+		r.URL.Path == campaignsPath && r.Method == http.MethodPost,
+		isOnePath(r.URL.Path, campaignsPath) && r.Method == http.MethodPatch,
+		r.URL.Path == templatesPath && r.Method == http.MethodPost,
+		isOnePath(r.URL.Path, templatesPath) && r.Method == http.MethodPatch:
+		if s.Config.MessageMaxBodyBytes > 0 {
+			return s.Config.MessageMaxBodyBytes
+		}
+		return defaultMessageMaxBody
 	}
 	return s.Config.MaxBodyBytes
 }
+
+// messagesPath (POST), campaignsPath and templatesPath (POST, and PATCH of one)
+// take bodies that may hold 10 MB of attachments.
+const (
+	messagesPath  = "/v1/messages"
+	campaignsPath = "/v1/campaigns"
+	templatesPath = "/v1/templates"
+)
+
+// isOnePath reports whether p is collection/{id}.
+func isOnePath(p, collection string) bool {
+	id, ok := strings.CutPrefix(p, collection+"/")
+	return ok && id != "" && !strings.Contains(id, "/")
+}
+
+// defaultMessageMaxBody is its body limit when the configuration gives none:
+// 10 MB in base64 (13.4 MiB) and the rest of the message.
+const defaultMessageMaxBody = 15 << 20
 
 // validateRequest holds every request to openapi.yaml: the text of every string
 // (checkText), the Content-Type (415 when the operation does not take it),

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -85,6 +86,21 @@ type HTTPPayload struct {
 	HTML      string            `json:"html"`
 	Text      string            `json:"text"`
 	Headers   map[string]string `json:"headers"`
+	// ReplyToList is every Reply-To address (reply_to the first), present only
+	// when there are several.
+	ReplyToList []string         `json:"reply_to_list,omitempty"`
+	Cc          []string         `json:"cc,omitempty"`
+	Bcc         []string         `json:"bcc,omitempty"`
+	Attachments []HTTPAttachment `json:"attachments,omitempty"`
+}
+
+// HTTPAttachment is one file of an HTTPPayload, its content in base64 (the
+// field names are Resend's).
+type HTTPAttachment struct {
+	Filename    string `json:"filename"`
+	Content     []byte `json:"content"`
+	ContentType string `json:"content_type"`
+	ContentID   string `json:"content_id,omitempty"`
 }
 
 // Send posts m and returns the id the server answered with (JSON `id` or
@@ -94,6 +110,14 @@ func (p *HTTP) Send(ctx context.Context, m Message) (string, error) {
 		len(m.To) + len(m.ToName) + len(m.Subject) + len(m.HTML)*9/8 + len(m.Text)*9/8
 	for _, h := range m.Headers {
 		size += len(h.Name) + len(h.Value) + 8
+	}
+	for _, a := range m.Attachments {
+		size += 64 + len(a.Filename) + len(a.ContentType) + len(a.ContentID) + base64.StdEncoding.EncodedLen(len(a.Content))
+	}
+	for _, l := range [][]string{m.MoreReplyTo, m.Cc, m.Bcc} {
+		for _, a := range l {
+			size += len(a) + 4
+		}
 	}
 	body := appendPayload(make([]byte, 0, size), &m)
 

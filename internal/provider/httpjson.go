@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -28,7 +29,47 @@ func appendPayload(b []byte, m *Message) []byte {
 		b = append(b, ':')
 		b = appendString(b, h.Value)
 	}
-	return append(b, "}}"...)
+	b = append(b, '}')
+	for _, f := range [...]struct {
+		key   string
+		addrs []string
+	}{{`,"reply_to_list":[`, m.MoreReplyTo}, {`,"cc":[`, m.Cc}, {`,"bcc":[`, m.Bcc}} {
+		if len(f.addrs) == 0 {
+			continue
+		}
+		if f.key == `,"reply_to_list":[` { // every Reply-To, the first included
+			f.addrs = m.ReplyToAll()
+		}
+		b = append(b, f.key...)
+		for i, a := range f.addrs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a)
+		}
+		b = append(b, ']')
+	}
+	if len(m.Attachments) > 0 {
+		b = append(b, `,"attachments":[`...)
+		for i, a := range m.Attachments {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"filename":`...)
+			b = appendString(b, a.Filename)
+			b = append(b, `,"content":"`...)
+			b = base64.StdEncoding.AppendEncode(b, a.Content)
+			b = append(b, `","content_type":`...)
+			b = appendString(b, a.ContentType)
+			if a.ContentID != "" {
+				b = append(b, `,"content_id":`...)
+				b = appendString(b, a.ContentID)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 const hexDigits = "0123456789abcdef"

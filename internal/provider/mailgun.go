@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -58,7 +61,9 @@ func (p *Mailgun) Send(ctx context.Context, m Message) (string, error) {
 	field("subject", m.Subject)
 	field("text", m.Text)
 	field("html", m.HTML)
-	field("h:Reply-To", m.ReplyTo)
+	field("cc", strings.Join(m.Cc, ", "))
+	field("bcc", strings.Join(m.Bcc, ", "))
+	field("h:Reply-To", strings.Join(m.ReplyToAll(), ", "))
 	if m.MessageID != "" {
 		field("h:Message-Id", "<"+m.MessageID+">")
 	}
@@ -66,6 +71,25 @@ func (p *Mailgun) Send(ctx context.Context, m Message) (string, error) {
 		field("h:"+h.Name, h.Value)
 	}
 	field("v:job_id", m.JobID)
+	// Files go as form files named attachment, or inline for an inline image:
+	// Mailgun makes an inline file's Content-ID its file name, so an inline
+	// file is named by its content id (what the HTML's cid: refers to).
+	for _, a := range m.Attachments {
+		name, filename := "attachment", a.Filename
+		if a.Inline() {
+			name, filename = "inline", a.ContentID
+		}
+		hdr := textproto.MIMEHeader{}
+		hdr.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": name, "filename": filename}))
+		hdr.Set("Content-Type", attachmentContentType(a))
+		fw, err := w.CreatePart(hdr)
+		if err == nil {
+			_, err = fw.Write(a.Content)
+		}
+		if err != nil {
+			return "", classed(Permanent, 0, err)
+		}
+	}
 	if err := w.Close(); err != nil {
 		return "", classed(Permanent, 0, err)
 	}

@@ -63,9 +63,17 @@ func checkMIME(m Message) error {
 	if m.From == "" || m.To == "" {
 		return fmt.Errorf("message %s: from and to are required", m.JobID)
 	}
-	for _, a := range []string{m.From, m.To, m.ReplyTo} {
-		if strings.ContainsAny(a, "\r\n") {
-			return fmt.Errorf("message %s: an address must not contain a line break", m.JobID)
+	for _, list := range [][]string{{m.From, m.To, m.ReplyTo}, m.MoreReplyTo, m.Cc, m.Bcc} {
+		for _, a := range list {
+			if strings.ContainsAny(a, "\r\n") {
+				return fmt.Errorf("message %s: an address must not contain a line break", m.JobID)
+			}
+		}
+	}
+	for i, a := range m.Attachments {
+		if a.Filename == "" || strings.ContainsAny(a.Filename, "\r\n") || strings.ContainsAny(a.ContentID, "\r\n<> ") ||
+			strings.ContainsAny(a.ContentType, "\r\n") {
+			return fmt.Errorf("message %s: attachment %d has a filename, content type or content id that cannot be written", m.JobID, i)
 		}
 	}
 	for _, h := range m.Headers {
@@ -133,9 +141,22 @@ func appendMIME(dst []byte, m Message, date time.Time, boundary []byte) ([]byte,
 	var scratch [256]byte
 	dst = appendHeader(dst, "From", appendAddress(scratch[:0], m.FromName, m.From))
 	dst = appendHeader(dst, "To", appendAddress(scratch[:0], m.ToName, m.To))
-	if m.ReplyTo != "" {
-		dst = appendHeader(dst, "Reply-To", appendAddress(scratch[:0], "", m.ReplyTo))
+	if rt := m.ReplyToAll(); len(rt) > 0 {
+		dst = appendHeader(dst, "Reply-To", appendAddressList(scratch[:0], rt))
 	}
+	if len(m.Cc) > 0 {
+		dst = appendHeader(dst, "Cc", appendAddressList(scratch[:0], m.Cc))
+	}
+	// Bcc is never written: its addresses are only in the envelope.
+	if len(m.Attachments) == 0 {
+		return appendBody(dst, m, boundary), nil
+	}
+	return appendAttachments(dst, m, boundary), nil
+}
+
+// appendBody appends the content-type headers and body of the message's text:
+// a multipart/alternative of text and HTML, or the one part there is.
+func appendBody(dst []byte, m Message, boundary []byte) []byte {
 	switch {
 	case m.Text != "" && m.HTML != "":
 		dst = append(dst, "Content-Type: multipart/alternative;\r\n boundary="...)
@@ -156,7 +177,7 @@ func appendMIME(dst []byte, m Message, date time.Time, boundary []byte) ([]byte,
 	default:
 		dst = appendPart(dst, "text/plain", m.Text)
 	}
-	return dst, nil
+	return dst
 }
 
 // appendPart appends a part's headers, the blank line and its quoted-printable body.
@@ -241,6 +262,17 @@ func appendAddress(dst []byte, name, addr string) []byte {
 	dst = append(dst, '<')
 	dst = append(dst, addr...)
 	return append(dst, '>')
+}
+
+// appendAddressList appends bare addresses as a header's comma-separated list.
+func appendAddressList(dst []byte, addrs []string) []byte {
+	for i, a := range addrs {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = appendAddress(dst, "", a)
+	}
+	return dst
 }
 
 // isDotAtomASCII reports whether s is a local part net/mail writes unquoted:

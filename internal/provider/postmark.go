@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,15 +48,27 @@ type postmarkHeader struct {
 }
 
 type postmarkEmail struct {
-	From          string            `json:"From"`
-	To            string            `json:"To"`
-	Subject       string            `json:"Subject"`
-	HTMLBody      string            `json:"HtmlBody,omitempty"`
-	TextBody      string            `json:"TextBody,omitempty"`
-	ReplyTo       string            `json:"ReplyTo,omitempty"`
-	Headers       []postmarkHeader  `json:"Headers,omitempty"`
-	Metadata      map[string]string `json:"Metadata"`
-	MessageStream string            `json:"MessageStream"`
+	From          string               `json:"From"`
+	To            string               `json:"To"`
+	Subject       string               `json:"Subject"`
+	HTMLBody      string               `json:"HtmlBody,omitempty"`
+	TextBody      string               `json:"TextBody,omitempty"`
+	ReplyTo       string               `json:"ReplyTo,omitempty"`
+	Cc            string               `json:"Cc,omitempty"`
+	Bcc           string               `json:"Bcc,omitempty"`
+	Headers       []postmarkHeader     `json:"Headers,omitempty"`
+	Metadata      map[string]string    `json:"Metadata"`
+	MessageStream string               `json:"MessageStream"`
+	Attachments   []postmarkAttachment `json:"Attachments,omitempty"`
+}
+
+// postmarkAttachment is one of Postmark's `Attachments`: Content in base64; an
+// inline image has ContentID "cid:<id>", as Postmark's documentation writes it.
+type postmarkAttachment struct {
+	Name        string `json:"Name"`
+	Content     []byte `json:"Content"`
+	ContentType string `json:"ContentType"`
+	ContentID   string `json:"ContentID,omitempty"`
 }
 
 func (p *Postmark) header() http.Header {
@@ -66,13 +79,21 @@ func (p *Postmark) header() http.Header {
 // Send posts one email and returns Postmark's MessageID.
 func (p *Postmark) Send(ctx context.Context, m Message) (string, error) {
 	body := postmarkEmail{From: fromHeader(m.FromName, m.From), To: fromHeader(m.ToName, m.To), Subject: m.Subject,
-		HTMLBody: m.HTML, TextBody: m.Text, ReplyTo: m.ReplyTo,
+		HTMLBody: m.HTML, TextBody: m.Text, ReplyTo: strings.Join(m.ReplyToAll(), ", "),
+		Cc: strings.Join(m.Cc, ", "), Bcc: strings.Join(m.Bcc, ", "),
 		Metadata: map[string]string{"job_id": fitKey(m.JobID, 80, nil)}, MessageStream: p.stream}
 	if m.MessageID != "" {
 		body.Headers = append(body.Headers, postmarkHeader{"Message-ID", "<" + m.MessageID + ">"})
 	}
 	for _, h := range m.Headers {
 		body.Headers = append(body.Headers, postmarkHeader{h.Name, h.Value})
+	}
+	for _, a := range m.Attachments {
+		pa := postmarkAttachment{Name: a.Filename, Content: a.Content, ContentType: a.ContentType}
+		if a.Inline() {
+			pa.ContentID = "cid:" + a.ContentID
+		}
+		body.Attachments = append(body.Attachments, pa)
 	}
 	data, err := json.Marshal(body)
 	if err != nil {

@@ -45,7 +45,41 @@ type Message struct {
 	// Headers are extra headers, in order; List-Unsubscribe and
 	// List-Unsubscribe-Post are among them for campaign messages.
 	Headers []Header
+	// MoreReplyTo are further Reply-To addresses after ReplyTo (bare addresses).
+	MoreReplyTo []string
+	// Cc are copy recipients, written in the Cc header and added to the envelope.
+	Cc []string
+	// Bcc are blind copy recipients: in the envelope (or the provider's
+	// recipient list), never in a header.
+	Bcc []string
+	// Attachments are files carried with the message, in order. A campaign's are
+	// shared by every recipient's Message: providers must not modify them.
+	Attachments []Attachment
 }
+
+// ReplyToAll returns ReplyTo and MoreReplyTo as one list (nil when none).
+func (m Message) ReplyToAll() []string {
+	if m.ReplyTo == "" {
+		return m.MoreReplyTo
+	}
+	return append([]string{m.ReplyTo}, m.MoreReplyTo...)
+}
+
+// Attachment is one file of a message.
+type Attachment struct {
+	// Filename is the name the recipient sees: valid UTF-8, no path separators.
+	Filename string
+	// ContentType is a MIME type such as application/pdf.
+	ContentType string
+	// ContentID, when set, makes the attachment inline: the HTML refers to it as
+	// cid:<ContentID>. It holds no angle brackets.
+	ContentID string
+	// Content is the file's bytes (decoded).
+	Content []byte
+}
+
+// Inline reports whether a is shown within the HTML (it has a Content-ID).
+func (a Attachment) Inline() bool { return a.ContentID != "" }
 
 // Header is one extra message header.
 type Header struct {

@@ -44,14 +44,40 @@ type resendTag struct {
 }
 
 type resendEmail struct {
-	From    string            `json:"from"`
-	To      []string          `json:"to"`
-	Subject string            `json:"subject"`
-	HTML    string            `json:"html,omitempty"`
-	Text    string            `json:"text,omitempty"`
-	ReplyTo string            `json:"reply_to,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Tags    []resendTag       `json:"tags"`
+	From    string   `json:"from"`
+	To      []string `json:"to"`
+	Subject string   `json:"subject"`
+	HTML    string   `json:"html,omitempty"`
+	Text    string   `json:"text,omitempty"`
+	// ReplyTo is a string for one address, as before lists existed, or an array.
+	ReplyTo     any                `json:"reply_to,omitempty"`
+	Cc          []string           `json:"cc,omitempty"`
+	Bcc         []string           `json:"bcc,omitempty"`
+	Headers     map[string]string  `json:"headers,omitempty"`
+	Tags        []resendTag        `json:"tags"`
+	Attachments []resendAttachment `json:"attachments,omitempty"`
+}
+
+// resendAttachment is one of Resend's `attachments`: content in base64 (a
+// []byte marshals so), content_id for an inline image the HTML names as cid:.
+type resendAttachment struct {
+	Filename    string `json:"filename"`
+	Content     []byte `json:"content"`
+	ContentType string `json:"content_type,omitempty"`
+	ContentID   string `json:"content_id,omitempty"`
+}
+
+// replyToField is a JSON reply-to field that takes a string or an array: the
+// string for one address, the array for several, nothing for none.
+func replyToField(m Message) any {
+	switch rt := m.ReplyToAll(); len(rt) {
+	case 0:
+		return nil
+	case 1:
+		return rt[0]
+	default:
+		return rt
+	}
 }
 
 func (p *Resend) header() http.Header {
@@ -62,8 +88,12 @@ func (p *Resend) header() http.Header {
 // Send posts one email and returns Resend's id.
 func (p *Resend) Send(ctx context.Context, m Message) (string, error) {
 	body := resendEmail{From: fromHeader(m.FromName, m.From), To: []string{fromHeader(m.ToName, m.To)},
-		Subject: m.Subject, HTML: m.HTML, Text: m.Text, ReplyTo: m.ReplyTo, Headers: headerMap(m),
-		Tags: []resendTag{{Name: "job_id", Value: fitKey(m.JobID, resendKeyMax, tagSafe)}}}
+		Subject: m.Subject, HTML: m.HTML, Text: m.Text, ReplyTo: replyToField(m), Cc: m.Cc, Bcc: m.Bcc,
+		Headers: headerMap(m), Tags: []resendTag{{Name: "job_id", Value: fitKey(m.JobID, resendKeyMax, tagSafe)}}}
+	for _, a := range m.Attachments {
+		body.Attachments = append(body.Attachments, resendAttachment{Filename: a.Filename, Content: a.Content,
+			ContentType: a.ContentType, ContentID: a.ContentID})
+	}
 	data, err := json.Marshal(body)
 	if err != nil {
 		return "", classed(Permanent, 0, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -50,6 +51,8 @@ type sgContent struct {
 
 type sgPersonalization struct {
 	To         []sgAddress       `json:"to"`
+	Cc         []sgAddress       `json:"cc,omitempty"`
+	Bcc        []sgAddress       `json:"bcc,omitempty"`
 	CustomArgs map[string]string `json:"custom_args"`
 }
 
@@ -57,9 +60,36 @@ type sgMail struct {
 	Personalizations []sgPersonalization `json:"personalizations"`
 	From             sgAddress           `json:"from"`
 	ReplyTo          *sgAddress          `json:"reply_to,omitempty"`
+	ReplyToList      []sgAddress         `json:"reply_to_list,omitempty"`
 	Subject          string              `json:"subject"`
 	Content          []sgContent         `json:"content"`
 	Headers          map[string]string   `json:"headers,omitempty"`
+	Attachments      []sgAttachment      `json:"attachments,omitempty"`
+}
+
+// sgAttachment is one of SendGrid's `attachments`: content in base64,
+// disposition attachment or inline (with content_id, which the HTML names as cid:).
+type sgAttachment struct {
+	Content     []byte `json:"content"`
+	Filename    string `json:"filename"`
+	Type        string `json:"type,omitempty"`
+	Disposition string `json:"disposition"`
+	ContentID   string `json:"content_id,omitempty"`
+}
+
+// sgAddresses are addrs as SendGrid's address objects, leaving out any already
+// in seen (SendGrid refuses an address twice in one personalization).
+func sgAddresses(addrs []string, seen map[string]bool) []sgAddress {
+	var out []sgAddress
+	for _, a := range addrs {
+		k := strings.ToLower(a)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, sgAddress{Email: a})
+	}
+	return out
 }
 
 func (p *SendGrid) header() http.Header {
@@ -73,8 +103,21 @@ func (p *SendGrid) Send(ctx context.Context, m Message) (string, error) {
 			CustomArgs: map[string]string{"job_id": m.JobID}}},
 		From: sgAddress{Email: m.From, Name: m.FromName}, Subject: m.Subject, Headers: headerMap(m),
 	}
-	if m.ReplyTo != "" {
-		body.ReplyTo = &sgAddress{Email: m.ReplyTo}
+	seen := map[string]bool{strings.ToLower(m.To): true}
+	body.Personalizations[0].Cc = sgAddresses(m.Cc, seen)
+	body.Personalizations[0].Bcc = sgAddresses(m.Bcc, seen)
+	switch rt := m.ReplyToAll(); {
+	case len(rt) == 1:
+		body.ReplyTo = &sgAddress{Email: rt[0]}
+	case len(rt) > 1: // SendGrid takes reply_to or reply_to_list, not both
+		body.ReplyToList = sgAddresses(rt, map[string]bool{})
+	}
+	for _, a := range m.Attachments {
+		sa := sgAttachment{Content: a.Content, Filename: a.Filename, Type: a.ContentType, Disposition: "attachment"}
+		if a.Inline() {
+			sa.Disposition, sa.ContentID = "inline", a.ContentID
+		}
+		body.Attachments = append(body.Attachments, sa)
 	}
 	// SendGrid requires text/plain before text/html.
 	if m.Text != "" {

@@ -106,12 +106,24 @@ func (p *SES) Send(ctx context.Context, m Message) (string, error) {
 	}
 	in := &sesv2.SendEmailInput{
 		FromEmailAddress: aws.String(fromHeader(m.FromName, m.From)),
-		Destination:      &types.Destination{ToAddresses: []string{fromHeader(m.ToName, m.To)}},
+		Destination: &types.Destination{ToAddresses: []string{fromHeader(m.ToName, m.To)},
+			CcAddresses: m.Cc, BccAddresses: m.Bcc},
 		Content:          &types.EmailContent{Simple: msg},
 		EmailTags:        []types.MessageTag{{Name: aws.String("job_id"), Value: aws.String(fitKey(m.JobID, 256, tagSafe))}},
+		ReplyToAddresses: m.ReplyToAll(),
 	}
-	if m.ReplyTo != "" {
-		in.ReplyToAddresses = []string{m.ReplyTo}
+	if len(m.Attachments) > 0 {
+		// The message goes as raw MIME, the bytes the SMTP provider sends (whose
+		// structure tests parse back: inline parts in multipart/related, names
+		// RFC 2231-encoded), rather than Simple content's own attachment list.
+		// SES replaces the Message-ID as it always does. Destination stays: it is
+		// the envelope, Bcc included.
+		raw, err := AppendMIME(nil, m)
+		if err != nil {
+			return "", classed(Permanent, 0, err)
+		}
+		in.Content = &types.EmailContent{Raw: &types.RawMessage{Data: raw}}
+		in.ReplyToAddresses = nil // in the MIME headers
 	}
 	if p.cs != "" {
 		in.ConfigurationSetName = aws.String(p.cs)

@@ -188,6 +188,7 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	}
 	msg = appendEndOfData(dotStuff(msg))
 	*buf = msg
+	rcpts := envelopeRecipients(m)
 	var sl *smtpSlot
 	select {
 	case sl = <-p.slots:
@@ -210,7 +211,7 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		}
 		raw := sl.raw
 		cut := context.AfterFunc(ctx, func() { raw.Close() }) //nolint:errcheck // cutting on purpose
-		f := p.transact(sl, m.From, m.To, msg)
+		f := p.transact(sl, m.From, rcpts, msg)
 		cutHappened := !cut()
 		if f == nil {
 			if cutHappened {

@@ -73,8 +73,10 @@ func replyFailure(stage smtpStage, err error) *smtpFailure {
 }
 
 // transact sends msg (the message as it goes on the wire: dot-stuffed, with the
-// end-of-data mark) from the envelope sender to one recipient over sl's connection.
-func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure {
+// end-of-data mark) from the envelope sender to its recipients (To, then Cc and
+// Bcc) over sl's connection. A refused recipient refuses the transaction: a
+// message is delivered to all its recipients or not sent.
+func (p *SMTP) transact(sl *smtpSlot, from string, rcpts []string, msg []byte) *smtpFailure {
 	c := sl.c
 	if err := c.UpdateDeadline(p.timeout); err != nil {
 		return &smtpFailure{stage: stageConn, broken: true, err: err}
@@ -86,12 +88,19 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 	writeAddr := func(addr string) {
 		w.Write(appendAddress(scratch[:0], "", addr)) //nolint:errcheck // bufio keeps the error for Flush
 	}
-	commands := [...]struct {
+	type command struct {
 		stage  smtpStage
 		expect int
-	}{{stageMail, 250}, {stageRcpt, 25}, {stageData, 354}}
-	write := func(stage smtpStage) {
-		switch stage {
+		rcpt   string
+	}
+	var fixed [4]command
+	commands := append(fixed[:0], command{stage: stageMail, expect: 250})
+	for _, to := range rcpts {
+		commands = append(commands, command{stage: stageRcpt, expect: 25, rcpt: to})
+	}
+	commands = append(commands, command{stage: stageData, expect: 354})
+	write := func(cmd command) {
+		switch cmd.stage {
 		case stageMail:
 			w.WriteString("MAIL FROM:") //nolint:errcheck // bufio keeps the error for Flush
 			writeAddr(from)
@@ -99,7 +108,7 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 			w.WriteString("\r\n")        //nolint:errcheck // idem
 		case stageRcpt:
 			w.WriteString("RCPT TO:") //nolint:errcheck // idem
-			writeAddr(to)
+			writeAddr(cmd.rcpt)
 			w.WriteString("\r\n") //nolint:errcheck // idem
 		case stageData:
 			w.WriteString("DATA\r\n") //nolint:errcheck // idem
@@ -111,7 +120,7 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 	if sl.pipelining {
 		// RFC 2920: the three commands in one write, then every reply in order.
 		for _, cmd := range commands {
-			write(cmd.stage)
+			write(cmd)
 		}
 		if err := w.Flush(); err != nil {
 			return &smtpFailure{stage: stageMail, broken: true, err: err}
@@ -133,7 +142,7 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 		}
 	} else {
 		for _, cmd := range commands {
-			write(cmd.stage)
+			write(cmd)
 			if err := w.Flush(); err != nil {
 				return &smtpFailure{stage: cmd.stage, broken: true, err: err}
 			}
@@ -145,6 +154,13 @@ func (p *SMTP) transact(sl *smtpSlot, from, to string, msg []byte) *smtpFailure 
 		dataAccepted = fail == nil
 	}
 	if fail != nil {
+		if dataAccepted && len(rcpts) > 1 {
+			// Some recipient was accepted (that is why DATA was): a lone "." would
+			// deliver an empty message to it. Only closing the connection in the
+			// middle of DATA ends the transaction without delivering anything.
+			fail.broken = true
+			return fail
+		}
 		p.abort(t, fail, dataAccepted)
 		return fail
 	}

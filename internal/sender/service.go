@@ -413,3 +413,18 @@ func CheckFrom(ctx context.Context, q *store.Queries, accountID int64, senderID 
 	return true, apperr.Invalidf(pointer, "sender %d does not allow sending from %s (allowed: %s)",
 		rules.ID, from, strings.Join(rules.AllowedFrom, ", "))
 }
+
+// KindFor is the type of the sender a campaign or message naming senderID goes
+// through: that sender's, else the account's default's; "" when none (the
+// environment's provider). found is false when senderID names no sender of the
+// account.
+func (s *Service) KindFor(ctx context.Context, accountID int64, senderID *int64) (kind string, found bool, err error) {
+	row, err := store.New(s.pool).SenderForSend(ctx, store.SenderForSendParams{AccountID: accountID, SenderID: senderID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", senderID == nil, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return row.Type, true, nil
+}

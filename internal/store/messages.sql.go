@@ -49,7 +49,7 @@ WITH picked AS (
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, p.rerouted, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
-           m.headers, m.category, greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
+           m.headers, m.category, m.cc, m.bcc, m.reply_to_more, m.attachment_count, greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
            EXISTS (SELECT 1 FROM suppressions x
                    WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
                      AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))) AS blocked
@@ -75,7 +75,8 @@ WITH picked AS (
     WHERE s.id = j.id
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
-              j.text, j.data, j.headers, j.category, j.due_at, s.last_error
+              j.text, j.data, j.headers, j.category, j.due_at, s.last_error, j.cc, j.bcc, j.reply_to_more,
+              j.attachment_count
 ), settled_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT c.account_id, 'send.' || c.status, coalesce($5::timestamptz, now()),
@@ -88,7 +89,7 @@ WITH picked AS (
 )
 SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
        c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
-       c.text, c.data, c.headers, c.category, c.due_at
+       c.text, c.data, c.headers, c.category, c.due_at, c.cc, c.bcc, c.reply_to_more, c.attachment_count
 FROM claimed c
 `
 
@@ -105,27 +106,31 @@ type MessageClaimBatchParams struct {
 }
 
 type MessageClaimBatchRow struct {
-	ID           int64
-	AccountID    int64
-	CampaignID   int64
-	SubscriberID int64
-	Email        string
-	JobID        string
-	Status       string
-	Attempts     int32
-	LeaseUntil   *time.Time
-	ExecutorID   *int64
-	ToName       string
-	FromEmail    string
-	FromName     string
-	ReplyTo      string
-	Subject      string
-	Html         string
-	Text         string
-	Data         json.RawMessage
-	Headers      json.RawMessage
-	Category     string
-	DueAt        time.Time
+	ID              int64
+	AccountID       int64
+	CampaignID      int64
+	SubscriberID    int64
+	Email           string
+	JobID           string
+	Status          string
+	Attempts        int32
+	LeaseUntil      *time.Time
+	ExecutorID      *int64
+	ToName          string
+	FromEmail       string
+	FromName        string
+	ReplyTo         string
+	Subject         string
+	Html            string
+	Text            string
+	Data            json.RawMessage
+	Headers         json.RawMessage
+	Category        string
+	DueAt           time.Time
+	Cc              []string
+	Bcc             []string
+	ReplyToMore     []string
+	AttachmentCount int16
 }
 
 // The executor's claim for a message stream: the same shape as SendClaimBatch (one
@@ -183,6 +188,10 @@ func (q *Queries) MessageClaimBatch(ctx context.Context, arg MessageClaimBatchPa
 			&i.Headers,
 			&i.Category,
 			&i.DueAt,
+			&i.Cc,
+			&i.Bcc,
+			&i.ReplyToMore,
+			&i.AttachmentCount,
 		); err != nil {
 			return nil, err
 		}
@@ -294,7 +303,7 @@ func (q *Queries) MessageFailHeld(ctx context.Context, arg MessageFailHeldParams
 
 const messageGet = `-- name: MessageGet :one
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
@@ -320,6 +329,10 @@ type MessageGetRow struct {
 	SendAt            *time.Time
 	CreatedAt         time.Time
 	SenderID          *int64
+	Cc                []string
+	Bcc               []string
+	ReplyToMore       []string
+	AttachmentCount   int16
 	Status            string
 	Attempts          int32
 	ProviderMessageID *string
@@ -348,6 +361,10 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 		&i.SendAt,
 		&i.CreatedAt,
 		&i.SenderID,
+		&i.Cc,
+		&i.Bcc,
+		&i.ReplyToMore,
+		&i.AttachmentCount,
 		&i.Status,
 		&i.Attempts,
 		&i.ProviderMessageID,
@@ -361,33 +378,40 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
-                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id)
+                      from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id,
+                      cc, bcc, reply_to_more, attachment_count)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11, $12, $13, $14, $15, $16::text[],
-        $17, $18)
+        $17, $18, coalesce($19::text[], '{}'), coalesce($20::text[], '{}'),
+        coalesce($21::text[], '{}'),
+        $22)
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id
 `
 
 type MessageInsertParams struct {
-	AccountID      int64
-	IdempotencyKey string
-	RequestHash    []byte
-	Category       string
-	ToEmail        string
-	ToName         string
-	FromEmail      string
-	FromName       string
-	ReplyTo        string
-	Subject        string
-	Html           string
-	Text           string
-	Data           json.RawMessage
-	TemplateID     *int64
-	Headers        json.RawMessage
-	Tags           []string
-	SendAt         *time.Time
-	SenderID       *int64
+	AccountID       int64
+	IdempotencyKey  string
+	RequestHash     []byte
+	Category        string
+	ToEmail         string
+	ToName          string
+	FromEmail       string
+	FromName        string
+	ReplyTo         string
+	Subject         string
+	Html            string
+	Text            string
+	Data            json.RawMessage
+	TemplateID      *int64
+	Headers         json.RawMessage
+	Tags            []string
+	SendAt          *time.Time
+	SenderID        *int64
+	Cc              []string
+	Bcc             []string
+	ReplyToMore     []string
+	AttachmentCount int16
 }
 
 // ON CONFLICT on the key: a concurrent request with the same key waits for this one
@@ -412,6 +436,10 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 		arg.Tags,
 		arg.SendAt,
 		arg.SenderID,
+		arg.Cc,
+		arg.Bcc,
+		arg.ReplyToMore,
+		arg.AttachmentCount,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -420,7 +448,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 
 const messageList = `-- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
-       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
@@ -455,6 +483,10 @@ type MessageListRow struct {
 	SendAt            *time.Time
 	CreatedAt         time.Time
 	SenderID          *int64
+	Cc                []string
+	Bcc               []string
+	ReplyToMore       []string
+	AttachmentCount   int16
 	Status            string
 	Attempts          int32
 	ProviderMessageID *string
@@ -494,6 +526,10 @@ func (q *Queries) MessageList(ctx context.Context, arg MessageListParams) ([]Mes
 			&i.SendAt,
 			&i.CreatedAt,
 			&i.SenderID,
+			&i.Cc,
+			&i.Bcc,
+			&i.ReplyToMore,
+			&i.AttachmentCount,
 			&i.Status,
 			&i.Attempts,
 			&i.ProviderMessageID,

@@ -29,6 +29,14 @@ type ApiKey struct {
 	Role       string
 }
 
+type AttachmentBlob struct {
+	AccountID  int64
+	Sha256     []byte
+	Size       int32
+	Content    []byte
+	LastUsedAt time.Time
+}
+
 type Campaign struct {
 	ID                 int64
 	AccountID          int64
@@ -64,11 +72,31 @@ type Campaign struct {
 	Archive            bool
 }
 
+type CampaignAttachment struct {
+	CampaignID  int64
+	Position    int32
+	AccountID   int64
+	Filename    string
+	ContentType string
+	ContentID   string
+	Sha256      []byte
+}
+
 type CampaignSendArchive struct {
 	CampaignID int64
 	AccountID  int64
 	Status     string
 	N          int64
+}
+
+type ComplaintGuard struct {
+	AccountID  int64
+	SenderKey  int64
+	Delivered  int64
+	Complaints int64
+	Rate       float64
+	Reason     string
+	TrippedAt  time.Time
 }
 
 type DashboardSession struct {
@@ -195,26 +223,40 @@ type LoginLink struct {
 }
 
 type Message struct {
-	ID             int64
-	AccountID      int64
-	IdempotencyKey string
-	RequestHash    []byte
-	Category       string
-	ToEmail        string
-	ToName         string
-	FromEmail      string
-	FromName       string
-	ReplyTo        string
-	Subject        string
-	Html           string
-	Text           string
-	Data           json.RawMessage
-	TemplateID     *int64
-	Headers        json.RawMessage
-	Tags           []string
-	SendAt         *time.Time
-	CreatedAt      time.Time
-	SenderID       *int64
+	ID              int64
+	AccountID       int64
+	IdempotencyKey  string
+	RequestHash     []byte
+	Category        string
+	ToEmail         string
+	ToName          string
+	FromEmail       string
+	FromName        string
+	ReplyTo         string
+	Subject         string
+	Html            string
+	Text            string
+	Data            json.RawMessage
+	TemplateID      *int64
+	Headers         json.RawMessage
+	Tags            []string
+	SendAt          *time.Time
+	CreatedAt       time.Time
+	SenderID        *int64
+	Cc              []string
+	Bcc             []string
+	ReplyToMore     []string
+	AttachmentCount int16
+}
+
+type MessageAttachment struct {
+	MessageID   int64
+	Position    int32
+	AccountID   int64
+	Filename    string
+	ContentType string
+	ContentID   string
+	Sha256      []byte
 }
 
 type Segment struct {
@@ -328,6 +370,16 @@ type Template struct {
 	SampleData json.RawMessage
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+type TemplateAttachment struct {
+	TemplateID  int64
+	Position    int32
+	AccountID   int64
+	Filename    string
+	ContentType string
+	ContentID   string
+	Sha256      []byte
 }
 
 type TrackedLink struct {

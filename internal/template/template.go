@@ -15,8 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -29,12 +31,18 @@ type Template struct {
 	// the caller gives no data.
 	SampleData           json.RawMessage
 	CreatedAt, UpdatedAt time.Time
+	// Attachments are the files messages and campaigns made from the template
+	// get when they have none of their own; filled by Get, Create and Update.
+	Attachments []attachment.Info
 }
 
 // Fields are the editable fields of a template; nil keeps (or defaults) a field.
 type Fields struct {
 	Name, Subject, HTML, Text, Language *string
 	SampleData                          json.RawMessage
+	// Attachments replace the template's files ([] removes them).
+	Attachments *[]attachment.Input
+	files       []provider.Attachment
 }
 
 // Service manages templates.
@@ -116,7 +124,32 @@ func (s *Service) normalize(f *Fields) error {
 		}
 		f.Name = &n
 	}
+	if f.Attachments != nil {
+		files, err := attachment.Check(*f.Attachments, "/attachments")
+		if err != nil {
+			return err
+		}
+		f.files = files
+	}
 	return checkData("/sample_data", f.SampleData)
+}
+
+// storeAttachments replaces the template's files in q's transaction.
+func storeAttachments(ctx context.Context, q *store.Queries, accountID, templateID int64, files []provider.Attachment) error {
+	if err := q.TemplateAttachmentDelete(ctx, store.TemplateAttachmentDeleteParams{AccountID: accountID, TemplateID: templateID}); err != nil {
+		return err
+	}
+	return attachment.Store(ctx, q, accountID, files, func(pos int32, a provider.Attachment, sum []byte) error {
+		return q.TemplateAttachmentInsert(ctx, store.TemplateAttachmentInsertParams{TemplateID: templateID, Position: pos,
+			AccountID: accountID, Filename: a.Filename, ContentType: a.ContentType, ContentID: a.ContentID, Sha256: sum})
+	})
+}
+
+// withAttachments fills t.Attachments.
+func (s *Service) withAttachments(ctx context.Context, accountID int64, t Template) (Template, error) {
+	var err error
+	t.Attachments, err = attachment.DescribeTemplate(ctx, store.New(s.pool), accountID, t.ID)
+	return t, err
 }
 
 func val(p *string) string {
@@ -139,11 +172,19 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Templa
 	if err := validate(store.Template{Subject: arg.Subject, Html: arg.Html, Text: arg.Text, SampleData: arg.SampleData}); err != nil {
 		return Template{}, err
 	}
-	t, err := store.New(s.pool).TemplateCreate(ctx, arg)
+	var t store.Template
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		if t, err = q.TemplateCreate(ctx, arg); err != nil {
+			return err
+		}
+		return storeAttachments(ctx, q, accountID, t.ID, f.files)
+	})
 	if err != nil {
 		return Template{}, postgres.Error(err, "a template with this name")
 	}
-	return fromStore(t), nil
+	return s.withAttachments(ctx, accountID, fromStore(t))
 }
 
 // Get returns one template.
@@ -152,7 +193,7 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Template, error
 	if err != nil {
 		return Template{}, postgres.Error(err, "template")
 	}
-	return fromStore(t), nil
+	return s.withAttachments(ctx, accountID, fromStore(t))
 }
 
 // List returns up to limit templates after afterID in id order.
@@ -183,7 +224,13 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 			return postgres.Error(err, "template")
 		}
 		out = t
-		return validate(t)
+		if err := validate(t); err != nil {
+			return err
+		}
+		if f.Attachments != nil {
+			return storeAttachments(ctx, store.New(tx), accountID, id, f.files)
+		}
+		return nil
 	})
 	if apperr.Is(err, apperr.Conflict) {
 		return Template{}, apperr.New(apperr.Conflict, "a template with this name already exists")
@@ -191,7 +238,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 	if err != nil {
 		return Template{}, err
 	}
-	return fromStore(out), nil
+	return s.withAttachments(ctx, accountID, fromStore(out))
 }
 
 // Delete removes a template that no draft campaign references.

@@ -1,8 +1,14 @@
 package transactional
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
@@ -41,6 +47,8 @@ type Builder struct {
 	// subscriber, so a link acts on that address even when the message's id equals
 	// a subscriber's.
 	Links func(accountID, streamID, messageID int64, email string) (httpsURL, mailto string)
+	// Attachments reads the files of a message that has any (LoadAttachments).
+	Attachments func(accountID, messageID int64) ([]provider.Attachment, error)
 }
 
 // BuildMessage builds the provider message of a claimed message row.
@@ -67,5 +75,34 @@ func (b Builder) BuildMessage(r store.MessageClaimBatchRow) (provider.Message, e
 	// stays the job id: SENDONCE_MESSAGE_RETENTION is at least a day, longer than
 	// the providers' own deduplication windows.
 	m.MessageID = b.Messages.MessageID(r.JobID+"#"+strconv.FormatInt(r.SubscriberID, 10), r.FromEmail)
+	m.MoreReplyTo, m.Cc, m.Bcc = r.ReplyToMore, r.Cc, r.Bcc
+	if r.AttachmentCount > 0 {
+		if b.Attachments == nil {
+			return m, errors.New("this message has attachments and the executor has no attachment store")
+		}
+		if m.Attachments, err = b.Attachments(r.AccountID, r.SubscriberID); err != nil {
+			// Not the message's fault: the executor retries it.
+			return m, &provider.Error{Class: provider.Temporary, Err: fmt.Errorf("loading attachments: %w", err)}
+		}
+	}
 	return m, nil
+}
+
+// LoadAttachments returns a function reading a message's files from pool, for
+// Builder.Attachments.
+func LoadAttachments(pool *pgxpool.Pool) func(accountID, messageID int64) ([]provider.Attachment, error) {
+	return func(accountID, messageID int64) ([]provider.Attachment, error) {
+		// BuildMessage has no context: the read is bounded on its own.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		rows, err := store.New(pool).MessageAttachmentList(ctx, store.MessageAttachmentListParams{AccountID: accountID, MessageID: messageID})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]provider.Attachment, len(rows))
+		for i, r := range rows {
+			out[i] = provider.Attachment{Filename: r.Filename, ContentType: r.ContentType, ContentID: r.ContentID, Content: r.Content}
+		}
+		return out, nil
+	}
 }

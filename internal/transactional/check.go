@@ -10,8 +10,10 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/template"
@@ -22,6 +24,11 @@ const (
 	MaxHeaders = 20
 	MaxTags    = 10
 	maxName    = 200
+	// MaxRecipients bounds to, cc and bcc together (Postmark's limit; Resend's
+	// is 50 per field).
+	MaxRecipients = 50
+	// MaxReplyTo bounds the Reply-To list.
+	MaxReplyTo = 10
 )
 
 // headerName is a custom header a message may set: X- headers (not X-Sendonce-),
@@ -41,6 +48,8 @@ type checked struct {
 	data                        json.RawMessage
 	headers                     []header
 	tags                        []string
+	moreReplyTo, cc, bcc        []string
+	attachments                 []provider.Attachment
 }
 
 // header is one extra header as stored.
@@ -75,6 +84,28 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 			return c, apperr.Invalidf("/reply_to", "%s", err.Error())
 		}
 		c.replyTo = r.Email
+	}
+	if len(in.MoreReplyTo)+1 > MaxReplyTo {
+		return c, apperr.Invalidf("/reply_to", "at most %d reply_to addresses", MaxReplyTo)
+	}
+	if c.moreReplyTo, err = checkAddresses(in.MoreReplyTo, "/reply_to", 1); err != nil {
+		return c, err
+	}
+	if 1+len(in.Cc)+len(in.Bcc) > MaxRecipients {
+		return c, apperr.Invalidf("/cc", "to, cc and bcc may hold at most %d addresses together", MaxRecipients)
+	}
+	if c.cc, err = checkAddresses(in.Cc, "/cc", 0); err != nil {
+		return c, err
+	}
+	if c.bcc, err = checkAddresses(in.Bcc, "/bcc", 0); err != nil {
+		return c, err
+	}
+	files := make([]attachment.Input, len(in.Attachments))
+	for i, a := range in.Attachments {
+		files[i] = attachment.Input(a)
+	}
+	if c.attachments, err = attachment.Check(files, "/attachments"); err != nil {
+		return c, err
 	}
 	for ptr, v := range map[string]string{"/to_name": in.ToName, "/from_name": in.FromName} {
 		if len(v) > maxName || strings.ContainsAny(v, "\r\n\x00") {
@@ -129,6 +160,20 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		message.Recipient{JobID: JobID(accountID, key), Email: c.to, Name: in.ToName, Attributes: c.data},
 		message.Links{}, nil)
 	return c, err
+}
+
+// checkAddresses parses each address of a list (the first of which sits at
+// index offset of the API's field) into its normalised form.
+func checkAddresses(in []string, pointer string, offset int) ([]string, error) {
+	var out []string
+	for i, a := range in {
+		p, err := address.Parse(a)
+		if err != nil {
+			return nil, apperr.Invalidf(pointer+"/"+itoa(i+offset), "%s", err.Error())
+		}
+		out = append(out, p.Email)
+	}
+	return out, nil
 }
 
 // checkKey refuses an empty or overlong Idempotency-Key.

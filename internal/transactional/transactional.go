@@ -8,6 +8,7 @@ package transactional
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -17,8 +18,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -44,7 +47,26 @@ type Request struct {
 	Category                string
 	// SenderID names one of the account's senders; nil: the account's default.
 	SenderID *int64
+	// MoreReplyTo are Reply-To addresses after ReplyTo; Cc and Bcc copy the
+	// message (Bcc only in the envelope). Empty ones are left out of the request
+	// hash, so a message accepted before these existed keeps its hash.
+	MoreReplyTo []string `json:",omitempty"`
+	Cc          []string `json:",omitempty"`
+	Bcc         []string `json:",omitempty"`
+	// Attachments are files with their content in base64, as the API takes them.
+	Attachments []Attachment `json:",omitempty"`
 }
+
+// Attachment is one file of a request: Resend's fields, content in base64.
+type Attachment struct {
+	Filename    string
+	Content     string
+	ContentType string `json:",omitempty"`
+	ContentID   string `json:",omitempty"`
+}
+
+// AttachmentInfo describes a stored file of a message (not its bytes).
+type AttachmentInfo = attachment.Info
 
 // Message is a stored message with the state of its send.
 type Message struct {
@@ -56,6 +78,9 @@ type Message struct {
 	ReplyTo              string
 	TemplateID           *int64
 	SenderID             *int64
+	MoreReplyTo          []string
+	Cc, Bcc              []string
+	Attachments          []AttachmentInfo
 	Tags                 []string
 	SendAt               *time.Time
 	Status               string
@@ -177,7 +202,8 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 	mid, err := q.MessageInsert(ctx, store.MessageInsertParams{AccountID: accountID, IdempotencyKey: key,
 		RequestHash: hash[:], Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
 		FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
-		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID})
+		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID,
+		Cc: nonNil(c.cc), Bcc: nonNil(c.bcc), ReplyToMore: nonNil(c.moreReplyTo), AttachmentCount: int16(len(c.attachments))})
 	if errors.Is(err, pgx.ErrNoRows) {
 		prev, err := q.MessageByKey(ctx, store.MessageByKeyParams{AccountID: accountID, IdempotencyKey: key})
 		if err != nil {
@@ -190,6 +216,27 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 	}
 	if err != nil {
 		return 0, false, err
+	}
+	if err := attachment.Store(ctx, q, accountID, c.attachments, func(pos int32, a provider.Attachment, sum []byte) error {
+		return q.MessageAttachmentInsert(ctx, store.MessageAttachmentInsertParams{MessageID: mid, Position: pos,
+			AccountID: accountID, Filename: a.Filename, ContentType: a.ContentType, ContentID: a.ContentID, Sha256: sum})
+	}); err != nil {
+		return 0, false, err
+	}
+	if len(c.attachments) == 0 && in.TemplateID != nil {
+		// A message made from a template without files of its own gets the
+		// template's, as it gets its content: copied now.
+		n, err := q.MessageAttachmentCopyTemplate(ctx, store.MessageAttachmentCopyTemplateParams{MessageID: mid,
+			AccountID: accountID, TemplateID: *in.TemplateID})
+		if err != nil {
+			return 0, false, err
+		}
+		if n > 0 {
+			if err := q.MessageSetAttachmentCount(ctx, store.MessageSetAttachmentCountParams{AttachmentCount: int16(n),
+				AccountID: accountID, ID: mid}); err != nil {
+				return 0, false, err
+			}
+		}
 	}
 	if err := q.MessageSendInsert(ctx, store.MessageSendInsertParams{StreamID: streamID, AccountID: accountID,
 		MessageID: mid, Email: c.to, JobID: JobID(accountID, key), SendAt: in.SendAt}); err != nil {
@@ -224,7 +271,35 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Message, error)
 	if err != nil {
 		return Message{}, postgres.Error(err, "message")
 	}
-	return fromRow(store.MessageListRow(r)), nil
+	m := fromRow(store.MessageListRow(r))
+	if m.Attachments, err = s.attachments(ctx, accountID, id, r.AttachmentCount); err != nil {
+		return Message{}, err
+	}
+	return m, nil
+}
+
+// attachments describes the files of a message that has n of them.
+func (s *Service) attachments(ctx context.Context, accountID, id int64, n int16) ([]AttachmentInfo, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	rows, err := store.New(s.pool).MessageAttachmentMeta(ctx, store.MessageAttachmentMetaParams{AccountID: accountID, MessageID: id})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AttachmentInfo, len(rows))
+	for i, a := range rows {
+		out[i] = AttachmentInfo{Filename: a.Filename, ContentType: a.ContentType,
+			ContentID: a.ContentID, Size: int(a.Size), SHA256: hex.EncodeToString(a.Sha256)}
+	}
+	return out, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // Filter narrows a listing; nil fields do not filter.
@@ -242,6 +317,9 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, f Filter, 
 	out := make([]Message, len(rows))
 	for i, r := range rows {
 		out[i] = fromRow(r)
+		if out[i].Attachments, err = s.attachments(ctx, accountID, r.ID, r.AttachmentCount); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -249,6 +327,7 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, f Filter, 
 func fromRow(r store.MessageListRow) Message {
 	return Message{ID: r.ID, IdempotencyKey: r.IdempotencyKey, Category: r.Category, To: r.ToEmail, ToName: r.ToName,
 		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, SenderID: r.SenderID, Tags: r.Tags,
+		MoreReplyTo: r.ReplyToMore, Cc: r.Cc, Bcc: r.Bcc,
 		SendAt: r.SendAt, Status: r.Status, Attempts: int(r.Attempts), ProviderMessageID: r.ProviderMessageID,
 		LastError: r.LastError, Feedback: r.Feedback, SentAt: r.SentAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }

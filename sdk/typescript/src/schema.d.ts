@@ -216,8 +216,7 @@ export interface paths {
         put?: never;
         /**
          * Create API key
-         * @description A new named key; its token is in this answer only. `role` (default `full`) may be
-         *     `read_only`: such a key reads and watches but every change it asks for is 403.
+         * @description A new named key; its token is in this answer only.
          *     Not idempotent: a request with an Idempotency-Key is refused (422 on /Idempotency-Key),
          *     because honouring one means storing the answer, which holds the token.
          */
@@ -420,29 +419,6 @@ export interface paths {
          * @description Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
          */
         post: operations["confirmSubscriber"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/subscribers/{id}/lists": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        /**
-         * List a subscriber's lists
-         * @description Every list the subscriber is in, by list name, with how: `subscribed`, `pending` (a double opt-in sign-up not yet confirmed) or `unsubscribed` (it left the list). Another account's subscriber is 404.
-         */
-        get: operations["listSubscriberLists"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -711,29 +687,6 @@ export interface paths {
         patch: operations["updateTemplate"];
         trace?: never;
     };
-    "/v1/templates/preview": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Preview template
-         * @description Render a template that is not saved (what an editor shows as it is typed), with the
-         *     checks of saving and the limits of a send. Changes nothing. A template that does not
-         *     parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
-         *     `/text`) and, in the field error's `line`, the line of that field it is on.
-         */
-        post: operations["previewTemplate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/templates/{id}/render": {
         parameters: {
             query?: never;
@@ -782,6 +735,17 @@ export interface paths {
          *     limits; content that cannot render is 422 now. `transactional` (the default) carries no
          *     List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
          *     the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+         *
+         *     `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+         *     decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+         *     body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+         *     A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+         *     `/attachments/0/filename` for a name with a path separator or a control character,
+         *     `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+         *     a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+         *     per account (SHA-256) and deleted when no message or campaign refers to them any more.
+         *     `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+         *     appears in a header); `reply_to` is one address or a list of up to 10.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -905,6 +869,9 @@ export interface paths {
         /**
          * Approve campaign
          * @description draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+         *     With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+         *     and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+         *     422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
          */
         post: operations["approveCampaign"];
         delete?: never;
@@ -1054,59 +1021,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/campaigns/{id}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Campaign events
-         * @description The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
-         *     `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
-         *     events' retention keeps them. Its per-recipient outcomes are its sends
-         *     (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
-         */
-        get: operations["listCampaignEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/campaigns/{id}/timeline": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Campaign timeline
-         * @description The campaign's settled sends counted by when they settled (a sent row at its sent_at,
-         *     any other at its last change), in at most 200 buckets of `step_seconds` from the first:
-         *     what the dashboard's chart of a campaign draws when it is opened (it then adds the
-         *     stream's send events live). Reads the campaign's settled rows only, as its stats do;
-         *     rows archived by retention are counted in the stats but have no time, so are not here.
-         */
-        get: operations["getCampaignTimeline"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/campaigns/{id}/sends": {
         parameters: {
             query?: never;
@@ -1119,160 +1033,9 @@ export interface paths {
         };
         /**
          * List campaign sends
-         * @description Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
-         *     `email` narrow them. `email` is one exact address, matched case-insensitively (not a
-         *     substring): it is looked up through the account's subscriber with that address, so a
-         *     search costs the same on a campaign of any size. A send is found by the address it was
-         *     sent to while its subscriber still has that address; a send to a subscriber deleted
-         *     since (or whose address changed) is listed, but not found by address.
+         * @description Per-recipient sends of the campaign, cursor-paginated.
          */
         get: operations["listCampaignSends"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/campaigns/{id}/clicks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Clicks per tracked link (total, unique, human), and the campaign's click and open totals.
-         * @description Counts every recorded hit and, apart, those not suspected of being bots (docs/engagement.md). Hits are written in batches, one to two seconds after they happen. Another account's campaign is 404.
-         */
-        get: operations["getCampaignClicks"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/c/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Signed click token (names the send and the link). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        /**
-         * A tracked link. Redirects to the URL stored for the campaign's link, never to one the request carries.
-         * @description Records the hit (HEAD too, flagged) and answers 302 with the stored URL. The hidden honeypot link answers an empty page. No API key: the token's HMAC authenticates it.
-         */
-        get: operations["followClick"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/o/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Signed open token (names the send). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        /**
-         * The 1×1 open-tracking image. Opens are unreliable (Apple Mail Privacy Protection, image blocking).
-         * @description Records an open (a send.opened event) and answers a transparent GIF. Apple Mail Privacy Protection fetches every image of every message on delivery, read or not, and many clients block images: an open proves little and a missing one nothing. Opens by Apple's proxy (user agent "Mozilla/5.0") and within seconds of delivery are flagged suspected_bot.
-         */
-        get: operations["openPixel"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Signed "view in browser" token (names the send). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        /**
-         * The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
-         * @description Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
-         */
-        get: operations["webView"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/archive/{account_public_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The account's `public_id` (GET /v1/account), not its numeric id.
-                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
-                 */
-                account_public_id: string;
-            };
-            cookie?: never;
-        };
-        /**
-         * The account's public web archive, the campaigns published with `archive` that went out, newest first.
-         * @description A plain list of links to each published campaign's page (at most 200).
-         */
-        get: operations["archiveIndex"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/archive/{account_public_id}/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The account's `public_id`.
-                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
-                 */
-                account_public_id: string;
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        /**
-         * One published campaign, rendered without recipient data (`.Archive` true, recipient fields and attributes empty).
-         * @description The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
-         */
-        get: operations["archivePage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1701,6 +1464,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/domains/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a sending domain
+         * @description Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+         *     usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+         *     per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+         *     says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+         *     the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+         *     the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+         *     only SPF, DKIM and DMARC records are echoed.
+         */
+        post: operations["checkDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/senders": {
         parameters: {
             query?: never;
@@ -1809,8 +1598,7 @@ export interface components {
          *       "account_id": 7,
          *       "account_name": "demo",
          *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-         *       "expires_at": "2026-11-02T21:00:00Z",
-         *       "role": "full"
+         *       "expires_at": "2026-11-02T21:00:00Z"
          *     }
          */
         Session: {
@@ -1821,7 +1609,6 @@ export interface components {
             csrf_token: string;
             /** Format: date-time */
             expires_at: string;
-            role: components["schemas"]["APIKeyRole"];
         };
         /**
          * @example {
@@ -1841,8 +1628,7 @@ export interface components {
          *       "prefix": "so_abcdefghijkl",
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
-         *       "revoked_at": null,
-         *       "role": "full"
+         *       "revoked_at": null
          *     }
          */
         APIKey: {
@@ -1860,25 +1646,14 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
-            role: components["schemas"]["APIKeyRole"];
         };
         /**
-         * @description What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
-         *     and the previews that change nothing; any other request is 403
-         *     (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
-         *     the role of the key it was signed in with; a session from a login link is `full`.
-         * @enum {string}
-         */
-        APIKeyRole: "full" | "read_only";
-        /**
          * @example {
-         *       "name": "ci",
-         *       "role": "read_only"
+         *       "name": "ci"
          *     }
          */
         APIKeyCreate: {
             name: string;
-            role?: components["schemas"]["APIKeyRole"];
         };
         /**
          * @example {
@@ -1888,7 +1663,6 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
-         *       "role": "full",
          *       "token": "so_abcdefghijkl…"
          *     }
          */
@@ -1903,7 +1677,6 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
-            role: components["schemas"]["APIKeyRole"];
             /** @description The key; shown this once. */
             token: string;
         };
@@ -1995,8 +1768,6 @@ export interface components {
             /** @description JSON pointer to the offending field. */
             pointer: string;
             detail: string;
-            /** @description The 1-based line of the field's text the error is on, when it is about one line (a template's parse, limit or execution error); absent otherwise. */
-            line?: number;
         };
         Problem: {
             type: string;
@@ -2092,40 +1863,6 @@ export interface components {
             name?: string;
             status?: string;
             attributes?: components["schemas"]["Attributes"];
-        };
-        /**
-         * @example {
-         *       "data": [
-         *         {
-         *           "list_id": 7,
-         *           "name": "newsletter",
-         *           "status": "subscribed",
-         *           "created_at": "2026-11-02T09:00:00Z",
-         *           "status_at": "2026-11-02T09:00:00Z"
-         *         }
-         *       ]
-         *     }
-         */
-        SubscriberMemberships: {
-            data: components["schemas"]["SubscriberMembership"][];
-        };
-        SubscriberMembership: {
-            /** Format: int64 */
-            list_id: number;
-            /** @description The list's name. */
-            name: string;
-            /** @enum {string} */
-            status: "subscribed" | "pending" | "unsubscribed";
-            /**
-             * Format: date-time
-             * @description When it joined the list.
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description When its status last changed.
-             */
-            status_at: string;
         };
         /**
          * @example {
@@ -2413,7 +2150,13 @@ export interface components {
             to_name?: string;
             from: string;
             from_name?: string;
-            reply_to?: string;
+            /** @description One address, or a list of up to 10 (every provider carries them all). */
+            reply_to?: string | string[];
+            /** @description Copies: in the Cc header and the envelope. */
+            cc?: string[];
+            /** @description Blind copies: in the envelope (the provider's recipient list) only, never in a header. */
+            bcc?: string[];
+            attachments?: components["schemas"]["AttachmentCreate"][];
             /** Format: int64 */
             template_id?: number;
             subject?: string;
@@ -2449,6 +2192,118 @@ export interface components {
         };
         /**
          * @example {
+         *       "domain": "example.com",
+         *       "dkim_selector": "resend"
+         *     }
+         */
+        DomainCheckRequest: {
+            /** @description A public domain name (or an address, whose domain is taken). */
+            domain: string;
+            /** @description The DKIM selector your provider shows; absent: the usual ones of the sender's type. */
+            dkim_selector?: string;
+            /**
+             * Format: int64
+             * @description One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+             */
+            sender_id?: number;
+        };
+        DomainRecordCheck: {
+            /**
+             * @description unknown: the resolver did not answer.
+             * @enum {string}
+             */
+            status: "pass" | "missing" | "invalid" | "unknown";
+            /** @description The records of this kind found (never other TXT records). */
+            records: string[];
+            /** @description DKIM: the selector whose key was found, or the first tried. */
+            selector?: string;
+            detail: string;
+        };
+        /**
+         * @example {
+         *       "domain": "example.com",
+         *       "ok": false,
+         *       "aligned": true,
+         *       "spf": {
+         *         "status": "pass",
+         *         "records": [
+         *           "v=spf1 include:amazonses.com ~all"
+         *         ],
+         *         "detail": "one SPF record"
+         *       },
+         *       "dkim": {
+         *         "status": "pass",
+         *         "records": [
+         *           "p=MIGfMA0…"
+         *         ],
+         *         "selector": "resend",
+         *         "detail": "a DKIM key at resend._domainkey.example.com"
+         *       },
+         *       "dmarc": {
+         *         "status": "missing",
+         *         "records": [],
+         *         "detail": "no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com"
+         *       },
+         *       "dmarc_policy": "",
+         *       "publish": [
+         *         {
+         *           "type": "TXT",
+         *           "name": "_dmarc.example.com",
+         *           "value": "v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com",
+         *           "why": "Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"
+         *         }
+         *       ]
+         *     }
+         */
+        DomainCheck: {
+            domain: string;
+            /** @description SPF, DKIM and DMARC pass and DKIM is aligned with the domain. */
+            ok: boolean;
+            /** @description A DKIM key is published under the domain itself (d= matches From). */
+            aligned: boolean;
+            spf: components["schemas"]["DomainRecordCheck"];
+            dkim: components["schemas"]["DomainRecordCheck"];
+            dmarc: components["schemas"]["DomainRecordCheck"];
+            /** @description p= of the DMARC record; empty when none. */
+            dmarc_policy: string;
+            publish: {
+                type: string;
+                name: string;
+                value: string;
+                why: string;
+            }[];
+        };
+        /**
+         * @description One file, as Resend names the fields. 10 MB in all per message, decoded.
+         * @example {
+         *       "filename": "invoice-A-1002.pdf",
+         *       "content": "JVBERi0xLjQK",
+         *       "content_type": "application/pdf"
+         *     }
+         */
+        AttachmentCreate: {
+            /** @description UTF-8, no / or \, no control or bidirectional formatting characters. */
+            filename: string;
+            /** @description The file in standard base64 (RFC 4648 §4, padded, no line breaks). */
+            content: string;
+            /** @description A MIME type (not multipart/* or message/*); absent: guessed from the file name's extension, else application/octet-stream. */
+            content_type?: string;
+            /** @description Makes the file inline: the HTML shows it as cid:<content_id>. Dot-atom characters and @; unique within the message. */
+            content_id?: string;
+        };
+        /** @description A stored file (without its bytes). */
+        Attachment: {
+            filename: string;
+            content_type: string;
+            /** @description Empty for a regular attachment. */
+            content_id: string;
+            /** @description Bytes, decoded. */
+            size: number;
+            /** @description Hex SHA-256 of the bytes: one stored copy per account. */
+            sha256: string;
+        };
+        /**
+         * @example {
          *       "id": 9001,
          *       "idempotency_key": "order-A-1002-receipt",
          *       "category": "transactional",
@@ -2457,6 +2312,10 @@ export interface components {
          *       "from": "shop@example.com",
          *       "from_name": "",
          *       "reply_to": "",
+         *       "reply_to_list": [],
+         *       "cc": [],
+         *       "bcc": [],
+         *       "attachments": [],
          *       "template_id": 3,
          *       "sender_id": null,
          *       "tags": [
@@ -2483,7 +2342,13 @@ export interface components {
             to_name: string;
             from: string;
             from_name: string;
+            /** @description The first Reply-To address; empty for none. */
             reply_to: string;
+            /** @description Every Reply-To address. */
+            reply_to_list: string[];
+            cc: string[];
+            bcc: string[];
+            attachments: components["schemas"]["Attachment"][];
             /** Format: int64 */
             template_id: number | null;
             /**
@@ -2519,6 +2384,10 @@ export interface components {
          *           "from": "shop@example.com",
          *           "from_name": "",
          *           "reply_to": "",
+         *           "reply_to_list": [],
+         *           "cc": [],
+         *           "bcc": [],
+         *           "attachments": [],
          *           "template_id": 3,
          *           "sender_id": null,
          *           "tags": [
@@ -2579,6 +2448,10 @@ export interface components {
          *             "from": "shop@example.com",
          *             "from_name": "",
          *             "reply_to": "",
+         *             "reply_to_list": [],
+         *             "cc": [],
+         *             "bcc": [],
+         *             "attachments": [],
          *             "template_id": 3,
          *             "sender_id": null,
          *             "tags": [],
@@ -2632,6 +2505,8 @@ export interface components {
             sample_data: {
                 [key: string]: unknown;
             };
+            /** @description Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings. */
+            attachments?: components["schemas"]["Attachment"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2657,6 +2532,8 @@ export interface components {
             sample_data?: {
                 [key: string]: unknown;
             };
+            /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -2672,6 +2549,8 @@ export interface components {
             sample_data?: {
                 [key: string]: unknown;
             };
+            /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -2696,76 +2575,6 @@ export interface components {
         TemplatePage: {
             data: components["schemas"]["Template"][];
             next_cursor: string | null;
-        };
-        /**
-         * @example {
-         *       "subject": "Hello {{.Name}}",
-         *       "html": "<p>Hi {{.Name}}</p>",
-         *       "text": "Hi {{.Name}}",
-         *       "sample_data": {
-         *         "plan": "pro"
-         *       }
-         *     }
-         */
-        TemplatePreview: {
-            subject: string;
-            html?: string;
-            text?: string;
-            /** @description {{.Attributes}} when data is absent. */
-            sample_data?: {
-                [key: string]: unknown;
-            };
-            /** @description {{.Email}}; default sample@example.com. */
-            email?: string;
-            /** @description {{.Name}}; default Sample Subscriber. */
-            name?: string;
-            /** @description {{.Attributes}}; default sample_data. */
-            data?: {
-                [key: string]: unknown;
-            };
-        };
-        /**
-         * @example {
-         *       "campaign_id": 42,
-         *       "step_seconds": 1,
-         *       "points": [
-         *         {
-         *           "at": "2026-11-02T09:00:00Z",
-         *           "sent": 30,
-         *           "failed": 1,
-         *           "suppressed": 0,
-         *           "cancelled": 0,
-         *           "unknown": 0
-         *         }
-         *       ]
-         *     }
-         */
-        CampaignTimeline: {
-            /** Format: int64 */
-            campaign_id: number;
-            /**
-             * Format: int64
-             * @description Each bucket's width; 0 when there is no point.
-             */
-            step_seconds: number;
-            points: components["schemas"]["CampaignTimelinePoint"][];
-        };
-        CampaignTimelinePoint: {
-            /**
-             * Format: date-time
-             * @description The bucket's start.
-             */
-            at: string;
-            /** Format: int64 */
-            sent: number;
-            /** Format: int64 */
-            failed: number;
-            /** Format: int64 */
-            suppressed: number;
-            /** Format: int64 */
-            cancelled: number;
-            /** Format: int64 */
-            unknown: number;
         };
         /**
          * @example {
@@ -2929,20 +2738,11 @@ export interface components {
          *       "sender_id": null,
          *       "paused_reason": null,
          *       "failed_reason": null,
-         *       "track_clicks": true,
-         *       "track_opens": false,
-         *       "archive": false,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
          */
         Campaign: {
-            /** @description Links the HTML template writes literally become signed redirects (/c/{token}); default true. See docs/engagement.md. */
-            track_clicks: boolean;
-            /** @description A 1×1 open pixel (/o/{token}); default false. Opens are unreliable: Apple Mail Privacy Protection fetches every image on delivery, and many clients block images. */
-            track_opens: boolean;
-            /** @description Published in the account's public web archive (/archive/{account_public_id}) once it goes out, rendered without recipient data; default false. */
-            archive: boolean;
             /** Format: int64 */
             id: number;
             name: string;
@@ -2988,6 +2788,10 @@ export interface components {
             paused_reason: string | null;
             /** @description Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise. */
             failed_reason: string | null;
+            /** @description The files every recipient gets (not their bytes); in single-campaign answers, not in listings. */
+            attachments?: components["schemas"]["Attachment"][];
+            /** @description In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise. */
+            domain_check?: components["schemas"]["DomainCheck"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3007,12 +2811,6 @@ export interface components {
          *     }
          */
         CampaignCreate: {
-            /** @description Rewrite the HTML template's literal http(s) links to signed click redirects (default true). */
-            track_clicks?: boolean;
-            /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
-            track_opens?: boolean;
-            /** @description Publish in the account's web archive once it goes out (default false). */
-            archive?: boolean;
             name: string;
             /** Format: int64 */
             template_id?: number;
@@ -3035,6 +2833,11 @@ export interface components {
              * @description One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
              */
             sender_id?: number;
+            /**
+             * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+             *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+             */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -3042,12 +2845,6 @@ export interface components {
          *     }
          */
         CampaignUpdate: {
-            /** @description Rewrite the HTML template's literal http(s) links to signed click redirects (default true). */
-            track_clicks?: boolean;
-            /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
-            track_opens?: boolean;
-            /** @description Publish in the account's web archive once it goes out (default false). */
-            archive?: boolean;
             name?: string;
             /** Format: int64 */
             template_id?: number;
@@ -3070,6 +2867,11 @@ export interface components {
              * @description One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
              */
             sender_id?: number;
+            /**
+             * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+             *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+             */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -3186,22 +2988,10 @@ export interface components {
          *         "unconfirmed": 0
          *       },
          *       "started_at": "2026-11-02T09:00:00Z",
-         *       "finished_at": "2026-11-02T09:00:04Z",
-         *       "engagement": {
-         *         "clicks": 120,
-         *         "unique_clicks": 80,
-         *         "human_clicks": 70,
-         *         "unique_human_clicks": 52,
-         *         "honeypot_hits": 9,
-         *         "opens": 0,
-         *         "unique_opens": 0,
-         *         "human_opens": 0,
-         *         "unique_human_opens": 0
-         *       }
+         *       "finished_at": "2026-11-02T09:00:04Z"
          *     }
          */
         CampaignStats: {
-            engagement: components["schemas"]["Engagement"];
             /** Format: int64 */
             campaign_id: number;
             status: components["schemas"]["CampaignStatus"];
@@ -3495,125 +3285,8 @@ export interface components {
                 password?: string;
             };
         };
-        /**
-         * @description A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
-         *     scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
-         *     seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
-         *     counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
-         *     Protection fetches every image of every message on delivery, read or not, and many clients block
-         *     images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
-         *     appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
-         * @example {
-         *       "clicks": 120,
-         *       "unique_clicks": 80,
-         *       "human_clicks": 70,
-         *       "unique_human_clicks": 52,
-         *       "honeypot_hits": 9,
-         *       "opens": 900,
-         *       "unique_opens": 610,
-         *       "human_opens": 300,
-         *       "unique_human_opens": 250
-         *     }
-         */
-        Engagement: {
-            /**
-             * Format: int64
-             * @description Every hit on a tracked link (honeypot excluded).
-             */
-            clicks: number;
-            /**
-             * Format: int64
-             * @description Recipients with at least one click.
-             */
-            unique_clicks: number;
-            /**
-             * Format: int64
-             * @description Clicks not suspected of being bots.
-             */
-            human_clicks: number;
-            /** Format: int64 */
-            unique_human_clicks: number;
-            /**
-             * Format: int64
-             * @description Hits on the hidden link no person sees: scanners.
-             */
-            honeypot_hits: number;
-            /** Format: int64 */
-            opens: number;
-            /** Format: int64 */
-            unique_opens: number;
-            /**
-             * Format: int64
-             * @description Opens not flagged as prefetches or bots.
-             */
-            human_opens: number;
-            /** Format: int64 */
-            unique_human_opens: number;
-        };
-        /**
-         * @example {
-         *       "index": 1,
-         *       "url": "https://shop.example/sale",
-         *       "total": 60,
-         *       "unique": 41,
-         *       "human": 35,
-         *       "unique_human": 30
-         *     }
-         */
-        LinkClicks: {
-            /** @description The link's number in the campaign (1 = first distinct link of the HTML template). */
-            index: number;
-            /** @description The stored URL the redirect answers with. */
-            url: string;
-            /** Format: int64 */
-            total: number;
-            /**
-             * Format: int64
-             * @description Recipients who hit it.
-             */
-            unique: number;
-            /**
-             * Format: int64
-             * @description Hits not suspected of being bots.
-             */
-            human: number;
-            /** Format: int64 */
-            unique_human: number;
-        };
-        /**
-         * @example {
-         *       "campaign_id": 42,
-         *       "engagement": {
-         *         "clicks": 120,
-         *         "unique_clicks": 80,
-         *         "human_clicks": 70,
-         *         "unique_human_clicks": 52,
-         *         "honeypot_hits": 9,
-         *         "opens": 0,
-         *         "unique_opens": 0,
-         *         "human_opens": 0,
-         *         "unique_human_opens": 0
-         *       },
-         *       "links": [
-         *         {
-         *           "index": 1,
-         *           "url": "https://shop.example/sale",
-         *           "total": 60,
-         *           "unique": 41,
-         *           "human": 35,
-         *           "unique_human": 30
-         *         }
-         *       ]
-         *     }
-         */
-        CampaignClicks: {
-            /** Format: int64 */
-            campaign_id: number;
-            engagement: components["schemas"]["Engagement"];
-            links: components["schemas"]["LinkClicks"][];
-        };
         /** @enum {string} */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded";
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
@@ -3848,42 +3521,21 @@ export interface components {
             };
         };
         /**
-         * @description Refused before anything ran; nothing changed. Either a request authorised by the
-         *     dashboard's session cookie that changes something came without the session's
-         *     `X-CSRF-Token` (type `…/problems/forbidden`), or the API key (or the session signed in
-         *     with it) is read-only and the request would change something (type
-         *     `https://sendonce.dev/problems/read-only-key`). A read-only key may call every GET, mint
-         *     a stream token (`POST /v1/events/stream-tokens`), and the previews that change nothing
-         *     (`POST /v1/segments/preview`, `POST /v1/templates/preview`, `POST /v1/templates/{id}/render`).
+         * @description A request authorised by the dashboard's session cookie that changes something came
+         *     without the session's `X-CSRF-Token`. Nothing changed.
          */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /**
-         * @description The server is busy: SENDONCE_API_MAX_IN_FLIGHT requests are in flight and none ended
-         *     within SENDONCE_API_QUEUE_WAIT. Answered before the request was authenticated or did
-         *     anything (`overloaded`): nothing changed, and the same request may be sent again, with
-         *     the same Idempotency-Key, after Retry-After. Also 503 (`unavailable`, Retry-After 5)
-         *     when the database is unreachable.
-         */
-        Overloaded: {
-            headers: {
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
                 /**
                  * @example {
-                 *       "type": "https://sendonce.dev/problems/overloaded",
-                 *       "title": "Overloaded",
-                 *       "status": 503,
-                 *       "detail": "the API is working on as many requests as it may (4); retry after 1 s",
-                 *       "instance": "/v1/subscribers",
+                 *       "type": "https://sendonce.dev/problems/forbidden",
+                 *       "title": "Forbidden",
+                 *       "status": 403,
+                 *       "detail": "a request with the session cookie that changes something needs the session's X-CSRF-Token header",
+                 *       "instance": "/v1/api-keys",
                  *       "request_id": "5f2b7c0e9a1d4c3b"
                  *     }
                  */
@@ -4135,7 +3787,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4168,7 +3819,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4192,7 +3842,6 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4221,7 +3870,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4258,7 +3906,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4290,7 +3937,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4320,7 +3966,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4345,7 +3990,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4374,7 +4018,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4398,7 +4041,6 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4425,12 +4067,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4480,7 +4120,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4520,13 +4159,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4573,14 +4210,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4609,7 +4244,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4633,11 +4267,9 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4667,14 +4299,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4713,38 +4343,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    listSubscriberLists: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The subscriber's memberships. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SubscriberMemberships"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             default: components["responses"]["Problem"];
@@ -4783,7 +4383,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4823,13 +4422,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4858,7 +4455,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4882,11 +4478,9 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4916,14 +4510,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4966,14 +4558,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5003,13 +4593,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5046,7 +4634,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5086,13 +4673,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5132,13 +4717,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5167,7 +4750,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5197,14 +4779,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5228,12 +4808,10 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5270,7 +4848,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5319,13 +4896,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5349,11 +4924,9 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5390,7 +4963,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5430,13 +5002,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5465,7 +5035,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5489,12 +5058,10 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5524,54 +5091,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    previewTemplate: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
-                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
-                 *     the same key with another body is 422; a retry while the first is running is 409.
-                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
-                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
-                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
-                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
-                 *     does not reuse one key for every POST.
-                 * @example {{$guid}}
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TemplatePreview"];
-            };
-        };
-        responses: {
-            /** @description The rendered parts. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Rendered"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5619,14 +5139,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5672,7 +5190,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5709,13 +5226,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5755,13 +5270,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5790,7 +5303,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5828,7 +5340,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5868,13 +5379,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5903,7 +5412,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5927,12 +5435,10 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5962,14 +5468,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6012,14 +5516,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6058,12 +5560,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6102,12 +5602,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6146,12 +5644,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6190,12 +5686,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6238,14 +5732,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6274,65 +5766,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    listCampaignEvents: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The events. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Event"][];
-                    };
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    getCampaignTimeline: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The buckets, oldest first (none before the first send settles). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CampaignTimeline"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6351,11 +5784,6 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["Cursor"];
                 status?: components["schemas"]["SendStatus"];
-                /**
-                 * @description Only the send to this address (exact, case-insensitive); not an address is 422 naming /email.
-                 * @example Ada@Example.com
-                 */
-                email?: string;
             };
             header?: never;
             path: {
@@ -6379,201 +5807,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
-        };
-    };
-    getCampaignClicks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The clicks. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CampaignClicks"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    followClick: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Signed click token (names the send and the link). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The honeypot link (an empty page). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description To the stored URL (Location). */
-            302: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The token does not verify, or names no stored link (empty body, no redirect). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    openPixel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Signed open token (names the send). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A transparent 1×1 GIF, not cacheable. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "image/gif": string;
-                };
-            };
-            /** @description The token does not verify (empty body). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    webView: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Signed "view in browser" token (names the send). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The message. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description The token does not verify, or its send no longer exists (retention). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    archiveIndex: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The account's `public_id` (GET /v1/account), not its numeric id.
-                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
-                 */
-                account_public_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The list (plain HTML, no scripts, strict CSP). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description No account has this public id. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    archivePage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The account's `public_id`.
-                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
-                 */
-                account_public_id: string;
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The campaign (plain HTML, no scripts, strict CSP). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Not a published campaign of this account. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
         };
     };
     unsubscribePage: {
@@ -6897,7 +6131,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6937,13 +6170,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6972,7 +6203,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6996,11 +6226,9 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7043,14 +6271,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7098,7 +6324,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7175,10 +6400,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7218,7 +6441,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7258,13 +6480,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7293,7 +6513,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7317,11 +6536,9 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7351,13 +6568,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7403,14 +6618,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7451,12 +6664,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7505,14 +6716,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7556,7 +6765,50 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    checkDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description The check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainCheck"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7596,7 +6848,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7636,13 +6887,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7671,7 +6920,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7695,12 +6943,10 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7730,14 +6976,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7776,12 +7020,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };

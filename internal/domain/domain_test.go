@@ -1,0 +1,171 @@
+package domain_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/domain"
+)
+
+// dnsServer is a local authoritative-looking server answering TXT from zone
+// (name → records; a record of several strings is split on "|"), NXDOMAIN
+// otherwise, and recording every name asked.
+type dnsServer struct {
+	addr  string
+	mu    sync.Mutex
+	asked []string
+	n     atomic.Int32
+}
+
+func startDNS(t *testing.T, zone map[string][]string) *dnsServer {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := &dnsServer{addr: pc.LocalAddr().String()}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(req)
+		m.Authoritative = true
+		q := req.Question[0]
+		s.mu.Lock()
+		s.asked = append(s.asked, q.Name)
+		s.mu.Unlock()
+		s.n.Add(1)
+		recs, ok := zone[strings.ToLower(q.Name)]
+		if !ok {
+			m.Rcode = dns.RcodeNameError
+		}
+		if q.Qtype == dns.TypeTXT {
+			for _, r := range recs {
+				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60},
+					Txt: strings.Split(r, "|")})
+			}
+		}
+		_ = w.WriteMsg(m)
+	})}
+	started := make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
+	go func() { _ = srv.ActivateAndServe() }()
+	<-started
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return s
+}
+
+func checker(s *dnsServer) *domain.Checker {
+	return &domain.Checker{Resolver: domain.NewResolver(s.addr), Timeout: 5 * time.Second}
+}
+
+func TestDomainCheckPasses(t *testing.T) {
+	t.Parallel()
+	s := startDNS(t, map[string][]string{
+		"good.com.":                            {"google-site-verification=abc", "v=spf1 include:amazonses.com ~all"},
+		"resend._domainkey.good.com.":          {"p=MIGfMA0GCSqGSIb3DQEB|AQUAA4GNADCBiQKBgQC"},
+		"_dmarc.good.com.":                     {"v=DMARC1; p=quarantine; rua=mailto:d@good.com"},
+		"mail.sub.good.com.":                   {"v=spf1 -all"},
+		"resend._domainkey.mail.sub.good.com.": {"v=DKIM1; k=rsa; p=KEY"},
+	})
+	c := checker(s)
+	r, err := c.Check(context.Background(), "Good.COM.", "resend", nil)
+	require.NoError(t, err)
+	require.Equal(t, "good.com", r.Domain)
+	require.Equal(t, domain.Pass, r.SPF.Status, r.SPF.Detail)
+	require.Equal(t, []string{"v=spf1 include:amazonses.com ~all"}, r.SPF.Records, "only SPF records are echoed")
+	require.Equal(t, domain.Pass, r.DKIM.Status, r.DKIM.Detail)
+	require.Equal(t, "resend", r.DKIM.Selector)
+	require.Equal(t, domain.Pass, r.DMARC.Status)
+	require.Equal(t, "quarantine", r.DMARCPolicy)
+	require.True(t, r.Aligned)
+	require.True(t, r.OK)
+	require.Empty(t, r.Publish)
+
+	// A subdomain without its own DMARC falls back to the organizational domain's.
+	r, err = c.Check(context.Background(), "mail.sub.good.com", "resend", nil)
+	require.NoError(t, err)
+	require.Equal(t, domain.Pass, r.DMARC.Status, r.DMARC.Detail)
+	require.True(t, r.OK)
+}
+
+func TestDomainCheckSaysWhatToPublish(t *testing.T) {
+	t.Parallel()
+	s := startDNS(t, map[string][]string{
+		"bare.com.":                 {"some other text"},
+		"twospf.com.":               {"v=spf1 a ~all", "v=spf1 mx ~all"},
+		"_dmarc.twospf.com.":        {"v=DMARC1; p=bogus"},
+		"s1._domainkey.twospf.com.": {"v=DKIM1; p="},
+		"open.com.":                 {"v=spf1 +all"},
+	})
+	c := checker(s)
+	r, err := c.Check(context.Background(), "bare.com", "sendgrid", nil)
+	require.NoError(t, err)
+	require.Equal(t, domain.Missing, r.SPF.Status)
+	require.Empty(t, r.SPF.Records, "TXT records that are not SPF are never echoed")
+	require.Equal(t, domain.Missing, r.DKIM.Status)
+	require.Equal(t, domain.Missing, r.DMARC.Status)
+	require.False(t, r.OK)
+	require.Equal(t, []domain.Record{
+		{Type: "TXT", Name: "bare.com", Value: "v=spf1 include:sendgrid.net ~all", Why: r.Publish[0].Why},
+		{Type: "TXT or CNAME", Name: "s1._domainkey.bare.com", Value: r.Publish[1].Value, Why: r.Publish[1].Why},
+		{Type: "TXT", Name: "_dmarc.bare.com", Value: "v=DMARC1; p=none; rua=mailto:dmarc-reports@bare.com", Why: r.Publish[2].Why},
+	}, r.Publish)
+
+	r, err = c.Check(context.Background(), "twospf.com", "sendgrid", nil)
+	require.NoError(t, err)
+	require.Equal(t, domain.Invalid, r.SPF.Status, "two SPF records are a permerror")
+	require.Equal(t, domain.Invalid, r.DKIM.Status, "revoked key")
+	require.Equal(t, domain.Invalid, r.DMARC.Status, "no valid p=")
+
+	r, err = c.Check(context.Background(), "open.com", "", []string{"custom"})
+	require.NoError(t, err)
+	require.Equal(t, domain.Invalid, r.SPF.Status, "+all")
+	require.Equal(t, "custom", r.DKIM.Selector)
+}
+
+// Names that are not public domains are refused before any query: a tenant
+// cannot make the resolver look up internal names.
+func TestDomainCheckRefusesNonPublicNames(t *testing.T) {
+	t.Parallel()
+	s := startDNS(t, nil)
+	c := checker(s)
+	for _, d := range []string{"", "localhost", "db", "printer.local", "vault.internal", "x.home.arpa", "1.0.0.127.in-addr.arpa",
+		"127.0.0.1", "[::1]", "10.0.0.1", "com", "co.uk", "a..com", "-a.com", "a_b.com", "exa mple.com", "x.test", "x.example",
+		"corp", "foo.corp", "foo.lan", strings.Repeat("a", 64) + ".com", "évil.com", "a.com\x00.internal", " a.com", "a.com\n"} {
+		_, err := c.Check(context.Background(), d, "", nil)
+		require.ErrorIs(t, err, domain.ErrNotPublic, "%q", d)
+	}
+	require.Zero(t, s.n.Load(), "no query was sent")
+	require.False(t, domain.ValidSelector("a/b"))
+	require.False(t, domain.ValidSelector("x._domainkey.evil.com.."))
+	require.True(t, domain.ValidSelector("20240101pm"))
+	require.True(t, domain.ValidSelector("s1.sub"))
+}
+
+// A resolver that does not answer gives Unknown, within the timeout, and the
+// result is not cached; a result that answered is cached.
+func TestDomainCheckUnknownAndCache(t *testing.T) {
+	t.Parallel()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0") // never answers
+	require.NoError(t, err)
+	t.Cleanup(func() { pc.Close() })
+	c := &domain.Checker{Resolver: domain.NewResolver(pc.LocalAddr().String()), Timeout: 300 * time.Millisecond, CacheTTL: time.Minute}
+	r, err := c.Check(context.Background(), "silent.com", "resend", nil)
+	require.NoError(t, err)
+	require.Equal(t, domain.Unknown, r.SPF.Status)
+	require.False(t, r.OK)
+
+	s := startDNS(t, map[string][]string{"cached.com.": {"v=spf1 -all"}})
+	c = &domain.Checker{Resolver: domain.NewResolver(s.addr), CacheTTL: time.Minute}
+	_, err = c.Check(context.Background(), "cached.com", "resend", nil)
+	require.NoError(t, err)
+	n := s.n.Load()
+	_, err = c.Check(context.Background(), "cached.com", "resend", nil)
+	require.NoError(t, err)
+	require.Equal(t, n, s.n.Load(), "answered from the cache")
+}

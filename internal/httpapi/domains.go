@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/campaign"
+	"github.com/sendonce/sendonce/internal/domain"
+)
+
+func toAPIDomainCheck(r domain.Result) api.DomainCheck {
+	rec := func(c domain.Check) api.DomainRecordCheck {
+		out := api.DomainRecordCheck{Status: api.DomainRecordCheckStatus(c.Status), Records: c.Records, Detail: c.Detail}
+		if out.Records == nil {
+			out.Records = []string{}
+		}
+		if c.Selector != "" {
+			out.Selector = &c.Selector
+		}
+		return out
+	}
+	pub := make([]struct {
+		Name  string `json:"name"`
+		Type  string `json:"type"`
+		Value string `json:"value"`
+		Why   string `json:"why"`
+	}, len(r.Publish))
+	for i, p := range r.Publish {
+		pub[i].Name, pub[i].Type, pub[i].Value, pub[i].Why = p.Name, p.Type, p.Value, p.Why
+	}
+	return api.DomainCheck{Domain: r.Domain, Ok: r.OK, Aligned: r.Aligned, Spf: rec(r.SPF), Dkim: rec(r.DKIM),
+		Dmarc: rec(r.DMARC), DmarcPolicy: r.DMARCPolicy, Publish: pub}
+}
+
+// senderKind is the type of the account's sender id names (422 naming pointer
+// when it is not one of the account's), or of the account's default sender
+// when id is nil ("" when there is none: the environment's provider).
+func (s *Server) senderKind(ctx context.Context, accountID int64, id *int64, pointer string) (string, error) {
+	kind, found, err := s.Senders.KindFor(ctx, accountID, id)
+	if err == nil && !found {
+		return "", apperr.Invalidf(pointer, "sender %d not found", *id)
+	}
+	return kind, err
+}
+
+// checkDomain answers POST /v1/domains/check.
+func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[api.DomainCheckRequest](w, r, s.Config.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	d := in.Domain
+	if at := strings.LastIndexByte(d, '@'); at >= 0 {
+		d = d[at+1:]
+	}
+	if _, err := domain.Normalize(d); err != nil {
+		return apperr.Invalidf("/domain", "%s", err.Error())
+	}
+	var selectors []string
+	if in.DkimSelector != nil {
+		if !domain.ValidSelector(*in.DkimSelector) {
+			return apperr.Invalidf("/dkim_selector", "dkim_selector must be DNS labels (letters, digits, hyphens, dots)")
+		}
+		selectors = []string{*in.DkimSelector}
+	}
+	kind, err := s.senderKind(r.Context(), accountID(r), in.SenderId, "/sender_id")
+	if err != nil {
+		return err
+	}
+	res, err := s.Domains.Check(r.Context(), d, kind, selectors)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, toAPIDomainCheck(res))
+}
+
+// approvalDomainCheck checks the From domain of campaign id before approval, as
+// SENDONCE_DOMAIN_CHECK says: nil when off; with refuse, a failing domain is a
+// 422 naming /from_email that carries the check. A lookup that could not be made
+// (the resolver did not answer) does not refuse: it is reported, not held against
+// the campaign.
+func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (*api.DomainCheck, error) {
+	mode := s.Config.DomainCheck
+	if mode == "" || mode == "off" {
+		return nil, nil
+	}
+	c, err := s.Campaigns.Get(ctx, accountID, id)
+	if err != nil {
+		return nil, err
+	}
+	d := c.FromEmail[strings.LastIndexByte(c.FromEmail, '@')+1:]
+	kind, err := s.senderKind(ctx, accountID, c.SenderID, "/sender_id")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Domains.Check(ctx, d, kind, nil)
+	if err != nil {
+		// Not a public domain: it cannot pass.
+		res = domain.Result{Domain: d, SPF: domain.Check{Status: domain.Invalid, Detail: err.Error()},
+			DKIM: domain.Check{Status: domain.Invalid, Detail: err.Error()}, DMARC: domain.Check{Status: domain.Invalid, Detail: err.Error()}}
+	}
+	out := toAPIDomainCheck(res)
+	if mode == "refuse" && !res.OK && res.SPF.Status != domain.Unknown && res.DKIM.Status != domain.Unknown &&
+		res.DMARC.Status != domain.Unknown && c.Status == campaign.StatusDraft {
+		e := apperr.Invalidf("/from_email", "the From domain %s does not pass SPF, DKIM and DMARC (aligned): see domain_check for what to publish", res.Domain)
+		e.Extra = map[string]any{"domain_check": out}
+		return nil, e
+	}
+	return &out, nil
+}

@@ -1,0 +1,139 @@
+package httpapi_test
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/config"
+)
+
+// localDNS answers TXT queries from zone and counts the queries; it is the only
+// resolver the server under test may use (SENDONCE_DNS_SERVER).
+func localDNS(t *testing.T, zone map[string][]string) (string, *atomic.Int32) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var n atomic.Int32
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
+		n.Add(1)
+		m := new(dns.Msg)
+		m.SetReply(req)
+		q := req.Question[0]
+		recs, ok := zone[strings.ToLower(q.Name)]
+		if !ok {
+			m.Rcode = dns.RcodeNameError
+		}
+		if q.Qtype == dns.TypeTXT {
+			for _, r := range recs {
+				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{r}})
+			}
+		}
+		_ = w.WriteMsg(m)
+	})}
+	started := make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
+	go func() { _ = srv.ActivateAndServe() }()
+	<-started
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return pc.LocalAddr().String(), &n
+}
+
+var testZone = map[string][]string{
+	"good.com.":                   {"v=spf1 include:amazonses.com ~all", "internal-secret=do-not-echo"},
+	"resend._domainkey.good.com.": {"v=DKIM1; p=MIGfMA0GCSqGSIb3"},
+	"_dmarc.good.com.":            {"v=DMARC1; p=none"},
+	"bad.com.":                    {"v=spf1 +all"},
+}
+
+func TestDomainCheckRoute(t *testing.T) {
+	t.Parallel()
+	addr, n := localDNS(t, testZone)
+	e := setup(t, func(c *config.Config) { c.DNSServer = addr })
+	res := e.do(e.keyA, "POST", "/v1/domains/check", map[string]any{"domain": "news@Good.com", "dkim_selector": "resend"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	got := decodeAs[api.DomainCheck](t, res)
+	require.Equal(t, "good.com", got.Domain)
+	require.True(t, got.Ok)
+	require.True(t, got.Aligned)
+	require.Equal(t, []string{"v=spf1 include:amazonses.com ~all"}, got.Spf.Records)
+	require.NotContains(t, string(res.Body), "internal-secret", "only SPF, DKIM and DMARC records are echoed")
+	require.Empty(t, got.Publish)
+
+	res = e.do(e.keyA, "POST", "/v1/domains/check", map[string]any{"domain": "bad.com"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	got = decodeAs[api.DomainCheck](t, res)
+	require.False(t, got.Ok)
+	require.Equal(t, api.DomainRecordCheckStatus("invalid"), got.Spf.Status)
+	require.Len(t, got.Publish, 3)
+
+	// Account B's sender is no sender of account A's.
+	res = e.do(e.keyB, "POST", "/v1/senders", map[string]any{"name": "h", "type": "http", "settings": map[string]any{"url": "https://h.example"}})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	bSender := int64(decodeAs[map[string]any](t, res)["id"].(float64))
+	before := n.Load()
+	for _, c := range []struct {
+		body    map[string]any
+		pointer string
+	}{
+		{map[string]any{"domain": "good.com", "sender_id": bSender}, "/sender_id"},
+		{map[string]any{"domain": "localhost"}, "/domain"},
+		{map[string]any{"domain": "db.internal"}, "/domain"},
+		{map[string]any{"domain": "10.0.0.1"}, "/domain"},
+		{map[string]any{"domain": "printer.local"}, "/domain"},
+		{map[string]any{"domain": "a.com\r\n"}, "/domain"},
+		{map[string]any{"domain": "good.com", "dkim_selector": "x/../y"}, "/dkim_selector"},
+		{map[string]any{"domain": "good.com", "dkim_selector": "a b"}, "/dkim_selector"},
+		{map[string]any{"domain": "good.com", "resolver": "10.0.0.1:53"}, "/resolver"},
+		{map[string]any{}, "/domain"},
+	} {
+		res := e.do(e.keyA, "POST", "/v1/domains/check", c.body)
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%v: %s", c.body, res.Body)
+		require.Contains(t, decodeAs[problem](t, res).pointers(), c.pointer, "%v: %s", c.body, res.Body)
+	}
+	require.Equal(t, before, n.Load(), "refused requests ask the resolver nothing")
+}
+
+// Approval checks the From domain: warn approves and reports, refuse keeps a
+// failing campaign a draft with a 422 naming /from_email.
+func TestApprovalDomainCheck(t *testing.T) {
+	t.Parallel()
+	addr, _ := localDNS(t, testZone)
+	draft := func(e *env, from string) string {
+		res := e.do(e.keyA, "POST", "/v1/campaigns", map[string]any{"name": "c", "subject": "s", "from_email": from, "text_template": "hi"})
+		require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+		return itoa(decodeAs[api.Campaign](t, res).Id)
+	}
+	warn := setup(t, func(c *config.Config) { c.DNSServer, c.DomainCheck = addr, "warn" })
+	id := draft(warn, "news@bad.com")
+	res := warn.do(warn.keyA, "POST", "/v1/campaigns/"+id+"/approve", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	c := decodeAs[api.Campaign](t, res)
+	require.Equal(t, api.CampaignStatus("approved"), c.Status)
+	require.NotNil(t, c.DomainCheck)
+	require.False(t, c.DomainCheck.Ok)
+
+	refuse := setup(t, func(c *config.Config) { c.DNSServer, c.DomainCheck = addr, "refuse" })
+	id = draft(refuse, "news@bad.com")
+	res = refuse.do(refuse.keyA, "POST", "/v1/campaigns/"+id+"/approve", nil)
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s", res.Body)
+	require.Equal(t, []string{"/from_email"}, decodeAs[problem](t, res).pointers())
+	require.Contains(t, string(res.Body), `"domain_check"`)
+	res = refuse.do(refuse.keyA, "GET", "/v1/campaigns/"+id, nil)
+	require.Equal(t, api.CampaignStatus("draft"), decodeAs[api.Campaign](t, res).Status)
+	require.Equal(t, http.StatusNotFound, refuse.do(refuse.keyB, "POST", "/v1/campaigns/"+id+"/approve", nil).Status)
+
+	res = refuse.do(refuse.keyA, "POST", "/v1/senders", map[string]any{"name": "r", "type": "resend",
+		"credentials": map[string]any{"api_key": "re_123456789"}, "default": true})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	id = draft(refuse, "news@good.com")
+	res = refuse.do(refuse.keyA, "POST", "/v1/campaigns/"+id+"/approve", nil)
+	require.Equal(t, http.StatusOK, res.Status, "resend's selector found through the default sender: %s", res.Body)
+	require.True(t, decodeAs[api.Campaign](t, res).DomainCheck.Ok)
+}
