@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	neturl "net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -137,11 +139,17 @@ func TestConcurrentMigrationsRunOnce(t *testing.T) {
 	ctx := context.Background()
 	admin, err := postgres.Open(ctx, url, 2)
 	require.NoError(t, err)
-	defer admin.Close()
-	_, err = admin.Exec(ctx, "CREATE DATABASE concurrent_migrations")
+	// A name of its own, dropped before the admin pool closes (a deferred Close ran
+	// before the cleanup, so the drop failed and the next run on a shared server found
+	// the database there): runs on one server never meet.
+	name := fmt.Sprintf("concurrent_migrations_%d_%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		admin.Close()
+	})
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
 	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP DATABASE concurrent_migrations WITH (FORCE)") })
-	dbURL := replaceDatabase(t, url, "concurrent_migrations")
+	dbURL := replaceDatabase(t, url, name)
 
 	var wg sync.WaitGroup
 	applied := make([]int, 4)
