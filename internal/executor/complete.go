@@ -13,8 +13,8 @@ import (
 // complete coalesces the workers' results into one acknowledgement statement every
 // AckInterval or every AckBatch rows (DESIGN.md §4, as River's batch completer). The
 // results channel is small, so a slow database pushes back on the workers instead
-// of growing a backlog; claimed-row slots are only freed once their rows are
-// acknowledged. Two acknowledgements may run at once (rows of different batches
+// of growing a backlog: blocked workers take no more jobs, so the prefetch queue
+// stays full and the dispatcher claims nothing. Two acknowledgements may run at once (rows of different batches
 // are disjoint), so one statement's round trip does not hold up the next batch.
 func (e *Executor) complete() {
 	defer e.completer.Done()
@@ -153,7 +153,7 @@ func (a *acker) flush(batch []result) {
 	for _, r := range batch {
 		a.count(r.status)
 	}
-	e.slotsFreed(len(batch))
+	e.unacked.Add(-int64(len(batch)))
 }
 
 // count adds one outcome to sendonce_sends_total.
@@ -173,5 +173,5 @@ func (a *acker) count(status string) {
 	c.Inc()
 }
 
-// outstanding is the number of claimed rows not yet acknowledged.
-func (e *Executor) outstanding() int { return e.capacity() - int(e.free.Load()) }
+// outstanding is the number of rows handed to the workers and not yet acknowledged.
+func (e *Executor) outstanding() int { return max(0, int(e.unacked.Load())) }

@@ -56,6 +56,8 @@ func (e *Executor) work() {
 		if !ok {
 			return
 		}
+		// The job left the prefetch queue: room for the next claim.
+		e.slotsFreed(1)
 		if e.stopping() {
 			e.mu.Lock()
 			e.released = append(e.released, claimRef{j.row.ID, j.row.Attempts})
