@@ -417,7 +417,12 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, rt *route, n int
 	run := func() []store.SendClaimBatchRow {
 		start := time.Now()
 		var rows []store.SendClaimBatchRow
-		rows, err = e.q.SendClaimBatch(ctx, store.SendClaimBatchParams{
+		// One round trip: the claim on its cached generic plan (ClaimPlanGeneric).
+		q := store.New(&pipeline{pool: e.pool})
+		if err = q.ClaimPlanGeneric(ctx); err != nil {
+			return nil
+		}
+		rows, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{
 			Now:            e.now(),
 			Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 			ExecutorID:     executorID,
