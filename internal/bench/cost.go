@@ -196,7 +196,9 @@ func (s statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pg
 	return ctx
 }
 
-func (s statementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { s.n.Add(1) }
+func (s statementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	s.n.Add(1)
+}
 
 func (statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
