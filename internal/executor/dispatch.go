@@ -32,6 +32,13 @@ type campaign struct {
 	routeErr      error
 	// wake says when a message stream is claimed (stream.go); campaigns ignore it.
 	wake streamWake
+	// unacked counts its rows handed to workers and not yet acknowledged. A claim
+	// that finds nothing while some are (claims run ahead of acknowledgements)
+	// cannot finish the campaign; finishWait then asks for another claim, and so
+	// the finish check, as soon as the last of them is acknowledged, rather than
+	// after Poll.
+	unacked    atomic.Int64
+	finishWait atomic.Bool
 }
 
 // account groups one tenant's campaigns for round-robin dealing.
@@ -153,7 +160,9 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	if len(r.rows) == 0 {
 		// Idle marks pace the asking on the wall clock, whatever clock dates the work.
 		c.idleUntil = time.Now().Add(e.cfg.Poll)
-		e.finish(ctx, c.ID)
+		if !e.finish(ctx, c.ID) && c.unacked.Load() > 0 {
+			c.finishWait.Store(true)
+		}
 		return nil
 	}
 	sending := e.handOutWith(c, r.rt, r.rows, r.claimedAt, nil)
@@ -273,6 +282,12 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		for j := range a.campaigns {
 			c := a.campaigns[(a.next+j)%len(a.campaigns)]
+			if c.finishWait.Load() && c.unacked.Load() == 0 {
+				// Its rows in flight at its last (empty) claim are acknowledged: the
+				// next claim finds it done, or finds a row they put back.
+				c.finishWait.Store(false)
+				c.idleUntil = time.Time{}
+			}
 			if c.isStream() || wall.Before(c.idleUntil) || c.routeErr != nil {
 				continue
 			}
@@ -466,6 +481,7 @@ func (e *Executor) handOutWith(c *campaign, rt *route, rows []store.SendClaimBat
 	}
 	e.free.Add(int64(-sending))
 	e.unacked.Add(int64(sending))
+	c.unacked.Add(int64(sending))
 	for i, r := range rows {
 		if r.Status == "sending" {
 			j := job{campaign: c, route: rt, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
