@@ -22,6 +22,9 @@ type Options struct {
 	Workers    int           // executor workers; default 32 (SENDONCE_WORKERS's default)
 	Latency    time.Duration // how long the fake provider takes to accept a message
 	Provider   string        // instant (default) or smtp (an in-process SMTP sink on loopback)
+	// SMTPConns is the SMTP provider's connection pool (SENDONCE_SMTP_CONNS); workers
+	// are capped at it, as serve caps them. 0: one per worker.
+	SMTPConns int
 	// RawConns is the number of connections of the raw loop. The executor claims on
 	// one connection (its dispatcher) and acknowledges on another (its completer),
 	// so the default is 2.
@@ -67,6 +70,18 @@ func (o *Options) defaults() error {
 	default:
 		return fmt.Errorf("bench: --provider must be instant or smtp, not %q", o.Provider)
 	}
+	switch {
+	case o.SMTPConns < 0:
+		return fmt.Errorf("bench: --smtp-conns must not be negative, not %d", o.SMTPConns)
+	case o.SMTPConns > 0 && o.Provider != "smtp":
+		return fmt.Errorf("bench: --smtp-conns needs --provider smtp")
+	case o.SMTPConns > 0:
+		// serve caps the workers at the SMTP connections (a worker waiting for a
+		// connection holds a leased row): the bench runs what serve would run.
+		o.Workers = min(o.Workers, o.SMTPConns)
+	case o.Provider == "smtp":
+		o.SMTPConns = o.Workers
+	}
 	return nil
 }
 
@@ -100,6 +115,10 @@ type Send struct {
 	Rate
 	AckP50, AckP99 time.Duration
 	PeakRSSMB      float64
+	// Busy is the fraction of the send's wall time its connections (SMTP
+	// connections, or workers with the instant provider) spent inside the provider
+	// call: the provider's summed call time ÷ (connections × Secs).
+	Busy float64
 	// Cost is the CPU and statements the send took.
 	Cost Cost
 	// Executor summarises the executor's claim and acknowledge histograms.
@@ -112,8 +131,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 	if err := o.defaults(); err != nil {
 		return Report{}, err
 	}
-	fmt.Fprintf(out, "# bench: recipients=%d batch_size=%d workers=%d latency=%s provider=%s raw_conns=%d executors=%d database=%q\n",
-		o.Recipients, o.BatchSize, o.Workers, o.Latency, o.Provider, o.RawConns, o.Executors, o.Database)
+	fmt.Fprintf(out, "# bench: recipients=%d batch_size=%d workers=%d latency=%s provider=%s smtp_conns=%d raw_conns=%d executors=%d database=%q\n",
+		o.Recipients, o.BatchSize, o.Workers, o.Latency, o.Provider, o.SMTPConns, o.RawConns, o.Executors, o.Database)
 	var rep Report
 	accountID, _, imported, err := Seed(ctx, pool, o.Recipients)
 	if err != nil {
@@ -130,8 +149,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 		return rep, fmt.Errorf("send: %w", err)
 	}
 	fmt.Fprintf(out, "build: recipients=%d secs=%.2f rows_per_s=%.0f\n", rep.Build.Rows, rep.Build.Secs, rep.Build.PerSecond())
-	fmt.Fprintf(out, "send: recipients=%d secs=%.2f per_s=%.0f ack_p50_ms=%.1f ack_p99_ms=%.1f peak_rss_mb=%.1f\n",
-		rep.Send.Rows, rep.Send.Secs, rep.Send.PerSecond(), ms(rep.Send.AckP50), ms(rep.Send.AckP99), rep.Send.PeakRSSMB)
+	fmt.Fprintf(out, "send: recipients=%d secs=%.2f per_s=%.0f busy=%.2f ack_p50_ms=%.1f ack_p99_ms=%.1f peak_rss_mb=%.1f\n",
+		rep.Send.Rows, rep.Send.Secs, rep.Send.PerSecond(), rep.Send.Busy, ms(rep.Send.AckP50), ms(rep.Send.AckP99), rep.Send.PeakRSSMB)
 	fmt.Fprintln(out, rep.Send.Executor)
 	fmt.Fprintln(out, rep.Send.Cost.Line())
 	fmt.Fprintln(out, rep.Send.Cost.Detail())

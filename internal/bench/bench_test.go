@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
@@ -28,7 +29,7 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	for _, prefix := range []string{"import: rows=500 ", "build: recipients=500 ", "send: recipients=500 ", "raw: per_s="} {
 		require.Contains(t, out.String(), "\n"+prefix)
 	}
-	for _, field := range []string{"ack_p50_ms=", "ack_p99_ms=", "peak_rss_mb=", "ratio=", "\ncost: app_cpu_s_per_1k=",
+	for _, field := range []string{" busy=", "ack_p50_ms=", "ack_p99_ms=", "peak_rss_mb=", "ratio=", "\ncost: app_cpu_s_per_1k=",
 		" pg_cpu_s_per_1k=", " db_statements_per_1k=", "\n# cost: cluster_cpu_s_per_1k="} {
 		require.Contains(t, out.String(), field)
 	}
@@ -83,4 +84,39 @@ func TestRejectsAnUnknownProvider(t *testing.T) {
 	t.Parallel()
 	_, err := Run(context.Background(), nil, Options{Provider: "pigeon"}, &bytes.Buffer{})
 	require.ErrorContains(t, err, "instant or smtp")
+}
+
+// TestSMTPConnsOptions: --smtp-conns sizes the SMTP pool and caps the workers at it,
+// as serve caps SENDONCE_WORKERS at SENDONCE_SMTP_CONNS; without it the pool has
+// one connection per worker; it means nothing without the SMTP provider.
+func TestSMTPConnsOptions(t *testing.T) {
+	t.Parallel()
+	o := Options{Provider: "smtp", Workers: 32, SMTPConns: 20}
+	require.NoError(t, o.defaults())
+	require.Equal(t, 20, o.Workers)
+	require.Equal(t, 20, o.SMTPConns)
+	o = Options{Provider: "smtp", Workers: 8, SMTPConns: 20}
+	require.NoError(t, o.defaults())
+	require.Equal(t, 8, o.Workers)
+	o = Options{Provider: "smtp", Workers: 12}
+	require.NoError(t, o.defaults())
+	require.Equal(t, 12, o.SMTPConns)
+	o = Options{Workers: 12, SMTPConns: 4}
+	require.ErrorContains(t, o.defaults(), "--smtp-conns needs --provider smtp")
+	o = Options{Provider: "smtp", SMTPConns: -1}
+	require.ErrorContains(t, o.defaults(), "must not be negative")
+}
+
+// TestBusy is the provider's summed call time over connections × wall time.
+func TestBusy(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "sendonce_provider_seconds"})
+	reg.MustRegister(h)
+	for range 10 {
+		h.Observe(0.5)
+	}
+	require.InDelta(t, 0.25, busy(4, 1, 5, reg), 1e-9) // 5 s of calls over 4 connections × 5 s
+	require.InDelta(t, 0.125, busy(4, 2, 5, reg, prometheus.NewRegistry()), 1e-9)
+	require.Zero(t, busy(0, 1, 5, reg))
 }

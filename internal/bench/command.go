@@ -34,6 +34,7 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 	fs.IntVar(&o.Workers, "workers", cfg.Workers, "executor workers (default SENDONCE_WORKERS)")
 	fs.DurationVar(&o.Latency, "latency", 0, "how long the fake provider takes to accept each message, e.g. 5ms")
 	fs.StringVar(&o.Provider, "provider", "instant", "instant, or smtp: go-mail to an in-process SMTP sink on loopback")
+	fs.IntVar(&o.SMTPConns, "smtp-conns", 0, "with --provider smtp: pooled SMTP connections (SENDONCE_SMTP_CONNS); workers are capped at it as serve caps them (0: as many as workers)")
 	fs.IntVar(&o.RawConns, "raw-conns", 2, "connections of the raw claim/ack loop (the executor claims on one and acknowledges on another)")
 	fs.DurationVar(&o.AckInterval, "ack-interval", 0, "executor: longest wait before acknowledging (0: its default)")
 	fs.IntVar(&o.AckBatch, "ack-batch", 0, "executor: most rows per acknowledgement (0: its default)")

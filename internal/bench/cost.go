@@ -190,6 +190,18 @@ func (s statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pg
 
 func (statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// Statements sent in a batch (the executor's claim goes with its plan setting in
+// one round trip) count one each.
+func (s statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (s statementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	s.n.Add(1)
+}
+
+func (statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 // selfCPU is this process's user + system CPU seconds.
 func selfCPU() float64 {
 	var ru syscall.Rusage

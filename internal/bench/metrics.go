@@ -41,3 +41,34 @@ func executorSummary(regs ...*prometheus.Registry) string {
 		mean("sendonce_provider_seconds", 1000))
 	return b.String()
 }
+
+// histogramSum is the sum of one histogram's observations over regs (0 when absent).
+func histogramSum(name string, regs ...*prometheus.Registry) float64 {
+	sum := 0.0
+	for _, reg := range regs {
+		families, err := reg.Gather()
+		if err != nil {
+			continue
+		}
+		for _, f := range families {
+			if f.GetName() != name {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				if h := m.GetHistogram(); h != nil {
+					sum += h.GetSampleSum()
+				}
+			}
+		}
+	}
+	return sum
+}
+
+// busy is the fraction of secs that conns connections per executor, over n
+// executors, spent inside the provider call (sendonce_provider_seconds).
+func busy(conns, n int, secs float64, regs ...*prometheus.Registry) float64 {
+	if conns <= 0 || n <= 0 || secs <= 0 {
+		return 0
+	}
+	return histogramSum("sendonce_provider_seconds", regs...) / (float64(conns*n) * secs)
+}

@@ -71,7 +71,7 @@ func newProvider(o Options, acks *ackSampler) (provider.Provider, func(), error)
 	}
 	host, port, _ := strings.Cut(addr, ":")
 	portN, _ := strconv.Atoi(port)
-	p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portN, Security: "none", Conns: o.Workers})
+	p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portN, Security: "none", Conns: max(o.SMTPConns, 1)})
 	if err != nil {
 		closeSink()
 		return nil, nil, err

@@ -93,6 +93,11 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 	// The drain ends with the last acknowledgement; the finalizer may notice up to
 	// its poll interval later, which is reported apart.
 	send.Secs = last.Sub(started).Seconds()
+	conns := o.Workers
+	if o.Provider == "smtp" {
+		conns = o.SMTPConns
+	}
+	send.Busy = busy(conns, n, send.Secs, regs...)
 	send.Executor = fmt.Sprintf("%s finish_lag_ms=%.0f", executorSummary(regs...), ms(finished.Sub(last)))
 
 	st, err := campaigns.Stats(ctx, accountID, id)

@@ -183,8 +183,13 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 		SELECT c.id, c.account_id, s.id, s.email, s.email_lower, 'campaign:' || c.id || ':' || s.id,
 		       CASE WHEN c.status = 'sent' OR s.id % 4 = 0 THEN 'sent' ELSE 'queued' END, now()
 		FROM campaigns c CROSS JOIN subscribers s`)
+	// Suppressed addresses, none of them the campaign's: the check must probe them.
+	f.exec(`INSERT INTO suppressions (account_id, email_lower, reason)
+		SELECT $1, 'gone' || i || '@example.com', 'hard_bounce' FROM generate_series(1, 5000) i`, acct)
 	f.exec(`ANALYZE sends`)
 	f.exec(`ANALYZE campaigns`)
+	f.exec(`ANALYZE subscribers`)
+	f.exec(`ANALYZE suppressions`)
 	c := f.int64(`SELECT max(id) FROM campaigns`)
 	// Built without newExecutor: the fixture's sent rows never went through a
 	// provider, so the invariant is checked without the provider's view.
@@ -217,6 +222,12 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 		t.Logf("%s plan:\n%s", mode, text)
 		require.Contains(t, text, "Index Scan using sends_claim_idx", "%s plan:\n%s", mode, text)
 		require.NotContains(t, text, "Sort", "the claim must read the index in id order and stop at LIMIT")
+		// The executor claims on the generic plan (ClaimPlanGeneric), which takes
+		// LIMIT $n for a tenth of the queued rows: each picked row's subscriber and
+		// suppression must still be index probes, not a hash of either table.
+		for _, scan := range []string{"Seq Scan on subscribers", "Seq Scan on suppressions", "Hash", "Seq Scan on sends"} {
+			require.NotContains(t, text, scan, "%s plan:\n%s", mode, text)
+		}
 	}
 
 	// The rescuer, liveness included, runs every heartbeat on every replica: it

@@ -13,8 +13,8 @@ import (
 // complete coalesces the workers' results into one acknowledgement statement every
 // AckInterval or every AckBatch rows (DESIGN.md §4, as River's batch completer). The
 // results channel is small, so a slow database pushes back on the workers instead
-// of growing a backlog; claimed-row slots are only freed once their rows are
-// acknowledged. Two acknowledgements may run at once (rows of different batches
+// of growing a backlog: blocked workers take no more jobs, so the prefetch queue
+// stays full and the dispatcher claims nothing. Two acknowledgements may run at once (rows of different batches
 // are disjoint), so one statement's round trip does not hold up the next batch.
 func (e *Executor) complete() {
 	defer e.completer.Done()
@@ -24,11 +24,7 @@ func (e *Executor) complete() {
 		ackers <- newAcker(e)
 	}
 	var acking atomic.Int64 // rows in acknowledgements under way
-	send := func(batch []result) {
-		if len(batch) == 0 {
-			return
-		}
-		a := <-ackers
+	launch := func(a *acker, batch []result) {
 		a.batch = append(a.batch[:0], batch...)
 		acking.Add(int64(len(batch)))
 		go func() {
@@ -43,16 +39,29 @@ func (e *Executor) complete() {
 		}
 	}()
 	batch := make([]result, 0, e.cfg.AckBatch)
-	// A batch as large as a claim is worth a statement at once: waiting longer only
-	// keeps the slots the next claim needs.
+	// A batch as large as a claim is worth a statement at once.
 	full := max(1, min(e.cfg.AckBatch, e.cfg.BatchSize))
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	// due: the batch goes out as soon as an acker is free. While both are busy
+	// (a slow commit, a durable cluster) results keep joining it, up to AckBatch,
+	// so acknowledgements grow with their latency instead of holding up workers.
+	due := false
 	for {
+		var free chan *acker
+		if due {
+			free = ackers
+		}
+		in := e.results
+		if len(batch) >= e.cfg.AckBatch {
+			in = nil // the batch is full to the brim: wait for an acker
+		}
 		select {
-		case r, ok := <-e.results:
+		case r, ok := <-in:
 			if !ok {
-				send(batch)
+				if len(batch) > 0 {
+					launch(<-ackers, batch)
+				}
 				return
 			}
 			if len(batch) == 0 {
@@ -60,16 +69,17 @@ func (e *Executor) complete() {
 			}
 			batch = append(batch, r)
 			// Waiting only pays while other sends may still join the batch: once every
-			// claimed row not already being acknowledged has its result, flush at once
-			// so the slots come back.
-			if len(batch) < full && int64(len(batch)) < int64(e.outstanding())-acking.Load() {
-				continue
+			// claimed row not already being acknowledged has its result, it is due.
+			if !due && (len(batch) >= full || int64(len(batch)) >= int64(e.outstanding())-acking.Load()) {
+				due = true
+				timer.Stop()
 			}
-			timer.Stop()
 		case <-timer.C:
+			due = true
+		case a := <-free:
+			launch(a, batch)
+			batch, due = batch[:0], false
 		}
-		send(batch)
-		batch = batch[:0]
 	}
 }
 
@@ -150,10 +160,17 @@ func (a *acker) flush(batch []result) {
 			break
 		}
 	}
+	wake := false
 	for _, r := range batch {
 		a.count(r.status)
+		if c := r.campaign; c != nil && c.unacked.Add(-1) == 0 && c.finishWait.Load() {
+			wake = true
+		}
 	}
-	e.slotsFreed(len(batch))
+	e.unacked.Add(-int64(len(batch)))
+	if wake {
+		signal(e.wakeDispatch) // a campaign waits for these acknowledgements to finish
+	}
 }
 
 // count adds one outcome to sendonce_sends_total.
@@ -173,5 +190,5 @@ func (a *acker) count(status string) {
 	c.Inc()
 }
 
-// outstanding is the number of claimed rows not yet acknowledged.
-func (e *Executor) outstanding() int { return e.capacity() - int(e.free.Load()) }
+// outstanding is the number of rows handed to the workers and not yet acknowledged.
+func (e *Executor) outstanding() int { return max(0, int(e.unacked.Load())) }

@@ -37,6 +37,13 @@ type campaign struct {
 	routeErr      error
 	// wake says when a message stream is claimed (stream.go); campaigns ignore it.
 	wake streamWake
+	// unacked counts its rows handed to workers and not yet acknowledged. A claim
+	// that finds nothing while some are (claims run ahead of acknowledgements)
+	// cannot finish the campaign; finishWait then asks for another claim, and so
+	// the finish check, as soon as the last of them is acknowledged, rather than
+	// after Poll.
+	unacked    atomic.Int64
+	finishWait atomic.Bool
 }
 
 // account groups one tenant's campaigns for round-robin dealing.
@@ -74,8 +81,10 @@ type claimDone struct {
 	err       error
 }
 
-// dispatch claims work for free worker slots, dealing campaigns round-robin per
-// account so one tenant's huge campaign cannot starve another's small one.
+// dispatch keeps the prefetch queue filled with claims of whole batches, dealing
+// campaigns round-robin per account so one tenant's huge campaign cannot starve
+// another's small one: the queue is first in, first out, and holds two batches, so
+// another account's batch waits behind at most one of this account's.
 func (e *Executor) dispatch(ctx context.Context) {
 	defer e.dispatcher.Done()
 	d := e.newDealer()
@@ -156,7 +165,9 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	if len(r.rows) == 0 {
 		// Idle marks pace the asking on the wall clock, whatever clock dates the work.
 		c.idleUntil = time.Now().Add(e.cfg.Poll)
-		e.finish(ctx, c.ID)
+		if !e.finish(ctx, c.ID) && c.unacked.Load() > 0 {
+			c.finishWait.Store(true)
+		}
 		return nil
 	}
 	sending := e.handOutWith(c, r.rt, r.rows, r.claimedAt, nil)
@@ -227,27 +238,30 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		d.refreshed = wall
 	}
 	free := int(e.free.Load())
-	// Claims of one row waste the per-statement cost that dominates (DESIGN.md §4):
-	// a campaign waits until half the rows a full claim could use are free, and
-	// until a claim statement returns. A message stream claims for one free slot:
-	// a message never waits behind a campaign's batch.
-	least := max(1, min(e.cfg.BatchSize, e.cfg.Workers)/2)
+	// A campaign's claim is of a whole batch, whatever the workers are doing: it
+	// waits for a batch's room in the prefetch queue (depth() holds two), so every
+	// claim pays the per-statement cost (DESIGN.md §4) for BatchSize rows. A message
+	// stream claims for one free row of room: a message never waits behind a
+	// campaign's batch.
 	// Under a rate limit one claim runs at a time, streams' too: each is charged
 	// with what the one before it took (maxInflight).
 	if free < 1 || e.maxInflight() == 1 && d.inflight > 0 {
-		return e.cfg.Poll, nil // a freed slot or a claim's result wakes us sooner
+		return e.cfg.Poll, nil // a worker taking a job or a claim's result wakes us sooner
 	}
 	if id, _, _ := e.live.get(); id == 0 && e.started {
 		return e.cfg.Poll, nil // registration wakes us; claims must carry the id
 	}
-	n := min(free, e.cfg.BatchSize)
-	// Under a rate limit the budget accumulates until it covers a whole claim (the
-	// free slots, at most a bucket), which then goes out in one statement: claims
-	// of the one or two tokens that trickle in meanwhile would each pay the
+	full := e.cfg.BatchSize
+	// Under a rate limit the budget accumulates until it covers a whole claim (a
+	// batch, at most a bucket), which then goes out in one statement: claims of
+	// the one or two tokens that trickle in meanwhile would each pay the
 	// per-statement cost for a row or two.
 	rateWait := time.Duration(0)
 	if d.global != nil {
-		n = min(n, d.global.Burst())
+		full = min(full, d.global.Burst())
+	}
+	n := min(free, full)
+	if d.global != nil {
 		if w := budgetWait(d.global, now, n); w > 0 {
 			return w, nil
 		}
@@ -256,15 +270,15 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 	if claimed, err := e.dealStreams(ctx, d, n, now, &rateWait); err != nil || claimed {
 		return 0, err
 	}
-	if free < least || d.inflight >= e.maxInflight() {
+	if free < full || d.inflight >= e.maxInflight() {
 		if rateWait > 0 { // a stream waits for its budget
 			return min(rateWait, e.cfg.Poll), nil
 		}
-		return e.cfg.Poll, nil // a freed slot or a claim's result wakes us sooner
+		return e.cfg.Poll, nil // a worker taking a job or a claim's result wakes us sooner
 	}
 	for i := range d.accounts {
 		a := d.accounts[(d.next+i)%len(d.accounts)]
-		an := n
+		an := full
 		if a.limiter != nil {
 			an = min(an, a.limiter.Burst())
 			if w := budgetWait(a.limiter, now, an); w > 0 {
@@ -276,14 +290,16 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		}
 		for j := range a.campaigns {
 			c := a.campaigns[(a.next+j)%len(a.campaigns)]
+			if c.finishWait.Load() && c.unacked.Load() == 0 {
+				// Its rows in flight at its last (empty) claim are acknowledged: the
+				// next claim finds it done, or finds a row they put back.
+				c.finishWait.Store(false)
+				c.idleUntil = time.Time{}
+			}
 			if c.isStream() || wall.Before(c.idleUntil) || c.routeErr != nil {
 				continue
 			}
-			room := free - e.reserve(c)
-			if room < least {
-				continue // only a campaign that may use the prefetch slots can claim now
-			}
-			cn, w := senderBudget(c, now, min(an, room))
+			cn, w := senderBudget(c, now, an)
 			if w > 0 || (c.senderLimiter != nil && d.inflight > 0) {
 				// A sender's budget is charged with what a claim took: one claim
 				// of a rate-limited sender at a time.
@@ -302,20 +318,6 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 		return rateWait, nil
 	}
 	return e.cfg.Poll, nil
-}
-
-// reserve is how many of the free slots a claim for c must leave alone. The last
-// BatchSize slots hold rows claimed ahead of a free worker; if the process dies,
-// the rescuer cannot tell those from rows in flight. That costs nothing when a
-// rescued row is sent again (an idempotent provider drops the replay, or the
-// campaign's ambiguous_policy is retry), but under skip with a provider that
-// cannot deduplicate, every leased row becomes `unknown`: those campaigns claim
-// only for free workers, as many rows as could really be in flight.
-func (e *Executor) reserve(c *campaign) int {
-	if e.routeOf(c).idempotent || c.AmbiguousPolicy == "retry" {
-		return 0
-	}
-	return e.cfg.BatchSize
 }
 
 // sameCampaignRow reports whether a campaign's row is unchanged since the last
@@ -444,7 +446,12 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, rt *route, n int
 	run := func() []store.SendClaimBatchRow {
 		start := time.Now()
 		var rows []store.SendClaimBatchRow
-		rows, err = e.q.SendClaimBatch(ctx, store.SendClaimBatchParams{
+		// One round trip: the claim on its cached generic plan (ClaimPlanGeneric).
+		q := store.New(&pipeline{pool: e.pool})
+		if err = q.ClaimPlanGeneric(ctx); err != nil {
+			return nil
+		}
+		rows, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{
 			Now:            e.now(),
 			Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 			ExecutorID:     executorID,
@@ -487,10 +494,12 @@ func (e *Executor) handOutWith(c *campaign, rt *route, rows []store.SendClaimBat
 		sending++
 	}
 	e.free.Add(int64(-sending))
+	e.unacked.Add(int64(sending))
+	c.unacked.Add(int64(sending))
 	for i, r := range rows {
 		if r.Status == "sending" {
 			j := job{campaign: c, route: rt, row: r, leaseEnd: claimedAt.Add(e.cfg.Lease)}
-			// Never blocks: each channel holds capacity() jobs and at most `free` are claimed.
+			// Never blocks: each channel holds depth() jobs and at most `free` are claimed.
 			if msgs != nil {
 				j.message = &msgs[i]
 				e.messageJobs <- j
@@ -502,7 +511,7 @@ func (e *Executor) handOutWith(c *campaign, rt *route, rows []store.SendClaimBat
 	return sending
 }
 
-// slotsFreed returns n worker slots and wakes the dispatcher.
+// slotsFreed returns n rows of room in the prefetch queue and wakes the dispatcher.
 func (e *Executor) slotsFreed(n int) {
 	e.free.Add(int64(n))
 	signal(e.wakeDispatch)

@@ -178,10 +178,12 @@ type Executor struct {
 	messageJobs chan job
 	results     chan result
 
-	// free counts the claimed-row slots not holding a claimed, unacknowledged row:
-	// capacity() in all, so the dispatcher can claim the next batch while workers
-	// still send the last one.
-	free     atomic.Int64
+	// free is the room left in the prefetch queue: depth() less the rows of claims
+	// under way and the claimed rows no worker has taken yet. Claims fill it, a
+	// worker taking a job empties it; acknowledgements do not hold it.
+	free atomic.Int64
+	// unacked counts the rows handed to the workers and not yet acknowledged.
+	unacked  atomic.Int64
 	mu       sync.Mutex
 	released []claimRef // claimed rows never sent, handed back at shutdown
 	// retainAfter is when the maintenance loop next looks for send rows past
@@ -232,12 +234,12 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		wakeSched:    make(chan struct{}, 1),
 		wakeDispatch: make(chan struct{}, 1),
 		wakeRefresh:  make(chan struct{}, 1),
-		jobs:         make(chan job, cfg.Workers+cfg.BatchSize),
-		messageJobs:  make(chan job, cfg.Workers+cfg.BatchSize),
+		jobs:         make(chan job, prefetchDepth(cfg)),
+		messageJobs:  make(chan job, prefetchDepth(cfg)),
 		results:      make(chan result, cfg.Workers),
 	}
 	e.own = e.ownRoute()
-	e.free.Store(int64(e.capacity()))
+	e.free.Store(int64(e.depth()))
 	e.retainBatch = retentionBatch
 	// Until Start, nothing is stopped; tests drive the steps directly.
 	e.claimCtx, e.stopClaims = context.WithCancel(context.Background())
@@ -355,13 +357,20 @@ func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) 
 	return e.q.SendReleaseMany(ctx, p)
 }
 
-// capacity is the most rows this process holds claimed and unacknowledged: one per
-// worker plus one batch prefetched, so a claim runs while the workers send and the
-// completer acknowledges, instead of the three taking turns. Prefetched rows wait
-// at most one batch's sends; their lease is dated before their claim, and a worker
-// that finds too little of it left hands the row back unsent. Campaigns whose
-// rescued rows would become unknown do not prefetch (see reserve).
-func (e *Executor) capacity() int { return e.cfg.Workers + e.cfg.BatchSize }
+// depth is the prefetch queue's bound: claimed rows not yet taken by a worker,
+// with the rows of the claims under way. Claims are of BatchSize rows whatever
+// the workers are doing, and the queue holds two of them, so a claim's round trip
+// overlaps the sending of the batch before it and workers never wait for the
+// database (DESIGN.md §4). A prefetched row is leased like any claimed row: its
+// lease is dated before its claim, a worker that reaches it with less than a
+// third left hands it back unsent, the rescuer and liveness treat it as in
+// flight, and a shutdown releases it unsent. After a crash the rescuer cannot
+// tell it from a row in flight, so under ambiguous_policy=skip with a provider
+// that cannot deduplicate (smtp) up to depth() rows more than the workers held
+// become unknown.
+func (e *Executor) depth() int { return prefetchDepth(e.cfg) }
+
+func prefetchDepth(cfg Config) int { return 2 * cfg.BatchSize }
 
 func (e *Executor) claimsStopped() bool { return e.claimCtx.Err() != nil }
 

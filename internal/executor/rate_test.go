@@ -50,14 +50,24 @@ func dealSync(ctx context.Context, e *Executor, d *dealer) (time.Duration, error
 
 // settle acknowledges the jobs a test dealt by hand as sent, so the test's rows
 // end in a state the shared invariant can judge.
-func settle(t *testing.T, e *Executor) {
+func settle(t *testing.T, e *Executor, taken ...job) {
 	t.Helper()
 	var res []result
-	for len(e.jobs) > 0 {
-		j := <-e.jobs
+	for _, j := range append(taken, takeJobs(e)...) {
 		res = append(res, e.send(context.Background(), j))
 	}
 	e.flush(res)
+}
+
+// takeJobs takes every job waiting in the prefetch queue, as workers would, which
+// makes room for the next claims.
+func takeJobs(e *Executor) []job {
+	var jobs []job
+	for len(e.jobs) > 0 {
+		jobs = append(jobs, <-e.jobs)
+		e.slotsFreed(1)
+	}
+	return jobs
 }
 
 // TestAccountRateLimitDealsEachAccountInTurn drives the dealer as dispatch builds

@@ -44,6 +44,9 @@ type result struct {
 	// doubt: a retry of an answer that leaves delivery open (ambiguous); the row
 	// may be replayed only through the route it was sent through.
 	doubt bool
+	// campaign is the job's, whose unacked count the acknowledgement lowers (nil
+	// for results built by hand in tests).
+	campaign *campaign
 }
 
 // work sends jobs until the dispatcher closes the channels, a waiting message
@@ -56,13 +59,17 @@ func (e *Executor) work() {
 		if !ok {
 			return
 		}
+		// The job left the prefetch queue: room for the next claim.
+		e.slotsFreed(1)
 		if e.stopping() {
 			e.mu.Lock()
 			e.released = append(e.released, claimRef{j.row.ID, j.row.Attempts})
 			e.mu.Unlock()
 			continue
 		}
-		e.results <- e.send(e.sendCtx, j)
+		res := e.send(e.sendCtx, j)
+		res.campaign = j.campaign
+		e.results <- res
 	}
 }
 

@@ -57,7 +57,8 @@ func TestSendersRouteAndRate(t *testing.T) {
 	})
 	_, err = e.startDue(context.Background())
 	require.NoError(t, err)
-	t.Cleanup(func() { settle(t, e) })
+	var taken []job // the jobs the test's "workers" took from the prefetch queue
+	t.Cleanup(func() { settle(t, e, taken...) })
 	// The start pinned A's campaign to A's default sender; B has none.
 	require.Equal(t, senderA, f.int64(`SELECT sender_id FROM campaigns WHERE id = $1`, ca))
 	require.Zero(t, f.int64(`SELECT count(*) FROM campaigns WHERE id = $1 AND sender_id IS NOT NULL`, cb))
@@ -67,6 +68,7 @@ func TestSendersRouteAndRate(t *testing.T) {
 	for range 4 {
 		_, err := dealSync(ctx, e, d)
 		require.NoError(t, err)
+		taken = append(taken, takeJobs(e)...)
 	}
 	// A's sender holds 20 tokens (two claims of 10) and the clock stands still: A
 	// got 20 rows; B, with no sender limit, the rest of the claims.
@@ -76,16 +78,19 @@ func TestSendersRouteAndRate(t *testing.T) {
 	require.EqualValues(t, 20, leased(ca))
 	wait, err := dealSync(ctx, e, d)
 	require.NoError(t, err)
+	taken = append(taken, takeJobs(e)...)
 	require.EqualValues(t, 20, leased(ca), "no budget left for A's sender")
 	require.LessOrEqual(t, wait, 100*time.Millisecond)
 	clk.Add(100 * time.Millisecond) // 10 tokens at 100/s
 	for range 3 {
 		_, err := dealSync(ctx, e, d)
 		require.NoError(t, err)
+		taken = append(taken, takeJobs(e)...)
 	}
 	require.EqualValues(t, 30, leased(ca))
 
-	settle(t, e)
+	settle(t, e, taken...)
+	taken = nil
 	_, viaCalls, _ := viaSender.snapshot()
 	_, ownCalls, _ := own.snapshot()
 	for id := range viaCalls {

@@ -87,9 +87,7 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 			return false, nil
 		}
 	}
-	// As for campaigns (reserve), a stream whose leased rows a crash would turn
-	// unknown claims only for free workers, not into the prefetch slots.
-	room := int(e.free.Load()) - e.reserve(c)
+	room := int(e.free.Load()) // the prefetch queue's room (depth)
 	if room < 1 {
 		return false, nil
 	}

@@ -1,0 +1,96 @@
+package executor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pipeline is a store.DBTX that sends the statements given to Exec together with
+// the next Query, in one batch: one round trip and one implicit transaction, so a
+// transaction-local setting (ClaimPlanGeneric) applies to that query alone, also
+// through a transaction pooler. Only Exec (queued, answered at once with an empty
+// tag) and Query are supported; a pipeline serves one Query.
+type pipeline struct {
+	pool  *pgxpool.Pool
+	batch pgx.Batch
+}
+
+var errPipelineUse = errors.New("executor: pipeline supports queued Exec then one Query")
+
+func (p *pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	p.batch.Queue(sql, args...)
+	return pgconn.CommandTag{}, nil
+}
+
+// Query sends the queued statements and sql in one batch and returns sql's rows.
+// The batch's end (the implicit transaction's commit) is read when the rows are
+// exhausted, and its error reported by Err: rows whose commit failed are never
+// taken as claimed.
+func (p *pipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	queued := p.batch.Len()
+	p.batch.Queue(sql, args...)
+	br := p.pool.SendBatch(ctx, &p.batch)
+	for range queued {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &pipelineRows{Rows: rows, br: br}, nil
+}
+
+func (p *pipeline) QueryRow(context.Context, string, ...any) pgx.Row {
+	return errRow{errPipelineUse}
+}
+
+func (p *pipeline) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errPipelineUse
+}
+
+// pipelineRows closes the batch once its last rows are read, so Err includes
+// the batch's own end.
+type pipelineRows struct {
+	pgx.Rows
+	br     pgx.BatchResults
+	closed bool
+	err    error
+}
+
+func (r *pipelineRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.finish()
+	return false
+}
+
+func (r *pipelineRows) finish() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.Rows.Close()
+	r.err = r.br.Close()
+}
+
+func (r *pipelineRows) Close() { r.finish() }
+
+func (r *pipelineRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
