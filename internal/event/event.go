@@ -51,6 +51,13 @@ const (
 	SuppressionDeleted = "suppression.deleted"
 
 	EndpointDisabled = "endpoint.disabled"
+
+	// SequenceStepSent: a sequence step's send was queued (its job id in data);
+	// the send's own outcome follows as send.* of the step's campaign.
+	SequenceStepSent = "sequence.step_sent"
+	// SequenceExited: an enrollment ended (reason completed, condition, left_list,
+	// suppressed, not_confirmed, timed_out, event_received, archived…).
+	SequenceExited = "sequence.exited"
 	// EndpointPing is the test event of POST /v1/event-endpoints/{id}/ping; it goes
 	// to that endpoint only.
 	EndpointPing = "endpoint.ping"
@@ -63,6 +70,7 @@ var Types = []string{
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
 	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed,
 	SuppressionCreated, SuppressionDeleted, EndpointDisabled,
+	SequenceStepSent, SequenceExited,
 }
 
 // ValidType reports whether t is in the catalogue.

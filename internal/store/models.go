@@ -7,6 +7,8 @@ package store
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type Account struct {
@@ -273,6 +275,61 @@ type Sender struct {
 	UpdatedAt      time.Time
 }
 
+type Sequence struct {
+	ID          int64
+	AccountID   int64
+	Name        string
+	Status      string
+	TriggerType string
+	ListID      *int64
+	EventName   *string
+	TimeZone    string
+	LateAfter   pgtype.Interval
+	Steps       json.RawMessage
+	SweptAt     *time.Time
+	ActivatedAt *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type SequenceEnrollment struct {
+	ID           int64
+	AccountID    int64
+	SequenceID   int64
+	SubscriberID int64
+	Email        string
+	Step         int32
+	State        string
+	DueAt        time.Time
+	WaitingFor   *string
+	EventSeen    bool
+	Data         json.RawMessage
+	Trigger      string
+	ExitReason   *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	FinishedAt   *time.Time
+}
+
+type SequenceStep struct {
+	SequenceID int64
+	Position   int32
+	AccountID  int64
+	CampaignID int64
+}
+
+type SequenceStepLog struct {
+	ID           int64
+	AccountID    int64
+	SequenceID   int64
+	EnrollmentID int64
+	Step         int32
+	Outcome      string
+	Reason       *string
+	JobID        *string
+	At           time.Time
+}
+
 type SoftBounce struct {
 	ID         int64
 	AccountID  int64
@@ -324,6 +381,18 @@ type Template struct {
 	SampleData json.RawMessage
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+type TrackEvent struct {
+	AccountID    int64
+	EventID      string
+	Name         string
+	EmailLower   string
+	SubscriberID *int64
+	Data         json.RawMessage
+	Enrolled     int32
+	Woke         int32
+	CreatedAt    time.Time
 }
 
 type WebhookEndpoint struct {
