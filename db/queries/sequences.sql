@@ -191,8 +191,6 @@ WITH enrolled AS (
     WHERE m.list_id = @list_id AND m.status = 'subscribed'
       AND m.status_at >= @since::timestamptz
       AND (@trigger::text <> 'confirmed' OR s.status = 'confirmed')
-    ORDER BY m.status_at
-    LIMIT @lim
     ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
     RETURNING id
 )

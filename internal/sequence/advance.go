@@ -34,7 +34,7 @@ type Advancer struct {
 	// Now is the clock (nil: time.Now); tests move it instead of sleeping.
 	Now func() time.Time
 	// Batch is how many enrollments one transaction advances (default 100), and
-	// PerAccount how many of them one account may take (default Batch/4, at least 1).
+	// PerAccount how many of them one account may take (default Batch/2, at least 1).
 	Batch, PerAccount int
 	// SweepOverlap is how far before the last sweep a list trigger's sweep looks
 	// again, for memberships whose transaction committed after it (default 10m).
@@ -55,8 +55,9 @@ func (a *Advancer) log() *slog.Logger {
 	return slog.Default()
 }
 
-// Tick runs the trigger sweep and advances due enrollments until a batch comes
-// back short, and reports how many enrollments it advanced.
+// Tick runs the trigger sweep and advances due enrollments until a claim finds
+// none due, and reports how many enrollments it advanced. (A batch can come back
+// short while more is due: one account may take only PerAccount of it.)
 func (a *Advancer) Tick(ctx context.Context) (int, error) {
 	if err := a.Sweep(ctx); err != nil {
 		return 0, err
@@ -65,7 +66,7 @@ func (a *Advancer) Tick(ctx context.Context) (int, error) {
 	for {
 		n, err := a.Advance(ctx)
 		total += n
-		if err != nil || n < a.batch() || ctx.Err() != nil {
+		if err != nil || n == 0 || ctx.Err() != nil {
 			return total, err
 		}
 	}
@@ -132,7 +133,7 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 	n := a.batch()
 	per := a.PerAccount
 	if per <= 0 {
-		per = max(1, n/4)
+		per = max(1, n/2)
 	}
 	now := a.now()
 	claimed := 0
@@ -244,7 +245,9 @@ func (a *Advancer) advanceOne(ctx context.Context, db pgx.Tx, s *loaded, r store
 		return q.SequenceEnrollmentSave(ctx, store.SequenceEnrollmentSaveParams{ID: r.ID, Step: int32(e.step),
 			State: "active", DueAt: until, WaitingFor: &waitingFor, EventSeen: false, Now: &now})
 	}
-	next := func() { e.step++; e.WaitingFor = nil; e.EventSeen = false; e.DueAt = now }
+	// e.DueAt stays when the enrollment moves on: the steps that follow a wait
+	// were due when it ended, which is what late_after measures.
+	next := func() { e.step++; e.WaitingFor = nil; e.EventSeen = false }
 	for guard := 0; guard <= len(s.steps)+1; guard++ {
 		if e.step >= len(s.steps) {
 			return end("completed", "completed")

@@ -1079,8 +1079,6 @@ WITH enrolled AS (
     WHERE m.list_id = $5 AND m.status = 'subscribed'
       AND m.status_at >= $6::timestamptz
       AND ($3::text <> 'confirmed' OR s.status = 'confirmed')
-    ORDER BY m.status_at
-    LIMIT $7
     ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
     RETURNING id
 )
@@ -1096,7 +1094,6 @@ type SequenceSweepListParams struct {
 	Now        *time.Time
 	ListID     int64
 	Since      time.Time
-	Lim        int32
 }
 
 // Enrolls the members of the sequence's list whose membership became subscribed
@@ -1110,7 +1107,6 @@ func (q *Queries) SequenceSweepList(ctx context.Context, arg SequenceSweepListPa
 		arg.Now,
 		arg.ListID,
 		arg.Since,
-		arg.Lim,
 	)
 	if err != nil {
 		return 0, err
