@@ -299,26 +299,36 @@ func TestSequenceValidation(t *testing.T) {
 		return welcome(tpl, sequence.Trigger{Type: sequence.TriggerManual}, "1h")
 	}
 	cases := map[string]func(d *sequence.Definition){
-		"/name":                  func(d *sequence.Definition) { d.Name = " " },
-		"/trigger/type":          func(d *sequence.Definition) { d.Trigger.Type = "cron" },
-		"/trigger/list_id":       func(d *sequence.Definition) { d.Trigger = sequence.Trigger{Type: sequence.TriggerListJoined, ListID: ptr(int64(999999))} },
-		"/trigger/event":         func(d *sequence.Definition) { d.Trigger = sequence.Trigger{Type: sequence.TriggerEvent} },
-		"/time_zone":             func(d *sequence.Definition) { d.TimeZone = "Mars/Olympus" },
-		"/late_after":            func(d *sequence.Definition) { d.LateAfterText = "-5m" },
-		"/steps":                 func(d *sequence.Definition) { d.Steps = nil },
-		"/steps/0/template_id":   func(d *sequence.Definition) { d.Steps[0].TemplateID = 999999 },
-		"/steps/0/from_email":    func(d *sequence.Definition) { d.Steps[0].FromEmail = "nope" },
-		"/steps/0/sender_id":     func(d *sequence.Definition) { d.Steps[0].SenderID = ptr(int64(999999)) },
-		"/steps/1/duration":      func(d *sequence.Definition) { d.Steps[1].Duration = "400d" },
-		"/steps/1/type":          func(d *sequence.Definition) { d.Steps[1].Type = "sleep" },
-		"/steps/1/at":            func(d *sequence.Definition) { d.Steps[1].At = "25:00" },
-		"/steps/1/weekdays/0":    func(d *sequence.Definition) { d.Steps[1].Weekdays = []string{"funday"} },
-		"/steps/1/if/clicked":    func(d *sequence.Definition) { d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{Clicked: ptr(true)}} },
-		"/steps/1/if/data":       func(d *sequence.Definition) { d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{Data: "$.a ==="}} },
-		"/steps/1/if/in_segment": func(d *sequence.Definition) { d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{InSegment: ptr(int64(999999))}} },
-		"/steps/1/timeout":       func(d *sequence.Definition) { d.Steps[1] = sequence.Step{Type: sequence.StepWaitForEvent, Event: "x"} },
-		"/steps/1/on_event":      func(d *sequence.Definition) { d.Steps[1] = sequence.Step{Type: sequence.StepWaitForEvent, Event: "x", Timeout: "1h", OnEvent: "jump"} },
-		"/steps/0/duration":      func(d *sequence.Definition) { d.Steps[0].Duration = "1h" },
+		"/name":         func(d *sequence.Definition) { d.Name = " " },
+		"/trigger/type": func(d *sequence.Definition) { d.Trigger.Type = "cron" },
+		"/trigger/list_id": func(d *sequence.Definition) {
+			d.Trigger = sequence.Trigger{Type: sequence.TriggerListJoined, ListID: ptr(int64(999999))}
+		},
+		"/trigger/event":       func(d *sequence.Definition) { d.Trigger = sequence.Trigger{Type: sequence.TriggerEvent} },
+		"/time_zone":           func(d *sequence.Definition) { d.TimeZone = "Mars/Olympus" },
+		"/late_after":          func(d *sequence.Definition) { d.LateAfterText = "-5m" },
+		"/steps":               func(d *sequence.Definition) { d.Steps = nil },
+		"/steps/0/template_id": func(d *sequence.Definition) { d.Steps[0].TemplateID = 999999 },
+		"/steps/0/from_email":  func(d *sequence.Definition) { d.Steps[0].FromEmail = "nope" },
+		"/steps/0/sender_id":   func(d *sequence.Definition) { d.Steps[0].SenderID = ptr(int64(999999)) },
+		"/steps/1/duration":    func(d *sequence.Definition) { d.Steps[1].Duration = "400d" },
+		"/steps/1/type":        func(d *sequence.Definition) { d.Steps[1].Type = "sleep" },
+		"/steps/1/at":          func(d *sequence.Definition) { d.Steps[1].At = "25:00" },
+		"/steps/1/weekdays/0":  func(d *sequence.Definition) { d.Steps[1].Weekdays = []string{"funday"} },
+		"/steps/1/if/clicked": func(d *sequence.Definition) {
+			d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{Clicked: ptr(true)}}
+		},
+		"/steps/1/if/data": func(d *sequence.Definition) {
+			d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{Data: "$.a ==="}}
+		},
+		"/steps/1/if/in_segment": func(d *sequence.Definition) {
+			d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{InSegment: ptr(int64(999999))}}
+		},
+		"/steps/1/timeout": func(d *sequence.Definition) { d.Steps[1] = sequence.Step{Type: sequence.StepWaitForEvent, Event: "x"} },
+		"/steps/1/on_event": func(d *sequence.Definition) {
+			d.Steps[1] = sequence.Step{Type: sequence.StepWaitForEvent, Event: "x", Timeout: "1h", OnEvent: "jump"}
+		},
+		"/steps/0/duration": func(d *sequence.Definition) { d.Steps[0].Duration = "1h" },
 	}
 	for field, mutate := range cases {
 		d := good()
