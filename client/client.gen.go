@@ -1498,18 +1498,14 @@ type SenderVerifyResultStep string
 
 // Sequence defines model for Sequence.
 type Sequence struct {
-	ActivatedAt *time.Time `json:"activated_at,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	Id          int64      `json:"id"`
-
-	// LateAfter A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late.
-	LateAfter *string        `json:"late_after,omitempty"`
-	Name      string         `json:"name"`
-	Status    SequenceStatus `json:"status"`
-	Steps     []SequenceStep `json:"steps"`
-
-	// TimeZone IANA zone of time-of-day waits; absent means UTC.
-	TimeZone string `json:"time_zone"`
+	ActivatedAt *time.Time     `json:"activated_at,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	Id          int64          `json:"id"`
+	LateAfter   *string        `json:"late_after,omitempty"`
+	Name        string         `json:"name"`
+	Status      SequenceStatus `json:"status"`
+	Steps       []SequenceStep `json:"steps"`
+	TimeZone    string         `json:"time_zone"`
 
 	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. list_id also scopes the sequence's mail: leaving that list stops its sends.
 	Trigger   SequenceTrigger `json:"trigger"`
