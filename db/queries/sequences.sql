@@ -237,17 +237,25 @@ SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequen
 
 -- name: SequenceSubscriberLock :one
 -- The subscriber, locked FOR SHARE until the step commits: an opt-out that
--- changes the row waits for us (and then sees our send row) or we wait for it
--- (and see its change), so a step is never queued after an opt-out commits.
+-- changes the row after this waits for the step (and then flags its send row),
+-- and a step never queues a send after an opt-out committed. NOWAIT: the
+-- advancer never waits on an opt-out in progress (holding a batch's locks while
+-- waiting would close a cycle with a multi-row opt-out: deadlock); the
+-- enrollment is evaluated again at the next tick instead.
 SELECT id, email, email_lower, status, attributes FROM subscribers
 WHERE account_id = @account_id AND id = @id
-FOR SHARE;
+FOR SHARE NOWAIT;
+
+-- name: SequenceSubscriberAttributes :one
+-- The subscriber's attributes (its time zone), read without a lock.
+SELECT attributes FROM subscribers WHERE account_id = @account_id AND id = @id;
 
 -- name: SequenceMembershipLock :one
--- The subscriber's membership of the sequence's list, locked as the subscriber is.
+-- The subscriber's membership of the sequence's list, locked as the subscriber is
+-- (NOWAIT likewise).
 SELECT status FROM list_members
 WHERE account_id = @account_id AND list_id = @list_id AND subscriber_id = @subscriber_id
-FOR SHARE;
+FOR SHARE NOWAIT;
 
 -- name: SequenceSuppressed :one
 SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = @account_id AND email_lower = @email_lower)::bool;
@@ -344,3 +352,9 @@ ORDER BY st.position, s.status;
 SELECT state, count(*)::bigint AS n FROM sequence_enrollments
 WHERE account_id = @account_id AND sequence_id = @sequence_id
 GROUP BY state ORDER BY state;
+
+-- name: SequenceEnrollmentKeep :exec
+-- An enrollment whose evaluation was rolled back stays where it was, due again at due_at.
+UPDATE sequence_enrollments
+SET due_at = @due_at, updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE id = @id;

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/event"
@@ -136,7 +137,7 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 		per = max(1, n/2)
 	}
 	now := a.now()
-	claimed := 0
+	claimed, busy := 0, false
 	err := postgres.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		rows, err := q.SequenceClaimDue(ctx, store.SequenceClaimDueParams{Now: &now, PerAccount: int32(per), N: int32(n)})
@@ -159,11 +160,20 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 			}
 			if err := a.advanceOne(ctx, sp, s, r, now); err != nil {
 				_ = sp.Rollback(ctx)
-				a.log().Error("sequence step failed; retried in a minute", "sequence_id", r.SequenceID,
-					"enrollment_id", r.ID, "step", r.Step, "err", err)
-				if err := q.SequenceEnrollmentSave(ctx, store.SequenceEnrollmentSaveParams{ID: r.ID, Step: r.Step,
-					State: "active", DueAt: now.Add(time.Minute), WaitingFor: r.WaitingFor, EventSeen: r.EventSeen,
-					Now: &now}); err != nil {
+				// The enrollment stays at its step, due again soon: at once when an
+				// opt-out (or another change) held its subscriber's rows, a minute
+				// later when the evaluation failed.
+				retry := time.Minute
+				var pg *pgconn.PgError
+				if errors.As(err, &pg) && pg.Code == "55P03" {
+					retry = 0
+				} else {
+					a.log().Error("sequence step failed; retried in a minute", "sequence_id", r.SequenceID,
+						"enrollment_id", r.ID, "step", r.Step, "err", err)
+				}
+				busy = busy || retry == 0
+				if err := q.SequenceEnrollmentKeep(ctx, store.SequenceEnrollmentKeepParams{ID: r.ID,
+					DueAt: now.Add(retry), Now: &now}); err != nil {
 					return err
 				}
 				continue
@@ -174,6 +184,12 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 		}
 		return nil
 	})
+	if busy && err == nil {
+		// Enrollments left for a lock are due again at once; a Tick that looped on
+		// them would spin while the opt-out holding it runs, so this claim reports
+		// no progress for them and the next tick takes them.
+		return 0, nil
+	}
 	return claimed, err
 }
 
@@ -395,14 +411,14 @@ func (a *Advancer) condition(ctx context.Context, q *store.Queries, c *Condition
 // zone is the subscriber's time zone (attributes.timezone, when a valid IANA
 // name) or the sequence's.
 func (a *Advancer) zone(ctx context.Context, q *store.Queries, s *loaded, r store.SequenceClaimDueRow) *time.Location {
-	sub, err := q.SequenceSubscriberLock(ctx, store.SequenceSubscriberLockParams{AccountID: r.AccountID, ID: r.SubscriberID})
+	raw, err := q.SequenceSubscriberAttributes(ctx, store.SequenceSubscriberAttributesParams{AccountID: r.AccountID, ID: r.SubscriberID})
 	if err != nil {
 		return s.loc
 	}
 	var attrs struct {
 		TimeZone string `json:"timezone"`
 	}
-	if json.Unmarshal(sub.Attributes, &attrs) == nil && attrs.TimeZone != "" && attrs.TimeZone != "Local" {
+	if json.Unmarshal(raw, &attrs) == nil && attrs.TimeZone != "" && attrs.TimeZone != "Local" {
 		if loc, err := time.LoadLocation(attrs.TimeZone); err == nil {
 			return loc
 		}

@@ -254,6 +254,24 @@ func (q *Queries) SequenceEnroll(ctx context.Context, arg SequenceEnrollParams) 
 	return id, err
 }
 
+const sequenceEnrollmentKeep = `-- name: SequenceEnrollmentKeep :exec
+UPDATE sequence_enrollments
+SET due_at = $1, updated_at = coalesce($2::timestamptz, now())
+WHERE id = $3
+`
+
+type SequenceEnrollmentKeepParams struct {
+	DueAt time.Time
+	Now   *time.Time
+	ID    int64
+}
+
+// An enrollment whose evaluation was rolled back stays where it was, due again at due_at.
+func (q *Queries) SequenceEnrollmentKeep(ctx context.Context, arg SequenceEnrollmentKeepParams) error {
+	_, err := q.db.Exec(ctx, sequenceEnrollmentKeep, arg.DueAt, arg.Now, arg.ID)
+	return err
+}
+
 const sequenceEnrollmentList = `-- name: SequenceEnrollmentList :many
 SELECT id, account_id, sequence_id, subscriber_id, email, step, state, due_at, waiting_for, event_seen, data, trigger, exit_reason, created_at, updated_at, finished_at FROM sequence_enrollments
 WHERE account_id = $1 AND sequence_id = $2 AND id > $3
@@ -656,7 +674,7 @@ func (q *Queries) SequenceLog(ctx context.Context, arg SequenceLogParams) error 
 const sequenceMembershipLock = `-- name: SequenceMembershipLock :one
 SELECT status FROM list_members
 WHERE account_id = $1 AND list_id = $2 AND subscriber_id = $3
-FOR SHARE
+FOR SHARE NOWAIT
 `
 
 type SequenceMembershipLockParams struct {
@@ -665,7 +683,8 @@ type SequenceMembershipLockParams struct {
 	SubscriberID int64
 }
 
-// The subscriber's membership of the sequence's list, locked as the subscriber is.
+// The subscriber's membership of the sequence's list, locked as the subscriber is
+// (NOWAIT likewise).
 func (q *Queries) SequenceMembershipLock(ctx context.Context, arg SequenceMembershipLockParams) (string, error) {
 	row := q.db.QueryRow(ctx, sequenceMembershipLock, arg.AccountID, arg.ListID, arg.SubscriberID)
 	var status string
@@ -977,6 +996,23 @@ func (q *Queries) SequenceStepStats(ctx context.Context, arg SequenceStepStatsPa
 	return items, nil
 }
 
+const sequenceSubscriberAttributes = `-- name: SequenceSubscriberAttributes :one
+SELECT attributes FROM subscribers WHERE account_id = $1 AND id = $2
+`
+
+type SequenceSubscriberAttributesParams struct {
+	AccountID int64
+	ID        int64
+}
+
+// The subscriber's attributes (its time zone), read without a lock.
+func (q *Queries) SequenceSubscriberAttributes(ctx context.Context, arg SequenceSubscriberAttributesParams) (json.RawMessage, error) {
+	row := q.db.QueryRow(ctx, sequenceSubscriberAttributes, arg.AccountID, arg.ID)
+	var attributes json.RawMessage
+	err := row.Scan(&attributes)
+	return attributes, err
+}
+
 const sequenceSubscriberByEmail = `-- name: SequenceSubscriberByEmail :one
 SELECT id, email FROM subscribers WHERE account_id = $1 AND email_lower = lower($2::text)
 `
@@ -1022,7 +1058,7 @@ func (q *Queries) SequenceSubscriberByID(ctx context.Context, arg SequenceSubscr
 const sequenceSubscriberLock = `-- name: SequenceSubscriberLock :one
 SELECT id, email, email_lower, status, attributes FROM subscribers
 WHERE account_id = $1 AND id = $2
-FOR SHARE
+FOR SHARE NOWAIT
 `
 
 type SequenceSubscriberLockParams struct {
@@ -1039,8 +1075,11 @@ type SequenceSubscriberLockRow struct {
 }
 
 // The subscriber, locked FOR SHARE until the step commits: an opt-out that
-// changes the row waits for us (and then sees our send row) or we wait for it
-// (and see its change), so a step is never queued after an opt-out commits.
+// changes the row after this waits for the step (and then flags its send row),
+// and a step never queues a send after an opt-out committed. NOWAIT: the
+// advancer never waits on an opt-out in progress (holding a batch's locks while
+// waiting would close a cycle with a multi-row opt-out: deadlock); the
+// enrollment is evaluated again at the next tick instead.
 func (q *Queries) SequenceSubscriberLock(ctx context.Context, arg SequenceSubscriberLockParams) (SequenceSubscriberLockRow, error) {
 	row := q.db.QueryRow(ctx, sequenceSubscriberLock, arg.AccountID, arg.ID)
 	var i SequenceSubscriberLockRow
