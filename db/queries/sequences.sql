@@ -242,9 +242,11 @@ SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequen
 -- advancer never waits on an opt-out in progress (holding a batch's locks while
 -- waiting would close a cycle with a multi-row opt-out: deadlock); the
 -- enrollment is evaluated again at the next tick instead.
-SELECT id, email, email_lower, status, attributes FROM subscribers
-WHERE account_id = @account_id AND id = @id
-FOR SHARE NOWAIT;
+SELECT s.id, s.email, s.email_lower, s.status, s.attributes,
+       EXISTS (SELECT 1 FROM suppressions x WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)::bool AS suppressed
+FROM subscribers s
+WHERE s.account_id = @account_id AND s.id = @id
+FOR SHARE OF s NOWAIT;
 
 -- name: SequenceSubscriberAttributes :one
 -- The subscriber's attributes (its time zone), read without a lock.
@@ -256,9 +258,6 @@ SELECT attributes FROM subscribers WHERE account_id = @account_id AND id = @id;
 SELECT status FROM list_members
 WHERE account_id = @account_id AND list_id = @list_id AND subscriber_id = @subscriber_id
 FOR SHARE NOWAIT;
-
--- name: SequenceSuppressed :one
-SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = @account_id AND email_lower = @email_lower)::bool;
 
 -- name: SequenceSendInsert :one
 -- A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>'

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +38,9 @@ type Advancer struct {
 	// Batch is how many enrollments one transaction advances (default 100), and
 	// PerAccount how many of them one account may take (default Batch/2, at least 1).
 	Batch, PerAccount int
+	// Parallel is how many batches one Tick advances at once (default 3); each
+	// holds a connection while it runs.
+	Parallel int
 	// SweepOverlap is how far before the last sweep a list trigger's sweep looks
 	// again, for memberships whose transaction committed after it (default 10m).
 	SweepOverlap time.Duration
@@ -63,14 +67,41 @@ func (a *Advancer) Tick(ctx context.Context) (int, error) {
 	if err := a.Sweep(ctx); err != nil {
 		return 0, err
 	}
-	total := 0
-	for {
-		n, err := a.Advance(ctx)
-		total += n
-		if err != nil || n == 0 || ctx.Err() != nil {
-			return total, err
-		}
+	// Evaluating a step is a few round trips per enrollment; Parallel claimers
+	// (disjoint by SKIP LOCKED) keep the connection busy instead of waiting on them.
+	var (
+		mu    sync.Mutex
+		total int
+		errs  []error
+		wg    sync.WaitGroup
+	)
+	for range a.parallel() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n, err := a.Advance(ctx)
+				mu.Lock()
+				total += n
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+				if err != nil || n == 0 || ctx.Err() != nil {
+					return
+				}
+			}
+		}()
 	}
+	wg.Wait()
+	return total, errors.Join(errs...)
+}
+
+func (a *Advancer) parallel() int {
+	if a.Parallel > 0 {
+		return a.Parallel
+	}
+	return 3
 }
 
 func (a *Advancer) batch() int {
@@ -371,11 +402,7 @@ func (a *Advancer) excluded(ctx context.Context, q *store.Queries, s *loaded, r 
 	if sub.Status != "confirmed" {
 		return "not_confirmed", nil
 	}
-	supp, err := q.SequenceSuppressed(ctx, store.SequenceSuppressedParams{AccountID: r.AccountID, EmailLower: sub.EmailLower})
-	if err != nil {
-		return "", err
-	}
-	if supp {
+	if sub.Suppressed {
 		return "suppressed", nil
 	}
 	if s.row.ListID != nil {

@@ -1056,9 +1056,11 @@ func (q *Queries) SequenceSubscriberByID(ctx context.Context, arg SequenceSubscr
 }
 
 const sequenceSubscriberLock = `-- name: SequenceSubscriberLock :one
-SELECT id, email, email_lower, status, attributes FROM subscribers
-WHERE account_id = $1 AND id = $2
-FOR SHARE NOWAIT
+SELECT s.id, s.email, s.email_lower, s.status, s.attributes,
+       EXISTS (SELECT 1 FROM suppressions x WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)::bool AS suppressed
+FROM subscribers s
+WHERE s.account_id = $1 AND s.id = $2
+FOR SHARE OF s NOWAIT
 `
 
 type SequenceSubscriberLockParams struct {
@@ -1072,6 +1074,7 @@ type SequenceSubscriberLockRow struct {
 	EmailLower string
 	Status     string
 	Attributes json.RawMessage
+	Suppressed bool
 }
 
 // The subscriber, locked FOR SHARE until the step commits: an opt-out that
@@ -1089,24 +1092,9 @@ func (q *Queries) SequenceSubscriberLock(ctx context.Context, arg SequenceSubscr
 		&i.EmailLower,
 		&i.Status,
 		&i.Attributes,
+		&i.Suppressed,
 	)
 	return i, err
-}
-
-const sequenceSuppressed = `-- name: SequenceSuppressed :one
-SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND email_lower = $2)::bool
-`
-
-type SequenceSuppressedParams struct {
-	AccountID  int64
-	EmailLower string
-}
-
-func (q *Queries) SequenceSuppressed(ctx context.Context, arg SequenceSuppressedParams) (bool, error) {
-	row := q.db.QueryRow(ctx, sequenceSuppressed, arg.AccountID, arg.EmailLower)
-	var column_1 bool
-	err := row.Scan(&column_1)
-	return column_1, err
 }
 
 const sequenceSweepList = `-- name: SequenceSweepList :execrows
