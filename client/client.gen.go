@@ -552,16 +552,19 @@ func (e SequenceTimelineEntryOutcome) Valid() bool {
 
 // Defines values for SequenceTriggerType.
 const (
-	SequenceTriggerTypeConfirmed  SequenceTriggerType = "confirmed"
-	SequenceTriggerTypeEvent      SequenceTriggerType = "event"
-	SequenceTriggerTypeListJoined SequenceTriggerType = "list_joined"
-	SequenceTriggerTypeManual     SequenceTriggerType = "manual"
+	SequenceTriggerTypeConfirmed     SequenceTriggerType = "confirmed"
+	SequenceTriggerTypeDateAttribute SequenceTriggerType = "date_attribute"
+	SequenceTriggerTypeEvent         SequenceTriggerType = "event"
+	SequenceTriggerTypeListJoined    SequenceTriggerType = "list_joined"
+	SequenceTriggerTypeManual        SequenceTriggerType = "manual"
 )
 
 // Valid indicates whether the value is a known member of the SequenceTriggerType enum.
 func (e SequenceTriggerType) Valid() bool {
 	switch e {
 	case SequenceTriggerTypeConfirmed:
+		return true
+	case SequenceTriggerTypeDateAttribute:
 		return true
 	case SequenceTriggerTypeEvent:
 		return true
@@ -1507,7 +1510,7 @@ type Sequence struct {
 	Steps       []SequenceStep `json:"steps"`
 	TimeZone    string         `json:"time_zone"`
 
-	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. list_id also scopes the sequence's mail: leaving that list stops its sends.
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
 	Trigger   SequenceTrigger `json:"trigger"`
 	UpdatedAt time.Time       `json:"updated_at"`
 }
@@ -1574,7 +1577,7 @@ type SequenceInput struct {
 	// TimeZone IANA zone of time-of-day waits; absent means UTC.
 	TimeZone *string `json:"time_zone,omitempty"`
 
-	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. list_id also scopes the sequence's mail: leaving that list stops its sends.
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
 	Trigger SequenceTrigger `json:"trigger"`
 }
 
@@ -1658,11 +1661,19 @@ type SequenceTimelineEntry struct {
 // SequenceTimelineEntryOutcome defines model for SequenceTimelineEntry.Outcome.
 type SequenceTimelineEntryOutcome string
 
-// SequenceTrigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. list_id also scopes the sequence's mail: leaving that list stops its sends.
+// SequenceTrigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
 type SequenceTrigger struct {
-	Event  *string             `json:"event,omitempty"`
-	ListId *int64              `json:"list_id,omitempty"`
-	Type   SequenceTriggerType `json:"type"`
+	// At date_attribute: HH:MM; absent means 09:00.
+	At *string `json:"at,omitempty"`
+
+	// Attribute date_attribute: the attribute's name (letters, digits, _).
+	Attribute *string `json:"attribute,omitempty"`
+	Event     *string `json:"event,omitempty"`
+	ListId    *int64  `json:"list_id,omitempty"`
+
+	// OffsetDays date_attribute: days after (negative: before) the date.
+	OffsetDays *int                `json:"offset_days,omitempty"`
+	Type       SequenceTriggerType `json:"type"`
 }
 
 // SequenceTriggerType defines model for SequenceTrigger.Type.

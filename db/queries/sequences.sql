@@ -3,9 +3,10 @@
 -- claim and the trigger sweep read every account and say so.
 
 -- name: SequenceCreate :one
-INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps)
+INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps,
+                       date_attribute, date_offset_days, date_at)
 VALUES (@account_id, @name, @trigger_type, sqlc.narg('list_id'), sqlc.narg('event_name'), sqlc.arg(time_zone),
-        sqlc.narg('late_after')::interval, @steps)
+        sqlc.narg('late_after')::interval, @steps, sqlc.narg('date_attribute'), @date_offset_days, @date_at)
 RETURNING *;
 
 -- name: SequenceGet :one
@@ -20,6 +21,7 @@ SELECT * FROM sequences WHERE account_id = @account_id AND id > @after_id ORDER 
 UPDATE sequences
 SET name = @name, trigger_type = @trigger_type, list_id = sqlc.narg('list_id'), event_name = sqlc.narg('event_name'),
     time_zone = sqlc.arg(time_zone), late_after = sqlc.narg('late_after')::interval, steps = @steps,
+    date_attribute = sqlc.narg('date_attribute'), date_offset_days = @date_offset_days, date_at = @date_at,
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 WHERE account_id = @account_id AND id = @id AND status <> 'archived'
 RETURNING *;
@@ -357,3 +359,41 @@ GROUP BY state ORDER BY state;
 UPDATE sequence_enrollments
 SET due_at = @due_at, updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 WHERE id = @id;
+
+-- name: SequenceDateSweepList :many
+-- The date-triggered sequences due for a sweep (at most one a minute each). Not a
+-- tenant query: the executors run it.
+SELECT id, account_id, list_id, time_zone, date_attribute, date_offset_days, date_at, activated_at
+FROM sequences
+WHERE status = 'active' AND trigger_type = 'date_attribute' AND date_attribute IS NOT NULL
+  AND (swept_at IS NULL OR swept_at <= activated_at
+       OR swept_at < coalesce(sqlc.narg('now')::timestamptz, now()) - interval '1 minute')
+ORDER BY id;
+
+-- name: SequenceSweepDate :execrows
+-- Enrolls the subscribers (confirmed; members of list_id when set) whose date
+-- attribute plus the offset, at the time of day in the sequence's zone, falls
+-- from the activation to a day ahead, due at that moment. The date is read with
+-- a jsonpath .datetime("YYYY-MM-DD") in silent mode: a missing or malformed value
+-- enrolls nobody rather than failing the sweep. It reads every subscriber of the
+-- account, hence at most once a minute.
+WITH cand AS (
+    SELECT s.id, s.email,
+           (((jsonb_path_query_first(s.attributes, sqlc.arg(path)::text::jsonpath, '{}', true) #>> '{}')::date
+             + sqlc.arg(offset_days)::int) + sqlc.arg(at)::text::time) AT TIME ZONE sqlc.arg(tz)::text AS due
+    FROM subscribers s
+    WHERE s.account_id = @account_id AND s.status = 'confirmed'
+      AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint
+            AND m.subscriber_id = s.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT @account_id, @sequence_id, c.id, c.email, c.due, '{}', 'date_attribute'
+    FROM cand c
+    WHERE c.due >= @since::timestamptz AND c.due < @until::timestamptz
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT @account_id, @sequence_id, e.id, 0, 'entered', 'date_attribute', coalesce(sqlc.narg('now')::timestamptz, now())
+FROM enrolled e;

@@ -25,6 +25,9 @@ func toAPISequence(q sequence.Sequence) api.Sequence {
 	if q.Trigger.Event != "" {
 		out.Trigger.Event = &q.Trigger.Event
 	}
+	if q.Trigger.Type == sequence.TriggerDate {
+		out.Trigger.Attribute, out.Trigger.OffsetDays, out.Trigger.At = &q.Trigger.Attribute, &q.Trigger.OffsetDays, &q.Trigger.At
+	}
 	if q.LateAfterText != "" {
 		out.LateAfter = &q.LateAfterText
 	}
@@ -36,6 +39,15 @@ func sequenceDefinition(in api.SequenceInput) sequence.Definition {
 		Steps: convert[[]sequence.Step](in.Steps)}
 	if in.Trigger.Event != nil {
 		d.Trigger.Event = *in.Trigger.Event
+	}
+	if in.Trigger.Attribute != nil {
+		d.Trigger.Attribute = *in.Trigger.Attribute
+	}
+	if in.Trigger.OffsetDays != nil {
+		d.Trigger.OffsetDays = *in.Trigger.OffsetDays
+	}
+	if in.Trigger.At != nil {
+		d.Trigger.At = *in.Trigger.At
 	}
 	if in.TimeZone != nil {
 		d.TimeZone = *in.TimeZone

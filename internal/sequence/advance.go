@@ -112,8 +112,12 @@ func (a *Advancer) batch() int {
 }
 
 // Sweep enrolls, for every active list-triggered sequence, the members whose
-// membership became subscribed since its last sweep.
+// membership became subscribed since its last sweep, and for every date-triggered
+// one (at most once a minute), the subscribers whose date falls before a day ahead.
 func (a *Advancer) Sweep(ctx context.Context) error {
+	if err := a.sweepDates(ctx); err != nil {
+		return err
+	}
 	q := store.New(a.Pool)
 	seqs, err := q.SequenceListSweep(ctx)
 	if err != nil {
@@ -491,4 +495,35 @@ func waitUntil(st Step, now time.Time, loc *time.Location) time.Time {
 		}
 	}
 	return t
+}
+
+// sweepDates enrolls the subscribers of each date-triggered sequence whose moment
+// (their date plus the offset, at the time of day) is from the activation to a day
+// ahead; the enrollment is due at that moment.
+func (a *Advancer) sweepDates(ctx context.Context) error {
+	now := a.now()
+	seqs, err := store.New(a.Pool).SequenceDateSweepList(ctx, &now)
+	if err != nil {
+		return err
+	}
+	for _, s := range seqs {
+		since := now
+		if s.ActivatedAt != nil {
+			since = *s.ActivatedAt
+		}
+		err := postgres.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+			q := store.New(tx)
+			if _, err := q.SequenceSweepDate(ctx, store.SequenceSweepDateParams{AccountID: s.AccountID, SequenceID: s.ID,
+				Now: &now, Tz: s.TimeZone, Path: `$."` + *s.DateAttribute + `".datetime("YYYY-MM-DD")`,
+				OffsetDays: s.DateOffsetDays, At: s.DateAt, ListID: s.ListID, Since: since,
+				Until: now.Add(24 * time.Hour)}); err != nil {
+				return err
+			}
+			return q.SequenceSwept(ctx, store.SequenceSweptParams{ID: s.ID, SweptAt: &now})
+		})
+		if err != nil {
+			return fmt.Errorf("date sweep of sequence %d: %w", s.ID, err)
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/mail"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,9 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/store"
 )
+
+// attributeName is what a date_attribute trigger may name (it becomes a jsonpath key).
+var attributeName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
 // weekdays maps the API's day names to time.Weekday.
 var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday,
@@ -77,8 +81,32 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 		if d.Trigger.ListID == nil {
 			return apperr.Invalidf("/trigger/list_id", "a %s trigger needs list_id", d.Trigger.Type)
 		}
+	case TriggerDate:
+		if !attributeName.MatchString(d.Trigger.Attribute) {
+			return apperr.Invalidf("/trigger/attribute", "a date_attribute trigger needs the attribute's name (letters, digits, _)")
+		}
+		if d.Trigger.OffsetDays < -366 || d.Trigger.OffsetDays > 366 {
+			return apperr.Invalidf("/trigger/offset_days", "must be from -366 to 366")
+		}
+		if d.Trigger.At != "" {
+			if _, _, err := parseClock(d.Trigger.At); err != nil {
+				return apperr.Invalidf("/trigger/at", "%v", err)
+			}
+		}
 	default:
-		return apperr.Invalidf("/trigger/type", "must be one of manual, list_joined, confirmed, event")
+		return apperr.Invalidf("/trigger/type", "must be one of manual, list_joined, confirmed, event, date_attribute")
+	}
+	if d.Trigger.Type != TriggerDate {
+		if d.Trigger.Attribute != "" {
+			return apperr.Invalidf("/trigger/attribute", "only a date_attribute trigger names an attribute")
+		}
+		if d.Trigger.OffsetDays != 0 || d.Trigger.At != "" {
+			field := "/trigger/at"
+			if d.Trigger.OffsetDays != 0 {
+				field = "/trigger/offset_days"
+			}
+			return apperr.Invalidf(field, "only a date_attribute trigger has %s", field[len("/trigger/"):])
+		}
 	}
 	if d.Trigger.Type == TriggerEvent {
 		d.Trigger.Event = strings.TrimSpace(d.Trigger.Event)

@@ -29,6 +29,9 @@ const (
 	TriggerListJoined = "list_joined"
 	TriggerConfirmed  = "confirmed"
 	TriggerEvent      = "event"
+	// TriggerDate enrolls each subscriber once at attributes.<Attribute> (YYYY-MM-DD)
+	// plus OffsetDays, at At (HH:MM) in the sequence's time zone.
+	TriggerDate = "date_attribute"
 )
 
 // Statuses of a sequence.
@@ -77,6 +80,10 @@ type Trigger struct {
 	Type   string
 	ListID *int64
 	Event  string
+	// Attribute, OffsetDays and At describe a date_attribute trigger.
+	Attribute  string
+	OffsetDays int
+	At         string
 }
 
 // Definition is what a tenant writes: everything but identity and state.
@@ -133,6 +140,9 @@ func fromRow(r store.Sequence) Sequence {
 	q.Trigger = Trigger{Type: r.TriggerType, ListID: r.ListID}
 	if r.EventName != nil {
 		q.Trigger.Event = *r.EventName
+	}
+	if r.DateAttribute != nil {
+		q.Trigger.Attribute, q.Trigger.OffsetDays, q.Trigger.At = *r.DateAttribute, int(r.DateOffsetDays), r.DateAt
 	}
 	q.TimeZone = r.TimeZone
 	if r.LateAfter.Valid {

@@ -341,3 +341,46 @@ func TestSequenceValidation(t *testing.T) {
 	}
 	require.Equal(t, int64(0), e.int64(`SELECT count(*) FROM sequences`))
 }
+
+// TestDateAttributeTrigger: a subscriber is enrolled once, due at their date plus
+// the offset at the time of day in the sequence's zone; a malformed or missing
+// date enrolls nobody, and a date already past at activation is not sent.
+func TestDateAttributeTrigger(t *testing.T) {
+	e := setup(t) // the clock starts at 2030-01-07 08:00 UTC
+	acct := e.account("a")
+	tpl := e.template(acct)
+	d := sequence.Definition{Name: "visit reminder", TimeZone: "Europe/Paris",
+		Trigger: sequence.Trigger{Type: sequence.TriggerDate, Attribute: "visit_date", OffsetDays: -1, At: "10:00"},
+		Steps:   []sequence.Step{{Type: sequence.StepSend, TemplateID: tpl, FromEmail: "clinic@example.com"}}}
+	seq, err := e.svc.Create(e.ctx, acct, d)
+	require.NoError(t, err)
+	require.Equal(t, "visit_date", seq.Trigger.Attribute)
+	soon := e.subscriber(acct, "soon@example.com", 0)
+	later := e.subscriber(acct, "later@example.com", 0)
+	bad := e.subscriber(acct, "bad@example.com", 0)
+	past := e.subscriber(acct, "past@example.com", 0)
+	e.exec(`UPDATE subscribers SET attributes = jsonb_build_object('visit_date', v) FROM (VALUES
+		($1::bigint, '2030-01-08'), ($2::bigint, '2030-01-20'), ($3::bigint, '2030-02-30'), ($4::bigint, '2030-01-07')) x(id, v)
+		WHERE subscribers.id = x.id`, soon, later, bad, past)
+	_, err = e.svc.Transition(e.ctx, acct, seq.ID, sequence.Activate)
+	require.NoError(t, err)
+	e.tick()
+	// soon: 2030-01-07 10:00 Paris = 09:00 UTC, an hour ahead: enrolled, waiting.
+	require.Equal(t, int64(1), e.int64(`SELECT count(*) FROM sequence_enrollments`))
+	require.Equal(t, int64(1), e.int64(`SELECT count(*) FROM sequence_enrollments WHERE subscriber_id = $1
+		AND due_at = '2030-01-07 09:00:00+00'`, soon))
+	require.Empty(t, e.sends(seq.ID))
+	e.clock.Add(time.Hour)
+	e.tick()
+	require.Equal(t, map[string]string{sequence.JobID(seq.ID, 0, soon): "queued"}, e.sends(seq.ID))
+	e.clock.Add(13 * 24 * time.Hour) // later's moment: 2030-01-19 09:00 UTC
+	e.tick()
+	e.clock.Add(time.Minute)
+	e.tick()
+	got := e.sends(seq.ID)
+	require.Len(t, got, 2)
+	require.Contains(t, got, sequence.JobID(seq.ID, 0, later))
+	_, err = e.svc.Create(e.ctx, acct, sequence.Definition{Name: "x",
+		Trigger: sequence.Trigger{Type: sequence.TriggerDate, Attribute: "visit-date"}, Steps: d.Steps})
+	require.True(t, apperr.Is(err, apperr.Invalid))
+}

@@ -25,6 +25,20 @@ func lateParam(d Definition) pgtype.Interval {
 	return pgtype.Interval{Microseconds: d.LateAfter.Microseconds(), Valid: true}
 }
 
+func attributeParam(d Definition) *string {
+	if d.Trigger.Type != TriggerDate {
+		return nil
+	}
+	return &d.Trigger.Attribute
+}
+
+func atParam(d Definition) string {
+	if d.Trigger.At == "" {
+		return "09:00"
+	}
+	return d.Trigger.At
+}
+
 func eventParam(d Definition) *string {
 	if d.Trigger.Event == "" {
 		return nil
@@ -43,7 +57,8 @@ func (s *Service) Create(ctx context.Context, accountID int64, d Definition) (Se
 	}
 	r, err := store.New(s.pool).SequenceCreate(ctx, store.SequenceCreateParams{AccountID: accountID, Name: d.Name,
 		TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
-		LateAfter: lateParam(d), Steps: steps})
+		LateAfter: lateParam(d), Steps: steps, DateAttribute: attributeParam(d), DateOffsetDays: int32(d.Trigger.OffsetDays),
+		DateAt: atParam(d)})
 	if err != nil {
 		return Sequence{}, postgres.Error(err, "sequence")
 	}
@@ -89,7 +104,8 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, d Definition)
 		q := store.New(tx)
 		r, err := q.SequenceUpdate(ctx, store.SequenceUpdateParams{AccountID: accountID, ID: id, Name: d.Name,
 			TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
-			LateAfter: lateParam(d), Steps: steps, Now: nowPtr(s.Now)})
+			LateAfter: lateParam(d), Steps: steps, Now: nowPtr(s.Now), DateAttribute: attributeParam(d),
+			DateOffsetDays: int32(d.Trigger.OffsetDays), DateAt: atParam(d)})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return s.stateError(ctx, q, accountID, id)
 		}

@@ -276,20 +276,23 @@ type Sender struct {
 }
 
 type Sequence struct {
-	ID          int64
-	AccountID   int64
-	Name        string
-	Status      string
-	TriggerType string
-	ListID      *int64
-	EventName   *string
-	TimeZone    string
-	LateAfter   pgtype.Interval
-	Steps       json.RawMessage
-	SweptAt     *time.Time
-	ActivatedAt *time.Time
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID             int64
+	AccountID      int64
+	Name           string
+	Status         string
+	TriggerType    string
+	ListID         *int64
+	EventName      *string
+	TimeZone       string
+	LateAfter      pgtype.Interval
+	Steps          json.RawMessage
+	SweptAt        *time.Time
+	ActivatedAt    *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	DateAttribute  *string
+	DateOffsetDays int32
+	DateAt         string
 }
 
 type SequenceEnrollment struct {

@@ -124,21 +124,25 @@ func (q *Queries) SequenceClaimDue(ctx context.Context, arg SequenceClaimDuePara
 
 const sequenceCreate = `-- name: SequenceCreate :one
 
-INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps)
+INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps,
+                       date_attribute, date_offset_days, date_at)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7::interval, $8)
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at
+        $7::interval, $8, $9, $10, $11)
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
 `
 
 type SequenceCreateParams struct {
-	AccountID   int64
-	Name        string
-	TriggerType string
-	ListID      *int64
-	EventName   *string
-	TimeZone    string
-	LateAfter   pgtype.Interval
-	Steps       json.RawMessage
+	AccountID      int64
+	Name           string
+	TriggerType    string
+	ListID         *int64
+	EventName      *string
+	TimeZone       string
+	LateAfter      pgtype.Interval
+	Steps          json.RawMessage
+	DateAttribute  *string
+	DateOffsetDays int32
+	DateAt         string
 }
 
 // Sequences (migration 00290): definitions, their step campaigns, enrollments and
@@ -154,6 +158,9 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		arg.TimeZone,
 		arg.LateAfter,
 		arg.Steps,
+		arg.DateAttribute,
+		arg.DateOffsetDays,
+		arg.DateAt,
 	)
 	var i Sequence
 	err := row.Scan(
@@ -171,6 +178,9 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		&i.ActivatedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DateAttribute,
+		&i.DateOffsetDays,
+		&i.DateAt,
 	)
 	return i, err
 }
@@ -192,6 +202,57 @@ func (q *Queries) SequenceDataMatch(ctx context.Context, arg SequenceDataMatchPa
 	var matched bool
 	err := row.Scan(&matched)
 	return matched, err
+}
+
+const sequenceDateSweepList = `-- name: SequenceDateSweepList :many
+SELECT id, account_id, list_id, time_zone, date_attribute, date_offset_days, date_at, activated_at
+FROM sequences
+WHERE status = 'active' AND trigger_type = 'date_attribute' AND date_attribute IS NOT NULL
+  AND (swept_at IS NULL OR swept_at <= activated_at
+       OR swept_at < coalesce($1::timestamptz, now()) - interval '1 minute')
+ORDER BY id
+`
+
+type SequenceDateSweepListRow struct {
+	ID             int64
+	AccountID      int64
+	ListID         *int64
+	TimeZone       string
+	DateAttribute  *string
+	DateOffsetDays int32
+	DateAt         string
+	ActivatedAt    *time.Time
+}
+
+// The date-triggered sequences due for a sweep (at most one a minute each). Not a
+// tenant query: the executors run it.
+func (q *Queries) SequenceDateSweepList(ctx context.Context, now *time.Time) ([]SequenceDateSweepListRow, error) {
+	rows, err := q.db.Query(ctx, sequenceDateSweepList, now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SequenceDateSweepListRow{}
+	for rows.Next() {
+		var i SequenceDateSweepListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.ListID,
+			&i.TimeZone,
+			&i.DateAttribute,
+			&i.DateOffsetDays,
+			&i.DateAt,
+			&i.ActivatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const sequenceDelete = `-- name: SequenceDelete :execrows
@@ -457,7 +518,7 @@ func (q *Queries) SequenceForAdvance(ctx context.Context, id int64) (SequenceFor
 }
 
 const sequenceGet = `-- name: SequenceGet :one
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at FROM sequences WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at FROM sequences WHERE account_id = $1 AND id = $2
 `
 
 type SequenceGetParams struct {
@@ -483,6 +544,9 @@ func (q *Queries) SequenceGet(ctx context.Context, arg SequenceGetParams) (Seque
 		&i.ActivatedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DateAttribute,
+		&i.DateOffsetDays,
+		&i.DateAt,
 	)
 	return i, err
 }
@@ -549,7 +613,7 @@ func (q *Queries) SequenceLeftList(ctx context.Context, arg SequenceLeftListPara
 }
 
 const sequenceList = `-- name: SequenceList :many
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
 `
 
 type SequenceListParams struct {
@@ -582,6 +646,9 @@ func (q *Queries) SequenceList(ctx context.Context, arg SequenceListParams) ([]S
 			&i.ActivatedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.DateAttribute,
+			&i.DateOffsetDays,
+			&i.DateAt,
 		); err != nil {
 			return nil, err
 		}
@@ -1097,6 +1164,67 @@ func (q *Queries) SequenceSubscriberLock(ctx context.Context, arg SequenceSubscr
 	return i, err
 }
 
+const sequenceSweepDate = `-- name: SequenceSweepDate :execrows
+WITH cand AS (
+    SELECT s.id, s.email,
+           (((jsonb_path_query_first(s.attributes, $5::text::jsonpath, '{}', true) #>> '{}')::date
+             + $6::int) + $7::text::time) AT TIME ZONE $4::text AS due
+    FROM subscribers s
+    WHERE s.account_id = $1 AND s.status = 'confirmed'
+      AND ($8::bigint IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = $1 AND m.list_id = $8::bigint
+            AND m.subscriber_id = s.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT $1, $2, c.id, c.email, c.due, '{}', 'date_attribute'
+    FROM cand c
+    WHERE c.due >= $9::timestamptz AND c.due < $10::timestamptz
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT $1, $2, e.id, 0, 'entered', 'date_attribute', coalesce($3::timestamptz, now())
+FROM enrolled e
+`
+
+type SequenceSweepDateParams struct {
+	AccountID  int64
+	SequenceID int64
+	Now        *time.Time
+	Tz         string
+	Path       string
+	OffsetDays int32
+	At         string
+	ListID     *int64
+	Since      time.Time
+	Until      time.Time
+}
+
+// Enrolls the subscribers (confirmed; members of list_id when set) whose date
+// attribute plus the offset, at the time of day in the sequence's zone, falls
+// from the activation to a day ahead, due at that moment. The date is read with
+// a jsonpath .datetime("YYYY-MM-DD") in silent mode: a missing or malformed value
+// enrolls nobody rather than failing the sweep. It reads every subscriber of the
+// account, hence at most once a minute.
+func (q *Queries) SequenceSweepDate(ctx context.Context, arg SequenceSweepDateParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceSweepDate,
+		arg.AccountID,
+		arg.SequenceID,
+		arg.Now,
+		arg.Tz,
+		arg.Path,
+		arg.OffsetDays,
+		arg.At,
+		arg.ListID,
+		arg.Since,
+		arg.Until,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sequenceSweepList = `-- name: SequenceSweepList :execrows
 WITH enrolled AS (
     INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
@@ -1218,7 +1346,7 @@ SET status = $1::text,
                     THEN coalesce(swept_at, coalesce($2::timestamptz, now())) ELSE swept_at END,
     updated_at = coalesce($2::timestamptz, now())
 WHERE account_id = $3 AND id = $4 AND status = ANY($5::text[])
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
 `
 
 type SequenceTransitionParams struct {
@@ -1255,6 +1383,9 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 		&i.ActivatedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DateAttribute,
+		&i.DateOffsetDays,
+		&i.DateAt,
 	)
 	return i, err
 }
@@ -1263,22 +1394,26 @@ const sequenceUpdate = `-- name: SequenceUpdate :one
 UPDATE sequences
 SET name = $1, trigger_type = $2, list_id = $3, event_name = $4,
     time_zone = $5, late_after = $6::interval, steps = $7,
-    updated_at = coalesce($8::timestamptz, now())
-WHERE account_id = $9 AND id = $10 AND status <> 'archived'
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at
+    date_attribute = $8, date_offset_days = $9, date_at = $10,
+    updated_at = coalesce($11::timestamptz, now())
+WHERE account_id = $12 AND id = $13 AND status <> 'archived'
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
 `
 
 type SequenceUpdateParams struct {
-	Name        string
-	TriggerType string
-	ListID      *int64
-	EventName   *string
-	TimeZone    string
-	LateAfter   pgtype.Interval
-	Steps       json.RawMessage
-	Now         *time.Time
-	AccountID   int64
-	ID          int64
+	Name           string
+	TriggerType    string
+	ListID         *int64
+	EventName      *string
+	TimeZone       string
+	LateAfter      pgtype.Interval
+	Steps          json.RawMessage
+	DateAttribute  *string
+	DateOffsetDays int32
+	DateAt         string
+	Now            *time.Time
+	AccountID      int64
+	ID             int64
 }
 
 // Any state but archived may be edited. Enrollments keep their position: an edit
@@ -1292,6 +1427,9 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		arg.TimeZone,
 		arg.LateAfter,
 		arg.Steps,
+		arg.DateAttribute,
+		arg.DateOffsetDays,
+		arg.DateAt,
 		arg.Now,
 		arg.AccountID,
 		arg.ID,
@@ -1312,6 +1450,9 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		&i.ActivatedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DateAttribute,
+		&i.DateOffsetDays,
+		&i.DateAt,
 	)
 	return i, err
 }
