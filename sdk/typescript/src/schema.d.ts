@@ -1853,13 +1853,19 @@ export interface components {
             late_after?: string;
             steps: components["schemas"]["SequenceStep"][];
         };
-        /** @description manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. list_id also scopes the sequence's mail: leaving that list stops its sends. */
+        /** @description manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled). */
         SequenceTrigger: {
             /** @enum {string} */
-            type: "manual" | "list_joined" | "confirmed" | "event";
+            type: "manual" | "list_joined" | "confirmed" | "event" | "date_attribute";
             /** Format: int64 */
             list_id?: number;
             event?: string;
+            /** @description date_attribute: the attribute's name (letters, digits, _). */
+            attribute?: string;
+            /** @description date_attribute: days after (negative: before) the date. */
+            offset_days?: number;
+            /** @description date_attribute: HH:MM; absent means 09:00. */
+            at?: string;
         };
         Sequence: {
             /** Format: int64 */
