@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -84,4 +85,20 @@ func TestClaimIsFairAcrossAccounts(t *testing.T) {
 		per[r.AccountID]++
 	}
 	require.Equal(t, map[int64]int{big: 10, small: 3}, per)
+}
+
+// TestStepCampaignNeverLockedToFinish: a step campaign is always sending while its
+// sequence lives; the finalizer, run on every empty claim of it, must not take
+// its row FOR UPDATE each time (a lock per idle step campaign per poll).
+func TestStepCampaignNeverLockedToFinish(t *testing.T) {
+	e := setup(t)
+	acct := e.account("a")
+	tpl := e.template(acct)
+	seq, err := e.svc.Create(e.ctx, acct, welcome(tpl, sequence.Trigger{Type: sequence.TriggerManual}, "1h"))
+	require.NoError(t, err)
+	_, err = e.svc.Transition(e.ctx, acct, seq.ID, sequence.Activate)
+	require.NoError(t, err)
+	camp := e.int64(`SELECT campaign_id FROM sequence_steps WHERE sequence_id = $1 AND position = 0`, seq.ID)
+	_, err = store.New(e.pool).CampaignLockSending(e.ctx, camp)
+	require.ErrorIs(t, err, pgx.ErrNoRows)
 }
