@@ -81,6 +81,9 @@ type Report struct {
 	Raw    Rate
 	// Curve is the send phase with 1, 2, 4, … executors (only with Executors > 1).
 	Curve []Send
+	// SequenceAdvanced and SequenceSent are the due sequence steps one executor
+	// advanced and sent (sendSequence).
+	SequenceAdvanced, SequenceSent Rate
 }
 
 // Rate is rows done in a duration.
@@ -160,6 +163,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 		if err != nil {
 			return rep, fmt.Errorf("sequences: %w", err)
 		}
+		rep.SequenceAdvanced, rep.SequenceSent = adv, snt
 		fmt.Fprintf(out, "sequences: due_steps=%d advanced_secs=%.2f advanced_per_s=%.0f sent_secs=%.2f sent_per_s=%.0f\n",
 			adv.Rows, adv.Secs, adv.PerSecond(), snt.Secs, snt.PerSecond())
 	}
