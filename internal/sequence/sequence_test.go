@@ -384,3 +384,21 @@ func TestDateAttributeTrigger(t *testing.T) {
 		Trigger: sequence.Trigger{Type: sequence.TriggerDate, Attribute: "visit-date"}, Steps: d.Steps})
 	require.True(t, apperr.Is(err, apperr.Invalid))
 }
+
+// TestActivateWithDeletedTemplate: a template deleted after the sequence was saved
+// makes activation a 422 naming the step, and the sequence stays a draft.
+func TestActivateWithDeletedTemplate(t *testing.T) {
+	e := setup(t)
+	acct := e.account("a")
+	tpl := e.template(acct)
+	seq, err := e.svc.Create(e.ctx, acct, welcome(tpl, sequence.Trigger{Type: sequence.TriggerManual}, "1h"))
+	require.NoError(t, err)
+	e.exec(`DELETE FROM templates WHERE id = $1`, tpl)
+	_, err = e.svc.Transition(e.ctx, acct, seq.ID, sequence.Activate)
+	var ae *apperr.Error
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, "/steps/0/template_id", ae.Fields[0].Pointer)
+	got, err := e.svc.Get(e.ctx, acct, seq.ID)
+	require.NoError(t, err)
+	require.Equal(t, sequence.StatusDraft, got.Status)
+}

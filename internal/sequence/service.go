@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -166,6 +167,9 @@ func upsertStepCampaigns(ctx context.Context, q *store.Queries, accountID int64,
 			TemplateID: st.TemplateID, SequenceID: seq.ID, Position: int32(i), FromEmail: st.FromEmail,
 			FromName: st.FromName, ReplyTo: st.ReplyTo, ListIds: append([]int64{}, lists...), SenderID: st.SenderID,
 			Status: status})
+		if errors.Is(err, pgx.ErrNoRows) { // the template was deleted since the sequence was saved
+			return apperr.Invalidf(fmt.Sprintf("/steps/%d/template_id", i), "no such template")
+		}
 		if err != nil {
 			return err
 		}
