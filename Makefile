@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages postman failover upgrade
+.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages chaos-sequences postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -86,6 +86,14 @@ chaos-senders: build
 MESSAGES ?= 5000
 chaos-messages: build
 	./bin/sendonce chaos -messages -provider $(PROVIDER) -messages $(MESSAGES) -kills $(KILLS) $(CHAOS_FLAGS)
+
+## chaos-sequences: SUBSCRIBERS join a list over JOIN while a three-step sequence (send, wait, send, wait, send; short
+##                  waits) runs and its executors are SIGKILLed KILLS times, during sends and waits, with an opt-out
+##                  wave midway: each step exactly once to those who stayed, none after an opt-out committed
+SUBSCRIBERS ?= 5000
+JOIN        ?= 1m
+chaos-sequences: build
+	./bin/sendonce chaos -sequences -subscribers $(SUBSCRIBERS) -join $(JOIN) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
 BENCH_FLAGS ?=

@@ -413,6 +413,204 @@ func (e SenderVerifyResultStep) Valid() bool {
 	}
 }
 
+// Defines values for SequenceStatus.
+const (
+	SequenceStatusActive   SequenceStatus = "active"
+	SequenceStatusArchived SequenceStatus = "archived"
+	SequenceStatusDraft    SequenceStatus = "draft"
+	SequenceStatusPaused   SequenceStatus = "paused"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStatus enum.
+func (e SequenceStatus) Valid() bool {
+	switch e {
+	case SequenceStatusActive:
+		return true
+	case SequenceStatusArchived:
+		return true
+	case SequenceStatusDraft:
+		return true
+	case SequenceStatusPaused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceEnrollmentState.
+const (
+	SequenceEnrollmentStateActive    SequenceEnrollmentState = "active"
+	SequenceEnrollmentStateCompleted SequenceEnrollmentState = "completed"
+	SequenceEnrollmentStateExited    SequenceEnrollmentState = "exited"
+)
+
+// Valid indicates whether the value is a known member of the SequenceEnrollmentState enum.
+func (e SequenceEnrollmentState) Valid() bool {
+	switch e {
+	case SequenceEnrollmentStateActive:
+		return true
+	case SequenceEnrollmentStateCompleted:
+		return true
+	case SequenceEnrollmentStateExited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStepOnEvent.
+const (
+	SequenceStepOnEventContinue SequenceStepOnEvent = "continue"
+	SequenceStepOnEventExit     SequenceStepOnEvent = "exit"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepOnEvent enum.
+func (e SequenceStepOnEvent) Valid() bool {
+	switch e {
+	case SequenceStepOnEventContinue:
+		return true
+	case SequenceStepOnEventExit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStepOnTimeout.
+const (
+	SequenceStepOnTimeoutContinue SequenceStepOnTimeout = "continue"
+	SequenceStepOnTimeoutExit     SequenceStepOnTimeout = "exit"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepOnTimeout enum.
+func (e SequenceStepOnTimeout) Valid() bool {
+	switch e {
+	case SequenceStepOnTimeoutContinue:
+		return true
+	case SequenceStepOnTimeoutExit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStepType.
+const (
+	SequenceStepTypeCondition    SequenceStepType = "condition"
+	SequenceStepTypeSend         SequenceStepType = "send"
+	SequenceStepTypeWait         SequenceStepType = "wait"
+	SequenceStepTypeWaitForEvent SequenceStepType = "wait_for_event"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepType enum.
+func (e SequenceStepType) Valid() bool {
+	switch e {
+	case SequenceStepTypeCondition:
+		return true
+	case SequenceStepTypeSend:
+		return true
+	case SequenceStepTypeWait:
+		return true
+	case SequenceStepTypeWaitForEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStepWeekdays.
+const (
+	Fri SequenceStepWeekdays = "fri"
+	Mon SequenceStepWeekdays = "mon"
+	Sat SequenceStepWeekdays = "sat"
+	Sun SequenceStepWeekdays = "sun"
+	Thu SequenceStepWeekdays = "thu"
+	Tue SequenceStepWeekdays = "tue"
+	Wed SequenceStepWeekdays = "wed"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepWeekdays enum.
+func (e SequenceStepWeekdays) Valid() bool {
+	switch e {
+	case Fri:
+		return true
+	case Mon:
+		return true
+	case Sat:
+		return true
+	case Sun:
+		return true
+	case Thu:
+		return true
+	case Tue:
+		return true
+	case Wed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceTimelineEntryOutcome.
+const (
+	SequenceTimelineEntryOutcomeCompleted SequenceTimelineEntryOutcome = "completed"
+	SequenceTimelineEntryOutcomeEntered   SequenceTimelineEntryOutcome = "entered"
+	SequenceTimelineEntryOutcomeExited    SequenceTimelineEntryOutcome = "exited"
+	SequenceTimelineEntryOutcomePassed    SequenceTimelineEntryOutcome = "passed"
+	SequenceTimelineEntryOutcomeSent      SequenceTimelineEntryOutcome = "sent"
+	SequenceTimelineEntryOutcomeSkipped   SequenceTimelineEntryOutcome = "skipped"
+	SequenceTimelineEntryOutcomeWaiting   SequenceTimelineEntryOutcome = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the SequenceTimelineEntryOutcome enum.
+func (e SequenceTimelineEntryOutcome) Valid() bool {
+	switch e {
+	case SequenceTimelineEntryOutcomeCompleted:
+		return true
+	case SequenceTimelineEntryOutcomeEntered:
+		return true
+	case SequenceTimelineEntryOutcomeExited:
+		return true
+	case SequenceTimelineEntryOutcomePassed:
+		return true
+	case SequenceTimelineEntryOutcomeSent:
+		return true
+	case SequenceTimelineEntryOutcomeSkipped:
+		return true
+	case SequenceTimelineEntryOutcomeWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceTriggerType.
+const (
+	SequenceTriggerTypeConfirmed     SequenceTriggerType = "confirmed"
+	SequenceTriggerTypeDateAttribute SequenceTriggerType = "date_attribute"
+	SequenceTriggerTypeEvent         SequenceTriggerType = "event"
+	SequenceTriggerTypeListJoined    SequenceTriggerType = "list_joined"
+	SequenceTriggerTypeManual        SequenceTriggerType = "manual"
+)
+
+// Valid indicates whether the value is a known member of the SequenceTriggerType enum.
+func (e SequenceTriggerType) Valid() bool {
+	switch e {
+	case SequenceTriggerTypeConfirmed:
+		return true
+	case SequenceTriggerTypeDateAttribute:
+		return true
+	case SequenceTriggerTypeEvent:
+		return true
+	case SequenceTriggerTypeListJoined:
+		return true
+	case SequenceTriggerTypeManual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SignupAcceptedStatus.
 const (
 	Accepted SignupAcceptedStatus = "accepted"
@@ -490,22 +688,22 @@ func (e SubscriberStatus) Valid() bool {
 
 // Defines values for SuppressionReason.
 const (
-	Complaint   SuppressionReason = "complaint"
-	HardBounce  SuppressionReason = "hard_bounce"
-	Manual      SuppressionReason = "manual"
-	Unsubscribe SuppressionReason = "unsubscribe"
+	SuppressionReasonComplaint   SuppressionReason = "complaint"
+	SuppressionReasonHardBounce  SuppressionReason = "hard_bounce"
+	SuppressionReasonManual      SuppressionReason = "manual"
+	SuppressionReasonUnsubscribe SuppressionReason = "unsubscribe"
 )
 
 // Valid indicates whether the value is a known member of the SuppressionReason enum.
 func (e SuppressionReason) Valid() bool {
 	switch e {
-	case Complaint:
+	case SuppressionReasonComplaint:
 		return true
-	case HardBounce:
+	case SuppressionReasonHardBounce:
 		return true
-	case Manual:
+	case SuppressionReasonManual:
 		return true
-	case Unsubscribe:
+	case SuppressionReasonUnsubscribe:
 		return true
 	default:
 		return false
@@ -1632,6 +1830,186 @@ type SenderVerifyResult struct {
 // SenderVerifyResultStep defines model for SenderVerifyResult.Step.
 type SenderVerifyResultStep string
 
+// Sequence defines model for Sequence.
+type Sequence struct {
+	ActivatedAt *time.Time     `json:"activated_at,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	Id          int64          `json:"id"`
+	LateAfter   *string        `json:"late_after,omitempty"`
+	Name        string         `json:"name"`
+	Status      SequenceStatus `json:"status"`
+	Steps       []SequenceStep `json:"steps"`
+	TimeZone    string         `json:"time_zone"`
+
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+	Trigger   SequenceTrigger `json:"trigger"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// SequenceStatus defines model for Sequence.Status.
+type SequenceStatus string
+
+// SequenceCondition Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet.
+type SequenceCondition struct {
+	Clicked   *bool   `json:"clicked,omitempty"`
+	Data      *string `json:"data,omitempty"`
+	InSegment *int64  `json:"in_segment,omitempty"`
+	LeftList  *int64  `json:"left_list,omitempty"`
+}
+
+// SequenceEnrollInput Example: {"data":{"plan":"pro"},"email":"ada@example.com"}
+type SequenceEnrollInput struct {
+	// Data For the sequence's conditions.
+	Data         *map[string]interface{} `json:"data,omitempty"`
+	Email        *string                 `json:"email,omitempty"`
+	SubscriberId *int64                  `json:"subscriber_id,omitempty"`
+}
+
+// SequenceEnrollResult defines model for SequenceEnrollResult.
+type SequenceEnrollResult struct {
+	// Enrolled false: the subscriber was already enrolled; nothing changed.
+	Enrolled     bool  `json:"enrolled"`
+	EnrollmentId int64 `json:"enrollment_id"`
+}
+
+// SequenceEnrollment defines model for SequenceEnrollment.
+type SequenceEnrollment struct {
+	CreatedAt  time.Time               `json:"created_at"`
+	DueAt      time.Time               `json:"due_at"`
+	Email      string                  `json:"email"`
+	ExitReason *string                 `json:"exit_reason,omitempty"`
+	FinishedAt *time.Time              `json:"finished_at,omitempty"`
+	Id         int64                   `json:"id"`
+	State      SequenceEnrollmentState `json:"state"`
+
+	// Step The next step to evaluate.
+	Step         int                     `json:"step"`
+	SubscriberId int64                   `json:"subscriber_id"`
+	Timeline     []SequenceTimelineEntry `json:"timeline"`
+	WaitingFor   *string                 `json:"waiting_for,omitempty"`
+}
+
+// SequenceEnrollmentState defines model for SequenceEnrollment.State.
+type SequenceEnrollmentState string
+
+// SequenceEnrollmentPage defines model for SequenceEnrollmentPage.
+type SequenceEnrollmentPage struct {
+	Data       []SequenceEnrollment `json:"data"`
+	NextCursor *string              `json:"next_cursor"`
+}
+
+// SequenceInput Example: {"name":"Welcome series","steps":[{"from_email":"hello@example.com","template_id":1,"type":"send"},{"duration":"3d","type":"wait"},{"from_email":"hello@example.com","template_id":2,"type":"send"}],"trigger":{"list_id":1,"type":"list_joined"}}
+type SequenceInput struct {
+	// LateAfter A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late.
+	LateAfter *string        `json:"late_after,omitempty"`
+	Name      string         `json:"name"`
+	Steps     []SequenceStep `json:"steps"`
+
+	// TimeZone IANA zone of time-of-day waits; absent means UTC.
+	TimeZone *string `json:"time_zone,omitempty"`
+
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+	Trigger SequenceTrigger `json:"trigger"`
+}
+
+// SequencePage defines model for SequencePage.
+type SequencePage struct {
+	Data       []Sequence `json:"data"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+// SequenceStats defines model for SequenceStats.
+type SequenceStats struct {
+	// Enrollments state → count.
+	Enrollments map[string]int64    `json:"enrollments"`
+	Steps       []SequenceStepStats `json:"steps"`
+}
+
+// SequenceStep One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit).
+type SequenceStep struct {
+	// At HH:MM, 24-hour: the wait ends at the next such time (after duration, if any).
+	At *string `json:"at,omitempty"`
+
+	// Duration A Go duration (90m, 72h) or whole days (3d); at most 366 days.
+	Duration  *string `json:"duration,omitempty"`
+	Event     *string `json:"event,omitempty"`
+	FromEmail *string `json:"from_email,omitempty"`
+	FromName  *string `json:"from_name,omitempty"`
+
+	// If Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet.
+	If *SequenceCondition `json:"if,omitempty"`
+
+	// OnEvent Absent means continue.
+	OnEvent *SequenceStepOnEvent `json:"on_event,omitempty"`
+
+	// OnTimeout Absent means continue.
+	OnTimeout  *SequenceStepOnTimeout `json:"on_timeout,omitempty"`
+	ReplyTo    *string                `json:"reply_to,omitempty"`
+	SenderId   *int64                 `json:"sender_id,omitempty"`
+	TemplateId *int64                 `json:"template_id,omitempty"`
+
+	// Timeout As duration; required for wait_for_event.
+	Timeout  *string                 `json:"timeout,omitempty"`
+	Type     SequenceStepType        `json:"type"`
+	Weekdays *[]SequenceStepWeekdays `json:"weekdays,omitempty"`
+}
+
+// SequenceStepOnEvent Absent means continue.
+type SequenceStepOnEvent string
+
+// SequenceStepOnTimeout Absent means continue.
+type SequenceStepOnTimeout string
+
+// SequenceStepType defines model for SequenceStep.Type.
+type SequenceStepType string
+
+// SequenceStepWeekdays defines model for SequenceStep.Weekdays.
+type SequenceStepWeekdays string
+
+// SequenceStepStats defines model for SequenceStepStats.
+type SequenceStepStats struct {
+	// Outcomes outcome or outcome:reason → count (entered, sent, skipped:late, exited:left_list…).
+	Outcomes map[string]int64 `json:"outcomes"`
+
+	// Sends send status → count, for send steps.
+	Sends map[string]int64 `json:"sends"`
+	Step  int              `json:"step"`
+	Type  string           `json:"type"`
+}
+
+// SequenceTimelineEntry defines model for SequenceTimelineEntry.
+type SequenceTimelineEntry struct {
+	At      time.Time                    `json:"at"`
+	JobId   *string                      `json:"job_id,omitempty"`
+	Outcome SequenceTimelineEntryOutcome `json:"outcome"`
+	Reason  *string                      `json:"reason,omitempty"`
+
+	// SendStatus The step's send now (queued, sending, sent, suppressed…).
+	SendStatus *string `json:"send_status,omitempty"`
+	Step       int     `json:"step"`
+}
+
+// SequenceTimelineEntryOutcome defines model for SequenceTimelineEntry.Outcome.
+type SequenceTimelineEntryOutcome string
+
+// SequenceTrigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+type SequenceTrigger struct {
+	// At date_attribute: HH:MM; absent means 09:00.
+	At *string `json:"at,omitempty"`
+
+	// Attribute date_attribute: the attribute's name (letters, digits, _).
+	Attribute *string `json:"attribute,omitempty"`
+	Event     *string `json:"event,omitempty"`
+	ListId    *int64  `json:"list_id,omitempty"`
+
+	// OffsetDays date_attribute: days after (negative: before) the date.
+	OffsetDays *int                `json:"offset_days,omitempty"`
+	Type       SequenceTriggerType `json:"type"`
+}
+
+// SequenceTriggerType defines model for SequenceTrigger.Type.
+type SequenceTriggerType string
+
 // Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","role":"full"}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
@@ -1873,6 +2251,27 @@ type TestSendRequest struct {
 // TestSendResult Example: {"results":[{"email":"me@example.com","provider_message_id":"test:42:me@example.com","sent":true}]}
 type TestSendResult struct {
 	Results []TestSendOutcome `json:"results"`
+}
+
+// TrackInput Example: {"data":{"total":42},"email":"ada@example.com","event_id":"order-1234","name":"order.placed"}
+type TrackInput struct {
+	Data  *map[string]interface{} `json:"data,omitempty"`
+	Email string                  `json:"email"`
+
+	// EventId Your id for this event; a replay with it changes nothing.
+	EventId string `json:"event_id"`
+	Name    string `json:"name"`
+}
+
+// TrackResult defines model for TrackResult.
+type TrackResult struct {
+	// Enrolled Sequences the subscriber was newly enrolled in.
+	Enrolled int    `json:"enrolled"`
+	EventId  string `json:"event_id"`
+	Replayed bool   `json:"replayed"`
+
+	// Woke Enrollments that were waiting for this event.
+	Woke int `json:"woke"`
 }
 
 // UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
@@ -2398,6 +2797,107 @@ type VerifySenderParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSequencesParams defines parameters for ListSequences.
+type ListSequencesParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateSequenceParams defines parameters for CreateSequence.
+type CreateSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ActivateSequenceParams defines parameters for ActivateSequence.
+type ActivateSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ArchiveSequenceParams defines parameters for ArchiveSequence.
+type ArchiveSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EnrollSequenceParams defines parameters for EnrollSequence.
+type EnrollSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListSequenceEnrollmentsParams defines parameters for ListSequenceEnrollments.
+type ListSequenceEnrollmentsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Email One subscriber's address (case-insensitive).
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// PauseSequenceParams defines parameters for PauseSequence.
+type PauseSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ResumeSequenceParams defines parameters for ResumeSequence.
+type ResumeSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // DeleteSessionParams defines parameters for DeleteSession.
 type DeleteSessionParams struct {
 	XCSRFToken string `json:"X-CSRF-Token"`
@@ -2543,6 +3043,19 @@ type RenderTemplateParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// TrackEventParams defines parameters for TrackEvent.
+type TrackEventParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
 type ListWebhookEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -2663,6 +3176,15 @@ type CreateSenderJSONRequestBody = SenderCreate
 // UpdateSenderJSONRequestBody defines body for UpdateSender for application/json ContentType.
 type UpdateSenderJSONRequestBody = SenderUpdate
 
+// CreateSequenceJSONRequestBody defines body for CreateSequence for application/json ContentType.
+type CreateSequenceJSONRequestBody = SequenceInput
+
+// UpdateSequenceJSONRequestBody defines body for UpdateSequence for application/json ContentType.
+type UpdateSequenceJSONRequestBody = SequenceInput
+
+// EnrollSequenceJSONRequestBody defines body for EnrollSequence for application/json ContentType.
+type EnrollSequenceJSONRequestBody = SequenceEnrollInput
+
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = SessionCreate
 
@@ -2689,6 +3211,9 @@ type UpdateTemplateJSONRequestBody = TemplateUpdate
 
 // RenderTemplateJSONRequestBody defines body for RenderTemplate for application/json ContentType.
 type RenderTemplateJSONRequestBody = RenderRequest
+
+// TrackEventJSONRequestBody defines body for TrackEvent for application/json ContentType.
+type TrackEventJSONRequestBody = TrackInput
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate

@@ -421,6 +421,204 @@ func (e SenderVerifyResultStep) Valid() bool {
 	}
 }
 
+// Defines values for SequenceStatus.
+const (
+	SequenceStatusActive   SequenceStatus = "active"
+	SequenceStatusArchived SequenceStatus = "archived"
+	SequenceStatusDraft    SequenceStatus = "draft"
+	SequenceStatusPaused   SequenceStatus = "paused"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStatus enum.
+func (e SequenceStatus) Valid() bool {
+	switch e {
+	case SequenceStatusActive:
+		return true
+	case SequenceStatusArchived:
+		return true
+	case SequenceStatusDraft:
+		return true
+	case SequenceStatusPaused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceEnrollmentState.
+const (
+	SequenceEnrollmentStateActive    SequenceEnrollmentState = "active"
+	SequenceEnrollmentStateCompleted SequenceEnrollmentState = "completed"
+	SequenceEnrollmentStateExited    SequenceEnrollmentState = "exited"
+)
+
+// Valid indicates whether the value is a known member of the SequenceEnrollmentState enum.
+func (e SequenceEnrollmentState) Valid() bool {
+	switch e {
+	case SequenceEnrollmentStateActive:
+		return true
+	case SequenceEnrollmentStateCompleted:
+		return true
+	case SequenceEnrollmentStateExited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStepOnEvent.
+const (
+	SequenceStepOnEventContinue SequenceStepOnEvent = "continue"
+	SequenceStepOnEventExit     SequenceStepOnEvent = "exit"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepOnEvent enum.
+func (e SequenceStepOnEvent) Valid() bool {
+	switch e {
+	case SequenceStepOnEventContinue:
+		return true
+	case SequenceStepOnEventExit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStepOnTimeout.
+const (
+	SequenceStepOnTimeoutContinue SequenceStepOnTimeout = "continue"
+	SequenceStepOnTimeoutExit     SequenceStepOnTimeout = "exit"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepOnTimeout enum.
+func (e SequenceStepOnTimeout) Valid() bool {
+	switch e {
+	case SequenceStepOnTimeoutContinue:
+		return true
+	case SequenceStepOnTimeoutExit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStepType.
+const (
+	SequenceStepTypeCondition    SequenceStepType = "condition"
+	SequenceStepTypeSend         SequenceStepType = "send"
+	SequenceStepTypeWait         SequenceStepType = "wait"
+	SequenceStepTypeWaitForEvent SequenceStepType = "wait_for_event"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepType enum.
+func (e SequenceStepType) Valid() bool {
+	switch e {
+	case SequenceStepTypeCondition:
+		return true
+	case SequenceStepTypeSend:
+		return true
+	case SequenceStepTypeWait:
+		return true
+	case SequenceStepTypeWaitForEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStepWeekdays.
+const (
+	Fri SequenceStepWeekdays = "fri"
+	Mon SequenceStepWeekdays = "mon"
+	Sat SequenceStepWeekdays = "sat"
+	Sun SequenceStepWeekdays = "sun"
+	Thu SequenceStepWeekdays = "thu"
+	Tue SequenceStepWeekdays = "tue"
+	Wed SequenceStepWeekdays = "wed"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepWeekdays enum.
+func (e SequenceStepWeekdays) Valid() bool {
+	switch e {
+	case Fri:
+		return true
+	case Mon:
+		return true
+	case Sat:
+		return true
+	case Sun:
+		return true
+	case Thu:
+		return true
+	case Tue:
+		return true
+	case Wed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceTimelineEntryOutcome.
+const (
+	SequenceTimelineEntryOutcomeCompleted SequenceTimelineEntryOutcome = "completed"
+	SequenceTimelineEntryOutcomeEntered   SequenceTimelineEntryOutcome = "entered"
+	SequenceTimelineEntryOutcomeExited    SequenceTimelineEntryOutcome = "exited"
+	SequenceTimelineEntryOutcomePassed    SequenceTimelineEntryOutcome = "passed"
+	SequenceTimelineEntryOutcomeSent      SequenceTimelineEntryOutcome = "sent"
+	SequenceTimelineEntryOutcomeSkipped   SequenceTimelineEntryOutcome = "skipped"
+	SequenceTimelineEntryOutcomeWaiting   SequenceTimelineEntryOutcome = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the SequenceTimelineEntryOutcome enum.
+func (e SequenceTimelineEntryOutcome) Valid() bool {
+	switch e {
+	case SequenceTimelineEntryOutcomeCompleted:
+		return true
+	case SequenceTimelineEntryOutcomeEntered:
+		return true
+	case SequenceTimelineEntryOutcomeExited:
+		return true
+	case SequenceTimelineEntryOutcomePassed:
+		return true
+	case SequenceTimelineEntryOutcomeSent:
+		return true
+	case SequenceTimelineEntryOutcomeSkipped:
+		return true
+	case SequenceTimelineEntryOutcomeWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceTriggerType.
+const (
+	SequenceTriggerTypeConfirmed     SequenceTriggerType = "confirmed"
+	SequenceTriggerTypeDateAttribute SequenceTriggerType = "date_attribute"
+	SequenceTriggerTypeEvent         SequenceTriggerType = "event"
+	SequenceTriggerTypeListJoined    SequenceTriggerType = "list_joined"
+	SequenceTriggerTypeManual        SequenceTriggerType = "manual"
+)
+
+// Valid indicates whether the value is a known member of the SequenceTriggerType enum.
+func (e SequenceTriggerType) Valid() bool {
+	switch e {
+	case SequenceTriggerTypeConfirmed:
+		return true
+	case SequenceTriggerTypeDateAttribute:
+		return true
+	case SequenceTriggerTypeEvent:
+		return true
+	case SequenceTriggerTypeListJoined:
+		return true
+	case SequenceTriggerTypeManual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SignupAcceptedStatus.
 const (
 	Accepted SignupAcceptedStatus = "accepted"
@@ -498,22 +696,22 @@ func (e SubscriberStatus) Valid() bool {
 
 // Defines values for SuppressionReason.
 const (
-	Complaint   SuppressionReason = "complaint"
-	HardBounce  SuppressionReason = "hard_bounce"
-	Manual      SuppressionReason = "manual"
-	Unsubscribe SuppressionReason = "unsubscribe"
+	SuppressionReasonComplaint   SuppressionReason = "complaint"
+	SuppressionReasonHardBounce  SuppressionReason = "hard_bounce"
+	SuppressionReasonManual      SuppressionReason = "manual"
+	SuppressionReasonUnsubscribe SuppressionReason = "unsubscribe"
 )
 
 // Valid indicates whether the value is a known member of the SuppressionReason enum.
 func (e SuppressionReason) Valid() bool {
 	switch e {
-	case Complaint:
+	case SuppressionReasonComplaint:
 		return true
-	case HardBounce:
+	case SuppressionReasonHardBounce:
 		return true
-	case Manual:
+	case SuppressionReasonManual:
 		return true
-	case Unsubscribe:
+	case SuppressionReasonUnsubscribe:
 		return true
 	default:
 		return false
@@ -1640,6 +1838,186 @@ type SenderVerifyResult struct {
 // SenderVerifyResultStep defines model for SenderVerifyResult.Step.
 type SenderVerifyResultStep string
 
+// Sequence defines model for Sequence.
+type Sequence struct {
+	ActivatedAt *time.Time     `json:"activated_at,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	Id          int64          `json:"id"`
+	LateAfter   *string        `json:"late_after,omitempty"`
+	Name        string         `json:"name"`
+	Status      SequenceStatus `json:"status"`
+	Steps       []SequenceStep `json:"steps"`
+	TimeZone    string         `json:"time_zone"`
+
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+	Trigger   SequenceTrigger `json:"trigger"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// SequenceStatus defines model for Sequence.Status.
+type SequenceStatus string
+
+// SequenceCondition Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet.
+type SequenceCondition struct {
+	Clicked   *bool   `json:"clicked,omitempty"`
+	Data      *string `json:"data,omitempty"`
+	InSegment *int64  `json:"in_segment,omitempty"`
+	LeftList  *int64  `json:"left_list,omitempty"`
+}
+
+// SequenceEnrollInput Example: {"data":{"plan":"pro"},"email":"ada@example.com"}
+type SequenceEnrollInput struct {
+	// Data For the sequence's conditions.
+	Data         *map[string]interface{} `json:"data,omitempty"`
+	Email        *string                 `json:"email,omitempty"`
+	SubscriberId *int64                  `json:"subscriber_id,omitempty"`
+}
+
+// SequenceEnrollResult defines model for SequenceEnrollResult.
+type SequenceEnrollResult struct {
+	// Enrolled false: the subscriber was already enrolled; nothing changed.
+	Enrolled     bool  `json:"enrolled"`
+	EnrollmentId int64 `json:"enrollment_id"`
+}
+
+// SequenceEnrollment defines model for SequenceEnrollment.
+type SequenceEnrollment struct {
+	CreatedAt  time.Time               `json:"created_at"`
+	DueAt      time.Time               `json:"due_at"`
+	Email      string                  `json:"email"`
+	ExitReason *string                 `json:"exit_reason,omitempty"`
+	FinishedAt *time.Time              `json:"finished_at,omitempty"`
+	Id         int64                   `json:"id"`
+	State      SequenceEnrollmentState `json:"state"`
+
+	// Step The next step to evaluate.
+	Step         int                     `json:"step"`
+	SubscriberId int64                   `json:"subscriber_id"`
+	Timeline     []SequenceTimelineEntry `json:"timeline"`
+	WaitingFor   *string                 `json:"waiting_for,omitempty"`
+}
+
+// SequenceEnrollmentState defines model for SequenceEnrollment.State.
+type SequenceEnrollmentState string
+
+// SequenceEnrollmentPage defines model for SequenceEnrollmentPage.
+type SequenceEnrollmentPage struct {
+	Data       []SequenceEnrollment `json:"data"`
+	NextCursor *string              `json:"next_cursor"`
+}
+
+// SequenceInput Example: {"name":"Welcome series","steps":[{"from_email":"hello@example.com","template_id":1,"type":"send"},{"duration":"3d","type":"wait"},{"from_email":"hello@example.com","template_id":2,"type":"send"}],"trigger":{"list_id":1,"type":"list_joined"}}
+type SequenceInput struct {
+	// LateAfter A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late.
+	LateAfter *string        `json:"late_after,omitempty"`
+	Name      string         `json:"name"`
+	Steps     []SequenceStep `json:"steps"`
+
+	// TimeZone IANA zone of time-of-day waits; absent means UTC.
+	TimeZone *string `json:"time_zone,omitempty"`
+
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+	Trigger SequenceTrigger `json:"trigger"`
+}
+
+// SequencePage defines model for SequencePage.
+type SequencePage struct {
+	Data       []Sequence `json:"data"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+// SequenceStats defines model for SequenceStats.
+type SequenceStats struct {
+	// Enrollments state → count.
+	Enrollments map[string]int64    `json:"enrollments"`
+	Steps       []SequenceStepStats `json:"steps"`
+}
+
+// SequenceStep One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit).
+type SequenceStep struct {
+	// At HH:MM, 24-hour: the wait ends at the next such time (after duration, if any).
+	At *string `json:"at,omitempty"`
+
+	// Duration A Go duration (90m, 72h) or whole days (3d); at most 366 days.
+	Duration  *string `json:"duration,omitempty"`
+	Event     *string `json:"event,omitempty"`
+	FromEmail *string `json:"from_email,omitempty"`
+	FromName  *string `json:"from_name,omitempty"`
+
+	// If Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet.
+	If *SequenceCondition `json:"if,omitempty"`
+
+	// OnEvent Absent means continue.
+	OnEvent *SequenceStepOnEvent `json:"on_event,omitempty"`
+
+	// OnTimeout Absent means continue.
+	OnTimeout  *SequenceStepOnTimeout `json:"on_timeout,omitempty"`
+	ReplyTo    *string                `json:"reply_to,omitempty"`
+	SenderId   *int64                 `json:"sender_id,omitempty"`
+	TemplateId *int64                 `json:"template_id,omitempty"`
+
+	// Timeout As duration; required for wait_for_event.
+	Timeout  *string                 `json:"timeout,omitempty"`
+	Type     SequenceStepType        `json:"type"`
+	Weekdays *[]SequenceStepWeekdays `json:"weekdays,omitempty"`
+}
+
+// SequenceStepOnEvent Absent means continue.
+type SequenceStepOnEvent string
+
+// SequenceStepOnTimeout Absent means continue.
+type SequenceStepOnTimeout string
+
+// SequenceStepType defines model for SequenceStep.Type.
+type SequenceStepType string
+
+// SequenceStepWeekdays defines model for SequenceStep.Weekdays.
+type SequenceStepWeekdays string
+
+// SequenceStepStats defines model for SequenceStepStats.
+type SequenceStepStats struct {
+	// Outcomes outcome or outcome:reason → count (entered, sent, skipped:late, exited:left_list…).
+	Outcomes map[string]int64 `json:"outcomes"`
+
+	// Sends send status → count, for send steps.
+	Sends map[string]int64 `json:"sends"`
+	Step  int              `json:"step"`
+	Type  string           `json:"type"`
+}
+
+// SequenceTimelineEntry defines model for SequenceTimelineEntry.
+type SequenceTimelineEntry struct {
+	At      time.Time                    `json:"at"`
+	JobId   *string                      `json:"job_id,omitempty"`
+	Outcome SequenceTimelineEntryOutcome `json:"outcome"`
+	Reason  *string                      `json:"reason,omitempty"`
+
+	// SendStatus The step's send now (queued, sending, sent, suppressed…).
+	SendStatus *string `json:"send_status,omitempty"`
+	Step       int     `json:"step"`
+}
+
+// SequenceTimelineEntryOutcome defines model for SequenceTimelineEntry.Outcome.
+type SequenceTimelineEntryOutcome string
+
+// SequenceTrigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+type SequenceTrigger struct {
+	// At date_attribute: HH:MM; absent means 09:00.
+	At *string `json:"at,omitempty"`
+
+	// Attribute date_attribute: the attribute's name (letters, digits, _).
+	Attribute *string `json:"attribute,omitempty"`
+	Event     *string `json:"event,omitempty"`
+	ListId    *int64  `json:"list_id,omitempty"`
+
+	// OffsetDays date_attribute: days after (negative: before) the date.
+	OffsetDays *int                `json:"offset_days,omitempty"`
+	Type       SequenceTriggerType `json:"type"`
+}
+
+// SequenceTriggerType defines model for SequenceTrigger.Type.
+type SequenceTriggerType string
+
 // Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","role":"full"}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
@@ -1881,6 +2259,27 @@ type TestSendRequest struct {
 // TestSendResult Example: {"results":[{"email":"me@example.com","provider_message_id":"test:42:me@example.com","sent":true}]}
 type TestSendResult struct {
 	Results []TestSendOutcome `json:"results"`
+}
+
+// TrackInput Example: {"data":{"total":42},"email":"ada@example.com","event_id":"order-1234","name":"order.placed"}
+type TrackInput struct {
+	Data  *map[string]interface{} `json:"data,omitempty"`
+	Email string                  `json:"email"`
+
+	// EventId Your id for this event; a replay with it changes nothing.
+	EventId string `json:"event_id"`
+	Name    string `json:"name"`
+}
+
+// TrackResult defines model for TrackResult.
+type TrackResult struct {
+	// Enrolled Sequences the subscriber was newly enrolled in.
+	Enrolled int    `json:"enrolled"`
+	EventId  string `json:"event_id"`
+	Replayed bool   `json:"replayed"`
+
+	// Woke Enrollments that were waiting for this event.
+	Woke int `json:"woke"`
 }
 
 // UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
@@ -2406,6 +2805,107 @@ type VerifySenderParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSequencesParams defines parameters for ListSequences.
+type ListSequencesParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateSequenceParams defines parameters for CreateSequence.
+type CreateSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ActivateSequenceParams defines parameters for ActivateSequence.
+type ActivateSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ArchiveSequenceParams defines parameters for ArchiveSequence.
+type ArchiveSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EnrollSequenceParams defines parameters for EnrollSequence.
+type EnrollSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListSequenceEnrollmentsParams defines parameters for ListSequenceEnrollments.
+type ListSequenceEnrollmentsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Email One subscriber's address (case-insensitive).
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// PauseSequenceParams defines parameters for PauseSequence.
+type PauseSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ResumeSequenceParams defines parameters for ResumeSequence.
+type ResumeSequenceParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // DeleteSessionParams defines parameters for DeleteSession.
 type DeleteSessionParams struct {
 	XCSRFToken string `json:"X-CSRF-Token"`
@@ -2551,6 +3051,19 @@ type RenderTemplateParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// TrackEventParams defines parameters for TrackEvent.
+type TrackEventParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
 type ListWebhookEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -2671,6 +3184,15 @@ type CreateSenderJSONRequestBody = SenderCreate
 // UpdateSenderJSONRequestBody defines body for UpdateSender for application/json ContentType.
 type UpdateSenderJSONRequestBody = SenderUpdate
 
+// CreateSequenceJSONRequestBody defines body for CreateSequence for application/json ContentType.
+type CreateSequenceJSONRequestBody = SequenceInput
+
+// UpdateSequenceJSONRequestBody defines body for UpdateSequence for application/json ContentType.
+type UpdateSequenceJSONRequestBody = SequenceInput
+
+// EnrollSequenceJSONRequestBody defines body for EnrollSequence for application/json ContentType.
+type EnrollSequenceJSONRequestBody = SequenceEnrollInput
+
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = SessionCreate
 
@@ -2697,6 +3219,9 @@ type UpdateTemplateJSONRequestBody = TemplateUpdate
 
 // RenderTemplateJSONRequestBody defines body for RenderTemplate for application/json ContentType.
 type RenderTemplateJSONRequestBody = RenderRequest
+
+// TrackEventJSONRequestBody defines body for TrackEvent for application/json ContentType.
+type TrackEventJSONRequestBody = TrackInput
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
@@ -3985,6 +4510,123 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/senders/{id}/verify (the `VerifySender` operationId).
 	VerifySender(ctx context.Context, id int64, params *VerifySenderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListSequences List sequences
+	//
+	// Sequences of the account, cursor-paginated.
+	//
+	// Corresponds with GET /v1/sequences (the `ListSequences` operationId).
+	ListSequences(ctx context.Context, params *ListSequencesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSequenceWithBody Create sequence
+	//
+	// Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/sequences (the `CreateSequence` operationId).
+	CreateSequenceWithBody(ctx context.Context, params *CreateSequenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSequence Create sequence
+	//
+	// Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/sequences (the `CreateSequence` operationId).
+	CreateSequence(ctx context.Context, params *CreateSequenceParams, body CreateSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSequence Delete sequence
+	//
+	// Delete a draft. A sequence that was ever activated is archived instead (409).
+	//
+	// Corresponds with DELETE /v1/sequences/{id} (the `DeleteSequence` operationId).
+	DeleteSequence(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSequence Get sequence
+	//
+	// One sequence.
+	//
+	// Corresponds with GET /v1/sequences/{id} (the `GetSequence` operationId).
+	GetSequence(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSequenceWithBody Replace sequence
+	//
+	// Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/sequences/{id} (the `UpdateSequence` operationId).
+	UpdateSequenceWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSequence Replace sequence
+	//
+	// Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/sequences/{id} (the `UpdateSequence` operationId).
+	UpdateSequence(ctx context.Context, id ID, body UpdateSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ActivateSequence Activate sequence
+	//
+	// draft → active: triggers start enrolling and due steps advance. 409 from any other state.
+	//
+	// Corresponds with POST /v1/sequences/{id}/activate (the `ActivateSequence` operationId).
+	ActivateSequence(ctx context.Context, id ID, params *ActivateSequenceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ArchiveSequence Archive sequence
+	//
+	// draft, active or paused → archived: every running enrollment exits (reason archived) and queued sends are cancelled. 409 when already archived.
+	//
+	// Corresponds with POST /v1/sequences/{id}/archive (the `ArchiveSequence` operationId).
+	ArchiveSequence(ctx context.Context, id ID, params *ArchiveSequenceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnrollSequenceWithBody Enroll subscriber
+	//
+	// Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/sequences/{id}/enroll (the `EnrollSequence` operationId).
+	EnrollSequenceWithBody(ctx context.Context, id ID, params *EnrollSequenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnrollSequence Enroll subscriber
+	//
+	// Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/sequences/{id}/enroll (the `EnrollSequence` operationId).
+	EnrollSequence(ctx context.Context, id ID, params *EnrollSequenceParams, body EnrollSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSequenceEnrollments Enrollments and timelines
+	//
+	// The sequence's enrollments with each one's timeline (entered, every step's outcome, the send's status now, the exit and its reason); `email` narrows to one subscriber.
+	//
+	// Corresponds with GET /v1/sequences/{id}/enrollments (the `ListSequenceEnrollments` operationId).
+	ListSequenceEnrollments(ctx context.Context, id ID, params *ListSequenceEnrollmentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseSequence Pause sequence
+	//
+	// active → paused: no step advances and no step's send is claimed (its queued sends wait) until resumed. 409 from any other state.
+	//
+	// Corresponds with POST /v1/sequences/{id}/pause (the `PauseSequence` operationId).
+	PauseSequence(ctx context.Context, id ID, params *PauseSequenceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeSequence Resume sequence
+	//
+	// paused → active: waits that ended meanwhile advance at once (a send step past the sequence's late_after is skipped). 409 from any other state.
+	//
+	// Corresponds with POST /v1/sequences/{id}/resume (the `ResumeSequence` operationId).
+	ResumeSequence(ctx context.Context, id ID, params *ResumeSequenceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSequenceStats Sequence stats
+	//
+	// Enrollments by state, and per step: how many reached it, were handed to the send path, skipped (with the reason), exited (with the reason), and the sends' statuses now.
+	//
+	// Corresponds with GET /v1/sequences/{id}/stats (the `GetSequenceStats` operationId).
+	GetSequenceStats(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteSession Sign out
 	//
 	// Sign out; the cookie is cleared. Needs X-CSRF-Token.
@@ -4280,6 +4922,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/templates/{id}/render (the `RenderTemplate` operationId).
 	RenderTemplate(ctx context.Context, id ID, params *RenderTemplateParams, body RenderTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TrackEventWithBody Track a custom event
+	//
+	// Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/track (the `TrackEvent` operationId).
+	TrackEventWithBody(ctx context.Context, params *TrackEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TrackEvent Track a custom event
+	//
+	// Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/track (the `TrackEvent` operationId).
+	TrackEvent(ctx context.Context, params *TrackEventParams, body TrackEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhookEndpoints List webhook endpoints
 	//
@@ -6370,6 +7030,273 @@ func (c *Raw) VerifySender(ctx context.Context, id int64, params *VerifySenderPa
 	return c.Client.Do(req)
 }
 
+// ListSequences List sequences
+//
+// Sequences of the account, cursor-paginated.
+//
+// Corresponds with GET /v1/sequences (the `ListSequences` operationId).
+func (c *Raw) ListSequences(ctx context.Context, params *ListSequencesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSequencesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSequenceWithBody Create sequence
+//
+// Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/sequences (the `CreateSequence` operationId).
+func (c *Raw) CreateSequenceWithBody(ctx context.Context, params *CreateSequenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSequenceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSequence Create sequence
+//
+// Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/sequences (the `CreateSequence` operationId).
+func (c *Raw) CreateSequence(ctx context.Context, params *CreateSequenceParams, body CreateSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSequenceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSequence Delete sequence
+//
+// Delete a draft. A sequence that was ever activated is archived instead (409).
+//
+// Corresponds with DELETE /v1/sequences/{id} (the `DeleteSequence` operationId).
+func (c *Raw) DeleteSequence(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSequenceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSequence Get sequence
+//
+// One sequence.
+//
+// Corresponds with GET /v1/sequences/{id} (the `GetSequence` operationId).
+func (c *Raw) GetSequence(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSequenceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSequenceWithBody Replace sequence
+//
+// Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/sequences/{id} (the `UpdateSequence` operationId).
+func (c *Raw) UpdateSequenceWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSequenceRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSequence Replace sequence
+//
+// Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/sequences/{id} (the `UpdateSequence` operationId).
+func (c *Raw) UpdateSequence(ctx context.Context, id ID, body UpdateSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSequenceRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ActivateSequence Activate sequence
+//
+// draft → active: triggers start enrolling and due steps advance. 409 from any other state.
+//
+// Corresponds with POST /v1/sequences/{id}/activate (the `ActivateSequence` operationId).
+func (c *Raw) ActivateSequence(ctx context.Context, id ID, params *ActivateSequenceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewActivateSequenceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ArchiveSequence Archive sequence
+//
+// draft, active or paused → archived: every running enrollment exits (reason archived) and queued sends are cancelled. 409 when already archived.
+//
+// Corresponds with POST /v1/sequences/{id}/archive (the `ArchiveSequence` operationId).
+func (c *Raw) ArchiveSequence(ctx context.Context, id ID, params *ArchiveSequenceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewArchiveSequenceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnrollSequenceWithBody Enroll subscriber
+//
+// Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/sequences/{id}/enroll (the `EnrollSequence` operationId).
+func (c *Raw) EnrollSequenceWithBody(ctx context.Context, id ID, params *EnrollSequenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnrollSequenceRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnrollSequence Enroll subscriber
+//
+// Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/sequences/{id}/enroll (the `EnrollSequence` operationId).
+func (c *Raw) EnrollSequence(ctx context.Context, id ID, params *EnrollSequenceParams, body EnrollSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnrollSequenceRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSequenceEnrollments Enrollments and timelines
+//
+// The sequence's enrollments with each one's timeline (entered, every step's outcome, the send's status now, the exit and its reason); `email` narrows to one subscriber.
+//
+// Corresponds with GET /v1/sequences/{id}/enrollments (the `ListSequenceEnrollments` operationId).
+func (c *Raw) ListSequenceEnrollments(ctx context.Context, id ID, params *ListSequenceEnrollmentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSequenceEnrollmentsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseSequence Pause sequence
+//
+// active → paused: no step advances and no step's send is claimed (its queued sends wait) until resumed. 409 from any other state.
+//
+// Corresponds with POST /v1/sequences/{id}/pause (the `PauseSequence` operationId).
+func (c *Raw) PauseSequence(ctx context.Context, id ID, params *PauseSequenceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseSequenceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeSequence Resume sequence
+//
+// paused → active: waits that ended meanwhile advance at once (a send step past the sequence's late_after is skipped). 409 from any other state.
+//
+// Corresponds with POST /v1/sequences/{id}/resume (the `ResumeSequence` operationId).
+func (c *Raw) ResumeSequence(ctx context.Context, id ID, params *ResumeSequenceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeSequenceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSequenceStats Sequence stats
+//
+// Enrollments by state, and per step: how many reached it, were handed to the send path, skipped (with the reason), exited (with the reason), and the sends' statuses now.
+//
+// Corresponds with GET /v1/sequences/{id}/stats (the `GetSequenceStats` operationId).
+func (c *Raw) GetSequenceStats(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSequenceStatsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DeleteSession Sign out
 //
 // Sign out; the cookie is cleared. Needs X-CSRF-Token.
@@ -6956,6 +7883,44 @@ func (c *Raw) RenderTemplateWithBody(ctx context.Context, id ID, params *RenderT
 // Corresponds with POST /v1/templates/{id}/render (the `RenderTemplate` operationId).
 func (c *Raw) RenderTemplate(ctx context.Context, id ID, params *RenderTemplateParams, body RenderTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRenderTemplateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TrackEventWithBody Track a custom event
+//
+// Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/track (the `TrackEvent` operationId).
+func (c *Raw) TrackEventWithBody(ctx context.Context, params *TrackEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTrackEventRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TrackEvent Track a custom event
+//
+// Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/track (the `TrackEvent` operationId).
+func (c *Raw) TrackEvent(ctx context.Context, params *TrackEventParams, body TrackEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTrackEventRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10747,6 +11712,619 @@ func NewVerifySenderRequest(server string, id int64, params *VerifySenderParams)
 	return req, nil
 }
 
+// NewListSequencesRequest constructs an http.Request for the ListSequences method
+func NewListSequencesRequest(server string, params *ListSequencesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateSequenceRequest calls the generic CreateSequence builder with application/json body
+func NewCreateSequenceRequest(server string, params *CreateSequenceParams, body CreateSequenceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateSequenceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateSequenceRequestWithBody constructs an http.Request for the CreateSequence method, with any body, and a specified content type
+func NewCreateSequenceRequestWithBody(server string, params *CreateSequenceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteSequenceRequest constructs an http.Request for the DeleteSequence method
+func NewDeleteSequenceRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSequenceRequest constructs an http.Request for the GetSequence method
+func NewGetSequenceRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateSequenceRequest calls the generic UpdateSequence builder with application/json body
+func NewUpdateSequenceRequest(server string, id ID, body UpdateSequenceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSequenceRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateSequenceRequestWithBody constructs an http.Request for the UpdateSequence method, with any body, and a specified content type
+func NewUpdateSequenceRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewActivateSequenceRequest constructs an http.Request for the ActivateSequence method
+func NewActivateSequenceRequest(server string, id ID, params *ActivateSequenceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s/activate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewArchiveSequenceRequest constructs an http.Request for the ArchiveSequence method
+func NewArchiveSequenceRequest(server string, id ID, params *ArchiveSequenceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s/archive", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewEnrollSequenceRequest calls the generic EnrollSequence builder with application/json body
+func NewEnrollSequenceRequest(server string, id ID, params *EnrollSequenceParams, body EnrollSequenceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEnrollSequenceRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewEnrollSequenceRequestWithBody constructs an http.Request for the EnrollSequence method, with any body, and a specified content type
+func NewEnrollSequenceRequestWithBody(server string, id ID, params *EnrollSequenceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s/enroll", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListSequenceEnrollmentsRequest constructs an http.Request for the ListSequenceEnrollments method
+func NewListSequenceEnrollmentsRequest(server string, id ID, params *ListSequenceEnrollmentsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s/enrollments", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPauseSequenceRequest constructs an http.Request for the PauseSequence method
+func NewPauseSequenceRequest(server string, id ID, params *PauseSequenceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewResumeSequenceRequest constructs an http.Request for the ResumeSequence method
+func NewResumeSequenceRequest(server string, id ID, params *ResumeSequenceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetSequenceStatsRequest constructs an http.Request for the GetSequenceStats method
+func NewGetSequenceStatsRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sequences/%s/stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDeleteSessionRequest constructs an http.Request for the DeleteSession method
 func NewDeleteSessionRequest(server string, params *DeleteSessionParams) (*http.Request, error) {
 	var err error
@@ -11777,6 +13355,61 @@ func NewRenderTemplateRequestWithBody(server string, id ID, params *RenderTempla
 	}
 
 	operationPath := fmt.Sprintf("/v1/templates/%s/render", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewTrackEventRequest calls the generic TrackEvent builder with application/json body
+func NewTrackEventRequest(server string, params *TrackEventParams, body TrackEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTrackEventRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewTrackEventRequestWithBody constructs an http.Request for the TrackEvent method, with any body, and a specified content type
+func NewTrackEventRequestWithBody(server string, params *TrackEventParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/track")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -13241,6 +14874,141 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/senders/{id}/verify (the `VerifySender` operationId).
 	VerifySenderWithResponse(ctx context.Context, id int64, params *VerifySenderParams, reqEditors ...RequestEditorFn) (*VerifySenderResponse, error)
 
+	// ListSequencesWithResponse List sequences
+	//
+	// Sequences of the account, cursor-paginated.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sequences (the `ListSequences` operationId).
+	ListSequencesWithResponse(ctx context.Context, params *ListSequencesParams, reqEditors ...RequestEditorFn) (*ListSequencesResponse, error)
+
+	// CreateSequenceWithBodyWithResponse Create sequence
+	//
+	// Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sequences (the `CreateSequence` operationId).
+	CreateSequenceWithBodyWithResponse(ctx context.Context, params *CreateSequenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSequenceResponse, error)
+
+	// CreateSequenceWithResponse Create sequence
+	//
+	// Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sequences (the `CreateSequence` operationId).
+	CreateSequenceWithResponse(ctx context.Context, params *CreateSequenceParams, body CreateSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSequenceResponse, error)
+
+	// DeleteSequenceWithResponse Delete sequence
+	//
+	// Delete a draft. A sequence that was ever activated is archived instead (409).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/sequences/{id} (the `DeleteSequence` operationId).
+	DeleteSequenceWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*DeleteSequenceResponse, error)
+
+	// GetSequenceWithResponse Get sequence
+	//
+	// One sequence.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sequences/{id} (the `GetSequence` operationId).
+	GetSequenceWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetSequenceResponse, error)
+
+	// UpdateSequenceWithBodyWithResponse Replace sequence
+	//
+	// Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/sequences/{id} (the `UpdateSequence` operationId).
+	UpdateSequenceWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSequenceResponse, error)
+
+	// UpdateSequenceWithResponse Replace sequence
+	//
+	// Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/sequences/{id} (the `UpdateSequence` operationId).
+	UpdateSequenceWithResponse(ctx context.Context, id ID, body UpdateSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSequenceResponse, error)
+
+	// ActivateSequenceWithResponse Activate sequence
+	//
+	// draft → active: triggers start enrolling and due steps advance. 409 from any other state.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sequences/{id}/activate (the `ActivateSequence` operationId).
+	ActivateSequenceWithResponse(ctx context.Context, id ID, params *ActivateSequenceParams, reqEditors ...RequestEditorFn) (*ActivateSequenceResponse, error)
+
+	// ArchiveSequenceWithResponse Archive sequence
+	//
+	// draft, active or paused → archived: every running enrollment exits (reason archived) and queued sends are cancelled. 409 when already archived.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sequences/{id}/archive (the `ArchiveSequence` operationId).
+	ArchiveSequenceWithResponse(ctx context.Context, id ID, params *ArchiveSequenceParams, reqEditors ...RequestEditorFn) (*ArchiveSequenceResponse, error)
+
+	// EnrollSequenceWithBodyWithResponse Enroll subscriber
+	//
+	// Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sequences/{id}/enroll (the `EnrollSequence` operationId).
+	EnrollSequenceWithBodyWithResponse(ctx context.Context, id ID, params *EnrollSequenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnrollSequenceResponse, error)
+
+	// EnrollSequenceWithResponse Enroll subscriber
+	//
+	// Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sequences/{id}/enroll (the `EnrollSequence` operationId).
+	EnrollSequenceWithResponse(ctx context.Context, id ID, params *EnrollSequenceParams, body EnrollSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*EnrollSequenceResponse, error)
+
+	// ListSequenceEnrollmentsWithResponse Enrollments and timelines
+	//
+	// The sequence's enrollments with each one's timeline (entered, every step's outcome, the send's status now, the exit and its reason); `email` narrows to one subscriber.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sequences/{id}/enrollments (the `ListSequenceEnrollments` operationId).
+	ListSequenceEnrollmentsWithResponse(ctx context.Context, id ID, params *ListSequenceEnrollmentsParams, reqEditors ...RequestEditorFn) (*ListSequenceEnrollmentsResponse, error)
+
+	// PauseSequenceWithResponse Pause sequence
+	//
+	// active → paused: no step advances and no step's send is claimed (its queued sends wait) until resumed. 409 from any other state.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sequences/{id}/pause (the `PauseSequence` operationId).
+	PauseSequenceWithResponse(ctx context.Context, id ID, params *PauseSequenceParams, reqEditors ...RequestEditorFn) (*PauseSequenceResponse, error)
+
+	// ResumeSequenceWithResponse Resume sequence
+	//
+	// paused → active: waits that ended meanwhile advance at once (a send step past the sequence's late_after is skipped). 409 from any other state.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sequences/{id}/resume (the `ResumeSequence` operationId).
+	ResumeSequenceWithResponse(ctx context.Context, id ID, params *ResumeSequenceParams, reqEditors ...RequestEditorFn) (*ResumeSequenceResponse, error)
+
+	// GetSequenceStatsWithResponse Sequence stats
+	//
+	// Enrollments by state, and per step: how many reached it, were handed to the send path, skipped (with the reason), exited (with the reason), and the sends' statuses now.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sequences/{id}/stats (the `GetSequenceStats` operationId).
+	GetSequenceStatsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetSequenceStatsResponse, error)
+
 	// DeleteSessionWithResponse Sign out
 	//
 	// Sign out; the cookie is cleared. Needs X-CSRF-Token.
@@ -13560,6 +15328,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/templates/{id}/render (the `RenderTemplate` operationId).
 	RenderTemplateWithResponse(ctx context.Context, id ID, params *RenderTemplateParams, body RenderTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*RenderTemplateResponse, error)
+
+	// TrackEventWithBodyWithResponse Track a custom event
+	//
+	// Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/track (the `TrackEvent` operationId).
+	TrackEventWithBodyWithResponse(ctx context.Context, params *TrackEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TrackEventResponse, error)
+
+	// TrackEventWithResponse Track a custom event
+	//
+	// Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/track (the `TrackEvent` operationId).
+	TrackEventWithResponse(ctx context.Context, params *TrackEventParams, body TrackEventJSONRequestBody, reqEditors ...RequestEditorFn) (*TrackEventResponse, error)
 
 	// ListWebhookEndpointsWithResponse List webhook endpoints
 	//
@@ -21323,6 +23109,1443 @@ func (r VerifySenderResponse) ContentType() string {
 	return ""
 }
 
+// ListSequencesResponse401Headers the declared response headers of an HTTP 401 response for ListSequences
+type ListSequencesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSequencesResponse429Headers the declared response headers of an HTTP 429 response for ListSequences
+type ListSequencesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListSequencesResponse503Headers the declared response headers of an HTTP 503 response for ListSequences
+type ListSequencesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSequencesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SequencePage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSequencesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSequencesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSequencesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSequencesResponse) GetJSON200() *SequencePage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSequencesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListSequencesResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSequencesResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSequencesResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListSequencesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSequencesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSequencesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSequencesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSequencesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateSequenceResponse401Headers the declared response headers of an HTTP 401 response for CreateSequence
+type CreateSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CreateSequenceResponse409Headers the declared response headers of an HTTP 409 response for CreateSequence
+type CreateSequenceResponse409Headers struct {
+	RetryAfter *int
+}
+
+// CreateSequenceResponse429Headers the declared response headers of an HTTP 429 response for CreateSequence
+type CreateSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CreateSequenceResponse503Headers the declared response headers of an HTTP 503 response for CreateSequence
+type CreateSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CreateSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Sequence
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateSequenceResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateSequenceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateSequenceResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateSequenceResponse) GetJSON201() *Sequence {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteSequenceResponse401Headers the declared response headers of an HTTP 401 response for DeleteSequence
+type DeleteSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteSequenceResponse409Headers the declared response headers of an HTTP 409 response for DeleteSequence
+type DeleteSequenceResponse409Headers struct {
+	RetryAfter *int
+}
+
+// DeleteSequenceResponse429Headers the declared response headers of an HTTP 429 response for DeleteSequence
+type DeleteSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteSequenceResponse503Headers the declared response headers of an HTTP 503 response for DeleteSequence
+type DeleteSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSequenceResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteSequenceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSequenceResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteSequenceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteSequenceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteSequenceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSequenceResponse401Headers the declared response headers of an HTTP 401 response for GetSequence
+type GetSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSequenceResponse429Headers the declared response headers of an HTTP 429 response for GetSequence
+type GetSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSequenceResponse503Headers the declared response headers of an HTTP 503 response for GetSequence
+type GetSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Sequence
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSequenceResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSequenceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSequenceResponse) GetJSON200() *Sequence {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSequenceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateSequenceResponse401Headers the declared response headers of an HTTP 401 response for UpdateSequence
+type UpdateSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// UpdateSequenceResponse409Headers the declared response headers of an HTTP 409 response for UpdateSequence
+type UpdateSequenceResponse409Headers struct {
+	RetryAfter *int
+}
+
+// UpdateSequenceResponse429Headers the declared response headers of an HTTP 429 response for UpdateSequence
+type UpdateSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// UpdateSequenceResponse503Headers the declared response headers of an HTTP 503 response for UpdateSequence
+type UpdateSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type UpdateSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Sequence
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateSequenceResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateSequenceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateSequenceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSequenceResponse) GetJSON200() *Sequence {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdateSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ActivateSequenceResponse401Headers the declared response headers of an HTTP 401 response for ActivateSequence
+type ActivateSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ActivateSequenceResponse409Headers the declared response headers of an HTTP 409 response for ActivateSequence
+type ActivateSequenceResponse409Headers struct {
+	RetryAfter *int
+}
+
+// ActivateSequenceResponse429Headers the declared response headers of an HTTP 429 response for ActivateSequence
+type ActivateSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ActivateSequenceResponse503Headers the declared response headers of an HTTP 503 response for ActivateSequence
+type ActivateSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ActivateSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Sequence
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ActivateSequenceResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ActivateSequenceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ActivateSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ActivateSequenceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ActivateSequenceResponse) GetJSON200() *Sequence {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ActivateSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ActivateSequenceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ActivateSequenceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ActivateSequenceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ActivateSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ActivateSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ActivateSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ActivateSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ActivateSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ActivateSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ActivateSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ActivateSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ArchiveSequenceResponse401Headers the declared response headers of an HTTP 401 response for ArchiveSequence
+type ArchiveSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ArchiveSequenceResponse409Headers the declared response headers of an HTTP 409 response for ArchiveSequence
+type ArchiveSequenceResponse409Headers struct {
+	RetryAfter *int
+}
+
+// ArchiveSequenceResponse429Headers the declared response headers of an HTTP 429 response for ArchiveSequence
+type ArchiveSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ArchiveSequenceResponse503Headers the declared response headers of an HTTP 503 response for ArchiveSequence
+type ArchiveSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ArchiveSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Sequence
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ArchiveSequenceResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ArchiveSequenceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ArchiveSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ArchiveSequenceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ArchiveSequenceResponse) GetJSON200() *Sequence {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ArchiveSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ArchiveSequenceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ArchiveSequenceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ArchiveSequenceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ArchiveSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ArchiveSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ArchiveSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ArchiveSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ArchiveSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ArchiveSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ArchiveSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ArchiveSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EnrollSequenceResponse401Headers the declared response headers of an HTTP 401 response for EnrollSequence
+type EnrollSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// EnrollSequenceResponse409Headers the declared response headers of an HTTP 409 response for EnrollSequence
+type EnrollSequenceResponse409Headers struct {
+	RetryAfter *int
+}
+
+// EnrollSequenceResponse429Headers the declared response headers of an HTTP 429 response for EnrollSequence
+type EnrollSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// EnrollSequenceResponse503Headers the declared response headers of an HTTP 503 response for EnrollSequence
+type EnrollSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type EnrollSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SequenceEnrollResult
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EnrollSequenceResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnrollSequenceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnrollSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnrollSequenceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EnrollSequenceResponse) GetJSON200() *SequenceEnrollResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r EnrollSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r EnrollSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EnrollSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EnrollSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EnrollSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSequenceEnrollmentsResponse401Headers the declared response headers of an HTTP 401 response for ListSequenceEnrollments
+type ListSequenceEnrollmentsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSequenceEnrollmentsResponse429Headers the declared response headers of an HTTP 429 response for ListSequenceEnrollments
+type ListSequenceEnrollmentsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListSequenceEnrollmentsResponse503Headers the declared response headers of an HTTP 503 response for ListSequenceEnrollments
+type ListSequenceEnrollmentsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSequenceEnrollmentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SequenceEnrollmentPage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSequenceEnrollmentsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSequenceEnrollmentsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSequenceEnrollmentsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSequenceEnrollmentsResponse) GetJSON200() *SequenceEnrollmentPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSequenceEnrollmentsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSequenceEnrollmentsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListSequenceEnrollmentsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSequenceEnrollmentsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSequenceEnrollmentsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListSequenceEnrollmentsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSequenceEnrollmentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSequenceEnrollmentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSequenceEnrollmentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSequenceEnrollmentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PauseSequenceResponse401Headers the declared response headers of an HTTP 401 response for PauseSequence
+type PauseSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PauseSequenceResponse409Headers the declared response headers of an HTTP 409 response for PauseSequence
+type PauseSequenceResponse409Headers struct {
+	RetryAfter *int
+}
+
+// PauseSequenceResponse429Headers the declared response headers of an HTTP 429 response for PauseSequence
+type PauseSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// PauseSequenceResponse503Headers the declared response headers of an HTTP 503 response for PauseSequence
+type PauseSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PauseSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Sequence
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PauseSequenceResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PauseSequenceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PauseSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PauseSequenceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseSequenceResponse) GetJSON200() *Sequence {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseSequenceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PauseSequenceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PauseSequenceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PauseSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PauseSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PauseSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PauseSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeSequenceResponse401Headers the declared response headers of an HTTP 401 response for ResumeSequence
+type ResumeSequenceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ResumeSequenceResponse409Headers the declared response headers of an HTTP 409 response for ResumeSequence
+type ResumeSequenceResponse409Headers struct {
+	RetryAfter *int
+}
+
+// ResumeSequenceResponse429Headers the declared response headers of an HTTP 429 response for ResumeSequence
+type ResumeSequenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ResumeSequenceResponse503Headers the declared response headers of an HTTP 503 response for ResumeSequence
+type ResumeSequenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ResumeSequenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Sequence
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResumeSequenceResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResumeSequenceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeSequenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeSequenceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeSequenceResponse) GetJSON200() *Sequence {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeSequenceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeSequenceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeSequenceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeSequenceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResumeSequenceResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResumeSequenceResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeSequenceResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ResumeSequenceResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeSequenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeSequenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeSequenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeSequenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSequenceStatsResponse401Headers the declared response headers of an HTTP 401 response for GetSequenceStats
+type GetSequenceStatsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSequenceStatsResponse429Headers the declared response headers of an HTTP 429 response for GetSequenceStats
+type GetSequenceStatsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSequenceStatsResponse503Headers the declared response headers of an HTTP 503 response for GetSequenceStats
+type GetSequenceStatsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSequenceStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SequenceStats
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSequenceStatsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSequenceStatsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSequenceStatsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSequenceStatsResponse) GetJSON200() *SequenceStats {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSequenceStatsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSequenceStatsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetSequenceStatsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSequenceStatsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSequenceStatsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSequenceStatsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSequenceStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSequenceStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSequenceStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSequenceStatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteSessionResponse401Headers the declared response headers of an HTTP 401 response for DeleteSession
 type DeleteSessionResponse401Headers struct {
 	WWWAuthenticate *string
@@ -23738,6 +26961,138 @@ func (r RenderTemplateResponse) ContentType() string {
 	return ""
 }
 
+// TrackEventResponse401Headers the declared response headers of an HTTP 401 response for TrackEvent
+type TrackEventResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// TrackEventResponse409Headers the declared response headers of an HTTP 409 response for TrackEvent
+type TrackEventResponse409Headers struct {
+	RetryAfter *int
+}
+
+// TrackEventResponse429Headers the declared response headers of an HTTP 429 response for TrackEvent
+type TrackEventResponse429Headers struct {
+	RetryAfter *int
+}
+
+// TrackEventResponse503Headers the declared response headers of an HTTP 503 response for TrackEvent
+type TrackEventResponse503Headers struct {
+	RetryAfter *int
+}
+
+type TrackEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TrackResult
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TrackEventResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *TrackEventResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TrackEventResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackEventResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TrackEventResponse) GetJSON200() *TrackResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r TrackEventResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r TrackEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TrackEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TrackEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TrackEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhookEndpointsResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookEndpoints
 type ListWebhookEndpointsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -26096,6 +29451,231 @@ func (c *ClientWithResponses) VerifySenderWithResponse(ctx context.Context, id i
 	return ParseVerifySenderResponse(rsp)
 }
 
+// ListSequencesWithResponse List sequences
+//
+// Sequences of the account, cursor-paginated.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sequences (the `ListSequences` operationId).
+func (c *ClientWithResponses) ListSequencesWithResponse(ctx context.Context, params *ListSequencesParams, reqEditors ...RequestEditorFn) (*ListSequencesResponse, error) {
+	rsp, err := c.ListSequences(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSequencesResponse(rsp)
+}
+
+// CreateSequenceWithBodyWithResponse Create sequence
+//
+// Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sequences (the `CreateSequence` operationId).
+func (c *ClientWithResponses) CreateSequenceWithBodyWithResponse(ctx context.Context, params *CreateSequenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSequenceResponse, error) {
+	rsp, err := c.CreateSequenceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSequenceResponse(rsp)
+}
+
+// CreateSequenceWithResponse Create sequence
+//
+// Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sequences (the `CreateSequence` operationId).
+func (c *ClientWithResponses) CreateSequenceWithResponse(ctx context.Context, params *CreateSequenceParams, body CreateSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSequenceResponse, error) {
+	rsp, err := c.CreateSequence(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSequenceResponse(rsp)
+}
+
+// DeleteSequenceWithResponse Delete sequence
+//
+// Delete a draft. A sequence that was ever activated is archived instead (409).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/sequences/{id} (the `DeleteSequence` operationId).
+func (c *ClientWithResponses) DeleteSequenceWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*DeleteSequenceResponse, error) {
+	rsp, err := c.DeleteSequence(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSequenceResponse(rsp)
+}
+
+// GetSequenceWithResponse Get sequence
+//
+// One sequence.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sequences/{id} (the `GetSequence` operationId).
+func (c *ClientWithResponses) GetSequenceWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetSequenceResponse, error) {
+	rsp, err := c.GetSequence(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSequenceResponse(rsp)
+}
+
+// UpdateSequenceWithBodyWithResponse Replace sequence
+//
+// Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/sequences/{id} (the `UpdateSequence` operationId).
+func (c *ClientWithResponses) UpdateSequenceWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSequenceResponse, error) {
+	rsp, err := c.UpdateSequenceWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSequenceResponse(rsp)
+}
+
+// UpdateSequenceWithResponse Replace sequence
+//
+// Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/sequences/{id} (the `UpdateSequence` operationId).
+func (c *ClientWithResponses) UpdateSequenceWithResponse(ctx context.Context, id ID, body UpdateSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSequenceResponse, error) {
+	rsp, err := c.UpdateSequence(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSequenceResponse(rsp)
+}
+
+// ActivateSequenceWithResponse Activate sequence
+//
+// draft → active: triggers start enrolling and due steps advance. 409 from any other state.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sequences/{id}/activate (the `ActivateSequence` operationId).
+func (c *ClientWithResponses) ActivateSequenceWithResponse(ctx context.Context, id ID, params *ActivateSequenceParams, reqEditors ...RequestEditorFn) (*ActivateSequenceResponse, error) {
+	rsp, err := c.ActivateSequence(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseActivateSequenceResponse(rsp)
+}
+
+// ArchiveSequenceWithResponse Archive sequence
+//
+// draft, active or paused → archived: every running enrollment exits (reason archived) and queued sends are cancelled. 409 when already archived.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sequences/{id}/archive (the `ArchiveSequence` operationId).
+func (c *ClientWithResponses) ArchiveSequenceWithResponse(ctx context.Context, id ID, params *ArchiveSequenceParams, reqEditors ...RequestEditorFn) (*ArchiveSequenceResponse, error) {
+	rsp, err := c.ArchiveSequence(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseArchiveSequenceResponse(rsp)
+}
+
+// EnrollSequenceWithBodyWithResponse Enroll subscriber
+//
+// Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sequences/{id}/enroll (the `EnrollSequence` operationId).
+func (c *ClientWithResponses) EnrollSequenceWithBodyWithResponse(ctx context.Context, id ID, params *EnrollSequenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnrollSequenceResponse, error) {
+	rsp, err := c.EnrollSequenceWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnrollSequenceResponse(rsp)
+}
+
+// EnrollSequenceWithResponse Enroll subscriber
+//
+// Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sequences/{id}/enroll (the `EnrollSequence` operationId).
+func (c *ClientWithResponses) EnrollSequenceWithResponse(ctx context.Context, id ID, params *EnrollSequenceParams, body EnrollSequenceJSONRequestBody, reqEditors ...RequestEditorFn) (*EnrollSequenceResponse, error) {
+	rsp, err := c.EnrollSequence(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnrollSequenceResponse(rsp)
+}
+
+// ListSequenceEnrollmentsWithResponse Enrollments and timelines
+//
+// The sequence's enrollments with each one's timeline (entered, every step's outcome, the send's status now, the exit and its reason); `email` narrows to one subscriber.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sequences/{id}/enrollments (the `ListSequenceEnrollments` operationId).
+func (c *ClientWithResponses) ListSequenceEnrollmentsWithResponse(ctx context.Context, id ID, params *ListSequenceEnrollmentsParams, reqEditors ...RequestEditorFn) (*ListSequenceEnrollmentsResponse, error) {
+	rsp, err := c.ListSequenceEnrollments(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSequenceEnrollmentsResponse(rsp)
+}
+
+// PauseSequenceWithResponse Pause sequence
+//
+// active → paused: no step advances and no step's send is claimed (its queued sends wait) until resumed. 409 from any other state.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sequences/{id}/pause (the `PauseSequence` operationId).
+func (c *ClientWithResponses) PauseSequenceWithResponse(ctx context.Context, id ID, params *PauseSequenceParams, reqEditors ...RequestEditorFn) (*PauseSequenceResponse, error) {
+	rsp, err := c.PauseSequence(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseSequenceResponse(rsp)
+}
+
+// ResumeSequenceWithResponse Resume sequence
+//
+// paused → active: waits that ended meanwhile advance at once (a send step past the sequence's late_after is skipped). 409 from any other state.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sequences/{id}/resume (the `ResumeSequence` operationId).
+func (c *ClientWithResponses) ResumeSequenceWithResponse(ctx context.Context, id ID, params *ResumeSequenceParams, reqEditors ...RequestEditorFn) (*ResumeSequenceResponse, error) {
+	rsp, err := c.ResumeSequence(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeSequenceResponse(rsp)
+}
+
+// GetSequenceStatsWithResponse Sequence stats
+//
+// Enrollments by state, and per step: how many reached it, were handed to the send path, skipped (with the reason), exited (with the reason), and the sends' statuses now.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sequences/{id}/stats (the `GetSequenceStats` operationId).
+func (c *ClientWithResponses) GetSequenceStatsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetSequenceStatsResponse, error) {
+	rsp, err := c.GetSequenceStats(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSequenceStatsResponse(rsp)
+}
+
 // DeleteSessionWithResponse Sign out
 //
 // Sign out; the cookie is cleared. Needs X-CSRF-Token.
@@ -26594,6 +30174,36 @@ func (c *ClientWithResponses) RenderTemplateWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseRenderTemplateResponse(rsp)
+}
+
+// TrackEventWithBodyWithResponse Track a custom event
+//
+// Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/track (the `TrackEvent` operationId).
+func (c *ClientWithResponses) TrackEventWithBodyWithResponse(ctx context.Context, params *TrackEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TrackEventResponse, error) {
+	rsp, err := c.TrackEventWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTrackEventResponse(rsp)
+}
+
+// TrackEventWithResponse Track a custom event
+//
+// Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/track (the `TrackEvent` operationId).
+func (c *ClientWithResponses) TrackEventWithResponse(ctx context.Context, params *TrackEventParams, body TrackEventJSONRequestBody, reqEditors ...RequestEditorFn) (*TrackEventResponse, error) {
+	rsp, err := c.TrackEvent(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTrackEventResponse(rsp)
 }
 
 // ListWebhookEndpointsWithResponse List webhook endpoints
@@ -34034,6 +37644,1434 @@ func ParseVerifySenderResponse(rsp *http.Response) (*VerifySenderResponse, error
 	return response, nil
 }
 
+// ParseListSequencesResponse parses an HTTP response from a ListSequencesWithResponse call
+func ParseListSequencesResponse(rsp *http.Response) (*ListSequencesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSequencesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SequencePage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSequencesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSequencesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSequencesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateSequenceResponse parses an HTTP response from a CreateSequenceWithResponse call
+func ParseCreateSequenceResponse(rsp *http.Response) (*CreateSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Sequence
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateSequenceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSequenceResponse parses an HTTP response from a DeleteSequenceWithResponse call
+func ParseDeleteSequenceResponse(rsp *http.Response) (*DeleteSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteSequenceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSequenceResponse parses an HTTP response from a GetSequenceWithResponse call
+func ParseGetSequenceResponse(rsp *http.Response) (*GetSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Sequence
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSequenceResponse parses an HTTP response from a UpdateSequenceWithResponse call
+func ParseUpdateSequenceResponse(rsp *http.Response) (*UpdateSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Sequence
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateSequenceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseActivateSequenceResponse parses an HTTP response from a ActivateSequenceWithResponse call
+func ParseActivateSequenceResponse(rsp *http.Response) (*ActivateSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ActivateSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Sequence
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ActivateSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers ActivateSequenceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ActivateSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ActivateSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseArchiveSequenceResponse parses an HTTP response from a ArchiveSequenceWithResponse call
+func ParseArchiveSequenceResponse(rsp *http.Response) (*ArchiveSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ArchiveSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Sequence
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ArchiveSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers ArchiveSequenceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ArchiveSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ArchiveSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEnrollSequenceResponse parses an HTTP response from a EnrollSequenceWithResponse call
+func ParseEnrollSequenceResponse(rsp *http.Response) (*EnrollSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EnrollSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SequenceEnrollResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers EnrollSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnrollSequenceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnrollSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnrollSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSequenceEnrollmentsResponse parses an HTTP response from a ListSequenceEnrollmentsWithResponse call
+func ParseListSequenceEnrollmentsResponse(rsp *http.Response) (*ListSequenceEnrollmentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSequenceEnrollmentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SequenceEnrollmentPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSequenceEnrollmentsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSequenceEnrollmentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSequenceEnrollmentsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePauseSequenceResponse parses an HTTP response from a PauseSequenceWithResponse call
+func ParsePauseSequenceResponse(rsp *http.Response) (*PauseSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Sequence
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PauseSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PauseSequenceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PauseSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PauseSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeSequenceResponse parses an HTTP response from a ResumeSequenceWithResponse call
+func ParseResumeSequenceResponse(rsp *http.Response) (*ResumeSequenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeSequenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Sequence
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ResumeSequenceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResumeSequenceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeSequenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResumeSequenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSequenceStatsResponse parses an HTTP response from a GetSequenceStatsWithResponse call
+func ParseGetSequenceStatsResponse(rsp *http.Response) (*GetSequenceStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSequenceStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SequenceStats
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSequenceStatsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSequenceStatsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSequenceStatsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDeleteSessionResponse parses an HTTP response from a DeleteSessionWithResponse call
 func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36412,6 +41450,138 @@ func ParseRenderTemplateResponse(rsp *http.Response) (*RenderTemplateResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RenderTemplateResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTrackEventResponse parses an HTTP response from a TrackEventWithResponse call
+func ParseTrackEventResponse(rsp *http.Response) (*TrackEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TrackEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TrackResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers TrackEventResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers TrackEventResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers TrackEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackEventResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -44,6 +45,7 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 		return tk.Links(tracking.Send{AccountID: accountID, CampaignID: campaignID, SendID: sendID}, links, clicks, opens)
 	}
 	ecfg.Senders = senders
+	ecfg.Sequences = &sequence.Advancer{Pool: pool, Log: log}
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;
 		// after a crash a non-idempotent provider's leased rows all become unknown,

@@ -21,3 +21,27 @@ SELECT max(sent_at)::timestamptz FROM sends WHERE campaign_id = @campaign_id;
 -- campaign of the bench account is done by then), so each point starts from a
 -- table of the same size.
 DELETE FROM sends WHERE account_id = @account_id;
+
+-- name: BenchSequenceTemplate :one
+INSERT INTO templates (account_id, name, subject, text)
+VALUES (@account_id, 'bench sequence step', 'Step for {{.Name}}', 'Hello {{.Name}}')
+RETURNING id;
+
+-- name: BenchSequenceEnroll :execrows
+-- n of the account's subscribers enrolled at once, due now: the backlog a process
+-- finds after an outage, or a sequence's first step for a large import.
+INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
+SELECT s.account_id, @sequence_id, s.id, s.email, now(), 'manual'
+FROM subscribers s
+WHERE s.account_id = @account_id
+ORDER BY s.id
+LIMIT @n;
+
+-- name: BenchSequenceProgress :one
+-- How far the bench sequence is: enrollments done, step sends acknowledged, and
+-- when the last one was.
+SELECT (SELECT count(*) FROM sequence_enrollments e WHERE e.sequence_id = @sequence_id AND e.state <> 'active')::bigint AS advanced,
+       (SELECT count(*) FROM sends s JOIN sequence_steps st ON st.campaign_id = s.campaign_id
+        WHERE st.sequence_id = @sequence_id AND s.status = 'sent')::bigint AS sent,
+       coalesce((SELECT max(s.sent_at) FROM sends s JOIN sequence_steps st ON st.campaign_id = s.campaign_id
+                 WHERE st.sequence_id = @sequence_id), 'epoch')::timestamptz AS last_sent_at;

@@ -60,7 +60,10 @@ ORDER BY c.account_id, c.id;
 -- releases, the rescuer) read the campaign FOR SHARE, so once this lock is held
 -- every such statement has committed (and CampaignFinish, a new statement with a
 -- new snapshot, sees its rows) or waits and then sees the campaign 'sent'.
-SELECT id FROM campaigns WHERE id = @campaign_id AND status = 'sending' FOR UPDATE;
+-- Only a campaign of kind 'campaign' finishes: a message stream or a sequence's
+-- step campaign (always sending while it lives) is not locked for nothing each
+-- time a claim of it comes back empty.
+SELECT id FROM campaigns WHERE id = @campaign_id AND status = 'sending' AND kind = 'campaign' FOR UPDATE;
 
 -- name: CampaignFinish :one
 -- sending → sent once nothing is left to send or in flight; runs after

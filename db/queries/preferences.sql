@@ -72,7 +72,7 @@ WITH dropped AS (
         left_list = true, updated_at = now()
     FROM campaigns c
     WHERE c.account_id = @account_id
-      AND c.kind = 'campaign'
+      AND c.kind IN ('campaign', 'sequence')
       AND c.status IN ('sending', 'paused')
       AND cardinality(c.list_ids) > 0
       AND d.campaign_id = c.id

@@ -45,6 +45,9 @@ type Options struct {
 	// 1, 2, 4, … up to Executors executors in this process, each with its own pool
 	// and provider, on a fresh campaign to the same audience each time.
 	Executors int
+	// SequenceSteps is the backlog of due sequence steps one executor claims and
+	// sends (sendSequence); 0 means min(Recipients, 20,000), negative skips it.
+	SequenceSteps int
 }
 
 func (o *Options) defaults() error {
@@ -93,6 +96,9 @@ type Report struct {
 	Raw    Rate
 	// Curve is the send phase with 1, 2, 4, … executors (only with Executors > 1).
 	Curve []Send
+	// SequenceAdvanced and SequenceSent are the due sequence steps one executor
+	// advanced and sent (sendSequence).
+	SequenceAdvanced, SequenceSent Rate
 }
 
 // Rate is rows done in a duration.
@@ -168,6 +174,18 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 		ratio = rep.Send.PerSecond() / raw.PerSecond()
 	}
 	fmt.Fprintf(out, "raw: per_s=%.0f ratio=%.2f\n", raw.PerSecond(), ratio)
+	if o.SequenceSteps == 0 {
+		o.SequenceSteps = min(o.Recipients, 20_000)
+	}
+	if o.SequenceSteps > 0 {
+		adv, snt, err := sendSequence(ctx, pool, accountID, o, o.SequenceSteps)
+		if err != nil {
+			return rep, fmt.Errorf("sequences: %w", err)
+		}
+		rep.SequenceAdvanced, rep.SequenceSent = adv, snt
+		fmt.Fprintf(out, "sequences: due_steps=%d advanced_secs=%.2f advanced_per_s=%.0f sent_secs=%.2f sent_per_s=%.0f\n",
+			adv.Rows, adv.Secs, adv.PerSecond(), snt.Secs, snt.PerSecond())
+	}
 	if o.Executors > 1 {
 		if rep.Curve, err = curve(ctx, pool, accountID, o, rep.Send, out); err != nil {
 			return rep, fmt.Errorf("executors: %w", err)

@@ -26,7 +26,9 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	require.EqualValues(t, 500, rep.Build.Rows)
 	require.EqualValues(t, 500, rep.Send.Rows)
 	require.EqualValues(t, 500, rep.Raw.Rows)
-	for _, prefix := range []string{"import: rows=500 ", "build: recipients=500 ", "send: recipients=500 ", "raw: per_s="} {
+	require.EqualValues(t, 500, rep.SequenceSent.Rows)
+	for _, prefix := range []string{"import: rows=500 ", "build: recipients=500 ", "send: recipients=500 ", "raw: per_s=",
+		"sequences: due_steps=500 "} {
 		require.Contains(t, out.String(), "\n"+prefix)
 	}
 	for _, field := range []string{" busy=", "ack_p50_ms=", "ack_p99_ms=", "peak_rss_mb=", "ratio=", "\ncost: app_cpu_s_per_1k=",
@@ -34,7 +36,7 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 		require.Contains(t, out.String(), field)
 	}
 	require.Greater(t, rep.Send.PeakRSSMB, 0.0)
-	require.Len(t, strings.Split(strings.TrimSpace(out.String()), "\n"), 8)
+	require.Len(t, strings.Split(strings.TrimSpace(out.String()), "\n"), 9)
 	// The test database runs on this host, so every figure of the cost line is known.
 	cost := rep.Send.Cost
 	require.EqualValues(t, 500, cost.Messages)

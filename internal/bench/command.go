@@ -39,6 +39,7 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 	fs.DurationVar(&o.AckInterval, "ack-interval", 0, "executor: longest wait before acknowledging (0: its default)")
 	fs.IntVar(&o.AckBatch, "ack-batch", 0, "executor: most rows per acknowledgement (0: its default)")
 	fs.IntVar(&o.Executors, "executors", 1, "above 1: also print the throughput curve for 1, 2, 4, … up to N executors on one database")
+	fs.IntVar(&o.SequenceSteps, "sequence-steps", 0, "due sequence steps one executor claims and sends (0: min(recipients, 20000); -1: skip)")
 	sinkWhere := fs.String("sink", "process", "with --provider smtp: process (a child `sendonce sink smtp`, so its CPU is not the app's) or inprocess")
 	fs.BoolVar(&durable, "durable", false, "throwaway cluster with stock durability (default: fsync=off, synchronous_commit=off)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")

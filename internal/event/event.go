@@ -58,6 +58,13 @@ const (
 	// SenderComplaintRateExceeded: a sender's (or the environment provider's)
 	// complaint rate crossed SENDONCE_COMPLAINT_RATE_MAX; its campaigns pause.
 	SenderComplaintRateExceeded = "sender.complaint_rate_exceeded"
+
+	// SequenceStepSent: a sequence step's send was queued (its job id in data);
+	// the send's own outcome follows as send.* of the step's campaign.
+	SequenceStepSent = "sequence.step_sent"
+	// SequenceExited: an enrollment ended (reason completed, condition, left_list,
+	// suppressed, not_confirmed, timed_out, event_received, archived…).
+	SequenceExited = "sequence.exited"
 	// EndpointPing is the test event of POST /v1/event-endpoints/{id}/ping; it goes
 	// to that endpoint only.
 	EndpointPing = "endpoint.ping"
@@ -70,6 +77,7 @@ var Types = []string{
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
 	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed,
 	SuppressionCreated, SuppressionDeleted, EndpointDisabled, SenderComplaintRateExceeded,
+	SequenceStepSent, SequenceExited,
 }
 
 // ValidType reports whether t is in the catalogue.

@@ -89,6 +89,9 @@ type Config struct {
 	// Transactional builds the messages of the accounts' message streams; nil
 	// means this executor claims no transactional message.
 	Transactional MessageBuilder
+	// Sequences advances the accounts' sequences (sequence.go); nil: this process
+	// advances none (their step sends are still claimed like any campaign's).
+	Sequences SequenceAdvancer
 	// Senders routes campaigns that name a sender to its provider; nil: every
 	// campaign goes through the executor's provider.
 	Senders Senders
@@ -269,6 +272,10 @@ func (e *Executor) Start(ctx context.Context) {
 	go e.listen(ctx)
 	go e.schedule(ctx)
 	go e.maintain(ctx)
+	if e.cfg.Sequences != nil {
+		e.loops.Add(1)
+		go e.advanceSequences(ctx)
+	}
 }
 
 // Stop shuts down gracefully: stop claiming, let in-flight sends finish, acknowledge

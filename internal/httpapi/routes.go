@@ -5,6 +5,8 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sendonce/sendonce/internal/sequence"
 )
 
 // routes is the whole API on one screen. Every route here is in openapi.yaml, and a
@@ -156,6 +158,21 @@ func (s *Server) routes() {
 			r.Delete("/senders/{id}", s.handle(s.deleteSender))
 			r.With(s.unbounded).Post("/senders/{id}/verify", s.handle(s.verifySender))
 			r.Post("/domains/check", s.handle(s.checkDomain))
+
+			// Sequences: triggers, steps, enrollments; /track takes custom events.
+			r.Get("/sequences", s.handle(s.listSequences))
+			r.Post("/sequences", s.handle(s.createSequence))
+			r.Get("/sequences/{id}", s.handle(s.getSequence))
+			r.Put("/sequences/{id}", s.handle(s.updateSequence))
+			r.Delete("/sequences/{id}", s.handle(s.deleteSequence))
+			r.Post("/sequences/{id}/activate", s.handle(s.sequenceTransition(sequence.Activate)))
+			r.Post("/sequences/{id}/pause", s.handle(s.sequenceTransition(sequence.Pause)))
+			r.Post("/sequences/{id}/resume", s.handle(s.sequenceTransition(sequence.Resume)))
+			r.Post("/sequences/{id}/archive", s.handle(s.sequenceTransition(sequence.Archive)))
+			r.Post("/sequences/{id}/enroll", s.handle(s.enrollSequence))
+			r.Get("/sequences/{id}/enrollments", s.handle(s.listSequenceEnrollments))
+			r.Get("/sequences/{id}/stats", s.handle(s.sequenceStats))
+			r.Post("/track", s.handle(s.trackEvent))
 
 			r.Get("/api-keys", s.handle(s.listAPIKeys))
 			r.Delete("/api-keys/{id}", s.handle(s.revokeAPIKey))

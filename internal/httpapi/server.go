@@ -32,6 +32,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/template"
@@ -64,6 +65,8 @@ type Deps struct {
 	// means built on Pool with Messages.
 	Transactional *transactional.Service
 	Segments      *segment.Service
+	// Sequences manages the accounts' sequences and tracked events; nil means built on Pool.
+	Sequences *sequence.Service
 	// Senders manages the accounts' senders; nil means built on Pool with the key
 	// ring of Config.SecretsKey.
 	Senders *sender.Service
@@ -156,6 +159,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Config.EventStreamsPerKey <= 0 {
 		d.Config.EventStreamsPerKey = 10
+	}
+	if d.Sequences == nil {
+		d.Sequences = sequence.NewService(d.Pool)
 	}
 	if d.Segments == nil {
 		d.Segments = segment.NewService(d.Pool, d.Config.SegmentTimeout)

@@ -68,6 +68,17 @@ func TestCrossTenant(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(res.Body, &snd))
 
+	seqBody := map[string]any{"name": "welcome", "trigger": map[string]any{"type": "event", "event": "signed_up"},
+		"steps": []map[string]any{{"type": "send", "template_id": tpl.Id, "from_email": "hello@example.com"}}}
+	res = e.do(a, "POST", "/v1/sequences", seqBody)
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	seq := decodeAs[api.Sequence](t, res)
+	res = e.do(a, "POST", "/v1/sequences/"+itoa(seq.Id)+"/activate", nil)
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	res = e.do(a, "POST", "/v1/track", map[string]any{"event_id": "e-1", "name": "signed_up", "email": "a1@example.com"})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	require.Contains(t, string(res.Body), `"enrolled":1`)
+
 	res = e.do(a, "GET", "/v1/api-keys", nil)
 	require.Equal(t, http.StatusOK, res.Status)
 	var keys api.APIKeyPage
@@ -86,7 +97,9 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/event-endpoints", "/v1/event-endpoints/" + itoa(eventEndpoint.ID),
 			"/v1/event-endpoints/" + itoa(eventEndpoint.ID) + "/deliveries", "/v1/events",
 			"/v1/segments", "/v1/segments/" + itoa(seg.Id),
-			"/v1/senders", "/v1/senders/" + itoa(snd.ID), "/v1/api-keys"} {
+			"/v1/senders", "/v1/senders/" + itoa(snd.ID), "/v1/api-keys",
+			"/v1/sequences", "/v1/sequences/" + itoa(seq.Id), "/v1/sequences/" + itoa(seq.Id) + "/enrollments",
+			"/v1/sequences/" + itoa(seq.Id) + "/stats"} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -213,6 +226,22 @@ func TestCrossTenant(t *testing.T) {
 		"updateSender": {body: map[string]any{"name": "hijacked", "credentials": map[string]any{"server_token": "b-token"}}},
 		"deleteSender": {},
 		"verifySender": {},
+		// Sequences: B can neither read, change, run nor enroll into A's, nor
+		// build one from A's template; B's /track with A's event id and address is
+		// B's own event (B has no such subscriber: it triggers nothing).
+		"listSequences":           {expect: http.StatusOK},
+		"createSequence":          {body: seqBody, expect: http.StatusUnprocessableEntity},
+		"getSequence":             {},
+		"updateSequence":          {body: map[string]any{"name": "hijacked", "trigger": map[string]any{"type": "manual"}, "steps": []map[string]any{{"type": "wait", "duration": "1h"}}}},
+		"deleteSequence":          {},
+		"activateSequence":        {},
+		"pauseSequence":           {},
+		"resumeSequence":          {},
+		"archiveSequence":         {},
+		"enrollSequence":          {body: map[string]any{"email": "a1@example.com"}},
+		"listSequenceEnrollments": {query: "?email=a1@example.com"},
+		"getSequenceStats":        {},
+		"trackEvent":              {body: map[string]any{"event_id": "e-1", "name": "signed_up", "email": "a1@example.com"}, expect: http.StatusOK},
 		// Deliveries carry no API key: the endpoint's signature authenticates, and an
 		// unsigned post to A's endpoint is refused whoever sends it.
 		"deliverWebhook": {body: map[string]any{"type": "subscriber.unsubscribed", "data": map[string]any{"email": "a1@example.com"}}, expect: http.StatusUnauthorized},
@@ -270,6 +299,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(eventEndpoint.ID))
 		case strings.HasPrefix(path, "/v1/senders/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(snd.ID))
+		case strings.HasPrefix(path, "/v1/sequences/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(seq.Id))
 		case strings.HasPrefix(path, "/v1/api-keys/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(keyID))
 		case strings.HasPrefix(path, "/v1/dev/inbox/"):

@@ -74,6 +74,67 @@ func (q *Queries) BenchSentAt(ctx context.Context, arg BenchSentAtParams) ([]Ben
 	return items, nil
 }
 
+const benchSequenceEnroll = `-- name: BenchSequenceEnroll :execrows
+INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
+SELECT s.account_id, $1, s.id, s.email, now(), 'manual'
+FROM subscribers s
+WHERE s.account_id = $2
+ORDER BY s.id
+LIMIT $3
+`
+
+type BenchSequenceEnrollParams struct {
+	SequenceID int64
+	AccountID  int64
+	N          int32
+}
+
+// n of the account's subscribers enrolled at once, due now: the backlog a process
+// finds after an outage, or a sequence's first step for a large import.
+func (q *Queries) BenchSequenceEnroll(ctx context.Context, arg BenchSequenceEnrollParams) (int64, error) {
+	result, err := q.db.Exec(ctx, benchSequenceEnroll, arg.SequenceID, arg.AccountID, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const benchSequenceProgress = `-- name: BenchSequenceProgress :one
+SELECT (SELECT count(*) FROM sequence_enrollments e WHERE e.sequence_id = $1 AND e.state <> 'active')::bigint AS advanced,
+       (SELECT count(*) FROM sends s JOIN sequence_steps st ON st.campaign_id = s.campaign_id
+        WHERE st.sequence_id = $1 AND s.status = 'sent')::bigint AS sent,
+       coalesce((SELECT max(s.sent_at) FROM sends s JOIN sequence_steps st ON st.campaign_id = s.campaign_id
+                 WHERE st.sequence_id = $1), 'epoch')::timestamptz AS last_sent_at
+`
+
+type BenchSequenceProgressRow struct {
+	Advanced   int64
+	Sent       int64
+	LastSentAt time.Time
+}
+
+// How far the bench sequence is: enrollments done, step sends acknowledged, and
+// when the last one was.
+func (q *Queries) BenchSequenceProgress(ctx context.Context, sequenceID int64) (BenchSequenceProgressRow, error) {
+	row := q.db.QueryRow(ctx, benchSequenceProgress, sequenceID)
+	var i BenchSequenceProgressRow
+	err := row.Scan(&i.Advanced, &i.Sent, &i.LastSentAt)
+	return i, err
+}
+
+const benchSequenceTemplate = `-- name: BenchSequenceTemplate :one
+INSERT INTO templates (account_id, name, subject, text)
+VALUES ($1, 'bench sequence step', 'Step for {{.Name}}', 'Hello {{.Name}}')
+RETURNING id
+`
+
+func (q *Queries) BenchSequenceTemplate(ctx context.Context, accountID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, benchSequenceTemplate, accountID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const benchVacuumAnalyze = `-- name: BenchVacuumAnalyze :exec
 VACUUM ANALYZE subscribers, sends
 `

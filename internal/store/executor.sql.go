@@ -188,7 +188,7 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 }
 
 const campaignLockSending = `-- name: CampaignLockSending :one
-SELECT id FROM campaigns WHERE id = $1 AND status = 'sending' FOR UPDATE
+SELECT id FROM campaigns WHERE id = $1 AND status = 'sending' AND kind = 'campaign' FOR UPDATE
 `
 
 // The finish's first step, in the finish's transaction: the campaign row locked
@@ -196,6 +196,9 @@ SELECT id FROM campaigns WHERE id = $1 AND status = 'sending' FOR UPDATE
 // releases, the rescuer) read the campaign FOR SHARE, so once this lock is held
 // every such statement has committed (and CampaignFinish, a new statement with a
 // new snapshot, sees its rows) or waits and then sees the campaign 'sent'.
+// Only a campaign of kind 'campaign' finishes: a message stream or a sequence's
+// step campaign (always sending while it lives) is not locked for nothing each
+// time a claim of it comes back empty.
 func (q *Queries) CampaignLockSending(ctx context.Context, campaignID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, campaignLockSending, campaignID)
 	var id int64

@@ -7,6 +7,8 @@ package store
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type Account struct {
@@ -319,6 +321,64 @@ type Sender struct {
 	UpdatedAt      time.Time
 }
 
+type Sequence struct {
+	ID             int64
+	AccountID      int64
+	Name           string
+	Status         string
+	TriggerType    string
+	ListID         *int64
+	EventName      *string
+	TimeZone       string
+	LateAfter      pgtype.Interval
+	Steps          json.RawMessage
+	SweptAt        *time.Time
+	ActivatedAt    *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	DateAttribute  *string
+	DateOffsetDays int32
+	DateAt         string
+}
+
+type SequenceEnrollment struct {
+	ID           int64
+	AccountID    int64
+	SequenceID   int64
+	SubscriberID int64
+	Email        string
+	Step         int32
+	State        string
+	DueAt        time.Time
+	WaitingFor   *string
+	EventSeen    bool
+	Data         json.RawMessage
+	Trigger      string
+	ExitReason   *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	FinishedAt   *time.Time
+}
+
+type SequenceStep struct {
+	SequenceID int64
+	Position   int32
+	AccountID  int64
+	CampaignID int64
+}
+
+type SequenceStepLog struct {
+	ID           int64
+	AccountID    int64
+	SequenceID   int64
+	EnrollmentID int64
+	Step         int32
+	Outcome      string
+	Reason       *string
+	JobID        *string
+	At           time.Time
+}
+
 type SoftBounce struct {
 	ID         int64
 	AccountID  int64
@@ -380,6 +440,18 @@ type TemplateAttachment struct {
 	ContentType string
 	ContentID   string
 	Sha256      []byte
+}
+
+type TrackEvent struct {
+	AccountID    int64
+	EventID      string
+	Name         string
+	EmailLower   string
+	SubscriberID *int64
+	Data         json.RawMessage
+	Enrolled     int32
+	Woke         int32
+	CreatedAt    time.Time
 }
 
 type TrackedLink struct {

@@ -1,0 +1,399 @@
+-- Sequences (migration 00290): definitions, their step campaigns, enrollments and
+-- the advancer's statements. Tenant queries filter on account_id; the advancer's
+-- claim and the trigger sweep read every account and say so.
+
+-- name: SequenceCreate :one
+INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps,
+                       date_attribute, date_offset_days, date_at)
+VALUES (@account_id, @name, @trigger_type, sqlc.narg('list_id'), sqlc.narg('event_name'), sqlc.arg(time_zone),
+        sqlc.narg('late_after')::interval, @steps, sqlc.narg('date_attribute'), @date_offset_days, @date_at)
+RETURNING *;
+
+-- name: SequenceGet :one
+SELECT * FROM sequences WHERE account_id = @account_id AND id = @id;
+
+-- name: SequenceList :many
+SELECT * FROM sequences WHERE account_id = @account_id AND id > @after_id ORDER BY id LIMIT @lim;
+
+-- name: SequenceUpdate :one
+-- Any state but archived may be edited. Enrollments keep their position: an edit
+-- affects the steps they have not reached yet.
+UPDATE sequences
+SET name = @name, trigger_type = @trigger_type, list_id = sqlc.narg('list_id'), event_name = sqlc.narg('event_name'),
+    time_zone = sqlc.arg(time_zone), late_after = sqlc.narg('late_after')::interval, steps = @steps,
+    date_attribute = sqlc.narg('date_attribute'), date_offset_days = @date_offset_days, date_at = @date_at,
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE account_id = @account_id AND id = @id AND status <> 'archived'
+RETURNING *;
+
+-- name: SequenceDelete :execrows
+-- Only a draft is deleted; a sequence that ran is archived, keeping its history.
+DELETE FROM sequences WHERE account_id = @account_id AND id = @id AND status = 'draft';
+
+-- name: SequenceTransition :one
+-- The compare-and-set of every state change: no row back means the sequence is
+-- not in a state the change starts from (409) or not the account's (404).
+UPDATE sequences
+SET status = sqlc.arg('to')::text,
+    activated_at = CASE WHEN sqlc.arg('to')::text = 'active'
+                        THEN coalesce(activated_at, coalesce(sqlc.narg('now')::timestamptz, now())) ELSE activated_at END,
+    swept_at = CASE WHEN sqlc.arg('to')::text = 'active'
+                    THEN coalesce(swept_at, coalesce(sqlc.narg('now')::timestamptz, now())) ELSE swept_at END,
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE account_id = @account_id AND id = @id AND status = ANY(sqlc.arg('from')::text[])
+RETURNING *;
+
+-- name: SequenceOwned :one
+-- Which of the ids a definition names belong to the account.
+SELECT coalesce((SELECT array_agg(t.id) FROM templates t WHERE t.account_id = sqlc.arg(account_id)::bigint AND t.id = ANY(sqlc.arg(template_ids)::bigint[])), '{}')::bigint[] AS templates,
+       coalesce((SELECT array_agg(x.id) FROM senders x WHERE x.account_id = sqlc.arg(account_id)::bigint AND x.id = ANY(sqlc.arg(sender_ids)::bigint[])), '{}')::bigint[] AS senders,
+       coalesce((SELECT array_agg(g.id) FROM segments g WHERE g.account_id = sqlc.arg(account_id)::bigint AND g.id = ANY(sqlc.arg(segment_ids)::bigint[])), '{}')::bigint[] AS segments,
+       coalesce((SELECT array_agg(l.id) FROM lists l WHERE l.account_id = sqlc.arg(account_id)::bigint AND l.id = ANY(sqlc.arg(list_ids)::bigint[])), '{}')::bigint[] AS lists;
+
+-- name: SequenceStepCampaigns :many
+SELECT position, campaign_id FROM sequence_steps WHERE account_id = @account_id AND sequence_id = @sequence_id ORDER BY position;
+
+-- name: SequenceStepCampaignUpsert :one
+-- The campaign that carries send step `position`, made or brought up to date from
+-- the step's template. It is 'sending' while the sequence is active, 'paused'
+-- while paused; its list_ids are the sequence's list, so an opt-out from that
+-- list flags its queued rows (SendSuppressLeftLists) and the claim skips them. A
+-- step naming no sender is pinned to the account's default sender of this moment.
+WITH tpl AS (
+    SELECT t.subject, t.html, t.text, t.language FROM templates t
+    WHERE t.account_id = @account_id AND t.id = @template_id
+), existing AS (
+    SELECT st.campaign_id FROM sequence_steps st
+    WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id AND st.position = @position
+), updated AS (
+    UPDATE campaigns c
+    SET subject = tpl.subject, html_template = tpl.html, text_template = tpl.text, language = tpl.language,
+        from_email = @from_email, from_name = @from_name, reply_to = @reply_to,
+        list_ids = @list_ids::bigint[], template_id = @template_id,
+        sender_id = coalesce(sqlc.narg('sender_id')::bigint,
+                             (SELECT s.id FROM senders s WHERE s.account_id = @account_id AND s.is_default)),
+        status = CASE WHEN c.status = 'cancelled' THEN c.status ELSE @status::text END,
+        updated_at = now()
+    FROM tpl, existing e
+    WHERE c.account_id = @account_id AND c.id = e.campaign_id AND c.kind = 'sequence'
+    RETURNING c.id
+), inserted AS (
+    INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
+                           language, list_ids, status, kind, approved_at, started_at, sender_id, template_id)
+    SELECT @account_id, left('sequence ' || @sequence_id::bigint || ' step ' || @position::int, 200), tpl.subject,
+           @from_email, @from_name, @reply_to, tpl.html, tpl.text, tpl.language, @list_ids::bigint[], @status::text,
+           'sequence', now(), now(),
+           coalesce(sqlc.narg('sender_id')::bigint,
+                    (SELECT s.id FROM senders s WHERE s.account_id = @account_id AND s.is_default)),
+           @template_id
+    FROM tpl
+    WHERE NOT EXISTS (SELECT 1 FROM existing)
+    RETURNING id
+), linked AS (
+    INSERT INTO sequence_steps (sequence_id, position, account_id, campaign_id)
+    SELECT @sequence_id, @position, @account_id, i.id FROM inserted i
+)
+SELECT id FROM updated UNION ALL SELECT id FROM inserted;
+
+-- name: SequenceCampaignsSetStatus :execrows
+-- Pause, resume or archive every step campaign of a sequence, in the transition's
+-- transaction: a paused step campaign is not claimed (SendClaimBatch's campaign
+-- guard), a cancelled one has its queued rows closed by the cancel sweep.
+UPDATE campaigns c
+SET status = @status::text,
+    cancelled_at = CASE WHEN @status::text = 'cancelled' THEN now() ELSE c.cancelled_at END,
+    updated_at = now()
+FROM sequence_steps st
+WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id
+  AND c.account_id = @account_id AND c.id = st.campaign_id AND c.kind = 'sequence' AND c.status <> 'cancelled';
+
+-- name: SequenceExitAll :execrows
+-- Archiving ends every enrollment still running, with its reason.
+WITH ended AS (
+    UPDATE sequence_enrollments e
+    SET state = 'exited', exit_reason = 'archived', waiting_for = NULL,
+        finished_at = coalesce(sqlc.narg('now')::timestamptz, now()), updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE e.account_id = @account_id AND e.sequence_id = @sequence_id AND e.state = 'active'
+    RETURNING e.id, e.step
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT @account_id, @sequence_id, x.id, x.step, 'exited', 'archived', coalesce(sqlc.narg('now')::timestamptz, now())
+FROM ended x;
+
+-- name: SequenceSubscriberByEmail :one
+SELECT id, email FROM subscribers WHERE account_id = @account_id AND email_lower = lower(@email::text);
+
+-- name: SequenceSubscriberByID :one
+SELECT id, email FROM subscribers WHERE account_id = @account_id AND id = @id;
+
+-- name: SequenceEnroll :one
+-- Once per (sequence, subscriber): a second trigger finds the enrollment and adds
+-- nothing (no row back). The 'entered' line of the timeline is written with it.
+WITH enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    VALUES (@account_id, @sequence_id, @subscriber_id, @email, coalesce(sqlc.narg('now')::timestamptz, now()),
+            @data, @trigger)
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+), logged AS (
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+    SELECT @account_id, @sequence_id, e.id, 0, 'entered', @trigger, coalesce(sqlc.narg('now')::timestamptz, now())
+    FROM enrolled e
+)
+SELECT id FROM enrolled;
+
+-- name: SequenceEventSequences :many
+-- The active sequences a custom event triggers.
+SELECT id FROM sequences
+WHERE account_id = @account_id AND status = 'active' AND trigger_type = 'event' AND event_name = @event_name
+ORDER BY id;
+
+-- name: TrackEventInsert :one
+-- Idempotent by the event's own id: a replay inserts nothing (no row back).
+INSERT INTO track_events (account_id, event_id, name, email_lower, subscriber_id, data, created_at)
+VALUES (@account_id, @event_id, @name, lower(@email::text), sqlc.narg('subscriber_id'), @data,
+        coalesce(sqlc.narg('now')::timestamptz, now()))
+ON CONFLICT (account_id, event_id) DO NOTHING
+RETURNING created_at;
+
+-- name: TrackEventGet :one
+SELECT * FROM track_events WHERE account_id = @account_id AND event_id = @event_id;
+
+-- name: TrackEventCounts :exec
+UPDATE track_events SET enrolled = @enrolled, woke = @woke WHERE account_id = @account_id AND event_id = @event_id;
+
+-- name: SequenceWake :execrows
+-- An awaited event arrived: the subscriber's enrollments waiting for it are due
+-- now, with the event's data merged into theirs. The advancer takes the
+-- on_event branch.
+UPDATE sequence_enrollments
+SET event_seen = true, due_at = coalesce(sqlc.narg('now')::timestamptz, now()), data = data || @data::jsonb,
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE account_id = @account_id AND subscriber_id = @subscriber_id AND state = 'active' AND waiting_for = @event_name;
+
+-- name: SequenceListSweep :many
+-- The trigger sweep: every active list-triggered sequence, with the window of
+-- memberships to look at (since the watermark less an overlap, so a membership
+-- whose transaction committed after the last sweep's snapshot is not missed; a
+-- second look at one enrolls nothing). Not a tenant query: the executors run it.
+SELECT id, account_id, trigger_type, list_id, activated_at, swept_at
+FROM sequences
+WHERE status = 'active' AND trigger_type IN ('list_joined', 'confirmed') AND list_id IS NOT NULL
+ORDER BY id;
+
+-- name: SequenceSweepList :execrows
+-- Enrolls the members of the sequence's list whose membership became subscribed
+-- in the window (and, for 'confirmed', whose address is confirmed), never before
+-- the sequence was activated. Runs with the watermark update in one transaction.
+WITH enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT @account_id, @sequence_id, s.id, s.email, coalesce(sqlc.narg('now')::timestamptz, now()), '{}', @trigger::text
+    FROM list_members m
+    JOIN subscribers s ON s.id = m.subscriber_id AND s.account_id = @account_id
+    WHERE m.list_id = @list_id AND m.status = 'subscribed'
+      AND m.status_at >= @since::timestamptz
+      AND (@trigger::text <> 'confirmed' OR s.status = 'confirmed')
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT @account_id, @sequence_id, e.id, 0, 'entered', @trigger::text, coalesce(sqlc.narg('now')::timestamptz, now())
+FROM enrolled e;
+
+-- name: SequenceSwept :exec
+UPDATE sequences SET swept_at = @swept_at WHERE id = @id AND swept_at < @swept_at;
+
+-- name: SequenceClaimDue :many
+-- The advancer's claim, for every account in one statement: a loose index scan
+-- over the accounts with active enrollments (sequence_enrollments_due_idx), then
+-- the oldest due enrollments of each, at most per_account of one account and n
+-- in all, locked SKIP LOCKED so replicas take disjoint work. The caller holds the
+-- transaction while it evaluates them (a few short statements each) and commits
+-- the step, its send row and its events together. Enrollments of a sequence that
+-- is not active wait where they are (a paused sequence resumes them). Not a
+-- tenant query.
+WITH RECURSIVE accts AS (
+    (SELECT e.account_id FROM sequence_enrollments e WHERE e.state = 'active' ORDER BY e.account_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.account_id FROM sequence_enrollments e
+            WHERE e.state = 'active' AND e.account_id > a.account_id ORDER BY e.account_id LIMIT 1)
+    FROM accts a WHERE a.account_id IS NOT NULL
+)
+SELECT d.id, d.account_id, d.sequence_id, d.subscriber_id, d.email, d.step, d.due_at, d.waiting_for,
+       d.event_seen, d.data
+FROM accts a
+CROSS JOIN LATERAL (
+    SELECT e.* FROM sequence_enrollments e
+    WHERE e.account_id = a.account_id AND e.state = 'active'
+      AND e.due_at <= coalesce(sqlc.narg('now')::timestamptz, now())
+      AND EXISTS (SELECT 1 FROM sequences q WHERE q.id = e.sequence_id AND q.status = 'active')
+    ORDER BY e.due_at, e.id
+    LIMIT @per_account
+    FOR UPDATE OF e SKIP LOCKED
+) d
+WHERE a.account_id IS NOT NULL
+LIMIT @n;
+
+-- name: SequenceForAdvance :one
+SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequences WHERE id = @id;
+
+-- name: SequenceSubscriberLock :one
+-- The subscriber, locked FOR SHARE until the step commits: an opt-out that
+-- changes the row after this waits for the step (and then flags its send row),
+-- and a step never queues a send after an opt-out committed. NOWAIT: the
+-- advancer never waits on an opt-out in progress (holding a batch's locks while
+-- waiting would close a cycle with a multi-row opt-out: deadlock); the
+-- enrollment is evaluated again at the next tick instead.
+SELECT s.id, s.email, s.email_lower, s.status, s.attributes,
+       EXISTS (SELECT 1 FROM suppressions x WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)::bool AS suppressed
+FROM subscribers s
+WHERE s.account_id = @account_id AND s.id = @id
+FOR SHARE OF s NOWAIT;
+
+-- name: SequenceSubscriberAttributes :one
+-- The subscriber's attributes (its time zone), read without a lock.
+SELECT attributes FROM subscribers WHERE account_id = @account_id AND id = @id;
+
+-- name: SequenceMembershipLock :one
+-- The subscriber's membership of the sequence's list, locked as the subscriber is
+-- (NOWAIT likewise).
+SELECT status FROM list_members
+WHERE account_id = @account_id AND list_id = @list_id AND subscriber_id = @subscriber_id
+FOR SHARE NOWAIT;
+
+-- name: SequenceSendInsert :one
+-- A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>'
+-- (sends_job_id_key), in the step's campaign. Queued due at once
+-- ('-infinity', as a build's rows), so the claim takes it in id order. A second
+-- insert of the same step (a re-run after a crash) adds nothing: no row back.
+INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
+VALUES (@campaign_id, @account_id, @subscriber_id, @email::text, lower(@email::text), @job_id)
+ON CONFLICT DO NOTHING
+RETURNING id;
+
+-- name: SequenceInSegment :one
+-- Whether the subscriber is in the segment now (the segment's filter, as the
+-- campaign build applies it, for one subscriber).
+SELECT EXISTS (
+    SELECT 1 FROM subscribers s JOIN segments g ON g.account_id = s.account_id AND g.id = @segment_id
+    WHERE s.account_id = @account_id AND s.id = @subscriber_id
+      AND (g.match IS NULL OR s.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR s.created_at < g.created_before))::bool;
+
+-- name: SequenceLeftList :one
+-- Whether the subscriber is not (or no longer) a subscribed member of the list.
+SELECT NOT EXISTS (SELECT 1 FROM list_members
+                   WHERE account_id = @account_id AND list_id = @list_id AND subscriber_id = @subscriber_id
+                     AND status = 'subscribed')::bool;
+
+-- name: SequenceDataMatch :one
+-- A condition on the enrollment's data (the trigger's and awaited events'): a
+-- jsonpath predicate, bound as a parameter, never SQL. An error inside it is
+-- silent under @@: no match.
+SELECT coalesce(jsonb_path_match(sqlc.arg(data)::jsonb, sqlc.arg(match)::text::jsonpath, '{}', true), false)::bool AS matched;
+
+-- name: SequenceJsonpathCheck :one
+-- PostgreSQL parses a condition's predicate as it is saved (a 22/42 error is a 422).
+SELECT (sqlc.arg(match)::text::jsonpath)::text AS canonical;
+
+-- name: SequenceEnrollmentSave :exec
+-- The enrollment after its evaluation, in the claim's transaction.
+UPDATE sequence_enrollments
+SET step = @step, state = @state, due_at = @due_at, waiting_for = sqlc.narg('waiting_for'),
+    event_seen = @event_seen, exit_reason = sqlc.narg('exit_reason'),
+    finished_at = CASE WHEN @state::text = 'active' THEN NULL ELSE coalesce(sqlc.narg('now')::timestamptz, now()) END,
+    updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE id = @id;
+
+-- name: SequenceLog :exec
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at)
+VALUES (@account_id, @sequence_id, @enrollment_id, @step, @outcome, sqlc.narg('reason'), sqlc.narg('job_id'),
+        coalesce(sqlc.narg('now')::timestamptz, now()));
+
+-- name: SequenceEnrollmentList :many
+-- The per-subscriber timeline's enrollments (email: one address; NULL: all, by id).
+SELECT * FROM sequence_enrollments
+WHERE account_id = @account_id AND sequence_id = @sequence_id AND id > @after_id
+  AND (sqlc.narg('email')::text IS NULL OR lower(email) = lower(sqlc.narg('email')::text))
+ORDER BY id
+LIMIT @lim;
+
+-- name: SequenceTimeline :many
+-- What happened to these enrollments, step by step, with each send's status now.
+SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at
+FROM sequence_step_log l
+LEFT JOIN sends s ON l.job_id IS NOT NULL AND s.job_id = l.job_id AND s.job_id NOT LIKE 'campaign:%'
+WHERE l.account_id = @account_id AND l.enrollment_id = ANY(@enrollment_ids::bigint[])
+ORDER BY l.enrollment_id, l.id;
+
+-- name: SequenceStepStats :many
+-- Per step: how many enrollments reached it, were handed to the send path, skipped,
+-- exited (by reason), and what became of the sends.
+SELECT l.step, l.outcome, coalesce(l.reason, '')::text AS reason, count(*)::bigint AS n
+FROM sequence_step_log l
+WHERE l.account_id = @account_id AND l.sequence_id = @sequence_id
+GROUP BY l.step, l.outcome, coalesce(l.reason, '')
+ORDER BY l.step, l.outcome, 3;
+
+-- name: SequenceSendStats :many
+SELECT st.position AS step, s.status, count(*)::bigint AS n
+FROM sequence_steps st
+JOIN sends s ON s.campaign_id = st.campaign_id
+WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id
+GROUP BY st.position, s.status
+ORDER BY st.position, s.status;
+
+-- name: SequenceStateCounts :many
+SELECT state, count(*)::bigint AS n FROM sequence_enrollments
+WHERE account_id = @account_id AND sequence_id = @sequence_id
+GROUP BY state ORDER BY state;
+
+-- name: SequenceEnrollmentKeep :exec
+-- An enrollment whose evaluation was rolled back stays where it was, due again at due_at.
+UPDATE sequence_enrollments
+SET due_at = @due_at, updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE id = @id;
+
+-- name: SequenceDateSweepList :many
+-- The date-triggered sequences due for a sweep (at most one a minute each). Not a
+-- tenant query: the executors run it.
+SELECT id, account_id, list_id, time_zone, date_attribute, date_offset_days, date_at, activated_at
+FROM sequences
+WHERE status = 'active' AND trigger_type = 'date_attribute' AND date_attribute IS NOT NULL
+  AND (swept_at IS NULL OR swept_at <= activated_at
+       OR swept_at < coalesce(sqlc.narg('now')::timestamptz, now()) - interval '1 minute')
+ORDER BY id;
+
+-- name: SequenceSweepDate :execrows
+-- Enrolls the subscribers (confirmed; members of list_id when set) whose date
+-- attribute plus the offset, at the time of day in the sequence's zone, falls
+-- from the activation to a day ahead, due at that moment. The date is read with
+-- a jsonpath .datetime("YYYY-MM-DD") in silent mode: a missing or malformed value
+-- enrolls nobody rather than failing the sweep. It reads every subscriber of the
+-- account, hence at most once a minute.
+WITH cand AS (
+    SELECT s.id, s.email,
+           (((jsonb_path_query_first(s.attributes, sqlc.arg(path)::text::jsonpath, '{}', true) #>> '{}')::date
+             + sqlc.arg(offset_days)::int) + sqlc.arg(at)::text::time) AT TIME ZONE sqlc.arg(tz)::text AS due
+    FROM subscribers s
+    WHERE s.account_id = @account_id AND s.status = 'confirmed'
+      AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint
+            AND m.subscriber_id = s.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT @account_id, @sequence_id, c.id, c.email, c.due, '{}', 'date_attribute'
+    FROM cand c
+    WHERE c.due >= @since::timestamptz AND c.due < @until::timestamptz
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT @account_id, @sequence_id, e.id, 0, 'entered', 'date_attribute', coalesce(sqlc.narg('now')::timestamptz, now())
+FROM enrolled e;

@@ -1,0 +1,529 @@
+package sequence
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Event types of sequences (internal/event's catalogue lists them too).
+const (
+	EventStepSent = "sequence.step_sent"
+	EventExited   = "sequence.exited"
+)
+
+// Advancer moves due enrollments along. Every executor process runs one; their
+// claims are SKIP LOCKED, so replicas take disjoint enrollments. Each batch is one
+// transaction: the steps it evaluates, the send rows it queues, the timeline and
+// the events commit together or not at all, so a crash anywhere in it leaves the
+// enrollments as they were, to be evaluated again (and a step's send row, keyed by
+// its job id, can only ever be queued once).
+type Advancer struct {
+	Pool *pgxpool.Pool
+	Log  *slog.Logger
+	// Now is the clock (nil: time.Now); tests move it instead of sleeping.
+	Now func() time.Time
+	// Batch is how many enrollments one transaction advances (default 100), and
+	// PerAccount how many of them one account may take (default Batch/2, at least 1).
+	Batch, PerAccount int
+	// Parallel is how many batches one Tick advances at once (default 3); each
+	// holds a connection while it runs.
+	Parallel int
+	// SweepOverlap is how far before the last sweep a list trigger's sweep looks
+	// again, for memberships whose transaction committed after it (default 10m).
+	SweepOverlap time.Duration
+}
+
+func (a *Advancer) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Advancer) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
+}
+
+// Tick runs the trigger sweep and advances due enrollments until a claim finds
+// none due, and reports how many enrollments it advanced. (A batch can come back
+// short while more is due: one account may take only PerAccount of it.)
+func (a *Advancer) Tick(ctx context.Context) (int, error) {
+	if err := a.Sweep(ctx); err != nil {
+		return 0, err
+	}
+	// Evaluating a step is a few round trips per enrollment; Parallel claimers
+	// (disjoint by SKIP LOCKED) keep the connection busy instead of waiting on them.
+	var (
+		mu    sync.Mutex
+		total int
+		errs  []error
+		wg    sync.WaitGroup
+	)
+	for range a.parallel() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n, err := a.Advance(ctx)
+				mu.Lock()
+				total += n
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+				if err != nil || n == 0 || ctx.Err() != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return total, errors.Join(errs...)
+}
+
+func (a *Advancer) parallel() int {
+	if a.Parallel > 0 {
+		return a.Parallel
+	}
+	return 3
+}
+
+func (a *Advancer) batch() int {
+	if a.Batch > 0 {
+		return a.Batch
+	}
+	return 100
+}
+
+// Sweep enrolls, for every active list-triggered sequence, the members whose
+// membership became subscribed since its last sweep, and for every date-triggered
+// one (at most once a minute), the subscribers whose date falls before a day ahead.
+func (a *Advancer) Sweep(ctx context.Context) error {
+	if err := a.sweepDates(ctx); err != nil {
+		return err
+	}
+	q := store.New(a.Pool)
+	seqs, err := q.SequenceListSweep(ctx)
+	if err != nil {
+		return err
+	}
+	overlap := a.SweepOverlap
+	if overlap <= 0 {
+		overlap = 10 * time.Minute
+	}
+	for _, s := range seqs {
+		now := a.now()
+		since := now.Add(-overlap)
+		if s.SweptAt != nil {
+			since = s.SweptAt.Add(-overlap)
+		}
+		if s.ActivatedAt != nil && since.Before(*s.ActivatedAt) {
+			since = *s.ActivatedAt
+		}
+		err := postgres.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+			q := store.New(tx)
+			if _, err := q.SequenceSweepList(ctx, store.SequenceSweepListParams{AccountID: s.AccountID, SequenceID: s.ID,
+				Trigger: s.TriggerType, ListID: *s.ListID, Since: since, Now: &now}); err != nil {
+				return err
+			}
+			return q.SequenceSwept(ctx, store.SequenceSweptParams{ID: s.ID, SweptAt: &now})
+		})
+		if err != nil {
+			return fmt.Errorf("sweep sequence %d: %w", s.ID, err)
+		}
+	}
+	return nil
+}
+
+// loaded is a sequence as the advancer needs it, read once per batch.
+type loaded struct {
+	row       store.SequenceForAdvanceRow
+	steps     []Step
+	campaigns map[int]int64
+	loc       *time.Location
+	late      time.Duration
+}
+
+// Advance claims one batch of due enrollments and evaluates each as far as it
+// goes now (through sends and passed conditions, up to a wait), in one
+// transaction, and reports how many it claimed. An enrollment whose evaluation
+// fails is rolled back alone (a savepoint) and tried again a minute later.
+func (a *Advancer) Advance(ctx context.Context) (int, error) {
+	ctx = context.WithoutCancel(ctx) // a claimed batch is finished or rolled back, never stranded
+	n := a.batch()
+	per := a.PerAccount
+	if per <= 0 {
+		per = max(1, n/2)
+	}
+	now := a.now()
+	claimed, busy := 0, false
+	err := postgres.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		rows, err := q.SequenceClaimDue(ctx, store.SequenceClaimDueParams{Now: &now, PerAccount: int32(per), N: int32(n)})
+		if err != nil {
+			return err
+		}
+		claimed = len(rows)
+		seqs := map[int64]*loaded{}
+		for _, r := range rows {
+			s := seqs[r.SequenceID]
+			if s == nil {
+				if s, err = load(ctx, q, r.SequenceID); err != nil {
+					return err
+				}
+				seqs[r.SequenceID] = s
+			}
+			sp, err := tx.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			if err := a.advanceOne(ctx, sp, s, r, now); err != nil {
+				_ = sp.Rollback(ctx)
+				// The enrollment stays at its step, due again soon: at once when an
+				// opt-out (or another change) held its subscriber's rows, a minute
+				// later when the evaluation failed.
+				retry := time.Minute
+				var pg *pgconn.PgError
+				if errors.As(err, &pg) && pg.Code == "55P03" {
+					retry = 0
+				} else {
+					a.log().Error("sequence step failed; retried in a minute", "sequence_id", r.SequenceID,
+						"enrollment_id", r.ID, "step", r.Step, "err", err)
+				}
+				busy = busy || retry == 0
+				if err := q.SequenceEnrollmentKeep(ctx, store.SequenceEnrollmentKeepParams{ID: r.ID,
+					DueAt: now.Add(retry), Now: &now}); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := sp.Commit(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if busy && err == nil {
+		// Enrollments left for a lock are due again at once; a Tick that looped on
+		// them would spin while the opt-out holding it runs, so this claim reports
+		// no progress for them and the next tick takes them.
+		return 0, nil
+	}
+	return claimed, err
+}
+
+func load(ctx context.Context, q *store.Queries, id int64) (*loaded, error) {
+	row, err := q.SequenceForAdvance(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s := &loaded{row: row, campaigns: map[int]int64{}}
+	if err := json.Unmarshal(row.Steps, &s.steps); err != nil {
+		return nil, fmt.Errorf("sequence %d steps: %w", id, err)
+	}
+	if s.loc, err = time.LoadLocation(row.TimeZone); err != nil {
+		s.loc = time.UTC
+	}
+	if row.LateAfter.Valid {
+		s.late = time.Duration(row.LateAfter.Microseconds)*time.Microsecond + time.Duration(row.LateAfter.Days)*24*time.Hour
+	}
+	cs, err := q.SequenceStepCampaigns(ctx, store.SequenceStepCampaignsParams{AccountID: row.AccountID, SequenceID: id})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs {
+		s.campaigns[int(c.Position)] = c.CampaignID
+	}
+	return s, nil
+}
+
+// JobID is the job id of a step's send: the provider's idempotency key.
+func JobID(sequenceID int64, step int, subscriberID int64) string {
+	return fmt.Sprintf("sequence:%d:%d:%d", sequenceID, step, subscriberID)
+}
+
+// enrollment is the state advanceOne moves along.
+type enrollment struct {
+	store.SequenceClaimDueRow
+	step int
+}
+
+// advanceOne evaluates one enrollment from its current step until it must wait
+// or ends, then saves it.
+func (a *Advancer) advanceOne(ctx context.Context, db pgx.Tx, s *loaded, r store.SequenceClaimDueRow, now time.Time) error {
+	q := store.New(db)
+	e := enrollment{SequenceClaimDueRow: r, step: int(r.Step)}
+	logLine := func(outcome string, reason, job *string) error {
+		return q.SequenceLog(ctx, store.SequenceLogParams{AccountID: r.AccountID, SequenceID: r.SequenceID,
+			EnrollmentID: r.ID, Step: int32(e.step), Outcome: outcome, Reason: reason, JobID: job, Now: &now})
+	}
+	end := func(state, reason string) error {
+		var rp *string
+		if state == "exited" {
+			rp = &reason
+		}
+		if err := logLine(map[string]string{"exited": "exited", "completed": "completed"}[state], rp, nil); err != nil {
+			return err
+		}
+		if err := event.Emit(ctx, db, r.AccountID, EventExited, map[string]any{"sequence_id": r.SequenceID,
+			"enrollment_id": r.ID, "subscriber_id": r.SubscriberID, "email": r.Email, "step": e.step,
+			"reason": reason}); err != nil {
+			return err
+		}
+		return q.SequenceEnrollmentSave(ctx, store.SequenceEnrollmentSaveParams{ID: r.ID, Step: int32(e.step),
+			State: state, DueAt: now, ExitReason: rp, Now: &now})
+	}
+	wait := func(until time.Time, waitingFor string, reason string) error {
+		if err := logLine("waiting", &reason, nil); err != nil {
+			return err
+		}
+		return q.SequenceEnrollmentSave(ctx, store.SequenceEnrollmentSaveParams{ID: r.ID, Step: int32(e.step),
+			State: "active", DueAt: until, WaitingFor: &waitingFor, EventSeen: false, Now: &now})
+	}
+	// e.DueAt stays when the enrollment moves on: the steps that follow a wait
+	// were due when it ended, which is what late_after measures.
+	next := func() { e.step++; e.WaitingFor = nil; e.EventSeen = false }
+	for guard := 0; guard <= len(s.steps)+1; guard++ {
+		if e.step >= len(s.steps) {
+			return end("completed", "completed")
+		}
+		st := s.steps[e.step]
+		switch st.Type {
+		case StepSend:
+			if s.late > 0 && now.Sub(e.DueAt) > s.late {
+				reason := "late: due " + e.DueAt.UTC().Format(time.RFC3339)
+				if err := logLine("skipped", &reason, nil); err != nil {
+					return err
+				}
+				next()
+				continue
+			}
+			if reason, err := a.excluded(ctx, q, s, r); err != nil {
+				return err
+			} else if reason != "" {
+				return end("exited", reason)
+			}
+			campaignID, ok := s.campaigns[e.step]
+			if !ok {
+				return fmt.Errorf("step %d has no campaign", e.step)
+			}
+			job := JobID(r.SequenceID, e.step, r.SubscriberID)
+			if _, err := q.SequenceSendInsert(ctx, store.SequenceSendInsertParams{CampaignID: campaignID,
+				AccountID: r.AccountID, SubscriberID: r.SubscriberID, Email: r.Email, JobID: job}); errors.Is(err, pgx.ErrNoRows) {
+				// Queued before: nothing to add (the job id keeps it one send).
+			} else if err != nil {
+				return err
+			} else {
+				if err := logLine("sent", nil, &job); err != nil {
+					return err
+				}
+				if err := event.Emit(ctx, db, r.AccountID, EventStepSent, map[string]any{"sequence_id": r.SequenceID,
+					"enrollment_id": r.ID, "subscriber_id": r.SubscriberID, "email": r.Email, "step": e.step,
+					"campaign_id": campaignID, "job_id": job}); err != nil {
+					return err
+				}
+			}
+			next()
+		case StepWait:
+			if e.WaitingFor != nil { // the wait this step started has ended
+				next()
+				continue
+			}
+			until := waitUntil(st, now, a.zone(ctx, q, s, r))
+			if !until.After(now) {
+				next()
+				continue
+			}
+			if err := wait(until, "", "until "+until.UTC().Format(time.RFC3339)); err != nil {
+				return err
+			}
+			return nil
+		case StepWaitForEvent:
+			if e.WaitingFor == nil {
+				timeout, err := ParseDuration(st.Timeout)
+				if err != nil {
+					return err
+				}
+				return wait(now.Add(timeout), st.Event, "event "+st.Event)
+			}
+			action, reason := st.OnTimeout, "timed_out"
+			if e.EventSeen {
+				action, reason = st.OnEvent, "event_received"
+			}
+			if action == "exit" {
+				return end("exited", reason)
+			}
+			if err := logLine("passed", &reason, nil); err != nil {
+				return err
+			}
+			next()
+		case StepCondition:
+			hit, err := a.condition(ctx, q, st.If, r)
+			if err != nil {
+				return err
+			}
+			if hit {
+				return end("exited", "condition")
+			}
+			if err := logLine("passed", nil, nil); err != nil {
+				return err
+			}
+			next()
+		default:
+			return fmt.Errorf("unknown step type %q", st.Type)
+		}
+	}
+	return errors.New("sequence evaluation did not settle")
+}
+
+// excluded says why the subscriber may not be sent a step now ("" when they may),
+// locking the subscriber and the membership rows FOR SHARE until the step
+// commits. The step's send row is checked again when it is claimed.
+func (a *Advancer) excluded(ctx context.Context, q *store.Queries, s *loaded, r store.SequenceClaimDueRow) (string, error) {
+	sub, err := q.SequenceSubscriberLock(ctx, store.SequenceSubscriberLockParams{AccountID: r.AccountID, ID: r.SubscriberID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "subscriber_deleted", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if sub.Status != "confirmed" {
+		return "not_confirmed", nil
+	}
+	if sub.Suppressed {
+		return "suppressed", nil
+	}
+	if s.row.ListID != nil {
+		st, err := q.SequenceMembershipLock(ctx, store.SequenceMembershipLockParams{AccountID: r.AccountID,
+			ListID: *s.row.ListID, SubscriberID: r.SubscriberID})
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && st != "subscribed") {
+			return "left_list", nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+func (a *Advancer) condition(ctx context.Context, q *store.Queries, c *Condition, r store.SequenceClaimDueRow) (bool, error) {
+	switch {
+	case c == nil:
+		return false, nil
+	case c.InSegment != nil:
+		return q.SequenceInSegment(ctx, store.SequenceInSegmentParams{SegmentID: *c.InSegment, AccountID: r.AccountID,
+			SubscriberID: r.SubscriberID})
+	case c.LeftList != nil:
+		left, err := q.SequenceLeftList(ctx, store.SequenceLeftListParams{AccountID: r.AccountID, ListID: *c.LeftList,
+			SubscriberID: r.SubscriberID})
+		return left != nil && *left, err
+	case c.Data != "":
+		return q.SequenceDataMatch(ctx, store.SequenceDataMatchParams{Data: r.Data, Match: c.Data})
+	}
+	return false, nil
+}
+
+// zone is the subscriber's time zone (attributes.timezone, when a valid IANA
+// name) or the sequence's.
+func (a *Advancer) zone(ctx context.Context, q *store.Queries, s *loaded, r store.SequenceClaimDueRow) *time.Location {
+	raw, err := q.SequenceSubscriberAttributes(ctx, store.SequenceSubscriberAttributesParams{AccountID: r.AccountID, ID: r.SubscriberID})
+	if err != nil {
+		return s.loc
+	}
+	var attrs struct {
+		TimeZone string `json:"timezone"`
+	}
+	if json.Unmarshal(raw, &attrs) == nil && attrs.TimeZone != "" && attrs.TimeZone != "Local" {
+		if loc, err := time.LoadLocation(attrs.TimeZone); err == nil {
+			return loc
+		}
+	}
+	return s.loc
+}
+
+// waitUntil is when a wait step that starts at now ends: after its duration, then
+// at the next `at` time of day on an allowed weekday, in loc.
+func waitUntil(st Step, now time.Time, loc *time.Location) time.Time {
+	t := now
+	if st.Duration != "" {
+		d, _ := ParseDuration(st.Duration) // checked when saved
+		t = t.Add(d)
+	}
+	if st.At == "" && len(st.Weekdays) == 0 {
+		return t
+	}
+	allowed := func(d time.Weekday) bool {
+		if len(st.Weekdays) == 0 {
+			return true
+		}
+		for _, w := range st.Weekdays {
+			if weekdays[w] == d {
+				return true
+			}
+		}
+		return false
+	}
+	local := t.In(loc)
+	h, m := local.Hour(), local.Minute()
+	if st.At != "" {
+		h, m, _ = parseClock(st.At)
+	}
+	for i := 0; i <= 8; i++ {
+		day := local.AddDate(0, 0, i)
+		c := time.Date(day.Year(), day.Month(), day.Day(), h, m, 0, 0, loc)
+		if st.At == "" && i > 0 {
+			c = time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, loc)
+		}
+		if !c.Before(local) && allowed(c.Weekday()) {
+			return c
+		}
+	}
+	return t
+}
+
+// sweepDates enrolls the subscribers of each date-triggered sequence whose moment
+// (their date plus the offset, at the time of day) is from the activation to a day
+// ahead; the enrollment is due at that moment.
+func (a *Advancer) sweepDates(ctx context.Context) error {
+	now := a.now()
+	seqs, err := store.New(a.Pool).SequenceDateSweepList(ctx, &now)
+	if err != nil {
+		return err
+	}
+	for _, s := range seqs {
+		since := now
+		if s.ActivatedAt != nil {
+			since = *s.ActivatedAt
+		}
+		err := postgres.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+			q := store.New(tx)
+			if _, err := q.SequenceSweepDate(ctx, store.SequenceSweepDateParams{AccountID: s.AccountID, SequenceID: s.ID,
+				Now: &now, Tz: s.TimeZone, Path: `$."` + *s.DateAttribute + `".datetime("YYYY-MM-DD")`,
+				OffsetDays: s.DateOffsetDays, At: s.DateAt, ListID: s.ListID, Since: since,
+				Until: now.Add(24 * time.Hour)}); err != nil {
+				return err
+			}
+			return q.SequenceSwept(ctx, store.SequenceSweptParams{ID: s.ID, SweptAt: &now})
+		})
+		if err != nil {
+			return fmt.Errorf("date sweep of sequence %d: %w", s.ID, err)
+		}
+	}
+	return nil
+}

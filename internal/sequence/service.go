@@ -1,0 +1,503 @@
+package sequence
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+func asPg(err error, pg **pgconn.PgError) bool { return errors.As(err, pg) }
+
+func lateParam(d Definition) pgtype.Interval {
+	if d.LateAfter <= 0 {
+		return pgtype.Interval{}
+	}
+	return pgtype.Interval{Microseconds: d.LateAfter.Microseconds(), Valid: true}
+}
+
+func attributeParam(d Definition) *string {
+	if d.Trigger.Type != TriggerDate {
+		return nil
+	}
+	return &d.Trigger.Attribute
+}
+
+func atParam(d Definition) string {
+	if d.Trigger.At == "" {
+		return "09:00"
+	}
+	return d.Trigger.At
+}
+
+func eventParam(d Definition) *string {
+	if d.Trigger.Event == "" {
+		return nil
+	}
+	return &d.Trigger.Event
+}
+
+// Create saves a draft sequence.
+func (s *Service) Create(ctx context.Context, accountID int64, d Definition) (Sequence, error) {
+	if err := s.check(ctx, accountID, &d); err != nil {
+		return Sequence{}, err
+	}
+	steps, err := json.Marshal(d.Steps)
+	if err != nil {
+		return Sequence{}, err
+	}
+	r, err := store.New(s.pool).SequenceCreate(ctx, store.SequenceCreateParams{AccountID: accountID, Name: d.Name,
+		TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
+		LateAfter: lateParam(d), Steps: steps, DateAttribute: attributeParam(d), DateOffsetDays: int32(d.Trigger.OffsetDays),
+		DateAt: atParam(d)})
+	if err != nil {
+		return Sequence{}, postgres.Error(err, "sequence")
+	}
+	return fromRow(r), nil
+}
+
+// Get returns one sequence.
+func (s *Service) Get(ctx context.Context, accountID, id int64) (Sequence, error) {
+	r, err := store.New(s.pool).SequenceGet(ctx, store.SequenceGetParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return Sequence{}, postgres.Error(err, "sequence")
+	}
+	return fromRow(r), nil
+}
+
+// List returns up to limit sequences after afterID in id order.
+func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int) ([]Sequence, error) {
+	rows, err := store.New(s.pool).SequenceList(ctx, store.SequenceListParams{AccountID: accountID, AfterID: afterID, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Sequence, len(rows))
+	for i, r := range rows {
+		out[i] = fromRow(r)
+	}
+	return out, nil
+}
+
+// Update replaces a sequence's definition. On an active or paused sequence the
+// step campaigns are brought up to date in the same transaction: enrollments at
+// steps they have not reached see the new steps; none is sent a step twice (a
+// step's job id is its position, and an enrollment only moves forward).
+func (s *Service) Update(ctx context.Context, accountID, id int64, d Definition) (Sequence, error) {
+	if err := s.check(ctx, accountID, &d); err != nil {
+		return Sequence{}, err
+	}
+	steps, err := json.Marshal(d.Steps)
+	if err != nil {
+		return Sequence{}, err
+	}
+	var out Sequence
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		r, err := q.SequenceUpdate(ctx, store.SequenceUpdateParams{AccountID: accountID, ID: id, Name: d.Name,
+			TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
+			LateAfter: lateParam(d), Steps: steps, Now: nowPtr(s.Now), DateAttribute: attributeParam(d),
+			DateOffsetDays: int32(d.Trigger.OffsetDays), DateAt: atParam(d)})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return s.stateError(ctx, q, accountID, id)
+		}
+		if err != nil {
+			return err
+		}
+		out = fromRow(r)
+		if out.Status == StatusActive || out.Status == StatusPaused {
+			return upsertStepCampaigns(ctx, q, accountID, out, campaignStatus(out.Status))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Delete removes a draft; a sequence that ran is archived instead (409).
+func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
+	q := store.New(s.pool)
+	n, err := q.SequenceDelete(ctx, store.SequenceDeleteParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return s.stateError(ctx, q, accountID, id)
+	}
+	return nil
+}
+
+// stateError is the answer to a compare-and-set that changed nothing: 404 when
+// the sequence is not the account's, else 409 with its current status.
+func (s *Service) stateError(ctx context.Context, q *store.Queries, accountID, id int64) error {
+	r, err := q.SequenceGet(ctx, store.SequenceGetParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return postgres.Error(err, "sequence")
+	}
+	return &apperr.Error{Code: apperr.Conflict, Message: "sequence is " + r.Status,
+		Extra: map[string]any{"current_status": r.Status}}
+}
+
+func campaignStatus(sequenceStatus string) string {
+	if sequenceStatus == StatusActive {
+		return "sending"
+	}
+	return "paused"
+}
+
+// upsertStepCampaigns makes or updates the campaign of every send step.
+func upsertStepCampaigns(ctx context.Context, q *store.Queries, accountID int64, seq Sequence, status string) error {
+	var lists []int64
+	if seq.Trigger.ListID != nil {
+		lists = []int64{*seq.Trigger.ListID}
+	}
+	for i, st := range seq.Steps {
+		if st.Type != StepSend {
+			continue
+		}
+		_, err := q.SequenceStepCampaignUpsert(ctx, store.SequenceStepCampaignUpsertParams{AccountID: accountID,
+			TemplateID: st.TemplateID, SequenceID: seq.ID, Position: int32(i), FromEmail: st.FromEmail,
+			FromName: st.FromName, ReplyTo: st.ReplyTo, ListIds: append([]int64{}, lists...), SenderID: st.SenderID,
+			Status: status})
+		if errors.Is(err, pgx.ErrNoRows) { // the template was deleted since the sequence was saved
+			return apperr.Invalidf(fmt.Sprintf("/steps/%d/template_id", i), "no such template")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Transition names for Transition.
+const (
+	Activate = "activate"
+	Pause    = "pause"
+	Resume   = "resume"
+	Archive  = "archive"
+)
+
+var transitions = map[string]struct {
+	from []string
+	to   string
+}{
+	Activate: {[]string{StatusDraft}, StatusActive},
+	Pause:    {[]string{StatusActive}, StatusPaused},
+	Resume:   {[]string{StatusPaused}, StatusActive},
+	Archive:  {[]string{StatusDraft, StatusActive, StatusPaused}, StatusArchived},
+}
+
+// Transition moves a sequence from one state to another with a compare-and-set;
+// its step campaigns follow in the same transaction (sending, paused, cancelled),
+// so a paused sequence's queued sends are not claimed.
+func (s *Service) Transition(ctx context.Context, accountID, id int64, name string) (Sequence, error) {
+	t, ok := transitions[name]
+	if !ok {
+		return Sequence{}, apperr.New(apperr.Invalid, "unknown transition %q", name)
+	}
+	var out Sequence
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		r, err := q.SequenceTransition(ctx, store.SequenceTransitionParams{AccountID: accountID, ID: id,
+			To: t.to, From: t.from, Now: nowPtr(s.Now)})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return s.stateError(ctx, q, accountID, id)
+		}
+		if err != nil {
+			return err
+		}
+		out = fromRow(r)
+		switch name {
+		case Activate:
+			return upsertStepCampaigns(ctx, q, accountID, out, "sending")
+		case Pause, Resume:
+			if _, err := q.SequenceCampaignsSetStatus(ctx, store.SequenceCampaignsSetStatusParams{AccountID: accountID,
+				SequenceID: id, Status: campaignStatus(out.Status)}); err != nil {
+				return err
+			}
+			if name == Resume {
+				return q.CampaignNotify(ctx, store.CampaignNotifyParams{Channel: postgres.CampaignChannel, Payload: "resume"})
+			}
+		case Archive:
+			if _, err := q.SequenceCampaignsSetStatus(ctx, store.SequenceCampaignsSetStatusParams{AccountID: accountID,
+				SequenceID: id, Status: "cancelled"}); err != nil {
+				return err
+			}
+			_, err := q.SequenceExitAll(ctx, store.SequenceExitAllParams{AccountID: accountID, SequenceID: id, Now: nowPtr(s.Now)})
+			return err
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Enroll enrolls one subscriber (by id, or by email when id is 0) in an active or
+// paused sequence. It reports false with the existing enrollment when the
+// subscriber was enrolled before: a re-trigger changes nothing.
+func (s *Service) Enroll(ctx context.Context, accountID, id, subscriberID int64, email string, data map[string]any) (int64, bool, error) {
+	q := store.New(s.pool)
+	seq, err := q.SequenceGet(ctx, store.SequenceGetParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return 0, false, postgres.Error(err, "sequence")
+	}
+	if seq.Status != StatusActive && seq.Status != StatusPaused {
+		return 0, false, &apperr.Error{Code: apperr.Conflict, Message: "sequence is " + seq.Status + ": only an active or paused sequence enrolls",
+			Extra: map[string]any{"current_status": seq.Status}}
+	}
+	var sub store.SequenceSubscriberByEmailRow
+	if subscriberID != 0 {
+		r, err := q.SequenceSubscriberByID(ctx, store.SequenceSubscriberByIDParams{AccountID: accountID, ID: subscriberID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, false, apperr.Invalidf("/subscriber_id", "no such subscriber")
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		sub = store.SequenceSubscriberByEmailRow(r)
+	} else {
+		email = strings.TrimSpace(email)
+		if email == "" {
+			return 0, false, apperr.Invalidf("/email", "email or subscriber_id is required")
+		}
+		sub, err = q.SequenceSubscriberByEmail(ctx, store.SequenceSubscriberByEmailParams{AccountID: accountID, Email: email})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, false, apperr.Invalidf("/email", "no subscriber with this address")
+		}
+		if err != nil {
+			return 0, false, err
+		}
+	}
+	b, err := json.Marshal(nonNil(data))
+	if err != nil {
+		return 0, false, err
+	}
+	eid, err := q.SequenceEnroll(ctx, store.SequenceEnrollParams{AccountID: accountID, SequenceID: id, SubscriberID: sub.ID,
+		Email: sub.Email, Data: b, Trigger: TriggerManual, Now: nowPtr(s.Now)})
+	if errors.Is(err, pgx.ErrNoRows) {
+		existing, lerr := q.SequenceEnrollmentList(ctx, store.SequenceEnrollmentListParams{AccountID: accountID,
+			SequenceID: id, Email: &sub.Email, Lim: 1})
+		if lerr != nil || len(existing) == 0 {
+			return 0, false, errors.Join(err, lerr)
+		}
+		return existing[0].ID, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return eid, true, nil
+}
+
+func nonNil(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// TrackResult is what a tracked event did.
+type TrackResult struct {
+	EventID  string
+	Replayed bool
+	Enrolled int
+	Woke     int
+}
+
+// Track records a custom event about one subscriber, idempotent by eventID: it
+// enrolls the subscriber in the active sequences the event triggers and wakes the
+// subscriber's enrollments waiting for it, in one transaction. A replay answers
+// what the first did and changes nothing.
+func (s *Service) Track(ctx context.Context, accountID int64, eventID, name, email string, data map[string]any) (TrackResult, error) {
+	eventID, name, email = strings.TrimSpace(eventID), strings.TrimSpace(name), strings.TrimSpace(email)
+	for field, v := range map[string]string{"/event_id": eventID, "/name": name, "/email": email} {
+		if v == "" {
+			return TrackResult{}, apperr.Invalidf(field, "%s is required", field[1:])
+		}
+		if err := text(field, v, 320); err != nil {
+			return TrackResult{}, err
+		}
+	}
+	b, err := json.Marshal(nonNil(data))
+	if err != nil {
+		return TrackResult{}, err
+	}
+	out := TrackResult{EventID: eventID}
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var subID *int64
+		sub, err := q.SequenceSubscriberByEmail(ctx, store.SequenceSubscriberByEmailParams{AccountID: accountID, Email: email})
+		switch {
+		case err == nil:
+			subID = &sub.ID
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		if _, err := q.TrackEventInsert(ctx, store.TrackEventInsertParams{AccountID: accountID, EventID: eventID, Name: name,
+			Email: email, SubscriberID: subID, Data: b, Now: nowPtr(s.Now)}); errors.Is(err, pgx.ErrNoRows) {
+			prev, gerr := q.TrackEventGet(ctx, store.TrackEventGetParams{AccountID: accountID, EventID: eventID})
+			if gerr != nil {
+				return gerr
+			}
+			out = TrackResult{EventID: eventID, Replayed: true, Enrolled: int(prev.Enrolled), Woke: int(prev.Woke)}
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if subID == nil {
+			return nil
+		}
+		ids, err := q.SequenceEventSequences(ctx, store.SequenceEventSequencesParams{AccountID: accountID, EventName: &name})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			_, err := q.SequenceEnroll(ctx, store.SequenceEnrollParams{AccountID: accountID, SequenceID: id,
+				SubscriberID: sub.ID, Email: sub.Email, Data: b, Trigger: TriggerEvent + ":" + name, Now: nowPtr(s.Now)})
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out.Enrolled++
+		}
+		woke, err := q.SequenceWake(ctx, store.SequenceWakeParams{AccountID: accountID, SubscriberID: sub.ID,
+			EventName: &name, Data: b, Now: nowPtr(s.Now)})
+		if err != nil {
+			return err
+		}
+		out.Woke = int(woke)
+		return q.TrackEventCounts(ctx, store.TrackEventCountsParams{AccountID: accountID, EventID: eventID,
+			Enrolled: int32(out.Enrolled), Woke: int32(out.Woke)})
+	})
+	return out, err
+}
+
+// Enrollment is one subscriber's run through a sequence, with its timeline.
+type Enrollment struct {
+	ID           int64
+	SubscriberID int64
+	Email        string
+	State        string
+	Step         int
+	DueAt        time.Time
+	WaitingFor   *string
+	ExitReason   *string
+	CreatedAt    time.Time
+	FinishedAt   *time.Time
+	Timeline     []TimelineEntry
+}
+
+// TimelineEntry is one line of an enrollment's timeline.
+type TimelineEntry struct {
+	Step       int
+	Outcome    string
+	Reason     *string
+	JobID      *string
+	SendStatus *string
+	At         time.Time
+}
+
+// Enrollments lists a sequence's enrollments (one address's when email is set)
+// with their timelines.
+func (s *Service) Enrollments(ctx context.Context, accountID, id int64, email string, afterID int64, limit int) ([]Enrollment, error) {
+	q := store.New(s.pool)
+	if _, err := q.SequenceGet(ctx, store.SequenceGetParams{AccountID: accountID, ID: id}); err != nil {
+		return nil, postgres.Error(err, "sequence")
+	}
+	var emailP *string
+	if email != "" {
+		emailP = &email
+	}
+	rows, err := q.SequenceEnrollmentList(ctx, store.SequenceEnrollmentListParams{AccountID: accountID, SequenceID: id,
+		AfterID: afterID, Email: emailP, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(rows))
+	out := make([]Enrollment, len(rows))
+	at := map[int64]int{}
+	for i, r := range rows {
+		ids[i] = r.ID
+		at[r.ID] = i
+		out[i] = Enrollment{ID: r.ID, SubscriberID: r.SubscriberID, Email: r.Email, State: r.State, Step: int(r.Step),
+			DueAt: r.DueAt, WaitingFor: r.WaitingFor, ExitReason: r.ExitReason, CreatedAt: r.CreatedAt,
+			FinishedAt: r.FinishedAt, Timeline: []TimelineEntry{}}
+	}
+	lines, err := q.SequenceTimeline(ctx, store.SequenceTimelineParams{AccountID: accountID, EnrollmentIds: ids})
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		e := &out[at[l.EnrollmentID]]
+		e.Timeline = append(e.Timeline, TimelineEntry{Step: int(l.Step), Outcome: l.Outcome, Reason: l.Reason,
+			JobID: l.JobID, SendStatus: l.SendStatus, At: l.At})
+	}
+	return out, nil
+}
+
+// StepStats is what happened at one step.
+type StepStats struct {
+	Step     int
+	Type     string
+	Outcomes map[string]int64
+	Sends    map[string]int64
+}
+
+// Stats are a sequence's enrollments by state and its steps' outcomes.
+type Stats struct {
+	Enrollments map[string]int64
+	Steps       []StepStats
+}
+
+// Stats counts a sequence's enrollments and step outcomes.
+func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error) {
+	q := store.New(s.pool)
+	r, err := q.SequenceGet(ctx, store.SequenceGetParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return Stats{}, postgres.Error(err, "sequence")
+	}
+	seq := fromRow(r)
+	out := Stats{Enrollments: map[string]int64{}, Steps: make([]StepStats, len(seq.Steps))}
+	for i, st := range seq.Steps {
+		out.Steps[i] = StepStats{Step: i, Type: st.Type, Outcomes: map[string]int64{}, Sends: map[string]int64{}}
+	}
+	states, err := q.SequenceStateCounts(ctx, store.SequenceStateCountsParams{AccountID: accountID, SequenceID: id})
+	if err != nil {
+		return Stats{}, err
+	}
+	for _, x := range states {
+		out.Enrollments[x.State] = x.N
+	}
+	logs, err := q.SequenceStepStats(ctx, store.SequenceStepStatsParams{AccountID: accountID, SequenceID: id})
+	if err != nil {
+		return Stats{}, err
+	}
+	for _, x := range logs {
+		if int(x.Step) >= len(out.Steps) {
+			continue // a step removed by an edit
+		}
+		key := x.Outcome
+		if x.Reason != "" && x.Outcome != "entered" && x.Outcome != "sent" {
+			key += ":" + x.Reason
+		}
+		out.Steps[x.Step].Outcomes[key] += x.N
+	}
+	sends, err := q.SequenceSendStats(ctx, store.SequenceSendStatsParams{AccountID: accountID, SequenceID: id})
+	if err != nil {
+		return Stats{}, err
+	}
+	for _, x := range sends {
+		if int(x.Step) < len(out.Steps) {
+			out.Steps[x.Step].Sends[x.Status] = x.N
+		}
+	}
+	return out, nil
+}
