@@ -77,7 +77,19 @@ func TestClaimOutcomeUnknown(t *testing.T) {
 	require.True(t, claimOutcomeUnknown(&pgconn.PgError{Severity: "FATAL", Code: "57P01"}))
 	require.False(t, claimOutcomeUnknown(&pgconn.PgError{Severity: "ERROR", Code: "25006"}))
 	require.False(t, claimOutcomeUnknown(errors.Join(errors.New("claim"), &pgconn.PgError{Severity: "ERROR"})))
+	// A later step of the claim's pipelined batch answered "safe to retry" (pgx's
+	// "conn closed" once the connection died under the claim): the batch had gone,
+	// so the claim may have committed.
+	require.False(t, claimOutcomeUnknown(retryable{}))
+	require.True(t, claimOutcomeUnknown(sentBatchError(retryable{})))
+	require.False(t, claimOutcomeUnknown(sentBatchError(&pgconn.PgError{Severity: "ERROR", Code: "25006"})))
 }
+
+// retryable is an error pgx would call safe to retry.
+type retryable struct{}
+
+func (retryable) Error() string     { return "conn closed" }
+func (retryable) SafeToRetry() bool { return true }
 
 // claimCutter cuts the connection of the next claim statements (left of them)
 // that claim rows, once PostgreSQL has committed them.

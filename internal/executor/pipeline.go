@@ -37,13 +37,13 @@ func (p *pipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows
 	for range queued {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
-			return nil, err
+			return nil, sentBatchError(err)
 		}
 	}
 	rows, err := br.Query()
 	if err != nil {
 		_ = br.Close()
-		return nil, err
+		return nil, sentBatchError(err)
 	}
 	return &pipelineRows{Rows: rows, br: br}, nil
 }
@@ -86,9 +86,31 @@ func (r *pipelineRows) Close() { r.finish() }
 
 func (r *pipelineRows) Err() error {
 	if err := r.Rows.Err(); err != nil {
+		return sentBatchError(err)
+	}
+	return sentBatchError(r.err)
+}
+
+// batchSent marks an error met after a batch was handed to the connection. Such
+// an error can say "safe to retry" of its own step — pgx answers a step after the
+// connection died with "conn closed", which is safe to retry — while an earlier
+// step of the same batch (the claim) reached the server and may have committed.
+// It is never safe to retry, so the claim's outcome counts as unknown
+// (claimOutcomeUnknown) and its rows are released if they were claimed unseen.
+type batchSent struct{ err error }
+
+func (e batchSent) Error() string     { return e.err.Error() }
+func (e batchSent) Unwrap() error     { return e.err }
+func (e batchSent) SafeToRetry() bool { return false }
+
+// sentBatchError wraps err as batchSent, unless it is nil or the server's own
+// answer (a PgError: the statement was refused, nothing committed).
+func sentBatchError(err error) error {
+	var pgErr *pgconn.PgError
+	if err == nil || errors.As(err, &pgErr) {
 		return err
 	}
-	return r.err
+	return batchSent{err}
 }
 
 type errRow struct{ err error }
