@@ -83,7 +83,7 @@ func TestMessageClaimedForOneFreeSlot(t *testing.T) {
 	ctx := context.Background()
 	camp := e.sendingCampaign(t, 100)
 	g := &gate{release: make(chan struct{}), sent: map[string]int{}}
-	const workers, batch = 4, 8 // capacity 12; a campaign claims once 2 slots are free
+	const workers, batch = 4, 8 // two batches claimed ahead, four of them held by the workers
 	e.start(t, g, executor.Config{Workers: workers, BatchSize: batch, Tick: time.Second, Poll: 50 * time.Millisecond},
 		g.delivered)
 	t.Cleanup(func() { close(g.release) }) // runs before the executor's Stop
@@ -94,8 +94,10 @@ func TestMessageClaimedForOneFreeSlot(t *testing.T) {
 	}
 	held := func() int { g.mu.Lock(); defer g.mu.Unlock(); return g.held }
 	waitFor(t, "every slot holding a campaign row", func() bool {
+		// The dispatcher keeps two batches claimed ahead (the prefetch queue, whose
+		// room comes back as workers take rows): 2×batch rows leased, 4 of them held.
 		return held() == workers &&
-			count(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sending'`, camp) == workers+batch
+			count(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sending'`, camp) == 2*batch
 	})
 
 	m := e.send(t, "reset-1", "ada@example.com", "")
