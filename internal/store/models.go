@@ -243,6 +243,8 @@ type Message struct {
 	SendAt          *time.Time
 	CreatedAt       time.Time
 	SenderID        *int64
+	TrackClicks     bool
+	TrackOpens      bool
 	Cc              []string
 	Bcc             []string
 	ReplyToMore     []string
@@ -257,6 +259,13 @@ type MessageAttachment struct {
 	ContentType string
 	ContentID   string
 	Sha256      []byte
+}
+
+type MessageLink struct {
+	AccountID int64
+	MessageID int64
+	Idx       int32
+	Url       string
 }
 
 type Segment struct {
@@ -360,16 +369,17 @@ type Suppression struct {
 }
 
 type Template struct {
-	ID         int64
-	AccountID  int64
-	Name       string
-	Subject    string
-	Html       string
-	Text       string
-	Language   string
-	SampleData json.RawMessage
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	ID          int64
+	AccountID   int64
+	Name        string
+	Subject     string
+	Html        string
+	Text        string
+	Language    string
+	SampleData  json.RawMessage
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	TrackClicks bool
 }
 
 type TemplateAttachment struct {
@@ -401,6 +411,7 @@ type TrackingHit struct {
 	UserAgent    string
 	SuspectedBot bool
 	BotReasons   []string
+	MessageID    *int64
 }
 
 type WebhookEndpoint struct {
