@@ -216,7 +216,8 @@ export interface paths {
         put?: never;
         /**
          * Create API key
-         * @description A new named key; its token is in this answer only.
+         * @description A new named key; its token is in this answer only. `role` (default `full`) may be
+         *     `read_only`: such a key reads and watches but every change it asks for is 403.
          *     Not idempotent: a request with an Idempotency-Key is refused (422 on /Idempotency-Key),
          *     because honouring one means storing the answer, which holds the token.
          */
@@ -419,6 +420,29 @@ export interface paths {
          * @description Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
          */
         post: operations["confirmSubscriber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/{id}/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a subscriber's lists
+         * @description Every list the subscriber is in, by list name, with how: `subscribed`, `pending` (a double opt-in sign-up not yet confirmed) or `unsubscribed` (it left the list). Another account's subscriber is 404.
+         */
+        get: operations["listSubscriberLists"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -685,6 +709,29 @@ export interface paths {
          *     nothing. Campaigns approved before keep the content they were approved with.
          */
         patch: operations["updateTemplate"];
+        trace?: never;
+    };
+    "/v1/templates/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview template
+         * @description Render a template that is not saved (what an editor shows as it is typed), with the
+         *     checks of saving and the limits of a send. Changes nothing. A template that does not
+         *     parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+         *     `/text`) and, in the field error's `line`, the line of that field it is on.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/templates/{id}/render": {
@@ -1021,6 +1068,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Campaign events
+         * @description The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
+         *     `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
+         *     events' retention keeps them. Its per-recipient outcomes are its sends
+         *     (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
+         */
+        get: operations["listCampaignEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Campaign timeline
+         * @description The campaign's settled sends counted by when they settled (a sent row at its sent_at,
+         *     any other at its last change), in at most 200 buckets of `step_seconds` from the first:
+         *     what the dashboard's chart of a campaign draws when it is opened (it then adds the
+         *     stream's send events live). Reads the campaign's settled rows only, as its stats do;
+         *     rows archived by retention are counted in the stats but have no time, so are not here.
+         */
+        get: operations["getCampaignTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/sends": {
         parameters: {
             query?: never;
@@ -1033,9 +1133,160 @@ export interface paths {
         };
         /**
          * List campaign sends
-         * @description Per-recipient sends of the campaign, cursor-paginated.
+         * @description Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
+         *     `email` narrow them. `email` is one exact address, matched case-insensitively (not a
+         *     substring): it is looked up through the account's subscriber with that address, so a
+         *     search costs the same on a campaign of any size. A send is found by the address it was
+         *     sent to while its subscriber still has that address; a send to a subscriber deleted
+         *     since (or whose address changed) is listed, but not found by address.
          */
         get: operations["listCampaignSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/clicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Clicks per tracked link (total, unique, human), and the campaign's click and open totals.
+         * @description Counts every recorded hit and, apart, those not suspected of being bots (docs/engagement.md). Hits are written in batches, one to two seconds after they happen. Another account's campaign is 404.
+         */
+        get: operations["getCampaignClicks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/c/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed click token (names the send and the link). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A tracked link. Redirects to the URL stored for the campaign's link, never to one the request carries.
+         * @description Records the hit (HEAD too, flagged) and answers 302 with the stored URL. The hidden honeypot link answers an empty page. No API key: the token's HMAC authenticates it.
+         */
+        get: operations["followClick"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/o/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed open token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The 1×1 open-tracking image. Opens are unreliable (Apple Mail Privacy Protection, image blocking).
+         * @description Records an open (a send.opened event) and answers a transparent GIF. Apple Mail Privacy Protection fetches every image of every message on delivery, read or not, and many clients block images: an open proves little and a missing one nothing. Opens by Apple's proxy (user agent "Mozilla/5.0") and within seconds of delivery are flagged suspected_bot.
+         */
+        get: operations["openPixel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed "view in browser" token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
+         * @description Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+         */
+        get: operations["webView"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{account_public_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id` (GET /v1/account), not its numeric id.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The account's public web archive, the campaigns published with `archive` that went out, newest first.
+         * @description A plain list of links to each published campaign's page (at most 200).
+         */
+        get: operations["archiveIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{account_public_id}/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One published campaign, rendered without recipient data (`.Archive` true, recipient fields and attributes empty).
+         * @description The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
+         */
+        get: operations["archivePage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1598,7 +1849,8 @@ export interface components {
          *       "account_id": 7,
          *       "account_name": "demo",
          *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-         *       "expires_at": "2026-11-02T21:00:00Z"
+         *       "expires_at": "2026-11-02T21:00:00Z",
+         *       "role": "full"
          *     }
          */
         Session: {
@@ -1609,6 +1861,7 @@ export interface components {
             csrf_token: string;
             /** Format: date-time */
             expires_at: string;
+            role: components["schemas"]["APIKeyRole"];
         };
         /**
          * @example {
@@ -1628,7 +1881,8 @@ export interface components {
          *       "prefix": "so_abcdefghijkl",
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
-         *       "revoked_at": null
+         *       "revoked_at": null,
+         *       "role": "full"
          *     }
          */
         APIKey: {
@@ -1646,14 +1900,25 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+            role: components["schemas"]["APIKeyRole"];
         };
         /**
+         * @description What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+         *     and the previews that change nothing; any other request is 403
+         *     (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+         *     the role of the key it was signed in with; a session from a login link is `full`.
+         * @enum {string}
+         */
+        APIKeyRole: "full" | "read_only";
+        /**
          * @example {
-         *       "name": "ci"
+         *       "name": "ci",
+         *       "role": "read_only"
          *     }
          */
         APIKeyCreate: {
             name: string;
+            role?: components["schemas"]["APIKeyRole"];
         };
         /**
          * @example {
@@ -1663,6 +1928,7 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
+         *       "role": "full",
          *       "token": "so_abcdefghijkl…"
          *     }
          */
@@ -1677,6 +1943,7 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+            role: components["schemas"]["APIKeyRole"];
             /** @description The key; shown this once. */
             token: string;
         };
@@ -1768,6 +2035,8 @@ export interface components {
             /** @description JSON pointer to the offending field. */
             pointer: string;
             detail: string;
+            /** @description The 1-based line of the field's text the error is on, when it is about one line (a template's parse, limit or execution error); absent otherwise. */
+            line?: number;
         };
         Problem: {
             type: string;
@@ -1863,6 +2132,40 @@ export interface components {
             name?: string;
             status?: string;
             attributes?: components["schemas"]["Attributes"];
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "list_id": 7,
+         *           "name": "newsletter",
+         *           "status": "subscribed",
+         *           "created_at": "2026-11-02T09:00:00Z",
+         *           "status_at": "2026-11-02T09:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        SubscriberMemberships: {
+            data: components["schemas"]["SubscriberMembership"][];
+        };
+        SubscriberMembership: {
+            /** Format: int64 */
+            list_id: number;
+            /** @description The list's name. */
+            name: string;
+            /** @enum {string} */
+            status: "subscribed" | "pending" | "unsubscribed";
+            /**
+             * Format: date-time
+             * @description When it joined the list.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its status last changed.
+             */
+            status_at: string;
         };
         /**
          * @example {
@@ -2189,6 +2492,18 @@ export interface components {
              *     environment's provider. `from` stays required: a sender holds no From address of its own.
              */
             sender_id?: number;
+            /**
+             * @description Rewrite the links the HTML writes literally (absolute http(s) hrefs with no template action) to
+             *     signed `{public_url}/c/{token}` redirects; the URLs are stored with the message when it is accepted.
+             *     Absent: the template's `track_clicks` (for a message made from one), else off: transactional
+             *     messages are untracked unless asked. Part of the Idempotency-Key's request. See docs/engagement.md.
+             */
+            track_clicks?: boolean;
+            /**
+             * @description Add a 1×1 open-tracking image (`{public_url}/o/{token}`); default off. Opens are unreliable (Apple
+             *     Mail Privacy Protection fetches every image, clients block images). Part of the Idempotency-Key's request.
+             */
+            track_opens?: boolean;
         };
         /**
          * @example {
@@ -2329,7 +2644,9 @@ export interface components {
          *       "feedback": null,
          *       "sent_at": "2026-11-02T09:00:00.050Z",
          *       "created_at": "2026-11-02T09:00:00Z",
-         *       "updated_at": "2026-11-02T09:00:00.050Z"
+         *       "updated_at": "2026-11-02T09:00:00.050Z",
+         *       "track_clicks": false,
+         *       "track_opens": false
          *     }
          */
         Message: {
@@ -2371,6 +2688,29 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Its literal links are click redirects (docs/engagement.md). */
+            track_clicks: boolean;
+            /** @description It carries the open-tracking image. */
+            track_opens: boolean;
+            engagement?: components["schemas"]["MessageEngagement"];
+        };
+        /**
+         * @description A tracked message's hits (present when track_clicks or track_opens is on), a second or two behind.
+         *     Every hit counts in the totals; the human counts leave out hits suspected of being bots (scanners,
+         *     HEAD requests, hits within seconds of delivery, every link within a second, Apple's image proxy).
+         *     Honeypot hits (the hidden link only software follows) are counted apart, never as clicks.
+         */
+        MessageEngagement: {
+            /** Format: int64 */
+            clicks: number;
+            /** Format: int64 */
+            human_clicks: number;
+            /** Format: int64 */
+            honeypot_hits: number;
+            /** Format: int64 */
+            opens: number;
+            /** Format: int64 */
+            human_opens: number;
         };
         /**
          * @example {
@@ -2401,7 +2741,9 @@ export interface components {
          *           "feedback": null,
          *           "sent_at": "2026-11-02T09:00:00.050Z",
          *           "created_at": "2026-11-02T09:00:00Z",
-         *           "updated_at": "2026-11-02T09:00:00.050Z"
+         *           "updated_at": "2026-11-02T09:00:00.050Z",
+         *           "track_clicks": false,
+         *           "track_opens": false
          *         }
          *       ],
          *       "next_cursor": null
@@ -2463,7 +2805,9 @@ export interface components {
          *             "feedback": null,
          *             "sent_at": null,
          *             "created_at": "2026-11-02T09:00:00Z",
-         *             "updated_at": "2026-11-02T09:00:00Z"
+         *             "updated_at": "2026-11-02T09:00:00Z",
+         *             "track_clicks": false,
+         *             "track_opens": false
          *           }
          *         }
          *       ]
@@ -2488,6 +2832,7 @@ export interface components {
          *       "sample_data": {
          *         "order": "A-1001"
          *       },
+         *       "track_clicks": false,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
@@ -2505,6 +2850,8 @@ export interface components {
             sample_data: {
                 [key: string]: unknown;
             };
+            /** @description The default track_clicks of messages made from the template (a message's own track_clicks overrides it); default false. */
+            track_clicks: boolean;
             /** @description Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings. */
             attachments?: components["schemas"]["Attachment"][];
             /** Format: date-time */
@@ -2532,6 +2879,8 @@ export interface components {
             sample_data?: {
                 [key: string]: unknown;
             };
+            /** @description Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update). */
+            track_clicks?: boolean;
             /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
             attachments?: components["schemas"]["AttachmentCreate"][];
         };
@@ -2549,6 +2898,8 @@ export interface components {
             sample_data?: {
                 [key: string]: unknown;
             };
+            /** @description Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update). */
+            track_clicks?: boolean;
             /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
             attachments?: components["schemas"]["AttachmentCreate"][];
         };
@@ -2565,6 +2916,7 @@ export interface components {
          *           "sample_data": {
          *             "order": "A-1001"
          *           },
+         *           "track_clicks": false,
          *           "created_at": "2026-11-02T09:00:00Z",
          *           "updated_at": "2026-11-02T09:00:00Z"
          *         }
@@ -2575,6 +2927,76 @@ export interface components {
         TemplatePage: {
             data: components["schemas"]["Template"][];
             next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "subject": "Hello {{.Name}}",
+         *       "html": "<p>Hi {{.Name}}</p>",
+         *       "text": "Hi {{.Name}}",
+         *       "sample_data": {
+         *         "plan": "pro"
+         *       }
+         *     }
+         */
+        TemplatePreview: {
+            subject: string;
+            html?: string;
+            text?: string;
+            /** @description {{.Attributes}} when data is absent. */
+            sample_data?: {
+                [key: string]: unknown;
+            };
+            /** @description {{.Email}}; default sample@example.com. */
+            email?: string;
+            /** @description {{.Name}}; default Sample Subscriber. */
+            name?: string;
+            /** @description {{.Attributes}}; default sample_data. */
+            data?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "campaign_id": 42,
+         *       "step_seconds": 1,
+         *       "points": [
+         *         {
+         *           "at": "2026-11-02T09:00:00Z",
+         *           "sent": 30,
+         *           "failed": 1,
+         *           "suppressed": 0,
+         *           "cancelled": 0,
+         *           "unknown": 0
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignTimeline: {
+            /** Format: int64 */
+            campaign_id: number;
+            /**
+             * Format: int64
+             * @description Each bucket's width; 0 when there is no point.
+             */
+            step_seconds: number;
+            points: components["schemas"]["CampaignTimelinePoint"][];
+        };
+        CampaignTimelinePoint: {
+            /**
+             * Format: date-time
+             * @description The bucket's start.
+             */
+            at: string;
+            /** Format: int64 */
+            sent: number;
+            /** Format: int64 */
+            failed: number;
+            /** Format: int64 */
+            suppressed: number;
+            /** Format: int64 */
+            cancelled: number;
+            /** Format: int64 */
+            unknown: number;
         };
         /**
          * @example {
@@ -2738,11 +3160,20 @@ export interface components {
          *       "sender_id": null,
          *       "paused_reason": null,
          *       "failed_reason": null,
+         *       "track_clicks": true,
+         *       "track_opens": false,
+         *       "archive": false,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
          */
         Campaign: {
+            /** @description Links the HTML template writes literally become signed redirects (/c/{token}); default true. See docs/engagement.md. */
+            track_clicks: boolean;
+            /** @description A 1×1 open pixel (/o/{token}); default false. Opens are unreliable: Apple Mail Privacy Protection fetches every image on delivery, and many clients block images. */
+            track_opens: boolean;
+            /** @description Published in the account's public web archive (/archive/{account_public_id}) once it goes out, rendered without recipient data; default false. */
+            archive: boolean;
             /** Format: int64 */
             id: number;
             name: string;
@@ -2811,6 +3242,12 @@ export interface components {
          *     }
          */
         CampaignCreate: {
+            /** @description Rewrite the HTML template's literal http(s) links to signed click redirects (default true). */
+            track_clicks?: boolean;
+            /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
+            track_opens?: boolean;
+            /** @description Publish in the account's web archive once it goes out (default false). */
+            archive?: boolean;
             name: string;
             /** Format: int64 */
             template_id?: number;
@@ -2845,6 +3282,12 @@ export interface components {
          *     }
          */
         CampaignUpdate: {
+            /** @description Rewrite the HTML template's literal http(s) links to signed click redirects (default true). */
+            track_clicks?: boolean;
+            /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
+            track_opens?: boolean;
+            /** @description Publish in the account's web archive once it goes out (default false). */
+            archive?: boolean;
             name?: string;
             /** Format: int64 */
             template_id?: number;
@@ -2988,10 +3431,22 @@ export interface components {
          *         "unconfirmed": 0
          *       },
          *       "started_at": "2026-11-02T09:00:00Z",
-         *       "finished_at": "2026-11-02T09:00:04Z"
+         *       "finished_at": "2026-11-02T09:00:04Z",
+         *       "engagement": {
+         *         "clicks": 120,
+         *         "unique_clicks": 80,
+         *         "human_clicks": 70,
+         *         "unique_human_clicks": 52,
+         *         "honeypot_hits": 9,
+         *         "opens": 0,
+         *         "unique_opens": 0,
+         *         "human_opens": 0,
+         *         "unique_human_opens": 0
+         *       }
          *     }
          */
         CampaignStats: {
+            engagement: components["schemas"]["Engagement"];
             /** Format: int64 */
             campaign_id: number;
             status: components["schemas"]["CampaignStatus"];
@@ -3285,8 +3740,125 @@ export interface components {
                 password?: string;
             };
         };
+        /**
+         * @description A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+         *     scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+         *     seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+         *     counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+         *     Protection fetches every image of every message on delivery, read or not, and many clients block
+         *     images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+         *     appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+         * @example {
+         *       "clicks": 120,
+         *       "unique_clicks": 80,
+         *       "human_clicks": 70,
+         *       "unique_human_clicks": 52,
+         *       "honeypot_hits": 9,
+         *       "opens": 900,
+         *       "unique_opens": 610,
+         *       "human_opens": 300,
+         *       "unique_human_opens": 250
+         *     }
+         */
+        Engagement: {
+            /**
+             * Format: int64
+             * @description Every hit on a tracked link (honeypot excluded).
+             */
+            clicks: number;
+            /**
+             * Format: int64
+             * @description Recipients with at least one click.
+             */
+            unique_clicks: number;
+            /**
+             * Format: int64
+             * @description Clicks not suspected of being bots.
+             */
+            human_clicks: number;
+            /** Format: int64 */
+            unique_human_clicks: number;
+            /**
+             * Format: int64
+             * @description Hits on the hidden link no person sees: scanners.
+             */
+            honeypot_hits: number;
+            /** Format: int64 */
+            opens: number;
+            /** Format: int64 */
+            unique_opens: number;
+            /**
+             * Format: int64
+             * @description Opens not flagged as prefetches or bots.
+             */
+            human_opens: number;
+            /** Format: int64 */
+            unique_human_opens: number;
+        };
+        /**
+         * @example {
+         *       "index": 1,
+         *       "url": "https://shop.example/sale",
+         *       "total": 60,
+         *       "unique": 41,
+         *       "human": 35,
+         *       "unique_human": 30
+         *     }
+         */
+        LinkClicks: {
+            /** @description The link's number in the campaign (1 = first distinct link of the HTML template). */
+            index: number;
+            /** @description The stored URL the redirect answers with. */
+            url: string;
+            /** Format: int64 */
+            total: number;
+            /**
+             * Format: int64
+             * @description Recipients who hit it.
+             */
+            unique: number;
+            /**
+             * Format: int64
+             * @description Hits not suspected of being bots.
+             */
+            human: number;
+            /** Format: int64 */
+            unique_human: number;
+        };
+        /**
+         * @example {
+         *       "campaign_id": 42,
+         *       "engagement": {
+         *         "clicks": 120,
+         *         "unique_clicks": 80,
+         *         "human_clicks": 70,
+         *         "unique_human_clicks": 52,
+         *         "honeypot_hits": 9,
+         *         "opens": 0,
+         *         "unique_opens": 0,
+         *         "human_opens": 0,
+         *         "unique_human_opens": 0
+         *       },
+         *       "links": [
+         *         {
+         *           "index": 1,
+         *           "url": "https://shop.example/sale",
+         *           "total": 60,
+         *           "unique": 41,
+         *           "human": 35,
+         *           "unique_human": 30
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignClicks: {
+            /** Format: int64 */
+            campaign_id: number;
+            engagement: components["schemas"]["Engagement"];
+            links: components["schemas"]["LinkClicks"][];
+        };
         /** @enum {string} */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded";
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
@@ -3521,21 +4093,42 @@ export interface components {
             };
         };
         /**
-         * @description A request authorised by the dashboard's session cookie that changes something came
-         *     without the session's `X-CSRF-Token`. Nothing changed.
+         * @description Refused before anything ran; nothing changed. Either a request authorised by the
+         *     dashboard's session cookie that changes something came without the session's
+         *     `X-CSRF-Token` (type `…/problems/forbidden`), or the API key (or the session signed in
+         *     with it) is read-only and the request would change something (type
+         *     `https://sendonce.dev/problems/read-only-key`). A read-only key may call every GET, mint
+         *     a stream token (`POST /v1/events/stream-tokens`), and the previews that change nothing
+         *     (`POST /v1/segments/preview`, `POST /v1/templates/preview`, `POST /v1/templates/{id}/render`).
          */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The server is busy: SENDONCE_API_MAX_IN_FLIGHT requests are in flight and none ended
+         *     within SENDONCE_API_QUEUE_WAIT. Answered before the request was authenticated or did
+         *     anything (`overloaded`): nothing changed, and the same request may be sent again, with
+         *     the same Idempotency-Key, after Retry-After. Also 503 (`unavailable`, Retry-After 5)
+         *     when the database is unreachable.
+         */
+        Overloaded: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
                 /**
                  * @example {
-                 *       "type": "https://sendonce.dev/problems/forbidden",
-                 *       "title": "Forbidden",
-                 *       "status": 403,
-                 *       "detail": "a request with the session cookie that changes something needs the session's X-CSRF-Token header",
-                 *       "instance": "/v1/api-keys",
+                 *       "type": "https://sendonce.dev/problems/overloaded",
+                 *       "title": "Overloaded",
+                 *       "status": 503,
+                 *       "detail": "the API is working on as many requests as it may (4); retry after 1 s",
+                 *       "instance": "/v1/subscribers",
                  *       "request_id": "5f2b7c0e9a1d4c3b"
                  *     }
                  */
@@ -3787,6 +4380,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3819,6 +4413,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3842,6 +4437,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3870,6 +4466,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3906,6 +4503,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3937,6 +4535,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3966,6 +4565,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3990,6 +4590,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4018,6 +4619,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4041,6 +4643,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4067,10 +4670,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4120,6 +4725,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4159,11 +4765,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4210,12 +4818,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4244,6 +4854,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4267,9 +4878,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4299,12 +4912,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4343,10 +4958,41 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listSubscriberLists: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriber's memberships. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriberMemberships"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4383,6 +5029,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4422,11 +5069,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4455,6 +5104,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4478,9 +5128,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4510,12 +5162,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4558,12 +5212,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4593,11 +5249,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4634,6 +5292,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4673,11 +5332,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4717,11 +5378,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4750,6 +5413,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4779,12 +5443,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4808,10 +5474,12 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4848,6 +5516,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4896,11 +5565,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4924,9 +5595,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4963,6 +5636,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5002,11 +5676,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5035,6 +5711,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5058,10 +5735,12 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5091,12 +5770,60 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreview"];
+            };
+        };
+        responses: {
+            /** @description The rendered parts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rendered"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5139,12 +5866,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5190,6 +5919,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5226,11 +5956,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5270,11 +6002,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5303,6 +6037,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5340,6 +6075,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5379,11 +6115,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5412,6 +6150,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5435,10 +6174,12 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5468,12 +6209,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5516,12 +6259,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5560,10 +6305,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5602,10 +6349,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5644,10 +6393,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5686,10 +6437,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5732,12 +6485,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5766,6 +6521,67 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listCampaignEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buckets, oldest first (none before the first send settles). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignTimeline"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5784,6 +6600,11 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["Cursor"];
                 status?: components["schemas"]["SendStatus"];
+                /**
+                 * @description Only the send to this address (exact, case-insensitive); not an address is 422 naming /email.
+                 * @example Ada@Example.com
+                 */
+                email?: string;
             };
             header?: never;
             path: {
@@ -5807,7 +6628,202 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignClicks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clicks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignClicks"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    followClick: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed click token (names the send and the link). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The honeypot link (an empty page). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the stored URL (Location). */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token does not verify, or names no stored link (empty body, no redirect). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    openPixel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed open token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A transparent 1×1 GIF, not cacheable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/gif": string;
+                };
+            };
+            /** @description The token does not verify (empty body). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed "view in browser" token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The token does not verify, or its send no longer exists (retention). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    archiveIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id` (GET /v1/account), not its numeric id.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The list (plain HTML, no scripts, strict CSP). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No account has this public id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    archivePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign (plain HTML, no scripts, strict CSP). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not a published campaign of this account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     unsubscribePage: {
@@ -6131,6 +7147,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6170,11 +7187,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6203,6 +7222,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6226,9 +7246,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6271,12 +7293,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6324,6 +7348,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6400,8 +7425,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6441,6 +7468,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6480,11 +7508,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6513,6 +7543,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6536,9 +7567,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6568,11 +7601,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6618,12 +7653,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6664,10 +7701,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6716,12 +7755,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6765,6 +7806,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6804,11 +7846,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6848,6 +7892,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6887,11 +7932,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6920,6 +7967,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6943,10 +7991,12 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6976,12 +8026,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7020,10 +8072,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
