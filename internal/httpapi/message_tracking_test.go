@@ -236,6 +236,14 @@ func TestMessageTrackingIdempotency(t *testing.T) {
 	res = m.do(m.keyA, "POST", "/v1/messages", body, "Idempotency-Key", "idem-1")
 	require.Equal(t, http.StatusAccepted, res.Status)
 	require.Equal(t, "true", res.Header.Get("Idempotent-Replayed"))
+	for field, bad := range map[string]any{"track_clicks": "yes", "track_opens": 1} {
+		res := m.do(m.keyA, "POST", "/v1/messages", receipt(map[string]any{field: bad}), "Idempotency-Key", "bad-"+field)
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status, field)
+		require.Contains(t, string(res.Body), "/"+field, field)
+	}
+	res = m.do(m.keyA, "POST", "/v1/templates", map[string]any{"name": "t", "subject": "s", "track_clicks": "on"})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Contains(t, string(res.Body), "/track_clicks")
 	var links int
 	require.NoError(t, m.pool.QueryRow(context.Background(), `SELECT count(*) FROM message_links`).Scan(&links))
 	require.Equal(t, 2, links, "stored once")
