@@ -1443,7 +1443,7 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
 	Attachments []Attachment    `json:"attachments"`
 	Attempts    int             `json:"attempts"`
@@ -1451,6 +1451,12 @@ type Message struct {
 	Category    MessageCategory `json:"category"`
 	Cc          []string        `json:"cc"`
 	CreatedAt   time.Time       `json:"created_at"`
+
+	// Engagement A tracked message's hits (present when track_clicks or track_opens is on), a second or two behind.
+	// Every hit counts in the totals; the human counts leave out hits suspected of being bots (scanners,
+	// HEAD requests, hits within seconds of delivery, every link within a second, Apple's image proxy).
+	// Honeypot hits (the hidden link only software follows) are counted apart, never as clicks.
+	Engagement *MessageEngagement `json:"engagement,omitempty"`
 
 	// Feedback hard_bounce, soft_bounce, complaint or unsubscribe, from the provider's webhooks.
 	Feedback          *string `json:"feedback"`
@@ -1476,7 +1482,13 @@ type Message struct {
 	TemplateId *int64     `json:"template_id"`
 	To         string     `json:"to"`
 	ToName     string     `json:"to_name"`
-	UpdatedAt  time.Time  `json:"updated_at"`
+
+	// TrackClicks Its literal links are click redirects (docs/engagement.md).
+	TrackClicks bool `json:"track_clicks"`
+
+	// TrackOpens It carries the open-tracking image.
+	TrackOpens bool      `json:"track_opens"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // MessageCategory defines model for Message.Category.
@@ -1494,10 +1506,10 @@ type MessageBatch struct {
 	} `json:"messages"`
 }
 
-// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -1547,6 +1559,16 @@ type MessageCreate struct {
 	Text       *string   `json:"text,omitempty"`
 	To         string    `json:"to"`
 	ToName     *string   `json:"to_name,omitempty"`
+
+	// TrackClicks Rewrite the links the HTML writes literally (absolute http(s) hrefs with no template action) to
+	// signed `{public_url}/c/{token}` redirects; the URLs are stored with the message when it is accepted.
+	// Absent: the template's `track_clicks` (for a message made from one), else off: transactional
+	// messages are untracked unless asked. Part of the Idempotency-Key's request. See docs/engagement.md.
+	TrackClicks *bool `json:"track_clicks,omitempty"`
+
+	// TrackOpens Add a 1×1 open-tracking image (`{public_url}/o/{token}`); default off. Opens are unreliable (Apple
+	// Mail Privacy Protection fetches every image, clients block images). Part of the Idempotency-Key's request.
+	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
 // MessageCreateCategory Absent: transactional.
@@ -1563,7 +1585,19 @@ type MessageCreate_ReplyTo struct {
 	union json.RawMessage
 }
 
-// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+// MessageEngagement A tracked message's hits (present when track_clicks or track_opens is on), a second or two behind.
+// Every hit counts in the totals; the human counts leave out hits suspected of being bots (scanners,
+// HEAD requests, hits within seconds of delivery, every link within a second, Apple's image proxy).
+// Honeypot hits (the hidden link only software follows) are counted apart, never as clicks.
+type MessageEngagement struct {
+	Clicks       int64 `json:"clicks"`
+	HoneypotHits int64 `json:"honeypot_hits"`
+	HumanClicks  int64 `json:"human_clicks"`
+	HumanOpens   int64 `json:"human_opens"`
+	Opens        int64 `json:"opens"`
+}
+
+// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
 type MessagePage struct {
 	Data       []Message `json:"data"`
 	NextCursor *string   `json:"next_cursor"`
@@ -2166,7 +2200,7 @@ type SuppressionPage struct {
 // SuppressionReason defines model for SuppressionReason.
 type SuppressionReason string
 
-// Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}
+// Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
 type Template struct {
 	// Attachments Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings.
 	Attachments *[]Attachment `json:"attachments,omitempty"`
@@ -2180,9 +2214,12 @@ type Template struct {
 	SampleData json.RawMessage `json:"sample_data"`
 
 	// Subject A template: {{.Email}}, {{.Name}}, {{.Attributes.x}}.
-	Subject   string    `json:"subject"`
-	Text      string    `json:"text"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Subject string `json:"subject"`
+	Text    string `json:"text"`
+
+	// TrackClicks The default track_clicks of messages made from the template (a message's own track_clicks overrides it); default false.
+	TrackClicks bool      `json:"track_clicks"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // TemplateCreate Example: {"html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}."}
@@ -2195,9 +2232,12 @@ type TemplateCreate struct {
 	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
 	Subject     string              `json:"subject"`
 	Text        *string             `json:"text,omitempty"`
+
+	// TrackClicks Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update).
+	TrackClicks *bool `json:"track_clicks,omitempty"`
 }
 
-// TemplatePage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+// TemplatePage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
 type TemplatePage struct {
 	Data       []Template `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
@@ -2231,6 +2271,9 @@ type TemplateUpdate struct {
 	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
 	Subject     *string             `json:"subject,omitempty"`
 	Text        *string             `json:"text,omitempty"`
+
+	// TrackClicks Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update).
+	TrackClicks *bool `json:"track_clicks,omitempty"`
 }
 
 // TestSendOutcome defines model for TestSendOutcome.

@@ -37,10 +37,16 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	if err != nil {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
-	ecfg.Transactional = transactional.Builder{Messages: mb,
+	tb := transactional.Builder{Messages: mb,
 		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto), Attachments: transactional.LoadAttachments(pool)}
 	// Campaign recipients' click, open and web-view links, signed on the same key ring.
 	tk := tracking.NewTokens(signer, cfg.PublicURL)
+	// A tracked message's click and open links (message tokens, their own domain).
+	tb.Tracking = func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string) {
+		return tk.MessageLinks(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID, MessageID: messageID},
+			links, clicks, opens)
+	}
+	ecfg.Transactional = tb
 	ecfg.Tracking = func(accountID, campaignID, sendID int64, links int, clicks, opens bool) (func(int) string, string, string) {
 		return tk.Links(tracking.Send{AccountID: accountID, CampaignID: campaignID, SendID: sendID}, links, clicks, opens)
 	}

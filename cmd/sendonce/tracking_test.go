@@ -24,7 +24,8 @@ import (
 
 // The real service, end to end: a campaign's message carries signed click links
 // in place of its literal link; following one answers the stored URL, and the
-// flusher run by serve writes a human send.clicked event for it.
+// flusher run by serve writes a human send.clicked event for it; the same for a
+// single message that asks for click tracking.
 func TestServeTrackedCampaignClick(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -111,6 +112,46 @@ func TestServeTrackedCampaignClick(t *testing.T) {
 	// what matters here is that serve's flusher writes it, with its event.
 	require.Eventually(t, func() bool {
 		return strings.Contains(string(api("GET", "/v1/events?type=send.clicked", "")), `"url":"https://shop.example/sale"`)
+	}, 30*time.Second, 50*time.Millisecond)
+
+	// A single message asking for click tracking: serve's message builder signs
+	// message click links; the redirect answers the message's stored URL and the
+	// hit's event names the message.
+	req, _ = http.NewRequest("POST", base+"/v1/messages", strings.NewReader(`{"to":"bob@example.com",
+		"from":"shop@example.com","subject":"Order","html":"<a href=\"https://shop.example/order/7\">Your order</a>",
+		"track_clicks":true}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "order-7")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var msg struct{ ID int64 }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&msg))
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	var msgHTML string
+	require.Eventually(t, func() bool {
+		for _, d := range s.Deliveries() {
+			var p struct{ HTML string }
+			if json.NewDecoder(bytes.NewReader(d.Body)).Decode(&p) == nil && strings.Contains(p.HTML, "Your order") {
+				msgHTML = p.HTML
+			}
+		}
+		return msgHTML != ""
+	}, 30*time.Second, 20*time.Millisecond)
+	require.NotContains(t, msgHTML, "shop.example")
+	links = regexp.MustCompile(`href="`+regexp.QuoteMeta(cfg.PublicURL)+`(/c/[A-Za-z0-9_-]+)"`).FindAllStringSubmatch(msgHTML, -1)
+	require.Len(t, links, 2, "the link and the honeypot: %s", msgHTML)
+	req, _ = http.NewRequest("GET", base+links[0][1], nil)
+	req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0")
+	resp, err = noRedirect.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	require.Equal(t, "https://shop.example/order/7", resp.Header.Get("Location"))
+	require.Eventually(t, func() bool {
+		return strings.Contains(string(api("GET", "/v1/events?type=send.clicked", "")),
+			`"message_id":`+strconv.FormatInt(msg.ID, 10))
 	}, 30*time.Second, 50*time.Millisecond)
 
 	resp, err = http.Get(base + "/metrics")

@@ -32,12 +32,12 @@ LIMIT 1;
 -- to commit and then inserts nothing, so it reads the stored message instead.
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
                       from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id,
-                      cc, bcc, reply_to_more, attachment_count)
+                      cc, bcc, reply_to_more, attachment_count, track_clicks, track_opens)
 VALUES (@account_id, @idempotency_key, @request_hash, @category, @to_email, @to_name, @from_email,
         @from_name, @reply_to, @subject, @html, @text, @data, sqlc.narg('template_id'), @headers, @tags::text[],
         sqlc.narg('send_at'), sqlc.narg('sender_id'), coalesce(@cc::text[], '{}'), coalesce(@bcc::text[], '{}'),
         coalesce(@reply_to_more::text[], '{}'),
-        @attachment_count)
+        @attachment_count, @track_clicks, @track_opens)
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id;
 
@@ -55,7 +55,7 @@ SELECT id, request_hash FROM messages WHERE account_id = @account_id AND idempot
 -- sends_job_id_key, which holds only such job ids: migration 00160.)
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
-       s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
+       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = @account_id AND m.id = @id;
@@ -63,7 +63,7 @@ WHERE m.account_id = @account_id AND m.id = @id;
 -- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
-       s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
+       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = @account_id AND m.id > @after_id
@@ -102,7 +102,8 @@ WITH picked AS (
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, p.rerouted, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
-           m.headers, m.category, m.cc, m.bcc, m.reply_to_more, m.attachment_count, greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
+           m.headers, m.category, m.cc, m.bcc, m.reply_to_more, m.attachment_count, m.track_clicks, m.track_opens,
+           greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
            EXISTS (SELECT 1 FROM suppressions x
                    WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
                      AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))) AS blocked
@@ -129,7 +130,7 @@ WITH picked AS (
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
               j.text, j.data, j.headers, j.category, j.due_at, s.last_error, j.cc, j.bcc, j.reply_to_more,
-              j.attachment_count
+              j.attachment_count, j.track_clicks, j.track_opens
 ), settled_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT c.account_id, 'send.' || c.status, coalesce(sqlc.narg('now')::timestamptz, now()),
@@ -142,7 +143,8 @@ WITH picked AS (
 )
 SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
        c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
-       c.text, c.data, c.headers, c.category, c.due_at, c.cc, c.bcc, c.reply_to_more, c.attachment_count
+       c.text, c.data, c.headers, c.category, c.due_at, c.cc, c.bcc, c.reply_to_more, c.attachment_count,
+       c.track_clicks, c.track_opens
 FROM claimed c;
 
 -- name: MessageStreamsDue :many

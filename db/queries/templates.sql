@@ -3,8 +3,8 @@
 -- transactional messages render them when they are accepted.
 
 -- name: TemplateCreate :one
-INSERT INTO templates (account_id, name, subject, html, text, language, sample_data)
-VALUES (@account_id, @name, @subject, @html, @text, @language, @sample_data)
+INSERT INTO templates (account_id, name, subject, html, text, language, sample_data, track_clicks)
+VALUES (@account_id, @name, @subject, @html, @text, @language, @sample_data, @track_clicks)
 RETURNING *;
 
 -- name: TemplateGet :one
@@ -26,6 +26,7 @@ UPDATE templates SET
     text        = coalesce(sqlc.narg('text'), text),
     language    = coalesce(sqlc.narg('language'), language),
     sample_data = coalesce(sqlc.narg('sample_data'), sample_data),
+    track_clicks = coalesce(sqlc.narg('track_clicks'), track_clicks),
     updated_at  = now()
 WHERE account_id = @account_id AND id = @id
 RETURNING *;

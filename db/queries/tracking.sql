@@ -35,35 +35,45 @@ ORDER BY idx;
 -- and a send.clicked or send.opened event is written for it in the same statement,
 -- so hits and events commit together (the outbox). Hits of another account's send
 -- or campaign cannot arrive: their tokens are signed naming all three ids. The
--- reasons arrive comma-joined ('' for none).
+-- reasons arrive comma-joined ('' for none). A message's hit (message_id not 0)
+-- names its stream as campaign_id and its send row; its click's URL is the
+-- message's stored link, and its event names the message instead of the
+-- stream, send and subscriber slots (which hold the message id).
 WITH hit AS (
     SELECT unnest(@account_ids::bigint[]) AS account_id, unnest(@campaign_ids::bigint[]) AS campaign_id,
            unnest(@send_ids::bigint[]) AS send_id, unnest(@kinds::text[]) AS kind,
            unnest(@link_idxs::int[]) AS link_idx, unnest(@occurred_ats::timestamptz[]) AS occurred_at,
            unnest(@methods::text[]) AS method, unnest(@user_agents::text[]) AS user_agent,
-           unnest(@reasons::text[]) AS reasons
+           unnest(@reasons::text[]) AS reasons, nullif(unnest(@message_ids::bigint[]), 0) AS message_id
 ), classified AS (
     SELECT h.account_id, h.campaign_id, h.send_id, h.kind, h.link_idx, h.occurred_at, h.method, h.user_agent,
-           s.subscriber_id, s.email, l.url,
+           h.message_id, s.subscriber_id, s.email, coalesce(l.url, ml.url) AS url,
            array_remove(string_to_array(h.reasons, ',') ||
                         CASE WHEN s.sent_at IS NOT NULL AND h.occurred_at < s.sent_at + make_interval(secs => @delivery_window_seconds::float8)
                              THEN 'delivery' END, NULL) AS bot_reasons
     FROM hit h
     LEFT JOIN sends s ON s.id = h.send_id AND s.account_id = h.account_id AND s.campaign_id = h.campaign_id
-    LEFT JOIN tracked_links l ON h.kind = 'click' AND l.campaign_id = h.campaign_id AND l.idx = h.link_idx
+    LEFT JOIN tracked_links l ON h.kind = 'click' AND h.message_id IS NULL AND l.campaign_id = h.campaign_id
+                              AND l.idx = h.link_idx
+    LEFT JOIN message_links ml ON h.kind = 'click' AND ml.message_id = h.message_id AND ml.idx = h.link_idx
     WHERE EXISTS (SELECT 1 FROM campaigns c WHERE c.id = h.campaign_id AND c.account_id = h.account_id)
+      AND (h.message_id IS NULL
+           OR EXISTS (SELECT 1 FROM messages m WHERE m.id = h.message_id AND m.account_id = h.account_id))
 ), inserted AS (
     INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, user_agent,
-                               suspected_bot, bot_reasons)
+                               suspected_bot, bot_reasons, message_id)
     SELECT account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, left(user_agent, 512),
-           cardinality(bot_reasons) > 0, bot_reasons
+           cardinality(bot_reasons) > 0, bot_reasons, message_id
     FROM classified
     RETURNING id
 ), hit_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT account_id, CASE kind WHEN 'click' THEN 'send.clicked' ELSE 'send.opened' END, occurred_at,
            jsonb_strip_nulls(jsonb_build_object(
-               'campaign_id', campaign_id, 'send_id', send_id, 'subscriber_id', subscriber_id, 'email', email,
+               'campaign_id', CASE WHEN message_id IS NULL THEN campaign_id END,
+               'send_id', CASE WHEN message_id IS NULL THEN send_id END,
+               'subscriber_id', CASE WHEN message_id IS NULL THEN subscriber_id END,
+               'message_id', message_id, 'email', email,
                'link_index', CASE WHEN kind = 'click' THEN link_idx END,
                'url', url,
                'honeypot', CASE WHEN kind = 'click' THEN link_idx = 0 END,
@@ -129,3 +139,27 @@ FROM sends s
 JOIN campaigns c ON c.id = s.campaign_id AND c.account_id = s.account_id AND c.kind = 'campaign'
 LEFT JOIN subscribers sub ON sub.account_id = s.account_id AND sub.id = s.subscriber_id
 WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.id = @send_id;
+
+-- name: MessageLinksInsert :exec
+-- Stores a tracked message's URLs when it is accepted, numbered from 1 in the order given.
+INSERT INTO message_links (account_id, message_id, idx, url)
+SELECT @account_id, @message_id, u.ord, u.url
+FROM unnest(@urls::text[]) WITH ORDINALITY AS u(url, ord);
+
+-- name: MessageLinksGet :many
+-- A message's tracked URLs, read by the redirect once per message and cached.
+SELECT idx, url FROM message_links
+WHERE account_id = @account_id AND message_id = @message_id
+ORDER BY idx;
+
+-- name: MessageEngagement :many
+-- Click and open counts of the account's messages among @ids (honeypot hits apart).
+SELECT message_id::bigint AS message_id,
+       count(*) FILTER (WHERE kind = 'click' AND link_idx > 0)::bigint                       AS clicks,
+       count(*) FILTER (WHERE kind = 'click' AND link_idx > 0 AND NOT suspected_bot)::bigint AS human_clicks,
+       count(*) FILTER (WHERE kind = 'click' AND link_idx = 0)::bigint                       AS honeypot_hits,
+       count(*) FILTER (WHERE kind = 'open')::bigint                                         AS opens,
+       count(*) FILTER (WHERE kind = 'open' AND NOT suspected_bot)::bigint                   AS human_opens
+FROM tracking_hits
+WHERE account_id = @account_id AND message_id = ANY(@ids::bigint[])
+GROUP BY message_id;

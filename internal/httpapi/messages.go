@@ -30,12 +30,22 @@ func toAPIMessage(m transactional.Message) api.Message {
 		SenderId: m.SenderID,
 		Tags:     tags, SendAt: m.SendAt, Status: api.SendStatus(m.Status), Attempts: m.Attempts,
 		ProviderMessageId: m.ProviderMessageID, LastError: m.LastError, Feedback: m.Feedback, SentAt: m.SentAt,
-		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, TrackClicks: m.TrackClicks, TrackOpens: m.TrackOpens,
+		Engagement: toAPIMessageEngagement(m.Engagement)}
+}
+
+func toAPIMessageEngagement(e *transactional.Engagement) *api.MessageEngagement {
+	if e == nil {
+		return nil
+	}
+	return &api.MessageEngagement{Clicks: e.Clicks, HumanClicks: e.HumanClicks, HoneypotHits: e.HoneypotHits,
+		Opens: e.Opens, HumanOpens: e.HumanOpens}
 }
 
 func toRequest(in api.MessageCreate) transactional.Request {
 	req := transactional.Request{To: in.To, From: in.From, TemplateID: in.TemplateId, Subject: in.Subject,
-		HTML: in.Html, Text: in.Text, Data: raw(in.Data), SendAt: in.SendAt, SenderID: in.SenderId}
+		HTML: in.Html, Text: in.Text, Data: raw(in.Data), SendAt: in.SendAt, SenderID: in.SenderId,
+		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens}
 	for p, v := range map[*string]*string{&req.ToName: in.ToName, &req.FromName: in.FromName} {
 		if v != nil {
 			*p = *v

@@ -10,7 +10,7 @@ import (
 
 func toAPITemplate(t template.Template) api.Template {
 	return api.Template{Id: t.ID, Name: t.Name, Subject: t.Subject, Html: t.HTML, Text: t.Text, Language: t.Language,
-		SampleData: t.SampleData, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Attachments: toAPIAttachments(t.Attachments)}
+		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Attachments: toAPIAttachments(t.Attachments)}
 }
 
 func raw(p *json.RawMessage) json.RawMessage {
@@ -43,7 +43,8 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := s.Templates.Create(r.Context(), accountID(r), template.Fields{Name: &in.Name, Subject: &in.Subject,
-		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), Attachments: fromAPIAttachments(in.Attachments)})
+		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
+		Attachments: fromAPIAttachments(in.Attachments)})
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,8 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := s.Templates.Update(r.Context(), accountID(r), id, template.Fields{Name: in.Name, Subject: in.Subject,
-		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), Attachments: fromAPIAttachments(in.Attachments)})
+		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
+		Attachments: fromAPIAttachments(in.Attachments)})
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,8 @@ WITH picked AS (
     FOR UPDATE OF s SKIP LOCKED
 ), judged AS (
     SELECT p.id, p.rerouted, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
-           m.headers, m.category, m.cc, m.bcc, m.reply_to_more, m.attachment_count, greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
+           m.headers, m.category, m.cc, m.bcc, m.reply_to_more, m.attachment_count, m.track_clicks, m.track_opens,
+           greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
            EXISTS (SELECT 1 FROM suppressions x
                    WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
                      AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))) AS blocked
@@ -76,7 +77,7 @@ WITH picked AS (
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
               j.text, j.data, j.headers, j.category, j.due_at, s.last_error, j.cc, j.bcc, j.reply_to_more,
-              j.attachment_count
+              j.attachment_count, j.track_clicks, j.track_opens
 ), settled_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT c.account_id, 'send.' || c.status, coalesce($5::timestamptz, now()),
@@ -89,7 +90,8 @@ WITH picked AS (
 )
 SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
        c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
-       c.text, c.data, c.headers, c.category, c.due_at, c.cc, c.bcc, c.reply_to_more, c.attachment_count
+       c.text, c.data, c.headers, c.category, c.due_at, c.cc, c.bcc, c.reply_to_more, c.attachment_count,
+       c.track_clicks, c.track_opens
 FROM claimed c
 `
 
@@ -131,6 +133,8 @@ type MessageClaimBatchRow struct {
 	Bcc             []string
 	ReplyToMore     []string
 	AttachmentCount int16
+	TrackClicks     bool
+	TrackOpens      bool
 }
 
 // The executor's claim for a message stream: the same shape as SendClaimBatch (one
@@ -192,6 +196,8 @@ func (q *Queries) MessageClaimBatch(ctx context.Context, arg MessageClaimBatchPa
 			&i.Bcc,
 			&i.ReplyToMore,
 			&i.AttachmentCount,
+			&i.TrackClicks,
+			&i.TrackOpens,
 		); err != nil {
 			return nil, err
 		}
@@ -304,7 +310,7 @@ func (q *Queries) MessageFailHeld(ctx context.Context, arg MessageFailHeldParams
 const messageGet = `-- name: MessageGet :one
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
-       s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
+       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = $1 AND m.id = $2
@@ -333,6 +339,8 @@ type MessageGetRow struct {
 	Bcc               []string
 	ReplyToMore       []string
 	AttachmentCount   int16
+	TrackClicks       bool
+	TrackOpens        bool
 	Status            string
 	Attempts          int32
 	ProviderMessageID *string
@@ -365,6 +373,8 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 		&i.Bcc,
 		&i.ReplyToMore,
 		&i.AttachmentCount,
+		&i.TrackClicks,
+		&i.TrackOpens,
 		&i.Status,
 		&i.Attempts,
 		&i.ProviderMessageID,
@@ -379,12 +389,12 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
                       from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id,
-                      cc, bcc, reply_to_more, attachment_count)
+                      cc, bcc, reply_to_more, attachment_count, track_clicks, track_opens)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11, $12, $13, $14, $15, $16::text[],
         $17, $18, coalesce($19::text[], '{}'), coalesce($20::text[], '{}'),
         coalesce($21::text[], '{}'),
-        $22)
+        $22, $23, $24)
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id
 `
@@ -412,6 +422,8 @@ type MessageInsertParams struct {
 	Bcc             []string
 	ReplyToMore     []string
 	AttachmentCount int16
+	TrackClicks     bool
+	TrackOpens      bool
 }
 
 // ON CONFLICT on the key: a concurrent request with the same key waits for this one
@@ -440,6 +452,8 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 		arg.Bcc,
 		arg.ReplyToMore,
 		arg.AttachmentCount,
+		arg.TrackClicks,
+		arg.TrackOpens,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -449,7 +463,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 const messageList = `-- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
-       s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
+       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = $1 AND m.id > $2
@@ -487,6 +501,8 @@ type MessageListRow struct {
 	Bcc               []string
 	ReplyToMore       []string
 	AttachmentCount   int16
+	TrackClicks       bool
+	TrackOpens        bool
 	Status            string
 	Attempts          int32
 	ProviderMessageID *string
@@ -530,6 +546,8 @@ func (q *Queries) MessageList(ctx context.Context, arg MessageListParams) ([]Mes
 			&i.Bcc,
 			&i.ReplyToMore,
 			&i.AttachmentCount,
+			&i.TrackClicks,
+			&i.TrackOpens,
 			&i.Status,
 			&i.Attempts,
 			&i.ProviderMessageID,

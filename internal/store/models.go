@@ -245,6 +245,8 @@ type Message struct {
 	SendAt          *time.Time
 	CreatedAt       time.Time
 	SenderID        *int64
+	TrackClicks     bool
+	TrackOpens      bool
 	Cc              []string
 	Bcc             []string
 	ReplyToMore     []string
@@ -259,6 +261,13 @@ type MessageAttachment struct {
 	ContentType string
 	ContentID   string
 	Sha256      []byte
+}
+
+type MessageLink struct {
+	AccountID int64
+	MessageID int64
+	Idx       int32
+	Url       string
 }
 
 type Segment struct {
@@ -420,16 +429,17 @@ type Suppression struct {
 }
 
 type Template struct {
-	ID         int64
-	AccountID  int64
-	Name       string
-	Subject    string
-	Html       string
-	Text       string
-	Language   string
-	SampleData json.RawMessage
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	ID          int64
+	AccountID   int64
+	Name        string
+	Subject     string
+	Html        string
+	Text        string
+	Language    string
+	SampleData  json.RawMessage
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	TrackClicks bool
 }
 
 type TemplateAttachment struct {
@@ -473,6 +483,7 @@ type TrackingHit struct {
 	UserAgent    string
 	SuspectedBot bool
 	BotReasons   []string
+	MessageID    *int64
 }
 
 type WebhookEndpoint struct {

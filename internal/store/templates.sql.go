@@ -89,19 +89,20 @@ func (q *Queries) CampaignSetTemplate(ctx context.Context, arg CampaignSetTempla
 
 const templateCreate = `-- name: TemplateCreate :one
 
-INSERT INTO templates (account_id, name, subject, html, text, language, sample_data)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at
+INSERT INTO templates (account_id, name, subject, html, text, language, sample_data, track_clicks)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks
 `
 
 type TemplateCreateParams struct {
-	AccountID  int64
-	Name       string
-	Subject    string
-	Html       string
-	Text       string
-	Language   string
-	SampleData json.RawMessage
+	AccountID   int64
+	Name        string
+	Subject     string
+	Html        string
+	Text        string
+	Language    string
+	SampleData  json.RawMessage
+	TrackClicks bool
 }
 
 // Templates: the account's shared subject/HTML/text triples. Campaigns reference
@@ -116,6 +117,7 @@ func (q *Queries) TemplateCreate(ctx context.Context, arg TemplateCreateParams) 
 		arg.Text,
 		arg.Language,
 		arg.SampleData,
+		arg.TrackClicks,
 	)
 	var i Template
 	err := row.Scan(
@@ -129,6 +131,7 @@ func (q *Queries) TemplateCreate(ctx context.Context, arg TemplateCreateParams) 
 		&i.SampleData,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TrackClicks,
 	)
 	return i, err
 }
@@ -172,7 +175,7 @@ func (q *Queries) TemplateExists(ctx context.Context, arg TemplateExistsParams) 
 }
 
 const templateGet = `-- name: TemplateGet :one
-SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at FROM templates WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks FROM templates WHERE account_id = $1 AND id = $2
 `
 
 type TemplateGetParams struct {
@@ -194,12 +197,13 @@ func (q *Queries) TemplateGet(ctx context.Context, arg TemplateGetParams) (Templ
 		&i.SampleData,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TrackClicks,
 	)
 	return i, err
 }
 
 const templateList = `-- name: TemplateList :many
-SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at FROM templates
+SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks FROM templates
 WHERE account_id = $1 AND id > $2
 ORDER BY id
 LIMIT $3
@@ -231,6 +235,7 @@ func (q *Queries) TemplateList(ctx context.Context, arg TemplateListParams) ([]T
 			&i.SampleData,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.TrackClicks,
 		); err != nil {
 			return nil, err
 		}
@@ -250,20 +255,22 @@ UPDATE templates SET
     text        = coalesce($4, text),
     language    = coalesce($5, language),
     sample_data = coalesce($6, sample_data),
+    track_clicks = coalesce($7, track_clicks),
     updated_at  = now()
-WHERE account_id = $7 AND id = $8
-RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at
+WHERE account_id = $8 AND id = $9
+RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks
 `
 
 type TemplateUpdateParams struct {
-	Name       *string
-	Subject    *string
-	Html       *string
-	Text       *string
-	Language   *string
-	SampleData json.RawMessage
-	AccountID  int64
-	ID         int64
+	Name        *string
+	Subject     *string
+	Html        *string
+	Text        *string
+	Language    *string
+	SampleData  json.RawMessage
+	TrackClicks *bool
+	AccountID   int64
+	ID          int64
 }
 
 // The caller validates the templates as stored after the change, in the same
@@ -276,6 +283,7 @@ func (q *Queries) TemplateUpdate(ctx context.Context, arg TemplateUpdateParams) 
 		arg.Text,
 		arg.Language,
 		arg.SampleData,
+		arg.TrackClicks,
 		arg.AccountID,
 		arg.ID,
 	)
@@ -291,6 +299,7 @@ func (q *Queries) TemplateUpdate(ctx context.Context, arg TemplateUpdateParams) 
 		&i.SampleData,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TrackClicks,
 	)
 	return i, err
 }

@@ -172,6 +172,115 @@ func (q *Queries) CampaignSetEngagement(ctx context.Context, arg CampaignSetEnga
 	return i, err
 }
 
+const messageEngagement = `-- name: MessageEngagement :many
+SELECT message_id::bigint AS message_id,
+       count(*) FILTER (WHERE kind = 'click' AND link_idx > 0)::bigint                       AS clicks,
+       count(*) FILTER (WHERE kind = 'click' AND link_idx > 0 AND NOT suspected_bot)::bigint AS human_clicks,
+       count(*) FILTER (WHERE kind = 'click' AND link_idx = 0)::bigint                       AS honeypot_hits,
+       count(*) FILTER (WHERE kind = 'open')::bigint                                         AS opens,
+       count(*) FILTER (WHERE kind = 'open' AND NOT suspected_bot)::bigint                   AS human_opens
+FROM tracking_hits
+WHERE account_id = $1 AND message_id = ANY($2::bigint[])
+GROUP BY message_id
+`
+
+type MessageEngagementParams struct {
+	AccountID int64
+	Ids       []int64
+}
+
+type MessageEngagementRow struct {
+	MessageID    int64
+	Clicks       int64
+	HumanClicks  int64
+	HoneypotHits int64
+	Opens        int64
+	HumanOpens   int64
+}
+
+// Click and open counts of the account's messages among @ids (honeypot hits apart).
+func (q *Queries) MessageEngagement(ctx context.Context, arg MessageEngagementParams) ([]MessageEngagementRow, error) {
+	rows, err := q.db.Query(ctx, messageEngagement, arg.AccountID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageEngagementRow{}
+	for rows.Next() {
+		var i MessageEngagementRow
+		if err := rows.Scan(
+			&i.MessageID,
+			&i.Clicks,
+			&i.HumanClicks,
+			&i.HoneypotHits,
+			&i.Opens,
+			&i.HumanOpens,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageLinksGet = `-- name: MessageLinksGet :many
+SELECT idx, url FROM message_links
+WHERE account_id = $1 AND message_id = $2
+ORDER BY idx
+`
+
+type MessageLinksGetParams struct {
+	AccountID int64
+	MessageID int64
+}
+
+type MessageLinksGetRow struct {
+	Idx int32
+	Url string
+}
+
+// A message's tracked URLs, read by the redirect once per message and cached.
+func (q *Queries) MessageLinksGet(ctx context.Context, arg MessageLinksGetParams) ([]MessageLinksGetRow, error) {
+	rows, err := q.db.Query(ctx, messageLinksGet, arg.AccountID, arg.MessageID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageLinksGetRow{}
+	for rows.Next() {
+		var i MessageLinksGetRow
+		if err := rows.Scan(&i.Idx, &i.Url); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageLinksInsert = `-- name: MessageLinksInsert :exec
+INSERT INTO message_links (account_id, message_id, idx, url)
+SELECT $1, $2, u.ord, u.url
+FROM unnest($3::text[]) WITH ORDINALITY AS u(url, ord)
+`
+
+type MessageLinksInsertParams struct {
+	AccountID int64
+	MessageID int64
+	Urls      []string
+}
+
+// Stores a tracked message's URLs when it is accepted, numbered from 1 in the order given.
+func (q *Queries) MessageLinksInsert(ctx context.Context, arg MessageLinksInsertParams) error {
+	_, err := q.db.Exec(ctx, messageLinksInsert, arg.AccountID, arg.MessageID, arg.Urls)
+	return err
+}
+
 const trackedLinksDelete = `-- name: TrackedLinksDelete :exec
 DELETE FROM tracked_links WHERE account_id = $1 AND campaign_id = $2
 `
@@ -300,29 +409,36 @@ WITH hit AS (
            unnest($3::bigint[]) AS send_id, unnest($4::text[]) AS kind,
            unnest($5::int[]) AS link_idx, unnest($6::timestamptz[]) AS occurred_at,
            unnest($7::text[]) AS method, unnest($8::text[]) AS user_agent,
-           unnest($9::text[]) AS reasons
+           unnest($9::text[]) AS reasons, nullif(unnest($10::bigint[]), 0) AS message_id
 ), classified AS (
     SELECT h.account_id, h.campaign_id, h.send_id, h.kind, h.link_idx, h.occurred_at, h.method, h.user_agent,
-           s.subscriber_id, s.email, l.url,
+           h.message_id, s.subscriber_id, s.email, coalesce(l.url, ml.url) AS url,
            array_remove(string_to_array(h.reasons, ',') ||
-                        CASE WHEN s.sent_at IS NOT NULL AND h.occurred_at < s.sent_at + make_interval(secs => $10::float8)
+                        CASE WHEN s.sent_at IS NOT NULL AND h.occurred_at < s.sent_at + make_interval(secs => $11::float8)
                              THEN 'delivery' END, NULL) AS bot_reasons
     FROM hit h
     LEFT JOIN sends s ON s.id = h.send_id AND s.account_id = h.account_id AND s.campaign_id = h.campaign_id
-    LEFT JOIN tracked_links l ON h.kind = 'click' AND l.campaign_id = h.campaign_id AND l.idx = h.link_idx
+    LEFT JOIN tracked_links l ON h.kind = 'click' AND h.message_id IS NULL AND l.campaign_id = h.campaign_id
+                              AND l.idx = h.link_idx
+    LEFT JOIN message_links ml ON h.kind = 'click' AND ml.message_id = h.message_id AND ml.idx = h.link_idx
     WHERE EXISTS (SELECT 1 FROM campaigns c WHERE c.id = h.campaign_id AND c.account_id = h.account_id)
+      AND (h.message_id IS NULL
+           OR EXISTS (SELECT 1 FROM messages m WHERE m.id = h.message_id AND m.account_id = h.account_id))
 ), inserted AS (
     INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, user_agent,
-                               suspected_bot, bot_reasons)
+                               suspected_bot, bot_reasons, message_id)
     SELECT account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, left(user_agent, 512),
-           cardinality(bot_reasons) > 0, bot_reasons
+           cardinality(bot_reasons) > 0, bot_reasons, message_id
     FROM classified
     RETURNING id
 ), hit_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT account_id, CASE kind WHEN 'click' THEN 'send.clicked' ELSE 'send.opened' END, occurred_at,
            jsonb_strip_nulls(jsonb_build_object(
-               'campaign_id', campaign_id, 'send_id', send_id, 'subscriber_id', subscriber_id, 'email', email,
+               'campaign_id', CASE WHEN message_id IS NULL THEN campaign_id END,
+               'send_id', CASE WHEN message_id IS NULL THEN send_id END,
+               'subscriber_id', CASE WHEN message_id IS NULL THEN subscriber_id END,
+               'message_id', message_id, 'email', email,
                'link_index', CASE WHEN kind = 'click' THEN link_idx END,
                'url', url,
                'honeypot', CASE WHEN kind = 'click' THEN link_idx = 0 END,
@@ -344,6 +460,7 @@ type TrackingHitsInsertParams struct {
 	Methods               []string
 	UserAgents            []string
 	Reasons               []string
+	MessageIds            []int64
 	DeliveryWindowSeconds float64
 }
 
@@ -353,7 +470,10 @@ type TrackingHitsInsertParams struct {
 // and a send.clicked or send.opened event is written for it in the same statement,
 // so hits and events commit together (the outbox). Hits of another account's send
 // or campaign cannot arrive: their tokens are signed naming all three ids. The
-// reasons arrive comma-joined (” for none).
+// reasons arrive comma-joined (” for none). A message's hit (message_id not 0)
+// names its stream as campaign_id and its send row; its click's URL is the
+// message's stored link, and its event names the message instead of the
+// stream, send and subscriber slots (which hold the message id).
 func (q *Queries) TrackingHitsInsert(ctx context.Context, arg TrackingHitsInsertParams) (int64, error) {
 	result, err := q.db.Exec(ctx, trackingHitsInsert,
 		arg.AccountIds,
@@ -365,6 +485,7 @@ func (q *Queries) TrackingHitsInsert(ctx context.Context, arg TrackingHitsInsert
 		arg.Methods,
 		arg.UserAgents,
 		arg.Reasons,
+		arg.MessageIds,
 		arg.DeliveryWindowSeconds,
 	)
 	if err != nil {

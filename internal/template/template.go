@@ -29,7 +29,10 @@ type Template struct {
 	Language                  string
 	// SampleData is a JSON object: what a preview renders as {{.Attributes}} when
 	// the caller gives no data.
-	SampleData           json.RawMessage
+	SampleData json.RawMessage
+	// TrackClicks is the default of the messages made from the template: their
+	// literal links become click redirects unless the message says otherwise.
+	TrackClicks          bool
 	CreatedAt, UpdatedAt time.Time
 	// Attachments are the files messages and campaigns made from the template
 	// get when they have none of their own; filled by Get, Create and Update.
@@ -40,6 +43,8 @@ type Template struct {
 type Fields struct {
 	Name, Subject, HTML, Text, Language *string
 	SampleData                          json.RawMessage
+	// TrackClicks sets the messages' default click tracking (nil: keep, or off).
+	TrackClicks *bool
 	// Attachments replace the template's files ([] removes them).
 	Attachments *[]attachment.Input
 	files       []provider.Attachment
@@ -55,7 +60,7 @@ func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
 func fromStore(t store.Template) Template {
 	return Template{ID: t.ID, Name: t.Name, Subject: t.Subject, HTML: t.Html, Text: t.Text, Language: t.Language,
-		SampleData: t.SampleData, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
 // pointers renames the message package's field pointers to this resource's fields.
@@ -168,7 +173,8 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Templa
 		f.SampleData = json.RawMessage(`{}`)
 	}
 	arg := store.TemplateCreateParams{AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject),
-		Html: val(f.HTML), Text: val(f.Text), Language: val(f.Language), SampleData: f.SampleData}
+		Html: val(f.HTML), Text: val(f.Text), Language: val(f.Language), SampleData: f.SampleData,
+		TrackClicks: f.TrackClicks != nil && *f.TrackClicks}
 	if err := validate(store.Template{Subject: arg.Subject, Html: arg.Html, Text: arg.Text, SampleData: arg.SampleData}); err != nil {
 		return Template{}, err
 	}
@@ -219,7 +225,8 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 	var out store.Template
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		t, err := store.New(tx).TemplateUpdate(ctx, store.TemplateUpdateParams{AccountID: accountID, ID: id,
-			Name: f.Name, Subject: f.Subject, Html: f.HTML, Text: f.Text, Language: f.Language, SampleData: f.SampleData})
+			Name: f.Name, Subject: f.Subject, Html: f.HTML, Text: f.Text, Language: f.Language, SampleData: f.SampleData,
+			TrackClicks: f.TrackClicks})
 		if err != nil {
 			return postgres.Error(err, "template")
 		}

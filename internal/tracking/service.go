@@ -78,6 +78,8 @@ type Service struct {
 
 	linkMu sync.RWMutex
 	links  map[int64]campaignLinks
+	// msgLinks are single messages' stored URLs, by message id (same bound).
+	msgLinks map[int64]campaignLinks
 
 	flushMu sync.Mutex // one flush at a time
 
@@ -97,7 +99,8 @@ func New(pool *pgxpool.Pool, tokens *Tokens, cfg Config, log *slog.Logger) *Serv
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{pool: pool, q: store.New(pool), tokens: tokens, cfg: cfg, log: log,
-		wake: make(chan struct{}, 1), links: map[int64]campaignLinks{}, totals: map[int64]cachedTotals{}}
+		wake: make(chan struct{}, 1), links: map[int64]campaignLinks{},
+		msgLinks: map[int64]campaignLinks{}, totals: map[int64]cachedTotals{}}
 }
 
 // Tokens returns the service's token maker.
@@ -117,7 +120,12 @@ func (s *Service) Click(ctx context.Context, token, method, ua string) (string, 
 	}
 	url := ""
 	if c.Link > 0 {
-		urls, err := s.campaignLinks(ctx, c.AccountID, c.CampaignID)
+		var urls []string
+		if c.MessageID != 0 {
+			urls, err = s.messageLinks(ctx, c.AccountID, c.MessageID)
+		} else {
+			urls, err = s.campaignLinks(ctx, c.AccountID, c.CampaignID)
+		}
 		if err != nil {
 			return "", err
 		}
@@ -172,6 +180,43 @@ func (s *Service) campaignLinks(ctx context.Context, accountID, campaignID int64
 		clear(s.links)
 	}
 	s.links[campaignID] = campaignLinks{accountID: accountID, urls: urls}
+	s.linkMu.Unlock()
+	return urls, nil
+}
+
+// messageLinks returns a single message's stored URLs, from the cache or read
+// once. A message deleted by retention after its links were cached keeps
+// redirecting from this process's cache (its hits are no longer written); the
+// cache holds at most LinkCache messages.
+func (s *Service) messageLinks(ctx context.Context, accountID, messageID int64) ([]string, error) {
+	s.linkMu.RLock()
+	l, ok := s.msgLinks[messageID]
+	s.linkMu.RUnlock()
+	if ok {
+		if l.accountID != accountID {
+			return nil, errNotFound
+		}
+		return l.urls, nil
+	}
+	rows, err := s.q.MessageLinksGet(ctx, store.MessageLinksGetParams{AccountID: accountID, MessageID: messageID})
+	if err != nil {
+		return nil, err
+	}
+	urls := make([]string, 0, len(rows))
+	for i, r := range rows {
+		if int(r.Idx) != i+1 {
+			return nil, errors.New("tracking: message_links are not numbered 1..n")
+		}
+		urls = append(urls, r.Url)
+	}
+	if len(urls) == 0 {
+		return nil, nil // another account's message, a deleted one, or one without links
+	}
+	s.linkMu.Lock()
+	if len(s.msgLinks) >= s.cfg.LinkCache {
+		clear(s.msgLinks)
+	}
+	s.msgLinks[messageID] = campaignLinks{accountID: accountID, urls: urls}
 	s.linkMu.Unlock()
 	return urls, nil
 }
@@ -350,6 +395,7 @@ func (s *Service) insert(ctx context.Context, hits []*Hit) error {
 		p.Methods = append(p.Methods, h.Method)
 		p.UserAgents = append(p.UserAgents, h.UA)
 		p.Reasons = append(p.Reasons, strings.Join(h.Reasons, ","))
+		p.MessageIds = append(p.MessageIds, h.MessageID)
 	}
 	_, err := s.q.TrackingHitsInsert(ctx, p)
 	return err

@@ -20,6 +20,12 @@ const (
 	purposeClick = "click"
 	purposeOpen  = "open"
 	purposeView  = "view"
+	// A single message's click and open tokens (POST /v1/messages with
+	// track_clicks or track_opens) have domains of their own, so a message's token
+	// never opens as a campaign's and the other way round; campaign tokens made
+	// before messages were tracked keep verifying as they did.
+	purposeMessageClick = "mclick"
+	purposeMessageOpen  = "mopen"
 )
 
 // maxID bounds the ids a token may carry (database bigints, and what Uvarint reads).
@@ -28,9 +34,12 @@ const maxID = 1 << 62
 // ErrInvalidToken is every token that does not verify or does not decode exactly.
 var ErrInvalidToken = errors.New("tracking: invalid token")
 
-// Send names one send: the account, its campaign and the send row.
+// Send names one send: the account, its campaign and the send row. A single
+// message's send also names the message (MessageID, 0 for a campaign's): its
+// CampaignID is the message's stream and SendID its send row.
 type Send struct {
 	AccountID, CampaignID, SendID int64
+	MessageID                     int64
 }
 
 // Click is what a click token says: the send, the link's index (0: the hidden
@@ -52,30 +61,46 @@ func NewTokens(signer *unsubscribe.Signer, publicURL string) *Tokens {
 	return &Tokens{signer: signer, base: strings.TrimRight(publicURL, "/")}
 }
 
+// appendSend encodes the account, campaign and send ids, and the message id when
+// the send is a message's (its tokens are sealed under the message purposes).
 func appendSend(b []byte, s Send) []byte {
 	b = binary.AppendUvarint(b, uint64(s.AccountID))
 	b = binary.AppendUvarint(b, uint64(s.CampaignID))
-	return binary.AppendUvarint(b, uint64(s.SendID))
+	b = binary.AppendUvarint(b, uint64(s.SendID))
+	if s.MessageID != 0 {
+		b = binary.AppendUvarint(b, uint64(s.MessageID))
+	}
+	return b
 }
 
-// ClickToken returns the token of link idx of a send whose message has links tracked links.
+// ClickToken returns the token of link idx of a send whose message has links
+// tracked links; a message's send (MessageID set) gets a message click token.
 func (t *Tokens) ClickToken(c Click) string {
-	var buf [5 * binary.MaxVarintLen64]byte
+	var buf [6 * binary.MaxVarintLen64]byte
 	b := appendSend(buf[:0], c.Send)
 	b = binary.AppendUvarint(b, uint64(c.Link))
 	b = binary.AppendUvarint(b, uint64(c.Links))
+	if c.MessageID != 0 {
+		return t.signer.Seal(purposeMessageClick, b)
+	}
 	return t.signer.Seal(purposeClick, b)
 }
 
-// OpenToken returns the open pixel's token of a send.
+// OpenToken returns the open pixel's token of a send (of a message's send when
+// MessageID is set).
 func (t *Tokens) OpenToken(s Send) string {
-	var buf [3 * binary.MaxVarintLen64]byte
+	var buf [4 * binary.MaxVarintLen64]byte
+	if s.MessageID != 0 {
+		return t.signer.Seal(purposeMessageOpen, appendSend(buf[:0], s))
+	}
 	return t.signer.Seal(purposeOpen, appendSend(buf[:0], s))
 }
 
-// ViewToken returns the "view in browser" token of a send.
+// ViewToken returns the "view in browser" token of a campaign's send (messages
+// have no web view: their MessageID is not encoded).
 func (t *Tokens) ViewToken(s Send) string {
 	var buf [3 * binary.MaxVarintLen64]byte
+	s.MessageID = 0
 	return t.signer.Seal(purposeView, appendSend(buf[:0], s))
 }
 
@@ -92,48 +117,72 @@ func uvarints(b []byte, n int) ([]uint64, bool) {
 	return out, len(b) == 0
 }
 
-func sendOf(v []uint64) (Send, bool) {
-	for _, id := range v[:3] {
+// sendOf reads the ids of a send from v: three, or four for a message's send.
+func sendOf(v []uint64, message bool) (Send, bool) {
+	n := 3
+	if message {
+		n = 4
+	}
+	for _, id := range v[:n] {
 		if id == 0 || id > maxID {
 			return Send{}, false
 		}
 	}
-	return Send{AccountID: int64(v[0]), CampaignID: int64(v[1]), SendID: int64(v[2])}, true
+	s := Send{AccountID: int64(v[0]), CampaignID: int64(v[1]), SendID: int64(v[2])}
+	if message {
+		s.MessageID = int64(v[3])
+	}
+	return s, true
 }
 
-// OpenClick verifies a click token and decodes it strictly.
+// OpenClick verifies a click token (a campaign's or a message's) and decodes it strictly.
 func (t *Tokens) OpenClick(token string) (Click, error) {
+	ids, msg := 3, false
 	p, err := t.signer.Open(purposeClick, token)
 	if err != nil {
-		return Click{}, ErrInvalidToken
+		if p, err = t.signer.Open(purposeMessageClick, token); err != nil {
+			return Click{}, ErrInvalidToken
+		}
+		ids, msg = 4, true
 	}
-	v, ok := uvarints(p, 5)
+	v, ok := uvarints(p, ids+2)
 	if !ok {
 		return Click{}, ErrInvalidToken
 	}
-	s, ok := sendOf(v)
-	if !ok || v[4] > message.MaxTrackedLinks || v[3] > v[4] {
+	s, ok := sendOf(v, msg)
+	link, links := v[ids], v[ids+1]
+	if !ok || links > message.MaxTrackedLinks || link > links {
 		return Click{}, ErrInvalidToken
 	}
-	return Click{Send: s, Link: int(v[3]), Links: int(v[4])}, nil
+	return Click{Send: s, Link: int(link), Links: int(links)}, nil
 }
 
-// OpenSend verifies an open token.
-func (t *Tokens) OpenSend(token string) (Send, error) { return t.openSend(purposeOpen, token) }
+// OpenSend verifies an open token, a campaign's or a message's.
+func (t *Tokens) OpenSend(token string) (Send, error) {
+	s, err := t.openSend(purposeOpen, token, false)
+	if err != nil {
+		return t.openSend(purposeMessageOpen, token, true)
+	}
+	return s, nil
+}
 
 // OpenView verifies a "view in browser" token.
-func (t *Tokens) OpenView(token string) (Send, error) { return t.openSend(purposeView, token) }
+func (t *Tokens) OpenView(token string) (Send, error) { return t.openSend(purposeView, token, false) }
 
-func (t *Tokens) openSend(purpose, token string) (Send, error) {
+func (t *Tokens) openSend(purpose, token string, message bool) (Send, error) {
 	p, err := t.signer.Open(purpose, token)
 	if err != nil {
 		return Send{}, ErrInvalidToken
 	}
-	v, ok := uvarints(p, 3)
+	n := 3
+	if message {
+		n = 4
+	}
+	v, ok := uvarints(p, n)
 	if !ok {
 		return Send{}, ErrInvalidToken
 	}
-	s, ok := sendOf(v)
+	s, ok := sendOf(v, message)
 	if !ok {
 		return Send{}, ErrInvalidToken
 	}
@@ -153,4 +202,19 @@ func (t *Tokens) Links(s Send, links int, clicks, opens bool) (click func(int) s
 		open = t.base + "/o/" + t.OpenToken(s)
 	}
 	return click, open, t.base + "/v/" + t.ViewToken(s)
+}
+
+// MessageLinks returns the click URLs (when clicks is set) and the open pixel
+// (when opens is set) of a single message's send, for the transactional builder.
+// s.MessageID must be set.
+func (t *Tokens) MessageLinks(s Send, links int, clicks, opens bool) (click func(int) string, open string) {
+	if clicks {
+		click = func(idx int) string {
+			return t.base + "/c/" + t.ClickToken(Click{Send: s, Link: idx, Links: links})
+		}
+	}
+	if opens {
+		open = t.base + "/o/" + t.OpenToken(s)
+	}
+	return click, open
 }

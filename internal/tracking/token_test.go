@@ -2,6 +2,7 @@ package tracking_test
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -88,6 +89,73 @@ func TestClickTokenRefusesImpossibleClaims(t *testing.T) {
 	}
 }
 
+// TestMessageTokens: a single message's click and open tokens name the message
+// as well as its stream and send, under their own domains: each opens only as
+// what it is, a campaign token stays a campaign's (MessageID 0), and a payload of
+// one kind's shape sealed under the other's domain, or naming message 0, fails.
+func TestMessageTokens(t *testing.T) {
+	t.Parallel()
+	tk := newTokens(t)
+	ms := tracking.Send{AccountID: 7, CampaignID: 12, SendID: 99001, MessageID: 555}
+	c := tracking.Click{Send: ms, Link: 2, Links: 3}
+	tok := tk.ClickToken(c)
+	got, err := tk.OpenClick(tok)
+	require.NoError(t, err)
+	require.Equal(t, c, got)
+	open, err := tk.OpenSend(tk.OpenToken(ms))
+	require.NoError(t, err)
+	require.Equal(t, ms, open)
+
+	cs := ms
+	cs.MessageID = 0
+	campaign, err := tk.OpenClick(tk.ClickToken(tracking.Click{Send: cs, Link: 2, Links: 3}))
+	require.NoError(t, err)
+	require.Zero(t, campaign.MessageID, "a campaign token names no message")
+	require.NotEqual(t, tok, tk.ClickToken(tracking.Click{Send: cs, Link: 2, Links: 3}))
+
+	_, err = tk.OpenSend(tok)
+	require.ErrorIs(t, err, tracking.ErrInvalidToken, "a message click is no open")
+	_, err = tk.OpenClick(tk.OpenToken(ms))
+	require.ErrorIs(t, err, tracking.ErrInvalidToken, "a message open is no click")
+	_, err = tk.OpenView(tk.OpenToken(ms))
+	require.ErrorIs(t, err, tracking.ErrInvalidToken)
+	_, err = tk.OpenClick(tok[:len(tok)-3] + "AAA")
+	require.ErrorIs(t, err, tracking.ErrInvalidToken, "tampered")
+	_, err = newTokens(t, "k1:fedcba9876543210fedcba9876543210").OpenClick(tok)
+	require.ErrorIs(t, err, tracking.ErrInvalidToken, "another deployment")
+
+	uv := func(v ...uint64) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.AppendUvarint(b, x)
+		}
+		return b
+	}
+	sg := mustSigner(t)
+	for name, forged := range map[string]string{
+		"message shape under the campaign domain": sg.Seal("click", uv(7, 12, 99001, 555, 2, 3)),
+		"campaign shape under the message domain": sg.Seal("mclick", uv(7, 12, 99001, 2, 3)),
+		"message 0":          sg.Seal("mclick", uv(7, 12, 99001, 0, 2, 3)),
+		"trailing byte":      sg.Seal("mclick", append(uv(7, 12, 99001, 555, 2, 3), 0)),
+		"non-minimal varint": sg.Seal("mclick", append(append(uv(7, 12, 99001), 0xab, 0x84, 0x00), uv(2, 3)...)),
+	} {
+		_, err := tk.OpenClick(forged)
+		require.ErrorIs(t, err, tracking.ErrInvalidToken, name)
+	}
+	for name, forged := range map[string]string{
+		"message 0":       sg.Seal("mopen", uv(7, 12, 99001, 0)),
+		"campaign shape":  sg.Seal("mopen", uv(7, 12, 99001)),
+		"message as open": sg.Seal("open", uv(7, 12, 99001, 555)),
+	} {
+		_, err := tk.OpenSend(forged)
+		require.ErrorIs(t, err, tracking.ErrInvalidToken, name)
+	}
+	// The forged payloads above are well formed under their own domain.
+	ok, err := tk.OpenClick(sg.Seal("mclick", uv(7, 12, 99001, 555, 2, 3)))
+	require.NoError(t, err)
+	require.Equal(t, c, ok)
+}
+
 func mustSigner(t testing.TB) *unsubscribe.Signer {
 	s, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
 	require.NoError(t, err)
@@ -100,6 +168,7 @@ func FuzzOpenClick(f *testing.F) {
 	tk := newTokens(f)
 	f.Add(tk.ClickToken(tracking.Click{Send: tracking.Send{AccountID: 1, CampaignID: 2, SendID: 3}, Link: 1, Links: 2}))
 	f.Add(tk.OpenToken(tracking.Send{AccountID: 1, CampaignID: 2, SendID: 3}))
+	f.Add(tk.ClickToken(tracking.Click{Send: tracking.Send{AccountID: 1, CampaignID: 2, SendID: 3, MessageID: 4}, Link: 1, Links: 2}))
 	f.Add("")
 	f.Add("AQJrMQ")
 	f.Fuzz(func(t *testing.T, token string) {
@@ -110,6 +179,6 @@ func FuzzOpenClick(f *testing.F) {
 		}
 		require.Equal(t, token, tk.ClickToken(c), "a token has one spelling")
 		require.True(t, c.Link >= 0 && c.Link <= c.Links && c.Links <= 1000)
-		require.True(t, c.AccountID > 0 && c.CampaignID > 0 && c.SendID > 0)
+		require.True(t, c.AccountID > 0 && c.CampaignID > 0 && c.SendID > 0 && c.MessageID >= 0)
 	})
 }

@@ -23,12 +23,24 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // extra headers follow the builder's.
 func build(b *message.Builder, from, fromName, replyTo, subject, html, text string, r message.Recipient,
 	links message.Links, headers []header) (provider.Message, error) {
+	return buildTracked(b, from, fromName, replyTo, subject, html, text, r, &links, false, nil, headers)
+}
+
+// buildTracked is build with the HTML's literal links tracked when trackClicks,
+// and track, when not nil, called with the number of those links (numbered as
+// stored when the message was accepted: the same template, the same
+// TrackableLinks) to set links' Click and Open.
+func buildTracked(b *message.Builder, from, fromName, replyTo, subject, html, text string, r message.Recipient,
+	links *message.Links, trackClicks bool, track func(n int), headers []header) (provider.Message, error) {
 	p, err := b.Prepare(message.Campaign{FromEmail: from, FromName: fromName, ReplyTo: replyTo,
-		Subject: subject, HTML: html, Text: text})
+		Subject: subject, HTML: html, Text: text, TrackClicks: trackClicks})
 	if err != nil {
 		return provider.Message{}, repoint(err)
 	}
-	m, err := p.Build(r, links)
+	if track != nil {
+		track(p.NumLinks())
+	}
+	m, err := p.Build(r, *links)
 	if err != nil {
 		return provider.Message{}, repoint(err)
 	}
@@ -49,6 +61,10 @@ type Builder struct {
 	Links func(accountID, streamID, messageID int64, email string) (httpsURL, mailto string)
 	// Attachments reads the files of a message that has any (LoadAttachments).
 	Attachments func(accountID, messageID int64) ([]provider.Attachment, error)
+	// Tracking returns the click URL maker (when clicks) and the open pixel's URL
+	// (when opens) of a tracked message, as the executor's Tracking does for a
+	// campaign's recipient; nil sends every message untracked.
+	Tracking func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string)
 }
 
 // BuildMessage builds the provider message of a claimed message row.
@@ -62,8 +78,13 @@ func (b Builder) BuildMessage(r store.MessageClaimBatchRow) (provider.Message, e
 		// A message's send row holds the message id in its subscriber slot.
 		links.HTTPS, links.Mailto = b.Links(r.AccountID, r.CampaignID, r.SubscriberID, r.Email)
 	}
-	m, err := build(b.Messages, r.FromEmail, r.FromName, r.ReplyTo, r.Subject, r.Html, r.Text,
-		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.ToName, Attributes: r.Data}, links, headers)
+	track := func(n int) {
+		if b.Tracking != nil && (r.TrackClicks || r.TrackOpens) {
+			links.Click, links.Open = b.Tracking(r.AccountID, r.CampaignID, r.ID, r.SubscriberID, n, r.TrackClicks, r.TrackOpens)
+		}
+	}
+	m, err := buildTracked(b.Messages, r.FromEmail, r.FromName, r.ReplyTo, r.Subject, r.Html, r.Text,
+		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.ToName, Attributes: r.Data}, &links, r.TrackClicks, track, headers)
 	if err != nil {
 		return m, err
 	}

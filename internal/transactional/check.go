@@ -50,6 +50,10 @@ type checked struct {
 	tags                        []string
 	moreReplyTo, cc, bcc        []string
 	attachments                 []provider.Attachment
+	// trackClicks and trackOpens are the request's, or (track_clicks) its
+	// template's default; links are the HTML's tracked URLs when clicks are.
+	trackClicks, trackOpens bool
+	links                   []string
 }
 
 // header is one extra header as stored.
@@ -148,6 +152,7 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 			return c, err
 		}
 		c.subject, c.html, c.text = t.Subject, t.Html, t.Text
+		c.trackClicks = t.TrackClicks
 	case in.Subject == nil || strings.TrimSpace(*in.Subject) == "":
 		return c, apperr.Invalidf("/subject", "subject is required unless the message names a template_id")
 	default:
@@ -155,6 +160,15 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		if strings.TrimSpace(c.html) == "" && strings.TrimSpace(c.text) == "" {
 			return c, apperr.Invalidf("/html", "a message needs an html or a text part")
 		}
+	}
+	if in.TrackClicks != nil {
+		c.trackClicks = *in.TrackClicks
+	}
+	if in.TrackOpens != nil {
+		c.trackOpens = *in.TrackOpens
+	}
+	if c.trackClicks {
+		c.links = message.TrackableLinks(c.html)
 	}
 	_, err = build(s.b, c.from, in.FromName, c.replyTo, c.subject, c.html, c.text,
 		message.Recipient{JobID: JobID(accountID, key), Email: c.to, Name: in.ToName, Attributes: c.data},

@@ -55,6 +55,12 @@ type Request struct {
 	Bcc         []string `json:",omitempty"`
 	// Attachments are files with their content in base64, as the API takes them.
 	Attachments []Attachment `json:",omitempty"`
+	// TrackClicks rewrites the links the HTML writes literally to signed
+	// {public_url}/c/{token} redirects (nil: the template's default, else off);
+	// TrackOpens adds the open pixel (nil: off). Left out of the request hash when
+	// nil, so a message accepted before these existed keeps its hash.
+	TrackClicks *bool `json:",omitempty"`
+	TrackOpens  *bool `json:",omitempty"`
 }
 
 // Attachment is one file of a request: Resend's fields, content in base64.
@@ -70,26 +76,36 @@ type AttachmentInfo = attachment.Info
 
 // Message is a stored message with the state of its send.
 type Message struct {
-	ID                   int64
-	IdempotencyKey       string
-	Category             string
-	To, ToName           string
-	From, FromName       string
-	ReplyTo              string
-	TemplateID           *int64
-	SenderID             *int64
-	MoreReplyTo          []string
-	Cc, Bcc              []string
-	Attachments          []AttachmentInfo
-	Tags                 []string
-	SendAt               *time.Time
-	Status               string
-	Attempts             int
-	ProviderMessageID    *string
-	LastError            *string
-	Feedback             *string
-	SentAt               *time.Time
-	CreatedAt, UpdatedAt time.Time
+	ID             int64
+	IdempotencyKey string
+	Category       string
+	To, ToName     string
+	From, FromName string
+	ReplyTo        string
+	TemplateID     *int64
+	SenderID       *int64
+	MoreReplyTo    []string
+	Cc, Bcc        []string
+	Attachments    []AttachmentInfo
+	// TrackClicks and TrackOpens are what the message was accepted with;
+	// Engagement counts its hits when either is on (nil otherwise).
+	TrackClicks, TrackOpens bool
+	Engagement              *Engagement
+	Tags                    []string
+	SendAt                  *time.Time
+	Status                  string
+	Attempts                int
+	ProviderMessageID       *string
+	LastError               *string
+	Feedback                *string
+	SentAt                  *time.Time
+	CreatedAt, UpdatedAt    time.Time
+}
+
+// Engagement counts a tracked message's hits: clicks on its links (honeypot hits
+// apart) and opens, in total and those not suspected of being bots.
+type Engagement struct {
+	Clicks, HumanClicks, HoneypotHits, Opens, HumanOpens int64
 }
 
 // Service accepts and reads messages.
@@ -203,7 +219,8 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 		RequestHash: hash[:], Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
 		FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
 		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID,
-		Cc: nonNil(c.cc), Bcc: nonNil(c.bcc), ReplyToMore: nonNil(c.moreReplyTo), AttachmentCount: int16(len(c.attachments))})
+		Cc: nonNil(c.cc), Bcc: nonNil(c.bcc), ReplyToMore: nonNil(c.moreReplyTo), AttachmentCount: int16(len(c.attachments)),
+		TrackClicks: c.trackClicks, TrackOpens: c.trackOpens})
 	if errors.Is(err, pgx.ErrNoRows) {
 		prev, err := q.MessageByKey(ctx, store.MessageByKeyParams{AccountID: accountID, IdempotencyKey: key})
 		if err != nil {
@@ -216,6 +233,14 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 	}
 	if err != nil {
 		return 0, false, err
+	}
+	if len(c.links) > 0 {
+		// The tracked URLs are stored with the message, once: its click tokens name
+		// a link by its number and the redirect answers the URL stored here.
+		if err := q.MessageLinksInsert(ctx, store.MessageLinksInsertParams{AccountID: accountID, MessageID: mid,
+			Urls: c.links}); err != nil {
+			return 0, false, err
+		}
 	}
 	if err := attachment.Store(ctx, q, accountID, c.attachments, func(pos int32, a provider.Attachment, sum []byte) error {
 		return q.MessageAttachmentInsert(ctx, store.MessageAttachmentInsertParams{MessageID: mid, Position: pos,
@@ -275,7 +300,38 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Message, error)
 	if m.Attachments, err = s.attachments(ctx, accountID, id, r.AttachmentCount); err != nil {
 		return Message{}, err
 	}
-	return m, nil
+	ms := []Message{m}
+	if err := s.engagement(ctx, accountID, ms); err != nil {
+		return Message{}, err
+	}
+	return ms[0], nil
+}
+
+// engagement fills the Engagement of the tracked messages among ms, in one query.
+func (s *Service) engagement(ctx context.Context, accountID int64, ms []Message) error {
+	var ids []int64
+	at := map[int64]int{}
+	for i, m := range ms {
+		if m.TrackClicks || m.TrackOpens {
+			ids = append(ids, m.ID)
+			at[m.ID] = i
+			ms[i].Engagement = &Engagement{}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := store.New(s.pool).MessageEngagement(ctx, store.MessageEngagementParams{AccountID: accountID, Ids: ids})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if i, ok := at[r.MessageID]; ok {
+			*ms[i].Engagement = Engagement{Clicks: r.Clicks, HumanClicks: r.HumanClicks, HoneypotHits: r.HoneypotHits,
+				Opens: r.Opens, HumanOpens: r.HumanOpens}
+		}
+	}
+	return nil
 }
 
 // attachments describes the files of a message that has n of them.
@@ -321,13 +377,16 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, f Filter, 
 			return nil, err
 		}
 	}
+	if err := s.engagement(ctx, accountID, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
 func fromRow(r store.MessageListRow) Message {
 	return Message{ID: r.ID, IdempotencyKey: r.IdempotencyKey, Category: r.Category, To: r.ToEmail, ToName: r.ToName,
 		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, SenderID: r.SenderID, Tags: r.Tags,
-		MoreReplyTo: r.ReplyToMore, Cc: r.Cc, Bcc: r.Bcc,
+		MoreReplyTo: r.ReplyToMore, Cc: r.Cc, Bcc: r.Bcc, TrackClicks: r.TrackClicks, TrackOpens: r.TrackOpens,
 		SendAt: r.SendAt, Status: r.Status, Attempts: int(r.Attempts), ProviderMessageID: r.ProviderMessageID,
 		LastError: r.LastError, Feedback: r.Feedback, SentAt: r.SentAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }

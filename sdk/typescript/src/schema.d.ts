@@ -216,7 +216,8 @@ export interface paths {
         put?: never;
         /**
          * Create API key
-         * @description A new named key; its token is in this answer only.
+         * @description A new named key; its token is in this answer only. `role` (default `full`) may be
+         *     `read_only`: such a key reads and watches but every change it asks for is 403.
          *     Not idempotent: a request with an Idempotency-Key is refused (422 on /Idempotency-Key),
          *     because honouring one means storing the answer, which holds the token.
          */
@@ -419,6 +420,29 @@ export interface paths {
          * @description Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
          */
         post: operations["confirmSubscriber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/{id}/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a subscriber's lists
+         * @description Every list the subscriber is in, by list name, with how: `subscribed`, `pending` (a double opt-in sign-up not yet confirmed) or `unsubscribed` (it left the list). Another account's subscriber is 404.
+         */
+        get: operations["listSubscriberLists"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -687,6 +711,29 @@ export interface paths {
         patch: operations["updateTemplate"];
         trace?: never;
     };
+    "/v1/templates/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview template
+         * @description Render a template that is not saved (what an editor shows as it is typed), with the
+         *     checks of saving and the limits of a send. Changes nothing. A template that does not
+         *     parse, breaks a limit or fails to execute is 422 naming its field (`/subject`, `/html`,
+         *     `/text`) and, in the field error's `line`, the line of that field it is on.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{id}/render": {
         parameters: {
             query?: never;
@@ -735,6 +782,17 @@ export interface paths {
          *     limits; content that cannot render is 422 now. `transactional` (the default) carries no
          *     List-Unsubscribe and is blocked only by a hard bounce, complaint or manual suppression of
          *     the address; `marketing` is blocked by every suppression and carries List-Unsubscribe.
+         *
+         *     `attachments` (Resend's field names, content in base64) may weigh 10 MB in all once
+         *     decoded (413 naming `/attachments` beyond), 20 files at most; this route alone takes a
+         *     body of up to `SENDONCE_MESSAGE_MAX_BODY_BYTES` (15 MiB) so that 10 MB fit in base64.
+         *     A bad file is 422 naming its field (`/attachments/2/content` for bad base64,
+         *     `/attachments/0/filename` for a name with a path separator or a control character,
+         *     `/attachments/1/content_type`, `/attachments/3/content_id` for a duplicate). A file with
+         *     a `content_id` is inline: the HTML shows it as `cid:<content_id>`. Files are stored once
+         *     per account (SHA-256) and deleted when no message or campaign refers to them any more.
+         *     `cc` and `bcc` copy the message (to, cc and bcc hold 50 addresses together; bcc never
+         *     appears in a header); `reply_to` is one address or a list of up to 10.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -858,6 +916,9 @@ export interface paths {
         /**
          * Approve campaign
          * @description draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
+         *     With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
+         *     and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
+         *     422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
          */
         post: operations["approveCampaign"];
         delete?: never;
@@ -1007,6 +1068,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Campaign events
+         * @description The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
+         *     `resumed`, `cancelled`, `sent`, `failed`), newest first, at most 100, while the
+         *     events' retention keeps them. Its per-recipient outcomes are its sends
+         *     (`/v1/campaigns/{id}/sends`); the stream and `/v1/events` carry both as they happen.
+         */
+        get: operations["listCampaignEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Campaign timeline
+         * @description The campaign's settled sends counted by when they settled (a sent row at its sent_at,
+         *     any other at its last change), in at most 200 buckets of `step_seconds` from the first:
+         *     what the dashboard's chart of a campaign draws when it is opened (it then adds the
+         *     stream's send events live). Reads the campaign's settled rows only, as its stats do;
+         *     rows archived by retention are counted in the stats but have no time, so are not here.
+         */
+        get: operations["getCampaignTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/sends": {
         parameters: {
             query?: never;
@@ -1019,9 +1133,160 @@ export interface paths {
         };
         /**
          * List campaign sends
-         * @description Per-recipient sends of the campaign, cursor-paginated.
+         * @description Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
+         *     `email` narrow them. `email` is one exact address, matched case-insensitively (not a
+         *     substring): it is looked up through the account's subscriber with that address, so a
+         *     search costs the same on a campaign of any size. A send is found by the address it was
+         *     sent to while its subscriber still has that address; a send to a subscriber deleted
+         *     since (or whose address changed) is listed, but not found by address.
          */
         get: operations["listCampaignSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/clicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Clicks per tracked link (total, unique, human), and the campaign's click and open totals.
+         * @description Counts every recorded hit and, apart, those not suspected of being bots (docs/engagement.md). Hits are written in batches, one to two seconds after they happen. Another account's campaign is 404.
+         */
+        get: operations["getCampaignClicks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/c/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed click token (names the send and the link). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A tracked link. Redirects to the URL stored for the campaign's link, never to one the request carries.
+         * @description Records the hit (HEAD too, flagged) and answers 302 with the stored URL. The hidden honeypot link answers an empty page. No API key: the token's HMAC authenticates it.
+         */
+        get: operations["followClick"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/o/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed open token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The 1×1 open-tracking image. Opens are unreliable (Apple Mail Privacy Protection, image blocking).
+         * @description Records an open (a send.opened event) and answers a transparent GIF. Apple Mail Privacy Protection fetches every image of every message on delivery, read or not, and many clients block images: an open proves little and a missing one nothing. Opens by Apple's proxy (user agent "Mozilla/5.0") and within seconds of delivery are flagged suspected_bot.
+         */
+        get: operations["openPixel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed "view in browser" token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
+         * @description Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+         */
+        get: operations["webView"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{account_public_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id` (GET /v1/account), not its numeric id.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The account's public web archive, the campaigns published with `archive` that went out, newest first.
+         * @description A plain list of links to each published campaign's page (at most 200).
+         */
+        get: operations["archiveIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{account_public_id}/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One published campaign, rendered without recipient data (`.Archive` true, recipient fields and attributes empty).
+         * @description The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
+         */
+        get: operations["archivePage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1450,6 +1715,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/domains/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a sending domain
+         * @description Looks up the domain's SPF, a DKIM key (at `dkim_selector`, else the selectors the sender's type
+         *     usually publishes: resend; s1, s2 for SendGrid; k1, mx, smtp, pic for Mailgun; Postmark's and SES's are
+         *     per account, so give them) and DMARC (at `_dmarc.<domain>`, else at the organizational domain's), and
+         *     says what to publish for what fails (what Gmail and Yahoo require of bulk senders). A DKIM key under
+         *     the domain itself makes the signature aligned with From. Nothing is stored. The lookups go only to
+         *     the resolver SENDONCE_DNS_SERVER names, only for public domain names (under an ICANN public suffix), and
+         *     only SPF, DKIM and DMARC records are echoed.
+         */
+        post: operations["checkDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/senders": {
         parameters: {
             query?: never;
@@ -1539,459 +1830,10 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/sequences": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List sequences
-         * @description Sequences of the account, cursor-paginated.
-         */
-        get: operations["listSequences"];
-        put?: never;
-        /**
-         * Create sequence
-         * @description Save a sequence as a draft: a trigger and ordered steps. Every id a step names (template, sender, segment, list) must be the account's; each problem is a 422 naming its field (/steps/2/template_id).
-         */
-        post: operations["createSequence"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sequences/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Get sequence
-         * @description One sequence.
-         */
-        get: operations["getSequence"];
-        /**
-         * Replace sequence
-         * @description Replace a sequence's definition. A draft changes freely. An active or paused sequence changes too, and the change applies to every enrollment at a step it has not reached yet: an enrollment keeps its position (the step index), so a step it already passed is never sent again and the next step it evaluates is the new definition's. An archived sequence is 409.
-         */
-        put: operations["updateSequence"];
-        post?: never;
-        /**
-         * Delete sequence
-         * @description Delete a draft. A sequence that was ever activated is archived instead (409).
-         */
-        delete: operations["deleteSequence"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sequences/{id}/activate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Activate sequence
-         * @description draft → active: triggers start enrolling and due steps advance. 409 from any other state.
-         */
-        post: operations["activateSequence"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sequences/{id}/pause": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Pause sequence
-         * @description active → paused: no step advances and no step's send is claimed (its queued sends wait) until resumed. 409 from any other state.
-         */
-        post: operations["pauseSequence"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sequences/{id}/resume": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Resume sequence
-         * @description paused → active: waits that ended meanwhile advance at once (a send step past the sequence's late_after is skipped). 409 from any other state.
-         */
-        post: operations["resumeSequence"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sequences/{id}/archive": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Archive sequence
-         * @description draft, active or paused → archived: every running enrollment exits (reason archived) and queued sends are cancelled. 409 when already archived.
-         */
-        post: operations["archiveSequence"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sequences/{id}/enroll": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Enroll subscriber
-         * @description Enroll one of the account's subscribers (by email or id) in an active or paused sequence. Once per (sequence, subscriber): enrolling again answers 200 with `enrolled: false` and changes nothing. A draft or archived sequence is 409; an unknown subscriber is 422 on /email or /subscriber_id.
-         */
-        post: operations["enrollSequence"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sequences/{id}/enrollments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Enrollments and timelines
-         * @description The sequence's enrollments with each one's timeline (entered, every step's outcome, the send's status now, the exit and its reason); `email` narrows to one subscriber.
-         */
-        get: operations["listSequenceEnrollments"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sequences/{id}/stats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Sequence stats
-         * @description Enrollments by state, and per step: how many reached it, were handed to the send path, skipped (with the reason), exited (with the reason), and the sends' statuses now.
-         */
-        get: operations["getSequenceStats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/track": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Track a custom event
-         * @description Record an event of your application about one subscriber: it enrolls the subscriber in every active sequence triggered by `name`, with `data` for its conditions, and wakes the subscriber's enrollments waiting for `name`. Idempotent by `event_id`: the same id again answers the stored result (`replayed: true`) and changes nothing. An address that is no subscriber of the account is recorded and triggers nothing.
-         */
-        post: operations["trackEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit). */
-        SequenceStep: {
-            /** @enum {string} */
-            type: "send" | "wait" | "condition" | "wait_for_event";
-            /** Format: int64 */
-            template_id?: number;
-            /** Format: int64 */
-            sender_id?: number;
-            from_email?: string;
-            from_name?: string;
-            reply_to?: string;
-            /** @description A Go duration (90m, 72h) or whole days (3d); at most 366 days. */
-            duration?: string;
-            /** @description HH:MM, 24-hour: the wait ends at the next such time (after duration, if any). */
-            at?: string;
-            weekdays?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
-            if?: components["schemas"]["SequenceCondition"];
-            event?: string;
-            /** @description As duration; required for wait_for_event. */
-            timeout?: string;
-            /**
-             * @description Absent means continue.
-             * @enum {string}
-             */
-            on_event?: "continue" | "exit";
-            /**
-             * @description Absent means continue.
-             * @enum {string}
-             */
-            on_timeout?: "continue" | "exit";
-        };
-        /** @description Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet. */
-        SequenceCondition: {
-            /** Format: int64 */
-            in_segment?: number;
-            /** Format: int64 */
-            left_list?: number;
-            data?: string;
-            clicked?: boolean;
-        };
-        /**
-         * @example {
-         *       "name": "Welcome series",
-         *       "trigger": {
-         *         "type": "list_joined",
-         *         "list_id": 1
-         *       },
-         *       "steps": [
-         *         {
-         *           "type": "send",
-         *           "template_id": 1,
-         *           "from_email": "hello@example.com"
-         *         },
-         *         {
-         *           "type": "wait",
-         *           "duration": "3d"
-         *         },
-         *         {
-         *           "type": "send",
-         *           "template_id": 2,
-         *           "from_email": "hello@example.com"
-         *         }
-         *       ]
-         *     }
-         */
-        SequenceInput: {
-            name: string;
-            trigger: components["schemas"]["SequenceTrigger"];
-            /** @description IANA zone of time-of-day waits; absent means UTC. */
-            time_zone?: string;
-            /** @description A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late. */
-            late_after?: string;
-            steps: components["schemas"]["SequenceStep"][];
-        };
-        /** @description manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled). */
-        SequenceTrigger: {
-            /** @enum {string} */
-            type: "manual" | "list_joined" | "confirmed" | "event" | "date_attribute";
-            /** Format: int64 */
-            list_id?: number;
-            event?: string;
-            /** @description date_attribute: the attribute's name (letters, digits, _). */
-            attribute?: string;
-            /** @description date_attribute: days after (negative: before) the date. */
-            offset_days?: number;
-            /** @description date_attribute: HH:MM; absent means 09:00. */
-            at?: string;
-        };
-        Sequence: {
-            /** Format: int64 */
-            id: number;
-            name: string;
-            trigger: components["schemas"]["SequenceTrigger"];
-            time_zone: string;
-            late_after?: string;
-            steps: components["schemas"]["SequenceStep"][];
-            /** @enum {string} */
-            status: "draft" | "active" | "paused" | "archived";
-            /** Format: date-time */
-            activated_at?: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-        };
-        SequencePage: {
-            data: components["schemas"]["Sequence"][];
-            next_cursor: string | null;
-        };
-        /**
-         * @example {
-         *       "email": "ada@example.com",
-         *       "data": {
-         *         "plan": "pro"
-         *       }
-         *     }
-         */
-        SequenceEnrollInput: {
-            email?: string;
-            /** Format: int64 */
-            subscriber_id?: number;
-            /** @description For the sequence's conditions. */
-            data?: {
-                [key: string]: unknown;
-            };
-        };
-        SequenceEnrollResult: {
-            /** @description false: the subscriber was already enrolled; nothing changed. */
-            enrolled: boolean;
-            /** Format: int64 */
-            enrollment_id: number;
-        };
-        SequenceTimelineEntry: {
-            step: number;
-            /** @enum {string} */
-            outcome: "entered" | "sent" | "skipped" | "waiting" | "passed" | "exited" | "completed";
-            reason?: string;
-            job_id?: string;
-            /** @description The step's send now (queued, sending, sent, suppressed…). */
-            send_status?: string;
-            /** Format: date-time */
-            at: string;
-        };
-        SequenceEnrollment: {
-            /** Format: int64 */
-            id: number;
-            /** Format: int64 */
-            subscriber_id: number;
-            email: string;
-            /** @enum {string} */
-            state: "active" | "completed" | "exited";
-            /** @description The next step to evaluate. */
-            step: number;
-            /** Format: date-time */
-            due_at: string;
-            waiting_for?: string;
-            exit_reason?: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            finished_at?: string;
-            timeline: components["schemas"]["SequenceTimelineEntry"][];
-        };
-        SequenceEnrollmentPage: {
-            data: components["schemas"]["SequenceEnrollment"][];
-            next_cursor: string | null;
-        };
-        SequenceStepStats: {
-            step: number;
-            type: string;
-            /** @description outcome or outcome:reason → count (entered, sent, skipped:late, exited:left_list…). */
-            outcomes: {
-                [key: string]: number;
-            };
-            /** @description send status → count, for send steps. */
-            sends: {
-                [key: string]: number;
-            };
-        };
-        SequenceStats: {
-            /** @description state → count. */
-            enrollments: {
-                [key: string]: number;
-            };
-            steps: components["schemas"]["SequenceStepStats"][];
-        };
-        /**
-         * @example {
-         *       "event_id": "order-1234",
-         *       "name": "order.placed",
-         *       "email": "ada@example.com",
-         *       "data": {
-         *         "total": 42
-         *       }
-         *     }
-         */
-        TrackInput: {
-            /** @description Your id for this event; a replay with it changes nothing. */
-            event_id: string;
-            name: string;
-            email: string;
-            data?: {
-                [key: string]: unknown;
-            };
-        };
-        TrackResult: {
-            event_id: string;
-            replayed: boolean;
-            /** @description Sequences the subscriber was newly enrolled in. */
-            enrolled: number;
-            /** @description Enrollments that were waiting for this event. */
-            woke: number;
-        };
         /**
          * @example {
          *       "login_token": "sol_2x7q…"
@@ -2007,7 +1849,8 @@ export interface components {
          *       "account_id": 7,
          *       "account_name": "demo",
          *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-         *       "expires_at": "2026-11-02T21:00:00Z"
+         *       "expires_at": "2026-11-02T21:00:00Z",
+         *       "role": "full"
          *     }
          */
         Session: {
@@ -2018,6 +1861,7 @@ export interface components {
             csrf_token: string;
             /** Format: date-time */
             expires_at: string;
+            role: components["schemas"]["APIKeyRole"];
         };
         /**
          * @example {
@@ -2037,7 +1881,8 @@ export interface components {
          *       "prefix": "so_abcdefghijkl",
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
-         *       "revoked_at": null
+         *       "revoked_at": null,
+         *       "role": "full"
          *     }
          */
         APIKey: {
@@ -2055,14 +1900,25 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+            role: components["schemas"]["APIKeyRole"];
         };
         /**
+         * @description What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+         *     and the previews that change nothing; any other request is 403
+         *     (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+         *     the role of the key it was signed in with; a session from a login link is `full`.
+         * @enum {string}
+         */
+        APIKeyRole: "full" | "read_only";
+        /**
          * @example {
-         *       "name": "ci"
+         *       "name": "ci",
+         *       "role": "read_only"
          *     }
          */
         APIKeyCreate: {
             name: string;
+            role?: components["schemas"]["APIKeyRole"];
         };
         /**
          * @example {
@@ -2072,6 +1928,7 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
+         *       "role": "full",
          *       "token": "so_abcdefghijkl…"
          *     }
          */
@@ -2086,6 +1943,7 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+            role: components["schemas"]["APIKeyRole"];
             /** @description The key; shown this once. */
             token: string;
         };
@@ -2177,6 +2035,8 @@ export interface components {
             /** @description JSON pointer to the offending field. */
             pointer: string;
             detail: string;
+            /** @description The 1-based line of the field's text the error is on, when it is about one line (a template's parse, limit or execution error); absent otherwise. */
+            line?: number;
         };
         Problem: {
             type: string;
@@ -2272,6 +2132,40 @@ export interface components {
             name?: string;
             status?: string;
             attributes?: components["schemas"]["Attributes"];
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "list_id": 7,
+         *           "name": "newsletter",
+         *           "status": "subscribed",
+         *           "created_at": "2026-11-02T09:00:00Z",
+         *           "status_at": "2026-11-02T09:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        SubscriberMemberships: {
+            data: components["schemas"]["SubscriberMembership"][];
+        };
+        SubscriberMembership: {
+            /** Format: int64 */
+            list_id: number;
+            /** @description The list's name. */
+            name: string;
+            /** @enum {string} */
+            status: "subscribed" | "pending" | "unsubscribed";
+            /**
+             * Format: date-time
+             * @description When it joined the list.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its status last changed.
+             */
+            status_at: string;
         };
         /**
          * @example {
@@ -2559,7 +2453,13 @@ export interface components {
             to_name?: string;
             from: string;
             from_name?: string;
-            reply_to?: string;
+            /** @description One address, or a list of up to 10 (every provider carries them all). */
+            reply_to?: string | string[];
+            /** @description Copies: in the Cc header and the envelope. */
+            cc?: string[];
+            /** @description Blind copies: in the envelope (the provider's recipient list) only, never in a header. */
+            bcc?: string[];
+            attachments?: components["schemas"]["AttachmentCreate"][];
             /** Format: int64 */
             template_id?: number;
             subject?: string;
@@ -2592,6 +2492,130 @@ export interface components {
              *     environment's provider. `from` stays required: a sender holds no From address of its own.
              */
             sender_id?: number;
+            /**
+             * @description Rewrite the links the HTML writes literally (absolute http(s) hrefs with no template action) to
+             *     signed `{public_url}/c/{token}` redirects; the URLs are stored with the message when it is accepted.
+             *     Absent: the template's `track_clicks` (for a message made from one), else off: transactional
+             *     messages are untracked unless asked. Part of the Idempotency-Key's request. See docs/engagement.md.
+             */
+            track_clicks?: boolean;
+            /**
+             * @description Add a 1×1 open-tracking image (`{public_url}/o/{token}`); default off. Opens are unreliable (Apple
+             *     Mail Privacy Protection fetches every image, clients block images). Part of the Idempotency-Key's request.
+             */
+            track_opens?: boolean;
+        };
+        /**
+         * @example {
+         *       "domain": "example.com",
+         *       "dkim_selector": "resend"
+         *     }
+         */
+        DomainCheckRequest: {
+            /** @description A public domain name (or an address, whose domain is taken). */
+            domain: string;
+            /** @description The DKIM selector your provider shows; absent: the usual ones of the sender's type. */
+            dkim_selector?: string;
+            /**
+             * Format: int64
+             * @description One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+             */
+            sender_id?: number;
+        };
+        DomainRecordCheck: {
+            /**
+             * @description unknown: the resolver did not answer.
+             * @enum {string}
+             */
+            status: "pass" | "missing" | "invalid" | "unknown";
+            /** @description The records of this kind found (never other TXT records). */
+            records: string[];
+            /** @description DKIM: the selector whose key was found, or the first tried. */
+            selector?: string;
+            detail: string;
+        };
+        /**
+         * @example {
+         *       "domain": "example.com",
+         *       "ok": false,
+         *       "aligned": true,
+         *       "spf": {
+         *         "status": "pass",
+         *         "records": [
+         *           "v=spf1 include:amazonses.com ~all"
+         *         ],
+         *         "detail": "one SPF record"
+         *       },
+         *       "dkim": {
+         *         "status": "pass",
+         *         "records": [
+         *           "p=MIGfMA0…"
+         *         ],
+         *         "selector": "resend",
+         *         "detail": "a DKIM key at resend._domainkey.example.com"
+         *       },
+         *       "dmarc": {
+         *         "status": "missing",
+         *         "records": [],
+         *         "detail": "no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com"
+         *       },
+         *       "dmarc_policy": "",
+         *       "publish": [
+         *         {
+         *           "type": "TXT",
+         *           "name": "_dmarc.example.com",
+         *           "value": "v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com",
+         *           "why": "Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"
+         *         }
+         *       ]
+         *     }
+         */
+        DomainCheck: {
+            domain: string;
+            /** @description SPF, DKIM and DMARC pass and DKIM is aligned with the domain. */
+            ok: boolean;
+            /** @description A DKIM key is published under the domain itself (d= matches From). */
+            aligned: boolean;
+            spf: components["schemas"]["DomainRecordCheck"];
+            dkim: components["schemas"]["DomainRecordCheck"];
+            dmarc: components["schemas"]["DomainRecordCheck"];
+            /** @description p= of the DMARC record; empty when none. */
+            dmarc_policy: string;
+            publish: {
+                type: string;
+                name: string;
+                value: string;
+                why: string;
+            }[];
+        };
+        /**
+         * @description One file, as Resend names the fields. 10 MB in all per message, decoded.
+         * @example {
+         *       "filename": "invoice-A-1002.pdf",
+         *       "content": "JVBERi0xLjQK",
+         *       "content_type": "application/pdf"
+         *     }
+         */
+        AttachmentCreate: {
+            /** @description UTF-8, no / or \, no control or bidirectional formatting characters. */
+            filename: string;
+            /** @description The file in standard base64 (RFC 4648 §4, padded, no line breaks). */
+            content: string;
+            /** @description A MIME type (not multipart/* or message/*); absent: guessed from the file name's extension, else application/octet-stream. */
+            content_type?: string;
+            /** @description Makes the file inline: the HTML shows it as cid:<content_id>. Dot-atom characters and @; unique within the message. */
+            content_id?: string;
+        };
+        /** @description A stored file (without its bytes). */
+        Attachment: {
+            filename: string;
+            content_type: string;
+            /** @description Empty for a regular attachment. */
+            content_id: string;
+            /** @description Bytes, decoded. */
+            size: number;
+            /** @description Hex SHA-256 of the bytes: one stored copy per account. */
+            sha256: string;
         };
         /**
          * @example {
@@ -2603,6 +2627,10 @@ export interface components {
          *       "from": "shop@example.com",
          *       "from_name": "",
          *       "reply_to": "",
+         *       "reply_to_list": [],
+         *       "cc": [],
+         *       "bcc": [],
+         *       "attachments": [],
          *       "template_id": 3,
          *       "sender_id": null,
          *       "tags": [
@@ -2616,7 +2644,9 @@ export interface components {
          *       "feedback": null,
          *       "sent_at": "2026-11-02T09:00:00.050Z",
          *       "created_at": "2026-11-02T09:00:00Z",
-         *       "updated_at": "2026-11-02T09:00:00.050Z"
+         *       "updated_at": "2026-11-02T09:00:00.050Z",
+         *       "track_clicks": false,
+         *       "track_opens": false
          *     }
          */
         Message: {
@@ -2629,7 +2659,13 @@ export interface components {
             to_name: string;
             from: string;
             from_name: string;
+            /** @description The first Reply-To address; empty for none. */
             reply_to: string;
+            /** @description Every Reply-To address. */
+            reply_to_list: string[];
+            cc: string[];
+            bcc: string[];
+            attachments: components["schemas"]["Attachment"][];
             /** Format: int64 */
             template_id: number | null;
             /**
@@ -2652,6 +2688,29 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Its literal links are click redirects (docs/engagement.md). */
+            track_clicks: boolean;
+            /** @description It carries the open-tracking image. */
+            track_opens: boolean;
+            engagement?: components["schemas"]["MessageEngagement"];
+        };
+        /**
+         * @description A tracked message's hits (present when track_clicks or track_opens is on), a second or two behind.
+         *     Every hit counts in the totals; the human counts leave out hits suspected of being bots (scanners,
+         *     HEAD requests, hits within seconds of delivery, every link within a second, Apple's image proxy).
+         *     Honeypot hits (the hidden link only software follows) are counted apart, never as clicks.
+         */
+        MessageEngagement: {
+            /** Format: int64 */
+            clicks: number;
+            /** Format: int64 */
+            human_clicks: number;
+            /** Format: int64 */
+            honeypot_hits: number;
+            /** Format: int64 */
+            opens: number;
+            /** Format: int64 */
+            human_opens: number;
         };
         /**
          * @example {
@@ -2665,6 +2724,10 @@ export interface components {
          *           "from": "shop@example.com",
          *           "from_name": "",
          *           "reply_to": "",
+         *           "reply_to_list": [],
+         *           "cc": [],
+         *           "bcc": [],
+         *           "attachments": [],
          *           "template_id": 3,
          *           "sender_id": null,
          *           "tags": [
@@ -2678,7 +2741,9 @@ export interface components {
          *           "feedback": null,
          *           "sent_at": "2026-11-02T09:00:00.050Z",
          *           "created_at": "2026-11-02T09:00:00Z",
-         *           "updated_at": "2026-11-02T09:00:00.050Z"
+         *           "updated_at": "2026-11-02T09:00:00.050Z",
+         *           "track_clicks": false,
+         *           "track_opens": false
          *         }
          *       ],
          *       "next_cursor": null
@@ -2725,6 +2790,10 @@ export interface components {
          *             "from": "shop@example.com",
          *             "from_name": "",
          *             "reply_to": "",
+         *             "reply_to_list": [],
+         *             "cc": [],
+         *             "bcc": [],
+         *             "attachments": [],
          *             "template_id": 3,
          *             "sender_id": null,
          *             "tags": [],
@@ -2736,7 +2805,9 @@ export interface components {
          *             "feedback": null,
          *             "sent_at": null,
          *             "created_at": "2026-11-02T09:00:00Z",
-         *             "updated_at": "2026-11-02T09:00:00Z"
+         *             "updated_at": "2026-11-02T09:00:00Z",
+         *             "track_clicks": false,
+         *             "track_opens": false
          *           }
          *         }
          *       ]
@@ -2761,6 +2832,7 @@ export interface components {
          *       "sample_data": {
          *         "order": "A-1001"
          *       },
+         *       "track_clicks": false,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
@@ -2778,6 +2850,10 @@ export interface components {
             sample_data: {
                 [key: string]: unknown;
             };
+            /** @description The default track_clicks of messages made from the template (a message's own track_clicks overrides it); default false. */
+            track_clicks: boolean;
+            /** @description Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings. */
+            attachments?: components["schemas"]["Attachment"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2803,6 +2879,10 @@ export interface components {
             sample_data?: {
                 [key: string]: unknown;
             };
+            /** @description Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update). */
+            track_clicks?: boolean;
+            /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -2818,6 +2898,10 @@ export interface components {
             sample_data?: {
                 [key: string]: unknown;
             };
+            /** @description Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update). */
+            track_clicks?: boolean;
+            /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -2832,6 +2916,7 @@ export interface components {
          *           "sample_data": {
          *             "order": "A-1001"
          *           },
+         *           "track_clicks": false,
          *           "created_at": "2026-11-02T09:00:00Z",
          *           "updated_at": "2026-11-02T09:00:00Z"
          *         }
@@ -2842,6 +2927,76 @@ export interface components {
         TemplatePage: {
             data: components["schemas"]["Template"][];
             next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "subject": "Hello {{.Name}}",
+         *       "html": "<p>Hi {{.Name}}</p>",
+         *       "text": "Hi {{.Name}}",
+         *       "sample_data": {
+         *         "plan": "pro"
+         *       }
+         *     }
+         */
+        TemplatePreview: {
+            subject: string;
+            html?: string;
+            text?: string;
+            /** @description {{.Attributes}} when data is absent. */
+            sample_data?: {
+                [key: string]: unknown;
+            };
+            /** @description {{.Email}}; default sample@example.com. */
+            email?: string;
+            /** @description {{.Name}}; default Sample Subscriber. */
+            name?: string;
+            /** @description {{.Attributes}}; default sample_data. */
+            data?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "campaign_id": 42,
+         *       "step_seconds": 1,
+         *       "points": [
+         *         {
+         *           "at": "2026-11-02T09:00:00Z",
+         *           "sent": 30,
+         *           "failed": 1,
+         *           "suppressed": 0,
+         *           "cancelled": 0,
+         *           "unknown": 0
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignTimeline: {
+            /** Format: int64 */
+            campaign_id: number;
+            /**
+             * Format: int64
+             * @description Each bucket's width; 0 when there is no point.
+             */
+            step_seconds: number;
+            points: components["schemas"]["CampaignTimelinePoint"][];
+        };
+        CampaignTimelinePoint: {
+            /**
+             * Format: date-time
+             * @description The bucket's start.
+             */
+            at: string;
+            /** Format: int64 */
+            sent: number;
+            /** Format: int64 */
+            failed: number;
+            /** Format: int64 */
+            suppressed: number;
+            /** Format: int64 */
+            cancelled: number;
+            /** Format: int64 */
+            unknown: number;
         };
         /**
          * @example {
@@ -3005,11 +3160,20 @@ export interface components {
          *       "sender_id": null,
          *       "paused_reason": null,
          *       "failed_reason": null,
+         *       "track_clicks": true,
+         *       "track_opens": false,
+         *       "archive": false,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
          */
         Campaign: {
+            /** @description Links the HTML template writes literally become signed redirects (/c/{token}); default true. See docs/engagement.md. */
+            track_clicks: boolean;
+            /** @description A 1×1 open pixel (/o/{token}); default false. Opens are unreliable: Apple Mail Privacy Protection fetches every image on delivery, and many clients block images. */
+            track_opens: boolean;
+            /** @description Published in the account's public web archive (/archive/{account_public_id}) once it goes out, rendered without recipient data; default false. */
+            archive: boolean;
             /** Format: int64 */
             id: number;
             name: string;
@@ -3055,6 +3219,10 @@ export interface components {
             paused_reason: string | null;
             /** @description Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise. */
             failed_reason: string | null;
+            /** @description The files every recipient gets (not their bytes); in single-campaign answers, not in listings. */
+            attachments?: components["schemas"]["Attachment"][];
+            /** @description In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise. */
+            domain_check?: components["schemas"]["DomainCheck"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3074,6 +3242,12 @@ export interface components {
          *     }
          */
         CampaignCreate: {
+            /** @description Rewrite the HTML template's literal http(s) links to signed click redirects (default true). */
+            track_clicks?: boolean;
+            /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
+            track_opens?: boolean;
+            /** @description Publish in the account's web archive once it goes out (default false). */
+            archive?: boolean;
             name: string;
             /** Format: int64 */
             template_id?: number;
@@ -3096,6 +3270,11 @@ export interface components {
              * @description One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
              */
             sender_id?: number;
+            /**
+             * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+             *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+             */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -3103,6 +3282,12 @@ export interface components {
          *     }
          */
         CampaignUpdate: {
+            /** @description Rewrite the HTML template's literal http(s) links to signed click redirects (default true). */
+            track_clicks?: boolean;
+            /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
+            track_opens?: boolean;
+            /** @description Publish in the account's web archive once it goes out (default false). */
+            archive?: boolean;
             name?: string;
             /** Format: int64 */
             template_id?: number;
@@ -3125,6 +3310,11 @@ export interface components {
              * @description One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
              */
             sender_id?: number;
+            /**
+             * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
+             *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
+             */
+            attachments?: components["schemas"]["AttachmentCreate"][];
         };
         /**
          * @example {
@@ -3241,10 +3431,22 @@ export interface components {
          *         "unconfirmed": 0
          *       },
          *       "started_at": "2026-11-02T09:00:00Z",
-         *       "finished_at": "2026-11-02T09:00:04Z"
+         *       "finished_at": "2026-11-02T09:00:04Z",
+         *       "engagement": {
+         *         "clicks": 120,
+         *         "unique_clicks": 80,
+         *         "human_clicks": 70,
+         *         "unique_human_clicks": 52,
+         *         "honeypot_hits": 9,
+         *         "opens": 0,
+         *         "unique_opens": 0,
+         *         "human_opens": 0,
+         *         "unique_human_opens": 0
+         *       }
          *     }
          */
         CampaignStats: {
+            engagement: components["schemas"]["Engagement"];
             /** Format: int64 */
             campaign_id: number;
             status: components["schemas"]["CampaignStatus"];
@@ -3538,8 +3740,125 @@ export interface components {
                 password?: string;
             };
         };
+        /**
+         * @description A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
+         *     scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
+         *     seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
+         *     counts (docs/engagement.md has the rules and their sources). Opens are unreliable: Apple Mail Privacy
+         *     Protection fetches every image of every message on delivery, read or not, and many clients block
+         *     images, so an open neither proves a read nor its absence a non-read. Hits are written in batches: they
+         *     appear one to two seconds after they happen, and the totals may be up to 1 s old (cached per campaign).
+         * @example {
+         *       "clicks": 120,
+         *       "unique_clicks": 80,
+         *       "human_clicks": 70,
+         *       "unique_human_clicks": 52,
+         *       "honeypot_hits": 9,
+         *       "opens": 900,
+         *       "unique_opens": 610,
+         *       "human_opens": 300,
+         *       "unique_human_opens": 250
+         *     }
+         */
+        Engagement: {
+            /**
+             * Format: int64
+             * @description Every hit on a tracked link (honeypot excluded).
+             */
+            clicks: number;
+            /**
+             * Format: int64
+             * @description Recipients with at least one click.
+             */
+            unique_clicks: number;
+            /**
+             * Format: int64
+             * @description Clicks not suspected of being bots.
+             */
+            human_clicks: number;
+            /** Format: int64 */
+            unique_human_clicks: number;
+            /**
+             * Format: int64
+             * @description Hits on the hidden link no person sees: scanners.
+             */
+            honeypot_hits: number;
+            /** Format: int64 */
+            opens: number;
+            /** Format: int64 */
+            unique_opens: number;
+            /**
+             * Format: int64
+             * @description Opens not flagged as prefetches or bots.
+             */
+            human_opens: number;
+            /** Format: int64 */
+            unique_human_opens: number;
+        };
+        /**
+         * @example {
+         *       "index": 1,
+         *       "url": "https://shop.example/sale",
+         *       "total": 60,
+         *       "unique": 41,
+         *       "human": 35,
+         *       "unique_human": 30
+         *     }
+         */
+        LinkClicks: {
+            /** @description The link's number in the campaign (1 = first distinct link of the HTML template). */
+            index: number;
+            /** @description The stored URL the redirect answers with. */
+            url: string;
+            /** Format: int64 */
+            total: number;
+            /**
+             * Format: int64
+             * @description Recipients who hit it.
+             */
+            unique: number;
+            /**
+             * Format: int64
+             * @description Hits not suspected of being bots.
+             */
+            human: number;
+            /** Format: int64 */
+            unique_human: number;
+        };
+        /**
+         * @example {
+         *       "campaign_id": 42,
+         *       "engagement": {
+         *         "clicks": 120,
+         *         "unique_clicks": 80,
+         *         "human_clicks": 70,
+         *         "unique_human_clicks": 52,
+         *         "honeypot_hits": 9,
+         *         "opens": 0,
+         *         "unique_opens": 0,
+         *         "human_opens": 0,
+         *         "unique_human_opens": 0
+         *       },
+         *       "links": [
+         *         {
+         *           "index": 1,
+         *           "url": "https://shop.example/sale",
+         *           "total": 60,
+         *           "unique": 41,
+         *           "human": 35,
+         *           "unique_human": 30
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignClicks: {
+            /** Format: int64 */
+            campaign_id: number;
+            engagement: components["schemas"]["Engagement"];
+            links: components["schemas"]["LinkClicks"][];
+        };
         /** @enum {string} */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sequence.step_sent" | "sequence.exited";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded";
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
@@ -3774,21 +4093,42 @@ export interface components {
             };
         };
         /**
-         * @description A request authorised by the dashboard's session cookie that changes something came
-         *     without the session's `X-CSRF-Token`. Nothing changed.
+         * @description Refused before anything ran; nothing changed. Either a request authorised by the
+         *     dashboard's session cookie that changes something came without the session's
+         *     `X-CSRF-Token` (type `…/problems/forbidden`), or the API key (or the session signed in
+         *     with it) is read-only and the request would change something (type
+         *     `https://sendonce.dev/problems/read-only-key`). A read-only key may call every GET, mint
+         *     a stream token (`POST /v1/events/stream-tokens`), and the previews that change nothing
+         *     (`POST /v1/segments/preview`, `POST /v1/templates/preview`, `POST /v1/templates/{id}/render`).
          */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The server is busy: SENDONCE_API_MAX_IN_FLIGHT requests are in flight and none ended
+         *     within SENDONCE_API_QUEUE_WAIT. Answered before the request was authenticated or did
+         *     anything (`overloaded`): nothing changed, and the same request may be sent again, with
+         *     the same Idempotency-Key, after Retry-After. Also 503 (`unavailable`, Retry-After 5)
+         *     when the database is unreachable.
+         */
+        Overloaded: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
                 /**
                  * @example {
-                 *       "type": "https://sendonce.dev/problems/forbidden",
-                 *       "title": "Forbidden",
-                 *       "status": 403,
-                 *       "detail": "a request with the session cookie that changes something needs the session's X-CSRF-Token header",
-                 *       "instance": "/v1/api-keys",
+                 *       "type": "https://sendonce.dev/problems/overloaded",
+                 *       "title": "Overloaded",
+                 *       "status": 503,
+                 *       "detail": "the API is working on as many requests as it may (4); retry after 1 s",
+                 *       "instance": "/v1/subscribers",
                  *       "request_id": "5f2b7c0e9a1d4c3b"
                  *     }
                  */
@@ -4040,6 +4380,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4072,6 +4413,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4095,6 +4437,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4123,6 +4466,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4159,6 +4503,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4190,6 +4535,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4219,6 +4565,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4243,6 +4590,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4271,6 +4619,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4294,6 +4643,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4320,10 +4670,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4373,6 +4725,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4412,11 +4765,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4463,12 +4818,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4497,6 +4854,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4520,9 +4878,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4552,12 +4912,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4596,10 +4958,41 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listSubscriberLists: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriber's memberships. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriberMemberships"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4636,6 +5029,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4675,11 +5069,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4708,6 +5104,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4731,9 +5128,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4763,12 +5162,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4811,12 +5212,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4846,11 +5249,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4887,6 +5292,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4926,11 +5332,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -4970,11 +5378,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5003,6 +5413,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5032,12 +5443,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5061,10 +5474,12 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5101,6 +5516,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5149,11 +5565,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5177,9 +5595,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5216,6 +5636,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5255,11 +5676,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5288,6 +5711,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5311,10 +5735,12 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5344,12 +5770,60 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreview"];
+            };
+        };
+        responses: {
+            /** @description The rendered parts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rendered"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5392,12 +5866,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5443,6 +5919,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5479,11 +5956,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5523,11 +6002,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5556,6 +6037,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5593,6 +6075,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5632,11 +6115,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5665,6 +6150,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5688,10 +6174,12 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5721,12 +6209,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5769,12 +6259,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5813,10 +6305,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5855,10 +6349,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5897,10 +6393,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5939,10 +6437,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5985,12 +6485,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6019,6 +6521,67 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listCampaignEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buckets, oldest first (none before the first send settles). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignTimeline"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6037,6 +6600,11 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["Cursor"];
                 status?: components["schemas"]["SendStatus"];
+                /**
+                 * @description Only the send to this address (exact, case-insensitive); not an address is 422 naming /email.
+                 * @example Ada@Example.com
+                 */
+                email?: string;
             };
             header?: never;
             path: {
@@ -6060,7 +6628,202 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignClicks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clicks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignClicks"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    followClick: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed click token (names the send and the link). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The honeypot link (an empty page). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the stored URL (Location). */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token does not verify, or names no stored link (empty body, no redirect). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    openPixel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed open token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A transparent 1×1 GIF, not cacheable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/gif": string;
+                };
+            };
+            /** @description The token does not verify (empty body). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Signed "view in browser" token (names the send). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The token does not verify, or its send no longer exists (retention). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    archiveIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id` (GET /v1/account), not its numeric id.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The list (plain HTML, no scripts, strict CSP). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No account has this public id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    archivePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign (plain HTML, no scripts, strict CSP). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not a published campaign of this account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     unsubscribePage: {
@@ -6384,6 +7147,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6423,11 +7187,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6456,6 +7222,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6479,9 +7246,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6524,12 +7293,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6577,6 +7348,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6653,8 +7425,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6694,6 +7468,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6733,11 +7508,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6766,6 +7543,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6789,9 +7567,11 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6821,11 +7601,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6871,12 +7653,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6917,10 +7701,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -6969,12 +7755,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7018,6 +7806,53 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    checkDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description The check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainCheck"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7057,6 +7892,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7096,11 +7932,13 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7129,6 +7967,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7152,10 +7991,12 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7185,12 +8026,14 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
@@ -7229,513 +8072,12 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    listSequences: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Page size, 1 to 500 (default 50).
-                 * @example 50
-                 */
-                limit?: components["parameters"]["Limit"];
-                /**
-                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
-                 *     Absent or empty means the first page.
-                 * @example
-                 */
-                cursor?: components["parameters"]["Cursor"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of sequences. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SequencePage"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    createSequence: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
-                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
-                 *     the same key with another body is 422; a retry while the first is running is 409.
-                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
-                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
-                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
-                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
-                 *     does not reuse one key for every POST.
-                 * @example {{$guid}}
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SequenceInput"];
-            };
-        };
-        responses: {
-            /** @description Created (draft). */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    getSequence: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sequence. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    updateSequence: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SequenceInput"];
-            };
-        };
-        responses: {
-            /** @description The sequence. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    deleteSequence: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    activateSequence: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
-                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
-                 *     the same key with another body is 422; a retry while the first is running is 409.
-                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
-                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
-                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
-                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
-                 *     does not reuse one key for every POST.
-                 * @example {{$guid}}
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sequence. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    pauseSequence: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
-                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
-                 *     the same key with another body is 422; a retry while the first is running is 409.
-                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
-                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
-                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
-                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
-                 *     does not reuse one key for every POST.
-                 * @example {{$guid}}
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sequence. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    resumeSequence: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
-                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
-                 *     the same key with another body is 422; a retry while the first is running is 409.
-                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
-                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
-                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
-                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
-                 *     does not reuse one key for every POST.
-                 * @example {{$guid}}
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sequence. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    archiveSequence: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
-                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
-                 *     the same key with another body is 422; a retry while the first is running is 409.
-                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
-                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
-                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
-                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
-                 *     does not reuse one key for every POST.
-                 * @example {{$guid}}
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sequence. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    enrollSequence: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
-                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
-                 *     the same key with another body is 422; a retry while the first is running is 409.
-                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
-                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
-                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
-                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
-                 *     does not reuse one key for every POST.
-                 * @example {{$guid}}
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SequenceEnrollInput"];
-            };
-        };
-        responses: {
-            /** @description The enrollment (new or existing). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SequenceEnrollResult"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    listSequenceEnrollments: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Page size, 1 to 500 (default 50).
-                 * @example 50
-                 */
-                limit?: components["parameters"]["Limit"];
-                /**
-                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
-                 *     Absent or empty means the first page.
-                 * @example
-                 */
-                cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description One subscriber's address (case-insensitive).
-                 * @example ada@example.com
-                 */
-                email?: string;
-            };
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of enrollments. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SequenceEnrollmentPage"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    getSequenceStats: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 1 */
-                id: components["parameters"]["ID"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The stats. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SequenceStats"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    trackEvent: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
-                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
-                 *     the same key with another body is 422; a retry while the first is running is 409.
-                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
-                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
-                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
-                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
-                 *     does not reuse one key for every POST.
-                 * @example {{$guid}}
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TrackInput"];
-            };
-        };
-        responses: {
-            /** @description What the event did. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TrackResult"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
     };
