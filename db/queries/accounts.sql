@@ -14,7 +14,10 @@ RETURNING id, account_id, name, prefix, created_at;
 
 -- name: APIKeyGetByPrefix :one
 -- Looked up by the visible prefix; the caller compares token_hash in constant time.
-SELECT id, account_id, token_hash, role
+-- touch_due says whether last_used_at is due to be written (APIKeyTouch), so a key in
+-- steady use costs every request this one statement, not two.
+SELECT id, account_id, token_hash, role,
+       (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')::bool AS touch_due
 FROM api_keys
 WHERE prefix = @prefix AND revoked_at IS NULL;
 

@@ -165,6 +165,8 @@ func (s *Service) AuthenticateKey(ctx context.Context, token string) (Caller, er
 	if subtle.ConstantTimeCompare(sum[:], row.TokenHash) != 1 {
 		return Caller{}, unauthorized
 	}
-	_ = q.APIKeyTouch(ctx, row.ID)
+	if row.TouchDue {
+		_ = q.APIKeyTouch(ctx, row.ID)
+	}
 	return Caller{ID: row.ID, AccountID: row.AccountID, Role: row.Role}, nil
 }

@@ -52,7 +52,8 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 }
 
 const aPIKeyGetByPrefix = `-- name: APIKeyGetByPrefix :one
-SELECT id, account_id, token_hash, role
+SELECT id, account_id, token_hash, role,
+       (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')::bool AS touch_due
 FROM api_keys
 WHERE prefix = $1 AND revoked_at IS NULL
 `
@@ -62,9 +63,12 @@ type APIKeyGetByPrefixRow struct {
 	AccountID int64
 	TokenHash []byte
 	Role      string
+	TouchDue  bool
 }
 
 // Looked up by the visible prefix; the caller compares token_hash in constant time.
+// touch_due says whether last_used_at is due to be written (APIKeyTouch), so a key in
+// steady use costs every request this one statement, not two.
 func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (APIKeyGetByPrefixRow, error) {
 	row := q.db.QueryRow(ctx, aPIKeyGetByPrefix, prefix)
 	var i APIKeyGetByPrefixRow
@@ -73,6 +77,7 @@ func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (APIKeyG
 		&i.AccountID,
 		&i.TokenHash,
 		&i.Role,
+		&i.TouchDue,
 	)
 	return i, err
 }
