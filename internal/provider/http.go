@@ -163,8 +163,12 @@ func (p *HTTP) Send(ctx context.Context, m Message) (string, error) {
 		}
 		return m.JobID, nil
 	}
-	return "", classed(ClassifyHTTPStatus(resp.StatusCode), resp.StatusCode,
+	e := classed(ClassifyHTTPStatus(resp.StatusCode), resp.StatusCode,
 		fmt.Errorf("http provider answered %s: %s", resp.Status, snippet(data)))
+	// 401 and 403 refuse our credentials, not this message: counted against the
+	// sender (which pauses after several in a row), as the native adapters do.
+	e.Config = resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
+	return "", e
 }
 
 // ClassifyHTTPStatus maps a non-2xx status to a class (table on HTTP).

@@ -102,7 +102,7 @@ func TestHTTPClassifiesStatuses(t *testing.T) {
 	for code, want := range map[int]provider.Class{
 		400: provider.Permanent, 422: provider.Permanent, 413: provider.Permanent,
 		409: provider.Temporary, 429: provider.Temporary, 503: provider.Temporary, 408: provider.Temporary,
-		401: provider.Temporary, 302: provider.Temporary,
+		401: provider.Temporary, 403: provider.Temporary, 302: provider.Temporary,
 		500: provider.Ambiguous, 502: provider.Ambiguous, 504: provider.Ambiguous,
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -118,6 +118,9 @@ func TestHTTPClassifiesStatuses(t *testing.T) {
 		var pe *provider.Error
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, code, pe.Code)
+		// 401 and 403 refuse the sender's credentials, not this message: counted
+		// against the sender, as the native adapters' are.
+		require.Equal(t, code == 401 || code == 403, pe.Config, "status %d", code)
 	}
 }
 

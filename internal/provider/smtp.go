@@ -3,9 +3,11 @@ package provider
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/textproto"
 	"sync"
 	"time"
 
@@ -206,7 +208,7 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 				if egress.Refused(err) {
 					return "", refusedError()
 				}
-				return "", classed(Temporary, 0, fmt.Errorf("smtp connect: %w", err))
+				return "", dialError(err)
 			}
 		}
 		raw := sl.raw
@@ -339,4 +341,23 @@ func (p *SMTP) Shutdown(ctx context.Context) error {
 		wg.Wait()
 	})
 	return nil
+}
+
+// dialError classifies a failure to connect, greet, STARTTLS or authenticate:
+// nothing was handed over, so it is Temporary for the message; a refusal of the
+// credentials (RFC 4954: 530 authentication required, 534 mechanism too weak, 535
+// credentials invalid, 538 encryption required) is the sender's configuration,
+// counted against the sender like a native API's 401, so a wrong password pauses
+// its campaigns instead of retrying every recipient.
+func dialError(err error) *Error {
+	e := classed(Temporary, 0, fmt.Errorf("smtp connect: %w", err))
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		e.Code = te.Code
+		switch te.Code {
+		case 530, 534, 535, 538:
+			e.Config = true
+		}
+	}
+	return e
 }

@@ -243,5 +243,10 @@ func TestSMTPAuthOverStartTLS(t *testing.T) {
 	// A wrong password fails at connect time: temporary, nothing was handed over.
 	err = send("app", "wrong")
 	require.Equal(t, provider.Temporary, provider.ClassOf(err), "%v", err)
+	// and a failure of the sender's credentials, counted against the sender (which
+	// pauses after several in a row), not of this message.
+	var pe *provider.Error
+	require.ErrorAs(t, err, &pe)
+	require.True(t, pe.Config, "a refused AUTH is the sender's configuration: %v", err)
 	require.EqualValues(t, 1, s.Stats().Accepted)
 }
