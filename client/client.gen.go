@@ -3946,6 +3946,8 @@ type ClientInterface interface {
 	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+	// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+	// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3958,6 +3960,8 @@ type ClientInterface interface {
 	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+	// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+	// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5786,6 +5790,8 @@ func (c *Raw) UpdateCampaign(ctx context.Context, id ID, body UpdateCampaignJSON
 // With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 // and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 // 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5808,6 +5814,8 @@ func (c *Raw) ApproveCampaignWithBody(ctx context.Context, id ID, params *Approv
 // With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 // and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 // 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14246,6 +14254,8 @@ type ClientWithResponsesInterface interface {
 	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+	// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+	// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14258,6 +14268,8 @@ type ClientWithResponsesInterface interface {
 	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+	// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+	// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28415,6 +28427,8 @@ func (c *ClientWithResponses) UpdateCampaignWithResponse(ctx context.Context, id
 // With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 // and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 // 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28433,6 +28447,8 @@ func (c *ClientWithResponses) ApproveCampaignWithBodyWithResponse(ctx context.Co
 // With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 // and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 // 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

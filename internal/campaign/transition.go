@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -130,10 +131,35 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 // transaction: what it sends is frozen here, and later edits of the template do not
 // reach it. The templates are validated once more, and the executors are woken on commit.
 func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor *time.Time) (Campaign, error) {
+	return s.approve(ctx, accountID, id, scheduledFor, nil)
+}
+
+// Checked is the From and sender a check made before approval saw.
+type Checked struct {
+	FromEmail string
+	SenderID  *int64
+}
+
+// ApproveChecked approves as Approve does, but only while the campaign still has
+// the From and sender that checked names: a draft edited since the check (its
+// From domain unchecked) is a 409 and stays a draft.
+func (s *Service) ApproveChecked(ctx context.Context, accountID, id int64, scheduledFor *time.Time, checked Checked) (Campaign, error) {
+	c, err := s.approve(ctx, accountID, id, scheduledFor, &checked)
+	var ae *apperr.Error
+	if errors.As(err, &ae) && ae.Code == apperr.Conflict && ae.Extra["current_status"] == StatusDraft {
+		return c, &apperr.Error{Code: apperr.Conflict, Extra: ae.Extra,
+			Message: "the campaign's from_email or sender_id changed while its From domain was being checked: approve again"}
+	}
+	return c, err
+}
+
+func (s *Service) approve(ctx context.Context, accountID, id int64, scheduledFor *time.Time, checked *Checked) (Campaign, error) {
+	arg := store.CampaignApproveParams{AccountID: accountID, ID: id, ScheduledFor: scheduledFor}
+	if checked != nil {
+		arg.Guarded, arg.CheckedFrom, arg.CheckedSenderID = true, checked.FromEmail, checked.SenderID
+	}
 	return s.cas(ctx, accountID, id, "approve", event.CampaignApproved,
-		func(q *store.Queries) (store.Campaign, error) {
-			return q.CampaignApprove(ctx, store.CampaignApproveParams{AccountID: accountID, ID: id, ScheduledFor: scheduledFor})
-		},
+		func(q *store.Queries) (store.Campaign, error) { return q.CampaignApprove(ctx, arg) },
 		func(q *store.Queries, c *store.Campaign) error {
 			if c.TemplateID != nil {
 				frozen, err := q.CampaignFreezeTemplate(ctx, store.CampaignFreezeTemplateParams{AccountID: accountID, ID: id})

@@ -114,20 +114,23 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 // SENDONCE_DOMAIN_CHECK says: nil when off; with refuse, a failing domain is a
 // 422 naming /from_email that carries the check. A lookup that could not be made
 // (the resolver did not answer) does not refuse: it is reported, not held against
-// the campaign.
-func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (*api.DomainCheck, error) {
+// the campaign. It also returns the From and sender it checked, for the approval
+// to hold the campaign to (the lookups run before the approve transaction, so an
+// edit can commit in between).
+func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (*api.DomainCheck, *campaign.Checked, error) {
 	mode := s.Config.DomainCheck
 	if mode == "" || mode == "off" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	c, err := s.Campaigns.Get(ctx, accountID, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	checked := &campaign.Checked{FromEmail: c.FromEmail, SenderID: c.SenderID}
 	d := c.FromEmail[strings.LastIndexByte(c.FromEmail, '@')+1:]
 	kind, err := s.senderKind(ctx, accountID, c.SenderID, "/sender_id")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := s.Domains.Check(ctx, d, domain.Options{Kind: kind})
 	if err != nil {
@@ -140,7 +143,7 @@ func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (
 		res.DMARC.Status != domain.Unknown && c.Status == campaign.StatusDraft {
 		e := apperr.Invalidf("/from_email", "the From domain %s does not pass SPF, DKIM and DMARC (aligned): see domain_check for what to publish", res.Domain)
 		e.Extra = map[string]any{"domain_check": out}
-		return nil, e
+		return nil, nil, e
 	}
-	return &out, nil
+	return &out, checked, nil
 }
