@@ -108,10 +108,20 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		StartupGrace:         cfg.StartupGrace,
 		MessageSweep:         cfg.MessageSweep,
 		MessageHoldMax:       cfg.MessageHoldMax,
+		AttachmentCacheBytes: attachmentCacheBytes(cfg.AttachmentCacheMB),
 		ProviderName:         cfg.Provider,
 		Links:                links,
 		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,
 	}
+}
+
+// attachmentCacheBytes is the executor's cap for SENDONCE_ATTACHMENT_CACHE_MB
+// (0 there turns the cache off, which the executor spells as negative).
+func attachmentCacheBytes(mb int) int {
+	if mb == 0 {
+		return -1
+	}
+	return mb << 20
 }
 
 // unsubscribeLinks returns the executor's link function: signed one-click URLs on
