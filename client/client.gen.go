@@ -3815,7 +3815,7 @@ type ClientInterface interface {
 
 	// WebView The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
 	//
-	// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+	// Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
 	//
 	// Corresponds with GET /v/{token} (the `WebView` operationId).
 	WebView(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5509,7 +5509,7 @@ func (c *Raw) UnsubscribeOneClickWithFormdataBody(ctx context.Context, token str
 
 // WebView The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
 //
-// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+// Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
 //
 // Corresponds with GET /v/{token} (the `WebView` operationId).
 func (c *Raw) WebView(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14109,7 +14109,7 @@ type ClientWithResponsesInterface interface {
 
 	// WebViewWithResponse The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
 	//
-	// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+	// Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28192,7 +28192,7 @@ func (c *ClientWithResponses) UnsubscribeOneClickWithFormdataBodyWithResponse(ct
 
 // WebViewWithResponse The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
 //
-// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+// Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -46,6 +46,10 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 		return tk.MessageLinks(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID, MessageID: messageID},
 			links, clicks, opens)
 	}
+	// A message's own "view in browser" page (a message view token).
+	tb.WebView = func(accountID, streamID, sendID, messageID int64) string {
+		return tk.MessageViewURL(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID, MessageID: messageID})
+	}
 	ecfg.Transactional = tb
 	ecfg.Tracking = func(accountID, campaignID, sendID int64, links int, clicks, opens bool) (func(int) string, string, string) {
 		return tk.Links(tracking.Send{AccountID: accountID, CampaignID: campaignID, SendID: sendID}, links, clicks, opens)

@@ -140,6 +140,17 @@ JOIN campaigns c ON c.id = s.campaign_id AND c.account_id = s.account_id AND c.k
 LEFT JOIN subscribers sub ON sub.account_id = s.account_id AND sub.id = s.subscriber_id
 WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.id = @send_id;
 
+-- name: MessageWebView :one
+-- What a message's "view in browser" link renders: the message its token names,
+-- with its own templates and data (the recipient's), only while the send row the
+-- token names is still that message's; retention deleting the message (and its
+-- send row) makes the link answer 404.
+SELECT m.id, s.email, m.to_name, m.subject, m.html, m.text, m.data, m.category, s.campaign_id AS stream_id
+FROM messages m
+JOIN sends s ON s.account_id = m.account_id AND s.id = @send_id AND s.campaign_id = @stream_id
+    AND s.subscriber_id = m.id
+WHERE m.account_id = @account_id AND m.id = @message_id;
+
 -- name: MessageLinksInsert :exec
 -- Stores a tracked message's URLs when it is accepted, numbered from 1 in the order given.
 INSERT INTO message_links (account_id, message_id, idx, url)

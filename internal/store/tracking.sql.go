@@ -281,6 +281,59 @@ func (q *Queries) MessageLinksInsert(ctx context.Context, arg MessageLinksInsert
 	return err
 }
 
+const messageWebView = `-- name: MessageWebView :one
+SELECT m.id, s.email, m.to_name, m.subject, m.html, m.text, m.data, m.category, s.campaign_id AS stream_id
+FROM messages m
+JOIN sends s ON s.account_id = m.account_id AND s.id = $1 AND s.campaign_id = $2
+    AND s.subscriber_id = m.id
+WHERE m.account_id = $3 AND m.id = $4
+`
+
+type MessageWebViewParams struct {
+	SendID    int64
+	StreamID  int64
+	AccountID int64
+	MessageID int64
+}
+
+type MessageWebViewRow struct {
+	ID       int64
+	Email    string
+	ToName   string
+	Subject  string
+	Html     string
+	Text     string
+	Data     json.RawMessage
+	Category string
+	StreamID int64
+}
+
+// What a message's "view in browser" link renders: the message its token names,
+// with its own templates and data (the recipient's), only while the send row the
+// token names is still that message's; retention deleting the message (and its
+// send row) makes the link answer 404.
+func (q *Queries) MessageWebView(ctx context.Context, arg MessageWebViewParams) (MessageWebViewRow, error) {
+	row := q.db.QueryRow(ctx, messageWebView,
+		arg.SendID,
+		arg.StreamID,
+		arg.AccountID,
+		arg.MessageID,
+	)
+	var i MessageWebViewRow
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.ToName,
+		&i.Subject,
+		&i.Html,
+		&i.Text,
+		&i.Data,
+		&i.Category,
+		&i.StreamID,
+	)
+	return i, err
+}
+
 const trackedLinksDelete = `-- name: TrackedLinksDelete :exec
 DELETE FROM tracked_links WHERE account_id = $1 AND campaign_id = $2
 `
