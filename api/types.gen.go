@@ -1122,7 +1122,7 @@ type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
 
-	// Archive Publish in the account's web archive once it goes out (default false).
+	// Archive Publish in the account's web archive once it goes out; the one field that can also change after approval (alone in the body).
 	Archive *bool `json:"archive,omitempty"`
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;

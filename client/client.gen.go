@@ -1130,7 +1130,7 @@ type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
 
-	// Archive Publish in the account's web archive once it goes out (default false).
+	// Archive Publish in the account's web archive once it goes out; the one field that can also change after approval (alone in the body).
 	Archive *bool `json:"archive,omitempty"`
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
@@ -3924,7 +3924,7 @@ type ClientInterface interface {
 
 	// UpdateCampaignWithBody Update campaign
 	//
-	// Change a draft campaign; any other status is 409 with current_status.
+	// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3933,7 +3933,7 @@ type ClientInterface interface {
 
 	// UpdateCampaign Update campaign
 	//
-	// Change a draft campaign; any other status is 409 with current_status.
+	// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5748,7 +5748,7 @@ func (c *Raw) GetCampaign(ctx context.Context, id ID, reqEditors ...RequestEdito
 
 // UpdateCampaignWithBody Update campaign
 //
-// Change a draft campaign; any other status is 409 with current_status.
+// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5767,7 +5767,7 @@ func (c *Raw) UpdateCampaignWithBody(ctx context.Context, id ID, contentType str
 
 // UpdateCampaign Update campaign
 //
-// Change a draft campaign; any other status is 409 with current_status.
+// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14232,7 +14232,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateCampaignWithBodyWithResponse Update campaign
 	//
-	// Change a draft campaign; any other status is 409 with current_status.
+	// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14241,7 +14241,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateCampaignWithResponse Update campaign
 	//
-	// Change a draft campaign; any other status is 409 with current_status.
+	// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28393,7 +28393,7 @@ func (c *ClientWithResponses) GetCampaignWithResponse(ctx context.Context, id ID
 
 // UpdateCampaignWithBodyWithResponse Update campaign
 //
-// Change a draft campaign; any other status is 409 with current_status.
+// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28408,7 +28408,7 @@ func (c *ClientWithResponses) UpdateCampaignWithBodyWithResponse(ctx context.Con
 
 // UpdateCampaignWithResponse Update campaign
 //
-// Change a draft campaign; any other status is 409 with current_status.
+// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

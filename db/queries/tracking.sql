@@ -1,5 +1,13 @@
 -- Click and open tracking, and the web archive (internal/tracking, docs/engagement.md).
 
+-- name: CampaignSetArchive :one
+-- Publishes a campaign in the web archive or withdraws it, in any status: the
+-- archive shows what went out, so this switch (and only this one) stays open
+-- after approval. Message streams are not campaigns.
+UPDATE campaigns SET archive = @archive, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND kind = 'campaign'
+RETURNING *;
+
 -- name: CampaignSetEngagement :one
 -- Sets a draft's tracking and archive switches; NULL keeps a switch.
 UPDATE campaigns SET

@@ -71,8 +71,13 @@ func notify(ctx context.Context, q *store.Queries, id int64) error {
 }
 
 // Update changes a draft. The templates are validated as stored after the change, so
-// a patch of one template is checked together with the others.
+// a patch of one template is checked together with the others. A patch of archive
+// alone applies in any status (SetArchive); any other field of a campaign that is
+// no longer a draft is a 409.
 func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Campaign, error) {
+	if f.onlyArchive() {
+		return s.SetArchive(ctx, accountID, id, *f.Archive)
+	}
 	if err := s.normalize(ctx, accountID, &f); err != nil {
 		return Campaign{}, err
 	}
@@ -111,6 +116,21 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 		return c, err
 	}
 	return s.withAttachments(ctx, accountID, c)
+}
+
+// SetArchive publishes the campaign in the account's web archive (or withdraws
+// it), whatever its status: what it sent does not change.
+func (s *Service) SetArchive(ctx context.Context, accountID, id int64, archive bool) (Campaign, error) {
+	var out store.Campaign
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		out, err = store.New(tx).CampaignSetArchive(ctx, store.CampaignSetArchiveParams{AccountID: accountID, ID: id, Archive: archive})
+		return postgres.Error(err, "campaign")
+	})
+	if err != nil {
+		return Campaign{}, err
+	}
+	return s.withAttachments(ctx, accountID, fromStore(out))
 }
 
 // Delete removes a draft.
