@@ -1189,7 +1189,7 @@ type DevInboxPage struct {
 type DomainAlignment struct {
 	Aligned bool `json:"aligned"`
 
-	// Authorized SPF only: the envelope domain's SPF record names the provider's mechanism (includes are not followed); null when there is no valid record or no mechanism is known (give spf_include).
+	// Authorized SPF only: the envelope domain's SPF record names the provider's mechanism (includes are not followed); absent when there is no valid record, no mechanism is known (give spf_include) or the envelope domain does not align.
 	Authorized *bool  `json:"authorized,omitempty"`
 	Detail     string `json:"detail"`
 

@@ -22,7 +22,8 @@ type Alignment struct {
 	Aligned bool
 	// Authorized (SPF only): the envelope domain's SPF record names the sender's
 	// provider (its documented include, or the mechanism given); nil when it
-	// cannot be told (no record, or no provider mechanism known or given).
+	// cannot be told (no record, or no provider mechanism known or given) or
+	// does not matter (the envelope domain does not align).
 	Authorized *bool
 	// Detail says what was found, in a sentence.
 	Detail string
@@ -94,7 +95,9 @@ func authorizes(record, mech string) bool {
 // spfAlignment judges the SPF found at the envelope domain env for mail From d.
 func spfAlignment(spf Check, env, d, mech string, strict bool) Alignment {
 	a := Alignment{Domain: env, Strict: strict, Aligned: aligned(env, d, strict)}
-	if spf.Status == Pass && mech != "" {
+	// The provider's own bounce domain has its own SPF, which cannot name the
+	// tenant's mechanism and does not count for DMARC: not judged.
+	if spf.Status == Pass && mech != "" && a.Aligned {
 		ok := authorizes(spf.Records[0], mech)
 		a.Authorized = &ok
 	}

@@ -55,6 +55,7 @@ func TestDomainCheckAlignment(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "amazonses.com", r.SPFAlignment.Domain)
 	require.False(t, r.SPFAlignment.Aligned)
+	require.Nil(t, r.SPFAlignment.Authorized, "the provider's own domain is not judged")
 	require.Contains(t, r.SPFAlignment.Detail, "does not align")
 	require.False(t, r.Aligned)
 	require.False(t, r.OK)

@@ -8,8 +8,10 @@
 // (SENDONCE_DNS_SERVER), over its Dial, never to an address taken from an
 // answer; only public domains are looked up (a name under an ICANN public
 // suffix: no single labels, .local, .internal, .localhost, .home.arpa, IP
-// literals); the names queried are fixed by the check (the domain, _dmarc and
-// <selector>._domainkey below it, selectors being DNS labels); and only records
+// literals); the names queried are fixed by the check (the domain, the envelope
+// sender's domain, _dmarc below the domain, <selector>._domainkey below the
+// signing domain, selectors being DNS labels, every domain held to the same
+// public-name rule); and only records
 // of the kind asked for (v=spf1, DKIM keys, v=DMARC1) are echoed, never other
 // TXT content. A deployment whose resolver also answers internal split-horizon
 // zones should point SENDONCE_DNS_SERVER at a public recursive resolver instead.
