@@ -83,6 +83,24 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for DomainAlignmentMode.
+const (
+	Relaxed DomainAlignmentMode = "relaxed"
+	Strict  DomainAlignmentMode = "strict"
+)
+
+// Valid indicates whether the value is a known member of the DomainAlignmentMode enum.
+func (e DomainAlignmentMode) Valid() bool {
+	switch e {
+	case Relaxed:
+		return true
+	case Strict:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DomainRecordCheckStatus.
 const (
 	DomainRecordCheckStatusInvalid DomainRecordCheckStatus = "invalid"
@@ -1104,7 +1122,7 @@ type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
 
-	// Archive Publish in the account's web archive once it goes out (default false).
+	// Archive Publish in the account's web archive once it goes out; the one field that can also change after approval (alone in the body).
 	Archive *bool `json:"archive,omitempty"`
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
@@ -1159,18 +1177,39 @@ type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
 }
 
-// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"}}
+// DomainAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
+type DomainAlignment struct {
+	Aligned bool `json:"aligned"`
+
+	// Authorized SPF only: the envelope domain's SPF record names the provider's mechanism (includes are not followed); absent when there is no valid record, no mechanism is known (give spf_include) or the envelope domain does not align.
+	Authorized *bool  `json:"authorized,omitempty"`
+	Detail     string `json:"detail"`
+
+	// Domain SPF: the envelope (Return-Path) domain; DKIM: the signing domain.
+	Domain string `json:"domain"`
+
+	// Mode strict when the DMARC record says aspf=s (SPF) or adkim=s (DKIM): the domains must be equal; relaxed: they share the organizational domain (Public Suffix List).
+	Mode DomainAlignmentMode `json:"mode"`
+}
+
+// DomainAlignmentMode strict when the DMARC record says aspf=s (SPF) or adkim=s (DKIM): the domains must be equal; relaxed: they share the organizational domain (Public Suffix List).
+type DomainAlignmentMode string
+
+// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dkim_alignment":{"aligned":true,"detail":"the DKIM signing domain (d=) example.com aligns with example.com (relaxed)","domain":"example.com","mode":"relaxed"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"},"spf_alignment":{"aligned":true,"authorized":true,"detail":"the envelope sender send.example.com aligns with example.com (relaxed) and its SPF record names include:amazonses.com","domain":"send.example.com","mode":"relaxed"}}
 type DomainCheck struct {
-	// Aligned A DKIM key is published under the domain itself (d= matches From).
+	// Aligned DMARC can pass: SPF passes for an aligned envelope domain that authorizes the provider (or whose mechanism is not known), or a DKIM key is published under an aligned signing domain.
 	Aligned bool              `json:"aligned"`
 	Dkim    DomainRecordCheck `json:"dkim"`
-	Dmarc   DomainRecordCheck `json:"dmarc"`
+
+	// DkimAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
+	DkimAlignment DomainAlignment   `json:"dkim_alignment"`
+	Dmarc         DomainRecordCheck `json:"dmarc"`
 
 	// DmarcPolicy p= of the DMARC record; empty when none.
 	DmarcPolicy string `json:"dmarc_policy"`
 	Domain      string `json:"domain"`
 
-	// Ok SPF, DKIM and DMARC pass and DKIM is aligned with the domain.
+	// Ok SPF, DKIM and DMARC pass and at least one of SPF and DKIM is aligned with the domain.
 	Ok      bool `json:"ok"`
 	Publish []struct {
 		Name  string `json:"name"`
@@ -1179,18 +1218,30 @@ type DomainCheck struct {
 		Why   string `json:"why"`
 	} `json:"publish"`
 	Spf DomainRecordCheck `json:"spf"`
+
+	// SpfAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
+	SpfAlignment DomainAlignment `json:"spf_alignment"`
 }
 
 // DomainCheckRequest Example: {"dkim_selector":"resend","domain":"example.com"}
 type DomainCheckRequest struct {
+	// DkimDomain The DKIM signature's d= domain, under which the selector is looked up; absent: the From domain.
+	DkimDomain *string `json:"dkim_domain,omitempty"`
+
 	// DkimSelector The DKIM selector your provider shows; absent: the usual ones of the sender's type.
 	DkimSelector *string `json:"dkim_selector,omitempty"`
 
 	// Domain A public domain name (or an address, whose domain is taken).
 	Domain string `json:"domain"`
 
-	// SenderId One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+	// EnvelopeDomain The envelope sender's (Return-Path, SMTP MAIL FROM) domain, where SPF is checked; absent: the one the sender's type uses by default (the From domain for SMTP and Mailgun, send.<domain> for Resend, the provider's own for SendGrid, Postmark and SES).
+	EnvelopeDomain *string `json:"envelope_domain,omitempty"`
+
+	// SenderId One of the account's senders: its type picks the usual DKIM selectors, the SPF include to look for and its default envelope (Return-Path) domain (another account's is 422 naming /sender_id).
 	SenderId *int64 `json:"sender_id,omitempty"`
+
+	// SpfInclude The SPF mechanism that authorizes your provider (include:_spf.example.net, ip4:192.0.2.1); absent: the include the sender's type documents.
+	SpfInclude *string `json:"spf_include,omitempty"`
 }
 
 // DomainRecordCheck defines model for DomainRecordCheck.

@@ -91,6 +91,24 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for DomainAlignmentMode.
+const (
+	Relaxed DomainAlignmentMode = "relaxed"
+	Strict  DomainAlignmentMode = "strict"
+)
+
+// Valid indicates whether the value is a known member of the DomainAlignmentMode enum.
+func (e DomainAlignmentMode) Valid() bool {
+	switch e {
+	case Relaxed:
+		return true
+	case Strict:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DomainRecordCheckStatus.
 const (
 	DomainRecordCheckStatusInvalid DomainRecordCheckStatus = "invalid"
@@ -1112,7 +1130,7 @@ type CampaignUpdate struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy *AmbiguousPolicy `json:"ambiguous_policy,omitempty"`
 
-	// Archive Publish in the account's web archive once it goes out (default false).
+	// Archive Publish in the account's web archive once it goes out; the one field that can also change after approval (alone in the body).
 	Archive *bool `json:"archive,omitempty"`
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
@@ -1167,18 +1185,39 @@ type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
 }
 
-// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"}}
+// DomainAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
+type DomainAlignment struct {
+	Aligned bool `json:"aligned"`
+
+	// Authorized SPF only: the envelope domain's SPF record names the provider's mechanism (includes are not followed); absent when there is no valid record, no mechanism is known (give spf_include) or the envelope domain does not align.
+	Authorized *bool  `json:"authorized,omitempty"`
+	Detail     string `json:"detail"`
+
+	// Domain SPF: the envelope (Return-Path) domain; DKIM: the signing domain.
+	Domain string `json:"domain"`
+
+	// Mode strict when the DMARC record says aspf=s (SPF) or adkim=s (DKIM): the domains must be equal; relaxed: they share the organizational domain (Public Suffix List).
+	Mode DomainAlignmentMode `json:"mode"`
+}
+
+// DomainAlignmentMode strict when the DMARC record says aspf=s (SPF) or adkim=s (DKIM): the domains must be equal; relaxed: they share the organizational domain (Public Suffix List).
+type DomainAlignmentMode string
+
+// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dkim_alignment":{"aligned":true,"detail":"the DKIM signing domain (d=) example.com aligns with example.com (relaxed)","domain":"example.com","mode":"relaxed"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"},"spf_alignment":{"aligned":true,"authorized":true,"detail":"the envelope sender send.example.com aligns with example.com (relaxed) and its SPF record names include:amazonses.com","domain":"send.example.com","mode":"relaxed"}}
 type DomainCheck struct {
-	// Aligned A DKIM key is published under the domain itself (d= matches From).
+	// Aligned DMARC can pass: SPF passes for an aligned envelope domain that authorizes the provider (or whose mechanism is not known), or a DKIM key is published under an aligned signing domain.
 	Aligned bool              `json:"aligned"`
 	Dkim    DomainRecordCheck `json:"dkim"`
-	Dmarc   DomainRecordCheck `json:"dmarc"`
+
+	// DkimAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
+	DkimAlignment DomainAlignment   `json:"dkim_alignment"`
+	Dmarc         DomainRecordCheck `json:"dmarc"`
 
 	// DmarcPolicy p= of the DMARC record; empty when none.
 	DmarcPolicy string `json:"dmarc_policy"`
 	Domain      string `json:"domain"`
 
-	// Ok SPF, DKIM and DMARC pass and DKIM is aligned with the domain.
+	// Ok SPF, DKIM and DMARC pass and at least one of SPF and DKIM is aligned with the domain.
 	Ok      bool `json:"ok"`
 	Publish []struct {
 		Name  string `json:"name"`
@@ -1187,18 +1226,30 @@ type DomainCheck struct {
 		Why   string `json:"why"`
 	} `json:"publish"`
 	Spf DomainRecordCheck `json:"spf"`
+
+	// SpfAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
+	SpfAlignment DomainAlignment `json:"spf_alignment"`
 }
 
 // DomainCheckRequest Example: {"dkim_selector":"resend","domain":"example.com"}
 type DomainCheckRequest struct {
+	// DkimDomain The DKIM signature's d= domain, under which the selector is looked up; absent: the From domain.
+	DkimDomain *string `json:"dkim_domain,omitempty"`
+
 	// DkimSelector The DKIM selector your provider shows; absent: the usual ones of the sender's type.
 	DkimSelector *string `json:"dkim_selector,omitempty"`
 
 	// Domain A public domain name (or an address, whose domain is taken).
 	Domain string `json:"domain"`
 
-	// SenderId One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+	// EnvelopeDomain The envelope sender's (Return-Path, SMTP MAIL FROM) domain, where SPF is checked; absent: the one the sender's type uses by default (the From domain for SMTP and Mailgun, send.<domain> for Resend, the provider's own for SendGrid, Postmark and SES).
+	EnvelopeDomain *string `json:"envelope_domain,omitempty"`
+
+	// SenderId One of the account's senders: its type picks the usual DKIM selectors, the SPF include to look for and its default envelope (Return-Path) domain (another account's is 422 naming /sender_id).
 	SenderId *int64 `json:"sender_id,omitempty"`
+
+	// SpfInclude The SPF mechanism that authorizes your provider (include:_spf.example.net, ip4:192.0.2.1); absent: the include the sender's type documents.
+	SpfInclude *string `json:"spf_include,omitempty"`
 }
 
 // DomainRecordCheck defines model for DomainRecordCheck.
@@ -3764,7 +3815,7 @@ type ClientInterface interface {
 
 	// WebView The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
 	//
-	// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+	// Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
 	//
 	// Corresponds with GET /v/{token} (the `WebView` operationId).
 	WebView(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3873,7 +3924,7 @@ type ClientInterface interface {
 
 	// UpdateCampaignWithBody Update campaign
 	//
-	// Change a draft campaign; any other status is 409 with current_status.
+	// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3882,7 +3933,7 @@ type ClientInterface interface {
 
 	// UpdateCampaign Update campaign
 	//
-	// Change a draft campaign; any other status is 409 with current_status.
+	// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3895,6 +3946,8 @@ type ClientInterface interface {
 	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+	// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+	// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3907,6 +3960,8 @@ type ClientInterface interface {
 	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+	// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+	// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5454,7 +5509,7 @@ func (c *Raw) UnsubscribeOneClickWithFormdataBody(ctx context.Context, token str
 
 // WebView The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
 //
-// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+// Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
 //
 // Corresponds with GET /v/{token} (the `WebView` operationId).
 func (c *Raw) WebView(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5693,7 +5748,7 @@ func (c *Raw) GetCampaign(ctx context.Context, id ID, reqEditors ...RequestEdito
 
 // UpdateCampaignWithBody Update campaign
 //
-// Change a draft campaign; any other status is 409 with current_status.
+// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5712,7 +5767,7 @@ func (c *Raw) UpdateCampaignWithBody(ctx context.Context, id ID, contentType str
 
 // UpdateCampaign Update campaign
 //
-// Change a draft campaign; any other status is 409 with current_status.
+// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5735,6 +5790,8 @@ func (c *Raw) UpdateCampaign(ctx context.Context, id ID, body UpdateCampaignJSON
 // With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 // and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 // 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5757,6 +5814,8 @@ func (c *Raw) ApproveCampaignWithBody(ctx context.Context, id ID, params *Approv
 // With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 // and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 // 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14050,7 +14109,7 @@ type ClientWithResponsesInterface interface {
 
 	// WebViewWithResponse The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
 	//
-	// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+	// Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14173,7 +14232,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateCampaignWithBodyWithResponse Update campaign
 	//
-	// Change a draft campaign; any other status is 409 with current_status.
+	// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14182,7 +14241,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateCampaignWithResponse Update campaign
 	//
-	// Change a draft campaign; any other status is 409 with current_status.
+	// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14195,6 +14254,8 @@ type ClientWithResponsesInterface interface {
 	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+	// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+	// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14207,6 +14268,8 @@ type ClientWithResponsesInterface interface {
 	// With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 	// and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 	// 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+	// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+	// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28129,7 +28192,7 @@ func (c *ClientWithResponses) UnsubscribeOneClickWithFormdataBodyWithResponse(ct
 
 // WebViewWithResponse The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
 //
-// Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+// Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -28330,7 +28393,7 @@ func (c *ClientWithResponses) GetCampaignWithResponse(ctx context.Context, id ID
 
 // UpdateCampaignWithBodyWithResponse Update campaign
 //
-// Change a draft campaign; any other status is 409 with current_status.
+// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28345,7 +28408,7 @@ func (c *ClientWithResponses) UpdateCampaignWithBodyWithResponse(ctx context.Con
 
 // UpdateCampaignWithResponse Update campaign
 //
-// Change a draft campaign; any other status is 409 with current_status.
+// Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28364,6 +28427,8 @@ func (c *ClientWithResponses) UpdateCampaignWithResponse(ctx context.Context, id
 // With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 // and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 // 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28382,6 +28447,8 @@ func (c *ClientWithResponses) ApproveCampaignWithBodyWithResponse(ctx context.Co
 // With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
 // and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
 // 422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+// The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+// to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -46,6 +46,10 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 		return tk.MessageLinks(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID, MessageID: messageID},
 			links, clicks, opens)
 	}
+	// A message's own "view in browser" page (a message view token).
+	tb.WebView = func(accountID, streamID, sendID, messageID int64) string {
+		return tk.MessageViewURL(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID, MessageID: messageID})
+	}
 	ecfg.Transactional = tb
 	ecfg.Tracking = func(accountID, campaignID, sendID int64, links int, clicks, opens bool) (func(int) string, string, string) {
 		return tk.Links(tracking.Send{AccountID: accountID, CampaignID: campaignID, SendID: sendID}, links, clicks, opens)
@@ -108,10 +112,20 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		StartupGrace:         cfg.StartupGrace,
 		MessageSweep:         cfg.MessageSweep,
 		MessageHoldMax:       cfg.MessageHoldMax,
+		AttachmentCacheBytes: attachmentCacheBytes(cfg.AttachmentCacheMB),
 		ProviderName:         cfg.Provider,
 		Links:                links,
 		SegmentBuildTimeout:  cfg.SegmentBuildTimeout,
 	}
+}
+
+// attachmentCacheBytes is the executor's cap for SENDONCE_ATTACHMENT_CACHE_MB
+// (0 there turns the cache off, which the executor spells as negative).
+func attachmentCacheBytes(mb int) int {
+	if mb == 0 {
+		return -1
+	}
+	return mb << 20
 }
 
 // unsubscribeLinks returns the executor's link function: signed one-click URLs on

@@ -39,8 +39,9 @@ VALUES (@campaign_id, @position, @account_id, @filename, @content_type, @content
 
 -- name: CampaignAttachmentList :many
 -- A campaign's files with their bytes, in order (the executor loads them once per
--- campaign and every recipient's message shares them).
-SELECT a.position, a.filename, a.content_type, a.content_id, b.content
+-- campaign and every recipient's message shares them; the sha256 keys the cache
+-- of their base64 encoding, made once per campaign).
+SELECT a.position, a.filename, a.content_type, a.content_id, b.content, a.sha256
 FROM campaign_attachments a
 JOIN attachment_blobs b ON b.account_id = a.account_id AND b.sha256 = a.sha256
 WHERE a.account_id = @account_id AND a.campaign_id = @campaign_id

@@ -51,12 +51,19 @@ RETURNING *;
 DELETE FROM campaigns WHERE account_id = @account_id AND id = @id AND status = 'draft';
 
 -- name: CampaignApprove :one
+-- When the From domain was checked before this statement (DNS is never looked up
+-- inside a transaction), checked_from and checked_sender_id are the From and the
+-- sender that check saw: an edit committed in between changes them and the CAS
+-- matches nothing, so an unchecked From is never approved.
 UPDATE campaigns SET
     status        = 'approved',
     scheduled_for = coalesce(sqlc.narg('scheduled_for')::timestamptz, now()),
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = @account_id AND id = @id AND status = 'draft'
+  AND (NOT sqlc.arg(guarded)::boolean
+       OR (from_email = sqlc.arg(checked_from)::text
+           AND sender_id IS NOT DISTINCT FROM sqlc.narg('checked_sender_id')::bigint))
 RETURNING *;
 
 -- name: CampaignUnapprove :one

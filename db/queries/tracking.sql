@@ -1,5 +1,13 @@
 -- Click and open tracking, and the web archive (internal/tracking, docs/engagement.md).
 
+-- name: CampaignSetArchive :one
+-- Publishes a campaign in the web archive or withdraws it, in any status: the
+-- archive shows what went out, so this switch (and only this one) stays open
+-- after approval. Message streams are not campaigns.
+UPDATE campaigns SET archive = @archive, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND kind = 'campaign'
+RETURNING *;
+
 -- name: CampaignSetEngagement :one
 -- Sets a draft's tracking and archive switches; NULL keeps a switch.
 UPDATE campaigns SET
@@ -139,6 +147,17 @@ FROM sends s
 JOIN campaigns c ON c.id = s.campaign_id AND c.account_id = s.account_id AND c.kind = 'campaign'
 LEFT JOIN subscribers sub ON sub.account_id = s.account_id AND sub.id = s.subscriber_id
 WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.id = @send_id;
+
+-- name: MessageWebView :one
+-- What a message's "view in browser" link renders: the message its token names,
+-- with its own templates and data (the recipient's), only while the send row the
+-- token names is still that message's; retention deleting the message (and its
+-- send row) makes the link answer 404.
+SELECT m.id, s.email, m.to_name, m.subject, m.html, m.text, m.data, m.category, s.campaign_id AS stream_id
+FROM messages m
+JOIN sends s ON s.account_id = m.account_id AND s.id = @send_id AND s.campaign_id = @stream_id
+    AND s.subscriber_id = m.id
+WHERE m.account_id = @account_id AND m.id = @message_id;
 
 -- name: MessageLinksInsert :exec
 -- Stores a tracked message's URLs when it is accepted, numbered from 1 in the order given.

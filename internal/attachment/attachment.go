@@ -220,7 +220,7 @@ func LoadCampaign(ctx context.Context, q *store.Queries, accountID, campaignID i
 	}
 	out := make([]provider.Attachment, len(rows))
 	for i, r := range rows {
-		out[i] = provider.Attachment{Filename: r.Filename, ContentType: r.ContentType, ContentID: r.ContentID, Content: r.Content}
+		out[i] = provider.Attachment{Filename: r.Filename, ContentType: r.ContentType, ContentID: r.ContentID, Content: r.Content, SHA256: r.Sha256}
 	}
 	return out, nil
 }

@@ -107,6 +107,14 @@ func (f Fields) engagement() bool {
 	return f.TrackClicks != nil || f.TrackOpens != nil || f.Archive != nil
 }
 
+// onlyArchive reports whether f sets archive and nothing else.
+func (f Fields) onlyArchive() bool {
+	return f.Archive != nil && f.Name == nil && f.Subject == nil && f.FromEmail == nil && f.FromName == nil &&
+		f.ReplyTo == nil && f.HTMLTemplate == nil && f.TextTemplate == nil && f.Language == nil && f.ListIDs == nil &&
+		f.AmbiguousPolicy == nil && f.SegmentID == nil && f.SenderID == nil && f.TemplateID == nil &&
+		f.TrackClicks == nil && f.TrackOpens == nil && f.Attachments == nil
+}
+
 // setEngagement applies f's tracking and archive switches to a draft.
 func setEngagement(ctx context.Context, q *store.Queries, accountID, id int64, f Fields, c *store.Campaign) error {
 	if !f.engagement() {

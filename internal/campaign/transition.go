@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -70,8 +71,13 @@ func notify(ctx context.Context, q *store.Queries, id int64) error {
 }
 
 // Update changes a draft. The templates are validated as stored after the change, so
-// a patch of one template is checked together with the others.
+// a patch of one template is checked together with the others. A patch of archive
+// alone applies in any status (SetArchive); any other field of a campaign that is
+// no longer a draft is a 409.
 func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Campaign, error) {
+	if f.onlyArchive() {
+		return s.SetArchive(ctx, accountID, id, *f.Archive)
+	}
 	if err := s.normalize(ctx, accountID, &f); err != nil {
 		return Campaign{}, err
 	}
@@ -112,6 +118,21 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 	return s.withAttachments(ctx, accountID, c)
 }
 
+// SetArchive publishes the campaign in the account's web archive (or withdraws
+// it), whatever its status: what it sent does not change.
+func (s *Service) SetArchive(ctx context.Context, accountID, id int64, archive bool) (Campaign, error) {
+	var out store.Campaign
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		out, err = store.New(tx).CampaignSetArchive(ctx, store.CampaignSetArchiveParams{AccountID: accountID, ID: id, Archive: archive})
+		return postgres.Error(err, "campaign")
+	})
+	if err != nil {
+		return Campaign{}, err
+	}
+	return s.withAttachments(ctx, accountID, fromStore(out))
+}
+
 // Delete removes a draft.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	_, err := s.cas(ctx, accountID, id, "delete", "",
@@ -130,10 +151,35 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 // transaction: what it sends is frozen here, and later edits of the template do not
 // reach it. The templates are validated once more, and the executors are woken on commit.
 func (s *Service) Approve(ctx context.Context, accountID, id int64, scheduledFor *time.Time) (Campaign, error) {
+	return s.approve(ctx, accountID, id, scheduledFor, nil)
+}
+
+// Checked is the From and sender a check made before approval saw.
+type Checked struct {
+	FromEmail string
+	SenderID  *int64
+}
+
+// ApproveChecked approves as Approve does, but only while the campaign still has
+// the From and sender that checked names: a draft edited since the check (its
+// From domain unchecked) is a 409 and stays a draft.
+func (s *Service) ApproveChecked(ctx context.Context, accountID, id int64, scheduledFor *time.Time, checked Checked) (Campaign, error) {
+	c, err := s.approve(ctx, accountID, id, scheduledFor, &checked)
+	var ae *apperr.Error
+	if errors.As(err, &ae) && ae.Code == apperr.Conflict && ae.Extra["current_status"] == StatusDraft {
+		return c, &apperr.Error{Code: apperr.Conflict, Extra: ae.Extra,
+			Message: "the campaign's from_email or sender_id changed while its From domain was being checked: approve again"}
+	}
+	return c, err
+}
+
+func (s *Service) approve(ctx context.Context, accountID, id int64, scheduledFor *time.Time, checked *Checked) (Campaign, error) {
+	arg := store.CampaignApproveParams{AccountID: accountID, ID: id, ScheduledFor: scheduledFor}
+	if checked != nil {
+		arg.Guarded, arg.CheckedFrom, arg.CheckedSenderID = true, checked.FromEmail, checked.SenderID
+	}
 	return s.cas(ctx, accountID, id, "approve", event.CampaignApproved,
-		func(q *store.Queries) (store.Campaign, error) {
-			return q.CampaignApprove(ctx, store.CampaignApproveParams{AccountID: accountID, ID: id, ScheduledFor: scheduledFor})
-		},
+		func(q *store.Queries) (store.Campaign, error) { return q.CampaignApprove(ctx, arg) },
 		func(q *store.Queries, c *store.Campaign) error {
 			if c.TemplateID != nil {
 				frozen, err := q.CampaignFreezeTemplate(ctx, store.CampaignFreezeTemplateParams{AccountID: accountID, ID: id})

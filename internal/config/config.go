@@ -191,6 +191,9 @@ type Executor struct {
 	// MessageHoldMax is how long a transactional message waits for a sender that
 	// fails on its credentials or setup (paused) before it fails with the reason.
 	MessageHoldMax time.Duration `split_words:"true" default:"24h"`
+	// AttachmentCacheMB caps the base64 encodings of campaigns' files the
+	// executor keeps, so each file is encoded once per campaign (0: no cache).
+	AttachmentCacheMB int `envconfig:"ATTACHMENT_CACHE_MB" default:"64"`
 }
 
 // Providers settings: which provider sends, and its connection details.
@@ -339,6 +342,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_WORKERS must be at least 1")
 	case c.BatchSize < 1 || c.BatchSize > 10000:
 		return fmt.Errorf("configuration: SENDONCE_BATCH_SIZE must be between 1 and 10000")
+	case c.AttachmentCacheMB < 0 || c.AttachmentCacheMB > 16384:
+		return fmt.Errorf("configuration: SENDONCE_ATTACHMENT_CACHE_MB must be between 0 and 16384")
 	case c.MaxAttempts < 1:
 		return fmt.Errorf("configuration: SENDONCE_MAX_ATTEMPTS must be at least 1")
 	case c.Lease < time.Second:

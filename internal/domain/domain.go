@@ -8,8 +8,10 @@
 // (SENDONCE_DNS_SERVER), over its Dial, never to an address taken from an
 // answer; only public domains are looked up (a name under an ICANN public
 // suffix: no single labels, .local, .internal, .localhost, .home.arpa, IP
-// literals); the names queried are fixed by the check (the domain, _dmarc and
-// <selector>._domainkey below it, selectors being DNS labels); and only records
+// literals); the names queried are fixed by the check (the domain, the envelope
+// sender's domain, _dmarc below the domain, <selector>._domainkey below the
+// signing domain, selectors being DNS labels, every domain held to the same
+// public-name rule); and only records
 // of the kind asked for (v=spf1, DKIM keys, v=DMARC1) are echoed, never other
 // TXT content. A deployment whose resolver also answers internal split-horizon
 // zones should point SENDONCE_DNS_SERVER at a public recursive resolver instead.
@@ -60,10 +62,14 @@ type Result struct {
 	SPF, DKIM, DMARC Check
 	// DMARCPolicy is the p= of the DMARC record found ("" when none).
 	DMARCPolicy string
-	// Aligned: a DKIM key is published under the From domain itself, so the DKIM
-	// signature's d= domain matches From (strict and relaxed alignment hold).
+	// SPFAlignment and DKIMAlignment say how the envelope sender's domain (where
+	// SPF is checked) and the DKIM signing domain line up with From.
+	SPFAlignment, DKIMAlignment Alignment
+	// Aligned: DMARC can pass: SPF passes for an aligned envelope domain that
+	// authorizes the provider (or whose mechanism is not known), or DKIM has a key
+	// under an aligned signing domain.
 	Aligned bool
-	// OK: SPF, DKIM and DMARC pass and DKIM is aligned.
+	// OK: SPF, DKIM and DMARC pass and one of them is aligned.
 	OK bool
 	// Publish lists what to add for what failed.
 	Publish []Record
@@ -161,22 +167,56 @@ var spfInclude = map[string]string{
 	"postmark": "include:spf.mtasv.net", "ses": "include:amazonses.com",
 }
 
-// Check looks the domain up: SPF at the domain, a DKIM key at each selector
-// (the first found wins), DMARC at _dmarc.<domain> or, failing that, at the
-// organizational domain's (RFC 7489 §6.6.3). kind is the sender's type (for the
-// SPF include to suggest); selectors empty means UsualSelectors[kind].
-func (c *Checker) Check(ctx context.Context, domain, kind string, selectors []string) (Result, error) {
+// Options narrow a check to how the mail is actually sent.
+type Options struct {
+	// Kind is the sender's type: it picks the usual DKIM selectors, the SPF
+	// include the provider documents and its default envelope domain.
+	Kind string
+	// Selectors to try; empty means UsualSelectors[Kind].
+	Selectors []string
+	// EnvelopeDomain is the Return-Path (MAIL FROM) domain; "" means the one a
+	// sender of Kind uses by default (envelopeDomain).
+	EnvelopeDomain string
+	// DKIMDomain is the signature's d= domain; "" means the From domain.
+	DKIMDomain string
+	// SPFMechanism authorizes the provider in SPF ("include:_spf.example.net",
+	// "ip4:192.0.2.1"); "" means the one Kind documents.
+	SPFMechanism string
+}
+
+// Check looks the From domain up: SPF at the envelope sender's domain, a DKIM
+// key at each selector under the signing domain (the first found wins), DMARC
+// at _dmarc.<domain> or, failing that, at the organizational domain's (RFC 7489
+// §6.6.3), and how SPF and DKIM align with the domain as the DMARC record's
+// aspf and adkim ask.
+func (c *Checker) Check(ctx context.Context, domain string, o Options) (Result, error) {
 	d, err := Normalize(domain)
 	if err != nil {
 		return Result{}, err
 	}
+	kind, selectors := o.Kind, o.Selectors
 	if len(selectors) == 0 {
 		selectors = UsualSelectors[kind]
 		if selectors == nil {
 			selectors = UsualSelectors[""]
 		}
 	}
-	key := d + "|" + kind + "|" + strings.Join(selectors, ",")
+	env, sd := envelopeDomain(kind, d), d
+	if o.EnvelopeDomain != "" {
+		if env, err = Normalize(o.EnvelopeDomain); err != nil {
+			return Result{}, err
+		}
+	}
+	if o.DKIMDomain != "" {
+		if sd, err = Normalize(o.DKIMDomain); err != nil {
+			return Result{}, err
+		}
+	}
+	mech := strings.ToLower(o.SPFMechanism)
+	if mech == "" {
+		mech = spfInclude[kind]
+	}
+	key := d + "|" + kind + "|" + strings.Join(selectors, ",") + "|" + env + "|" + sd + "|" + mech
 	if r, ok := c.cached(key); ok {
 		return r, nil
 	}
@@ -188,15 +228,19 @@ func (c *Checker) Check(ctx context.Context, domain, kind string, selectors []st
 	defer cancel()
 
 	r := Result{Domain: d}
+	var tags map[string]string
 	var wg sync.WaitGroup
 	wg.Add(3)
-	go func() { defer wg.Done(); r.SPF = c.spf(ctx, d) }()
-	go func() { defer wg.Done(); r.DKIM = c.dkim(ctx, d, selectors) }()
-	go func() { defer wg.Done(); r.DMARC, r.DMARCPolicy = c.dmarc(ctx, d) }()
+	go func() { defer wg.Done(); r.SPF = c.spf(ctx, env) }()
+	go func() { defer wg.Done(); r.DKIM = c.dkim(ctx, sd, selectors) }()
+	go func() { defer wg.Done(); r.DMARC, r.DMARCPolicy, tags = c.dmarc(ctx, d) }()
 	wg.Wait()
-	r.Aligned = r.DKIM.Status == Pass
+	r.SPFAlignment = spfAlignment(r.SPF, env, d, mech, strings.EqualFold(tags["aspf"], "s"))
+	r.DKIMAlignment = dkimAlignment(r.DKIM, sd, d, strings.EqualFold(tags["adkim"], "s"))
+	spfOK := r.SPF.Status == Pass && r.SPFAlignment.Aligned && (r.SPFAlignment.Authorized == nil || *r.SPFAlignment.Authorized)
+	r.Aligned = spfOK || (r.DKIM.Status == Pass && r.DKIMAlignment.Aligned)
 	r.OK = r.SPF.Status == Pass && r.DKIM.Status == Pass && r.DMARC.Status == Pass && r.Aligned
-	r.Publish = publish(r, kind)
+	r.Publish = publish(r, kind, mech)
 	if r.SPF.Status != Unknown && r.DKIM.Status != Unknown && r.DMARC.Status != Unknown {
 		c.store(key, r)
 	}
@@ -320,7 +364,8 @@ func (c *Checker) dkim(ctx context.Context, d string, selectors []string) Check 
 		Detail: "no DKIM key at " + strings.Join(selectors, ", ") + " (as <selector>._domainkey." + d + ")"}
 }
 
-func (c *Checker) dmarc(ctx context.Context, d string) (Check, string) {
+// dmarc also returns the record's tags (aspf, adkim), nil when none was found.
+func (c *Checker) dmarc(ctx context.Context, d string) (Check, string, map[string]string) {
 	names := []string{"_dmarc." + d}
 	if org, err := publicsuffix.EffectiveTLDPlusOne(d); err == nil && org != d {
 		names = append(names, "_dmarc."+org)
@@ -328,7 +373,7 @@ func (c *Checker) dmarc(ctx context.Context, d string) (Check, string) {
 	for _, name := range names {
 		recs, err := c.txt(ctx, name)
 		if err != nil {
-			return Check{Status: Unknown, Detail: "the DMARC lookup failed: " + lookupError(err)}, ""
+			return Check{Status: Unknown, Detail: "the DMARC lookup failed: " + lookupError(err)}, "", nil
 		}
 		var dm []string
 		for _, t := range recs {
@@ -340,16 +385,17 @@ func (c *Checker) dmarc(ctx context.Context, d string) (Check, string) {
 		case 0:
 			continue
 		case 1:
-			p := tagList(dm[0])["p"]
+			tags := tagList(dm[0])
+			p := tags["p"]
 			if !slices.Contains([]string{"none", "quarantine", "reject"}, strings.ToLower(p)) {
-				return Check{Status: Invalid, Records: dm, Detail: "the DMARC record at " + name + " has no valid p= (none, quarantine or reject)"}, ""
+				return Check{Status: Invalid, Records: dm, Detail: "the DMARC record at " + name + " has no valid p= (none, quarantine or reject)"}, "", tags
 			}
-			return Check{Status: Pass, Records: dm, Detail: "DMARC at " + name + ", p=" + strings.ToLower(p)}, strings.ToLower(p)
+			return Check{Status: Pass, Records: dm, Detail: "DMARC at " + name + ", p=" + strings.ToLower(p)}, strings.ToLower(p), tags
 		default:
-			return Check{Status: Invalid, Records: dm, Detail: "more than one DMARC record at " + name + ": receivers ignore them all (RFC 7489 §6.6.3)"}, ""
+			return Check{Status: Invalid, Records: dm, Detail: "more than one DMARC record at " + name + ": receivers ignore them all (RFC 7489 §6.6.3)"}, "", nil
 		}
 	}
-	return Check{Status: Missing, Detail: "no DMARC record (TXT \"v=DMARC1; p=…\") at " + names[0]}, ""
+	return Check{Status: Missing, Detail: "no DMARC record (TXT \"v=DMARC1; p=…\") at " + names[0]}, "", nil
 }
 
 // tagList parses "k=v; k=v" (DKIM and DMARC records).
@@ -377,22 +423,30 @@ func lookupError(err error) string {
 	return "the resolver could not be asked"
 }
 
-// publish lists what to add for each failed check.
-func publish(r Result, kind string) []Record {
+// publish lists what to add for each failed check. Records are suggested only
+// under the From domain's organization: an envelope or signing domain of the
+// provider's own is not the tenant's to publish in, so a custom one is suggested.
+func publish(r Result, kind, mech string) []Record {
 	var out []Record
-	if r.SPF.Status == Missing {
-		mech := spfInclude[kind]
-		if mech == "" {
-			mech = "include:<your provider's SPF domain>"
-		}
-		out = append(out, Record{Type: "TXT", Name: r.Domain, Value: "v=spf1 " + mech + " ~all",
-			Why: "Gmail and Yahoo require SPF; the include is the one your provider documents"})
+	if mech == "" {
+		mech = "include:<your provider's SPF domain>"
 	}
-	if r.SPF.Status == Invalid {
-		out = append(out, Record{Type: "TXT", Name: r.Domain, Value: "v=spf1 … ~all",
+	env := r.SPFAlignment.Domain
+	switch {
+	case !r.SPFAlignment.Aligned:
+		out = append(out, Record{Type: "TXT", Name: customEnvelope(kind, r.Domain), Value: "v=spf1 " + mech + " ~all",
+			Why: "set " + customEnvelope(kind, r.Domain) + " up as the custom Return-Path (MAIL FROM) domain with your provider (it also asks for its MX or CNAME): SPF then aligns with " + r.Domain})
+	case r.SPF.Status == Missing:
+		out = append(out, Record{Type: "TXT", Name: env, Value: "v=spf1 " + mech + " ~all",
+			Why: "Gmail and Yahoo require SPF for the envelope sender's domain; the include is the one your provider documents"})
+	case r.SPF.Status == Invalid:
+		out = append(out, Record{Type: "TXT", Name: env, Value: "v=spf1 … ~all",
 			Why: "keep exactly one SPF record, not ending in +all: merge the mechanisms into it"})
+	case r.SPFAlignment.Authorized != nil && !*r.SPFAlignment.Authorized:
+		out = append(out, Record{Type: "TXT", Name: env, Value: withMechanism(r.SPF.Records[0], mech),
+			Why: "the SPF record does not authorize your provider's servers"})
 	}
-	if r.DKIM.Status != Pass {
+	if r.DKIM.Status != Pass || !r.DKIMAlignment.Aligned {
 		sel := r.DKIM.Selector
 		if sel == "" {
 			sel = "<selector>"

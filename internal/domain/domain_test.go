@@ -67,13 +67,15 @@ func TestDomainCheckPasses(t *testing.T) {
 	t.Parallel()
 	s := startDNS(t, map[string][]string{
 		"good.com.":                            {"google-site-verification=abc", "v=spf1 include:amazonses.com ~all"},
+		"send.good.com.":                       {"v=spf1 include:amazonses.com ~all"},
+		"send.mail.sub.good.com.":              {"v=spf1 include:amazonses.com ~all"},
 		"resend._domainkey.good.com.":          {"p=MIGfMA0GCSqGSIb3DQEB|AQUAA4GNADCBiQKBgQC"},
 		"_dmarc.good.com.":                     {"v=DMARC1; p=quarantine; rua=mailto:d@good.com"},
 		"mail.sub.good.com.":                   {"v=spf1 -all"},
 		"resend._domainkey.mail.sub.good.com.": {"v=DKIM1; k=rsa; p=KEY"},
 	})
 	c := checker(s)
-	r, err := c.Check(context.Background(), "Good.COM.", "resend", nil)
+	r, err := c.Check(context.Background(), "Good.COM.", domain.Options{Kind: "resend"})
 	require.NoError(t, err)
 	require.Equal(t, "good.com", r.Domain)
 	require.Equal(t, domain.Pass, r.SPF.Status, r.SPF.Detail)
@@ -87,7 +89,7 @@ func TestDomainCheckPasses(t *testing.T) {
 	require.Empty(t, r.Publish)
 
 	// A subdomain without its own DMARC falls back to the organizational domain's.
-	r, err = c.Check(context.Background(), "mail.sub.good.com", "resend", nil)
+	r, err = c.Check(context.Background(), "mail.sub.good.com", domain.Options{Kind: "resend"})
 	require.NoError(t, err)
 	require.Equal(t, domain.Pass, r.DMARC.Status, r.DMARC.Detail)
 	require.True(t, r.OK)
@@ -103,7 +105,7 @@ func TestDomainCheckSaysWhatToPublish(t *testing.T) {
 		"open.com.":                 {"v=spf1 +all"},
 	})
 	c := checker(s)
-	r, err := c.Check(context.Background(), "bare.com", "sendgrid", nil)
+	r, err := c.Check(context.Background(), "bare.com", domain.Options{Kind: "sendgrid", EnvelopeDomain: "bare.com"})
 	require.NoError(t, err)
 	require.Equal(t, domain.Missing, r.SPF.Status)
 	require.Empty(t, r.SPF.Records, "TXT records that are not SPF are never echoed")
@@ -116,13 +118,13 @@ func TestDomainCheckSaysWhatToPublish(t *testing.T) {
 		{Type: "TXT", Name: "_dmarc.bare.com", Value: "v=DMARC1; p=none; rua=mailto:dmarc-reports@bare.com", Why: r.Publish[2].Why},
 	}, r.Publish)
 
-	r, err = c.Check(context.Background(), "twospf.com", "sendgrid", nil)
+	r, err = c.Check(context.Background(), "twospf.com", domain.Options{Kind: "sendgrid", EnvelopeDomain: "twospf.com"})
 	require.NoError(t, err)
 	require.Equal(t, domain.Invalid, r.SPF.Status, "two SPF records are a permerror")
 	require.Equal(t, domain.Invalid, r.DKIM.Status, "revoked key")
 	require.Equal(t, domain.Invalid, r.DMARC.Status, "no valid p=")
 
-	r, err = c.Check(context.Background(), "open.com", "", []string{"custom"})
+	r, err = c.Check(context.Background(), "open.com", domain.Options{Selectors: []string{"custom"}})
 	require.NoError(t, err)
 	require.Equal(t, domain.Invalid, r.SPF.Status, "+all")
 	require.Equal(t, "custom", r.DKIM.Selector)
@@ -137,7 +139,7 @@ func TestDomainCheckRefusesNonPublicNames(t *testing.T) {
 	for _, d := range []string{"", "localhost", "db", "printer.local", "vault.internal", "x.home.arpa", "1.0.0.127.in-addr.arpa",
 		"127.0.0.1", "[::1]", "10.0.0.1", "com", "co.uk", "a..com", "-a.com", "a_b.com", "exa mple.com", "x.test", "x.example",
 		"corp", "foo.corp", "foo.lan", strings.Repeat("a", 64) + ".com", "évil.com", "a.com\x00.internal", " a.com", "a.com\n"} {
-		_, err := c.Check(context.Background(), d, "", nil)
+		_, err := c.Check(context.Background(), d, domain.Options{})
 		require.ErrorIs(t, err, domain.ErrNotPublic, "%q", d)
 	}
 	require.Zero(t, s.n.Load(), "no query was sent")
@@ -155,17 +157,17 @@ func TestDomainCheckUnknownAndCache(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { pc.Close() })
 	c := &domain.Checker{Resolver: domain.NewResolver(pc.LocalAddr().String()), Timeout: 300 * time.Millisecond, CacheTTL: time.Minute}
-	r, err := c.Check(context.Background(), "silent.com", "resend", nil)
+	r, err := c.Check(context.Background(), "silent.com", domain.Options{Kind: "resend"})
 	require.NoError(t, err)
 	require.Equal(t, domain.Unknown, r.SPF.Status)
 	require.False(t, r.OK)
 
 	s := startDNS(t, map[string][]string{"cached.com.": {"v=spf1 -all"}})
 	c = &domain.Checker{Resolver: domain.NewResolver(s.addr), CacheTTL: time.Minute}
-	_, err = c.Check(context.Background(), "cached.com", "resend", nil)
+	_, err = c.Check(context.Background(), "cached.com", domain.Options{Kind: "resend"})
 	require.NoError(t, err)
 	n := s.n.Load()
-	_, err = c.Check(context.Background(), "cached.com", "resend", nil)
+	_, err = c.Check(context.Background(), "cached.com", domain.Options{Kind: "resend"})
 	require.NoError(t, err)
 	require.Equal(t, n, s.n.Load(), "answered from the cache")
 }

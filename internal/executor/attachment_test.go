@@ -48,5 +48,9 @@ func TestCampaignAttachmentsGoToEveryRecipient(t *testing.T) {
 			require.True(t, bytes.Equal(files[i].Content, a.Content))
 		}
 		require.Same(t, &order[0].Attachments[0].Content[0], &m.Attachments[0].Content[0], "one copy for every recipient")
+		require.NotNil(t, m.Attachments[0].Encoded)
+		require.Same(t, order[0].Attachments[0].Encoded, m.Attachments[0].Encoded, "encoded once for the campaign")
 	}
+	// The campaign is sent: its encodings are dropped from the cache.
+	require.Eventually(t, func() bool { return e.encoded.Len() == 0 }, time.Minute, 20*time.Millisecond)
 }

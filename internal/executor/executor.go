@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
@@ -45,6 +46,10 @@ type Config struct {
 	// RatePerSecond caps this process's sends; AccountRatePerSecond each account's. 0: unlimited.
 	RatePerSecond        float64
 	AccountRatePerSecond float64
+	// AttachmentCacheBytes caps the base64 encodings of campaigns' files kept so
+	// that a file is encoded once per campaign, not once per recipient; 0 means
+	// attachment.DefaultCacheBytes, negative no cache.
+	AttachmentCacheBytes int
 	// Maintenance is how often expired leases are rescued and finished campaigns
 	// closed; default min(Tick, 5s).
 	Maintenance time.Duration
@@ -196,7 +201,9 @@ type Executor struct {
 	retainMessagesAfter time.Time
 	// sweepAttachmentsAfter is the same for unreferenced attachment files.
 	sweepAttachmentsAfter time.Time
-	retainBatch           int32
+	// encoded holds campaigns' files in base64, shared by their messages.
+	encoded     *attachment.EncodedCache
+	retainBatch int32
 	// queuedAfter is when maintenance next recounts the queued-rows gauge.
 	queuedAfter time.Time
 
@@ -241,6 +248,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		messageJobs:  make(chan job, prefetchDepth(cfg)),
 		results:      make(chan result, cfg.Workers),
 	}
+	e.encoded = attachment.NewEncodedCache(cfg.AttachmentCacheBytes)
 	e.own = e.ownRoute()
 	e.free.Store(int64(e.depth()))
 	e.retainBatch = retentionBatch

@@ -192,6 +192,7 @@ func (e *Executor) finish(ctx context.Context, id int64) bool {
 		return false
 	}
 	e.log.Info("campaign sent", "campaign_id", id)
+	e.encoded.Forget(id)
 	return true
 }
 

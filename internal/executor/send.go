@@ -255,6 +255,6 @@ func (e *Executor) build(j job) (provider.Message, error) {
 			c.TrackClicks, c.TrackOpens)
 	}
 	m, err := c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes}, links)
-	m.Attachments = c.files
+	m.Attachments = e.encoded.Attach(c.ID, c.files)
 	return m, err
 }

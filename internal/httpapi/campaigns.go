@@ -156,11 +156,16 @@ func (s *Server) approveCampaign(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	check, err := s.approvalDomainCheck(r.Context(), accountID(r), id)
+	check, checked, err := s.approvalDomainCheck(r.Context(), accountID(r), id)
 	if err != nil {
 		return err
 	}
-	c, err := s.Campaigns.Approve(r.Context(), accountID(r), id, in.ScheduledFor)
+	var c campaign.Campaign
+	if checked != nil {
+		c, err = s.Campaigns.ApproveChecked(r.Context(), accountID(r), id, in.ScheduledFor, *checked)
+	} else {
+		c, err = s.Campaigns.Approve(r.Context(), accountID(r), id, in.ScheduledFor)
+	}
 	if err != nil {
 		return err
 	}

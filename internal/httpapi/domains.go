@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/sendonce/sendonce/api"
@@ -31,9 +32,21 @@ func toAPIDomainCheck(r domain.Result) api.DomainCheck {
 	for i, p := range r.Publish {
 		pub[i].Name, pub[i].Type, pub[i].Value, pub[i].Why = p.Name, p.Type, p.Value, p.Why
 	}
+	align := func(a domain.Alignment) api.DomainAlignment {
+		mode := api.DomainAlignmentMode("relaxed")
+		if a.Strict {
+			mode = "strict"
+		}
+		return api.DomainAlignment{Domain: a.Domain, Mode: mode, Aligned: a.Aligned, Authorized: a.Authorized, Detail: a.Detail}
+	}
 	return api.DomainCheck{Domain: r.Domain, Ok: r.OK, Aligned: r.Aligned, Spf: rec(r.SPF), Dkim: rec(r.DKIM),
-		Dmarc: rec(r.DMARC), DmarcPolicy: r.DMARCPolicy, Publish: pub}
+		Dmarc: rec(r.DMARC), DmarcPolicy: r.DMARCPolicy, SpfAlignment: align(r.SPFAlignment),
+		DkimAlignment: align(r.DKIMAlignment), Publish: pub}
 }
+
+// spfMechanismRe is one SPF mechanism with its argument (RFC 7208 §5): the
+// caller's name for what authorizes their provider, compared, never queried.
+var spfMechanismRe = regexp.MustCompile(`^(?i)(include|a|mx|ip4|ip6|exists):[^\s]{1,250}$`)
 
 // senderKind is the type of the account's sender id names (422 naming pointer
 // when it is not one of the account's), or of the account's default sender
@@ -59,18 +72,38 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 	if _, err := domain.Normalize(d); err != nil {
 		return apperr.Invalidf("/domain", "%s", err.Error())
 	}
-	var selectors []string
+	o := domain.Options{}
+	for _, f := range []struct {
+		v       *string
+		to      *string
+		pointer string
+	}{{in.EnvelopeDomain, &o.EnvelopeDomain, "/envelope_domain"}, {in.DkimDomain, &o.DKIMDomain, "/dkim_domain"}} {
+		if f.v == nil {
+			continue
+		}
+		if _, err := domain.Normalize(*f.v); err != nil {
+			return apperr.Invalidf(f.pointer, "%s", err.Error())
+		}
+		*f.to = *f.v
+	}
+	if in.SpfInclude != nil {
+		if !spfMechanismRe.MatchString(*in.SpfInclude) {
+			return apperr.Invalidf("/spf_include", "spf_include must be one SPF mechanism with its argument, such as include:_spf.example.net or ip4:192.0.2.1")
+		}
+		o.SPFMechanism = *in.SpfInclude
+	}
 	if in.DkimSelector != nil {
 		if !domain.ValidSelector(*in.DkimSelector) {
 			return apperr.Invalidf("/dkim_selector", "dkim_selector must be DNS labels (letters, digits, hyphens, dots)")
 		}
-		selectors = []string{*in.DkimSelector}
+		o.Selectors = []string{*in.DkimSelector}
 	}
 	kind, err := s.senderKind(r.Context(), accountID(r), in.SenderId, "/sender_id")
 	if err != nil {
 		return err
 	}
-	res, err := s.Domains.Check(r.Context(), d, kind, selectors)
+	o.Kind = kind
+	res, err := s.Domains.Check(r.Context(), d, o)
 	if err != nil {
 		return err
 	}
@@ -81,22 +114,25 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 // SENDONCE_DOMAIN_CHECK says: nil when off; with refuse, a failing domain is a
 // 422 naming /from_email that carries the check. A lookup that could not be made
 // (the resolver did not answer) does not refuse: it is reported, not held against
-// the campaign.
-func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (*api.DomainCheck, error) {
+// the campaign. It also returns the From and sender it checked, for the approval
+// to hold the campaign to (the lookups run before the approve transaction, so an
+// edit can commit in between).
+func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (*api.DomainCheck, *campaign.Checked, error) {
 	mode := s.Config.DomainCheck
 	if mode == "" || mode == "off" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	c, err := s.Campaigns.Get(ctx, accountID, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	checked := &campaign.Checked{FromEmail: c.FromEmail, SenderID: c.SenderID}
 	d := c.FromEmail[strings.LastIndexByte(c.FromEmail, '@')+1:]
 	kind, err := s.senderKind(ctx, accountID, c.SenderID, "/sender_id")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res, err := s.Domains.Check(ctx, d, kind, nil)
+	res, err := s.Domains.Check(ctx, d, domain.Options{Kind: kind})
 	if err != nil {
 		// Not a public domain: it cannot pass.
 		res = domain.Result{Domain: d, SPF: domain.Check{Status: domain.Invalid, Detail: err.Error()},
@@ -107,7 +143,7 @@ func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (
 		res.DMARC.Status != domain.Unknown && c.Status == campaign.StatusDraft {
 		e := apperr.Invalidf("/from_email", "the From domain %s does not pass SPF, DKIM and DMARC (aligned): see domain_check for what to publish", res.Domain)
 		e.Extra = map[string]any{"domain_check": out}
-		return nil, e
+		return nil, nil, e
 	}
-	return &out, nil
+	return &out, checked, nil
 }

@@ -50,6 +50,9 @@ var testZone = map[string][]string{
 	"resend._domainkey.good.com.": {"v=DKIM1; p=MIGfMA0GCSqGSIb3"},
 	"_dmarc.good.com.":            {"v=DMARC1; p=none"},
 	"bad.com.":                    {"v=spf1 +all"},
+	"send.good.com.":              {"v=spf1 include:amazonses.com ~all"},
+	"bounce.good.com.":            {"v=spf1 ip4:192.0.2.7 -all"},
+	"_dmarc.strict.com.":          {"v=DMARC1; p=reject; aspf=s"},
 }
 
 func TestDomainCheckRoute(t *testing.T) {
@@ -73,6 +76,23 @@ func TestDomainCheckRoute(t *testing.T) {
 	require.Equal(t, api.DomainRecordCheckStatus("invalid"), got.Spf.Status)
 	require.Len(t, got.Publish, 3)
 
+	// The envelope domain and the provider's mechanism, as the caller gives them.
+	res = e.do(e.keyA, "POST", "/v1/domains/check", map[string]any{"domain": "good.com", "dkim_selector": "resend",
+		"envelope_domain": "bounce.good.com", "spf_include": "ip4:192.0.2.7"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	got = decodeAs[api.DomainCheck](t, res)
+	require.Equal(t, api.DomainAlignment{Domain: "bounce.good.com", Mode: "relaxed", Aligned: true, Authorized: func() *bool { b := true; return &b }(), Detail: got.SpfAlignment.Detail}, got.SpfAlignment)
+	require.Equal(t, "good.com", got.DkimAlignment.Domain)
+	require.True(t, got.DkimAlignment.Aligned)
+	require.True(t, got.Ok)
+	res = e.do(e.keyA, "POST", "/v1/domains/check", map[string]any{"domain": "strict.com", "envelope_domain": "bounce.strict.com", "dkim_domain": "good.com"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	got = decodeAs[api.DomainCheck](t, res)
+	require.Equal(t, api.DomainAlignmentMode("strict"), got.SpfAlignment.Mode)
+	require.False(t, got.SpfAlignment.Aligned)
+	require.False(t, got.DkimAlignment.Aligned, "good.com signs, not strict.com")
+	require.False(t, got.Aligned)
+
 	// Account B's sender is no sender of account A's.
 	res = e.do(e.keyB, "POST", "/v1/senders", map[string]any{"name": "h", "type": "http", "settings": map[string]any{"url": "https://h.example"}})
 	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
@@ -91,6 +111,11 @@ func TestDomainCheckRoute(t *testing.T) {
 		{map[string]any{"domain": "good.com", "dkim_selector": "x/../y"}, "/dkim_selector"},
 		{map[string]any{"domain": "good.com", "dkim_selector": "a b"}, "/dkim_selector"},
 		{map[string]any{"domain": "good.com", "resolver": "10.0.0.1:53"}, "/resolver"},
+		{map[string]any{"domain": "good.com", "envelope_domain": "bounce.internal"}, "/envelope_domain"},
+		{map[string]any{"domain": "good.com", "dkim_domain": "127.0.0.1"}, "/dkim_domain"},
+		{map[string]any{"domain": "good.com", "spf_include": "include"}, "/spf_include"},
+		{map[string]any{"domain": "good.com", "spf_include": "redirect=x.com"}, "/spf_include"},
+		{map[string]any{"domain": "good.com", "spf_include": "include:a b"}, "/spf_include"},
 		{map[string]any{}, "/domain"},
 	} {
 		res := e.do(e.keyA, "POST", "/v1/domains/check", c.body)

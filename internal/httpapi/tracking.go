@@ -92,13 +92,22 @@ func writeCampaignPage(w http.ResponseWriter, p tracking.Page) {
 	_, _ = w.Write([]byte(body))
 }
 
-// webView answers GET /v/{token}: the message as its recipient got it, untracked.
+// webView answers GET /v/{token}: the message as its recipient got it, untracked:
+// a campaign send's, or a single message's (tokens of their own purposes).
 func (s *Server) webView(w http.ResponseWriter, r *http.Request) error {
 	links := s.Unsubscribe.Signer().Links(s.Config.PublicURL, "")
-	p, err := s.Tracking.WebView(r.Context(), chi.URLParam(r, "token"), func(a, c, sub int64) string {
+	token := chi.URLParam(r, "token")
+	p, err := s.Tracking.WebView(r.Context(), token, func(a, c, sub int64) string {
 		u, _ := links(a, c, sub)
 		return u
 	})
+	if apperr.Is(err, apperr.NotFound) {
+		mlinks := s.Unsubscribe.Signer().MessageLinks(s.Config.PublicURL, "")
+		p, err = s.Tracking.MessageWebView(r.Context(), token, func(a, stream, m int64, email string) string {
+			u, _ := mlinks(a, stream, m, email)
+			return u
+		})
+	}
 	if err != nil {
 		return trackNotFound(w, err)
 	}

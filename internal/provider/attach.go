@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/base64"
 	"mime"
 	"strings"
 )
@@ -86,16 +85,7 @@ func appendAttachmentPart(dst []byte, a Attachment, disposition string) []byte {
 	dst = append(dst, "Content-Transfer-Encoding: base64\r\n"...)
 	dst = appendHeader(dst, "Content-Type", attachmentType(a))
 	dst = append(dst, "\r\n"...)
-	enc := base64.StdEncoding
-	line := make([]byte, enc.EncodedLen(base64Line/4*3))
-	for c := a.Content; len(c) > 0; {
-		n := min(len(c), base64Line/4*3)
-		enc.Encode(line, c[:n])
-		dst = append(dst, line[:enc.EncodedLen(n)]...)
-		dst = append(dst, "\r\n"...)
-		c = c[n:]
-	}
-	return dst
+	return appendMIMEBase64(dst, a)
 }
 
 // attachmentType is a's Content-Type with its name parameter; a type that does

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -58,7 +57,7 @@ func appendPayload(b []byte, m *Message) []byte {
 			b = append(b, `{"filename":`...)
 			b = appendString(b, a.Filename)
 			b = append(b, `,"content":"`...)
-			b = base64.StdEncoding.AppendEncode(b, a.Content)
+			b = appendBase64(b, a)
 			b = append(b, `","content_type":`...)
 			b = appendString(b, a.ContentType)
 			if a.ContentID != "" {

@@ -76,6 +76,13 @@ type Attachment struct {
 	ContentID string
 	// Content is the file's bytes (decoded).
 	Content []byte
+	// SHA256 is the SHA-256 of Content when the store gave it (nil otherwise): it
+	// keys the cache that encodes a campaign's files once.
+	SHA256 []byte
+	// Encoded, when set, is Content already in base64 (EncodeAttachment), shared
+	// by every message that carries the file; providers copy it instead of
+	// encoding the bytes again for each recipient.
+	Encoded *Encoded
 }
 
 // Inline reports whether a is shown within the HTML (it has a Content-ID).

@@ -141,7 +141,7 @@ func (q *Queries) CampaignAttachmentInsert(ctx context.Context, arg CampaignAtta
 }
 
 const campaignAttachmentList = `-- name: CampaignAttachmentList :many
-SELECT a.position, a.filename, a.content_type, a.content_id, b.content
+SELECT a.position, a.filename, a.content_type, a.content_id, b.content, a.sha256
 FROM campaign_attachments a
 JOIN attachment_blobs b ON b.account_id = a.account_id AND b.sha256 = a.sha256
 WHERE a.account_id = $1 AND a.campaign_id = $2
@@ -159,10 +159,12 @@ type CampaignAttachmentListRow struct {
 	ContentType string
 	ContentID   string
 	Content     []byte
+	Sha256      []byte
 }
 
 // A campaign's files with their bytes, in order (the executor loads them once per
-// campaign and every recipient's message shares them).
+// campaign and every recipient's message shares them; the sha256 keys the cache
+// of their base64 encoding, made once per campaign).
 func (q *Queries) CampaignAttachmentList(ctx context.Context, arg CampaignAttachmentListParams) ([]CampaignAttachmentListRow, error) {
 	rows, err := q.db.Query(ctx, campaignAttachmentList, arg.AccountID, arg.CampaignID)
 	if err != nil {
@@ -178,6 +180,7 @@ func (q *Queries) CampaignAttachmentList(ctx context.Context, arg CampaignAttach
 			&i.ContentType,
 			&i.ContentID,
 			&i.Content,
+			&i.Sha256,
 		); err != nil {
 			return nil, err
 		}

@@ -17,17 +17,34 @@ UPDATE campaigns SET
     approved_at   = now(),
     updated_at    = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft'
+  AND (NOT $4::boolean
+       OR (from_email = $5::text
+           AND sender_id IS NOT DISTINCT FROM $6::bigint))
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive
 `
 
 type CampaignApproveParams struct {
-	ScheduledFor *time.Time
-	AccountID    int64
-	ID           int64
+	ScheduledFor    *time.Time
+	AccountID       int64
+	ID              int64
+	Guarded         bool
+	CheckedFrom     string
+	CheckedSenderID *int64
 }
 
+// When the From domain was checked before this statement (DNS is never looked up
+// inside a transaction), checked_from and checked_sender_id are the From and the
+// sender that check saw: an edit committed in between changes them and the CAS
+// matches nothing, so an unchecked From is never approved.
 func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams) (Campaign, error) {
-	row := q.db.QueryRow(ctx, campaignApprove, arg.ScheduledFor, arg.AccountID, arg.ID)
+	row := q.db.QueryRow(ctx, campaignApprove,
+		arg.ScheduledFor,
+		arg.AccountID,
+		arg.ID,
+		arg.Guarded,
+		arg.CheckedFrom,
+		arg.CheckedSenderID,
+	)
 	var i Campaign
 	err := row.Scan(
 		&i.ID,

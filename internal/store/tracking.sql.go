@@ -105,8 +105,64 @@ func (q *Queries) ArchiveCampaignList(ctx context.Context, accountID int64) ([]A
 	return items, nil
 }
 
-const campaignSetEngagement = `-- name: CampaignSetEngagement :one
+const campaignSetArchive = `-- name: CampaignSetArchive :one
 
+UPDATE campaigns SET archive = $1, updated_at = now()
+WHERE account_id = $2 AND id = $3 AND kind = 'campaign'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive
+`
+
+type CampaignSetArchiveParams struct {
+	Archive   bool
+	AccountID int64
+	ID        int64
+}
+
+// Click and open tracking, and the web archive (internal/tracking, docs/engagement.md).
+// Publishes a campaign in the web archive or withdraws it, in any status: the
+// archive shows what went out, so this switch (and only this one) stays open
+// after approval. Message streams are not campaigns.
+func (q *Queries) CampaignSetArchive(ctx context.Context, arg CampaignSetArchiveParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignSetArchive, arg.Archive, arg.AccountID, arg.ID)
+	var i Campaign
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Subject,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ReplyTo,
+		&i.HtmlTemplate,
+		&i.TextTemplate,
+		&i.Language,
+		&i.ListIds,
+		&i.Status,
+		&i.AmbiguousPolicy,
+		&i.ScheduledFor,
+		&i.ApprovedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CancelledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
+		&i.TemplateID,
+		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
+		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
+		&i.TrackClicks,
+		&i.TrackOpens,
+		&i.Archive,
+	)
+	return i, err
+}
+
+const campaignSetEngagement = `-- name: CampaignSetEngagement :one
 UPDATE campaigns SET
     track_clicks = coalesce($1, track_clicks),
     track_opens  = coalesce($2, track_opens),
@@ -124,7 +180,6 @@ type CampaignSetEngagementParams struct {
 	ID          int64
 }
 
-// Click and open tracking, and the web archive (internal/tracking, docs/engagement.md).
 // Sets a draft's tracking and archive switches; NULL keeps a switch.
 func (q *Queries) CampaignSetEngagement(ctx context.Context, arg CampaignSetEngagementParams) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignSetEngagement,
@@ -279,6 +334,59 @@ type MessageLinksInsertParams struct {
 func (q *Queries) MessageLinksInsert(ctx context.Context, arg MessageLinksInsertParams) error {
 	_, err := q.db.Exec(ctx, messageLinksInsert, arg.AccountID, arg.MessageID, arg.Urls)
 	return err
+}
+
+const messageWebView = `-- name: MessageWebView :one
+SELECT m.id, s.email, m.to_name, m.subject, m.html, m.text, m.data, m.category, s.campaign_id AS stream_id
+FROM messages m
+JOIN sends s ON s.account_id = m.account_id AND s.id = $1 AND s.campaign_id = $2
+    AND s.subscriber_id = m.id
+WHERE m.account_id = $3 AND m.id = $4
+`
+
+type MessageWebViewParams struct {
+	SendID    int64
+	StreamID  int64
+	AccountID int64
+	MessageID int64
+}
+
+type MessageWebViewRow struct {
+	ID       int64
+	Email    string
+	ToName   string
+	Subject  string
+	Html     string
+	Text     string
+	Data     json.RawMessage
+	Category string
+	StreamID int64
+}
+
+// What a message's "view in browser" link renders: the message its token names,
+// with its own templates and data (the recipient's), only while the send row the
+// token names is still that message's; retention deleting the message (and its
+// send row) makes the link answer 404.
+func (q *Queries) MessageWebView(ctx context.Context, arg MessageWebViewParams) (MessageWebViewRow, error) {
+	row := q.db.QueryRow(ctx, messageWebView,
+		arg.SendID,
+		arg.StreamID,
+		arg.AccountID,
+		arg.MessageID,
+	)
+	var i MessageWebViewRow
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.ToName,
+		&i.Subject,
+		&i.Html,
+		&i.Text,
+		&i.Data,
+		&i.Category,
+		&i.StreamID,
+	)
+	return i, err
 }
 
 const trackedLinksDelete = `-- name: TrackedLinksDelete :exec

@@ -200,3 +200,39 @@ func (s *Service) WebView(ctx context.Context, token string,
 	}
 	return Page{Subject: r.Subject, HTML: r.HTML, Text: r.Text}, nil
 }
+
+// MessageWebView renders the single message a message "view in browser" token
+// names, as its recipient got it: its own templates over its own data (which is
+// that recipient's, so only that message's token opens it), without tracking.
+// unsubscribeURL makes a marketing message's one-click link (nil: left empty);
+// a transactional message never had one. A token of another purpose, or a
+// message deleted by retention, is errNotFound.
+func (s *Service) MessageWebView(ctx context.Context, token string,
+	unsubscribeURL func(accountID, streamID, messageID int64, email string) string) (Page, error) {
+	send, err := s.tokens.OpenMessageView(token)
+	if err != nil {
+		return Page{}, errNotFound
+	}
+	row, err := s.q.MessageWebView(ctx, store.MessageWebViewParams{AccountID: send.AccountID, MessageID: send.MessageID,
+		StreamID: send.CampaignID, SendID: send.SendID})
+	if err != nil {
+		if apperr.Is(postgres.Error(err, "message"), apperr.NotFound) {
+			return Page{}, errNotFound
+		}
+		return Page{}, err
+	}
+	t, err := message.Parse(row.Subject, row.Html, row.Text)
+	if err != nil {
+		return Page{}, err
+	}
+	u := ""
+	if unsubscribeURL != nil && row.Category == "marketing" {
+		u = unsubscribeURL(send.AccountID, row.StreamID, row.ID, row.Email)
+	}
+	r, err := t.RenderWebView(message.Recipient{Email: row.Email, Name: row.ToName, Attributes: row.Data}, u,
+		s.tokens.base+"/v/"+token)
+	if err != nil {
+		return Page{}, err
+	}
+	return Page{Subject: r.Subject, HTML: r.HTML, Text: r.Text}, nil
+}

@@ -26,6 +26,9 @@ const (
 	// before messages were tracked keep verifying as they did.
 	purposeMessageClick = "mclick"
 	purposeMessageOpen  = "mopen"
+	// A single message's "view in browser" token: it opens that message's page
+	// only, never a campaign send's (whose ids it could share).
+	purposeMessageView = "mview"
 )
 
 // maxID bounds the ids a token may carry (database bigints, and what Uvarint reads).
@@ -104,6 +107,17 @@ func (t *Tokens) ViewToken(s Send) string {
 	return t.signer.Seal(purposeView, appendSend(buf[:0], s))
 }
 
+// MessageViewToken returns the "view in browser" token of a single message's
+// send (s.MessageID set): the account, the message's stream and send row, and
+// the message.
+func (t *Tokens) MessageViewToken(s Send) string {
+	var buf [4 * binary.MaxVarintLen64]byte
+	return t.signer.Seal(purposeMessageView, appendSend(buf[:0], s))
+}
+
+// MessageViewURL is the page a message's {{.WebViewURL}} links to.
+func (t *Tokens) MessageViewURL(s Send) string { return t.base + "/v/" + t.MessageViewToken(s) }
+
 // uvarints reads exactly n canonical uvarints filling all of b.
 func uvarints(b []byte, n int) ([]uint64, bool) {
 	out := make([]uint64, n)
@@ -166,8 +180,13 @@ func (t *Tokens) OpenSend(token string) (Send, error) {
 	return s, nil
 }
 
-// OpenView verifies a "view in browser" token.
+// OpenView verifies a campaign send's "view in browser" token.
 func (t *Tokens) OpenView(token string) (Send, error) { return t.openSend(purposeView, token, false) }
+
+// OpenMessageView verifies a single message's "view in browser" token.
+func (t *Tokens) OpenMessageView(token string) (Send, error) {
+	return t.openSend(purposeMessageView, token, true)
+}
 
 func (t *Tokens) openSend(purpose, token string, message bool) (Send, error) {
 	p, err := t.signer.Open(purpose, token)

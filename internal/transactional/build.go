@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -65,6 +66,9 @@ type Builder struct {
 	// (when opens) of a tracked message, as the executor's Tracking does for a
 	// campaign's recipient; nil sends every message untracked.
 	Tracking func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string)
+	// WebView returns the message's "view in browser" URL ({{.WebViewURL}}); nil
+	// leaves it empty.
+	WebView func(accountID, streamID, sendID, messageID int64) string
 }
 
 // BuildMessage builds the provider message of a claimed message row.
@@ -77,6 +81,11 @@ func (b Builder) BuildMessage(r store.MessageClaimBatchRow) (provider.Message, e
 	if r.Category == Marketing && b.Links != nil {
 		// A message's send row holds the message id in its subscriber slot.
 		links.HTTPS, links.Mailto = b.Links(r.AccountID, r.CampaignID, r.SubscriberID, r.Email)
+	}
+	// Signed only when a template asks for it.
+	if b.WebView != nil && (strings.Contains(r.Html, "WebViewURL") || strings.Contains(r.Text, "WebViewURL") ||
+		strings.Contains(r.Subject, "WebViewURL")) {
+		links.WebView = b.WebView(r.AccountID, r.CampaignID, r.ID, r.SubscriberID)
 	}
 	track := func(n int) {
 		if b.Tracking != nil && (r.TrackClicks || r.TrackOpens) {
