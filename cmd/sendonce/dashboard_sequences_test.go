@@ -79,6 +79,7 @@ func TestDashboardSequences(t *testing.T) {
 	// The API refuses the duration: its 422 shows at step 2's field, and nothing is created.
 	b.eval(`__t.click('Create sequence')`)
 	b.wait(`__t.field('Step 2 duration').getAttribute('aria-invalid') === 'true' && __t.field('Step 2 duration').parentElement.querySelector('.field-error').textContent.length > 0`)
+	b.eval(`__t.field('Step 2 duration').scrollIntoView({ block: 'center' }); true`) // the screenshot shows the refused field
 	b.audit("sequence-new")
 	require.Equal(t, "[]", fmt.Sprint(apiCall(t, base, key, http.MethodGet, "/v1/sequences", nil)["data"]), "a refused sequence is not created")
 	b.eval(`__t.fill('Step 2 duration', '1h')`)
@@ -115,6 +116,8 @@ func TestDashboardSequences(t *testing.T) {
 	b.eval(`__t.fill('Find by address', 'ADA@example.com')`)
 	b.eval(`__t.click('Find')`)
 	b.wait(`!!document.querySelector('details.enrollment[open] li[data-outcome=entered]') && !!document.querySelector('details.enrollment[open] li[data-outcome=sent]')`)
+	require.Contains(t, b.str(`document.querySelector('table.sequence-stats').innerText`), `send "welcome" from hello@example.com`, "steps are described by their templates' names")
+	b.eval(`document.getElementById('stats').scrollIntoView(); true`)
 	b.audit("sequence")
 	stats := apiCall(t, base, key, http.MethodGet, "/v1/sequences/"+seqID+"/stats", nil)
 	require.EqualValues(t, 1, stats["enrollments"].(map[string]any)["active"])

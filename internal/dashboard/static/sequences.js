@@ -7,7 +7,7 @@ import { api, subscribe, Problem } from './api.js';
 import { Field, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 import { SequenceForm } from './sequence_form.js';
-import { SequenceStats, Enrollments } from './sequence_stats.js';
+import { SequenceStats, Enrollments, useNames } from './sequence_stats.js';
 
 /** Words for a trigger. @param {any} t @param {Map<number,string>} [lists] */
 export function describeTrigger(t, lists) {
@@ -159,7 +159,8 @@ function TrackEvent({ names }) {
 /** @param {{id:number}} p */
 export function SequencePage({ id }) {
   const [seq, error, reload] = useLoad(() => api('GET', '/v1/sequences/' + id), [id]);
-  const lists = useListNames();
+  const names = useNames();
+  const lists = names.lists;
   const [actionError, setActionError] = useState(/** @type {{action:string, err:any}|null} */ (null));
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState('');
@@ -203,10 +204,10 @@ export function SequencePage({ id }) {
     ${seq.status === 'draft' && html`<p>A draft enrolls nobody and sends nothing: activate it to start.</p>`}
     <p role="status">${note}</p>
     ${actionError && html`<div class="error" role="alert" data-conflict=${actionError.err instanceof Problem && actionError.err.status === 409 ? 'yes' : 'no'}><p>${conflict(actionError.action, actionError.err)}</p></div>`}
-    <${SequenceStats} seq=${seq} tick=${tick} />
+    <${SequenceStats} seq=${seq} tick=${tick} names=${names} />
     ${(seq.status === 'active' || seq.status === 'paused') && html`<${Enroll} seq=${seq} onDone=${() => setTick((t) => t + 1)} />`}
     ${(seq.status === 'active' || seq.status === 'paused') && events.length > 0 && html`<${TrackEvent} names=${events} />`}
-    <${Enrollments} seq=${seq} tick=${tick} />
+    <${Enrollments} seq=${seq} tick=${tick} names=${names} />
     ${seq.status !== 'archived' && html`<section aria-labelledby="edit"><h2 id="edit">Definition</h2>
       <details><summary>Edit the trigger and steps</summary>
         ${seq.status !== 'draft' && html`<p>Changes apply to every enrollment at a step it has not reached yet; a step already passed is never sent again.</p>`}
