@@ -19,8 +19,9 @@ import (
 // subscriber enrolled by address (an unknown address refused at the field, a second
 // enrollment said to change nothing); the step's stats and the subscriber's
 // timeline filled from the stream; paused, edited, resumed; a pause refused with 409
-// after the sequence was archived elsewhere, explained in words; the list with its
-// status and counts. No JavaScript error, no serious or critical axe violation.
+// after the sequence was archived elsewhere, explained in words; an event tracked
+// from an event-triggered sequence's page; a draft deleted; the list with each
+// one's status and counts. No JavaScript error, no serious or critical axe violation.
 func TestDashboardSequences(t *testing.T) {
 	bin, axe := chromiumPath(t), axeScript(t)
 	base, cfg := pagesService(t)
@@ -137,8 +138,29 @@ func TestDashboardSequences(t *testing.T) {
 	b.wait(`!!document.querySelector('[data-conflict=yes]') && __t.text().includes('Only an active sequence can be paused; this sequence is archived now')`)
 	b.wait(`!!document.querySelector('[data-status=archived]')`)
 
+	// An event-triggered sequence: its page tracks the event as the application would.
+	trial := apiCall(t, base, key, http.MethodPost, "/v1/sequences", map[string]any{"name": "Trial follow-up",
+		"trigger": map[string]any{"type": "event", "event": "trial_started"},
+		"steps": []any{map[string]any{"type": "wait_for_event", "event": "purchased", "timeout": "3d", "on_event": "exit"},
+			map[string]any{"type": "send", "template_id": tips["id"], "from_email": "hello@example.com"}}})
+	apiCall(t, base, key, http.MethodPost, fmt.Sprintf("/v1/sequences/%v/activate", trial["id"]), nil)
+	b.open(fmt.Sprintf("#/sequences/%v", trial["id"]), "Trial follow-up")
+	b.wait(`__t.text().includes('event trial_started') && __t.field('Event').value === 'trial_started'`)
+	require.Equal(t, "false", b.str(`String(!!document.querySelector('[data-conflict]'))`), "another sequence's refusal is not shown on this one's page")
+	b.eval(`__t.fill("Subscriber's address", 'ada@example.com')`)
+	b.eval(`__t.click('Track event')`)
+	b.wait(`__t.text().includes('Enrolled in 1 sequence; woke 0 waiting enrollments.')`)
+	b.wait(`document.querySelector('tr[data-step="0"] [data-kind=entered]').dataset.count === '1'`)
+	// A draft is deleted from its page.
+	draft := apiCall(t, base, key, http.MethodPost, "/v1/sequences", map[string]any{"name": "Scratch",
+		"trigger": map[string]any{"type": "manual"}, "steps": []any{map[string]any{"type": "wait", "duration": "1h"}}})
+	b.open(fmt.Sprintf("#/sequences/%v", draft["id"]), "Scratch")
+	b.eval(`__t.click('Delete draft')`)
+	b.wait(`location.hash === '#/sequences' && h1() === 'Sequences'`)
+
 	b.open("#/sequences", "Sequences")
-	b.wait(`document.querySelectorAll('table.sequences tbody tr').length === 1 && !!document.querySelector('table.sequences [data-status=archived]') && !!document.querySelector('table.sequences [data-enrolled="1"]')`)
+	b.wait(`document.querySelectorAll('table.sequences tbody tr').length === 2 && !!document.querySelector('table.sequences [data-status=archived]') && !!document.querySelector('table.sequences [data-status=active]') && document.querySelectorAll('table.sequences [data-enrolled="1"]').length === 2`)
+	require.NotContains(t, b.str(`__t.text()`), "Scratch")
 	require.Contains(t, b.str(`__t.text()`), "joins newsletter")
 	b.audit("sequences")
 }

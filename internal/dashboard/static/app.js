@@ -114,7 +114,7 @@ function App() {
   let body;
   switch (r.page) {
     case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : r.arg ? html`<${CampaignPage} id=${Number(r.arg)} />` : html`<${Campaigns} />`; break;
-    case 'sequences': body = r.arg === 'new' ? html`<${SequenceNew} />` : r.arg ? html`<${SequencePage} id=${Number(r.arg)} />` : html`<${Sequences} />`; break;
+    case 'sequences': body = r.arg === 'new' ? html`<${SequenceNew} />` : r.arg ? html`<${SequencePage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Sequences} />`; break;
     case 'subscribers': body = r.arg ? html`<${SubscriberPage} id=${Number(r.arg)} />` : html`<${Subscribers} />`; break;
     case 'lists': body = r.arg ? html`<${ListPage} id=${Number(r.arg)} />` : html`<${Lists} />`; break;
     case 'messages': body = r.arg ? html`<${MessagePage} id=${Number(r.arg)} />` : html`<${Messages} />`; break;

@@ -127,9 +127,9 @@ function Enroll({ seq, onDone }) {
 /**
  * Posts one event as the application would (POST /v1/track), to try an event
  * trigger or a wait for an event without writing code.
- * @param {{names:string[]}} p
+ * @param {{names:string[], onDone:()=>void}} p
  */
-function TrackEvent({ names }) {
+function TrackEvent({ names, onDone }) {
   const [name, setName] = useState(names[0]);
   const [email, setEmail] = useState('');
   const [res, setRes] = useState(/** @type {any} */ (null));
@@ -142,6 +142,7 @@ function TrackEvent({ names }) {
       // A fresh event id: each click is a new event (the API ignores a replayed id).
       const id = 'dashboard-' + Date.now().toString(36) + '-' + Math.random().toString(36).slice(2, 8);
       setRes(await api('POST', '/v1/track', { event_id: id, name, email: email.trim() }));
+      onDone();
     } catch (err) { setError(err); }
   };
   return html`<section aria-labelledby="track"><h2 id="track">Track an event</h2>
@@ -206,7 +207,7 @@ export function SequencePage({ id }) {
     ${actionError && html`<div class="error" role="alert" data-conflict=${actionError.err instanceof Problem && actionError.err.status === 409 ? 'yes' : 'no'}><p>${conflict(actionError.action, actionError.err)}</p></div>`}
     <${SequenceStats} seq=${seq} tick=${tick} names=${names} />
     ${(seq.status === 'active' || seq.status === 'paused') && html`<${Enroll} seq=${seq} onDone=${() => setTick((t) => t + 1)} />`}
-    ${(seq.status === 'active' || seq.status === 'paused') && events.length > 0 && html`<${TrackEvent} names=${events} />`}
+    ${(seq.status === 'active' || seq.status === 'paused') && events.length > 0 && html`<${TrackEvent} names=${events} onDone=${() => setTick((t) => t + 1)} />`}
     <${Enrollments} seq=${seq} tick=${tick} names=${names} />
     ${seq.status !== 'archived' && html`<section aria-labelledby="edit"><h2 id="edit">Definition</h2>
       <details><summary>Edit the trigger and steps</summary>
