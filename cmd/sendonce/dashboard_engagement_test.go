@@ -37,7 +37,7 @@ func TestDashboardEngagementAndDomains(t *testing.T) {
 		"bad.com.":                    {"v=spf1 +all"},
 	}
 	dnsAddr := localZone(t, zone)
-	base, cfg := pagesService(t, func(c *config.Config) { c.DNSServer = dnsAddr })
+	base, cfg := pagesService(t, func(c *config.Config) { c.DNSServer = dnsAddr }, manyInFlight)
 	b := newPagesBrowser(t, bin, axe)
 	bg := context.Background()
 	pool, err := openWithTimeout(bg, cfg)

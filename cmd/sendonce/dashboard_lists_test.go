@@ -19,7 +19,7 @@ import (
 // violation.
 func TestDashboardListChoices(t *testing.T) {
 	bin, axe := chromiumPath(t), axeScript(t)
-	base, cfg := pagesService(t)
+	base, cfg := pagesService(t, manyInFlight)
 	b := newPagesBrowser(t, bin, axe)
 	bg := context.Background()
 	pool, err := openWithTimeout(bg, cfg)

@@ -173,6 +173,11 @@ func pagesService(t *testing.T, opts ...func(*config.Config)) (base string, cfg 
 	return base, cfg
 }
 
+// manyInFlight lets the API serve a browser's parallel requests (a page loads its
+// lists, templates and stats at once) beside the test's own calls on a busy test
+// machine: being shed with 503 is not what these tests are about.
+func manyInFlight(c *config.Config) { c.APIMaxInFlight = 64 }
+
 // sendMessage posts a transactional message with the key (Idempotency-Key required).
 func sendMessage(t *testing.T, base, key, idem string, body map[string]any) map[string]any {
 	t.Helper()

@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/account"
@@ -14,7 +17,8 @@ import (
 
 // TestDashboardSequences drives the sequence pages on a fresh database: the list's
 // empty state; a new sequence whose trigger's list and steps' templates are chosen
-// by name, its steps added, moved and removed, a wait's duration refused by the API
+// by name, its steps added, then moved and removed with the keyboard alone (the
+// focus following the moved step), a wait's duration refused by the API
 // and shown at that step's field (nothing created), then created; activated; a
 // subscriber enrolled by address (an unknown address refused at the field, a second
 // enrollment said to change nothing); the step's stats and the subscriber's
@@ -24,7 +28,7 @@ import (
 // one's status and counts. No JavaScript error, no serious or critical axe violation.
 func TestDashboardSequences(t *testing.T) {
 	bin, axe := chromiumPath(t), axeScript(t)
-	base, cfg := pagesService(t)
+	base, cfg := pagesService(t, manyInFlight)
 	b := newPagesBrowser(t, bin, axe)
 	bg := context.Background()
 	pool, err := openWithTimeout(bg, cfg)
@@ -45,8 +49,7 @@ func TestDashboardSequences(t *testing.T) {
 	b.navigate(link)
 	b.wait(`!!document.querySelector('nav')`)
 	b.eval(pageHelpers)
-	b.eval(`window.confirm = () => true; window.h1 = () => (document.querySelector('main h1') || {}).textContent;
-		window.press = (label) => { const el = document.querySelector('[aria-label="' + label + '"]'); if (!el || el.disabled) return false; el.click(); return true; }; true`)
+	b.eval(`window.confirm = () => true; window.h1 = () => (document.querySelector('main h1') || {}).textContent; true`)
 
 	b.open("#/sequences", "Sequences")
 	b.wait(`__t.text().includes('No sequences yet.')`)
@@ -72,11 +75,33 @@ func TestDashboardSequences(t *testing.T) {
 	b.wait(`__t.choose('New step', 'condition (exit when true)')`)
 	b.eval(`__t.click('Add step')`)
 	b.wait(`!!__t.field('Step 3 exit when')`)
-	b.eval(`press('Move step 3 up')`)
-	b.wait(`document.querySelector('li.step[data-step="1"] legend').textContent.includes('condition') && __t.field('Step 3 duration').value === 'soon'`)
-	b.eval(`press('Remove step 2')`)
+	// With the keyboard alone (Enter and Space): the condition up twice (the focus
+	// follows it, to "down" once it is first), down once, then removed.
+	press := func(k string, focused string) {
+		t.Helper()
+		_, err := chromedp.Run(b.ctx, chromedp.KeyEvent(k))
+		require.NoError(t, err)
+		_, err = chromedp.Run(b.ctx, chromedp.Poll[bool](`document.activeElement && document.activeElement.getAttribute('aria-label') === `+fmt.Sprintf("%q", focused), chromedp.WithPollingTimeout(5*time.Second)))
+		if err != nil {
+			t.Fatalf("DIAG %s: active=%s legends=%s", focused, b.str(`document.activeElement.outerHTML.slice(0, 200)`), b.str(`[...document.querySelectorAll('li.step legend')].map((l) => l.textContent).join(' | ')`))
+		}
+		require.Equal(t, "true", b.str(`String(document.activeElement.matches(':focus-visible'))`), "the focus is visible on %s", focused)
+	}
+	legend := func(i int) string {
+		return b.str(fmt.Sprintf(`document.querySelector('li.step[data-step="%d"] legend').textContent`, i))
+	}
+	b.eval(`document.querySelector('[aria-label="Move step 3 up"]').focus(); true`)
+	press(kb.Enter, "Move step 2 up")
+	require.Contains(t, legend(1), "condition")
+	press(kb.Enter, "Move step 1 down")
+	require.Contains(t, legend(0), "condition")
+	press(" ", "Move step 2 down")
+	require.Contains(t, legend(1), "condition")
+	require.Equal(t, "soon", b.str(`__t.field('Step 3 duration').value`))
+	b.eval(`document.querySelector('[aria-label="Remove step 2"]').focus(); true`)
+	press(" ", "Remove step 2")
 	b.wait(`document.querySelectorAll('li.step').length === 2 && __t.field('Step 2 duration').value === 'soon'`)
-	require.Equal(t, "false", b.str(`String(!!document.querySelector('[aria-label="Move step 1 up"]:not([disabled])'))`), "the first step cannot move up")
+	require.Equal(t, "false", b.str(`String(!!document.querySelector('[aria-label="Move step 1 up"]:not([aria-disabled=true])'))`), "the first step cannot move up")
 	// The API refuses the duration: its 422 shows at step 2's field, and nothing is created.
 	b.eval(`__t.click('Create sequence')`)
 	b.wait(`__t.field('Step 2 duration').getAttribute('aria-invalid') === 'true' && __t.field('Step 2 duration').parentElement.querySelector('.field-error').textContent.length > 0`)

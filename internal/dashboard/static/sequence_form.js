@@ -2,7 +2,7 @@
 // segments chosen by name from the API, never typed as ids) and an ordered steps
 // editor. The API checks everything; its 422 names the field as a JSON pointer
 // (/steps/2/duration), which the form shows at that step's field.
-import { html, useState } from './preact-htm.js';
+import { html, useState, useLayoutEffect, useRef } from './preact-htm.js';
 import { api, Problem } from './api.js';
 import { Field, Select, ErrorBox, fieldError, useLoad } from './ui.js';
 
@@ -149,8 +149,8 @@ function StepEditor({ step, i, count, error, refs, set, move, remove }) {
       ${body}
       ${rest.map((d) => html`<p class="field-error">${d}</p>`)}
       <div class="actions">
-        <button type="button" class="secondary" disabled=${i === 0} onClick=${() => move(-1)} aria-label=${`Move step ${i + 1} up`}>Move up</button>
-        <button type="button" class="secondary" disabled=${i === count - 1} onClick=${() => move(1)} aria-label=${`Move step ${i + 1} down`}>Move down</button>
+        <button type="button" class="secondary" aria-disabled=${i === 0 ? 'true' : undefined} onClick=${() => i > 0 && move(-1)} aria-label=${`Move step ${i + 1} up`}>Move up</button>
+        <button type="button" class="secondary" aria-disabled=${i === count - 1 ? 'true' : undefined} onClick=${() => i < count - 1 && move(1)} aria-label=${`Move step ${i + 1} down`}>Move down</button>
         <button type="button" class="danger" onClick=${remove} aria-label=${`Remove step ${i + 1}`}>Remove</button>
       </div>
     </fieldset>
@@ -178,11 +178,36 @@ export function SequenceForm({ sequence, onSaved }) {
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
   const set = (/** @type {string} */ k) => (/** @type {string} */ v) => setF({ ...f, [k]: v });
+  // Where the keyboard's focus goes once the steps have re-rendered: after a move,
+  // the moved step's same button (or the other one, at an end); after a removal,
+  // the step now in its place, else the new step's type. A move button at an end
+  // is aria-disabled, not disabled: a focused button that becomes disabled loses
+  // the focus to the page, wherever the script puts it.
+  const form = useRef(/** @type {HTMLFormElement|null} */ (null));
+  // A layout effect runs as soon as the steps are in the page: a deferred effect
+  // could still be pending when the next key press arrives, and act on stale steps.
+  const [focus, setFocus] = useState(/** @type {string[]} */ ([]));
+  useLayoutEffect(() => {
+    const root = form.current;
+    if (!root || !focus.length) return;
+    for (const sel of focus) {
+      const el = /** @type {HTMLButtonElement|HTMLSelectElement|null} */ (root.querySelector(sel));
+      if (el && !el.disabled && el.getAttribute('aria-disabled') !== 'true') { el.focus(); break; }
+    }
+    setFocus([]);
+  }, [focus]);
   const move = (/** @type {number} */ i, /** @type {number} */ d) => {
     const next = [...steps];
     [next[i], next[i + d]] = [next[i + d], next[i]];
     setSteps(next);
     setNote(`Step ${i + 1} is now step ${i + d + 1}.`);
+    const n = i + d + 1;
+    setFocus([`[aria-label="Move step ${n} ${d < 0 ? 'up' : 'down'}"]`, `[aria-label="Move step ${n} ${d < 0 ? 'down' : 'up'}"]`]);
+  };
+  const remove = (/** @type {number} */ i) => {
+    setSteps(steps.filter((_, j) => j !== i));
+    setNote(`Step ${i + 1} removed.`);
+    setFocus([`[aria-label="Remove step ${i + 1}"]`, `[aria-label="Remove step ${i}"]`, '.add-step select']);
   };
   const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
@@ -209,7 +234,7 @@ export function SequenceForm({ sequence, onSaved }) {
   };
   const refs = { templates, lists, senders, segments };
   const listNeeded = f.type === 'list_joined' || f.type === 'confirmed';
-  return html`<form onSubmit=${submit} class="form sequence-form" aria-label=${sequence ? 'Edit the sequence' : 'New sequence'} novalidate>
+  return html`<form ref=${form} onSubmit=${submit} class="form sequence-form" aria-label=${sequence ? 'Edit the sequence' : 'New sequence'} novalidate>
     <${Field} label="Sequence name" value=${f.name} onInput=${set('name')} required error=${fieldError(error, '/name')} />
     <fieldset><legend>Trigger</legend>
       <${Select} label="Trigger" value=${f.type} onChange=${set('type')} error=${fieldError(error, '/trigger/type') || fieldError(error, '/trigger')} options=${triggerTypes} />
@@ -231,7 +256,7 @@ export function SequenceForm({ sequence, onSaved }) {
       ${steps.map((st, i) => html`<${StepEditor} key=${st.key} step=${st} i=${i} count=${steps.length} error=${error} refs=${refs}
         set=${(/** @type {FormStep} */ n) => setSteps(steps.map((x, j) => (j === i ? n : x)))}
         move=${(/** @type {number} */ d) => move(i, d)}
-        remove=${() => { setSteps(steps.filter((_, j) => j !== i)); setNote(`Step ${i + 1} removed.`); }} />`)}
+        remove=${() => remove(i)} />`)}
     </ol>
     <div class="inline add-step">
       <${Select} label="New step" value=${addType} onChange=${setAddType} options=${stepTypes} />

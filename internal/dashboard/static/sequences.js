@@ -165,6 +165,8 @@ export function SequencePage({ id }) {
   const [actionError, setActionError] = useState(/** @type {{action:string, err:any}|null} */ (null));
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState('');
+  // The editor (and the four lists it loads) only once its section is opened.
+  const [editing, setEditing] = useState(false);
   // Stats and timelines are asked again when the stream reports a step of this
   // sequence sent or an enrollment exiting (at most about once a second).
   const [tick, setTick] = useState(0);
@@ -210,8 +212,8 @@ export function SequencePage({ id }) {
     ${(seq.status === 'active' || seq.status === 'paused') && events.length > 0 && html`<${TrackEvent} names=${events} onDone=${() => setTick((t) => t + 1)} />`}
     <${Enrollments} seq=${seq} tick=${tick} names=${names} />
     ${seq.status !== 'archived' && html`<section aria-labelledby="edit"><h2 id="edit">Definition</h2>
-      <details><summary>Edit the trigger and steps</summary>
+      <details onToggle=${(/** @type {any} */ e) => setEditing(e.currentTarget.open)}><summary>Edit the trigger and steps</summary>
         ${seq.status !== 'draft' && html`<p>Changes apply to every enrollment at a step it has not reached yet; a step already passed is never sent again.</p>`}
-        <${SequenceForm} key=${seq.updated_at} sequence=${seq} onSaved=${() => { setNote('Saved.'); reload(); }} />
+        ${editing && html`<${SequenceForm} key=${seq.updated_at} sequence=${seq} onSaved=${() => { setNote('Saved.'); reload(); }} />`}
       </details></section>`}`;
 }
