@@ -121,12 +121,13 @@ func (b *pagesBrowser) audit(name string) {
 }
 
 // pagesScreenshots are the pages whose screenshots docs/dashboard.md shows.
-var pagesScreenshots = map[string]bool{"senders": true, "messages": true, "message": true, "sender": true, "endpoint": true, "list": true, "subscriber": true}
+var pagesScreenshots = map[string]bool{"sequences": true, "sequence-new": true, "sequence": true, "campaign-engagement": true, "domain-check": true, "senders": true, "messages": true, "message": true, "sender": true, "endpoint": true, "list": true, "subscriber": true}
 
 // pagesService runs the real service as `sendonce dev` configures it for a
 // developer's machine: deliveries and senders may reach loopback over http (the
-// fakes below), and a key ring encrypts sender credentials.
-func pagesService(t *testing.T) (base string, cfg config.Config) {
+// fakes below), and a key ring encrypts sender credentials. Each of opts may change
+// the configuration before the service starts (a test's own DNS resolver).
+func pagesService(t *testing.T, opts ...func(*config.Config)) (base string, cfg config.Config) {
 	t.Helper()
 	cfg = config.Default()
 	cfg.DatabaseURL = dbtest.URL(t)
@@ -140,6 +141,9 @@ func pagesService(t *testing.T) (base string, cfg config.Config) {
 	cfg.EventAllowPrivate = true
 	cfg.EventAllowHTTP = true
 	cfg.EventStreamPoll = 100 * time.Millisecond
+	for _, o := range opts {
+		o(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
@@ -168,6 +172,11 @@ func pagesService(t *testing.T) (base string, cfg config.Config) {
 	}, 30*time.Second, 50*time.Millisecond)
 	return base, cfg
 }
+
+// manyInFlight lets the API serve a browser's parallel requests (a page loads its
+// lists, templates and stats at once) beside the test's own calls on a busy test
+// machine: being shed with 503 is not what these tests are about.
+func manyInFlight(c *config.Config) { c.APIMaxInFlight = 64 }
 
 // sendMessage posts a transactional message with the key (Idempotency-Key required).
 func sendMessage(t *testing.T, base, key, idem string, body map[string]any) map[string]any {

@@ -80,7 +80,8 @@ export function upload(path, file, onProgress) {
 /** Event types the dashboard listens to on the stream. */
 const streamTypes = ['campaign.approved', 'campaign.started', 'campaign.paused', 'campaign.resumed',
   'campaign.cancelled', 'campaign.sent', 'send.sent', 'send.failed', 'send.unknown', 'send.suppressed',
-  'subscriber.unsubscribed', 'subscriber.bounced', 'subscriber.complained', 'suppression.created'];
+  'subscriber.unsubscribed', 'subscriber.bounced', 'subscriber.complained', 'suppression.created',
+  'sequence.step_sent', 'sequence.exited'];
 
 /** @type {Set<(e:any)=>void>} */
 const listeners = new Set();

@@ -16,10 +16,12 @@ import { Senders, SenderPage } from './senders.js';
 import { EventEndpoints, EndpointPage } from './endpoints.js';
 import { Lists, ListPage } from './lists.js';
 import { SubscriberPage } from './subscriber.js';
+import { Sequences, SequenceNew, SequencePage } from './sequences.js';
 
 const pages = [
   ['overview', 'Overview'],
   ['campaigns', 'Campaigns'],
+  ['sequences', 'Sequences'],
   ['subscribers', 'Subscribers'],
   ['lists', 'Lists'],
   ['templates', 'Templates'],
@@ -112,6 +114,7 @@ function App() {
   let body;
   switch (r.page) {
     case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : r.arg ? html`<${CampaignPage} id=${Number(r.arg)} />` : html`<${Campaigns} />`; break;
+    case 'sequences': body = r.arg === 'new' ? html`<${SequenceNew} />` : r.arg ? html`<${SequencePage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Sequences} />`; break;
     case 'subscribers': body = r.arg ? html`<${SubscriberPage} id=${Number(r.arg)} />` : html`<${Subscribers} />`; break;
     case 'lists': body = r.arg ? html`<${ListPage} id=${Number(r.arg)} />` : html`<${Lists} />`; break;
     case 'messages': body = r.arg ? html`<${MessagePage} id=${Number(r.arg)} />` : html`<${Messages} />`; break;

@@ -3,6 +3,7 @@ import { api, subscribe } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId } from './ui.js';
 import { CampaignProgress } from './progress.js';
 import { CampaignChart } from './chart.js';
+import { Engagement } from './engagement.js';
 
 const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sent', 'cancelled', 'failed'];
 
@@ -280,6 +281,7 @@ export function CampaignPage({ id }) {
     ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} />`}
     ${c.status === 'draft' && html`<${Preview} campaign=${c} /><${TestSend} id=${id} />`}
     ${c.status !== 'draft' && html`<${CampaignChart} id=${id} />`}
+    ${c.status !== 'draft' && html`<${Engagement} campaign=${c} />`}
     ${c.status !== 'draft' && html`<${Sends} id=${id} />`}
     <${CampaignEvents} id=${id} />`;
 }

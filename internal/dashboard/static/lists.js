@@ -80,12 +80,15 @@ function SignUp({ list, onSaved }) {
   const [language, setLanguage] = useState(list.language);
   const [fromEmail, setFromEmail] = useState(list.optin_from_email);
   const [fromName, setFromName] = useState(list.optin_from_name);
+  const [template, setTemplate] = useState(String(list.optin_template_id || 0));
+  const [templates] = useLoad(() => api('GET', '/v1/templates?limit=200'));
   const [error, setError] = useState(/** @type {any} */ (null));
   const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     try {
-      await api('PATCH', '/v1/lists/' + list.id, { optin, public: isPublic, language, optin_from_email: fromEmail, optin_from_name: fromName });
+      await api('PATCH', '/v1/lists/' + list.id, { optin, public: isPublic, language, optin_from_email: fromEmail, optin_from_name: fromName,
+        optin_template_id: Number(template) });
       onSaved();
     } catch (err) { setError(err); }
   };
@@ -98,10 +101,23 @@ function SignUp({ list, onSaved }) {
       <${Field} label="Confirmation From address" type="email" value=${fromEmail} onInput=${setFromEmail} error=${fieldError(error, '/optin_from_email')}
         hint="Required for a double opt-in or public list; the default sender must allow it." />
       <${Field} label="Confirmation From name" value=${fromName} onInput=${setFromName} error=${fieldError(error, '/optin_from_name')} />
+      <${Select} label="Confirmation email" value=${template} onChange=${setTemplate} error=${fieldError(error, '/optin_template_id')}
+        options=${[['0', 'The built-in email, in the list\'s language'],
+          ...(templates ? templates.data.map((/** @type {any} */ t) => /** @type {[string,string]} */ ([String(t.id), 'Template: ' + t.name])) : []),
+          // The list's template may be past the first 200: keep it choosable.
+          ...(list.optin_template_id && templates && !templates.data.some((/** @type {any} */ t) => t.id === list.optin_template_id)
+            ? [/** @type {[string,string]} */ ([String(list.optin_template_id), 'Template ' + list.optin_template_id])] : [])]} />
+      <p class="hint">A template of yours must carry the link: <code>{{.Attributes.confirm_url}}</code> (and may name the lists: <code>{{.Attributes.lists}}</code>).</p>
       <${Field} label="Language" value=${language} onInput=${setLanguage} error=${fieldError(error, '/language')} hint="en, fr or de; others get English." />
       <${ErrorBox} error=${error} />
       <button type="submit">Save sign-up settings</button>
     </form></details>`;
+}
+
+/** A template's name, by id. @param {{id:number}} p */
+function TemplateName({ id }) {
+  const [t] = useLoad(() => api('GET', '/v1/templates/' + id), [id]);
+  return html`<strong data-optin-template=${id}>${t ? t.name : id}</strong>`;
 }
 
 /** @param {{id:number}} p */
@@ -148,7 +164,7 @@ export function ListPage({ id }) {
   return html`<h1>${list.name}</h1>
     <p><a href="#/lists">All lists</a></p>
     ${list.description && html`<p>${list.description}</p>`}
-    <p><strong data-members=${list.member_count}>${num(list.member_count)}</strong> subscribed members; opt-in ${list.optin}${list.public ? ', public sign-up form' : ''}.</p>
+    <p><strong data-members=${list.member_count}>${num(list.member_count)}</strong> subscribed members; opt-in ${list.optin}${list.public ? ', public sign-up form' : ''}${list.optin_template_id ? html`; the confirmation email is the template <${TemplateName} id=${list.optin_template_id} />` : ''}.</p>
     <${Rename} key=${list.updated_at} list=${list} onSaved=${reloadList} />
     <${SignUp} key=${'s' + list.updated_at} list=${list} onSaved=${reloadList} />
     <h2>Add a member</h2>

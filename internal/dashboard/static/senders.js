@@ -2,6 +2,7 @@
 // The form asks for the fields the chosen type takes; credentials are write-only
 // (the API keeps them encrypted and shows a hint of four characters). A paused
 // sender stands out with its reason: new credentials resume it.
+import { DomainCheck } from './domains.js';
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, go } from './ui.js';
@@ -151,7 +152,8 @@ export function Senders() {
     <${Pager} paged=${paged} label="Senders" />
     <h2 id="new-sender">New sender</h2>
     ${adding ? html`<${SenderForm} onSaved=${(/** @type {any} */ s) => { reload(); go('#/senders/' + s.id); }} />`
-      : html`<button type="button" onClick=${() => setAdding(true)}>Add a sender</button>`}`;
+      : html`<button type="button" onClick=${() => setAdding(true)}>Add a sender</button>`}
+    <${DomainCheck} />`;
 }
 
 /** @param {{id:number}} p */

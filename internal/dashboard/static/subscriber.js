@@ -6,16 +6,15 @@ import { api } from './api.js';
 import { Field, Select, ErrorBox, fieldError, useLoad, when, go } from './ui.js';
 
 /**
- * The lists the subscriber is in, and how, and the account's other lists (the
- * first 200) to add it to.
+ * The lists the subscriber is in, and how, and the first page of the account's
+ * lists (200) to add it to; more are asked for a page at a time.
  * @param {any} s
  */
 async function membershipsOf(s) {
   const [mine, lists] = await Promise.all([api('GET', `/v1/subscribers/${s.id}/lists`), api('GET', '/v1/lists?limit=200')]);
-  const inIds = new Set(mine.data.map((/** @type {any} */ m) => m.list_id));
   return {
     rows: mine.data.map((/** @type {any} */ m) => ({ list: { id: m.list_id, name: m.name }, membership: m.status })),
-    others: lists.data.filter((/** @type {any} */ l) => !inIds.has(l.id)),
+    lists: lists.data, next: lists.next_cursor,
     any: lists.data.length > 0,
   };
 }
@@ -68,6 +67,19 @@ function Memberships({ s }) {
   const [m, error, reload] = useLoad(() => membershipsOf(s), [s.id, s.email]);
   const [listId, setListId] = useState('');
   const [actionError, setActionError] = useState(/** @type {any} */ (null));
+  // Lists past the first page, added by "More lists" (the cursor of the next page).
+  const [more, setMore] = useState(/** @type {{lists:any[], next:string|null}|null} */ (null));
+  const [moreNote, setMoreNote] = useState('');
+  const loadMore = async () => {
+    const cursor = more ? more.next : m && m.next;
+    if (!cursor) return;
+    setActionError(null);
+    try {
+      const p = await api('GET', '/v1/lists?limit=200&cursor=' + encodeURIComponent(cursor));
+      setMore({ lists: [...(more ? more.lists : []), ...p.data], next: p.next_cursor });
+      setMoreNote(`${p.data.length} more lists to choose from${p.next_cursor ? '; there are more still' : ''}.`);
+    } catch (err) { setActionError(err); }
+  };
   const change = async (/** @type {string} */ method, /** @type {number} */ id) => {
     setActionError(null);
     try { await api(method, `/v1/lists/${id}/members`, { subscriber_ids: [s.id] }); setListId(''); reload(); } catch (err) { setActionError(err); }
@@ -75,7 +87,9 @@ function Memberships({ s }) {
   if (error) return html`<${ErrorBox} error=${error} />`;
   if (!m) return html`<p class="loading">Loading its lists…</p>`;
   const inLists = m.rows;
-  const others = m.others;
+  const inIds = new Set(inLists.map((/** @type {any} */ r) => r.list.id));
+  const others = [...m.lists, ...(more ? more.lists : [])].filter((l) => !inIds.has(l.id));
+  const next = more ? more.next : m.next;
   return html`
     ${inLists.length === 0 ? html`<p>Not in any list.</p>`
       : html`<ul class="plain memberships">${inLists.map((r) => html`<li key=${r.list.id}>
@@ -84,7 +98,10 @@ function Memberships({ s }) {
     ${others.length > 0 && html`<form class="inline" aria-label="Add to a list" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); if (listId) change('POST', Number(listId)); }}>
       <${Select} label="Add to list" value=${listId} onChange=${setListId} options=${[['', 'Choose a list'], ...others.map((/** @type {any} */ l) => [String(l.id), l.name])]} />
       <button type="submit" disabled=${!listId}>Add</button>
+      ${next && html`<button type="button" class="secondary" onClick=${loadMore}>More lists</button>`}
     </form>`}
+    ${others.length === 0 && next && html`<p><button type="button" class="secondary" onClick=${loadMore}>More lists</button></p>`}
+    <p role="status" class="sr-only">${moreNote}</p>
     ${!m.any && html`<p><a href="#/lists">Create a list</a> to group subscribers.</p>`}
     <${ErrorBox} error=${actionError} />`;
 }
