@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/account"
@@ -152,13 +151,7 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 			if err == nil {
 				err = waitMessagesSettled(ctx, q, acct.ID, int64(o.Recipients), 15*time.Minute)
 			}
-			for _, p := range procs {
-				_ = p.Process.Signal(syscall.SIGTERM)
-			}
-			var werr error
-			for _, p := range procs {
-				werr = errors.Join(werr, p.Wait())
-			}
+			werr := terminate(ctx, q, procs...)
 			if err != nil {
 				return err
 			}

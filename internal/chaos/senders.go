@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/egress"
@@ -134,8 +133,7 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 		if k == *kills {
 			errA := waitSent(ctx, q, a.campaign, 15*time.Minute)
 			errB := waitSent(ctx, q, b.campaign, 15*time.Minute)
-			_ = child.Process.Signal(syscall.SIGTERM)
-			werr := child.Wait()
+			werr := terminate(ctx, q, child)
 			if errA != nil || errB != nil {
 				return fmt.Errorf("chaos-senders: not sent in time (a: %v, b: %v)", errA, errB)
 			}

@@ -75,6 +75,19 @@ func (q *Queries) ChaosCampaignStatus(ctx context.Context, id int64) (string, er
 	return status, err
 }
 
+const chaosExecutorsRegistered = `-- name: ChaosExecutorsRegistered :one
+SELECT count(*) FROM executors WHERE pid = ANY($1::int[])
+`
+
+// How many of the given processes have registered as executors: a process that
+// has is past its start (its signal handling is in place).
+func (q *Queries) ChaosExecutorsRegistered(ctx context.Context, pids []int32) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosExecutorsRegistered, pids)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const chaosMessageStream = `-- name: ChaosMessageStream :one
 SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages' AND sender_id IS NULL AND status = 'sending'
 `
