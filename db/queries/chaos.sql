@@ -36,5 +36,6 @@ SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages' AN
 
 -- name: ChaosExecutorsRegistered :one
 -- How many of the given processes have registered as executors: a process that
--- has is past its start (its signal handling is in place).
-SELECT count(*) FROM executors WHERE pid = ANY(@pids::int[]);
+-- has is past its start (its signal handling is in place). A killed process of
+-- an earlier generation may have had the same pid: its row is older than since.
+SELECT count(DISTINCT pid) FROM executors WHERE pid = ANY(@pids::int[]) AND started_at >= @since::timestamptz;

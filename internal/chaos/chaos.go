@@ -162,7 +162,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				line, err = receiver.check(ctx, pool, campaignID, 5*time.Minute)
 				fmt.Fprintln(stdout, line)
 			}
-			werr := terminate(ctx, q, child)
+			werr := terminate(ctx, q, restarted, child)
 			if err != nil {
 				return err
 			}

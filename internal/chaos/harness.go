@@ -232,19 +232,20 @@ func (s *chaosSink) close() {
 // executor: a process signalled before its signal handling is in place dies of
 // the signal, and one signalled while it starts stops without having run, so
 // neither exit would say anything about the shutdown the run checks (and the run
-// may well have settled before the last processes came up).
-func terminate(ctx context.Context, q *store.Queries, procs ...*exec.Cmd) error {
+// may well have settled before the last processes came up). since is a moment
+// before they were started.
+func terminate(ctx context.Context, q *store.Queries, since time.Time, procs ...*exec.Cmd) error {
 	pids := make([]int32, len(procs))
 	for i, p := range procs {
 		pids[i] = int32(p.Process.Pid)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		n, err := q.ChaosExecutorsRegistered(ctx, pids)
+		n, err := q.ChaosExecutorsRegistered(ctx, store.ChaosExecutorsRegisteredParams{Pids: pids, Since: since})
 		if err != nil {
 			return err
 		}
-		if n == int64(len(procs)) {
+		if n >= int64(len(procs)) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -139,6 +139,7 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 	kills := 0
 	for {
 		var procs []*exec.Cmd
+		started := time.Now()
 		for range *executors {
 			p, err := startServe(bin, env, logTo)
 			if err != nil {
@@ -151,7 +152,7 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 			if err == nil {
 				err = waitMessagesSettled(ctx, q, acct.ID, int64(o.Recipients), 15*time.Minute)
 			}
-			werr := terminate(ctx, q, procs...)
+			werr := terminate(ctx, q, started, procs...)
 			if err != nil {
 				return err
 			}

@@ -96,6 +96,7 @@ func runSequencesChaos(ctx context.Context, args []string, stdout, stderr io.Wri
 	joinDone := false
 	for {
 		var procs []*exec.Cmd
+		started := time.Now()
 		for range *executors {
 			p, err := startServe(bin, env, logTo)
 			if err != nil {
@@ -140,7 +141,7 @@ func runSequencesChaos(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 		}
 		if last {
-			if werr := terminate(ctx, store.New(db.pool), procs...); werr != nil {
+			if werr := terminate(ctx, store.New(db.pool), started, procs...); werr != nil {
 				return fmt.Errorf("chaos-sequences: the last executors did not exit cleanly on SIGTERM: %w", werr)
 			}
 			break
