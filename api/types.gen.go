@@ -586,11 +586,12 @@ func (e SequenceTimelineEntryOutcome) Valid() bool {
 
 // Defines values for SequenceTriggerType.
 const (
-	SequenceTriggerTypeConfirmed     SequenceTriggerType = "confirmed"
-	SequenceTriggerTypeDateAttribute SequenceTriggerType = "date_attribute"
-	SequenceTriggerTypeEvent         SequenceTriggerType = "event"
-	SequenceTriggerTypeListJoined    SequenceTriggerType = "list_joined"
-	SequenceTriggerTypeManual        SequenceTriggerType = "manual"
+	SequenceTriggerTypeConfirmed      SequenceTriggerType = "confirmed"
+	SequenceTriggerTypeDateAttribute  SequenceTriggerType = "date_attribute"
+	SequenceTriggerTypeEvent          SequenceTriggerType = "event"
+	SequenceTriggerTypeListJoined     SequenceTriggerType = "list_joined"
+	SequenceTriggerTypeManual         SequenceTriggerType = "manual"
+	SequenceTriggerTypeSegmentEntered SequenceTriggerType = "segment_entered"
 )
 
 // Valid indicates whether the value is a known member of the SequenceTriggerType enum.
@@ -605,6 +606,8 @@ func (e SequenceTriggerType) Valid() bool {
 	case SequenceTriggerTypeListJoined:
 		return true
 	case SequenceTriggerTypeManual:
+		return true
+	case SequenceTriggerTypeSegmentEntered:
 		return true
 	default:
 		return false
@@ -1875,7 +1878,7 @@ type Sequence struct {
 	Steps       []SequenceStep `json:"steps"`
 	TimeZone    string         `json:"time_zone"`
 
-	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. segment_entered: each confirmed subscriber once, when they match segment_id while the sequence is active — at once when a subscriber write (create, update, confirm) makes them match, else by the executors' sweep (a chunk of the account's subscribers per pass; a full scan at most once a minute), which also enrolls those already matching at activation. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute and segment_entered, only its members are enrolled).
 	Trigger   SequenceTrigger `json:"trigger"`
 	UpdatedAt time.Time       `json:"updated_at"`
 }
@@ -1942,7 +1945,7 @@ type SequenceInput struct {
 	// TimeZone IANA zone of time-of-day waits; absent means UTC.
 	TimeZone *string `json:"time_zone,omitempty"`
 
-	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. segment_entered: each confirmed subscriber once, when they match segment_id while the sequence is active — at once when a subscriber write (create, update, confirm) makes them match, else by the executors' sweep (a chunk of the account's subscribers per pass; a full scan at most once a minute), which also enrolls those already matching at activation. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute and segment_entered, only its members are enrolled).
 	Trigger SequenceTrigger `json:"trigger"`
 }
 
@@ -2026,7 +2029,7 @@ type SequenceTimelineEntry struct {
 // SequenceTimelineEntryOutcome defines model for SequenceTimelineEntry.Outcome.
 type SequenceTimelineEntryOutcome string
 
-// SequenceTrigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+// SequenceTrigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. segment_entered: each confirmed subscriber once, when they match segment_id while the sequence is active — at once when a subscriber write (create, update, confirm) makes them match, else by the executors' sweep (a chunk of the account's subscribers per pass; a full scan at most once a minute), which also enrolls those already matching at activation. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute and segment_entered, only its members are enrolled).
 type SequenceTrigger struct {
 	// At date_attribute: HH:MM; absent means 09:00.
 	At *string `json:"at,omitempty"`
@@ -2037,8 +2040,11 @@ type SequenceTrigger struct {
 	ListId    *int64  `json:"list_id,omitempty"`
 
 	// OffsetDays date_attribute: days after (negative: before) the date.
-	OffsetDays *int                `json:"offset_days,omitempty"`
-	Type       SequenceTriggerType `json:"type"`
+	OffsetDays *int `json:"offset_days,omitempty"`
+
+	// SegmentId segment_entered: the segment (one of the account's).
+	SegmentId *int64              `json:"segment_id,omitempty"`
+	Type      SequenceTriggerType `json:"type"`
 }
 
 // SequenceTriggerType defines model for SequenceTrigger.Type.

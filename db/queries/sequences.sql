@@ -3,10 +3,10 @@
 -- claim and the trigger sweep read every account and say so.
 
 -- name: SequenceCreate :one
-INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps,
+INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
                        date_attribute, date_offset_days, date_at)
 VALUES (@account_id, @name, @trigger_type, sqlc.narg('list_id'), sqlc.narg('event_name'), sqlc.arg(time_zone),
-        sqlc.narg('late_after')::interval, @steps, sqlc.narg('date_attribute'), @date_offset_days, @date_at)
+        sqlc.narg('late_after')::interval, @steps, sqlc.narg('segment_id'), sqlc.narg('date_attribute'), @date_offset_days, @date_at)
 RETURNING *;
 
 -- name: SequenceGet :one
@@ -20,6 +20,8 @@ SELECT * FROM sequences WHERE account_id = @account_id AND id > @after_id ORDER 
 -- affects the steps they have not reached yet.
 UPDATE sequences
 SET name = @name, trigger_type = @trigger_type, list_id = sqlc.narg('list_id'), event_name = sqlc.narg('event_name'),
+    -- An edit may change the segment: its sweep starts over (a second look enrolls nobody twice).
+    segment_id = sqlc.narg('segment_id'), segment_sweep_after_id = 0, segment_sweep_due_at = NULL,
     time_zone = sqlc.arg(time_zone), late_after = sqlc.narg('late_after')::interval, steps = @steps,
     date_attribute = sqlc.narg('date_attribute'), date_offset_days = @date_offset_days, date_at = @date_at,
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
@@ -396,4 +398,112 @@ WITH cand AS (
 )
 INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
 SELECT @account_id, @sequence_id, e.id, 0, 'entered', 'date_attribute', coalesce(sqlc.narg('now')::timestamptz, now())
+FROM enrolled e;
+
+-- name: SequenceSegmentSweepClaim :many
+-- The segment trigger's sweep claim, for every account in one statement: the
+-- active segment_entered sequences whose sweep is due, at most per_account of one
+-- account and n in all, locked SKIP LOCKED and pushed to next_due before the pass
+-- runs, so no other executor takes them meanwhile (and a crashed pass is taken
+-- again at next_due, from the same cursor). Not a tenant query.
+WITH due AS (
+    SELECT d.id FROM (
+        SELECT q.id, row_number() OVER (PARTITION BY q.account_id ORDER BY q.segment_sweep_due_at NULLS FIRST, q.id) AS rn
+        FROM sequences q
+        WHERE q.status = 'active' AND q.trigger_type = 'segment_entered' AND q.segment_id IS NOT NULL
+          AND (q.segment_sweep_due_at IS NULL OR q.segment_sweep_due_at <= @now::timestamptz)
+    ) d
+    WHERE d.rn <= @per_account::int
+), locked AS (
+    SELECT q.id FROM sequences q
+    WHERE q.id IN (SELECT due.id FROM due) AND q.status = 'active'
+      AND (q.segment_sweep_due_at IS NULL OR q.segment_sweep_due_at <= @now::timestamptz)
+    ORDER BY q.id
+    LIMIT @n::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE sequences s SET segment_sweep_due_at = @next_due::timestamptz
+FROM locked
+WHERE s.id = locked.id
+RETURNING s.id, s.account_id, s.segment_id::bigint AS segment_id, s.list_id, s.segment_sweep_after_id;
+
+-- name: SequenceStatementTimeout :exec
+-- Bounds the statements of the transaction it runs in (a sweep pass).
+SELECT set_config('statement_timeout', @timeout::text, true);
+
+-- name: SequenceSweepSegment :one
+-- One pass of a segment trigger's sweep: the account's next chunk of subscribers
+-- after after_id (by id), of which the confirmed ones that match the segment (its
+-- filter, as SequenceInSegment applies it) and, when the sequence has a list, are
+-- subscribed members of it, are enrolled. last_id is where the next pass goes on
+-- (0: the scan reached the end).
+WITH scan AS (
+    SELECT s.id, s.email, s.status, s.attributes, s.created_at FROM subscribers s
+    WHERE s.account_id = @account_id AND s.id > @after_id
+    ORDER BY s.id
+    LIMIT @chunk
+), cand AS (
+    SELECT sc.id, sc.email FROM scan sc
+    JOIN segments g ON g.account_id = @account_id AND g.id = @segment_id
+    WHERE sc.status = 'confirmed'
+      AND (g.match IS NULL OR sc.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR sc.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = sc.id AND m.account_id = @account_id
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR sc.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR sc.created_at < g.created_before)
+      AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint
+            AND m.subscriber_id = sc.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT @account_id, @sequence_id, c.id, c.email, @now::timestamptz, '{}', 'segment_entered'
+    FROM cand c
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+), logged AS (
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+    SELECT @account_id, @sequence_id, e.id, 0, 'entered', 'segment_entered', @now::timestamptz
+    FROM enrolled e
+)
+SELECT coalesce((SELECT max(sc.id) FROM scan sc), 0)::bigint AS last_id,
+       (SELECT count(*) FROM enrolled)::bigint AS enrolled;
+
+-- name: SequenceSegmentSwept :exec
+-- Where the segment sweep goes on, and when.
+UPDATE sequences SET segment_sweep_after_id = @after_id, segment_sweep_due_at = @due_at::timestamptz
+WHERE id = @id;
+
+-- name: SequenceSegmentEnrollSubscriber :execrows
+-- The write path's side of the segment trigger: after a subscriber's attributes or
+-- status changed (in the same transaction), enroll them in every active
+-- segment_entered sequence of the account whose segment they now match.
+WITH cand AS (
+    SELECT q.id AS sequence_id, s.id, s.email FROM sequences q
+    JOIN segments g ON g.account_id = q.account_id AND g.id = q.segment_id
+    JOIN subscribers s ON s.account_id = q.account_id AND s.id = @subscriber_id
+    WHERE q.account_id = @account_id AND q.status = 'active' AND q.trigger_type = 'segment_entered'
+      AND s.status = 'confirmed'
+      AND (g.match IS NULL OR s.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR s.created_at < g.created_before)
+      AND (q.list_id IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = q.list_id
+            AND m.subscriber_id = s.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT @account_id, c.sequence_id, c.id, c.email, coalesce(sqlc.narg('now')::timestamptz, now()), '{}', 'segment_entered'
+    FROM cand c
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id, sequence_id
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT @account_id, e.sequence_id, e.id, 0, 'entered', 'segment_entered', coalesce(sqlc.narg('now')::timestamptz, now())
 FROM enrolled e;

@@ -20,8 +20,9 @@ func convert[T any](from any) T {
 func toAPISequence(q sequence.Sequence) api.Sequence {
 	out := api.Sequence{Id: q.ID, Name: q.Name, Status: api.SequenceStatus(q.Status), TimeZone: q.TimeZone,
 		ActivatedAt: q.ActivatedAt, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
-		Trigger: api.SequenceTrigger{Type: api.SequenceTriggerType(q.Trigger.Type), ListId: q.Trigger.ListID},
-		Steps:   convert[[]api.SequenceStep](q.Steps)}
+		Trigger: api.SequenceTrigger{Type: api.SequenceTriggerType(q.Trigger.Type), ListId: q.Trigger.ListID,
+			SegmentId: q.Trigger.SegmentID},
+		Steps: convert[[]api.SequenceStep](q.Steps)}
 	if q.Trigger.Event != "" {
 		out.Trigger.Event = &q.Trigger.Event
 	}
@@ -35,7 +36,8 @@ func toAPISequence(q sequence.Sequence) api.Sequence {
 }
 
 func sequenceDefinition(in api.SequenceInput) sequence.Definition {
-	d := sequence.Definition{Name: in.Name, Trigger: sequence.Trigger{Type: string(in.Trigger.Type), ListID: in.Trigger.ListId},
+	d := sequence.Definition{Name: in.Name, Trigger: sequence.Trigger{Type: string(in.Trigger.Type), ListID: in.Trigger.ListId,
+		SegmentID: in.Trigger.SegmentId},
 		Steps: convert[[]sequence.Step](in.Steps)}
 	if in.Trigger.Event != nil {
 		d.Trigger.Event = *in.Trigger.Event

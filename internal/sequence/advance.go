@@ -44,6 +44,10 @@ type Advancer struct {
 	// SweepOverlap is how far before the last sweep a list trigger's sweep looks
 	// again, for memberships whose transaction committed after it (default 10m).
 	SweepOverlap time.Duration
+	// SegmentChunk is how many of an account's subscribers one pass of the segment
+	// sweep reads for one sequence (default 5000), and SegmentPerAccount how many of
+	// an account's segment-triggered sequences one pass sweeps (default 1).
+	SegmentChunk, SegmentPerAccount int
 }
 
 func (a *Advancer) now() time.Time {
@@ -116,6 +120,9 @@ func (a *Advancer) batch() int {
 // one (at most once a minute), the subscribers whose date falls before a day ahead.
 func (a *Advancer) Sweep(ctx context.Context) error {
 	if err := a.sweepDates(ctx); err != nil {
+		return err
+	}
+	if err := a.sweepSegments(ctx); err != nil {
 		return err
 	}
 	q := store.New(a.Pool)

@@ -93,8 +93,15 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 				return apperr.Invalidf("/trigger/at", "%v", err)
 			}
 		}
+	case TriggerSegment:
+		if d.Trigger.SegmentID == nil {
+			return apperr.Invalidf("/trigger/segment_id", "a segment_entered trigger needs segment_id")
+		}
 	default:
-		return apperr.Invalidf("/trigger/type", "must be one of manual, list_joined, confirmed, event, date_attribute")
+		return apperr.Invalidf("/trigger/type", "must be one of manual, list_joined, confirmed, event, date_attribute, segment_entered")
+	}
+	if d.Trigger.Type != TriggerSegment && d.Trigger.SegmentID != nil {
+		return apperr.Invalidf("/trigger/segment_id", "only a segment_entered trigger names a segment")
 	}
 	if d.Trigger.Type != TriggerDate {
 		if d.Trigger.Attribute != "" {
@@ -142,6 +149,9 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 	if d.Trigger.ListID != nil {
 		lists = append(lists, *d.Trigger.ListID)
 	}
+	if d.Trigger.SegmentID != nil {
+		segments = append(segments, *d.Trigger.SegmentID)
+	}
 	for i := range d.Steps {
 		st := &d.Steps[i]
 		f := func(name string) string { return fmt.Sprintf("/steps/%d/%s", i, name) }
@@ -181,6 +191,9 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 	}
 	if d.Trigger.ListID != nil && !slices.Contains(owned.Lists, *d.Trigger.ListID) {
 		return apperr.Invalidf("/trigger/list_id", "no such list")
+	}
+	if d.Trigger.SegmentID != nil && !slices.Contains(owned.Segments, *d.Trigger.SegmentID) {
+		return apperr.Invalidf("/trigger/segment_id", "no such segment")
 	}
 	for i, st := range d.Steps {
 		f := func(name string) string { return fmt.Sprintf("/steps/%d/%s", i, name) }

@@ -32,6 +32,9 @@ const (
 	// TriggerDate enrolls each subscriber once at attributes.<Attribute> (YYYY-MM-DD)
 	// plus OffsetDays, at At (HH:MM) in the sequence's time zone.
 	TriggerDate = "date_attribute"
+	// TriggerSegment enrolls each confirmed subscriber once when they match SegmentID:
+	// at once when a subscriber write makes them match, else by the segment sweep.
+	TriggerSegment = "segment_entered"
 )
 
 // Statuses of a sequence.
@@ -80,6 +83,8 @@ type Trigger struct {
 	Type   string
 	ListID *int64
 	Event  string
+	// SegmentID is what a segment_entered trigger watches.
+	SegmentID *int64
 	// Attribute, OffsetDays and At describe a date_attribute trigger.
 	Attribute  string
 	OffsetDays int
@@ -137,7 +142,7 @@ func nowPtr(f func() time.Time) *time.Time {
 func fromRow(r store.Sequence) Sequence {
 	q := Sequence{ID: r.ID, Status: r.Status, ActivatedAt: r.ActivatedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	q.Name = r.Name
-	q.Trigger = Trigger{Type: r.TriggerType, ListID: r.ListID}
+	q.Trigger = Trigger{Type: r.TriggerType, ListID: r.ListID, SegmentID: r.SegmentID}
 	if r.EventName != nil {
 		q.Trigger.Event = *r.EventName
 	}

@@ -59,7 +59,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, d Definition) (Se
 	r, err := store.New(s.pool).SequenceCreate(ctx, store.SequenceCreateParams{AccountID: accountID, Name: d.Name,
 		TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
 		LateAfter: lateParam(d), Steps: steps, DateAttribute: attributeParam(d), DateOffsetDays: int32(d.Trigger.OffsetDays),
-		DateAt: atParam(d)})
+		DateAt: atParam(d), SegmentID: d.Trigger.SegmentID})
 	if err != nil {
 		return Sequence{}, postgres.Error(err, "sequence")
 	}
@@ -106,7 +106,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, d Definition)
 		r, err := q.SequenceUpdate(ctx, store.SequenceUpdateParams{AccountID: accountID, ID: id, Name: d.Name,
 			TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
 			LateAfter: lateParam(d), Steps: steps, Now: nowPtr(s.Now), DateAttribute: attributeParam(d),
-			DateOffsetDays: int32(d.Trigger.OffsetDays), DateAt: atParam(d)})
+			DateOffsetDays: int32(d.Trigger.OffsetDays), DateAt: atParam(d), SegmentID: d.Trigger.SegmentID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return s.stateError(ctx, q, accountID, id)
 		}

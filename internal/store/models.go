@@ -331,23 +331,26 @@ type Sender struct {
 }
 
 type Sequence struct {
-	ID             int64
-	AccountID      int64
-	Name           string
-	Status         string
-	TriggerType    string
-	ListID         *int64
-	EventName      *string
-	TimeZone       string
-	LateAfter      pgtype.Interval
-	Steps          json.RawMessage
-	SweptAt        *time.Time
-	ActivatedAt    *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	DateAttribute  *string
-	DateOffsetDays int32
-	DateAt         string
+	ID                  int64
+	AccountID           int64
+	Name                string
+	Status              string
+	TriggerType         string
+	ListID              *int64
+	EventName           *string
+	TimeZone            string
+	LateAfter           pgtype.Interval
+	Steps               json.RawMessage
+	SweptAt             *time.Time
+	ActivatedAt         *time.Time
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	DateAttribute       *string
+	DateOffsetDays      int32
+	DateAt              string
+	SegmentID           *int64
+	SegmentSweepDueAt   *time.Time
+	SegmentSweepAfterID int64
 }
 
 type SequenceEnrollment struct {

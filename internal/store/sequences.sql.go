@@ -124,11 +124,11 @@ func (q *Queries) SequenceClaimDue(ctx context.Context, arg SequenceClaimDuePara
 
 const sequenceCreate = `-- name: SequenceCreate :one
 
-INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps,
+INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
                        date_attribute, date_offset_days, date_at)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7::interval, $8, $9, $10, $11)
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
+        $7::interval, $8, $9, $10, $11, $12)
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id
 `
 
 type SequenceCreateParams struct {
@@ -140,6 +140,7 @@ type SequenceCreateParams struct {
 	TimeZone       string
 	LateAfter      pgtype.Interval
 	Steps          json.RawMessage
+	SegmentID      *int64
 	DateAttribute  *string
 	DateOffsetDays int32
 	DateAt         string
@@ -158,6 +159,7 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		arg.TimeZone,
 		arg.LateAfter,
 		arg.Steps,
+		arg.SegmentID,
 		arg.DateAttribute,
 		arg.DateOffsetDays,
 		arg.DateAt,
@@ -181,6 +183,9 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		&i.DateAttribute,
 		&i.DateOffsetDays,
 		&i.DateAt,
+		&i.SegmentID,
+		&i.SegmentSweepDueAt,
+		&i.SegmentSweepAfterID,
 	)
 	return i, err
 }
@@ -518,7 +523,7 @@ func (q *Queries) SequenceForAdvance(ctx context.Context, id int64) (SequenceFor
 }
 
 const sequenceGet = `-- name: SequenceGet :one
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at FROM sequences WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id FROM sequences WHERE account_id = $1 AND id = $2
 `
 
 type SequenceGetParams struct {
@@ -547,6 +552,9 @@ func (q *Queries) SequenceGet(ctx context.Context, arg SequenceGetParams) (Seque
 		&i.DateAttribute,
 		&i.DateOffsetDays,
 		&i.DateAt,
+		&i.SegmentID,
+		&i.SegmentSweepDueAt,
+		&i.SegmentSweepAfterID,
 	)
 	return i, err
 }
@@ -613,7 +621,7 @@ func (q *Queries) SequenceLeftList(ctx context.Context, arg SequenceLeftListPara
 }
 
 const sequenceList = `-- name: SequenceList :many
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
 `
 
 type SequenceListParams struct {
@@ -649,6 +657,9 @@ func (q *Queries) SequenceList(ctx context.Context, arg SequenceListParams) ([]S
 			&i.DateAttribute,
 			&i.DateOffsetDays,
 			&i.DateAt,
+			&i.SegmentID,
+			&i.SegmentSweepDueAt,
+			&i.SegmentSweepAfterID,
 		); err != nil {
 			return nil, err
 		}
@@ -800,6 +811,144 @@ func (q *Queries) SequenceOwned(ctx context.Context, arg SequenceOwnedParams) (S
 	return i, err
 }
 
+const sequenceSegmentEnrollSubscriber = `-- name: SequenceSegmentEnrollSubscriber :execrows
+WITH cand AS (
+    SELECT q.id AS sequence_id, s.id, s.email FROM sequences q
+    JOIN segments g ON g.account_id = q.account_id AND g.id = q.segment_id
+    JOIN subscribers s ON s.account_id = q.account_id AND s.id = $3
+    WHERE q.account_id = $1 AND q.status = 'active' AND q.trigger_type = 'segment_entered'
+      AND s.status = 'confirmed'
+      AND (g.match IS NULL OR s.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = s.id AND m.account_id = $1
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR s.created_at < g.created_before)
+      AND (q.list_id IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = $1 AND m.list_id = q.list_id
+            AND m.subscriber_id = s.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT $1, c.sequence_id, c.id, c.email, coalesce($2::timestamptz, now()), '{}', 'segment_entered'
+    FROM cand c
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id, sequence_id
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT $1, e.sequence_id, e.id, 0, 'entered', 'segment_entered', coalesce($2::timestamptz, now())
+FROM enrolled e
+`
+
+type SequenceSegmentEnrollSubscriberParams struct {
+	AccountID    int64
+	Now          *time.Time
+	SubscriberID int64
+}
+
+// The write path's side of the segment trigger: after a subscriber's attributes or
+// status changed (in the same transaction), enroll them in every active
+// segment_entered sequence of the account whose segment they now match.
+func (q *Queries) SequenceSegmentEnrollSubscriber(ctx context.Context, arg SequenceSegmentEnrollSubscriberParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceSegmentEnrollSubscriber, arg.AccountID, arg.Now, arg.SubscriberID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sequenceSegmentSweepClaim = `-- name: SequenceSegmentSweepClaim :many
+WITH due AS (
+    SELECT d.id FROM (
+        SELECT q.id, row_number() OVER (PARTITION BY q.account_id ORDER BY q.segment_sweep_due_at NULLS FIRST, q.id) AS rn
+        FROM sequences q
+        WHERE q.status = 'active' AND q.trigger_type = 'segment_entered' AND q.segment_id IS NOT NULL
+          AND (q.segment_sweep_due_at IS NULL OR q.segment_sweep_due_at <= $2::timestamptz)
+    ) d
+    WHERE d.rn <= $3::int
+), locked AS (
+    SELECT q.id FROM sequences q
+    WHERE q.id IN (SELECT due.id FROM due) AND q.status = 'active'
+      AND (q.segment_sweep_due_at IS NULL OR q.segment_sweep_due_at <= $2::timestamptz)
+    ORDER BY q.id
+    LIMIT $4::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE sequences s SET segment_sweep_due_at = $1::timestamptz
+FROM locked
+WHERE s.id = locked.id
+RETURNING s.id, s.account_id, s.segment_id::bigint AS segment_id, s.list_id, s.segment_sweep_after_id
+`
+
+type SequenceSegmentSweepClaimParams struct {
+	NextDue    time.Time
+	Now        time.Time
+	PerAccount int32
+	N          int32
+}
+
+type SequenceSegmentSweepClaimRow struct {
+	ID                  int64
+	AccountID           int64
+	SegmentID           int64
+	ListID              *int64
+	SegmentSweepAfterID int64
+}
+
+// The segment trigger's sweep claim, for every account in one statement: the
+// active segment_entered sequences whose sweep is due, at most per_account of one
+// account and n in all, locked SKIP LOCKED and pushed to next_due before the pass
+// runs, so no other executor takes them meanwhile (and a crashed pass is taken
+// again at next_due, from the same cursor). Not a tenant query.
+func (q *Queries) SequenceSegmentSweepClaim(ctx context.Context, arg SequenceSegmentSweepClaimParams) ([]SequenceSegmentSweepClaimRow, error) {
+	rows, err := q.db.Query(ctx, sequenceSegmentSweepClaim,
+		arg.NextDue,
+		arg.Now,
+		arg.PerAccount,
+		arg.N,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SequenceSegmentSweepClaimRow{}
+	for rows.Next() {
+		var i SequenceSegmentSweepClaimRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.SegmentID,
+			&i.ListID,
+			&i.SegmentSweepAfterID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sequenceSegmentSwept = `-- name: SequenceSegmentSwept :exec
+UPDATE sequences SET segment_sweep_after_id = $1, segment_sweep_due_at = $2::timestamptz
+WHERE id = $3
+`
+
+type SequenceSegmentSweptParams struct {
+	AfterID int64
+	DueAt   time.Time
+	ID      int64
+}
+
+// Where the segment sweep goes on, and when.
+func (q *Queries) SequenceSegmentSwept(ctx context.Context, arg SequenceSegmentSweptParams) error {
+	_, err := q.db.Exec(ctx, sequenceSegmentSwept, arg.AfterID, arg.DueAt, arg.ID)
+	return err
+}
+
 const sequenceSendInsert = `-- name: SequenceSendInsert :one
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
 VALUES ($1, $2, $3, $4::text, lower($4::text), $5)
@@ -906,6 +1055,16 @@ func (q *Queries) SequenceStateCounts(ctx context.Context, arg SequenceStateCoun
 		return nil, err
 	}
 	return items, nil
+}
+
+const sequenceStatementTimeout = `-- name: SequenceStatementTimeout :exec
+SELECT set_config('statement_timeout', $1::text, true)
+`
+
+// Bounds the statements of the transaction it runs in (a sweep pass).
+func (q *Queries) SequenceStatementTimeout(ctx context.Context, timeout string) error {
+	_, err := q.db.Exec(ctx, sequenceStatementTimeout, timeout)
+	return err
 }
 
 const sequenceStepCampaignUpsert = `-- name: SequenceStepCampaignUpsert :one
@@ -1269,6 +1428,77 @@ func (q *Queries) SequenceSweepList(ctx context.Context, arg SequenceSweepListPa
 	return result.RowsAffected(), nil
 }
 
+const sequenceSweepSegment = `-- name: SequenceSweepSegment :one
+WITH scan AS (
+    SELECT s.id, s.email, s.status, s.attributes, s.created_at FROM subscribers s
+    WHERE s.account_id = $1 AND s.id > $2
+    ORDER BY s.id
+    LIMIT $3
+), cand AS (
+    SELECT sc.id, sc.email FROM scan sc
+    JOIN segments g ON g.account_id = $1 AND g.id = $4
+    WHERE sc.status = 'confirmed'
+      AND (g.match IS NULL OR sc.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR sc.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = sc.id AND m.account_id = $1
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR sc.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR sc.created_at < g.created_before)
+      AND ($5::bigint IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = $1 AND m.list_id = $5::bigint
+            AND m.subscriber_id = sc.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT $1, $6, c.id, c.email, $7::timestamptz, '{}', 'segment_entered'
+    FROM cand c
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+), logged AS (
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+    SELECT $1, $6, e.id, 0, 'entered', 'segment_entered', $7::timestamptz
+    FROM enrolled e
+)
+SELECT coalesce((SELECT max(sc.id) FROM scan sc), 0)::bigint AS last_id,
+       (SELECT count(*) FROM enrolled)::bigint AS enrolled
+`
+
+type SequenceSweepSegmentParams struct {
+	AccountID  int64
+	AfterID    int64
+	Chunk      int32
+	SegmentID  int64
+	ListID     *int64
+	SequenceID int64
+	Now        time.Time
+}
+
+type SequenceSweepSegmentRow struct {
+	LastID   int64
+	Enrolled int64
+}
+
+// One pass of a segment trigger's sweep: the account's next chunk of subscribers
+// after after_id (by id), of which the confirmed ones that match the segment (its
+// filter, as SequenceInSegment applies it) and, when the sequence has a list, are
+// subscribed members of it, are enrolled. last_id is where the next pass goes on
+// (0: the scan reached the end).
+func (q *Queries) SequenceSweepSegment(ctx context.Context, arg SequenceSweepSegmentParams) (SequenceSweepSegmentRow, error) {
+	row := q.db.QueryRow(ctx, sequenceSweepSegment,
+		arg.AccountID,
+		arg.AfterID,
+		arg.Chunk,
+		arg.SegmentID,
+		arg.ListID,
+		arg.SequenceID,
+		arg.Now,
+	)
+	var i SequenceSweepSegmentRow
+	err := row.Scan(&i.LastID, &i.Enrolled)
+	return i, err
+}
+
 const sequenceSwept = `-- name: SequenceSwept :exec
 UPDATE sequences SET swept_at = $1 WHERE id = $2 AND swept_at < $1
 `
@@ -1346,7 +1576,7 @@ SET status = $1::text,
                     THEN coalesce(swept_at, coalesce($2::timestamptz, now())) ELSE swept_at END,
     updated_at = coalesce($2::timestamptz, now())
 WHERE account_id = $3 AND id = $4 AND status = ANY($5::text[])
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id
 `
 
 type SequenceTransitionParams struct {
@@ -1386,6 +1616,9 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 		&i.DateAttribute,
 		&i.DateOffsetDays,
 		&i.DateAt,
+		&i.SegmentID,
+		&i.SegmentSweepDueAt,
+		&i.SegmentSweepAfterID,
 	)
 	return i, err
 }
@@ -1393,11 +1626,13 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 const sequenceUpdate = `-- name: SequenceUpdate :one
 UPDATE sequences
 SET name = $1, trigger_type = $2, list_id = $3, event_name = $4,
-    time_zone = $5, late_after = $6::interval, steps = $7,
-    date_attribute = $8, date_offset_days = $9, date_at = $10,
-    updated_at = coalesce($11::timestamptz, now())
-WHERE account_id = $12 AND id = $13 AND status <> 'archived'
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
+    -- An edit may change the segment: its sweep starts over (a second look enrolls nobody twice).
+    segment_id = $5, segment_sweep_after_id = 0, segment_sweep_due_at = NULL,
+    time_zone = $6, late_after = $7::interval, steps = $8,
+    date_attribute = $9, date_offset_days = $10, date_at = $11,
+    updated_at = coalesce($12::timestamptz, now())
+WHERE account_id = $13 AND id = $14 AND status <> 'archived'
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id
 `
 
 type SequenceUpdateParams struct {
@@ -1405,6 +1640,7 @@ type SequenceUpdateParams struct {
 	TriggerType    string
 	ListID         *int64
 	EventName      *string
+	SegmentID      *int64
 	TimeZone       string
 	LateAfter      pgtype.Interval
 	Steps          json.RawMessage
@@ -1424,6 +1660,7 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		arg.TriggerType,
 		arg.ListID,
 		arg.EventName,
+		arg.SegmentID,
 		arg.TimeZone,
 		arg.LateAfter,
 		arg.Steps,
@@ -1453,6 +1690,9 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		&i.DateAttribute,
 		&i.DateOffsetDays,
 		&i.DateAt,
+		&i.SegmentID,
+		&i.SegmentSweepDueAt,
+		&i.SegmentSweepAfterID,
 	)
 	return i, err
 }
