@@ -4,9 +4,10 @@
 
 -- name: SequenceCreate :one
 INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
-                       date_attribute, date_offset_days, date_at)
+                       date_attribute, date_offset_days, date_at, reentry, reentry_after)
 VALUES (@account_id, @name, @trigger_type, sqlc.narg('list_id'), sqlc.narg('event_name'), sqlc.arg(time_zone),
-        sqlc.narg('late_after')::interval, @steps, sqlc.narg('segment_id'), sqlc.narg('date_attribute'), @date_offset_days, @date_at)
+        sqlc.narg('late_after')::interval, @steps, sqlc.narg('segment_id'), sqlc.narg('date_attribute'), @date_offset_days, @date_at,
+        @reentry, sqlc.narg('reentry_after')::interval)
 RETURNING *;
 
 -- name: SequenceGet :one
@@ -24,6 +25,7 @@ SET name = @name, trigger_type = @trigger_type, list_id = sqlc.narg('list_id'), 
     segment_id = sqlc.narg('segment_id'), segment_sweep_after_id = 0, segment_sweep_due_at = NULL,
     time_zone = sqlc.arg(time_zone), late_after = sqlc.narg('late_after')::interval, steps = @steps,
     date_attribute = sqlc.narg('date_attribute'), date_offset_days = @date_offset_days, date_at = @date_at,
+    reentry = @reentry, reentry_after = sqlc.narg('reentry_after')::interval,
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 WHERE account_id = @account_id AND id = @id AND status <> 'archived'
 RETURNING *;
@@ -53,10 +55,21 @@ SELECT coalesce((SELECT array_agg(t.id) FROM templates t WHERE t.account_id = sq
        coalesce((SELECT array_agg(l.id) FROM lists l WHERE l.account_id = sqlc.arg(account_id)::bigint AND l.id = ANY(sqlc.arg(list_ids)::bigint[])), '{}')::bigint[] AS lists;
 
 -- name: SequenceStepCampaigns :many
-SELECT position, campaign_id FROM sequence_steps WHERE account_id = @account_id AND sequence_id = @sequence_id ORDER BY position;
+-- Every step campaign of the sequence, of every run that has one.
+SELECT position, run, campaign_id FROM sequence_steps WHERE account_id = @account_id AND sequence_id = @sequence_id
+ORDER BY run, position;
+
+-- name: SequenceRuns :many
+-- The runs that have step campaigns (1 at least once activated): an edit brings each up to date.
+SELECT DISTINCT run FROM sequence_steps WHERE account_id = @account_id AND sequence_id = @sequence_id ORDER BY run;
+
+-- name: SequenceRunLock :exec
+-- Serialises the making of one run's step campaigns (two advancers reaching a new
+-- run's step at once): held to the end of the transaction.
+SELECT pg_advisory_xact_lock(hashtext('sequence run campaigns'), sqlc.arg(sequence_key)::int);
 
 -- name: SequenceStepCampaignUpsert :one
--- The campaign that carries send step `position`, made or brought up to date from
+-- The campaign that carries send step `position` of run `run`, made or brought up to date from
 -- the step's template. It is 'sending' while the sequence is active, 'paused'
 -- while paused; its list_ids are the sequence's list, so an opt-out from that
 -- list flags its queued rows (SendSuppressLeftLists) and the claim skips them. A
@@ -66,7 +79,7 @@ WITH tpl AS (
     WHERE t.account_id = @account_id AND t.id = @template_id
 ), existing AS (
     SELECT st.campaign_id FROM sequence_steps st
-    WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id AND st.position = @position
+    WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id AND st.position = @position AND st.run = @run
 ), updated AS (
     UPDATE campaigns c
     SET subject = tpl.subject, html_template = tpl.html, text_template = tpl.text, language = tpl.language,
@@ -82,7 +95,8 @@ WITH tpl AS (
 ), inserted AS (
     INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
                            language, list_ids, status, kind, approved_at, started_at, sender_id, template_id)
-    SELECT @account_id, left('sequence ' || @sequence_id::bigint || ' step ' || @position::int, 200), tpl.subject,
+    SELECT @account_id, left('sequence ' || @sequence_id::bigint || ' step ' || @position::int
+                             || CASE WHEN @run::int > 1 THEN ' run ' || @run::int ELSE '' END, 200), tpl.subject,
            @from_email, @from_name, @reply_to, tpl.html, tpl.text, tpl.language, @list_ids::bigint[], @status::text,
            'sequence', now(), now(),
            coalesce(sqlc.narg('sender_id')::bigint,
@@ -92,8 +106,8 @@ WITH tpl AS (
     WHERE NOT EXISTS (SELECT 1 FROM existing)
     RETURNING id
 ), linked AS (
-    INSERT INTO sequence_steps (sequence_id, position, account_id, campaign_id)
-    SELECT @sequence_id, @position, @account_id, i.id FROM inserted i
+    INSERT INTO sequence_steps (sequence_id, position, run, account_id, campaign_id)
+    SELECT @sequence_id, @position, @run, @account_id, i.id FROM inserted i
 )
 SELECT id FROM updated UNION ALL SELECT id FROM inserted;
 
@@ -116,10 +130,10 @@ WITH ended AS (
     SET state = 'exited', exit_reason = 'archived', waiting_for = NULL,
         finished_at = coalesce(sqlc.narg('now')::timestamptz, now()), updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
     WHERE e.account_id = @account_id AND e.sequence_id = @sequence_id AND e.state = 'active'
-    RETURNING e.id, e.step
+    RETURNING e.id, e.step, e.run
 )
-INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
-SELECT @account_id, @sequence_id, x.id, x.step, 'exited', 'archived', coalesce(sqlc.narg('now')::timestamptz, now())
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
+SELECT @account_id, @sequence_id, x.id, x.step, 'exited', 'archived', coalesce(sqlc.narg('now')::timestamptz, now()), x.run
 FROM ended x;
 
 -- name: SequenceSubscriberByEmail :one
@@ -130,19 +144,31 @@ SELECT id, email FROM subscribers WHERE account_id = @account_id AND id = @id;
 
 -- name: SequenceEnroll :one
 -- Once per (sequence, subscriber): a second trigger finds the enrollment and adds
--- nothing (no row back). The 'entered' line of the timeline is written with it.
+-- nothing (no row back) — unless the sequence allows re-entry after exit and the
+-- enrollment has ended (not by an opt-out: left_list, suppressed, not_confirmed,
+-- subscriber_deleted; nor archived) at least reentry_after ago: then it starts its
+-- next run from step 0 with the new trigger's data. A trigger while it runs
+-- changes nothing. The 'entered' line of the timeline is written with it.
 WITH enrolled AS (
-    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    INSERT INTO sequence_enrollments AS e (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
     VALUES (@account_id, @sequence_id, @subscriber_id, @email, coalesce(sqlc.narg('now')::timestamptz, now()),
             @data, @trigger)
-    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
-    RETURNING id
+    ON CONFLICT (sequence_id, subscriber_id) DO UPDATE
+    SET run = e.run + 1, step = 0, state = 'active', due_at = excluded.due_at, waiting_for = NULL,
+        event_seen = false, data = excluded.data, trigger = excluded.trigger, exit_reason = NULL,
+        finished_at = NULL, email = excluded.email, updated_at = excluded.due_at
+    WHERE e.state IN ('completed', 'exited')
+      AND coalesce(e.exit_reason, '') NOT IN ('left_list', 'suppressed', 'not_confirmed', 'subscriber_deleted', 'archived')
+      AND EXISTS (SELECT 1 FROM sequences q
+                  WHERE q.id = e.sequence_id AND q.reentry = 'after_exit'
+                    AND (q.reentry_after IS NULL OR e.finished_at <= excluded.due_at - q.reentry_after))
+    RETURNING e.id, e.run
 ), logged AS (
-    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
-    SELECT @account_id, @sequence_id, e.id, 0, 'entered', @trigger, coalesce(sqlc.narg('now')::timestamptz, now())
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
+    SELECT @account_id, @sequence_id, e.id, 0, 'entered', @trigger, coalesce(sqlc.narg('now')::timestamptz, now()), e.run
     FROM enrolled e
 )
-SELECT id FROM enrolled;
+SELECT id, run FROM enrolled;
 
 -- name: SequenceEventSequences :many
 -- The active sequences a custom event triggers.
@@ -222,7 +248,7 @@ WITH RECURSIVE accts AS (
     FROM accts a WHERE a.account_id IS NOT NULL
 )
 SELECT d.id, d.account_id, d.sequence_id, d.subscriber_id, d.email, d.step, d.due_at, d.waiting_for,
-       d.event_seen, d.data
+       d.event_seen, d.data, d.run
 FROM accts a
 CROSS JOIN LATERAL (
     SELECT e.* FROM sequence_enrollments e
@@ -264,8 +290,9 @@ WHERE account_id = @account_id AND list_id = @list_id AND subscriber_id = @subsc
 FOR SHARE NOWAIT;
 
 -- name: SequenceSendInsert :one
--- A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>'
--- (sends_job_id_key), in the step's campaign. Queued due at once
+-- A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>' in run
+-- 1, 'sequence:<sequence>:<step>:<subscriber>:<run>' in a later run
+-- (sends_job_id_key), in the step's campaign of that run. Queued due at once
 -- ('-infinity', as a build's rows), so the claim takes it in id order. A second
 -- insert of the same step (a re-run after a crash) adds nothing: no row back.
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
@@ -314,9 +341,9 @@ SET step = @step, state = @state, due_at = @due_at, waiting_for = sqlc.narg('wai
 WHERE id = @id;
 
 -- name: SequenceLog :exec
-INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at, run)
 VALUES (@account_id, @sequence_id, @enrollment_id, @step, @outcome, sqlc.narg('reason'), sqlc.narg('job_id'),
-        coalesce(sqlc.narg('now')::timestamptz, now()));
+        coalesce(sqlc.narg('now')::timestamptz, now()), @run);
 
 -- name: SequenceEnrollmentList :many
 -- The per-subscriber timeline's enrollments (email: one address; NULL: all, by id).
@@ -328,7 +355,7 @@ LIMIT @lim;
 
 -- name: SequenceTimeline :many
 -- What happened to these enrollments, step by step, with each send's status now.
-SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at
+SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at, l.run
 FROM sequence_step_log l
 LEFT JOIN sends s ON l.job_id IS NOT NULL AND s.job_id = l.job_id AND s.job_id NOT LIKE 'campaign:%'
 WHERE l.account_id = @account_id AND l.enrollment_id = ANY(@enrollment_ids::bigint[])

@@ -32,6 +32,11 @@ func toAPISequence(q sequence.Sequence) api.Sequence {
 	if q.LateAfterText != "" {
 		out.LateAfter = &q.LateAfterText
 	}
+	reentry := api.SequenceReentry(q.Reentry)
+	out.Reentry = &reentry
+	if q.ReentryAfterText != "" {
+		out.ReentryAfter = &q.ReentryAfterText
+	}
 	return out
 }
 
@@ -56,6 +61,12 @@ func sequenceDefinition(in api.SequenceInput) sequence.Definition {
 	}
 	if in.LateAfter != nil {
 		d.LateAfterText = *in.LateAfter
+	}
+	if in.Reentry != nil {
+		d.Reentry = string(*in.Reentry)
+	}
+	if in.ReentryAfter != nil {
+		d.ReentryAfterText = *in.ReentryAfter
 	}
 	return d
 }
@@ -190,13 +201,13 @@ func (s *Server) listSequenceEnrollments(w http.ResponseWriter, r *http.Request)
 	for i, x := range rows {
 		e := api.SequenceEnrollment{Id: x.ID, SubscriberId: x.SubscriberID, Email: x.Email,
 			State: api.SequenceEnrollmentState(x.State), Step: x.Step, DueAt: x.DueAt, ExitReason: x.ExitReason,
-			CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt, Timeline: make([]api.SequenceTimelineEntry, len(x.Timeline))}
+			CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt, Run: &x.Run, Timeline: make([]api.SequenceTimelineEntry, len(x.Timeline))}
 		if x.WaitingFor != nil && *x.WaitingFor != "" {
 			e.WaitingFor = x.WaitingFor
 		}
 		for j, l := range x.Timeline {
 			e.Timeline[j] = api.SequenceTimelineEntry{Step: l.Step, Outcome: api.SequenceTimelineEntryOutcome(l.Outcome),
-				Reason: l.Reason, JobId: l.JobID, SendStatus: l.SendStatus, At: l.At}
+				Reason: l.Reason, JobId: l.JobID, SendStatus: l.SendStatus, At: l.At, Run: &l.Run}
 		}
 		out.Data[i] = e
 	}

@@ -139,6 +139,31 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 		}
 		d.LateAfter = late
 	}
+	switch d.Reentry {
+	case "", ReentryNever:
+		d.Reentry = ReentryNever
+		if d.ReentryAfterText != "" {
+			return apperr.Invalidf("/reentry_after", "only a sequence with reentry after_exit has reentry_after")
+		}
+	case ReentryAfterExit:
+		// Re-entry needs a trigger that happens, each time anew: an event, an explicit
+		// enrollment. A list, segment or date trigger describes a state that holds
+		// (or a window a sweep looks at again), so it would restart the sequence on
+		// every look.
+		if d.Trigger.Type != TriggerEvent && d.Trigger.Type != TriggerManual {
+			return apperr.Invalidf("/reentry", "re-entry needs an event or manual trigger")
+		}
+	default:
+		return apperr.Invalidf("/reentry", "must be never or after_exit")
+	}
+	d.ReentryAfter = 0
+	if d.ReentryAfterText != "" {
+		gap, err := ParseDuration(d.ReentryAfterText)
+		if err != nil {
+			return apperr.Invalidf("/reentry_after", "%v", err)
+		}
+		d.ReentryAfter = gap
+	}
 	if len(d.Steps) == 0 {
 		return apperr.Invalidf("/steps", "a sequence needs at least one step")
 	}

@@ -45,6 +45,12 @@ const (
 	StatusArchived = "archived"
 )
 
+// Re-entry policies: whether an enrollment that ended may run again.
+const (
+	ReentryNever     = "never"
+	ReentryAfterExit = "after_exit"
+)
+
 // MaxSteps bounds a sequence's steps.
 const MaxSteps = 50
 
@@ -101,7 +107,13 @@ type Definition struct {
 	LateAfter time.Duration
 	// LateAfterText is LateAfter as the tenant wrote it (empty: none).
 	LateAfterText string
-	Steps         []Step
+	// Reentry is ReentryNever (default) or ReentryAfterExit: a new trigger may start
+	// an ended enrollment again (not one that ended by an opt-out), no sooner than
+	// ReentryAfter after it ended (ReentryAfterText as written).
+	Reentry          string
+	ReentryAfter     time.Duration
+	ReentryAfterText string
+	Steps            []Step
 }
 
 // Sequence is a stored sequence.
@@ -150,6 +162,12 @@ func fromRow(r store.Sequence) Sequence {
 		q.Trigger.Attribute, q.Trigger.OffsetDays, q.Trigger.At = *r.DateAttribute, int(r.DateOffsetDays), r.DateAt
 	}
 	q.TimeZone = r.TimeZone
+	q.Reentry = r.Reentry
+	if r.ReentryAfter.Valid {
+		q.ReentryAfter = time.Duration(r.ReentryAfter.Microseconds)*time.Microsecond +
+			time.Duration(r.ReentryAfter.Days)*24*time.Hour
+		q.ReentryAfterText = q.ReentryAfter.String()
+	}
 	if r.LateAfter.Valid {
 		q.LateAfter = time.Duration(r.LateAfter.Microseconds)*time.Microsecond +
 			time.Duration(r.LateAfter.Days)*24*time.Hour

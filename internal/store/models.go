@@ -351,6 +351,8 @@ type Sequence struct {
 	SegmentID           *int64
 	SegmentSweepDueAt   *time.Time
 	SegmentSweepAfterID int64
+	Reentry             string
+	ReentryAfter        pgtype.Interval
 }
 
 type SequenceEnrollment struct {
@@ -370,6 +372,7 @@ type SequenceEnrollment struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	FinishedAt   *time.Time
+	Run          int32
 }
 
 type SequenceStep struct {
@@ -377,6 +380,7 @@ type SequenceStep struct {
 	Position   int32
 	AccountID  int64
 	CampaignID int64
+	Run        int32
 }
 
 type SequenceStepLog struct {
@@ -389,6 +393,7 @@ type SequenceStepLog struct {
 	Reason       *string
 	JobID        *string
 	At           time.Time
+	Run          int32
 }
 
 type SoftBounce struct {

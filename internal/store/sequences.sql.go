@@ -49,10 +49,10 @@ WITH RECURSIVE accts AS (
     FROM accts a WHERE a.account_id IS NOT NULL
 )
 SELECT d.id, d.account_id, d.sequence_id, d.subscriber_id, d.email, d.step, d.due_at, d.waiting_for,
-       d.event_seen, d.data
+       d.event_seen, d.data, d.run
 FROM accts a
 CROSS JOIN LATERAL (
-    SELECT e.id, e.account_id, e.sequence_id, e.subscriber_id, e.email, e.step, e.state, e.due_at, e.waiting_for, e.event_seen, e.data, e.trigger, e.exit_reason, e.created_at, e.updated_at, e.finished_at FROM sequence_enrollments e
+    SELECT e.id, e.account_id, e.sequence_id, e.subscriber_id, e.email, e.step, e.state, e.due_at, e.waiting_for, e.event_seen, e.data, e.trigger, e.exit_reason, e.created_at, e.updated_at, e.finished_at, e.run FROM sequence_enrollments e
     WHERE e.account_id = a.account_id AND e.state = 'active'
       AND e.due_at <= coalesce($1::timestamptz, now())
       AND EXISTS (SELECT 1 FROM sequences q WHERE q.id = e.sequence_id AND q.status = 'active')
@@ -81,6 +81,7 @@ type SequenceClaimDueRow struct {
 	WaitingFor   *string
 	EventSeen    bool
 	Data         json.RawMessage
+	Run          int32
 }
 
 // The advancer's claim, for every account in one statement: a loose index scan
@@ -111,6 +112,7 @@ func (q *Queries) SequenceClaimDue(ctx context.Context, arg SequenceClaimDuePara
 			&i.WaitingFor,
 			&i.EventSeen,
 			&i.Data,
+			&i.Run,
 		); err != nil {
 			return nil, err
 		}
@@ -125,10 +127,11 @@ func (q *Queries) SequenceClaimDue(ctx context.Context, arg SequenceClaimDuePara
 const sequenceCreate = `-- name: SequenceCreate :one
 
 INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
-                       date_attribute, date_offset_days, date_at)
+                       date_attribute, date_offset_days, date_at, reentry, reentry_after)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7::interval, $8, $9, $10, $11, $12)
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id
+        $7::interval, $8, $9, $10, $11, $12,
+        $13, $14::interval)
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
 `
 
 type SequenceCreateParams struct {
@@ -144,6 +147,8 @@ type SequenceCreateParams struct {
 	DateAttribute  *string
 	DateOffsetDays int32
 	DateAt         string
+	Reentry        string
+	ReentryAfter   pgtype.Interval
 }
 
 // Sequences (migration 00290): definitions, their step campaigns, enrollments and
@@ -163,6 +168,8 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		arg.DateAttribute,
 		arg.DateOffsetDays,
 		arg.DateAt,
+		arg.Reentry,
+		arg.ReentryAfter,
 	)
 	var i Sequence
 	err := row.Scan(
@@ -186,6 +193,8 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		&i.SegmentID,
 		&i.SegmentSweepDueAt,
 		&i.SegmentSweepAfterID,
+		&i.Reentry,
+		&i.ReentryAfter,
 	)
 	return i, err
 }
@@ -280,17 +289,25 @@ func (q *Queries) SequenceDelete(ctx context.Context, arg SequenceDeleteParams) 
 
 const sequenceEnroll = `-- name: SequenceEnroll :one
 WITH enrolled AS (
-    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    INSERT INTO sequence_enrollments AS e (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
     VALUES ($1, $2, $3, $4, coalesce($5::timestamptz, now()),
             $6, $7)
-    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
-    RETURNING id
+    ON CONFLICT (sequence_id, subscriber_id) DO UPDATE
+    SET run = e.run + 1, step = 0, state = 'active', due_at = excluded.due_at, waiting_for = NULL,
+        event_seen = false, data = excluded.data, trigger = excluded.trigger, exit_reason = NULL,
+        finished_at = NULL, email = excluded.email, updated_at = excluded.due_at
+    WHERE e.state IN ('completed', 'exited')
+      AND coalesce(e.exit_reason, '') NOT IN ('left_list', 'suppressed', 'not_confirmed', 'subscriber_deleted', 'archived')
+      AND EXISTS (SELECT 1 FROM sequences q
+                  WHERE q.id = e.sequence_id AND q.reentry = 'after_exit'
+                    AND (q.reentry_after IS NULL OR e.finished_at <= excluded.due_at - q.reentry_after))
+    RETURNING e.id, e.run
 ), logged AS (
-    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
-    SELECT $1, $2, e.id, 0, 'entered', $7, coalesce($5::timestamptz, now())
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
+    SELECT $1, $2, e.id, 0, 'entered', $7, coalesce($5::timestamptz, now()), e.run
     FROM enrolled e
 )
-SELECT id FROM enrolled
+SELECT id, run FROM enrolled
 `
 
 type SequenceEnrollParams struct {
@@ -303,9 +320,18 @@ type SequenceEnrollParams struct {
 	Trigger      string
 }
 
+type SequenceEnrollRow struct {
+	ID  int64
+	Run int32
+}
+
 // Once per (sequence, subscriber): a second trigger finds the enrollment and adds
-// nothing (no row back). The 'entered' line of the timeline is written with it.
-func (q *Queries) SequenceEnroll(ctx context.Context, arg SequenceEnrollParams) (int64, error) {
+// nothing (no row back) — unless the sequence allows re-entry after exit and the
+// enrollment has ended (not by an opt-out: left_list, suppressed, not_confirmed,
+// subscriber_deleted; nor archived) at least reentry_after ago: then it starts its
+// next run from step 0 with the new trigger's data. A trigger while it runs
+// changes nothing. The 'entered' line of the timeline is written with it.
+func (q *Queries) SequenceEnroll(ctx context.Context, arg SequenceEnrollParams) (SequenceEnrollRow, error) {
 	row := q.db.QueryRow(ctx, sequenceEnroll,
 		arg.AccountID,
 		arg.SequenceID,
@@ -315,9 +341,9 @@ func (q *Queries) SequenceEnroll(ctx context.Context, arg SequenceEnrollParams) 
 		arg.Data,
 		arg.Trigger,
 	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	var i SequenceEnrollRow
+	err := row.Scan(&i.ID, &i.Run)
+	return i, err
 }
 
 const sequenceEnrollmentKeep = `-- name: SequenceEnrollmentKeep :exec
@@ -339,7 +365,7 @@ func (q *Queries) SequenceEnrollmentKeep(ctx context.Context, arg SequenceEnroll
 }
 
 const sequenceEnrollmentList = `-- name: SequenceEnrollmentList :many
-SELECT id, account_id, sequence_id, subscriber_id, email, step, state, due_at, waiting_for, event_seen, data, trigger, exit_reason, created_at, updated_at, finished_at FROM sequence_enrollments
+SELECT id, account_id, sequence_id, subscriber_id, email, step, state, due_at, waiting_for, event_seen, data, trigger, exit_reason, created_at, updated_at, finished_at, run FROM sequence_enrollments
 WHERE account_id = $1 AND sequence_id = $2 AND id > $3
   AND ($4::text IS NULL OR lower(email) = lower($4::text))
 ORDER BY id
@@ -387,6 +413,7 @@ func (q *Queries) SequenceEnrollmentList(ctx context.Context, arg SequenceEnroll
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.Run,
 		); err != nil {
 			return nil, err
 		}
@@ -471,10 +498,10 @@ WITH ended AS (
     SET state = 'exited', exit_reason = 'archived', waiting_for = NULL,
         finished_at = coalesce($3::timestamptz, now()), updated_at = coalesce($3::timestamptz, now())
     WHERE e.account_id = $1 AND e.sequence_id = $2 AND e.state = 'active'
-    RETURNING e.id, e.step
+    RETURNING e.id, e.step, e.run
 )
-INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
-SELECT $1, $2, x.id, x.step, 'exited', 'archived', coalesce($3::timestamptz, now())
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
+SELECT $1, $2, x.id, x.step, 'exited', 'archived', coalesce($3::timestamptz, now()), x.run
 FROM ended x
 `
 
@@ -523,7 +550,7 @@ func (q *Queries) SequenceForAdvance(ctx context.Context, id int64) (SequenceFor
 }
 
 const sequenceGet = `-- name: SequenceGet :one
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id FROM sequences WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after FROM sequences WHERE account_id = $1 AND id = $2
 `
 
 type SequenceGetParams struct {
@@ -555,6 +582,8 @@ func (q *Queries) SequenceGet(ctx context.Context, arg SequenceGetParams) (Seque
 		&i.SegmentID,
 		&i.SegmentSweepDueAt,
 		&i.SegmentSweepAfterID,
+		&i.Reentry,
+		&i.ReentryAfter,
 	)
 	return i, err
 }
@@ -621,7 +650,7 @@ func (q *Queries) SequenceLeftList(ctx context.Context, arg SequenceLeftListPara
 }
 
 const sequenceList = `-- name: SequenceList :many
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
 `
 
 type SequenceListParams struct {
@@ -660,6 +689,8 @@ func (q *Queries) SequenceList(ctx context.Context, arg SequenceListParams) ([]S
 			&i.SegmentID,
 			&i.SegmentSweepDueAt,
 			&i.SegmentSweepAfterID,
+			&i.Reentry,
+			&i.ReentryAfter,
 		); err != nil {
 			return nil, err
 		}
@@ -719,9 +750,9 @@ func (q *Queries) SequenceListSweep(ctx context.Context) ([]SequenceListSweepRow
 }
 
 const sequenceLog = `-- name: SequenceLog :exec
-INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at, run)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-        coalesce($8::timestamptz, now()))
+        coalesce($8::timestamptz, now()), $9)
 `
 
 type SequenceLogParams struct {
@@ -733,6 +764,7 @@ type SequenceLogParams struct {
 	Reason       *string
 	JobID        *string
 	Now          *time.Time
+	Run          int32
 }
 
 func (q *Queries) SequenceLog(ctx context.Context, arg SequenceLogParams) error {
@@ -745,6 +777,7 @@ func (q *Queries) SequenceLog(ctx context.Context, arg SequenceLogParams) error 
 		arg.Reason,
 		arg.JobID,
 		arg.Now,
+		arg.Run,
 	)
 	return err
 }
@@ -809,6 +842,47 @@ func (q *Queries) SequenceOwned(ctx context.Context, arg SequenceOwnedParams) (S
 		&i.Lists,
 	)
 	return i, err
+}
+
+const sequenceRunLock = `-- name: SequenceRunLock :exec
+SELECT pg_advisory_xact_lock(hashtext('sequence run campaigns'), $1::int)
+`
+
+// Serialises the making of one run's step campaigns (two advancers reaching a new
+// run's step at once): held to the end of the transaction.
+func (q *Queries) SequenceRunLock(ctx context.Context, sequenceKey int32) error {
+	_, err := q.db.Exec(ctx, sequenceRunLock, sequenceKey)
+	return err
+}
+
+const sequenceRuns = `-- name: SequenceRuns :many
+SELECT DISTINCT run FROM sequence_steps WHERE account_id = $1 AND sequence_id = $2 ORDER BY run
+`
+
+type SequenceRunsParams struct {
+	AccountID  int64
+	SequenceID int64
+}
+
+// The runs that have step campaigns (1 at least once activated): an edit brings each up to date.
+func (q *Queries) SequenceRuns(ctx context.Context, arg SequenceRunsParams) ([]int32, error) {
+	rows, err := q.db.Query(ctx, sequenceRuns, arg.AccountID, arg.SequenceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int32{}
+	for rows.Next() {
+		var run int32
+		if err := rows.Scan(&run); err != nil {
+			return nil, err
+		}
+		items = append(items, run)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const sequenceSegmentEnrollSubscriber = `-- name: SequenceSegmentEnrollSubscriber :execrows
@@ -964,8 +1038,9 @@ type SequenceSendInsertParams struct {
 	JobID        string
 }
 
-// A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>'
-// (sends_job_id_key), in the step's campaign. Queued due at once
+// A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>' in run
+// 1, 'sequence:<sequence>:<step>:<subscriber>:<run>' in a later run
+// (sends_job_id_key), in the step's campaign of that run. Queued due at once
 // ('-infinity', as a build's rows), so the claim takes it in id order. A second
 // insert of the same step (a re-run after a crash) adds nothing: no row back.
 func (q *Queries) SequenceSendInsert(ctx context.Context, arg SequenceSendInsertParams) (int64, error) {
@@ -1073,15 +1148,15 @@ WITH tpl AS (
     WHERE t.account_id = $1 AND t.id = $2
 ), existing AS (
     SELECT st.campaign_id FROM sequence_steps st
-    WHERE st.account_id = $1 AND st.sequence_id = $3 AND st.position = $4
+    WHERE st.account_id = $1 AND st.sequence_id = $3 AND st.position = $4 AND st.run = $5
 ), updated AS (
     UPDATE campaigns c
     SET subject = tpl.subject, html_template = tpl.html, text_template = tpl.text, language = tpl.language,
-        from_email = $5, from_name = $6, reply_to = $7,
-        list_ids = $8::bigint[], template_id = $2,
-        sender_id = coalesce($9::bigint,
+        from_email = $6, from_name = $7, reply_to = $8,
+        list_ids = $9::bigint[], template_id = $2,
+        sender_id = coalesce($10::bigint,
                              (SELECT s.id FROM senders s WHERE s.account_id = $1 AND s.is_default)),
-        status = CASE WHEN c.status = 'cancelled' THEN c.status ELSE $10::text END,
+        status = CASE WHEN c.status = 'cancelled' THEN c.status ELSE $11::text END,
         updated_at = now()
     FROM tpl, existing e
     WHERE c.account_id = $1 AND c.id = e.campaign_id AND c.kind = 'sequence'
@@ -1089,18 +1164,19 @@ WITH tpl AS (
 ), inserted AS (
     INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
                            language, list_ids, status, kind, approved_at, started_at, sender_id, template_id)
-    SELECT $1, left('sequence ' || $3::bigint || ' step ' || $4::int, 200), tpl.subject,
-           $5, $6, $7, tpl.html, tpl.text, tpl.language, $8::bigint[], $10::text,
+    SELECT $1, left('sequence ' || $3::bigint || ' step ' || $4::int
+                             || CASE WHEN $5::int > 1 THEN ' run ' || $5::int ELSE '' END, 200), tpl.subject,
+           $6, $7, $8, tpl.html, tpl.text, tpl.language, $9::bigint[], $11::text,
            'sequence', now(), now(),
-           coalesce($9::bigint,
+           coalesce($10::bigint,
                     (SELECT s.id FROM senders s WHERE s.account_id = $1 AND s.is_default)),
            $2
     FROM tpl
     WHERE NOT EXISTS (SELECT 1 FROM existing)
     RETURNING id
 ), linked AS (
-    INSERT INTO sequence_steps (sequence_id, position, account_id, campaign_id)
-    SELECT $3, $4, $1, i.id FROM inserted i
+    INSERT INTO sequence_steps (sequence_id, position, run, account_id, campaign_id)
+    SELECT $3, $4, $5, $1, i.id FROM inserted i
 )
 SELECT id FROM updated UNION ALL SELECT id FROM inserted
 `
@@ -1110,6 +1186,7 @@ type SequenceStepCampaignUpsertParams struct {
 	TemplateID int64
 	SequenceID int64
 	Position   int32
+	Run        int32
 	FromEmail  string
 	FromName   string
 	ReplyTo    string
@@ -1118,7 +1195,7 @@ type SequenceStepCampaignUpsertParams struct {
 	Status     string
 }
 
-// The campaign that carries send step `position`, made or brought up to date from
+// The campaign that carries send step `position` of run `run`, made or brought up to date from
 // the step's template. It is 'sending' while the sequence is active, 'paused'
 // while paused; its list_ids are the sequence's list, so an opt-out from that
 // list flags its queued rows (SendSuppressLeftLists) and the claim skips them. A
@@ -1129,6 +1206,7 @@ func (q *Queries) SequenceStepCampaignUpsert(ctx context.Context, arg SequenceSt
 		arg.TemplateID,
 		arg.SequenceID,
 		arg.Position,
+		arg.Run,
 		arg.FromEmail,
 		arg.FromName,
 		arg.ReplyTo,
@@ -1142,7 +1220,8 @@ func (q *Queries) SequenceStepCampaignUpsert(ctx context.Context, arg SequenceSt
 }
 
 const sequenceStepCampaigns = `-- name: SequenceStepCampaigns :many
-SELECT position, campaign_id FROM sequence_steps WHERE account_id = $1 AND sequence_id = $2 ORDER BY position
+SELECT position, run, campaign_id FROM sequence_steps WHERE account_id = $1 AND sequence_id = $2
+ORDER BY run, position
 `
 
 type SequenceStepCampaignsParams struct {
@@ -1152,9 +1231,11 @@ type SequenceStepCampaignsParams struct {
 
 type SequenceStepCampaignsRow struct {
 	Position   int32
+	Run        int32
 	CampaignID int64
 }
 
+// Every step campaign of the sequence, of every run that has one.
 func (q *Queries) SequenceStepCampaigns(ctx context.Context, arg SequenceStepCampaignsParams) ([]SequenceStepCampaignsRow, error) {
 	rows, err := q.db.Query(ctx, sequenceStepCampaigns, arg.AccountID, arg.SequenceID)
 	if err != nil {
@@ -1164,7 +1245,7 @@ func (q *Queries) SequenceStepCampaigns(ctx context.Context, arg SequenceStepCam
 	items := []SequenceStepCampaignsRow{}
 	for rows.Next() {
 		var i SequenceStepCampaignsRow
-		if err := rows.Scan(&i.Position, &i.CampaignID); err != nil {
+		if err := rows.Scan(&i.Position, &i.Run, &i.CampaignID); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -1514,7 +1595,7 @@ func (q *Queries) SequenceSwept(ctx context.Context, arg SequenceSweptParams) er
 }
 
 const sequenceTimeline = `-- name: SequenceTimeline :many
-SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at
+SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at, l.run
 FROM sequence_step_log l
 LEFT JOIN sends s ON l.job_id IS NOT NULL AND s.job_id = l.job_id AND s.job_id NOT LIKE 'campaign:%'
 WHERE l.account_id = $1 AND l.enrollment_id = ANY($2::bigint[])
@@ -1535,6 +1616,7 @@ type SequenceTimelineRow struct {
 	At           time.Time
 	SendStatus   *string
 	SentAt       *time.Time
+	Run          int32
 }
 
 // What happened to these enrollments, step by step, with each send's status now.
@@ -1556,6 +1638,7 @@ func (q *Queries) SequenceTimeline(ctx context.Context, arg SequenceTimelinePara
 			&i.At,
 			&i.SendStatus,
 			&i.SentAt,
+			&i.Run,
 		); err != nil {
 			return nil, err
 		}
@@ -1576,7 +1659,7 @@ SET status = $1::text,
                     THEN coalesce(swept_at, coalesce($2::timestamptz, now())) ELSE swept_at END,
     updated_at = coalesce($2::timestamptz, now())
 WHERE account_id = $3 AND id = $4 AND status = ANY($5::text[])
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
 `
 
 type SequenceTransitionParams struct {
@@ -1619,6 +1702,8 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 		&i.SegmentID,
 		&i.SegmentSweepDueAt,
 		&i.SegmentSweepAfterID,
+		&i.Reentry,
+		&i.ReentryAfter,
 	)
 	return i, err
 }
@@ -1630,9 +1715,10 @@ SET name = $1, trigger_type = $2, list_id = $3, event_name = $4,
     segment_id = $5, segment_sweep_after_id = 0, segment_sweep_due_at = NULL,
     time_zone = $6, late_after = $7::interval, steps = $8,
     date_attribute = $9, date_offset_days = $10, date_at = $11,
-    updated_at = coalesce($12::timestamptz, now())
-WHERE account_id = $13 AND id = $14 AND status <> 'archived'
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id
+    reentry = $12, reentry_after = $13::interval,
+    updated_at = coalesce($14::timestamptz, now())
+WHERE account_id = $15 AND id = $16 AND status <> 'archived'
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
 `
 
 type SequenceUpdateParams struct {
@@ -1647,6 +1733,8 @@ type SequenceUpdateParams struct {
 	DateAttribute  *string
 	DateOffsetDays int32
 	DateAt         string
+	Reentry        string
+	ReentryAfter   pgtype.Interval
 	Now            *time.Time
 	AccountID      int64
 	ID             int64
@@ -1667,6 +1755,8 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		arg.DateAttribute,
 		arg.DateOffsetDays,
 		arg.DateAt,
+		arg.Reentry,
+		arg.ReentryAfter,
 		arg.Now,
 		arg.AccountID,
 		arg.ID,
@@ -1693,6 +1783,8 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		&i.SegmentID,
 		&i.SegmentSweepDueAt,
 		&i.SegmentSweepAfterID,
+		&i.Reentry,
+		&i.ReentryAfter,
 	)
 	return i, err
 }
