@@ -1935,9 +1935,12 @@ type SequenceReentry string
 // SequenceStatus defines model for Sequence.Status.
 type SequenceStatus string
 
-// SequenceCondition Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet.
+// SequenceCondition Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`; clicked: the subscriber clicked a link in the send of an earlier send step (`{"step": 0}`, its position) in this run — a human click, not one from a suspected bot nor the hidden honeypot link.
 type SequenceCondition struct {
-	Clicked   *bool   `json:"clicked,omitempty"`
+	Clicked *struct {
+		// Step The position of an earlier send step.
+		Step int `json:"step"`
+	} `json:"clicked,omitempty"`
 	Data      *string `json:"data,omitempty"`
 	InSegment *int64  `json:"in_segment,omitempty"`
 	LeftList  *int64  `json:"left_list,omitempty"`
@@ -2034,7 +2037,7 @@ type SequenceStep struct {
 	FromEmail *string `json:"from_email,omitempty"`
 	FromName  *string `json:"from_name,omitempty"`
 
-	// If Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet.
+	// If Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`; clicked: the subscriber clicked a link in the send of an earlier send step (`{"step": 0}`, its position) in this run — a human click, not one from a suspected bot nor the hidden honeypot link.
 	If *SequenceCondition `json:"if,omitempty"`
 
 	// OnEvent Absent means continue.

@@ -534,3 +534,27 @@ WITH cand AS (
 INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
 SELECT @account_id, e.sequence_id, e.id, 0, 'entered', 'segment_entered', coalesce(sqlc.narg('now')::timestamptz, now())
 FROM enrolled e;
+
+-- name: SequenceClicked :one
+-- Whether the send with this job id (a step's, in the enrollment's run) had a
+-- human click: not suspected_bot, and not the hidden honeypot link (index 0).
+SELECT EXISTS (
+    SELECT 1 FROM sends s
+    JOIN tracking_hits h ON h.send_id = s.id AND h.kind = 'click'
+    WHERE s.job_id = @job_id AND s.job_id NOT LIKE 'campaign:%' AND s.account_id = @account_id
+      AND h.account_id = @account_id AND h.campaign_id = s.campaign_id
+      AND NOT h.suspected_bot AND h.link_idx > 0)::bool;
+
+-- name: SequenceStepCampaignClicks :one
+-- A step campaign's click tracking: whether it is on, and its stored links.
+SELECT c.track_clicks,
+       coalesce((SELECT array_agg(l.url ORDER BY l.idx) FROM tracked_links l
+                 WHERE l.account_id = @account_id AND l.campaign_id = c.id), '{}')::text[] AS urls,
+       c.html_template
+FROM campaigns c WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.kind = 'sequence';
+
+-- name: SequenceStepCampaignUntrack :exec
+-- An edit changed a step's links after some were stored: the links already sent
+-- keep redirecting to what they were sent with, and the step's sends from now on
+-- carry their links untracked.
+UPDATE campaigns SET track_clicks = false WHERE account_id = @account_id AND id = @campaign_id AND kind = 'sequence';

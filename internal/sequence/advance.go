@@ -491,6 +491,9 @@ func (a *Advancer) condition(ctx context.Context, q *store.Queries, c *Condition
 		return left != nil && *left, err
 	case c.Data != "":
 		return q.SequenceDataMatch(ctx, store.SequenceDataMatchParams{Data: r.Data, Match: c.Data})
+	case c.Clicked != nil:
+		return q.SequenceClicked(ctx, store.SequenceClickedParams{AccountID: r.AccountID,
+			JobID: RunJobID(r.SequenceID, c.Clicked.Step, r.SubscriberID, int(r.Run))})
 	}
 	return false, nil
 }

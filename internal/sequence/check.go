@@ -234,6 +234,12 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 		if st.If != nil && st.If.LeftList != nil && !slices.Contains(owned.Lists, *st.If.LeftList) {
 			return apperr.Invalidf(f("if/left_list"), "no such list")
 		}
+		if st.If != nil && st.If.Clicked != nil {
+			k := st.If.Clicked.Step
+			if k < 0 || k >= i || d.Steps[k].Type != StepSend {
+				return apperr.Invalidf(f("if/clicked/step"), "must be the position of an earlier send step")
+			}
+		}
 	}
 	return nil
 }
@@ -304,17 +310,14 @@ func checkStep(st *Step, f func(string) string) error {
 		if c == nil {
 			return apperr.Invalidf(f("if"), "a condition step needs if")
 		}
-		if c.Clicked != nil {
-			return apperr.Invalidf(f("if/clicked"), "click tracking is not built yet: clicked cannot be tested")
-		}
 		n := 0
-		for _, on := range []bool{c.InSegment != nil, c.LeftList != nil, c.Data != ""} {
+		for _, on := range []bool{c.InSegment != nil, c.LeftList != nil, c.Data != "", c.Clicked != nil} {
 			if on {
 				n++
 			}
 		}
 		if n != 1 {
-			return apperr.Invalidf(f("if"), "if needs exactly one of in_segment, left_list, data")
+			return apperr.Invalidf(f("if"), "if needs exactly one of in_segment, left_list, data, clicked")
 		}
 		if err := text(f("if/data"), c.Data, 1000); err != nil {
 			return err

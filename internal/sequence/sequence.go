@@ -78,10 +78,17 @@ type Step struct {
 // Condition is a condition step's test; exactly one field is set. True ends the
 // enrollment ("skip the rest").
 type Condition struct {
-	InSegment *int64 `json:"in_segment,omitempty"`
-	LeftList  *int64 `json:"left_list,omitempty"`
-	Data      string `json:"data,omitempty"`
-	Clicked   *bool  `json:"clicked,omitempty"`
+	InSegment *int64            `json:"in_segment,omitempty"`
+	LeftList  *int64            `json:"left_list,omitempty"`
+	Data      string            `json:"data,omitempty"`
+	Clicked   *ClickedCondition `json:"clicked,omitempty"`
+}
+
+// ClickedCondition is true when the subscriber clicked a link (a human click: not
+// a suspected bot, not the hidden honeypot link) in the send of step Step, an
+// earlier send step, in the enrollment's current run.
+type ClickedCondition struct {
+	Step int `json:"step"`
 }
 
 // Trigger says what enrolls subscribers.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -204,7 +206,7 @@ func upsertRunCampaigns(ctx context.Context, q *store.Queries, accountID int64, 
 		if st.Type != StepSend {
 			continue
 		}
-		_, err := q.SequenceStepCampaignUpsert(ctx, store.SequenceStepCampaignUpsertParams{AccountID: accountID,
+		campaignID, err := q.SequenceStepCampaignUpsert(ctx, store.SequenceStepCampaignUpsertParams{AccountID: accountID,
 			TemplateID: st.TemplateID, SequenceID: seq.ID, Position: int32(i), FromEmail: st.FromEmail,
 			FromName: st.FromName, ReplyTo: st.ReplyTo, ListIds: append([]int64{}, lists...), SenderID: st.SenderID,
 			Status: status, Run: run})
@@ -214,8 +216,34 @@ func upsertRunCampaigns(ctx context.Context, q *store.Queries, accountID int64, 
 		if err != nil {
 			return err
 		}
+		if err := storeStepLinks(ctx, q, accountID, campaignID); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// storeStepLinks stores the links click tracking rewrites in a step campaign (as
+// a campaign's approval does; the redirect answers with these URLs), so a step's
+// tracked links work and its clicks are recorded. An edit that keeps the links
+// changes nothing; one that changes links already stored turns the step's click
+// tracking off instead of renumbering them: the messages already sent keep
+// redirecting where they were sent to, and the step's later sends carry their
+// links as written.
+func storeStepLinks(ctx context.Context, q *store.Queries, accountID, campaignID int64) error {
+	c, err := q.SequenceStepCampaignClicks(ctx, store.SequenceStepCampaignClicksParams{AccountID: accountID, CampaignID: campaignID})
+	if err != nil || !c.TrackClicks {
+		return err
+	}
+	urls := message.TrackableLinks(c.HtmlTemplate)
+	switch {
+	case len(c.Urls) == 0 && len(urls) == 0, slices.Equal(c.Urls, urls):
+		return nil
+	case len(c.Urls) == 0:
+		return q.TrackedLinksInsert(ctx, store.TrackedLinksInsertParams{AccountID: accountID, CampaignID: campaignID, Urls: urls})
+	default:
+		return q.SequenceStepCampaignUntrack(ctx, store.SequenceStepCampaignUntrackParams{AccountID: accountID, CampaignID: campaignID})
+	}
 }
 
 // Transition names for Transition.

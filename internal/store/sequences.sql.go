@@ -124,6 +124,29 @@ func (q *Queries) SequenceClaimDue(ctx context.Context, arg SequenceClaimDuePara
 	return items, nil
 }
 
+const sequenceClicked = `-- name: SequenceClicked :one
+SELECT EXISTS (
+    SELECT 1 FROM sends s
+    JOIN tracking_hits h ON h.send_id = s.id AND h.kind = 'click'
+    WHERE s.job_id = $1 AND s.job_id NOT LIKE 'campaign:%' AND s.account_id = $2
+      AND h.account_id = $2 AND h.campaign_id = s.campaign_id
+      AND NOT h.suspected_bot AND h.link_idx > 0)::bool
+`
+
+type SequenceClickedParams struct {
+	JobID     string
+	AccountID int64
+}
+
+// Whether the send with this job id (a step's, in the enrollment's run) had a
+// human click: not suspected_bot, and not the hidden honeypot link (index 0).
+func (q *Queries) SequenceClicked(ctx context.Context, arg SequenceClickedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, sequenceClicked, arg.JobID, arg.AccountID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const sequenceCreate = `-- name: SequenceCreate :one
 
 INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
@@ -1139,6 +1162,50 @@ SELECT set_config('statement_timeout', $1::text, true)
 // Bounds the statements of the transaction it runs in (a sweep pass).
 func (q *Queries) SequenceStatementTimeout(ctx context.Context, timeout string) error {
 	_, err := q.db.Exec(ctx, sequenceStatementTimeout, timeout)
+	return err
+}
+
+const sequenceStepCampaignClicks = `-- name: SequenceStepCampaignClicks :one
+SELECT c.track_clicks,
+       coalesce((SELECT array_agg(l.url ORDER BY l.idx) FROM tracked_links l
+                 WHERE l.account_id = $1 AND l.campaign_id = c.id), '{}')::text[] AS urls,
+       c.html_template
+FROM campaigns c WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'sequence'
+`
+
+type SequenceStepCampaignClicksParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+type SequenceStepCampaignClicksRow struct {
+	TrackClicks  bool
+	Urls         []string
+	HtmlTemplate string
+}
+
+// A step campaign's click tracking: whether it is on, and its stored links.
+func (q *Queries) SequenceStepCampaignClicks(ctx context.Context, arg SequenceStepCampaignClicksParams) (SequenceStepCampaignClicksRow, error) {
+	row := q.db.QueryRow(ctx, sequenceStepCampaignClicks, arg.AccountID, arg.CampaignID)
+	var i SequenceStepCampaignClicksRow
+	err := row.Scan(&i.TrackClicks, &i.Urls, &i.HtmlTemplate)
+	return i, err
+}
+
+const sequenceStepCampaignUntrack = `-- name: SequenceStepCampaignUntrack :exec
+UPDATE campaigns SET track_clicks = false WHERE account_id = $1 AND id = $2 AND kind = 'sequence'
+`
+
+type SequenceStepCampaignUntrackParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+// An edit changed a step's links after some were stored: the links already sent
+// keep redirecting to what they were sent with, and the step's sends from now on
+// carry their links untracked.
+func (q *Queries) SequenceStepCampaignUntrack(ctx context.Context, arg SequenceStepCampaignUntrackParams) error {
+	_, err := q.db.Exec(ctx, sequenceStepCampaignUntrack, arg.AccountID, arg.CampaignID)
 	return err
 }
 
