@@ -2363,6 +2363,7 @@ type TestSendResult struct {
 
 // TrackInput Example: {"data":{"total":42},"email":"ada@example.com","event_id":"order-1234","name":"order.placed"}
 type TrackInput struct {
+	// Data At most 16 KiB as JSON (422 naming /data). A sequence this event triggers shows it to its steps' templates as {{.Event.<key>}}; an event a wait_for_event step awaited is merged in for the steps after it. Conditions on `data` read the same.
 	Data  *map[string]interface{} `json:"data,omitempty"`
 	Email string                  `json:"email"`
 

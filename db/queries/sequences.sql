@@ -558,3 +558,14 @@ FROM campaigns c WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.
 -- keep redirecting to what they were sent with, and the step's sends from now on
 -- carry their links untracked.
 UPDATE campaigns SET track_clicks = false WHERE account_id = @account_id AND id = @campaign_id AND kind = 'sequence';
+
+-- name: SequenceSendDataInsert :exec
+-- The enrollment's data as the step's send is queued (with it, in its
+-- transaction): what the step's templates see as .Event.
+INSERT INTO sequence_send_data (account_id, job_id, data, created_at)
+VALUES (@account_id, @job_id, @data, coalesce(sqlc.narg('now')::timestamptz, now()))
+ON CONFLICT (job_id) DO NOTHING;
+
+-- name: SequenceSendData :one
+-- A step send's .Event data, read by the executor as it renders the step.
+SELECT data FROM sequence_send_data WHERE account_id = @account_id AND job_id = @job_id;

@@ -92,6 +92,10 @@ type Config struct {
 	// Sequences advances the accounts' sequences (sequence.go); nil: this process
 	// advances none (their step sends are still claimed like any campaign's).
 	Sequences SequenceAdvancer
+	// SequenceData returns a sequence step send's event data (by its job id) for
+	// its templates' .Event; called only for steps whose templates use .Event. Nil:
+	// .Event is empty.
+	SequenceData func(ctx context.Context, accountID int64, jobID string) ([]byte, error)
 	// Senders routes campaigns that name a sender to its provider; nil: every
 	// campaign goes through the executor's provider.
 	Senders Senders

@@ -386,6 +386,12 @@ func (a *Advancer) advanceOne(ctx context.Context, db pgx.Tx, s *loaded, r store
 			} else if err != nil {
 				return err
 			} else {
+				if hasData(r.Data) {
+					if err := q.SequenceSendDataInsert(ctx, store.SequenceSendDataInsertParams{AccountID: r.AccountID,
+						JobID: job, Data: r.Data, Now: &now}); err != nil {
+						return err
+					}
+				}
 				if err := logLine("sent", nil, &job); err != nil {
 					return err
 				}
@@ -446,6 +452,27 @@ func (a *Advancer) advanceOne(ctx context.Context, db pgx.Tx, s *loaded, r store
 		}
 	}
 	return errors.New("sequence evaluation did not settle")
+}
+
+// hasData reports whether an enrollment's data is more than the empty object.
+func hasData(raw []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && len(m) > 0
+}
+
+// SendData returns what a sequence step's send (by its job id) shows its
+// templates as .Event: the enrollment's data when the send was queued; nil when it
+// had none. The executor calls it (Config.SequenceData) for steps whose templates
+// use .Event.
+func SendData(pool *pgxpool.Pool) func(ctx context.Context, accountID int64, jobID string) ([]byte, error) {
+	q := store.New(pool)
+	return func(ctx context.Context, accountID int64, jobID string) ([]byte, error) {
+		data, err := q.SequenceSendData(ctx, store.SequenceSendDataParams{AccountID: accountID, JobID: jobID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		return data, err
+	}
 }
 
 // excluded says why the subscriber may not be sent a step now ("" when they may),

@@ -398,6 +398,9 @@ func (s *Service) Track(ctx context.Context, accountID int64, eventID, name, ema
 	if err != nil {
 		return TrackResult{}, err
 	}
+	if len(b) > MaxEventDataBytes {
+		return TrackResult{}, apperr.Invalidf("/data", "data must be at most %d bytes as JSON (it is %d)", MaxEventDataBytes, len(b))
+	}
 	out := TrackResult{EventID: eventID}
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)

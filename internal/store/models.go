@@ -375,6 +375,13 @@ type SequenceEnrollment struct {
 	Run          int32
 }
 
+type SequenceSendDatum struct {
+	JobID     string
+	AccountID int64
+	Data      json.RawMessage
+	CreatedAt time.Time
+}
+
 type SequenceStep struct {
 	SequenceID int64
 	Position   int32

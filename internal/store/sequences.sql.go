@@ -1046,6 +1046,48 @@ func (q *Queries) SequenceSegmentSwept(ctx context.Context, arg SequenceSegmentS
 	return err
 }
 
+const sequenceSendData = `-- name: SequenceSendData :one
+SELECT data FROM sequence_send_data WHERE account_id = $1 AND job_id = $2
+`
+
+type SequenceSendDataParams struct {
+	AccountID int64
+	JobID     string
+}
+
+// A step send's .Event data, read by the executor as it renders the step.
+func (q *Queries) SequenceSendData(ctx context.Context, arg SequenceSendDataParams) (json.RawMessage, error) {
+	row := q.db.QueryRow(ctx, sequenceSendData, arg.AccountID, arg.JobID)
+	var data json.RawMessage
+	err := row.Scan(&data)
+	return data, err
+}
+
+const sequenceSendDataInsert = `-- name: SequenceSendDataInsert :exec
+INSERT INTO sequence_send_data (account_id, job_id, data, created_at)
+VALUES ($1, $2, $3, coalesce($4::timestamptz, now()))
+ON CONFLICT (job_id) DO NOTHING
+`
+
+type SequenceSendDataInsertParams struct {
+	AccountID int64
+	JobID     string
+	Data      json.RawMessage
+	Now       *time.Time
+}
+
+// The enrollment's data as the step's send is queued (with it, in its
+// transaction): what the step's templates see as .Event.
+func (q *Queries) SequenceSendDataInsert(ctx context.Context, arg SequenceSendDataInsertParams) error {
+	_, err := q.db.Exec(ctx, sequenceSendDataInsert,
+		arg.AccountID,
+		arg.JobID,
+		arg.Data,
+		arg.Now,
+	)
+	return err
+}
+
 const sequenceSendInsert = `-- name: SequenceSendInsert :one
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
 VALUES ($1, $2, $3, $4::text, lower($4::text), $5)
