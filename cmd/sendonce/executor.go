@@ -106,6 +106,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		SendRetention:        cfg.SendRetention,
 		MessageRetention:     cfg.MessageRetention,
+		SequenceRetention:    cfg.SequenceRetention,
 		Heartbeat:            cfg.Heartbeat,
 		StartupGrace:         cfg.StartupGrace,
 		MessageSweep:         cfg.MessageSweep,

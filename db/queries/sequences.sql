@@ -569,3 +569,39 @@ ON CONFLICT (job_id) DO NOTHING;
 -- name: SequenceSendData :one
 -- A step send's .Event data, read by the executor as it renders the step.
 SELECT data FROM sequence_send_data WHERE account_id = @account_id AND job_id = @job_id;
+
+-- name: SequenceSendsDeleteRetired :execrows
+-- Sequence retention: up to n settled step sends of enrollments that ended before
+-- cutoff, with their event data. SKIP LOCKED keeps replicas off each other's
+-- batch. Not a tenant query: the executors' maintenance runs it for every account.
+WITH doomed AS (
+    SELECT s.id, s.job_id
+    FROM sequence_enrollments e
+    JOIN sequence_steps st ON st.sequence_id = e.sequence_id
+    JOIN sends s ON s.campaign_id = st.campaign_id AND s.subscriber_id = e.subscriber_id
+    WHERE e.state <> 'active' AND e.finished_at < @cutoff::timestamptz
+      AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
+    LIMIT @n
+    FOR UPDATE OF s SKIP LOCKED
+), gone_data AS (
+    DELETE FROM sequence_send_data d USING doomed x WHERE d.job_id = x.job_id
+)
+DELETE FROM sends s USING doomed x WHERE s.id = x.id;
+
+-- name: SequenceLogDeleteRetired :execrows
+-- Sequence retention: up to n step log lines of enrollments that ended before
+-- cutoff (their timelines, and what the per-step stats count). Not a tenant query.
+DELETE FROM sequence_step_log l
+WHERE l.id IN (
+    SELECT x.id FROM sequence_enrollments e
+    JOIN sequence_step_log x ON x.enrollment_id = e.id
+    WHERE e.state <> 'active' AND e.finished_at < @cutoff::timestamptz
+    LIMIT @n);
+
+-- name: TrackEventsDeleteRetired :execrows
+-- Sequence retention: up to n tracked events posted before cutoff; a replay of a
+-- deleted event's id is a new event. Not a tenant query.
+DELETE FROM track_events t
+WHERE (t.account_id, t.event_id) IN (
+    SELECT x.account_id, x.event_id FROM track_events x WHERE x.created_at < @cutoff::timestamptz
+    ORDER BY x.created_at LIMIT @n);

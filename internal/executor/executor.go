@@ -73,6 +73,11 @@ type Config struct {
 	// messages accepted longer ago whose send has settled, with their send rows, in
 	// bounded batches. 0 keeps every message (and its key's idempotency) for good.
 	MessageRetention time.Duration
+	// SequenceRetention, when positive, has maintenance delete, for sequence
+	// enrollments that ended longer ago than this, their settled step sends (with
+	// their event data) and their step log lines, and the tracked events older
+	// than this (0: keep them all). The enrollments stay.
+	SequenceRetention time.Duration
 	// AckInterval and AckBatch bound how long and how many acknowledgements the
 	// completer coalesces; defaults 5ms and 500.
 	AckInterval time.Duration
@@ -198,6 +203,8 @@ type Executor struct {
 	retainAfter time.Time
 	// retainMessagesAfter is the same for transactional messages.
 	retainMessagesAfter time.Time
+	// retainSequencesAfter is the same for sequence rows.
+	retainSequencesAfter time.Time
 	// sweepAttachmentsAfter is the same for unreferenced attachment files.
 	sweepAttachmentsAfter time.Time
 	retainBatch           int32

@@ -805,6 +805,30 @@ func (q *Queries) SequenceLog(ctx context.Context, arg SequenceLogParams) error 
 	return err
 }
 
+const sequenceLogDeleteRetired = `-- name: SequenceLogDeleteRetired :execrows
+DELETE FROM sequence_step_log l
+WHERE l.id IN (
+    SELECT x.id FROM sequence_enrollments e
+    JOIN sequence_step_log x ON x.enrollment_id = e.id
+    WHERE e.state <> 'active' AND e.finished_at < $1::timestamptz
+    LIMIT $2)
+`
+
+type SequenceLogDeleteRetiredParams struct {
+	Cutoff time.Time
+	N      int32
+}
+
+// Sequence retention: up to n step log lines of enrollments that ended before
+// cutoff (their timelines, and what the per-step stats count). Not a tenant query.
+func (q *Queries) SequenceLogDeleteRetired(ctx context.Context, arg SequenceLogDeleteRetiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceLogDeleteRetired, arg.Cutoff, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sequenceMembershipLock = `-- name: SequenceMembershipLock :one
 SELECT status FROM list_members
 WHERE account_id = $1 AND list_id = $2 AND subscriber_id = $3
@@ -1159,6 +1183,38 @@ func (q *Queries) SequenceSendStats(ctx context.Context, arg SequenceSendStatsPa
 		return nil, err
 	}
 	return items, nil
+}
+
+const sequenceSendsDeleteRetired = `-- name: SequenceSendsDeleteRetired :execrows
+WITH doomed AS (
+    SELECT s.id, s.job_id
+    FROM sequence_enrollments e
+    JOIN sequence_steps st ON st.sequence_id = e.sequence_id
+    JOIN sends s ON s.campaign_id = st.campaign_id AND s.subscriber_id = e.subscriber_id
+    WHERE e.state <> 'active' AND e.finished_at < $1::timestamptz
+      AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
+    LIMIT $2
+    FOR UPDATE OF s SKIP LOCKED
+), gone_data AS (
+    DELETE FROM sequence_send_data d USING doomed x WHERE d.job_id = x.job_id
+)
+DELETE FROM sends s USING doomed x WHERE s.id = x.id
+`
+
+type SequenceSendsDeleteRetiredParams struct {
+	Cutoff time.Time
+	N      int32
+}
+
+// Sequence retention: up to n settled step sends of enrollments that ended before
+// cutoff, with their event data. SKIP LOCKED keeps replicas off each other's
+// batch. Not a tenant query: the executors' maintenance runs it for every account.
+func (q *Queries) SequenceSendsDeleteRetired(ctx context.Context, arg SequenceSendsDeleteRetiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceSendsDeleteRetired, arg.Cutoff, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const sequenceStateCounts = `-- name: SequenceStateCounts :many
@@ -2009,4 +2065,26 @@ func (q *Queries) TrackEventInsert(ctx context.Context, arg TrackEventInsertPara
 	var created_at time.Time
 	err := row.Scan(&created_at)
 	return created_at, err
+}
+
+const trackEventsDeleteRetired = `-- name: TrackEventsDeleteRetired :execrows
+DELETE FROM track_events t
+WHERE (t.account_id, t.event_id) IN (
+    SELECT x.account_id, x.event_id FROM track_events x WHERE x.created_at < $1::timestamptz
+    ORDER BY x.created_at LIMIT $2)
+`
+
+type TrackEventsDeleteRetiredParams struct {
+	Cutoff time.Time
+	N      int32
+}
+
+// Sequence retention: up to n tracked events posted before cutoff; a replay of a
+// deleted event's id is a new event. Not a tenant query.
+func (q *Queries) TrackEventsDeleteRetired(ctx context.Context, arg TrackEventsDeleteRetiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, trackEventsDeleteRetired, arg.Cutoff, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
