@@ -439,6 +439,24 @@ func (e SenderVerifyResultStep) Valid() bool {
 	}
 }
 
+// Defines values for SequenceReentry.
+const (
+	SequenceReentryAfterExit SequenceReentry = "after_exit"
+	SequenceReentryNever     SequenceReentry = "never"
+)
+
+// Valid indicates whether the value is a known member of the SequenceReentry enum.
+func (e SequenceReentry) Valid() bool {
+	switch e {
+	case SequenceReentryAfterExit:
+		return true
+	case SequenceReentryNever:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SequenceStatus.
 const (
 	SequenceStatusActive   SequenceStatus = "active"
@@ -478,6 +496,24 @@ func (e SequenceEnrollmentState) Valid() bool {
 	case SequenceEnrollmentStateCompleted:
 		return true
 	case SequenceEnrollmentStateExited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceInputReentry.
+const (
+	SequenceInputReentryAfterExit SequenceInputReentry = "after_exit"
+	SequenceInputReentryNever     SequenceInputReentry = "never"
+)
+
+// Valid indicates whether the value is a known member of the SequenceInputReentry enum.
+func (e SequenceInputReentry) Valid() bool {
+	switch e {
+	case SequenceInputReentryAfterExit:
+		return true
+	case SequenceInputReentryNever:
 		return true
 	default:
 		return false
@@ -612,11 +648,12 @@ func (e SequenceTimelineEntryOutcome) Valid() bool {
 
 // Defines values for SequenceTriggerType.
 const (
-	SequenceTriggerTypeConfirmed     SequenceTriggerType = "confirmed"
-	SequenceTriggerTypeDateAttribute SequenceTriggerType = "date_attribute"
-	SequenceTriggerTypeEvent         SequenceTriggerType = "event"
-	SequenceTriggerTypeListJoined    SequenceTriggerType = "list_joined"
-	SequenceTriggerTypeManual        SequenceTriggerType = "manual"
+	SequenceTriggerTypeConfirmed      SequenceTriggerType = "confirmed"
+	SequenceTriggerTypeDateAttribute  SequenceTriggerType = "date_attribute"
+	SequenceTriggerTypeEvent          SequenceTriggerType = "event"
+	SequenceTriggerTypeListJoined     SequenceTriggerType = "list_joined"
+	SequenceTriggerTypeManual         SequenceTriggerType = "manual"
+	SequenceTriggerTypeSegmentEntered SequenceTriggerType = "segment_entered"
 )
 
 // Valid indicates whether the value is a known member of the SequenceTriggerType enum.
@@ -631,6 +668,8 @@ func (e SequenceTriggerType) Valid() bool {
 	case SequenceTriggerTypeListJoined:
 		return true
 	case SequenceTriggerTypeManual:
+		return true
+	case SequenceTriggerTypeSegmentEntered:
 		return true
 	default:
 		return false
@@ -1925,26 +1964,34 @@ type SenderVerifyResultStep string
 
 // Sequence defines model for Sequence.
 type Sequence struct {
-	ActivatedAt *time.Time     `json:"activated_at,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	Id          int64          `json:"id"`
-	LateAfter   *string        `json:"late_after,omitempty"`
-	Name        string         `json:"name"`
-	Status      SequenceStatus `json:"status"`
-	Steps       []SequenceStep `json:"steps"`
-	TimeZone    string         `json:"time_zone"`
+	ActivatedAt  *time.Time       `json:"activated_at,omitempty"`
+	CreatedAt    time.Time        `json:"created_at"`
+	Id           int64            `json:"id"`
+	LateAfter    *string          `json:"late_after,omitempty"`
+	Name         string           `json:"name"`
+	Reentry      *SequenceReentry `json:"reentry,omitempty"`
+	ReentryAfter *string          `json:"reentry_after,omitempty"`
+	Status       SequenceStatus   `json:"status"`
+	Steps        []SequenceStep   `json:"steps"`
+	TimeZone     string           `json:"time_zone"`
 
-	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. segment_entered: each confirmed subscriber once, when they match segment_id while the sequence is active — at once when a subscriber write (create, update, confirm) makes them match, else by the executors' sweep (a chunk of the account's subscribers per pass; a full scan at most once a minute), which also enrolls those already matching at activation. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute and segment_entered, only its members are enrolled).
 	Trigger   SequenceTrigger `json:"trigger"`
 	UpdatedAt time.Time       `json:"updated_at"`
 }
 
+// SequenceReentry defines model for Sequence.Reentry.
+type SequenceReentry string
+
 // SequenceStatus defines model for Sequence.Status.
 type SequenceStatus string
 
-// SequenceCondition Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet.
+// SequenceCondition Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`; clicked: the subscriber clicked a link in the send of an earlier send step (`{"step": 0}`, its position) in this run — a human click, not one from a suspected bot nor the hidden honeypot link.
 type SequenceCondition struct {
-	Clicked   *bool   `json:"clicked,omitempty"`
+	Clicked *struct {
+		// Step The position of an earlier send step.
+		Step int `json:"step"`
+	} `json:"clicked,omitempty"`
 	Data      *string `json:"data,omitempty"`
 	InSegment *int64  `json:"in_segment,omitempty"`
 	LeftList  *int64  `json:"left_list,omitempty"`
@@ -1967,13 +2014,16 @@ type SequenceEnrollResult struct {
 
 // SequenceEnrollment defines model for SequenceEnrollment.
 type SequenceEnrollment struct {
-	CreatedAt  time.Time               `json:"created_at"`
-	DueAt      time.Time               `json:"due_at"`
-	Email      string                  `json:"email"`
-	ExitReason *string                 `json:"exit_reason,omitempty"`
-	FinishedAt *time.Time              `json:"finished_at,omitempty"`
-	Id         int64                   `json:"id"`
-	State      SequenceEnrollmentState `json:"state"`
+	CreatedAt  time.Time  `json:"created_at"`
+	DueAt      time.Time  `json:"due_at"`
+	Email      string     `json:"email"`
+	ExitReason *string    `json:"exit_reason,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Id         int64      `json:"id"`
+
+	// Run How many runs the enrollment has started (1 unless the sequence allows re-entry).
+	Run   *int                    `json:"run,omitempty"`
+	State SequenceEnrollmentState `json:"state"`
 
 	// Step The next step to evaluate.
 	Step         int                     `json:"step"`
@@ -1994,16 +2044,25 @@ type SequenceEnrollmentPage struct {
 // SequenceInput Example: {"name":"Welcome series","steps":[{"from_email":"hello@example.com","template_id":1,"type":"send"},{"duration":"3d","type":"wait"},{"from_email":"hello@example.com","template_id":2,"type":"send"}],"trigger":{"list_id":1,"type":"list_joined"}}
 type SequenceInput struct {
 	// LateAfter A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late.
-	LateAfter *string        `json:"late_after,omitempty"`
-	Name      string         `json:"name"`
-	Steps     []SequenceStep `json:"steps"`
+	LateAfter *string `json:"late_after,omitempty"`
+	Name      string  `json:"name"`
+
+	// Reentry never (default): a subscriber runs through the sequence once. after_exit (event and manual triggers only): a new trigger starts an enrollment that ended (completed, or exited other than by an opt-out: left_list, suppressed, not_confirmed, subscriber_deleted, archived) again from the first step, as its next run; a trigger while it runs changes nothing. Run 1's step sends keep the job id sequence:<sequence>:<step>:<subscriber>; run r > 1's are sequence:<sequence>:<step>:<subscriber>:<r>.
+	Reentry *SequenceInputReentry `json:"reentry,omitempty"`
+
+	// ReentryAfter after_exit: the least time from the end of a run to a trigger that starts the next (90m, 72h, 3d).
+	ReentryAfter *string        `json:"reentry_after,omitempty"`
+	Steps        []SequenceStep `json:"steps"`
 
 	// TimeZone IANA zone of time-of-day waits; absent means UTC.
 	TimeZone *string `json:"time_zone,omitempty"`
 
-	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. segment_entered: each confirmed subscriber once, when they match segment_id while the sequence is active — at once when a subscriber write (create, update, confirm) makes them match, else by the executors' sweep (a chunk of the account's subscribers per pass; a full scan at most once a minute), which also enrolls those already matching at activation. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute and segment_entered, only its members are enrolled).
 	Trigger SequenceTrigger `json:"trigger"`
 }
+
+// SequenceInputReentry never (default): a subscriber runs through the sequence once. after_exit (event and manual triggers only): a new trigger starts an enrollment that ended (completed, or exited other than by an opt-out: left_list, suppressed, not_confirmed, subscriber_deleted, archived) again from the first step, as its next run; a trigger while it runs changes nothing. Run 1's step sends keep the job id sequence:<sequence>:<step>:<subscriber>; run r > 1's are sequence:<sequence>:<step>:<subscriber>:<r>.
+type SequenceInputReentry string
 
 // SequencePage defines model for SequencePage.
 type SequencePage struct {
@@ -2029,7 +2088,7 @@ type SequenceStep struct {
 	FromEmail *string `json:"from_email,omitempty"`
 	FromName  *string `json:"from_name,omitempty"`
 
-	// If Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet.
+	// If Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`; clicked: the subscriber clicked a link in the send of an earlier send step (`{"step": 0}`, its position) in this run — a human click, not one from a suspected bot nor the hidden honeypot link.
 	If *SequenceCondition `json:"if,omitempty"`
 
 	// OnEvent Absent means continue.
@@ -2077,6 +2136,9 @@ type SequenceTimelineEntry struct {
 	Outcome SequenceTimelineEntryOutcome `json:"outcome"`
 	Reason  *string                      `json:"reason,omitempty"`
 
+	// Run The run of the enrollment this line belongs to (1 unless the sequence allows re-entry).
+	Run *int `json:"run,omitempty"`
+
 	// SendStatus The step's send now (queued, sending, sent, suppressed…).
 	SendStatus *string `json:"send_status,omitempty"`
 	Step       int     `json:"step"`
@@ -2085,7 +2147,7 @@ type SequenceTimelineEntry struct {
 // SequenceTimelineEntryOutcome defines model for SequenceTimelineEntry.Outcome.
 type SequenceTimelineEntryOutcome string
 
-// SequenceTrigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled).
+// SequenceTrigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. segment_entered: each confirmed subscriber once, when they match segment_id while the sequence is active — at once when a subscriber write (create, update, confirm) makes them match, else by the executors' sweep (a chunk of the account's subscribers per pass; a full scan at most once a minute), which also enrolls those already matching at activation. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute and segment_entered, only its members are enrolled).
 type SequenceTrigger struct {
 	// At date_attribute: HH:MM; absent means 09:00.
 	At *string `json:"at,omitempty"`
@@ -2096,8 +2158,11 @@ type SequenceTrigger struct {
 	ListId    *int64  `json:"list_id,omitempty"`
 
 	// OffsetDays date_attribute: days after (negative: before) the date.
-	OffsetDays *int                `json:"offset_days,omitempty"`
-	Type       SequenceTriggerType `json:"type"`
+	OffsetDays *int `json:"offset_days,omitempty"`
+
+	// SegmentId segment_entered: the segment (one of the account's).
+	SegmentId *int64              `json:"segment_id,omitempty"`
+	Type      SequenceTriggerType `json:"type"`
 }
 
 // SequenceTriggerType defines model for SequenceTrigger.Type.
@@ -2357,6 +2422,7 @@ type TestSendResult struct {
 
 // TrackInput Example: {"data":{"total":42},"email":"ada@example.com","event_id":"order-1234","name":"order.placed"}
 type TrackInput struct {
+	// Data At most 16 KiB as JSON (422 naming /data). A sequence this event triggers shows it to its steps' templates as {{.Event.<key>}}; an event a wait_for_event step awaited is merged in for the steps after it. Conditions on `data` read the same.
 	Data  *map[string]interface{} `json:"data,omitempty"`
 	Email string                  `json:"email"`
 

@@ -56,6 +56,8 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 	}
 	ecfg.Senders = senders
 	ecfg.Sequences = &sequence.Advancer{Pool: pool, Log: log}
+	// A step whose templates use .Event reads its send's event data.
+	ecfg.SequenceData = sequence.SendData(pool)
 	if !p.Idempotent() && cfg.Provider == "smtp" && ecfg.Workers > cfg.SMTPConns {
 		// A worker waiting for one of the provider's connections holds a leased row;
 		// after a crash a non-idempotent provider's leased rows all become unknown,
@@ -108,6 +110,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		AccountRatePerSecond: cfg.AccountRatePerSecond,
 		SendRetention:        cfg.SendRetention,
 		MessageRetention:     cfg.MessageRetention,
+		SequenceRetention:    cfg.SequenceRetention,
 		Heartbeat:            cfg.Heartbeat,
 		StartupGrace:         cfg.StartupGrace,
 		MessageSweep:         cfg.MessageSweep,

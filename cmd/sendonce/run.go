@@ -44,6 +44,17 @@ type Options struct {
 // ctx is cancelled and everything has stopped, or on the first fatal error.
 func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io.Writer) error {
 	log := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
+	// A stop asked for while starting (SIGTERM during the pool's dial, the
+	// migrations or the executor's start) cancels ctx, and the step under way fails
+	// with it: that is an orderly stop, not a failed start, so the process exits 0.
+	// What was opened so far is closed by the defers.
+	starting := func(err error) error {
+		if err != nil && ctx.Err() != nil {
+			log.Info("stopped while starting", "err", err)
+			return nil
+		}
+		return err
+	}
 	// Both parts need the key: the executor signs links, the API verifies them. Refuse
 	// before touching the database, so the mistake shows at once.
 	if (opts.API || opts.Executor) && len(cfg.UnsubscribeSecret) == 0 {
@@ -55,7 +66,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 	pool, n, err := openMigrated(ctx, cfg)
 	if err != nil {
-		return err
+		return starting(err)
 	}
 	defer pool.Close()
 	if n > 0 {
@@ -64,7 +75,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	// A ring that cannot decrypt a stored credential would fail every send of that
 	// sender: refuse to start instead.
 	if err := sender.CheckKeys(ctx, pool, ring); err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return starting(fmt.Errorf("configuration: %w", err))
 	}
 	// Senders are aimed by tenants: their connections go through the same guard as
 	// event deliveries, with the same development switch.
@@ -99,13 +110,13 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		execCfg.DBMaxConns = cfg.ExecutorDBConns
 		execPool, err := openWithTimeout(ctx, execCfg)
 		if err != nil {
-			return err
+			return starting(err)
 		}
 		// Deferred after pool's, so closed before it, once the executor has stopped.
 		defer execPool.Close()
 		stop, err := startExecutor(ctx, cfg, execPool, p, executorSenders{routes}, mb, log, reg)
 		if err != nil {
-			return err
+			return starting(err)
 		}
 		stops = append(stops, stop)
 		// Event deliveries run where sending runs, on the main pool.

@@ -114,3 +114,20 @@ func accountOf(t *testing.T, pool *pgxPool, campaign int64) int64 {
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT account_id FROM campaigns WHERE id = $1`, campaign).Scan(&acct))
 	return acct
 }
+
+// TestSIGTERMDuringStartupExitsZero: a stop asked for while the service is still
+// starting (opening its pools, applying migrations, starting the executor) is an
+// orderly stop, not a failure: run returns nil, so the process exits 0. A deploy
+// that replaces a process seconds after starting it (or a test harness that signals
+// the processes it just started) must not read as a crash.
+func TestSIGTERMDuringStartupExitsZero(t *testing.T) {
+	t.Parallel()
+	s := sink.NewSMTP(sink.SMTPOptions{})
+	cfg, _, _ := smtpService(t, 1, s)
+	for _, opts := range []Options{{Executor: true}, {API: true, Executor: true}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the SIGTERM arrived before run got anywhere
+		cfg.Addr = "127.0.0.1:0"
+		require.NoError(t, run(ctx, cfg, opts, testWriter{t}, testWriter{t}), "%+v", opts)
+	}
+}

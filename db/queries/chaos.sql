@@ -33,3 +33,9 @@ UPDATE campaigns SET sender_id = @sender_id WHERE account_id = @account_id AND i
 -- name: ChaosMessageStream :one
 -- The account's default transactional message stream (`sendonce chaos -messages`).
 SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages' AND sender_id IS NULL AND status = 'sending';
+
+-- name: ChaosExecutorsRegistered :one
+-- How many of the given processes have registered as executors: a process that
+-- has is past its start (its signal handling is in place). A killed process of
+-- an earlier generation may have had the same pid: its row is older than since.
+SELECT count(DISTINCT pid) FROM executors WHERE pid = ANY(@pids::int[]) AND started_at >= @since::timestamptz;

@@ -3,10 +3,11 @@
 -- claim and the trigger sweep read every account and say so.
 
 -- name: SequenceCreate :one
-INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps,
-                       date_attribute, date_offset_days, date_at)
+INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
+                       date_attribute, date_offset_days, date_at, reentry, reentry_after)
 VALUES (@account_id, @name, @trigger_type, sqlc.narg('list_id'), sqlc.narg('event_name'), sqlc.arg(time_zone),
-        sqlc.narg('late_after')::interval, @steps, sqlc.narg('date_attribute'), @date_offset_days, @date_at)
+        sqlc.narg('late_after')::interval, @steps, sqlc.narg('segment_id'), sqlc.narg('date_attribute'), @date_offset_days, @date_at,
+        @reentry, sqlc.narg('reentry_after')::interval)
 RETURNING *;
 
 -- name: SequenceGet :one
@@ -20,8 +21,11 @@ SELECT * FROM sequences WHERE account_id = @account_id AND id > @after_id ORDER 
 -- affects the steps they have not reached yet.
 UPDATE sequences
 SET name = @name, trigger_type = @trigger_type, list_id = sqlc.narg('list_id'), event_name = sqlc.narg('event_name'),
+    -- An edit may change the segment: its sweep starts over (a second look enrolls nobody twice).
+    segment_id = sqlc.narg('segment_id'), segment_sweep_after_id = 0, segment_sweep_due_at = NULL,
     time_zone = sqlc.arg(time_zone), late_after = sqlc.narg('late_after')::interval, steps = @steps,
     date_attribute = sqlc.narg('date_attribute'), date_offset_days = @date_offset_days, date_at = @date_at,
+    reentry = @reentry, reentry_after = sqlc.narg('reentry_after')::interval,
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 WHERE account_id = @account_id AND id = @id AND status <> 'archived'
 RETURNING *;
@@ -51,10 +55,21 @@ SELECT coalesce((SELECT array_agg(t.id) FROM templates t WHERE t.account_id = sq
        coalesce((SELECT array_agg(l.id) FROM lists l WHERE l.account_id = sqlc.arg(account_id)::bigint AND l.id = ANY(sqlc.arg(list_ids)::bigint[])), '{}')::bigint[] AS lists;
 
 -- name: SequenceStepCampaigns :many
-SELECT position, campaign_id FROM sequence_steps WHERE account_id = @account_id AND sequence_id = @sequence_id ORDER BY position;
+-- Every step campaign of the sequence, of every run that has one.
+SELECT position, run, campaign_id FROM sequence_steps WHERE account_id = @account_id AND sequence_id = @sequence_id
+ORDER BY run, position;
+
+-- name: SequenceRuns :many
+-- The runs that have step campaigns (1 at least once activated): an edit brings each up to date.
+SELECT DISTINCT run FROM sequence_steps WHERE account_id = @account_id AND sequence_id = @sequence_id ORDER BY run;
+
+-- name: SequenceRunLock :exec
+-- Serialises the making of one run's step campaigns (two advancers reaching a new
+-- run's step at once): held to the end of the transaction.
+SELECT pg_advisory_xact_lock(hashtext('sequence run campaigns'), sqlc.arg(sequence_key)::int);
 
 -- name: SequenceStepCampaignUpsert :one
--- The campaign that carries send step `position`, made or brought up to date from
+-- The campaign that carries send step `position` of run `run`, made or brought up to date from
 -- the step's template. It is 'sending' while the sequence is active, 'paused'
 -- while paused; its list_ids are the sequence's list, so an opt-out from that
 -- list flags its queued rows (SendSuppressLeftLists) and the claim skips them. A
@@ -64,7 +79,7 @@ WITH tpl AS (
     WHERE t.account_id = @account_id AND t.id = @template_id
 ), existing AS (
     SELECT st.campaign_id FROM sequence_steps st
-    WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id AND st.position = @position
+    WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id AND st.position = @position AND st.run = @run
 ), updated AS (
     UPDATE campaigns c
     SET subject = tpl.subject, html_template = tpl.html, text_template = tpl.text, language = tpl.language,
@@ -80,7 +95,8 @@ WITH tpl AS (
 ), inserted AS (
     INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
                            language, list_ids, status, kind, approved_at, started_at, sender_id, template_id)
-    SELECT @account_id, left('sequence ' || @sequence_id::bigint || ' step ' || @position::int, 200), tpl.subject,
+    SELECT @account_id, left('sequence ' || @sequence_id::bigint || ' step ' || @position::int
+                             || CASE WHEN @run::int > 1 THEN ' run ' || @run::int ELSE '' END, 200), tpl.subject,
            @from_email, @from_name, @reply_to, tpl.html, tpl.text, tpl.language, @list_ids::bigint[], @status::text,
            'sequence', now(), now(),
            coalesce(sqlc.narg('sender_id')::bigint,
@@ -90,8 +106,8 @@ WITH tpl AS (
     WHERE NOT EXISTS (SELECT 1 FROM existing)
     RETURNING id
 ), linked AS (
-    INSERT INTO sequence_steps (sequence_id, position, account_id, campaign_id)
-    SELECT @sequence_id, @position, @account_id, i.id FROM inserted i
+    INSERT INTO sequence_steps (sequence_id, position, run, account_id, campaign_id)
+    SELECT @sequence_id, @position, @run, @account_id, i.id FROM inserted i
 )
 SELECT id FROM updated UNION ALL SELECT id FROM inserted;
 
@@ -114,10 +130,10 @@ WITH ended AS (
     SET state = 'exited', exit_reason = 'archived', waiting_for = NULL,
         finished_at = coalesce(sqlc.narg('now')::timestamptz, now()), updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
     WHERE e.account_id = @account_id AND e.sequence_id = @sequence_id AND e.state = 'active'
-    RETURNING e.id, e.step
+    RETURNING e.id, e.step, e.run
 )
-INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
-SELECT @account_id, @sequence_id, x.id, x.step, 'exited', 'archived', coalesce(sqlc.narg('now')::timestamptz, now())
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
+SELECT @account_id, @sequence_id, x.id, x.step, 'exited', 'archived', coalesce(sqlc.narg('now')::timestamptz, now()), x.run
 FROM ended x;
 
 -- name: SequenceSubscriberByEmail :one
@@ -128,19 +144,31 @@ SELECT id, email FROM subscribers WHERE account_id = @account_id AND id = @id;
 
 -- name: SequenceEnroll :one
 -- Once per (sequence, subscriber): a second trigger finds the enrollment and adds
--- nothing (no row back). The 'entered' line of the timeline is written with it.
+-- nothing (no row back) — unless the sequence allows re-entry after exit and the
+-- enrollment has ended (not by an opt-out: left_list, suppressed, not_confirmed,
+-- subscriber_deleted; nor archived) at least reentry_after ago: then it starts its
+-- next run from step 0 with the new trigger's data. A trigger while it runs
+-- changes nothing. The 'entered' line of the timeline is written with it.
 WITH enrolled AS (
-    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    INSERT INTO sequence_enrollments AS e (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
     VALUES (@account_id, @sequence_id, @subscriber_id, @email, coalesce(sqlc.narg('now')::timestamptz, now()),
             @data, @trigger)
-    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
-    RETURNING id
+    ON CONFLICT (sequence_id, subscriber_id) DO UPDATE
+    SET run = e.run + 1, step = 0, state = 'active', due_at = excluded.due_at, waiting_for = NULL,
+        event_seen = false, data = excluded.data, trigger = excluded.trigger, exit_reason = NULL,
+        finished_at = NULL, email = excluded.email, updated_at = excluded.due_at
+    WHERE e.state IN ('completed', 'exited')
+      AND coalesce(e.exit_reason, '') NOT IN ('left_list', 'suppressed', 'not_confirmed', 'subscriber_deleted', 'archived')
+      AND EXISTS (SELECT 1 FROM sequences q
+                  WHERE q.id = e.sequence_id AND q.reentry = 'after_exit'
+                    AND (q.reentry_after IS NULL OR e.finished_at <= excluded.due_at - q.reentry_after))
+    RETURNING e.id, e.run
 ), logged AS (
-    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
-    SELECT @account_id, @sequence_id, e.id, 0, 'entered', @trigger, coalesce(sqlc.narg('now')::timestamptz, now())
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
+    SELECT @account_id, @sequence_id, e.id, 0, 'entered', @trigger, coalesce(sqlc.narg('now')::timestamptz, now()), e.run
     FROM enrolled e
 )
-SELECT id FROM enrolled;
+SELECT id, run FROM enrolled;
 
 -- name: SequenceEventSequences :many
 -- The active sequences a custom event triggers.
@@ -220,7 +248,7 @@ WITH RECURSIVE accts AS (
     FROM accts a WHERE a.account_id IS NOT NULL
 )
 SELECT d.id, d.account_id, d.sequence_id, d.subscriber_id, d.email, d.step, d.due_at, d.waiting_for,
-       d.event_seen, d.data
+       d.event_seen, d.data, d.run
 FROM accts a
 CROSS JOIN LATERAL (
     SELECT e.* FROM sequence_enrollments e
@@ -262,8 +290,9 @@ WHERE account_id = @account_id AND list_id = @list_id AND subscriber_id = @subsc
 FOR SHARE NOWAIT;
 
 -- name: SequenceSendInsert :one
--- A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>'
--- (sends_job_id_key), in the step's campaign. Queued due at once
+-- A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>' in run
+-- 1, 'sequence:<sequence>:<step>:<subscriber>:<run>' in a later run
+-- (sends_job_id_key), in the step's campaign of that run. Queued due at once
 -- ('-infinity', as a build's rows), so the claim takes it in id order. A second
 -- insert of the same step (a re-run after a crash) adds nothing: no row back.
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
@@ -312,9 +341,9 @@ SET step = @step, state = @state, due_at = @due_at, waiting_for = sqlc.narg('wai
 WHERE id = @id;
 
 -- name: SequenceLog :exec
-INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at, run)
 VALUES (@account_id, @sequence_id, @enrollment_id, @step, @outcome, sqlc.narg('reason'), sqlc.narg('job_id'),
-        coalesce(sqlc.narg('now')::timestamptz, now()));
+        coalesce(sqlc.narg('now')::timestamptz, now()), @run);
 
 -- name: SequenceEnrollmentList :many
 -- The per-subscriber timeline's enrollments (email: one address; NULL: all, by id).
@@ -326,7 +355,7 @@ LIMIT @lim;
 
 -- name: SequenceTimeline :many
 -- What happened to these enrollments, step by step, with each send's status now.
-SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at
+SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at, l.run
 FROM sequence_step_log l
 LEFT JOIN sends s ON l.job_id IS NOT NULL AND s.job_id = l.job_id AND s.job_id NOT LIKE 'campaign:%'
 WHERE l.account_id = @account_id AND l.enrollment_id = ANY(@enrollment_ids::bigint[])
@@ -397,3 +426,182 @@ WITH cand AS (
 INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
 SELECT @account_id, @sequence_id, e.id, 0, 'entered', 'date_attribute', coalesce(sqlc.narg('now')::timestamptz, now())
 FROM enrolled e;
+
+-- name: SequenceSegmentSweepClaim :many
+-- The segment trigger's sweep claim, for every account in one statement: the
+-- active segment_entered sequences whose sweep is due, at most per_account of one
+-- account and n in all, locked SKIP LOCKED and pushed to next_due before the pass
+-- runs, so no other executor takes them meanwhile (and a crashed pass is taken
+-- again at next_due, from the same cursor). Not a tenant query.
+WITH due AS (
+    SELECT d.id FROM (
+        SELECT q.id, row_number() OVER (PARTITION BY q.account_id ORDER BY q.segment_sweep_due_at NULLS FIRST, q.id) AS rn
+        FROM sequences q
+        WHERE q.status = 'active' AND q.trigger_type = 'segment_entered' AND q.segment_id IS NOT NULL
+          AND (q.segment_sweep_due_at IS NULL OR q.segment_sweep_due_at <= @now::timestamptz)
+    ) d
+    WHERE d.rn <= @per_account::int
+), locked AS (
+    SELECT q.id FROM sequences q
+    WHERE q.id IN (SELECT due.id FROM due) AND q.status = 'active'
+      AND (q.segment_sweep_due_at IS NULL OR q.segment_sweep_due_at <= @now::timestamptz)
+    ORDER BY q.id
+    LIMIT @n::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE sequences s SET segment_sweep_due_at = @next_due::timestamptz
+FROM locked
+WHERE s.id = locked.id
+RETURNING s.id, s.account_id, s.segment_id::bigint AS segment_id, s.list_id, s.segment_sweep_after_id;
+
+-- name: SequenceStatementTimeout :exec
+-- Bounds the statements of the transaction it runs in (a sweep pass).
+SELECT set_config('statement_timeout', @timeout::text, true);
+
+-- name: SequenceSweepSegment :one
+-- One pass of a segment trigger's sweep: the account's next chunk of subscribers
+-- after after_id (by id), of which the confirmed ones that match the segment (its
+-- filter, as SequenceInSegment applies it) and, when the sequence has a list, are
+-- subscribed members of it, are enrolled. last_id is where the next pass goes on
+-- (0: the scan reached the end).
+WITH scan AS (
+    SELECT s.id, s.email, s.status, s.attributes, s.created_at FROM subscribers s
+    WHERE s.account_id = @account_id AND s.id > @after_id
+    ORDER BY s.id
+    LIMIT @chunk
+), cand AS (
+    SELECT sc.id, sc.email FROM scan sc
+    JOIN segments g ON g.account_id = @account_id AND g.id = @segment_id
+    WHERE sc.status = 'confirmed'
+      AND (g.match IS NULL OR sc.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR sc.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = sc.id AND m.account_id = @account_id
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR sc.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR sc.created_at < g.created_before)
+      AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint
+            AND m.subscriber_id = sc.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT @account_id, @sequence_id, c.id, c.email, @now::timestamptz, '{}', 'segment_entered'
+    FROM cand c
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+), logged AS (
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+    SELECT @account_id, @sequence_id, e.id, 0, 'entered', 'segment_entered', @now::timestamptz
+    FROM enrolled e
+)
+SELECT coalesce((SELECT max(sc.id) FROM scan sc), 0)::bigint AS last_id,
+       (SELECT count(*) FROM enrolled)::bigint AS enrolled;
+
+-- name: SequenceSegmentSwept :exec
+-- Where the segment sweep goes on, and when.
+UPDATE sequences SET segment_sweep_after_id = @after_id, segment_sweep_due_at = @due_at::timestamptz
+WHERE id = @id;
+
+-- name: SequenceSegmentEnrollSubscriber :execrows
+-- The write path's side of the segment trigger: after a subscriber's attributes or
+-- status changed (in the same transaction), enroll them in every active
+-- segment_entered sequence of the account whose segment they now match.
+WITH cand AS (
+    SELECT q.id AS sequence_id, s.id, s.email FROM sequences q
+    JOIN segments g ON g.account_id = q.account_id AND g.id = q.segment_id
+    JOIN subscribers s ON s.account_id = q.account_id AND s.id = @subscriber_id
+    WHERE q.account_id = @account_id AND q.status = 'active' AND q.trigger_type = 'segment_entered'
+      AND s.status = 'confirmed'
+      AND (g.match IS NULL OR s.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR s.created_at < g.created_before)
+      AND (q.list_id IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = q.list_id
+            AND m.subscriber_id = s.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT @account_id, c.sequence_id, c.id, c.email, coalesce(sqlc.narg('now')::timestamptz, now()), '{}', 'segment_entered'
+    FROM cand c
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id, sequence_id
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT @account_id, e.sequence_id, e.id, 0, 'entered', 'segment_entered', coalesce(sqlc.narg('now')::timestamptz, now())
+FROM enrolled e;
+
+-- name: SequenceClicked :one
+-- Whether the send with this job id (a step's, in the enrollment's run) had a
+-- human click: not suspected_bot, and not the hidden honeypot link (index 0).
+SELECT EXISTS (
+    SELECT 1 FROM sends s
+    JOIN tracking_hits h ON h.send_id = s.id AND h.kind = 'click'
+    WHERE s.job_id = @job_id AND s.job_id NOT LIKE 'campaign:%' AND s.account_id = @account_id
+      AND h.account_id = @account_id AND h.campaign_id = s.campaign_id
+      AND NOT h.suspected_bot AND h.link_idx > 0)::bool;
+
+-- name: SequenceStepCampaignClicks :one
+-- A step campaign's click tracking: whether it is on, and its stored links.
+SELECT c.track_clicks,
+       coalesce((SELECT array_agg(l.url ORDER BY l.idx) FROM tracked_links l
+                 WHERE l.account_id = @account_id AND l.campaign_id = c.id), '{}')::text[] AS urls,
+       c.html_template
+FROM campaigns c WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.kind = 'sequence';
+
+-- name: SequenceStepCampaignUntrack :exec
+-- An edit changed a step's links after some were stored: the links already sent
+-- keep redirecting to what they were sent with, and the step's sends from now on
+-- carry their links untracked.
+UPDATE campaigns SET track_clicks = false WHERE account_id = @account_id AND id = @campaign_id AND kind = 'sequence';
+
+-- name: SequenceSendDataInsert :exec
+-- The enrollment's data as the step's send is queued (with it, in its
+-- transaction): what the step's templates see as .Event.
+INSERT INTO sequence_send_data (account_id, job_id, data, created_at)
+VALUES (@account_id, @job_id, @data, coalesce(sqlc.narg('now')::timestamptz, now()))
+ON CONFLICT (job_id) DO NOTHING;
+
+-- name: SequenceSendData :one
+-- A step send's .Event data, read by the executor as it renders the step.
+SELECT data FROM sequence_send_data WHERE account_id = @account_id AND job_id = @job_id;
+
+-- name: SequenceSendsDeleteRetired :execrows
+-- Sequence retention: up to n settled step sends of enrollments that ended before
+-- cutoff, with their event data. SKIP LOCKED keeps replicas off each other's
+-- batch. Not a tenant query: the executors' maintenance runs it for every account.
+WITH doomed AS (
+    SELECT s.id, s.job_id
+    FROM sequence_enrollments e
+    JOIN sequence_steps st ON st.sequence_id = e.sequence_id
+    JOIN sends s ON s.campaign_id = st.campaign_id AND s.subscriber_id = e.subscriber_id
+    WHERE e.state <> 'active' AND e.finished_at < @cutoff::timestamptz
+      AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
+    LIMIT @n
+    FOR UPDATE OF s SKIP LOCKED
+), gone_data AS (
+    DELETE FROM sequence_send_data d USING doomed x WHERE d.job_id = x.job_id
+)
+DELETE FROM sends s USING doomed x WHERE s.id = x.id;
+
+-- name: SequenceLogDeleteRetired :execrows
+-- Sequence retention: up to n step log lines of enrollments that ended before
+-- cutoff (their timelines, and what the per-step stats count). Not a tenant query.
+DELETE FROM sequence_step_log l
+WHERE l.id IN (
+    SELECT x.id FROM sequence_enrollments e
+    JOIN sequence_step_log x ON x.enrollment_id = e.id
+    WHERE e.state <> 'active' AND e.finished_at < @cutoff::timestamptz
+    LIMIT @n);
+
+-- name: TrackEventsDeleteRetired :execrows
+-- Sequence retention: up to n tracked events posted before cutoff; a replay of a
+-- deleted event's id is a new event. Not a tenant query.
+DELETE FROM track_events t
+WHERE (t.account_id, t.event_id) IN (
+    SELECT x.account_id, x.event_id FROM track_events x WHERE x.created_at < @cutoff::timestamptz
+    ORDER BY x.created_at LIMIT @n);

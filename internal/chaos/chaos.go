@@ -13,7 +13,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/invariant"
@@ -163,8 +162,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				line, err = receiver.check(ctx, pool, campaignID, 5*time.Minute)
 				fmt.Fprintln(stdout, line)
 			}
-			_ = child.Process.Signal(syscall.SIGTERM)
-			werr := child.Wait()
+			werr := terminate(ctx, q, restarted, child)
 			if err != nil {
 				return err
 			}

@@ -226,3 +226,41 @@ func (s *chaosSink) close() {
 		s.smtp.Close()
 	}
 }
+
+// terminate stops the last processes of a run with SIGTERM, as a deploy does, and
+// returns what their exits say. It first waits until each has registered as an
+// executor: a process signalled before its signal handling is in place dies of
+// the signal, and one signalled while it starts stops without having run, so
+// neither exit would say anything about the shutdown the run checks (and the run
+// may well have settled before the last processes came up). since is a moment
+// before they were started.
+func terminate(ctx context.Context, q *store.Queries, since time.Time, procs ...*exec.Cmd) error {
+	pids := make([]int32, len(procs))
+	for i, p := range procs {
+		pids[i] = int32(p.Process.Pid)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		n, err := q.ChaosExecutorsRegistered(ctx, store.ChaosExecutorsRegisteredParams{Pids: pids, Since: since})
+		if err != nil {
+			return err
+		}
+		if n >= int64(len(procs)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of the last %d processes registered as executors in 2 minutes", n, len(procs))
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	for _, p := range procs {
+		_ = p.Process.Signal(syscall.SIGTERM)
+	}
+	var werr error
+	for _, p := range procs {
+		werr = errors.Join(werr, p.Wait())
+	}
+	return werr
+}

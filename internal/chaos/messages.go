@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/account"
@@ -140,6 +139,7 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 	kills := 0
 	for {
 		var procs []*exec.Cmd
+		started := time.Now()
 		for range *executors {
 			p, err := startServe(bin, env, logTo)
 			if err != nil {
@@ -152,13 +152,7 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 			if err == nil {
 				err = waitMessagesSettled(ctx, q, acct.ID, int64(o.Recipients), 15*time.Minute)
 			}
-			for _, p := range procs {
-				_ = p.Process.Signal(syscall.SIGTERM)
-			}
-			var werr error
-			for _, p := range procs {
-				werr = errors.Join(werr, p.Wait())
-			}
+			werr := terminate(ctx, q, started, procs...)
 			if err != nil {
 				return err
 			}

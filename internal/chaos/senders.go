@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/egress"
@@ -127,6 +126,7 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 	start := time.Now()
 	k := 0
 	for {
+		started := time.Now()
 		child, err := startServe(bin, env, logTo)
 		if err != nil {
 			return err
@@ -134,8 +134,7 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 		if k == *kills {
 			errA := waitSent(ctx, q, a.campaign, 15*time.Minute)
 			errB := waitSent(ctx, q, b.campaign, 15*time.Minute)
-			_ = child.Process.Signal(syscall.SIGTERM)
-			werr := child.Wait()
+			werr := terminate(ctx, q, started, child)
 			if errA != nil || errB != nil {
 				return fmt.Errorf("chaos-senders: not sent in time (a: %v, b: %v)", errA, errB)
 			}

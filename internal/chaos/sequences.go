@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"sort"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,6 +96,7 @@ func runSequencesChaos(ctx context.Context, args []string, stdout, stderr io.Wri
 	joinDone := false
 	for {
 		var procs []*exec.Cmd
+		started := time.Now()
 		for range *executors {
 			p, err := startServe(bin, env, logTo)
 			if err != nil {
@@ -141,14 +141,7 @@ func runSequencesChaos(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 		}
 		if last {
-			for _, p := range procs {
-				_ = p.Process.Signal(syscall.SIGTERM)
-			}
-			var werr error
-			for _, p := range procs {
-				werr = errors.Join(werr, p.Wait())
-			}
-			if werr != nil {
+			if werr := terminate(ctx, store.New(db.pool), started, procs...); werr != nil {
 				return fmt.Errorf("chaos-sequences: the last executors did not exit cleanly on SIGTERM: %w", werr)
 			}
 			break

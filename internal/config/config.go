@@ -177,6 +177,11 @@ type Executor struct {
 	// ago than this, with their send rows (0: keep every message); a message's
 	// Idempotency-Key holds for as long as the message exists.
 	MessageRetention time.Duration `split_words:"true" default:"0"`
+	// SequenceRetention deletes, for sequence enrollments that ended longer ago
+	// than this, their settled step sends and step log lines, and the tracked
+	// events older than this (0: keep them all). A tracked event's id is
+	// idempotent for as long as the event is kept.
+	SequenceRetention time.Duration `split_words:"true" default:"0"`
 	// Heartbeat is how often an executor refreshes its liveness row; one silent for
 	// three heartbeats is dead, and its in-flight rows are rescued.
 	Heartbeat time.Duration `split_words:"true" default:"2s"`
@@ -361,6 +366,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must be 0 or at least 24h "+
 			"(an Idempotency-Key must outlive client retries and the providers' deduplication windows), not %s",
 			c.MessageRetention)
+	case c.SequenceRetention < 0:
+		return fmt.Errorf("configuration: SENDONCE_SEQUENCE_RETENTION must not be negative (0 keeps every sequence row)")
+	case c.SequenceRetention > 0 && c.SequenceRetention < MinMessageRetention:
+		// A deleted tracked event frees its event_id: sooner than a day, a client's
+		// retry of POST /v1/track would be a new event (a new run of a sequence that
+		// allows re-entry).
+		return fmt.Errorf("configuration: SENDONCE_SEQUENCE_RETENTION must be 0 or at least 24h "+
+			"(a tracked event's id must outlive client retries), not %s", c.SequenceRetention)
 	case c.MessageHoldMax < time.Minute:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_HOLD_MAX must be at least 1m")
 	case c.MessageSweep < 10*time.Millisecond:

@@ -56,3 +56,22 @@ func TestMessageRetentionAtLeastADay(t *testing.T) {
 		require.ErrorContains(t, err, "SENDONCE_MESSAGE_RETENTION must be 0 or at least 24h", tc.retention)
 	}
 }
+
+// TestSequenceRetentionAtLeastADay: a deleted tracked event frees its id, so a
+// retention shorter than a day (a client's retry would be a new event) is refused.
+func TestSequenceRetentionAtLeastADay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		retention time.Duration
+		ok        bool
+	}{{0, true}, {24 * time.Hour, true}, {time.Hour, false}, {-time.Hour, false}} {
+		c := Default()
+		c.SequenceRetention = tc.retention
+		err := c.Validate()
+		if tc.ok {
+			require.NoError(t, err, tc.retention)
+			continue
+		}
+		require.ErrorContains(t, err, "SENDONCE_SEQUENCE_RETENTION must", tc.retention)
+	}
+}

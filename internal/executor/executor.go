@@ -78,6 +78,11 @@ type Config struct {
 	// messages accepted longer ago whose send has settled, with their send rows, in
 	// bounded batches. 0 keeps every message (and its key's idempotency) for good.
 	MessageRetention time.Duration
+	// SequenceRetention, when positive, has maintenance delete, for sequence
+	// enrollments that ended longer ago than this, their settled step sends (with
+	// their event data) and their step log lines, and the tracked events older
+	// than this (0: keep them all). The enrollments stay.
+	SequenceRetention time.Duration
 	// AckInterval and AckBatch bound how long and how many acknowledgements the
 	// completer coalesces; defaults 5ms and 500.
 	AckInterval time.Duration
@@ -97,6 +102,10 @@ type Config struct {
 	// Sequences advances the accounts' sequences (sequence.go); nil: this process
 	// advances none (their step sends are still claimed like any campaign's).
 	Sequences SequenceAdvancer
+	// SequenceData returns a sequence step send's event data (by its job id) for
+	// its templates' .Event; called only for steps whose templates use .Event. Nil:
+	// .Event is empty.
+	SequenceData func(ctx context.Context, accountID int64, jobID string) ([]byte, error)
 	// Senders routes campaigns that name a sender to its provider; nil: every
 	// campaign goes through the executor's provider.
 	Senders Senders
@@ -199,6 +208,8 @@ type Executor struct {
 	retainAfter time.Time
 	// retainMessagesAfter is the same for transactional messages.
 	retainMessagesAfter time.Time
+	// retainSequencesAfter is the same for sequence rows.
+	retainSequencesAfter time.Time
 	// sweepAttachmentsAfter is the same for unreferenced attachment files.
 	sweepAttachmentsAfter time.Time
 	// encoded holds campaigns' files in base64, shared by their messages.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/message"
@@ -25,6 +26,8 @@ type job struct {
 	// message is the claimed transactional message when campaign is a message
 	// stream; Config.Transactional builds it.
 	message *store.MessageClaimBatchRow
+	// event is a sequence step's event data (Config.SequenceData): {{.Event}}.
+	event []byte
 }
 
 // claimRef names one claim of a row: the row and the attempts the claim set.
@@ -126,7 +129,11 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		// must not see it from here.
 		return result{id: r.ID, attempts: r.Attempts, status: statusRelease}
 	}
-	msg, err := e.build(j)
+	err := e.sequenceEvent(ctx, &j, deadline)
+	var msg provider.Message
+	if err == nil {
+		msg, err = e.build(j)
+	}
 	if pe, ok := provider.AsError(err); ok && pe.Class == provider.Temporary {
 		// What the message carries could not be read (its attachments): nothing
 		// was sent; retry later like a provider's temporary refusal.
@@ -238,6 +245,25 @@ func claimant(r store.SendClaimBatchRow) int64 {
 	return *r.ExecutorID
 }
 
+// sequenceEvent reads a sequence step send's event data into j when the step's
+// templates use .Event, within the send's deadline. A failed read sent nothing:
+// it is a temporary error, retried like a provider's temporary refusal.
+func (e *Executor) sequenceEvent(ctx context.Context, j *job, deadline time.Time) error {
+	c := j.campaign
+	if e.cfg.SequenceData == nil || j.message != nil || c == nil || c.tmpl == nil || !c.tmpl.UsesEvent() ||
+		!strings.HasPrefix(j.row.JobID, "sequence:") {
+		return nil
+	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	data, err := e.cfg.SequenceData(dctx, j.row.AccountID, j.row.JobID)
+	if err != nil {
+		return &provider.Error{Class: provider.Temporary, Err: fmt.Errorf("read the step's event data: %w", err)}
+	}
+	j.event = data
+	return nil
+}
+
 // build renders the campaign for the recipient and assembles the provider message
 // (keyed Message-ID, List-Unsubscribe headers) with internal/message.
 func (e *Executor) build(j job) (provider.Message, error) {
@@ -254,7 +280,8 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		links.Click, links.Open, links.WebView = e.cfg.Tracking(r.AccountID, c.ID, r.ID, c.tmpl.NumLinks(),
 			c.TrackClicks, c.TrackOpens)
 	}
-	m, err := c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes}, links)
+	m, err := c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes,
+		Event: j.event}, links)
 	m.Attachments = e.encoded.Attach(c.ID, c.files)
 	return m, err
 }

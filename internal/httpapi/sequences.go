@@ -20,8 +20,9 @@ func convert[T any](from any) T {
 func toAPISequence(q sequence.Sequence) api.Sequence {
 	out := api.Sequence{Id: q.ID, Name: q.Name, Status: api.SequenceStatus(q.Status), TimeZone: q.TimeZone,
 		ActivatedAt: q.ActivatedAt, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
-		Trigger: api.SequenceTrigger{Type: api.SequenceTriggerType(q.Trigger.Type), ListId: q.Trigger.ListID},
-		Steps:   convert[[]api.SequenceStep](q.Steps)}
+		Trigger: api.SequenceTrigger{Type: api.SequenceTriggerType(q.Trigger.Type), ListId: q.Trigger.ListID,
+			SegmentId: q.Trigger.SegmentID},
+		Steps: convert[[]api.SequenceStep](q.Steps)}
 	if q.Trigger.Event != "" {
 		out.Trigger.Event = &q.Trigger.Event
 	}
@@ -31,11 +32,17 @@ func toAPISequence(q sequence.Sequence) api.Sequence {
 	if q.LateAfterText != "" {
 		out.LateAfter = &q.LateAfterText
 	}
+	reentry := api.SequenceReentry(q.Reentry)
+	out.Reentry = &reentry
+	if q.ReentryAfterText != "" {
+		out.ReentryAfter = &q.ReentryAfterText
+	}
 	return out
 }
 
 func sequenceDefinition(in api.SequenceInput) sequence.Definition {
-	d := sequence.Definition{Name: in.Name, Trigger: sequence.Trigger{Type: string(in.Trigger.Type), ListID: in.Trigger.ListId},
+	d := sequence.Definition{Name: in.Name, Trigger: sequence.Trigger{Type: string(in.Trigger.Type), ListID: in.Trigger.ListId,
+		SegmentID: in.Trigger.SegmentId},
 		Steps: convert[[]sequence.Step](in.Steps)}
 	if in.Trigger.Event != nil {
 		d.Trigger.Event = *in.Trigger.Event
@@ -54,6 +61,12 @@ func sequenceDefinition(in api.SequenceInput) sequence.Definition {
 	}
 	if in.LateAfter != nil {
 		d.LateAfterText = *in.LateAfter
+	}
+	if in.Reentry != nil {
+		d.Reentry = string(*in.Reentry)
+	}
+	if in.ReentryAfter != nil {
+		d.ReentryAfterText = *in.ReentryAfter
 	}
 	return d
 }
@@ -188,13 +201,13 @@ func (s *Server) listSequenceEnrollments(w http.ResponseWriter, r *http.Request)
 	for i, x := range rows {
 		e := api.SequenceEnrollment{Id: x.ID, SubscriberId: x.SubscriberID, Email: x.Email,
 			State: api.SequenceEnrollmentState(x.State), Step: x.Step, DueAt: x.DueAt, ExitReason: x.ExitReason,
-			CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt, Timeline: make([]api.SequenceTimelineEntry, len(x.Timeline))}
+			CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt, Run: &x.Run, Timeline: make([]api.SequenceTimelineEntry, len(x.Timeline))}
 		if x.WaitingFor != nil && *x.WaitingFor != "" {
 			e.WaitingFor = x.WaitingFor
 		}
 		for j, l := range x.Timeline {
 			e.Timeline[j] = api.SequenceTimelineEntry{Step: l.Step, Outcome: api.SequenceTimelineEntryOutcome(l.Outcome),
-				Reason: l.Reason, JobId: l.JobID, SendStatus: l.SendStatus, At: l.At}
+				Reason: l.Reason, JobId: l.JobID, SendStatus: l.SendStatus, At: l.At, Run: &l.Run}
 		}
 		out.Data[i] = e
 	}

@@ -36,6 +36,8 @@ type Recipient struct {
 	// Attributes is the subscriber's attributes as stored (a JSON object, or empty).
 	// It is decoded only when a template refers to attributes.
 	Attributes []byte
+	// Event is a sequence step's event data (a JSON object, or empty): {{.Event}}.
+	Event []byte
 }
 
 // Links are the recipient's unsubscribe addresses, made by the caller (the

@@ -20,6 +20,8 @@ import (
 )
 
 // Data is what a template sees: {{.Email}}, {{.Name}}, {{.Attributes.plan}},
+// {{.Event.total}} (a sequence step's: the data of the event that triggered the
+// enrollment's run, merged with the events it awaited; empty elsewhere),
 // {{.UnsubscribeURL}}, {{.WebViewURL}} (the message's "view in browser" page) and
 // {{.Archive}} (true when the public web archive renders the campaign: no
 // recipient fields then, so the template can print stand-ins). It has no
@@ -28,6 +30,7 @@ type Data struct {
 	Email          string
 	Name           string
 	Attributes     map[string]any
+	Event          map[string]any
 	UnsubscribeURL string
 	WebViewURL     string
 	Archive        bool
@@ -69,6 +72,9 @@ type Templates struct {
 	attrKeys []string
 	// usesAttrs is false when no template can reach .Attributes: they are then not decoded.
 	usesAttrs bool
+	// eventKeys and usesEvent are the same for .Event.
+	eventKeys []string
+	usesEvent bool
 	// static holds the output of parts that contain no action, rendered once.
 	static [parts]*string
 	// plain holds the subject and text when they are plain (plain.go).
@@ -94,13 +100,15 @@ func Parse(subject, html, text string) (*Templates, error) {
 	}
 	trees := [parts]*parse.Tree{t.subject.Tree, t.html.Tree, t.text.Tree}
 	counts := [parts]int{len(t.subject.Templates()), len(t.html.Templates()), len(t.text.Templates())}
-	seen := map[string]bool{}
+	seen, seenEvent := map[string]bool{}, map[string]bool{}
 	for i, tree := range trees {
 		if err := check(tree, counts[i]); err != nil {
 			return nil, invalid(i, "%s", err)
 		}
-		u := collectAttrKeys(tree.Root, seen)
+		u := collectKeys(tree.Root, "Attributes", seen)
 		t.usesAttrs = t.usesAttrs || u
+		u = collectKeys(tree.Root, "Event", seenEvent)
+		t.usesEvent = t.usesEvent || u
 		if isStatic(tree.Root) {
 			t.static[i] = new(string)
 		} else if pl, ok := compilePlain(tree.Root); ok && i != partHTML { // HTML: compileHTML
@@ -110,6 +118,9 @@ func Parse(subject, html, text string) (*Templates, error) {
 	}
 	for k := range seen {
 		t.attrKeys = append(t.attrKeys, k)
+	}
+	for k := range seenEvent {
+		t.eventKeys = append(t.eventKeys, k)
 	}
 	if t.static[partHTML] == nil {
 		if err := t.compileHTML(); err != nil {
@@ -152,8 +163,12 @@ func (t *Templates) compileHTML() error {
 	if err != nil {
 		return err
 	}
+	event, err := decodeEvent(nil, t.eventKeys)
+	if err != nil {
+		return err
+	}
 	r.steps = MaxSteps
-	d := Data{Email: Sample.Email, Name: Sample.Name, Attributes: attrs, UnsubscribeURL: SampleUnsubscribeURL}
+	d := Data{Email: Sample.Email, Name: Sample.Name, Attributes: attrs, Event: event, UnsubscribeURL: SampleUnsubscribeURL}
 	if r.html.Execute(io.Discard, d) == nil {
 		if pl, ok := compilePlain(r.html.Tree.Root); ok {
 			t.plain[partHTML] = pl
@@ -193,13 +208,20 @@ func (t *Templates) RenderArchive() (Rendered, error) {
 // render executes the templates for rc; d carries the links (and Archive), its
 // recipient fields are rc's.
 func (t *Templates) render(rc Recipient, d Data) (Rendered, error) {
-	d.Email, d.Name, d.Attributes = rc.Email, rc.Name, nil
+	d.Email, d.Name, d.Attributes, d.Event = rc.Email, rc.Name, nil, nil
 	if t.usesAttrs || d.Archive {
 		attrs, err := decodeAttrs(rc.Attributes, t.attrKeys)
 		if err != nil {
 			return Rendered{}, err
 		}
 		d.Attributes = attrs
+	}
+	if t.usesEvent || d.Archive {
+		event, err := decodeEvent(rc.Event, t.eventKeys)
+		if err != nil {
+			return Rendered{}, err
+		}
+		d.Event = event
 	}
 	r, err := t.renderer()
 	if err != nil {
@@ -339,9 +361,35 @@ func decodeAttrs(raw []byte, keys []string) (map[string]any, error) {
 	return attrs, nil
 }
 
-// collectAttrKeys records x for every {{.Attributes.x}} in the tree and reports
-// whether the templates may read .Attributes at all (a bare {{.}} or {{$}} may).
-func collectAttrKeys(n parse.Node, keys map[string]bool) bool {
+// UsesEvent reports whether the templates may read .Event: a sequence step's
+// event data is fetched only for them.
+func (t *Templates) UsesEvent() bool { return t.usesEvent }
+
+// decodeEvent is decodeAttrs for a sequence step's event data.
+func decodeEvent(raw []byte, keys []string) (map[string]any, error) {
+	if len(raw) > MaxAttributeBytes {
+		return nil, apperr.Invalidf("/event", "the event data exceeds the %d bytes templates may read", MaxAttributeBytes)
+	}
+	var event map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &event); err != nil {
+			return nil, apperr.Invalidf("/event", "event data: %s", err)
+		}
+	}
+	if event == nil {
+		event = make(map[string]any, len(keys))
+	}
+	for _, k := range keys {
+		if event[k] == nil {
+			event[k] = ""
+		}
+	}
+	return event, nil
+}
+
+// collectKeys records x for every {{.<root>.x}} in the tree and reports whether
+// the templates may read .<root> at all (a bare {{.}} or {{$}} may).
+func collectKeys(n parse.Node, root string, keys map[string]bool) bool {
 	uses := false
 	walk(n, func(n parse.Node, _ int) {
 		var ident []string
@@ -361,7 +409,7 @@ func collectAttrKeys(n parse.Node, keys map[string]bool) bool {
 		case *parse.DotNode:
 			uses = true
 		}
-		if len(ident) >= 1 && ident[0] == "Attributes" {
+		if len(ident) >= 1 && ident[0] == root {
 			uses = true
 			if len(ident) >= 2 {
 				keys[ident[1]] = true

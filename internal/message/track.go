@@ -88,6 +88,9 @@ func linkIndex(urls []string) map[string]int {
 // NumLinks is the number of the campaign's tracked links.
 func (p *Prepared) NumLinks() int { return len(p.links) }
 
+// UsesEvent reports whether the campaign's templates may read .Event.
+func (p *Prepared) UsesEvent() bool { return p.tpl.UsesEvent() }
+
 // Links returns the campaign's tracked URLs in index order (index i+1 is
 // Links()[i]); nil when clicks are not tracked.
 func (p *Prepared) Links() []string {

@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -127,6 +128,11 @@ func (s *Service) Confirm(ctx context.Context, token string) (Pending, error) {
 		}
 		if len(lists) == 0 && sub.OldStatus == "confirmed" {
 			return nil // already confirmed: nothing changed, nothing to report
+		}
+		// Confirmed now (and a member of its lists): it may have entered a segment a
+		// sequence triggers on.
+		if err := sequence.EnrollSegments(ctx, tx, c.accountID, c.subscriberID, nil); err != nil {
+			return err
 		}
 		return event.Emit(ctx, tx, c.accountID, event.SubscriberConfirmed, map[string]any{
 			"email": sub.Email, "subscriber_id": sub.ID, "list_ids": lists, "source": confirmSource})

@@ -80,12 +80,12 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, name string, 
 	return fromRow(row(r)), nil
 }
 
-// Delete removes a segment; one that a campaign uses is a conflict.
+// Delete removes a segment; one that a campaign uses or a sequence triggers on is a conflict.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	n, err := store.New(s.pool).SegmentDelete(ctx, store.SegmentDeleteParams{AccountID: accountID, ID: id})
 	if err != nil {
 		if apperr.CodeOf(postgres.Error(err, "segment")) == apperr.Invalid {
-			return apperr.New(apperr.Conflict, "segment is used by a campaign")
+			return apperr.New(apperr.Conflict, "segment is used by a campaign or a sequence")
 		}
 		return err
 	}

@@ -44,6 +44,10 @@ type Advancer struct {
 	// SweepOverlap is how far before the last sweep a list trigger's sweep looks
 	// again, for memberships whose transaction committed after it (default 10m).
 	SweepOverlap time.Duration
+	// SegmentChunk is how many of an account's subscribers one pass of the segment
+	// sweep reads for one sequence (default 5000), and SegmentPerAccount how many of
+	// an account's segment-triggered sequences one pass sweeps (default 1).
+	SegmentChunk, SegmentPerAccount int
 }
 
 func (a *Advancer) now() time.Time {
@@ -118,6 +122,9 @@ func (a *Advancer) Sweep(ctx context.Context) error {
 	if err := a.sweepDates(ctx); err != nil {
 		return err
 	}
+	if err := a.sweepSegments(ctx); err != nil {
+		return err
+	}
 	q := store.New(a.Pool)
 	seqs, err := q.SequenceListSweep(ctx)
 	if err != nil {
@@ -151,11 +158,14 @@ func (a *Advancer) Sweep(ctx context.Context) error {
 	return nil
 }
 
+// stepRun names a step campaign: a send step's position and the run it carries.
+type stepRun struct{ step, run int }
+
 // loaded is a sequence as the advancer needs it, read once per batch.
 type loaded struct {
 	row       store.SequenceForAdvanceRow
 	steps     []Step
-	campaigns map[int]int64
+	campaigns map[stepRun]int64
 	loc       *time.Location
 	late      time.Duration
 }
@@ -233,7 +243,7 @@ func load(ctx context.Context, q *store.Queries, id int64) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &loaded{row: row, campaigns: map[int]int64{}}
+	s := &loaded{row: row, campaigns: map[stepRun]int64{}}
 	if err := json.Unmarshal(row.Steps, &s.steps); err != nil {
 		return nil, fmt.Errorf("sequence %d steps: %w", id, err)
 	}
@@ -243,19 +253,65 @@ func load(ctx context.Context, q *store.Queries, id int64) (*loaded, error) {
 	if row.LateAfter.Valid {
 		s.late = time.Duration(row.LateAfter.Microseconds)*time.Microsecond + time.Duration(row.LateAfter.Days)*24*time.Hour
 	}
-	cs, err := q.SequenceStepCampaigns(ctx, store.SequenceStepCampaignsParams{AccountID: row.AccountID, SequenceID: id})
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cs {
-		s.campaigns[int(c.Position)] = c.CampaignID
-	}
-	return s, nil
+	return s, s.readCampaigns(ctx, q)
 }
 
-// JobID is the job id of a step's send: the provider's idempotency key.
+func (s *loaded) readCampaigns(ctx context.Context, q *store.Queries) error {
+	cs, err := q.SequenceStepCampaigns(ctx, store.SequenceStepCampaignsParams{AccountID: s.row.AccountID, SequenceID: s.row.ID})
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		s.campaigns[stepRun{int(c.Position), int(c.Run)}] = c.CampaignID
+	}
+	return nil
+}
+
+// campaign is the campaign of send step `step` in run `run`. A later run's
+// campaigns are made when its first enrollment reaches a send step, under the
+// sequence's run lock (held to the batch's commit), from the steps as loaded.
+func (s *loaded) campaign(ctx context.Context, q *store.Queries, step, run int) (int64, error) {
+	if id, ok := s.campaigns[stepRun{step, run}]; ok {
+		return id, nil
+	}
+	if run > 1 {
+		if err := q.SequenceRunLock(ctx, int32(s.row.ID)); err != nil {
+			return 0, err
+		}
+		if err := s.readCampaigns(ctx, q); err != nil {
+			return 0, err
+		}
+		if _, ok := s.campaigns[stepRun{step, run}]; !ok {
+			seq := Sequence{ID: s.row.ID, Definition: Definition{Trigger: Trigger{ListID: s.row.ListID}, Steps: s.steps}}
+			if err := upsertRunCampaigns(ctx, q, s.row.AccountID, seq, campaignStatus(s.row.Status), int32(run)); err != nil {
+				return 0, err
+			}
+			if err := s.readCampaigns(ctx, q); err != nil {
+				return 0, err
+			}
+		}
+	}
+	id, ok := s.campaigns[stepRun{step, run}]
+	if !ok {
+		return 0, fmt.Errorf("step %d has no campaign for run %d", step, run)
+	}
+	return id, nil
+}
+
+// JobID is the job id of a step's send in run 1 of an enrollment: the provider's
+// idempotency key.
 func JobID(sequenceID int64, step int, subscriberID int64) string {
 	return fmt.Sprintf("sequence:%d:%d:%d", sequenceID, step, subscriberID)
+}
+
+// RunJobID is the job id of a step's send in run `run` of a re-entered enrollment:
+// run 1 keeps JobID's form (the rows queued before re-entry existed stay valid),
+// a later run adds ":<run>", so each run's step is sent once.
+func RunJobID(sequenceID int64, step int, subscriberID int64, run int) string {
+	if run <= 1 {
+		return JobID(sequenceID, step, subscriberID)
+	}
+	return fmt.Sprintf("sequence:%d:%d:%d:%d", sequenceID, step, subscriberID, run)
 }
 
 // enrollment is the state advanceOne moves along.
@@ -271,7 +327,7 @@ func (a *Advancer) advanceOne(ctx context.Context, db pgx.Tx, s *loaded, r store
 	e := enrollment{SequenceClaimDueRow: r, step: int(r.Step)}
 	logLine := func(outcome string, reason, job *string) error {
 		return q.SequenceLog(ctx, store.SequenceLogParams{AccountID: r.AccountID, SequenceID: r.SequenceID,
-			EnrollmentID: r.ID, Step: int32(e.step), Outcome: outcome, Reason: reason, JobID: job, Now: &now})
+			EnrollmentID: r.ID, Step: int32(e.step), Outcome: outcome, Reason: reason, JobID: job, Now: &now, Run: r.Run})
 	}
 	end := func(state, reason string) error {
 		var rp *string
@@ -319,23 +375,29 @@ func (a *Advancer) advanceOne(ctx context.Context, db pgx.Tx, s *loaded, r store
 			} else if reason != "" {
 				return end("exited", reason)
 			}
-			campaignID, ok := s.campaigns[e.step]
-			if !ok {
-				return fmt.Errorf("step %d has no campaign", e.step)
+			campaignID, err := s.campaign(ctx, q, e.step, int(r.Run))
+			if err != nil {
+				return err
 			}
-			job := JobID(r.SequenceID, e.step, r.SubscriberID)
+			job := RunJobID(r.SequenceID, e.step, r.SubscriberID, int(r.Run))
 			if _, err := q.SequenceSendInsert(ctx, store.SequenceSendInsertParams{CampaignID: campaignID,
 				AccountID: r.AccountID, SubscriberID: r.SubscriberID, Email: r.Email, JobID: job}); errors.Is(err, pgx.ErrNoRows) {
 				// Queued before: nothing to add (the job id keeps it one send).
 			} else if err != nil {
 				return err
 			} else {
+				if hasData(r.Data) {
+					if err := q.SequenceSendDataInsert(ctx, store.SequenceSendDataInsertParams{AccountID: r.AccountID,
+						JobID: job, Data: r.Data, Now: &now}); err != nil {
+						return err
+					}
+				}
 				if err := logLine("sent", nil, &job); err != nil {
 					return err
 				}
 				if err := event.Emit(ctx, db, r.AccountID, EventStepSent, map[string]any{"sequence_id": r.SequenceID,
 					"enrollment_id": r.ID, "subscriber_id": r.SubscriberID, "email": r.Email, "step": e.step,
-					"campaign_id": campaignID, "job_id": job}); err != nil {
+					"campaign_id": campaignID, "job_id": job, "run": r.Run}); err != nil {
 					return err
 				}
 			}
@@ -392,6 +454,27 @@ func (a *Advancer) advanceOne(ctx context.Context, db pgx.Tx, s *loaded, r store
 	return errors.New("sequence evaluation did not settle")
 }
 
+// hasData reports whether an enrollment's data is more than the empty object.
+func hasData(raw []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && len(m) > 0
+}
+
+// SendData returns what a sequence step's send (by its job id) shows its
+// templates as .Event: the enrollment's data when the send was queued; nil when it
+// had none. The executor calls it (Config.SequenceData) for steps whose templates
+// use .Event.
+func SendData(pool *pgxpool.Pool) func(ctx context.Context, accountID int64, jobID string) ([]byte, error) {
+	q := store.New(pool)
+	return func(ctx context.Context, accountID int64, jobID string) ([]byte, error) {
+		data, err := q.SequenceSendData(ctx, store.SequenceSendDataParams{AccountID: accountID, JobID: jobID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		return data, err
+	}
+}
+
 // excluded says why the subscriber may not be sent a step now ("" when they may),
 // locking the subscriber and the membership rows FOR SHARE until the step
 // commits. The step's send row is checked again when it is claimed.
@@ -435,6 +518,9 @@ func (a *Advancer) condition(ctx context.Context, q *store.Queries, c *Condition
 		return left != nil && *left, err
 	case c.Data != "":
 		return q.SequenceDataMatch(ctx, store.SequenceDataMatchParams{Data: r.Data, Match: c.Data})
+	case c.Clicked != nil:
+		return q.SequenceClicked(ctx, store.SequenceClickedParams{AccountID: r.AccountID,
+			JobID: RunJobID(r.SequenceID, c.Clicked.Step, r.SubscriberID, int(r.Run))})
 	}
 	return false, nil
 }

@@ -93,8 +93,15 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 				return apperr.Invalidf("/trigger/at", "%v", err)
 			}
 		}
+	case TriggerSegment:
+		if d.Trigger.SegmentID == nil {
+			return apperr.Invalidf("/trigger/segment_id", "a segment_entered trigger needs segment_id")
+		}
 	default:
-		return apperr.Invalidf("/trigger/type", "must be one of manual, list_joined, confirmed, event, date_attribute")
+		return apperr.Invalidf("/trigger/type", "must be one of manual, list_joined, confirmed, event, date_attribute, segment_entered")
+	}
+	if d.Trigger.Type != TriggerSegment && d.Trigger.SegmentID != nil {
+		return apperr.Invalidf("/trigger/segment_id", "only a segment_entered trigger names a segment")
 	}
 	if d.Trigger.Type != TriggerDate {
 		if d.Trigger.Attribute != "" {
@@ -132,6 +139,31 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 		}
 		d.LateAfter = late
 	}
+	switch d.Reentry {
+	case "", ReentryNever:
+		d.Reentry = ReentryNever
+		if d.ReentryAfterText != "" {
+			return apperr.Invalidf("/reentry_after", "only a sequence with reentry after_exit has reentry_after")
+		}
+	case ReentryAfterExit:
+		// Re-entry needs a trigger that happens, each time anew: an event, an explicit
+		// enrollment. A list, segment or date trigger describes a state that holds
+		// (or a window a sweep looks at again), so it would restart the sequence on
+		// every look.
+		if d.Trigger.Type != TriggerEvent && d.Trigger.Type != TriggerManual {
+			return apperr.Invalidf("/reentry", "re-entry needs an event or manual trigger")
+		}
+	default:
+		return apperr.Invalidf("/reentry", "must be never or after_exit")
+	}
+	d.ReentryAfter = 0
+	if d.ReentryAfterText != "" {
+		gap, err := ParseDuration(d.ReentryAfterText)
+		if err != nil {
+			return apperr.Invalidf("/reentry_after", "%v", err)
+		}
+		d.ReentryAfter = gap
+	}
 	if len(d.Steps) == 0 {
 		return apperr.Invalidf("/steps", "a sequence needs at least one step")
 	}
@@ -141,6 +173,9 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 	var templates, senders, segments, lists []int64
 	if d.Trigger.ListID != nil {
 		lists = append(lists, *d.Trigger.ListID)
+	}
+	if d.Trigger.SegmentID != nil {
+		segments = append(segments, *d.Trigger.SegmentID)
 	}
 	for i := range d.Steps {
 		st := &d.Steps[i]
@@ -182,6 +217,9 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 	if d.Trigger.ListID != nil && !slices.Contains(owned.Lists, *d.Trigger.ListID) {
 		return apperr.Invalidf("/trigger/list_id", "no such list")
 	}
+	if d.Trigger.SegmentID != nil && !slices.Contains(owned.Segments, *d.Trigger.SegmentID) {
+		return apperr.Invalidf("/trigger/segment_id", "no such segment")
+	}
 	for i, st := range d.Steps {
 		f := func(name string) string { return fmt.Sprintf("/steps/%d/%s", i, name) }
 		if st.Type == StepSend && !slices.Contains(owned.Templates, st.TemplateID) {
@@ -195,6 +233,12 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 		}
 		if st.If != nil && st.If.LeftList != nil && !slices.Contains(owned.Lists, *st.If.LeftList) {
 			return apperr.Invalidf(f("if/left_list"), "no such list")
+		}
+		if st.If != nil && st.If.Clicked != nil {
+			k := st.If.Clicked.Step
+			if k < 0 || k >= i || d.Steps[k].Type != StepSend {
+				return apperr.Invalidf(f("if/clicked/step"), "must be the position of an earlier send step")
+			}
 		}
 	}
 	return nil
@@ -266,17 +310,14 @@ func checkStep(st *Step, f func(string) string) error {
 		if c == nil {
 			return apperr.Invalidf(f("if"), "a condition step needs if")
 		}
-		if c.Clicked != nil {
-			return apperr.Invalidf(f("if/clicked"), "click tracking is not built yet: clicked cannot be tested")
-		}
 		n := 0
-		for _, on := range []bool{c.InSegment != nil, c.LeftList != nil, c.Data != ""} {
+		for _, on := range []bool{c.InSegment != nil, c.LeftList != nil, c.Data != "", c.Clicked != nil} {
 			if on {
 				n++
 			}
 		}
 		if n != 1 {
-			return apperr.Invalidf(f("if"), "if needs exactly one of in_segment, left_list, data")
+			return apperr.Invalidf(f("if"), "if needs exactly one of in_segment, left_list, data, clicked")
 		}
 		if err := text(f("if/data"), c.Data, 1000); err != nil {
 			return err

@@ -32,6 +32,9 @@ const (
 	// TriggerDate enrolls each subscriber once at attributes.<Attribute> (YYYY-MM-DD)
 	// plus OffsetDays, at At (HH:MM) in the sequence's time zone.
 	TriggerDate = "date_attribute"
+	// TriggerSegment enrolls each confirmed subscriber once when they match SegmentID:
+	// at once when a subscriber write makes them match, else by the segment sweep.
+	TriggerSegment = "segment_entered"
 )
 
 // Statuses of a sequence.
@@ -41,6 +44,18 @@ const (
 	StatusPaused   = "paused"
 	StatusArchived = "archived"
 )
+
+// Re-entry policies: whether an enrollment that ended may run again.
+const (
+	ReentryNever     = "never"
+	ReentryAfterExit = "after_exit"
+)
+
+// MaxEventDataBytes bounds a tracked event's data (as JSON): it is what a step's
+// templates see as .Event, with the data of the events the enrollment awaited
+// merged in, and templates read at most message.MaxAttributeBytes of it (a step
+// whose merged data is larger fails to render, as one with larger attributes).
+const MaxEventDataBytes = 16 << 10
 
 // MaxSteps bounds a sequence's steps.
 const MaxSteps = 50
@@ -69,10 +84,17 @@ type Step struct {
 // Condition is a condition step's test; exactly one field is set. True ends the
 // enrollment ("skip the rest").
 type Condition struct {
-	InSegment *int64 `json:"in_segment,omitempty"`
-	LeftList  *int64 `json:"left_list,omitempty"`
-	Data      string `json:"data,omitempty"`
-	Clicked   *bool  `json:"clicked,omitempty"`
+	InSegment *int64            `json:"in_segment,omitempty"`
+	LeftList  *int64            `json:"left_list,omitempty"`
+	Data      string            `json:"data,omitempty"`
+	Clicked   *ClickedCondition `json:"clicked,omitempty"`
+}
+
+// ClickedCondition is true when the subscriber clicked a link (a human click: not
+// a suspected bot, not the hidden honeypot link) in the send of step Step, an
+// earlier send step, in the enrollment's current run.
+type ClickedCondition struct {
+	Step int `json:"step"`
 }
 
 // Trigger says what enrolls subscribers.
@@ -80,6 +102,8 @@ type Trigger struct {
 	Type   string
 	ListID *int64
 	Event  string
+	// SegmentID is what a segment_entered trigger watches.
+	SegmentID *int64
 	// Attribute, OffsetDays and At describe a date_attribute trigger.
 	Attribute  string
 	OffsetDays int
@@ -96,7 +120,13 @@ type Definition struct {
 	LateAfter time.Duration
 	// LateAfterText is LateAfter as the tenant wrote it (empty: none).
 	LateAfterText string
-	Steps         []Step
+	// Reentry is ReentryNever (default) or ReentryAfterExit: a new trigger may start
+	// an ended enrollment again (not one that ended by an opt-out), no sooner than
+	// ReentryAfter after it ended (ReentryAfterText as written).
+	Reentry          string
+	ReentryAfter     time.Duration
+	ReentryAfterText string
+	Steps            []Step
 }
 
 // Sequence is a stored sequence.
@@ -137,7 +167,7 @@ func nowPtr(f func() time.Time) *time.Time {
 func fromRow(r store.Sequence) Sequence {
 	q := Sequence{ID: r.ID, Status: r.Status, ActivatedAt: r.ActivatedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	q.Name = r.Name
-	q.Trigger = Trigger{Type: r.TriggerType, ListID: r.ListID}
+	q.Trigger = Trigger{Type: r.TriggerType, ListID: r.ListID, SegmentID: r.SegmentID}
 	if r.EventName != nil {
 		q.Trigger.Event = *r.EventName
 	}
@@ -145,6 +175,12 @@ func fromRow(r store.Sequence) Sequence {
 		q.Trigger.Attribute, q.Trigger.OffsetDays, q.Trigger.At = *r.DateAttribute, int(r.DateOffsetDays), r.DateAt
 	}
 	q.TimeZone = r.TimeZone
+	q.Reentry = r.Reentry
+	if r.ReentryAfter.Valid {
+		q.ReentryAfter = time.Duration(r.ReentryAfter.Microseconds)*time.Microsecond +
+			time.Duration(r.ReentryAfter.Days)*24*time.Hour
+		q.ReentryAfterText = q.ReentryAfter.String()
+	}
 	if r.LateAfter.Valid {
 		q.LateAfter = time.Duration(r.LateAfter.Microseconds)*time.Microsecond +
 			time.Duration(r.LateAfter.Days)*24*time.Hour

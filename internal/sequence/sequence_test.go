@@ -315,8 +315,8 @@ func TestSequenceValidation(t *testing.T) {
 		"/steps/1/type":        func(d *sequence.Definition) { d.Steps[1].Type = "sleep" },
 		"/steps/1/at":          func(d *sequence.Definition) { d.Steps[1].At = "25:00" },
 		"/steps/1/weekdays/0":  func(d *sequence.Definition) { d.Steps[1].Weekdays = []string{"funday"} },
-		"/steps/1/if/clicked": func(d *sequence.Definition) {
-			d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{Clicked: ptr(true)}}
+		"/steps/1/if/clicked/step": func(d *sequence.Definition) { // itself, not an earlier send step
+			d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{Clicked: &sequence.ClickedCondition{Step: 1}}}
 		},
 		"/steps/1/if/data": func(d *sequence.Definition) {
 			d.Steps[1] = sequence.Step{Type: sequence.StepCondition, If: &sequence.Condition{Data: "$.a ==="}}

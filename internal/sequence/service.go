@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,11 +14,26 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
 func asPg(err error, pg **pgconn.PgError) bool { return errors.As(err, pg) }
+
+func reentryParam(d Definition) string {
+	if d.Reentry == "" {
+		return ReentryNever
+	}
+	return d.Reentry
+}
+
+func reentryAfterParam(d Definition) pgtype.Interval {
+	if d.ReentryAfter <= 0 {
+		return pgtype.Interval{}
+	}
+	return pgtype.Interval{Microseconds: d.ReentryAfter.Microseconds(), Valid: true}
+}
 
 func lateParam(d Definition) pgtype.Interval {
 	if d.LateAfter <= 0 {
@@ -59,7 +75,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, d Definition) (Se
 	r, err := store.New(s.pool).SequenceCreate(ctx, store.SequenceCreateParams{AccountID: accountID, Name: d.Name,
 		TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
 		LateAfter: lateParam(d), Steps: steps, DateAttribute: attributeParam(d), DateOffsetDays: int32(d.Trigger.OffsetDays),
-		DateAt: atParam(d)})
+		DateAt: atParam(d), SegmentID: d.Trigger.SegmentID, Reentry: reentryParam(d), ReentryAfter: reentryAfterParam(d)})
 	if err != nil {
 		return Sequence{}, postgres.Error(err, "sequence")
 	}
@@ -106,7 +122,8 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, d Definition)
 		r, err := q.SequenceUpdate(ctx, store.SequenceUpdateParams{AccountID: accountID, ID: id, Name: d.Name,
 			TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
 			LateAfter: lateParam(d), Steps: steps, Now: nowPtr(s.Now), DateAttribute: attributeParam(d),
-			DateOffsetDays: int32(d.Trigger.OffsetDays), DateAt: atParam(d)})
+			DateOffsetDays: int32(d.Trigger.OffsetDays), DateAt: atParam(d), SegmentID: d.Trigger.SegmentID,
+			Reentry: reentryParam(d), ReentryAfter: reentryAfterParam(d)})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return s.stateError(ctx, q, accountID, id)
 		}
@@ -155,6 +172,32 @@ func campaignStatus(sequenceStatus string) string {
 
 // upsertStepCampaigns makes or updates the campaign of every send step.
 func upsertStepCampaigns(ctx context.Context, q *store.Queries, accountID int64, seq Sequence, status string) error {
+	// Every run that has step campaigns is brought up to date (run 1 is made at the
+	// first activation); the lock keeps an advancer from making a new run's
+	// campaigns from the old steps meanwhile.
+	if err := q.SequenceRunLock(ctx, int32(seq.ID)); err != nil {
+		return err
+	}
+	runs, err := q.SequenceRuns(ctx, store.SequenceRunsParams{AccountID: accountID, SequenceID: seq.ID})
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		runs = []int32{1}
+	}
+	for _, run := range runs {
+		if err := upsertRunCampaigns(ctx, q, accountID, seq, status, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upsertRunCampaigns makes or updates the campaigns that carry the send steps of
+// one run (run r > 1: the sends of the enrollments' r-th run, whose rows cannot
+// share a campaign with their earlier runs' rows: one row per campaign and
+// subscriber).
+func upsertRunCampaigns(ctx context.Context, q *store.Queries, accountID int64, seq Sequence, status string, run int32) error {
 	var lists []int64
 	if seq.Trigger.ListID != nil {
 		lists = []int64{*seq.Trigger.ListID}
@@ -163,18 +206,44 @@ func upsertStepCampaigns(ctx context.Context, q *store.Queries, accountID int64,
 		if st.Type != StepSend {
 			continue
 		}
-		_, err := q.SequenceStepCampaignUpsert(ctx, store.SequenceStepCampaignUpsertParams{AccountID: accountID,
+		campaignID, err := q.SequenceStepCampaignUpsert(ctx, store.SequenceStepCampaignUpsertParams{AccountID: accountID,
 			TemplateID: st.TemplateID, SequenceID: seq.ID, Position: int32(i), FromEmail: st.FromEmail,
 			FromName: st.FromName, ReplyTo: st.ReplyTo, ListIds: append([]int64{}, lists...), SenderID: st.SenderID,
-			Status: status})
+			Status: status, Run: run})
 		if errors.Is(err, pgx.ErrNoRows) { // the template was deleted since the sequence was saved
 			return apperr.Invalidf(fmt.Sprintf("/steps/%d/template_id", i), "no such template")
 		}
 		if err != nil {
 			return err
 		}
+		if err := storeStepLinks(ctx, q, accountID, campaignID); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// storeStepLinks stores the links click tracking rewrites in a step campaign (as
+// a campaign's approval does; the redirect answers with these URLs), so a step's
+// tracked links work and its clicks are recorded. An edit that keeps the links
+// changes nothing; one that changes links already stored turns the step's click
+// tracking off instead of renumbering them: the messages already sent keep
+// redirecting where they were sent to, and the step's later sends carry their
+// links as written.
+func storeStepLinks(ctx context.Context, q *store.Queries, accountID, campaignID int64) error {
+	c, err := q.SequenceStepCampaignClicks(ctx, store.SequenceStepCampaignClicksParams{AccountID: accountID, CampaignID: campaignID})
+	if err != nil || !c.TrackClicks {
+		return err
+	}
+	urls := message.TrackableLinks(c.HtmlTemplate)
+	switch {
+	case len(c.Urls) == 0 && len(urls) == 0, slices.Equal(c.Urls, urls):
+		return nil
+	case len(c.Urls) == 0:
+		return q.TrackedLinksInsert(ctx, store.TrackedLinksInsertParams{AccountID: accountID, CampaignID: campaignID, Urls: urls})
+	default:
+		return q.SequenceStepCampaignUntrack(ctx, store.SequenceStepCampaignUntrackParams{AccountID: accountID, CampaignID: campaignID})
+	}
 }
 
 // Transition names for Transition.
@@ -241,7 +310,8 @@ func (s *Service) Transition(ctx context.Context, accountID, id int64, name stri
 
 // Enroll enrolls one subscriber (by id, or by email when id is 0) in an active or
 // paused sequence. It reports false with the existing enrollment when the
-// subscriber was enrolled before: a re-trigger changes nothing.
+// subscriber was enrolled before: a re-trigger changes nothing (unless the
+// sequence allows re-entry and that enrollment ended: then its next run starts).
 func (s *Service) Enroll(ctx context.Context, accountID, id, subscriberID int64, email string, data map[string]any) (int64, bool, error) {
 	q := store.New(s.pool)
 	seq, err := q.SequenceGet(ctx, store.SequenceGetParams{AccountID: accountID, ID: id})
@@ -279,7 +349,7 @@ func (s *Service) Enroll(ctx context.Context, accountID, id, subscriberID int64,
 	if err != nil {
 		return 0, false, err
 	}
-	eid, err := q.SequenceEnroll(ctx, store.SequenceEnrollParams{AccountID: accountID, SequenceID: id, SubscriberID: sub.ID,
+	enrolled, err := q.SequenceEnroll(ctx, store.SequenceEnrollParams{AccountID: accountID, SequenceID: id, SubscriberID: sub.ID,
 		Email: sub.Email, Data: b, Trigger: TriggerManual, Now: nowPtr(s.Now)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		existing, lerr := q.SequenceEnrollmentList(ctx, store.SequenceEnrollmentListParams{AccountID: accountID,
@@ -292,7 +362,7 @@ func (s *Service) Enroll(ctx context.Context, accountID, id, subscriberID int64,
 	if err != nil {
 		return 0, false, err
 	}
-	return eid, true, nil
+	return enrolled.ID, true, nil
 }
 
 func nonNil(m map[string]any) map[string]any {
@@ -327,6 +397,9 @@ func (s *Service) Track(ctx context.Context, accountID int64, eventID, name, ema
 	b, err := json.Marshal(nonNil(data))
 	if err != nil {
 		return TrackResult{}, err
+	}
+	if len(b) > MaxEventDataBytes {
+		return TrackResult{}, apperr.Invalidf("/data", "data must be at most %d bytes as JSON (it is %d)", MaxEventDataBytes, len(b))
 	}
 	out := TrackResult{EventID: eventID}
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -392,7 +465,10 @@ type Enrollment struct {
 	ExitReason   *string
 	CreatedAt    time.Time
 	FinishedAt   *time.Time
-	Timeline     []TimelineEntry
+	// Run counts the enrollment's runs through the sequence (more than 1 only
+	// when the sequence allows re-entry).
+	Run      int
+	Timeline []TimelineEntry
 }
 
 // TimelineEntry is one line of an enrollment's timeline.
@@ -403,6 +479,8 @@ type TimelineEntry struct {
 	JobID      *string
 	SendStatus *string
 	At         time.Time
+	// Run is the run of the enrollment the line belongs to.
+	Run int
 }
 
 // Enrollments lists a sequence's enrollments (one address's when email is set)
@@ -429,7 +507,7 @@ func (s *Service) Enrollments(ctx context.Context, accountID, id int64, email st
 		at[r.ID] = i
 		out[i] = Enrollment{ID: r.ID, SubscriberID: r.SubscriberID, Email: r.Email, State: r.State, Step: int(r.Step),
 			DueAt: r.DueAt, WaitingFor: r.WaitingFor, ExitReason: r.ExitReason, CreatedAt: r.CreatedAt,
-			FinishedAt: r.FinishedAt, Timeline: []TimelineEntry{}}
+			FinishedAt: r.FinishedAt, Run: int(r.Run), Timeline: []TimelineEntry{}}
 	}
 	lines, err := q.SequenceTimeline(ctx, store.SequenceTimelineParams{AccountID: accountID, EnrollmentIds: ids})
 	if err != nil {
@@ -438,7 +516,7 @@ func (s *Service) Enrollments(ctx context.Context, accountID, id int64, email st
 	for _, l := range lines {
 		e := &out[at[l.EnrollmentID]]
 		e.Timeline = append(e.Timeline, TimelineEntry{Step: int(l.Step), Outcome: l.Outcome, Reason: l.Reason,
-			JobID: l.JobID, SendStatus: l.SendStatus, At: l.At})
+			JobID: l.JobID, SendStatus: l.SendStatus, At: l.At, Run: int(l.Run)})
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"time"
 )
 
 const chaosAccountCreate = `-- name: ChaosAccountCreate :one
@@ -73,6 +74,25 @@ func (q *Queries) ChaosCampaignStatus(ctx context.Context, id int64) (string, er
 	var status string
 	err := row.Scan(&status)
 	return status, err
+}
+
+const chaosExecutorsRegistered = `-- name: ChaosExecutorsRegistered :one
+SELECT count(DISTINCT pid) FROM executors WHERE pid = ANY($1::int[]) AND started_at >= $2::timestamptz
+`
+
+type ChaosExecutorsRegisteredParams struct {
+	Pids  []int32
+	Since time.Time
+}
+
+// How many of the given processes have registered as executors: a process that
+// has is past its start (its signal handling is in place). A killed process of
+// an earlier generation may have had the same pid: its row is older than since.
+func (q *Queries) ChaosExecutorsRegistered(ctx context.Context, arg ChaosExecutorsRegisteredParams) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosExecutorsRegistered, arg.Pids, arg.Since)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const chaosMessageStream = `-- name: ChaosMessageStream :one

@@ -331,23 +331,28 @@ type Sender struct {
 }
 
 type Sequence struct {
-	ID             int64
-	AccountID      int64
-	Name           string
-	Status         string
-	TriggerType    string
-	ListID         *int64
-	EventName      *string
-	TimeZone       string
-	LateAfter      pgtype.Interval
-	Steps          json.RawMessage
-	SweptAt        *time.Time
-	ActivatedAt    *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	DateAttribute  *string
-	DateOffsetDays int32
-	DateAt         string
+	ID                  int64
+	AccountID           int64
+	Name                string
+	Status              string
+	TriggerType         string
+	ListID              *int64
+	EventName           *string
+	TimeZone            string
+	LateAfter           pgtype.Interval
+	Steps               json.RawMessage
+	SweptAt             *time.Time
+	ActivatedAt         *time.Time
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	DateAttribute       *string
+	DateOffsetDays      int32
+	DateAt              string
+	SegmentID           *int64
+	SegmentSweepDueAt   *time.Time
+	SegmentSweepAfterID int64
+	Reentry             string
+	ReentryAfter        pgtype.Interval
 }
 
 type SequenceEnrollment struct {
@@ -367,6 +372,14 @@ type SequenceEnrollment struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	FinishedAt   *time.Time
+	Run          int32
+}
+
+type SequenceSendDatum struct {
+	JobID     string
+	AccountID int64
+	Data      json.RawMessage
+	CreatedAt time.Time
 }
 
 type SequenceStep struct {
@@ -374,6 +387,7 @@ type SequenceStep struct {
 	Position   int32
 	AccountID  int64
 	CampaignID int64
+	Run        int32
 }
 
 type SequenceStepLog struct {
@@ -386,6 +400,7 @@ type SequenceStepLog struct {
 	Reason       *string
 	JobID        *string
 	At           time.Time
+	Run          int32
 }
 
 type SoftBounce struct {

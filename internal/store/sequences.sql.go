@@ -49,10 +49,10 @@ WITH RECURSIVE accts AS (
     FROM accts a WHERE a.account_id IS NOT NULL
 )
 SELECT d.id, d.account_id, d.sequence_id, d.subscriber_id, d.email, d.step, d.due_at, d.waiting_for,
-       d.event_seen, d.data
+       d.event_seen, d.data, d.run
 FROM accts a
 CROSS JOIN LATERAL (
-    SELECT e.id, e.account_id, e.sequence_id, e.subscriber_id, e.email, e.step, e.state, e.due_at, e.waiting_for, e.event_seen, e.data, e.trigger, e.exit_reason, e.created_at, e.updated_at, e.finished_at FROM sequence_enrollments e
+    SELECT e.id, e.account_id, e.sequence_id, e.subscriber_id, e.email, e.step, e.state, e.due_at, e.waiting_for, e.event_seen, e.data, e.trigger, e.exit_reason, e.created_at, e.updated_at, e.finished_at, e.run FROM sequence_enrollments e
     WHERE e.account_id = a.account_id AND e.state = 'active'
       AND e.due_at <= coalesce($1::timestamptz, now())
       AND EXISTS (SELECT 1 FROM sequences q WHERE q.id = e.sequence_id AND q.status = 'active')
@@ -81,6 +81,7 @@ type SequenceClaimDueRow struct {
 	WaitingFor   *string
 	EventSeen    bool
 	Data         json.RawMessage
+	Run          int32
 }
 
 // The advancer's claim, for every account in one statement: a loose index scan
@@ -111,6 +112,7 @@ func (q *Queries) SequenceClaimDue(ctx context.Context, arg SequenceClaimDuePara
 			&i.WaitingFor,
 			&i.EventSeen,
 			&i.Data,
+			&i.Run,
 		); err != nil {
 			return nil, err
 		}
@@ -122,13 +124,37 @@ func (q *Queries) SequenceClaimDue(ctx context.Context, arg SequenceClaimDuePara
 	return items, nil
 }
 
+const sequenceClicked = `-- name: SequenceClicked :one
+SELECT EXISTS (
+    SELECT 1 FROM sends s
+    JOIN tracking_hits h ON h.send_id = s.id AND h.kind = 'click'
+    WHERE s.job_id = $1 AND s.job_id NOT LIKE 'campaign:%' AND s.account_id = $2
+      AND h.account_id = $2 AND h.campaign_id = s.campaign_id
+      AND NOT h.suspected_bot AND h.link_idx > 0)::bool
+`
+
+type SequenceClickedParams struct {
+	JobID     string
+	AccountID int64
+}
+
+// Whether the send with this job id (a step's, in the enrollment's run) had a
+// human click: not suspected_bot, and not the hidden honeypot link (index 0).
+func (q *Queries) SequenceClicked(ctx context.Context, arg SequenceClickedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, sequenceClicked, arg.JobID, arg.AccountID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const sequenceCreate = `-- name: SequenceCreate :one
 
-INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps,
-                       date_attribute, date_offset_days, date_at)
+INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
+                       date_attribute, date_offset_days, date_at, reentry, reentry_after)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7::interval, $8, $9, $10, $11)
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
+        $7::interval, $8, $9, $10, $11, $12,
+        $13, $14::interval)
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
 `
 
 type SequenceCreateParams struct {
@@ -140,9 +166,12 @@ type SequenceCreateParams struct {
 	TimeZone       string
 	LateAfter      pgtype.Interval
 	Steps          json.RawMessage
+	SegmentID      *int64
 	DateAttribute  *string
 	DateOffsetDays int32
 	DateAt         string
+	Reentry        string
+	ReentryAfter   pgtype.Interval
 }
 
 // Sequences (migration 00290): definitions, their step campaigns, enrollments and
@@ -158,9 +187,12 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		arg.TimeZone,
 		arg.LateAfter,
 		arg.Steps,
+		arg.SegmentID,
 		arg.DateAttribute,
 		arg.DateOffsetDays,
 		arg.DateAt,
+		arg.Reentry,
+		arg.ReentryAfter,
 	)
 	var i Sequence
 	err := row.Scan(
@@ -181,6 +213,11 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		&i.DateAttribute,
 		&i.DateOffsetDays,
 		&i.DateAt,
+		&i.SegmentID,
+		&i.SegmentSweepDueAt,
+		&i.SegmentSweepAfterID,
+		&i.Reentry,
+		&i.ReentryAfter,
 	)
 	return i, err
 }
@@ -275,17 +312,25 @@ func (q *Queries) SequenceDelete(ctx context.Context, arg SequenceDeleteParams) 
 
 const sequenceEnroll = `-- name: SequenceEnroll :one
 WITH enrolled AS (
-    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    INSERT INTO sequence_enrollments AS e (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
     VALUES ($1, $2, $3, $4, coalesce($5::timestamptz, now()),
             $6, $7)
-    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
-    RETURNING id
+    ON CONFLICT (sequence_id, subscriber_id) DO UPDATE
+    SET run = e.run + 1, step = 0, state = 'active', due_at = excluded.due_at, waiting_for = NULL,
+        event_seen = false, data = excluded.data, trigger = excluded.trigger, exit_reason = NULL,
+        finished_at = NULL, email = excluded.email, updated_at = excluded.due_at
+    WHERE e.state IN ('completed', 'exited')
+      AND coalesce(e.exit_reason, '') NOT IN ('left_list', 'suppressed', 'not_confirmed', 'subscriber_deleted', 'archived')
+      AND EXISTS (SELECT 1 FROM sequences q
+                  WHERE q.id = e.sequence_id AND q.reentry = 'after_exit'
+                    AND (q.reentry_after IS NULL OR e.finished_at <= excluded.due_at - q.reentry_after))
+    RETURNING e.id, e.run
 ), logged AS (
-    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
-    SELECT $1, $2, e.id, 0, 'entered', $7, coalesce($5::timestamptz, now())
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
+    SELECT $1, $2, e.id, 0, 'entered', $7, coalesce($5::timestamptz, now()), e.run
     FROM enrolled e
 )
-SELECT id FROM enrolled
+SELECT id, run FROM enrolled
 `
 
 type SequenceEnrollParams struct {
@@ -298,9 +343,18 @@ type SequenceEnrollParams struct {
 	Trigger      string
 }
 
+type SequenceEnrollRow struct {
+	ID  int64
+	Run int32
+}
+
 // Once per (sequence, subscriber): a second trigger finds the enrollment and adds
-// nothing (no row back). The 'entered' line of the timeline is written with it.
-func (q *Queries) SequenceEnroll(ctx context.Context, arg SequenceEnrollParams) (int64, error) {
+// nothing (no row back) — unless the sequence allows re-entry after exit and the
+// enrollment has ended (not by an opt-out: left_list, suppressed, not_confirmed,
+// subscriber_deleted; nor archived) at least reentry_after ago: then it starts its
+// next run from step 0 with the new trigger's data. A trigger while it runs
+// changes nothing. The 'entered' line of the timeline is written with it.
+func (q *Queries) SequenceEnroll(ctx context.Context, arg SequenceEnrollParams) (SequenceEnrollRow, error) {
 	row := q.db.QueryRow(ctx, sequenceEnroll,
 		arg.AccountID,
 		arg.SequenceID,
@@ -310,9 +364,9 @@ func (q *Queries) SequenceEnroll(ctx context.Context, arg SequenceEnrollParams) 
 		arg.Data,
 		arg.Trigger,
 	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	var i SequenceEnrollRow
+	err := row.Scan(&i.ID, &i.Run)
+	return i, err
 }
 
 const sequenceEnrollmentKeep = `-- name: SequenceEnrollmentKeep :exec
@@ -334,7 +388,7 @@ func (q *Queries) SequenceEnrollmentKeep(ctx context.Context, arg SequenceEnroll
 }
 
 const sequenceEnrollmentList = `-- name: SequenceEnrollmentList :many
-SELECT id, account_id, sequence_id, subscriber_id, email, step, state, due_at, waiting_for, event_seen, data, trigger, exit_reason, created_at, updated_at, finished_at FROM sequence_enrollments
+SELECT id, account_id, sequence_id, subscriber_id, email, step, state, due_at, waiting_for, event_seen, data, trigger, exit_reason, created_at, updated_at, finished_at, run FROM sequence_enrollments
 WHERE account_id = $1 AND sequence_id = $2 AND id > $3
   AND ($4::text IS NULL OR lower(email) = lower($4::text))
 ORDER BY id
@@ -382,6 +436,7 @@ func (q *Queries) SequenceEnrollmentList(ctx context.Context, arg SequenceEnroll
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.Run,
 		); err != nil {
 			return nil, err
 		}
@@ -466,10 +521,10 @@ WITH ended AS (
     SET state = 'exited', exit_reason = 'archived', waiting_for = NULL,
         finished_at = coalesce($3::timestamptz, now()), updated_at = coalesce($3::timestamptz, now())
     WHERE e.account_id = $1 AND e.sequence_id = $2 AND e.state = 'active'
-    RETURNING e.id, e.step
+    RETURNING e.id, e.step, e.run
 )
-INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
-SELECT $1, $2, x.id, x.step, 'exited', 'archived', coalesce($3::timestamptz, now())
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
+SELECT $1, $2, x.id, x.step, 'exited', 'archived', coalesce($3::timestamptz, now()), x.run
 FROM ended x
 `
 
@@ -518,7 +573,7 @@ func (q *Queries) SequenceForAdvance(ctx context.Context, id int64) (SequenceFor
 }
 
 const sequenceGet = `-- name: SequenceGet :one
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at FROM sequences WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after FROM sequences WHERE account_id = $1 AND id = $2
 `
 
 type SequenceGetParams struct {
@@ -547,6 +602,11 @@ func (q *Queries) SequenceGet(ctx context.Context, arg SequenceGetParams) (Seque
 		&i.DateAttribute,
 		&i.DateOffsetDays,
 		&i.DateAt,
+		&i.SegmentID,
+		&i.SegmentSweepDueAt,
+		&i.SegmentSweepAfterID,
+		&i.Reentry,
+		&i.ReentryAfter,
 	)
 	return i, err
 }
@@ -613,7 +673,7 @@ func (q *Queries) SequenceLeftList(ctx context.Context, arg SequenceLeftListPara
 }
 
 const sequenceList = `-- name: SequenceList :many
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
 `
 
 type SequenceListParams struct {
@@ -649,6 +709,11 @@ func (q *Queries) SequenceList(ctx context.Context, arg SequenceListParams) ([]S
 			&i.DateAttribute,
 			&i.DateOffsetDays,
 			&i.DateAt,
+			&i.SegmentID,
+			&i.SegmentSweepDueAt,
+			&i.SegmentSweepAfterID,
+			&i.Reentry,
+			&i.ReentryAfter,
 		); err != nil {
 			return nil, err
 		}
@@ -708,9 +773,9 @@ func (q *Queries) SequenceListSweep(ctx context.Context) ([]SequenceListSweepRow
 }
 
 const sequenceLog = `-- name: SequenceLog :exec
-INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, job_id, at, run)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-        coalesce($8::timestamptz, now()))
+        coalesce($8::timestamptz, now()), $9)
 `
 
 type SequenceLogParams struct {
@@ -722,6 +787,7 @@ type SequenceLogParams struct {
 	Reason       *string
 	JobID        *string
 	Now          *time.Time
+	Run          int32
 }
 
 func (q *Queries) SequenceLog(ctx context.Context, arg SequenceLogParams) error {
@@ -734,8 +800,33 @@ func (q *Queries) SequenceLog(ctx context.Context, arg SequenceLogParams) error 
 		arg.Reason,
 		arg.JobID,
 		arg.Now,
+		arg.Run,
 	)
 	return err
+}
+
+const sequenceLogDeleteRetired = `-- name: SequenceLogDeleteRetired :execrows
+DELETE FROM sequence_step_log l
+WHERE l.id IN (
+    SELECT x.id FROM sequence_enrollments e
+    JOIN sequence_step_log x ON x.enrollment_id = e.id
+    WHERE e.state <> 'active' AND e.finished_at < $1::timestamptz
+    LIMIT $2)
+`
+
+type SequenceLogDeleteRetiredParams struct {
+	Cutoff time.Time
+	N      int32
+}
+
+// Sequence retention: up to n step log lines of enrollments that ended before
+// cutoff (their timelines, and what the per-step stats count). Not a tenant query.
+func (q *Queries) SequenceLogDeleteRetired(ctx context.Context, arg SequenceLogDeleteRetiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceLogDeleteRetired, arg.Cutoff, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const sequenceMembershipLock = `-- name: SequenceMembershipLock :one
@@ -800,6 +891,227 @@ func (q *Queries) SequenceOwned(ctx context.Context, arg SequenceOwnedParams) (S
 	return i, err
 }
 
+const sequenceRunLock = `-- name: SequenceRunLock :exec
+SELECT pg_advisory_xact_lock(hashtext('sequence run campaigns'), $1::int)
+`
+
+// Serialises the making of one run's step campaigns (two advancers reaching a new
+// run's step at once): held to the end of the transaction.
+func (q *Queries) SequenceRunLock(ctx context.Context, sequenceKey int32) error {
+	_, err := q.db.Exec(ctx, sequenceRunLock, sequenceKey)
+	return err
+}
+
+const sequenceRuns = `-- name: SequenceRuns :many
+SELECT DISTINCT run FROM sequence_steps WHERE account_id = $1 AND sequence_id = $2 ORDER BY run
+`
+
+type SequenceRunsParams struct {
+	AccountID  int64
+	SequenceID int64
+}
+
+// The runs that have step campaigns (1 at least once activated): an edit brings each up to date.
+func (q *Queries) SequenceRuns(ctx context.Context, arg SequenceRunsParams) ([]int32, error) {
+	rows, err := q.db.Query(ctx, sequenceRuns, arg.AccountID, arg.SequenceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int32{}
+	for rows.Next() {
+		var run int32
+		if err := rows.Scan(&run); err != nil {
+			return nil, err
+		}
+		items = append(items, run)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sequenceSegmentEnrollSubscriber = `-- name: SequenceSegmentEnrollSubscriber :execrows
+WITH cand AS (
+    SELECT q.id AS sequence_id, s.id, s.email FROM sequences q
+    JOIN segments g ON g.account_id = q.account_id AND g.id = q.segment_id
+    JOIN subscribers s ON s.account_id = q.account_id AND s.id = $3
+    WHERE q.account_id = $1 AND q.status = 'active' AND q.trigger_type = 'segment_entered'
+      AND s.status = 'confirmed'
+      AND (g.match IS NULL OR s.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = s.id AND m.account_id = $1
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR s.created_at < g.created_before)
+      AND (q.list_id IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = $1 AND m.list_id = q.list_id
+            AND m.subscriber_id = s.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT $1, c.sequence_id, c.id, c.email, coalesce($2::timestamptz, now()), '{}', 'segment_entered'
+    FROM cand c
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id, sequence_id
+)
+INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+SELECT $1, e.sequence_id, e.id, 0, 'entered', 'segment_entered', coalesce($2::timestamptz, now())
+FROM enrolled e
+`
+
+type SequenceSegmentEnrollSubscriberParams struct {
+	AccountID    int64
+	Now          *time.Time
+	SubscriberID int64
+}
+
+// The write path's side of the segment trigger: after a subscriber's attributes or
+// status changed (in the same transaction), enroll them in every active
+// segment_entered sequence of the account whose segment they now match.
+func (q *Queries) SequenceSegmentEnrollSubscriber(ctx context.Context, arg SequenceSegmentEnrollSubscriberParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceSegmentEnrollSubscriber, arg.AccountID, arg.Now, arg.SubscriberID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sequenceSegmentSweepClaim = `-- name: SequenceSegmentSweepClaim :many
+WITH due AS (
+    SELECT d.id FROM (
+        SELECT q.id, row_number() OVER (PARTITION BY q.account_id ORDER BY q.segment_sweep_due_at NULLS FIRST, q.id) AS rn
+        FROM sequences q
+        WHERE q.status = 'active' AND q.trigger_type = 'segment_entered' AND q.segment_id IS NOT NULL
+          AND (q.segment_sweep_due_at IS NULL OR q.segment_sweep_due_at <= $2::timestamptz)
+    ) d
+    WHERE d.rn <= $3::int
+), locked AS (
+    SELECT q.id FROM sequences q
+    WHERE q.id IN (SELECT due.id FROM due) AND q.status = 'active'
+      AND (q.segment_sweep_due_at IS NULL OR q.segment_sweep_due_at <= $2::timestamptz)
+    ORDER BY q.id
+    LIMIT $4::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE sequences s SET segment_sweep_due_at = $1::timestamptz
+FROM locked
+WHERE s.id = locked.id
+RETURNING s.id, s.account_id, s.segment_id::bigint AS segment_id, s.list_id, s.segment_sweep_after_id
+`
+
+type SequenceSegmentSweepClaimParams struct {
+	NextDue    time.Time
+	Now        time.Time
+	PerAccount int32
+	N          int32
+}
+
+type SequenceSegmentSweepClaimRow struct {
+	ID                  int64
+	AccountID           int64
+	SegmentID           int64
+	ListID              *int64
+	SegmentSweepAfterID int64
+}
+
+// The segment trigger's sweep claim, for every account in one statement: the
+// active segment_entered sequences whose sweep is due, at most per_account of one
+// account and n in all, locked SKIP LOCKED and pushed to next_due before the pass
+// runs, so no other executor takes them meanwhile (and a crashed pass is taken
+// again at next_due, from the same cursor). Not a tenant query.
+func (q *Queries) SequenceSegmentSweepClaim(ctx context.Context, arg SequenceSegmentSweepClaimParams) ([]SequenceSegmentSweepClaimRow, error) {
+	rows, err := q.db.Query(ctx, sequenceSegmentSweepClaim,
+		arg.NextDue,
+		arg.Now,
+		arg.PerAccount,
+		arg.N,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SequenceSegmentSweepClaimRow{}
+	for rows.Next() {
+		var i SequenceSegmentSweepClaimRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.SegmentID,
+			&i.ListID,
+			&i.SegmentSweepAfterID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sequenceSegmentSwept = `-- name: SequenceSegmentSwept :exec
+UPDATE sequences SET segment_sweep_after_id = $1, segment_sweep_due_at = $2::timestamptz
+WHERE id = $3
+`
+
+type SequenceSegmentSweptParams struct {
+	AfterID int64
+	DueAt   time.Time
+	ID      int64
+}
+
+// Where the segment sweep goes on, and when.
+func (q *Queries) SequenceSegmentSwept(ctx context.Context, arg SequenceSegmentSweptParams) error {
+	_, err := q.db.Exec(ctx, sequenceSegmentSwept, arg.AfterID, arg.DueAt, arg.ID)
+	return err
+}
+
+const sequenceSendData = `-- name: SequenceSendData :one
+SELECT data FROM sequence_send_data WHERE account_id = $1 AND job_id = $2
+`
+
+type SequenceSendDataParams struct {
+	AccountID int64
+	JobID     string
+}
+
+// A step send's .Event data, read by the executor as it renders the step.
+func (q *Queries) SequenceSendData(ctx context.Context, arg SequenceSendDataParams) (json.RawMessage, error) {
+	row := q.db.QueryRow(ctx, sequenceSendData, arg.AccountID, arg.JobID)
+	var data json.RawMessage
+	err := row.Scan(&data)
+	return data, err
+}
+
+const sequenceSendDataInsert = `-- name: SequenceSendDataInsert :exec
+INSERT INTO sequence_send_data (account_id, job_id, data, created_at)
+VALUES ($1, $2, $3, coalesce($4::timestamptz, now()))
+ON CONFLICT (job_id) DO NOTHING
+`
+
+type SequenceSendDataInsertParams struct {
+	AccountID int64
+	JobID     string
+	Data      json.RawMessage
+	Now       *time.Time
+}
+
+// The enrollment's data as the step's send is queued (with it, in its
+// transaction): what the step's templates see as .Event.
+func (q *Queries) SequenceSendDataInsert(ctx context.Context, arg SequenceSendDataInsertParams) error {
+	_, err := q.db.Exec(ctx, sequenceSendDataInsert,
+		arg.AccountID,
+		arg.JobID,
+		arg.Data,
+		arg.Now,
+	)
+	return err
+}
+
 const sequenceSendInsert = `-- name: SequenceSendInsert :one
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
 VALUES ($1, $2, $3, $4::text, lower($4::text), $5)
@@ -815,8 +1127,9 @@ type SequenceSendInsertParams struct {
 	JobID        string
 }
 
-// A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>'
-// (sends_job_id_key), in the step's campaign. Queued due at once
+// A step's send: one row, job_id 'sequence:<sequence>:<step>:<subscriber>' in run
+// 1, 'sequence:<sequence>:<step>:<subscriber>:<run>' in a later run
+// (sends_job_id_key), in the step's campaign of that run. Queued due at once
 // ('-infinity', as a build's rows), so the claim takes it in id order. A second
 // insert of the same step (a re-run after a crash) adds nothing: no row back.
 func (q *Queries) SequenceSendInsert(ctx context.Context, arg SequenceSendInsertParams) (int64, error) {
@@ -872,6 +1185,38 @@ func (q *Queries) SequenceSendStats(ctx context.Context, arg SequenceSendStatsPa
 	return items, nil
 }
 
+const sequenceSendsDeleteRetired = `-- name: SequenceSendsDeleteRetired :execrows
+WITH doomed AS (
+    SELECT s.id, s.job_id
+    FROM sequence_enrollments e
+    JOIN sequence_steps st ON st.sequence_id = e.sequence_id
+    JOIN sends s ON s.campaign_id = st.campaign_id AND s.subscriber_id = e.subscriber_id
+    WHERE e.state <> 'active' AND e.finished_at < $1::timestamptz
+      AND s.status IN ('sent', 'failed', 'suppressed', 'cancelled', 'unknown')
+    LIMIT $2
+    FOR UPDATE OF s SKIP LOCKED
+), gone_data AS (
+    DELETE FROM sequence_send_data d USING doomed x WHERE d.job_id = x.job_id
+)
+DELETE FROM sends s USING doomed x WHERE s.id = x.id
+`
+
+type SequenceSendsDeleteRetiredParams struct {
+	Cutoff time.Time
+	N      int32
+}
+
+// Sequence retention: up to n settled step sends of enrollments that ended before
+// cutoff, with their event data. SKIP LOCKED keeps replicas off each other's
+// batch. Not a tenant query: the executors' maintenance runs it for every account.
+func (q *Queries) SequenceSendsDeleteRetired(ctx context.Context, arg SequenceSendsDeleteRetiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceSendsDeleteRetired, arg.Cutoff, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sequenceStateCounts = `-- name: SequenceStateCounts :many
 SELECT state, count(*)::bigint AS n FROM sequence_enrollments
 WHERE account_id = $1 AND sequence_id = $2
@@ -908,21 +1253,75 @@ func (q *Queries) SequenceStateCounts(ctx context.Context, arg SequenceStateCoun
 	return items, nil
 }
 
+const sequenceStatementTimeout = `-- name: SequenceStatementTimeout :exec
+SELECT set_config('statement_timeout', $1::text, true)
+`
+
+// Bounds the statements of the transaction it runs in (a sweep pass).
+func (q *Queries) SequenceStatementTimeout(ctx context.Context, timeout string) error {
+	_, err := q.db.Exec(ctx, sequenceStatementTimeout, timeout)
+	return err
+}
+
+const sequenceStepCampaignClicks = `-- name: SequenceStepCampaignClicks :one
+SELECT c.track_clicks,
+       coalesce((SELECT array_agg(l.url ORDER BY l.idx) FROM tracked_links l
+                 WHERE l.account_id = $1 AND l.campaign_id = c.id), '{}')::text[] AS urls,
+       c.html_template
+FROM campaigns c WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'sequence'
+`
+
+type SequenceStepCampaignClicksParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+type SequenceStepCampaignClicksRow struct {
+	TrackClicks  bool
+	Urls         []string
+	HtmlTemplate string
+}
+
+// A step campaign's click tracking: whether it is on, and its stored links.
+func (q *Queries) SequenceStepCampaignClicks(ctx context.Context, arg SequenceStepCampaignClicksParams) (SequenceStepCampaignClicksRow, error) {
+	row := q.db.QueryRow(ctx, sequenceStepCampaignClicks, arg.AccountID, arg.CampaignID)
+	var i SequenceStepCampaignClicksRow
+	err := row.Scan(&i.TrackClicks, &i.Urls, &i.HtmlTemplate)
+	return i, err
+}
+
+const sequenceStepCampaignUntrack = `-- name: SequenceStepCampaignUntrack :exec
+UPDATE campaigns SET track_clicks = false WHERE account_id = $1 AND id = $2 AND kind = 'sequence'
+`
+
+type SequenceStepCampaignUntrackParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+// An edit changed a step's links after some were stored: the links already sent
+// keep redirecting to what they were sent with, and the step's sends from now on
+// carry their links untracked.
+func (q *Queries) SequenceStepCampaignUntrack(ctx context.Context, arg SequenceStepCampaignUntrackParams) error {
+	_, err := q.db.Exec(ctx, sequenceStepCampaignUntrack, arg.AccountID, arg.CampaignID)
+	return err
+}
+
 const sequenceStepCampaignUpsert = `-- name: SequenceStepCampaignUpsert :one
 WITH tpl AS (
     SELECT t.subject, t.html, t.text, t.language FROM templates t
     WHERE t.account_id = $1 AND t.id = $2
 ), existing AS (
     SELECT st.campaign_id FROM sequence_steps st
-    WHERE st.account_id = $1 AND st.sequence_id = $3 AND st.position = $4
+    WHERE st.account_id = $1 AND st.sequence_id = $3 AND st.position = $4 AND st.run = $5
 ), updated AS (
     UPDATE campaigns c
     SET subject = tpl.subject, html_template = tpl.html, text_template = tpl.text, language = tpl.language,
-        from_email = $5, from_name = $6, reply_to = $7,
-        list_ids = $8::bigint[], template_id = $2,
-        sender_id = coalesce($9::bigint,
+        from_email = $6, from_name = $7, reply_to = $8,
+        list_ids = $9::bigint[], template_id = $2,
+        sender_id = coalesce($10::bigint,
                              (SELECT s.id FROM senders s WHERE s.account_id = $1 AND s.is_default)),
-        status = CASE WHEN c.status = 'cancelled' THEN c.status ELSE $10::text END,
+        status = CASE WHEN c.status = 'cancelled' THEN c.status ELSE $11::text END,
         updated_at = now()
     FROM tpl, existing e
     WHERE c.account_id = $1 AND c.id = e.campaign_id AND c.kind = 'sequence'
@@ -930,18 +1329,19 @@ WITH tpl AS (
 ), inserted AS (
     INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
                            language, list_ids, status, kind, approved_at, started_at, sender_id, template_id)
-    SELECT $1, left('sequence ' || $3::bigint || ' step ' || $4::int, 200), tpl.subject,
-           $5, $6, $7, tpl.html, tpl.text, tpl.language, $8::bigint[], $10::text,
+    SELECT $1, left('sequence ' || $3::bigint || ' step ' || $4::int
+                             || CASE WHEN $5::int > 1 THEN ' run ' || $5::int ELSE '' END, 200), tpl.subject,
+           $6, $7, $8, tpl.html, tpl.text, tpl.language, $9::bigint[], $11::text,
            'sequence', now(), now(),
-           coalesce($9::bigint,
+           coalesce($10::bigint,
                     (SELECT s.id FROM senders s WHERE s.account_id = $1 AND s.is_default)),
            $2
     FROM tpl
     WHERE NOT EXISTS (SELECT 1 FROM existing)
     RETURNING id
 ), linked AS (
-    INSERT INTO sequence_steps (sequence_id, position, account_id, campaign_id)
-    SELECT $3, $4, $1, i.id FROM inserted i
+    INSERT INTO sequence_steps (sequence_id, position, run, account_id, campaign_id)
+    SELECT $3, $4, $5, $1, i.id FROM inserted i
 )
 SELECT id FROM updated UNION ALL SELECT id FROM inserted
 `
@@ -951,6 +1351,7 @@ type SequenceStepCampaignUpsertParams struct {
 	TemplateID int64
 	SequenceID int64
 	Position   int32
+	Run        int32
 	FromEmail  string
 	FromName   string
 	ReplyTo    string
@@ -959,7 +1360,7 @@ type SequenceStepCampaignUpsertParams struct {
 	Status     string
 }
 
-// The campaign that carries send step `position`, made or brought up to date from
+// The campaign that carries send step `position` of run `run`, made or brought up to date from
 // the step's template. It is 'sending' while the sequence is active, 'paused'
 // while paused; its list_ids are the sequence's list, so an opt-out from that
 // list flags its queued rows (SendSuppressLeftLists) and the claim skips them. A
@@ -970,6 +1371,7 @@ func (q *Queries) SequenceStepCampaignUpsert(ctx context.Context, arg SequenceSt
 		arg.TemplateID,
 		arg.SequenceID,
 		arg.Position,
+		arg.Run,
 		arg.FromEmail,
 		arg.FromName,
 		arg.ReplyTo,
@@ -983,7 +1385,8 @@ func (q *Queries) SequenceStepCampaignUpsert(ctx context.Context, arg SequenceSt
 }
 
 const sequenceStepCampaigns = `-- name: SequenceStepCampaigns :many
-SELECT position, campaign_id FROM sequence_steps WHERE account_id = $1 AND sequence_id = $2 ORDER BY position
+SELECT position, run, campaign_id FROM sequence_steps WHERE account_id = $1 AND sequence_id = $2
+ORDER BY run, position
 `
 
 type SequenceStepCampaignsParams struct {
@@ -993,9 +1396,11 @@ type SequenceStepCampaignsParams struct {
 
 type SequenceStepCampaignsRow struct {
 	Position   int32
+	Run        int32
 	CampaignID int64
 }
 
+// Every step campaign of the sequence, of every run that has one.
 func (q *Queries) SequenceStepCampaigns(ctx context.Context, arg SequenceStepCampaignsParams) ([]SequenceStepCampaignsRow, error) {
 	rows, err := q.db.Query(ctx, sequenceStepCampaigns, arg.AccountID, arg.SequenceID)
 	if err != nil {
@@ -1005,7 +1410,7 @@ func (q *Queries) SequenceStepCampaigns(ctx context.Context, arg SequenceStepCam
 	items := []SequenceStepCampaignsRow{}
 	for rows.Next() {
 		var i SequenceStepCampaignsRow
-		if err := rows.Scan(&i.Position, &i.CampaignID); err != nil {
+		if err := rows.Scan(&i.Position, &i.Run, &i.CampaignID); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -1269,6 +1674,77 @@ func (q *Queries) SequenceSweepList(ctx context.Context, arg SequenceSweepListPa
 	return result.RowsAffected(), nil
 }
 
+const sequenceSweepSegment = `-- name: SequenceSweepSegment :one
+WITH scan AS (
+    SELECT s.id, s.email, s.status, s.attributes, s.created_at FROM subscribers s
+    WHERE s.account_id = $1 AND s.id > $2
+    ORDER BY s.id
+    LIMIT $3
+), cand AS (
+    SELECT sc.id, sc.email FROM scan sc
+    JOIN segments g ON g.account_id = $1 AND g.id = $4
+    WHERE sc.status = 'confirmed'
+      AND (g.match IS NULL OR sc.attributes @@ g.match)
+      AND (cardinality(g.statuses) = 0 OR sc.status = ANY(g.statuses))
+      AND (cardinality(g.list_ids) = 0 OR EXISTS (
+          SELECT 1 FROM list_members m
+          WHERE m.subscriber_id = sc.id AND m.account_id = $1
+            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
+      AND (g.created_after IS NULL OR sc.created_at >= g.created_after)
+      AND (g.created_before IS NULL OR sc.created_at < g.created_before)
+      AND ($5::bigint IS NULL OR EXISTS (
+          SELECT 1 FROM list_members m WHERE m.account_id = $1 AND m.list_id = $5::bigint
+            AND m.subscriber_id = sc.id AND m.status = 'subscribed'))
+), enrolled AS (
+    INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, data, trigger)
+    SELECT $1, $6, c.id, c.email, $7::timestamptz, '{}', 'segment_entered'
+    FROM cand c
+    ON CONFLICT (sequence_id, subscriber_id) DO NOTHING
+    RETURNING id
+), logged AS (
+    INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at)
+    SELECT $1, $6, e.id, 0, 'entered', 'segment_entered', $7::timestamptz
+    FROM enrolled e
+)
+SELECT coalesce((SELECT max(sc.id) FROM scan sc), 0)::bigint AS last_id,
+       (SELECT count(*) FROM enrolled)::bigint AS enrolled
+`
+
+type SequenceSweepSegmentParams struct {
+	AccountID  int64
+	AfterID    int64
+	Chunk      int32
+	SegmentID  int64
+	ListID     *int64
+	SequenceID int64
+	Now        time.Time
+}
+
+type SequenceSweepSegmentRow struct {
+	LastID   int64
+	Enrolled int64
+}
+
+// One pass of a segment trigger's sweep: the account's next chunk of subscribers
+// after after_id (by id), of which the confirmed ones that match the segment (its
+// filter, as SequenceInSegment applies it) and, when the sequence has a list, are
+// subscribed members of it, are enrolled. last_id is where the next pass goes on
+// (0: the scan reached the end).
+func (q *Queries) SequenceSweepSegment(ctx context.Context, arg SequenceSweepSegmentParams) (SequenceSweepSegmentRow, error) {
+	row := q.db.QueryRow(ctx, sequenceSweepSegment,
+		arg.AccountID,
+		arg.AfterID,
+		arg.Chunk,
+		arg.SegmentID,
+		arg.ListID,
+		arg.SequenceID,
+		arg.Now,
+	)
+	var i SequenceSweepSegmentRow
+	err := row.Scan(&i.LastID, &i.Enrolled)
+	return i, err
+}
+
 const sequenceSwept = `-- name: SequenceSwept :exec
 UPDATE sequences SET swept_at = $1 WHERE id = $2 AND swept_at < $1
 `
@@ -1284,7 +1760,7 @@ func (q *Queries) SequenceSwept(ctx context.Context, arg SequenceSweptParams) er
 }
 
 const sequenceTimeline = `-- name: SequenceTimeline :many
-SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at
+SELECT l.enrollment_id, l.step, l.outcome, l.reason, l.job_id, l.at, s.status AS send_status, s.sent_at, l.run
 FROM sequence_step_log l
 LEFT JOIN sends s ON l.job_id IS NOT NULL AND s.job_id = l.job_id AND s.job_id NOT LIKE 'campaign:%'
 WHERE l.account_id = $1 AND l.enrollment_id = ANY($2::bigint[])
@@ -1305,6 +1781,7 @@ type SequenceTimelineRow struct {
 	At           time.Time
 	SendStatus   *string
 	SentAt       *time.Time
+	Run          int32
 }
 
 // What happened to these enrollments, step by step, with each send's status now.
@@ -1326,6 +1803,7 @@ func (q *Queries) SequenceTimeline(ctx context.Context, arg SequenceTimelinePara
 			&i.At,
 			&i.SendStatus,
 			&i.SentAt,
+			&i.Run,
 		); err != nil {
 			return nil, err
 		}
@@ -1346,7 +1824,7 @@ SET status = $1::text,
                     THEN coalesce(swept_at, coalesce($2::timestamptz, now())) ELSE swept_at END,
     updated_at = coalesce($2::timestamptz, now())
 WHERE account_id = $3 AND id = $4 AND status = ANY($5::text[])
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
 `
 
 type SequenceTransitionParams struct {
@@ -1386,6 +1864,11 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 		&i.DateAttribute,
 		&i.DateOffsetDays,
 		&i.DateAt,
+		&i.SegmentID,
+		&i.SegmentSweepDueAt,
+		&i.SegmentSweepAfterID,
+		&i.Reentry,
+		&i.ReentryAfter,
 	)
 	return i, err
 }
@@ -1393,11 +1876,14 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 const sequenceUpdate = `-- name: SequenceUpdate :one
 UPDATE sequences
 SET name = $1, trigger_type = $2, list_id = $3, event_name = $4,
-    time_zone = $5, late_after = $6::interval, steps = $7,
-    date_attribute = $8, date_offset_days = $9, date_at = $10,
-    updated_at = coalesce($11::timestamptz, now())
-WHERE account_id = $12 AND id = $13 AND status <> 'archived'
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at
+    -- An edit may change the segment: its sweep starts over (a second look enrolls nobody twice).
+    segment_id = $5, segment_sweep_after_id = 0, segment_sweep_due_at = NULL,
+    time_zone = $6, late_after = $7::interval, steps = $8,
+    date_attribute = $9, date_offset_days = $10, date_at = $11,
+    reentry = $12, reentry_after = $13::interval,
+    updated_at = coalesce($14::timestamptz, now())
+WHERE account_id = $15 AND id = $16 AND status <> 'archived'
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
 `
 
 type SequenceUpdateParams struct {
@@ -1405,12 +1891,15 @@ type SequenceUpdateParams struct {
 	TriggerType    string
 	ListID         *int64
 	EventName      *string
+	SegmentID      *int64
 	TimeZone       string
 	LateAfter      pgtype.Interval
 	Steps          json.RawMessage
 	DateAttribute  *string
 	DateOffsetDays int32
 	DateAt         string
+	Reentry        string
+	ReentryAfter   pgtype.Interval
 	Now            *time.Time
 	AccountID      int64
 	ID             int64
@@ -1424,12 +1913,15 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		arg.TriggerType,
 		arg.ListID,
 		arg.EventName,
+		arg.SegmentID,
 		arg.TimeZone,
 		arg.LateAfter,
 		arg.Steps,
 		arg.DateAttribute,
 		arg.DateOffsetDays,
 		arg.DateAt,
+		arg.Reentry,
+		arg.ReentryAfter,
 		arg.Now,
 		arg.AccountID,
 		arg.ID,
@@ -1453,6 +1945,11 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		&i.DateAttribute,
 		&i.DateOffsetDays,
 		&i.DateAt,
+		&i.SegmentID,
+		&i.SegmentSweepDueAt,
+		&i.SegmentSweepAfterID,
+		&i.Reentry,
+		&i.ReentryAfter,
 	)
 	return i, err
 }
@@ -1568,4 +2065,26 @@ func (q *Queries) TrackEventInsert(ctx context.Context, arg TrackEventInsertPara
 	var created_at time.Time
 	err := row.Scan(&created_at)
 	return created_at, err
+}
+
+const trackEventsDeleteRetired = `-- name: TrackEventsDeleteRetired :execrows
+DELETE FROM track_events t
+WHERE (t.account_id, t.event_id) IN (
+    SELECT x.account_id, x.event_id FROM track_events x WHERE x.created_at < $1::timestamptz
+    ORDER BY x.created_at LIMIT $2)
+`
+
+type TrackEventsDeleteRetiredParams struct {
+	Cutoff time.Time
+	N      int32
+}
+
+// Sequence retention: up to n tracked events posted before cutoff; a replay of a
+// deleted event's id is a new event. Not a tenant query.
+func (q *Queries) TrackEventsDeleteRetired(ctx context.Context, arg TrackEventsDeleteRetiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, trackEventsDeleteRetired, arg.Cutoff, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -104,9 +106,17 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Subscr
 	if err != nil {
 		return Subscriber{}, err
 	}
-	row, err := store.New(s.pool).SubscriberCreate(ctx, store.SubscriberCreateParams{
-		AccountID: accountID, Email: addr.Email, EmailLower: addr.Lower, Name: in.Name,
-		Attributes: attrs, Status: in.Status,
+	var row store.Subscriber
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		row, err = store.New(tx).SubscriberCreate(ctx, store.SubscriberCreateParams{
+			AccountID: accountID, Email: addr.Email, EmailLower: addr.Lower, Name: in.Name,
+			Attributes: attrs, Status: in.Status,
+		})
+		if err != nil {
+			return err
+		}
+		return sequence.EnrollSegments(ctx, tx, accountID, row.ID, nil)
 	})
 	if err != nil {
 		return Subscriber{}, postgres.Error(err, "a subscriber with this email")
@@ -179,7 +189,19 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sub
 		}
 		arg.Attributes = attrs
 	}
-	row, err := store.New(s.pool).SubscriberUpdate(ctx, arg)
+	// A change of attributes or status may bring the subscriber into a segment a
+	// sequence triggers on: tested in the update's transaction.
+	var row store.Subscriber
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if row, err = store.New(tx).SubscriberUpdate(ctx, arg); err != nil {
+			return err
+		}
+		if p.Attributes == nil && p.Status == nil {
+			return nil
+		}
+		return sequence.EnrollSegments(ctx, tx, accountID, row.ID, nil)
+	})
 	if err != nil {
 		return Subscriber{}, postgres.Error(err, "subscriber")
 	}
@@ -202,7 +224,14 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 // one is returned unchanged, an unsubscribed one is a conflict carrying its status.
 func (s *Service) Confirm(ctx context.Context, accountID, id int64) (Subscriber, error) {
 	q := store.New(s.pool)
-	row, err := q.SubscriberConfirm(ctx, store.SubscriberConfirmParams{AccountID: accountID, ID: id})
+	var row store.Subscriber
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if row, err = store.New(tx).SubscriberConfirm(ctx, store.SubscriberConfirmParams{AccountID: accountID, ID: id}); err != nil {
+			return err
+		}
+		return sequence.EnrollSegments(ctx, tx, accountID, row.ID, nil)
+	})
 	if err == nil {
 		return fromStore(row), nil
 	}

@@ -2101,14 +2101,17 @@ export interface components {
              */
             on_timeout?: "continue" | "exit";
         };
-        /** @description Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`. clicked is refused (422): click tracking is not built yet. */
+        /** @description Exactly one test. in_segment: the subscriber matches the segment now; left_list: the subscriber is not (or no longer) a subscribed member of the list; data: a jsonpath predicate over the enrollment's data (the triggering event's and awaited events' data), e.g. `$.plan == "pro"`; clicked: the subscriber clicked a link in the send of an earlier send step (`{"step": 0}`, its position) in this run — a human click, not one from a suspected bot nor the hidden honeypot link. */
         SequenceCondition: {
             /** Format: int64 */
             in_segment?: number;
             /** Format: int64 */
             left_list?: number;
             data?: string;
-            clicked?: boolean;
+            clicked?: {
+                /** @description The position of an earlier send step. */
+                step: number;
+            };
         };
         /**
          * @example {
@@ -2142,14 +2145,26 @@ export interface components {
             time_zone?: string;
             /** @description A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late. */
             late_after?: string;
+            /**
+             * @description never (default): a subscriber runs through the sequence once. after_exit (event and manual triggers only): a new trigger starts an enrollment that ended (completed, or exited other than by an opt-out: left_list, suppressed, not_confirmed, subscriber_deleted, archived) again from the first step, as its next run; a trigger while it runs changes nothing. Run 1's step sends keep the job id sequence:<sequence>:<step>:<subscriber>; run r > 1's are sequence:<sequence>:<step>:<subscriber>:<r>.
+             * @enum {string}
+             */
+            reentry?: "never" | "after_exit";
+            /** @description after_exit: the least time from the end of a run to a trigger that starts the next (90m, 72h, 3d). */
+            reentry_after?: string;
             steps: components["schemas"]["SequenceStep"][];
         };
-        /** @description manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute, only its members are enrolled). */
+        /** @description manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the sequence's time_zone; a missing or malformed date enrolls nobody. segment_entered: each confirmed subscriber once, when they match segment_id while the sequence is active — at once when a subscriber write (create, update, confirm) makes them match, else by the executors' sweep (a chunk of the account's subscribers per pass; a full scan at most once a minute), which also enrolls those already matching at activation. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute and segment_entered, only its members are enrolled). */
         SequenceTrigger: {
             /** @enum {string} */
-            type: "manual" | "list_joined" | "confirmed" | "event" | "date_attribute";
+            type: "manual" | "list_joined" | "confirmed" | "event" | "date_attribute" | "segment_entered";
             /** Format: int64 */
             list_id?: number;
+            /**
+             * Format: int64
+             * @description segment_entered: the segment (one of the account's).
+             */
+            segment_id?: number;
             event?: string;
             /** @description date_attribute: the attribute's name (letters, digits, _). */
             attribute?: string;
@@ -2165,6 +2180,9 @@ export interface components {
             trigger: components["schemas"]["SequenceTrigger"];
             time_zone: string;
             late_after?: string;
+            /** @enum {string} */
+            reentry?: "never" | "after_exit";
+            reentry_after?: string;
             steps: components["schemas"]["SequenceStep"][];
             /** @enum {string} */
             status: "draft" | "active" | "paused" | "archived";
@@ -2212,6 +2230,8 @@ export interface components {
             send_status?: string;
             /** Format: date-time */
             at: string;
+            /** @description The run of the enrollment this line belongs to (1 unless the sequence allows re-entry). */
+            run?: number;
         };
         SequenceEnrollment: {
             /** Format: int64 */
@@ -2231,6 +2251,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             finished_at?: string;
+            /** @description How many runs the enrollment has started (1 unless the sequence allows re-entry). */
+            run?: number;
             timeline: components["schemas"]["SequenceTimelineEntry"][];
         };
         SequenceEnrollmentPage: {
@@ -2271,6 +2293,7 @@ export interface components {
             event_id: string;
             name: string;
             email: string;
+            /** @description At most 16 KiB as JSON (422 naming /data). A sequence this event triggers shows it to its steps' templates as {{.Event.<key>}}; an event a wait_for_event step awaited is merged in for the steps after it. Conditions on `data` read the same. */
             data?: {
                 [key: string]: unknown;
             };
