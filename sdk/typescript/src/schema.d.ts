@@ -896,7 +896,7 @@ export interface paths {
         head?: never;
         /**
          * Update campaign
-         * @description Change a draft campaign; any other status is 409 with current_status.
+         * @description Change a draft campaign; any other status is 409 with current_status. One exception: a body with `archive` alone applies in every status, so a campaign that went out can be published in the web archive, or withdrawn from it, afterwards (anything else with it is still 409 and changes nothing).
          */
         patch: operations["updateCampaign"];
         trace?: never;
@@ -919,6 +919,8 @@ export interface paths {
          *     With SENDONCE_DOMAIN_CHECK=warn the answer's `domain_check` tells how the From domain's SPF, DKIM
          *     and DMARC stand (the campaign is approved either way); with `refuse` a From domain that fails is
          *     422 naming /from_email (with `domain_check` in the problem) and the campaign stays a draft.
+         *     The check's DNS lookups run before the approval's transaction, and the approval holds the campaign
+         *     to the from_email and sender_id the check saw: a campaign edited in between is 409 and stays a draft.
          */
         post: operations["approveCampaign"];
         delete?: never;
@@ -1223,14 +1225,14 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description Signed "view in browser" token (names the send). */
+                /** @description Signed "view in browser" token: it names a campaign's send or a single message, each under its own purpose. */
                 token: string;
             };
             cookie?: never;
         };
         /**
          * The message a recipient received ({{.WebViewURL}}), rendered for them, untracked. Plain HTML, no scripts, strict CSP.
-         * @description Renders the campaign of the send the token names with its recipient's current fields, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
+         * @description Renders the campaign of the send the token names with its recipient's current fields, or the single message (POST /v1/messages) the token names with its own data, links untracked. Anyone holding the link (a forwarded message) sees what the recipient saw.
          */
         get: operations["webView"];
         put?: never;
@@ -2990,9 +2992,29 @@ export interface components {
             dkim_selector?: string;
             /**
              * Format: int64
-             * @description One of the account's senders: its type picks the usual DKIM selectors and the SPF include to suggest (another account's is 422 naming /sender_id).
+             * @description One of the account's senders: its type picks the usual DKIM selectors, the SPF include to look for and its default envelope (Return-Path) domain (another account's is 422 naming /sender_id).
              */
             sender_id?: number;
+            /** @description The envelope sender's (Return-Path, SMTP MAIL FROM) domain, where SPF is checked; absent: the one the sender's type uses by default (the From domain for SMTP and Mailgun, send.<domain> for Resend, the provider's own for SendGrid, Postmark and SES). */
+            envelope_domain?: string;
+            /** @description The DKIM signature's d= domain, under which the selector is looked up; absent: the From domain. */
+            dkim_domain?: string;
+            /** @description The SPF mechanism that authorizes your provider (include:_spf.example.net, ip4:192.0.2.1); absent: the include the sender's type documents. */
+            spf_include?: string;
+        };
+        /** @description How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it. */
+        DomainAlignment: {
+            /** @description SPF: the envelope (Return-Path) domain; DKIM: the signing domain. */
+            domain: string;
+            /**
+             * @description strict when the DMARC record says aspf=s (SPF) or adkim=s (DKIM): the domains must be equal; relaxed: they share the organizational domain (Public Suffix List).
+             * @enum {string}
+             */
+            mode: "relaxed" | "strict";
+            aligned: boolean;
+            /** @description SPF only: the envelope domain's SPF record names the provider's mechanism (includes are not followed); absent when there is no valid record, no mechanism is known (give spf_include) or the envelope domain does not align. */
+            authorized?: boolean | null;
+            detail: string;
         };
         DomainRecordCheck: {
             /**
@@ -3032,6 +3054,19 @@ export interface components {
          *         "detail": "no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com"
          *       },
          *       "dmarc_policy": "",
+         *       "spf_alignment": {
+         *         "domain": "send.example.com",
+         *         "mode": "relaxed",
+         *         "aligned": true,
+         *         "authorized": true,
+         *         "detail": "the envelope sender send.example.com aligns with example.com (relaxed) and its SPF record names include:amazonses.com"
+         *       },
+         *       "dkim_alignment": {
+         *         "domain": "example.com",
+         *         "mode": "relaxed",
+         *         "aligned": true,
+         *         "detail": "the DKIM signing domain (d=) example.com aligns with example.com (relaxed)"
+         *       },
          *       "publish": [
          *         {
          *           "type": "TXT",
@@ -3044,15 +3079,17 @@ export interface components {
          */
         DomainCheck: {
             domain: string;
-            /** @description SPF, DKIM and DMARC pass and DKIM is aligned with the domain. */
+            /** @description SPF, DKIM and DMARC pass and at least one of SPF and DKIM is aligned with the domain. */
             ok: boolean;
-            /** @description A DKIM key is published under the domain itself (d= matches From). */
+            /** @description DMARC can pass: SPF passes for an aligned envelope domain that authorizes the provider (or whose mechanism is not known), or a DKIM key is published under an aligned signing domain. */
             aligned: boolean;
             spf: components["schemas"]["DomainRecordCheck"];
             dkim: components["schemas"]["DomainRecordCheck"];
             dmarc: components["schemas"]["DomainRecordCheck"];
             /** @description p= of the DMARC record; empty when none. */
             dmarc_policy: string;
+            spf_alignment: components["schemas"]["DomainAlignment"];
+            dkim_alignment: components["schemas"]["DomainAlignment"];
             publish: {
                 type: string;
                 name: string;
@@ -3758,7 +3795,7 @@ export interface components {
             track_clicks?: boolean;
             /** @description Add the open pixel (default false; opens are unreliable, see docs/engagement.md). */
             track_opens?: boolean;
-            /** @description Publish in the account's web archive once it goes out (default false). */
+            /** @description Publish in the account's web archive once it goes out; the one field that can also change after approval (alone in the body). */
             archive?: boolean;
             name?: string;
             /** Format: int64 */
@@ -7205,7 +7242,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Signed "view in browser" token (names the send). */
+                /** @description Signed "view in browser" token: it names a campaign's send or a single message, each under its own purpose. */
                 token: string;
             };
             cookie?: never;
@@ -7221,7 +7258,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The token does not verify, or its send no longer exists (retention). */
+            /** @description The token does not verify, or its send or message no longer exists (retention). */
             404: {
                 headers: {
                     [name: string]: unknown;
