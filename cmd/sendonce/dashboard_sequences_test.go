@@ -63,6 +63,8 @@ func TestDashboardSequences(t *testing.T) {
 	b.wait(`!!__t.field('Event name') && !__t.field('Date attribute')`)
 	b.wait(`__t.choose('Trigger', "date_attribute: a date in the subscriber's attributes")`)
 	b.wait(`!!__t.field('Date attribute') && !!__t.field('Days after the date') && !__t.field('Event name')`)
+	b.wait(`__t.choose('Trigger', 'segment_entered: a subscriber comes to match a segment')`)
+	b.wait(`!!__t.field('Segment') && !__t.field('Date attribute')`)
 	b.wait(`__t.choose('Trigger', 'list_joined: someone joins a list')`)
 	b.wait(`__t.choose('List', 'newsletter')`)
 	// Steps: send, wait, condition; the condition moved up, then removed.
@@ -113,6 +115,11 @@ func TestDashboardSequences(t *testing.T) {
 	b.eval(`__t.click('Add step')`)
 	b.wait(`__t.choose('Step 3 template', 'tips')`)
 	b.eval(`__t.fill('Step 3 From address', 'hello@example.com')`)
+	// A clicked condition names an earlier email by its number and template.
+	b.wait(`__t.choose('New step', 'condition (exit when true)')`)
+	b.eval(`__t.click('Add step')`)
+	b.wait(`__t.choose('Step 4 exit when', 'the subscriber clicked a link of an earlier email')`)
+	b.wait(`__t.choose('Step 4 email clicked', 'Step 3: tips')`)
 	b.eval(`__t.click('Create sequence')`)
 	b.wait(`/^#\/sequences\/\d+$/.test(location.hash) && h1() === 'Welcome series'`)
 	seqID := strings.TrimPrefix(b.str(`location.hash`), "#/sequences/")
@@ -120,10 +127,11 @@ func TestDashboardSequences(t *testing.T) {
 	require.Equal(t, "draft", seq["status"])
 	require.Equal(t, list["id"], seq["trigger"].(map[string]any)["list_id"])
 	steps := seq["steps"].([]any)
-	require.Len(t, steps, 3)
+	require.Len(t, steps, 4)
 	require.Equal(t, welcome["id"], steps[0].(map[string]any)["template_id"])
 	require.Equal(t, "1h", steps[1].(map[string]any)["duration"])
 	require.Equal(t, tips["id"], steps[2].(map[string]any)["template_id"])
+	require.EqualValues(t, 2, steps[3].(map[string]any)["if"].(map[string]any)["clicked"].(map[string]any)["step"])
 
 	// Activate; enroll by address.
 	b.eval(`__t.click('Activate')`)

@@ -13,6 +13,7 @@ export const triggerTypes = [
   ['confirmed', 'confirmed: a confirmed subscriber joins a list'],
   ['event', 'event: your application tracks an event'],
   ['date_attribute', 'date_attribute: a date in the subscriber\'s attributes'],
+  ['segment_entered', 'segment_entered: a subscriber comes to match a segment'],
 ];
 
 /** @type {Array<[string,string]>} */
@@ -23,7 +24,7 @@ const weekdays = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 /**
  * A step as the form holds it: every field a string, so inputs stay controlled.
  * @typedef {{key:number, type:string, template_id:string, sender_id:string, from_email:string, from_name:string, reply_to:string,
- *   duration:string, at:string, weekdays:string[], cond:string, in_segment:string, left_list:string, data:string,
+ *   duration:string, at:string, weekdays:string[], cond:string, in_segment:string, left_list:string, data:string, clicked:string,
  *   event:string, timeout:string, on_event:string, on_timeout:string}} FormStep
  */
 
@@ -31,12 +32,13 @@ let stepKey = 0;
 
 /** @param {string} type @param {any} [s] @returns {FormStep} */
 function formStep(type, s = {}) {
-  const cond = s.if ? (s.if.in_segment ? 'in_segment' : s.if.left_list ? 'left_list' : 'data') : 'in_segment';
+  const cond = s.if ? (s.if.in_segment ? 'in_segment' : s.if.left_list ? 'left_list' : s.if.clicked ? 'clicked' : 'data') : 'in_segment';
   const str = (/** @type {any} */ v) => (v === undefined || v === null ? '' : String(v));
   return {
     key: ++stepKey, type, template_id: str(s.template_id), sender_id: str(s.sender_id), from_email: str(s.from_email),
     from_name: str(s.from_name), reply_to: str(s.reply_to), duration: str(s.duration), at: str(s.at), weekdays: s.weekdays || [],
     cond, in_segment: str(s.if && s.if.in_segment), left_list: str(s.if && s.if.left_list), data: str(s.if && s.if.data),
+    clicked: str(s.if && s.if.clicked && s.if.clicked.step),
     event: str(s.event), timeout: str(s.timeout), on_event: str(s.on_event), on_timeout: str(s.on_timeout),
   };
 }
@@ -58,6 +60,7 @@ function apiStep(f) {
     case 'condition':
       if (f.cond === 'in_segment') s.if = f.in_segment ? { in_segment: Number(f.in_segment) } : {};
       else if (f.cond === 'left_list') s.if = f.left_list ? { left_list: Number(f.left_list) } : {};
+      else if (f.cond === 'clicked') s.if = f.clicked !== '' ? { clicked: { step: Number(f.clicked) } } : {};
       else s.if = { data: f.data };
       break;
     case 'wait_for_event':
@@ -77,6 +80,17 @@ function otherErrors(error, prefix, shown) {
 }
 
 /**
+ * The send steps before step i, as choices of a clicked condition: the API names a
+ * step by its position, the page by its number and template.
+ * @param {FormStep[]} steps @param {number} i @param {any} templates
+ * @returns {Array<[string,string]>}
+ */
+function earlierSends(steps, i, templates) {
+  const name = (/** @type {string} */ id) => ((templates && templates.data.find((/** @type {any} */ x) => String(x.id) === id)) || { name: 'no template yet' }).name;
+  return steps.slice(0, i).flatMap((st, j) => (st.type === 'send' ? [/** @type {[string,string]} */ ([String(j), `Step ${j + 1}: ${name(st.template_id)}`])] : []));
+}
+
+/**
  * Options of a select from a page of the API's objects, with an empty first choice.
  * @param {any} page @param {string} none @param {(x:any)=>string} [label]
  * @returns {Array<[string,string]>}
@@ -86,9 +100,10 @@ function choices(page, none, label = (x) => x.name) {
 }
 
 /**
- * @param {{step:FormStep, i:number, count:number, error:any, refs:any, set:(s:FormStep)=>void, move:(d:number)=>void, remove:()=>void}} p
+ * earlier are the send steps before this one, as choices of a clicked condition: [position, label].
+ * @param {{step:FormStep, i:number, count:number, error:any, refs:any, earlier:Array<[string,string]>, set:(s:FormStep)=>void, move:(d:number)=>void, remove:()=>void}} p
  */
-function StepEditor({ step, i, count, error, refs, set, move, remove }) {
+function StepEditor({ step, i, count, error, refs, earlier, set, move, remove }) {
   const at = (/** @type {string} */ name) => `/steps/${i}/${name}`;
   const err = (/** @type {string} */ name) => fieldError(error, at(name));
   const upd = (/** @type {string} */ k) => (/** @type {any} */ v) => set({ ...step, [k]: v });
@@ -119,14 +134,17 @@ function StepEditor({ step, i, count, error, refs, set, move, remove }) {
         </fieldset>`;
       break;
     case 'condition':
-      shown = ['if/in_segment', 'if/left_list', 'if/data'].map(at);
+      shown = ['if/in_segment', 'if/left_list', 'if/data', 'if/clicked', 'if/clicked/step'].map(at);
       body = html`
         <${Select} label=${`Step ${i + 1} exit when`} value=${step.cond} onChange=${upd('cond')}
-          options=${[['in_segment', 'the subscriber matches a segment'], ['left_list', 'the subscriber is not in a list'], ['data', 'the enrollment\'s data matches']]} />
+          options=${[['in_segment', 'the subscriber matches a segment'], ['left_list', 'the subscriber is not in a list'], ['data', 'the enrollment\'s data matches'], ['clicked', 'the subscriber clicked a link of an earlier email']]} />
         ${step.cond === 'in_segment' && html`<${Select} label=${`Step ${i + 1} segment`} value=${step.in_segment} onChange=${upd('in_segment')} error=${err('if/in_segment')}
           options=${choices(refs.segments, 'Choose a segment')} />`}
         ${step.cond === 'left_list' && html`<${Select} label=${`Step ${i + 1} list`} value=${step.left_list} onChange=${upd('left_list')} error=${err('if/left_list')}
           options=${choices(refs.lists, 'Choose a list')} />`}
+        ${step.cond === 'clicked' && html`<${Select} label=${`Step ${i + 1} email clicked`} value=${step.clicked} onChange=${upd('clicked')}
+          error=${err('if/clicked/step') || err('if/clicked')} options=${[['', earlier.length ? 'Choose an earlier email' : 'No email step before this one'], ...earlier]} />
+          <p class="hint">A person's click in this run; clicks by link scanners (suspected bots) do not count.</p>`}
         ${step.cond === 'data' && html`<${Field} label=${`Step ${i + 1} data predicate`} value=${step.data} onInput=${upd('data')} error=${err('if/data')}
           hint=${'A jsonpath predicate over the trigger\'s and awaited events\' data, e.g. $.plan == "pro"'} />`}`;
       break;
@@ -171,6 +189,7 @@ export function SequenceForm({ sequence, onSaved }) {
   const [f, setF] = useState({
     name: s.name, type: t.type, list_id: t.list_id ? String(t.list_id) : '', event: t.event || '', attribute: t.attribute || '',
     offset_days: t.offset_days ? String(t.offset_days) : '', at: t.at || '', time_zone: s.time_zone || '', late_after: s.late_after || '',
+    segment_id: t.segment_id ? String(t.segment_id) : '', reentry: s.reentry || 'never', reentry_after: s.reentry_after || '',
   });
   const [steps, setSteps] = useState(/** @type {FormStep[]} */ (s.steps.map((/** @type {any} */ x) => formStep(x.type, x))));
   const [addType, setAddType] = useState('send');
@@ -217,6 +236,7 @@ export function SequenceForm({ sequence, onSaved }) {
     const trigger = { type: f.type };
     if (f.list_id) trigger.list_id = Number(f.list_id);
     if (f.type === 'event') trigger.event = f.event;
+    if (f.type === 'segment_entered' && f.segment_id) trigger.segment_id = Number(f.segment_id);
     if (f.type === 'date_attribute') {
       trigger.attribute = f.attribute;
       if (f.offset_days) trigger.offset_days = Number(f.offset_days);
@@ -226,6 +246,8 @@ export function SequenceForm({ sequence, onSaved }) {
     const body = { name: f.name, trigger, steps: steps.map(apiStep) };
     if (f.time_zone) body.time_zone = f.time_zone;
     if (f.late_after) body.late_after = f.late_after;
+    if (f.reentry !== 'never') body.reentry = f.reentry;
+    if (f.reentry === 'after_exit' && f.reentry_after) body.reentry_after = f.reentry_after;
     setBusy(true);
     try {
       onSaved(await api(sequence ? 'PUT' : 'POST', sequence ? '/v1/sequences/' + sequence.id : '/v1/sequences', body));
@@ -241,6 +263,8 @@ export function SequenceForm({ sequence, onSaved }) {
       <${Select} label=${listNeeded ? 'List' : 'Only members of the list'} value=${f.list_id} onChange=${set('list_id')} error=${fieldError(error, '/trigger/list_id')}
         options=${choices(lists, listNeeded ? 'Choose a list' : 'No list: every subscriber')} />
       ${!listNeeded && html`<p class="hint">A list also scopes the sequence's mail: leaving it stops the sends.</p>`}
+      ${f.type === 'segment_entered' && html`<${Select} label="Segment" value=${f.segment_id} onChange=${set('segment_id')} error=${fieldError(error, '/trigger/segment_id')}
+        options=${choices(segments, 'Choose a segment')} />`}
       ${f.type === 'event' && html`<${Field} label="Event name" value=${f.event} onInput=${set('event')} error=${fieldError(error, '/trigger/event')} hint="The name your application tracks (POST /v1/track)." />`}
       ${f.type === 'date_attribute' && html`
         <${Field} label="Date attribute" value=${f.attribute} onInput=${set('attribute')} error=${fieldError(error, '/trigger/attribute')} hint="An attribute holding a YYYY-MM-DD date, e.g. birthday." />
@@ -249,11 +273,16 @@ export function SequenceForm({ sequence, onSaved }) {
     </fieldset>
     <${Field} label="Time zone" value=${f.time_zone} onInput=${set('time_zone')} error=${fieldError(error, '/time_zone')} hint="IANA, e.g. Europe/Paris; empty: UTC. A subscriber's attributes.timezone wins." />
     <${Field} label="Too late after" value=${f.late_after} onInput=${set('late_after')} error=${fieldError(error, '/late_after')} hint="A send reached this long after it fell due (downtime, a pause) is skipped; empty: never too late." />
+    <${Select} label="Runs per subscriber" value=${f.reentry} onChange=${set('reentry')} error=${fieldError(error, '/reentry')}
+      options=${[['never', 'once'], ['after_exit', 'again after a run ends (event and manual triggers)']]} />
+    ${f.reentry === 'after_exit' && html`<${Field} label="Least time between runs" value=${f.reentry_after} onInput=${set('reentry_after')} error=${fieldError(error, '/reentry_after')}
+      hint="From the end of a run to the trigger that starts the next: 90m, 72h, 3d; empty: no gap." />`}
     <h3>Steps</h3>
     ${fieldError(error, '/steps') && html`<p class="field-error">${fieldError(error, '/steps')}</p>`}
     ${steps.length === 0 && html`<p>No steps yet: add the first below.</p>`}
     <ol class="steps">
       ${steps.map((st, i) => html`<${StepEditor} key=${st.key} step=${st} i=${i} count=${steps.length} error=${error} refs=${refs}
+        earlier=${earlierSends(steps, i, templates)}
         set=${(/** @type {FormStep} */ n) => setSteps(steps.map((x, j) => (j === i ? n : x)))}
         move=${(/** @type {number} */ d) => move(i, d)}
         remove=${() => remove(i)} />`)}

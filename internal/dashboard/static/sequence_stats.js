@@ -35,7 +35,8 @@ export function describeStep(s, names) {
     case 'condition': {
       const c = s.if || {};
       return 'exit if ' + (c.in_segment ? `in segment ${named(names && names.segments, c.in_segment, 'segment')}`
-        : c.left_list ? `not in list ${named(names && names.lists, c.left_list, 'list')}` : `data ${c.data}`);
+        : c.left_list ? `not in list ${named(names && names.lists, c.left_list, 'list')}`
+          : c.clicked ? `a link of step ${c.clicked.step + 1} was clicked` : `data ${c.data}`);
     }
     case 'wait_for_event': return `wait for ${s.event} at most ${s.timeout}`;
     default: return s.type;

@@ -22,6 +22,7 @@ export function describeTrigger(t, lists) {
       const rel = off === 0 ? 'on' : off > 0 ? `${off} days after` : `${-off} days before`;
       return `${rel} attributes.${t.attribute} at ${t.at || '09:00'}` + (list ? `, members of ${list}` : '');
     }
+    case 'segment_entered': return `enters segment ${t.segment_id}` + (list ? `, members of ${list}` : '');
     default: return t.type;
   }
 }
