@@ -48,6 +48,7 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 		regs[i] = prometheus.NewRegistry()
 		ex, err := executor.New(epool, p, executor.Config{
 			Workers: o.Workers, BatchSize: o.BatchSize, AckInterval: o.AckInterval, AckBatch: o.AckBatch,
+			PrefetchNonIdempotent: o.PrefetchNonIdempotent,
 			// The NOTIFY starts the campaign; the tick is only the fallback.
 			Tick: time.Minute, Links: o.Links,
 		}, nil, regs[i])
