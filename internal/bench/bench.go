@@ -133,6 +133,11 @@ type Send struct {
 	Cost Cost
 	// Executor summarises the executor's claim and acknowledge histograms.
 	Executor string
+	// WALStart and WALEnd are the cluster's WAL insert positions around the send,
+	// WALBytes the WAL between them (autovacuum's included): with pg_walinspect
+	// the positions break it down by record type and relation.
+	WALStart, WALEnd string
+	WALBytes         int64
 }
 
 // Run executes the whole bench on pool, which must point at a migrated, otherwise
@@ -164,6 +169,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 	fmt.Fprintln(out, rep.Send.Executor)
 	fmt.Fprintln(out, rep.Send.Cost.Line())
 	fmt.Fprintln(out, rep.Send.Cost.Detail())
+	if rep.Send.Rows > 0 {
+		fmt.Fprintf(out, "# wal: bytes_per_msg=%.0f start_lsn=%s end_lsn=%s\n",
+			float64(rep.Send.WALBytes)/float64(rep.Send.Rows), rep.Send.WALStart, rep.Send.WALEnd)
+	}
 	if err := analyze(ctx, pool); err != nil {
 		return rep, err
 	}
