@@ -235,3 +235,41 @@ func (c captureNamed) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tr
 }
 
 func (captureNamed) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestClaimKeepsRowVersionsOnTheirPage: a claim's new row versions are written on
+// the page of the row they replace. A status change cannot be a HOT update (the
+// partial indexes name status), but a version that moves to another page costs
+// the update a second page and a lock record in the WAL as well, and a full page
+// (fillfactor 100) moved every one of them. sends keeps room on each page for
+// that (migration 00300).
+func TestClaimKeepsRowVersionsOnTheirPage(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	f, e, c := started(t, 200, "skip", newFake(true), clk)
+	const blocks = `SELECT id, (ctid::text::point)[0]::bigint FROM sends WHERE campaign_id = $1 ORDER BY id`
+	pages := func() map[int64]int64 {
+		rows, err := f.pool.Query(context.Background(), blocks, c.ID)
+		require.NoError(t, err)
+		out := map[int64]int64{}
+		for rows.Next() {
+			var id, page int64
+			require.NoError(t, rows.Scan(&id, &page))
+			out[id] = page
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	before := pages()
+	require.Len(t, before, 200)
+	rows, err := e.claim(context.Background(), c, 100)
+	require.NoError(t, err)
+	require.Len(t, rows, 100)
+	after := pages()
+	moved := 0
+	for _, r := range rows {
+		if after[r.ID] != before[r.ID] {
+			moved++
+		}
+	}
+	require.Zero(t, moved, "claimed rows whose new version left their page")
+}
