@@ -531,10 +531,13 @@ func (e *Executor) shallow(c *campaign, rt *route) bool {
 // claims under way). At none, the next worker to free up wakes the dispatcher.
 // Dispatch goroutine only.
 func (e *Executor) idleRoom() int {
+	// Raised before the counters are read: a worker that frees up after the read
+	// finds it and wakes the dispatcher, so the wake-up is never lost to a poll.
+	e.idleWait.Store(true)
 	queued := e.depth() - int(e.free.Load())
 	n := e.cfg.Workers - int(e.busy.Load()) - queued
-	if n < 1 {
-		e.idleWait.Store(true)
+	if n > 0 {
+		e.idleWait.Store(false)
 	}
 	return n
 }
