@@ -45,3 +45,12 @@ SELECT (SELECT count(*) FROM sequence_enrollments e WHERE e.sequence_id = @seque
         WHERE st.sequence_id = @sequence_id AND s.status = 'sent')::bigint AS sent,
        coalesce((SELECT max(s.sent_at) FROM sends s JOIN sequence_steps st ON st.campaign_id = s.campaign_id
                  WHERE st.sequence_id = @sequence_id), 'epoch')::timestamptz AS last_sent_at;
+
+-- name: BenchWALInsertLSN :one
+-- Where the cluster's WAL insertion stands: the bench reads it around the send to
+-- report the WAL it wrote per message (the cluster's total, autovacuum included).
+SELECT pg_current_wal_insert_lsn()::text;
+
+-- name: BenchWALBytes :one
+-- The WAL written between two positions read by BenchWALInsertLSN.
+SELECT pg_wal_lsn_diff(sqlc.arg(end_lsn)::text::pg_lsn, sqlc.arg(start_lsn)::text::pg_lsn)::bigint;

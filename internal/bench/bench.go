@@ -17,11 +17,15 @@ import (
 
 // Options are the knobs of one bench run; zero values take the defaults noted.
 type Options struct {
-	Recipients int           // subscribers imported and sent to; default 100,000
-	BatchSize  int           // executor claim size; default 50 (SENDONCE_BATCH_SIZE's default)
-	Workers    int           // executor workers; default 32 (SENDONCE_WORKERS's default)
-	Latency    time.Duration // how long the fake provider takes to accept a message
-	Provider   string        // instant (default) or smtp (an in-process SMTP sink on loopback)
+	Recipients int // subscribers imported and sent to; default 100,000
+	BatchSize  int // executor claim size; default 50 (SENDONCE_BATCH_SIZE's default)
+	Workers    int // executor workers; default 32 (SENDONCE_WORKERS's default)
+	// PrefetchNonIdempotent is SENDONCE_PREFETCH_NON_IDEMPOTENT: the bench's campaign
+	// is under ambiguous_policy=skip, so over smtp it claims only for free workers
+	// unless this is set.
+	PrefetchNonIdempotent bool
+	Latency               time.Duration // how long the fake provider takes to accept a message
+	Provider              string        // instant (default) or smtp (an in-process SMTP sink on loopback)
 	// SMTPConns is the SMTP provider's connection pool (SENDONCE_SMTP_CONNS); workers
 	// are capped at it, as serve caps them. 0: one per worker.
 	SMTPConns int
@@ -129,6 +133,11 @@ type Send struct {
 	Cost Cost
 	// Executor summarises the executor's claim and acknowledge histograms.
 	Executor string
+	// WALStart and WALEnd are the cluster's WAL insert positions around the send,
+	// WALBytes the WAL between them (autovacuum's included): with pg_walinspect
+	// the positions break it down by record type and relation.
+	WALStart, WALEnd string
+	WALBytes         int64
 }
 
 // Run executes the whole bench on pool, which must point at a migrated, otherwise
@@ -137,8 +146,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 	if err := o.defaults(); err != nil {
 		return Report{}, err
 	}
-	fmt.Fprintf(out, "# bench: recipients=%d batch_size=%d workers=%d latency=%s provider=%s smtp_conns=%d raw_conns=%d executors=%d database=%q\n",
-		o.Recipients, o.BatchSize, o.Workers, o.Latency, o.Provider, o.SMTPConns, o.RawConns, o.Executors, o.Database)
+	fmt.Fprintf(out, "# bench: recipients=%d batch_size=%d workers=%d latency=%s provider=%s smtp_conns=%d prefetch_non_idempotent=%v raw_conns=%d executors=%d database=%q\n",
+		o.Recipients, o.BatchSize, o.Workers, o.Latency, o.Provider, o.SMTPConns, o.PrefetchNonIdempotent, o.RawConns, o.Executors, o.Database)
 	var rep Report
 	accountID, _, imported, err := Seed(ctx, pool, o.Recipients)
 	if err != nil {
@@ -160,6 +169,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 	fmt.Fprintln(out, rep.Send.Executor)
 	fmt.Fprintln(out, rep.Send.Cost.Line())
 	fmt.Fprintln(out, rep.Send.Cost.Detail())
+	if rep.Send.Rows > 0 {
+		fmt.Fprintf(out, "# wal: bytes_per_msg=%.0f start_lsn=%s end_lsn=%s\n",
+			float64(rep.Send.WALBytes)/float64(rep.Send.Rows), rep.Send.WALStart, rep.Send.WALEnd)
+	}
 	if err := analyze(ctx, pool); err != nil {
 		return rep, err
 	}

@@ -32,11 +32,13 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 		require.Contains(t, out.String(), "\n"+prefix)
 	}
 	for _, field := range []string{" busy=", "ack_p50_ms=", "ack_p99_ms=", "peak_rss_mb=", "ratio=", "\ncost: app_cpu_s_per_1k=",
-		" pg_cpu_s_per_1k=", " db_statements_per_1k=", "\n# cost: cluster_cpu_s_per_1k="} {
+		" pg_cpu_s_per_1k=", " db_statements_per_1k=", "\n# cost: cluster_cpu_s_per_1k=", "\n# wal: bytes_per_msg="} {
 		require.Contains(t, out.String(), field)
 	}
 	require.Greater(t, rep.Send.PeakRSSMB, 0.0)
-	require.Len(t, strings.Split(strings.TrimSpace(out.String()), "\n"), 9)
+	require.Len(t, strings.Split(strings.TrimSpace(out.String()), "\n"), 10)
+	// The send wrote WAL: its claims and acknowledgements are updates and inserts.
+	require.Positive(t, rep.Send.WALBytes)
 	// The test database runs on this host, so every figure of the cost line is known.
 	cost := rep.Send.Cost
 	require.EqualValues(t, 500, cost.Messages)

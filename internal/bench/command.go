@@ -32,6 +32,7 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 	fs.IntVar(&o.Recipients, "recipients", 100_000, "subscribers imported and sent to")
 	fs.IntVar(&o.BatchSize, "batch-size", cfg.BatchSize, "executor claim size (default SENDONCE_BATCH_SIZE)")
 	fs.IntVar(&o.Workers, "workers", cfg.Workers, "executor workers (default SENDONCE_WORKERS)")
+	fs.BoolVar(&o.PrefetchNonIdempotent, "prefetch-non-idempotent", cfg.PrefetchNonIdempotent, "with --provider smtp: keep two batches claimed ahead of the workers (default SENDONCE_PREFETCH_NON_IDEMPOTENT; off, claims follow free workers)")
 	fs.DurationVar(&o.Latency, "latency", 0, "how long the fake provider takes to accept each message, e.g. 5ms")
 	fs.StringVar(&o.Provider, "provider", "instant", "instant, or smtp: go-mail to an in-process SMTP sink on loopback")
 	fs.IntVar(&o.SMTPConns, "smtp-conns", 0, "with --provider smtp: pooled SMTP connections (SENDONCE_SMTP_CONNS); workers are capped at it as serve caps them (0: as many as workers)")

@@ -48,6 +48,7 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 		regs[i] = prometheus.NewRegistry()
 		ex, err := executor.New(epool, p, executor.Config{
 			Workers: o.Workers, BatchSize: o.BatchSize, AckInterval: o.AckInterval, AckBatch: o.AckBatch,
+			PrefetchNonIdempotent: o.PrefetchNonIdempotent,
 			// The NOTIFY starts the campaign; the tick is only the fallback.
 			Tick: time.Minute, Links: o.Links,
 		}, nil, regs[i])
@@ -79,6 +80,11 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 		return build, send, err
 	}
 	w := m.open()
+	q := store.New(pool)
+	walStart, err := q.BenchWALInsertLSN(ctx)
+	if err != nil {
+		return build, send, err
+	}
 	build.Secs = started.Sub(began).Seconds()
 	if _, err := waitStatus(ctx, campaigns, accountID, id, campaign.StatusSending, 5*time.Millisecond); err != nil {
 		return build, send, err
@@ -86,6 +92,13 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 	finished := time.Now()
 	send.Cost = m.close(w, 0)
 	send.PeakRSSMB = peakRSSMB()
+	if send.WALEnd, err = q.BenchWALInsertLSN(ctx); err != nil {
+		return build, send, err
+	}
+	send.WALStart = walStart
+	if send.WALBytes, err = q.BenchWALBytes(ctx, store.BenchWALBytesParams{StartLsn: walStart, EndLsn: send.WALEnd}); err != nil {
+		return build, send, err
+	}
 	last, err := store.New(pool).BenchLastSentAt(ctx, id)
 	if err != nil {
 		return build, send, err

@@ -159,13 +159,17 @@ func (o *Off) Decode(v string) error {
 
 // Executor settings of the in-process sender.
 type Executor struct {
-	Tick        time.Duration `split_words:"true" default:"60s"`
-	Workers     int           `split_words:"true" default:"32"`
-	BatchSize   int           `split_words:"true" default:"50"`
-	Lease       time.Duration `split_words:"true" default:"2m"`
-	MaxAttempts int           `split_words:"true" default:"5"`
-	BackoffBase time.Duration `split_words:"true" default:"30s"`
-	BackoffMax  time.Duration `split_words:"true" default:"1h"`
+	Tick      time.Duration `split_words:"true" default:"60s"`
+	Workers   int           `split_words:"true" default:"32"`
+	BatchSize int           `split_words:"true" default:"50"`
+	// PrefetchNonIdempotent lets campaigns under ambiguous_policy=skip sent through
+	// a provider that cannot deduplicate (smtp) keep two batches claimed ahead of
+	// the workers, as other campaigns do; off, they claim only for free workers.
+	PrefetchNonIdempotent bool          `split_words:"true" default:"false"`
+	Lease                 time.Duration `split_words:"true" default:"2m"`
+	MaxAttempts           int           `split_words:"true" default:"5"`
+	BackoffBase           time.Duration `split_words:"true" default:"30s"`
+	BackoffMax            time.Duration `split_words:"true" default:"1h"`
 	// RatePerSecond caps all sends of this process (0: unlimited);
 	// AccountRatePerSecond caps each account's sends (0: unlimited).
 	RatePerSecond        float64 `split_words:"true" default:"0"`

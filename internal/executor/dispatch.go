@@ -299,7 +299,13 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 			if c.isStream() || wall.Before(c.idleUntil) || c.routeErr != nil {
 				continue
 			}
-			cn, w := senderBudget(c, now, an)
+			cn := an
+			if e.shallow(c, e.routeOf(c)) {
+				if cn = min(cn, e.idleRoom()); cn < 1 {
+					continue // jobDone wakes us when a worker frees up
+				}
+			}
+			cn, w := senderBudget(c, now, cn)
 			if w > 0 || (c.senderLimiter != nil && d.inflight > 0) {
 				// A sender's budget is charged with what a claim took: one claim
 				// of a rate-limited sender at a time.
@@ -509,6 +515,31 @@ func (e *Executor) handOutWith(c *campaign, rt *route, rows []store.SendClaimBat
 		}
 	}
 	return sending
+}
+
+// shallow reports whether c's rows claimed through rt are claimed only for
+// workers free to start them, with no queue ahead: under ambiguous_policy=skip a
+// provider that cannot deduplicate leaves every leased row of a crashed process
+// unknown, never sent, so each row queued ahead is a recipient a crash may cost.
+// The operator may trade that for the queue's throughput (PrefetchNonIdempotent).
+func (e *Executor) shallow(c *campaign, rt *route) bool {
+	return !rt.idempotent && c.AmbiguousPolicy != "retry" && !e.cfg.PrefetchNonIdempotent
+}
+
+// idleRoom is how many rows a shallow claim may take now: the workers free to
+// start a job less the rows already queued for them (or claimed for them by the
+// claims under way). At none, the next worker to free up wakes the dispatcher.
+// Dispatch goroutine only.
+func (e *Executor) idleRoom() int {
+	// Raised before the counters are read: a worker that frees up after the read
+	// finds it and wakes the dispatcher, so the wake-up is never lost to a poll.
+	e.idleWait.Store(true)
+	queued := e.depth() - int(e.free.Load())
+	n := e.cfg.Workers - int(e.busy.Load()) - queued
+	if n > 0 {
+		e.idleWait.Store(false)
+	}
+	return n
 }
 
 // slotsFreed returns n rows of room in the prefetch queue and wakes the dispatcher.

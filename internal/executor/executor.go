@@ -87,6 +87,12 @@ type Config struct {
 	// completer coalesces; defaults 5ms and 500.
 	AckInterval time.Duration
 	AckBatch    int
+	// PrefetchNonIdempotent lets campaigns under ambiguous_policy=skip sent through
+	// a provider that cannot deduplicate (smtp) keep the prefetch queue's two
+	// batches too. Off, they claim only as many rows as workers are free to start
+	// them, because a crash turns every leased row of theirs into unknown, never
+	// sent (depth).
+	PrefetchNonIdempotent bool
 	// Links returns a recipient's one-click unsubscribe URL and mailto address.
 	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
 	// Tracking returns a campaign recipient's click URLs (for the campaign's links
@@ -199,6 +205,12 @@ type Executor struct {
 	// under way and the claimed rows no worker has taken yet. Claims fill it, a
 	// worker taking a job empties it; acknowledgements do not hold it.
 	free atomic.Int64
+	// busy counts the workers holding a job (taken off the queue, its result not
+	// yet handed to the completer).
+	busy atomic.Int64
+	// idleWait: a claim waits for a worker to free up (shallow); the next worker
+	// that does wakes the dispatcher.
+	idleWait atomic.Bool
 	// unacked counts the rows handed to the workers and not yet acknowledged.
 	unacked  atomic.Int64
 	mu       sync.Mutex
@@ -391,9 +403,10 @@ func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) 
 // lease is dated before its claim, a worker that reaches it with less than a
 // third left hands it back unsent, the rescuer and liveness treat it as in
 // flight, and a shutdown releases it unsent. After a crash the rescuer cannot
-// tell it from a row in flight, so under ambiguous_policy=skip with a provider
-// that cannot deduplicate (smtp) up to depth() rows more than the workers held
-// become unknown.
+// tell it from a row in flight, so a campaign under ambiguous_policy=skip with a
+// provider that cannot deduplicate (smtp) claims only for the workers free to
+// start its rows (shallow) unless Config.PrefetchNonIdempotent trades that for
+// the queue: then up to depth() rows more than the workers held become unknown.
 func (e *Executor) depth() int { return prefetchDepth(e.cfg) }
 
 func prefetchDepth(cfg Config) int { return 2 * cfg.BatchSize }

@@ -62,17 +62,35 @@ func (e *Executor) work() {
 		if !ok {
 			return
 		}
-		// The job left the prefetch queue: room for the next claim.
-		e.slotsFreed(1)
+		e.jobTaken()
 		if e.stopping() {
 			e.mu.Lock()
 			e.released = append(e.released, claimRef{j.row.ID, j.row.Attempts})
 			e.mu.Unlock()
+			e.jobDone()
 			continue
 		}
 		res := e.send(e.sendCtx, j)
 		res.campaign = j.campaign
 		e.results <- res
+		e.jobDone()
+	}
+}
+
+// jobTaken records that a worker took a job off the prefetch queue: room for the
+// next claim. The worker counts as busy before the room shows, so the dispatcher
+// never sees a free worker and the row it took both.
+func (e *Executor) jobTaken() {
+	e.busy.Add(1)
+	e.slotsFreed(1)
+}
+
+// jobDone records that a worker is free for the next job (its result is with the
+// completer), waking the dispatcher if a shallow claim waits for one.
+func (e *Executor) jobDone() {
+	e.busy.Add(-1)
+	if e.idleWait.Load() && e.idleWait.CompareAndSwap(true, false) {
+		signal(e.wakeDispatch)
 	}
 }
 

@@ -88,6 +88,10 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 		}
 	}
 	room := int(e.free.Load()) // the prefetch queue's room (depth)
+	rt := e.routeOf(c)
+	if e.shallow(c, rt) {
+		room = min(room, e.idleRoom())
+	}
 	if room < 1 {
 		return false, nil
 	}
@@ -97,7 +101,6 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 		return false, nil
 	}
 	claimedAt := e.clock() // before the statement: the lease began no earlier
-	rt := e.routeOf(c)
 	msgs, err := e.claimMessages(ctx, c, rt, an)
 	if err != nil {
 		return false, e.claimFailed(err, claimedAt)

@@ -145,3 +145,33 @@ func (q *Queries) BenchVacuumAnalyze(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, benchVacuumAnalyze)
 	return err
 }
+
+const benchWALBytes = `-- name: BenchWALBytes :one
+SELECT pg_wal_lsn_diff($1::text::pg_lsn, $2::text::pg_lsn)::bigint
+`
+
+type BenchWALBytesParams struct {
+	EndLsn   string
+	StartLsn string
+}
+
+// The WAL written between two positions read by BenchWALInsertLSN.
+func (q *Queries) BenchWALBytes(ctx context.Context, arg BenchWALBytesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, benchWALBytes, arg.EndLsn, arg.StartLsn)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const benchWALInsertLSN = `-- name: BenchWALInsertLSN :one
+SELECT pg_current_wal_insert_lsn()::text
+`
+
+// Where the cluster's WAL insertion stands: the bench reads it around the send to
+// report the WAL it wrote per message (the cluster's total, autovacuum included).
+func (q *Queries) BenchWALInsertLSN(ctx context.Context) (string, error) {
+	row := q.db.QueryRow(ctx, benchWALInsertLSN)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
