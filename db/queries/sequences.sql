@@ -401,16 +401,23 @@ ORDER BY id;
 
 -- name: SequenceSweepDate :execrows
 -- Enrolls the subscribers (confirmed; members of list_id when set) whose date
--- attribute plus the offset, at the time of day in the sequence's zone, falls
+-- attribute plus the offset, at the time of day in the subscriber's zone, falls
 -- from the activation to a day ahead, due at that moment. The date is read with
 -- a jsonpath .datetime("YYYY-MM-DD") in silent mode: a missing or malformed value
--- enrolls nobody rather than failing the sweep. It reads every subscriber of the
--- account, hence at most once a minute.
-WITH cand AS (
+-- enrolls nobody rather than failing the sweep. The subscriber's zone is
+-- attributes.timezone when it is a string naming a zone PostgreSQL knows (the
+-- zone list is read once per statement and hash-joined; an unknown name would
+-- make AT TIME ZONE fail the whole sweep), else the sequence's. It reads every
+-- subscriber of the account, hence at most once a minute.
+WITH zones AS (
+    SELECT t.name FROM pg_timezone_names() AS t(name, abbrev, utc_offset, is_dst)
+), cand AS (
     SELECT s.id, s.email,
            (((jsonb_path_query_first(s.attributes, sqlc.arg(path)::text::jsonpath, '{}', true) #>> '{}')::date
-             + sqlc.arg(offset_days)::int) + sqlc.arg(at)::text::time) AT TIME ZONE sqlc.arg(tz)::text AS due
+             + sqlc.arg(offset_days)::int) + sqlc.arg(at)::text::time)
+             AT TIME ZONE coalesce(z.name, sqlc.arg(tz)::text) AS due
     FROM subscribers s
+    LEFT JOIN zones z ON jsonb_typeof(s.attributes -> 'timezone') = 'string' AND z.name = s.attributes ->> 'timezone'
     WHERE s.account_id = @account_id AND s.status = 'confirmed'
       AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
           SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint

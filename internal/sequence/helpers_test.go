@@ -48,6 +48,13 @@ func (e *env) int64(sql string, args ...any) int64 {
 	return n
 }
 
+func (e *env) str(sql string, args ...any) string {
+	e.t.Helper()
+	var v string
+	require.NoError(e.t, e.pool.QueryRow(e.ctx, sql, args...).Scan(&v))
+	return v
+}
+
 func (e *env) exec(sql string, args ...any) {
 	e.t.Helper()
 	_, err := e.pool.Exec(e.ctx, sql, args...)

@@ -385,6 +385,34 @@ func TestDateAttributeTrigger(t *testing.T) {
 	require.True(t, apperr.Is(err, apperr.Invalid))
 }
 
+// TestDateAttributeTriggerSubscriberTimeZone: the time of day of a date trigger is
+// the subscriber's, in attributes.timezone when PostgreSQL knows that zone, as a
+// wait's is; otherwise (absent, unknown, not a string) the sequence's.
+func TestDateAttributeTriggerSubscriberTimeZone(t *testing.T) {
+	e := setup(t) // the clock starts at 2030-01-07 08:00 UTC
+	acct := e.account("a")
+	tpl := e.template(acct)
+	seq, err := e.svc.Create(e.ctx, acct, sequence.Definition{Name: "visit reminder", TimeZone: "Europe/Paris",
+		Trigger: sequence.Trigger{Type: sequence.TriggerDate, Attribute: "visit_date", OffsetDays: -1, At: "10:00"},
+		Steps:   []sequence.Step{{Type: sequence.StepSend, TemplateID: tpl, FromEmail: "clinic@example.com"}}})
+	require.NoError(t, err)
+	ny := e.subscriber(acct, "ny@example.com", 0)
+	mars := e.subscriber(acct, "mars@example.com", 0)
+	num := e.subscriber(acct, "num@example.com", 0)
+	e.exec(`UPDATE subscribers SET attributes = jsonb_build_object('visit_date', '2030-01-08', 'timezone', tz) FROM (VALUES
+		($1::bigint, '"America/New_York"'::jsonb), ($2::bigint, '"Mars/Olympus"'::jsonb), ($3::bigint, '42'::jsonb)) x(id, tz)
+		WHERE subscribers.id = x.id`, ny, mars, num)
+	_, err = e.svc.Transition(e.ctx, acct, seq.ID, sequence.Activate)
+	require.NoError(t, err)
+	e.tick()
+	due := func(sub int64) string {
+		return e.str(`SELECT to_char(due_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') FROM sequence_enrollments WHERE subscriber_id = $1`, sub)
+	}
+	require.Equal(t, "2030-01-07 15:00", due(ny), "10:00 in New York")
+	require.Equal(t, "2030-01-07 09:00", due(mars), "an unknown zone: 10:00 in the sequence's Paris")
+	require.Equal(t, "2030-01-07 09:00", due(num), "a zone that is not a string: the sequence's")
+}
+
 // TestActivateWithDeletedTemplate: a template deleted after the sequence was saved
 // makes activation a 422 naming the step, and the sequence stays a draft.
 func TestActivateWithDeletedTemplate(t *testing.T) {

@@ -1570,11 +1570,15 @@ func (q *Queries) SequenceSubscriberLock(ctx context.Context, arg SequenceSubscr
 }
 
 const sequenceSweepDate = `-- name: SequenceSweepDate :execrows
-WITH cand AS (
+WITH zones AS (
+    SELECT t.name FROM pg_timezone_names() AS t(name, abbrev, utc_offset, is_dst)
+), cand AS (
     SELECT s.id, s.email,
            (((jsonb_path_query_first(s.attributes, $5::text::jsonpath, '{}', true) #>> '{}')::date
-             + $6::int) + $7::text::time) AT TIME ZONE $4::text AS due
+             + $6::int) + $7::text::time)
+             AT TIME ZONE coalesce(z.name, $4::text) AS due
     FROM subscribers s
+    LEFT JOIN zones z ON jsonb_typeof(s.attributes -> 'timezone') = 'string' AND z.name = s.attributes ->> 'timezone'
     WHERE s.account_id = $1 AND s.status = 'confirmed'
       AND ($8::bigint IS NULL OR EXISTS (
           SELECT 1 FROM list_members m WHERE m.account_id = $1 AND m.list_id = $8::bigint
@@ -1606,11 +1610,14 @@ type SequenceSweepDateParams struct {
 }
 
 // Enrolls the subscribers (confirmed; members of list_id when set) whose date
-// attribute plus the offset, at the time of day in the sequence's zone, falls
+// attribute plus the offset, at the time of day in the subscriber's zone, falls
 // from the activation to a day ahead, due at that moment. The date is read with
 // a jsonpath .datetime("YYYY-MM-DD") in silent mode: a missing or malformed value
-// enrolls nobody rather than failing the sweep. It reads every subscriber of the
-// account, hence at most once a minute.
+// enrolls nobody rather than failing the sweep. The subscriber's zone is
+// attributes.timezone when it is a string naming a zone PostgreSQL knows (the
+// zone list is read once per statement and hash-joined; an unknown name would
+// make AT TIME ZONE fail the whole sweep), else the sequence's. It reads every
+// subscriber of the account, hence at most once a minute.
 func (q *Queries) SequenceSweepDate(ctx context.Context, arg SequenceSweepDateParams) (int64, error) {
 	result, err := q.db.Exec(ctx, sequenceSweepDate,
 		arg.AccountID,
