@@ -14,7 +14,8 @@ import (
 // TestDashboardListChoices drives two choices of lists on a fresh database with
 // more lists than one page of the API holds (205): a list's confirmation email set
 // to one of the account's templates from its sign-up settings and back to the
-// built-in one; and a subscriber added, from its page, to a list past the first
+// built-in one; a second list's page opened straight from the first starting
+// afresh; and a subscriber added, from its page, to a list past the first
 // 200 after asking for more. No JavaScript error, no serious or critical axe
 // violation.
 func TestDashboardListChoices(t *testing.T) {
@@ -56,6 +57,12 @@ func TestDashboardListChoices(t *testing.T) {
 	b.eval(`__t.click('Save sign-up settings')`)
 	b.wait(`!document.querySelector('[data-optin-template]')`)
 	require.Nil(t, apiCall(t, base, key, http.MethodGet, "/v1/lists/"+first, nil)["optin_template_id"])
+
+	// Straight from one list's page to another's: the second starts afresh (what was
+	// typed on the first is not carried over).
+	b.eval(`__t.fill('Subscriber address', 'typed@example.com')`)
+	b.open("#/lists/"+fmt.Sprint(lists[1]["id"]), "list-001")
+	require.Equal(t, "", b.str(`__t.field('Subscriber address').value`), "another list's page keeps nothing of the previous one")
 
 	// A list past the first 200, from the subscriber's page.
 	b.open(fmt.Sprintf("#/subscribers/%v", ada["id"]), "ada@example.com")

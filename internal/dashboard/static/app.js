@@ -112,14 +112,16 @@ function App() {
   if (session === undefined) return html`<p class="loading">Loading…</p>`;
   if (session === null) return html`<${SignIn} onSignedIn=${signedIn} note=${note} />`;
   let body;
+  // A detail page is keyed by its id: opened straight from another of its kind, it
+  // starts afresh instead of keeping the previous one's typed values and errors.
   switch (r.page) {
-    case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : r.arg ? html`<${CampaignPage} id=${Number(r.arg)} />` : html`<${Campaigns} />`; break;
+    case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : r.arg ? html`<${CampaignPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Campaigns} />`; break;
     case 'sequences': body = r.arg === 'new' ? html`<${SequenceNew} />` : r.arg ? html`<${SequencePage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Sequences} />`; break;
-    case 'subscribers': body = r.arg ? html`<${SubscriberPage} id=${Number(r.arg)} />` : html`<${Subscribers} />`; break;
-    case 'lists': body = r.arg ? html`<${ListPage} id=${Number(r.arg)} />` : html`<${Lists} />`; break;
-    case 'messages': body = r.arg ? html`<${MessagePage} id=${Number(r.arg)} />` : html`<${Messages} />`; break;
-    case 'senders': body = r.arg ? html`<${SenderPage} id=${Number(r.arg)} />` : html`<${Senders} />`; break;
-    case 'endpoints': body = r.arg ? html`<${EndpointPage} id=${Number(r.arg)} />` : html`<${EventEndpoints} />`; break;
+    case 'subscribers': body = r.arg ? html`<${SubscriberPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Subscribers} />`; break;
+    case 'lists': body = r.arg ? html`<${ListPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Lists} />`; break;
+    case 'messages': body = r.arg ? html`<${MessagePage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Messages} />`; break;
+    case 'senders': body = r.arg ? html`<${SenderPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Senders} />`; break;
+    case 'endpoints': body = r.arg ? html`<${EndpointPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${EventEndpoints} />`; break;
     case 'segments': body = html`<${Segments} />`; break;
     case 'templates': body = html`<${Templates} />`; break;
     case 'suppressions': body = html`<${Suppressions} />`; break;
