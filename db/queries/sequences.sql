@@ -404,7 +404,7 @@ ORDER BY id;
 -- attribute plus the offset, at the time of day in the subscriber's zone, falls
 -- from the activation to a day ahead, due at that moment. The date is read with
 -- a jsonpath .datetime("YYYY-MM-DD") in silent mode: a missing or malformed value
--- enrolls nobody rather than failing the sweep. The subscriber's zone is
+-- enrolls nobody rather than failing the sweep, and so does a date outside years 1–9999. The subscriber's zone is
 -- attributes.timezone when it is a string naming a zone PostgreSQL knows (the
 -- zone list is read once per statement and hash-joined; an unknown name would
 -- make AT TIME ZONE fail the whole sweep), else the sequence's. It reads every
@@ -413,10 +413,17 @@ WITH zones AS (
     SELECT t.name FROM pg_timezone_names() AS t(name, abbrev, utc_offset, is_dst)
 ), cand AS (
     SELECT s.id, s.email,
-           (((jsonb_path_query_first(s.attributes, sqlc.arg(path)::text::jsonpath, '{}', true) #>> '{}')::date
-             + sqlc.arg(offset_days)::int) + sqlc.arg(at)::text::time)
-             AT TIME ZONE coalesce(z.name, sqlc.arg(tz)::text) AS due
+           -- A date the jsonpath accepts but a timestamp cannot hold (year 300000)
+           -- would fail the whole statement: CASE keeps it from being computed, so
+           -- such a subscriber is skipped like a malformed one (a WHERE could be
+           -- evaluated after the outer filter on due).
+           CASE WHEN d.day BETWEEN date '0001-01-01' AND date '9999-12-31'
+                THEN ((d.day + sqlc.arg(offset_days)::int) + sqlc.arg(at)::text::time)
+                     AT TIME ZONE coalesce(z.name, sqlc.arg(tz)::text) END AS due
     FROM subscribers s
+    CROSS JOIN LATERAL (
+        SELECT (jsonb_path_query_first(s.attributes, sqlc.arg(path)::text::jsonpath, '{}', true) #>> '{}')::date AS day
+    ) d
     LEFT JOIN zones z ON jsonb_typeof(s.attributes -> 'timezone') = 'string' AND z.name = s.attributes ->> 'timezone'
     WHERE s.account_id = @account_id AND s.status = 'confirmed'
       AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (

@@ -67,10 +67,11 @@ func (a *Advancer) log() *slog.Logger {
 // Tick runs the trigger sweep and advances due enrollments until a claim finds
 // none due, and reports how many enrollments it advanced. (A batch can come back
 // short while more is due: one account may take only PerAccount of it.)
+//
+// A failed sweep is reported with the result but never stops the advance: enrollments
+// already due, of every account, do not wait on one sequence's trigger.
 func (a *Advancer) Tick(ctx context.Context) (int, error) {
-	if err := a.Sweep(ctx); err != nil {
-		return 0, err
-	}
+	sweepErr := a.Sweep(ctx)
 	// Evaluating a step is a few round trips per enrollment; Parallel claimers
 	// (disjoint by SKIP LOCKED) keep the connection busy instead of waiting on them.
 	var (
@@ -98,7 +99,7 @@ func (a *Advancer) Tick(ctx context.Context) (int, error) {
 		}()
 	}
 	wg.Wait()
-	return total, errors.Join(errs...)
+	return total, errors.Join(append(errs, sweepErr)...)
 }
 
 func (a *Advancer) parallel() int {
@@ -118,13 +119,18 @@ func (a *Advancer) batch() int {
 // Sweep enrolls, for every active list-triggered sequence, the members whose
 // membership became subscribed since its last sweep, and for every date-triggered
 // one (at most once a minute), the subscribers whose date falls before a day ahead.
+// Each kind of sweep, and each sequence's, fails alone: the others still run.
 func (a *Advancer) Sweep(ctx context.Context) error {
-	if err := a.sweepDates(ctx); err != nil {
-		return err
+	errDates, errSegments := a.sweepDates(ctx), a.sweepSegments(ctx)
+	if err := a.sweepLists(ctx); err != nil {
+		return errors.Join(errDates, errSegments, err)
 	}
-	if err := a.sweepSegments(ctx); err != nil {
-		return err
-	}
+	return errors.Join(errDates, errSegments)
+}
+
+// sweepLists enrolls, for every active list-triggered sequence, the members whose
+// membership became subscribed since its last sweep.
+func (a *Advancer) sweepLists(ctx context.Context) error {
 	q := store.New(a.Pool)
 	seqs, err := q.SequenceListSweep(ctx)
 	if err != nil {
@@ -134,6 +140,7 @@ func (a *Advancer) Sweep(ctx context.Context) error {
 	if overlap <= 0 {
 		overlap = 10 * time.Minute
 	}
+	var errs []error
 	for _, s := range seqs {
 		now := a.now()
 		since := now.Add(-overlap)
@@ -152,10 +159,10 @@ func (a *Advancer) Sweep(ctx context.Context) error {
 			return q.SequenceSwept(ctx, store.SequenceSweptParams{ID: s.ID, SweptAt: &now})
 		})
 		if err != nil {
-			return fmt.Errorf("sweep sequence %d: %w", s.ID, err)
+			errs = append(errs, fmt.Errorf("sweep sequence %d: %w", s.ID, err)) // the others are still swept
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // stepRun names a step campaign: a send step's position and the run it carries.
@@ -592,6 +599,7 @@ func (a *Advancer) sweepDates(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, s := range seqs {
 		since := now
 		if s.ActivatedAt != nil {
@@ -608,8 +616,13 @@ func (a *Advancer) sweepDates(ctx context.Context) error {
 			return q.SequenceSwept(ctx, store.SequenceSweptParams{ID: s.ID, SweptAt: &now})
 		})
 		if err != nil {
-			return fmt.Errorf("date sweep of sequence %d: %w", s.ID, err)
+			// This sequence alone fails: the others are swept, and it is tried again
+			// in a minute (its window starts at the activation, so nothing is missed).
+			errs = append(errs, fmt.Errorf("date sweep of sequence %d: %w", s.ID, err))
+			if err := store.New(a.Pool).SequenceSwept(ctx, store.SequenceSweptParams{ID: s.ID, SweptAt: &now}); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

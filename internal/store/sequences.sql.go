@@ -1574,10 +1574,17 @@ WITH zones AS (
     SELECT t.name FROM pg_timezone_names() AS t(name, abbrev, utc_offset, is_dst)
 ), cand AS (
     SELECT s.id, s.email,
-           (((jsonb_path_query_first(s.attributes, $5::text::jsonpath, '{}', true) #>> '{}')::date
-             + $6::int) + $7::text::time)
-             AT TIME ZONE coalesce(z.name, $4::text) AS due
+           -- A date the jsonpath accepts but a timestamp cannot hold (year 300000)
+           -- would fail the whole statement: CASE keeps it from being computed, so
+           -- such a subscriber is skipped like a malformed one (a WHERE could be
+           -- evaluated after the outer filter on due).
+           CASE WHEN d.day BETWEEN date '0001-01-01' AND date '9999-12-31'
+                THEN ((d.day + $5::int) + $6::text::time)
+                     AT TIME ZONE coalesce(z.name, $4::text) END AS due
     FROM subscribers s
+    CROSS JOIN LATERAL (
+        SELECT (jsonb_path_query_first(s.attributes, $7::text::jsonpath, '{}', true) #>> '{}')::date AS day
+    ) d
     LEFT JOIN zones z ON jsonb_typeof(s.attributes -> 'timezone') = 'string' AND z.name = s.attributes ->> 'timezone'
     WHERE s.account_id = $1 AND s.status = 'confirmed'
       AND ($8::bigint IS NULL OR EXISTS (
@@ -1601,9 +1608,9 @@ type SequenceSweepDateParams struct {
 	SequenceID int64
 	Now        *time.Time
 	Tz         string
-	Path       string
 	OffsetDays int32
 	At         string
+	Path       string
 	ListID     *int64
 	Since      time.Time
 	Until      time.Time
@@ -1613,7 +1620,7 @@ type SequenceSweepDateParams struct {
 // attribute plus the offset, at the time of day in the subscriber's zone, falls
 // from the activation to a day ahead, due at that moment. The date is read with
 // a jsonpath .datetime("YYYY-MM-DD") in silent mode: a missing or malformed value
-// enrolls nobody rather than failing the sweep. The subscriber's zone is
+// enrolls nobody rather than failing the sweep, and so does a date outside years 1–9999. The subscriber's zone is
 // attributes.timezone when it is a string naming a zone PostgreSQL knows (the
 // zone list is read once per statement and hash-joined; an unknown name would
 // make AT TIME ZONE fail the whole sweep), else the sequence's. It reads every
@@ -1624,9 +1631,9 @@ func (q *Queries) SequenceSweepDate(ctx context.Context, arg SequenceSweepDatePa
 		arg.SequenceID,
 		arg.Now,
 		arg.Tz,
-		arg.Path,
 		arg.OffsetDays,
 		arg.At,
+		arg.Path,
 		arg.ListID,
 		arg.Since,
 		arg.Until,
