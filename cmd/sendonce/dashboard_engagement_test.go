@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/domain/domaintest"
 )
 
 // TestDashboardEngagementAndDomains drives the campaign page's engagement and the
@@ -188,25 +188,5 @@ func rawGet(t *testing.T, u, key, ua string) string {
 // service under test asks (SENDONCE_DNS_SERVER), so no lookup leaves the machine.
 func localZone(t *testing.T, zone map[string][]string) string {
 	t.Helper()
-	srv := &dns.Server{Addr: "127.0.0.1:0", Net: "udp", Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(req)
-		q := req.Question[0]
-		recs, ok := zone[strings.ToLower(q.Name)]
-		if !ok {
-			m.Rcode = dns.RcodeNameError
-		}
-		if q.Qtype == dns.TypeTXT {
-			for _, r := range recs {
-				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{r}})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ListenAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return srv.PacketConn.LocalAddr().String()
+	return domaintest.Serve(t, zone, nil)
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/domain"
+	"github.com/sendonce/sendonce/internal/domain/domaintest"
 )
 
 // dnsServer is a local authoritative-looking server answering TXT from zone
@@ -27,35 +27,13 @@ type dnsServer struct {
 
 func startDNS(t *testing.T, zone map[string][]string) *dnsServer {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := &dnsServer{addr: pc.LocalAddr().String()}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(req)
-		m.Authoritative = true
-		q := req.Question[0]
+	s := &dnsServer{}
+	s.addr = domaintest.Serve(t, zone, func(name string) {
 		s.mu.Lock()
-		s.asked = append(s.asked, q.Name)
+		s.asked = append(s.asked, name)
 		s.mu.Unlock()
 		s.n.Add(1)
-		recs, ok := zone[strings.ToLower(q.Name)]
-		if !ok {
-			m.Rcode = dns.RcodeNameError
-		}
-		if q.Qtype == dns.TypeTXT {
-			for _, r := range recs {
-				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60},
-					Txt: strings.Split(r, "|")})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
+	})
 	return s
 }
 

@@ -1,18 +1,16 @@
 package httpapi_test
 
 import (
-	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/domain/domaintest"
 )
 
 // hookedDNS answers TXT queries from zone; before answering, the first query
@@ -20,11 +18,11 @@ import (
 // exactly while a check is waiting on DNS.
 func hookedDNS(t *testing.T, zone map[string][]string) (addr string, setHook func(func())) {
 	t.Helper()
-	var hook func()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
+	var (
+		mu   sync.Mutex
+		hook func()
+	)
+	addr = domaintest.Serve(t, zone, func(string) {
 		mu.Lock()
 		h := hook
 		hook = nil
@@ -32,26 +30,8 @@ func hookedDNS(t *testing.T, zone map[string][]string) (addr string, setHook fun
 		if h != nil {
 			h()
 		}
-		m := new(dns.Msg)
-		m.SetReply(req)
-		q := req.Question[0]
-		recs, ok := zone[strings.ToLower(q.Name)]
-		if !ok {
-			m.Rcode = dns.RcodeNameError
-		}
-		if q.Qtype == dns.TypeTXT {
-			for _, r := range recs {
-				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{r}})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String(), func(h func()) { mu.Lock(); hook = h; mu.Unlock() }
+	})
+	return addr, func(h func()) { mu.Lock(); hook = h; mu.Unlock() }
 }
 
 // The approval's domain check runs before the approve transaction (DNS is never

@@ -1,48 +1,23 @@
 package httpapi_test
 
 import (
-	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/domain/domaintest"
 )
 
 // localDNS answers TXT queries from zone and counts the queries; it is the only
 // resolver the server under test may use (SENDONCE_DNS_SERVER).
 func localDNS(t *testing.T, zone map[string][]string) (string, *atomic.Int32) {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
 	var n atomic.Int32
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		n.Add(1)
-		m := new(dns.Msg)
-		m.SetReply(req)
-		q := req.Question[0]
-		recs, ok := zone[strings.ToLower(q.Name)]
-		if !ok {
-			m.Rcode = dns.RcodeNameError
-		}
-		if q.Qtype == dns.TypeTXT {
-			for _, r := range recs {
-				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{r}})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String(), &n
+	return domaintest.Serve(t, zone, func(string) { n.Add(1) }), &n
 }
 
 var testZone = map[string][]string{
