@@ -163,8 +163,11 @@ func (a *acker) flush(batch []result) {
 	wake := false
 	for _, r := range batch {
 		a.count(r.status)
-		if c := r.campaign; c != nil && c.unacked.Add(-1) == 0 && c.finishWait.Load() {
-			wake = true
+		if c := r.campaign; c != nil {
+			c.acks.Add(1)
+			if c.unacked.Add(-1) == 0 && c.finishWait.Load() {
+				wake = true
+			}
 		}
 	}
 	e.unacked.Add(-int64(len(batch)))

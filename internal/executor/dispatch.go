@@ -44,6 +44,11 @@ type campaign struct {
 	// after Poll.
 	unacked    atomic.Int64
 	finishWait atomic.Bool
+	// acks counts its acknowledgements written (bumped after each one commits). A
+	// finish check that failed while one committed may have missed it even though
+	// unacked reads 0 by now; a changed count asks for another claim, so the
+	// campaign does not wait for the next tick to finish.
+	acks atomic.Int64
 }
 
 // account groups one tenant's campaigns for round-robin dealing.
@@ -165,7 +170,8 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	if len(r.rows) == 0 {
 		// Idle marks pace the asking on the wall clock, whatever clock dates the work.
 		c.idleUntil = time.Now().Add(e.cfg.Poll)
-		if !e.finish(ctx, c.ID) && c.unacked.Load() > 0 {
+		acks := c.acks.Load()
+		if !e.finish(ctx, c.ID) && (c.unacked.Load() > 0 || c.acks.Load() != acks) {
 			c.finishWait.Store(true)
 		}
 		return nil
