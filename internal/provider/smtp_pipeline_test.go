@@ -3,6 +3,8 @@ package provider_test
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -20,6 +22,9 @@ import (
 // go-smtp server would not give (a DATA accepted after a refused RCPT).
 type scriptRelay struct {
 	pipelining bool
+	// chunking offers CHUNKING (RFC 3030) too; a BDAT chunk is answered like
+	// the final ".", and the answer "close" closes the connection unanswered.
+	chunking bool
 
 	mu sync.Mutex
 	// first are the answers to MAIL, RCPT, DATA and "." (the end of data) in
@@ -35,7 +40,11 @@ type scriptRelay struct {
 
 func newScriptRelay(t *testing.T, pipelining bool, first map[string]string) (*scriptRelay, string) {
 	t.Helper()
-	r := &scriptRelay{pipelining: pipelining, first: first}
+	return startScriptRelay(t, &scriptRelay{pipelining: pipelining, first: first})
+}
+
+func startScriptRelay(t *testing.T, r *scriptRelay) (*scriptRelay, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
@@ -97,6 +106,9 @@ func (r *scriptRelay) serve(c net.Conn) {
 			if r.pipelining {
 				reply += "\r\n250-PIPELINING"
 			}
+			if r.chunking {
+				reply += "\r\n250-CHUNKING"
+			}
 			reply += "\r\n250 ENHANCEDSTATUSCODES"
 		case "MAIL":
 			reply = r.next("MAIL", "250 2.1.0 OK")
@@ -125,6 +137,23 @@ func (r *scriptRelay) serve(c net.Conn) {
 			r.messages = append(r.messages, data.String())
 			r.mu.Unlock()
 			reply = r.next(".", "250 2.0.0 queued")
+		case "BDAT":
+			var size int
+			var last string
+			if n, _ := fmt.Sscanf(line[len("BDAT "):], "%d %s", &size, &last); n != 2 || last != "LAST" {
+				return // the provider sends its message as one last chunk
+			}
+			chunk := make([]byte, size)
+			if _, err := io.ReadFull(in, chunk); err != nil {
+				return
+			}
+			r.mu.Lock()
+			r.messages = append(r.messages, string(chunk))
+			r.mu.Unlock()
+			reply = r.next("BDAT", "250 2.0.0 queued")
+			if reply == "close" {
+				return
+			}
 		case "RSET", "NOOP":
 			reply = "250 2.0.0 OK"
 		case "QUIT":

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/textproto"
 	"slices"
+	"strconv"
+	"time"
 )
 
 // smtpStage is how far an SMTP transaction got; it decides what a failure means.
@@ -175,6 +177,101 @@ func (p *SMTP) transact(sl *smtpSlot, from string, rcpts []string, msg []byte) *
 		return replyFailure(stageDot, err)
 	}
 	return nil
+}
+
+// chunkFresh is how recently the relay must have answered on a connection for
+// a message to go in one write (transactChunked). A relay closes an idle
+// connection after minutes (RFC 5321 §4.5.3.2.7: at least five), so a connection
+// that answered within the second is open; one idle for longer takes the
+// two-step path, where a relay that has closed it fails MAIL FROM before any of
+// the message is sent and the message is sent again on a new connection.
+const chunkFresh = time.Second
+
+// chunkable reports whether a message to n recipients goes in one write on sl.
+// With several recipients it does not: one refused recipient must refuse the
+// whole message, which only the two-step path can do (it ends the transaction
+// before any content is sent).
+//
+// Nor does it when the relay has already closed the connection or said
+// something out of turn (a 421 before closing): peerQuiet looks, without
+// waiting, and the two-step path then finds the connection stale and sends on a
+// new one. What is left is a relay that closes the connection in the
+// microseconds between that look and the write — as a relay that closes it
+// while the message body is on the wire leaves that message Ambiguous in either
+// path.
+func (sl *smtpSlot) chunkable(n int) bool {
+	return sl.chunking && n == 1 && time.Since(sl.answered) < chunkFresh &&
+		sl.c.Text.R.Buffered() == 0 && peerQuiet(sl.raw)
+}
+
+// transactChunked sends msg (the message as it is: not dot-stuffed, no
+// end-of-data mark) to one recipient in a single write: MAIL FROM, RCPT TO and
+// "BDAT <size> LAST" with the message as the chunk (RFC 3030 with RFC 2920),
+// then reads the three replies. One round trip instead of two: the relay answers
+// MAIL, RCPT and the chunk together.
+//
+// What a failure means differs from the two-step path in one place: the message
+// is on the wire from the first write, so a connection that breaks before any
+// reply came is Ambiguous (the relay may have queued it), not a reason to send
+// again; chunkable keeps this path to connections that answered within
+// chunkFresh. A write that fails cannot have delivered (the chunk is incomplete)
+// and a refused MAIL or RCPT refuses the chunk (RFC 3030 §2: the relay reads it and
+// answers 503/554), so those classify as they do one command at a time; the
+// chunk's own refusal classifies as the final "."'s.
+func (p *SMTP) transactChunked(sl *smtpSlot, from, rcpt string, msg []byte) *smtpFailure {
+	c := sl.c
+	if err := c.UpdateDeadline(p.timeout); err != nil {
+		return &smtpFailure{stage: stageConn, broken: true, err: err}
+	}
+	t := c.Text
+	w, r := t.W, t.R
+	var scratch [256]byte
+	w.WriteString("MAIL FROM:")                                  //nolint:errcheck // bufio keeps the error for Flush
+	w.Write(appendAddress(scratch[:0], "", from))                //nolint:errcheck // idem
+	w.WriteString(sl.mailParams)                                 //nolint:errcheck // idem
+	w.WriteString("\r\nRCPT TO:")                                //nolint:errcheck // idem
+	w.Write(appendAddress(scratch[:0], "", rcpt))                //nolint:errcheck // idem
+	w.WriteString("\r\nBDAT ")                                   //nolint:errcheck // idem
+	w.Write(strconv.AppendInt(scratch[:0], int64(len(msg)), 10)) //nolint:errcheck // idem
+	w.WriteString(" LAST\r\n")                                   //nolint:errcheck // idem
+	w.Write(msg)                                                 //nolint:errcheck // idem
+	if err := w.Flush(); err != nil {
+		// Not all of the chunk reached the connection: nothing can be delivered.
+		return &smtpFailure{stage: stageMail, broken: true, err: err}
+	}
+	var fail *smtpFailure
+	for _, cmd := range [...]struct {
+		stage  smtpStage
+		expect int
+	}{{stageMail, 250}, {stageRcpt, 25}, {stageDot, 250}} {
+		err := readReply(r, cmd.expect)
+		if err == nil {
+			if cmd.stage == stageDot && fail != nil {
+				// The relay took the chunk after refusing its envelope: it says it
+				// has the message, which the refusal says it cannot deliver.
+				// Believe neither, and do not reuse the connection.
+				return &smtpFailure{stage: stageDot, broken: true,
+					err: fmt.Errorf("relay accepted the message after %w", fail)}
+			}
+			continue
+		}
+		f := replyFailure(cmd.stage, err)
+		if f.code == 0 {
+			// No reply: the relay may have the whole message.
+			f.stage = max(f.stage, stageBody)
+		}
+		if fail == nil {
+			fail = f
+		}
+		if f.broken {
+			fail.broken = true
+			return fail
+		}
+	}
+	if fail != nil {
+		p.abort(t, fail, false)
+	}
+	return fail
 }
 
 // abort ends a refused transaction so that the connection can carry the next
