@@ -71,11 +71,11 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 	if _, err := campaigns.Approve(ctx, accountID, id, nil); err != nil {
 		return build, send, err
 	}
-	if _, err := waitStatus(ctx, campaigns, accountID, id, campaign.StatusApproved, time.Millisecond); err != nil {
+	if _, err := waitStatus(ctx, store.New(pool), accountID, id, campaign.StatusApproved, time.Millisecond); err != nil {
 		return build, send, err
 	}
 	// The build runs while the campaign is building; it is started once sending.
-	started, err := waitStatus(ctx, campaigns, accountID, id, campaign.StatusBuilding, time.Millisecond)
+	started, err := waitStatus(ctx, store.New(pool), accountID, id, campaign.StatusBuilding, time.Millisecond)
 	if err != nil {
 		return build, send, err
 	}
@@ -86,7 +86,7 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 		return build, send, err
 	}
 	build.Secs = started.Sub(began).Seconds()
-	if _, err := waitStatus(ctx, campaigns, accountID, id, campaign.StatusSending, 5*time.Millisecond); err != nil {
+	if _, err := waitStatus(ctx, store.New(pool), accountID, id, campaign.StatusSending, 5*time.Millisecond); err != nil {
 		return build, send, err
 	}
 	finished := time.Now()
@@ -127,14 +127,17 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 }
 
 // waitStatus polls until the campaign leaves status `from` and returns when it
-// saw that. Polling costs one primary-key read per interval, far below what it measures.
-func waitStatus(ctx context.Context, svc *campaign.Service, accountID, id int64, from string, every time.Duration) (time.Time, error) {
+// saw that. Each poll is one primary-key read of the status (in the bench's own
+// process, whose CPU is counted as the app's: the campaign service's Get, two
+// statements with its attachments' metadata, took 0.22 s of a 3.36 s CPU profile
+// of `bench --recipients 40000 --provider smtp`).
+func waitStatus(ctx context.Context, q *store.Queries, accountID, id int64, from string, every time.Duration) (time.Time, error) {
 	for {
-		c, err := svc.Get(ctx, accountID, id)
+		status, err := q.BenchCampaignStatus(ctx, store.BenchCampaignStatusParams{AccountID: accountID, ID: id})
 		if err != nil {
 			return time.Time{}, err
 		}
-		if c.Status != from {
+		if status != from {
 			return time.Now(), nil
 		}
 		select {
