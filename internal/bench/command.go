@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"runtime/pprof"
@@ -41,7 +42,7 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 	fs.IntVar(&o.AckBatch, "ack-batch", 0, "executor: most rows per acknowledgement (0: its default)")
 	fs.IntVar(&o.Executors, "executors", 1, "above 1: also print the throughput curve for 1, 2, 4, … up to N executors on one database")
 	fs.IntVar(&o.SequenceSteps, "sequence-steps", 0, "due sequence steps one executor claims and sends (0: min(recipients, 20000); -1: skip)")
-	sinkWhere := fs.String("sink", "process", "with --provider smtp: process (a child `sendonce sink smtp`, so its CPU is not the app's) or inprocess")
+	sinkWhere := fs.String("sink", "process", "with --provider smtp: process (a child `sendonce sink smtp`, so its CPU is not the app's), inprocess, or HOST:PORT of a running SMTP server (one offering neither STARTTLS nor AUTH, e.g. a sink behind a delaying proxy)")
 	fs.BoolVar(&durable, "durable", false, "throwaway cluster with stock durability (default: fsync=off, synchronous_commit=off)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -68,7 +69,10 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 		defer stop()
 		o.SMTPAddr = addr
 	default:
-		return fmt.Errorf("bench: --sink must be process or inprocess, not %q", *sinkWhere)
+		if _, _, err := net.SplitHostPort(*sinkWhere); err != nil {
+			return fmt.Errorf("bench: --sink must be process, inprocess or HOST:PORT, not %q", *sinkWhere)
+		}
+		o.SMTPAddr = *sinkWhere
 	}
 	if len(cfg.UnsubscribeSecret) == 0 {
 		// Links are signed as serve signs them, which needs a key; a throwaway
