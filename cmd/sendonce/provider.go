@@ -22,14 +22,15 @@ func newProvider(cfg config.Providers, l *slog.Logger) (provider.Provider, error
 		return provider.NewLog(l), nil
 	case "smtp":
 		return provider.NewSMTP(provider.SMTPSettings{
-			Host:     cfg.SMTPHost,
-			Port:     cfg.SMTPPort,
-			Username: cfg.SMTPUsername,
-			Password: cfg.SMTPPassword,
-			Security: cfg.SMTPSecurity,
-			Conns:    cfg.SMTPConns,
-			Timeout:  cfg.SMTPTimeout,
-			Logger:   l,
+			Host:       cfg.SMTPHost,
+			Port:       cfg.SMTPPort,
+			Username:   cfg.SMTPUsername,
+			Password:   cfg.SMTPPassword,
+			Security:   cfg.SMTPSecurity,
+			Conns:      cfg.SMTPConns,
+			Timeout:    cfg.SMTPTimeout,
+			Logger:     l,
+			NoChunking: !cfg.SMTPChunking,
 		})
 	case "http":
 		return provider.NewHTTP(provider.HTTPSettings{

@@ -79,7 +79,8 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 	// Senders are aimed by tenants: their connections go through the same guard as
 	// event deliveries, with the same development switch.
-	senders := sender.NewService(pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: cfg.EventAllowPrivate}))
+	senders := sender.NewService(pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: cfg.EventAllowPrivate}),
+		sender.WithSMTPChunking(cfg.SMTPChunking))
 	// One router per process: the executor's sends and the API's test sends share
 	// the built sender providers; closed last, with the environment's provider.
 	routes := sender.NewRouter(senders, log)

@@ -221,6 +221,10 @@ type Providers struct {
 	SMTPConns    int    `split_words:"true" default:"8"`
 	// SMTPTimeout bounds each SMTP command and the message transfer.
 	SMTPTimeout time.Duration `split_words:"true" default:"30s"`
+	// SMTPChunking lets a single-recipient message go with its envelope in one
+	// write (BDAT, RFC 3030) to relays that offer CHUNKING; false always uses
+	// DATA. It applies to the operator's relay and to every smtp sender.
+	SMTPChunking bool `split_words:"true" default:"true"`
 
 	HTTPProviderURL     string        `split_words:"true"`
 	HTTPProviderAuth    string        `split_words:"true"`

@@ -176,7 +176,8 @@ func NewServer(d Deps) http.Handler {
 		if err != nil {
 			panic("httpapi: " + err.Error()) // run validates it first
 		}
-		d.Senders = sender.NewService(d.Pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: d.Config.EventAllowPrivate}))
+		d.Senders = sender.NewService(d.Pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: d.Config.EventAllowPrivate}),
+			sender.WithSMTPChunking(d.Config.SMTPChunking))
 	}
 	if d.Routes == nil {
 		d.Routes = sender.NewRouter(d.Senders, d.Logger)

@@ -30,6 +30,9 @@ type SMTPSettings struct {
 	Conns int
 	// Timeout bounds each SMTP command and the DATA transfer; 0 means 30s.
 	Timeout time.Duration
+	// NoChunking keeps every message on the two-step path (DATA) even when the
+	// relay offers CHUNKING (SENDONCE_SMTP_CHUNKING=false).
+	NoChunking bool
 	// TLSConfig overrides the TLS settings (tests with a self-signed server).
 	TLSConfig *tls.Config
 	// Logger receives what is worth knowing but not an error (a pooled connection
@@ -298,7 +301,7 @@ func (p *SMTP) dial(ctx context.Context, sl *smtpSlot) error {
 	sl.answered = time.Now()
 	sl.pipelining, _ = c.Extension("PIPELINING")
 	chunking, _ := c.Extension("CHUNKING")
-	sl.chunking = chunking && sl.pipelining
+	sl.chunking = chunking && sl.pipelining && !p.settings.NoChunking
 	// The MAIL parameters go-mail sent: BODY=8BITMIME and SMTPUTF8 when offered.
 	sl.mailParams = ""
 	if ok, _ := c.Extension("8BITMIME"); ok {

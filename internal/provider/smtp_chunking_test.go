@@ -2,6 +2,8 @@ package provider_test
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -118,4 +120,26 @@ func TestSMTPIdleConnectionTakesTheTwoStepPath(t *testing.T) {
 	_, commands, messages, _ := relay.snapshot()
 	require.Equal(t, []string{"EHLO", "MAIL", "RCPT", "BDAT", "MAIL", "RCPT", "DATA", "MAIL", "RCPT", "BDAT"}, commands)
 	require.Len(t, messages, 3)
+}
+
+// TestSMTPNoChunkingUsesData: with NoChunking (SENDONCE_SMTP_CHUNKING=false) a
+// relay that offers CHUNKING still gets the message after DATA.
+func TestSMTPNoChunkingUsesData(t *testing.T) {
+	t.Parallel()
+	relay, addr := startScriptRelay(t, &scriptRelay{pipelining: true, chunking: true})
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	portNum, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portNum, Security: "none", Timeout: 5 * time.Second,
+		NoChunking: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	for _, job := range []string{"campaign:1:1", "campaign:1:2"} {
+		_, err := p.Send(context.Background(), testMessage(job))
+		require.NoError(t, err)
+	}
+	_, commands, messages, _ := relay.snapshot()
+	require.Equal(t, []string{"EHLO", "MAIL", "RCPT", "DATA", "MAIL", "RCPT", "DATA"}, commands)
+	require.Len(t, messages, 2)
 }

@@ -25,7 +25,7 @@ const Timeout = 30 * time.Second
 
 // build makes the provider a sender describes; every connection it makes goes
 // through g.
-func build(typ string, st Settings, c Credentials, conns int, g egress.Guard) (Provider, error) {
+func build(typ string, st Settings, c Credentials, conns int, g egress.Guard, noChunking bool) (Provider, error) {
 	guard := &g
 	native := provider.NativeSettings{BaseURL: st.Endpoint, Timeout: Timeout, Guard: guard}
 	switch typ {
@@ -38,7 +38,7 @@ func build(typ string, st Settings, c Credentials, conns int, g egress.Guard) (P
 			sec = "starttls"
 		}
 		return provider.NewSMTP(provider.SMTPSettings{Host: st.Host, Port: st.Port, Username: st.Username,
-			Password: c.Password, Security: sec, Conns: conns, Timeout: Timeout, Guard: guard})
+			Password: c.Password, Security: sec, Conns: conns, Timeout: Timeout, Guard: guard, NoChunking: noChunking})
 	case "http":
 		return provider.NewHTTP(provider.HTTPSettings{URL: st.URL, Authorization: c.Authorization, Timeout: Timeout, Guard: guard})
 	case "resend":
@@ -75,7 +75,7 @@ func (s *Service) Built(r store.Sender) (Provider, error) {
 	}
 	var st Settings
 	_ = json.Unmarshal(r.Settings, &st) // as stored: toSender redacts for display
-	return build(r.Type, st, c, int(r.MaxConnections), s.guard)
+	return build(r.Type, st, c, int(r.MaxConnections), s.guard, s.noChunking)
 }
 
 // VerifyResult is the answer of a credentials check.

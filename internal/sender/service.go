@@ -24,6 +24,8 @@ type Service struct {
 	pool  *pgxpool.Pool
 	ring  *KeyRing
 	guard egress.Guard
+	// noChunking is SENDONCE_SMTP_CHUNKING=false for smtp senders.
+	noChunking bool
 }
 
 // Option configures a Service.
@@ -32,6 +34,10 @@ type Option func(*Service)
 // WithGuard sets where senders may connect (checked when a destination is saved
 // and on every connection). Without it only public addresses are allowed.
 func WithGuard(g egress.Guard) Option { return func(s *Service) { s.guard = g } }
+
+// WithSMTPChunking says whether smtp senders may send a message with its
+// envelope in one write to a relay that offers CHUNKING (the default: yes).
+func WithSMTPChunking(on bool) Option { return func(s *Service) { s.noChunking = !on } }
 
 // NewService returns a sender service encrypting with ring (which may be empty:
 // senders without credentials still work, and storing one is refused).
