@@ -250,3 +250,48 @@ func TestSMTPAuthOverStartTLS(t *testing.T) {
 	require.True(t, pe.Config, "a refused AUTH is the sender's configuration: %v", err)
 	require.EqualValues(t, 1, s.Stats().Accepted)
 }
+
+// TestSMTPOverTLSAfterTheRelayRestarted: over STARTTLS and implicit TLS (where
+// the look at the socket sees TLS records, not SMTP), messages go out on one
+// connection with the go-smtp sink (which offers CHUNKING), and after the relay
+// restarted under the pooled connection the next message goes out once, on a
+// new one.
+func TestSMTPOverTLSAfterTheRelayRestarted(t *testing.T) {
+	t.Parallel()
+	serverTLS, roots, err := sink.SelfSignedTLS()
+	require.NoError(t, err)
+	for _, security := range []string{"starttls", "tls"} {
+		opts := sink.SMTPOptions{TLSConfig: serverTLS, ImplicitTLS: security == "tls", KeepMessages: true}
+		s := sink.NewSMTP(opts)
+		addr, err := s.Listen("127.0.0.1:0")
+		require.NoError(t, err)
+		host, port, _ := net.SplitHostPort(addr)
+		portNum, _ := strconv.Atoi(port)
+		p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portNum, Security: security, Conns: 1,
+			TLSConfig: &tls.Config{RootCAs: roots, ServerName: host, MinVersion: tls.VersionTLS12}})
+		require.NoError(t, err)
+		t.Cleanup(func() { p.Close() })
+		for i := 1; i <= 3; i++ {
+			_, err = p.Send(context.Background(), testMessage("campaign:1:"+strconv.Itoa(i)))
+			require.NoError(t, err, security)
+		}
+		require.EqualValues(t, 3, s.Stats().Accepted, security)
+		sessions := int64(1)
+		if security == "starttls" {
+			sessions = 2 // go-smtp starts a new session after STARTTLS, on the same connection
+		}
+		require.EqualValues(t, sessions, s.Stats().Connections, security)
+		msgs := s.Messages()
+		require.Len(t, msgs, 3)
+		require.Contains(t, string(msgs[2].Raw), "<p>Hello <b>Ada</b></p>", security)
+
+		require.NoError(t, s.Close())
+		s2 := sink.NewSMTP(opts)
+		_, err = s2.Listen(addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { s2.Close() })
+		_, err = p.Send(context.Background(), testMessage("campaign:1:4"))
+		require.NoError(t, err, security)
+		require.Equal(t, 1, s2.Count("campaign.1.4@example.com"), security)
+	}
+}
