@@ -1,0 +1,103 @@
+-- The HOT-design experiment of docs/performance.md: run with docs/experiments/hot/run.sh.
+-- Variants: A, today's row shape and indexes; B, no index names a column a claim or an ack changes (leases per
+-- batch, provider ids in their own table, a cursor per campaign); C, A without the per-message events.
+DROP TABLE IF EXISTS sa, sb, ev, pm, lb, cur CASCADE;
+CREATE TABLE ev (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, account_id bigint NOT NULL, type text NOT NULL,
+  occurred_at timestamptz NOT NULL DEFAULT now(), data jsonb NOT NULL, xid bigint NOT NULL DEFAULT pg_current_xact_id()::text::bigint);
+CREATE INDEX ev_order ON ev (account_id, xid, id);
+-- A: today's shape
+CREATE TABLE sa (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, account_id bigint NOT NULL, campaign_id bigint NOT NULL,
+  subscriber_id bigint NOT NULL, email text NOT NULL, email_lower text NOT NULL, job_id text NOT NULL, status text NOT NULL DEFAULT 'queued',
+  attempts int NOT NULL DEFAULT 0, lease_until timestamptz, executor_id bigint, route text, provider_message_id text, last_error text,
+  next_attempt_at timestamptz, in_doubt bool NOT NULL DEFAULT false, sent_at timestamptz, created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(), UNIQUE (campaign_id, subscriber_id));
+CREATE INDEX sa_claim ON sa (campaign_id, id) WHERE status = 'queued';
+CREATE INDEX sa_lease ON sa (lease_until) WHERE status = 'sending';
+CREATE INDEX sa_cs ON sa (campaign_id, status, id) WHERE status NOT IN ('queued', 'sending');
+CREATE INDEX sa_pm ON sa (account_id, provider_message_id) WHERE provider_message_id IS NOT NULL;
+-- B: no index names a column that a claim or an ack changes; leases per batch; provider ids in their own table
+CREATE TABLE sb (LIKE sa INCLUDING DEFAULTS) WITH (fillfactor = 60);
+ALTER TABLE sb ADD PRIMARY KEY (id);
+ALTER TABLE sb ADD UNIQUE (campaign_id, subscriber_id);
+CREATE INDEX sb_order ON sb (campaign_id, id);
+CREATE TABLE pm (account_id bigint NOT NULL, provider_message_id text NOT NULL, send_id bigint NOT NULL);
+CREATE INDEX pm_idx ON pm (account_id, provider_message_id);
+CREATE TABLE lb (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, campaign_id bigint NOT NULL, lease_until timestamptz NOT NULL, ids bigint[] NOT NULL);
+CREATE INDEX lb_lease ON lb (lease_until);
+CREATE TABLE cur (campaign_id bigint PRIMARY KEY, next_id bigint NOT NULL);
+
+CREATE OR REPLACE PROCEDURE fill(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE sa, sb, ev, pm, lb, cur;
+  INSERT INTO sa (account_id, campaign_id, subscriber_id, email, email_lower, job_id)
+    SELECT 1, 1, g, 'user' || g || '@example.com', 'user' || g || '@example.com', 'campaign:1:' || g FROM generate_series(1, n) g;
+  INSERT INTO sb (id, account_id, campaign_id, subscriber_id, email, email_lower, job_id, status, attempts, created_at, updated_at, in_doubt)
+    SELECT id, account_id, campaign_id, subscriber_id, email, email_lower, job_id, status, attempts, created_at, updated_at, in_doubt FROM sa;
+  INSERT INTO cur VALUES (1, 0);
+END $$;
+
+-- A: claim 50 (queued -> sending, lease), commit; acknowledge them (sent, provider id) with their events, commit.
+CREATE OR REPLACE PROCEDURE run_a(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; c_next bigint := 0;
+BEGIN
+  FOR i IN 1..batches LOOP
+    -- the executor's cursor past the ids it claimed (SendClaimBatch's after_id), kept in memory
+    WITH picked AS (SELECT id FROM sa WHERE campaign_id = 1 AND status = 'queued' AND id > c_next ORDER BY id LIMIT 50 FOR UPDATE SKIP LOCKED),
+    c AS (UPDATE sa s SET status = 'sending', lease_until = now() + interval '2 minutes', attempts = s.attempts + 1,
+           executor_id = 7, route = 'default', updated_at = now() FROM picked WHERE s.id = picked.id RETURNING s.id)
+    SELECT array_agg(id) INTO ids FROM c;
+    c_next := (SELECT max(x) FROM unnest(ids) x);
+    COMMIT;
+    WITH acked AS (UPDATE sa s SET status = 'sent', provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(),
+           lease_until = NULL, updated_at = now() WHERE s.id = ANY(ids) AND s.status = 'sending' RETURNING s.*)
+    INSERT INTO ev (account_id, type, data) SELECT a.account_id, 'send.' || a.status,
+      jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id, 'email', a.email,
+        'status', a.status, 'attempts', a.attempts, 'provider_message_id', a.provider_message_id, 'error', NULL) FROM acked a;
+    COMMIT;
+  END LOOP;
+END $$;
+
+-- C: A without the events (what the outbox costs)
+CREATE OR REPLACE PROCEDURE run_c(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; c_next bigint := 0;
+BEGIN
+  FOR i IN 1..batches LOOP
+    -- the executor's cursor past the ids it claimed (SendClaimBatch's after_id), kept in memory
+    WITH picked AS (SELECT id FROM sa WHERE campaign_id = 1 AND status = 'queued' AND id > c_next ORDER BY id LIMIT 50 FOR UPDATE SKIP LOCKED),
+    c AS (UPDATE sa s SET status = 'sending', lease_until = now() + interval '2 minutes', attempts = s.attempts + 1,
+           executor_id = 7, route = 'default', updated_at = now() FROM picked WHERE s.id = picked.id RETURNING s.id)
+    SELECT array_agg(id) INTO ids FROM c;
+    c_next := (SELECT max(x) FROM unnest(ids) x);
+    COMMIT;
+    WITH acked AS (UPDATE sa s SET status = 'sent', provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(),
+           lease_until = NULL, updated_at = now() WHERE s.id = ANY(ids) AND s.status = 'sending' RETURNING s.id)
+    SELECT count(*) INTO c_next FROM acked;
+    c_next := (SELECT max(x) FROM unnest(ids) x);
+    COMMIT;
+  END LOOP;
+END $$;
+
+-- B: claim 50 past the campaign's cursor (lease and attempts: unindexed), one lease row for the batch, commit;
+-- acknowledge (status, provider id: unindexed), the provider ids into their table, the events, the lease row deleted, commit.
+CREATE OR REPLACE PROCEDURE run_b(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; lease bigint; c_next bigint;
+BEGIN
+  FOR i IN 1..batches LOOP
+    SELECT next_id INTO c_next FROM cur WHERE campaign_id = 1 FOR UPDATE;
+    WITH picked AS (SELECT id FROM sb WHERE campaign_id = 1 AND id > c_next AND status = 'queued' ORDER BY id LIMIT 50 FOR UPDATE SKIP LOCKED),
+    c AS (UPDATE sb s SET lease_until = now() + interval '2 minutes', attempts = s.attempts + 1,
+           executor_id = 7, route = 'default', updated_at = now() FROM picked WHERE s.id = picked.id RETURNING s.id)
+    SELECT array_agg(id) INTO ids FROM c;
+    UPDATE cur SET next_id = (SELECT max(x) FROM unnest(ids) x) WHERE campaign_id = 1;
+    INSERT INTO lb (campaign_id, lease_until, ids) VALUES (1, now() + interval '2 minutes', ids) RETURNING id INTO lease;
+    COMMIT;
+    WITH acked AS (UPDATE sb s SET status = 'sent', provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(),
+           lease_until = NULL, updated_at = now() WHERE s.id = ANY(ids) AND s.status = 'queued' RETURNING s.*),
+    p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a)
+    INSERT INTO ev (account_id, type, data) SELECT a.account_id, 'send.' || a.status,
+      jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id, 'email', a.email,
+        'status', a.status, 'attempts', a.attempts, 'provider_message_id', a.provider_message_id, 'error', NULL) FROM acked a;
+    DELETE FROM lb WHERE id = lease;
+    COMMIT;
+  END LOOP;
+END $$;
