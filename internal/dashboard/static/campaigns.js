@@ -1,5 +1,5 @@
 import { html, useState, useEffect, useRef } from './preact-htm.js';
-import { api, subscribe } from './api.js';
+import { api, subscribe, onStreamOpen } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId } from './ui.js';
 import { CampaignProgress } from './progress.js';
 import { CampaignChart } from './chart.js';
@@ -215,7 +215,10 @@ const actions = {
  * @param {{id:number}} p
  */
 function CampaignEvents({ id }) {
-  const [past, pastError] = useLoad(() => api('GET', `/v1/campaigns/${id}/events`), [id]);
+  const [past, pastError, reloadPast] = useLoad(() => api('GET', `/v1/campaigns/${id}/events`), [id]);
+  // A stream that opens after the page loaded starts at that moment: what happened
+  // in between (a pause pressed right away) is in neither, so read the history again.
+  useEffect(() => onStreamOpen(reloadPast), [id]);
   // Live: every lifecycle event, and the last 10 of its sends' outcomes.
   const [events, setEvents] = useState(/** @type {any[]} */ ([]));
   useEffect(() => subscribe((ev) => {
