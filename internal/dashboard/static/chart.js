@@ -4,7 +4,7 @@
 // fed by the stream while it sends, never by a timer.
 import { html, useState, useEffect, useRef } from './preact-htm.js';
 import uPlot from './uplot.js';
-import { api, subscribe } from './api.js';
+import { api, subscribe, onStreamOpen } from './api.js';
 import { ErrorBox, num } from './ui.js';
 
 /** The lines drawn: cumulative counts of sends by how they settled. */
@@ -39,21 +39,25 @@ export function CampaignChart({ id }) {
   const plot = useRef(/** @type {uPlot|null} */ (null));
   const [tl, setTl] = useState(/** @type {any} */ (null));
   const [error, setError] = useState(/** @type {any} */ (null));
-  const [updates, setUpdates] = useState(0);
+  // Loads of the timeline: all of them, and those a stream event asked for.
+  const [updates, setUpdates] = useState({ all: 0, stream: 0 });
   useEffect(() => {
     let live = true;
     /** @type {ReturnType<typeof setTimeout>|null} */
     let pending = null;
-    const load = () => {
+    const load = (fromStream = false) => {
       pending = null;
-      api('GET', `/v1/campaigns/${id}/timeline`).then((t) => { if (live) { setTl(t); setUpdates((n) => n + 1); } },
-        (err) => live && setError(err));
+      api('GET', `/v1/campaigns/${id}/timeline`).then((t) => {
+        if (live) { setTl(t); setUpdates((n) => ({ all: n.all + 1, stream: n.stream + (fromStream ? 1 : 0) })); }
+      }, (err) => live && setError(err));
     };
     load();
     const off = subscribe((ev) => {
-      if (ev.data && ev.data.campaign_id === id && String(ev.type).startsWith('send.') && !pending) pending = setTimeout(load, 1000);
+      if (ev.data && ev.data.campaign_id === id && String(ev.type).startsWith('send.') && !pending) pending = setTimeout(() => load(true), 1000);
     });
-    return () => { live = false; off(); if (pending) clearTimeout(pending); };
+    // What happened between the first load and the stream's opening is in neither.
+    const offOpen = onStreamOpen(() => load());
+    return () => { live = false; off(); offOpen(); if (pending) clearTimeout(pending); };
   }, [id]);
   useEffect(() => {
     const el = box.current;
@@ -83,7 +87,7 @@ export function CampaignChart({ id }) {
   const empty = tl && tl.points.length === 0;
   return html`<section aria-labelledby="chart-title"><h2 id="chart-title">Counts over time</h2>
     <${ErrorBox} error=${error} />
-    <figure class="chart" data-points=${tl ? tl.points.length : undefined} data-updates=${updates}>
+    <figure class="chart" data-points=${tl ? tl.points.length : undefined} data-updates=${updates.all} data-stream-updates=${updates.stream}>
       <div ref=${box} class="chart-plot" role="img" aria-label=${'Sends settled over time: ' + summary}></div>
       ${empty && html`<p>Nothing has been sent yet: the chart starts with the first message.</p>`}
       <figcaption><ul class="legend">${lines.map((l, i) => html`<li key=${l.key}><span class=${'swatch ' + l.key} aria-hidden="true"></span>${l.label}: ${num(totals[i])}</li>`)}</ul></figcaption>

@@ -1,7 +1,7 @@
 // A campaign's live progress: counts refetched when the event stream says one of
 // its sends settled (at most a few times a second), never on a timer.
 import { html, useState, useEffect, useRef } from './preact-htm.js';
-import { api, subscribe } from './api.js';
+import { api, subscribe, onStreamOpen } from './api.js';
 import { num, useId } from './ui.js';
 
 /** @param {any} c */
@@ -40,7 +40,9 @@ export function CampaignProgress({ id, name, onStatus }) {
     const off = subscribe((ev) => {
       if (ev.data && ev.data.campaign_id === id && !pending.current) pending.current = setTimeout(load, 250);
     });
-    return () => { live = false; off(); if (pending.current) clearTimeout(pending.current); };
+    // What happened between the first load and the stream's opening is in neither.
+    const offOpen = onStreamOpen(load);
+    return () => { live = false; off(); offOpen(); if (pending.current) clearTimeout(pending.current); };
   }, [id]);
   if (!stats) return html`<div class="progress"><p>Loading progress…</p></div>`;
   const c = stats.counts;

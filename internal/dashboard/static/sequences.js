@@ -3,7 +3,7 @@
 // address, a test event for an event trigger, one subscriber's timeline, and
 // its definition's editor.
 import { html, useState, useEffect } from './preact-htm.js';
-import { api, subscribe, Problem } from './api.js';
+import { api, subscribe, onStreamOpen, Problem } from './api.js';
 import { Field, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 import { SequenceForm } from './sequence_form.js';
@@ -202,7 +202,9 @@ export function SequencePage({ id }) {
     const off = subscribe((ev) => {
       if (ev.data && ev.data.sequence_id === id && !pending) pending = setTimeout(() => { pending = null; setTick((t) => t + 1); }, 500);
     });
-    return () => { off(); if (pending) clearTimeout(pending); };
+    // What happened between the first load and the stream's opening is in neither.
+    const offOpen = onStreamOpen(() => setTick((t) => t + 1));
+    return () => { off(); offOpen(); if (pending) clearTimeout(pending); };
   }, [id]);
   if (error) return html`<h1>Sequence ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/sequences">All sequences</a></p>`;
   if (!seq) return html`<p class="loading">Loading…</p>`;
