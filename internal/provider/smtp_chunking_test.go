@@ -2,8 +2,6 @@ package provider_test
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -127,14 +125,7 @@ func TestSMTPIdleConnectionTakesTheTwoStepPath(t *testing.T) {
 func TestSMTPNoChunkingUsesData(t *testing.T) {
 	t.Parallel()
 	relay, addr := startScriptRelay(t, &scriptRelay{pipelining: true, chunking: true})
-	host, port, err := net.SplitHostPort(addr)
-	require.NoError(t, err)
-	portNum, err := strconv.Atoi(port)
-	require.NoError(t, err)
-	p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portNum, Security: "none", Timeout: 5 * time.Second,
-		NoChunking: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close() })
+	p := smtpProvider(t, addr, 5*time.Second, func(s *provider.SMTPSettings) { s.NoChunking = true })
 	for _, job := range []string{"campaign:1:1", "campaign:1:2"} {
 		_, err := p.Send(context.Background(), testMessage(job))
 		require.NoError(t, err)

@@ -49,13 +49,17 @@ func (s *idleSession) Data(r io.Reader) error {
 	return nil
 }
 
-func smtpProvider(t *testing.T, addr string, timeout time.Duration) *provider.SMTP {
+func smtpProvider(t *testing.T, addr string, timeout time.Duration, opts ...func(*provider.SMTPSettings)) *provider.SMTP {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	portNum, err := strconv.Atoi(port)
 	require.NoError(t, err)
-	p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portNum, Security: "none", Conns: 1, Timeout: timeout})
+	s := provider.SMTPSettings{Host: host, Port: portNum, Security: "none", Conns: 1, Timeout: timeout}
+	for _, o := range opts {
+		o(&s)
+	}
+	p, err := provider.NewSMTP(s)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p
