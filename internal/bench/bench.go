@@ -98,6 +98,9 @@ type Report struct {
 	Build  Rate
 	Send   Send
 	Raw    Rate
+	// RawCost is the raw loop's own pool's cost: PostgreSQL's CPU for the two
+	// statements alone.
+	RawCost Cost
 	// Curve is the send phase with 1, 2, 4, … executors (only with Executors > 1).
 	Curve []Send
 	// SequenceAdvanced and SequenceSent are the due sequence steps one executor
@@ -177,16 +180,16 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 		return rep, err
 	}
 
-	raw, err := rawLoop(ctx, pool, accountID, o)
+	raw, rawCost, err := rawLoop(ctx, pool, accountID, o)
 	if err != nil {
 		return rep, fmt.Errorf("raw: %w", err)
 	}
-	rep.Raw = raw
+	rep.Raw, rep.RawCost = raw, rawCost
 	ratio := 0.0
 	if raw.PerSecond() > 0 {
 		ratio = rep.Send.PerSecond() / raw.PerSecond()
 	}
-	fmt.Fprintf(out, "raw: per_s=%.0f ratio=%.2f\n", raw.PerSecond(), ratio)
+	fmt.Fprintf(out, "raw: per_s=%.0f ratio=%.2f pg_cpu_s_per_1k=%s\n", raw.PerSecond(), ratio, rawCost.pgPer1k())
 	if o.SequenceSteps == 0 {
 		o.SequenceSteps = min(o.Recipients, 20_000)
 	}

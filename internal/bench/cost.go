@@ -41,14 +41,18 @@ func (c Cost) per1k(v float64) float64 {
 	return v / float64(c.Messages) * 1000
 }
 
+// pgPer1k is PGCPU per 1,000 messages, or n/a when the database is not on this host.
+func (c Cost) pgPer1k() string {
+	if c.PGCPU < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", c.per1k(c.PGCPU))
+}
+
 // Line is the one-line summary `make bench` prints.
 func (c Cost) Line() string {
-	pg := "n/a"
-	if c.PGCPU >= 0 {
-		pg = fmt.Sprintf("%.3f", c.per1k(c.PGCPU))
-	}
 	return fmt.Sprintf("cost: app_cpu_s_per_1k=%.3f pg_cpu_s_per_1k=%s db_statements_per_1k=%.1f",
-		c.per1k(c.AppCPU), pg, c.per1k(float64(c.Statements)))
+		c.per1k(c.AppCPU), c.pgPer1k(), c.per1k(float64(c.Statements)))
 }
 
 // Detail is the comment line under Line: the whole cluster's CPU and the raw totals.

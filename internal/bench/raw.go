@@ -39,14 +39,16 @@ func NewCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name 
 // built by the executor's own statements, then claimed and acknowledged by the
 // executor's bare claim and acknowledge statements with its batch size on RawConns
 // connections, each looping claim → ack until a claim comes back empty. No
-// rendering, no provider, no coalescing across connections.
-func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (raw Rate, err error) {
+// rendering, no provider, no coalescing across connections. The loop runs on a
+// pool of its own, metered as the send's pools are: its PostgreSQL CPU per message
+// is what the two statements cost with nothing else beside them but each other.
+func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (raw Rate, cost Cost, err error) {
 	id, err := NewCampaign(ctx, pool, accountID, "bench raw")
 	if err != nil {
-		return raw, err
+		return raw, cost, err
 	}
 	if _, err := campaign.NewService(pool).Approve(ctx, accountID, id, nil); err != nil {
-		return raw, err
+		return raw, cost, err
 	}
 	var built int64
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
@@ -60,14 +62,24 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 		return err
 	})
 	if err != nil {
-		return raw, fmt.Errorf("build: %w", err)
+		return raw, cost, fmt.Errorf("build: %w", err)
 	}
 	// No ANALYZE here: the executor claims right after its build too, on the same
 	// statistics, so both see the same plan.
-	q := store.New(pool)
+	rcfg := pool.Config()
+	rcfg.MaxConns = int32(o.RawConns)
+	m := newMeter(rcfg)
+	m.instrument(rcfg)
+	rpool, err := pgxpool.NewWithConfig(ctx, rcfg)
+	if err != nil {
+		return raw, cost, err
+	}
+	defer rpool.Close()
+	q := store.New(rpool)
 	lease := pgtype.Interval{Microseconds: (2 * time.Minute).Microseconds(), Valid: true}
 	var done atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
+	w := m.open()
 	began := time.Now()
 	for range o.RawConns {
 		g.Go(func() error {
@@ -109,12 +121,13 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return raw, err
+		return raw, cost, err
 	}
 	raw.Secs = time.Since(began).Seconds()
 	raw.Rows = done.Load()
+	cost = m.close(w, raw.Rows)
 	if raw.Rows != built {
-		return raw, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, built)
+		return raw, cost, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, built)
 	}
-	return raw, nil
+	return raw, cost, nil
 }
