@@ -14,11 +14,15 @@ import (
 // AckInterval or every AckBatch rows (DESIGN.md §4, as River's batch completer). The
 // results channel is small, so a slow database pushes back on the workers instead
 // of growing a backlog: blocked workers take no more jobs, so the prefetch queue
-// stays full and the dispatcher claims nothing. Two acknowledgements may run at once (rows of different batches
-// are disjoint), so one statement's round trip does not hold up the next batch.
+// stays full and the dispatcher claims nothing. One acknowledgement runs at a
+// time; the results that come in meanwhile join the next, which grows with the
+// statement's latency instead of a second statement running beside it. Two at
+// once cost PostgreSQL more CPU per message, not less time: side by side with the
+// claims they write the same index pages and heap pages (docs/performance.md,
+// "Fewer statements at once").
 func (e *Executor) complete() {
 	defer e.completer.Done()
-	const parallel = 2
+	const parallel = 1
 	ackers := make(chan *acker, parallel)
 	for range parallel {
 		ackers <- newAcker(e)
@@ -43,9 +47,9 @@ func (e *Executor) complete() {
 	full := max(1, min(e.cfg.AckBatch, e.cfg.BatchSize))
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	// due: the batch goes out as soon as an acker is free. While both are busy
-	// (a slow commit, a durable cluster) results keep joining it, up to AckBatch,
-	// so acknowledgements grow with their latency instead of holding up workers.
+	// due: the batch goes out as soon as the acker is free. While it is busy (a
+	// slow commit, a durable cluster) results keep joining it, up to AckBatch, so
+	// acknowledgements grow with their latency instead of holding up workers.
 	due := false
 	for {
 		var free chan *acker

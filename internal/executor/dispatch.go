@@ -27,6 +27,10 @@ type campaign struct {
 	// after is the claim cursor: the highest id the last full claim took (0: from
 	// the start). Dispatcher only.
 	after int64
+	// claiming: a claim of it is under way (dispatcher only). A campaign has one
+	// claim at a time: a second would start from the same cursor, walk over the
+	// rows the first one holds, and write the same pages beside it.
+	claiming bool
 	// rt is the route its next claims send through (its sender's, else the
 	// executor's), published by the dispatcher and read by claims off its goroutine.
 	// senderLimiter is its sender's rate (shared by the sender's campaigns);
@@ -134,10 +138,10 @@ func (e *Executor) await(ctx context.Context, d *dealer, wait time.Duration) err
 	return nil
 }
 
-// maxInflight is how many claim statements the dispatcher runs at once: two, so
-// the next claim is already under way while one returns, when no rate limit
-// applies; one under a rate limit, whose budget is charged with what each claim
-// actually took.
+// maxInflight is how many claim statements the dispatcher runs at once: two, of
+// two campaigns (a campaign has one at a time: campaign.claiming), so one
+// campaign's claim does not wait for another's, when no rate limit applies; one
+// under a rate limit, whose budget is charged with what each claim actually took.
 func (e *Executor) maxInflight() int {
 	if e.cfg.RatePerSecond > 0 || e.cfg.AccountRatePerSecond > 0 {
 		return 1
@@ -149,6 +153,7 @@ func (e *Executor) maxInflight() int {
 func (e *Executor) launch(ctx context.Context, d *dealer, a *account, c *campaign, n int) {
 	e.free.Add(int64(-n))
 	d.inflight++
+	c.claiming = true
 	after := c.after
 	r := claimDone{a: a, c: c, n: n, claimedAt: e.clock(), rt: e.routeOf(c)}
 	go func() {
@@ -161,6 +166,7 @@ func (e *Executor) launch(ctx context.Context, d *dealer, a *account, c *campaig
 // rows to the workers, the unused slots back, an empty campaign marked idle.
 func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	d.inflight--
+	r.c.claiming = false
 	e.free.Add(int64(r.n)) // handOut takes back what is really sent
 	if r.err != nil {
 		return e.claimFailed(r.err, r.claimedAt)
@@ -302,7 +308,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 				c.finishWait.Store(false)
 				c.idleUntil = time.Time{}
 			}
-			if c.isStream() || wall.Before(c.idleUntil) || c.routeErr != nil {
+			if c.isStream() || c.claiming || wall.Before(c.idleUntil) || c.routeErr != nil {
 				continue
 			}
 			cn := an
