@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,9 +43,13 @@ func TestAcksGrowWhileTheAckerIsBusy(t *testing.T) {
 	require.NoError(t, err)
 	gate := &ackGate{open: make(chan struct{})}
 	cfg.ConnConfig.Tracer = gate
+	// Opened at the end at the latest, so a failed assertion cannot leave the
+	// completer and the pool's cleanup stuck behind it.
+	openGate := sync.OnceFunc(func() { close(gate.open) })
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
+	t.Cleanup(openGate)
 	reg := prometheus.NewRegistry()
 	e, err := New(pool, newFake(true), Config{Workers: 2, BatchSize: 2, AckBatch: 100}, nil, reg)
 	require.NoError(t, err)
@@ -70,9 +75,9 @@ func TestAcksGrowWhileTheAckerIsBusy(t *testing.T) {
 	absorbed := eventually(func() bool { return pushed.Load() == 14 }, 10*time.Second)
 	// One statement at a time: none starts beside the one held, though the 13
 	// results are due (two ackers started a second at once). Asserted once the gate
-	// is open, so a failure cannot leave the completer stuck behind it.
+	// is open.
 	beside := eventually(func() bool { return gate.started.Load() > 1 }, 300*time.Millisecond)
-	close(gate.open)
+	openGate()
 	require.Eventually(t, func() bool { return pushed.Load() == 14 }, 30*time.Second, time.Millisecond)
 	close(e.results)
 	e.completer.Wait()
