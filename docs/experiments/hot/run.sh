@@ -1,6 +1,6 @@
 #!/bin/bash
 # The HOT-design experiment of docs/performance.md ("A design without status in any index, measured in SQL").
-# Usage: docs/experiments/hot/run.sh PORT [N] [ROUNDS]   (VARIANTS="a b c" to choose)
+# Usage: docs/experiments/hot/run.sh PORT [N] [ROUNDS]   (VARIANTS="a b c d" to choose)
 # Needs a PostgreSQL on 127.0.0.1:PORT (user postgres, trust) on this host: the backend's CPU is read from /proc.
 # Prints per variant and round: backend CPU-seconds per 1,000 messages, WAL bytes per message, updates and HOT updates.
 set -euo pipefail
@@ -16,7 +16,7 @@ SELECT pg_current_wal_insert_lsn() AS l0 \gset
 CALL run_$v($B);
 \! awk '{print \$14+\$15}' /proc/\$(psql -h 127.0.0.1 -p $P -U postgres -qAtX -c "select pid from pg_stat_activity where application_name='hotexp' and pid <> pg_backend_pid()")/stat
 SELECT round(pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0') / $N);
-SELECT n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = (CASE '$v' WHEN 'c' THEN 'sa' ELSE 's$v' END);
+SELECT n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = (CASE '$v' WHEN 'c' THEN 'sa' WHEN 'd' THEN 'sb' ELSE 's$v' END);
 SQL
 )
   set -- $out
