@@ -101,20 +101,21 @@ func TestMessageClaimedForOneFreeSlot(t *testing.T) {
 	})
 
 	m := e.send(t, "reset-1", "ada@example.com", "")
+	arrived := func() []string { g.mu.Lock(); defer g.mu.Unlock(); return append([]string(nil), g.arrived...) }
+	job := transactional.JobID(e.account, "reset-1")
+	// Counted before the first worker frees up: that worker may take the message
+	// itself, at once, if its claim beats the worker to the queue.
+	before := len(arrived())
 	g.release <- struct{}{} // one worker frees up
 	waitFor(t, "the message claimed with one slot free", func() bool {
 		return count(`SELECT count(*) FROM sends WHERE job_id LIKE 'message:%' AND status <> 'queued'`) == 1
 	})
-	arrived := func() []string { g.mu.Lock(); defer g.mu.Unlock(); return append([]string(nil), g.arrived...) }
-	job := transactional.JobID(e.account, "reset-1")
-	before := len(arrived())
 	// Free workers one at a time until the message reaches the provider. The next
 	// worker to free up takes it; at most two campaign rows may get there first:
-	// the one the first freed worker took (its arrival can be noted after
-	// `before`), and one taken in the instant between the claim's commit, which the
-	// wait above saw, and the message reaching its queue. Behind the prefetched
-	// batch it would come after 7 of them; waiting for half a batch of free slots,
-	// it would not be claimed by the wait above at all.
+	// the one the first freed worker took, and one taken in the instant between the
+	// claim's commit, which the wait above saw, and the message reaching its queue.
+	// Behind the prefetched batch it would come after 7 of them; waiting for half a
+	// batch of free slots, it would not be claimed by the wait above at all.
 	for !slices.Contains(arrived(), job) {
 		n := len(arrived())
 		g.release <- struct{}{}
@@ -122,6 +123,7 @@ func TestMessageClaimedForOneFreeSlot(t *testing.T) {
 	}
 	got := arrived()[before:]
 	ahead := slices.Index(got, job)
+	require.GreaterOrEqual(t, ahead, 0, "the message is not among the jobs that reached the provider since: %v", got)
 	require.LessOrEqual(t, ahead, 2, "campaign rows that reached the provider ahead of the message: %v", got[:ahead])
 	require.Equal(t, "sent", e.waitStatus(t, m.ID).Status)
 }
