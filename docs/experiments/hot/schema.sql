@@ -2,6 +2,7 @@
 -- Variants: A, today's row shape and indexes; B, no index names a column a claim or an ack changes (leases per
 -- batch, provider ids in their own table, a cursor per campaign); C, A without the per-message events; D, B without them.
 DROP TABLE IF EXISTS sa, sb, ev, pm, lb, cur CASCADE;
+DROP PROCEDURE IF EXISTS run_b(int);
 CREATE TABLE ev (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, account_id bigint NOT NULL, type text NOT NULL,
   occurred_at timestamptz NOT NULL DEFAULT now(), data jsonb NOT NULL, xid bigint NOT NULL DEFAULT pg_current_xact_id()::text::bigint);
 CREATE INDEX ev_order ON ev (account_id, xid, id);
@@ -79,7 +80,7 @@ END $$;
 
 -- B: claim 50 past the campaign's cursor (lease and attempts: unindexed), one lease row for the batch, commit;
 -- acknowledge (status, provider id: unindexed), the provider ids into their table, the events, the lease row deleted, commit.
-CREATE OR REPLACE PROCEDURE run_b(batches int) LANGUAGE plpgsql AS $$
+CREATE OR REPLACE PROCEDURE run_b(batches int, with_events bool DEFAULT true) LANGUAGE plpgsql AS $$
 DECLARE ids bigint[]; lease bigint; c_next bigint;
 BEGIN
   FOR i IN 1..batches LOOP
@@ -96,7 +97,8 @@ BEGIN
     p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a)
     INSERT INTO ev (account_id, type, data) SELECT a.account_id, 'send.' || a.status,
       jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id, 'email', a.email,
-        'status', a.status, 'attempts', a.attempts, 'provider_message_id', a.provider_message_id, 'error', NULL) FROM acked a;
+        'status', a.status, 'attempts', a.attempts, 'provider_message_id', a.provider_message_id, 'error', NULL) FROM acked a
+      WHERE with_events;
     DELETE FROM lb WHERE id = lease;
     COMMIT;
   END LOOP;
@@ -104,21 +106,6 @@ END $$;
 
 -- D: B without the events (both levers at once: the floor of the row work with neither the status indexes nor the outbox)
 CREATE OR REPLACE PROCEDURE run_d(batches int) LANGUAGE plpgsql AS $$
-DECLARE ids bigint[]; lease bigint; c_next bigint;
 BEGIN
-  FOR i IN 1..batches LOOP
-    SELECT next_id INTO c_next FROM cur WHERE campaign_id = 1 FOR UPDATE;
-    WITH picked AS (SELECT id FROM sb WHERE campaign_id = 1 AND id > c_next AND status = 'queued' ORDER BY id LIMIT 50 FOR UPDATE SKIP LOCKED),
-    c AS (UPDATE sb s SET lease_until = now() + interval '2 minutes', attempts = s.attempts + 1,
-           executor_id = 7, route = 'default', updated_at = now() FROM picked WHERE s.id = picked.id RETURNING s.id)
-    SELECT array_agg(id) INTO ids FROM c;
-    UPDATE cur SET next_id = (SELECT max(x) FROM unnest(ids) x) WHERE campaign_id = 1;
-    INSERT INTO lb (campaign_id, lease_until, ids) VALUES (1, now() + interval '2 minutes', ids) RETURNING id INTO lease;
-    COMMIT;
-    WITH acked AS (UPDATE sb s SET status = 'sent', provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(),
-           lease_until = NULL, updated_at = now() WHERE s.id = ANY(ids) AND s.status = 'queued' RETURNING s.*)
-    INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a;
-    DELETE FROM lb WHERE id = lease;
-    COMMIT;
-  END LOOP;
+  CALL run_b(batches, false);
 END $$;
