@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: chaos.sql
 
-package store
+package harnessstore
 
 import (
 	"context"
