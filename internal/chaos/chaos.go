@@ -20,7 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// chaosOptions are the flags of `sendonce chaos` (hidden; `make chaos` runs it).
+// chaosOptions are the flags of `sendonce-harness chaos` (`make chaos` runs it).
 type chaosOptions struct {
 	Provider   string // http (idempotent sink) or smtp (cannot deduplicate)
 	Recipients int

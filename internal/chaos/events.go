@@ -20,7 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/harnessstore"
 )
 
-// eventReceiver is the tenant's receiver in `sendonce chaos -events`: it checks every
+// eventReceiver is the tenant's receiver in `sendonce-harness chaos -events`: it checks every
 // signature, deduplicates deliveries on webhook-id as a receiver should, and keeps
 // the send.* events it got per send id, to be matched against the final rows. Sent
 // down (goDown), it answers 503 with Retry-After, then one 500 when it comes back,

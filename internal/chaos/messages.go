@@ -23,7 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/transactional"
 )
 
-// runMessagesChaos is `sendonce chaos -messages`: the kill -9 test of transactional
+// runMessagesChaos is `sendonce-harness chaos -messages`: the kill -9 test of transactional
 // messages. One API process (`serve --executor=false`) accepts N messages, each
 // under its own Idempotency-Key (every fourth block of 50 through
 // POST /v1/messages/batch), from concurrent clients that retry a failed request

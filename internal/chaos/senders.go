@@ -19,7 +19,7 @@ import (
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// runSendersChaos is `sendonce chaos -senders`: two accounts send at once through
+// runSendersChaos is `sendonce-harness chaos -senders`: two accounts send at once through
 // their own senders while `sendonce serve` is SIGKILLed at random moments. Account
 // A's sender is Resend-shaped (the HTTP sink deduplicating on Idempotency-Key):
 // every recipient exactly once. Account B's is Postmark-shaped (no key: every

@@ -20,7 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// runSequencesChaos is `sendonce chaos -sequences`: the kill -9 test of sequences.
+// runSequencesChaos is `sendonce-harness chaos -sequences`: the kill -9 test of sequences.
 // Subscribers join a list over -join; a sequence triggered by joining it sends,
 // waits, sends, waits, sends (short waits); executor processes (`serve --api=false`)
 // are SIGKILLed at random moments (during sends and during waits) and restarted;

@@ -1,6 +1,6 @@
 // Package invariant is the one statement of sendonce's delivery invariants
 // (DESIGN.md §3–§4), checked at the end of every executor test, of the tests that
-// run the real service, and of `sendonce chaos`:
+// run the real service, and of `sendonce-harness chaos`:
 //
 //   - a finished campaign (sent or cancelled) holds no queued or sending row:
 //     nothing can leave work in a campaign nobody sends any more;
