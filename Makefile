@@ -3,21 +3,20 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated ts build fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages chaos-sequences postman failover upgrade
+.PHONY: run test check generate generated ts build harness fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages chaos-sequences postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
 	$(GO) run ./cmd/sendonce dev
 
 ## test: every test, on real PostgreSQL: one throwaway cluster for the run unless TEST_DATABASE_URL is set
-test:
-	$(GO) build -o bin/sendonce-test ./cmd/sendonce
-	bin/sendonce-test testdb -- $(GO) test -count=1 -timeout 30m $(PKGS)
+test: harness
+	bin/sendonce-harness testdb -- $(GO) test -count=1 -timeout 30m $(PKGS)
 
 ## postman: run the Postman collection (api/postman) with newman against a real `sendonce serve` on a throwaway cluster
-postman:
+postman: harness
 	$(GO) build -o bin/sendonce-postman ./cmd/sendonce
-	api/postman/run.sh bin/sendonce-postman
+	api/postman/run.sh bin/sendonce-postman bin/sendonce-harness
 
 ## fuzz: run every fuzz target briefly (FUZZTIME each: a duration, or a count such as 3000x, which CI uses to avoid golang/go#75804; the seed corpus also runs in `make test`)
 FUZZTIME ?= 5s
@@ -29,7 +28,7 @@ fuzz:
 	  done; \
 	done
 
-## generate: regenerate internal/store (sqlc), api/ and the Go SDK's client/client.gen.go (oapi-codegen)
+## generate: regenerate internal/store and internal/harnessstore (sqlc), api/ and the Go SDK's client/client.gen.go (oapi-codegen)
 generate:
 	$(TOOL) sqlc generate
 	@if [ -f api/oapi-codegen.yaml ]; then $(TOOL) oapi-codegen -config api/oapi-codegen.yaml openapi.yaml; fi
@@ -40,8 +39,8 @@ check: fmt vet generated test
 
 ## generated: fail when the committed generated code differs from what `make generate` makes
 generated: generate
-	@git diff --exit-code -- internal/store api client || (echo "generated code is stale: run 'make generate' and commit" && exit 1)
-	@test -z "$$(git status --porcelain -- internal/store api client)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store api client && exit 1)
+	@git diff --exit-code -- internal/store internal/harnessstore api client || (echo "generated code is stale: run 'make generate' and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- internal/store internal/harnessstore api client)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store internal/harnessstore api client && exit 1)
 
 ## ts: the TypeScript package (sdk/typescript): install its pinned tools, regenerate its types from openapi.yaml
 ##     (the committed src/schema.d.ts must not change), type-check the package and its example, and type-check
@@ -63,50 +62,56 @@ vet:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/sendonce ./cmd/sendonce
 
+## harness: bin/sendonce-harness, the test and measurement harnesses (chaos, sinks, load test, test
+##          databases), apart from the product binary; they run the sendonce binary given by -sendonce
+harness:
+	$(GO) build -o bin/sendonce-harness ./cmd/sendonce-harness
+
 clean-dev:
 	rm -rf .sendonce
 
-## chaos: SIGKILL `sendonce serve` mid-campaign KILLS times; every recipient exactly once (PROVIDER=http|smtp)
+## chaos: SIGKILL `sendonce serve` (bin/sendonce, run by bin/sendonce-harness) mid-campaign KILLS times; every recipient exactly once (PROVIDER=http|smtp)
 ##        CHAOS_FLAGS=-default-lease keeps the 2m lease and prints restart→sent (liveness rescue)
 PROVIDER    ?= http
 RECIPIENTS  ?= 50000
 KILLS       ?= 5
 CHAOS_FLAGS ?=
-chaos: build
-	./bin/sendonce chaos -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
+chaos: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## chaos-senders: two accounts through their own senders (Resend-shaped: exactly once; Postmark-shaped: at most once) under SIGKILL
-chaos-senders: build
-	./bin/sendonce chaos -senders -recipients 2000 -kills 3 $(CHAOS_FLAGS)
+chaos-senders: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -senders -recipients 2000 -kills 3 $(CHAOS_FLAGS)
 
 ## chaos-messages: POST MESSAGES transactional messages (keyed, some in batches) while every service process is SIGKILLed
 ##                 KILLS times; each message exactly once (PROVIDER=http) or at most once with the rest `unknown` (smtp)
 ##                 PROVIDER=smtp CHAOS_FLAGS=-default-sender: through an SMTP sender set as the account's default
 ##                 (the environment's provider the idempotent log): still at most once, no replay through the wrong provider
 MESSAGES ?= 5000
-chaos-messages: build
-	./bin/sendonce chaos -messages -provider $(PROVIDER) -messages $(MESSAGES) -kills $(KILLS) $(CHAOS_FLAGS)
+chaos-messages: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -messages -provider $(PROVIDER) -messages $(MESSAGES) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## chaos-sequences: SUBSCRIBERS join a list over JOIN while a three-step sequence (send, wait, send, wait, send; short
 ##                  waits) runs and its executors are SIGKILLed KILLS times, during sends and waits, with an opt-out
 ##                  wave midway: each step exactly once to those who stayed, none after an opt-out committed
 SUBSCRIBERS ?= 5000
 JOIN        ?= 1m
-chaos-sequences: build
-	./bin/sendonce chaos -sequences -subscribers $(SUBSCRIBERS) -join $(JOIN) -kills $(KILLS) $(CHAOS_FLAGS)
+chaos-sequences: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -sequences -subscribers $(SUBSCRIBERS) -join $(JOIN) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
+##        `sendonce bench`, run by the harness, which starts the SMTP sink of --provider smtp in its own process
 BENCH_FLAGS ?=
-bench:
+bench: harness
 	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
-	bin/sendonce-bench bench $(BENCH_FLAGS)
+	bin/sendonce-harness bench -sendonce bin/sendonce-bench $(BENCH_FLAGS)
 
-## loadtest: 200 API clients for 60 s against the in-process service while a 100,000-recipient campaign sends, after its idle send
+## loadtest: 200 API clients for 60 s against `sendonce serve` (bin/sendonce-bench, a child of the harness) while a 100,000-recipient campaign sends, after its idle send
 ##           rate is measured; prints the accepted requests' p50/p99, the 503s shed and the executor's rate under load ÷ idle (LOADTEST_FLAGS="--duration=20s")
 LOADTEST_FLAGS ?=
-loadtest:
+loadtest: harness
 	$(GO) build -o bin/sendonce-bench ./cmd/sendonce
-	bin/sendonce-bench loadtest $(LOADTEST_FLAGS)
+	bin/sendonce-harness loadtest -sendonce bin/sendonce-bench $(LOADTEST_FLAGS)
 
 ## failover: etcd and two PostgreSQL nodes under Patroni (synchronous_mode) on 127.0.0.1, sendonce on a multi-host URL
 ##           (target_session_attrs=read-write), the leader's node SIGKILLed mid-campaign; prints

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Runs the Postman collection with newman against a real sendonce serve: a throwaway
-# PostgreSQL cluster (`sendonce testdb`), a fresh account, the log provider, a free port.
-# Usage: api/postman/run.sh BINARY   (make postman builds the binary and calls this)
+# PostgreSQL cluster (`sendonce-harness testdb`), a fresh account, the log provider, a free port.
+# Usage: api/postman/run.sh BINARY HARNESS   (make postman builds both binaries and calls this)
 # Every step is bounded, so a stuck service or newman cannot hang CI.
 set -euo pipefail
-bin=$(realpath "${1:?usage: run.sh path/to/sendonce}")
+bin=$(realpath "${1:?usage: run.sh path/to/sendonce path/to/sendonce-harness}")
 dir=$(cd "$(dirname "$0")" && pwd)
 
 if [ -z "${TEST_DATABASE_URL:-}" ]; then
+  harness=$(realpath "${2:?usage: run.sh path/to/sendonce path/to/sendonce-harness}")
   # Re-run under a throwaway cluster that testdb removes when this script ends.
-  exec timeout -k 10 900 "$bin" testdb -- "$0" "$bin"
+  exec timeout -k 10 900 "$harness" testdb -- "$0" "$bin"
 fi
 command -v newman >/dev/null || { echo "newman not found: npm install -g newman" >&2; exit 1; }
 

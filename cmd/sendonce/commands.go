@@ -5,20 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/bench"
-	"github.com/sendonce/sendonce/internal/chaos"
 	"github.com/sendonce/sendonce/internal/config"
-	"github.com/sendonce/sendonce/internal/pgcluster"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
-	"github.com/sendonce/sendonce/internal/sink"
 )
 
 // dispatch runs one subcommand.
@@ -60,28 +55,9 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		return rotateSecrets(ctx, cfg)
 	case "bench":
 		return bench.Command(ctx, cfg, args[1:], os.Stdout, os.Stderr, unsubscribeLinks)
-	case "loadtest": // used by `make loadtest`; not in the usage text
-		return bench.LoadtestCommand(ctx, cfg, args[1:], os.Stdout, os.Stderr, loadtestService)
-	case "testdb": // used by `make test`; not in the usage text
-		return pgcluster.WithTestDB(ctx, args[1:], os.Stderr)
-	case "chaos": // hidden: kill -9 harness for `make chaos` (internal/chaos)
-		return chaos.Run(ctx, args[1:], os.Stdout, os.Stderr)
-	case "sink": // hidden: fake providers for chaos runs (internal/sink)
-		return sink.Command(ctx, args[1:], os.Stdout)
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", args[0], usage)
 	}
-}
-
-// loadtestService is the service `sendonce loadtest` runs in this process.
-var loadtestService = bench.Service{
-	OpenMigrated: func(ctx context.Context, cfg config.Config) (*pgxPool, error) {
-		pool, _, err := openMigrated(ctx, cfg)
-		return pool, err
-	},
-	Serve: func(ctx context.Context, cfg config.Config, onListen func(net.Addr)) error {
-		return run(ctx, cfg, Options{API: true, Executor: true, OnListen: onListen}, io.Discard, os.Stderr)
-	},
 }
 
 func needDatabase(cfg config.Config) error {

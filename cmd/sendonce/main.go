@@ -27,7 +27,8 @@ Usage:
   sendonce account create NAME                     create an account and print its API key
   sendonce account login NAME                      print a one-time dashboard login link (15 minutes)
   sendonce senders rotate-secrets                  re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key
-  sendonce bench [--recipients=100000] [--batch-size=N] [--workers=N] [--latency=0] [--provider=instant|smtp]
+  sendonce bench [--recipients=100000] [--batch-size=N] [--workers=N] [--latency=0]
+                 [--provider=instant|smtp --sink=HOST:PORT]
                                                    measure import, build, send and the raw claim/ack ceiling
 
 Configuration is read from SENDONCE_* environment variables (see docs/configuration.md).
@@ -37,19 +38,14 @@ Configuration is read from SENDONCE_* environment variables (see docs/configurat
 // parse their own flags (commands.go), as before the client commands came.
 var serverCommands = []struct {
 	name, short string
-	hidden      bool
 }{
-	{"serve", "Run the API and/or the executor (--api=false, --executor=false)", false},
-	{"migrate", "Apply database migrations and exit", false},
-	{"dev", "Local PostgreSQL, migrations, a demo account, and serve", false},
-	{"account", "account create NAME: create an account and print its API key; account login NAME: a dashboard login link", false},
-	{"healthcheck", "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)", false},
-	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key", false},
-	{"bench", "Measure import, build, send and the raw claim/ack ceiling", false},
-	{"loadtest", "used by make loadtest", true},
-	{"testdb", "used by make test", true},
-	{"chaos", "kill -9 harness for make chaos", true},
-	{"sink", "fake providers for chaos runs", true},
+	{"serve", "Run the API and/or the executor (--api=false, --executor=false)"},
+	{"migrate", "Apply database migrations and exit"},
+	{"dev", "Local PostgreSQL, migrations, a demo account, and serve"},
+	{"account", "account create NAME: create an account and print its API key; account login NAME: a dashboard login link"},
+	{"healthcheck", "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)"},
+	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key"},
+	{"bench", "Measure import, build, send and the raw claim/ack ceiling"},
 }
 
 func main() {
@@ -90,7 +86,6 @@ or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 		root.AddCommand(&cobra.Command{
 			Use:                sc.name,
 			Short:              sc.short,
-			Hidden:             sc.hidden,
 			GroupID:            "server",
 			DisableFlagParsing: true,
 			RunE: func(cmd *cobra.Command, args []string) error {

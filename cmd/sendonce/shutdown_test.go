@@ -11,6 +11,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/harnessstore"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/sink"
 	"github.com/sendonce/sendonce/internal/store"
@@ -22,10 +23,10 @@ func smtpService(t *testing.T, n int, s *sink.SMTP) (config.Config, *pgxPool, in
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.New(t)
-	q := store.New(pool)
+	q := harnessstore.New(pool)
 	acct, err := q.ChaosAccountCreate(ctx, "acme")
 	require.NoError(t, err)
-	_, err = q.ChaosSubscribersCreate(ctx, store.ChaosSubscribersCreateParams{AccountID: acct, N: int32(n)})
+	_, err = q.ChaosSubscribersCreate(ctx, harnessstore.ChaosSubscribersCreateParams{AccountID: acct, N: int32(n)})
 	require.NoError(t, err)
 	id, err := q.ChaosCampaignCreate(ctx, acct)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -25,7 +26,7 @@ type Options struct {
 	// unless this is set.
 	PrefetchNonIdempotent bool
 	Latency               time.Duration // how long the fake provider takes to accept a message
-	Provider              string        // instant (default) or smtp (an in-process SMTP sink on loopback)
+	Provider              string        // instant (default) or smtp (go-mail to the SMTP server at SMTPAddr)
 	// SMTPConns is the SMTP provider's connection pool (SENDONCE_SMTP_CONNS); workers
 	// are capped at it, as serve caps them. 0: one per worker.
 	SMTPConns int
@@ -41,9 +42,9 @@ type Options struct {
 	Links func(accountID, campaignID, subscriberID int64) (httpsURL, mailto string)
 	// Database describes the database in the header line (e.g. "throwaway cluster, fsync=off").
 	Database string
-	// SMTPAddr, with Provider smtp, is a running SMTP sink to send to (the command
-	// starts one in a child process, so its CPU is not counted as the app's); empty
-	// starts one in this process.
+	// SMTPAddr, with Provider smtp, is the running SMTP server to send to, one
+	// offering neither STARTTLS nor AUTH (a sink out of this process: the product
+	// carries none, and its CPU is not the app's). Required with smtp.
 	SMTPAddr string
 	// Executors, when above 1, adds the scaling curve: the send phase again with
 	// 1, 2, 4, … up to Executors executors in this process, each with its own pool
@@ -76,6 +77,10 @@ func (o *Options) defaults() error {
 	case "instant", "smtp":
 	default:
 		return fmt.Errorf("bench: --provider must be instant or smtp, not %q", o.Provider)
+	}
+	if o.Provider == "smtp" && o.SMTPAddr == "" {
+		return errors.New("bench: --provider smtp needs --sink HOST:PORT, an SMTP server offering neither STARTTLS nor AUTH " +
+			"(`sendonce-harness sink smtp` is one; `make bench` starts it)")
 	}
 	switch {
 	case o.SMTPConns < 0:

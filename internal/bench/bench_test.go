@@ -5,11 +5,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/sink"
 )
 
 // TestRunPrintsEveryFigure runs the whole bench on a small audience: every figure
@@ -76,14 +79,34 @@ func TestExecutorsCurve(t *testing.T) {
 	require.Contains(t, out.String(), "\nexecutors: n=2 per_s=")
 }
 
-// TestRunThroughTheSMTPSink sends through go-mail to the in-process SMTP sink.
+// TestRunThroughTheSMTPSink sends through go-mail to an SMTP sink at --sink (the
+// bench starts none: the product binary carries no sink).
 func TestRunThroughTheSMTPSink(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
+	s := sink.NewSMTP(sink.SMTPOptions{})
+	addr, err := s.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
 	var out bytes.Buffer
-	rep, err := Run(context.Background(), pool, Options{Recipients: 200, Provider: "smtp", Workers: 4}, &out)
+	rep, err := Run(context.Background(), pool, Options{Recipients: 200, Provider: "smtp", Workers: 4, SMTPAddr: addr}, &out)
 	require.NoError(t, err, out.String())
 	require.EqualValues(t, 200, rep.Send.Rows)
+	require.GreaterOrEqual(t, s.Stats().Unique, int64(200), "the sink at --sink received the campaign")
+}
+
+// The SMTP provider sends to the server named by --sink; without one the run is
+// refused before it touches the database.
+func TestSMTPNeedsASink(t *testing.T) {
+	t.Parallel()
+	_, err := Run(context.Background(), nil, Options{Provider: "smtp"}, &bytes.Buffer{})
+	require.ErrorContains(t, err, "--provider smtp needs --sink HOST:PORT")
+	_, err = Parse(config.Config{}, []string{"--provider", "smtp", "--sink", "nowhere"})
+	require.ErrorContains(t, err, "--sink must be HOST:PORT")
+	f, err := Parse(config.Config{}, []string{"--provider=smtp", "--sink=127.0.0.1:2525", "--latency", "5ms"})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:2525", f.SMTPAddr)
+	require.Equal(t, 5*time.Millisecond, f.Latency)
 }
 
 func TestRejectsAnUnknownProvider(t *testing.T) {
@@ -97,19 +120,20 @@ func TestRejectsAnUnknownProvider(t *testing.T) {
 // one connection per worker; it means nothing without the SMTP provider.
 func TestSMTPConnsOptions(t *testing.T) {
 	t.Parallel()
-	o := Options{Provider: "smtp", Workers: 32, SMTPConns: 20}
+	const sinkAddr = "127.0.0.1:2525"
+	o := Options{Provider: "smtp", SMTPAddr: sinkAddr, Workers: 32, SMTPConns: 20}
 	require.NoError(t, o.defaults())
 	require.Equal(t, 20, o.Workers)
 	require.Equal(t, 20, o.SMTPConns)
-	o = Options{Provider: "smtp", Workers: 8, SMTPConns: 20}
+	o = Options{Provider: "smtp", SMTPAddr: sinkAddr, Workers: 8, SMTPConns: 20}
 	require.NoError(t, o.defaults())
 	require.Equal(t, 8, o.Workers)
-	o = Options{Provider: "smtp", Workers: 12}
+	o = Options{Provider: "smtp", SMTPAddr: sinkAddr, Workers: 12}
 	require.NoError(t, o.defaults())
 	require.Equal(t, 12, o.SMTPConns)
 	o = Options{Workers: 12, SMTPConns: 4}
 	require.ErrorContains(t, o.defaults(), "--smtp-conns needs --provider smtp")
-	o = Options{Provider: "smtp", SMTPConns: -1}
+	o = Options{Provider: "smtp", SMTPAddr: sinkAddr, SMTPConns: -1}
 	require.ErrorContains(t, o.defaults(), "must not be negative")
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/provider"
-	"github.com/sendonce/sendonce/internal/sink"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -60,23 +59,14 @@ func newProvider(o Options, acks *ackSampler) (provider.Provider, func(), error)
 	if o.Provider != "smtp" {
 		return &instant{latency: o.Latency, acks: acks}, func() {}, nil
 	}
-	addr, closeSink := o.SMTPAddr, func() {}
-	if addr == "" {
-		s := sink.NewSMTP(sink.SMTPOptions{Latency: o.Latency})
-		var err error
-		if addr, err = s.Listen("127.0.0.1:0"); err != nil {
-			return nil, nil, err
-		}
-		closeSink = func() { s.Close() }
-	}
+	addr := o.SMTPAddr // defaults() made sure there is one
 	host, port, _ := strings.Cut(addr, ":")
 	portN, _ := strconv.Atoi(port)
 	p, err := provider.NewSMTP(provider.SMTPSettings{Host: host, Port: portN, Security: "none", Conns: max(o.SMTPConns, 1)})
 	if err != nil {
-		closeSink()
 		return nil, nil, err
 	}
-	return &sampled{Provider: p, acks: acks}, func() { p.Close(); closeSink() }, nil
+	return &sampled{Provider: p, acks: acks}, func() { p.Close() }, nil
 }
 
 // ackSampler remembers when the provider accepted about maxSamples evenly spread

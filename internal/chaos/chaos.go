@@ -1,9 +1,10 @@
-// Package chaos is the kill -9 harness behind the hidden `sendonce chaos` command
-// (`make chaos`, `make chaos-messages`, `make chaos-senders`): it starts a throwaway
-// PostgreSQL, fake providers and `sendonce serve` processes, SIGKILLs the service
-// while it sends, and checks that every recipient got what the delivery promise says.
-// The service processes are the running executable itself (os.Executable), so only
-// the sendonce binary calls Run.
+// Package chaos is the kill -9 harness behind `sendonce-harness chaos` (`make chaos`,
+// `make chaos-messages`, `make chaos-senders`, `make chaos-sequences`): it starts a
+// throwaway PostgreSQL, fake providers and `sendonce serve` processes, SIGKILLs the
+// service while it sends, and checks that every recipient got what the delivery
+// promise says. The service processes run the product binary whose path Run is
+// given (-sendonce), never the harness itself: the shipped sendonce carries no
+// harness.
 package chaos
 
 import (
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/invariant"
@@ -20,7 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// chaosOptions are the flags of `sendonce chaos` (hidden; `make chaos` runs it).
+// chaosOptions are the flags of `sendonce-harness chaos` (`make chaos` runs it).
 type chaosOptions struct {
 	Provider   string // http (idempotent sink) or smtp (cannot deduplicate)
 	Recipients int
@@ -61,15 +61,17 @@ type chaosOptions struct {
 //
 // It fails (exit 1) when a recipient got two copies or, with the idempotent sink,
 // when one got none.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+//
+// bin is the sendonce binary the service processes run.
+func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "-senders" || args[0] == "--senders") {
-		return runSendersChaos(ctx, args[1:], stdout, stderr)
+		return runSendersChaos(ctx, bin, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && (args[0] == "-sequences" || args[0] == "--sequences") {
-		return runSequencesChaos(ctx, args[1:], stdout, stderr)
+		return runSequencesChaos(ctx, bin, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && (args[0] == "-messages" || args[0] == "--messages") {
-		return runMessagesChaos(ctx, args[1:], stdout, stderr)
+		return runMessagesChaos(ctx, bin, args[1:], stdout, stderr)
 	}
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
@@ -93,17 +95,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if o.Rate == 0 {
 		o.Rate = max(50, float64(o.Recipients)/(3*float64(o.Kills+1)))
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return err
-	}
 
 	db, err := startChaosDB(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.close()
-	pool, q := db.pool, store.New(db.pool)
+	pool, q := db.pool, newQueries(db.pool)
 	acct, campaignID, err := chaosCampaign(ctx, q, o.Recipients)
 	if err != nil {
 		return err

@@ -17,10 +17,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/event"
-	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/harnessstore"
 )
 
-// eventReceiver is the tenant's receiver in `sendonce chaos -events`: it checks every
+// eventReceiver is the tenant's receiver in `sendonce-harness chaos -events`: it checks every
 // signature, deduplicates deliveries on webhook-id as a receiver should, and keeps
 // the send.* events it got per send id, to be matched against the final rows. Sent
 // down (goDown), it answers 503 with Retry-After, then one 500 when it comes back,
@@ -167,7 +167,7 @@ func (r *eventReceiver) goDown(d time.Duration) {
 // row of the campaign, then compares the two one to one.
 func (r *eventReceiver) check(ctx context.Context, pool *pgxpool.Pool, campaign int64, limit time.Duration) (string, error) {
 	rows := map[int64]string{}
-	sends, err := store.New(pool).ChaosSendStatuses(ctx, campaign)
+	sends, err := harnessstore.New(pool).ChaosSendStatuses(ctx, campaign)
 	if err != nil {
 		return "", err
 	}
@@ -229,5 +229,5 @@ func later(a, b time.Time) time.Time {
 func (r *eventReceiver) close() { _ = r.srv.Close() }
 
 func chaosAccount(ctx context.Context, pool *pgxpool.Pool, campaign int64) (int64, error) {
-	return store.New(pool).ChaosCampaignAccount(ctx, campaign)
+	return harnessstore.New(pool).ChaosCampaignAccount(ctx, campaign)
 }

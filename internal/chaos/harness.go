@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/internal/harnessstore"
 	"github.com/sendonce/sendonce/internal/pgcluster"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sink"
@@ -25,20 +26,37 @@ import (
 // The pieces every run shares: the throwaway database, the sink, the service
 // processes it starts and kills, and the waits between.
 
+// queries are the product's queries and the harness's own (db/queries/harness,
+// package harnessstore, which the product binary does not carry) on one database.
+type queries struct {
+	*productQueries
+	*harnessQueries
+}
+
+type (
+	productQueries = store.Queries
+	harnessQueries = harnessstore.Queries
+)
+
+func newQueries(db store.DBTX) *queries {
+	return &queries{store.New(db), harnessstore.New(db)}
+}
+
 // chaosCampaign creates an account with n confirmed subscribers and one campaign to
-// all of them, approved and due now (db/queries/chaos.sql).
-func chaosCampaign(ctx context.Context, q *store.Queries, n int) (acct, id int64, err error) {
+// all of them, approved and due now (db/queries/harness/chaos.sql).
+func chaosCampaign(ctx context.Context, q *queries, n int) (acct, id int64, err error) {
 	if acct, err = q.ChaosAccountCreate(ctx, "chaos"); err != nil {
 		return 0, 0, err
 	}
-	if _, err = q.ChaosSubscribersCreate(ctx, store.ChaosSubscribersCreateParams{AccountID: acct, N: int32(n)}); err != nil {
+	if _, err = q.ChaosSubscribersCreate(ctx, harnessstore.ChaosSubscribersCreateParams{AccountID: acct, N: int32(n)}); err != nil {
 		return 0, 0, err
 	}
 	id, err = q.ChaosCampaignCreate(ctx, acct)
 	return acct, id, err
 }
 
-// startServe starts an executor-only `sendonce serve` (the process the runs kill).
+// startServe starts an executor-only `sendonce serve` (the process the runs kill);
+// bin is the product binary Run was given.
 func startServe(bin string, env []string, logTo io.Writer) (*exec.Cmd, error) {
 	return startProcess(bin, env, logTo, "serve", "--api=false")
 }
@@ -59,7 +77,7 @@ func startProcess(bin string, env []string, logTo io.Writer, args ...string) (*e
 	return cmd, cmd.Start()
 }
 
-func waitSent(ctx context.Context, q *store.Queries, id int64, limit time.Duration) error {
+func waitSent(ctx context.Context, q *queries, id int64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		st, err := q.ChaosCampaignStatus(ctx, id)
@@ -234,14 +252,14 @@ func (s *chaosSink) close() {
 // neither exit would say anything about the shutdown the run checks (and the run
 // may well have settled before the last processes came up). since is a moment
 // before they were started.
-func terminate(ctx context.Context, q *store.Queries, since time.Time, procs ...*exec.Cmd) error {
+func terminate(ctx context.Context, q *queries, since time.Time, procs ...*exec.Cmd) error {
 	pids := make([]int32, len(procs))
 	for i, p := range procs {
 		pids[i] = int32(p.Process.Pid)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		n, err := q.ChaosExecutorsRegistered(ctx, store.ChaosExecutorsRegisteredParams{Pids: pids, Since: since})
+		n, err := q.ChaosExecutorsRegistered(ctx, harnessstore.ChaosExecutorsRegisteredParams{Pids: pids, Since: since})
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -24,7 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/transactional"
 )
 
-// runMessagesChaos is `sendonce chaos -messages`: the kill -9 test of transactional
+// runMessagesChaos is `sendonce-harness chaos -messages`: the kill -9 test of transactional
 // messages. One API process (`serve --executor=false`) accepts N messages, each
 // under its own Idempotency-Key (every fourth block of 50 through
 // POST /v1/messages/batch), from concurrent clients that retry a failed request
@@ -48,7 +47,7 @@ import (
 // today's configuration instead of what its claim recorded would replay it and the
 // SMTP sink would count second copies. The same at-most-once checks apply, and a
 // message `sent` through the wrong provider is one the sink never saw.
-func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runMessagesChaos(ctx context.Context, bin string, args []string, stdout, stderr io.Writer) error {
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos -messages", flag.ContinueOnError)
 	o.serviceFlags(fs)
@@ -76,16 +75,12 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 		// Split between the executors, so the kills land while messages are in flight.
 		o.Rate = max(25, float64(o.Recipients)/(3*float64(o.Kills+1)*float64(*executors)))
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	db, err := startChaosDB(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.close()
-	q := store.New(db.pool)
+	q := newQueries(db.pool)
 	acct, token, err := account.NewService(db.pool).Create(ctx, "chaos-messages")
 	if err != nil {
 		return err
@@ -198,7 +193,7 @@ func runMessagesChaos(ctx context.Context, args []string, stdout, stderr io.Writ
 
 // checkMessagesChaos matches every message the API reports with what the sink
 // received and prints the summary line.
-func checkMessagesChaos(ctx context.Context, o chaosOptions, q *store.Queries, db *chaosDB, snk *chaosSink,
+func checkMessagesChaos(ctx context.Context, o chaosOptions, q *queries, db *chaosDB, snk *chaosSink,
 	acct int64, ids []int64, msgs map[string]chaosMessage, kills, replayed int, elapsed time.Duration,
 	stdout, stderr io.Writer) error {
 	n := len(ids)
@@ -299,7 +294,7 @@ func checkMessagesChaos(ctx context.Context, o chaosOptions, q *store.Queries, d
 
 // waitMessagesSettled waits until the account's stream holds n rows, none queued
 // or sending.
-func waitMessagesSettled(ctx context.Context, q *store.Queries, acct, n int64, limit time.Duration) error {
+func waitMessagesSettled(ctx context.Context, q *queries, acct, n int64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if stream, err := q.ChaosMessageStream(ctx, acct); err == nil {

@@ -7,19 +7,19 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/harnessstore"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sink"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// runSendersChaos is `sendonce chaos -senders`: two accounts send at once through
+// runSendersChaos is `sendonce-harness chaos -senders`: two accounts send at once through
 // their own senders while `sendonce serve` is SIGKILLed at random moments. Account
 // A's sender is Resend-shaped (the HTTP sink deduplicating on Idempotency-Key):
 // every recipient exactly once. Account B's is Postmark-shaped (no key: every
@@ -30,7 +30,7 @@ import (
 //	chaos-senders: resend recipients=N delivered=N duplicates=0 lost=0 foreign=0 rate=R/s
 //	chaos-senders: postmark recipients=N delivered=D duplicates=0 unknown=U foreign=0 rate=R/s
 //	chaos-senders: kills=K in T
-func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runSendersChaos(ctx context.Context, bin string, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chaos -senders", flag.ContinueOnError)
 	n := fs.Int("recipients", 5000, "recipients per account")
 	kills := fs.Int("kills", 3, "SIGKILLs while the campaigns are sending")
@@ -48,16 +48,12 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 	if *rateB <= 0 {
 		*rateB = *rateA / 2
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	db, err := startChaosDB(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.close()
-	pool, dbURL, q := db.pool, db.url, store.New(db.pool)
+	pool, dbURL, q := db.pool, db.url, newQueries(db.pool)
 
 	resend := sink.NewHTTP(sink.HTTPOptions{Latency: *latency})
 	postmark := sink.NewHTTP(sink.HTTPOptions{Postmark: true, Latency: *latency})
@@ -91,7 +87,7 @@ func runSendersChaos(ctx context.Context, args []string, stdout, stderr io.Write
 		if err != nil {
 			return side{}, err
 		}
-		return side{acct, campaign}, q.ChaosCampaignSetSender(ctx, store.ChaosCampaignSetSenderParams{
+		return side{acct, campaign}, q.ChaosCampaignSetSender(ctx, harnessstore.ChaosCampaignSetSenderParams{
 			SenderID: &sn.ID, AccountID: acct, ID: campaign})
 	}
 	a, err := setup(sender.Input{Name: "resend", Type: "resend", RatePerSecond: *rateA,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"sort"
 	"sync/atomic"
@@ -21,7 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// runSequencesChaos is `sendonce chaos -sequences`: the kill -9 test of sequences.
+// runSequencesChaos is `sendonce-harness chaos -sequences`: the kill -9 test of sequences.
 // Subscribers join a list over -join; a sequence triggered by joining it sends,
 // waits, sends, waits, sends (short waits); executor processes (`serve --api=false`)
 // are SIGKILLed at random moments (during sends and during waits) and restarted;
@@ -38,7 +37,7 @@ import (
 // and prints
 //
 //	chaos-sequences: subscribers=N stayed=S opted_out=O steps_delivered=D missing=0 after_optout=0 duplicates=0 kills=K raw_attempts=R elapsed=T
-func runSequencesChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runSequencesChaos(ctx context.Context, bin string, args []string, stdout, stderr io.Writer) error {
 	o := chaosOptions{Provider: "http"}
 	fs := flag.NewFlagSet("chaos -sequences", flag.ContinueOnError)
 	o.serviceFlags(fs)
@@ -57,10 +56,6 @@ func runSequencesChaos(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if o.Recipients < 1 || *executors < 1 {
 		return errors.New("chaos -sequences: -subscribers and -executors must be at least 1")
-	}
-	bin, err := os.Executable()
-	if err != nil {
-		return err
 	}
 	db, err := startChaosDB(ctx)
 	if err != nil {
@@ -141,7 +136,7 @@ func runSequencesChaos(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 		}
 		if last {
-			if werr := terminate(ctx, store.New(db.pool), started, procs...); werr != nil {
+			if werr := terminate(ctx, newQueries(db.pool), started, procs...); werr != nil {
 				return fmt.Errorf("chaos-sequences: the last executors did not exit cleanly on SIGTERM: %w", werr)
 			}
 			break

@@ -1,6 +1,6 @@
 // Package invariant is the one statement of sendonce's delivery invariants
 // (DESIGN.md §3–§4), checked at the end of every executor test, of the tests that
-// run the real service, and of `sendonce chaos`:
+// run the real service, and of `sendonce-harness chaos`:
 //
 //   - a finished campaign (sent or cancelled) holds no queued or sending row:
 //     nothing can leave work in a campaign nobody sends any more;
@@ -9,7 +9,8 @@
 //   - where the caller sees the provider's side: each job id reached a recipient
 //     at most once, and every row recorded as sent did reach one.
 //
-// The queries live in db/queries/invariant.sql.
+// The queries live in db/queries/harness/invariant.sql (package harnessstore: the
+// product never runs them).
 package invariant
 
 import (
@@ -19,7 +20,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/harnessstore"
 )
 
 // Options say what the caller knows beyond the database.
@@ -36,8 +37,8 @@ type Options struct {
 }
 
 // Check returns every violation found, joined, or nil.
-func Check(ctx context.Context, db store.DBTX, o Options) error {
-	q := store.New(db)
+func Check(ctx context.Context, db harnessstore.DBTX, o Options) error {
+	q := harnessstore.New(db)
 	rows, err := q.InvariantCampaignCounts(ctx)
 	if err != nil {
 		return err
@@ -93,7 +94,7 @@ func Check(ctx context.Context, db store.DBTX, o Options) error {
 }
 
 // Require fails t unless Check passes.
-func Require(t testing.TB, db store.DBTX, o Options) {
+func Require(t testing.TB, db harnessstore.DBTX, o Options) {
 	t.Helper()
 	if err := Check(context.Background(), db, o); err != nil {
 		t.Fatalf("delivery invariant violated:\n%v", err)

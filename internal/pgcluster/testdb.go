@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// WithTestDB is `sendonce testdb -- COMMAND…` (hidden; `make test`): it runs
+// WithTestDB is `sendonce-harness testdb -- COMMAND…` (`make test`): it runs
 // COMMAND with TEST_DATABASE_URL pointing at one throwaway PostgreSQL cluster,
 // started from the local binaries and removed afterwards, so a whole `make test`
 // run shares one server. An existing TEST_DATABASE_URL is used as is.
@@ -20,7 +20,7 @@ func WithTestDB(ctx context.Context, args []string, stderr io.Writer) error {
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		return errors.New("usage: sendonce testdb -- COMMAND [ARGS...]")
+		return errors.New("usage: sendonce-harness testdb -- COMMAND [ARGS...]")
 	}
 	if os.Getenv("TEST_DATABASE_URL") == "" {
 		dir, err := TempDataDir("sendonce-testdb-")
@@ -44,7 +44,7 @@ func WithTestDB(ctx context.Context, args []string, stderr io.Writer) error {
 
 // Throwaway starts a PostgreSQL cluster (Fast if fast) in a fresh temporary folder
 // and returns a URL to a new database on it and a function that stops and removes
-// it (`sendonce bench` and `loadtest` without SENDONCE_DATABASE_URL).
+// it (`sendonce bench` and `sendonce-harness loadtest` without SENDONCE_DATABASE_URL).
 func Throwaway(ctx context.Context, fast bool, stderr io.Writer) (string, func(), error) {
 	dir, err := TempDataDir("sendonce-bench-")
 	if err != nil {

@@ -12,19 +12,18 @@ import (
 	"time"
 )
 
-// Command is `sendonce sink`: it serves a fake provider out of process, for
-// `make chaos`, `sendonce bench --provider smtp` and manual runs (hidden: not in
-// the usage text):
+// Command is `sendonce-harness sink`: it serves a fake provider out of process, for
+// `sendonce bench --provider smtp --sink HOST:PORT` and manual runs:
 //
-//	sendonce sink http --addr 127.0.0.1:PORT [--latency 2ms] [--fail-rate 0.01] [--drop-rate 0.01]
-//	sendonce sink smtp --addr 127.0.0.1:PORT --stats-addr 127.0.0.1:PORT [--latency 2ms] [...]
+//	sendonce-harness sink http --addr 127.0.0.1:PORT [--latency 2ms] [--fail-rate 0.01] [--drop-rate 0.01]
+//	sendonce-harness sink smtp --addr 127.0.0.1:PORT --stats-addr 127.0.0.1:PORT [--latency 2ms] [...]
 //
 // Once listening it prints one line, `sink <kind> addr=<host:port> stats=<url>`;
 // the stats URL answers GET with the counters as JSON. On SIGTERM or SIGINT it
 // prints the final counters as one JSON line and exits 0.
 func Command(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) < 1 || (args[0] != "http" && args[0] != "smtp") {
-		return errors.New("usage: sendonce sink http|smtp --addr 127.0.0.1:PORT [--stats-addr ADDR] [--latency D]")
+		return errors.New("usage: sendonce-harness sink http|smtp --addr 127.0.0.1:PORT [--stats-addr ADDR] [--latency D]")
 	}
 	kind := args[0]
 	fs := flag.NewFlagSet("sink "+kind, flag.ContinueOnError)

@@ -15,7 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/sink"
 )
 
-// startSinkCommand runs `sendonce sink <args>` and returns the addr and stats URL it
+// startSinkCommand runs `sendonce-harness sink <args>` and returns the addr and stats URL it
 // printed, and a stop function returning the final JSON line.
 func startSinkCommand(t *testing.T, args ...string) (addr, stats string, stop func() string) {
 	t.Helper()

@@ -269,7 +269,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // FetchHTTPStats reads GET /stats of an HTTP sink running elsewhere (baseURL as
-// returned by Listen or printed by `sendonce sink`).
+// returned by Listen or printed by `sendonce-harness sink`).
 func FetchHTTPStats(ctx context.Context, baseURL string) (HTTPStats, error) {
 	var st HTTPStats
 	err := fetchJSON(ctx, strings.TrimRight(baseURL, "/")+"/stats", &st)

@@ -1,4 +1,4 @@
--- The delivery invariants every executor test and `sendonce chaos` end with
+-- The delivery invariants every executor test and `sendonce-harness chaos` end with
 -- (internal/invariant). Not tenant queries: they read every campaign of a test's
 -- own database, and no request can reach them.
 

@@ -1,4 +1,4 @@
--- Queries of `sendonce chaos` only: a fixture campaign and the harness's view of it.
+-- Queries of `sendonce-harness chaos` only: a fixture campaign and the harness's view of it.
 
 -- name: ChaosAccountCreate :one
 INSERT INTO accounts (name) VALUES (@name) RETURNING id;
@@ -31,7 +31,7 @@ SELECT id, status FROM sends WHERE campaign_id = @campaign_id;
 UPDATE campaigns SET sender_id = @sender_id WHERE account_id = @account_id AND id = @id;
 
 -- name: ChaosMessageStream :one
--- The account's default transactional message stream (`sendonce chaos -messages`).
+-- The account's default transactional message stream (`sendonce-harness chaos -messages`).
 SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages' AND sender_id IS NULL AND status = 'sending';
 
 -- name: ChaosExecutorsRegistered :one

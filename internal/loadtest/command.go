@@ -1,4 +1,4 @@
-package bench
+package loadtest
 
 import (
 	"context"
@@ -9,32 +9,29 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/sendonce/sendonce/internal/bench"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/pgcluster"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sink"
 )
 
-// Service is what the load test takes from the command that runs it: the service's
-// own ways to open its database and to run, so the test measures them as deployed.
-type Service struct {
-	// OpenMigrated opens the pool serve would open with cfg and applies pending migrations.
-	OpenMigrated func(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error)
-	// Serve runs the API and the executor with cfg until ctx ends, calling onListen
-	// with the API's address once it listens.
-	Serve func(ctx context.Context, cfg config.Config, onListen func(net.Addr)) error
-}
-
-// LoadtestCommand is `sendonce loadtest` (hidden; `make loadtest`): the real service
-// (API and executor, in process, on 127.0.0.1:0) on a throwaway cluster, sending a
-// campaign through the HTTP provider to an in-process sink, while vegeta drives
-// concurrent API clients. The per-key rate limit is off (SENDONCE_API_RATE_PER_SECOND=0):
-// the test measures the service, not the limiter.
-func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer, svc Service) error {
+// Command is `sendonce-harness loadtest` (`make loadtest`): the real service, `sendonce
+// serve` of the product binary bin (API and executor in one process, on a free
+// loopback port), on a throwaway cluster, sending a campaign through the HTTP
+// provider to a sink in this process, while vegeta drives concurrent API clients
+// from this process too. The service reads the settings of this environment
+// (SENDONCE_BATCH_SIZE, SENDONCE_WORKERS, …, as cfg shows them), but for its
+// database, address, provider and the per-key rate limit, which is off
+// (SENDONCE_API_RATE_PER_SECOND=0): the test measures the service, not the limiter.
+func Command(ctx context.Context, bin string, cfg config.Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	var lo LoadOptions
 	recipients := fs.Int("recipients", 100_000, "subscribers of the campaign sending during the test")
@@ -54,19 +51,25 @@ func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdo
 		defer stop()
 		cfg.DatabaseURL = url
 	}
-	pool, err := svc.OpenMigrated(ctx, cfg)
+	// Migrated here, before serve starts, because the campaign is seeded first.
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	pool, err := postgres.Open(openCtx, cfg.DatabaseURL, cfg.DBMaxConns)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	accountID, key, imported, err := Seed(ctx, pool, *recipients)
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	accountID, key, imported, err := bench.Seed(ctx, pool, *recipients)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "# loadtest: %d subscribers imported in %.1fs; clients=%d rate=%d duration=%s batch_size=%d workers=%d db_max_conns=%d executor_db_conns=%d api_rate_per_second=0\n",
 		imported.Rows, imported.Secs, lo.Clients, lo.Rate, lo.Duration, cfg.BatchSize, cfg.Workers, cfg.DBMaxConns, cfg.ExecutorDBConns)
 	lo.APIKey = key
-	if lo.CampaignID, err = NewCampaign(ctx, pool, accountID, "loadtest"); err != nil {
+	if lo.CampaignID, err = bench.NewCampaign(ctx, pool, accountID, "loadtest"); err != nil {
 		return err
 	}
 
@@ -76,26 +79,33 @@ func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdo
 		return err
 	}
 	defer provider.Close()
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return err
+	}
 	secret := make([]byte, 16)
 	rand.Read(secret)
-	cfg.Addr = "127.0.0.1:0"
-	cfg.APIRatePerSecond = 0
-	cfg.Provider, cfg.HTTPProviderURL = "http", sinkURL+"/send"
-	cfg.UnsubscribeSecret = []string{"load:" + hex.EncodeToString(secret)}
-	cfg.LogLevel = "warn"
-
-	svcCtx, stopService := context.WithCancel(ctx)
-	defer stopService()
-	listening := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- svc.Serve(svcCtx, cfg, func(a net.Addr) { listening <- a })
-	}()
-	select {
-	case a := <-listening:
-		lo.BaseURL = "http://" + a.String()
-	case err := <-done:
-		return fmt.Errorf("service: %w", err)
+	serve := exec.Command(bin, "serve")
+	serve.Env = append(os.Environ(),
+		"SENDONCE_DATABASE_URL="+cfg.DatabaseURL,
+		"SENDONCE_ADDR="+addr,
+		"SENDONCE_API_RATE_PER_SECOND=0",
+		"SENDONCE_PROVIDER=http",
+		"SENDONCE_HTTP_PROVIDER_URL="+sinkURL+"/send",
+		"SENDONCE_UNSUBSCRIBE_SECRET=load:"+hex.EncodeToString(secret),
+		"SENDONCE_LOG_LEVEL=warn")
+	serve.Stdout, serve.Stderr = io.Discard, stderr
+	// If the harness dies, the service dies with it.
+	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := serve.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- serve.Wait() }()
+	defer serve.Process.Kill() //nolint:errcheck // on an early return; after a clean exit it has no process left
+	lo.BaseURL = "http://" + addr
+	if err := waitReady(ctx, lo.BaseURL, exited); err != nil {
+		return err
 	}
 
 	campaigns := campaign.NewService(pool)
@@ -134,9 +144,10 @@ func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdo
 	}
 	fmt.Fprintf(stdout, "# campaign after the test: status=%s sent=%d of %d\n", st.Status, st.Counts["sent"], st.Total)
 
-	stopService()
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("service: %w", err)
+	// Stopped as a deploy stops it; an unclean exit fails the test.
+	_ = serve.Process.Signal(syscall.SIGTERM)
+	if err := <-exited; err != nil {
+		return fmt.Errorf("sendonce serve: %w", err)
 	}
 	for _, k := range res.Kinds {
 		if k.Errors > 0 {
@@ -144,6 +155,46 @@ func LoadtestCommand(ctx context.Context, cfg config.Config, args []string, stdo
 		}
 	}
 	return nil
+}
+
+// freeLoopbackAddr is a loopback address with a port free a moment ago, for the
+// service to listen on (it takes its address from SENDONCE_ADDR, not from us).
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// waitReady returns once the service at base answers /readyz with 200, or with
+// an error when it exited first or did not within a minute.
+func waitReady(ctx context.Context, base string, exited <-chan error) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("loadtest: sendonce serve was not ready within a minute")
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("loadtest: sendonce serve exited before it was ready: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // measureIdle waits for the campaign's first delivery and a second of warm-up, then

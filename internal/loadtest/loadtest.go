@@ -1,4 +1,7 @@
-package bench
+// Package loadtest is the API load test of `sendonce-harness loadtest` (`make loadtest`):
+// vegeta clients against a running service while it sends a campaign. It is a
+// harness: the product binary does not carry it (nor vegeta).
+package loadtest
 
 import (
 	"context"
@@ -248,3 +251,5 @@ func PrintLoad(out io.Writer, r LoadResult, d time.Duration) {
 	fmt.Fprintf(out, "loadtest shed: 503=%d p50_ms=%.1f p99_ms=%.1f\n", s.Requests, ms(s.P50), ms(s.P99))
 	fmt.Fprintf(out, "loadtest total: requests=%d per_s=%.0f errors=%d\n", total, float64(total)/d.Seconds(), errs)
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: chaos.sql
 
-package store
+package harnessstore
 
 import (
 	"context"
@@ -15,7 +15,7 @@ const chaosAccountCreate = `-- name: ChaosAccountCreate :one
 INSERT INTO accounts (name) VALUES ($1) RETURNING id
 `
 
-// Queries of `sendonce chaos` only: a fixture campaign and the harness's view of it.
+// Queries of `sendonce-harness chaos` only: a fixture campaign and the harness's view of it.
 func (q *Queries) ChaosAccountCreate(ctx context.Context, name string) (int64, error) {
 	row := q.db.QueryRow(ctx, chaosAccountCreate, name)
 	var id int64
@@ -99,7 +99,7 @@ const chaosMessageStream = `-- name: ChaosMessageStream :one
 SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages' AND sender_id IS NULL AND status = 'sending'
 `
 
-// The account's default transactional message stream (`sendonce chaos -messages`).
+// The account's default transactional message stream (`sendonce-harness chaos -messages`).
 func (q *Queries) ChaosMessageStream(ctx context.Context, accountID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, chaosMessageStream, accountID)
 	var id int64

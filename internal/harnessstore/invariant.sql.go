@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: invariant.sql
 
-package store
+package harnessstore
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type InvariantCampaignCountsRow struct {
 	Unknown    int64
 }
 
-// The delivery invariants every executor test and `sendonce chaos` end with
+// The delivery invariants every executor test and `sendonce-harness chaos` end with
 // (internal/invariant). Not tenant queries: they read every campaign of a test's
 // own database, and no request can reach them.
 // Every started campaign with its rows by status. A finished campaign (sent or
