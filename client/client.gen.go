@@ -2120,7 +2120,7 @@ type SequenceStepWeekdays string
 
 // SequenceStepStats defines model for SequenceStepStats.
 type SequenceStepStats struct {
-	// Outcomes outcome or outcome:reason → count (entered, sent, skipped:late, exited:left_list…).
+	// Outcomes outcome or outcome:reason → count (entered, sent, waiting:until, waiting:event, passed:timed_out, skipped:late, exited:left_list…). The reason is its leading word, one of a fixed set: a key per step and state, never per enrollment; the time a subscriber waits until, the event awaited and the time a late step fell due are on each enrollment's timeline (GET /v1/sequences/{id}/enrollments).
 	Outcomes map[string]int64 `json:"outcomes"`
 
 	// Sends send status → count, for send steps.

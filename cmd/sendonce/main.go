@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -36,16 +37,33 @@ Configuration is read from SENDONCE_* environment variables (see docs/configurat
 
 // serverCommands are the commands that run the service or reach its database; they
 // parse their own flags (commands.go), as before the client commands came.
+// flags marks those whose own flag set answers -h/--help with its flags.
 var serverCommands = []struct {
 	name, short string
+	flags       bool
 }{
-	{"serve", "Run the API and/or the executor (--api=false, --executor=false)"},
-	{"migrate", "Apply database migrations and exit"},
-	{"dev", "Local PostgreSQL, migrations, a demo account, and serve"},
-	{"account", "account create NAME: create an account and print its API key; account login NAME: a dashboard login link"},
-	{"healthcheck", "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)"},
-	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key"},
-	{"bench", "Measure import, build, send and the raw claim/ack ceiling"},
+	{"serve", "Run the API and/or the executor (--api=false, --executor=false)", true},
+	{"migrate", "Apply database migrations and exit", false},
+	{"dev", "Local PostgreSQL, migrations, a demo account, and serve", false},
+	{"account", "account create NAME: create an account and print its API key; account login NAME: a dashboard login link", false},
+	{"healthcheck", "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)", false},
+	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key", false},
+	{"bench", "Measure import, build, send and the raw claim/ack ceiling", true},
+}
+
+// helpAsked reports whether args ask for help: cobra leaves a server command's
+// arguments unparsed, so one without a flag set of its own would otherwise run
+// (dev would start its database and serve) instead of explaining itself.
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
 }
 
 func main() {
@@ -89,11 +107,18 @@ or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 			GroupID:            "server",
 			DisableFlagParsing: true,
 			RunE: func(cmd *cobra.Command, args []string) error {
+				if !sc.flags && helpAsked(args) {
+					return cmd.Help()
+				}
 				cfg, err := config.Load()
 				if err != nil {
 					return cli.Usage(err)
 				}
-				return dispatch(cmd.Context(), cfg, append([]string{sc.name}, args...))
+				err = dispatch(cmd.Context(), cfg, append([]string{sc.name}, args...))
+				if errors.Is(err, flag.ErrHelp) { // the flag set printed its usage: asked for, not a failure
+					return nil
+				}
+				return err
 			},
 		})
 	}

@@ -50,8 +50,15 @@ const tourSkip = "# tour: skip"
 // were marked tourSkip.
 func tourBlocks(t *testing.T, doc string) (blocks []string, skipped int) {
 	t.Helper()
+	return shBlocks(t, doc, tourFile, tourHeadings)
+}
+
+// shBlocks returns the sh blocks of doc (named file in messages) under headings, in that order, each
+// after a marker line, and how many were marked tourSkip.
+func shBlocks(t *testing.T, doc, file string, headings []string) (blocks []string, skipped int) {
+	t.Helper()
 	lines := strings.Split(doc, "\n")
-	for _, h := range tourHeadings {
+	for _, h := range headings {
 		start := -1
 		for i, l := range lines {
 			if l == h {
@@ -59,7 +66,7 @@ func tourBlocks(t *testing.T, doc string) (blocks []string, skipped int) {
 				break
 			}
 		}
-		require.NotEqual(t, -1, start, "%s lost its heading %q", tourFile, h)
+		require.NotEqual(t, -1, start, "%s lost its heading %q", file, h)
 		var block []string
 		in := false
 		for _, l := range lines[start+1:] {
@@ -171,4 +178,46 @@ func (c *lineCounter) count() (int, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lines, c.sample.String()
+}
+
+// TestSequencesQuickstart runs the quickstart of docs/sequences.md ("A welcome series in five
+// minutes") with bash, curl and jq against the real service, exactly as written but for the
+// address: a list, two templates, a sequence activated, a subscriber joining the list, and her
+// timeline once the sweep enrolled her and queued the welcome.
+func TestSequencesQuickstart(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"bash", "curl", "jq", "seq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI is set but %s is not on PATH: the sequences quickstart must run in CI", tool)
+			}
+			t.Skipf("%s not found", tool)
+		}
+	}
+	const file = "docs/sequences.md"
+	doc, err := os.ReadFile("../../" + file)
+	require.NoError(t, err)
+	blocks, skipped := shBlocks(t, string(doc), file, []string{"## A welcome series in five minutes"})
+	require.NotEmpty(t, blocks)
+	require.Zero(t, skipped)
+	script := strings.Join(blocks, "")
+	const addr = "API=http://127.0.0.1:8080/v1"
+	require.Contains(t, script, addr, "the quickstart sets API")
+
+	pool := dbtest.New(t)
+	_, key, err := account.NewService(pool).Create(context.Background(), "quickstart")
+	require.NoError(t, err)
+	base := startService(t, pool.Config().ConnString())
+	script = strings.Replace(script, addr, "API="+base+"/v1", 1)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "quickstart.sh"), []byte("set -euo pipefail\n"+script), 0o644))
+	cmd := exec.Command("bash", "quickstart.sh")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KEY="+key)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), `"active"`, "the sequence was activated")
+	require.Regexp(t, `"outcome": "entered"`, string(out), "Ada's timeline: %s", out)
+	require.Regexp(t, `"outcome": "sent"`, string(out), "the welcome was queued: %s", out)
+	require.Regexp(t, `"waiting:until": 1`, string(out), "the stats: %s", out)
 }

@@ -365,7 +365,9 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 		c := d.byID[row.ID]
 		if c == nil || !sameCampaignRow(c.CampaignListSendingRow, row) {
 			c = &campaign{CampaignListSendingRow: row}
-			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{TrackClicks: row.TrackClicks && row.Kind == "campaign",
+			// A sequence's step campaign tracks like a campaign (its links were
+			// stored when it was made); a message stream's messages carry their own.
+			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{TrackClicks: row.TrackClicks && !c.isStream(),
 				FromEmail: row.FromEmail, FromName: row.FromName,
 				ReplyTo: row.ReplyTo, Subject: row.Subject, HTML: row.HtmlTemplate, Text: row.TextTemplate})
 			if !c.isStream() {

@@ -1422,11 +1422,11 @@ func (q *Queries) SequenceStepCampaigns(ctx context.Context, arg SequenceStepCam
 }
 
 const sequenceStepStats = `-- name: SequenceStepStats :many
-SELECT l.step, l.outcome, coalesce(l.reason, '')::text AS reason, count(*)::bigint AS n
+SELECT l.step, l.outcome, coalesce(substring(l.reason FROM '^[a-z_]+'), '')::text AS reason, count(*)::bigint AS n
 FROM sequence_step_log l
 WHERE l.account_id = $1 AND l.sequence_id = $2
-GROUP BY l.step, l.outcome, coalesce(l.reason, '')
-ORDER BY l.step, l.outcome, 3
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3
 `
 
 type SequenceStepStatsParams struct {
@@ -1442,7 +1442,10 @@ type SequenceStepStatsRow struct {
 }
 
 // Per step: how many enrollments reached it, were handed to the send path, skipped,
-// exited (by reason), and what became of the sends.
+// exited (by reason), and what became of the sends. A reason is counted by its
+// leading word: "until 2026-12-06T09:00:00Z", "late: due …" and "event
+// signed_up" carry one enrollment's time or event (the timeline shows them), and
+// grouped whole they would make a key per enrollment; the words are a fixed set.
 func (q *Queries) SequenceStepStats(ctx context.Context, arg SequenceStepStatsParams) ([]SequenceStepStatsRow, error) {
 	rows, err := q.db.Query(ctx, sequenceStepStats, arg.AccountID, arg.SequenceID)
 	if err != nil {

@@ -660,10 +660,12 @@ func (q *Queries) TrackingLinkStats(ctx context.Context, arg TrackingLinkStatsPa
 
 const webViewSend = `-- name: WebViewSend :one
 SELECT s.id, s.subscriber_id, s.email, c.subject, c.from_email, c.from_name, c.html_template, c.text_template,
-       coalesce(sub.name, '')::text AS name, coalesce(sub.attributes, '{}'::jsonb) AS attributes
+       coalesce(sub.name, '')::text AS name, coalesce(sub.attributes, '{}'::jsonb) AS attributes,
+       coalesce(sd.data, '{}'::jsonb) AS event
 FROM sends s
-JOIN campaigns c ON c.id = s.campaign_id AND c.account_id = s.account_id AND c.kind = 'campaign'
+JOIN campaigns c ON c.id = s.campaign_id AND c.account_id = s.account_id AND c.kind IN ('campaign', 'sequence')
 LEFT JOIN subscribers sub ON sub.account_id = s.account_id AND sub.id = s.subscriber_id
+LEFT JOIN sequence_send_data sd ON c.kind = 'sequence' AND sd.account_id = s.account_id AND sd.job_id = s.job_id
 WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.id = $3
 `
 
@@ -684,10 +686,14 @@ type WebViewSendRow struct {
 	TextTemplate string
 	Name         string
 	Attributes   json.RawMessage
+	Event        json.RawMessage
 }
 
 // What a "view in browser" link renders: the send its token names, with its
-// campaign's templates and its recipient's fields as they are now.
+// campaign's templates and its recipient's fields as they are now. A sequence
+// step's send is one row of its step campaign and shows the event data it was
+// queued with, as its mail did ('{}' when it had none); a message stream's rows
+// are messages (MessageWebView).
 func (q *Queries) WebViewSend(ctx context.Context, arg WebViewSendParams) (WebViewSendRow, error) {
 	row := q.db.QueryRow(ctx, webViewSend, arg.AccountID, arg.CampaignID, arg.SendID)
 	var i WebViewSendRow
@@ -702,6 +708,7 @@ func (q *Queries) WebViewSend(ctx context.Context, arg WebViewSendParams) (WebVi
 		&i.TextTemplate,
 		&i.Name,
 		&i.Attributes,
+		&i.Event,
 	)
 	return i, err
 }

@@ -26,8 +26,10 @@ const (
 var scannerUA = []string{
 	// Crawlers and previewers that name themselves (robots pages of Google, Bing,
 	// Slack, Meta, Discord, Microsoft Teams/Skype, WhatsApp, Telegram, LinkedIn).
+	// BingPreview's user agents are a browser's with a "BingPreview/1.0b" token:
+	// no "bot", no contact URL, so only its name tells it.
 	"crawler", "spider", "slurp", "facebookexternalhit", "skypeuripreview", "whatsapp/", "linkedinbot",
-	"embedly", "+http://", "+https://",
+	"bingpreview", "microsoftpreview", "embedly", "+http://", "+https://",
 	// HTTP libraries and tools.
 	"python-requests", "python-urllib", "python-httpx", "aiohttp", "go-http-client", "curl/", "wget/",
 	"java/", "okhttp", "apache-httpclient", "libwww-perl", "node-fetch", "axios/", "httpclient",

@@ -35,6 +35,15 @@ func TestUserAgentClassification(t *testing.T) {
 		{kindClick, "Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)", []string{ReasonScannerUA}},
 		{kindClick, "Mozilla/5.0 (Windows NT 6.1; WOW64) SkypeUriPreview Preview/0.5 skype-url-preview@microsoft.com", []string{ReasonScannerUA}},
 		{kindClick, "WhatsApp/2.23.20.0", []string{ReasonScannerUA}},
+		// Microsoft's page-snapshot fetcher, as its crawler page (Bing Webmaster Help, "Which crawlers does Bing
+		// use") and fetch logs give it: a browser string with a BingPreview/1.0b token and no "bot" or URL.
+		{kindClick, "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/534+ (KHTML, like Gecko) BingPreview/1.0b", []string{ReasonScannerUA}},
+		{kindClick, "Mozilla/5.0 (Windows Phone 8.1; ARM; Trident/7.0; Touch; rv:11.0; IEMobile/11.0; NOKIA; Lumia 530) like Gecko BingPreview/1.0b", []string{ReasonScannerUA}},
+		{kindClick, "Mozilla/5.0 (iPhone; CPU iPhone OS 7_0 like Mac OS X) AppleWebKit/537.51.1 (KHTML, like Gecko) Version/7.0 Mobile/11A465 Safari/9537.53 BingPreview/1.0b", []string{ReasonScannerUA}},
+		{kindClick, "Mozilla/5.0 (Windows NT 6.3; WOW64; Trident/7.0; rv:11.0; BingPreview/1.0b) like Gecko", []string{ReasonScannerUA}},
+		{kindOpen, "Mozilla/5.0 (compatible; MSIE 10.0; Windows NT 6.2; Trident/6.0; WOW64; Trident/6.0; BingPreview/1.0b)", []string{ReasonScannerUA}},
+		// Its successor for Microsoft's link previews (Teams, Outlook).
+		{kindClick, "Mozilla/5.0 (compatible; MicrosoftPreview/2.0; +https://aka.ms/MicrosoftPreview)", []string{ReasonScannerUA}},
 		// Libraries, tools and headless browsers (what URL sandboxes drive).
 		{kindClick, "python-requests/2.31.0", []string{ReasonScannerUA}},
 		{kindClick, "curl/8.5.0", []string{ReasonScannerUA}},

@@ -120,13 +120,30 @@ func (s *Service) ArchiveIndex(ctx context.Context, publicID, base string) ([]by
 	}
 	d := indexData{Account: acct.Name, Base: base}
 	for _, r := range rows {
-		d.Campaigns = append(d.Campaigns, ArchiveEntry{ID: r.ID, Name: r.Name, Subject: r.Subject, StartedAt: r.StartedAt})
+		d.Campaigns = append(d.Campaigns, ArchiveEntry{ID: r.ID, Name: r.Name, Subject: archiveSubject(r.Subject, r.Name),
+			StartedAt: r.StartedAt})
 	}
 	var b bytes.Buffer
 	if err := indexPage.Execute(&b, d); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// archiveSubject is a subject as its archive page shows it (RenderArchive: no
+// recipient, .Archive true), never the template's source. A subject that cannot
+// render so would fail its own page too; the list names the campaign instead of
+// failing for every other one.
+func archiveSubject(subject, name string) string {
+	t, err := message.Parse(subject, "", "")
+	if err != nil {
+		return name
+	}
+	r, err := t.RenderArchive()
+	if err != nil {
+		return name
+	}
+	return r.Subject
 }
 
 type indexData struct {
@@ -193,7 +210,8 @@ func (s *Service) WebView(ctx context.Context, token string,
 	if unsubscribeURL != nil {
 		u = unsubscribeURL(send.AccountID, send.CampaignID, row.SubscriberID)
 	}
-	r, err := t.RenderWebView(message.Recipient{Email: row.Email, Name: row.Name, Attributes: row.Attributes}, u,
+	r, err := t.RenderWebView(message.Recipient{Email: row.Email, Name: row.Name, Attributes: row.Attributes,
+		Event: row.Event}, u,
 		s.tokens.base+"/v/"+token)
 	if err != nil {
 		return Page{}, err

@@ -64,17 +64,19 @@ function Reasons({ n, kind }) {
   return html`<span data-kind=${kind} data-count=${n.total}>${num(n.total)}</span>${n.reasons.length > 0 && html`<br /><small>${n.reasons.join(', ')}</small>`}`;
 }
 
+/** Words for the reasons of a waiting step (the stats key them by their first word). */
+const waitingFor = /** @type {Record<string,string>} */ ({ until: 'for the time', event: 'for the event' });
+
 /**
- * An outcome's key (outcome or outcome:reason) and count in words; a reason that
- * is a time (waiting until) is shown in the reader's time.
+ * An outcome's key (outcome or outcome:reason) and count in words. The times
+ * each enrollment waits until are on its timeline, not here.
  * @param {string} k @param {number} n
  */
 function outcome(k, n) {
   const i = k.indexOf(':');
   if (i < 0) return `${k.replace(/_/g, ' ')} ${num(n)}`;
   const reason = k.slice(i + 1);
-  const t = reason.match(/^(.*?)(\d{4}-\d\d-\d\dT\S+)$/);
-  const shown = t ? t[1] + when(t[2]) : reason.replace(/_/g, ' ');
+  const shown = (k.startsWith('waiting:') && waitingFor[reason]) || reason.replace(/_/g, ' ');
   return `${k.slice(0, i).replace(/_/g, ' ')} (${shown}) ${num(n)}`;
 }
 
