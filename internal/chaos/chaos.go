@@ -68,6 +68,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "-sequences" || args[0] == "--sequences") {
 		return runSequencesChaos(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "-bulk" || args[0] == "--bulk") {
+		return runBulkChaos(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "-messages" || args[0] == "--messages") {
 		return runMessagesChaos(ctx, args[1:], stdout, stderr)
 	}
