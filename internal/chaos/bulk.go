@@ -224,7 +224,7 @@ func runBulkChaos(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		verdict = "NOT met"
 	}
 	fmt.Fprintf(stdout, "chaos-bulk: other tenant's event delay max=%s p50=%s events=%d (target ≤ 1s: %s)\n",
-		worst.Round(time.Millisecond), p50.Round(time.Millisecond), len(delays), verdict)
+		worst.Round(time.Millisecond), p50.Round(100*time.Microsecond), len(delays), verdict)
 	switch {
 	case dups != 0:
 		return fmt.Errorf("chaos-bulk: %d second copies", dups)
