@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated ts build harness fmt vet fuzz clean-dev bench loadtest chaos chaos-senders chaos-messages chaos-sequences postman failover upgrade
+.PHONY: run test check generate generated ts build harness fmt vet fuzz clean-dev bench loadtest chaos chaos-bulk chaos-senders chaos-messages chaos-sequences postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -78,6 +78,14 @@ KILLS       ?= 5
 CHAOS_FLAGS ?=
 chaos: build harness
 	./bin/sendonce-harness chaos -sendonce bin/sendonce -provider $(PROVIDER) -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
+
+## chaos-bulk: one account cancels its RECIPIENTS campaign mid-send (after KILLS SIGKILLs of the sender) and imports
+##             IMPORTS subscribers, while another account's suppressions are timed until their events are readable;
+##             prints that delay (target ≤ 1 s). CHAOS_FLAGS=-cut stops the cancel after its first transaction (the
+##             executors' sweep closes the rest); -max-delay=… fails past a bound
+IMPORTS ?= 200000
+chaos-bulk: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -bulk -recipients $(RECIPIENTS) -imports $(IMPORTS) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## chaos-senders: two accounts through their own senders (Resend-shaped: exactly once; Postmark-shaped: at most once) under SIGKILL
 chaos-senders: build harness

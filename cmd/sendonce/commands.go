@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,8 +45,11 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		if len(args) == 3 && args[1] == "login" {
 			return loginLink(ctx, cfg, args[2])
 		}
+		if len(args) == 3 && args[1] == "delete" {
+			return deleteAccount(ctx, cfg, args[2])
+		}
 		if len(args) != 3 || args[1] != "create" {
-			return errors.New("usage: sendonce account create NAME | sendonce account login NAME")
+			return errors.New("usage: sendonce account create NAME | sendonce account login NAME | sendonce account delete ID")
 		}
 		return createAccount(ctx, cfg, args[2])
 	case "senders":
@@ -95,6 +99,29 @@ func createAccount(ctx context.Context, cfg config.Config, name string) error {
 	}
 	fmt.Fprintf(os.Stderr, "account %d (%s) created\n", acc.ID, acc.Name)
 	fmt.Printf("SENDONCE_API_KEY=%s\n", token)
+	return nil
+}
+
+// deleteAccount deletes an account and all it holds, in bounded batches
+// (account.Service.Delete) so the other accounts' events are not held back.
+func deleteAccount(ctx context.Context, cfg config.Config, arg string) error {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || id < 1 {
+		return errors.New("usage: sendonce account delete ID (the account's numeric id)")
+	}
+	if err := needDatabase(cfg); err != nil {
+		return err
+	}
+	pool, _, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	n, err := account.NewService(pool).Delete(ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "account %d deleted (%d rows in batches, then the account)\n", id, n)
 	return nil
 }
 

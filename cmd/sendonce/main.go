@@ -27,6 +27,7 @@ Usage:
   sendonce dev                                     local PostgreSQL + migrations + demo account + serve
   sendonce account create NAME                     create an account and print its API key
   sendonce account login NAME                      print a one-time dashboard login link (15 minutes)
+  sendonce account delete ID                       delete an account and all it holds, in short batches
   sendonce senders rotate-secrets                  re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key
   sendonce bench [--recipients=100000] [--batch-size=N] [--workers=N] [--latency=0]
                  [--provider=instant|smtp --sink=HOST:PORT]
@@ -45,7 +46,7 @@ var serverCommands = []struct {
 	{"serve", "Run the API and/or the executor (--api=false, --executor=false)", true},
 	{"migrate", "Apply database migrations and exit", false},
 	{"dev", "Local PostgreSQL, migrations, a demo account, and serve", false},
-	{"account", "account create NAME: create an account and print its API key; account login NAME: a dashboard login link", false},
+	{"account", "account create NAME: create an account and print its API key; account login NAME: a dashboard login link; account delete ID: delete it and all it holds", false},
 	{"healthcheck", "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)", false},
 	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key", false},
 	{"bench", "Measure import, build, send and the raw claim/ack ceiling", true},

@@ -25,3 +25,49 @@ WHERE prefix = @prefix AND revoked_at IS NULL;
 -- last_used_at is advisory: written at most once a minute per key to spare the hot path.
 UPDATE api_keys SET last_used_at = now()
 WHERE id = @id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute');
+
+-- The deletion of an account (`sendonce account delete`), in bounded batches: each
+-- statement deletes at most 1,000 of the account's rows of one large table in its
+-- own short transaction, so a large account goes without holding back every other
+-- account's event readers (they wait below the oldest running transaction). The
+-- account row goes last (AccountDelete), cascading what is left: small tables, and
+-- whatever was written meanwhile. Nothing here is reachable from a request.
+
+-- name: AccountPurgeEvents :execrows
+DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeEventDeliveries :execrows
+DELETE FROM event_deliveries WHERE id IN (SELECT d.id FROM event_deliveries d WHERE d.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeTrackingHits :execrows
+DELETE FROM tracking_hits WHERE id IN (SELECT h.id FROM tracking_hits h WHERE h.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeSends :execrows
+DELETE FROM sends WHERE id IN (SELECT s.id FROM sends s WHERE s.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeMessages :execrows
+DELETE FROM messages WHERE id IN (SELECT m.id FROM messages m WHERE m.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeSequenceLog :execrows
+DELETE FROM sequence_step_log WHERE id IN (SELECT l.id FROM sequence_step_log l WHERE l.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeEnrollments :execrows
+DELETE FROM sequence_enrollments WHERE id IN (SELECT x.id FROM sequence_enrollments x WHERE x.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeTrackEvents :execrows
+DELETE FROM track_events d WHERE d.account_id = @account_id AND d.event_id IN (
+    SELECT t.event_id FROM track_events t WHERE t.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeListMembers :execrows
+DELETE FROM list_members WHERE (list_id, subscriber_id) IN (
+    SELECT m.list_id, m.subscriber_id FROM list_members m WHERE m.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeSuppressions :execrows
+DELETE FROM suppressions d WHERE d.account_id = @account_id AND d.email_lower IN (
+    SELECT x.email_lower FROM suppressions x WHERE x.account_id = @account_id LIMIT 1000);
+
+-- name: AccountPurgeSubscribers :execrows
+DELETE FROM subscribers WHERE id IN (SELECT s.id FROM subscribers s WHERE s.account_id = @account_id LIMIT 1000);
+
+-- name: AccountDelete :execrows
+DELETE FROM accounts WHERE id = @id;

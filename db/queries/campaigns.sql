@@ -88,14 +88,6 @@ WHERE account_id = @account_id AND id = @id AND status IN ('draft', 'approved', 
   AND kind = 'campaign'
 RETURNING *;
 
--- name: SendCancelCampaignQueued :execrows
--- Runs in the cancel's transaction: no queued recipient of a cancelled campaign is
--- claimed afterwards. Rows already leased finish their attempt. (One statement for the
--- whole campaign, so the cancel is atomic; the executor's batched SendCancelQueued
--- is its sweeper for campaigns cancelled by other means.)
-UPDATE sends SET status = 'cancelled', updated_at = now()
-WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'queued';
-
 -- name: CampaignNotify :exec
 -- Wakes the executors on commit (LISTEN/NOTIFY is transactional).
 SELECT pg_notify(@channel::text, @payload::text);
@@ -104,7 +96,9 @@ SELECT pg_notify(@channel::text, @payload::text);
 -- The live rows plus the rows retention deleted (campaign_send_archive), which the
 -- deleting statement counted there. The campaign's status is read in the same
 -- statement, so from one snapshot with the counts: counts read with a final status
--- are final (the stats cache relies on it).
+-- were taken after the campaign reached it (the stats cache relies on it). A
+-- cancelled campaign's queued rows are closed in batches after the cancel commits
+-- (SendSweepCancelled), so its queued count falls to 0 within moments of it.
 WITH counted AS (
     SELECT s.status, count(*) AS n FROM sends s
     WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id

@@ -94,8 +94,8 @@ WITH finished AS (
 SELECT f.id FROM finished f;
 
 -- name: CampaignListCancelledWithQueued :many
--- Cancelled campaigns that still have queued rows to close.
-SELECT c.id FROM campaigns c
+-- Cancelled campaigns that still have queued rows to close (SendSweepCancelled).
+SELECT c.id, c.account_id FROM campaigns c
 WHERE c.status = 'cancelled'
   AND EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
 LIMIT 100;

@@ -368,16 +368,25 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status,
 SELECT r.id, r.campaign_id, r.status FROM rescued r;
 
 -- name: SendSweepCancelled :execrows
--- The cancel transition (SendCancelQueued) closes the queued rows in its own
--- transaction; a row in flight at that moment can still come back to queued (a
--- temporary failure, a rescued lease). This sweep closes those, in bounded batches.
+-- Closes up to 1,000 queued rows of a cancelled campaign, in the statement's own
+-- short transaction: the only statement that cancels a campaign's queued rows. The
+-- cancel itself (CampaignCancel) changes the campaign row alone, so its transaction
+-- stays short however large the campaign: every account's event readers wait below
+-- the oldest running transaction, and one that cancelled 500,000 rows held them all
+-- for seconds. Until a row is closed it stays queued but is never claimed
+-- (SendClaimBatch claims only from sending campaigns). The cancel request calls
+-- this until nothing is left; the executors' maintenance calls it too, for a
+-- request that stopped half-way (a killed process) and for rows in flight at the
+-- cancel that came back to queued (a temporary failure, a rescued lease).
 UPDATE sends
 SET status = 'cancelled', updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 WHERE id IN (
     SELECT s.id FROM sends s
-    WHERE s.campaign_id = @campaign_id AND s.status = 'queued'
+    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'queued'
+      AND EXISTS (SELECT 1 FROM campaigns c
+                  WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.status = 'cancelled')
     ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
-    LIMIT 5000
+    LIMIT 1000
     FOR UPDATE SKIP LOCKED)
   AND status = 'queued';
 

@@ -266,15 +266,37 @@ func (s *Service) Resume(ctx context.Context, accountID, id int64) (Campaign, er
 		})
 }
 
-// Cancel ends a campaign that has not finished, and cancels its queued sends in the
-// same transaction so none of them is claimed afterwards.
+// Cancel ends a campaign that has not finished. The cancel's own transaction
+// changes the campaign row (and writes its event) only: from its commit no queued
+// row is claimed, since only sending campaigns are. The queued rows are then closed
+// in bounded batches, each its own short transaction (CloseCancelled): a
+// transaction that grows with the campaign would hold back every account's event
+// readers, which wait below the oldest running transaction. What this request does
+// not close (it was cut short, its process killed) the executors' maintenance does.
 func (s *Service) Cancel(ctx context.Context, accountID, id int64) (Campaign, error) {
-	return s.cas(ctx, accountID, id, "cancel", event.CampaignCancelled,
+	c, err := s.cas(ctx, accountID, id, "cancel", event.CampaignCancelled,
 		func(q *store.Queries) (store.Campaign, error) {
 			return q.CampaignCancel(ctx, store.CampaignCancelParams{AccountID: accountID, ID: id})
-		},
-		func(q *store.Queries, c *store.Campaign) error {
-			_, err := q.SendCancelCampaignQueued(ctx, store.SendCancelCampaignQueuedParams{AccountID: accountID, CampaignID: c.ID})
-			return err
-		})
+		}, nil)
+	if err != nil {
+		return c, err
+	}
+	// The cancel has committed: a failure here leaves rows that are never claimed
+	// and that the maintenance sweep closes, so it does not fail the request.
+	_, _ = CloseCancelled(ctx, store.New(s.pool), accountID, c.ID, nil)
+	return c, nil
+}
+
+// CloseCancelled closes the queued rows of a cancelled campaign, one bounded batch
+// per statement (each committing on its own), until none is left, and returns how
+// many it closed. now is the caller's clock (nil: the database's).
+func CloseCancelled(ctx context.Context, q *store.Queries, accountID, campaignID int64, now *time.Time) (int64, error) {
+	var total int64
+	for {
+		n, err := q.SendSweepCancelled(ctx, store.SendSweepCancelledParams{Now: now, AccountID: accountID, CampaignID: campaignID})
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
 }

@@ -70,6 +70,9 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	if len(args) > 0 && (args[0] == "-sequences" || args[0] == "--sequences") {
 		return runSequencesChaos(ctx, bin, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "-bulk" || args[0] == "--bulk") {
+		return runBulkChaos(ctx, bin, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "-messages" || args[0] == "--messages") {
 		return runMessagesChaos(ctx, bin, args[1:], stdout, stderr)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	campaignsvc "github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -151,22 +152,19 @@ func (e *Executor) failHeld(ctx context.Context) error {
 	}
 }
 
-// sweepCancelled turns the queued rows of cancelled campaigns into cancelled.
+// sweepCancelled closes the queued rows of cancelled campaigns that the cancel
+// request left (it was cut short) or that came back to queued after it (a row in
+// flight at the cancel), in the cancel's own bounded batches.
 func (e *Executor) sweepCancelled(ctx context.Context) error {
-	ids, err := e.q.CampaignListCancelledWithQueued(ctx)
+	campaigns, err := e.q.CampaignListCancelledWithQueued(ctx)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		for {
-			n, err := e.q.SendSweepCancelled(ctx, store.SendSweepCancelledParams{Now: e.now(), CampaignID: id})
-			if err != nil {
-				return err
-			}
-			e.metrics.sends.WithLabelValues("cancelled").Add(float64(n))
-			if n == 0 {
-				break
-			}
+	for _, c := range campaigns {
+		n, err := campaignsvc.CloseCancelled(ctx, e.q, c.AccountID, c.ID, e.now())
+		e.metrics.sends.WithLabelValues("cancelled").Add(float64(n))
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -110,6 +110,18 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 	return i, err
 }
 
+const accountDelete = `-- name: AccountDelete :execrows
+DELETE FROM accounts WHERE id = $1
+`
+
+func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountDelete, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const accountGetByID = `-- name: AccountGetByID :one
 SELECT id, name, created_at, unsubscribe_scope, public_id FROM accounts WHERE id = $1
 `
@@ -142,4 +154,146 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.PublicID,
 	)
 	return i, err
+}
+
+const accountPurgeEnrollments = `-- name: AccountPurgeEnrollments :execrows
+DELETE FROM sequence_enrollments WHERE id IN (SELECT x.id FROM sequence_enrollments x WHERE x.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeEnrollments(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEnrollments, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeEventDeliveries = `-- name: AccountPurgeEventDeliveries :execrows
+DELETE FROM event_deliveries WHERE id IN (SELECT d.id FROM event_deliveries d WHERE d.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeEventDeliveries(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEventDeliveries, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeEvents = `-- name: AccountPurgeEvents :execrows
+
+DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.account_id = $1 LIMIT 1000)
+`
+
+// The deletion of an account (`sendonce account delete`), in bounded batches: each
+// statement deletes at most 1,000 of the account's rows of one large table in its
+// own short transaction, so a large account goes without holding back every other
+// account's event readers (they wait below the oldest running transaction). The
+// account row goes last (AccountDelete), cascading what is left: small tables, and
+// whatever was written meanwhile. Nothing here is reachable from a request.
+func (q *Queries) AccountPurgeEvents(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEvents, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeListMembers = `-- name: AccountPurgeListMembers :execrows
+DELETE FROM list_members WHERE (list_id, subscriber_id) IN (
+    SELECT m.list_id, m.subscriber_id FROM list_members m WHERE m.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeListMembers(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeListMembers, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeMessages = `-- name: AccountPurgeMessages :execrows
+DELETE FROM messages WHERE id IN (SELECT m.id FROM messages m WHERE m.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeMessages(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeMessages, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeSends = `-- name: AccountPurgeSends :execrows
+DELETE FROM sends WHERE id IN (SELECT s.id FROM sends s WHERE s.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeSends(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeSends, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeSequenceLog = `-- name: AccountPurgeSequenceLog :execrows
+DELETE FROM sequence_step_log WHERE id IN (SELECT l.id FROM sequence_step_log l WHERE l.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeSequenceLog(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeSequenceLog, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeSubscribers = `-- name: AccountPurgeSubscribers :execrows
+DELETE FROM subscribers WHERE id IN (SELECT s.id FROM subscribers s WHERE s.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeSubscribers(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeSubscribers, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeSuppressions = `-- name: AccountPurgeSuppressions :execrows
+DELETE FROM suppressions d WHERE d.account_id = $1 AND d.email_lower IN (
+    SELECT x.email_lower FROM suppressions x WHERE x.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeSuppressions(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeSuppressions, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeTrackEvents = `-- name: AccountPurgeTrackEvents :execrows
+DELETE FROM track_events d WHERE d.account_id = $1 AND d.event_id IN (
+    SELECT t.event_id FROM track_events t WHERE t.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeTrackEvents(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeTrackEvents, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const accountPurgeTrackingHits = `-- name: AccountPurgeTrackingHits :execrows
+DELETE FROM tracking_hits WHERE id IN (SELECT h.id FROM tracking_hits h WHERE h.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeTrackingHits(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeTrackingHits, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -851,7 +851,9 @@ type CampaignSendCountsRow struct {
 // The live rows plus the rows retention deleted (campaign_send_archive), which the
 // deleting statement counted there. The campaign's status is read in the same
 // statement, so from one snapshot with the counts: counts read with a final status
-// are final (the stats cache relies on it).
+// were taken after the campaign reached it (the stats cache relies on it). A
+// cancelled campaign's queued rows are closed in batches after the cancel commits
+// (SendSweepCancelled), so its queued count falls to 0 within moments of it.
 func (q *Queries) CampaignSendCounts(ctx context.Context, arg CampaignSendCountsParams) (CampaignSendCountsRow, error) {
 	row := q.db.QueryRow(ctx, campaignSendCounts, arg.AccountID, arg.CampaignID)
 	var i CampaignSendCountsRow
@@ -1124,28 +1126,6 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.Archive,
 	)
 	return i, err
-}
-
-const sendCancelCampaignQueued = `-- name: SendCancelCampaignQueued :execrows
-UPDATE sends SET status = 'cancelled', updated_at = now()
-WHERE account_id = $1 AND campaign_id = $2 AND status = 'queued'
-`
-
-type SendCancelCampaignQueuedParams struct {
-	AccountID  int64
-	CampaignID int64
-}
-
-// Runs in the cancel's transaction: no queued recipient of a cancelled campaign is
-// claimed afterwards. Rows already leased finish their attempt. (One statement for the
-// whole campaign, so the cancel is atomic; the executor's batched SendCancelQueued
-// is its sweeper for campaigns cancelled by other means.)
-func (q *Queries) SendCancelCampaignQueued(ctx context.Context, arg SendCancelCampaignQueuedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendCancelCampaignQueued, arg.AccountID, arg.CampaignID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const sendList = `-- name: SendList :many

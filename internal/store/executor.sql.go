@@ -54,26 +54,31 @@ func (q *Queries) CampaignFinish(ctx context.Context, arg CampaignFinishParams) 
 }
 
 const campaignListCancelledWithQueued = `-- name: CampaignListCancelledWithQueued :many
-SELECT c.id FROM campaigns c
+SELECT c.id, c.account_id FROM campaigns c
 WHERE c.status = 'cancelled'
   AND EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
 LIMIT 100
 `
 
-// Cancelled campaigns that still have queued rows to close.
-func (q *Queries) CampaignListCancelledWithQueued(ctx context.Context) ([]int64, error) {
+type CampaignListCancelledWithQueuedRow struct {
+	ID        int64
+	AccountID int64
+}
+
+// Cancelled campaigns that still have queued rows to close (SendSweepCancelled).
+func (q *Queries) CampaignListCancelledWithQueued(ctx context.Context) ([]CampaignListCancelledWithQueuedRow, error) {
 	rows, err := q.db.Query(ctx, campaignListCancelledWithQueued)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []int64{}
+	items := []CampaignListCancelledWithQueuedRow{}
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var i CampaignListCancelledWithQueuedRow
+		if err := rows.Scan(&i.ID, &i.AccountID); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

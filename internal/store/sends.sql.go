@@ -617,23 +617,33 @@ UPDATE sends
 SET status = 'cancelled', updated_at = coalesce($1::timestamptz, now())
 WHERE id IN (
     SELECT s.id FROM sends s
-    WHERE s.campaign_id = $2 AND s.status = 'queued'
+    WHERE s.account_id = $2 AND s.campaign_id = $3 AND s.status = 'queued'
+      AND EXISTS (SELECT 1 FROM campaigns c
+                  WHERE c.account_id = $2 AND c.id = $3 AND c.status = 'cancelled')
     ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
-    LIMIT 5000
+    LIMIT 1000
     FOR UPDATE SKIP LOCKED)
   AND status = 'queued'
 `
 
 type SendSweepCancelledParams struct {
 	Now        *time.Time
+	AccountID  int64
 	CampaignID int64
 }
 
-// The cancel transition (SendCancelQueued) closes the queued rows in its own
-// transaction; a row in flight at that moment can still come back to queued (a
-// temporary failure, a rescued lease). This sweep closes those, in bounded batches.
+// Closes up to 1,000 queued rows of a cancelled campaign, in the statement's own
+// short transaction: the only statement that cancels a campaign's queued rows. The
+// cancel itself (CampaignCancel) changes the campaign row alone, so its transaction
+// stays short however large the campaign: every account's event readers wait below
+// the oldest running transaction, and one that cancelled 500,000 rows held them all
+// for seconds. Until a row is closed it stays queued but is never claimed
+// (SendClaimBatch claims only from sending campaigns). The cancel request calls
+// this until nothing is left; the executors' maintenance calls it too, for a
+// request that stopped half-way (a killed process) and for rows in flight at the
+// cancel that came back to queued (a temporary failure, a rescued lease).
 func (q *Queries) SendSweepCancelled(ctx context.Context, arg SendSweepCancelledParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendSweepCancelled, arg.Now, arg.CampaignID)
+	result, err := q.db.Exec(ctx, sendSweepCancelled, arg.Now, arg.AccountID, arg.CampaignID)
 	if err != nil {
 		return 0, err
 	}

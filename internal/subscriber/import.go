@@ -200,10 +200,23 @@ func cellReason(v, enc string) string {
 	}
 }
 
+// Limits of one batch of an import: each batch is staged and merged in its own
+// transaction, so no transaction grows with the file. Every account's event
+// readers wait below the oldest running transaction; one import of 100,000 rows
+// in one transaction held them all for its whole merge.
+const (
+	ImportBatchRows  = 1000
+	ImportBatchBytes = 1 << 20
+)
+
 // Import upserts rows for the account: each row is validated here (rejects are
-// reported, not fatal), the valid ones are COPYed into the staging table and merged
-// into subscribers with one INSERT … SELECT … ON CONFLICT, all in one transaction.
-// With listID, every imported subscriber joins that list (which must be the account's).
+// reported, not fatal), then the valid ones go in batches of at most
+// ImportBatchRows rows (and about ImportBatchBytes of attributes), each COPYed into
+// the staging table and merged into subscribers with one INSERT … SELECT … ON
+// CONFLICT in its own transaction. An import that fails part-way keeps the batches
+// that committed before the failure: sending it again is safe (an upsert of the
+// same rows), and reports those rows as updated. With listID, every imported
+// subscriber joins that list (which must be the account's).
 func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow, rejected []Rejection, listID *int64) (ImportResult, error) {
 	if len(rows)+len(rejected) > MaxImportRows {
 		return ImportResult{}, apperr.New(apperr.TooLarge, "an import holds at most %d rows", MaxImportRows)
@@ -256,33 +269,55 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 		staged = append(staged, store.SubscriberImportStageParams{Line: int32(r.Line), Email: addr.Email,
 			EmailLower: addr.Lower, Name: r.Name, Status: r.Status, Attributes: attrs})
 	}
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		if listID != nil {
-			if _, err := q.ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: *listID}); err != nil {
-				return postgres.Error(err, "list")
+	err := s.importBatches(ctx, accountID, staged, listID, &res)
+	slices.SortStableFunc(res.Rejected, func(a, b Rejection) int { return cmp.Compare(a.Line, b.Line) })
+	return res, err
+}
+
+// importBatches merges staged into the account's subscribers, one bounded batch per
+// transaction, adding the counts to res.
+func (s *Service) importBatches(ctx context.Context, accountID int64, staged []store.SubscriberImportStageParams,
+	listID *int64, res *ImportResult) error {
+	q := store.New(s.pool)
+	if listID != nil {
+		if _, err := q.ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: *listID}); err != nil {
+			return postgres.Error(err, "list")
+		}
+	}
+	if len(staged) == 0 {
+		return nil
+	}
+	importID, err := q.SubscriberImportNextID(ctx)
+	if err != nil {
+		return err
+	}
+	for len(staged) > 0 {
+		n, size := 0, 0
+		for n < len(staged) && n < ImportBatchRows && (n == 0 || size+len(staged[n].Attributes) <= ImportBatchBytes) {
+			staged[n].ImportID = importID
+			size += len(staged[n].Attributes)
+			n++
+		}
+		batch := staged[:n]
+		staged = staged[n:]
+		var counts store.SubscriberImportUpsertRow
+		err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+			q := store.New(tx)
+			if _, err := q.SubscriberImportStage(ctx, batch); err != nil {
+				return fmt.Errorf("copy import rows: %w", err)
 			}
-		}
-		if len(staged) == 0 {
-			return nil
-		}
-		importID, err := q.SubscriberImportNextID(ctx)
+			var err error
+			counts, err = q.SubscriberImportUpsert(ctx, store.SubscriberImportUpsertParams{AccountID: accountID, ImportID: importID, ListID: listID})
+			if err != nil {
+				return postgres.Error(err, "subscriber")
+			}
+			return q.SubscriberImportClear(ctx, importID)
+		})
 		if err != nil {
 			return err
 		}
-		for i := range staged {
-			staged[i].ImportID = importID
-		}
-		if _, err := q.SubscriberImportStage(ctx, staged); err != nil {
-			return fmt.Errorf("copy import rows: %w", err)
-		}
-		counts, err := q.SubscriberImportUpsert(ctx, store.SubscriberImportUpsertParams{AccountID: accountID, ImportID: importID, ListID: listID})
-		if err != nil {
-			return postgres.Error(err, "subscriber")
-		}
-		res.Inserted, res.Updated = counts.Inserted, counts.Updated
-		return q.SubscriberImportClear(ctx, importID)
-	})
-	slices.SortStableFunc(res.Rejected, func(a, b Rejection) int { return cmp.Compare(a.Line, b.Line) })
-	return res, err
+		res.Inserted += counts.Inserted
+		res.Updated += counts.Updated
+	}
+	return nil
 }

@@ -354,10 +354,13 @@ export interface paths {
          * Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
          * @description Rows are validated one by one; invalid rows are reported with their line number
          *     (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-         *     copied into a staging table and upserted in one statement: a new address is
-         *     inserted, an existing one (case-insensitive) gets the row's name, status and
-         *     attributes (merged over the existing ones). A later row for the same address in
-         *     one import is rejected as a duplicate.
+         *     copied into a staging table and upserted 1,000 at a time, each batch in its own
+         *     transaction (one transaction the size of the file would hold back every account's
+         *     events): a new address is inserted, an existing one (case-insensitive) gets the
+         *     row's name, status and attributes (merged over the existing ones). A later row for
+         *     the same address in one import is rejected as a duplicate. An import is not atomic:
+         *     one that fails part-way answers the error and keeps the batches committed before it;
+         *     sending it again is safe (the rows of the first attempt then count as updated).
          *
          *     CSV: a header line is required. Columns `email` (required), `name`, `status`
          *     (pending or confirmed, default pending) and `attributes` (a JSON object) are
