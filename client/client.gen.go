@@ -964,7 +964,7 @@ type AttachmentCreate struct {
 	// ContentType A MIME type (not multipart/* or message/*); absent: guessed from the file name's extension, else application/octet-stream.
 	ContentType *string `json:"content_type,omitempty"`
 
-	// Filename UTF-8, no / or \, no control or bidirectional formatting characters.
+	// Filename UTF-8, no / or \, no control or bidirectional formatting characters (Unicode Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069).
 	Filename string `json:"filename"`
 }
 
