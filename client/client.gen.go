@@ -1999,7 +1999,7 @@ type SequenceCondition struct {
 
 // SequenceEnrollInput Example: {"data":{"plan":"pro"},"email":"ada@example.com"}
 type SequenceEnrollInput struct {
-	// Data For the sequence's conditions.
+	// Data For the sequence's conditions; at most 16 KiB as JSON, as /v1/track's (422 naming /data).
 	Data         *map[string]interface{} `json:"data,omitempty"`
 	Email        *string                 `json:"email,omitempty"`
 	SubscriberId *int64                  `json:"subscriber_id,omitempty"`
