@@ -1079,7 +1079,7 @@ type CampaignCreate struct {
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
 
-	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+	// SenderId One of the account's senders (absent: the account's default sender). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
@@ -1175,10 +1175,10 @@ type CampaignUpdate struct {
 	Name         *string             `json:"name,omitempty"`
 	ReplyTo      *string             `json:"reply_to,omitempty"`
 
-	// SegmentId A segment of the account; 0 removes the segment.
+	// SegmentId A segment of the account; null removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
 
-	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+	// SenderId One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
@@ -1511,7 +1511,7 @@ type ListUpdate struct {
 	OptinFromEmail *string    `json:"optin_from_email,omitempty"`
 	OptinFromName  *string    `json:"optin_from_name,omitempty"`
 
-	// OptinTemplateId A template id of the account, or 0 to go back to the built-in email.
+	// OptinTemplateId A template id of the account, or null to go back to the built-in email.
 	OptinTemplateId *int64 `json:"optin_template_id,omitempty"`
 	Public          *bool  `json:"public,omitempty"`
 }

@@ -43,6 +43,32 @@ func decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, e
 	return v, nil
 }
 
+// decodeUpdate is decode for an update that can clear a field by sending it as
+// null: it also reports which of the object's members were null, which a pointer
+// field alone cannot tell from absent. (Ids are ≥ 1, so 0 never means "none".)
+func decodeUpdate[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, map[string]bool, error) {
+	var v T
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		return v, nil, decodeError(err, maxBytes)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	if v, err = decode[T](w, r, maxBytes); err != nil {
+		return v, nil, err
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return v, nil, decodeError(err, maxBytes)
+	}
+	nulls := map[string]bool{}
+	for name, m := range members {
+		if string(m) == "null" {
+			nulls[name] = true
+		}
+	}
+	return v, nulls, nil
+}
+
 // pointerAt is the RFC 6901 pointer of the value of doc that ends at offset (a
 // scalar) or opens just before it (an array or object): where encoding/json reports
 // a value of the wrong type or out of range. Its own field path leaves out array
