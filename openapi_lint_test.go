@@ -179,3 +179,35 @@ func TestOpenAPIExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIRequestIDsPositive: ids are ≥ 1, so every integer id a request body
+// carries (a property named id or *_id, the items of one named ids or *_ids) says
+// `minimum: 1`, and the request validator refuses 0 and negatives with a 422
+// naming the field — one rule, checked where every body is checked. A field that
+// can be cleared takes null for it, never 0.
+func TestOpenAPIRequestIDsPositive(t *testing.T) {
+	t.Parallel()
+	var bad []string
+	walkSchemas(loadSpec(t), func(where string, s *openapi3.Schema, request bool) {
+		if !request || s.Type == nil || !s.Type.Is("integer") {
+			return
+		}
+		i := strings.LastIndex(where, ".properties.")
+		if i < 0 {
+			return
+		}
+		name, items := strings.CutSuffix(where[i+len(".properties."):], ".items")
+		if strings.Contains(name, ".") {
+			return
+		}
+		isID := name == "id" || strings.HasSuffix(name, "_id")
+		if items {
+			isID = name == "ids" || strings.HasSuffix(name, "_ids")
+		}
+		if isID && (s.Min == nil || *s.Min < 1) {
+			bad = append(bad, where)
+		}
+	})
+	slices.Sort(bad)
+	require.Empty(t, slices.Compact(bad), "request ids without minimum: 1")
+}

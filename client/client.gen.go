@@ -964,7 +964,7 @@ type AttachmentCreate struct {
 	// ContentType A MIME type (not multipart/* or message/*); absent: guessed from the file name's extension, else application/octet-stream.
 	ContentType *string `json:"content_type,omitempty"`
 
-	// Filename UTF-8, no / or \, no control or bidirectional formatting characters.
+	// Filename UTF-8, no / or \, no control or bidirectional formatting characters (Unicode Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069).
 	Filename string `json:"filename"`
 }
 
@@ -1087,7 +1087,7 @@ type CampaignCreate struct {
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
 
-	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+	// SenderId One of the account's senders (absent: the account's default sender). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
@@ -1183,10 +1183,10 @@ type CampaignUpdate struct {
 	Name         *string             `json:"name,omitempty"`
 	ReplyTo      *string             `json:"reply_to,omitempty"`
 
-	// SegmentId A segment of the account; 0 removes the segment.
+	// SegmentId A segment of the account; null removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
 
-	// SenderId One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+	// SenderId One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
@@ -1519,7 +1519,7 @@ type ListUpdate struct {
 	OptinFromEmail *string    `json:"optin_from_email,omitempty"`
 	OptinFromName  *string    `json:"optin_from_name,omitempty"`
 
-	// OptinTemplateId A template id of the account, or 0 to go back to the built-in email.
+	// OptinTemplateId A template id of the account, or null to go back to the built-in email.
 	OptinTemplateId *int64 `json:"optin_template_id,omitempty"`
 	Public          *bool  `json:"public,omitempty"`
 }
@@ -1999,7 +1999,7 @@ type SequenceCondition struct {
 
 // SequenceEnrollInput Example: {"data":{"plan":"pro"},"email":"ada@example.com"}
 type SequenceEnrollInput struct {
-	// Data For the sequence's conditions.
+	// Data For the sequence's conditions; at most 16 KiB as JSON, as /v1/track's (422 naming /data).
 	Data         *map[string]interface{} `json:"data,omitempty"`
 	Email        *string                 `json:"email,omitempty"`
 	SubscriberId *int64                  `json:"subscriber_id,omitempty"`

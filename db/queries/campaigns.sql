@@ -2,6 +2,13 @@
 -- transition is one compare-and-set UPDATE … WHERE status = expected RETURNING; zero
 -- rows means the campaign is missing or in another state, which the caller tells apart
 -- with CampaignStatusGet. approved → sending and sending → sent belong to the executor.
+--
+-- The rule for every statement the /v1/campaigns routes reach (here, and the
+-- Campaign* statements of templates.sql and tracking.sql): it matches kind =
+-- 'campaign' only. A sequence step's campaign and an account's message stream are
+-- campaigns rows too, run by their own services; through this API their ids are
+-- unknown (404) and nothing about them changes — even where the status alone would
+-- already exclude them, so the rule does not hang on which statuses a kind can take.
 
 -- name: CampaignCreate :one
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
@@ -12,7 +19,6 @@ VALUES (@account_id, @name, @subject, @from_email, @from_name, @reply_to,
 RETURNING *;
 
 -- name: CampaignGet :one
--- kind = 'campaign' here and below: an account's message stream is no campaign of the API.
 SELECT * FROM campaigns WHERE account_id = @account_id AND id = @id AND kind = 'campaign';
 
 -- name: CampaignStatusGet :one
@@ -44,11 +50,11 @@ UPDATE campaigns SET
     segment_id       = CASE WHEN sqlc.narg('segment_id')::bigint IS NULL THEN segment_id
                             ELSE nullif(sqlc.narg('segment_id')::bigint, 0) END,
     updated_at       = now()
-WHERE account_id = @account_id AND id = @id AND status = 'draft'
+WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
 RETURNING *;
 
 -- name: CampaignDeleteDraft :execrows
-DELETE FROM campaigns WHERE account_id = @account_id AND id = @id AND status = 'draft';
+DELETE FROM campaigns WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign';
 
 -- name: CampaignApprove :one
 -- When the From domain was checked before this statement (DNS is never looked up
@@ -60,7 +66,7 @@ UPDATE campaigns SET
     scheduled_for = coalesce(sqlc.narg('scheduled_for')::timestamptz, now()),
     approved_at   = now(),
     updated_at    = now()
-WHERE account_id = @account_id AND id = @id AND status = 'draft'
+WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
   AND (NOT sqlc.arg(guarded)::boolean
        OR (from_email = sqlc.arg(checked_from)::text
            AND sender_id IS NOT DISTINCT FROM sqlc.narg('checked_sender_id')::bigint))
@@ -68,7 +74,7 @@ RETURNING *;
 
 -- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
-WHERE account_id = @account_id AND id = @id AND status = 'approved'
+WHERE account_id = @account_id AND id = @id AND status = 'approved' AND kind = 'campaign'
 RETURNING *;
 
 -- name: CampaignPause :one
@@ -78,8 +84,10 @@ WHERE account_id = @account_id AND id = @id AND status = 'sending' AND kind = 'c
 RETURNING *;
 
 -- name: CampaignResume :one
+-- A paused sequence's step campaigns are paused too: they resume with their
+-- sequence (SequenceCampaignsSetStatus), never here.
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
-WHERE account_id = @account_id AND id = @id AND status = 'paused'
+WHERE account_id = @account_id AND id = @id AND status = 'paused' AND kind = 'campaign'
 RETURNING *;
 
 -- name: CampaignCancel :one
@@ -107,7 +115,8 @@ WITH counted AS (
     SELECT a.status, a.n FROM campaign_send_archive a
     WHERE a.account_id = @account_id AND a.campaign_id = @campaign_id
 )
-SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = @account_id AND c.id = @campaign_id), '')::text
+SELECT coalesce((SELECT c.status FROM campaigns c
+                  WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.kind = 'campaign'), '')::text
            AS campaign_status,
        coalesce(sum(n) FILTER (WHERE status = 'queued'), 0)::bigint     AS queued,
        coalesce(sum(n) FILTER (WHERE status = 'sending'), 0)::bigint    AS sending,

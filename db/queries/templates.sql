@@ -45,7 +45,7 @@ SELECT EXISTS (SELECT 1 FROM templates WHERE account_id = @account_id AND id = @
 -- name: CampaignSetTemplate :exec
 -- Only a draft's template can change; the caller checked the template is the account's.
 UPDATE campaigns SET template_id = @template_id, updated_at = now()
-WHERE account_id = @account_id AND id = @id AND status = 'draft';
+WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign';
 
 -- name: CampaignFreezeTemplate :one
 -- Runs in the approve transaction, after the draft → approved CAS: the content the
@@ -58,5 +58,5 @@ UPDATE campaigns c SET
     language      = CASE WHEN c.language = '' THEN t.language ELSE c.language END,
     updated_at    = now()
 FROM templates t
-WHERE c.account_id = @account_id AND c.id = @id AND t.id = c.template_id
+WHERE c.account_id = @account_id AND c.id = @id AND t.id = c.template_id AND c.kind = 'campaign'
 RETURNING c.*;

@@ -15,7 +15,7 @@ UPDATE campaigns SET
     track_opens  = coalesce(sqlc.narg('track_opens'), track_opens),
     archive      = coalesce(sqlc.narg('archive'), archive),
     updated_at   = now()
-WHERE account_id = @account_id AND id = @id AND status = 'draft'
+WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
 RETURNING *;
 
 -- name: TrackedLinksDelete :exec

@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/text"
 )
 
 // Limits, after Postmark's: a message is at most 10 MB with its attachments;
@@ -104,7 +105,8 @@ type errText string
 func (e errText) Error() string { return string(e) }
 
 // checkFilename refuses a name that is empty, too long, not UTF-8, holds a
-// control character (line breaks would split a MIME header), a path separator
+// control character (line breaks would split a MIME header), a bidirectional
+// formatting character (text.IsBidiControl: it disguises the extension), a path separator
 // (a client might save the file elsewhere than its download folder) or is "."/"..".
 func checkFilename(name string) error {
 	switch {
@@ -119,7 +121,7 @@ func checkFilename(name string) error {
 	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == '\ufeff' ||
-			(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') {
+			text.IsBidiControl(r) {
 			return errText("filename must not contain control or bidirectional formatting characters")
 		}
 	}

@@ -50,7 +50,7 @@ func TestCheckFilenames(t *testing.T) {
 		_, err := attachment.Check([]attachment.Input{{Filename: ok, Content: enc(1)}}, "/attachments")
 		require.NoError(t, err, "%q", ok)
 	}
-	for _, bad := range []string{"", "a/b", `a\b`, "..", ".", "   ", "a\tb", "a\x7fb", "a\u0085b", "a\u2028b", "a\u202eb", "a\u2066b",
+	for _, bad := range []string{"", "a/b", `a\b`, "..", ".", "   ", "a\tb", "a\x7fb", "a\u0085b", "a\u2028b", "a\u202eb", "a\u2066b", "a\u200eb", "a\u061cb",
 		"\ufeffa", strings.Repeat("a", 256), "a\xffb"} {
 		_, err := attachment.Check([]attachment.Input{{Filename: bad, Content: enc(1)}}, "/attachments")
 		require.Error(t, err, "%q", bad)

@@ -110,9 +110,17 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.CampaignUpdate](w, r, s.bodyLimitOf(r))
+	in, nulls, err := decodeUpdate[api.CampaignUpdate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
+	}
+	// null clears the segment and the sender; the service takes 0 for that.
+	var none int64
+	if nulls["segment_id"] {
+		in.SegmentId = &none
+	}
+	if nulls["sender_id"] {
+		in.SenderId = &none
 	}
 	c, err := s.Campaigns.Update(r.Context(), accountID(r), id, campaign.Fields{
 		Name: in.Name, Subject: in.Subject, FromEmail: in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -21,10 +22,19 @@ func decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, e
 	if err := jsonContentType(w, r); err != nil {
 		return v, err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
-	dec := json.NewDecoder(r.Body)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		return v, decodeError(err, maxBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			if ptr, ok := pointerAt(raw, typeErr.Offset); ok {
+				return v, apperr.Invalidf(ptr, "%s must be of type %s", ptr, typeErr.Type.String())
+			}
+		}
 		return v, decodeError(err, maxBytes)
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
@@ -32,6 +42,103 @@ func decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, e
 	}
 	return v, nil
 }
+
+// decodeUpdate is decode for an update that can clear a field by sending it as
+// null: it also reports which of the object's members were null, which a pointer
+// field alone cannot tell from absent. (Ids are ≥ 1, so 0 never means "none".)
+func decodeUpdate[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, map[string]bool, error) {
+	var v T
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		return v, nil, decodeError(err, maxBytes)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	if v, err = decode[T](w, r, maxBytes); err != nil {
+		return v, nil, err
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return v, nil, decodeError(err, maxBytes)
+	}
+	nulls := map[string]bool{}
+	for name, m := range members {
+		if string(m) == "null" {
+			nulls[name] = true
+		}
+	}
+	return v, nulls, nil
+}
+
+// pointerAt is the RFC 6901 pointer of the value of doc that ends at offset (a
+// scalar) or opens just before it (an array or object): where encoding/json reports
+// a value of the wrong type or out of range. Its own field path leaves out array
+// indices ("steps.template_id"), which would not say which step is wrong.
+func pointerAt(doc []byte, offset int64) (string, bool) {
+	type frame struct {
+		object bool
+		key    string // the current member's name; "" until read
+		index  int    // the current element's index
+		keyed  bool   // the member's name was read, its value is next
+	}
+	var path []frame
+	ptr := func() string {
+		var b strings.Builder
+		for _, f := range path {
+			b.WriteByte('/')
+			if f.object {
+				b.WriteString(pointerEscaper.Replace(f.key))
+			} else {
+				b.WriteString(strconv.Itoa(f.index))
+			}
+		}
+		return b.String()
+	}
+	// done moves the innermost container past the value just read.
+	done := func() {
+		if n := len(path); n > 0 {
+			if path[n-1].object {
+				path[n-1].keyed = false
+			} else {
+				path[n-1].index++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if n := len(path); n > 0 && path[n-1].object && !path[n-1].keyed {
+			if k, ok := tok.(string); ok { // a member's name, not a value
+				path[n-1].key, path[n-1].keyed = k, true
+				continue
+			}
+		}
+		// The token is a value (or a closing delimiter).
+		switch tok {
+		case json.Delim('}'), json.Delim(']'):
+			path = path[:len(path)-1]
+			done()
+			continue
+		}
+		if dec.InputOffset() == offset {
+			return ptr(), true
+		}
+		switch tok {
+		case json.Delim('{'):
+			path = append(path, frame{object: true})
+		case json.Delim('['):
+			path = append(path, frame{})
+		default:
+			done()
+		}
+	}
+}
+
+// pointerEscaper escapes a member name for a JSON pointer (RFC 6901 §3).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // decodeChecked is decode for routes outside validateRequest (the public ones):
 // the body's strings pass the same text gate (valid UTF-8, no NUL, no unpaired

@@ -70,16 +70,13 @@ func (s *Server) updateList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.ListUpdate](w, r, s.Config.MaxBodyBytes)
+	in, nulls, err := decodeUpdate[api.ListUpdate](w, r, s.Config.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
 	p := subscriber.ListPatch{Name: in.Name, Description: in.Description, Optin: (*string)(in.Optin), Public: in.Public,
 		Language: in.Language, OptinFromEmail: in.OptinFromEmail, OptinFromName: in.OptinFromName,
-		OptinTemplateID: in.OptinTemplateId}
-	if p.OptinTemplateID != nil && *p.OptinTemplateID == 0 {
-		p.OptinTemplateID, p.ClearOptinTemplate = nil, true
-	}
+		OptinTemplateID: in.OptinTemplateId, ClearOptinTemplate: nulls["optin_template_id"]}
 	l, err := s.Subscribers.UpdateList(r.Context(), accountID(r), id, p)
 	if err != nil {
 		return err

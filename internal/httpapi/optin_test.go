@@ -370,9 +370,9 @@ func TestSignupConfirmationTemplate(t *testing.T) {
 	require.Contains(t, text, "{{.Attributes.confirm_url}}")
 	require.Regexp(t, `^https://mail\.example\.com/p/confirm/[A-Za-z0-9_-]+$`, link)
 
-	res = o.do(o.keyB, "PATCH", "/v1/lists/"+itoa(l.Id), map[string]any{"optin_template_id": 0})
+	res = o.do(o.keyB, "PATCH", "/v1/lists/"+itoa(l.Id), map[string]any{"optin_template_id": nil})
 	require.Equal(t, http.StatusNotFound, res.Status)
-	res = o.do(o.keyA, "PATCH", "/v1/lists/"+itoa(l.Id), map[string]any{"optin_template_id": 0})
+	res = o.do(o.keyA, "PATCH", "/v1/lists/"+itoa(l.Id), map[string]any{"optin_template_id": nil})
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 	require.Nil(t, decodeAs[api.List](t, res).OptinTemplateId)
 	// A double opt-in list cannot lose its From address.

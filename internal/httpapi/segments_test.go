@@ -66,7 +66,7 @@ func TestSegments(t *testing.T) {
 	require.Equal(t, g.Id, *c.SegmentId)
 	res = e.do(a, "DELETE", "/v1/segments/"+itoa(g.Id), nil)
 	require.Equal(t, http.StatusConflict, res.Status)
-	res = e.do(a, "PATCH", "/v1/campaigns/"+itoa(c.Id), map[string]any{"segment_id": 0})
+	res = e.do(a, "PATCH", "/v1/campaigns/"+itoa(c.Id), map[string]any{"segment_id": nil})
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 	require.Nil(t, decodeAs[api.Campaign](t, res).SegmentId)
 	res = e.do(a, "DELETE", "/v1/segments/"+itoa(g.Id), nil)

@@ -51,10 +51,11 @@ const (
 	ReentryAfterExit = "after_exit"
 )
 
-// MaxEventDataBytes bounds a tracked event's data (as JSON): it is what a step's
-// templates see as .Event, with the data of the events the enrollment awaited
-// merged in, and templates read at most message.MaxAttributeBytes of it (a step
-// whose merged data is larger fails to render, as one with larger attributes).
+// MaxEventDataBytes bounds the data of a tracked event and of an enrollment alike
+// (as JSON, eventData): it is what a step's templates see as .Event, with the data
+// of the events the enrollment awaited merged in, and templates read at most
+// message.MaxAttributeBytes of it (a step whose merged data is larger fails to
+// render, as one with larger attributes).
 const MaxEventDataBytes = 16 << 10
 
 // MaxSteps bounds a sequence's steps.

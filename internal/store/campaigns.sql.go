@@ -16,7 +16,7 @@ UPDATE campaigns SET
     scheduled_for = coalesce($1::timestamptz, now()),
     approved_at   = now(),
     updated_at    = now()
-WHERE account_id = $2 AND id = $3 AND status = 'draft'
+WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
   AND (NOT $4::boolean
        OR (from_email = $5::text
            AND sender_id IS NOT DISTINCT FROM $6::bigint))
@@ -426,6 +426,13 @@ type CampaignCreateParams struct {
 // transition is one compare-and-set UPDATE … WHERE status = expected RETURNING; zero
 // rows means the campaign is missing or in another state, which the caller tells apart
 // with CampaignStatusGet. approved → sending and sending → sent belong to the executor.
+//
+// The rule for every statement the /v1/campaigns routes reach (here, and the
+// Campaign* statements of templates.sql and tracking.sql): it matches kind =
+// 'campaign' only. A sequence step's campaign and an account's message stream are
+// campaigns rows too, run by their own services; through this API their ids are
+// unknown (404) and nothing about them changes — even where the status alone would
+// already exclude them, so the rule does not hang on which statuses a kind can take.
 func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignCreate,
 		arg.AccountID,
@@ -481,7 +488,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 }
 
 const campaignDeleteDraft = `-- name: CampaignDeleteDraft :execrows
-DELETE FROM campaigns WHERE account_id = $1 AND id = $2 AND status = 'draft'
+DELETE FROM campaigns WHERE account_id = $1 AND id = $2 AND status = 'draft' AND kind = 'campaign'
 `
 
 type CampaignDeleteDraftParams struct {
@@ -550,7 +557,6 @@ type CampaignGetParams struct {
 	ID        int64
 }
 
-// kind = 'campaign' here and below: an account's message stream is no campaign of the API.
 func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignGet, arg.AccountID, arg.ID)
 	var i Campaign
@@ -762,7 +768,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
-WHERE account_id = $1 AND id = $2 AND status = 'paused'
+WHERE account_id = $1 AND id = $2 AND status = 'paused' AND kind = 'campaign'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive
 `
 
@@ -771,6 +777,8 @@ type CampaignResumeParams struct {
 	ID        int64
 }
 
+// A paused sequence's step campaigns are paused too: they resume with their
+// sequence (SequenceCampaignsSetStatus), never here.
 func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignResume, arg.AccountID, arg.ID)
 	var i Campaign
@@ -820,7 +828,8 @@ WITH counted AS (
     SELECT a.status, a.n FROM campaign_send_archive a
     WHERE a.account_id = $1 AND a.campaign_id = $2
 )
-SELECT coalesce((SELECT c.status FROM campaigns c WHERE c.account_id = $1 AND c.id = $2), '')::text
+SELECT coalesce((SELECT c.status FROM campaigns c
+                  WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'), '')::text
            AS campaign_status,
        coalesce(sum(n) FILTER (WHERE status = 'queued'), 0)::bigint     AS queued,
        coalesce(sum(n) FILTER (WHERE status = 'sending'), 0)::bigint    AS sending,
@@ -984,7 +993,7 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
-WHERE account_id = $1 AND id = $2 AND status = 'approved'
+WHERE account_id = $1 AND id = $2 AND status = 'approved' AND kind = 'campaign'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive
 `
 
@@ -1052,7 +1061,7 @@ UPDATE campaigns SET
     segment_id       = CASE WHEN $12::bigint IS NULL THEN segment_id
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
-WHERE account_id = $13 AND id = $14 AND status = 'draft'
+WHERE account_id = $13 AND id = $14 AND status = 'draft' AND kind = 'campaign'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive
 `
 

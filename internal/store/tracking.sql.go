@@ -168,7 +168,7 @@ UPDATE campaigns SET
     track_opens  = coalesce($2, track_opens),
     archive      = coalesce($3, archive),
     updated_at   = now()
-WHERE account_id = $4 AND id = $5 AND status = 'draft'
+WHERE account_id = $4 AND id = $5 AND status = 'draft' AND kind = 'campaign'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive
 `
 

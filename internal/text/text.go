@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -245,3 +246,15 @@ func lossy(lit []byte) string {
 	}
 	return Printable(s)
 }
+
+// IsBidiControl reports whether r is a bidirectional formatting character: Unicode's
+// Bidi_Control property (UAX #9) — the marks U+061C, U+200E, U+200F, the embeddings
+// and overrides U+202A–U+202E and the isolates U+2066–U+2069. Each changes how the
+// text around it is displayed without showing itself ("invoice\u202Efdp.exe" reads
+// as "invoiceexe.pdf"), so a field that refuses such characters refuses all of them,
+// by this one definition.
+func IsBidiControl(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }
+
+// HasBidiControl reports whether s holds a bidirectional formatting character
+// (IsBidiControl).
+func HasBidiControl(s string) bool { return strings.IndexFunc(s, IsBidiControl) >= 0 }

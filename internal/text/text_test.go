@@ -105,3 +105,21 @@ func BenchmarkCheckJSON(b *testing.B) {
 		})
 	}
 }
+
+// TestIsBidiControl: the one definition of a bidirectional formatting character is
+// exactly these twelve code points — the marks included, which a hand-written list
+// of the embeddings, overrides and isolates once missed.
+func TestIsBidiControl(t *testing.T) {
+	t.Parallel()
+	want := map[rune]bool{0x061c: true, 0x200e: true, 0x200f: true, 0x2066: true, 0x2067: true, 0x2068: true, 0x2069: true}
+	for r := rune(0x202a); r <= 0x202e; r++ {
+		want[r] = true
+	}
+	for r := rune(0); r <= 0x10ffff; r++ {
+		if text.IsBidiControl(r) != want[r] {
+			t.Fatalf("IsBidiControl(%U) = %v", r, !want[r])
+		}
+	}
+	require.True(t, text.HasBidiControl("invoice\u200fexe.pdf"))
+	require.False(t, text.HasBidiControl("فاتورة.pdf"), "right-to-left letters are text, not controls")
+}

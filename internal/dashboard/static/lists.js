@@ -88,7 +88,7 @@ function SignUp({ list, onSaved }) {
     setError(null);
     try {
       await api('PATCH', '/v1/lists/' + list.id, { optin, public: isPublic, language, optin_from_email: fromEmail, optin_from_name: fromName,
-        optin_template_id: Number(template) });
+        optin_template_id: Number(template) || null });  // "0" in the select is the built-in email: null
       onSaved();
     } catch (err) { setError(err); }
   };

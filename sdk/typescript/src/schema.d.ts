@@ -2214,7 +2214,7 @@ export interface components {
             email?: string;
             /** Format: int64 */
             subscriber_id?: number;
-            /** @description For the sequence's conditions. */
+            /** @description For the sequence's conditions; at most 16 KiB as JSON, as /v1/track's (422 naming /data). */
             data?: {
                 [key: string]: unknown;
             };
@@ -2798,9 +2798,9 @@ export interface components {
             optin_from_name?: string;
             /**
              * Format: int64
-             * @description A template id of the account, or 0 to go back to the built-in email.
+             * @description A template id of the account, or null to go back to the built-in email.
              */
-            optin_template_id?: number;
+            optin_template_id?: number | null;
         };
         /**
          * @example {
@@ -3109,7 +3109,7 @@ export interface components {
          *     }
          */
         AttachmentCreate: {
-            /** @description UTF-8, no / or \, no control or bidirectional formatting characters. */
+            /** @description UTF-8, no / or \, no control or bidirectional formatting characters (Unicode Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069). */
             filename: string;
             /** @description The file in standard base64 (RFC 4648 §4, padded, no line breaks). */
             content: string;
@@ -3779,7 +3779,7 @@ export interface components {
             ambiguous_policy?: components["schemas"]["AmbiguousPolicy"];
             /**
              * Format: int64
-             * @description One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+             * @description One of the account's senders (absent: the account's default sender). Approval checks its allowed_from.
              */
             sender_id?: number;
             /**
@@ -3813,15 +3813,15 @@ export interface components {
             list_ids?: number[];
             /**
              * Format: int64
-             * @description A segment of the account; 0 removes the segment.
+             * @description A segment of the account; null removes the segment.
              */
-            segment_id?: number;
+            segment_id?: number | null;
             ambiguous_policy?: components["schemas"]["AmbiguousPolicy"];
             /**
              * Format: int64
-             * @description One of the account's senders (0 in an update clears it: the default applies). Approval checks its allowed_from.
+             * @description One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
              */
-            sender_id?: number;
+            sender_id?: number | null;
             /**
              * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
              *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
