@@ -71,6 +71,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "-messages" || args[0] == "--messages") {
 		return runMessagesChaos(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "-skew" || args[0] == "--skew") {
+		return runSkewChaos(ctx, args[1:], stdout, stderr) // skew.go
+	}
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	o.serviceFlags(fs)
