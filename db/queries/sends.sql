@@ -273,14 +273,16 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
 -- cancelled in a cancelled campaign), in_doubt kept as it was. A row another
 -- executor took meanwhile (rescued, claimed again) no longer carries our id and is
 -- not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
--- lease_from bounds the rows to those whose lease began no earlier than the
--- failed claim (less a clock margin): under asynchronous replication a failover
--- can also undo the acknowledgement of a row that was sent, which looks the same
--- but was claimed earlier, and is left to the lease rescue (lostclaim.go).
+-- lease_from_in_us bounds the rows to those whose lease began no earlier than the
+-- failed claim (less a margin): under asynchronous replication a failover can
+-- also undo the acknowledgement of a row that was sent, which looks the same but
+-- was claimed earlier, and is left to the lease rescue (lostclaim.go). It is an
+-- offset from now on the database's clock, which stamped lease_until: the
+-- executor knows how long ago its claim began, not when on the database's clock.
 WITH lost AS (
     SELECT s.id, s.campaign_id FROM sends s
     WHERE s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[])
-      AND s.lease_until >= @lease_from::timestamptz
+      AND s.lease_until >= coalesce(sqlc.narg('now')::timestamptz, now()) + sqlc.arg('lease_from_in_us')::bigint * interval '1 microsecond'
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT l.campaign_id FROM lost l)

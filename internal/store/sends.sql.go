@@ -408,7 +408,7 @@ const sendReleaseLost = `-- name: SendReleaseLost :execrows
 WITH lost AS (
     SELECT s.id, s.campaign_id FROM sends s
     WHERE s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
-      AND s.lease_until >= $3::timestamptz
+      AND s.lease_until >= coalesce($1::timestamptz, now()) + $3::bigint * interval '1 microsecond'
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT l.campaign_id FROM lost l)
@@ -424,9 +424,9 @@ WHERE s.id = l.id AND c.id = s.campaign_id
 `
 
 type SendReleaseLostParams struct {
-	Now         *time.Time
-	ExecutorIds []int64
-	LeaseFrom   time.Time
+	Now           *time.Time
+	ExecutorIds   []int64
+	LeaseFromInUs int64
 }
 
 // Hands back the rows of claims whose answer this executor process never saw: the
@@ -441,12 +441,14 @@ type SendReleaseLostParams struct {
 // cancelled in a cancelled campaign), in_doubt kept as it was. A row another
 // executor took meanwhile (rescued, claimed again) no longer carries our id and is
 // not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
-// lease_from bounds the rows to those whose lease began no earlier than the
-// failed claim (less a clock margin): under asynchronous replication a failover
-// can also undo the acknowledgement of a row that was sent, which looks the same
-// but was claimed earlier, and is left to the lease rescue (lostclaim.go).
+// lease_from_in_us bounds the rows to those whose lease began no earlier than the
+// failed claim (less a margin): under asynchronous replication a failover can
+// also undo the acknowledgement of a row that was sent, which looks the same but
+// was claimed earlier, and is left to the lease rescue (lostclaim.go). It is an
+// offset from now on the database's clock, which stamped lease_until: the
+// executor knows how long ago its claim began, not when on the database's clock.
 func (q *Queries) SendReleaseLost(ctx context.Context, arg SendReleaseLostParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds, arg.LeaseFrom)
+	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds, arg.LeaseFromInUs)
 	if err != nil {
 		return 0, err
 	}
