@@ -194,3 +194,37 @@ func TestSkewedClockWakesForTheScheduledCampaign(t *testing.T) {
 		})
 	}
 }
+
+// TestSkewedClockWakesForTheQueuedMessage: an idle message stream sleeps until its
+// earliest queued row is due, as the sweep found it; the claim reads the
+// database's clock, so that row is due 20 s from now on the executor's clock
+// too, whatever that clock says: not 30 s late (host behind) nor 30 s early,
+// when every sweep would claim the stream for nothing (ahead).
+func TestSkewedClockWakesForTheQueuedMessage(t *testing.T) {
+	t.Parallel()
+	for _, skew := range skews {
+		t.Run(skew.String(), func(t *testing.T) {
+			t.Parallel()
+			pool := dbtest.New(t)
+			f := fixture{t, pool}
+			acct := f.account("a")
+			c := f.campaign(acct, nil, "skip", time.Now())
+			f.exec(`UPDATE campaigns SET kind = 'messages', status = 'sending' WHERE id = $1`, c)
+			sub := f.subscribers(acct, "m", 1, "confirmed")
+			f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, next_attempt_at)
+				VALUES ($1, $2, $3, 'm1@example.com', 'm1@example.com', 'message:x', now() + interval '20 seconds')`, c, acct, sub)
+			e := newExecutor(t, pool, newFake(true), Config{ClockSkew: skew})
+			ctx := context.Background()
+			d := e.newDealer()
+			require.NoError(t, e.refresh(ctx, d))
+			s := d.byID[c]
+			require.NotNil(t, s)
+			s.wake = streamWake{quiet: true}
+			require.NoError(t, e.wakeStreams(ctx, d))
+			in := s.wake.wakeAt.Sub(e.clock())
+			require.InDelta(t, 20*time.Second, in, float64(2*time.Second),
+				"the stream would wake %s from now for a message due in 20 s", in)
+			f.exec(`DELETE FROM sends WHERE campaign_id = $1`, c)
+		})
+	}
+}
