@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated ts build harness fmt vet fuzz clean-dev bench loadtest chaos chaos-bulk chaos-senders chaos-messages chaos-sequences postman failover upgrade
+.PHONY: run test check generate generated ts build harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -86,6 +86,12 @@ chaos: build harness
 IMPORTS ?= 200000
 chaos-bulk: build harness
 	./bin/sendonce-harness chaos -sendonce bin/sendonce -bulk -recipients $(RECIPIENTS) -imports $(IMPORTS) -kills $(KILLS) $(CHAOS_FLAGS)
+
+## chaos-skew: RECIPIENTS sent by two replicas whose clocks are 30 s behind and 30 s ahead of PostgreSQL's
+##             (SENDONCE_CLOCK_SKEW; CHAOS_FLAGS=-skews=-30s,0s,30s for more), each SIGKILLed in turn KILLS times:
+##             exactly once (idempotent sink): leases, heartbeats and retries are judged on the database's clock
+chaos-skew: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -skew -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## chaos-senders: two accounts through their own senders (Resend-shaped: exactly once; Postmark-shaped: at most once) under SIGKILL
 chaos-senders: build harness

@@ -120,6 +120,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		ProviderName:          cfg.Provider,
 		Links:                 links,
 		SegmentBuildTimeout:   cfg.SegmentBuildTimeout,
+		ClockSkew:             cfg.ClockSkew,
 	}
 }
 

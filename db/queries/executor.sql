@@ -101,9 +101,12 @@ WHERE c.status = 'cancelled'
 LIMIT 100;
 
 -- name: CampaignNextDue :one
--- When the next approved campaign falls due, so the scheduler wakes for it rather
--- than up to a tick late (campaigns_due_idx).
-SELECT scheduled_for FROM campaigns
+-- How long until the next approved campaign falls due, so the scheduler wakes for
+-- it rather than up to a tick late (campaigns_due_idx). A wait, not a time: the
+-- campaign starts by the database's clock (CampaignStartDue), which the
+-- executor's own may be off from.
+SELECT (extract(epoch FROM scheduled_for - coalesce(sqlc.narg('now')::timestamptz, now())) * 1e6)::bigint AS due_in_us
+FROM campaigns
 WHERE status = 'approved' AND scheduled_for IS NOT NULL
 ORDER BY scheduled_for
 LIMIT 1;

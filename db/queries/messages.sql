@@ -153,8 +153,11 @@ FROM claimed c;
 -- sends_claim_idx per stream). An idle stream is otherwise never claimed: this
 -- finds rows no NOTIFY announced (rescued, released, a lost notification) and the
 -- next send_at or retry time. Not a tenant query: it reads every account's stream.
--- A message due at once is queued at -infinity, which time.Time cannot hold.
-SELECT c.id, greatest(q.next_attempt_at, 'epoch')::timestamptz AS next_attempt_at
+-- A message due at once is queued at -infinity, read as the epoch. The answer is
+-- how long until then on the database's clock, which the claim compares
+-- next_attempt_at with: the executor's own clock may be off from it.
+SELECT c.id,
+       (extract(epoch FROM greatest(q.next_attempt_at, 'epoch') - coalesce(sqlc.narg('now')::timestamptz, now())) * 1e6)::bigint AS due_in_us
 FROM campaigns c
 CROSS JOIN LATERAL (
     SELECT s.next_attempt_at FROM sends s

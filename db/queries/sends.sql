@@ -191,12 +191,15 @@ FROM claimed c;
 -- and cost no round trip of their own. The count is of acknowledged rows.
 -- doubts marks the retries of an ambiguous answer (the provider may have taken
 -- the message): the row is then in_doubt, replayed only through its recorded route.
+-- retry_in_us is how long a retried row waits, from now on the database's clock
+-- (the claim compares next_attempt_at with that clock): the executor's own clock
+-- may be off from it, so it sends the wait, never a time of its own.
 WITH u AS (
     -- Set-returning functions in one select list zip element by element (PostgreSQL 10+).
     SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts,
            unnest(@statuses::text[]) AS status,
            unnest(@provider_ids::text[]) AS provider_id, unnest(@errors::text[]) AS error,
-           unnest(@next_attempts::timestamptz[]) AS next_attempt_at, unnest(@doubts::bool[]) AS doubt
+           unnest(@retry_in_us::bigint[]) AS retry_in_us, unnest(@doubts::bool[]) AS doubt
 ), retried AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
@@ -208,7 +211,9 @@ SET status              = CASE WHEN u.status = 'queued'
                                THEN 'cancelled' ELSE u.status END,
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
     last_error          = nullif(u.error, ''),
-    next_attempt_at     = coalesce(u.next_attempt_at, s.next_attempt_at),
+    next_attempt_at     = CASE WHEN u.status = 'queued'
+                               THEN coalesce(sqlc.narg('now')::timestamptz, now()) + u.retry_in_us * interval '1 microsecond'
+                               ELSE s.next_attempt_at END,
     in_doubt            = s.in_doubt OR coalesce(u.doubt, false),
     sent_at             = CASE WHEN u.status = 'sent' THEN coalesce(sqlc.narg('now')::timestamptz, now()) END,
     lease_until         = NULL,
@@ -268,14 +273,16 @@ WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
 -- cancelled in a cancelled campaign), in_doubt kept as it was. A row another
 -- executor took meanwhile (rescued, claimed again) no longer carries our id and is
 -- not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
--- lease_from bounds the rows to those whose lease began no earlier than the
--- failed claim (less a clock margin): under asynchronous replication a failover
--- can also undo the acknowledgement of a row that was sent, which looks the same
--- but was claimed earlier, and is left to the lease rescue (lostclaim.go).
+-- lease_from_in_us bounds the rows to those whose lease began no earlier than the
+-- failed claim (less a margin): under asynchronous replication a failover can
+-- also undo the acknowledgement of a row that was sent, which looks the same but
+-- was claimed earlier, and is left to the lease rescue (lostclaim.go). It is an
+-- offset from now on the database's clock, which stamped lease_until: the
+-- executor knows how long ago its claim began, not when on the database's clock.
 WITH lost AS (
     SELECT s.id, s.campaign_id FROM sends s
     WHERE s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[])
-      AND s.lease_until >= @lease_from::timestamptz
+      AND s.lease_until >= coalesce(sqlc.narg('now')::timestamptz, now()) + sqlc.arg('lease_from_in_us')::bigint * interval '1 microsecond'
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT l.campaign_id FROM lost l)

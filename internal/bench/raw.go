@@ -109,7 +109,7 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 					ack.Statuses = append(ack.Statuses, "sent")
 					ack.ProviderIds = append(ack.ProviderIds, r.JobID)
 					ack.Errors = append(ack.Errors, "")
-					ack.NextAttempts = append(ack.NextAttempts, time.Time{})
+					ack.RetryInUs = append(ack.RetryInUs, 0)
 				}
 				n, err := q.SendAckMany(gctx, ack)
 				if err != nil {

@@ -206,6 +206,11 @@ type Executor struct {
 	// AttachmentCacheMB caps the base64 encodings of campaigns' files the
 	// executor keeps, so each file is encoded once per campaign (0: no cache).
 	AttachmentCacheMB int `envconfig:"ATTACHMENT_CACHE_MB" default:"64"`
+	// ClockSkew shifts this process's clock away from the database's, for the
+	// skewed-clock chaos run and its tests only: every lease, heartbeat and retry
+	// time is the database's, so a host clock that is off by this much must change
+	// nothing. Never set it in production.
+	ClockSkew time.Duration `split_words:"true" default:"0"`
 }
 
 // Providers settings: which provider sends, and its connection details.

@@ -87,7 +87,7 @@ func BenchmarkAcknowledge(b *testing.B) {
 					p.Statuses = append(p.Statuses, "sent")
 					p.ProviderIds = append(p.ProviderIds, "pid-"+r.JobID)
 					p.Errors = append(p.Errors, "")
-					p.NextAttempts = append(p.NextAttempts, time.Time{})
+					p.RetryInUs = append(p.RetryInUs, 0)
 				}
 				acks = append(acks, p)
 			}

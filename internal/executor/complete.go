@@ -119,9 +119,12 @@ func (a *acker) flush(batch []result) {
 	p := &a.p
 	p.Now = e.now()
 	p.Ids, p.Attempts, p.Statuses = p.Ids[:0], p.Attempts[:0], p.Statuses[:0]
-	p.ProviderIds, p.Errors, p.NextAttempts = p.ProviderIds[:0], p.Errors[:0], p.NextAttempts[:0]
+	p.ProviderIds, p.Errors, p.RetryInUs = p.ProviderIds[:0], p.Errors[:0], p.RetryInUs[:0]
 	p.Doubts = p.Doubts[:0]
 	a.released = a.released[:0]
+	// A retry's time is this process's (r.next); the database gets the wait left
+	// until then, which it adds to its own clock.
+	now := e.clock()
 	for _, r := range batch {
 		if r.status == statusRelease {
 			a.released = append(a.released, claimRef{r.id, r.attempts})
@@ -132,7 +135,7 @@ func (a *acker) flush(batch []result) {
 		p.Statuses = append(p.Statuses, r.status)
 		p.ProviderIds = append(p.ProviderIds, r.providerID)
 		p.Errors = append(p.Errors, r.err)
-		p.NextAttempts = append(p.NextAttempts, r.next)
+		p.RetryInUs = append(p.RetryInUs, max(r.next.Sub(now), 0).Microseconds())
 		p.Doubts = append(p.Doubts, r.doubt)
 	}
 	acked, releasedDone := len(p.Ids) == 0, len(a.released) == 0

@@ -124,6 +124,11 @@ type Config struct {
 	MessageHoldMax time.Duration
 	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
 	Now func() time.Time
+	// ClockSkew offsets this process's clock (Now, or time.Now) and nothing the
+	// database reads: it plays a host whose clock is off from PostgreSQL's
+	// (SENDONCE_CLOCK_SKEW, for tests and the skewed-clock chaos run). Whatever
+	// it is, leases, heartbeats and retry times must hold on the database's clock.
+	ClockSkew time.Duration
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment
 	// (statement_timeout); default 10m. A build that exceeds it fails the campaign.
 	SegmentBuildTimeout time.Duration
@@ -422,12 +427,15 @@ func (e *Executor) now() *time.Time {
 	return &t
 }
 
-// clock returns the injected time, or the wall clock.
+// clock is this process's clock: the injected time, or the wall clock, shifted
+// by ClockSkew. It dates what the process measures for itself (the time left of a
+// lease since its claim began, a heartbeat's age, a retry's wait); it is never
+// compared with a timestamp the database wrote, nor written as one.
 func (e *Executor) clock() time.Time {
 	if e.cfg.Now == nil {
-		return time.Now()
+		return time.Now().Add(e.cfg.ClockSkew)
 	}
-	return e.cfg.Now()
+	return e.cfg.Now().Add(e.cfg.ClockSkew)
 }
 
 func signal(c chan struct{}) {

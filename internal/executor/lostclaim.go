@@ -29,15 +29,25 @@ type lostClaims struct {
 	since   time.Time // on the executor's clock, before the statement
 }
 
-// lostClaimSkew is how much earlier than the failed claim's start, on the
-// executor's clock, a row's claim may have been dated by the database's clock
-// and still be taken for the lost claim's. Under synchronous replication every
+// leaseFromIn is where, counted from now, the leases of the earliest lost claim
+// end at the soonest: it began since ago, so its rows' lease_until (now() at the
+// claim plus Lease, on the database's clock) is at least now - ago + Lease there.
+// Measured on this process's clock alone: however far that is from the
+// database's, the bound lands on the database's clock where it should.
+func (e *Executor) leaseFromIn() time.Duration {
+	return e.cfg.Lease - lostClaimSkew - e.clock().Sub(e.lost.since)
+}
+
+// lostClaimSkew is how much earlier than the failed claim's start a row's claim
+// may have been dated and still be taken for the lost claim's: it covers the
+// round trip of the release statement, whose now() is later than the moment
+// the executor measured the claim's age. Under synchronous replication every
 // 'sending' row of this process that it does not hold is a lost claim's, whenever
 // it was claimed; under asynchronous replication a failover can also undo the
 // acknowledgement of a row that was sent, and such a row was claimed before the
 // failed claim began: outside this window it is left to the lease rescue, which
-// treats it as possibly delivered (unknown over SMTP). A database clock behind
-// this process's by more than this only makes lost rows wait for their lease.
+// treats it as possibly delivered (unknown over SMTP). Clocks play no part: the
+// bound is an age on this process's clock laid onto the database's (leaseFromIn).
 const lostClaimSkew = time.Second
 
 // claimFailed notes a claim statement's error and returns it: unless the
@@ -86,7 +96,7 @@ func (e *Executor) settleLostClaims(ctx context.Context, d *dealer) (wait time.D
 		return 0, false, nil
 	}
 	n, err := e.q.SendReleaseLost(ctx, store.SendReleaseLostParams{Now: e.now(), ExecutorIds: ids,
-		LeaseFrom: e.lost.since.Add(e.cfg.Lease - lostClaimSkew)})
+		LeaseFromInUs: e.leaseFromIn().Microseconds()})
 	if err != nil {
 		return 0, true, err
 	}

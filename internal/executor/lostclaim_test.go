@@ -35,6 +35,25 @@ import (
 // a second send as a repeat.
 func TestLostClaimAnswerReleasedWhileExecutorLives(t *testing.T) {
 	t.Parallel()
+	lostClaimReleased(t, 0)
+}
+
+// TestLostClaimReleasedOnASkewedHost: the same on hosts whose clocks are 30 s
+// behind and ahead of PostgreSQL's. The rows to hand back are told by their
+// lease_until, which the database stamped: a bound on it dated on the host's clock
+// missed them all when that clock ran ahead (they waited for their hour's lease),
+// and reached back to rows claimed long before the lost claim when it ran behind.
+func TestLostClaimReleasedOnASkewedHost(t *testing.T) {
+	t.Parallel()
+	for _, skew := range skews {
+		t.Run(skew.String(), func(t *testing.T) {
+			t.Parallel()
+			lostClaimReleased(t, skew)
+		})
+	}
+}
+
+func lostClaimReleased(t *testing.T, skew time.Duration) {
 	const n = 300
 	url := dbtest.URL(t)
 	admin := openPool(t, url, 2)
@@ -48,7 +67,9 @@ func TestLostClaimAnswerReleasedWhileExecutorLives(t *testing.T) {
 	cut := &claimCutter{left: 1}
 	cfg := Config{Tick: 100 * time.Millisecond, Workers: 4, BatchSize: 10, Lease: time.Hour,
 		Maintenance: 100 * time.Millisecond, Poll: 20 * time.Millisecond}
-	cutting := newExecutor(t, cuttingPool(t, url, cut), p, cfg)
+	skewed := cfg
+	skewed.ClockSkew = skew
+	cutting := newExecutor(t, cuttingPool(t, url, cut), p, skewed)
 	other := newExecutor(t, openPool(t, url, 4), p, cfg)
 	runUntil(t, cutting)
 	runUntil(t, other)

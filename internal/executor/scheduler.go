@@ -53,11 +53,11 @@ func (e *Executor) untilNextDue(ctx context.Context) time.Duration {
 	if building, err := e.q.CampaignBuildAny(ctx); err == nil && building {
 		wait = min(wait, e.cfg.Heartbeat)
 	}
-	next, err := e.q.CampaignNextDue(ctx)
-	if err != nil || next == nil {
+	dueIn, err := e.q.CampaignNextDue(ctx, e.now())
+	if err != nil {
 		return wait
 	}
-	return min(max(next.Sub(e.clock()), 10*time.Millisecond), wait)
+	return min(max(time.Duration(dueIn)*time.Microsecond, 10*time.Millisecond), wait)
 }
 
 // startDue starts every approved campaign whose time has come, and the builds

@@ -138,7 +138,7 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 // the dispatcher has just learnt of is claimed once.
 type streamWake struct {
 	quiet  bool
-	wakeAt time.Time // when quiet: a queued row's next_attempt_at (zero: none known)
+	wakeAt time.Time // when quiet: when a queued row is due, on the executor's clock (zero: none known)
 }
 
 func (w streamWake) due(now time.Time) bool {
@@ -157,15 +157,19 @@ func (e *Executor) wakeStreams(ctx context.Context, d *dealer) error {
 	if time.Since(e.streamsSwept) < e.cfg.MessageSweep {
 		return nil
 	}
-	rows, err := e.q.MessageStreamsDue(ctx)
+	rows, err := e.q.MessageStreamsDue(ctx, e.now())
 	if err != nil {
 		return err
 	}
 	e.streamsSwept = time.Now()
+	// The database says how long until each stream's row is due; the wake time is
+	// that far ahead on this process's clock, which due() reads.
+	now := e.clock()
 	for _, r := range rows {
+		at := now.Add(time.Duration(r.DueInUs) * time.Microsecond)
 		if c := d.byID[r.ID]; c != nil && c.isStream() && c.wake.quiet &&
-			(c.wake.wakeAt.IsZero() || r.NextAttemptAt.Before(c.wake.wakeAt)) {
-			c.wake.wakeAt = r.NextAttemptAt
+			(c.wake.wakeAt.IsZero() || at.Before(c.wake.wakeAt)) {
+			c.wake.wakeAt = at
 		}
 	}
 	return nil

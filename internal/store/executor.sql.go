@@ -212,19 +212,22 @@ func (q *Queries) CampaignLockSending(ctx context.Context, campaignID int64) (in
 }
 
 const campaignNextDue = `-- name: CampaignNextDue :one
-SELECT scheduled_for FROM campaigns
+SELECT (extract(epoch FROM scheduled_for - coalesce($1::timestamptz, now())) * 1e6)::bigint AS due_in_us
+FROM campaigns
 WHERE status = 'approved' AND scheduled_for IS NOT NULL
 ORDER BY scheduled_for
 LIMIT 1
 `
 
-// When the next approved campaign falls due, so the scheduler wakes for it rather
-// than up to a tick late (campaigns_due_idx).
-func (q *Queries) CampaignNextDue(ctx context.Context) (*time.Time, error) {
-	row := q.db.QueryRow(ctx, campaignNextDue)
-	var scheduled_for *time.Time
-	err := row.Scan(&scheduled_for)
-	return scheduled_for, err
+// How long until the next approved campaign falls due, so the scheduler wakes for
+// it rather than up to a tick late (campaigns_due_idx). A wait, not a time: the
+// campaign starts by the database's clock (CampaignStartDue), which the
+// executor's own may be off from.
+func (q *Queries) CampaignNextDue(ctx context.Context, now *time.Time) (int64, error) {
+	row := q.db.QueryRow(ctx, campaignNextDue, now)
+	var due_in_us int64
+	err := row.Scan(&due_in_us)
+	return due_in_us, err
 }
 
 const campaignStart = `-- name: CampaignStart :one

@@ -637,7 +637,8 @@ func (q *Queries) MessageStreamEnsure(ctx context.Context, arg MessageStreamEnsu
 }
 
 const messageStreamsDue = `-- name: MessageStreamsDue :many
-SELECT c.id, greatest(q.next_attempt_at, 'epoch')::timestamptz AS next_attempt_at
+SELECT c.id,
+       (extract(epoch FROM greatest(q.next_attempt_at, 'epoch') - coalesce($1::timestamptz, now())) * 1e6)::bigint AS due_in_us
 FROM campaigns c
 CROSS JOIN LATERAL (
     SELECT s.next_attempt_at FROM sends s
@@ -649,8 +650,8 @@ WHERE c.kind = 'messages' AND c.status = 'sending'
 `
 
 type MessageStreamsDueRow struct {
-	ID            int64
-	NextAttemptAt time.Time
+	ID      int64
+	DueInUs int64
 }
 
 // The executors' sweep over every message stream, in one statement: each stream
@@ -658,9 +659,11 @@ type MessageStreamsDueRow struct {
 // sends_claim_idx per stream). An idle stream is otherwise never claimed: this
 // finds rows no NOTIFY announced (rescued, released, a lost notification) and the
 // next send_at or retry time. Not a tenant query: it reads every account's stream.
-// A message due at once is queued at -infinity, which time.Time cannot hold.
-func (q *Queries) MessageStreamsDue(ctx context.Context) ([]MessageStreamsDueRow, error) {
-	rows, err := q.db.Query(ctx, messageStreamsDue)
+// A message due at once is queued at -infinity, read as the epoch. The answer is
+// how long until then on the database's clock, which the claim compares
+// next_attempt_at with: the executor's own clock may be off from it.
+func (q *Queries) MessageStreamsDue(ctx context.Context, now *time.Time) ([]MessageStreamsDueRow, error) {
+	rows, err := q.db.Query(ctx, messageStreamsDue, now)
 	if err != nil {
 		return nil, err
 	}
@@ -668,7 +671,7 @@ func (q *Queries) MessageStreamsDue(ctx context.Context) ([]MessageStreamsDueRow
 	items := []MessageStreamsDueRow{}
 	for rows.Next() {
 		var i MessageStreamsDueRow
-		if err := rows.Scan(&i.ID, &i.NextAttemptAt); err != nil {
+		if err := rows.Scan(&i.ID, &i.DueInUs); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -33,7 +33,7 @@ WITH u AS (
     SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempts,
            unnest($3::text[]) AS status,
            unnest($4::text[]) AS provider_id, unnest($5::text[]) AS error,
-           unnest($6::timestamptz[]) AS next_attempt_at, unnest($7::bool[]) AS doubt
+           unnest($6::bigint[]) AS retry_in_us, unnest($7::bool[]) AS doubt
 ), retried AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
@@ -45,7 +45,9 @@ SET status              = CASE WHEN u.status = 'queued'
                                THEN 'cancelled' ELSE u.status END,
     provider_message_id = coalesce(nullif(u.provider_id, ''), s.provider_message_id),
     last_error          = nullif(u.error, ''),
-    next_attempt_at     = coalesce(u.next_attempt_at, s.next_attempt_at),
+    next_attempt_at     = CASE WHEN u.status = 'queued'
+                               THEN coalesce($8::timestamptz, now()) + u.retry_in_us * interval '1 microsecond'
+                               ELSE s.next_attempt_at END,
     in_doubt            = s.in_doubt OR coalesce(u.doubt, false),
     sent_at             = CASE WHEN u.status = 'sent' THEN coalesce($8::timestamptz, now()) END,
     lease_until         = NULL,
@@ -68,14 +70,14 @@ SELECT count(*) FROM acked
 `
 
 type SendAckManyParams struct {
-	Ids          []int64
-	Attempts     []int32
-	Statuses     []string
-	ProviderIds  []string
-	Errors       []string
-	NextAttempts []time.Time
-	Doubts       []bool
-	Now          *time.Time
+	Ids         []int64
+	Attempts    []int32
+	Statuses    []string
+	ProviderIds []string
+	Errors      []string
+	RetryInUs   []int64
+	Doubts      []bool
+	Now         *time.Time
 }
 
 // The completer's coalesced acknowledgement: one statement for every outcome of a
@@ -103,6 +105,9 @@ type SendAckManyParams struct {
 // and cost no round trip of their own. The count is of acknowledged rows.
 // doubts marks the retries of an ambiguous answer (the provider may have taken
 // the message): the row is then in_doubt, replayed only through its recorded route.
+// retry_in_us is how long a retried row waits, from now on the database's clock
+// (the claim compares next_attempt_at with that clock): the executor's own clock
+// may be off from it, so it sends the wait, never a time of its own.
 func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64, error) {
 	row := q.db.QueryRow(ctx, sendAckMany,
 		arg.Ids,
@@ -110,7 +115,7 @@ func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64
 		arg.Statuses,
 		arg.ProviderIds,
 		arg.Errors,
-		arg.NextAttempts,
+		arg.RetryInUs,
 		arg.Doubts,
 		arg.Now,
 	)
@@ -403,7 +408,7 @@ const sendReleaseLost = `-- name: SendReleaseLost :execrows
 WITH lost AS (
     SELECT s.id, s.campaign_id FROM sends s
     WHERE s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
-      AND s.lease_until >= $3::timestamptz
+      AND s.lease_until >= coalesce($1::timestamptz, now()) + $3::bigint * interval '1 microsecond'
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT l.campaign_id FROM lost l)
@@ -419,9 +424,9 @@ WHERE s.id = l.id AND c.id = s.campaign_id
 `
 
 type SendReleaseLostParams struct {
-	Now         *time.Time
-	ExecutorIds []int64
-	LeaseFrom   time.Time
+	Now           *time.Time
+	ExecutorIds   []int64
+	LeaseFromInUs int64
 }
 
 // Hands back the rows of claims whose answer this executor process never saw: the
@@ -436,12 +441,14 @@ type SendReleaseLostParams struct {
 // cancelled in a cancelled campaign), in_doubt kept as it was. A row another
 // executor took meanwhile (rescued, claimed again) no longer carries our id and is
 // not touched; the campaigns are read FOR SHARE as in SendReleaseMany.
-// lease_from bounds the rows to those whose lease began no earlier than the
-// failed claim (less a clock margin): under asynchronous replication a failover
-// can also undo the acknowledgement of a row that was sent, which looks the same
-// but was claimed earlier, and is left to the lease rescue (lostclaim.go).
+// lease_from_in_us bounds the rows to those whose lease began no earlier than the
+// failed claim (less a margin): under asynchronous replication a failover can
+// also undo the acknowledgement of a row that was sent, which looks the same but
+// was claimed earlier, and is left to the lease rescue (lostclaim.go). It is an
+// offset from now on the database's clock, which stamped lease_until: the
+// executor knows how long ago its claim began, not when on the database's clock.
 func (q *Queries) SendReleaseLost(ctx context.Context, arg SendReleaseLostParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds, arg.LeaseFrom)
+	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds, arg.LeaseFromInUs)
 	if err != nil {
 		return 0, err
 	}
