@@ -3,7 +3,6 @@ package event
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/backoff"
 	"github.com/sendonce/sendonce/internal/liveness"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -271,20 +271,15 @@ func (w *Worker) maintain(ctx context.Context) {
 // is the schedule's step for this failure, with jitter. It gives up only once the
 // schedule's steps are used up and the delivery is as old as the whole schedule.
 func (w *Worker) retryAt(failures int, created, now time.Time, after *time.Time) (time.Time, bool) {
-	var total time.Duration
-	for _, d := range w.opts.Schedule {
-		total += d
-	}
-	if failures > len(w.opts.Schedule) && now.Sub(created) >= total {
+	steps := backoff.Steps(w.opts.Schedule)
+	if failures > len(steps) && now.Sub(created) >= steps.Total() {
 		return time.Time{}, false
 	}
 	if after != nil {
 		return *after, true
 	}
-	d := w.opts.Schedule[min(max(failures, 1), len(w.opts.Schedule))-1]
 	// ±20 % jitter, so an endpoint coming back is not hit by every retry at once.
-	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-	return now.Add(d), true
+	return now.Add(backoff.Jitter(steps.Delay(max(failures, 1)), 0.8, 1.2)), true
 }
 
 func interval(d time.Duration) pgtype.Interval {
