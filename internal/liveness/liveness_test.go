@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -158,7 +159,7 @@ func TestLostClaims(t *testing.T) {
 	t.Parallel()
 	var l LostClaims
 	t0 := time.Now()
-	require.Error(t, l.Failed(&pgconn.PgError{Severity: "ERROR", Code: "40001"}, t0))
+	require.Error(t, l.Failed(&pgconn.PgError{Severity: "ERROR", Code: pgerrcode.SerializationFailure}, t0))
 	require.False(t, l.Pending(), "the server refused it: rolled back")
 	require.NoError(t, l.Failed(nil, t0))
 	require.False(t, l.Pending())
