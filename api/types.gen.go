@@ -2579,6 +2579,10 @@ type CreateCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2592,6 +2596,10 @@ type ApproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2605,6 +2613,10 @@ type CancelCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2618,6 +2630,10 @@ type PauseCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2631,6 +2647,10 @@ type ResumeCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2658,6 +2678,10 @@ type TestCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2671,6 +2695,10 @@ type UnapproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2684,6 +2712,10 @@ type CheckDomainParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2707,6 +2739,10 @@ type CreateEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2730,6 +2766,10 @@ type PingEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2749,6 +2789,10 @@ type RedeliverEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2768,6 +2812,10 @@ type RotateEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2803,6 +2851,10 @@ type CreateEventStreamTokenParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2826,6 +2878,10 @@ type CreateListParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2839,6 +2895,10 @@ type AddListMembersParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2868,7 +2928,11 @@ type SendMessageParams struct {
 	// same body returns the same message (202); with another body it is 422. Messages are kept
 	// for good unless the operator sets a retention (SENDONCE_MESSAGE_RETENTION): a settled message
 	// accepted longer ago is then deleted, and its key makes a new message. 1 to 255 printable
-	// ASCII characters, bare or quoted.
+	// ASCII characters, bare or quoted. "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A message sent alone or as a batch item
+	// is the same request (route POST /v1/messages).
 	IdempotencyKey MessageIdempotencyKey `json:"Idempotency-Key"`
 }
 
@@ -2877,6 +2941,10 @@ type SendMessageBatchParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2900,6 +2968,10 @@ type CreateSegmentParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2913,6 +2985,10 @@ type PreviewSegmentParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2936,6 +3012,10 @@ type CreateSenderParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2949,6 +3029,10 @@ type VerifySenderParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2972,6 +3056,10 @@ type CreateSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2985,6 +3073,10 @@ type ActivateSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2998,6 +3090,10 @@ type ArchiveSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3011,6 +3107,10 @@ type EnrollSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3037,6 +3137,10 @@ type PauseSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3050,6 +3154,10 @@ type ResumeSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3091,6 +3199,10 @@ type CreateSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3110,6 +3222,10 @@ type ImportSubscribersParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3123,6 +3239,10 @@ type ConfirmSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3146,6 +3266,10 @@ type AddSuppressionParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3169,6 +3293,10 @@ type CreateTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3182,6 +3310,10 @@ type PreviewTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3195,6 +3327,10 @@ type RenderTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3208,6 +3344,10 @@ type TrackEventParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3231,6 +3371,10 @@ type CreateWebhookEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3244,6 +3388,10 @@ type RotateWebhookEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's

@@ -2587,6 +2587,10 @@ type CreateCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2600,6 +2604,10 @@ type ApproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2613,6 +2621,10 @@ type CancelCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2626,6 +2638,10 @@ type PauseCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2639,6 +2655,10 @@ type ResumeCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2666,6 +2686,10 @@ type TestCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2679,6 +2703,10 @@ type UnapproveCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2692,6 +2720,10 @@ type CheckDomainParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2715,6 +2747,10 @@ type CreateEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2738,6 +2774,10 @@ type PingEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2757,6 +2797,10 @@ type RedeliverEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2776,6 +2820,10 @@ type RotateEventEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2811,6 +2859,10 @@ type CreateEventStreamTokenParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2834,6 +2886,10 @@ type CreateListParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2847,6 +2903,10 @@ type AddListMembersParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2876,7 +2936,11 @@ type SendMessageParams struct {
 	// same body returns the same message (202); with another body it is 422. Messages are kept
 	// for good unless the operator sets a retention (SENDONCE_MESSAGE_RETENTION): a settled message
 	// accepted longer ago is then deleted, and its key makes a new message. 1 to 255 printable
-	// ASCII characters, bare or quoted.
+	// ASCII characters, bare or quoted. "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A message sent alone or as a batch item
+	// is the same request (route POST /v1/messages).
 	IdempotencyKey MessageIdempotencyKey `json:"Idempotency-Key"`
 }
 
@@ -2885,6 +2949,10 @@ type SendMessageBatchParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2908,6 +2976,10 @@ type CreateSegmentParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2921,6 +2993,10 @@ type PreviewSegmentParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2944,6 +3020,10 @@ type CreateSenderParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2957,6 +3037,10 @@ type VerifySenderParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2980,6 +3064,10 @@ type CreateSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -2993,6 +3081,10 @@ type ActivateSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3006,6 +3098,10 @@ type ArchiveSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3019,6 +3115,10 @@ type EnrollSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3045,6 +3145,10 @@ type PauseSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3058,6 +3162,10 @@ type ResumeSequenceParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3099,6 +3207,10 @@ type CreateSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3118,6 +3230,10 @@ type ImportSubscribersParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3131,6 +3247,10 @@ type ConfirmSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3154,6 +3274,10 @@ type AddSuppressionParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3177,6 +3301,10 @@ type CreateTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3190,6 +3318,10 @@ type PreviewTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3203,6 +3335,10 @@ type RenderTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3216,6 +3352,10 @@ type TrackEventParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3239,6 +3379,10 @@ type CreateWebhookEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -3252,6 +3396,10 @@ type RotateWebhookEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
 	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
 	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
 	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's

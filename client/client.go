@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sendonce/sendonce/internal/backoff"
 )
 
 // Config says where the service is and how to talk to it.
@@ -183,15 +183,15 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt >= t.cfg.MaxRetries || !replayable || parent.Err() != nil || !retryable(resp, err) {
 			return resp, err
 		}
-		wait := backoff(attempt, t.cfg.MaxWait)
+		pause := wait(attempt, t.cfg.MaxWait)
 		if resp != nil {
-			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-				wait = min(ra, t.cfg.MaxWait)
+			if ra, ok := backoff.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+				pause = min(ra, t.cfg.MaxWait)
 			}
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 		}
-		timer := time.NewTimer(wait)
+		timer := time.NewTimer(pause)
 		select {
 		case <-parent.Done():
 			timer.Stop()
@@ -247,26 +247,10 @@ func retryable(resp *http.Response, err error) bool {
 	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented
 }
 
-// backoff is the wait before attempt+1 when the server named none: exponential from
-// 200 ms with full jitter, capped.
-func backoff(attempt int, max time.Duration) time.Duration {
-	d := 200 * time.Millisecond << min(attempt, 10)
-	d = min(d, max)
-	return d/2 + rand.N(d/2+1)
-}
-
-// retryAfter parses a Retry-After value: seconds, or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
+// wait is the pause before attempt+1 when the server named none: exponential
+// from 200 ms, spread over its upper half, capped at max (and at 200 ms·2¹⁰).
+func wait(attempt int, max time.Duration) time.Duration {
+	return backoff.Jitter(backoff.Exponential{Base: 200 * time.Millisecond, Max: min(max, 200*time.Millisecond<<10)}.Delay(attempt+1), 0.5, 1)
 }
 
 // NewIdempotencyKey returns a random key (a version 4 UUID) for one distinct request.

@@ -68,7 +68,7 @@ func (c *Client) Stream(ctx context.Context, opts StreamOptions) iter.Seq2[Strea
 				yield(StreamEvent{}, err)
 				return
 			}
-			t := time.NewTimer(backoff(failures-1, 5*time.Second))
+			t := time.NewTimer(wait(failures-1, 5*time.Second))
 			select {
 			case <-ctx.Done():
 				t.Stop()

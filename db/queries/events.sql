@@ -387,3 +387,22 @@ WHERE account_id = @account_id AND type LIKE 'campaign.%'
   AND data ->> 'campaign_id' = sqlc.arg('campaign_id')::bigint::text
 ORDER BY id DESC
 LIMIT @lim;
+
+-- name: EventDeliveryReleaseLost :execrows
+-- Hands back the deliveries of claims whose answer this worker never saw: the
+-- claim committed but its connection died before the answer came back, as when
+-- the primary fails. They are stamped with one of this process's executor ids,
+-- which still beats, so no claimer judges them dead and the worker's own claims
+-- skip them: they would wait for their whole lease. The worker runs this only
+-- while it holds nothing (no claim under way, every delivery it was handed
+-- recorded), so every 'delivering' row stamped with one of its ids is such a row
+-- and was never posted. It is due again at once with its attempt uncharged: the
+-- lost claim has no recorder, and attempts stays the fence of EventDeliveryRecord.
+-- lease_from_in_us bounds the rows to those whose lease began no earlier than the
+-- failed claim (less a margin), as SendReleaseLost does: an offset from now on the
+-- database's clock, which stamped the lease (liveness.LostClaims.LeaseFromIn).
+UPDATE event_deliveries
+SET status = 'pending', attempts = greatest(attempts - 1, 0), executor_id = NULL,
+    next_attempt_at = coalesce(sqlc.narg('now')::timestamptz, now())
+WHERE status = 'delivering' AND executor_id = ANY(@executor_ids::bigint[])
+  AND next_attempt_at >= coalesce(sqlc.narg('now')::timestamptz, now()) + sqlc.arg('lease_from_in_us')::bigint * interval '1 microsecond';

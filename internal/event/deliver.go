@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sendonce/sendonce/internal/backoff"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -120,20 +121,15 @@ func (w *Worker) failure(d store.EventDeliveryClaimRow, code *int32, msg string,
 	return outcome{status: "pending", failures: failures, code: code, err: msg, next: &next}
 }
 
-// retryAfter reads a Retry-After header (seconds or an HTTP date), capped at a day.
+// retryAfter is when a receiver's Retry-After header (backoff.RetryAfter: seconds
+// or an HTTP date, at most a day) asks to come back, at least a second from now:
+// an answer of 0 or a past date is not an invitation to hammer it.
 func retryAfter(h string, now time.Time) (time.Time, bool) {
-	if h == "" {
+	d, ok := backoff.RetryAfter(h, now)
+	if !ok {
 		return time.Time{}, false
 	}
-	var d time.Duration
-	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
-		d = time.Duration(n) * time.Second
-	} else if t, err := http.ParseTime(h); err == nil {
-		d = t.Sub(now)
-	} else {
-		return time.Time{}, false
-	}
-	return now.Add(min(max(d, time.Second), 24*time.Hour)), true
+	return now.Add(max(d, time.Second)), true
 }
 
 // payload is the body of a delivery and its webhook-id: one event as

@@ -3,17 +3,16 @@ package event
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/backoff"
+	"github.com/sendonce/sendonce/internal/liveness"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -21,6 +20,10 @@ import (
 // about three days in all; the attempt after the last wait is the last one.
 var Schedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
 	5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
+
+// lease is how long a claimed delivery is the claimer's: a worker alive but
+// frozen, or one that never registered, loses it after this.
+const lease = 2 * Timeout
 
 // WorkerOptions configure the delivery worker.
 type WorkerOptions struct {
@@ -56,9 +59,9 @@ type Worker struct {
 	metrics *metrics
 	log     *slog.Logger
 
-	live liveness
-	// clocked: a test injected Now, and the statements use it instead of now().
-	clocked bool
+	live *liveness.Registration
+	// lost: a claim may have committed unseen (releaseLost); the claim loop's only.
+	lost liveness.LostClaims
 
 	mu   sync.Mutex
 	free int
@@ -96,12 +99,14 @@ func NewWorker(pool *pgxpool.Pool, opts WorkerOptions) *Worker {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	clocked := opts.Now != nil
+	// The statements use an injected clock instead of the database's now().
+	live := liveness.New(store.New(pool), liveness.Options{Heartbeat: opts.Heartbeat, Now: opts.Now,
+		Logger: opts.Logger, Name: "event worker"})
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	return &Worker{pool: pool, opts: opts, client: opts.Guard.newClient(), metrics: newMetrics(opts.Registry),
-		log: opts.Logger, free: opts.Concurrency, done: make(chan struct{}, 1), clocked: clocked}
+		log: opts.Logger, free: opts.Concurrency, done: make(chan struct{}, 1), live: live}
 }
 
 // Run fans out and delivers until ctx ends, then waits for the deliveries in flight
@@ -110,6 +115,11 @@ func NewWorker(pool *pgxpool.Pool, opts WorkerOptions) *Worker {
 // by its concurrency cap and its latency, not by the poll.
 func (w *Worker) Run(ctx context.Context) {
 	defer w.deregister()
+	beats := make(chan struct{})
+	hctx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
+	go func() { defer close(beats); w.heartbeat(hctx) }()
+	// The row beats until the deliveries in flight have settled, then goes.
+	defer func() { stopBeats(); <-beats }()
 	defer w.wg.Wait()
 	tick := time.NewTicker(w.opts.Poll)
 	defer tick.Stop()
@@ -140,10 +150,14 @@ func (w *Worker) Run(ctx context.Context) {
 }
 
 // claim takes as many due deliveries as there are free slots and starts them. It
-// first refreshes this worker's heartbeat when one is due (Run calls it at least
-// every Poll), so the deliveries it claims carry a live executor id.
+// first refreshes this worker's heartbeat when one is due, so the deliveries it
+// claims carry a live executor id, and hands back the deliveries of a claim whose
+// answer was lost, holding the claims until it can.
 func (w *Worker) claim(ctx context.Context) error {
-	w.beat(ctx)
+	w.live.BeatIfDue(ctx)
+	if ok, err := w.releaseLost(ctx); !ok {
+		return err
+	}
 	for {
 		w.mu.Lock()
 		n := w.free
@@ -152,9 +166,10 @@ func (w *Worker) claim(ctx context.Context) error {
 			return nil
 		}
 		// Claimed under WithoutCancel: a shutdown must not strand rows it locked.
+		claimedAt := w.opts.Now()
 		rows, err := w.claimRows(context.WithoutCancel(ctx), n)
 		if err != nil {
-			return err
+			return w.lost.Failed(err, claimedAt)
 		}
 		w.mu.Lock()
 		w.free -= len(rows)
@@ -181,26 +196,45 @@ func (w *Worker) claim(ctx context.Context) error {
 
 // claimRows claims up to n due deliveries in one transaction of two statements:
 // the endpoints to serve, locked (EventClaimEndpoints), then their deliveries
-// (EventDeliveryClaim), which sees every claim committed on those endpoints.
+// (EventDeliveryClaim), which sees every claim committed on those endpoints. The
+// transaction is ended by hand: an error of its COMMIT says the claim may have
+// committed (commitSent), whatever pgx makes of the connection afterwards.
 func (w *Worker) claimRows(ctx context.Context, n int) ([]store.EventDeliveryClaimRow, error) {
-	now := w.sqlNow()
-	self, judge := w.liveness()
-	dead := interval(w.deadAfter())
-	var rows []store.EventDeliveryClaimRow
-	err := postgres.InTx(ctx, w.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		eps, err := q.EventClaimEndpoints(ctx, store.EventClaimEndpointsParams{N: int32(n), Now: now,
-			CheckLiveness: judge, Self: self, DeadAfter: dead, PerEndpoint: int32(w.opts.PerEndpoint)})
-		if err != nil || len(eps) == 0 {
-			return err
-		}
-		rows, err = q.EventDeliveryClaim(ctx, store.EventDeliveryClaimParams{Self: self, Now: now,
-			Lease: interval(2 * Timeout), PerEndpoint: int32(w.opts.PerEndpoint), CheckLiveness: judge,
-			DeadAfter: dead, EndpointIds: eps, N: int32(n)})
-		return err
-	})
-	return rows, err
+	now := w.live.SQLNow()
+	self, judge := w.live.Self(), w.live.MayJudge()
+	dead := interval(w.live.DeadAfter())
+	tx, err := w.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // after a commit, a no-op
+	q := store.New(tx)
+	eps, err := q.EventClaimEndpoints(ctx, store.EventClaimEndpointsParams{N: int32(n), Now: now,
+		CheckLiveness: judge, Self: self, DeadAfter: dead, PerEndpoint: int32(w.opts.PerEndpoint)})
+	if err != nil || len(eps) == 0 {
+		return nil, err
+	}
+	rows, err := q.EventDeliveryClaim(ctx, store.EventDeliveryClaimParams{Self: self, Now: now,
+		Lease: interval(lease), PerEndpoint: int32(w.opts.PerEndpoint), CheckLiveness: judge,
+		DeadAfter: dead, EndpointIds: eps, N: int32(n)})
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, commitSent{err}
+	}
+	return rows, nil
 }
+
+// commitSent marks an error of a COMMIT that was handed to the connection: the
+// transaction may have committed, even where pgx calls the error safe to retry
+// (a connection it closed under the COMMIT answers "conn closed"). Never safe to
+// retry, so the claim's outcome counts as unknown (liveness.OutcomeUnknown).
+type commitSent struct{ err error }
+
+func (e commitSent) Error() string     { return "commit: " + e.err.Error() }
+func (e commitSent) Unwrap() error     { return e.err }
+func (e commitSent) SafeToRetry() bool { return false }
 
 // maintain applies retention and refreshes the backlog gauge.
 func (w *Worker) maintain(ctx context.Context) {
@@ -237,20 +271,15 @@ func (w *Worker) maintain(ctx context.Context) {
 // is the schedule's step for this failure, with jitter. It gives up only once the
 // schedule's steps are used up and the delivery is as old as the whole schedule.
 func (w *Worker) retryAt(failures int, created, now time.Time, after *time.Time) (time.Time, bool) {
-	var total time.Duration
-	for _, d := range w.opts.Schedule {
-		total += d
-	}
-	if failures > len(w.opts.Schedule) && now.Sub(created) >= total {
+	steps := backoff.Steps(w.opts.Schedule)
+	if failures > len(steps) && now.Sub(created) >= steps.Total() {
 		return time.Time{}, false
 	}
 	if after != nil {
 		return *after, true
 	}
-	d := w.opts.Schedule[min(max(failures, 1), len(w.opts.Schedule))-1]
 	// ±20 % jitter, so an endpoint coming back is not hit by every retry at once.
-	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-	return now.Add(d), true
+	return now.Add(backoff.Jitter(steps.Delay(max(failures, 1)), 0.8, 1.2)), true
 }
 
 func interval(d time.Duration) pgtype.Interval {

@@ -232,7 +232,7 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 
 	// The rescuer, liveness included, runs every heartbeat on every replica: it
 	// must read only the in-flight rows (sends_lease_idx), never walk the table.
-	e.live.id, e.live.okSince = 1, time.Now().Add(-time.Hour)
+	e.live.Assume(1, time.Time{}, time.Now().Add(-time.Hour))
 	_, err = e.rescue(ctx)
 	require.NoError(t, err)
 	rescueSQL := captured

@@ -260,7 +260,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 	if free < 1 || e.maxInflight() == 1 && d.inflight > 0 {
 		return e.cfg.Poll, nil // a worker taking a job or a claim's result wakes us sooner
 	}
-	if id, _, _ := e.live.get(); id == 0 && e.started {
+	if id := e.live.ID(); id == 0 && e.started {
 		return e.cfg.Poll, nil // registration wakes us; claims must carry the id
 	}
 	full := e.cfg.BatchSize
@@ -459,7 +459,7 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, rt *route, n int
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var executorID *int64
-	if id, _, _ := e.live.get(); id != 0 {
+	if id := e.live.ID(); id != 0 {
 		executorID = &id
 	}
 	var err error

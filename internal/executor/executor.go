@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sendonce/sendonce/internal/attachment"
+	"github.com/sendonce/sendonce/internal/liveness"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
@@ -189,8 +190,8 @@ type Executor struct {
 	log      *slog.Logger
 	metrics  *metrics
 	retry    retryPolicy
-	live     liveness
-	lost     lostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
+	live     *liveness.Registration
+	lost     liveness.LostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
 
 	wakeSched    chan struct{} // a NOTIFY or a start: look for due campaigns
 	wakeDispatch chan struct{} // worker slots freed
@@ -276,6 +277,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 		messageJobs:  make(chan job, prefetchDepth(cfg)),
 		results:      make(chan result, cfg.Workers),
 	}
+	e.live = e.newLiveness()
 	e.encoded = attachment.NewEncodedCache(cfg.AttachmentCacheBytes)
 	e.own = e.ownRoute()
 	e.free.Store(int64(e.depth()))

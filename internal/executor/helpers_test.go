@@ -240,3 +240,10 @@ func mustInt64(b *testing.B, pool *pgxpool.Pool, sql string, args ...any) int64 
 	}
 	return n
 }
+
+// backdateOK moves the start of e's run of good heartbeats d earlier: as if e had
+// beaten all along.
+func backdateOK(e *Executor, d time.Duration) {
+	id, beatAt, okSince := e.live.State()
+	e.live.Assume(id, beatAt, okSince.Add(-d))
+}

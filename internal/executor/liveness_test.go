@@ -54,7 +54,7 @@ func TestRowsOfAStoppedExecutorAreRescuedWithinSeconds(t *testing.T) {
 			held, err := a.claim(ctx, c, 4)
 			require.NoError(t, err)
 			require.Len(t, held, 4)
-			aID, _, _ := a.live.get()
+			aID := a.live.ID()
 			require.Equal(t, aID, claimant(held[0]), "claims carry the claiming executor")
 			own, err := b.claim(ctx, c, 2)
 			require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestRowsOfAStoppedExecutorAreRescuedWithinSeconds(t *testing.T) {
 			clk.Add(5 * time.Second)
 			b.beat(ctx) // a stays silent: killed
 			require.False(t, b.mayJudgeLiveness())
-			b.live.okSince = b.live.okSince.Add(-time.Minute) // as if b had beaten all along
+			backdateOK(b, time.Minute) // as if b had beaten all along
 			require.True(t, b.mayJudgeLiveness())
 			// Two intervals of silence are not death yet.
 			n, err := b.rescue(ctx)
@@ -138,7 +138,7 @@ func TestExecutorDeclaredDeadDoesNotSendItsOldClaims(t *testing.T) {
 	res := a.send(ctx, job{campaign: c, row: held[0]})
 	require.Equal(t, statusRelease, res.status, "a stale heartbeat sends nothing")
 	a.beat(ctx)
-	newID, _, _ := a.live.get()
+	newID := a.live.ID()
 	require.NotEqual(t, oldID, newID, "registered again")
 	res = a.send(ctx, job{campaign: c, row: held[0]})
 	require.Equal(t, statusRelease, res.status, "a claim of the old registration sends nothing")
@@ -163,7 +163,7 @@ func TestGracefulStopDeregisters(t *testing.T) {
 	require.Len(t, held, 1)
 	require.NoError(t, a.Stop(ctx)) // never started: nothing in flight, only the deregistration
 	require.Equal(t, int64(1), f.int64(`SELECT count(*) FROM executors`))
-	b.live.okSince = b.live.okSince.Add(-time.Minute)
+	backdateOK(b, time.Minute)
 	n, err := b.rescue(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
@@ -193,7 +193,7 @@ func TestFailedHeartbeatSuspendsJudging(t *testing.T) {
 	// Built without newExecutor: there is no database to check invariants in.
 	e, err := New(pool, newFake(true), Config{Heartbeat: 100 * time.Millisecond}, nil, nil)
 	require.NoError(t, err)
-	e.live.id, e.live.beatAt, e.live.okSince = 7, time.Now(), time.Now().Add(-time.Hour)
+	e.live.Assume(7, time.Now(), time.Now().Add(-time.Hour))
 	require.True(t, e.mayJudgeLiveness())
 	require.True(t, e.sendable(7))
 

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/liveness"
 	"github.com/sendonce/sendonce/internal/provider"
 )
 
@@ -93,17 +94,17 @@ func lostClaimReleased(t *testing.T, skew time.Duration) {
 // not commit.
 func TestClaimOutcomeUnknown(t *testing.T) {
 	t.Parallel()
-	require.True(t, claimOutcomeUnknown(io.ErrUnexpectedEOF))
-	require.True(t, claimOutcomeUnknown(context.DeadlineExceeded))
-	require.True(t, claimOutcomeUnknown(&pgconn.PgError{Severity: "FATAL", Code: "57P01"}))
-	require.False(t, claimOutcomeUnknown(&pgconn.PgError{Severity: "ERROR", Code: "25006"}))
-	require.False(t, claimOutcomeUnknown(errors.Join(errors.New("claim"), &pgconn.PgError{Severity: "ERROR"})))
+	require.True(t, liveness.OutcomeUnknown(io.ErrUnexpectedEOF))
+	require.True(t, liveness.OutcomeUnknown(context.DeadlineExceeded))
+	require.True(t, liveness.OutcomeUnknown(&pgconn.PgError{Severity: "FATAL", Code: "57P01"}))
+	require.False(t, liveness.OutcomeUnknown(&pgconn.PgError{Severity: "ERROR", Code: "25006"}))
+	require.False(t, liveness.OutcomeUnknown(errors.Join(errors.New("claim"), &pgconn.PgError{Severity: "ERROR"})))
 	// A later step of the claim's pipelined batch answered "safe to retry" (pgx's
 	// "conn closed" once the connection died under the claim): the batch had gone,
 	// so the claim may have committed.
-	require.False(t, claimOutcomeUnknown(retryable{}))
-	require.True(t, claimOutcomeUnknown(sentBatchError(retryable{})))
-	require.False(t, claimOutcomeUnknown(sentBatchError(&pgconn.PgError{Severity: "ERROR", Code: "25006"})))
+	require.False(t, liveness.OutcomeUnknown(retryable{}))
+	require.True(t, liveness.OutcomeUnknown(sentBatchError(retryable{})))
+	require.False(t, liveness.OutcomeUnknown(sentBatchError(&pgconn.PgError{Severity: "ERROR", Code: "25006"})))
 }
 
 // retryable is an error pgx would call safe to retry.
@@ -244,7 +245,7 @@ func TestBackoffEndsWhenHeartbeatRecovers(t *testing.T) {
 	t.Parallel()
 	e := newExecutor(t, dbtest.New(t), newFake(true), Config{})
 	ctx := context.Background()
-	e.live.backSignal() // the waiter below takes this channel, whenever it starts
+	e.live.Back() // the waiter below takes this channel, whenever it starts
 	done := make(chan bool, 1)
 	go func() { done <- e.sleepUnlessBack(ctx, time.Hour) }()
 	e.beat(ctx) // registers: the first heartbeat after none (or after failures)
@@ -255,12 +256,15 @@ func TestBackoffEndsWhenHeartbeatRecovers(t *testing.T) {
 		t.Fatal("the backoff still waits an hour after the database came back")
 	}
 	// A heartbeat in a run of good ones wakes nobody.
+	back := e.live.Back() // the channel the waiter below takes
 	go func() { done <- e.sleepUnlessBack(ctx, 50*time.Millisecond) }()
 	e.beat(ctx)
 	require.True(t, <-done)
-	e.live.mu.Lock()
-	require.NotNil(t, e.live.back, "the waiter's channel is still open: only its timer ended the wait")
-	e.live.mu.Unlock()
+	select {
+	case <-back:
+		t.Fatal("a heartbeat in a good run closed the waiters' channel")
+	default: // still open: only the waiter's timer ended its wait
+	}
 }
 
 // TestLostClaimReleaseLeavesEarlierClaims: only rows whose lease began with the

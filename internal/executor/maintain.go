@@ -95,7 +95,7 @@ func (e *Executor) countQueued(ctx context.Context) error {
 // heartbeat. It returns how many rows it moved.
 func (e *Executor) rescue(ctx context.Context) (int, error) {
 	total := 0
-	self, _, _ := e.live.get()
+	self := e.live.ID()
 	p := store.SendRescueExpiredParams{
 		MaxAttempts:   int32(e.cfg.MaxAttempts),
 		Now:           e.now(),

@@ -96,7 +96,7 @@ func (r *pipelineRows) Err() error {
 // connection died with "conn closed", which is safe to retry — while an earlier
 // step of the same batch (the claim) reached the server and may have committed.
 // It is never safe to retry, so the claim's outcome counts as unknown
-// (claimOutcomeUnknown) and its rows are released if they were claimed unseen.
+// (liveness.OutcomeUnknown) and its rows are released if they were claimed unseen.
 type batchSent struct{ err error }
 
 func (e batchSent) Error() string     { return e.err.Error() }

@@ -1,10 +1,11 @@
 package executor
 
 import (
-	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sendonce/sendonce/internal/backoff"
 )
 
 // retryPolicy is the one schedule by which a recipient's message is tried again:
@@ -18,21 +19,13 @@ type retryPolicy struct {
 // delay is the wait after a row's failed attempt number attempts: base, doubled for
 // each attempt after the first, capped at max; zero before any attempt.
 func (p retryPolicy) delay(attempts int) time.Duration {
-	if attempts <= 0 {
-		return 0
-	}
-	d := p.base
-	for i := 1; i < attempts && d < p.max; i++ {
-		d *= 2
-	}
-	return min(d, p.max)
+	return backoff.Exponential{Base: p.base, Max: p.max}.Delay(attempts)
 }
 
 // jittered is delay spread uniformly over its upper half, so a burst of failures
 // does not come back as a burst.
 func (p retryPolicy) jittered(attempts int) time.Duration {
-	d := p.delay(attempts)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	return backoff.Jitter(p.delay(attempts), 0.5, 1)
 }
 
 // afterExpiry is the wait after a lease expired on attempt number attempts: the
@@ -52,21 +45,15 @@ func (p retryPolicy) expiryTable(n int) []pgtype.Interval {
 	return out
 }
 
-// stepBackoff is the capped exponential wait of a loop retrying a failing database
-// step (dispatch, acknowledge, listen): next returns the wait and doubles it, reset
-// goes back to the first wait after a success.
-type stepBackoff struct {
-	first, max, cur time.Duration
+// stepBackoff is the capped exponential wait of a loop retrying a failing
+// database step (dispatch, acknowledge, listen): next returns the wait after one
+// more failure, reset goes back to the first wait after a success.
+type stepBackoff struct{ *backoff.Step }
+
+func newStepBackoff(first, max time.Duration) stepBackoff {
+	return stepBackoff{backoff.NewStep(backoff.Exponential{Base: first, Max: max})}
 }
 
-func newStepBackoff(first, max time.Duration) *stepBackoff {
-	return &stepBackoff{first: first, max: max, cur: first}
-}
+func (b stepBackoff) next() time.Duration { return b.Next() }
 
-func (b *stepBackoff) next() time.Duration {
-	d := b.cur
-	b.cur = min(2*b.cur, b.max)
-	return d
-}
-
-func (b *stepBackoff) reset() { b.cur = b.first }
+func (b stepBackoff) reset() { b.Reset() }

@@ -95,7 +95,7 @@ func (e *Executor) startDue(ctx context.Context) (int, error) {
 // builderID is the executor id that marks this process's builds; nil before it
 // registered (such a build is anyone's to take over, which only repeats work).
 func (e *Executor) builderID() *int64 {
-	if id, _, _ := e.live.get(); id != 0 {
+	if id := e.live.ID(); id != 0 {
 		return &id
 	}
 	return nil

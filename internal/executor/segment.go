@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -56,9 +57,11 @@ func cannotStart(err error, limit time.Duration) (string, bool) {
 	if !errors.As(err, &pgErr) {
 		return "", false
 	}
-	// 42704: a jsonpath variable with no value (a segment saved before variables
-	// were refused); 42601 and class 22: a predicate PostgreSQL cannot evaluate.
-	if pgErr.Code == "42704" || pgErr.Code == "42601" || strings.HasPrefix(pgErr.Code, "22") {
+	// UndefinedObject: a jsonpath variable with no value (a segment saved before
+	// variables were refused); a syntax error or a data exception: a predicate
+	// PostgreSQL cannot evaluate.
+	if pgErr.Code == pgerrcode.UndefinedObject || pgErr.Code == pgerrcode.SyntaxError ||
+		postgres.InClass(pgErr.Code, pgerrcode.DataException) {
 		return "the segment cannot be evaluated: " + pgErr.Message, true
 	}
 	return "", false
@@ -66,6 +69,5 @@ func cannotStart(err error, limit time.Duration) (string, bool) {
 
 // isQueryCanceled reports a statement stopped by statement_timeout.
 func isQueryCanceled(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "57014"
+	return postgres.IsCode(err, pgerrcode.QueryCanceled)
 }

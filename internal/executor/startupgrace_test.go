@@ -32,7 +32,7 @@ func TestUnownedRowsRescuedAfterStartupGrace(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, held, 3)
 
-	b.live.okSince = b.live.okSince.Add(-time.Minute) // b has beaten for a while: it may judge
+	backdateOK(b, time.Minute) // b has beaten for a while: it may judge
 	clk.Add(b.cfg.StartupGrace - time.Second)
 	a.beat(ctx)
 	b.beat(ctx)
@@ -73,7 +73,8 @@ func TestStartupGraceNeedsLivenessJudgement(t *testing.T) {
 		Lease: leaseInterval(2 * time.Minute), ViaProvider: "default", ViaIdempotent: true})
 	require.NoError(t, err)
 	clk.Add(b.cfg.StartupGrace + time.Second)
-	b.live.okSince = clk.Now()
+	id, beatAt, _ := b.live.State()
+	b.live.Assume(id, beatAt, clk.Now())
 	b.beat(ctx)
 	require.False(t, b.mayJudgeLiveness())
 	n, err := b.rescue(ctx)

@@ -211,7 +211,7 @@ func (e *Executor) claimMessages(ctx context.Context, c *campaign, rt *route, n 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var executorID *int64
-	if id, _, _ := e.live.get(); id != 0 {
+	if id := e.live.ID(); id != 0 {
 		executorID = &id
 	}
 	start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/idempotency"
 )
 
 // idempotency gives every POST that carries an Idempotency-Key Stripe's semantics
@@ -38,10 +39,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		h := sha256.New()
-		io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n")
-		h.Write(body)
-		hash := h.Sum(nil)
+		hash := idempotency.Fingerprint(r.Method+" "+r.URL.RequestURI(), body)
 
 		ctx, account := r.Context(), accountID(r)
 		claimed, err := s.Idempotency.Claim(ctx, account, key, r.Method, r.URL.RequestURI(), hash, s.Now())
@@ -50,7 +48,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 		if !claimed {
-			s.replay(w, r, account, key, hash)
+			s.replay(w, r, account, key, hash, body)
 			return
 		}
 
@@ -107,7 +105,7 @@ const (
 )
 
 // replay answers a request whose key is already claimed.
-func (s *Server) replay(w http.ResponseWriter, r *http.Request, account int64, key string, hash []byte) {
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, account int64, key string, hash, body []byte) {
 	prev, found, err := s.Idempotency.Get(r.Context(), account, key)
 	if err == nil && !found {
 		// Released between our claim attempt and this read: the client may retry.
@@ -117,7 +115,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, account int64, k
 		writeError(w, r, s.Logger, err)
 		return
 	}
-	if !bytes.Equal(prev.RequestHash, hash) || prev.Method != r.Method {
+	if !bytes.Equal(prev.RequestHash, hash) && !bytes.Equal(prev.RequestHash, rawHash(r, body)) || prev.Method != r.Method {
 		writeProblem(w, r, Problem{Type: problemBase + "idempotency_key_reused", Title: "Idempotency-Key reused",
 			Status: http.StatusUnprocessableEntity,
 			Detail: "this Idempotency-Key was used for a different request (" + prev.Method + " " + prev.Path + " with another body); use a new key"})
@@ -185,4 +183,14 @@ func (r *recorder) Write(b []byte) (int, error) {
 	}
 	r.body.Write(b)
 	return r.ResponseWriter.Write(b)
+}
+
+// rawHash is the fingerprint keys were claimed with before idempotency.Fingerprint
+// (the request URI and the raw body): a retry of a request a replica of the
+// previous version claimed, within the keys' 24 hours, is still recognised.
+func rawHash(r *http.Request, body []byte) []byte {
+	h := sha256.New()
+	io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n")
+	h.Write(body)
+	return h.Sum(nil)
 }

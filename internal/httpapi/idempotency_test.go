@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -201,4 +202,52 @@ func TestIdempotencyWebhookEndpoints(t *testing.T) {
 	rot2 := e.do(e.keyA, "POST", path, map[string]any{"grace_seconds": 0}, "Idempotency-Key", "rot")
 	require.Equal(t, "true", rot2.Header.Get("Idempotent-Replayed"))
 	require.JSONEq(t, string(rot.Body), string(rot2.Body), "the same new secret, not a second rotation")
+}
+
+// TestIdempotencyFingerprintIsCanonicalJSON: one rule for every route — the route
+// and the body's canonical JSON (keys sorted, insignificant whitespace removed,
+// numbers as written). The response store's routes hashed the raw bytes and
+// /v1/messages the parsed request: a reordered body was 422 on the first and a
+// replay on the second, and a reordered "data" object 422 on the second too.
+func TestIdempotencyFingerprintIsCanonicalJSON(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	first := e.do(e.keyA, "POST", "/v1/lists", `{"name":"weekly","description":"news","language":"en"}`, "Idempotency-Key", "l-1")
+	require.Equal(t, http.StatusCreated, first.Status)
+	again := e.do(e.keyA, "POST", "/v1/lists", "{\n  \"language\": \"en\",\n  \"description\": \"news\",\n  \"name\": \"weekly\"\n}\n",
+		"Idempotency-Key", "l-1")
+	require.Equal(t, http.StatusCreated, again.Status, "%s", again.Body)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"), "reordered keys and whitespace are the same request")
+	other := e.do(e.keyA, "POST", "/v1/lists", `{"language":"en","description":"news!","name":"weekly"}`, "Idempotency-Key", "l-1")
+	require.Equal(t, http.StatusUnprocessableEntity, other.Status, "another value is another request")
+
+	msg := `{"to":"ada@example.com","from":"shop@example.com","subject":"Receipt","text":"Hi","data":{"order":"A-1","total":10.50}}`
+	first = e.do(e.keyA, "POST", "/v1/messages", msg, "Idempotency-Key", "m-1")
+	require.Equal(t, http.StatusAccepted, first.Status, "%s", first.Body)
+	again = e.do(e.keyA, "POST", "/v1/messages",
+		`{ "data": {"total": 10.50, "order": "A-1"}, "text": "Hi", "subject": "Receipt", "from": "shop@example.com", "to": "ada@example.com" }`,
+		"Idempotency-Key", "m-1")
+	require.Equal(t, http.StatusAccepted, again.Status, "%s", again.Body)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"), "reordered keys and whitespace are the same message")
+	other = e.do(e.keyA, "POST", "/v1/messages",
+		`{"to":"ada@example.com","from":"shop@example.com","subject":"Receipt","text":"Hi","data":{"order":"A-1","total":10.5}}`,
+		"Idempotency-Key", "m-1")
+	require.Equal(t, http.StatusUnprocessableEntity, other.Status, "a number written otherwise is another request: %s", other.Body)
+}
+
+// TestIdempotencyKeyOfThePreviousRule: a key claimed by a replica of the previous
+// version carries the SHA-256 of the request URI and the raw body; a byte-identical
+// retry within the keys' 24 hours is still a replay, not 422.
+func TestIdempotencyKeyOfThePreviousRule(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	body := `{"name":"weekly"}`
+	first := e.do(e.keyA, "POST", "/v1/lists", body, "Idempotency-Key", "old-rule")
+	require.Equal(t, http.StatusCreated, first.Status)
+	legacy := sha256.Sum256([]byte("POST /v1/lists\n" + body))
+	_, err := e.pool.Exec(context.Background(), `UPDATE idempotency_keys SET request_hash = $1 WHERE key = 'old-rule'`, legacy[:])
+	require.NoError(t, err)
+	again := e.do(e.keyA, "POST", "/v1/lists", body, "Idempotency-Key", "old-rule")
+	require.Equal(t, http.StatusCreated, again.Status, "%s", again.Body)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
 }

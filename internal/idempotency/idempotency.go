@@ -5,7 +5,10 @@ package idempotency
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -35,10 +38,16 @@ type Prior struct {
 func (s *Store) Claim(ctx context.Context, accountID int64, key, method, path string, hash []byte, now time.Time) (bool, error) {
 	_, err := store.New(s.db).IdempotencyClaim(ctx, store.IdempotencyClaimParams{AccountID: accountID, Key: key,
 		Method: method, Path: path, RequestHash: hash, Now: &now})
-	if err = postgres.Error(err, "idempotency key"); apperr.Is(err, apperr.NotFound) {
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The statement's only way to return no row: ON CONFLICT found a live
+		// claim and its WHERE kept it. Read as such before any translation, so
+		// no other error can pass for "already claimed".
 		return false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return false, postgres.Error(err, "idempotency key")
+	}
+	return true, nil
 }
 
 // Get returns the claim of (account, key); found is false when there is none (it was

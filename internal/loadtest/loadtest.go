@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/sendonce/sendonce/internal/backoff"
 )
 
 // LoadOptions configure the API load test.
@@ -219,8 +220,8 @@ func send(ctx context.Context, client *http.Client, t *vegeta.Target) (*vegeta.R
 		return res, 0
 	}
 	wait := time.Second
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-		wait = time.Duration(s) * time.Second
+	if d, ok := backoff.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+		wait = d
 	}
 	return res, wait
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"syscall"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
@@ -27,9 +28,10 @@ func Error(err error, what string) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
-		case "23505":
+		case pgerrcode.UniqueViolation:
 			return &apperr.Error{Code: apperr.Conflict, Message: what + " already exists", Err: err}
-		case "23514", "23503", "22P02", "22001":
+		case pgerrcode.CheckViolation, pgerrcode.ForeignKeyViolation, pgerrcode.InvalidTextRepresentation,
+			pgerrcode.StringDataRightTruncationDataException:
 			return &apperr.Error{Code: apperr.Invalid, Message: what + " is not valid", Err: err}
 		}
 	}
@@ -62,33 +64,65 @@ func Translate(err error) error {
 }
 
 func translateCode(err error, code string) error {
-	class := code[:min(2, len(code))]
 	switch {
-	case class == "22":
+	case InClass(code, pgerrcode.DataException):
 		return &apperr.Error{Code: apperr.Invalid, Message: "a value in the request cannot be stored (" + dataReason(code) + ")", Err: err}
-	case code == "23505" || code == "23P01" || code == "23001":
+	case code == pgerrcode.UniqueViolation || code == pgerrcode.ExclusionViolation || code == pgerrcode.RestrictViolation:
 		return &apperr.Error{Code: apperr.Conflict, Message: "the request conflicts with the current state", Err: err}
-	case class == "23":
+	case InClass(code, pgerrcode.IntegrityConstraintViolation):
 		return &apperr.Error{Code: apperr.Invalid, Message: "the request violates a constraint of the data", Err: err}
-	case class == "54":
+	case InClass(code, pgerrcode.ProgramLimitExceeded):
 		return &apperr.Error{Code: apperr.Invalid, Message: "a value in the request is too large or too complex to store", Err: err}
-	case class == "08" || class == "53" || code == "57P01" || code == "57P02" || code == "57P03" ||
-		code == "40001" || code == "40P01" || code == "55P03":
+	case InClass(code, pgerrcode.ConnectionException) || InClass(code, pgerrcode.InsufficientResources) ||
+		code == pgerrcode.AdminShutdown || code == pgerrcode.CrashShutdown || code == pgerrcode.CannotConnectNow ||
+		code == pgerrcode.SerializationFailure || code == pgerrcode.DeadlockDetected || code == pgerrcode.LockNotAvailable:
 		return &apperr.Error{Code: apperr.Unavailable, Message: "the database is not available; retry later", Err: err}
 	}
 	return err
 }
 
+// Code returns the SQLSTATE of a database error (a *pgconn.PgError anywhere in
+// err's chain), "" for any other error. Callers compare it with pgerrcode's names,
+// never with literals.
+func Code(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// IsCode reports whether err is a database error with one of codes.
+func IsCode(err error, codes ...string) bool {
+	c := Code(err)
+	if c == "" {
+		return false
+	}
+	for _, code := range codes {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// InClass reports whether code belongs to the class of class (the first two
+// characters of a SQLSTATE, e.g. pgerrcode.DataException for class 22), whether
+// or not pgerrcode names that particular code.
+func InClass(code, class string) bool {
+	return len(code) == 5 && len(class) == 5 && code[:2] == class[:2]
+}
+
 // dataReason names the common data exceptions in words a client can act on.
 func dataReason(code string) string {
 	switch code {
-	case "22021", "22P05":
+	case pgerrcode.CharacterNotInRepertoire, pgerrcode.UntranslatableCharacter:
 		return "text must be valid UTF-8 without NUL characters"
-	case "22001":
+	case pgerrcode.StringDataRightTruncationDataException:
 		return "a string is too long"
-	case "22003":
+	case pgerrcode.NumericValueOutOfRange:
 		return "a number is out of range"
-	case "22007", "22008":
+	case pgerrcode.InvalidDatetimeFormat, pgerrcode.DatetimeFieldOverflow:
 		return "a date or time is out of range"
 	}
 	return "invalid value"

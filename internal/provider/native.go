@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sendonce/sendonce/internal/backoff"
 	"github.com/sendonce/sendonce/internal/egress"
 )
 
@@ -139,19 +140,11 @@ func (c *apiClient) do(ctx context.Context, method, path string, header http.Hea
 
 func (c *apiClient) close() { c.client.CloseIdleConnections() }
 
-// retryAfter reads Retry-After as seconds or an HTTP date; 0 when absent.
+// retryAfter reads Retry-After (backoff.RetryAfter: seconds or an HTTP date, at
+// most backoff.MaxRetryAfter); 0 when absent, unreadable or past.
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	d, _ := backoff.RetryAfter(h.Get("Retry-After"), now)
+	return d
 }
 
 // resetAfter reads an X-RateLimit-Reset header holding epoch seconds (SendGrid,

@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -153,12 +155,15 @@ func pgMatchError(err error, timeout time.Duration) error {
 		return err
 	}
 	switch {
-	case pgErr.Code == "57014":
+	case pgErr.Code == pgerrcode.QueryCanceled:
 		e := apperr.Invalidf("/match", "the segment query exceeded the time limit of %s", timeout)
 		e.Err = err
 		return e
-	// 42704: a jsonpath variable with no value (stored before variables were refused).
-	case pgErr.Code == "42601", pgErr.Code == "42704", strings.HasPrefix(pgErr.Code, "22"), strings.HasPrefix(pgErr.Code, "2B"):
+	// UndefinedObject: a jsonpath variable with no value (stored before variables
+	// were refused).
+	case pgErr.Code == pgerrcode.SyntaxError, pgErr.Code == pgerrcode.UndefinedObject,
+		postgres.InClass(pgErr.Code, pgerrcode.DataException),
+		postgres.InClass(pgErr.Code, pgerrcode.DependentPrivilegeDescriptorsStillExist):
 		e := apperr.Invalidf("/match", "match: %s", pgErr.Message)
 		e.Err = err
 		return e

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/event"
@@ -216,8 +216,7 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 				// opt-out (or another change) held its subscriber's rows, a minute
 				// later when the evaluation failed.
 				retry := time.Minute
-				var pg *pgconn.PgError
-				if errors.As(err, &pg) && pg.Code == "55P03" {
+				if postgres.IsCode(err, pgerrcode.LockNotAvailable) {
 					retry = 0
 				} else {
 					a.log().Error("sequence step failed; retried in a minute", "sequence_id", r.SequenceID,

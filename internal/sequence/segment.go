@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
@@ -74,8 +74,7 @@ func (a *Advancer) sweepSegments(ctx context.Context) error {
 			}
 			return q.SequenceSegmentSwept(ctx, store.SequenceSegmentSweptParams{ID: s.ID, AfterID: r.LastID, DueAt: due})
 		})
-		var pg *pgconn.PgError
-		if errors.As(err, &pg) && pg.Code == "57014" {
+		if postgres.IsCode(err, pgerrcode.QueryCanceled) {
 			a.log().Warn("segment sweep pass cut by its statement timeout; retried in a minute",
 				"sequence_id", s.ID, "account_id", s.AccountID)
 			continue

@@ -459,6 +459,40 @@ func (q *Queries) EventDeliveryRecord(ctx context.Context, arg EventDeliveryReco
 	return result.RowsAffected(), nil
 }
 
+const eventDeliveryReleaseLost = `-- name: EventDeliveryReleaseLost :execrows
+UPDATE event_deliveries
+SET status = 'pending', attempts = greatest(attempts - 1, 0), executor_id = NULL,
+    next_attempt_at = coalesce($1::timestamptz, now())
+WHERE status = 'delivering' AND executor_id = ANY($2::bigint[])
+  AND next_attempt_at >= coalesce($1::timestamptz, now()) + $3::bigint * interval '1 microsecond'
+`
+
+type EventDeliveryReleaseLostParams struct {
+	Now           *time.Time
+	ExecutorIds   []int64
+	LeaseFromInUs int64
+}
+
+// Hands back the deliveries of claims whose answer this worker never saw: the
+// claim committed but its connection died before the answer came back, as when
+// the primary fails. They are stamped with one of this process's executor ids,
+// which still beats, so no claimer judges them dead and the worker's own claims
+// skip them: they would wait for their whole lease. The worker runs this only
+// while it holds nothing (no claim under way, every delivery it was handed
+// recorded), so every 'delivering' row stamped with one of its ids is such a row
+// and was never posted. It is due again at once with its attempt uncharged: the
+// lost claim has no recorder, and attempts stays the fence of EventDeliveryRecord.
+// lease_from_in_us bounds the rows to those whose lease began no earlier than the
+// failed claim (less a margin), as SendReleaseLost does: an offset from now on the
+// database's clock, which stamped the lease (liveness.LostClaims.LeaseFromIn).
+func (q *Queries) EventDeliveryReleaseLost(ctx context.Context, arg EventDeliveryReleaseLostParams) (int64, error) {
+	result, err := q.db.Exec(ctx, eventDeliveryReleaseLost, arg.Now, arg.ExecutorIds, arg.LeaseFromInUs)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const eventDeliveryUnpark = `-- name: EventDeliveryUnpark :exec
 UPDATE event_deliveries SET next_attempt_at = now()
 WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at >= '9999-01-01 00:00:00+00'

@@ -6,6 +6,7 @@
 package transactional
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
+	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
@@ -196,7 +198,7 @@ func stored(ctx context.Context, q *store.Queries, accountID int64, key string, 
 	if err != nil {
 		return 0, false, err
 	}
-	if hash := requestHash(in); string(prev.RequestHash) != string(hash[:]) {
+	if !sameRequest(prev.RequestHash, in) {
 		return 0, false, errKeyReused
 	}
 	return prev.ID, true, nil
@@ -216,7 +218,7 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 		return 0, false, err
 	}
 	mid, err := q.MessageInsert(ctx, store.MessageInsertParams{AccountID: accountID, IdempotencyKey: key,
-		RequestHash: hash[:], Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
+		RequestHash: hash, Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
 		FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
 		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID,
 		Cc: nonNil(c.cc), Bcc: nonNil(c.bcc), ReplyToMore: nonNil(c.moreReplyTo), AttachmentCount: int16(len(c.attachments)),
@@ -226,7 +228,7 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 		if err != nil {
 			return 0, false, err
 		}
-		if string(prev.RequestHash) != string(hash[:]) {
+		if !sameRequest(prev.RequestHash, in) {
 			return 0, false, errKeyReused
 		}
 		return prev.ID, false, nil
@@ -285,9 +287,26 @@ func stream(ctx context.Context, q *store.Queries, accountID int64, senderID *in
 	return id, err
 }
 
-func requestHash(in Request) [32]byte {
+// requestHash is the message's idempotency fingerprint: the API's one rule
+// (idempotency.Fingerprint), on the request as JSON, so a message sent again with
+// its keys reordered — its data's too — is the same message, and a value written
+// otherwise is another.
+func requestHash(in Request) []byte {
 	b, _ := json.Marshal(in) // a struct of strings, maps, slices and raw JSON: cannot fail
-	return sha256.Sum256(b)
+	return idempotency.Fingerprint(idempotency.MessageRoute, b)
+}
+
+// sameRequest reports whether a stored message's hash is in's. Messages stored
+// before the fingerprint was the API's one rule carry the SHA-256 of the request
+// as marshalled (data as written); a message is kept for good, so a retry of one
+// of them is still recognised.
+func sameRequest(stored []byte, in Request) bool {
+	if bytes.Equal(stored, requestHash(in)) {
+		return true
+	}
+	b, _ := json.Marshal(in)
+	legacy := sha256.Sum256(b)
+	return bytes.Equal(stored, legacy[:])
 }
 
 // Get returns one message of the account.

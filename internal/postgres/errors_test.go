@@ -1,0 +1,53 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgerrcode"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/postgres"
+)
+
+// TestDatabaseErrorsByName: real PostgreSQL errors are recognised by pgerrcode's
+// names (Code, IsCode, InClass) and translated to the application's codes.
+func TestDatabaseErrorsByName(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx) // the temporary table lives on one connection
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, `CREATE TEMP TABLE u (id int PRIMARY KEY, n int CHECK (n > 0))`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `INSERT INTO u VALUES (1, 1)`)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		sql   string
+		code  string
+		class string
+		app   apperr.Code
+	}{
+		{`INSERT INTO u VALUES (1, 1)`, pgerrcode.UniqueViolation, pgerrcode.IntegrityConstraintViolation, apperr.Conflict},
+		{`INSERT INTO u VALUES (2, 0)`, pgerrcode.CheckViolation, pgerrcode.IntegrityConstraintViolation, apperr.Invalid},
+		{`SELECT 'x'::int`, pgerrcode.InvalidTextRepresentation, pgerrcode.DataException, apperr.Invalid},
+		{`SELECT 2147483647::int + 1`, pgerrcode.NumericValueOutOfRange, pgerrcode.DataException, apperr.Invalid},
+		{`SET LOCAL statement_timeout = 1; SELECT pg_sleep(1)`, pgerrcode.QueryCanceled, pgerrcode.QueryCanceled, ""},
+	} {
+		_, err := conn.Exec(ctx, tc.sql)
+		require.Error(t, err, tc.sql)
+		require.Equal(t, tc.code, postgres.Code(err), tc.sql)
+		require.True(t, postgres.IsCode(err, pgerrcode.AdminShutdown, tc.code), tc.sql)
+		require.True(t, postgres.InClass(postgres.Code(err), tc.class), tc.sql)
+		if tc.app != "" {
+			require.True(t, apperr.Is(postgres.Translate(err), tc.app), "%s: %v", tc.sql, postgres.Translate(err))
+		}
+	}
+	require.Empty(t, postgres.Code(context.Canceled))
+	require.False(t, postgres.IsCode(context.Canceled, pgerrcode.QueryCanceled))
+	require.False(t, postgres.InClass("22", pgerrcode.DataException))
+}
