@@ -16,6 +16,9 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 )
 
+// streamRoute is the event stream's route: the one that takes a stream token.
+const streamRoute = "/v1/events/stream"
+
 // streamHeartbeat is the comment line that keeps proxies from closing an idle stream
 // (every 15 seconds or so, as the HTML Living Standard suggests for proxies that drop idle connections).
 const streamHeartbeat = 15 * time.Second
@@ -41,7 +44,6 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		if apperr.Is(err, apperr.Unauthorized) {
 			s.authFails.fail(addr, now)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="sendonce", error="invalid_token"`)
 		}
 		return err
 	}
