@@ -147,7 +147,20 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 			_, err := tracker.Flush(ctx, true)
 			return err
 		}
+		// The API's LISTEN connection: it hears API key revocations and ends the
+		// key's event streams at once (on SENDONCE_DIRECT_DATABASE_URL when set: a
+		// transaction pooler would drop the LISTEN).
+		lp, err := listenPool(ctx, cfg)
+		if err != nil {
+			return starting(err)
+		}
+		defer closePool(lp)
+		listener := postgres.NewListener(pool, log)
+		if lp != nil {
+			listener = postgres.NewListener(lp, log)
+		}
 		handler := httpapi.NewServer(httpapi.Deps{
+			Listener: listener,
 			Tracking: tracker,
 			Pool:     pool, Logger: log, Config: cfg, Registry: reg,
 			Accounts: account.NewService(pool),
@@ -173,8 +186,13 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 				errc <- err
 			}
 		}()
+		listenCtx, stopListening := context.WithCancel(ctx)
+		defer stopListening()
+		listened := make(chan struct{})
+		go func() { defer close(listened); listener.Run(listenCtx) }()
+		stopListener := func(context.Context) error { stopListening(); <-listened; return nil }
 		// The HTTP server stops first, so no request lands on a stopped executor.
-		stops = append([]func(context.Context) error{srv.Shutdown, flushTracking}, stops...)
+		stops = append([]func(context.Context) error{srv.Shutdown, stopListener, flushTracking}, stops...)
 	}
 
 	if cfg.MetricsAddr != "" {

@@ -20,13 +20,22 @@ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid;
 
 -- name: EventListAfter :many
 -- The pull API and the stream: the account's events after a cursor, in reading
--- order, up to the horizon, optionally of some types only.
-SELECT id, type, occurred_at, data, xid FROM events
-WHERE account_id = @account_id
-  AND (xid, id) > (@after_xid::bigint, @after_id::bigint)
-  AND xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-  AND (cardinality(@types::text[]) = 0 OR type = ANY(@types::text[]))
-ORDER BY xid, id
+-- order, up to the horizon, optionally of some types only. A stream passes the API
+-- key behind it (@api_key_id, NULL for none): the check that the key is not revoked
+-- is in this statement, so in the snapshot the events are read in. An event it
+-- returns is visible in a snapshot that does not see the revocation, so it
+-- committed before the revocation did: a stream never sends an event committed
+-- after its key's revocation, however late it hears of it. (Uncorrelated, the
+-- check runs once per statement.)
+SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+WHERE e.account_id = @account_id
+  AND (e.xid, e.id) > (@after_xid::bigint, @after_id::bigint)
+  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  AND (cardinality(@types::text[]) = 0 OR e.type = ANY(@types::text[]))
+  AND (sqlc.narg('api_key_id')::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM api_keys k
+      WHERE k.id = sqlc.narg('api_key_id')::bigint AND k.account_id = @account_id AND k.revoked_at IS NULL))
+ORDER BY e.xid, e.id
 LIMIT @lim;
 
 -- name: EventGetMany :many

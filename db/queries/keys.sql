@@ -18,6 +18,11 @@ UPDATE api_keys SET revoked_at = coalesce(revoked_at, coalesce(sqlc.narg('now'):
 WHERE account_id = @account_id AND id = @key_id
 RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role;
 
+-- name: APIKeyRevokedNotify :exec
+-- Runs in the revocation's transaction, so it is delivered on commit: every process
+-- ends the key's event streams at once (postgres.KeyChannel).
+SELECT pg_notify(@channel::text, @payload::text);
+
 -- name: LoginLinkCreate :exec
 INSERT INTO login_links (account_id, token_hash, expires_at)
 VALUES (@account_id, @token_hash, @expires_at);

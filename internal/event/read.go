@@ -19,6 +19,21 @@ import (
 // still be running are held back until it ends, so a caller that resumes from the
 // last position it got never misses one that committed late.
 func (s *Service) Events(ctx context.Context, accountID int64, after Position, types []string, limit int) ([]Event, error) {
+	return s.events(ctx, accountID, nil, after, types, limit)
+}
+
+// StreamEvents is Events for a stream opened under API key keyID (0: none): it
+// returns only events that committed before the key's revocation, nothing once the
+// revocation is visible, so a stream never sends one committed after it.
+func (s *Service) StreamEvents(ctx context.Context, accountID, keyID int64, after Position, types []string, limit int) ([]Event, error) {
+	var key *int64
+	if keyID != 0 {
+		key = &keyID
+	}
+	return s.events(ctx, accountID, key, after, types, limit)
+}
+
+func (s *Service) events(ctx context.Context, accountID int64, keyID *int64, after Position, types []string, limit int) ([]Event, error) {
 	if err := CheckTypes(types); err != nil {
 		return nil, err
 	}
@@ -26,7 +41,7 @@ func (s *Service) Events(ctx context.Context, accountID int64, after Position, t
 		types = []string{}
 	}
 	rows, err := store.New(s.pool).EventListAfter(ctx, store.EventListAfterParams{AccountID: accountID,
-		AfterXid: after.Xid, AfterID: after.ID, Types: types, Lim: int32(limit)})
+		AfterXid: after.Xid, AfterID: after.ID, Types: types, ApiKeyID: keyID, Lim: int32(limit)})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +79,7 @@ const StreamTokenTTL = 10 * time.Minute
 // StreamToken makes a short-lived token that authorises the account's event stream,
 // and nothing else, as a query parameter (EventSource cannot send headers). Only its
 // hash is stored, with the API key that minted it (keyID): revoking the key
-// revokes the token, and a stream it opened ends at its next check.
+// revokes the token and ends the streams it opened.
 func (s *Service) StreamToken(ctx context.Context, accountID, keyID int64) (string, time.Time, error) {
 	token := "est_" + rand.Text()
 	h := sha256.Sum256([]byte(token))

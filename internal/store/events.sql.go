@@ -1134,13 +1134,16 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) (int64
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT id, type, occurred_at, data, xid FROM events
-WHERE account_id = $1
-  AND (xid, id) > ($2::bigint, $3::bigint)
-  AND xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-  AND (cardinality($4::text[]) = 0 OR type = ANY($4::text[]))
-ORDER BY xid, id
-LIMIT $5
+SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+WHERE e.account_id = $1
+  AND (e.xid, e.id) > ($2::bigint, $3::bigint)
+  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  AND (cardinality($4::text[]) = 0 OR e.type = ANY($4::text[]))
+  AND ($5::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM api_keys k
+      WHERE k.id = $5::bigint AND k.account_id = $1 AND k.revoked_at IS NULL))
+ORDER BY e.xid, e.id
+LIMIT $6
 `
 
 type EventListAfterParams struct {
@@ -1148,6 +1151,7 @@ type EventListAfterParams struct {
 	AfterXid  int64
 	AfterID   int64
 	Types     []string
+	ApiKeyID  *int64
 	Lim       int32
 }
 
@@ -1160,13 +1164,20 @@ type EventListAfterRow struct {
 }
 
 // The pull API and the stream: the account's events after a cursor, in reading
-// order, up to the horizon, optionally of some types only.
+// order, up to the horizon, optionally of some types only. A stream passes the API
+// key behind it (@api_key_id, NULL for none): the check that the key is not revoked
+// is in this statement, so in the snapshot the events are read in. An event it
+// returns is visible in a snapshot that does not see the revocation, so it
+// committed before the revocation did: a stream never sends an event committed
+// after its key's revocation, however late it hears of it. (Uncorrelated, the
+// check runs once per statement.)
 func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) ([]EventListAfterRow, error) {
 	rows, err := q.db.Query(ctx, eventListAfter,
 		arg.AccountID,
 		arg.AfterXid,
 		arg.AfterID,
 		arg.Types,
+		arg.ApiKeyID,
 		arg.Lim,
 	)
 	if err != nil {

@@ -138,6 +138,22 @@ func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (API
 	return i, err
 }
 
+const aPIKeyRevokedNotify = `-- name: APIKeyRevokedNotify :exec
+SELECT pg_notify($1::text, $2::text)
+`
+
+type APIKeyRevokedNotifyParams struct {
+	Channel string
+	Payload string
+}
+
+// Runs in the revocation's transaction, so it is delivered on commit: every process
+// ends the key's event streams at once (postgres.KeyChannel).
+func (q *Queries) APIKeyRevokedNotify(ctx context.Context, arg APIKeyRevokedNotifyParams) error {
+	_, err := q.db.Exec(ctx, aPIKeyRevokedNotify, arg.Channel, arg.Payload)
+	return err
+}
+
 const loginLinkCreate = `-- name: LoginLinkCreate :exec
 INSERT INTO login_links (account_id, token_hash, expires_at)
 VALUES ($1, $2, $3)
