@@ -2,7 +2,6 @@ package account
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -85,7 +84,7 @@ func (s *Service) Key(ctx context.Context, accountID, keyID int64) (Key, error) 
 
 // RevokeKey stops a key from authenticating, now and for good, and ends the
 // dashboard sessions signed in with it and, through a notification on
-// postgres.KeyChannel sent on commit, its open event streams in every process.
+// postgres.AuthorityChannel sent on commit, its open event streams in every process.
 // Revoking a revoked key changes nothing.
 func (s *Service) RevokeKey(ctx context.Context, accountID, keyID int64) (Key, error) {
 	var k Key
@@ -96,8 +95,7 @@ func (s *Service) RevokeKey(ctx context.Context, accountID, keyID int64) (Key, e
 			return postgres.Error(err, "api key")
 		}
 		k = Key(r)
-		return q.APIKeyRevokedNotify(ctx, store.APIKeyRevokedNotifyParams{Channel: postgres.KeyChannel,
-			Payload: strconv.FormatInt(r.ID, 10)})
+		return q.APIKeyRevokedNotify(ctx, store.APIKeyRevokedNotifyParams{Channel: postgres.AuthorityChannel, KeyID: r.ID})
 	})
 	return k, err
 }

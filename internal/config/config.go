@@ -270,8 +270,10 @@ type Events struct {
 	EventRetention time.Duration `split_words:"true" default:"720h"`
 	// EventStreamPoll is how often an open event stream looks for new events.
 	EventStreamPoll time.Duration `split_words:"true" default:"1s"`
-	// EventStreamRecheck is how often an open stream checks that its API key is
-	// not revoked (or its stream token not expired); the stream ends when it is.
+	// EventStreamRecheck is how often an open stream checks that its stream token
+	// has not expired (the stream ends when it has). A revocation ends streams at
+	// once through its notification; this check also catches one whose
+	// notification was lost.
 	EventStreamRecheck time.Duration `split_words:"true" default:"5s"`
 	// EventStreamsPerKey caps the streams one API key (with the tokens it minted)
 	// holds open at once, per process; beyond it the stream answers 429.

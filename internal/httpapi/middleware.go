@@ -149,7 +149,8 @@ func routePattern(r *http.Request) string {
 	return ""
 }
 
-// apiKeyID returns the id of the API key that authenticated the request.
+// apiKeyID returns the id of the API key that authenticated the request (or that
+// the request's dashboard session was signed in with; 0 for none).
 func apiKeyID(r *http.Request) int64 {
 	id, _ := r.Context().Value(apiKeyKey{}).(int64)
 	return id

@@ -94,7 +94,7 @@ type Deps struct {
 	// Now is the clock of the idempotency keys; nil means time.Now.
 	Now func() time.Time
 	// Listener, when set, is the process's LISTEN connection: the server hears API
-	// key revocations there and ends the key's event streams at once. The caller
+	// key revocations and session sign-outs there and ends their event streams at once. The caller
 	// runs it after NewServer. Nil: a stream ends at its next EventStreamRecheck
 	// (it never sends an event committed after the revocation either way).
 	Listener *postgres.Listener
@@ -129,7 +129,7 @@ type Server struct {
 	trusted []netip.Prefix
 	// streams counts the open event streams per API key.
 	streams streamCounts
-	// watch wakes the open event streams of a revoked key.
+	// watch wakes the open event streams of a revoked key or ended session.
 	watch streamWatch
 	// dash is the dashboard; nil when it is turned off.
 	dash *dashboard.Dashboard
@@ -236,7 +236,7 @@ func NewServer(d Deps) http.Handler {
 		s.dash = dashboard.New()
 	}
 	if d.Listener != nil {
-		d.Listener.Handle(postgres.KeyChannel, s.watch.revoked, s.watch.wakeAll)
+		d.Listener.Handle(postgres.AuthorityChannel, s.watch.ended, s.watch.wakeAll)
 	}
 	s.optoutDefaults()
 	s.trackingDefaults()

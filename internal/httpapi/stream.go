@@ -30,7 +30,8 @@ const streamHeartbeat = 15 * time.Second
 // authenticates with the API key, or, for EventSource, which cannot send headers,
 // with ?token= from POST /v1/events/stream-tokens, under the same limit of failed
 // authentications per address as every other route. It ends at once when its
-// API key (or the key that minted its token) is revoked: the revocation is
+// API key (or the key that minted its token) is revoked, or the dashboard session
+// that minted its token signs out: the revocation is
 // notified to every process on commit (Deps.Listener), and the stream never sends
 // an event that committed after the revocation, whenever it hears of it (the
 // check is in the statement that reads the events). Every EventStreamRecheck it
@@ -76,7 +77,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	defer s.streams.release(auth.holder)
-	woken, unwatch := s.watch.watch(auth.keyID)
+	woken, unwatch := s.watch.watch(auth.authority)
 	defer unwatch()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -101,7 +102,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	defer recheck.Stop()
 	lastWrite := time.Now()
 	for {
-		evs, err := s.Events.StreamEvents(r.Context(), account, auth.keyID, pos, types, 500)
+		evs, err := s.Events.StreamEvents(r.Context(), account, auth.authority, pos, types, 500)
 		if err != nil {
 			if r.Context().Err() == nil {
 				s.Logger.WarnContext(r.Context(), "event stream", "err", err)
@@ -152,10 +153,10 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 type streamAuth struct {
 	account int64
 	holder  string
-	// keyID is the API key behind the stream (the key, or the one that minted
-	// the token); 0 for a token minted without one.
-	keyID   int64
-	recheck func(context.Context) error
+	// authority is the API key behind the stream (the key, or the one that
+	// minted the token) and the dashboard session that minted its token, if any.
+	authority event.Authority
+	recheck   func(context.Context) error
 }
 
 // streamAccount authenticates a stream request: a Bearer API key, or a stream
@@ -171,7 +172,8 @@ func (s *Server) streamAccount(r *http.Request) (streamAuth, error) {
 		if err != nil {
 			return streamAuth{}, err
 		}
-		return streamAuth{account: key.AccountID, holder: "key:" + strconv.FormatInt(key.ID, 10), keyID: key.ID,
+		return streamAuth{account: key.AccountID, holder: "key:" + strconv.FormatInt(key.ID, 10),
+			authority: event.Authority{KeyID: key.ID},
 			recheck: func(ctx context.Context) error {
 				_, err := s.Accounts.AuthenticateKey(ctx, token)
 				return err
@@ -181,16 +183,18 @@ func (s *Server) streamAccount(r *http.Request) (streamAuth, error) {
 	if token == "" {
 		return streamAuth{}, apperr.New(apperr.Unauthorized, "an API key (Authorization: Bearer) or a stream token (?token=) is required")
 	}
-	account, keyID, err := s.Events.StreamTokenAccount(r.Context(), token)
+	account, minted, err := s.Events.StreamTokenAccount(r.Context(), token)
 	if err != nil {
 		return streamAuth{}, err
 	}
-	holder := "key:" + strconv.FormatInt(keyID, 10)
-	if keyID == 0 {
-		sum := sha256.Sum256([]byte(token)) // a token from before keys were recorded: its own holder
+	holder := "key:" + strconv.FormatInt(minted.KeyID, 10)
+	if minted.KeyID == 0 {
+		// A token of a session from a login link, or from before keys were
+		// recorded: its own holder.
+		sum := sha256.Sum256([]byte(token))
 		holder = "token:" + hex.EncodeToString(sum[:])
 	}
-	return streamAuth{account: account, holder: holder, keyID: keyID, recheck: func(ctx context.Context) error {
+	return streamAuth{account: account, holder: holder, authority: minted, recheck: func(ctx context.Context) error {
 		_, _, err := s.Events.StreamTokenAccount(ctx, token)
 		return err
 	}}, nil

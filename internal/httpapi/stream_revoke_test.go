@@ -66,7 +66,7 @@ func (s *sseStream) rest(t *testing.T, limit time.Duration) []int {
 		return r.ns
 	case <-time.After(limit):
 		s.res.Body.Close()
-		t.Fatalf("the stream still runs %s after its key was revoked", limit)
+		t.Fatalf("the stream still runs %s after its key was revoked or its session ended", limit)
 		return nil
 	}
 }
@@ -151,6 +151,50 @@ func TestEventStreamNeverSendsWhatCommittedAfterItsKeysRevocation(t *testing.T) 
 			require.NoError(t, err)
 			emitN(t, e, account, 2, 4)
 			require.Empty(t, s.rest(t, 30*time.Second), "nothing committed after the revocation is sent")
+		})
+	}
+}
+
+// TestEventStreamOfADashboardSessionEndsWithIt: the dashboard opens its stream
+// with a stream token its session mints. That stream ends at once, sending
+// nothing committed afterwards, when the key the session was signed in with is
+// revoked, and when the session signs out. Before the fix such a token recorded
+// neither (the session carried no key into it): its stream ran on until the
+// token expired, up to 10 minutes, through both.
+func TestEventStreamOfADashboardSessionEndsWithIt(t *testing.T) {
+	t.Parallel()
+	for _, end := range []string{"key revoked", "signed out"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			e := setupListening(t, func(c *config.Config) {
+				c.EventStreamPoll = 20 * time.Millisecond
+				c.EventStreamRecheck = time.Hour
+			})
+			srv := httptest.NewServer(e.handler)
+			t.Cleanup(srv.Close)
+			account := accountOf(t, e, e.keyA)
+			k := decodeAs[api.APIKeyCreated](t, e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]string{"name": "dashboard"}))
+			cookie, csrf, res := e.signIn(map[string]string{"api_key": k.Token})
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			res = e.do("", http.MethodPost, "/v1/events/stream-tokens", nil, "Cookie", cookie, "X-CSRF-Token", csrf)
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			tok := decodeAs[struct {
+				Token string `json:"token"`
+			}](t, res).Token
+			s := openStream(t, srv.URL+"/v1/events/stream?token="+tok)
+			emitN(t, e, account, 1, 1)
+			require.Equal(t, 1, nOf(t, s.next(t)), "the stream runs while the session lasts")
+
+			if end == "key revoked" {
+				res = e.do(e.keyA, http.MethodDelete, fmt.Sprint("/v1/api-keys/", k.Id), nil)
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			} else {
+				res = e.do("", http.MethodDelete, "/v1/session", nil, "Cookie", cookie, "X-CSRF-Token", csrf)
+				require.Equal(t, http.StatusNoContent, res.Status, "%s", res.Body)
+			}
+			emitN(t, e, account, 2, 4)
+			require.Empty(t, s.rest(t, 10*time.Second), "nothing committed after the session's end is sent")
+			require.Equal(t, http.StatusUnauthorized, streamStatus(t, srv.URL+"/v1/events/stream?token="+tok))
 		})
 	}
 }

@@ -10,10 +10,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// KeyChannel is the LISTEN/NOTIFY channel of API key revocations: revoking a key
-// sends pg_notify(KeyChannel, '<key id>') inside the revoking transaction, so every
-// process learns of it on commit and ends the key's event streams at once.
-const KeyChannel = "sendonce_api_keys"
+// AuthorityChannel is the LISTEN/NOTIFY channel of ended authority: revoking an API
+// key sends pg_notify(AuthorityChannel, 'key:<id>'), signing a dashboard session
+// out 'session:<id>', inside the transaction that does it, so every process learns
+// of it on commit and ends the event streams opened under it at once.
+const AuthorityChannel = "sendonce_authority"
 
 // Listener holds one LISTEN connection and hands each notification to the handler
 // of its channel. It reconnects with backoff; after each (re)connect it calls every
