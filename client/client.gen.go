@@ -4456,8 +4456,10 @@ type ClientInterface interface {
 	// (EventSource cannot send headers), under the failed-authentication limit per address
 	// (429). Resumes after `Last-Event-ID` (or `?after=`), else starts now; sends a
 	// `: heartbeat` comment when idle for 15 s. No write timeout. The stream ends (after a
-	// `: closed` comment) once its key is revoked or its token expires, checked every
-	// `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
+	// `: closed` comment) at once, on every replica, when its key (or the key that minted its
+	// token) is revoked or the dashboard session that minted its token signs out, and never
+	// sends an event that committed after that; a token's expiry ends it at the next check,
+	// every `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
 	// `SENDONCE_EVENT_STREAMS_PER_KEY` streams open per process: 429 beyond.
 	//
 	// Corresponds with GET /v1/events/stream (the `StreamEvents` operationId).
@@ -4465,7 +4467,7 @@ type ClientInterface interface {
 
 	// CreateEventStreamToken Create event stream token
 	//
-	// A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it revokes it.
+	// A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it (or that the dashboard session minting it signed in with), or signing that session out, revokes it and ends its streams.
 	//
 	// Corresponds with POST /v1/events/stream-tokens (the `CreateEventStreamToken` operationId).
 	CreateEventStreamToken(ctx context.Context, params *CreateEventStreamTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6616,8 +6618,10 @@ func (c *Raw) ListEvents(ctx context.Context, params *ListEventsParams, reqEdito
 // (EventSource cannot send headers), under the failed-authentication limit per address
 // (429). Resumes after `Last-Event-ID` (or `?after=`), else starts now; sends a
 // `: heartbeat` comment when idle for 15 s. No write timeout. The stream ends (after a
-// `: closed` comment) once its key is revoked or its token expires, checked every
-// `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
+// `: closed` comment) at once, on every replica, when its key (or the key that minted its
+// token) is revoked or the dashboard session that minted its token signs out, and never
+// sends an event that committed after that; a token's expiry ends it at the next check,
+// every `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
 // `SENDONCE_EVENT_STREAMS_PER_KEY` streams open per process: 429 beyond.
 //
 // Corresponds with GET /v1/events/stream (the `StreamEvents` operationId).
@@ -6635,7 +6639,7 @@ func (c *Raw) StreamEvents(ctx context.Context, params *StreamEventsParams, reqE
 
 // CreateEventStreamToken Create event stream token
 //
-// A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it revokes it.
+// A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it (or that the dashboard session minting it signed in with), or signing that session out, revokes it and ends its streams.
 //
 // Corresponds with POST /v1/events/stream-tokens (the `CreateEventStreamToken` operationId).
 func (c *Raw) CreateEventStreamToken(ctx context.Context, params *CreateEventStreamTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14810,8 +14814,10 @@ type ClientWithResponsesInterface interface {
 	// (EventSource cannot send headers), under the failed-authentication limit per address
 	// (429). Resumes after `Last-Event-ID` (or `?after=`), else starts now; sends a
 	// `: heartbeat` comment when idle for 15 s. No write timeout. The stream ends (after a
-	// `: closed` comment) once its key is revoked or its token expires, checked every
-	// `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
+	// `: closed` comment) at once, on every replica, when its key (or the key that minted its
+	// token) is revoked or the dashboard session that minted its token signs out, and never
+	// sends an event that committed after that; a token's expiry ends it at the next check,
+	// every `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
 	// `SENDONCE_EVENT_STREAMS_PER_KEY` streams open per process: 429 beyond.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -14821,7 +14827,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateEventStreamTokenWithResponse Create event stream token
 	//
-	// A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it revokes it.
+	// A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it (or that the dashboard session minting it signed in with), or signing that session out, revokes it and ends its streams.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29175,8 +29181,10 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // (EventSource cannot send headers), under the failed-authentication limit per address
 // (429). Resumes after `Last-Event-ID` (or `?after=`), else starts now; sends a
 // `: heartbeat` comment when idle for 15 s. No write timeout. The stream ends (after a
-// `: closed` comment) once its key is revoked or its token expires, checked every
-// `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
+// `: closed` comment) at once, on every replica, when its key (or the key that minted its
+// token) is revoked or the dashboard session that minted its token signs out, and never
+// sends an event that committed after that; a token's expiry ends it at the next check,
+// every `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
 // `SENDONCE_EVENT_STREAMS_PER_KEY` streams open per process: 429 beyond.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -29192,7 +29200,7 @@ func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, para
 
 // CreateEventStreamTokenWithResponse Create event stream token
 //
-// A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it revokes it.
+// A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it (or that the dashboard session minting it signed in with), or signing that session out, revokes it and ends its streams.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -32,9 +32,10 @@ func migrateSession(ctx context.Context, cfg config.Config, pool *pgxPool) (int,
 	return postgres.Migrate(ctx, direct)
 }
 
-// listenPool is where the executor takes its LISTEN connection: a small pool on the
-// direct URL (a transaction pooler would drop the LISTEN at the end of the statement),
-// or nil, meaning the executor's own pool. The caller closes it after the executor stops.
+// listenPool is where the process takes its one LISTEN connection (executor and
+// API share it): a small pool on the direct URL (a transaction pooler would drop
+// the LISTEN at the end of the statement), or nil, meaning the main pool. The
+// caller closes it after the listener stops.
 func listenPool(ctx context.Context, cfg config.Config) (*pgxPool, error) {
 	if cfg.DirectDatabaseURL == "" {
 		return nil, nil

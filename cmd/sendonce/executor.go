@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/tracking"
@@ -20,10 +21,11 @@ import (
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
-// startExecutor starts the in-process executor on p and returns its stop function,
+// startExecutor starts the in-process executor on p, hearing campaign
+// notifications on listener (which the caller runs), and returns its stop function,
 // which stops claiming, lets in-flight sends finish within the context's deadline,
 // flushes acknowledgements and releases unsent claims. The caller closes p after.
-func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p provider.Provider, senders executor.Senders,
+func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, listener *postgres.Listener, p provider.Provider, senders executor.Senders,
 	mb *message.Builder, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
 	links, err := unsubscribeLinks(cfg)
 	if err != nil {
@@ -65,15 +67,10 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 		log.Info("executor workers capped at the SMTP connections", "workers", cfg.SMTPConns, "configured", ecfg.Workers)
 		ecfg.Workers = cfg.SMTPConns
 	}
-	// The LISTEN needs a session: on SENDONCE_DIRECT_DATABASE_URL when set (database.go).
-	lp, err := listenPool(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	ecfg.ListenPool = lp
+	// Campaign notifications come on the process's LISTEN connection (run.go).
+	ecfg.Listener = listener
 	e, err := executor.New(pool, p, ecfg, log, reg)
 	if err != nil {
-		closePool(lp)
 		return nil, err
 	}
 	e.Start(ctx)
@@ -89,7 +86,6 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, p
 			MinDelivered: cfg.ComplaintMinDelivered, Log: log}).Run(gctx, time.Minute)
 	}()
 	return func(ctx context.Context) error {
-		defer closePool(lp)
 		stopGuard()
 		<-guardDone
 		return e.Stop(ctx)

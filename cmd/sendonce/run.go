@@ -104,6 +104,20 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		return err
 	}
 
+	// The process's one LISTEN connection, shared by the executor (campaign
+	// notifications) and the API (revocations, which end event streams at once):
+	// on SENDONCE_DIRECT_DATABASE_URL when set, since a transaction pooler would
+	// drop the LISTEN. Both register before it runs, below.
+	lp, err := listenPool(ctx, cfg)
+	if err != nil {
+		return starting(err)
+	}
+	defer closePool(lp)
+	listener := postgres.NewListener(pool, log)
+	if lp != nil {
+		listener = postgres.NewListener(lp, log)
+	}
+
 	if opts.Executor {
 		// The executor gets its own pool: sharing one with the API let 200 busy
 		// clients starve sending of connections (docs/performance.md).
@@ -115,7 +129,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		// Deferred after pool's, so closed before it, once the executor has stopped.
 		defer execPool.Close()
-		stop, err := startExecutor(ctx, cfg, execPool, p, executorSenders{routes}, mb, log, reg)
+		stop, err := startExecutor(ctx, cfg, execPool, listener, p, executorSenders{routes}, mb, log, reg)
 		if err != nil {
 			return starting(err)
 		}
@@ -148,6 +162,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 			return err
 		}
 		handler := httpapi.NewServer(httpapi.Deps{
+			Listener: listener,
 			Tracking: tracker,
 			Pool:     pool, Logger: log, Config: cfg, Registry: reg,
 			Accounts: account.NewService(pool),
@@ -183,6 +198,14 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 			return err
 		}
 		stops = append([]func(context.Context) error{stop}, stops...)
+	}
+
+	if opts.API || opts.Executor {
+		listenCtx, stopListening := context.WithCancel(ctx)
+		defer stopListening()
+		listened := make(chan struct{})
+		go func() { defer close(listened); listener.Run(listenCtx) }()
+		stops = append(stops, func(context.Context) error { stopListening(); <-listened; return nil })
 	}
 
 	// Last, once neither the API nor the executor can send.

@@ -32,6 +32,12 @@ func startService(t *testing.T, databaseURL string, tweaks ...func(*config.Confi
 // startServiceLogging is startService with the service's log written to logs.
 func startServiceLogging(t *testing.T, databaseURL string, logs io.Writer, tweaks ...func(*config.Config)) string {
 	t.Helper()
+	return startServiceWith(t, databaseURL, logs, Options{API: true, Executor: true}, tweaks...)
+}
+
+// startServiceWith is startServiceLogging running the parts opts names.
+func startServiceWith(t *testing.T, databaseURL string, logs io.Writer, opts Options, tweaks ...func(*config.Config)) string {
+	t.Helper()
 	cfg := config.Default()
 	cfg.DatabaseURL = databaseURL
 	cfg.Addr = "127.0.0.1:0"
@@ -44,8 +50,8 @@ func startServiceLogging(t *testing.T, databaseURL string, logs io.Writer, tweak
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, cfg, Options{API: true, Executor: true, OnListen: func(a net.Addr) { addrc <- a }},
-			logs, logs)
+		opts.OnListen = func(a net.Addr) { addrc <- a }
+		done <- run(ctx, cfg, opts, logs, logs)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -20,13 +20,26 @@ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid;
 
 -- name: EventListAfter :many
 -- The pull API and the stream: the account's events after a cursor, in reading
--- order, up to the horizon, optionally of some types only.
-SELECT id, type, occurred_at, data, xid FROM events
-WHERE account_id = @account_id
-  AND (xid, id) > (@after_xid::bigint, @after_id::bigint)
-  AND xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-  AND (cardinality(@types::text[]) = 0 OR type = ANY(@types::text[]))
-ORDER BY xid, id
+-- order, up to the horizon, optionally of some types only. A stream passes the API
+-- key and the dashboard session behind it (NULL for none): the check that the key
+-- is not revoked and the session not signed out is in this statement, so in the
+-- snapshot the events are read in. An event it returns is visible in a snapshot
+-- that does not see the revocation, so it committed before the revocation did: a
+-- stream never sends an event committed after its key's revocation (or its
+-- session's end), however late it hears of it. (Uncorrelated, the checks run once
+-- per statement.)
+SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+WHERE e.account_id = @account_id
+  AND (e.xid, e.id) > (@after_xid::bigint, @after_id::bigint)
+  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  AND (cardinality(@types::text[]) = 0 OR e.type = ANY(@types::text[]))
+  AND (sqlc.narg('api_key_id')::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM api_keys k
+      WHERE k.id = sqlc.narg('api_key_id')::bigint AND k.account_id = @account_id AND k.revoked_at IS NULL))
+  AND (sqlc.narg('session_id')::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM dashboard_sessions s
+      WHERE s.id = sqlc.narg('session_id')::bigint AND s.account_id = @account_id))
+ORDER BY e.xid, e.id
 LIMIT @lim;
 
 -- name: EventGetMany :many
@@ -356,16 +369,20 @@ WHERE status IN ('pending', 'delivering')
 GROUP BY endpoint_id;
 
 -- name: EventStreamTokenCreate :exec
-INSERT INTO event_stream_tokens (token_sha256, account_id, api_key_id, expires_at)
-VALUES (@token_sha256, @account_id, @api_key_id, @expires_at);
+INSERT INTO event_stream_tokens (token_sha256, account_id, api_key_id, session_id, expires_at)
+VALUES (@token_sha256, @account_id, @api_key_id, sqlc.narg('session_id'), @expires_at);
 
 -- name: EventStreamTokenAccount :one
--- A token is valid until it expires and while the key that minted it is not
--- revoked (tokens minted before keys were recorded have none, and expire soon).
-SELECT t.account_id, t.api_key_id FROM event_stream_tokens t
+-- A token is valid until it expires, while the key that minted it is not revoked
+-- (tokens minted before keys were recorded have none, and expire soon) and while
+-- the dashboard session that minted it lasts (signing out deletes the token).
+SELECT t.account_id, t.api_key_id, t.session_id FROM event_stream_tokens t
 WHERE t.token_sha256 = @token_sha256 AND t.expires_at > coalesce(sqlc.narg('now')::timestamptz, now())
   AND (t.api_key_id IS NULL OR EXISTS (
-      SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.account_id = t.account_id AND k.revoked_at IS NULL));
+      SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.account_id = t.account_id AND k.revoked_at IS NULL))
+  AND (t.session_id IS NULL OR EXISTS (
+      SELECT 1 FROM dashboard_sessions s
+      WHERE s.id = t.session_id AND s.expires_at > coalesce(sqlc.narg('now')::timestamptz, now())));
 
 -- name: EventPurge :execrows
 -- Retention, in bounded batches: events, then deliveries, older than @before.

@@ -18,6 +18,11 @@ UPDATE api_keys SET revoked_at = coalesce(revoked_at, coalesce(sqlc.narg('now'):
 WHERE account_id = @account_id AND id = @key_id
 RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role;
 
+-- name: APIKeyRevokedNotify :exec
+-- Runs in the revocation's transaction, so it is delivered on commit: every process
+-- ends the key's event streams at once (postgres.AuthorityChannel).
+SELECT pg_notify(@channel::text, 'key:' || @key_id::bigint);
+
 -- name: LoginLinkCreate :exec
 INSERT INTO login_links (account_id, token_hash, expires_at)
 VALUES (@account_id, @token_hash, @expires_at);
@@ -42,7 +47,7 @@ VALUES (@account_id, sqlc.narg('api_key_id'), @token_hash, @expires_at);
 -- name: SessionAccount :one
 -- A session made with a key lasts no longer than the key, and has its role; one
 -- made with a login link (no key) is full.
-SELECT s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role
+SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role
 FROM dashboard_sessions s
 LEFT JOIN api_keys k ON k.id = s.api_key_id
 WHERE s.token_hash = @token_hash
@@ -50,7 +55,13 @@ WHERE s.token_hash = @token_hash
   AND (s.api_key_id IS NULL OR k.revoked_at IS NULL);
 
 -- name: SessionDelete :exec
-DELETE FROM dashboard_sessions WHERE token_hash = @token_hash;
+-- Signing out, with the notification (on commit) that ends the event streams of
+-- the stream tokens the session minted (postgres.AuthorityChannel); the tokens go
+-- with the session (ON DELETE CASCADE).
+WITH gone AS (
+    DELETE FROM dashboard_sessions WHERE token_hash = @token_hash RETURNING id
+)
+SELECT pg_notify(@channel::text, 'session:' || gone.id) FROM gone;
 
 -- name: SessionPurge :execrows
 DELETE FROM dashboard_sessions WHERE id IN (

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
@@ -81,11 +83,19 @@ func (s *Service) Key(ctx context.Context, accountID, keyID int64) (Key, error) 
 }
 
 // RevokeKey stops a key from authenticating, now and for good, and ends the
-// dashboard sessions signed in with it. Revoking a revoked key changes nothing.
+// dashboard sessions signed in with it and, through a notification on
+// postgres.AuthorityChannel sent on commit, its open event streams in every process.
+// Revoking a revoked key changes nothing.
 func (s *Service) RevokeKey(ctx context.Context, accountID, keyID int64) (Key, error) {
-	r, err := store.New(s.pool).APIKeyRevoke(ctx, store.APIKeyRevokeParams{AccountID: accountID, KeyID: keyID})
-	if err != nil {
-		return Key{}, postgres.Error(err, "api key")
-	}
-	return Key(r), nil
+	var k Key
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		r, err := q.APIKeyRevoke(ctx, store.APIKeyRevokeParams{AccountID: accountID, KeyID: keyID})
+		if err != nil {
+			return postgres.Error(err, "api key")
+		}
+		k = Key(r)
+		return q.APIKeyRevokedNotify(ctx, store.APIKeyRevokedNotifyParams{Channel: postgres.AuthorityChannel, KeyID: r.ID})
+	})
+	return k, err
 }

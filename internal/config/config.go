@@ -90,7 +90,7 @@ type Database struct {
 	DBMaxConns int32 `split_words:"true" default:"20"`
 	// ExecutorDBConns caps the executor's own pool, apart from the API's, so a
 	// burst of API requests cannot starve sending of connections (nor the reverse).
-	// One connection is the executor's LISTEN; the rest claim and acknowledge.
+	// (The process's LISTEN connection is taken apart from it: run.go.)
 	ExecutorDBConns int32 `split_words:"true" default:"8"`
 }
 
@@ -275,8 +275,10 @@ type Events struct {
 	EventRetention time.Duration `split_words:"true" default:"720h"`
 	// EventStreamPoll is how often an open event stream looks for new events.
 	EventStreamPoll time.Duration `split_words:"true" default:"1s"`
-	// EventStreamRecheck is how often an open stream checks that its API key is
-	// not revoked (or its stream token not expired); the stream ends when it is.
+	// EventStreamRecheck is how often an open stream checks that its stream token
+	// has not expired (the stream ends when it has). A revocation ends streams at
+	// once through its notification; this check also catches one whose
+	// notification was lost.
 	EventStreamRecheck time.Duration `split_words:"true" default:"5s"`
 	// EventStreamsPerKey caps the streams one API key (with the tokens it minted)
 	// holds open at once, per process; beyond it the stream answers 429.
@@ -405,7 +407,7 @@ func (c Config) Validate() error {
 	case c.APIQueueWait < 0 || c.APIQueueWait > 10*time.Second:
 		return fmt.Errorf("configuration: SENDONCE_API_QUEUE_WAIT must be between 0 and 10s (a request that waits longer is the queueing the bound exists to avoid), not %s", c.APIQueueWait)
 	case c.ExecutorDBConns < 2:
-		return fmt.Errorf("configuration: SENDONCE_EXECUTOR_DB_CONNS must be at least 2 (one listens, the rest send)")
+		return fmt.Errorf("configuration: SENDONCE_EXECUTOR_DB_CONNS must be at least 2 (claims and acknowledgements run beside each other)")
 	case c.EventConcurrency < 1 || c.EventEndpointConcurrency < 1:
 		return fmt.Errorf("configuration: SENDONCE_EVENT_CONCURRENCY and SENDONCE_EVENT_ENDPOINT_CONCURRENCY must be at least 1")
 	case c.EventRetention < time.Hour:

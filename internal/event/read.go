@@ -19,6 +19,23 @@ import (
 // still be running are held back until it ends, so a caller that resumes from the
 // last position it got never misses one that committed late.
 func (s *Service) Events(ctx context.Context, accountID int64, after Position, types []string, limit int) ([]Event, error) {
+	return s.events(ctx, accountID, Authority{}, after, types, limit)
+}
+
+// Authority is what a stream was opened under: an API key, a dashboard session,
+// both (a token minted by a session signed in with a key) or neither (0).
+type Authority struct {
+	KeyID, SessionID int64
+}
+
+// StreamEvents is Events for a stream opened under auth: it returns only events
+// that committed before the key's revocation (or the session's sign-out), nothing
+// once that is visible, so a stream never sends one committed after it.
+func (s *Service) StreamEvents(ctx context.Context, accountID int64, auth Authority, after Position, types []string, limit int) ([]Event, error) {
+	return s.events(ctx, accountID, auth, after, types, limit)
+}
+
+func (s *Service) events(ctx context.Context, accountID int64, auth Authority, after Position, types []string, limit int) ([]Event, error) {
 	if err := CheckTypes(types); err != nil {
 		return nil, err
 	}
@@ -26,7 +43,8 @@ func (s *Service) Events(ctx context.Context, accountID int64, after Position, t
 		types = []string{}
 	}
 	rows, err := store.New(s.pool).EventListAfter(ctx, store.EventListAfterParams{AccountID: accountID,
-		AfterXid: after.Xid, AfterID: after.ID, Types: types, Lim: int32(limit)})
+		AfterXid: after.Xid, AfterID: after.ID, Types: types, ApiKeyID: nonZero(auth.KeyID),
+		SessionID: nonZero(auth.SessionID), Lim: int32(limit)})
 	if err != nil {
 		return nil, err
 	}
@@ -63,38 +81,48 @@ const StreamTokenTTL = 10 * time.Minute
 
 // StreamToken makes a short-lived token that authorises the account's event stream,
 // and nothing else, as a query parameter (EventSource cannot send headers). Only its
-// hash is stored, with the API key that minted it (keyID): revoking the key
-// revokes the token, and a stream it opened ends at its next check.
-func (s *Service) StreamToken(ctx context.Context, accountID, keyID int64) (string, time.Time, error) {
+// hash is stored, with what minted it (auth): revoking the key, or signing the
+// session out, revokes the token and ends the streams it opened.
+func (s *Service) StreamToken(ctx context.Context, accountID int64, auth Authority) (string, time.Time, error) {
 	token := "est_" + rand.Text()
 	h := sha256.Sum256([]byte(token))
 	exp := s.Now().Add(StreamTokenTTL)
-	var key *int64 // 0: no key authenticated the request (the token then lives out its TTL)
-	if keyID != 0 {
-		key = &keyID
-	}
 	err := store.New(s.pool).EventStreamTokenCreate(ctx, store.EventStreamTokenCreateParams{
-		TokenSha256: h[:], AccountID: accountID, ApiKeyID: key, ExpiresAt: exp})
+		TokenSha256: h[:], AccountID: accountID, ApiKeyID: nonZero(auth.KeyID), SessionID: nonZero(auth.SessionID),
+		ExpiresAt: exp})
 	return token, exp, err
 }
 
 // StreamTokenAccount returns the account of a valid stream token (unexpired, its
-// key not revoked) and the key that minted it (0 for a token from before keys
-// were recorded).
-func (s *Service) StreamTokenAccount(ctx context.Context, token string) (accountID, keyID int64, err error) {
+// key not revoked, its session not ended) and what minted it (none for a token
+// from before keys were recorded).
+func (s *Service) StreamTokenAccount(ctx context.Context, token string) (int64, Authority, error) {
 	h := sha256.Sum256([]byte(token))
 	now := s.Now()
 	row, err := store.New(s.pool).EventStreamTokenAccount(ctx, store.EventStreamTokenAccountParams{TokenSha256: h[:], Now: &now})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, 0, apperr.New(apperr.Unauthorized, "the stream token is unknown, expired or its API key revoked; create another")
+		return 0, Authority{}, apperr.New(apperr.Unauthorized,
+			"the stream token is unknown, expired, its API key revoked or its session ended; create another")
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, Authority{}, err
 	}
+	var auth Authority
 	if row.ApiKeyID != nil {
-		keyID = *row.ApiKeyID
+		auth.KeyID = *row.ApiKeyID
 	}
-	return row.AccountID, keyID, nil
+	if row.SessionID != nil {
+		auth.SessionID = *row.SessionID
+	}
+	return row.AccountID, auth, nil
+}
+
+// nonZero is id as a nullable parameter: 0 is none.
+func nonZero(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
 }
 
 // CampaignEvents returns up to limit of a campaign's lifecycle events (campaign.*),

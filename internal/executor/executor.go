@@ -19,6 +19,7 @@ import (
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/liveness"
 	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -133,8 +134,13 @@ type Config struct {
 	// SegmentBuildTimeout bounds the recipient build of a campaign with a segment
 	// (statement_timeout); default 10m. A build that exceeds it fails the campaign.
 	SegmentBuildTimeout time.Duration
-	// ListenPool, when set, is where the LISTEN connection comes from: a pool that
-	// keeps sessions when the executor's own goes through a transaction pooler.
+	// Listener, when set, is the process's LISTEN connection, shared with the API:
+	// the executor hears campaign notifications there, and its caller runs it
+	// (after Start). Nil: the executor holds a LISTEN connection of its own.
+	Listener *postgres.Listener
+	// ListenPool, when set and Listener is not, is where the executor's own LISTEN
+	// connection comes from: a pool that keeps sessions when the executor's own
+	// goes through a transaction pooler.
 	ListenPool *pgxpool.Pool
 }
 
@@ -305,9 +311,9 @@ func (e *Executor) Start(ctx context.Context) {
 	go e.complete()
 	e.dispatcher.Add(1)
 	go e.dispatch(ctx)
-	e.loops.Add(4)
+	e.listen(ctx)
+	e.loops.Add(3)
 	go e.heartbeat(ctx)
-	go e.listen(ctx)
 	go e.schedule(ctx)
 	go e.maintain(ctx)
 	if e.cfg.Sequences != nil {

@@ -230,51 +230,27 @@ func (e *Executor) buildList(ctx context.Context, c store.CampaignBuildBeginRow,
 	}
 }
 
-// listen holds the process's one LISTEN connection and wakes the scheduler on every
-// notification. It reconnects with backoff; after each (re)connect it wakes the
-// scheduler once, since notifications sent while disconnected are lost.
+// listen hears campaign notifications on the process's LISTEN connection
+// (Config.Listener, shared with the API) and wakes the scheduler on each, and
+// after each (re)connect, since notifications sent while disconnected are lost.
+// Without a shared Listener the executor runs one of its own until ctx ends.
 func (e *Executor) listen(ctx context.Context) {
-	defer e.loops.Done()
-	backoff := newStepBackoff(100*time.Millisecond, 10*time.Second)
-	for ctx.Err() == nil {
-		connected, err := e.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if connected {
-			backoff.reset()
-		}
-		b := backoff.next()
-		e.log.Warn("listen connection lost; reconnecting", "err", err, "backoff", b.String())
-		if !sleep(ctx, b) {
-			return
-		}
+	notify := func(payload string) {
+		e.log.Debug("campaign notification", "payload", payload)
+		e.notified.add(payload)
+		signal(e.wakeSched)
 	}
-}
-
-func (e *Executor) listenOnce(ctx context.Context) (bool, error) {
+	connected := func() { signal(e.wakeSched) }
+	if e.cfg.Listener != nil {
+		e.cfg.Listener.Handle(postgres.CampaignChannel, notify, connected)
+		return
+	}
 	pool := e.pool
 	if e.cfg.ListenPool != nil {
 		pool = e.cfg.ListenPool
 	}
-	pc, err := pool.Acquire(ctx)
-	if err != nil {
-		return false, err
-	}
-	// Hijacked: the connection leaves the pool for good and is closed here.
-	conn := pc.Hijack()
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{postgres.CampaignChannel}.Sanitize()); err != nil {
-		return false, err
-	}
-	signal(e.wakeSched)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return true, err
-		}
-		e.log.Debug("campaign notification", "payload", n.Payload)
-		e.notified.add(n.Payload)
-		signal(e.wakeSched)
-	}
+	l := postgres.NewListener(pool, e.log)
+	l.Handle(postgres.CampaignChannel, notify, connected)
+	e.loops.Add(1)
+	go func() { defer e.loops.Done(); l.Run(ctx) }()
 }

@@ -168,6 +168,7 @@ type EventStreamToken struct {
 	AccountID   int64
 	ExpiresAt   time.Time
 	ApiKeyID    *int64
+	SessionID   *int64
 }
 
 type Executor struct {

@@ -211,7 +211,8 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 
 // createEventStreamToken answers POST /v1/events/stream-tokens.
 func (s *Server) createEventStreamToken(w http.ResponseWriter, r *http.Request) error {
-	token, exp, err := s.Events.StreamToken(r.Context(), accountID(r), apiKeyID(r))
+	token, exp, err := s.Events.StreamToken(r.Context(), accountID(r),
+		event.Authority{KeyID: apiKeyID(r), SessionID: sessionID(r)})
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
 			s.authFails.fail(addr, now)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="sendonce"`)
 			writeError(w, r, s.Logger, apperr.New(apperr.Unauthorized, "a valid API key is required: Authorization: Bearer <key>"))
 			return
 		}
@@ -121,7 +120,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if err != nil {
 			if apperr.Is(err, apperr.Unauthorized) {
 				s.authFails.fail(addr, now)
-				w.Header().Set("WWW-Authenticate", `Bearer realm="sendonce", error="invalid_token"`)
 			}
 			writeError(w, r, s.Logger, err)
 			return
@@ -151,7 +149,8 @@ func routePattern(r *http.Request) string {
 	return ""
 }
 
-// apiKeyID returns the id of the API key that authenticated the request.
+// apiKeyID returns the id of the API key that authenticated the request (or that
+// the request's dashboard session was signed in with; 0 for none).
 func apiKeyID(r *http.Request) int64 {
 	id, _ := r.Context().Value(apiKeyKey{}).(int64)
 	return id

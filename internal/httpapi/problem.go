@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/logging"
@@ -112,10 +113,14 @@ func problemOf(e *apperr.Error) Problem {
 	}
 }
 
-// writeProblem writes p with the request id filled in.
+// writeProblem writes p with the request id filled in. Every 401 leaves here, so
+// this is where it gets the challenge RFC 9110 §15.5.2 requires of every 401.
 func writeProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	p.RequestID = logging.RequestID(r.Context())
 	p.Instance = r.URL.Path
+	if p.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", challenge(r))
+	}
 	body, err := json.Marshal(p)
 	if err != nil {
 		body = []byte(`{"type":"about:blank","title":"Internal server error","status":500}`)
@@ -125,4 +130,20 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(body)
+}
+
+// challenge is the WWW-Authenticate of a 401: the API's scheme is Bearer (the
+// dashboard's session cookie stands in for a key, and has no scheme of its own),
+// with error="invalid_token" when the request presented a bearer key or a stream
+// token that did not hold, and no error code when it presented none (RFC 6750 §3.1).
+func challenge(r *http.Request) string {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	presented := strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) != ""
+	if r.Header.Get("Authorization") == "" && r.URL.Query().Get("token") != "" && routePattern(r) == streamRoute {
+		presented = true
+	}
+	if presented {
+		return `Bearer realm="sendonce", error="invalid_token"`
+	}
+	return `Bearer realm="sendonce"`
 }

@@ -50,7 +50,7 @@ func (s *Server) routes() {
 	r.Post("/p/confirm/{token}", s.handle(s.confirmPost))
 	// The event stream authenticates itself (API key or stream token: EventSource
 	// sends no headers) and runs outside the request-bounding middleware.
-	r.With(s.cors()).Get("/v1/events/stream", s.handle(s.streamEvents))
+	r.With(s.cors()).Get(streamRoute, s.handle(s.streamEvents))
 
 	// The dashboard: a page and its assets, same origin as the API it calls. It
 	// signs in here (a login link or a key, exchanged for a session cookie).

@@ -29,6 +29,7 @@ import (
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -92,6 +93,11 @@ type Deps struct {
 	Idempotency *idempotency.Store
 	// Now is the clock of the idempotency keys; nil means time.Now.
 	Now func() time.Time
+	// Listener, when set, is the process's LISTEN connection: the server hears API
+	// key revocations and session sign-outs there and ends their event streams at once. The caller
+	// runs it after NewServer. Nil: a stream ends at its next EventStreamRecheck
+	// (it never sends an event committed after the revocation either way).
+	Listener *postgres.Listener
 	// Sessions signs the dashboard in; nil means on Pool with Accounts.
 	Sessions *session.Service
 	// Tracking records clicks and opens and serves the stats, the web view and the
@@ -123,6 +129,8 @@ type Server struct {
 	trusted []netip.Prefix
 	// streams counts the open event streams per API key.
 	streams streamCounts
+	// watch wakes the open event streams of a revoked key or ended session.
+	watch streamWatch
 	// dash is the dashboard; nil when it is turned off.
 	dash *dashboard.Dashboard
 	// reference is the API reference rendered from OpenAPI (GET /docs).
@@ -226,6 +234,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if !d.Config.DashboardOff {
 		s.dash = dashboard.New()
+	}
+	if d.Listener != nil {
+		d.Listener.Handle(postgres.AuthorityChannel, s.watch.ended, s.watch.wakeAll)
 	}
 	s.optoutDefaults()
 	s.trackingDefaults()

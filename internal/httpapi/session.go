@@ -130,7 +130,19 @@ func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, nex
 		return
 	}
 	ctx := context.WithValue(context.WithValue(r.Context(), accountKey{}, sess.AccountID), readOnlyKey{}, sess.ReadOnly)
+	// A stream token the session mints is bound to the session and to the key it
+	// was signed in with: either's end ends the token's streams.
+	ctx = context.WithValue(context.WithValue(ctx, sessionIDKey{}, sess.ID), apiKeyKey{}, sess.KeyID)
 	next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+type sessionIDKey struct{}
+
+// sessionID returns the id of the dashboard session that authenticated the
+// request (0: an API key did).
+func sessionID(r *http.Request) int64 {
+	id, _ := r.Context().Value(sessionIDKey{}).(int64)
+	return id
 }
 
 func safeMethod(m string) bool {

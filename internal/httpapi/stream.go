@@ -16,6 +16,9 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 )
 
+// streamRoute is the event stream's route: the one that takes a stream token.
+const streamRoute = "/v1/events/stream"
+
 // streamHeartbeat is the comment line that keeps proxies from closing an idle stream
 // (every 15 seconds or so, as the HTML Living Standard suggests for proxies that drop idle connections).
 const streamHeartbeat = 15 * time.Second
@@ -26,11 +29,16 @@ const streamHeartbeat = 15 * time.Second
 // gap and no repeat; without it the stream starts at ?after= or else now. It
 // authenticates with the API key, or, for EventSource, which cannot send headers,
 // with ?token= from POST /v1/events/stream-tokens, under the same limit of failed
-// authentications per address as every other route. Every EventStreamRecheck it
-// checks its authority again and ends once the key is revoked or the token
-// expired; one key holds at most EventStreamsPerKey streams open. The route has no
-// write timeout and no timeout middleware: the stream lasts as long as the client
-// stays and its authority holds.
+// authentications per address as every other route. It ends at once when its
+// API key (or the key that minted its token) is revoked, or the dashboard session
+// that minted its token signs out: the revocation is
+// notified to every process on commit (Deps.Listener), and the stream never sends
+// an event that committed after the revocation, whenever it hears of it (the
+// check is in the statement that reads the events). Every EventStreamRecheck it
+// also checks its authority again, which ends it once its token has expired (or
+// after a revocation whose notification was lost); one key holds at most
+// EventStreamsPerKey streams open. The route has no write timeout and no timeout
+// middleware: the stream lasts as long as the client stays and its authority holds.
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	addr, now := s.clientAddr(r), time.Now()
 	if delay := s.authFails.wait(addr, now); delay > 0 {
@@ -41,7 +49,6 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		if apperr.Is(err, apperr.Unauthorized) {
 			s.authFails.fail(addr, now)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="sendonce", error="invalid_token"`)
 		}
 		return err
 	}
@@ -70,6 +77,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	defer s.streams.release(auth.holder)
+	woken, unwatch := s.watch.watch(auth.authority)
+	defer unwatch()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -93,7 +102,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	defer recheck.Stop()
 	lastWrite := time.Now()
 	for {
-		evs, err := s.Events.Events(r.Context(), account, pos, types, 500)
+		evs, err := s.Events.StreamEvents(r.Context(), account, auth.authority, pos, types, 500)
 		if err != nil {
 			if r.Context().Err() == nil {
 				s.Logger.WarnContext(r.Context(), "event stream", "err", err)
@@ -122,17 +131,19 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		case <-r.Context().Done():
 			return nil
 		case <-poll.C:
+			continue
 		case <-recheck.C:
-			if err := auth.recheck(r.Context()); err != nil {
-				// The authority is gone (or cannot be checked): end the stream. A
-				// reconnect is refused until the client has a valid key or token.
-				if r.Context().Err() == nil && !apperr.Is(err, apperr.Unauthorized) {
-					s.Logger.WarnContext(r.Context(), "event stream recheck", "err", err)
-				}
-				_, _ = fmt.Fprint(w, ": closed: the API key was revoked or the stream token expired\n\n")
-				_ = rc.Flush()
-				return nil
+		case <-woken:
+		}
+		if err := auth.recheck(r.Context()); err != nil {
+			// The authority is gone (or cannot be checked): end the stream. A
+			// reconnect is refused until the client has a valid key or token.
+			if r.Context().Err() == nil && !apperr.Is(err, apperr.Unauthorized) {
+				s.Logger.WarnContext(r.Context(), "event stream recheck", "err", err)
 			}
+			_, _ = fmt.Fprint(w, ": closed: the API key was revoked or the stream token expired\n\n")
+			_ = rc.Flush()
+			return nil
 		}
 	}
 }
@@ -142,7 +153,10 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 type streamAuth struct {
 	account int64
 	holder  string
-	recheck func(context.Context) error
+	// authority is the API key behind the stream (the key, or the one that
+	// minted the token) and the dashboard session that minted its token, if any.
+	authority event.Authority
+	recheck   func(context.Context) error
 }
 
 // streamAccount authenticates a stream request: a Bearer API key, or a stream
@@ -159,6 +173,7 @@ func (s *Server) streamAccount(r *http.Request) (streamAuth, error) {
 			return streamAuth{}, err
 		}
 		return streamAuth{account: key.AccountID, holder: "key:" + strconv.FormatInt(key.ID, 10),
+			authority: event.Authority{KeyID: key.ID},
 			recheck: func(ctx context.Context) error {
 				_, err := s.Accounts.AuthenticateKey(ctx, token)
 				return err
@@ -168,16 +183,18 @@ func (s *Server) streamAccount(r *http.Request) (streamAuth, error) {
 	if token == "" {
 		return streamAuth{}, apperr.New(apperr.Unauthorized, "an API key (Authorization: Bearer) or a stream token (?token=) is required")
 	}
-	account, keyID, err := s.Events.StreamTokenAccount(r.Context(), token)
+	account, minted, err := s.Events.StreamTokenAccount(r.Context(), token)
 	if err != nil {
 		return streamAuth{}, err
 	}
-	holder := "key:" + strconv.FormatInt(keyID, 10)
-	if keyID == 0 {
-		sum := sha256.Sum256([]byte(token)) // a token from before keys were recorded: its own holder
+	holder := "key:" + strconv.FormatInt(minted.KeyID, 10)
+	if minted.KeyID == 0 {
+		// A token of a session from a login link, or from before keys were
+		// recorded: its own holder.
+		sum := sha256.Sum256([]byte(token))
 		holder = "token:" + hex.EncodeToString(sum[:])
 	}
-	return streamAuth{account: account, holder: holder, recheck: func(ctx context.Context) error {
+	return streamAuth{account: account, holder: holder, authority: minted, recheck: func(ctx context.Context) error {
 		_, _, err := s.Events.StreamTokenAccount(ctx, token)
 		return err
 	}}, nil

@@ -49,8 +49,12 @@ func NewService(pool *pgxpool.Pool, accounts *account.Service) *Service {
 // Session is a signed-in dashboard.
 type Session struct {
 	// Token goes in the cookie and nowhere else.
-	Token     string
+	Token string
+	// ID names the session in the stream tokens it mints.
+	ID        int64
 	AccountID int64
+	// KeyID is the API key the session was signed in with (0: a login link).
+	KeyID     int64
 	ExpiresAt time.Time
 	// ReadOnly is a session signed in with a read-only key: it may only read.
 	// A session from a login link is full.
@@ -140,15 +144,22 @@ func (s *Service) Get(ctx context.Context, token string) (Session, error) {
 		}
 		return Session{}, err
 	}
-	return Session{Token: token, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt, ReadOnly: row.Role == account.RoleReadOnly}, nil
+	sess := Session{Token: token, ID: row.ID, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt,
+		ReadOnly: row.Role == account.RoleReadOnly}
+	if row.ApiKeyID != nil {
+		sess.KeyID = *row.ApiKeyID
+	}
+	return sess, nil
 }
 
-// SignOut ends the session of token (if any).
+// SignOut ends the session of token (if any), and the event streams of the
+// stream tokens it minted, in every process.
 func (s *Service) SignOut(ctx context.Context, token string) error {
 	if !wellFormed(token, sessionPrefix) {
 		return nil
 	}
-	return store.New(s.pool).SessionDelete(ctx, hashOf(token))
+	return store.New(s.pool).SessionDelete(ctx, store.SessionDeleteParams{Channel: postgres.AuthorityChannel,
+		TokenHash: hashOf(token)})
 }
 
 func newToken(prefix string) (string, []byte) {

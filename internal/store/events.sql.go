@@ -1168,13 +1168,19 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) (int64
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT id, type, occurred_at, data, xid FROM events
-WHERE account_id = $1
-  AND (xid, id) > ($2::bigint, $3::bigint)
-  AND xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-  AND (cardinality($4::text[]) = 0 OR type = ANY($4::text[]))
-ORDER BY xid, id
-LIMIT $5
+SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+WHERE e.account_id = $1
+  AND (e.xid, e.id) > ($2::bigint, $3::bigint)
+  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  AND (cardinality($4::text[]) = 0 OR e.type = ANY($4::text[]))
+  AND ($5::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM api_keys k
+      WHERE k.id = $5::bigint AND k.account_id = $1 AND k.revoked_at IS NULL))
+  AND ($6::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM dashboard_sessions s
+      WHERE s.id = $6::bigint AND s.account_id = $1))
+ORDER BY e.xid, e.id
+LIMIT $7
 `
 
 type EventListAfterParams struct {
@@ -1182,6 +1188,8 @@ type EventListAfterParams struct {
 	AfterXid  int64
 	AfterID   int64
 	Types     []string
+	ApiKeyID  *int64
+	SessionID *int64
 	Lim       int32
 }
 
@@ -1194,13 +1202,22 @@ type EventListAfterRow struct {
 }
 
 // The pull API and the stream: the account's events after a cursor, in reading
-// order, up to the horizon, optionally of some types only.
+// order, up to the horizon, optionally of some types only. A stream passes the API
+// key and the dashboard session behind it (NULL for none): the check that the key
+// is not revoked and the session not signed out is in this statement, so in the
+// snapshot the events are read in. An event it returns is visible in a snapshot
+// that does not see the revocation, so it committed before the revocation did: a
+// stream never sends an event committed after its key's revocation (or its
+// session's end), however late it hears of it. (Uncorrelated, the checks run once
+// per statement.)
 func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) ([]EventListAfterRow, error) {
 	rows, err := q.db.Query(ctx, eventListAfter,
 		arg.AccountID,
 		arg.AfterXid,
 		arg.AfterID,
 		arg.Types,
+		arg.ApiKeyID,
+		arg.SessionID,
 		arg.Lim,
 	)
 	if err != nil {
@@ -1290,10 +1307,13 @@ func (q *Queries) EventPurge(ctx context.Context, before time.Time) (int64, erro
 }
 
 const eventStreamTokenAccount = `-- name: EventStreamTokenAccount :one
-SELECT t.account_id, t.api_key_id FROM event_stream_tokens t
+SELECT t.account_id, t.api_key_id, t.session_id FROM event_stream_tokens t
 WHERE t.token_sha256 = $1 AND t.expires_at > coalesce($2::timestamptz, now())
   AND (t.api_key_id IS NULL OR EXISTS (
       SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.account_id = t.account_id AND k.revoked_at IS NULL))
+  AND (t.session_id IS NULL OR EXISTS (
+      SELECT 1 FROM dashboard_sessions s
+      WHERE s.id = t.session_id AND s.expires_at > coalesce($2::timestamptz, now())))
 `
 
 type EventStreamTokenAccountParams struct {
@@ -1304,26 +1324,29 @@ type EventStreamTokenAccountParams struct {
 type EventStreamTokenAccountRow struct {
 	AccountID int64
 	ApiKeyID  *int64
+	SessionID *int64
 }
 
-// A token is valid until it expires and while the key that minted it is not
-// revoked (tokens minted before keys were recorded have none, and expire soon).
+// A token is valid until it expires, while the key that minted it is not revoked
+// (tokens minted before keys were recorded have none, and expire soon) and while
+// the dashboard session that minted it lasts (signing out deletes the token).
 func (q *Queries) EventStreamTokenAccount(ctx context.Context, arg EventStreamTokenAccountParams) (EventStreamTokenAccountRow, error) {
 	row := q.db.QueryRow(ctx, eventStreamTokenAccount, arg.TokenSha256, arg.Now)
 	var i EventStreamTokenAccountRow
-	err := row.Scan(&i.AccountID, &i.ApiKeyID)
+	err := row.Scan(&i.AccountID, &i.ApiKeyID, &i.SessionID)
 	return i, err
 }
 
 const eventStreamTokenCreate = `-- name: EventStreamTokenCreate :exec
-INSERT INTO event_stream_tokens (token_sha256, account_id, api_key_id, expires_at)
-VALUES ($1, $2, $3, $4)
+INSERT INTO event_stream_tokens (token_sha256, account_id, api_key_id, session_id, expires_at)
+VALUES ($1, $2, $3, $4, $5)
 `
 
 type EventStreamTokenCreateParams struct {
 	TokenSha256 []byte
 	AccountID   int64
 	ApiKeyID    *int64
+	SessionID   *int64
 	ExpiresAt   time.Time
 }
 
@@ -1332,6 +1355,7 @@ func (q *Queries) EventStreamTokenCreate(ctx context.Context, arg EventStreamTok
 		arg.TokenSha256,
 		arg.AccountID,
 		arg.ApiKeyID,
+		arg.SessionID,
 		arg.ExpiresAt,
 	)
 	return err

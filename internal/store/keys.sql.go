@@ -138,6 +138,22 @@ func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (API
 	return i, err
 }
 
+const aPIKeyRevokedNotify = `-- name: APIKeyRevokedNotify :exec
+SELECT pg_notify($1::text, 'key:' || $2::bigint)
+`
+
+type APIKeyRevokedNotifyParams struct {
+	Channel string
+	KeyID   int64
+}
+
+// Runs in the revocation's transaction, so it is delivered on commit: every process
+// ends the key's event streams at once (postgres.AuthorityChannel).
+func (q *Queries) APIKeyRevokedNotify(ctx context.Context, arg APIKeyRevokedNotifyParams) error {
+	_, err := q.db.Exec(ctx, aPIKeyRevokedNotify, arg.Channel, arg.KeyID)
+	return err
+}
+
 const loginLinkCreate = `-- name: LoginLinkCreate :exec
 INSERT INTO login_links (account_id, token_hash, expires_at)
 VALUES ($1, $2, $3)
@@ -190,7 +206,7 @@ func (q *Queries) LoginLinkUse(ctx context.Context, arg LoginLinkUseParams) (int
 }
 
 const sessionAccount = `-- name: SessionAccount :one
-SELECT s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role
+SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role
 FROM dashboard_sessions s
 LEFT JOIN api_keys k ON k.id = s.api_key_id
 WHERE s.token_hash = $1
@@ -204,6 +220,8 @@ type SessionAccountParams struct {
 }
 
 type SessionAccountRow struct {
+	ID        int64
+	ApiKeyID  *int64
 	AccountID int64
 	ExpiresAt time.Time
 	Role      string
@@ -214,7 +232,13 @@ type SessionAccountRow struct {
 func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) (SessionAccountRow, error) {
 	row := q.db.QueryRow(ctx, sessionAccount, arg.TokenHash, arg.Now)
 	var i SessionAccountRow
-	err := row.Scan(&i.AccountID, &i.ExpiresAt, &i.Role)
+	err := row.Scan(
+		&i.ID,
+		&i.ApiKeyID,
+		&i.AccountID,
+		&i.ExpiresAt,
+		&i.Role,
+	)
 	return i, err
 }
 
@@ -241,11 +265,22 @@ func (q *Queries) SessionCreate(ctx context.Context, arg SessionCreateParams) er
 }
 
 const sessionDelete = `-- name: SessionDelete :exec
-DELETE FROM dashboard_sessions WHERE token_hash = $1
+WITH gone AS (
+    DELETE FROM dashboard_sessions WHERE token_hash = $2 RETURNING id
+)
+SELECT pg_notify($1::text, 'session:' || gone.id) FROM gone
 `
 
-func (q *Queries) SessionDelete(ctx context.Context, tokenHash []byte) error {
-	_, err := q.db.Exec(ctx, sessionDelete, tokenHash)
+type SessionDeleteParams struct {
+	Channel   string
+	TokenHash []byte
+}
+
+// Signing out, with the notification (on commit) that ends the event streams of
+// the stream tokens the session minted (postgres.AuthorityChannel); the tokens go
+// with the session (ON DELETE CASCADE).
+func (q *Queries) SessionDelete(ctx context.Context, arg SessionDeleteParams) error {
+	_, err := q.db.Exec(ctx, sessionDelete, arg.Channel, arg.TokenHash)
 	return err
 }
 

@@ -1538,8 +1538,10 @@ export interface paths {
          *     (EventSource cannot send headers), under the failed-authentication limit per address
          *     (429). Resumes after `Last-Event-ID` (or `?after=`), else starts now; sends a
          *     `: heartbeat` comment when idle for 15 s. No write timeout. The stream ends (after a
-         *     `: closed` comment) once its key is revoked or its token expires, checked every
-         *     `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
+         *     `: closed` comment) at once, on every replica, when its key (or the key that minted its
+         *     token) is revoked or the dashboard session that minted its token signs out, and never
+         *     sends an event that committed after that; a token's expiry ends it at the next check,
+         *     every `SENDONCE_EVENT_STREAM_RECHECK`. One key (with the tokens it minted) holds at most
          *     `SENDONCE_EVENT_STREAMS_PER_KEY` streams open per process: 429 beyond.
          */
         get: operations["streamEvents"];
@@ -1562,7 +1564,7 @@ export interface paths {
         put?: never;
         /**
          * Create event stream token
-         * @description A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it revokes it.
+         * @description A token that opens this account's event stream (only) for 10 minutes, as ?token=; revoking the key that minted it (or that the dashboard session minting it signed in with), or signing that session out, revokes it and ends its streams.
          */
         post: operations["createEventStreamToken"];
         delete?: never;
@@ -4470,8 +4472,10 @@ export interface components {
             };
         };
         /**
-         * @description No API key, or one that is unknown or revoked (`WWW-Authenticate: Bearer`). On a
-         *     provider webhook: a bad or missing signature, or an unknown endpoint or source.
+         * @description No API key, or one that is unknown or revoked; no session, or one that has ended. On a
+         *     provider webhook: a bad or missing signature, or an unknown endpoint or source. Every
+         *     401 carries `WWW-Authenticate: Bearer realm="sendonce"`, with `error="invalid_token"`
+         *     when the request presented a key or stream token that does not hold.
          */
         Unauthorized: {
             headers: {
