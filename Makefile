@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check generate generated ts build harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences postman failover upgrade
+.PHONY: run test check tidy generate generated ts build harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -35,7 +35,13 @@ generate:
 	$(TOOL) oapi-codegen -config api/oapi-codegen.client.yaml openapi.yaml
 
 ## check: formatting, vet, generated code current, tests
-check: fmt vet generated test
+check: fmt vet tidy generated test
+
+## tidy: fail when go.mod or go.sum differ from what `go mod tidy` makes (a module imported directly is not
+##       marked indirect, none is left unused)
+tidy:
+	$(GO) mod tidy -diff
+	cd tools && $(GO) mod tidy -diff
 
 ## generated: fail when the committed generated code differs from what `make generate` makes
 generated: generate
