@@ -4691,7 +4691,11 @@ export interface components {
          *     same body returns the same message (202); with another body it is 422. Messages are kept
          *     for good unless the operator sets a retention (SENDONCE_MESSAGE_RETENTION): a settled message
          *     accepted longer ago is then deleted, and its key makes a new message. 1 to 255 printable
-         *     ASCII characters, bare or quoted.
+         *     ASCII characters, bare or quoted. "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+         *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+         *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+         *     keys or other spacing are the same request; any other value is another. A message sent alone or as a batch item
+         *     is the same request (route POST /v1/messages).
          * @example order-A-1002-receipt
          */
         MessageIdempotencyKey: string;
@@ -4707,6 +4711,10 @@ export interface components {
          * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
          *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
          *     the same key with another body is 422; a retry while the first is running is 409.
+         *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+         *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+         *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+         *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
          *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
          *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
          *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5253,6 +5261,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5305,6 +5317,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5447,6 +5463,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5557,6 +5577,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5697,6 +5721,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5820,6 +5848,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5866,6 +5898,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6044,6 +6080,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6164,6 +6204,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6305,6 +6349,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6351,6 +6399,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6448,7 +6500,11 @@ export interface operations {
                  *     same body returns the same message (202); with another body it is 422. Messages are kept
                  *     for good unless the operator sets a retention (SENDONCE_MESSAGE_RETENTION): a settled message
                  *     accepted longer ago is then deleted, and its key makes a new message. 1 to 255 printable
-                 *     ASCII characters, bare or quoted.
+                 *     ASCII characters, bare or quoted. "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A message sent alone or as a batch item
+                 *     is the same request (route POST /v1/messages).
                  * @example order-A-1002-receipt
                  */
                 "Idempotency-Key": components["parameters"]["MessageIdempotencyKey"];
@@ -6490,6 +6546,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6603,6 +6663,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6744,6 +6808,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6794,6 +6862,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6838,6 +6910,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6882,6 +6958,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6926,6 +7006,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6970,6 +7054,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -7675,6 +7763,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -7778,6 +7870,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -7913,6 +8009,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -7996,6 +8096,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8135,6 +8239,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8188,6 +8296,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8234,6 +8346,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8334,6 +8450,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8420,6 +8540,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8561,6 +8685,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8642,6 +8770,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8783,6 +8915,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8827,6 +8963,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8871,6 +9011,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8915,6 +9059,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8959,6 +9107,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -9084,6 +9236,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
