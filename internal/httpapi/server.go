@@ -23,7 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
-	"github.com/sendonce/sendonce/internal/domain"
+	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
@@ -73,7 +73,7 @@ type Deps struct {
 	Senders *sender.Service
 	// Domains checks sending domains' SPF, DKIM and DMARC; nil means through
 	// Config.DNSServer, results kept 5 minutes.
-	Domains *domain.Checker
+	Domains *dnscheck.Checker
 	// Routes builds (and caches) the providers of senders for test sends; nil means
 	// a router over Senders. The caller closes it.
 	Routes *sender.Router
@@ -191,7 +191,7 @@ func NewServer(d Deps) http.Handler {
 		d.Routes = sender.NewRouter(d.Senders, d.Logger)
 	}
 	if d.Domains == nil {
-		d.Domains = &domain.Checker{Resolver: domain.NewResolver(d.Config.DNSServer), CacheTTL: 5 * time.Minute}
+		d.Domains = &dnscheck.Checker{Resolver: dnscheck.NewResolver(d.Config.DNSServer), CacheTTL: 5 * time.Minute}
 	}
 	if d.TestSender == nil {
 		d.TestSender = provider.NewLog(d.Logger)
