@@ -12,9 +12,9 @@ import (
 	"github.com/sendonce/sendonce/internal/complaint"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
@@ -26,7 +26,7 @@ import (
 // which stops claiming, lets in-flight sends finish within the context's deadline,
 // flushes acknowledgements and releases unsent claims. The caller closes p after.
 func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, listener *postgres.Listener, p provider.Provider, senders executor.Senders,
-	mb *message.Builder, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
+	mb *render.Builder, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
 	links, err := unsubscribeLinks(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)

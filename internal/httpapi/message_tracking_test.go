@@ -12,8 +12,8 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/httpapi"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
@@ -41,7 +41,7 @@ func setupMessageTracking(t *testing.T) msgTrackEnv {
 		svc = tracking.New(d.Pool, tokens, tracking.Config{}, nil)
 		d.Tracking = svc
 	})
-	b := transactional.Builder{Messages: message.NewRandomBuilder(),
+	b := transactional.Builder{Messages: render.NewRandomBuilder(),
 		Tracking: func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string) {
 			return tokens.MessageLinks(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID,
 				MessageID: messageID}, links, clicks, opens)

@@ -21,9 +21,9 @@ import (
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/invariant"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sink"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -58,14 +58,14 @@ type optinEnv struct {
 	clock    *clock
 	pubA     string
 	pubB     string
-	messages *message.Builder
+	messages *render.Builder
 }
 
 const optinLinkTTL = 48 * time.Hour
 
 func setupOptin(t *testing.T, mutate ...func(*config.Config)) *optinEnv {
 	t.Helper()
-	o := &optinEnv{clock: &clock{now: time.Now()}, messages: message.NewRandomBuilder()}
+	o := &optinEnv{clock: &clock{now: time.Now()}, messages: render.NewRandomBuilder()}
 	signer, err := unsubscribe.NewSigner([]string{"k1:optin-test-secret-0123456789"})
 	require.NoError(t, err)
 	o.env = setupDeps(t, func(d *httpapi.Deps) {

@@ -27,10 +27,10 @@ import (
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -85,7 +85,7 @@ type Deps struct {
 	Events *event.Service
 	// Messages builds test messages exactly as the executor builds real ones (the
 	// same Message-ID key); nil means a builder with a random key (tests).
-	Messages *message.Builder
+	Messages *render.Builder
 	// Optin serves the public sign-up form and double opt-in confirmations; nil
 	// means built on Pool with Transactional and Unsubscribe's key ring.
 	Optin *optin.Service
@@ -197,7 +197,7 @@ func NewServer(d Deps) http.Handler {
 		d.TestSender = provider.NewLog(d.Logger)
 	}
 	if d.Messages == nil {
-		d.Messages = message.NewRandomBuilder()
+		d.Messages = render.NewRandomBuilder()
 	}
 	if d.Transactional == nil {
 		d.Transactional = transactional.NewService(d.Pool, d.Messages)

@@ -10,7 +10,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
@@ -165,7 +165,7 @@ func (t *Tokens) OpenClick(token string) (Click, error) {
 	}
 	s, ok := sendOf(v, msg)
 	link, links := v[ids], v[ids+1]
-	if !ok || links > message.MaxTrackedLinks || link > links {
+	if !ok || links > render.MaxTrackedLinks || link > links {
 		return Click{}, ErrInvalidToken
 	}
 	return Click{Send: s, Link: int(link), Links: int(links)}, nil
