@@ -10,7 +10,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sender"
-	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/token"
 )
 
 // newProvider returns the provider named by cfg.Provider ("log", "smtp" or "http"),
@@ -67,11 +67,11 @@ func messageBuilder(cfg config.Config) (*render.Builder, error) {
 		}
 		return b, nil
 	}
-	signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+	keys, err := token.NewRing(cfg.UnsubscribeSecret)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
-	return render.NewBuilder(signer.DeriveKey(messageIDPurpose))
+	return render.NewBuilder(keys.DeriveKey(messageIDPurpose))
 }
 
 // executorSenders gives the executor the providers of the accounts' senders.

@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -31,9 +32,10 @@ type msgTrackEnv struct {
 
 func setupMessageTracking(t *testing.T) msgTrackEnv {
 	t.Helper()
-	signer, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
+	keys, err := token.NewRing([]string{"k1:0123456789abcdef0123456789abcdef"})
 	require.NoError(t, err)
-	tokens := tracking.NewTokens(signer, "https://mail.example.com")
+	signer := unsubscribe.NewSigner(keys)
+	tokens := tracking.NewTokens(keys, "https://mail.example.com")
 	var svc *tracking.Service
 	e := setupDeps(t, func(d *httpapi.Deps) {
 		d.Config.PublicURL = "https://mail.example.com"

@@ -11,6 +11,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sink"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
@@ -43,11 +44,11 @@ func BenchmarkSend(b *testing.B) {
 	for _, name := range []string{"instant", "http", "smtp"} {
 		b.Run(name, func(b *testing.B) {
 			p := benchSender(b, name)
-			signer, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
+			keys, err := token.NewRing([]string{"k1:0123456789abcdef0123456789abcdef"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			links := signer.Links("https://mail.example.com", "unsubscribe@example.com")
+			links := unsubscribe.NewSigner(keys).Links("https://mail.example.com", "unsubscribe@example.com")
 			prepared, err := newBuilder(b).Prepare(benchCampaign())
 			if err != nil {
 				b.Fatal(err)
