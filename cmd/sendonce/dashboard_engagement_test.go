@@ -15,7 +15,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
-	"github.com/sendonce/sendonce/internal/domain/domaintest"
+	"github.com/sendonce/sendonce/internal/dnscheck/dnschecktest"
 )
 
 // TestDashboardEngagementAndDomains drives the campaign page's engagement and the
@@ -188,5 +188,5 @@ func rawGet(t *testing.T, u, key, ua string) string {
 // service under test asks (SENDONCE_DNS_SERVER), so no lookup leaves the machine.
 func localZone(t *testing.T, zone map[string][]string) string {
 	t.Helper()
-	return domaintest.Serve(t, zone, nil)
+	return dnschecktest.Serve(t, zone, nil)
 }

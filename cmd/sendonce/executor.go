@@ -12,10 +12,11 @@ import (
 	"github.com/sendonce/sendonce/internal/complaint"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -26,7 +27,7 @@ import (
 // which stops claiming, lets in-flight sends finish within the context's deadline,
 // flushes acknowledgements and releases unsent claims. The caller closes p after.
 func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, listener *postgres.Listener, p provider.Provider, senders executor.Senders,
-	mb *message.Builder, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
+	mb *render.Builder, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
 	links, err := unsubscribeLinks(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
@@ -35,14 +36,14 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, l
 	ecfg.Messages = mb
 	// Transactional messages go through the same executor; marketing ones carry the
 	// one-click unsubscribe links, naming the message and its address.
-	signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+	keys, err := token.NewRing(cfg.UnsubscribeSecret)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
 	tb := transactional.Builder{Messages: mb,
-		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto), Attachments: transactional.LoadAttachments(pool)}
+		Links: unsubscribe.NewSigner(keys).MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto), Attachments: transactional.LoadAttachments(pool)}
 	// Campaign recipients' click, open and web-view links, signed on the same key ring.
-	tk := tracking.NewTokens(signer, cfg.PublicURL)
+	tk := tracking.NewTokens(keys, cfg.PublicURL)
 	// A tracked message's click and open links (message tokens, their own domain).
 	tb.Tracking = func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string) {
 		return tk.MessageLinks(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID, MessageID: messageID},
@@ -132,9 +133,9 @@ func attachmentCacheBytes(mb int) int {
 // unsubscribeLinks returns the executor's link function: signed one-click URLs on
 // the public URL, and the mailto address when one is configured.
 func unsubscribeLinks(cfg config.Config) (func(accountID, campaignID, subscriberID int64) (string, string), error) {
-	signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+	keys, err := token.NewRing(cfg.UnsubscribeSecret)
 	if err != nil {
 		return nil, err
 	}
-	return signer.Links(cfg.PublicURL, cfg.UnsubscribeMailto), nil
+	return unsubscribe.NewSigner(keys).Links(cfg.PublicURL, cfg.UnsubscribeMailto), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
@@ -59,16 +60,18 @@ func TestServeOneClickUnsubscribe(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	wrong, err := unsubscribe.NewSigner([]string{"k1:not-the-configured-secret"})
+	wrongKeys, err := token.NewRing([]string{"k1:not-the-configured-secret"})
 	require.NoError(t, err)
+	wrong := unsubscribe.NewSigner(wrongKeys)
 	require.Equal(t, http.StatusNotFound, oneClick(wrong))
 	var n int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM suppressions`).Scan(&n))
 	require.Zero(t, n)
 
 	// A link from an older message, signed with the rotated-out key k1, still works.
-	old, err := unsubscribe.NewSigner([]string{"k1:the-old-secret-0123456789"})
+	oldKeys, err := token.NewRing([]string{"k1:the-old-secret-0123456789"})
 	require.NoError(t, err)
+	old := unsubscribe.NewSigner(oldKeys)
 	require.Equal(t, http.StatusOK, oneClick(old))
 	var reason string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT reason FROM suppressions WHERE account_id = $1 AND email_lower = 'ada@example.com'`,

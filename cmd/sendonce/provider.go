@@ -7,10 +7,10 @@ import (
 
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/executor"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sender"
-	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/token"
 )
 
 // newProvider returns the provider named by cfg.Provider ("log", "smtp" or "http"),
@@ -59,19 +59,19 @@ const messageIDPurpose = "sendonce.message-id.v1"
 // with SENDONCE_MESSAGE_ID_KEY, or, when that is unset, with a key derived from the
 // signing unsubscribe secret (HMAC-SHA256(secret, "sendonce.message-id.v1")), so
 // Message-IDs are keyed in every deployment without a second secret to manage.
-func messageBuilder(cfg config.Config) (*message.Builder, error) {
+func messageBuilder(cfg config.Config) (*render.Builder, error) {
 	if cfg.MessageIDKey != "" {
-		b, err := message.NewBuilder([]byte(cfg.MessageIDKey))
+		b, err := render.NewBuilder([]byte(cfg.MessageIDKey))
 		if err != nil {
 			return nil, fmt.Errorf("configuration: SENDONCE_MESSAGE_ID_KEY: %w", err)
 		}
 		return b, nil
 	}
-	signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+	keys, err := token.NewRing(cfg.UnsubscribeSecret)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
-	return message.NewBuilder(signer.DeriveKey(messageIDPurpose))
+	return render.NewBuilder(keys.DeriveKey(messageIDPurpose))
 }
 
 // executorSenders gives the executor the providers of the accounts' senders.

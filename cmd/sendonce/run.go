@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -58,7 +59,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	// Both parts need the key: the executor signs links, the API verifies them. Refuse
 	// before touching the database, so the mistake shows at once.
 	if (opts.API || opts.Executor) && len(cfg.UnsubscribeSecret) == 0 {
-		return fmt.Errorf("configuration: %w", unsubscribe.ErrNoKey)
+		return fmt.Errorf("configuration: %w", token.ErrNoKey)
 	}
 	ring, err := sender.ParseKeyRing(cfg.SecretsKey)
 	if err != nil {
@@ -141,14 +142,15 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 
 	if opts.API {
-		signer, err := unsubscribe.NewSigner(cfg.UnsubscribeSecret)
+		keys, err := token.NewRing(cfg.UnsubscribeSecret)
 		if err != nil {
 			return fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 		}
+		signer := unsubscribe.NewSigner(keys)
 		// Clicks and opens are held in memory and written in batches by this
 		// flusher; the hits still held at shutdown are written after the HTTP
 		// server stops (a crash loses at most the last second or two of them).
-		tracker := tracking.New(pool, tracking.NewTokens(signer, cfg.PublicURL), tracking.Config{}, log)
+		tracker := tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log)
 		if err := tracker.Register(reg); err != nil {
 			return err
 		}

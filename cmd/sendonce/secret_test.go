@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/config"
-	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/token"
 )
 
 // TestServeRefusesWithoutUnsubscribeSecret: with SENDONCE_UNSUBSCRIBE_SECRET empty,
@@ -28,7 +28,7 @@ func TestServeRefusesWithoutUnsubscribeSecret(t *testing.T) {
 		require.Contains(t, err.Error(), "SENDONCE_UNSUBSCRIBE_SECRET")
 		require.Contains(t, err.Error(), "keyid:secret")
 	}
-	_, err := unsubscribe.NewSigner(nil)
+	_, err := token.NewRing(nil)
 	require.Error(t, err, "no key, no signer")
 }
 
@@ -39,7 +39,7 @@ func TestDevUnsubscribeSecret(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "unsubscribe_secret")
 	first, err := devUnsubscribeSecret(path)
 	require.NoError(t, err)
-	_, err = unsubscribe.NewSigner([]string{first})
+	_, err = token.NewRing([]string{first})
 	require.NoError(t, err, "a valid keyid:secret pair")
 	fi, err := os.Stat(path)
 	require.NoError(t, err)

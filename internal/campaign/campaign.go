@@ -16,9 +16,9 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -251,7 +251,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 	if f.TemplateID == nil && f.Subject == nil {
 		return Campaign{}, apperr.Invalidf("/subject", "subject is required unless the campaign names a template_id")
 	}
-	if err := message.Validate(val(f.Subject), val(f.HTMLTemplate), val(f.TextTemplate)); err != nil {
+	if err := render.Validate(val(f.Subject), val(f.HTMLTemplate), val(f.TextTemplate)); err != nil {
 		return Campaign{}, err
 	}
 	listIDs := []int64{}

@@ -10,9 +10,9 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -45,7 +45,7 @@ const testUnsubscribeURL = "https://example.com/u/test-send"
 // builder, wired once by the caller.
 type TestVia struct {
 	Sender   Sender
-	Messages *message.Builder
+	Messages *render.Builder
 }
 
 // Test renders the campaign for each address (with the data of the account's
@@ -82,7 +82,7 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 		}
 		subject, html, text = t.Subject, t.Html, t.Text
 	}
-	p, err := via.Messages.Prepare(message.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo,
+	p, err := via.Messages.Prepare(render.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo,
 		Subject: "[TEST] " + subject, HTML: html, Text: text})
 	if err != nil {
 		return nil, err
@@ -112,10 +112,10 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 	for i, a := range addrs {
 		k := byEmail[a.Lower]
 		// A fresh job id per test: an idempotent provider must not swallow a repeated test.
-		r := message.Recipient{JobID: fmt.Sprintf("test:%d:%d:%d", c.ID, stamp, i), Email: a.Email, Name: k.Name, Attributes: k.Attributes}
+		r := render.Recipient{JobID: fmt.Sprintf("test:%d:%d:%d", c.ID, stamp, i), Email: a.Email, Name: k.Name, Attributes: k.Attributes}
 		// Every message is built before any is sent: a template that fails for one
 		// address fails the request (422) with nothing sent.
-		if msgs[i], err = p.Build(r, message.Links{HTTPS: testUnsubscribeURL}); err != nil {
+		if msgs[i], err = p.Build(r, render.Links{HTTPS: testUnsubscribeURL}); err != nil {
 			return nil, err
 		}
 		msgs[i].Attachments = files

@@ -10,8 +10,8 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -63,7 +63,7 @@ func validateTemplates(c store.Campaign) error {
 	if c.TemplateID != nil && c.Status == StatusDraft {
 		return nil
 	}
-	return message.Validate(c.Subject, c.HtmlTemplate, c.TextTemplate)
+	return render.Validate(c.Subject, c.HtmlTemplate, c.TextTemplate)
 }
 
 func notify(ctx context.Context, q *store.Queries, id int64) error {
@@ -211,7 +211,7 @@ func (s *Service) approve(ctx context.Context, accountID, id int64, scheduledFor
 
 // storeTrackedLinks stores the URLs click tracking rewrites, once for the
 // campaign, from the content frozen by this approval; the executor numbers the
-// links of the same frozen template the same way (message.TrackableLinks).
+// links of the same frozen template the same way (render.TrackableLinks).
 func storeTrackedLinks(ctx context.Context, q *store.Queries, c store.Campaign) error {
 	if err := q.TrackedLinksDelete(ctx, store.TrackedLinksDeleteParams{AccountID: c.AccountID, CampaignID: c.ID}); err != nil {
 		return err
@@ -219,7 +219,7 @@ func storeTrackedLinks(ctx context.Context, q *store.Queries, c store.Campaign) 
 	if !c.TrackClicks {
 		return nil
 	}
-	urls := message.TrackableLinks(c.HtmlTemplate)
+	urls := render.TrackableLinks(c.HtmlTemplate)
 	if len(urls) == 0 {
 		return nil
 	}

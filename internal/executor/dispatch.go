@@ -9,15 +9,15 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/sendonce/sendonce/internal/attachment"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
 // campaign is what the dispatcher and workers know of one campaign being sent.
 type campaign struct {
 	store.CampaignListSendingRow
-	tmpl    *message.Prepared
+	tmpl    *render.Prepared
 	tmplErr error // a template that does not parse fails every recipient permanently
 	// files are the campaign's attachments, loaded with its templates and shared
 	// by every recipient's message (providers do not modify them).
@@ -367,7 +367,7 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 			c = &campaign{CampaignListSendingRow: row}
 			// A sequence's step campaign tracks like a campaign (its links were
 			// stored when it was made); a message stream's messages carry their own.
-			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(message.Campaign{TrackClicks: row.TrackClicks && !c.isStream(),
+			c.tmpl, c.tmplErr = e.cfg.Messages.Prepare(render.Campaign{TrackClicks: row.TrackClicks && !c.isStream(),
 				FromEmail: row.FromEmail, FromName: row.FromName,
 				ReplyTo: row.ReplyTo, Subject: row.Subject, HTML: row.HtmlTemplate, Text: row.TextTemplate})
 			if !c.isStream() {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/liveness"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -103,7 +103,7 @@ type Config struct {
 	Tracking func(accountID, campaignID, sendID int64, links int, clicks, opens bool) (click func(int) string, open, view string)
 	// Messages builds every message (keyed Message-IDs); nil means a builder with a
 	// random key, whose Message-IDs do not survive the process (tests only).
-	Messages *message.Builder
+	Messages *render.Builder
 	// Transactional builds the messages of the accounts' message streams; nil
 	// means this executor claims no transactional message.
 	Transactional MessageBuilder
@@ -178,7 +178,7 @@ func (c *Config) defaults() {
 		c.AckBatch = 500
 	}
 	if c.Messages == nil {
-		c.Messages = message.NewRandomBuilder()
+		c.Messages = render.NewRandomBuilder()
 	}
 	if c.Links == nil {
 		c.Links = func(int64, int64, int64) (string, string) { return "https://example.invalid/u", "" }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -283,7 +283,7 @@ func (e *Executor) sequenceEvent(ctx context.Context, j *job, deadline time.Time
 }
 
 // build renders the campaign for the recipient and assembles the provider message
-// (keyed Message-ID, List-Unsubscribe headers) with internal/message.
+// (keyed Message-ID, List-Unsubscribe headers) with internal/render.
 func (e *Executor) build(j job) (provider.Message, error) {
 	if j.message != nil {
 		return e.cfg.Transactional.BuildMessage(*j.message)
@@ -293,12 +293,12 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		return provider.Message{}, c.tmplErr
 	}
 	httpsURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
-	links := message.Links{HTTPS: httpsURL, Mailto: mailto}
+	links := render.Links{HTTPS: httpsURL, Mailto: mailto}
 	if e.cfg.Tracking != nil {
 		links.Click, links.Open, links.WebView = e.cfg.Tracking(r.AccountID, c.ID, r.ID, c.tmpl.NumLinks(),
 			c.TrackClicks, c.TrackOpens)
 	}
-	m, err := c.tmpl.Build(message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes,
+	m, err := c.tmpl.Build(render.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes,
 		Event: j.event}, links)
 	m.Attachments = e.encoded.Attach(c.ID, c.files)
 	return m, err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/config"
-	"github.com/sendonce/sendonce/internal/domain/domaintest"
+	"github.com/sendonce/sendonce/internal/dnscheck/dnschecktest"
 )
 
 // hookedDNS answers TXT queries from zone; before answering, the first query
@@ -22,7 +22,7 @@ func hookedDNS(t *testing.T, zone map[string][]string) (addr string, setHook fun
 		mu   sync.Mutex
 		hook func()
 	)
-	addr = domaintest.Serve(t, zone, func(string) {
+	addr = dnschecktest.Serve(t, zone, func(string) {
 		mu.Lock()
 		h := hook
 		hook = nil

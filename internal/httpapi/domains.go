@@ -9,11 +9,11 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/domain"
+	"github.com/sendonce/sendonce/internal/dnscheck"
 )
 
-func toAPIDomainCheck(r domain.Result) api.DomainCheck {
-	rec := func(c domain.Check) api.DomainRecordCheck {
+func toAPIDomainCheck(r dnscheck.Result) api.DomainCheck {
+	rec := func(c dnscheck.Check) api.DomainRecordCheck {
 		out := api.DomainRecordCheck{Status: api.DomainRecordCheckStatus(c.Status), Records: c.Records, Detail: c.Detail}
 		if out.Records == nil {
 			out.Records = []string{}
@@ -32,7 +32,7 @@ func toAPIDomainCheck(r domain.Result) api.DomainCheck {
 	for i, p := range r.Publish {
 		pub[i].Name, pub[i].Type, pub[i].Value, pub[i].Why = p.Name, p.Type, p.Value, p.Why
 	}
-	align := func(a domain.Alignment) api.DomainAlignment {
+	align := func(a dnscheck.Alignment) api.DomainAlignment {
 		mode := api.DomainAlignmentMode("relaxed")
 		if a.Strict {
 			mode = "strict"
@@ -69,10 +69,10 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 	if at := strings.LastIndexByte(d, '@'); at >= 0 {
 		d = d[at+1:]
 	}
-	if _, err := domain.Normalize(d); err != nil {
+	if _, err := dnscheck.Normalize(d); err != nil {
 		return apperr.Invalidf("/domain", "%s", err.Error())
 	}
-	o := domain.Options{}
+	o := dnscheck.Options{}
 	for _, f := range []struct {
 		v       *string
 		to      *string
@@ -81,7 +81,7 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 		if f.v == nil {
 			continue
 		}
-		if _, err := domain.Normalize(*f.v); err != nil {
+		if _, err := dnscheck.Normalize(*f.v); err != nil {
 			return apperr.Invalidf(f.pointer, "%s", err.Error())
 		}
 		*f.to = *f.v
@@ -93,7 +93,7 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 		o.SPFMechanism = *in.SpfInclude
 	}
 	if in.DkimSelector != nil {
-		if !domain.ValidSelector(*in.DkimSelector) {
+		if !dnscheck.ValidSelector(*in.DkimSelector) {
 			return apperr.Invalidf("/dkim_selector", "dkim_selector must be DNS labels (letters, digits, hyphens, dots)")
 		}
 		o.Selectors = []string{*in.DkimSelector}
@@ -132,15 +132,15 @@ func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.Domains.Check(ctx, d, domain.Options{Kind: kind})
+	res, err := s.Domains.Check(ctx, d, dnscheck.Options{Kind: kind})
 	if err != nil {
 		// Not a public domain: it cannot pass.
-		res = domain.Result{Domain: d, SPF: domain.Check{Status: domain.Invalid, Detail: err.Error()},
-			DKIM: domain.Check{Status: domain.Invalid, Detail: err.Error()}, DMARC: domain.Check{Status: domain.Invalid, Detail: err.Error()}}
+		res = dnscheck.Result{Domain: d, SPF: dnscheck.Check{Status: dnscheck.Invalid, Detail: err.Error()},
+			DKIM: dnscheck.Check{Status: dnscheck.Invalid, Detail: err.Error()}, DMARC: dnscheck.Check{Status: dnscheck.Invalid, Detail: err.Error()}}
 	}
 	out := toAPIDomainCheck(res)
-	if mode == "refuse" && !res.OK && res.SPF.Status != domain.Unknown && res.DKIM.Status != domain.Unknown &&
-		res.DMARC.Status != domain.Unknown && c.Status == campaign.StatusDraft {
+	if mode == "refuse" && !res.OK && res.SPF.Status != dnscheck.Unknown && res.DKIM.Status != dnscheck.Unknown &&
+		res.DMARC.Status != dnscheck.Unknown && c.Status == campaign.StatusDraft {
 		e := apperr.Invalidf("/from_email", "the From domain %s does not pass SPF, DKIM and DMARC (aligned): see domain_check for what to publish", res.Domain)
 		e.Extra = map[string]any{"domain_check": out}
 		return nil, nil, e

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/config"
-	"github.com/sendonce/sendonce/internal/domain/domaintest"
+	"github.com/sendonce/sendonce/internal/dnscheck/dnschecktest"
 )
 
 // localDNS answers TXT queries from zone and counts the queries; it is the only
@@ -17,7 +17,7 @@ import (
 func localDNS(t *testing.T, zone map[string][]string) (string, *atomic.Int32) {
 	t.Helper()
 	var n atomic.Int32
-	return domaintest.Serve(t, zone, func(string) { n.Add(1) }), &n
+	return dnschecktest.Serve(t, zone, func(string) { n.Add(1) }), &n
 }
 
 var testZone = map[string][]string{

@@ -12,9 +12,10 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/httpapi"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -31,9 +32,10 @@ type msgTrackEnv struct {
 
 func setupMessageTracking(t *testing.T) msgTrackEnv {
 	t.Helper()
-	signer, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
+	keys, err := token.NewRing([]string{"k1:0123456789abcdef0123456789abcdef"})
 	require.NoError(t, err)
-	tokens := tracking.NewTokens(signer, "https://mail.example.com")
+	signer := unsubscribe.NewSigner(keys)
+	tokens := tracking.NewTokens(keys, "https://mail.example.com")
 	var svc *tracking.Service
 	e := setupDeps(t, func(d *httpapi.Deps) {
 		d.Config.PublicURL = "https://mail.example.com"
@@ -41,7 +43,7 @@ func setupMessageTracking(t *testing.T) msgTrackEnv {
 		svc = tracking.New(d.Pool, tokens, tracking.Config{}, nil)
 		d.Tracking = svc
 	})
-	b := transactional.Builder{Messages: message.NewRandomBuilder(),
+	b := transactional.Builder{Messages: render.NewRandomBuilder(),
 		Tracking: func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string) {
 			return tokens.MessageLinks(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID,
 				MessageID: messageID}, links, clicks, opens)

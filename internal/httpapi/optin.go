@@ -28,7 +28,7 @@ const honeypotField = "website"
 // unsubscribe key ring and the transactional pipeline.
 func (s *Server) optinDefaults() {
 	if s.Optin == nil {
-		s.Optin = optin.NewService(s.Pool, s.Transactional, s.Unsubscribe.Signer(), optin.Options{
+		s.Optin = optin.NewService(s.Pool, s.Transactional, s.Unsubscribe.Signer().Ring(), optin.Options{
 			PublicURL: s.Config.PublicURL, LinkTTL: s.Config.OptinLinkTTL, ResendEvery: s.Config.OptinResendInterval})
 	}
 	s.signupAddrs = newKeyedLimits(s.Config.OptinAddrRatePerSecond, s.Config.OptinAddrBurst)

@@ -21,10 +21,11 @@ import (
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/invariant"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sink"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -58,20 +59,21 @@ type optinEnv struct {
 	clock    *clock
 	pubA     string
 	pubB     string
-	messages *message.Builder
+	messages *render.Builder
 }
 
 const optinLinkTTL = 48 * time.Hour
 
 func setupOptin(t *testing.T, mutate ...func(*config.Config)) *optinEnv {
 	t.Helper()
-	o := &optinEnv{clock: &clock{now: time.Now()}, messages: message.NewRandomBuilder()}
-	signer, err := unsubscribe.NewSigner([]string{"k1:optin-test-secret-0123456789"})
+	o := &optinEnv{clock: &clock{now: time.Now()}, messages: render.NewRandomBuilder()}
+	keys, err := token.NewRing([]string{"k1:optin-test-secret-0123456789"})
 	require.NoError(t, err)
+	signer := unsubscribe.NewSigner(keys)
 	o.env = setupDeps(t, func(d *httpapi.Deps) {
 		d.Transactional = transactional.NewService(d.Pool, o.messages)
 		d.Unsubscribe = unsubscribe.NewService(d.Pool, signer)
-		d.Optin = optin.NewService(d.Pool, d.Transactional, signer, optin.Options{PublicURL: "https://mail.example.com",
+		d.Optin = optin.NewService(d.Pool, d.Transactional, keys, optin.Options{PublicURL: "https://mail.example.com",
 			LinkTTL: optinLinkTTL, ResendEvery: time.Hour, Now: o.clock.Now})
 	}, append([]func(*config.Config){func(c *config.Config) {
 		c.OptinAddrRatePerSecond, c.OptinAccountRatePerSecond = 0, 0

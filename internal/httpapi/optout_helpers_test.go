@@ -14,6 +14,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -38,8 +39,9 @@ func setupOptout(t *testing.T, language string) *optoutEnv {
 	acc, key, err := accounts.Create(e.ctx, "optout")
 	require.NoError(t, err)
 	e.accountID, e.key = acc.ID, key
-	e.signer, err = unsubscribe.NewSigner([]string{"k1:test-secret-0123456789abcdef"})
+	keys, err := token.NewRing([]string{"k1:test-secret-0123456789abcdef"})
 	require.NoError(t, err)
+	e.signer = unsubscribe.NewSigner(keys)
 	// Ids that differ: accounts 2 and 3 exist with public lists, the recipient is
 	// subscriber 3 of account 1 and the campaign's id is 5, so a query that swaps
 	// two ids reads another tenant's rows instead of passing by coincidence.

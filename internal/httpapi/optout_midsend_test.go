@@ -27,6 +27,7 @@ import (
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -117,8 +118,9 @@ func TestSignedWebhookStopsMidSendCampaign(t *testing.T) {
 		targets = append(targets, fmt.Sprintf("r%d@example.com", i))
 	}
 
-	signer, err := unsubscribe.NewSigner([]string{"k1:midsend-secret-0123456789"})
+	keys, err := token.NewRing([]string{"k1:midsend-secret-0123456789"})
 	require.NoError(t, err)
+	signer := unsubscribe.NewSigner(keys)
 	hooks := webhook.NewService(pool, webhook.Options{})
 	srv := httptest.NewServer(httpapi.NewServer(httpapi.Deps{
 		Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Config: config.Default(),

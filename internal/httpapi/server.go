@@ -23,14 +23,14 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
-	"github.com/sendonce/sendonce/internal/domain"
+	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -73,7 +73,7 @@ type Deps struct {
 	Senders *sender.Service
 	// Domains checks sending domains' SPF, DKIM and DMARC; nil means through
 	// Config.DNSServer, results kept 5 minutes.
-	Domains *domain.Checker
+	Domains *dnscheck.Checker
 	// Routes builds (and caches) the providers of senders for test sends; nil means
 	// a router over Senders. The caller closes it.
 	Routes *sender.Router
@@ -85,7 +85,7 @@ type Deps struct {
 	Events *event.Service
 	// Messages builds test messages exactly as the executor builds real ones (the
 	// same Message-ID key); nil means a builder with a random key (tests).
-	Messages *message.Builder
+	Messages *render.Builder
 	// Optin serves the public sign-up form and double opt-in confirmations; nil
 	// means built on Pool with Transactional and Unsubscribe's key ring.
 	Optin *optin.Service
@@ -191,13 +191,13 @@ func NewServer(d Deps) http.Handler {
 		d.Routes = sender.NewRouter(d.Senders, d.Logger)
 	}
 	if d.Domains == nil {
-		d.Domains = &domain.Checker{Resolver: domain.NewResolver(d.Config.DNSServer), CacheTTL: 5 * time.Minute}
+		d.Domains = &dnscheck.Checker{Resolver: dnscheck.NewResolver(d.Config.DNSServer), CacheTTL: 5 * time.Minute}
 	}
 	if d.TestSender == nil {
 		d.TestSender = provider.NewLog(d.Logger)
 	}
 	if d.Messages == nil {
-		d.Messages = message.NewRandomBuilder()
+		d.Messages = render.NewRandomBuilder()
 	}
 	if d.Transactional == nil {
 		d.Transactional = transactional.NewService(d.Pool, d.Messages)

@@ -65,7 +65,7 @@ func TestTemplateLifecycle(t *testing.T) {
 }
 
 // Hostile or broken templates and data are refused with a 422 naming the field
-// (the message package's limits, the same as for campaigns), and nothing changes.
+// (the render package's limits, the same as for campaigns), and nothing changes.
 func TestTemplateRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	e := setup(t)

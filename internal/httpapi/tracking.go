@@ -16,7 +16,7 @@ import (
 // none (tests): it then has no flusher running, and hits wait for a Flush.
 func (s *Server) trackingDefaults() {
 	if s.Tracking == nil {
-		s.Tracking = tracking.New(s.Pool, tracking.NewTokens(s.Unsubscribe.Signer(), s.Config.PublicURL),
+		s.Tracking = tracking.New(s.Pool, tracking.NewTokens(s.Unsubscribe.Signer().Ring(), s.Config.PublicURL),
 			tracking.Config{}, s.Logger)
 	}
 }

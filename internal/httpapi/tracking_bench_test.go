@@ -20,6 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -34,9 +35,10 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkClickRedirect -benchtime 5000x ./internal/httpapi/
 func BenchmarkClickRedirect(b *testing.B) {
-	signer, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
+	keys, err := token.NewRing([]string{"k1:0123456789abcdef0123456789abcdef"})
 	require.NoError(b, err)
-	tokens := tracking.NewTokens(signer, "https://mail.example.com")
+	signer := unsubscribe.NewSigner(keys)
+	tokens := tracking.NewTokens(keys, "https://mail.example.com")
 	var svc *tracking.Service
 	pool := dbtest.New(b)
 	ctx := context.Background()
@@ -161,9 +163,10 @@ func cpuTime() time.Duration {
 // BenchmarkClickHandler is the redirect's own cost, unpaced and without the
 // network: one GET /c/{token} through the router per op (the hit held, not written).
 func BenchmarkClickHandler(b *testing.B) {
-	signer, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
+	keys, err := token.NewRing([]string{"k1:0123456789abcdef0123456789abcdef"})
 	require.NoError(b, err)
-	tokens := tracking.NewTokens(signer, "https://mail.example.com")
+	signer := unsubscribe.NewSigner(keys)
+	tokens := tracking.NewTokens(keys, "https://mail.example.com")
 	pool := dbtest.New(b)
 	ctx := context.Background()
 	acc, _, err := account.NewService(pool).Create(ctx, "bench")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -24,9 +25,10 @@ const firefox = "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:133.0) Gecko/2010010
 // view and the archive are strict-CSP pages, the archive without recipient data.
 func TestTrackingRoutes(t *testing.T) {
 	t.Parallel()
-	signer, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
+	keys, err := token.NewRing([]string{"k1:0123456789abcdef0123456789abcdef"})
 	require.NoError(t, err)
-	tokens := tracking.NewTokens(signer, "https://mail.example.com")
+	signer := unsubscribe.NewSigner(keys)
+	tokens := tracking.NewTokens(keys, "https://mail.example.com")
 	var svc *tracking.Service
 	e := setupDeps(t, func(d *httpapi.Deps) {
 		d.Config.PublicURL = "https://mail.example.com"
@@ -84,7 +86,7 @@ func TestTrackingRoutes(t *testing.T) {
 		"truncated":     click[:len(click)/2],
 		"other account": tokens.ClickToken(tracking.Click{Send: tracking.Send{AccountID: accountA + 1000, CampaignID: camp.Id, SendID: sendID}, Link: 1, Links: 1}),
 		"other signer": func() string {
-			s2, _ := unsubscribe.NewSigner([]string{"k1:ffffffffffffffffffffffffffffffff"})
+			s2, _ := token.NewRing([]string{"k1:ffffffffffffffffffffffffffffffff"})
 			return tracking.NewTokens(s2, "").ClickToken(tracking.Click{Send: send, Link: 1, Links: 1})
 		}(),
 		"open token": tokens.OpenToken(send),

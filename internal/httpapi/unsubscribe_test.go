@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
@@ -89,8 +90,9 @@ func TestOneClickUnsubscribeMultipartAndEmpty(t *testing.T) {
 func TestOneClickUnsubscribeBadToken(t *testing.T) {
 	t.Parallel()
 	e := setupOptout(t, "")
-	wrong, err := unsubscribe.NewSigner([]string{"k1:some-other-secret-0123456789"})
+	wrongKeys, err := token.NewRing([]string{"k1:some-other-secret-0123456789"})
 	require.NoError(t, err)
+	wrong := unsubscribe.NewSigner(wrongKeys)
 	forged := e.url + "/u/" + wrong.Token(e.accountID, e.campaignID, e.subscriberID)
 	otherRecipient := e.url + "/u/" + e.signer.Token(e.accountID, e.campaignID, e.subscriberID+1000)
 	for _, u := range []string{forged, otherRecipient, e.url + "/u/garbage", e.link() + "x"} {

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -147,10 +148,10 @@ func (s *Server) optoutDefaults() {
 			// key nobody knows verifies nothing it did not sign, unlike a public one.
 			pairs = []string{"test:" + rand.Text()}
 		}
-		signer, err := unsubscribe.NewSigner(pairs)
+		keys, err := token.NewRing(pairs)
 		if err != nil {
 			panic("httpapi: SENDONCE_UNSUBSCRIBE_SECRET: " + err.Error()) // run validates it first
 		}
-		s.Unsubscribe = unsubscribe.NewService(s.Pool, signer)
+		s.Unsubscribe = unsubscribe.NewService(s.Pool, unsubscribe.NewSigner(keys))
 	}
 }

@@ -23,8 +23,8 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/text"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/transactional"
-	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
 // MaxLists bounds the lists one sign-up may name.
@@ -46,13 +46,13 @@ type Options struct {
 type Service struct {
 	pool     *pgxpool.Pool
 	messages *transactional.Service
-	signer   *unsubscribe.Signer
+	signer   *token.Ring
 	opts     Options
 }
 
 // NewService returns a Service that sends confirmations with messages and signs
-// their links with signer's key ring.
-func NewService(pool *pgxpool.Pool, messages *transactional.Service, signer *unsubscribe.Signer, o Options) *Service {
+// their links with the key ring signer.
+func NewService(pool *pgxpool.Pool, messages *transactional.Service, signer *token.Ring, o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}

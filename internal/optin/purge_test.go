@@ -9,6 +9,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -49,7 +50,7 @@ func TestPurgePendingSignups(t *testing.T) {
 		UNION ALL SELECT $4::bigint, id, $1::bigint, 'subscribed', $3::timestamptz FROM subscribers WHERE email_lower = 'conf@example.com'`, acct, list, old, list2)
 	require.NoError(t, err)
 
-	svc := optin.NewService(pool, transactional.NewService(pool, nil), mustSigner(t), optin.Options{})
+	svc := optin.NewService(pool, transactional.NewService(pool, nil), mustRing(t), optin.Options{})
 	before := time.Now().Add(-30 * 24 * time.Hour)
 	// Each goroutine sends its result, error included, and the test goroutine
 	// asserts: a failed require in a goroutine would end it without sending, and
@@ -92,9 +93,9 @@ func TestPurgePendingSignups(t *testing.T) {
 	require.Zero(t, s+m, "a second purge finds nothing")
 }
 
-func mustSigner(t testing.TB) *unsubscribe.Signer {
+func mustRing(t testing.TB) *token.Ring {
 	t.Helper()
-	s, err := unsubscribe.NewSigner([]string{"k1:optin-test-secret-0123456789"})
+	s, err := token.NewRing([]string{"k1:optin-test-secret-0123456789"})
 	require.NoError(t, err)
 	return s
 }
@@ -103,18 +104,18 @@ func mustSigner(t testing.TB) *unsubscribe.Signer {
 // unsubscribe token, and rotation keeps old tokens open.
 func TestSealPurposes(t *testing.T) {
 	t.Parallel()
-	s := mustSigner(t)
+	s := mustRing(t)
 	tok := s.Seal("optin-confirm", []byte{1, 2, 3})
 	p, err := s.Open("optin-confirm", tok)
 	require.NoError(t, err)
 	require.Equal(t, []byte{1, 2, 3}, p)
 	_, err = s.Open("other", tok)
-	require.ErrorIs(t, err, unsubscribe.ErrInvalidToken)
-	_, err = s.Verify(tok)
+	require.ErrorIs(t, err, token.ErrInvalidToken)
+	_, err = unsubscribe.NewSigner(s).Verify(tok)
 	require.ErrorIs(t, err, unsubscribe.ErrInvalidToken, "an opt-in token is no unsubscribe link")
-	_, err = s.Open("optin-confirm", s.Token(1, 2, 3))
-	require.ErrorIs(t, err, unsubscribe.ErrInvalidToken, "an unsubscribe link is no opt-in token")
-	rotated, err := unsubscribe.NewSigner([]string{"k2:another-secret-0123456789", "k1:optin-test-secret-0123456789"})
+	_, err = s.Open("optin-confirm", unsubscribe.NewSigner(s).Token(1, 2, 3))
+	require.ErrorIs(t, err, token.ErrInvalidToken, "an unsubscribe link is no opt-in token")
+	rotated, err := token.NewRing([]string{"k2:another-secret-0123456789", "k1:optin-test-secret-0123456789"})
 	require.NoError(t, err)
 	p, err = rotated.Open("optin-confirm", tok)
 	require.NoError(t, err)

@@ -40,7 +40,7 @@ func BenchmarkSignupDouble(b *testing.B) {
 		Scan(&acct, &pub, &backend))
 	require.NoError(b, pool.QueryRow(ctx, `INSERT INTO lists (account_id, name, optin, public, optin_from_email)
 		VALUES ($1, 'News', 'double', true, 'news@example.com') RETURNING id`, acct).Scan(&list))
-	svc := optin.NewService(pool, transactional.NewService(pool, nil), mustSigner(b), optin.Options{PublicURL: "https://x.example"})
+	svc := optin.NewService(pool, transactional.NewService(pool, nil), mustRing(b), optin.Options{PublicURL: "https://x.example"})
 	app0, pg0 := selfCPU(), backendCPU(backend)
 	n := 0
 	for ; b.Loop(); n++ {

@@ -17,7 +17,7 @@ import (
 	"github.com/sendonce/sendonce/internal/sink"
 )
 
-// testMessage is a campaign message as internal/message builds one (the Message-ID
+// testMessage is a campaign message as internal/render builds one (the Message-ID
 // here is readable test data; real ones are keyed).
 func testMessage(job string) provider.Message {
 	return provider.Message{

@@ -54,7 +54,7 @@ const (
 // MaxEventDataBytes bounds the data of a tracked event and of an enrollment alike
 // (as JSON, eventData): it is what a step's templates see as .Event, with the data
 // of the events the enrollment awaited merged in, and templates read at most
-// message.MaxAttributeBytes of it (a step whose merged data is larger fails to
+// render.MaxAttributeBytes of it (a step whose merged data is larger fails to
 // render, as one with larger attributes).
 const MaxEventDataBytes = 16 << 10
 

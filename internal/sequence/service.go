@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -235,7 +235,7 @@ func storeStepLinks(ctx context.Context, q *store.Queries, accountID, campaignID
 	if err != nil || !c.TrackClicks {
 		return err
 	}
-	urls := message.TrackableLinks(c.HtmlTemplate)
+	urls := render.TrackableLinks(c.HtmlTemplate)
 	switch {
 	case len(c.Urls) == 0 && len(urls) == 0, slices.Equal(c.Urls, urls):
 		return nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/render"
 )
 
 // Preview is what a template is rendered for: the recipient's address and name
@@ -19,13 +19,13 @@ type Preview struct {
 }
 
 // Render renders template id for p, under the same limits as a send.
-func (s *Service) Render(ctx context.Context, accountID, id int64, p Preview) (message.Rendered, error) {
+func (s *Service) Render(ctx context.Context, accountID, id int64, p Preview) (render.Rendered, error) {
 	if err := checkData("/data", p.Data); err != nil {
-		return message.Rendered{}, err
+		return render.Rendered{}, err
 	}
 	t, err := s.Get(ctx, accountID, id)
 	if err != nil {
-		return message.Rendered{}, err
+		return render.Rendered{}, err
 	}
 	return RenderFor(t.Subject, t.HTML, t.Text, recipient(p, t.SampleData))
 }
@@ -33,24 +33,24 @@ func (s *Service) Render(ctx context.Context, accountID, id int64, p Preview) (m
 // PreviewUnsaved renders a template that is not stored (an editor's live
 // preview) with the checks of saving: errors name /subject, /html or /text (with
 // the line), /sample_data, /data or /email. Nothing is read or written.
-func PreviewUnsaved(subject, html, text string, sample json.RawMessage, p Preview) (message.Rendered, error) {
+func PreviewUnsaved(subject, html, text string, sample json.RawMessage, p Preview) (render.Rendered, error) {
 	if err := checkData("/sample_data", sample); err != nil {
-		return message.Rendered{}, err
+		return render.Rendered{}, err
 	}
 	if err := checkData("/data", p.Data); err != nil {
-		return message.Rendered{}, err
+		return render.Rendered{}, err
 	}
 	if strings.TrimSpace(subject) == "" {
-		return message.Rendered{}, apperr.Invalidf("/subject", "subject must not be empty")
+		return render.Rendered{}, apperr.Invalidf("/subject", "subject must not be empty")
 	}
 	if strings.TrimSpace(html) == "" && strings.TrimSpace(text) == "" {
-		return message.Rendered{}, apperr.Invalidf("/html", "a template needs an html or a text part")
+		return render.Rendered{}, apperr.Invalidf("/html", "a template needs an html or a text part")
 	}
 	return RenderFor(subject, html, text, recipient(p, sample))
 }
 
-func recipient(p Preview, sample json.RawMessage) message.Recipient {
-	r := message.Sample
+func recipient(p Preview, sample json.RawMessage) render.Recipient {
+	r := render.Sample
 	if p.Email != "" {
 		r.Email = p.Email
 	}
@@ -67,19 +67,19 @@ func recipient(p Preview, sample json.RawMessage) message.Recipient {
 // RenderFor parses subject, html and text within the limits and renders them for
 // r, with {{.UnsubscribeURL}} the sample link. Errors name the fields subject,
 // html and text.
-func RenderFor(subject, html, text string, r message.Recipient) (message.Rendered, error) {
-	if r.Email != message.Sample.Email {
+func RenderFor(subject, html, text string, r render.Recipient) (render.Rendered, error) {
+	if r.Email != render.Sample.Email {
 		if _, err := address.Parse(r.Email); err != nil {
-			return message.Rendered{}, apperr.Invalidf("/email", "%s", err.Error())
+			return render.Rendered{}, apperr.Invalidf("/email", "%s", err.Error())
 		}
 	}
-	tpl, err := message.Parse(subject, html, text)
+	tpl, err := render.Parse(subject, html, text)
 	if err != nil {
-		return message.Rendered{}, Repoint(err, "")
+		return render.Rendered{}, Repoint(err, "")
 	}
-	out, err := tpl.Render(r, message.SampleUnsubscribeURL)
+	out, err := tpl.Render(r, render.SampleUnsubscribeURL)
 	if err != nil {
-		return message.Rendered{}, Repoint(err, "")
+		return render.Rendered{}, Repoint(err, "")
 	}
 	return out, nil
 }

@@ -1,7 +1,7 @@
 // Package template keeps an account's templates: named subject/HTML/text triples
 // that campaigns reference (their content is copied into the campaign when it is
 // approved) and transactional messages render. Saving a template parses, bounds and
-// renders it with the message package's rules, the same as a campaign's templates.
+// renders it with the render package's rules, the same as a campaign's templates.
 package template
 
 import (
@@ -16,9 +16,9 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -63,7 +63,7 @@ func fromStore(t store.Template) Template {
 		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
-// pointers renames the message package's field pointers to this resource's fields.
+// pointers renames the render package's field pointers to this resource's fields.
 var pointers = map[string]string{"/html_template": "/html", "/text_template": "/text"}
 
 // Repoint rewrites the field pointers of a template error from the campaign's
@@ -95,13 +95,13 @@ func validate(t store.Template) error {
 	if strings.TrimSpace(t.Html) == "" && strings.TrimSpace(t.Text) == "" {
 		return apperr.Invalidf("/html", "a template needs an html or a text part")
 	}
-	tpl, err := message.Parse(t.Subject, t.Html, t.Text)
+	tpl, err := render.Parse(t.Subject, t.Html, t.Text)
 	if err != nil {
 		return Repoint(err, "")
 	}
-	r := message.Sample
+	r := render.Sample
 	r.Attributes = t.SampleData
-	if _, err := tpl.Render(r, message.SampleUnsubscribeURL); err != nil {
+	if _, err := tpl.Render(r, render.SampleUnsubscribeURL); err != nil {
 		return Repoint(err, "")
 	}
 	return nil
@@ -112,8 +112,8 @@ func checkData(pointer string, data json.RawMessage) error {
 	if data == nil {
 		return nil
 	}
-	if len(data) > message.MaxAttributeBytes {
-		return apperr.Invalidf(pointer, "%s must be at most %d bytes of JSON", pointer[1:], message.MaxAttributeBytes)
+	if len(data) > render.MaxAttributeBytes {
+		return apperr.Invalidf(pointer, "%s must be at most %d bytes of JSON", pointer[1:], render.MaxAttributeBytes)
 	}
 	if d := bytes.TrimSpace(data); len(d) == 0 || d[0] != '{' || !json.Valid(d) {
 		return apperr.Invalidf(pointer, "%s must be a JSON object", pointer[1:])

@@ -63,7 +63,7 @@ func TestMessageViewToken(t *testing.T) {
 		}
 		return b
 	}
-	sg := mustSigner(t)
+	sg := mustRing(t)
 	for name, forged := range map[string]string{
 		"campaign shape":     sg.Seal("mview", uv(7, 12, 99001)),
 		"message 0":          sg.Seal("mview", uv(7, 12, 99001, 0)),

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -135,7 +135,7 @@ func (s *Service) ArchiveIndex(ctx context.Context, publicID, base string) ([]by
 // render so would fail its own page too; the list names the campaign instead of
 // failing for every other one.
 func archiveSubject(subject, name string) string {
-	t, err := message.Parse(subject, "", "")
+	t, err := render.Parse(subject, "", "")
 	if err != nil {
 		return name
 	}
@@ -174,7 +174,7 @@ func (s *Service) ArchivePage(ctx context.Context, publicID string, id int64) (P
 	if err != nil {
 		return Page{}, postgres.Error(err, "campaign")
 	}
-	t, err := message.Parse(c.Subject, c.HtmlTemplate, c.TextTemplate)
+	t, err := render.Parse(c.Subject, c.HtmlTemplate, c.TextTemplate)
 	if err != nil {
 		return Page{}, err
 	}
@@ -202,7 +202,7 @@ func (s *Service) WebView(ctx context.Context, token string,
 		}
 		return Page{}, err
 	}
-	t, err := message.Parse(row.Subject, row.HtmlTemplate, row.TextTemplate)
+	t, err := render.Parse(row.Subject, row.HtmlTemplate, row.TextTemplate)
 	if err != nil {
 		return Page{}, err
 	}
@@ -210,7 +210,7 @@ func (s *Service) WebView(ctx context.Context, token string,
 	if unsubscribeURL != nil {
 		u = unsubscribeURL(send.AccountID, send.CampaignID, row.SubscriberID)
 	}
-	r, err := t.RenderWebView(message.Recipient{Email: row.Email, Name: row.Name, Attributes: row.Attributes,
+	r, err := t.RenderWebView(render.Recipient{Email: row.Email, Name: row.Name, Attributes: row.Attributes,
 		Event: row.Event}, u,
 		s.tokens.base+"/v/"+token)
 	if err != nil {
@@ -239,7 +239,7 @@ func (s *Service) MessageWebView(ctx context.Context, token string,
 		}
 		return Page{}, err
 	}
-	t, err := message.Parse(row.Subject, row.Html, row.Text)
+	t, err := render.Parse(row.Subject, row.Html, row.Text)
 	if err != nil {
 		return Page{}, err
 	}
@@ -247,7 +247,7 @@ func (s *Service) MessageWebView(ctx context.Context, token string,
 	if unsubscribeURL != nil && row.Category == "marketing" {
 		u = unsubscribeURL(send.AccountID, row.StreamID, row.ID, row.Email)
 	}
-	r, err := t.RenderWebView(message.Recipient{Email: row.Email, Name: row.ToName, Attributes: row.Data}, u,
+	r, err := t.RenderWebView(render.Recipient{Email: row.Email, Name: row.ToName, Attributes: row.Data}, u,
 		s.tokens.base+"/v/"+token)
 	if err != nil {
 		return Page{}, err

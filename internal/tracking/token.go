@@ -10,11 +10,11 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/sendonce/sendonce/internal/message"
-	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/token"
 )
 
-// The purposes of the tokens, each its own HMAC domain (unsubscribe.Signer.Seal):
+// The purposes of the tokens, each its own HMAC domain (token.Ring.Seal):
 // a click token never opens as an open or web-view token, nor as an unsubscribe link.
 const (
 	purposeClick = "click"
@@ -55,12 +55,12 @@ type Click struct {
 // Tokens signs and opens tracking tokens with the deployment's unsubscribe key
 // ring (the first key signs, every key verifies), under their own domains.
 type Tokens struct {
-	signer *unsubscribe.Signer
+	signer *token.Ring
 	base   string // public URL without a trailing slash
 }
 
 // NewTokens returns Tokens that make links under publicURL.
-func NewTokens(signer *unsubscribe.Signer, publicURL string) *Tokens {
+func NewTokens(signer *token.Ring, publicURL string) *Tokens {
 	return &Tokens{signer: signer, base: strings.TrimRight(publicURL, "/")}
 }
 
@@ -165,7 +165,7 @@ func (t *Tokens) OpenClick(token string) (Click, error) {
 	}
 	s, ok := sendOf(v, msg)
 	link, links := v[ids], v[ids+1]
-	if !ok || links > message.MaxTrackedLinks || link > links {
+	if !ok || links > render.MaxTrackedLinks || link > links {
 		return Click{}, ErrInvalidToken
 	}
 	return Click{Send: s, Link: int(link), Links: int(links)}, nil

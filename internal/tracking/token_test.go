@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -17,7 +18,7 @@ func newTokens(t testing.TB, keys ...string) *tracking.Tokens {
 	if len(keys) == 0 {
 		keys = []string{"k1:0123456789abcdef0123456789abcdef"}
 	}
-	s, err := unsubscribe.NewSigner(keys)
+	s, err := token.NewRing(keys)
 	require.NoError(t, err)
 	return tracking.NewTokens(s, "https://mail.example.com/")
 }
@@ -43,7 +44,7 @@ func TestClickTokenRoundTripsAndRefusesTampering(t *testing.T) {
 		"open token":        tk.OpenToken(c.Send),
 		"view token":        tk.ViewToken(c.Send),
 		"other deployment":  newTokens(t, "k1:fedcba9876543210fedcba9876543210").ClickToken(c),
-		"unsubscribe token": mustSigner(t).Token(7, 4242, 99001),
+		"unsubscribe token": unsubscribe.NewSigner(mustRing(t)).Token(7, 4242, 99001),
 	}
 	for i := range raw { // every byte flipped, payload and tag alike
 		b := append([]byte(nil), raw...)
@@ -131,7 +132,7 @@ func TestMessageTokens(t *testing.T) {
 		}
 		return b
 	}
-	sg := mustSigner(t)
+	sg := mustRing(t)
 	for name, forged := range map[string]string{
 		"message shape under the campaign domain": sg.Seal("click", uv(7, 12, 99001, 555, 2, 3)),
 		"campaign shape under the message domain": sg.Seal("mclick", uv(7, 12, 99001, 2, 3)),
@@ -156,8 +157,8 @@ func TestMessageTokens(t *testing.T) {
 	require.Equal(t, c, ok)
 }
 
-func mustSigner(t testing.TB) *unsubscribe.Signer {
-	s, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
+func mustRing(t testing.TB) *token.Ring {
+	s, err := token.NewRing([]string{"k1:0123456789abcdef0123456789abcdef"})
 	require.NoError(t, err)
 	return s
 }

@@ -11,19 +11,19 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// build makes the provider message of one message with the message package's one
+// build makes the provider message of one message with the render package's one
 // builder: its content is templates over the recipient and data, rendered under
 // the same limits as a campaign's, with the keyed Message-ID of its job id; the
 // extra headers follow the builder's.
-func build(b *message.Builder, from, fromName, replyTo, subject, html, text string, r message.Recipient,
-	links message.Links, headers []header) (provider.Message, error) {
+func build(b *render.Builder, from, fromName, replyTo, subject, html, text string, r render.Recipient,
+	links render.Links, headers []header) (provider.Message, error) {
 	return buildTracked(b, from, fromName, replyTo, subject, html, text, r, &links, false, nil, headers)
 }
 
@@ -31,9 +31,9 @@ func build(b *message.Builder, from, fromName, replyTo, subject, html, text stri
 // and track, when not nil, called with the number of those links (numbered as
 // stored when the message was accepted: the same template, the same
 // TrackableLinks) to set links' Click and Open.
-func buildTracked(b *message.Builder, from, fromName, replyTo, subject, html, text string, r message.Recipient,
-	links *message.Links, trackClicks bool, track func(n int), headers []header) (provider.Message, error) {
-	p, err := b.Prepare(message.Campaign{FromEmail: from, FromName: fromName, ReplyTo: replyTo,
+func buildTracked(b *render.Builder, from, fromName, replyTo, subject, html, text string, r render.Recipient,
+	links *render.Links, trackClicks bool, track func(n int), headers []header) (provider.Message, error) {
+	p, err := b.Prepare(render.Campaign{FromEmail: from, FromName: fromName, ReplyTo: replyTo,
 		Subject: subject, HTML: html, Text: text, TrackClicks: trackClicks})
 	if err != nil {
 		return provider.Message{}, repoint(err)
@@ -54,7 +54,7 @@ func buildTracked(b *message.Builder, from, fromName, replyTo, subject, html, te
 // Builder builds claimed messages for the executor (its MessageBuilder).
 type Builder struct {
 	// Messages is the deployment's message builder (keyed Message-IDs).
-	Messages *message.Builder
+	Messages *render.Builder
 	// Links returns the unsubscribe links of a marketing message (only they carry
 	// them): tokens naming the message and the address it goes to, never a
 	// subscriber, so a link acts on that address even when the message's id equals
@@ -77,7 +77,7 @@ func (b Builder) BuildMessage(r store.MessageClaimBatchRow) (provider.Message, e
 	if err := json.Unmarshal(r.Headers, &headers); err != nil {
 		return provider.Message{}, err
 	}
-	var links message.Links
+	var links render.Links
 	if r.Category == Marketing && b.Links != nil {
 		// A message's send row holds the message id in its subscriber slot.
 		links.HTTPS, links.Mailto = b.Links(r.AccountID, r.CampaignID, r.SubscriberID, r.Email)
@@ -93,7 +93,7 @@ func (b Builder) BuildMessage(r store.MessageClaimBatchRow) (provider.Message, e
 		}
 	}
 	m, err := buildTracked(b.Messages, r.FromEmail, r.FromName, r.ReplyTo, r.Subject, r.Html, r.Text,
-		message.Recipient{JobID: r.JobID, Email: r.Email, Name: r.ToName, Attributes: r.Data}, &links, r.TrackClicks, track, headers)
+		render.Recipient{JobID: r.JobID, Email: r.Email, Name: r.ToName, Attributes: r.Data}, &links, r.TrackClicks, track, headers)
 	if err != nil {
 		return m, err
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/template"
@@ -134,8 +134,8 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 	if c.data == nil {
 		c.data = json.RawMessage(`{}`)
 	}
-	if len(c.data) > message.MaxAttributeBytes {
-		return c, apperr.Invalidf("/data", "data must be at most %d bytes of JSON", message.MaxAttributeBytes)
+	if len(c.data) > render.MaxAttributeBytes {
+		return c, apperr.Invalidf("/data", "data must be at most %d bytes of JSON", render.MaxAttributeBytes)
 	}
 	if d := bytes.TrimSpace(c.data); len(d) == 0 || d[0] != '{' || !json.Valid(d) {
 		return c, apperr.Invalidf("/data", "data must be a JSON object")
@@ -168,11 +168,11 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		c.trackOpens = *in.TrackOpens
 	}
 	if c.trackClicks {
-		c.links = message.TrackableLinks(c.html)
+		c.links = render.TrackableLinks(c.html)
 	}
 	_, err = build(s.b, c.from, in.FromName, c.replyTo, c.subject, c.html, c.text,
-		message.Recipient{JobID: JobID(accountID, key), Email: c.to, Name: in.ToName, Attributes: c.data},
-		message.Links{}, nil)
+		render.Recipient{JobID: JobID(accountID, key), Email: c.to, Name: in.ToName, Attributes: c.data},
+		render.Links{}, nil)
 	return c, err
 }
 

@@ -23,8 +23,8 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/httpapi"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/transactional"
 )
 
@@ -72,7 +72,7 @@ func BenchmarkMessageLatency(b *testing.B) {
 		accounts := account.NewService(pool)
 		acct, key, err := accounts.Create(ctx, "bench")
 		require.NoError(b, err)
-		mb := message.NewRandomBuilder()
+		mb := render.NewRandomBuilder()
 		cfg := config.Default()
 		cfg.APIRatePerSecond = 0
 		api := httptest.NewServer(httpapi.NewServer(httpapi.Deps{Pool: pool, Config: cfg, Accounts: accounts,

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/transactional"
 )
@@ -18,7 +18,7 @@ import (
 // Message-ID. The Message-ID was once derived from the job id alone.
 func TestReusedKeyGetsANewMessageID(t *testing.T) {
 	t.Parallel()
-	mb := message.NewRandomBuilder()
+	mb := render.NewRandomBuilder()
 	b := transactional.Builder{Messages: mb}
 	row := func(messageID int64) store.MessageClaimBatchRow {
 		return store.MessageClaimBatchRow{AccountID: 1, CampaignID: 5, SubscriberID: messageID, Email: "ada@example.com",

@@ -18,8 +18,8 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/invariant"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sink"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
@@ -82,7 +82,7 @@ func setup(t *testing.T) env {
 	pool := dbtest.New(t)
 	var acct int64
 	require.NoError(t, pool.QueryRow(context.Background(), `INSERT INTO accounts (name) VALUES ('a') RETURNING id`).Scan(&acct))
-	mb := message.NewRandomBuilder()
+	mb := render.NewRandomBuilder()
 	links := func(a, c, m int64, email string) (string, string) {
 		return fmt.Sprintf("https://example.com/u/%d.%d.%d.%s", a, c, m, email), ""
 	}
@@ -249,7 +249,7 @@ func TestMessageSuppressionByCategory(t *testing.T) {
 	for _, m := range order {
 		var unsub string
 		for _, h := range m.Headers {
-			if h.Name == message.HeaderListUnsubscribe {
+			if h.Name == render.HeaderListUnsubscribe {
 				unsub = h.Value
 			}
 		}

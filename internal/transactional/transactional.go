@@ -21,9 +21,9 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/idempotency"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -113,15 +113,15 @@ type Engagement struct {
 // Service accepts and reads messages.
 type Service struct {
 	pool *pgxpool.Pool
-	b    *message.Builder
+	b    *render.Builder
 }
 
 // NewService returns a Service on pool. b builds each message once when it is
 // accepted, exactly as the executor will, so content that cannot be sent is
 // refused with a 422 instead of failing later.
-func NewService(pool *pgxpool.Pool, b *message.Builder) *Service {
+func NewService(pool *pgxpool.Pool, b *render.Builder) *Service {
 	if b == nil {
-		b = message.NewRandomBuilder()
+		b = render.NewRandomBuilder()
 	}
 	return &Service{pool: pool, b: b}
 }

@@ -23,8 +23,8 @@ func NewService(pool *pgxpool.Pool, signer *Signer) *Service {
 	return &Service{pool: pool, signer: signer}
 }
 
-// Signer is the key ring the service verifies with, for other signed links
-// (double opt-in confirmations) to share its keys and rotation.
+// Signer is the signer the service verifies with; other signed links (tracking,
+// double opt-in confirmations) share its Ring, its keys and rotation.
 func (s *Service) Signer() *Signer { return s.signer }
 
 // Recipient is what a verified token acted on, for the confirmation page (which

@@ -11,14 +11,12 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"hash"
 	"strings"
-	"sync"
+
+	"github.com/sendonce/sendonce/internal/token"
 )
 
 // Token format versions, the first byte of every payload. Version 1 (until this
@@ -30,9 +28,6 @@ const (
 	tokenV1 = 1
 	tokenV2 = 2
 )
-
-// sealVersion is the first byte of the tokens Seal makes (other purposes).
-const sealVersion = 1
 
 // Kind is what a token names.
 type Kind byte
@@ -59,13 +54,7 @@ const addressDomain = "sendonce.unsubscribe.address.v2"
 const maxEmail = 320
 
 // tagLen is the length of the MAC: a full, untruncated SHA-256 output.
-const tagLen = sha256.Size
-
-// ErrNoKey is returned by NewSigner without keys. There is deliberately no built-in
-// fallback key: a public key lets anyone forge links for sequential ids and suppress
-// every tenant's subscribers.
-var ErrNoKey = errors.New("SENDONCE_UNSUBSCRIBE_SECRET is not set: set it to one or more keyid:secret pairs, " +
-	"comma separated, the first signing (e.g. k1:<32 random bytes in hex>; secrets at least 16 bytes)")
+const tagLen = token.TagLen
 
 // ErrInvalidToken is returned for every token that does not verify. It says nothing
 // about why, so the endpoint is not an oracle.
@@ -84,21 +73,16 @@ type Claims struct {
 	Email        string
 }
 
+// key is a key of the ring with what a message token's address needs.
 type key struct {
-	id     string
-	secret []byte
-	// macs holds HMAC states keyed with secret: Reset restores the keyed state, so
-	// no key schedule runs per token.
-	macs *sync.Pool
+	*token.Key
 	// address encrypts a message token's address (AES-256-GCM under a key derived
-	// from secret).
+	// from the key's secret).
 	address cipher.AEAD
 }
 
-func newKey(id string, secret []byte) key {
-	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(addressDomain))
-	block, err := aes.NewCipher(h.Sum(nil))
+func newKey(k *token.Key) key {
+	block, err := aes.NewCipher(k.Derive(addressDomain))
 	if err != nil {
 		panic(err) // a 32-byte key: cannot fail
 	}
@@ -106,52 +90,31 @@ func newKey(id string, secret []byte) key {
 	if err != nil {
 		panic(err)
 	}
-	return key{id: id, secret: secret, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }},
-		address: aead}
+	return key{Key: k, address: aead}
 }
 
 // mac returns HMAC-SHA256(secret, domain || payload) appended to dst.
-func (k *key) mac(dst, payload []byte) []byte { return k.macIn(domain, dst, payload) }
+func (k *key) mac(dst, payload []byte) []byte { return k.MAC(domain, dst, payload) }
 
-// macIn is mac under another domain, for tokens of other purposes.
-func (k *key) macIn(domain string, dst, payload []byte) []byte {
-	h := k.macs.Get().(hash.Hash)
-	h.Reset()
-	h.Write([]byte(domain))
-	h.Write(payload)
-	dst = h.Sum(dst)
-	k.macs.Put(h)
-	return dst
-}
-
-// Signer makes and checks tokens with a key ring: the first key signs, every key verifies.
+// Signer makes and checks unsubscribe tokens with the deployment's key ring: the
+// first key signs, every key verifies.
 type Signer struct {
+	ring *token.Ring
 	keys []key
 }
 
-// NewSigner parses `keyid:secret` pairs; without any it returns ErrNoKey. Key ids
-// must be 1–32 characters without ':'; secrets at least 16 bytes.
-func NewSigner(pairs []string) (*Signer, error) {
-	s := &Signer{}
-	if len(pairs) == 0 {
-		return nil, ErrNoKey
+// NewSigner returns the signer of unsubscribe tokens under ring's keys.
+func NewSigner(ring *token.Ring) *Signer {
+	s := &Signer{ring: ring}
+	for _, k := range ring.Keys() {
+		s.keys = append(s.keys, newKey(k))
 	}
-	seen := map[string]bool{}
-	for _, p := range pairs {
-		id, secret, ok := strings.Cut(strings.TrimSpace(p), ":")
-		switch {
-		case !ok || id == "" || len(id) > 32:
-			return nil, fmt.Errorf("unsubscribe secret: want keyid:secret with a key id of 1-32 characters")
-		case len(secret) < 16:
-			return nil, fmt.Errorf("unsubscribe secret %q: the secret must be at least 16 bytes", id)
-		case seen[id]:
-			return nil, fmt.Errorf("unsubscribe secret: key id %q appears twice", id)
-		}
-		seen[id] = true
-		s.keys = append(s.keys, newKey(id, []byte(secret)))
-	}
-	return s, nil
+	return s
 }
+
+// Ring is the key ring s signs with, for other signed links (tracking, double
+// opt-in confirmations) to share its keys and rotation.
+func (s *Signer) Ring() *token.Ring { return s.ring }
 
 // Token returns the URL-safe token for one recipient of one campaign.
 func (s *Signer) Token(accountID, campaignID, subscriberID int64) string {
@@ -166,8 +129,8 @@ func (s *Signer) MessageToken(accountID, streamID, messageID int64, email string
 
 // header appends the signed start of a version 2 payload: version, key id, kind.
 func (k *key) header(dst []byte, kind Kind) []byte {
-	dst = append(dst, tokenV2, byte(len(k.id)))
-	dst = append(dst, k.id...)
+	dst = append(dst, tokenV2, byte(len(k.ID())))
+	dst = append(dst, k.ID()...)
 	return append(dst, byte(kind))
 }
 
@@ -188,13 +151,13 @@ func (s *Signer) appendToken(dst []byte, accountID, campaignID, subscriberID int
 // has one token and a nonce never seals two addresses; the HMAC tag last.
 func (s *Signer) appendMessageToken(dst []byte, accountID, streamID, messageID int64, email string) []byte {
 	k := &s.keys[0]
-	payload := make([]byte, 0, 3+len(k.id)+3*binary.MaxVarintLen64+12+len(email)+16+tagLen)
+	payload := make([]byte, 0, 3+len(k.ID())+3*binary.MaxVarintLen64+12+len(email)+16+tagLen)
 	payload = k.header(payload, KindMessage)
 	payload = binary.AppendUvarint(payload, uint64(accountID))
 	payload = binary.AppendUvarint(payload, uint64(streamID))
 	payload = binary.AppendUvarint(payload, uint64(messageID))
 	header := append([]byte(nil), payload...) // additional data must not overlap Seal's dst
-	nonce := k.macIn(addressDomain, nil, append(header[:len(header):len(header)], email...))[:k.address.NonceSize()]
+	nonce := k.MAC(addressDomain, nil, append(header[:len(header):len(header)], email...))[:k.address.NonceSize()]
 	signed := append(payload, nonce...)
 	signed = k.address.Seal(signed, nonce, []byte(email), header)
 	return base64.RawURLEncoding.AppendEncode(dst, k.mac(signed, signed))
@@ -202,8 +165,8 @@ func (s *Signer) appendMessageToken(dst []byte, accountID, streamID, messageID i
 
 // Verify checks a token in constant time against the key it names and returns its
 // claims. Version 1 tokens verify as they always did, as kind send.
-func (s *Signer) Verify(token string) (Claims, error) {
-	raw, ok := decodeToken(token)
+func (s *Signer) Verify(tok string) (Claims, error) {
+	raw, ok := token.Decode(tok)
 	if !ok || len(raw) < 2+tagLen || (raw[0] != tokenV1 && raw[0] != tokenV2) {
 		return Claims{}, ErrInvalidToken
 	}
@@ -215,7 +178,7 @@ func (s *Signer) Verify(token string) (Claims, error) {
 	kid := string(payload[2 : 2+idLen])
 	var k *key
 	for i := range s.keys {
-		if s.keys[i].id == kid {
+		if s.keys[i].ID() == kid {
 			k = &s.keys[i]
 		}
 	}
@@ -260,68 +223,6 @@ func (s *Signer) Verify(token string) (Claims, error) {
 	return c, nil
 }
 
-// Seal returns a URL-safe token carrying payload for purpose, in the format of the
-// unsubscribe tokens (version, key id, payload, HMAC-SHA256 tag) but under the
-// domain "sendonce.<purpose>.v1", so a token of one purpose never verifies as
-// another's. The payload is signed, not encrypted.
-func (s *Signer) Seal(purpose string, payload []byte) string {
-	k := &s.keys[0]
-	buf := make([]byte, 0, 2+len(k.id)+len(payload)+tagLen)
-	buf = append(buf, sealVersion, byte(len(k.id)))
-	buf = append(buf, k.id...)
-	buf = append(buf, payload...)
-	return base64.RawURLEncoding.EncodeToString(k.macIn(purposeDomain(purpose), buf, buf))
-}
-
-// Open verifies a token Seal made for purpose with any key of the ring, in constant
-// time, and returns its payload; every failure is ErrInvalidToken.
-func (s *Signer) Open(purpose, token string) ([]byte, error) {
-	if len(token) > 1024 {
-		return nil, ErrInvalidToken
-	}
-	raw, ok := decodeToken(token)
-	if !ok || len(raw) < 2+tagLen || raw[0] != sealVersion {
-		return nil, ErrInvalidToken
-	}
-	signed, tag := raw[:len(raw)-tagLen], raw[len(raw)-tagLen:]
-	idLen := int(signed[1])
-	if 2+idLen > len(signed) {
-		return nil, ErrInvalidToken
-	}
-	kid := string(signed[2 : 2+idLen])
-	for i := range s.keys {
-		if k := &s.keys[i]; k.id == kid {
-			if !hmac.Equal(tag, k.macIn(purposeDomain(purpose), nil, signed)) {
-				return nil, ErrInvalidToken
-			}
-			return signed[2+idLen:], nil
-		}
-	}
-	return nil, ErrInvalidToken
-}
-
-// strictURL is base64url without padding that refuses non-zero unused bits in
-// the last character: leniently, up to 16 spellings decode to one token.
-var strictURL = base64.RawURLEncoding.Strict()
-
-// decodeToken decodes a token's base64url text so that one token has exactly one
-// spelling: strict about the unused bits, and refusing CR and LF, which even the
-// strict decoder skips anywhere.
-func decodeToken(token string) ([]byte, bool) {
-	if strings.ContainsAny(token, "\r\n") {
-		return nil, false
-	}
-	raw, err := strictURL.DecodeString(token)
-	return raw, err == nil
-}
-
-func purposeDomain(purpose string) string {
-	if purpose == "unsubscribe" {
-		panic("unsubscribe: Seal and Open are for other purposes than unsubscribe links")
-	}
-	return "sendonce." + purpose + ".v1"
-}
-
 // Links returns the function the executor calls per campaign recipient: the https
 // URL of the one-click endpoint and, when mailto is set, a mailto URI for
 // List-Unsubscribe.
@@ -349,12 +250,4 @@ func withMailto(https string, baseLen int, mailto string) (string, string) {
 	}
 	// The token is base64url, so it needs no escaping in the subject.
 	return https, "mailto:" + mailto + "?subject=unsubscribe%20" + https[baseLen:]
-}
-
-// DeriveKey returns HMAC-SHA256(signing secret, purpose): a key for another use
-// (the Message-ID key) that reveals nothing of the secret and follows it.
-func (s *Signer) DeriveKey(purpose string) []byte {
-	h := hmac.New(sha256.New, s.keys[0].secret)
-	h.Write([]byte(purpose))
-	return h.Sum(nil)
 }

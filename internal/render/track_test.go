@@ -1,4 +1,4 @@
-package message_test
+package render_test
 
 import (
 	"html"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/render"
 )
 
 const trackedHTML = `<html><body>
@@ -23,19 +23,19 @@ const trackedHTML = `<html><body>
 func TestTrackableLinksTakesOnlyLiteralHTTPLinks(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, []string{"https://shop.example/sale?a=1&b=2", "http://blog.example/post", "https://map.example/"},
-		message.TrackableLinks(trackedHTML))
-	require.Nil(t, message.TrackableLinks(`<p>no links</p>`))
+		render.TrackableLinks(trackedHTML))
+	require.Nil(t, render.TrackableLinks(`<p>no links</p>`))
 }
 
 func TestBuildRewritesTrackedLinksKeepingTheirText(t *testing.T) {
 	t.Parallel()
-	p, err := message.NewRandomBuilder().Prepare(message.Campaign{TrackClicks: true, FromEmail: "news@example.com",
+	p, err := render.NewRandomBuilder().Prepare(render.Campaign{TrackClicks: true, FromEmail: "news@example.com",
 		Subject: "s", HTML: trackedHTML, Text: "t"})
 	require.NoError(t, err)
-	require.Equal(t, message.TrackableLinks(trackedHTML), p.Links())
+	require.Equal(t, render.TrackableLinks(trackedHTML), p.Links())
 	click := func(i int) string { return "https://t.example/c/tok" + strconv.Itoa(i) }
-	m, err := p.Build(message.Recipient{JobID: "j", Email: "ann@example.org", Name: "Ann"},
-		message.Links{HTTPS: "https://t.example/u/unsub", Click: click, Open: "https://t.example/o/px",
+	m, err := p.Build(render.Recipient{JobID: "j", Email: "ann@example.org", Name: "Ann"},
+		render.Links{HTTPS: "https://t.example/u/unsub", Click: click, Open: "https://t.example/o/px",
 			WebView: "https://t.example/v/view"})
 	require.NoError(t, err)
 	h := m.HTML
@@ -62,15 +62,15 @@ func TestBuildWithoutTrackingLeavesTheBodyAlone(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		track bool
-		links message.Links
+		links render.Links
 	}{
-		{"campaign not tracking, click func given", false, message.Links{Click: func(int) string { return "x" }}},
-		{"campaign tracking, no click func", true, message.Links{}},
+		{"campaign not tracking, click func given", false, render.Links{Click: func(int) string { return "x" }}},
+		{"campaign tracking, no click func", true, render.Links{}},
 	} {
-		p, err := message.NewRandomBuilder().Prepare(message.Campaign{TrackClicks: c.track, FromEmail: "a@example.com",
+		p, err := render.NewRandomBuilder().Prepare(render.Campaign{TrackClicks: c.track, FromEmail: "a@example.com",
 			Subject: "s", HTML: `<p><a href="https://a.example/">a</a></p>`})
 		require.NoError(t, err)
-		m, err := p.Build(message.Recipient{JobID: "j", Email: "b@example.org"}, c.links)
+		m, err := p.Build(render.Recipient{JobID: "j", Email: "b@example.org"}, c.links)
 		require.NoError(t, err)
 		require.Equal(t, `<p><a href="https://a.example/">a</a></p>`, m.HTML, c.name)
 	}
@@ -78,7 +78,7 @@ func TestBuildWithoutTrackingLeavesTheBodyAlone(t *testing.T) {
 
 func TestRenderArchiveHasNoRecipientFields(t *testing.T) {
 	t.Parallel()
-	tpl, err := message.Parse("News for {{if .Archive}}readers{{else}}{{.Name}}{{end}}",
+	tpl, err := render.Parse("News for {{if .Archive}}readers{{else}}{{.Name}}{{end}}",
 		`<p>{{if .Archive}}Hello reader{{else}}Hello {{.Name}} ({{.Email}}, {{.Attributes.city}}){{end}}</p>`, "{{.Email}}")
 	require.NoError(t, err)
 	r, err := tpl.RenderArchive()
@@ -106,10 +106,10 @@ func TestTrackRewritesHrefsAsTheTokenizerReadsThem(t *testing.T) {
 		{`<a href="` + u + `"`, `<a href="C1"`},
 		{`<a href="` + u, `<a href="` + u},
 	} {
-		p, err := message.NewRandomBuilder().Prepare(message.Campaign{TrackClicks: true, FromEmail: "a@example.com",
+		p, err := render.NewRandomBuilder().Prepare(render.Campaign{TrackClicks: true, FromEmail: "a@example.com",
 			Subject: "s", HTML: `<a href="https://a.example/x?p=1&amp;q=2">x</a>`})
 		require.NoError(t, err)
-		got := message.TrackForTest(p, c.in, func(i int) string { return "C" + strconv.Itoa(i) })
+		got := render.TrackForTest(p, c.in, func(i int) string { return "C" + strconv.Itoa(i) })
 		require.Equal(t, c.want+honeypotFor("C0"), got, c.in)
 	}
 }
@@ -127,11 +127,11 @@ func FuzzTrack(f *testing.F) {
 	f.Add(`<a href='https://a.example/' <!-- <script>`)
 	f.Add(`<A HREF=https://a.example/>`)
 	f.Add(`<area href="https://a.example/"/><a`)
-	p, err := message.NewRandomBuilder().Prepare(message.Campaign{TrackClicks: true, FromEmail: "a@example.com",
+	p, err := render.NewRandomBuilder().Prepare(render.Campaign{TrackClicks: true, FromEmail: "a@example.com",
 		Subject: "s", HTML: `<a href="https://a.example/">x</a>`})
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, body string) {
-		same := message.TrackForTest(p, body, func(i int) string {
+		same := render.TrackForTest(p, body, func(i int) string {
 			if i == 0 {
 				return "HP"
 			}

@@ -1,4 +1,4 @@
-package message_test
+package render_test
 
 import (
 	"net/mail"
@@ -7,21 +7,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 )
 
 // testKey is a fixed Message-ID key, so expected ids can be written down.
 var testKey = []byte("message-id-key-0123456789abcdef")
 
-func newBuilder(t testing.TB) *message.Builder {
+func newBuilder(t testing.TB) *render.Builder {
 	t.Helper()
-	b, err := message.NewBuilder(testKey)
+	b, err := render.NewBuilder(testKey)
 	require.NoError(t, err)
 	return b
 }
 
-func prepare(t testing.TB, c message.Campaign) *message.Prepared {
+func prepare(t testing.TB, c render.Campaign) *render.Prepared {
 	t.Helper()
 	p, err := newBuilder(t).Prepare(c)
 	require.NoError(t, err)
@@ -30,17 +30,17 @@ func prepare(t testing.TB, c message.Campaign) *message.Prepared {
 
 func TestBuildHeaders(t *testing.T) {
 	t.Parallel()
-	p := prepare(t, message.Campaign{FromEmail: "news@Example.COM", FromName: "Example News", ReplyTo: "help@example.com",
+	p := prepare(t, render.Campaign{FromEmail: "news@Example.COM", FromName: "Example News", ReplyTo: "help@example.com",
 		Subject: "Hi {{.Name}}", HTML: "<p>Hi</p>", Text: "Hi"})
-	r := message.Recipient{JobID: "campaign:12:345", Email: "ada@example.org", Name: "Ada"}
+	r := render.Recipient{JobID: "campaign:12:345", Email: "ada@example.org", Name: "Ada"}
 	for _, tc := range []struct {
 		name    string
-		links   message.Links
+		links   render.Links
 		headers []provider.Header
 	}{
 		{
 			name:  "https and mailto address",
-			links: message.Links{HTTPS: "https://x.test/u/TOK", Mailto: "unsub@example.com"},
+			links: render.Links{HTTPS: "https://x.test/u/TOK", Mailto: "unsub@example.com"},
 			headers: []provider.Header{
 				{Name: "List-Unsubscribe", Value: "<https://x.test/u/TOK>, <mailto:unsub@example.com?subject=unsubscribe>"},
 				{Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"},
@@ -48,7 +48,7 @@ func TestBuildHeaders(t *testing.T) {
 		},
 		{
 			name:  "mailto given as a URI is kept",
-			links: message.Links{HTTPS: "https://x.test/u/TOK", Mailto: "mailto:u@example.com?subject=stop"},
+			links: render.Links{HTTPS: "https://x.test/u/TOK", Mailto: "mailto:u@example.com?subject=stop"},
 			headers: []provider.Header{
 				{Name: "List-Unsubscribe", Value: "<https://x.test/u/TOK>, <mailto:u@example.com?subject=stop>"},
 				{Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"},
@@ -56,7 +56,7 @@ func TestBuildHeaders(t *testing.T) {
 		},
 		{
 			name:  "https only",
-			links: message.Links{HTTPS: "https://x.test/u/TOK"},
+			links: render.Links{HTTPS: "https://x.test/u/TOK"},
 			headers: []provider.Header{
 				{Name: "List-Unsubscribe", Value: "<https://x.test/u/TOK>"},
 				{Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"},
@@ -64,10 +64,10 @@ func TestBuildHeaders(t *testing.T) {
 		},
 		{
 			name:    "mailto only: no one-click",
-			links:   message.Links{Mailto: "unsub@example.com"},
+			links:   render.Links{Mailto: "unsub@example.com"},
 			headers: []provider.Header{{Name: "List-Unsubscribe", Value: "<mailto:unsub@example.com?subject=unsubscribe>"}},
 		},
-		{name: "no links", links: message.Links{}},
+		{name: "no links", links: render.Links{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -93,7 +93,7 @@ func TestMessageID(t *testing.T) {
 	require.Equal(t, id, b.MessageID("campaign:7:140", "n@example.com"), "deterministic per job id (a replay reuses it)")
 	require.Equal(t, id, newBuilder(t).MessageID("campaign:7:140", "n@example.com"), "the same key in another process")
 	require.NotEqual(t, id, b.MessageID("campaign:7:141", "n@example.com"))
-	other, err := message.NewBuilder([]byte("another-key-0123456789abcdef"))
+	other, err := render.NewBuilder([]byte("another-key-0123456789abcdef"))
 	require.NoError(t, err)
 	require.NotEqual(t, id, other.MessageID("campaign:7:140", "n@example.com"), "the key decides")
 	for _, tc := range []struct{ from, domain string }{
@@ -104,7 +104,7 @@ func TestMessageID(t *testing.T) {
 	} {
 		require.Regexp(t, `^[a-z2-7]{26}`+tc.domain+`$`, b.MessageID("campaign:1:2", tc.from), tc.from)
 	}
-	_, err = message.NewBuilder([]byte("short"))
+	_, err = render.NewBuilder([]byte("short"))
 	require.Error(t, err)
 }
 
@@ -123,10 +123,10 @@ func FuzzMessageID(f *testing.F) {
 
 func TestBuildRendersPerRecipient(t *testing.T) {
 	t.Parallel()
-	p := prepare(t, message.Campaign{FromEmail: "n@example.com", Subject: "Hi {{.Name}}",
+	p := prepare(t, render.Campaign{FromEmail: "n@example.com", Subject: "Hi {{.Name}}",
 		HTML: `<a href="{{.UnsubscribeURL}}">stop</a> {{.Attributes.plan}}`, Text: "{{.Email}} {{.UnsubscribeURL}}"})
-	m, err := p.Build(message.Recipient{JobID: "campaign:1:2", Email: "ada@example.org", Name: "Ada",
-		Attributes: []byte(`{"plan":"pro"}`)}, message.Links{HTTPS: "https://x.test/u/T"})
+	m, err := p.Build(render.Recipient{JobID: "campaign:1:2", Email: "ada@example.org", Name: "Ada",
+		Attributes: []byte(`{"plan":"pro"}`)}, render.Links{HTTPS: "https://x.test/u/T"})
 	require.NoError(t, err)
 	require.Equal(t, "Hi Ada", m.Subject)
 	require.Equal(t, `<a href="https://x.test/u/T">stop</a> pro`, m.HTML)
@@ -138,13 +138,13 @@ func TestBuildRendersPerRecipient(t *testing.T) {
 // (campaign sends and test sends alike).
 func TestBuildRefusesABlankBody(t *testing.T) {
 	t.Parallel()
-	for _, c := range []message.Campaign{
+	for _, c := range []render.Campaign{
 		{Subject: "Hi", HTML: "{{if .Name}}x{{end}}", Text: " "},
 		{Subject: "Hi", HTML: " \n\t", Text: "{{.Name}}"},
 		{Subject: "Hi", HTML: "", Text: ""},
 	} {
 		c.FromEmail = "n@example.com"
-		_, err := prepare(t, c).Build(message.Recipient{JobID: "campaign:1:2", Email: "a@example.org"}, message.Links{})
+		_, err := prepare(t, c).Build(render.Recipient{JobID: "campaign:1:2", Email: "a@example.org"}, render.Links{})
 		require.True(t, apperr.Is(err, apperr.Invalid), "%+v: %v", c, err)
 	}
 }
@@ -152,11 +152,11 @@ func TestBuildRefusesABlankBody(t *testing.T) {
 func TestAttributesAreDecodedOnlyWhenUsed(t *testing.T) {
 	t.Parallel()
 	// Attributes that are not JSON fail only a template that reads them.
-	bad := message.Recipient{JobID: "campaign:1:2", Email: "a@example.org", Name: "Ada", Attributes: []byte("not json")}
-	_, err := prepare(t, message.Campaign{Subject: "Hi", Text: "{{.Name}}"}).Build(bad, message.Links{})
+	bad := render.Recipient{JobID: "campaign:1:2", Email: "a@example.org", Name: "Ada", Attributes: []byte("not json")}
+	_, err := prepare(t, render.Campaign{Subject: "Hi", Text: "{{.Name}}"}).Build(bad, render.Links{})
 	require.NoError(t, err)
-	_, err = prepare(t, message.Campaign{Subject: "Hi", Text: "{{.Attributes.x}}"}).Build(bad, message.Links{})
+	_, err = prepare(t, render.Campaign{Subject: "Hi", Text: "{{.Attributes.x}}"}).Build(bad, render.Links{})
 	require.Error(t, err)
-	_, err = prepare(t, message.Campaign{Subject: "Hi", Text: "{{printf \"%v\" .}}"}).Build(bad, message.Links{})
+	_, err = prepare(t, render.Campaign{Subject: "Hi", Text: "{{printf \"%v\" .}}"}).Build(bad, render.Links{})
 	require.Error(t, err, "a bare {{.}} can reach the attributes")
 }

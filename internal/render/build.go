@@ -1,4 +1,4 @@
-package message
+package render
 
 import (
 	"crypto/hmac"

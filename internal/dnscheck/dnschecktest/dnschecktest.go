@@ -1,6 +1,6 @@
-// Package domaintest serves a DNS zone on loopback for the tests of the domain
+// Package dnschecktest serves a DNS zone on loopback for the tests of the domain
 // checks, so that no lookup leaves the machine (these machines have no outside DNS).
-package domaintest
+package dnschecktest
 
 import (
 	"net"
@@ -16,7 +16,7 @@ import (
 // — a record of several strings written with "|" between them — and any other
 // name with NXDOMAIN. onQuery, when not nil, is called with the name asked before
 // the answer is sent (to count queries, or to act while a check waits). It returns
-// the server's address, for SENDONCE_DNS_SERVER or domain.NewResolver.
+// the server's address, for SENDONCE_DNS_SERVER or dnscheck.NewResolver.
 func Serve(t testing.TB, zone map[string][]string, onQuery func(name string)) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")

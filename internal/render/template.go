@@ -1,8 +1,8 @@
-// Package message turns a campaign and one recipient into the provider.Message that
+// Package render turns a campaign and one recipient into the provider.Message that
 // is sent: templates rendered with the recipient's data under fixed limits, the
 // keyed deterministic Message-ID, and the RFC 8058 unsubscribe headers. Campaign
 // sends, test sends and (later) transactional messages all build through it.
-package message
+package render
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package message
+package render
 
 // The escapers html/template inserts most often, for the values a template can see
 // (strings, numbers, booleans, maps and slices decoded from JSON; never html/template's

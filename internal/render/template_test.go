@@ -1,4 +1,4 @@
-package message_test
+package render_test
 
 import (
 	"fmt"
@@ -7,15 +7,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/render"
 )
 
 func TestRender(t *testing.T) {
 	t.Parallel()
-	tpl, err := message.Parse("Hi {{.Name}}\n!", `<p>{{.Name}} on {{.Attributes.plan}}</p><a href="{{.UnsubscribeURL}}">x</a>`,
+	tpl, err := render.Parse("Hi {{.Name}}\n!", `<p>{{.Name}} on {{.Attributes.plan}}</p><a href="{{.UnsubscribeURL}}">x</a>`,
 		"Plan: {{.Attributes.plan}}{{.Attributes.missing}}")
 	require.NoError(t, err)
-	r, err := tpl.Render(message.Recipient{Email: "a@b.co", Name: "<Ada>", Attributes: []byte(`{"plan":"pro"}`)}, "https://x.test/u/t")
+	r, err := tpl.Render(render.Recipient{Email: "a@b.co", Name: "<Ada>", Attributes: []byte(`{"plan":"pro"}`)}, "https://x.test/u/t")
 	require.NoError(t, err)
 	require.Equal(t, "Hi <Ada> !", r.Subject)
 	require.Equal(t, `<p>&lt;Ada&gt; on pro</p><a href="https://x.test/u/t">x</a>`, r.HTML)
@@ -26,12 +26,12 @@ func TestRenderStaticParts(t *testing.T) {
 	t.Parallel()
 	// Action-free parts are rendered once, with html/template's own rewriting
 	// (it drops HTML comments), and reused for every recipient.
-	tpl, err := message.Parse("Weekly\nnews", "<p>x<!-- hidden --></p>", "plain")
+	tpl, err := render.Parse("Weekly\nnews", "<p>x<!-- hidden --></p>", "plain")
 	require.NoError(t, err)
 	for range 2 {
-		r, err := tpl.Render(message.Recipient{Name: "Ada"}, "https://x.test/u/t")
+		r, err := tpl.Render(render.Recipient{Name: "Ada"}, "https://x.test/u/t")
 		require.NoError(t, err)
-		require.Equal(t, message.Rendered{Subject: "Weekly news", HTML: "<p>x</p>", Text: "plain"}, r)
+		require.Equal(t, render.Rendered{Subject: "Weekly news", HTML: "<p>x</p>", Text: "plain"}, r)
 	}
 }
 
@@ -43,19 +43,19 @@ func TestValidateNamesTheTemplate(t *testing.T) {
 		{"ok", "", "{{.Nope}}", "/text_template"},
 		{"ok", "{{.Email.Foo}}", "", "/html_template"},
 	} {
-		err := message.Validate(tc.subject, tc.html, tc.text)
+		err := render.Validate(tc.subject, tc.html, tc.text)
 		require.Error(t, err)
 		require.True(t, apperr.Is(err, apperr.Invalid))
 		require.Equal(t, tc.pointer, err.(*apperr.Error).Fields[0].Pointer, "%+v", tc)
 	}
-	require.NoError(t, message.Validate("Hi {{.Name}}", "<b>{{.Attributes.x}}</b>", "{{.UnsubscribeURL}}"))
+	require.NoError(t, render.Validate("Hi {{.Name}}", "<b>{{.Attributes.x}}</b>", "{{.UnsubscribeURL}}"))
 }
 
 // Renders run concurrently on one Templates (each borrows its own clones); run
 // with -race.
 func TestRenderConcurrently(t *testing.T) {
 	t.Parallel()
-	tpl, err := message.Parse("Hi {{.Name}}", `{{range $i, $e := .Attributes.l}}<p>{{$e}} {{$.Name}}</p>{{end}}`, "{{.Name}}")
+	tpl, err := render.Parse("Hi {{.Name}}", `{{range $i, $e := .Attributes.l}}<p>{{$e}} {{$.Name}}</p>{{end}}`, "{{.Name}}")
 	require.NoError(t, err)
 	errs := make(chan error, 8)
 	for g := range 8 {
@@ -63,8 +63,8 @@ func TestRenderConcurrently(t *testing.T) {
 			var err error
 			for i := range 50 {
 				name := fmt.Sprintf("n%d-%d", g, i)
-				var r message.Rendered
-				r, err = tpl.Render(message.Recipient{Name: name, Attributes: []byte(`{"l":["a","b"]}`)}, "")
+				var r render.Rendered
+				r, err = tpl.Render(render.Recipient{Name: name, Attributes: []byte(`{"l":["a","b"]}`)}, "")
 				if err == nil && r.HTML != "<p>a "+name+"</p><p>b "+name+"</p>" {
 					err = fmt.Errorf("got %q", r.HTML)
 				}

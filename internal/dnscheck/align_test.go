@@ -1,4 +1,4 @@
-package domain_test
+package dnscheck_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sendonce/sendonce/internal/domain"
+	"github.com/sendonce/sendonce/internal/dnscheck"
 )
 
 // DMARC alignment: SPF counts for the envelope sender's domain and DKIM for the
@@ -34,10 +34,10 @@ func TestDomainCheckAlignment(t *testing.T) {
 	ctx := context.Background()
 
 	// Resend's envelope is send.<domain>: relaxed-aligned, its SPF names Resend's include.
-	r, err := c.Check(ctx, "shop.com", domain.Options{Kind: "resend"})
+	r, err := c.Check(ctx, "shop.com", dnscheck.Options{Kind: "resend"})
 	require.NoError(t, err)
 	require.Equal(t, "send.shop.com", r.SPFAlignment.Domain)
-	require.Equal(t, domain.Pass, r.SPF.Status, r.SPF.Detail)
+	require.Equal(t, dnscheck.Pass, r.SPF.Status, r.SPF.Detail)
 	require.True(t, r.SPFAlignment.Aligned, r.SPFAlignment.Detail)
 	require.False(t, r.SPFAlignment.Strict)
 	require.NotNil(t, r.SPFAlignment.Authorized)
@@ -51,7 +51,7 @@ func TestDomainCheckAlignment(t *testing.T) {
 	// SES without a custom MAIL FROM bounces to amazonses.com: not aligned, and
 	// the fix is a custom Return-Path under the From domain. No DKIM selector is
 	// known for SES either, so nothing aligns.
-	r, err = c.Check(ctx, "shop.com", domain.Options{Kind: "ses"})
+	r, err = c.Check(ctx, "shop.com", dnscheck.Options{Kind: "ses"})
 	require.NoError(t, err)
 	require.Equal(t, "amazonses.com", r.SPFAlignment.Domain)
 	require.False(t, r.SPFAlignment.Aligned)
@@ -59,36 +59,36 @@ func TestDomainCheckAlignment(t *testing.T) {
 	require.Contains(t, r.SPFAlignment.Detail, "does not align")
 	require.False(t, r.Aligned)
 	require.False(t, r.OK)
-	require.Equal(t, domain.Record{Type: "TXT", Name: "mail.shop.com", Value: "v=spf1 include:amazonses.com ~all", Why: r.Publish[0].Why}, r.Publish[0])
+	require.Equal(t, dnscheck.Record{Type: "TXT", Name: "mail.shop.com", Value: "v=spf1 include:amazonses.com ~all", Why: r.Publish[0].Why}, r.Publish[0])
 
 	// An aligned envelope whose SPF does not name the provider: not authorized,
 	// and the record to publish is the one found with the include added.
-	r, err = c.Check(ctx, "shop.com", domain.Options{Kind: "resend", EnvelopeDomain: "bounce.shop.com"})
+	r, err = c.Check(ctx, "shop.com", dnscheck.Options{Kind: "resend", EnvelopeDomain: "bounce.shop.com"})
 	require.NoError(t, err)
 	require.True(t, r.SPFAlignment.Aligned)
 	require.NotNil(t, r.SPFAlignment.Authorized)
 	require.False(t, *r.SPFAlignment.Authorized, r.SPFAlignment.Detail)
 	require.True(t, r.Aligned, "DKIM still aligns")
-	require.Equal(t, domain.Record{Type: "TXT", Name: "bounce.shop.com", Value: "v=spf1 ip4:192.0.2.1 include:amazonses.com ~all", Why: r.Publish[0].Why}, r.Publish[0])
+	require.Equal(t, dnscheck.Record{Type: "TXT", Name: "bounce.shop.com", Value: "v=spf1 ip4:192.0.2.1 include:amazonses.com ~all", Why: r.Publish[0].Why}, r.Publish[0])
 
 	// The same envelope with the mechanism the caller gives: authorized; with
 	// no DKIM selector found, SPF alone carries the alignment.
-	r, err = c.Check(ctx, "shop.com", domain.Options{Kind: "smtp", EnvelopeDomain: "bounce.shop.com", SPFMechanism: "IP4:192.0.2.1", Selectors: []string{"none"}})
+	r, err = c.Check(ctx, "shop.com", dnscheck.Options{Kind: "smtp", EnvelopeDomain: "bounce.shop.com", SPFMechanism: "IP4:192.0.2.1", Selectors: []string{"none"}})
 	require.NoError(t, err)
 	require.True(t, *r.SPFAlignment.Authorized)
-	require.Equal(t, domain.Missing, r.DKIM.Status)
+	require.Equal(t, dnscheck.Missing, r.DKIM.Status)
 	require.True(t, r.Aligned, "SPF aligned and authorized")
 	require.False(t, r.OK, "DKIM is still required")
 
 	// SMTP with no mechanism known: whether SPF authorizes the relay cannot be told.
-	r, err = c.Check(ctx, "shop.com", domain.Options{Kind: "smtp"})
+	r, err = c.Check(ctx, "shop.com", dnscheck.Options{Kind: "smtp"})
 	require.NoError(t, err)
 	require.Equal(t, "shop.com", r.SPFAlignment.Domain)
 	require.Nil(t, r.SPFAlignment.Authorized)
 	require.Contains(t, r.SPFAlignment.Detail, "spf_include")
 
 	// aspf=s: send.strict.com no longer aligns with strict.com; DKIM d=strict.com does.
-	r, err = c.Check(ctx, "strict.com", domain.Options{Kind: "resend"})
+	r, err = c.Check(ctx, "strict.com", dnscheck.Options{Kind: "resend"})
 	require.NoError(t, err)
 	require.True(t, r.SPFAlignment.Strict)
 	require.False(t, r.SPFAlignment.Aligned, r.SPFAlignment.Detail)
@@ -96,9 +96,9 @@ func TestDomainCheckAlignment(t *testing.T) {
 	require.True(t, r.DKIMAlignment.Aligned)
 	require.True(t, r.Aligned)
 	// adkim=s and a signing subdomain: the key is found but does not align.
-	r, err = c.Check(ctx, "strict.com", domain.Options{Kind: "resend", DKIMDomain: "mail.strict.com", Selectors: []string{"s1"}})
+	r, err = c.Check(ctx, "strict.com", dnscheck.Options{Kind: "resend", DKIMDomain: "mail.strict.com", Selectors: []string{"s1"}})
 	require.NoError(t, err)
-	require.Equal(t, domain.Pass, r.DKIM.Status, r.DKIM.Detail)
+	require.Equal(t, dnscheck.Pass, r.DKIM.Status, r.DKIM.Detail)
 	require.Equal(t, "mail.strict.com", r.DKIMAlignment.Domain)
 	require.False(t, r.DKIMAlignment.Aligned, r.DKIMAlignment.Detail)
 	require.False(t, r.Aligned)
@@ -106,21 +106,21 @@ func TestDomainCheckAlignment(t *testing.T) {
 
 	// Relaxed alignment is by organizational domain from the Public Suffix List:
 	// shop.co.uk's subdomains align with it; another name under co.uk does not.
-	r, err = c.Check(ctx, "shop.co.uk", domain.Options{Kind: "resend"})
+	r, err = c.Check(ctx, "shop.co.uk", dnscheck.Options{Kind: "resend"})
 	require.NoError(t, err)
 	require.True(t, r.SPFAlignment.Aligned)
 	require.True(t, r.OK, "%+v", r)
-	r, err = c.Check(ctx, "shop.co.uk", domain.Options{Kind: "resend", DKIMDomain: "sendgrid-tenant.com", Selectors: []string{"s1"}, EnvelopeDomain: "other.co.uk"})
+	r, err = c.Check(ctx, "shop.co.uk", dnscheck.Options{Kind: "resend", DKIMDomain: "sendgrid-tenant.com", Selectors: []string{"s1"}, EnvelopeDomain: "other.co.uk"})
 	require.NoError(t, err)
-	require.Equal(t, domain.Pass, r.DKIM.Status)
+	require.Equal(t, dnscheck.Pass, r.DKIM.Status)
 	require.False(t, r.DKIMAlignment.Aligned)
 	require.False(t, r.SPFAlignment.Aligned)
-	require.Equal(t, "shop.co.uk", domain.OrgDomain("a.b.shop.co.uk"))
-	require.Equal(t, "shop.com", domain.OrgDomain("send.shop.com"))
+	require.Equal(t, "shop.co.uk", dnscheck.OrgDomain("a.b.shop.co.uk"))
+	require.Equal(t, "shop.com", dnscheck.OrgDomain("send.shop.com"))
 
 	// The envelope and signing domains are held to public names like the From domain.
-	_, err = c.Check(ctx, "shop.com", domain.Options{EnvelopeDomain: "bounce.internal"})
-	require.ErrorIs(t, err, domain.ErrNotPublic)
-	_, err = c.Check(ctx, "shop.com", domain.Options{DKIMDomain: "localhost"})
-	require.ErrorIs(t, err, domain.ErrNotPublic)
+	_, err = c.Check(ctx, "shop.com", dnscheck.Options{EnvelopeDomain: "bounce.internal"})
+	require.ErrorIs(t, err, dnscheck.ErrNotPublic)
+	_, err = c.Check(ctx, "shop.com", dnscheck.Options{DKIMDomain: "localhost"})
+	require.ErrorIs(t, err, dnscheck.ErrNotPublic)
 }

@@ -1,11 +1,11 @@
-package message_test
+package render_test
 
 import (
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/render"
 )
 
 // BenchmarkBuildTracked is the cost click tracking adds to building one message:
@@ -31,7 +31,7 @@ func BenchmarkBuildTracked(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			l := message.Links{HTTPS: "https://mail.example.com/u/tok"}
+			l := render.Links{HTTPS: "https://mail.example.com/u/tok"}
 			if track {
 				l.Click = func(i int) string {
 					return "https://mail.example.com/c/AQJrMQEBAQEBcr9o7eqCWMrJe43H064AUSdaMcv-C_HYlbrfY1bnrCE"
@@ -41,7 +41,7 @@ func BenchmarkBuildTracked(b *testing.B) {
 			attrs := []byte(`{"plan":"pro"}`)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := p.Build(message.Recipient{JobID: "j", Email: "a@example.com", Name: "Ann", Attributes: attrs}, l); err != nil {
+				if _, err := p.Build(render.Recipient{JobID: "j", Email: "a@example.com", Name: "Ann", Attributes: attrs}, l); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package message_test
+package render_test
 
 import (
 	"context"
@@ -8,17 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sendonce/sendonce/internal/message"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sink"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
 // benchCampaign is a typical newsletter: a few fields, a loop-free HTML body of
 // about 4 KiB and its text version.
-func benchCampaign() message.Campaign {
+func benchCampaign() render.Campaign {
 	para := strings.Repeat(`<p>News for {{.Name}} on the {{.Attributes.plan}} plan. Lorem ipsum dolor sit amet.</p>`, 40)
-	return message.Campaign{
+	return render.Campaign{
 		FromEmail: "news@example.com", FromName: "Example News", ReplyTo: "help@example.com",
 		Subject: "News for {{.Name}}",
 		HTML:    `<html><body><h1>Hello {{.Name}}</h1>` + para + `<a href="{{.UnsubscribeURL}}">Unsubscribe</a></body></html>`,
@@ -43,11 +44,11 @@ func BenchmarkSend(b *testing.B) {
 	for _, name := range []string{"instant", "http", "smtp"} {
 		b.Run(name, func(b *testing.B) {
 			p := benchSender(b, name)
-			signer, err := unsubscribe.NewSigner([]string{"k1:0123456789abcdef0123456789abcdef"})
+			keys, err := token.NewRing([]string{"k1:0123456789abcdef0123456789abcdef"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			links := signer.Links("https://mail.example.com", "unsubscribe@example.com")
+			links := unsubscribe.NewSigner(keys).Links("https://mail.example.com", "unsubscribe@example.com")
 			prepared, err := newBuilder(b).Prepare(benchCampaign())
 			if err != nil {
 				b.Fatal(err)
@@ -59,8 +60,8 @@ func BenchmarkSend(b *testing.B) {
 			for b.Loop() {
 				i++
 				h, mt := links(7, 123, i)
-				m, err := prepared.Build(message.Recipient{JobID: "campaign:123:" + strconv.FormatInt(i, 10),
-					Email: "ada@example.org", Name: "Ada Lovelace", Attributes: attrs}, message.Links{HTTPS: h, Mailto: mt})
+				m, err := prepared.Build(render.Recipient{JobID: "campaign:123:" + strconv.FormatInt(i, 10),
+					Email: "ada@example.org", Name: "Ada Lovelace", Attributes: attrs}, render.Links{HTTPS: h, Mailto: mt})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -105,11 +106,11 @@ func benchSender(b *testing.B, name string) sender {
 // BenchmarkRender is the template part of BenchmarkSend alone.
 func BenchmarkRender(b *testing.B) {
 	c := benchCampaign()
-	tpl, err := message.Parse(c.Subject, c.HTML, c.Text)
+	tpl, err := render.Parse(c.Subject, c.HTML, c.Text)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := message.Recipient{Email: "ada@example.org", Name: "Ada Lovelace", Attributes: []byte(`{"plan":"pro","city":"London"}`)}
+	r := render.Recipient{Email: "ada@example.org", Name: "Ada Lovelace", Attributes: []byte(`{"plan":"pro","city":"London"}`)}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := tpl.Render(r, "https://mail.example.com/u/AQJrMQECAwCM-9SXBa-OuJyBTcSN2gUoHdPryfTZkCCdhrDYyvQj"); err != nil {

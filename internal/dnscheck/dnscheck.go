@@ -1,4 +1,4 @@
-// Package domain checks a sending domain's DNS against what Gmail and Yahoo
+// Package dnscheck checks a sending domain's DNS against what Gmail and Yahoo
 // require of bulk senders since February 2024: SPF and DKIM, and DMARC published
 // for the From domain and aligned with it (REFERENCE §10.3). It says what is
 // missing and what to publish.
@@ -15,7 +15,7 @@
 // of the kind asked for (v=spf1, DKIM keys, v=DMARC1) are echoed, never other
 // TXT content. A deployment whose resolver also answers internal split-horizon
 // zones should point SENDONCE_DNS_SERVER at a public recursive resolver instead.
-package domain
+package dnscheck
 
 import (
 	"context"

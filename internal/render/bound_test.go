@@ -1,4 +1,4 @@
-package message_test
+package render_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/message"
+	"github.com/sendonce/sendonce/internal/render"
 )
 
 // requireInvalid asserts err is a 422-class error naming pointer, with detail in its message.
@@ -23,7 +23,7 @@ func requireInvalid(t *testing.T, err error, pointer, detail string) {
 // Templates over a static limit are refused when saved, naming the template.
 func TestValidateRefusesUnboundedTemplates(t *testing.T) {
 	t.Parallel()
-	nest := strings.Repeat("{{if .Name}}", message.MaxNesting+1) + strings.Repeat("{{end}}", message.MaxNesting+1)
+	nest := strings.Repeat("{{if .Name}}", render.MaxNesting+1) + strings.Repeat("{{end}}", render.MaxNesting+1)
 	for _, tc := range []struct{ name, tpl, detail string }{
 		{"no-output loop", `{{range 100000000}}{{end}}x`, "range over 100000000"},
 		{"printf loop", `{{range 3000000}}{{printf "%0100d" 1}}{{end}}`, "range over 3000000"},
@@ -39,13 +39,13 @@ func TestValidateRefusesUnboundedTemplates(t *testing.T) {
 		{"planted step name", `{{_sendonce_step 1}}`, `"_sendonce_step"`},
 		{"planted len name", `{{if _sendonce_len 1}}{{end}}`, `"_sendonce_len"`},
 		{"nesting", nest, "nested more than"},
-		{"too many nodes", strings.Repeat("{{.Name}}", message.MaxNodes), "nodes"},
+		{"too many nodes", strings.Repeat("{{.Name}}", render.MaxNodes), "nodes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			requireInvalid(t, message.Validate("s", "", tc.tpl), "/text_template", tc.detail)
-			requireInvalid(t, message.Validate("s", tc.tpl, ""), "/html_template", tc.detail)
-			requireInvalid(t, message.Validate(tc.tpl, "", "body"), "/subject", tc.detail)
+			requireInvalid(t, render.Validate("s", "", tc.tpl), "/text_template", tc.detail)
+			requireInvalid(t, render.Validate("s", tc.tpl, ""), "/html_template", tc.detail)
+			requireInvalid(t, render.Validate(tc.tpl, "", "body"), "/subject", tc.detail)
 		})
 	}
 }
@@ -61,15 +61,15 @@ func TestValidateAcceptsOrdinaryTemplates(t *testing.T) {
 		elseIfs,
 		`{{html .Name}} {{js .Name}} {{urlquery .Name}} {{len .Name}} {{index .Attributes "x"}} {{slice .Name 1}}`,
 	} {
-		require.NoError(t, message.Validate("s", "", tpl), tpl)
+		require.NoError(t, render.Validate("s", "", tpl), tpl)
 	}
 }
 
-func render(t *testing.T, tpl, attrs string) error {
+func renderBounded(t *testing.T, tpl, attrs string) error {
 	t.Helper()
-	p := prepare(t, message.Campaign{FromEmail: "n@example.com", Subject: "s", Text: tpl})
-	_, err := p.Build(message.Recipient{JobID: "campaign:1:2", Email: "a@example.org", Name: "Ada",
-		Attributes: []byte(attrs)}, message.Links{})
+	p := prepare(t, render.Campaign{FromEmail: "n@example.com", Subject: "s", Text: tpl})
+	_, err := p.Build(render.Recipient{JobID: "campaign:1:2", Email: "a@example.org", Name: "Ada",
+		Attributes: []byte(attrs)}, render.Links{})
 	return err
 }
 
@@ -102,11 +102,11 @@ func TestRenderStopsAtTheLimits(t *testing.T) {
 			`{"b":"` + big + `"}`, "steps"},
 		{"html of data in a variable", `{{range 1000}}{{$x := html $.Attributes.b}}{{end}}`, `{"b":"` + strings.Repeat("<", 1000) + `"}`, "steps"},
 		{"output", `{{range 1000}}{{$.Attributes.b}}{{end}}`, `{"b":"` + big + `"}`, "more than 524288 bytes"},
-		{"attributes too large", `{{.Attributes.b}}`, `{"b":"` + strings.Repeat("z", message.MaxAttributeBytes) + `"}`, "attributes exceed"},
+		{"attributes too large", `{{.Attributes.b}}`, `{"b":"` + strings.Repeat("z", render.MaxAttributeBytes) + `"}`, "attributes exceed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := render(t, tc.tpl, tc.attrs)
+			err := renderBounded(t, tc.tpl, tc.attrs)
 			ptr := "/text_template"
 			if tc.name == "attributes too large" {
 				ptr = "/attributes"
@@ -115,14 +115,14 @@ func TestRenderStopsAtTheLimits(t *testing.T) {
 		})
 	}
 	// The same templates with small data render.
-	require.NoError(t, render(t, `{{with .Attributes.l}}{{range .}}{{range $.Attributes.l}}{{end}}{{end}}{{end}}x`, `{"l":`+list(50)+`}`))
-	require.NoError(t, render(t, `{{range 100}}{{$.Attributes.b}}{{end}}`, `{"b":"`+big+`"}`))
+	require.NoError(t, renderBounded(t, `{{with .Attributes.l}}{{range .}}{{range $.Attributes.l}}{{end}}{{end}}{{end}}x`, `{"l":`+list(50)+`}`))
+	require.NoError(t, renderBounded(t, `{{range 100}}{{$.Attributes.b}}{{end}}`, `{"b":"`+big+`"}`))
 }
 
 // The subject has its own, smaller output limit.
 func TestSubjectOutputLimit(t *testing.T) {
 	t.Parallel()
-	p := prepare(t, message.Campaign{FromEmail: "n@example.com", Subject: `{{range 1000}}{{$.Name}}{{end}}`, Text: "x"})
-	_, err := p.Build(message.Recipient{JobID: "j", Email: "a@example.org", Name: strings.Repeat("n", 10)}, message.Links{})
+	p := prepare(t, render.Campaign{FromEmail: "n@example.com", Subject: `{{range 1000}}{{$.Name}}{{end}}`, Text: "x"})
+	_, err := p.Build(render.Recipient{JobID: "j", Email: "a@example.org", Name: strings.Repeat("n", 10)}, render.Links{})
 	requireInvalid(t, err, "/subject", "more than 4096 bytes")
 }
