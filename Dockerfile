@@ -5,7 +5,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/sendonce ./cmd/sendonce
+# The context has no .git (.dockerignore), so neither `git describe` nor Go's VCS stamp
+# can name the release here: `make image` passes it in (docker build --build-arg
+# VERSION=$(git describe --tags --always --dirty)); `sendonce version` prints it.
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/sendonce ./cmd/sendonce
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/sendonce /sendonce
