@@ -103,7 +103,9 @@ or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 			return cli.Usage(errors.New("a command is required"))
 		},
 	}
-	// --version prints what `sendonce version` prints.
+	// --version prints what `sendonce version` prints. Declared here so cobra does
+	// not also claim -v, a letter the commands may want for themselves.
+	root.Flags().Bool("version", false, "print the release, commit and Go version (as sendonce version)")
 	root.Version = version
 	root.SetVersionTemplate(versionText())
 	root.AddGroup(&cobra.Group{ID: "server", Title: "Server commands (run the service or reach its database; SENDONCE_* configuration):"})
