@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check tidy generate generated ts build harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences postman failover upgrade
+.PHONY: run test check tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -64,9 +64,15 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
-## build: a static binary in bin/
+## build: a static binary in bin/, its `sendonce version` the release from `git describe` (dev outside a git clone)
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/sendonce ./cmd/sendonce
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/sendonce ./cmd/sendonce
+
+## image: the container image sendonce:local (compose.yaml's default), its version from `git describe` as for build
+##        (the build context carries no .git, so the version comes in as a build argument)
+image:
+	docker build --build-arg VERSION=$(VERSION) -t sendonce:local .
 
 ## harness: bin/sendonce-harness, the test and measurement harnesses (chaos, sinks, load test, test
 ##          databases), apart from the product binary; they run the sendonce binary given by -sendonce

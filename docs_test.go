@@ -21,7 +21,7 @@ func TestDocsLinks(t *testing.T) {
 	t.Parallel()
 	pages, err := filepath.Glob("docs/*.md")
 	require.NoError(t, err)
-	pages = append(pages, "README.md")
+	pages = append(pages, "README.md", "CHANGELOG.md")
 	anchors := map[string]map[string]bool{}
 	headingsOf := func(page string) map[string]bool {
 		if a, ok := anchors[page]; ok {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -29,6 +30,7 @@ Usage:
   sendonce account login NAME                      print a one-time dashboard login link (15 minutes)
   sendonce account delete ID                       delete an account and all it holds, in short batches
   sendonce senders rotate-secrets                  re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key
+  sendonce version                                 print the release, commit and Go version of this binary
   sendonce bench [--recipients=100000] [--batch-size=N] [--workers=N] [--latency=0]
                  [--provider=instant|smtp --sink=HOST:PORT]
                                                    measure import, build, send and the raw claim/ack ceiling
@@ -50,6 +52,7 @@ var serverCommands = []struct {
 	{"healthcheck", "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)", false},
 	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key", false},
 	{"bench", "Measure import, build, send and the raw claim/ack ceiling", true},
+	{"version", "Print the release, commit and Go version of this binary (also sendonce --version)", false},
 }
 
 // helpAsked reports whether args ask for help: cobra leaves a server command's
@@ -100,6 +103,11 @@ or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 			return cli.Usage(errors.New("a command is required"))
 		},
 	}
+	// --version prints what `sendonce version` prints. Declared here so cobra does
+	// not also claim -v, a letter the commands may want for themselves.
+	root.Flags().Bool("version", false, "print the release, commit and Go version (as sendonce version)")
+	root.Version = version
+	root.SetVersionTemplate(versionText())
 	root.AddGroup(&cobra.Group{ID: "server", Title: "Server commands (run the service or reach its database; SENDONCE_* configuration):"})
 	for _, sc := range serverCommands {
 		root.AddCommand(&cobra.Command{
@@ -110,6 +118,15 @@ or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if !sc.flags && helpAsked(args) {
 					return cmd.Help()
+				}
+				// version reads no configuration: a bad SENDONCE_* setting must not
+				// stop an operator from asking which release is installed.
+				if sc.name == "version" {
+					if len(args) > 0 {
+						return cli.Usage(errors.New("usage: sendonce version"))
+					}
+					_, err := io.WriteString(cmd.OutOrStdout(), versionText())
+					return err
 				}
 				cfg, err := config.Load()
 				if err != nil {

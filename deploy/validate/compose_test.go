@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"encoding/base64"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,6 +75,19 @@ func TestComposeFile(t *testing.T) {
 	require.Equal(t, types.HealthCheckTest{"CMD", "/sendonce", "healthcheck", "127.0.0.1:9090"}, p.Services["executor"].HealthCheck.Test)
 	require.Equal(t, ":9090", *p.Services["executor"].Environment["SENDONCE_METRICS_ADDR"])
 	require.Nil(t, p.Services["api"].Environment["SENDONCE_METRICS_ADDR"], "the API serves /metrics on its own address")
+	// The Dockerfile's note on the executor's health check describes this file's.
+	require.Contains(t, readFile(t, "Dockerfile"), "`"+strings.Join(p.Services["executor"].HealthCheck.Test[1:], " ")+"`")
+	require.Contains(t, readFile(t, "Dockerfile"), "SENDONCE_METRICS_ADDR="+*p.Services["executor"].Environment["SENDONCE_METRICS_ADDR"])
+	require.True(t, p.Services["migrate"].HealthCheck.Disable)
+
+	// A trial can add senders with credentials: the API that stores them and the
+	// executor that reads them share one well-formed key ring (keyid:base64 of 32 bytes).
+	for _, name := range []string{"api", "executor"} {
+		ring := p.Services[name].Environment["SENDONCE_SECRETS_KEY"]
+		require.NotNil(t, ring, name)
+		requireKeyRing(t, *ring)
+		require.Equal(t, *ring, *p.Services["api"].Environment["SENDONCE_SECRETS_KEY"], name)
+	}
 	require.NotEmpty(t, p.Services["postgres"].HealthCheck.Test)
 	require.NotEmpty(t, p.Services["mailpit"].HealthCheck.Test)
 
@@ -102,13 +116,28 @@ func TestComposeFile(t *testing.T) {
 // everywhere they are used.
 func TestComposeInterpolation(t *testing.T) {
 	t.Parallel()
+	ring := "k2:" + base64.StdEncoding.EncodeToString(make([]byte, 32))
 	p := loadCompose(t, map[string]string{"POSTGRES_PASSWORD": "s3cret", "SENDONCE_UNSUBSCRIBE_SECRET": "k2:prod-secret",
-		"SENDONCE_IMAGE": "registry.example/sendonce:1.2.3"})
+		"SENDONCE_SECRETS_KEY": ring, "SENDONCE_IMAGE": "registry.example/sendonce:1.2.3"})
 	require.Equal(t, "s3cret", *p.Services["postgres"].Environment["POSTGRES_PASSWORD"])
 	for _, name := range []string{"migrate", "api", "executor"} {
 		s := p.Services[name]
 		require.Equal(t, "registry.example/sendonce:1.2.3", s.Image)
 		require.True(t, strings.Contains(*s.Environment["SENDONCE_DATABASE_URL"], ":s3cret@postgres:5432/"), name)
 		require.Equal(t, "k2:prod-secret", *s.Environment["SENDONCE_UNSUBSCRIBE_SECRET"], name)
+		require.Equal(t, ring, *s.Environment["SENDONCE_SECRETS_KEY"], name)
+	}
+}
+
+// requireKeyRing checks SENDONCE_SECRETS_KEY's form as the service parses it:
+// comma-separated keyid:base64key entries, each key 32 bytes in standard base64.
+func requireKeyRing(t *testing.T, ring string) {
+	t.Helper()
+	for _, entry := range strings.Split(ring, ",") {
+		id, b64, ok := strings.Cut(strings.TrimSpace(entry), ":")
+		require.True(t, ok && id != "", "%q: keyid:base64key", entry)
+		key, err := base64.StdEncoding.DecodeString(b64)
+		require.NoError(t, err, entry)
+		require.Len(t, key, 32, entry)
 	}
 }
