@@ -4125,7 +4125,10 @@ export interface components {
             type: "smtp" | "http" | "resend" | "postmark" | "sendgrid" | "mailgun" | "ses";
             settings?: components["schemas"]["SenderSettings"];
             credentials?: components["schemas"]["SenderCredentials"];
-            /** @description 0: unlimited. */
+            /**
+             * Format: double
+             * @description 0: unlimited.
+             */
             rate_per_second?: number;
             /** @description 0: the default (smtp: 4). */
             max_connections?: number;
@@ -4146,6 +4149,7 @@ export interface components {
             name?: string;
             settings?: components["schemas"]["SenderSettings"];
             credentials?: components["schemas"]["SenderCredentials"];
+            /** Format: double */
             rate_per_second?: number;
             max_connections?: number;
             allowed_from?: string[];
@@ -4160,6 +4164,7 @@ export interface components {
             settings: components["schemas"]["SenderSettings"];
             /** @description The stored secret's last four characters (…f3a9), or … for a short one; empty when none. */
             credentials_hint: string;
+            /** Format: double */
             rate_per_second: number;
             max_connections: number;
             allowed_from: string[];
@@ -4174,6 +4179,10 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        SenderPage: {
+            data: components["schemas"]["Sender"][];
+            next_cursor: string | null;
         };
         SenderVerifyResult: {
             ok: boolean;
@@ -4253,6 +4262,10 @@ export interface components {
                 username?: string;
                 password?: string;
             };
+        };
+        WebhookEndpointPage: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            next_cursor: string | null;
         };
         /**
          * @description A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
@@ -4412,10 +4425,10 @@ export interface components {
             description: string;
             event_types: string[];
             enabled: boolean;
-            disabled_reason?: string | null;
+            disabled_reason: string | null;
             batch_size: number;
             /** Format: date-time */
-            failing_since?: string | null;
+            failing_since: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4436,16 +4449,40 @@ export interface components {
             status: "pending" | "delivering" | "delivered" | "failed";
             attempts: number;
             /** Format: date-time */
-            next_attempt_at?: string | null;
-            last_status_code?: number | null;
-            last_error?: string | null;
-            last_latency_ms?: number | null;
+            next_attempt_at: string | null;
+            last_status_code: number | null;
+            last_error: string | null;
+            last_latency_ms: number | null;
             /** Format: date-time */
-            last_attempt_at?: string | null;
+            last_attempt_at: string | null;
             /** Format: date-time */
-            delivered_at?: string | null;
+            delivered_at: string | null;
             /** Format: date-time */
             created_at: string;
+        };
+        EventPage: {
+            data: components["schemas"]["Event"][];
+            /** @description The position after the last event returned; null when none was. */
+            next_cursor: string | null;
+        };
+        EventEndpointPage: {
+            data: components["schemas"]["EventEndpoint"][];
+            next_cursor: string | null;
+        };
+        EventDeliveryPage: {
+            data: components["schemas"]["EventDelivery"][];
+            next_cursor: string | null;
+        };
+        EventStreamToken: {
+            token: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        EventPingResult: {
+            event_id: string;
+        };
+        EventRedeliverResult: {
+            queued: boolean;
         };
     };
     responses: {
@@ -4691,7 +4728,11 @@ export interface components {
          *     same body returns the same message (202); with another body it is 422. Messages are kept
          *     for good unless the operator sets a retention (SENDONCE_MESSAGE_RETENTION): a settled message
          *     accepted longer ago is then deleted, and its key makes a new message. 1 to 255 printable
-         *     ASCII characters, bare or quoted.
+         *     ASCII characters, bare or quoted. "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+         *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+         *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+         *     keys or other spacing are the same request; any other value is another. A message sent alone or as a batch item
+         *     is the same request (route POST /v1/messages).
          * @example order-A-1002-receipt
          */
         MessageIdempotencyKey: string;
@@ -4707,6 +4748,10 @@ export interface components {
          * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
          *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
          *     the same key with another body is 422; a retry while the first is running is 409.
+         *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+         *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+         *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+         *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
          *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
          *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
          *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5253,6 +5298,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5305,6 +5354,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5447,6 +5500,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5557,6 +5614,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5697,6 +5758,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5820,6 +5885,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -5866,6 +5935,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6044,6 +6117,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6164,6 +6241,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6305,6 +6386,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6351,6 +6436,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6448,7 +6537,11 @@ export interface operations {
                  *     same body returns the same message (202); with another body it is 422. Messages are kept
                  *     for good unless the operator sets a retention (SENDONCE_MESSAGE_RETENTION): a settled message
                  *     accepted longer ago is then deleted, and its key makes a new message. 1 to 255 printable
-                 *     ASCII characters, bare or quoted.
+                 *     ASCII characters, bare or quoted. "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A message sent alone or as a batch item
+                 *     is the same request (route POST /v1/messages).
                  * @example order-A-1002-receipt
                  */
                 "Idempotency-Key": components["parameters"]["MessageIdempotencyKey"];
@@ -6490,6 +6583,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6603,6 +6700,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6744,6 +6845,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6794,6 +6899,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6838,6 +6947,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6882,6 +6995,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6926,6 +7043,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -6970,6 +7091,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -7654,10 +7779,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookEndpoint"][];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -7675,6 +7797,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -7778,6 +7904,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -7854,11 +7984,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Event"][];
-                        /** @description The position after the last event returned; null when none was. */
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["EventPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -7913,6 +8039,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -7933,11 +8063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        token: string;
-                        /** Format: date-time */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["EventStreamToken"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -7975,10 +8101,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["EventEndpoint"][];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["EventEndpointPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -7996,6 +8119,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8135,6 +8262,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8188,6 +8319,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8211,9 +8346,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        event_id: string;
-                    };
+                    "application/json": components["schemas"]["EventPingResult"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8234,6 +8367,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8265,9 +8402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        queued: boolean;
-                    };
+                    "application/json": components["schemas"]["EventRedeliverResult"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8312,10 +8447,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["EventDelivery"][];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["EventDeliveryPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8334,6 +8466,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8399,10 +8535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Sender"][];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["SenderPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8420,6 +8553,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8561,6 +8698,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8642,6 +8783,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8783,6 +8928,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8827,6 +8976,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8871,6 +9024,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8915,6 +9072,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -8959,6 +9120,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
@@ -9084,6 +9249,10 @@ export interface operations {
                  * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
                  *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
                  *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
                  *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
                  *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
                  *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
