@@ -1345,29 +1345,35 @@ type EventDelivery struct {
 	Attempts       int                 `json:"attempts"`
 	Batch          bool                `json:"batch"`
 	CreatedAt      time.Time           `json:"created_at"`
-	DeliveredAt    *time.Time          `json:"delivered_at,omitempty"`
+	DeliveredAt    *time.Time          `json:"delivered_at"`
 	EventIds       []string            `json:"event_ids"`
 	Id             int64               `json:"id"`
-	LastAttemptAt  *time.Time          `json:"last_attempt_at,omitempty"`
-	LastError      *string             `json:"last_error,omitempty"`
-	LastLatencyMs  *int                `json:"last_latency_ms,omitempty"`
-	LastStatusCode *int                `json:"last_status_code,omitempty"`
-	NextAttemptAt  *time.Time          `json:"next_attempt_at,omitempty"`
+	LastAttemptAt  *time.Time          `json:"last_attempt_at"`
+	LastError      *string             `json:"last_error"`
+	LastLatencyMs  *int                `json:"last_latency_ms"`
+	LastStatusCode *int                `json:"last_status_code"`
+	NextAttemptAt  *time.Time          `json:"next_attempt_at"`
 	Status         EventDeliveryStatus `json:"status"`
 }
 
 // EventDeliveryStatus defines model for EventDelivery.Status.
 type EventDeliveryStatus string
 
+// EventDeliveryPage defines model for EventDeliveryPage.
+type EventDeliveryPage struct {
+	Data       []EventDelivery `json:"data"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
 // EventEndpoint defines model for EventEndpoint.
 type EventEndpoint struct {
 	BatchSize      int        `json:"batch_size"`
 	CreatedAt      time.Time  `json:"created_at"`
 	Description    string     `json:"description"`
-	DisabledReason *string    `json:"disabled_reason,omitempty"`
+	DisabledReason *string    `json:"disabled_reason"`
 	Enabled        bool       `json:"enabled"`
 	EventTypes     []string   `json:"event_types"`
-	FailingSince   *time.Time `json:"failing_since,omitempty"`
+	FailingSince   *time.Time `json:"failing_since"`
 	Id             int64      `json:"id"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	Url            string     `json:"url"`
@@ -1387,15 +1393,21 @@ type EventEndpointInput struct {
 	Url *string `json:"url,omitempty"`
 }
 
+// EventEndpointPage defines model for EventEndpointPage.
+type EventEndpointPage struct {
+	Data       []EventEndpoint `json:"data"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
 // EventEndpointWithSecret defines model for EventEndpointWithSecret.
 type EventEndpointWithSecret struct {
 	BatchSize               int        `json:"batch_size"`
 	CreatedAt               time.Time  `json:"created_at"`
 	Description             string     `json:"description"`
-	DisabledReason          *string    `json:"disabled_reason,omitempty"`
+	DisabledReason          *string    `json:"disabled_reason"`
 	Enabled                 bool       `json:"enabled"`
 	EventTypes              []string   `json:"event_types"`
-	FailingSince            *time.Time `json:"failing_since,omitempty"`
+	FailingSince            *time.Time `json:"failing_since"`
 	Id                      int64      `json:"id"`
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
@@ -1403,6 +1415,30 @@ type EventEndpointWithSecret struct {
 	Secret    string    `json:"secret"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Url       string    `json:"url"`
+}
+
+// EventPage defines model for EventPage.
+type EventPage struct {
+	Data []Event `json:"data"`
+
+	// NextCursor The position after the last event returned; null when none was.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// EventPingResult defines model for EventPingResult.
+type EventPingResult struct {
+	EventId string `json:"event_id"`
+}
+
+// EventRedeliverResult defines model for EventRedeliverResult.
+type EventRedeliverResult struct {
+	Queued bool `json:"queued"`
+}
+
+// EventStreamToken defines model for EventStreamToken.
+type EventStreamToken struct {
+	ExpiresAt time.Time `json:"expires_at"`
+	Token     string    `json:"token"`
 }
 
 // FieldError defines model for FieldError.
@@ -1854,7 +1890,7 @@ type Sender struct {
 
 	// PausedReason Set when repeated auth/config failures paused the sender's campaigns.
 	PausedReason  *string `json:"paused_reason"`
-	RatePerSecond float32 `json:"rate_per_second"`
+	RatePerSecond float64 `json:"rate_per_second"`
 
 	// Settings Type-specific settings; a field that does not apply to the type is refused.
 	Settings  SenderSettings `json:"settings"`
@@ -1881,7 +1917,7 @@ type SenderCreate struct {
 	Name           string `json:"name"`
 
 	// RatePerSecond 0: unlimited.
-	RatePerSecond *float32 `json:"rate_per_second,omitempty"`
+	RatePerSecond *float64 `json:"rate_per_second,omitempty"`
 
 	// Settings Type-specific settings; a field that does not apply to the type is refused.
 	Settings *SenderSettings  `json:"settings,omitempty"`
@@ -1899,6 +1935,12 @@ type SenderCredentials struct {
 	Password        *string `json:"password,omitempty"`
 	SecretAccessKey *string `json:"secret_access_key,omitempty"`
 	ServerToken     *string `json:"server_token,omitempty"`
+}
+
+// SenderPage defines model for SenderPage.
+type SenderPage struct {
+	Data       []Sender `json:"data"`
+	NextCursor *string  `json:"next_cursor"`
 }
 
 // SenderSettings Type-specific settings; a field that does not apply to the type is refused.
@@ -1938,7 +1980,7 @@ type SenderUpdate struct {
 	Default        *bool              `json:"default,omitempty"`
 	MaxConnections *int               `json:"max_connections,omitempty"`
 	Name           *string            `json:"name,omitempty"`
-	RatePerSecond  *float32           `json:"rate_per_second,omitempty"`
+	RatePerSecond  *float64           `json:"rate_per_second,omitempty"`
 
 	// Settings Type-specific settings; a field that does not apply to the type is refused.
 	Settings *SenderSettings `json:"settings,omitempty"`
@@ -2477,6 +2519,12 @@ type WebhookEndpointCreate struct {
 
 // WebhookEndpointCreateSource defines model for WebhookEndpointCreate.Source.
 type WebhookEndpointCreateSource string
+
+// WebhookEndpointPage defines model for WebhookEndpointPage.
+type WebhookEndpointPage struct {
+	Data       []WebhookEndpoint `json:"data"`
+	NextCursor *string           `json:"next_cursor"`
+}
 
 // WebhookEndpointRotate Example: {"grace_seconds":86400}
 type WebhookEndpointRotate struct {

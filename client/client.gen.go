@@ -1353,29 +1353,35 @@ type EventDelivery struct {
 	Attempts       int                 `json:"attempts"`
 	Batch          bool                `json:"batch"`
 	CreatedAt      time.Time           `json:"created_at"`
-	DeliveredAt    *time.Time          `json:"delivered_at,omitempty"`
+	DeliveredAt    *time.Time          `json:"delivered_at"`
 	EventIds       []string            `json:"event_ids"`
 	Id             int64               `json:"id"`
-	LastAttemptAt  *time.Time          `json:"last_attempt_at,omitempty"`
-	LastError      *string             `json:"last_error,omitempty"`
-	LastLatencyMs  *int                `json:"last_latency_ms,omitempty"`
-	LastStatusCode *int                `json:"last_status_code,omitempty"`
-	NextAttemptAt  *time.Time          `json:"next_attempt_at,omitempty"`
+	LastAttemptAt  *time.Time          `json:"last_attempt_at"`
+	LastError      *string             `json:"last_error"`
+	LastLatencyMs  *int                `json:"last_latency_ms"`
+	LastStatusCode *int                `json:"last_status_code"`
+	NextAttemptAt  *time.Time          `json:"next_attempt_at"`
 	Status         EventDeliveryStatus `json:"status"`
 }
 
 // EventDeliveryStatus defines model for EventDelivery.Status.
 type EventDeliveryStatus string
 
+// EventDeliveryPage defines model for EventDeliveryPage.
+type EventDeliveryPage struct {
+	Data       []EventDelivery `json:"data"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
 // EventEndpoint defines model for EventEndpoint.
 type EventEndpoint struct {
 	BatchSize      int        `json:"batch_size"`
 	CreatedAt      time.Time  `json:"created_at"`
 	Description    string     `json:"description"`
-	DisabledReason *string    `json:"disabled_reason,omitempty"`
+	DisabledReason *string    `json:"disabled_reason"`
 	Enabled        bool       `json:"enabled"`
 	EventTypes     []string   `json:"event_types"`
-	FailingSince   *time.Time `json:"failing_since,omitempty"`
+	FailingSince   *time.Time `json:"failing_since"`
 	Id             int64      `json:"id"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	Url            string     `json:"url"`
@@ -1395,15 +1401,21 @@ type EventEndpointInput struct {
 	Url *string `json:"url,omitempty"`
 }
 
+// EventEndpointPage defines model for EventEndpointPage.
+type EventEndpointPage struct {
+	Data       []EventEndpoint `json:"data"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
 // EventEndpointWithSecret defines model for EventEndpointWithSecret.
 type EventEndpointWithSecret struct {
 	BatchSize               int        `json:"batch_size"`
 	CreatedAt               time.Time  `json:"created_at"`
 	Description             string     `json:"description"`
-	DisabledReason          *string    `json:"disabled_reason,omitempty"`
+	DisabledReason          *string    `json:"disabled_reason"`
 	Enabled                 bool       `json:"enabled"`
 	EventTypes              []string   `json:"event_types"`
-	FailingSince            *time.Time `json:"failing_since,omitempty"`
+	FailingSince            *time.Time `json:"failing_since"`
 	Id                      int64      `json:"id"`
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
@@ -1411,6 +1423,30 @@ type EventEndpointWithSecret struct {
 	Secret    string    `json:"secret"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Url       string    `json:"url"`
+}
+
+// EventPage defines model for EventPage.
+type EventPage struct {
+	Data []Event `json:"data"`
+
+	// NextCursor The position after the last event returned; null when none was.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// EventPingResult defines model for EventPingResult.
+type EventPingResult struct {
+	EventId string `json:"event_id"`
+}
+
+// EventRedeliverResult defines model for EventRedeliverResult.
+type EventRedeliverResult struct {
+	Queued bool `json:"queued"`
+}
+
+// EventStreamToken defines model for EventStreamToken.
+type EventStreamToken struct {
+	ExpiresAt time.Time `json:"expires_at"`
+	Token     string    `json:"token"`
 }
 
 // FieldError defines model for FieldError.
@@ -1862,7 +1898,7 @@ type Sender struct {
 
 	// PausedReason Set when repeated auth/config failures paused the sender's campaigns.
 	PausedReason  *string `json:"paused_reason"`
-	RatePerSecond float32 `json:"rate_per_second"`
+	RatePerSecond float64 `json:"rate_per_second"`
 
 	// Settings Type-specific settings; a field that does not apply to the type is refused.
 	Settings  SenderSettings `json:"settings"`
@@ -1889,7 +1925,7 @@ type SenderCreate struct {
 	Name           string `json:"name"`
 
 	// RatePerSecond 0: unlimited.
-	RatePerSecond *float32 `json:"rate_per_second,omitempty"`
+	RatePerSecond *float64 `json:"rate_per_second,omitempty"`
 
 	// Settings Type-specific settings; a field that does not apply to the type is refused.
 	Settings *SenderSettings  `json:"settings,omitempty"`
@@ -1907,6 +1943,12 @@ type SenderCredentials struct {
 	Password        *string `json:"password,omitempty"`
 	SecretAccessKey *string `json:"secret_access_key,omitempty"`
 	ServerToken     *string `json:"server_token,omitempty"`
+}
+
+// SenderPage defines model for SenderPage.
+type SenderPage struct {
+	Data       []Sender `json:"data"`
+	NextCursor *string  `json:"next_cursor"`
 }
 
 // SenderSettings Type-specific settings; a field that does not apply to the type is refused.
@@ -1946,7 +1988,7 @@ type SenderUpdate struct {
 	Default        *bool              `json:"default,omitempty"`
 	MaxConnections *int               `json:"max_connections,omitempty"`
 	Name           *string            `json:"name,omitempty"`
-	RatePerSecond  *float32           `json:"rate_per_second,omitempty"`
+	RatePerSecond  *float64           `json:"rate_per_second,omitempty"`
 
 	// Settings Type-specific settings; a field that does not apply to the type is refused.
 	Settings *SenderSettings `json:"settings,omitempty"`
@@ -2485,6 +2527,12 @@ type WebhookEndpointCreate struct {
 
 // WebhookEndpointCreateSource defines model for WebhookEndpointCreate.Source.
 type WebhookEndpointCreateSource string
+
+// WebhookEndpointPage defines model for WebhookEndpointPage.
+type WebhookEndpointPage struct {
+	Data       []WebhookEndpoint `json:"data"`
+	NextCursor *string           `json:"next_cursor"`
+}
 
 // WebhookEndpointRotate Example: {"grace_seconds":86400}
 type WebhookEndpointRotate struct {
@@ -19238,10 +19286,7 @@ type ListEventEndpointsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data       []EventEndpoint `json:"data"`
-		NextCursor *string         `json:"next_cursor"`
-	}
+	JSON200 *EventEndpointPage
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -19261,10 +19306,7 @@ type ListEventEndpointsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListEventEndpointsResponse) GetJSON200() *struct {
-	Data       []EventEndpoint `json:"data"`
-	NextCursor *string         `json:"next_cursor"`
-} {
+func (r ListEventEndpointsResponse) GetJSON200() *EventEndpointPage {
 	return r.JSON200
 }
 
@@ -19806,10 +19848,7 @@ type ListEventEndpointDeliveriesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data       []EventDelivery `json:"data"`
-		NextCursor *string         `json:"next_cursor"`
-	}
+	JSON200 *EventDeliveryPage
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -19831,10 +19870,7 @@ type ListEventEndpointDeliveriesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListEventEndpointDeliveriesResponse) GetJSON200() *struct {
-	Data       []EventDelivery `json:"data"`
-	NextCursor *string         `json:"next_cursor"`
-} {
+func (r ListEventEndpointDeliveriesResponse) GetJSON200() *EventDeliveryPage {
 	return r.JSON200
 }
 
@@ -19921,9 +19957,7 @@ type PingEventEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
-	JSON202 *struct {
-		EventId string `json:"event_id"`
-	}
+	JSON202 *EventPingResult
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -19951,9 +19985,7 @@ type PingEventEndpointResponse struct {
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r PingEventEndpointResponse) GetJSON202() *struct {
-	EventId string `json:"event_id"`
-} {
+func (r PingEventEndpointResponse) GetJSON202() *EventPingResult {
 	return r.JSON202
 }
 
@@ -20050,9 +20082,7 @@ type RedeliverEventEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
-	JSON202 *struct {
-		Queued bool `json:"queued"`
-	}
+	JSON202 *EventRedeliverResult
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -20084,9 +20114,7 @@ type RedeliverEventEndpointResponse struct {
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r RedeliverEventEndpointResponse) GetJSON202() *struct {
-	Queued bool `json:"queued"`
-} {
+func (r RedeliverEventEndpointResponse) GetJSON202() *EventRedeliverResult {
 	return r.JSON202
 }
 
@@ -20327,12 +20355,7 @@ type ListEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data []Event `json:"data"`
-
-		// NextCursor The position after the last event returned; null when none was.
-		NextCursor *string `json:"next_cursor"`
-	}
+	JSON200 *EventPage
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -20352,12 +20375,7 @@ type ListEventsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListEventsResponse) GetJSON200() *struct {
-	Data []Event `json:"data"`
-
-	// NextCursor The position after the last event returned; null when none was.
-	NextCursor *string `json:"next_cursor"`
-} {
+func (r ListEventsResponse) GetJSON200() *EventPage {
 	return r.JSON200
 }
 
@@ -20508,10 +20526,7 @@ type CreateEventStreamTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		ExpiresAt time.Time `json:"expires_at"`
-		Token     string    `json:"token"`
-	}
+	JSON201 *EventStreamToken
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -20535,10 +20550,7 @@ type CreateEventStreamTokenResponse struct {
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r CreateEventStreamTokenResponse) GetJSON201() *struct {
-	ExpiresAt time.Time `json:"expires_at"`
-	Token     string    `json:"token"`
-} {
+func (r CreateEventStreamTokenResponse) GetJSON201() *EventStreamToken {
 	return r.JSON201
 }
 
@@ -22751,10 +22763,7 @@ type ListSendersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data       []Sender `json:"data"`
-		NextCursor *string  `json:"next_cursor"`
-	}
+	JSON200 *SenderPage
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -22774,10 +22783,7 @@ type ListSendersResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListSendersResponse) GetJSON200() *struct {
-	Data       []Sender `json:"data"`
-	NextCursor *string  `json:"next_cursor"`
-} {
+func (r ListSendersResponse) GetJSON200() *SenderPage {
 	return r.JSON200
 }
 
@@ -27456,10 +27462,7 @@ type ListWebhookEndpointsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data       []WebhookEndpoint `json:"data"`
-		NextCursor *string           `json:"next_cursor"`
-	}
+	JSON200 *WebhookEndpointPage
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -27479,10 +27482,7 @@ type ListWebhookEndpointsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListWebhookEndpointsResponse) GetJSON200() *struct {
-	Data       []WebhookEndpoint `json:"data"`
-	NextCursor *string           `json:"next_cursor"`
-} {
+func (r ListWebhookEndpointsResponse) GetJSON200() *WebhookEndpointPage {
 	return r.JSON200
 }
 
@@ -33847,10 +33847,7 @@ func ParseListEventEndpointsResponse(rsp *http.Response) (*ListEventEndpointsRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data       []EventEndpoint `json:"data"`
-			NextCursor *string         `json:"next_cursor"`
-		}
+		var dest EventEndpointPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34403,10 +34400,7 @@ func ParseListEventEndpointDeliveriesResponse(rsp *http.Response) (*ListEventEnd
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data       []EventDelivery `json:"data"`
-			NextCursor *string         `json:"next_cursor"`
-		}
+		var dest EventDeliveryPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34507,9 +34501,7 @@ func ParsePingEventEndpointResponse(rsp *http.Response) (*PingEventEndpointRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
-		var dest struct {
-			EventId string `json:"event_id"`
-		}
+		var dest EventPingResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34634,9 +34626,7 @@ func ParseRedeliverEventEndpointResponse(rsp *http.Response) (*RedeliverEventEnd
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
-		var dest struct {
-			Queued bool `json:"queued"`
-		}
+		var dest EventRedeliverResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34914,12 +34904,7 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data []Event `json:"data"`
-
-			// NextCursor The position after the last event returned; null when none was.
-			NextCursor *string `json:"next_cursor"`
-		}
+		var dest EventPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35076,10 +35061,7 @@ func ParseCreateEventStreamTokenResponse(rsp *http.Response) (*CreateEventStream
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			ExpiresAt time.Time `json:"expires_at"`
-			Token     string    `json:"token"`
-		}
+		var dest EventStreamToken
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -37300,10 +37282,7 @@ func ParseListSendersResponse(rsp *http.Response) (*ListSendersResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data       []Sender `json:"data"`
-			NextCursor *string  `json:"next_cursor"`
-		}
+		var dest SenderPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -41966,10 +41945,7 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data       []WebhookEndpoint `json:"data"`
-			NextCursor *string           `json:"next_cursor"`
-		}
+		var dest WebhookEndpointPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -64,25 +64,25 @@ SELECT set_config('plan_cache_mode', 'force_custom_plan', true);
 -- @@: such a subscriber simply does not match.
 SELECT count(*) FROM subscribers s
 WHERE s.account_id = @account_id
-  AND (sqlc.narg('match')::text IS NULL OR s.attributes @@ sqlc.narg('match')::text::jsonpath)
-  AND (cardinality(@statuses::text[]) = 0 OR s.status = ANY(@statuses::text[]))
-  AND (cardinality(@list_ids::bigint[]) = 0 OR EXISTS (
+  AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
+  AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
+  AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = @account_id
-        AND m.list_id = ANY(@list_ids::bigint[]) AND m.status = 'subscribed'))
-  AND (sqlc.narg('created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('created_after')::timestamptz)
-  AND (sqlc.narg('created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('created_before')::timestamptz);
+        AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
+  AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz);
 
 -- name: SegmentPreviewSample :many
 SELECT s.* FROM subscribers s
 WHERE s.account_id = @account_id
-  AND (sqlc.narg('match')::text IS NULL OR s.attributes @@ sqlc.narg('match')::text::jsonpath)
-  AND (cardinality(@statuses::text[]) = 0 OR s.status = ANY(@statuses::text[]))
-  AND (cardinality(@list_ids::bigint[]) = 0 OR EXISTS (
+  AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
+  AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
+  AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = @account_id
-        AND m.list_id = ANY(@list_ids::bigint[]) AND m.status = 'subscribed'))
-  AND (sqlc.narg('created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('created_after')::timestamptz)
-  AND (sqlc.narg('created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('created_before')::timestamptz)
+        AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
+  AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
 ORDER BY s.id
 LIMIT @lim;

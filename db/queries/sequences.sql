@@ -303,17 +303,7 @@ RETURNING id;
 -- name: SequenceInSegment :one
 -- Whether the subscriber is in the segment now (the segment's filter, as the
 -- campaign build applies it, for one subscriber).
-SELECT EXISTS (
-    SELECT 1 FROM subscribers s JOIN segments g ON g.account_id = s.account_id AND g.id = @segment_id
-    WHERE s.account_id = @account_id AND s.id = @subscriber_id
-      AND (g.match IS NULL OR s.attributes @@ g.match)
-      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
-      AND (cardinality(g.list_ids) = 0 OR EXISTS (
-          SELECT 1 FROM list_members m
-          WHERE m.subscriber_id = s.id AND m.account_id = @account_id
-            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
-      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
-      AND (g.created_before IS NULL OR s.created_at < g.created_before))::bool;
+SELECT subscriber_in_segment(@account_id::bigint, @segment_id::bigint, @subscriber_id::bigint)::bool;
 
 -- name: SequenceLeftList :one
 -- Whether the subscriber is not (or no longer) a subscribed member of the list.
@@ -477,8 +467,8 @@ SELECT set_config('statement_timeout', @timeout::text, true);
 
 -- name: SequenceSweepSegment :one
 -- One pass of a segment trigger's sweep: the account's next chunk of subscribers
--- after after_id (by id), of which the confirmed ones that match the segment (its
--- filter, as SequenceInSegment applies it) and, when the sequence has a list, are
+-- after after_id (by id), of which the confirmed ones that match the segment
+-- (subscriber_in_segment) and, when the sequence has a list, are
 -- subscribed members of it, are enrolled. last_id is where the next pass goes on
 -- (0: the scan reached the end).
 WITH scan AS (
@@ -488,16 +478,8 @@ WITH scan AS (
     LIMIT @chunk
 ), cand AS (
     SELECT sc.id, sc.email FROM scan sc
-    JOIN segments g ON g.account_id = @account_id AND g.id = @segment_id
     WHERE sc.status = 'confirmed'
-      AND (g.match IS NULL OR sc.attributes @@ g.match)
-      AND (cardinality(g.statuses) = 0 OR sc.status = ANY(g.statuses))
-      AND (cardinality(g.list_ids) = 0 OR EXISTS (
-          SELECT 1 FROM list_members m
-          WHERE m.subscriber_id = sc.id AND m.account_id = @account_id
-            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
-      AND (g.created_after IS NULL OR sc.created_at >= g.created_after)
-      AND (g.created_before IS NULL OR sc.created_at < g.created_before)
+      AND subscriber_in_segment(@account_id::bigint, @segment_id::bigint, sc.id)
       AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
           SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint
             AND m.subscriber_id = sc.id AND m.status = 'subscribed'))
@@ -526,18 +508,10 @@ WHERE id = @id;
 -- segment_entered sequence of the account whose segment they now match.
 WITH cand AS (
     SELECT q.id AS sequence_id, s.id, s.email FROM sequences q
-    JOIN segments g ON g.account_id = q.account_id AND g.id = q.segment_id
     JOIN subscribers s ON s.account_id = q.account_id AND s.id = @subscriber_id
     WHERE q.account_id = @account_id AND q.status = 'active' AND q.trigger_type = 'segment_entered'
       AND s.status = 'confirmed'
-      AND (g.match IS NULL OR s.attributes @@ g.match)
-      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
-      AND (cardinality(g.list_ids) = 0 OR EXISTS (
-          SELECT 1 FROM list_members m
-          WHERE m.subscriber_id = s.id AND m.account_id = @account_id
-            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
-      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
-      AND (g.created_before IS NULL OR s.created_at < g.created_before)
+      AND subscriber_in_segment(@account_id::bigint, q.segment_id, s.id)
       AND (q.list_id IS NULL OR EXISTS (
           SELECT 1 FROM list_members m WHERE m.account_id = @account_id AND m.list_id = q.list_id
             AND m.subscriber_id = s.id AND m.status = 'subscribed'))

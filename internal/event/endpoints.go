@@ -34,28 +34,28 @@ func NewService(pool *pgxpool.Pool, guard Guard) *Service {
 
 // Endpoint is a receiver of the account's events, without its secret.
 type Endpoint struct {
-	ID          int64  `json:"id"`
-	URL         string `json:"url"`
-	Description string `json:"description"`
+	ID          int64
+	URL         string
+	Description string
 	// EventTypes is what the endpoint receives; empty means every type.
-	EventTypes []string `json:"event_types"`
-	Enabled    bool     `json:"enabled"`
+	EventTypes []string
+	Enabled    bool
 	// DisabledReason says why an endpoint was disabled (by the account, a 410, or days of failures).
-	DisabledReason *string `json:"disabled_reason"`
+	DisabledReason *string
 	// BatchSize > 1 posts per-recipient (send.*) events that many at a time.
-	BatchSize    int        `json:"batch_size"`
-	FailingSince *time.Time `json:"failing_since"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	BatchSize    int
+	FailingSince *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // EndpointInput creates (every field) or updates (the fields present) an endpoint.
 type EndpointInput struct {
-	URL         *string   `json:"url"`
-	Description *string   `json:"description"`
-	EventTypes  *[]string `json:"event_types"`
-	Enabled     *bool     `json:"enabled"`
-	BatchSize   *int      `json:"batch_size"`
+	URL         *string
+	Description *string
+	EventTypes  *[]string
+	Enabled     *bool
+	BatchSize   *int
 }
 
 func (s *Service) check(in EndpointInput) (EndpointInput, error) {
@@ -288,18 +288,18 @@ func (s *Service) RedeliverSince(ctx context.Context, accountID, endpointID int6
 
 // Delivery is one entry of an endpoint's delivery log.
 type Delivery struct {
-	ID            int64      `json:"id"`
-	EventIDs      []string   `json:"event_ids"`
-	Batch         bool       `json:"batch"`
-	Status        string     `json:"status"`
-	Attempts      int        `json:"attempts"`
-	NextAttemptAt *time.Time `json:"next_attempt_at"`
-	StatusCode    *int       `json:"last_status_code"`
-	Error         *string    `json:"last_error"`
-	LatencyMS     *int       `json:"last_latency_ms"`
-	LastAttemptAt *time.Time `json:"last_attempt_at"`
-	DeliveredAt   *time.Time `json:"delivered_at"`
-	CreatedAt     time.Time  `json:"created_at"`
+	ID            int64
+	EventIDs      []string
+	Batch         bool
+	Status        string
+	Attempts      int
+	NextAttemptAt *time.Time
+	StatusCode    *int
+	Error         *string
+	LatencyMS     *int
+	LastAttemptAt *time.Time
+	DeliveredAt   *time.Time
+	CreatedAt     time.Time
 }
 
 // Deliveries lists the endpoint's log newest first, before delivery id beforeID (0: from the newest).

@@ -94,6 +94,8 @@ func ValidType(t string) bool {
 func perRecipient(t string) bool { return strings.HasPrefix(t, "send.") }
 
 // Event is one event as tenants see it: in webhook bodies, the pull API and the stream.
+// Its JSON names are the signed body of every delivery and each SSE data line, so
+// they stay here; the pull API answers api.Event built from it.
 type Event struct {
 	// ID is "evt_" and the row id; the webhook-id of a single-event delivery.
 	ID        string          `json:"id"`

@@ -1,34 +1,67 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
 )
 
+func toAPIEventEndpoint(e event.Endpoint) api.EventEndpoint {
+	return api.EventEndpoint{Id: e.ID, Url: e.URL, Description: e.Description, EventTypes: nonNil(e.EventTypes),
+		Enabled: e.Enabled, DisabledReason: e.DisabledReason, BatchSize: e.BatchSize, FailingSince: e.FailingSince,
+		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+}
+
+func toAPIEventEndpointWithSecret(e event.Endpoint, secret string, previousExpires *time.Time) api.EventEndpointWithSecret {
+	return api.EventEndpointWithSecret{Id: e.ID, Url: e.URL, Description: e.Description, EventTypes: nonNil(e.EventTypes),
+		Enabled: e.Enabled, DisabledReason: e.DisabledReason, BatchSize: e.BatchSize, FailingSince: e.FailingSince,
+		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Secret: secret, PreviousSecretExpiresAt: previousExpires}
+}
+
+func eventEndpointInput(in api.EventEndpointInput) event.EndpointInput {
+	return event.EndpointInput{URL: in.Url, Description: in.Description, EventTypes: in.EventTypes, Enabled: in.Enabled,
+		BatchSize: in.BatchSize}
+}
+
+func toAPIEventDelivery(d event.Delivery) api.EventDelivery {
+	return api.EventDelivery{Id: d.ID, EventIds: nonNil(d.EventIDs), Batch: d.Batch,
+		Status: api.EventDeliveryStatus(d.Status), Attempts: d.Attempts, NextAttemptAt: d.NextAttemptAt,
+		LastStatusCode: d.StatusCode, LastError: d.Error, LastLatencyMs: d.LatencyMS, LastAttemptAt: d.LastAttemptAt,
+		DeliveredAt: d.DeliveredAt, CreatedAt: d.CreatedAt}
+}
+
+// toAPIEvent carries the stored payload over as it is: numbers keep their text
+// (json.Number), so an id beyond 2^53 reads here as it does in a delivery.
+func toAPIEvent(e event.Event) (api.Event, error) {
+	out := api.Event{Id: e.ID, Type: e.Type, Timestamp: e.Timestamp}
+	dec := json.NewDecoder(bytes.NewReader(e.Data))
+	dec.UseNumber()
+	if err := dec.Decode(&out.Data); err != nil {
+		return api.Event{}, fmt.Errorf("event %s data: %w", e.ID, err)
+	}
+	return out, nil
+}
+
 // createEventEndpoint answers POST /v1/event-endpoints; the secret is in this
 // response and never again.
 func (s *Server) createEventEndpoint(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[event.EndpointInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.EventEndpointInput](w, r, s.Config.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	ep, secret, err := s.Events.Create(r.Context(), accountID(r), in)
+	ep, secret, err := s.Events.Create(r.Context(), accountID(r), eventEndpointInput(in))
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, eventEndpointWithSecret{Endpoint: ep, Secret: secret})
-}
-
-type eventEndpointWithSecret struct {
-	event.Endpoint
-	Secret string `json:"secret"`
-	// PreviousSecretExpiresAt is when the secret a rotation replaced stops signing.
-	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	return encode(w, http.StatusCreated, toAPIEventEndpointWithSecret(ep, secret, nil))
 }
 
 // listEventEndpoints answers GET /v1/event-endpoints.
@@ -42,7 +75,11 @@ func (s *Server) listEventEndpoints(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	eps, next := pageOf(r, "event-endpoints", p, eps, func(e event.Endpoint) cursor { return cursor{ID: e.ID} })
-	return encode(w, http.StatusOK, map[string]any{"data": eps, "next_cursor": next})
+	out := api.EventEndpointPage{Data: make([]api.EventEndpoint, len(eps)), NextCursor: next}
+	for i, x := range eps {
+		out.Data[i] = toAPIEventEndpoint(x)
+	}
+	return encode(w, http.StatusOK, out)
 }
 
 // getEventEndpoint answers GET /v1/event-endpoints/{id}.
@@ -55,7 +92,7 @@ func (s *Server) getEventEndpoint(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, ep)
+	return encode(w, http.StatusOK, toAPIEventEndpoint(ep))
 }
 
 // updateEventEndpoint answers PATCH /v1/event-endpoints/{id}.
@@ -64,15 +101,15 @@ func (s *Server) updateEventEndpoint(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	in, err := decode[event.EndpointInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.EventEndpointInput](w, r, s.Config.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	ep, err := s.Events.Update(r.Context(), accountID(r), id, in)
+	ep, err := s.Events.Update(r.Context(), accountID(r), id, eventEndpointInput(in))
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, ep)
+	return encode(w, http.StatusOK, toAPIEventEndpoint(ep))
 }
 
 // deleteEventEndpoint answers DELETE /v1/event-endpoints/{id}.
@@ -94,13 +131,9 @@ func (s *Server) rotateEventEndpoint(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	var in struct {
-		GraceSeconds *int64 `json:"grace_seconds"`
-	}
+	var in api.RotateEventEndpointJSONBody
 	if r.ContentLength != 0 {
-		if in, err = decode[struct {
-			GraceSeconds *int64 `json:"grace_seconds"`
-		}](w, r, s.Config.MaxBodyBytes); err != nil {
+		if in, err = decode[api.RotateEventEndpointJSONBody](w, r, s.Config.MaxBodyBytes); err != nil {
 			return err
 		}
 	}
@@ -115,7 +148,7 @@ func (s *Server) rotateEventEndpoint(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, eventEndpointWithSecret{Endpoint: ep, Secret: secret, PreviousSecretExpiresAt: exp})
+	return encode(w, http.StatusOK, toAPIEventEndpointWithSecret(ep, secret, exp))
 }
 
 // pingEventEndpoint answers POST /v1/event-endpoints/{id}/ping: an endpoint.ping
@@ -129,7 +162,7 @@ func (s *Server) pingEventEndpoint(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusAccepted, map[string]string{"event_id": evID})
+	return encode(w, http.StatusAccepted, api.EventPingResult{EventId: evID})
 }
 
 // listEventEndpointDeliveries answers GET /v1/event-endpoints/{id}/deliveries, newest first.
@@ -147,7 +180,11 @@ func (s *Server) listEventEndpointDeliveries(w http.ResponseWriter, r *http.Requ
 		return err
 	}
 	ds, next := pageOf(r, "event-deliveries", p, ds, func(d event.Delivery) cursor { return cursor{ID: d.ID} })
-	return encode(w, http.StatusOK, map[string]any{"data": ds, "next_cursor": next})
+	out := api.EventDeliveryPage{Data: make([]api.EventDelivery, len(ds)), NextCursor: next}
+	for i, x := range ds {
+		out.Data[i] = toAPIEventDelivery(x)
+	}
+	return encode(w, http.StatusOK, out)
 }
 
 // redeliverEventEndpoint answers POST /v1/event-endpoints/{id}/redeliver with
@@ -158,31 +195,28 @@ func (s *Server) redeliverEventEndpoint(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	in, err := decode[struct {
-		EventID *string    `json:"event_id"`
-		Since   *time.Time `json:"since"`
-	}](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.RedeliverEventEndpointJSONBody](w, r, s.Config.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
 	switch {
-	case (in.EventID == nil) == (in.Since == nil):
+	case (in.EventId == nil) == (in.Since == nil):
 		return apperr.Invalidf("/event_id", "give exactly one of event_id and since")
-	case in.EventID != nil:
-		evID, ok := event.ParseEventID(*in.EventID)
+	case in.EventId != nil:
+		evID, ok := event.ParseEventID(*in.EventId)
 		if !ok {
 			return apperr.Invalidf("/event_id", "event_id must look like evt_123")
 		}
 		if err := s.Events.RedeliverEvent(r.Context(), accountID(r), id, evID); err != nil {
 			return err
 		}
-		return encode(w, http.StatusAccepted, map[string]any{"queued": true})
+		return encode(w, http.StatusAccepted, api.EventRedeliverResult{Queued: true})
 	}
 	queued, err := s.Events.RedeliverSince(r.Context(), accountID(r), id, *in.Since)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusAccepted, map[string]any{"queued": queued})
+	return encode(w, http.StatusAccepted, api.EventRedeliverResult{Queued: queued})
 }
 
 // listEvents answers GET /v1/events?after=&type=&limit=: the account's events in
@@ -201,12 +235,17 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var next *string
+	out := api.EventPage{Data: make([]api.Event, len(evs))}
+	for i, x := range evs {
+		if out.Data[i], err = toAPIEvent(x); err != nil {
+			return err
+		}
+	}
 	if len(evs) > 0 {
 		c := eventCursor(accountID(r), evs[len(evs)-1].Position)
-		next = &c
+		out.NextCursor = &c
 	}
-	return encode(w, http.StatusOK, map[string]any{"data": evs, "next_cursor": next})
+	return encode(w, http.StatusOK, out)
 }
 
 // createEventStreamToken answers POST /v1/events/stream-tokens.
@@ -216,7 +255,7 @@ func (s *Server) createEventStreamToken(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, map[string]any{"token": token, "expires_at": exp})
+	return encode(w, http.StatusCreated, api.EventStreamToken{Token: token, ExpiresAt: exp})
 }
 
 // eventCursor encodes a reading position; the stream's id: field carries the same.

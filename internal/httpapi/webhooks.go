@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -39,26 +40,45 @@ func (s *Server) deliverWebhook(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	return encode(w, http.StatusOK, res)
+	return encode(w, http.StatusOK, api.WebhookDeliveryResult{Events: res.Events, Applied: res.Applied,
+		Replayed: res.Replayed, Suppressed: res.Suppressed})
+}
+
+func toAPIWebhookEndpoint(e webhook.Endpoint) api.WebhookEndpoint {
+	out := api.WebhookEndpoint{Id: e.ID, Source: e.Source, Name: e.Name, Path: e.Path,
+		PreviousSecretExpiresAt: e.PreviousSecretExpiresAt, SubscribeUrl: e.SubscribeURL, CreatedAt: e.CreatedAt}
+	if len(e.TopicARNs) > 0 {
+		out.TopicArns = &e.TopicARNs
+	}
+	return out
+}
+
+func toAPIWebhookEndpointWithCredentials(e webhook.Endpoint, c webhook.Credentials) api.WebhookEndpointWithCredentials {
+	ep := toAPIWebhookEndpoint(e)
+	out := api.WebhookEndpointWithCredentials{Id: ep.Id, Source: ep.Source, Name: ep.Name, Path: ep.Path,
+		TopicArns: ep.TopicArns, PreviousSecretExpiresAt: ep.PreviousSecretExpiresAt, SubscribeUrl: ep.SubscribeUrl,
+		CreatedAt: ep.CreatedAt}
+	out.Credentials.Secret, out.Credentials.Username, out.Credentials.Password =
+		ifSet[string](c.Secret), ifSet[string](c.Username), ifSet[string](c.Password)
+	return out
 }
 
 // createWebhookEndpoint answers POST /v1/webhook-endpoints; the credentials are in
 // this response and never again.
 func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[webhook.CreateInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.WebhookEndpointCreate](w, r, s.Config.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	ep, creds, err := s.Webhooks.Create(r.Context(), accountID(r), in)
+	create := webhook.CreateInput{Source: string(in.Source), Name: unset(in.Name), Secret: unset(in.Secret)}
+	if in.TopicArns != nil {
+		create.TopicARNs = *in.TopicArns
+	}
+	ep, creds, err := s.Webhooks.Create(r.Context(), accountID(r), create)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, endpointWithCredentials{ep, creds})
-}
-
-type endpointWithCredentials struct {
-	webhook.Endpoint
-	Credentials webhook.Credentials `json:"credentials"`
+	return encode(w, http.StatusCreated, toAPIWebhookEndpointWithCredentials(ep, creds))
 }
 
 // listWebhookEndpoints answers GET /v1/webhook-endpoints?limit=&cursor= (no secrets).
@@ -72,10 +92,11 @@ func (s *Server) listWebhookEndpoints(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	eps, next := pageOf(r, "webhook-endpoints", p, eps, func(e webhook.Endpoint) cursor { return cursor{ID: e.ID} })
-	if eps == nil {
-		eps = []webhook.Endpoint{}
+	out := api.WebhookEndpointPage{Data: make([]api.WebhookEndpoint, len(eps)), NextCursor: next}
+	for i, x := range eps {
+		out.Data[i] = toAPIWebhookEndpoint(x)
 	}
-	return encode(w, http.StatusOK, map[string]any{"data": eps, "next_cursor": next})
+	return encode(w, http.StatusOK, out)
 }
 
 // getWebhookEndpoint answers GET /v1/webhook-endpoints/{id}.
@@ -88,7 +109,7 @@ func (s *Server) getWebhookEndpoint(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, ep)
+	return encode(w, http.StatusOK, toAPIWebhookEndpoint(ep))
 }
 
 // rotateWebhookEndpoint answers POST /v1/webhook-endpoints/{id}/rotate.
@@ -97,17 +118,22 @@ func (s *Server) rotateWebhookEndpoint(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	var in webhook.RotateInput
+	var in api.WebhookEndpointRotate
 	if r.ContentLength != 0 {
-		if in, err = decode[webhook.RotateInput](w, r, s.Config.MaxBodyBytes); err != nil {
+		if in, err = decode[api.WebhookEndpointRotate](w, r, s.Config.MaxBodyBytes); err != nil {
 			return err
 		}
 	}
-	ep, creds, err := s.Webhooks.Rotate(r.Context(), accountID(r), id, in)
+	rotate := webhook.RotateInput{Secret: unset(in.Secret)}
+	if in.GraceSeconds != nil {
+		g := int64(*in.GraceSeconds)
+		rotate.GraceSeconds = &g
+	}
+	ep, creds, err := s.Webhooks.Rotate(r.Context(), accountID(r), id, rotate)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, endpointWithCredentials{ep, creds})
+	return encode(w, http.StatusOK, toAPIWebhookEndpointWithCredentials(ep, creds))
 }
 
 // deleteWebhookEndpoint answers DELETE /v1/webhook-endpoints/{id}.

@@ -117,14 +117,14 @@ func (s *Service) Preview(ctx context.Context, accountID int64, f Filter, sample
 		}
 		var err error
 		count, err = q.SegmentPreviewCount(ctx, store.SegmentPreviewCountParams{AccountID: accountID,
-			Match: matchParam(f.Match), Statuses: f.Statuses, ListIds: f.ListIDs,
-			CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore})
+			SegmentMatch: matchParam(f.Match), SegmentStatuses: f.Statuses, SegmentListIds: f.ListIDs,
+			SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore})
 		if err != nil {
 			return err
 		}
 		sample, err = q.SegmentPreviewSample(ctx, store.SegmentPreviewSampleParams{AccountID: accountID,
-			Match: matchParam(f.Match), Statuses: f.Statuses, ListIds: f.ListIDs,
-			CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, Lim: int32(sampleSize)})
+			SegmentMatch: matchParam(f.Match), SegmentStatuses: f.Statuses, SegmentListIds: f.ListIDs,
+			SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore, Lim: int32(sampleSize)})
 		return err
 	})
 	if err != nil {

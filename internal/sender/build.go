@@ -80,11 +80,11 @@ func (s *Service) Built(r store.Sender) (Provider, error) {
 
 // VerifyResult is the answer of a credentials check.
 type VerifyResult struct {
-	OK bool `json:"ok"`
+	OK bool
 	// Step is what failed: connect, tls, starttls, auth, request, account or
 	// credentials (stored credentials that cannot be decrypted); empty when OK.
-	Step    string `json:"step,omitempty"`
-	Message string `json:"message"`
+	Step    string
+	Message string
 }
 
 // Verify checks a sender's credentials without sending (SMTP: connect, STARTTLS,

@@ -20,28 +20,29 @@ var Types = []string{"smtp", "http", "resend", "postmark", "sendgrid", "mailgun"
 
 // Sender is a configured sender, without its credentials.
 type Sender struct {
-	ID       int64    `json:"id"`
-	Name     string   `json:"name"`
-	Type     string   `json:"type"`
-	Settings Settings `json:"settings"`
+	ID       int64
+	Name     string
+	Type     string
+	Settings Settings
 	// CredentialsHint is a masked tail of the stored secret ("…f3a9"); empty when none.
-	CredentialsHint string   `json:"credentials_hint"`
-	RatePerSecond   float64  `json:"rate_per_second"`
-	MaxConnections  int      `json:"max_connections"`
-	AllowedFrom     []string `json:"allowed_from"`
-	Default         bool     `json:"default"`
+	CredentialsHint string
+	RatePerSecond   float64
+	MaxConnections  int
+	AllowedFrom     []string
+	Default         bool
 	// Idempotent says whether the provider deduplicates on our job id, so an
 	// interrupted send is replayed; otherwise the campaign's ambiguous_policy applies.
-	Idempotent bool `json:"idempotent"`
+	Idempotent bool
 	// PausedReason is set when repeated auth/config failures paused the sender's
 	// campaigns; resuming a campaign clears it.
-	PausedReason *string    `json:"paused_reason"`
-	PausedAt     *time.Time `json:"paused_at"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	PausedReason *string
+	PausedAt     *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
-// Settings are the type-specific, non-secret settings.
+// Settings are the type-specific, non-secret settings. Its JSON is the stored
+// column (senders.settings) and names the fields a type refuses.
 type Settings struct {
 	// smtp
 	Host     string `json:"host,omitempty"`
@@ -63,7 +64,7 @@ type Settings struct {
 }
 
 // Credentials are write-only: accepted on create and update, stored encrypted,
-// never returned.
+// never returned. Its JSON is what is encrypted, and names missing fields.
 type Credentials struct {
 	Password        string `json:"password,omitempty"`          // smtp
 	Authorization   string `json:"authorization,omitempty"`     // http: the Authorization header value
@@ -95,7 +96,8 @@ func hint(s string) string {
 	return "…" + s[len(s)-4:]
 }
 
-// Input creates a sender.
+// Input creates a sender. Its JSON names are the pointers of the problems
+// storable reports (/settings/host), matching the request body.
 type Input struct {
 	Name           string       `json:"name"`
 	Type           string       `json:"type"`

@@ -228,8 +228,8 @@ const segmentPreviewCount = `-- name: SegmentPreviewCount :one
 SELECT count(*) FROM subscribers s
 WHERE s.account_id = $1
   AND ($2::text IS NULL OR s.attributes @@ $2::text::jsonpath)
-  AND (cardinality($3::text[]) = 0 OR s.status = ANY($3::text[]))
-  AND (cardinality($4::bigint[]) = 0 OR EXISTS (
+  AND (cardinality(coalesce($3::text[], '{}')) = 0 OR s.status = ANY($3::text[]))
+  AND (cardinality(coalesce($4::bigint[], '{}')) = 0 OR EXISTS (
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = $1
         AND m.list_id = ANY($4::bigint[]) AND m.status = 'subscribed'))
@@ -238,12 +238,12 @@ WHERE s.account_id = $1
 `
 
 type SegmentPreviewCountParams struct {
-	AccountID     int64
-	Match         *string
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
+	AccountID            int64
+	SegmentMatch         *string
+	SegmentStatuses      []string
+	SegmentListIds       []int64
+	SegmentCreatedAfter  *time.Time
+	SegmentCreatedBefore *time.Time
 }
 
 // @@ (not jsonb_path_match) because the GIN jsonb_path_ops index serves the operator.
@@ -252,11 +252,11 @@ type SegmentPreviewCountParams struct {
 func (q *Queries) SegmentPreviewCount(ctx context.Context, arg SegmentPreviewCountParams) (int64, error) {
 	row := q.db.QueryRow(ctx, segmentPreviewCount,
 		arg.AccountID,
-		arg.Match,
-		arg.Statuses,
-		arg.ListIds,
-		arg.CreatedAfter,
-		arg.CreatedBefore,
+		arg.SegmentMatch,
+		arg.SegmentStatuses,
+		arg.SegmentListIds,
+		arg.SegmentCreatedAfter,
+		arg.SegmentCreatedBefore,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -267,8 +267,8 @@ const segmentPreviewSample = `-- name: SegmentPreviewSample :many
 SELECT s.id, s.account_id, s.email, s.email_lower, s.name, s.attributes, s.status, s.created_at, s.updated_at, s.signup, s.optin_sent_at FROM subscribers s
 WHERE s.account_id = $1
   AND ($2::text IS NULL OR s.attributes @@ $2::text::jsonpath)
-  AND (cardinality($3::text[]) = 0 OR s.status = ANY($3::text[]))
-  AND (cardinality($4::bigint[]) = 0 OR EXISTS (
+  AND (cardinality(coalesce($3::text[], '{}')) = 0 OR s.status = ANY($3::text[]))
+  AND (cardinality(coalesce($4::bigint[], '{}')) = 0 OR EXISTS (
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = $1
         AND m.list_id = ANY($4::bigint[]) AND m.status = 'subscribed'))
@@ -279,23 +279,23 @@ LIMIT $7
 `
 
 type SegmentPreviewSampleParams struct {
-	AccountID     int64
-	Match         *string
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	Lim           int32
+	AccountID            int64
+	SegmentMatch         *string
+	SegmentStatuses      []string
+	SegmentListIds       []int64
+	SegmentCreatedAfter  *time.Time
+	SegmentCreatedBefore *time.Time
+	Lim                  int32
 }
 
 func (q *Queries) SegmentPreviewSample(ctx context.Context, arg SegmentPreviewSampleParams) ([]Subscriber, error) {
 	rows, err := q.db.Query(ctx, segmentPreviewSample,
 		arg.AccountID,
-		arg.Match,
-		arg.Statuses,
-		arg.ListIds,
-		arg.CreatedAfter,
-		arg.CreatedBefore,
+		arg.SegmentMatch,
+		arg.SegmentStatuses,
+		arg.SegmentListIds,
+		arg.SegmentCreatedAfter,
+		arg.SegmentCreatedBefore,
 		arg.Lim,
 	)
 	if err != nil {

@@ -612,29 +612,19 @@ func (q *Queries) SequenceGet(ctx context.Context, arg SequenceGetParams) (Seque
 }
 
 const sequenceInSegment = `-- name: SequenceInSegment :one
-SELECT EXISTS (
-    SELECT 1 FROM subscribers s JOIN segments g ON g.account_id = s.account_id AND g.id = $1
-    WHERE s.account_id = $2 AND s.id = $3
-      AND (g.match IS NULL OR s.attributes @@ g.match)
-      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
-      AND (cardinality(g.list_ids) = 0 OR EXISTS (
-          SELECT 1 FROM list_members m
-          WHERE m.subscriber_id = s.id AND m.account_id = $2
-            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
-      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
-      AND (g.created_before IS NULL OR s.created_at < g.created_before))::bool
+SELECT subscriber_in_segment($1::bigint, $2::bigint, $3::bigint)::bool
 `
 
 type SequenceInSegmentParams struct {
-	SegmentID    int64
 	AccountID    int64
+	SegmentID    int64
 	SubscriberID int64
 }
 
 // Whether the subscriber is in the segment now (the segment's filter, as the
 // campaign build applies it, for one subscriber).
 func (q *Queries) SequenceInSegment(ctx context.Context, arg SequenceInSegmentParams) (bool, error) {
-	row := q.db.QueryRow(ctx, sequenceInSegment, arg.SegmentID, arg.AccountID, arg.SubscriberID)
+	row := q.db.QueryRow(ctx, sequenceInSegment, arg.AccountID, arg.SegmentID, arg.SubscriberID)
 	var column_1 bool
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -935,18 +925,10 @@ func (q *Queries) SequenceRuns(ctx context.Context, arg SequenceRunsParams) ([]i
 const sequenceSegmentEnrollSubscriber = `-- name: SequenceSegmentEnrollSubscriber :execrows
 WITH cand AS (
     SELECT q.id AS sequence_id, s.id, s.email FROM sequences q
-    JOIN segments g ON g.account_id = q.account_id AND g.id = q.segment_id
     JOIN subscribers s ON s.account_id = q.account_id AND s.id = $3
     WHERE q.account_id = $1 AND q.status = 'active' AND q.trigger_type = 'segment_entered'
       AND s.status = 'confirmed'
-      AND (g.match IS NULL OR s.attributes @@ g.match)
-      AND (cardinality(g.statuses) = 0 OR s.status = ANY(g.statuses))
-      AND (cardinality(g.list_ids) = 0 OR EXISTS (
-          SELECT 1 FROM list_members m
-          WHERE m.subscriber_id = s.id AND m.account_id = $1
-            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
-      AND (g.created_after IS NULL OR s.created_at >= g.created_after)
-      AND (g.created_before IS NULL OR s.created_at < g.created_before)
+      AND subscriber_in_segment($1::bigint, q.segment_id, s.id)
       AND (q.list_id IS NULL OR EXISTS (
           SELECT 1 FROM list_members m WHERE m.account_id = $1 AND m.list_id = q.list_id
             AND m.subscriber_id = s.id AND m.status = 'subscribed'))
@@ -1699,16 +1681,8 @@ WITH scan AS (
     LIMIT $3
 ), cand AS (
     SELECT sc.id, sc.email FROM scan sc
-    JOIN segments g ON g.account_id = $1 AND g.id = $4
     WHERE sc.status = 'confirmed'
-      AND (g.match IS NULL OR sc.attributes @@ g.match)
-      AND (cardinality(g.statuses) = 0 OR sc.status = ANY(g.statuses))
-      AND (cardinality(g.list_ids) = 0 OR EXISTS (
-          SELECT 1 FROM list_members m
-          WHERE m.subscriber_id = sc.id AND m.account_id = $1
-            AND m.list_id = ANY(g.list_ids) AND m.status = 'subscribed'))
-      AND (g.created_after IS NULL OR sc.created_at >= g.created_after)
-      AND (g.created_before IS NULL OR sc.created_at < g.created_before)
+      AND subscriber_in_segment($1::bigint, $4::bigint, sc.id)
       AND ($5::bigint IS NULL OR EXISTS (
           SELECT 1 FROM list_members m WHERE m.account_id = $1 AND m.list_id = $5::bigint
             AND m.subscriber_id = sc.id AND m.status = 'subscribed'))
@@ -1743,8 +1717,8 @@ type SequenceSweepSegmentRow struct {
 }
 
 // One pass of a segment trigger's sweep: the account's next chunk of subscribers
-// after after_id (by id), of which the confirmed ones that match the segment (its
-// filter, as SequenceInSegment applies it) and, when the sequence has a list, are
+// after after_id (by id), of which the confirmed ones that match the segment
+// (subscriber_in_segment) and, when the sequence has a list, are
 // subscribed members of it, are enrolled. last_id is where the next pass goes on
 // (0: the scan reached the end).
 func (q *Queries) SequenceSweepSegment(ctx context.Context, arg SequenceSweepSegmentParams) (SequenceSweepSegmentRow, error) {

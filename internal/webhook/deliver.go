@@ -23,10 +23,10 @@ func Unauthorized(err error) error {
 
 // Result says what one delivery did.
 type Result struct {
-	Events     int `json:"events"`
-	Applied    int `json:"applied"`
-	Replayed   int `json:"replayed"`
-	Suppressed int `json:"suppressed"`
+	Events     int
+	Applied    int
+	Replayed   int
+	Suppressed int
 }
 
 // Deliver verifies and applies one POST to /v1/webhooks/{source}/{endpointID}: body

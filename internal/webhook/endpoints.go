@@ -19,37 +19,37 @@ import (
 
 // Endpoint is a configured webhook endpoint, without its secret.
 type Endpoint struct {
-	ID        int64    `json:"id"`
-	Source    string   `json:"source"`
-	Name      string   `json:"name"`
-	TopicARNs []string `json:"topic_arns,omitempty"`
-	Path      string   `json:"path"`
+	ID        int64
+	Source    string
+	Name      string
+	TopicARNs []string
+	Path      string
 	// PreviousSecretExpiresAt is when the secret replaced by the last rotation stops
 	// verifying; secrets replaced by earlier rotations keep their own expiry.
-	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	PreviousSecretExpiresAt *time.Time
 	// SubscribeURL is the last SNS subscription confirmation, for the operator to open.
-	SubscribeURL *string   `json:"subscribe_url,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
+	SubscribeURL *string
+	CreatedAt    time.Time
 }
 
 // Credentials are shown once, at create and rotate.
 type Credentials struct {
 	// Secret is the signing secret (standard: whsec_…), or what was supplied.
-	Secret string `json:"secret,omitempty"`
+	Secret string
 	// Username and Password are Postmark's basic-auth credentials.
-	Username string `json:"username,omitempty"`
-	Password string `json:"password,omitempty"`
+	Username string
+	Password string
 }
 
 // CreateInput is what a tenant sends to create an endpoint.
 type CreateInput struct {
-	Source string `json:"source"`
-	Name   string `json:"name"`
+	Source string
+	Name   string
 	// Secret is required where the provider makes the key: mailgun (signing key),
 	// resend (whsec_…), sendgrid (public key, base64 DER). Optional for standard.
-	Secret string `json:"secret"`
+	Secret string
 	// TopicARNs is required for ses: the only SNS topics accepted.
-	TopicARNs []string `json:"topic_arns"`
+	TopicARNs []string
 }
 
 type settings struct {
@@ -116,8 +116,8 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Endpoint, error
 
 // RotateInput asks for a new secret; the old one verifies for Grace more (0: none).
 type RotateInput struct {
-	Secret       string `json:"secret"`
-	GraceSeconds *int64 `json:"grace_seconds"`
+	Secret       string
+	GraceSeconds *int64
 }
 
 // DefaultGrace is how long a rotated-out secret keeps verifying unless told otherwise.

@@ -44,7 +44,8 @@ const (
 	KindOther       Kind = "other"
 )
 
-// Event is one provider event, normalised.
+// Event is one provider event, normalised. Its JSON is what is stored as the
+// record of the event.
 type Event struct {
 	// ID is the provider's event id, the replay key.
 	ID string `json:"id"`

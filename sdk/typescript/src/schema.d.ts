@@ -4125,7 +4125,10 @@ export interface components {
             type: "smtp" | "http" | "resend" | "postmark" | "sendgrid" | "mailgun" | "ses";
             settings?: components["schemas"]["SenderSettings"];
             credentials?: components["schemas"]["SenderCredentials"];
-            /** @description 0: unlimited. */
+            /**
+             * Format: double
+             * @description 0: unlimited.
+             */
             rate_per_second?: number;
             /** @description 0: the default (smtp: 4). */
             max_connections?: number;
@@ -4146,6 +4149,7 @@ export interface components {
             name?: string;
             settings?: components["schemas"]["SenderSettings"];
             credentials?: components["schemas"]["SenderCredentials"];
+            /** Format: double */
             rate_per_second?: number;
             max_connections?: number;
             allowed_from?: string[];
@@ -4160,6 +4164,7 @@ export interface components {
             settings: components["schemas"]["SenderSettings"];
             /** @description The stored secret's last four characters (…f3a9), or … for a short one; empty when none. */
             credentials_hint: string;
+            /** Format: double */
             rate_per_second: number;
             max_connections: number;
             allowed_from: string[];
@@ -4174,6 +4179,10 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        SenderPage: {
+            data: components["schemas"]["Sender"][];
+            next_cursor: string | null;
         };
         SenderVerifyResult: {
             ok: boolean;
@@ -4253,6 +4262,10 @@ export interface components {
                 username?: string;
                 password?: string;
             };
+        };
+        WebhookEndpointPage: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            next_cursor: string | null;
         };
         /**
          * @description A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
@@ -4412,10 +4425,10 @@ export interface components {
             description: string;
             event_types: string[];
             enabled: boolean;
-            disabled_reason?: string | null;
+            disabled_reason: string | null;
             batch_size: number;
             /** Format: date-time */
-            failing_since?: string | null;
+            failing_since: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4436,16 +4449,40 @@ export interface components {
             status: "pending" | "delivering" | "delivered" | "failed";
             attempts: number;
             /** Format: date-time */
-            next_attempt_at?: string | null;
-            last_status_code?: number | null;
-            last_error?: string | null;
-            last_latency_ms?: number | null;
+            next_attempt_at: string | null;
+            last_status_code: number | null;
+            last_error: string | null;
+            last_latency_ms: number | null;
             /** Format: date-time */
-            last_attempt_at?: string | null;
+            last_attempt_at: string | null;
             /** Format: date-time */
-            delivered_at?: string | null;
+            delivered_at: string | null;
             /** Format: date-time */
             created_at: string;
+        };
+        EventPage: {
+            data: components["schemas"]["Event"][];
+            /** @description The position after the last event returned; null when none was. */
+            next_cursor: string | null;
+        };
+        EventEndpointPage: {
+            data: components["schemas"]["EventEndpoint"][];
+            next_cursor: string | null;
+        };
+        EventDeliveryPage: {
+            data: components["schemas"]["EventDelivery"][];
+            next_cursor: string | null;
+        };
+        EventStreamToken: {
+            token: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        EventPingResult: {
+            event_id: string;
+        };
+        EventRedeliverResult: {
+            queued: boolean;
         };
     };
     responses: {
@@ -7742,10 +7779,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookEndpoint"][];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -7950,11 +7984,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Event"][];
-                        /** @description The position after the last event returned; null when none was. */
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["EventPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8033,11 +8063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        token: string;
-                        /** Format: date-time */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["EventStreamToken"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8075,10 +8101,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["EventEndpoint"][];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["EventEndpointPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8323,9 +8346,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        event_id: string;
-                    };
+                    "application/json": components["schemas"]["EventPingResult"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8381,9 +8402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        queued: boolean;
-                    };
+                    "application/json": components["schemas"]["EventRedeliverResult"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8428,10 +8447,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["EventDelivery"][];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["EventDeliveryPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8519,10 +8535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Sender"][];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["SenderPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
