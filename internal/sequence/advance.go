@@ -206,6 +206,12 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 				}
 				seqs[r.SequenceID] = s
 			}
+			if s.row.Status != StatusActive {
+				// Paused or archived after the claim read it active: the
+				// enrollment stays where it is (an archived one is ended by the
+				// archive's batches, which wait for this transaction).
+				continue
+			}
 			sp, err := tx.Begin(ctx)
 			if err != nil {
 				return err

@@ -515,12 +515,20 @@ func (q *Queries) SequenceEventSequences(ctx context.Context, arg SequenceEventS
 	return items, nil
 }
 
-const sequenceExitAll = `-- name: SequenceExitAll :execrows
-WITH ended AS (
+const sequenceExitArchived = `-- name: SequenceExitArchived :execrows
+WITH batch AS (
+    SELECT e.id FROM sequence_enrollments e
+    WHERE e.account_id = $1 AND e.sequence_id = $2 AND e.state = 'active'
+      AND EXISTS (SELECT 1 FROM sequences q
+                  WHERE q.account_id = $1 AND q.id = $2 AND q.status = 'archived')
+    LIMIT 1000
+    FOR UPDATE OF e
+), ended AS (
     UPDATE sequence_enrollments e
     SET state = 'exited', exit_reason = 'archived', waiting_for = NULL,
         finished_at = coalesce($3::timestamptz, now()), updated_at = coalesce($3::timestamptz, now())
-    WHERE e.account_id = $1 AND e.sequence_id = $2 AND e.state = 'active'
+    FROM batch b
+    WHERE e.id = b.id AND e.state = 'active'
     RETURNING e.id, e.step, e.run
 )
 INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
@@ -528,15 +536,24 @@ SELECT $1, $2, x.id, x.step, 'exited', 'archived', coalesce($3::timestamptz, now
 FROM ended x
 `
 
-type SequenceExitAllParams struct {
+type SequenceExitArchivedParams struct {
 	AccountID  int64
 	SequenceID int64
 	Now        *time.Time
 }
 
-// Archiving ends every enrollment still running, with its reason.
-func (q *Queries) SequenceExitAll(ctx context.Context, arg SequenceExitAllParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sequenceExitAll, arg.AccountID, arg.SequenceID, arg.Now)
+// Ends up to 1,000 running enrollments of an archived sequence, with the reason
+// archived and a timeline line each, in the statement's own short transaction:
+// every account's event readers wait below the oldest running transaction, so the
+// archive's own transaction changes the sequence and its step campaigns only, and
+// its enrollments end in these batches after it commits. Until one ends it is
+// never advanced (SequenceClaimDue takes only an active sequence's enrollments,
+// and the advancer reads the sequence's status again under a share lock). The
+// archive calls this until nothing is left; the executors' maintenance calls it
+// too (SequenceListArchivedWithActive), for an archive cut short and for an
+// enrollment that joined as the archive committed. Locked rows are waited for.
+func (q *Queries) SequenceExitArchived(ctx context.Context, arg SequenceExitArchivedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceExitArchived, arg.AccountID, arg.SequenceID, arg.Now)
 	if err != nil {
 		return 0, err
 	}
@@ -544,7 +561,7 @@ func (q *Queries) SequenceExitAll(ctx context.Context, arg SequenceExitAllParams
 }
 
 const sequenceForAdvance = `-- name: SequenceForAdvance :one
-SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequences WHERE id = $1
+SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequences WHERE id = $1 FOR SHARE
 `
 
 type SequenceForAdvanceRow struct {
@@ -557,6 +574,10 @@ type SequenceForAdvanceRow struct {
 	Steps     json.RawMessage
 }
 
+// Share-locked to the batch's commit: a transition (pause, archive) waits for the
+// batches advancing the sequence's enrollments, and a batch whose claim was read
+// just before a transition committed reads the new status here (a locking read
+// sees the latest version) and leaves those enrollments where they are.
 func (q *Queries) SequenceForAdvance(ctx context.Context, id int64) (SequenceForAdvanceRow, error) {
 	row := q.db.QueryRow(ctx, sequenceForAdvance, id)
 	var i SequenceForAdvanceRow
@@ -715,6 +736,41 @@ func (q *Queries) SequenceList(ctx context.Context, arg SequenceListParams) ([]S
 			&i.Reentry,
 			&i.ReentryAfter,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sequenceListArchivedWithActive = `-- name: SequenceListArchivedWithActive :many
+SELECT q.id, q.account_id FROM sequences q
+WHERE q.status = 'archived'
+  AND EXISTS (SELECT 1 FROM sequence_enrollments e WHERE e.sequence_id = q.id AND e.state = 'active')
+LIMIT 100
+`
+
+type SequenceListArchivedWithActiveRow struct {
+	ID        int64
+	AccountID int64
+}
+
+// Archived sequences that still have running enrollments to end
+// (SequenceExitArchived), through sequence_enrollments_active_idx. Not a tenant
+// query: the executors' maintenance.
+func (q *Queries) SequenceListArchivedWithActive(ctx context.Context) ([]SequenceListArchivedWithActiveRow, error) {
+	rows, err := q.db.Query(ctx, sequenceListArchivedWithActive)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SequenceListArchivedWithActiveRow{}
+	for rows.Next() {
+		var i SequenceListArchivedWithActiveRow
+		if err := rows.Scan(&i.ID, &i.AccountID); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
