@@ -130,7 +130,7 @@ WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id
 -- archive's own transaction changes the sequence and its step campaigns only, and
 -- its enrollments end in these batches after it commits. Until one ends it is
 -- never advanced (SequenceClaimDue takes only an active sequence's enrollments,
--- and the advancer reads the sequence's status again under a share lock). The
+-- and the advancer reads the sequence's status again under SequenceAdvanceLock). The
 -- archive calls this until nothing is left; the executors' maintenance calls it
 -- too (SequenceListArchivedWithActive), for an archive cut short and for an
 -- enrollment that joined as the archive committed. Locked rows are waited for.
@@ -279,12 +279,25 @@ CROSS JOIN LATERAL (
 WHERE a.account_id IS NOT NULL
 LIMIT @n;
 
+-- name: SequenceAdvanceLock :exec
+-- Taken by an advancer's batch, shared, before it reads a sequence
+-- (SequenceForAdvance), and held to its commit; a transition (pause, resume,
+-- archive) takes it exclusive first (SequenceTransitionLock). So a transition
+-- waits for the batches already advancing the sequence's enrollments, and a batch
+-- whose claim read the sequence active just before a transition committed waits
+-- for that commit and then reads the new status, and leaves those enrollments
+-- where they are. An advisory lock rather than a lock on the sequence's row: the
+-- sweeps that update the row (SKIP LOCKED) are not held back by the batches.
+SELECT pg_advisory_xact_lock_shared(hashtext('sequence advance'), sqlc.arg(sequence_key)::int);
+
+-- name: SequenceTransitionLock :exec
+-- See SequenceAdvanceLock.
+SELECT pg_advisory_xact_lock(hashtext('sequence advance'), sqlc.arg(sequence_key)::int);
+
 -- name: SequenceForAdvance :one
--- Share-locked to the batch's commit: a transition (pause, archive) waits for the
--- batches advancing the sequence's enrollments, and a batch whose claim was read
--- just before a transition committed reads the new status here (a locking read
--- sees the latest version) and leaves those enrollments where they are.
-SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequences WHERE id = @id FOR SHARE;
+-- Read after SequenceAdvanceLock, in a statement of its own: its snapshot sees
+-- a transition that committed while the batch waited for the lock.
+SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequences WHERE id = @id;
 
 -- name: SequenceSubscriberLock :one
 -- The subscriber, locked FOR SHARE until the step commits: an opt-out that

@@ -251,6 +251,12 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 }
 
 func load(ctx context.Context, q *store.Queries, id int64) (*loaded, error) {
+	// Transitions wait for this batch, or this batch for a transition, then reads
+	// its outcome: no enrollment is advanced after its sequence was paused or
+	// archived.
+	if err := q.SequenceAdvanceLock(ctx, int32(id)); err != nil {
+		return nil, err
+	}
 	row, err := q.SequenceForAdvance(ctx, id)
 	if err != nil {
 		return nil, err

@@ -81,9 +81,9 @@ func TestArchivedSequenceLeftoversAreNeverAdvanced(t *testing.T) {
 
 // TestAdvanceClaimedAsTheArchiveCommitsAdvancesNothing: the advancer's claim reads
 // the sequence active while an archive is about to commit. The batch must not
-// advance those enrollments after the archive: it reads the sequence again under
-// a share lock, which waits for the archive's transaction and then sees it
-// archived. (Without that, the batch queued the step's send into the archived
+// advance those enrollments after the archive: before it reads the sequence again
+// it takes the lock the archive's transaction holds (shared, against the
+// transition's exclusive), so it waits for that commit and then sees it archived. (Without that, the batch queued the step's send into the archived
 // sequence's cancelled campaign and moved the enrollment on.)
 func TestAdvanceClaimedAsTheArchiveCommitsAdvancesNothing(t *testing.T) {
 	e := setup(t)
@@ -97,11 +97,14 @@ func TestAdvanceClaimedAsTheArchiveCommitsAdvancesNothing(t *testing.T) {
 	_, _, err = e.svc.Enroll(e.ctx, acct, s.ID, sub, "", nil)
 	require.NoError(t, err)
 
-	// The archive's transaction, changed but not committed yet.
+	// The archive's transaction as Transition runs it, stopped before its commit.
 	archive, err := e.pool.Begin(e.ctx)
 	require.NoError(t, err)
 	defer func() { _ = archive.Rollback(e.ctx) }()
-	_, err = archive.Exec(e.ctx, `UPDATE sequences SET status = 'archived' WHERE id = $1`, s.ID)
+	q := store.New(archive)
+	require.NoError(t, q.SequenceTransitionLock(e.ctx, int32(s.ID)))
+	_, err = q.SequenceTransition(e.ctx, store.SequenceTransitionParams{AccountID: acct, ID: s.ID,
+		To: sequence.StatusArchived, From: []string{sequence.StatusActive}})
 	require.NoError(t, err)
 
 	type result struct {

@@ -278,6 +278,10 @@ func (s *Service) Transition(ctx context.Context, accountID, id int64, name stri
 	var out Sequence
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
+		// Waits for the advancer's batches of this sequence (SequenceAdvanceLock).
+		if err := q.SequenceTransitionLock(ctx, int32(id)); err != nil {
+			return err
+		}
 		r, err := q.SequenceTransition(ctx, store.SequenceTransitionParams{AccountID: accountID, ID: id,
 			To: t.to, From: t.from, Now: nowPtr(s.Now)})
 		if errors.Is(err, pgx.ErrNoRows) {

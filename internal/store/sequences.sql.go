@@ -13,6 +13,23 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const sequenceAdvanceLock = `-- name: SequenceAdvanceLock :exec
+SELECT pg_advisory_xact_lock_shared(hashtext('sequence advance'), $1::int)
+`
+
+// Taken by an advancer's batch, shared, before it reads a sequence
+// (SequenceForAdvance), and held to its commit; a transition (pause, resume,
+// archive) takes it exclusive first (SequenceTransitionLock). So a transition
+// waits for the batches already advancing the sequence's enrollments, and a batch
+// whose claim read the sequence active just before a transition committed waits
+// for that commit and then reads the new status, and leaves those enrollments
+// where they are. An advisory lock rather than a lock on the sequence's row: the
+// sweeps that update the row (SKIP LOCKED) are not held back by the batches.
+func (q *Queries) SequenceAdvanceLock(ctx context.Context, sequenceKey int32) error {
+	_, err := q.db.Exec(ctx, sequenceAdvanceLock, sequenceKey)
+	return err
+}
+
 const sequenceCampaignsSetStatus = `-- name: SequenceCampaignsSetStatus :execrows
 UPDATE campaigns c
 SET status = $1::text,
@@ -548,7 +565,7 @@ type SequenceExitArchivedParams struct {
 // archive's own transaction changes the sequence and its step campaigns only, and
 // its enrollments end in these batches after it commits. Until one ends it is
 // never advanced (SequenceClaimDue takes only an active sequence's enrollments,
-// and the advancer reads the sequence's status again under a share lock). The
+// and the advancer reads the sequence's status again under SequenceAdvanceLock). The
 // archive calls this until nothing is left; the executors' maintenance calls it
 // too (SequenceListArchivedWithActive), for an archive cut short and for an
 // enrollment that joined as the archive committed. Locked rows are waited for.
@@ -561,7 +578,7 @@ func (q *Queries) SequenceExitArchived(ctx context.Context, arg SequenceExitArch
 }
 
 const sequenceForAdvance = `-- name: SequenceForAdvance :one
-SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequences WHERE id = $1 FOR SHARE
+SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequences WHERE id = $1
 `
 
 type SequenceForAdvanceRow struct {
@@ -574,10 +591,8 @@ type SequenceForAdvanceRow struct {
 	Steps     json.RawMessage
 }
 
-// Share-locked to the batch's commit: a transition (pause, archive) waits for the
-// batches advancing the sequence's enrollments, and a batch whose claim was read
-// just before a transition committed reads the new status here (a locking read
-// sees the latest version) and leaves those enrollments where they are.
+// Read after SequenceAdvanceLock, in a statement of its own: its snapshot sees
+// a transition that committed while the batch waited for the lock.
 func (q *Queries) SequenceForAdvance(ctx context.Context, id int64) (SequenceForAdvanceRow, error) {
 	row := q.db.QueryRow(ctx, sequenceForAdvance, id)
 	var i SequenceForAdvanceRow
@@ -1944,6 +1959,16 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 		&i.ReentryAfter,
 	)
 	return i, err
+}
+
+const sequenceTransitionLock = `-- name: SequenceTransitionLock :exec
+SELECT pg_advisory_xact_lock(hashtext('sequence advance'), $1::int)
+`
+
+// See SequenceAdvanceLock.
+func (q *Queries) SequenceTransitionLock(ctx context.Context, sequenceKey int32) error {
+	_, err := q.db.Exec(ctx, sequenceTransitionLock, sequenceKey)
+	return err
 }
 
 const sequenceUpdate = `-- name: SequenceUpdate :one
