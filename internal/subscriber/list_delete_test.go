@@ -3,6 +3,7 @@ package subscriber_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -67,4 +68,49 @@ func TestDeleteListInBoundedTransactions(t *testing.T) {
 	require.Equal(t, int64(n), count(`SELECT count(*) FROM list_members WHERE list_id = $1`, kept))
 	require.Equal(t, int64(n), count(`SELECT count(*) FROM subscribers WHERE account_id = $1`, a.ID), "the subscribers stay")
 	require.True(t, apperr.Is(svc.DeleteList(ctx, a.ID, doomed), apperr.NotFound), "deleting it again")
+}
+
+// TestDeleteListWithAMemberAddedMidway: a member is added (its transaction still
+// open) while the list's memberships are deleted batch by batch. The batches do
+// not see it; the list row's delete waits for the add to commit, and its cascade
+// takes the new membership with the list: none is left behind, and the delete
+// succeeds.
+func TestDeleteListWithAMemberAddedMidway(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.New(t)
+	svc := subscriber.NewService(pool)
+	a, _, err := account.NewService(pool).Create(ctx, "a")
+	require.NoError(t, err)
+	count := func(sql string, args ...any) int64 {
+		t.Helper()
+		var n int64
+		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&n))
+		return n
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
+		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, 1500) i`, a.ID)
+	require.NoError(t, err)
+	l := count(`INSERT INTO lists (account_id, name) VALUES ($1, 'l') RETURNING id`, a.ID)
+	_, err = pool.Exec(ctx, `INSERT INTO list_members (list_id, subscriber_id, account_id)
+		SELECT $1, id, account_id FROM subscribers WHERE account_id = $2 AND email_lower <> 's1@example.com'`, l, a.ID)
+	require.NoError(t, err)
+
+	add, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = add.Rollback(ctx) }()
+	_, err = add.Exec(ctx, `INSERT INTO list_members (list_id, subscriber_id, account_id)
+		SELECT $1, id, account_id FROM subscribers WHERE account_id = $2 AND email_lower = 's1@example.com'`, l, a.ID)
+	require.NoError(t, err)
+
+	done := make(chan error, 1)
+	go func() { done <- svc.DeleteList(ctx, a.ID, l) }()
+	// The list row's delete waits for the add.
+	require.Eventually(t, func() bool {
+		return count(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, add.Commit(ctx))
+	require.NoError(t, <-done)
+	require.Zero(t, count(`SELECT count(*) FROM list_members WHERE list_id = $1`, l))
+	require.Zero(t, count(`SELECT count(*) FROM lists WHERE id = $1`, l))
 }
