@@ -287,8 +287,11 @@ SELECT s.id FROM started s;
 -- name: CampaignFail :one
 -- An approved or building campaign that cannot start (its segment cannot be
 -- evaluated, or its build ran past the limit) fails alone with its reason, so the
--- scheduler neither retries it nor stops at it. What its build had queued is
--- removed: none of it was claimable (only sending campaigns are), so nothing was sent.
+-- scheduler neither retries it nor stops at it. The statement changes the campaign
+-- row and writes its event only, so its transaction stays short however large the
+-- build: what the build had queued (never claimable, since only sending campaigns
+-- are, so nothing of it was sent) is deleted afterwards in bounded batches
+-- (SendDeleteFailed).
 WITH failed AS (
     UPDATE campaigns
     SET status = 'failed', failed_reason = @reason::text, build_executor_id = NULL,
@@ -298,15 +301,13 @@ WITH failed AS (
       AND (campaigns.status = 'approved' OR (campaigns.status = 'building'
            AND campaigns.build_executor_id IS NOT DISTINCT FROM sqlc.narg('executor_id')::bigint))
     RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status, campaigns.failed_reason
-), removed AS (
-    DELETE FROM sends s USING failed f WHERE s.account_id = f.account_id AND s.campaign_id = f.id
 ), failed_event AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT f.account_id, 'campaign.failed', coalesce(sqlc.narg('now')::timestamptz, now()),
            jsonb_build_object('campaign_id', f.id, 'name', f.name, 'status', f.status, 'reason', f.failed_reason)
     FROM failed f
 )
-SELECT f.id FROM failed f;
+SELECT f.id, f.account_id FROM failed f;
 
 -- name: CampaignTimeline :many
 -- A campaign's settled sends counted by when they settled (sent_at for a sent row,

@@ -100,6 +100,13 @@ WHERE c.status = 'cancelled'
   AND EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
 LIMIT 100;
 
+-- name: CampaignListFailedWithQueued :many
+-- Failed campaigns that still have queued rows to delete (SendDeleteFailed).
+SELECT c.id, c.account_id FROM campaigns c
+WHERE c.status = 'failed'
+  AND EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
+LIMIT 100;
+
 -- name: CampaignNextDue :one
 -- How long until the next approved campaign falls due, so the scheduler wakes for
 -- it rather than up to a tick late (campaigns_due_idx). A wait, not a time: the

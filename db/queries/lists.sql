@@ -33,7 +33,21 @@ UPDATE lists SET
 WHERE account_id = @account_id AND id = @id;
 
 -- name: ListDelete :execrows
+-- The list row, and by cascade what memberships are left: the few added since
+-- ListMembersPurge emptied it (DeleteList).
 DELETE FROM lists WHERE account_id = @account_id AND id = @id;
+
+-- name: ListMembersPurge :execrows
+-- Deletes up to 1,000 memberships of a list, in the statement's own short
+-- transaction: every account's event readers wait below the oldest running
+-- transaction, so a list's memberships are not deleted all at once by the cascade
+-- of its row. The list's primary key order (list_id, subscriber_id) is the index's.
+DELETE FROM list_members
+WHERE (list_id, subscriber_id) IN (
+    SELECT m.list_id, m.subscriber_id FROM list_members m
+    WHERE m.account_id = @account_id AND m.list_id = @list_id
+    ORDER BY m.subscriber_id
+    LIMIT 1000);
 
 -- name: ListIDsOwned :many
 -- Which of ids are the account's lists: a campaign may only target its own.

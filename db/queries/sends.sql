@@ -374,6 +374,24 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status,
 )
 SELECT r.id, r.campaign_id, r.status FROM rescued r;
 
+-- name: SendDeleteFailed :execrows
+-- Deletes up to 1,000 rows of a failed campaign, in the statement's own short
+-- transaction: what its build had queued (CampaignFail), none of it ever claimed.
+-- The build's failure calls this until nothing is left; the executors'
+-- maintenance calls it too, for a removal that stopped half-way (a killed
+-- process). Every account's event readers wait below the oldest running
+-- transaction, so the rows do not go in one statement with the fail.
+DELETE FROM sends
+WHERE id IN (
+    SELECT s.id FROM sends s
+    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'queued'
+      AND EXISTS (SELECT 1 FROM campaigns c
+                  WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.status = 'failed')
+    ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
+    LIMIT 1000
+    FOR UPDATE SKIP LOCKED)
+  AND status = 'queued';
+
 -- name: SendSweepCancelled :execrows
 -- Closes up to 1,000 queued rows of a cancelled campaign, in the statement's own
 -- short transaction: the only statement that cancels a campaign's queued rows. The

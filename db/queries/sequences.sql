@@ -123,13 +123,30 @@ FROM sequence_steps st
 WHERE st.account_id = @account_id AND st.sequence_id = @sequence_id
   AND c.account_id = @account_id AND c.id = st.campaign_id AND c.kind = 'sequence' AND c.status <> 'cancelled';
 
--- name: SequenceExitAll :execrows
--- Archiving ends every enrollment still running, with its reason.
-WITH ended AS (
+-- name: SequenceExitArchived :execrows
+-- Ends up to 1,000 running enrollments of an archived sequence, with the reason
+-- archived and a timeline line each, in the statement's own short transaction:
+-- every account's event readers wait below the oldest running transaction, so the
+-- archive's own transaction changes the sequence and its step campaigns only, and
+-- its enrollments end in these batches after it commits. Until one ends it is
+-- never advanced (SequenceClaimDue takes only an active sequence's enrollments,
+-- and the advancer reads the sequence's status again under SequenceAdvanceLock). The
+-- archive calls this until nothing is left; the executors' maintenance calls it
+-- too (SequenceListArchivedWithActive), for an archive cut short and for an
+-- enrollment that joined as the archive committed. Locked rows are waited for.
+WITH batch AS (
+    SELECT e.id FROM sequence_enrollments e
+    WHERE e.account_id = @account_id AND e.sequence_id = @sequence_id AND e.state = 'active'
+      AND EXISTS (SELECT 1 FROM sequences q
+                  WHERE q.account_id = @account_id AND q.id = @sequence_id AND q.status = 'archived')
+    LIMIT 1000
+    FOR UPDATE OF e
+), ended AS (
     UPDATE sequence_enrollments e
     SET state = 'exited', exit_reason = 'archived', waiting_for = NULL,
         finished_at = coalesce(sqlc.narg('now')::timestamptz, now()), updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-    WHERE e.account_id = @account_id AND e.sequence_id = @sequence_id AND e.state = 'active'
+    FROM batch b
+    WHERE e.id = b.id AND e.state = 'active'
     RETURNING e.id, e.step, e.run
 )
 INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
@@ -262,7 +279,24 @@ CROSS JOIN LATERAL (
 WHERE a.account_id IS NOT NULL
 LIMIT @n;
 
+-- name: SequenceAdvanceLock :exec
+-- Taken by an advancer's batch, shared, before it reads a sequence
+-- (SequenceForAdvance), and held to its commit; a transition (pause, resume,
+-- archive) takes it exclusive first (SequenceTransitionLock). So a transition
+-- waits for the batches already advancing the sequence's enrollments, and a batch
+-- whose claim read the sequence active just before a transition committed waits
+-- for that commit and then reads the new status, and leaves those enrollments
+-- where they are. An advisory lock rather than a lock on the sequence's row: the
+-- sweeps that update the row (SKIP LOCKED) are not held back by the batches.
+SELECT pg_advisory_xact_lock_shared(hashtext('sequence advance'), sqlc.arg(sequence_key)::int);
+
+-- name: SequenceTransitionLock :exec
+-- See SequenceAdvanceLock.
+SELECT pg_advisory_xact_lock(hashtext('sequence advance'), sqlc.arg(sequence_key)::int);
+
 -- name: SequenceForAdvance :one
+-- Read after SequenceAdvanceLock, in a statement of its own: its snapshot sees
+-- a transition that committed while the batch waited for the lock.
 SELECT id, account_id, status, list_id, time_zone, late_after, steps FROM sequences WHERE id = @id;
 
 -- name: SequenceSubscriberLock :one
@@ -596,3 +630,12 @@ DELETE FROM track_events t
 WHERE (t.account_id, t.event_id) IN (
     SELECT x.account_id, x.event_id FROM track_events x WHERE x.created_at < @cutoff::timestamptz
     ORDER BY x.created_at LIMIT @n);
+
+-- name: SequenceListArchivedWithActive :many
+-- Archived sequences that still have running enrollments to end
+-- (SequenceExitArchived), through sequence_enrollments_active_idx. Not a tenant
+-- query: the executors' maintenance.
+SELECT q.id, q.account_id FROM sequences q
+WHERE q.status = 'archived'
+  AND EXISTS (SELECT 1 FROM sequence_enrollments e WHERE e.sequence_id = q.id AND e.state = 'active')
+LIMIT 100;

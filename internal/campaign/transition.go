@@ -287,6 +287,21 @@ func (s *Service) Cancel(ctx context.Context, accountID, id int64) (Campaign, er
 	return c, nil
 }
 
+// DeleteFailed deletes the rows a failed campaign's build had queued, one bounded
+// batch per statement (each committing on its own), until none is left, and
+// returns how many it deleted. The fail itself (CampaignFail) changes the campaign
+// row only, for the reason CloseCancelled's cancel does.
+func DeleteFailed(ctx context.Context, q *store.Queries, accountID, campaignID int64) (int64, error) {
+	var total int64
+	for {
+		n, err := q.SendDeleteFailed(ctx, store.SendDeleteFailedParams{AccountID: accountID, CampaignID: campaignID})
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
 // CloseCancelled closes the queued rows of a cancelled campaign, one bounded batch
 // per statement (each committing on its own), until none is left, and returns how
 // many it closed. now is the caller's clock (nil: the database's).

@@ -10,10 +10,11 @@ import (
 
 	campaignsvc "github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// maintain runs the rescuer, the cancel sweep, the finalizer and the queued gauge
+// maintain runs the rescuer, the cancel, fail and archive sweeps, the finalizer and the queued gauge
 // every Maintenance interval. Every replica runs it; each step is a SKIP LOCKED or
 // compare-and-set statement, so they do not collide.
 func (e *Executor) maintain(ctx context.Context) {
@@ -40,6 +41,16 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	}
 	if err := e.sweepCancelled(ctx); err != nil {
 		return err
+	}
+	if err := e.sweepFailed(ctx); err != nil {
+		return err
+	}
+	// An archive's running enrollments end in batches after it commits; what a
+	// cut-short archive left ends here.
+	if n, err := sequence.ExitArchivedLeftovers(ctx, e.q, e.now()); err != nil {
+		return err
+	} else if n > 0 {
+		e.log.Info("ended the running enrollments an archive left", "enrollments", n)
 	}
 	campaigns, err := e.q.CampaignListSending(ctx)
 	if err != nil {
@@ -150,6 +161,21 @@ func (e *Executor) failHeld(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// sweepFailed deletes the rows of failed campaigns that their build's failure left
+// (its process was killed between batches), in the failure's own bounded batches.
+func (e *Executor) sweepFailed(ctx context.Context) error {
+	campaigns, err := e.q.CampaignListFailedWithQueued(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range campaigns {
+		if _, err := campaignsvc.DeleteFailed(ctx, e.q, c.AccountID, c.ID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sweepCancelled closes the queued rows of cancelled campaigns that the cancel

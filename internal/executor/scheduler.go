@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	campaignsvc "github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -133,9 +134,16 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 		}
 		// Retrying would fail the same way on every round: the campaign fails
 		// alone, with its reason on the campaign and in a campaign.failed event.
-		_, ferr := e.q.CampaignFail(ctx, store.CampaignFailParams{ID: id, ExecutorID: owner, Reason: reason, Now: e.now()})
+		// What its build queued goes afterwards, in bounded batches; what a crash
+		// leaves of it the maintenance deletes (sweepFailed).
+		f, ferr := e.q.CampaignFail(ctx, store.CampaignFailParams{ID: id, ExecutorID: owner, Reason: reason, Now: e.now()})
 		if ferr != nil && !errors.Is(ferr, pgx.ErrNoRows) {
 			return false, errors.Join(err, ferr)
+		}
+		if ferr == nil {
+			if _, derr := campaignsvc.DeleteFailed(ctx, e.q, f.AccountID, f.ID); derr != nil {
+				e.log.Warn("delete a failed campaign's rows; maintenance retries", "campaign_id", id, "err", derr)
+			}
 		}
 		e.log.Error("campaign failed: it cannot start", "campaign_id", id, "account_id", c.AccountID,
 			"reason", reason, "err", err)

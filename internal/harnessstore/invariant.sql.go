@@ -42,8 +42,8 @@ type InvariantCampaignCountsRow struct {
 // The delivery invariants every executor test and `sendonce-harness chaos` end with
 // (internal/invariant). Not tenant queries: they read every campaign of a test's
 // own database, and no request can reach them.
-// Every started campaign with its rows by status. A finished campaign (sent or
-// cancelled) must hold no queued or sending row: no statement may leave work in a
+// Every started campaign with its rows by status. A finished campaign (sent,
+// cancelled or failed) must hold no queued or sending row: no statement may leave work in a
 // campaign nobody sends any more (DESIGN.md §4). total is counted apart from the
 // statuses, so a row in a status the counts miss shows up as a difference.
 func (q *Queries) InvariantCampaignCounts(ctx context.Context) ([]InvariantCampaignCountsRow, error) {

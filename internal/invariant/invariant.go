@@ -2,8 +2,10 @@
 // (DESIGN.md §3–§4), checked at the end of every executor test, of the tests that
 // run the real service, and of `sendonce-harness chaos`:
 //
-//   - a finished campaign (sent or cancelled) holds no queued or sending row:
-//     nothing can leave work in a campaign nobody sends any more;
+//   - a finished campaign (sent, cancelled or failed) holds no queued or sending
+//     row: nothing can leave work in a campaign nobody sends any more (a
+//     cancelled or failed one's rows are closed or deleted in batches after its
+//     transition, so this holds once they are);
 //   - a campaign's rows by status add up to its recipient list (and to the number
 //     of recipients expected, where the caller knows it);
 //   - where the caller sees the provider's side: each job id reached a recipient
@@ -47,7 +49,7 @@ func Check(ctx context.Context, db harnessstore.DBTX, o Options) error {
 	seen := map[int64]bool{}
 	for _, c := range rows {
 		seen[c.ID] = true
-		if (c.Status == "sent" || c.Status == "cancelled") && c.Queued+c.Sending > 0 {
+		if (c.Status == "sent" || c.Status == "cancelled" || c.Status == "failed") && c.Queued+c.Sending > 0 {
 			errs = append(errs, fmt.Errorf("campaign %d is %s but holds %d queued and %d sending rows",
 				c.ID, c.Status, c.Queued, c.Sending))
 		}

@@ -206,6 +206,12 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 				}
 				seqs[r.SequenceID] = s
 			}
+			if s.row.Status != StatusActive {
+				// Paused or archived after the claim read it active: the
+				// enrollment stays where it is (an archived one is ended by the
+				// archive's batches, which wait for this transaction).
+				continue
+			}
 			sp, err := tx.Begin(ctx)
 			if err != nil {
 				return err
@@ -245,6 +251,12 @@ func (a *Advancer) Advance(ctx context.Context) (int, error) {
 }
 
 func load(ctx context.Context, q *store.Queries, id int64) (*loaded, error) {
+	// Transitions wait for this batch, or this batch for a transition, then reads
+	// its outcome: no enrollment is advanced after its sequence was paused or
+	// archived.
+	if err := q.SequenceAdvanceLock(ctx, int32(id)); err != nil {
+		return nil, err
+	}
 	row, err := q.SequenceForAdvance(ctx, id)
 	if err != nil {
 		return nil, err

@@ -266,7 +266,10 @@ var transitions = map[string]struct {
 
 // Transition moves a sequence from one state to another with a compare-and-set;
 // its step campaigns follow in the same transaction (sending, paused, cancelled),
-// so a paused sequence's queued sends are not claimed.
+// so a paused sequence's queued sends are not claimed. An archive's running
+// enrollments end after that transaction commits, in bounded batches
+// (ExitArchived): every account's event readers wait below the oldest running
+// transaction, so the transition's own stays short however many there are.
 func (s *Service) Transition(ctx context.Context, accountID, id int64, name string) (Sequence, error) {
 	t, ok := transitions[name]
 	if !ok {
@@ -275,6 +278,10 @@ func (s *Service) Transition(ctx context.Context, accountID, id int64, name stri
 	var out Sequence
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
+		// Waits for the advancer's batches of this sequence (SequenceAdvanceLock).
+		if err := q.SequenceTransitionLock(ctx, int32(id)); err != nil {
+			return err
+		}
 		r, err := q.SequenceTransition(ctx, store.SequenceTransitionParams{AccountID: accountID, ID: id,
 			To: t.to, From: t.from, Now: nowPtr(s.Now)})
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -296,16 +303,53 @@ func (s *Service) Transition(ctx context.Context, accountID, id int64, name stri
 				return q.CampaignNotify(ctx, store.CampaignNotifyParams{Channel: postgres.CampaignChannel, Payload: "resume"})
 			}
 		case Archive:
-			if _, err := q.SequenceCampaignsSetStatus(ctx, store.SequenceCampaignsSetStatusParams{AccountID: accountID,
-				SequenceID: id, Status: "cancelled"}); err != nil {
-				return err
-			}
-			_, err := q.SequenceExitAll(ctx, store.SequenceExitAllParams{AccountID: accountID, SequenceID: id, Now: nowPtr(s.Now)})
+			_, err := q.SequenceCampaignsSetStatus(ctx, store.SequenceCampaignsSetStatusParams{AccountID: accountID,
+				SequenceID: id, Status: "cancelled"})
 			return err
 		}
 		return nil
 	})
+	if err == nil && name == Archive {
+		// The archive has committed: from now on no enrollment of it is advanced,
+		// and what this request does not end (it was cut short, or a batch failed)
+		// the executors' maintenance does, so a failure here does not fail it.
+		_, _ = ExitArchived(ctx, store.New(s.pool), accountID, id, nowPtr(s.Now))
+	}
 	return out, err
+}
+
+// ExitArchived ends the running enrollments of an archived sequence, one bounded
+// batch per statement (each committing on its own), until none is left, and
+// returns how many it ended. now is the caller's clock (nil: the database's).
+func ExitArchived(ctx context.Context, q *store.Queries, accountID, sequenceID int64, now *time.Time) (int64, error) {
+	var total int64
+	for {
+		n, err := q.SequenceExitArchived(ctx, store.SequenceExitArchivedParams{AccountID: accountID, SequenceID: sequenceID, Now: now})
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
+// ExitArchivedLeftovers ends, for every archived sequence that still has running
+// enrollments (its archive was cut short, or one joined as it committed), those
+// enrollments as the archive does, and returns how many it ended. The executors'
+// maintenance runs it.
+func ExitArchivedLeftovers(ctx context.Context, q *store.Queries, now *time.Time) (int64, error) {
+	seqs, err := q.SequenceListArchivedWithActive(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, s := range seqs {
+		n, err := ExitArchived(ctx, q, s.AccountID, s.ID, now)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // Enroll enrolls one subscriber (by id, or by email when id is 0) in an active or

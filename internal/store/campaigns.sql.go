@@ -514,15 +514,13 @@ WITH failed AS (
       AND (campaigns.status = 'approved' OR (campaigns.status = 'building'
            AND campaigns.build_executor_id IS NOT DISTINCT FROM $4::bigint))
     RETURNING campaigns.id, campaigns.account_id, campaigns.name, campaigns.status, campaigns.failed_reason
-), removed AS (
-    DELETE FROM sends s USING failed f WHERE s.account_id = f.account_id AND s.campaign_id = f.id
 ), failed_event AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT f.account_id, 'campaign.failed', coalesce($2::timestamptz, now()),
            jsonb_build_object('campaign_id', f.id, 'name', f.name, 'status', f.status, 'reason', f.failed_reason)
     FROM failed f
 )
-SELECT f.id FROM failed f
+SELECT f.id, f.account_id FROM failed f
 `
 
 type CampaignFailParams struct {
@@ -532,20 +530,28 @@ type CampaignFailParams struct {
 	ExecutorID *int64
 }
 
+type CampaignFailRow struct {
+	ID        int64
+	AccountID int64
+}
+
 // An approved or building campaign that cannot start (its segment cannot be
 // evaluated, or its build ran past the limit) fails alone with its reason, so the
-// scheduler neither retries it nor stops at it. What its build had queued is
-// removed: none of it was claimable (only sending campaigns are), so nothing was sent.
-func (q *Queries) CampaignFail(ctx context.Context, arg CampaignFailParams) (int64, error) {
+// scheduler neither retries it nor stops at it. The statement changes the campaign
+// row and writes its event only, so its transaction stays short however large the
+// build: what the build had queued (never claimable, since only sending campaigns
+// are, so nothing of it was sent) is deleted afterwards in bounded batches
+// (SendDeleteFailed).
+func (q *Queries) CampaignFail(ctx context.Context, arg CampaignFailParams) (CampaignFailRow, error) {
 	row := q.db.QueryRow(ctx, campaignFail,
 		arg.Reason,
 		arg.Now,
 		arg.ID,
 		arg.ExecutorID,
 	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	var i CampaignFailRow
+	err := row.Scan(&i.ID, &i.AccountID)
+	return i, err
 }
 
 const campaignGet = `-- name: CampaignGet :one

@@ -117,6 +117,39 @@ func (q *Queries) CampaignListDue(ctx context.Context, now *time.Time) ([]int64,
 	return items, nil
 }
 
+const campaignListFailedWithQueued = `-- name: CampaignListFailedWithQueued :many
+SELECT c.id, c.account_id FROM campaigns c
+WHERE c.status = 'failed'
+  AND EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
+LIMIT 100
+`
+
+type CampaignListFailedWithQueuedRow struct {
+	ID        int64
+	AccountID int64
+}
+
+// Failed campaigns that still have queued rows to delete (SendDeleteFailed).
+func (q *Queries) CampaignListFailedWithQueued(ctx context.Context) ([]CampaignListFailedWithQueuedRow, error) {
+	rows, err := q.db.Query(ctx, campaignListFailedWithQueued)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignListFailedWithQueuedRow{}
+	for rows.Next() {
+		var i CampaignListFailedWithQueuedRow
+		if err := rows.Scan(&i.ID, &i.AccountID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
        c.text_template, c.ambiguous_policy, c.sender_id, c.kind, c.track_clicks, c.track_opens, ds.id AS stream_sender_id,

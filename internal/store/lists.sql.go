@@ -69,6 +69,8 @@ type ListDeleteParams struct {
 	ID        int64
 }
 
+// The list row, and by cascade what memberships are left: the few added since
+// ListMembersPurge emptied it (DeleteList).
 func (q *Queries) ListDelete(ctx context.Context, arg ListDeleteParams) (int64, error) {
 	result, err := q.db.Exec(ctx, listDelete, arg.AccountID, arg.ID)
 	if err != nil {
@@ -238,6 +240,32 @@ type ListMembersAddParams struct {
 // id order, so concurrent bulk adds to one list wait for each other, never deadlock.
 func (q *Queries) ListMembersAdd(ctx context.Context, arg ListMembersAddParams) (int64, error) {
 	result, err := q.db.Exec(ctx, listMembersAdd, arg.ListID, arg.AccountID, arg.SubscriberIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const listMembersPurge = `-- name: ListMembersPurge :execrows
+DELETE FROM list_members
+WHERE (list_id, subscriber_id) IN (
+    SELECT m.list_id, m.subscriber_id FROM list_members m
+    WHERE m.account_id = $1 AND m.list_id = $2
+    ORDER BY m.subscriber_id
+    LIMIT 1000)
+`
+
+type ListMembersPurgeParams struct {
+	AccountID int64
+	ListID    int64
+}
+
+// Deletes up to 1,000 memberships of a list, in the statement's own short
+// transaction: every account's event readers wait below the oldest running
+// transaction, so a list's memberships are not deleted all at once by the cascade
+// of its row. The list's primary key order (list_id, subscriber_id) is the index's.
+func (q *Queries) ListMembersPurge(ctx context.Context, arg ListMembersPurgeParams) (int64, error) {
+	result, err := q.db.Exec(ctx, listMembersPurge, arg.AccountID, arg.ListID)
 	if err != nil {
 		return 0, err
 	}

@@ -404,6 +404,38 @@ func (q *Queries) SendCountQueued(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const sendDeleteFailed = `-- name: SendDeleteFailed :execrows
+DELETE FROM sends
+WHERE id IN (
+    SELECT s.id FROM sends s
+    WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status = 'queued'
+      AND EXISTS (SELECT 1 FROM campaigns c
+                  WHERE c.account_id = $1 AND c.id = $2 AND c.status = 'failed')
+    ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
+    LIMIT 1000
+    FOR UPDATE SKIP LOCKED)
+  AND status = 'queued'
+`
+
+type SendDeleteFailedParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+// Deletes up to 1,000 rows of a failed campaign, in the statement's own short
+// transaction: what its build had queued (CampaignFail), none of it ever claimed.
+// The build's failure calls this until nothing is left; the executors'
+// maintenance calls it too, for a removal that stopped half-way (a killed
+// process). Every account's event readers wait below the oldest running
+// transaction, so the rows do not go in one statement with the fail.
+func (q *Queries) SendDeleteFailed(ctx context.Context, arg SendDeleteFailedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sendDeleteFailed, arg.AccountID, arg.CampaignID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sendReleaseLost = `-- name: SendReleaseLost :execrows
 WITH lost AS (
     SELECT s.id, s.campaign_id FROM sends s

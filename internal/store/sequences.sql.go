@@ -13,6 +13,23 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const sequenceAdvanceLock = `-- name: SequenceAdvanceLock :exec
+SELECT pg_advisory_xact_lock_shared(hashtext('sequence advance'), $1::int)
+`
+
+// Taken by an advancer's batch, shared, before it reads a sequence
+// (SequenceForAdvance), and held to its commit; a transition (pause, resume,
+// archive) takes it exclusive first (SequenceTransitionLock). So a transition
+// waits for the batches already advancing the sequence's enrollments, and a batch
+// whose claim read the sequence active just before a transition committed waits
+// for that commit and then reads the new status, and leaves those enrollments
+// where they are. An advisory lock rather than a lock on the sequence's row: the
+// sweeps that update the row (SKIP LOCKED) are not held back by the batches.
+func (q *Queries) SequenceAdvanceLock(ctx context.Context, sequenceKey int32) error {
+	_, err := q.db.Exec(ctx, sequenceAdvanceLock, sequenceKey)
+	return err
+}
+
 const sequenceCampaignsSetStatus = `-- name: SequenceCampaignsSetStatus :execrows
 UPDATE campaigns c
 SET status = $1::text,
@@ -515,12 +532,20 @@ func (q *Queries) SequenceEventSequences(ctx context.Context, arg SequenceEventS
 	return items, nil
 }
 
-const sequenceExitAll = `-- name: SequenceExitAll :execrows
-WITH ended AS (
+const sequenceExitArchived = `-- name: SequenceExitArchived :execrows
+WITH batch AS (
+    SELECT e.id FROM sequence_enrollments e
+    WHERE e.account_id = $1 AND e.sequence_id = $2 AND e.state = 'active'
+      AND EXISTS (SELECT 1 FROM sequences q
+                  WHERE q.account_id = $1 AND q.id = $2 AND q.status = 'archived')
+    LIMIT 1000
+    FOR UPDATE OF e
+), ended AS (
     UPDATE sequence_enrollments e
     SET state = 'exited', exit_reason = 'archived', waiting_for = NULL,
         finished_at = coalesce($3::timestamptz, now()), updated_at = coalesce($3::timestamptz, now())
-    WHERE e.account_id = $1 AND e.sequence_id = $2 AND e.state = 'active'
+    FROM batch b
+    WHERE e.id = b.id AND e.state = 'active'
     RETURNING e.id, e.step, e.run
 )
 INSERT INTO sequence_step_log (account_id, sequence_id, enrollment_id, step, outcome, reason, at, run)
@@ -528,15 +553,24 @@ SELECT $1, $2, x.id, x.step, 'exited', 'archived', coalesce($3::timestamptz, now
 FROM ended x
 `
 
-type SequenceExitAllParams struct {
+type SequenceExitArchivedParams struct {
 	AccountID  int64
 	SequenceID int64
 	Now        *time.Time
 }
 
-// Archiving ends every enrollment still running, with its reason.
-func (q *Queries) SequenceExitAll(ctx context.Context, arg SequenceExitAllParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sequenceExitAll, arg.AccountID, arg.SequenceID, arg.Now)
+// Ends up to 1,000 running enrollments of an archived sequence, with the reason
+// archived and a timeline line each, in the statement's own short transaction:
+// every account's event readers wait below the oldest running transaction, so the
+// archive's own transaction changes the sequence and its step campaigns only, and
+// its enrollments end in these batches after it commits. Until one ends it is
+// never advanced (SequenceClaimDue takes only an active sequence's enrollments,
+// and the advancer reads the sequence's status again under SequenceAdvanceLock). The
+// archive calls this until nothing is left; the executors' maintenance calls it
+// too (SequenceListArchivedWithActive), for an archive cut short and for an
+// enrollment that joined as the archive committed. Locked rows are waited for.
+func (q *Queries) SequenceExitArchived(ctx context.Context, arg SequenceExitArchivedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sequenceExitArchived, arg.AccountID, arg.SequenceID, arg.Now)
 	if err != nil {
 		return 0, err
 	}
@@ -557,6 +591,8 @@ type SequenceForAdvanceRow struct {
 	Steps     json.RawMessage
 }
 
+// Read after SequenceAdvanceLock, in a statement of its own: its snapshot sees
+// a transition that committed while the batch waited for the lock.
 func (q *Queries) SequenceForAdvance(ctx context.Context, id int64) (SequenceForAdvanceRow, error) {
 	row := q.db.QueryRow(ctx, sequenceForAdvance, id)
 	var i SequenceForAdvanceRow
@@ -705,6 +741,41 @@ func (q *Queries) SequenceList(ctx context.Context, arg SequenceListParams) ([]S
 			&i.Reentry,
 			&i.ReentryAfter,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sequenceListArchivedWithActive = `-- name: SequenceListArchivedWithActive :many
+SELECT q.id, q.account_id FROM sequences q
+WHERE q.status = 'archived'
+  AND EXISTS (SELECT 1 FROM sequence_enrollments e WHERE e.sequence_id = q.id AND e.state = 'active')
+LIMIT 100
+`
+
+type SequenceListArchivedWithActiveRow struct {
+	ID        int64
+	AccountID int64
+}
+
+// Archived sequences that still have running enrollments to end
+// (SequenceExitArchived), through sequence_enrollments_active_idx. Not a tenant
+// query: the executors' maintenance.
+func (q *Queries) SequenceListArchivedWithActive(ctx context.Context) ([]SequenceListArchivedWithActiveRow, error) {
+	rows, err := q.db.Query(ctx, sequenceListArchivedWithActive)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SequenceListArchivedWithActiveRow{}
+	for rows.Next() {
+		var i SequenceListArchivedWithActiveRow
+		if err := rows.Scan(&i.ID, &i.AccountID); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -1862,6 +1933,16 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 		&i.ReentryAfter,
 	)
 	return i, err
+}
+
+const sequenceTransitionLock = `-- name: SequenceTransitionLock :exec
+SELECT pg_advisory_xact_lock(hashtext('sequence advance'), $1::int)
+`
+
+// See SequenceAdvanceLock.
+func (q *Queries) SequenceTransitionLock(ctx context.Context, sequenceKey int32) error {
+	_, err := q.db.Exec(ctx, sequenceTransitionLock, sequenceKey)
+	return err
 }
 
 const sequenceUpdate = `-- name: SequenceUpdate :one

@@ -222,9 +222,25 @@ func (s *Service) UpdateList(ctx context.Context, accountID, id int64, p ListPat
 	return out, err
 }
 
-// DeleteList removes a list and its memberships; the subscribers stay.
+// DeleteList removes a list and its memberships; the subscribers stay. The
+// memberships go first, 1,000 per statement, each its own short transaction: every
+// account's event readers wait below the oldest running transaction, so the
+// cascade of one DELETE of a large list would hold them all back for as long as it
+// ran. The list row goes last and takes with it the few memberships added
+// meanwhile. While it runs the list shows fewer members; a DeleteList cut short
+// leaves the list in place with fewer members: delete it again.
 func (s *Service) DeleteList(ctx context.Context, accountID, id int64) error {
-	n, err := store.New(s.pool).ListDelete(ctx, store.ListDeleteParams{AccountID: accountID, ID: id})
+	q := store.New(s.pool)
+	for {
+		n, err := q.ListMembersPurge(ctx, store.ListMembersPurgeParams{AccountID: accountID, ListID: id})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	n, err := q.ListDelete(ctx, store.ListDeleteParams{AccountID: accountID, ID: id})
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,8 @@
 -- own database, and no request can reach them.
 
 -- name: InvariantCampaignCounts :many
--- Every started campaign with its rows by status. A finished campaign (sent or
--- cancelled) must hold no queued or sending row: no statement may leave work in a
+-- Every started campaign with its rows by status. A finished campaign (sent,
+-- cancelled or failed) must hold no queued or sending row: no statement may leave work in a
 -- campaign nobody sends any more (DESIGN.md §4). total is counted apart from the
 -- statuses, so a row in a status the counts miss shows up as a difference.
 SELECT c.id, c.status,
