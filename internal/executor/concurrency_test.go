@@ -180,8 +180,10 @@ func TestAccountsAreServedRoundRobin(t *testing.T) {
 		}
 	}
 	// Dealt in turns, the 60 small-tenant messages are done within the first ~120
-	// sends; served in order they would wait behind 3,000.
-	require.Less(t, last, 400, "the small tenant's last message went out at position %d", last)
+	// sends once both campaigns send; served in order they would wait behind 3,000.
+	// The bound leaves room for the small campaign's start (its build) lagging the big
+	// one's on a loaded machine (539 seen once in CI): a first-come dealer still fails it.
+	require.Less(t, last, 1000, "the small tenant's last message went out at position %d", last)
 }
 
 // TestShutdownReleasesUnsentClaims: rows claimed but not yet sent when claiming
