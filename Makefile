@@ -9,9 +9,12 @@ PKGS    := ./...
 run:
 	$(GO) run ./cmd/sendonce dev
 
-## test: every test, on real PostgreSQL: one throwaway cluster for the run unless TEST_DATABASE_URL is set
+## test: every test, on real PostgreSQL: one throwaway cluster for the run unless TEST_DATABASE_URL is set.
+##       One package's test binary at a time (-p 1; tests within a package still run in parallel): the packages share
+##       the cluster, whose oldest writing transaction holds back every database's events, so one package's bulk
+##       fixtures stalled another's event and dashboard tests
 test: harness
-	bin/sendonce-harness testdb -- $(GO) test -count=1 -timeout 30m $(PKGS)
+	bin/sendonce-harness testdb -- $(GO) test -p 1 -count=1 -timeout 30m $(PKGS)
 
 ## postman: run the Postman collection (api/postman) with newman against a real `sendonce serve` on a throwaway cluster
 postman: harness
