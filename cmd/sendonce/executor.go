@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -27,23 +26,15 @@ import (
 // which stops claiming, lets in-flight sends finish within the context's deadline,
 // flushes acknowledgements and releases unsent claims. The caller closes p after.
 func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, listener *postgres.Listener, p provider.Provider, senders executor.Senders,
-	mb *render.Builder, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
-	links, err := unsubscribeLinks(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
-	}
-	ecfg := executorConfig(cfg, links)
+	mb *render.Builder, signer *unsubscribe.Signer, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
+	ecfg := executorConfig(cfg, signer.Links(cfg.PublicURL, cfg.UnsubscribeMailto))
 	ecfg.Messages = mb
 	// Transactional messages go through the same executor; marketing ones carry the
 	// one-click unsubscribe links, naming the message and its address.
-	keys, err := token.NewRing(cfg.UnsubscribeSecret)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
-	}
 	tb := transactional.Builder{Messages: mb,
-		Links: unsubscribe.NewSigner(keys).MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto), Attachments: transactional.LoadAttachments(pool)}
+		Links: signer.MessageLinks(cfg.PublicURL, cfg.UnsubscribeMailto), Attachments: transactional.LoadAttachments(pool)}
 	// Campaign recipients' click, open and web-view links, signed on the same key ring.
-	tk := tracking.NewTokens(keys, cfg.PublicURL)
+	tk := tracking.NewTokens(signer.Ring(), cfg.PublicURL)
 	// A tracked message's click and open links (message tokens, their own domain).
 	tb.Tracking = func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string) {
 		return tk.MessageLinks(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID, MessageID: messageID},
@@ -130,8 +121,9 @@ func attachmentCacheBytes(mb int) int {
 	return mb << 20
 }
 
-// unsubscribeLinks returns the executor's link function: signed one-click URLs on
-// the public URL, and the mailto address when one is configured.
+// unsubscribeLinks returns the executor's link function for bench, which runs no
+// server: signed one-click URLs on the public URL, and the mailto address when one
+// is configured.
 func unsubscribeLinks(cfg config.Config) (func(accountID, campaignID, subscriberID int64) (string, string), error) {
 	keys, err := token.NewRing(cfg.UnsubscribeSecret)
 	if err != nil {

@@ -59,17 +59,13 @@ const messageIDPurpose = "sendonce.message-id.v1"
 // with SENDONCE_MESSAGE_ID_KEY, or, when that is unset, with a key derived from the
 // signing unsubscribe secret (HMAC-SHA256(secret, "sendonce.message-id.v1")), so
 // Message-IDs are keyed in every deployment without a second secret to manage.
-func messageBuilder(cfg config.Config) (*render.Builder, error) {
+func messageBuilder(cfg config.Config, keys *token.Ring) (*render.Builder, error) {
 	if cfg.MessageIDKey != "" {
 		b, err := render.NewBuilder([]byte(cfg.MessageIDKey))
 		if err != nil {
 			return nil, fmt.Errorf("configuration: SENDONCE_MESSAGE_ID_KEY: %w", err)
 		}
 		return b, nil
-	}
-	keys, err := token.NewRing(cfg.UnsubscribeSecret)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
 	}
 	return render.NewBuilder(keys.DeriveKey(messageIDPurpose))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/token"
 )
 
 func TestNewProviderChoosesByName(t *testing.T) {
@@ -55,19 +56,21 @@ func TestMessageBuilderKey(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
 	cfg.UnsubscribeSecret = []string{"k1:first-secret-0123456789"}
-	derived, err := messageBuilder(cfg)
+	keys, err := token.NewRing(cfg.UnsubscribeSecret)
 	require.NoError(t, err)
-	again, err := messageBuilder(cfg)
+	derived, err := messageBuilder(cfg, keys)
+	require.NoError(t, err)
+	again, err := messageBuilder(cfg, keys)
 	require.NoError(t, err)
 	id := derived.MessageID("campaign:1:2", "a@example.com")
 	require.Equal(t, id, again.MessageID("campaign:1:2", "a@example.com"), "derived keys agree across processes")
 
 	cfg.MessageIDKey = "an-explicit-key-0123456789"
-	explicit, err := messageBuilder(cfg)
+	explicit, err := messageBuilder(cfg, keys)
 	require.NoError(t, err)
 	require.NotEqual(t, id, explicit.MessageID("campaign:1:2", "a@example.com"))
 
 	cfg.MessageIDKey = "short"
-	_, err = messageBuilder(cfg)
+	_, err = messageBuilder(cfg, keys)
 	require.ErrorContains(t, err, "SENDONCE_MESSAGE_ID_KEY")
 }

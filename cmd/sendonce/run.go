@@ -15,8 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sendonce/sendonce"
-	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/httpapi"
@@ -24,9 +22,7 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/token"
-	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
-	"github.com/sendonce/sendonce/internal/webhook"
 )
 
 type pgxPool = pgxpool.Pool
@@ -61,6 +57,13 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	if (opts.API || opts.Executor) && len(cfg.UnsubscribeSecret) == 0 {
 		return fmt.Errorf("configuration: %w", token.ErrNoKey)
 	}
+	// One key ring signs every link of this process (unsubscribe, tracking,
+	// confirmation) and keys its Message-IDs; the API verifies what the executor signs.
+	keys, err := token.NewRing(cfg.UnsubscribeSecret)
+	if err != nil {
+		return fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
+	}
+	signer := unsubscribe.NewSigner(keys)
 	ring, err := sender.ParseKeyRing(cfg.SecretsKey)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
@@ -100,7 +103,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		return fmt.Errorf("configuration: %w", err)
 	}
 	defer p.Close() // on the early returns; a second Close does nothing
-	mb, err := messageBuilder(cfg)
+	mb, err := messageBuilder(cfg, keys)
 	if err != nil {
 		return err
 	}
@@ -130,7 +133,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		// Deferred after pool's, so closed before it, once the executor has stopped.
 		defer execPool.Close()
-		stop, err := startExecutor(ctx, cfg, execPool, listener, p, executorSenders{routes}, mb, log, reg)
+		stop, err := startExecutor(ctx, cfg, execPool, listener, p, executorSenders{routes}, mb, signer, log, reg)
 		if err != nil {
 			return starting(err)
 		}
@@ -142,15 +145,12 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 
 	if opts.API {
-		keys, err := token.NewRing(cfg.UnsubscribeSecret)
-		if err != nil {
-			return fmt.Errorf("configuration: SENDONCE_UNSUBSCRIBE_SECRET: %w", err)
-		}
-		signer := unsubscribe.NewSigner(keys)
+		deps := apiDeps(cfg, shared{pool: pool, log: log, reg: reg, listener: listener, signer: signer,
+			senders: senders, routes: routes, provider: p, messages: mb})
 		// Clicks and opens are held in memory and written in batches by this
 		// flusher; the hits still held at shutdown are written after the HTTP
 		// server stops (a crash loses at most the last second or two of them).
-		tracker := tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log)
+		tracker := deps.Tracking
 		if err := tracker.Register(reg); err != nil {
 			return err
 		}
@@ -163,24 +163,16 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 			_, err := tracker.Flush(ctx, true)
 			return err
 		}
-		handler := httpapi.NewServer(httpapi.Deps{
-			Listener: listener,
-			Tracking: tracker,
-			Pool:     pool, Logger: log, Config: cfg, Registry: reg,
-			Accounts: account.NewService(pool),
-			Senders:  senders, Routes: routes,
-			OpenAPI:    sendonce.OpenAPI,
-			TestSender: p, Messages: mb,
-			Unsubscribe: unsubscribe.NewService(pool, signer),
-			Webhooks: webhook.NewService(pool, webhook.Options{
-				SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
-			}),
-		})
+		apiOpts := apiOptions(cfg)
+		handler, err := httpapi.NewServer(deps, apiOpts)
+		if err != nil {
+			return err
+		}
 		ln, err := net.Listen("tcp", cfg.Addr)
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
-		srv := httpapi.HTTPServer(cfg.HTTP, handler)
+		srv := httpapi.HTTPServer(handler, apiOpts)
 		log.Info("api listening", "addr", ln.Addr().String())
 		if opts.OnListen != nil {
 			opts.OnListen(ln.Addr())
@@ -256,8 +248,9 @@ func serveMetrics(cfg config.Config, pool *pgxpool.Pool, reg *prometheus.Registr
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { probeAnswer(w, http.StatusOK, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) { readiness(w, r, pool, log) })
+	probes := httpapi.Probes(pool, log)
+	mux.Handle("GET /healthz", probes)
+	mux.Handle("GET /readyz", probes)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second}
 	log.Info("metrics listening", "addr", ln.Addr().String())
@@ -270,33 +263,4 @@ func serveMetrics(cfg config.Config, pool *pgxpool.Pool, reg *prometheus.Registr
 		}
 	}()
 	return srv.Shutdown, nil
-}
-
-// readiness is the API's /readyz on the metrics listener: 200 when the database is
-// reachable and has every migration this binary knows, 503 otherwise, so a rolling
-// update of executors waits for a database it can work on.
-func readiness(w http.ResponseWriter, r *http.Request, pool *pgxpool.Pool, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := pool.Ping(ctx); err != nil {
-		log.WarnContext(ctx, "readyz: database unreachable", "err", err)
-		probeAnswer(w, http.StatusServiceUnavailable, "database unreachable")
-		return
-	}
-	current, err := postgres.MigrationsCurrent(ctx, pool)
-	switch {
-	case err != nil:
-		log.WarnContext(ctx, "readyz: migration check failed", "err", err)
-		probeAnswer(w, http.StatusServiceUnavailable, "migration status unknown")
-	case !current:
-		probeAnswer(w, http.StatusServiceUnavailable, "database migrations are pending: run `sendonce migrate`")
-	default:
-		probeAnswer(w, http.StatusOK, "ready")
-	}
-}
-
-func probeAnswer(w http.ResponseWriter, status int, text string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, text+"\n")
 }

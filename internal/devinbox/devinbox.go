@@ -21,6 +21,15 @@ type Service struct {
 	inbox *provider.Inbox
 }
 
+// Size is how many messages the log provider keeps for the dev inbox.
+const Size = 200
+
+// OverLog returns the dev inbox of the log provider lp: it keeps the last Size
+// messages from now on.
+func OverLog(pool *pgxpool.Pool, lp *provider.Log) *Service {
+	return New(pool, lp.KeepLast(Size))
+}
+
 // New returns a Service over inbox.
 func New(pool *pgxpool.Pool, inbox *provider.Inbox) *Service {
 	return &Service{pool: pool, inbox: inbox}

@@ -13,7 +13,7 @@ func toAPIAccount(a account.Account) api.Account {
 
 // updateAccount changes the account's settings.
 func (s *Server) updateAccount(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.AccountUpdate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.AccountUpdate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -153,14 +153,14 @@ func (s *Server) approveCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.Config.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
-		return decodeError(err, s.Config.MaxBodyBytes)
+		return decodeError(err, s.opts.MaxBodyBytes)
 	}
 	var in api.ApproveRequest
 	if len(bytes.TrimSpace(body)) > 0 {
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if in, err = decode[api.ApproveRequest](w, r, s.Config.MaxBodyBytes); err != nil {
+		if in, err = decode[api.ApproveRequest](w, r, s.opts.MaxBodyBytes); err != nil {
 			return err
 		}
 	}

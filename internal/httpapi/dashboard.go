@@ -11,9 +11,6 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 )
 
-// devInboxSize is how many messages the log provider keeps for the dev inbox.
-const devInboxSize = 200
-
 func (s *Server) dashboardPage(w http.ResponseWriter, r *http.Request) error {
 	if s.dash == nil {
 		return apperr.New(apperr.NotFound, "the dashboard is turned off (SENDONCE_DASHBOARD=false)")

@@ -61,7 +61,7 @@ func (s *Server) senderKind(ctx context.Context, accountID int64, id *int64, poi
 
 // checkDomain answers POST /v1/domains/check.
 func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.DomainCheckRequest](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.DomainCheckRequest](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 // to hold the campaign to (the lookups run before the approve transaction, so an
 // edit can commit in between).
 func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (*api.DomainCheck, *campaign.Checked, error) {
-	mode := s.Config.DomainCheck
+	mode := s.opts.DomainCheck
 	if mode == "" || mode == "off" {
 		return nil, nil, nil
 	}

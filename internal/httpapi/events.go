@@ -53,7 +53,7 @@ func toAPIEvent(e event.Event) (api.Event, error) {
 // createEventEndpoint answers POST /v1/event-endpoints; the secret is in this
 // response and never again.
 func (s *Server) createEventEndpoint(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.EventEndpointInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.EventEndpointInput](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *Server) updateEventEndpoint(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.EventEndpointInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.EventEndpointInput](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *Server) rotateEventEndpoint(w http.ResponseWriter, r *http.Request) err
 	}
 	var in api.RotateEventEndpointJSONBody
 	if r.ContentLength != 0 {
-		if in, err = decode[api.RotateEventEndpointJSONBody](w, r, s.Config.MaxBodyBytes); err != nil {
+		if in, err = decode[api.RotateEventEndpointJSONBody](w, r, s.opts.MaxBodyBytes); err != nil {
 			return err
 		}
 	}
@@ -195,7 +195,7 @@ func (s *Server) redeliverEventEndpoint(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.RedeliverEventEndpointJSONBody](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.RedeliverEventEndpointJSONBody](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func FuzzRequestBody(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	s := fuzzServer()
-	s.Config.MaxBodyBytes = 1 << 16
+	s.opts.MaxBodyBytes = 1 << 16
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, path := range []string{"/v1/subscribers", "/v1/campaigns", "/v1/lists", "/v1/suppressions"} {
 			passed := false
@@ -73,13 +73,13 @@ func FuzzRequestBody(f *testing.F) {
 				var err error
 				switch path {
 				case "/v1/subscribers":
-					_, err = decode[api.SubscriberCreate](w, r, s.Config.MaxBodyBytes)
+					_, err = decode[api.SubscriberCreate](w, r, s.opts.MaxBodyBytes)
 				case "/v1/campaigns":
-					_, err = decode[api.CampaignCreate](w, r, s.Config.MaxBodyBytes)
+					_, err = decode[api.CampaignCreate](w, r, s.opts.MaxBodyBytes)
 				case "/v1/lists":
-					_, err = decode[api.ListCreate](w, r, s.Config.MaxBodyBytes)
+					_, err = decode[api.ListCreate](w, r, s.opts.MaxBodyBytes)
 				default:
-					_, err = decode[api.SuppressionCreate](w, r, s.Config.MaxBodyBytes)
+					_, err = decode[api.SuppressionCreate](w, r, s.opts.MaxBodyBytes)
 				}
 				if err != nil {
 					writeError(w, r, s.Logger, err)

@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -49,26 +51,44 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 // readyz answers 200 when the database is reachable and has every migration this
 // binary knows, 503 with a problem otherwise.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	unready := func(detail string) error {
-		writeProblem(w, r, Problem{Type: problemBase + "not_ready", Title: "Not ready",
-			Status: http.StatusServiceUnavailable, Detail: detail})
-		return nil
+	return readiness(s.Pool, s.Logger)(w, r)
+}
+
+// readiness is the one readiness probe, on the API's address and on the metrics
+// listener alike (Probes).
+func readiness(pool *pgxpool.Pool, log *slog.Logger) apiHandler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		unready := func(detail string) error {
+			writeProblem(w, r, Problem{Type: problemBase + "not_ready", Title: "Not ready",
+				Status: http.StatusServiceUnavailable, Detail: detail})
+			return nil
+		}
+		if err := pool.Ping(ctx); err != nil {
+			log.WarnContext(ctx, "readyz: database unreachable", "err", err)
+			return unready("database unreachable")
+		}
+		current, err := postgres.MigrationsCurrent(ctx, pool)
+		if err != nil {
+			log.WarnContext(ctx, "readyz: migration check failed", "err", err)
+			return unready("migration status unknown")
+		}
+		if !current {
+			return unready("database migrations are pending: run `sendonce migrate`")
+		}
+		return encode(w, http.StatusOK, map[string]string{"status": "ready"})
 	}
-	if err := s.Pool.Ping(ctx); err != nil {
-		s.Logger.WarnContext(ctx, "readyz: database unreachable", "err", err)
-		return unready("database unreachable")
-	}
-	current, err := postgres.MigrationsCurrent(ctx, s.Pool)
-	if err != nil {
-		s.Logger.WarnContext(ctx, "readyz: migration check failed", "err", err)
-		return unready("migration status unknown")
-	}
-	if !current {
-		return unready("database migrations are pending: run `sendonce migrate`")
-	}
-	return encode(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// Probes serves GET /healthz and GET /readyz exactly as the API does, for a
+// listener of its own (the metrics address of an executor-only process).
+func Probes(pool *pgxpool.Pool, log *slog.Logger) http.Handler {
+	s := &Server{Deps: Deps{Pool: pool, Logger: log}}
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", s.handle(s.healthz))
+	mux.Handle("GET /readyz", s.handle(s.readyz))
+	return mux
 }
 
 func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 )
 
 // specRouter is openapi.yaml for checking responses; loaded once per test binary.
@@ -71,12 +71,11 @@ func setupDeps(t *testing.T, deps func(*httpapi.Deps), mutate ...func(*config.Co
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	d := httpapi.Deps{Pool: pool, Config: cfg, Accounts: accounts,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenAPI: sendonce.OpenAPI}
+	var with []func(*httpapi.Deps)
 	if deps != nil {
-		deps(&d)
+		with = append(with, deps)
 	}
-	h := httpapi.NewServer(d)
+	h := httpapitest.New(t, pool, cfg, with...)
 	return &env{t: t, pool: pool, handler: h, keyA: keyA, keyB: keyB}
 }
 

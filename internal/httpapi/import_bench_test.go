@@ -3,8 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,12 +14,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sendonce/sendonce"
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
-	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 )
 
 // BenchmarkImport imports a 100,000-row CSV over HTTP, one request per iteration,
@@ -36,8 +33,7 @@ func BenchmarkImport(b *testing.B) {
 	accounts := account.NewService(pool)
 	cfg := config.Default()
 	cfg.APIRatePerSecond = 0
-	srv := httptest.NewServer(httpapi.NewServer(httpapi.Deps{Pool: pool, Config: cfg, Accounts: accounts,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenAPI: sendonce.OpenAPI}))
+	srv := httptest.NewServer(httpapitest.New(b, pool, cfg))
 	defer srv.Close()
 	var sb strings.Builder
 	sb.WriteString("email,name,status,plan\n")

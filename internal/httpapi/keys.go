@@ -52,7 +52,7 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 
 // createAPIKey makes a named key; the answer is the only place its token appears.
 func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.APIKeyCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.APIKeyCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

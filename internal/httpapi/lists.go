@@ -40,7 +40,7 @@ func (s *Server) listLists(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createList(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.ListCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.ListCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Server) updateList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, nulls, err := decodeUpdate[api.ListUpdate](w, r, s.Config.MaxBodyBytes)
+	in, nulls, err := decodeUpdate[api.ListUpdate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *Server) addListMembers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.MemberIDs](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.MemberIDs](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *Server) removeListMembers(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.MemberIDs](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.MemberIDs](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -38,11 +39,10 @@ func setupMessageTracking(t *testing.T) msgTrackEnv {
 	tokens := tracking.NewTokens(keys, "https://mail.example.com")
 	var svc *tracking.Service
 	e := setupDeps(t, func(d *httpapi.Deps) {
-		d.Config.PublicURL = "https://mail.example.com"
 		d.Unsubscribe = unsubscribe.NewService(d.Pool, signer)
 		svc = tracking.New(d.Pool, tokens, tracking.Config{}, nil)
 		d.Tracking = svc
-	})
+	}, func(c *config.Config) { c.PublicURL = "https://mail.example.com" })
 	b := transactional.Builder{Messages: render.NewRandomBuilder(),
 		Tracking: func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string) {
 			return tokens.MessageLinks(tracking.Send{AccountID: accountID, CampaignID: streamID, SendID: sendID,

@@ -120,7 +120,7 @@ type batchItem struct {
 // item's refusal does not stop the others. Internal errors (the database) end the
 // request, so a retry of the whole batch resends nothing twice: every item is keyed.
 func (s *Server) sendMessageBatch(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.MessageBatch](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.MessageBatch](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

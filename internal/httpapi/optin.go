@@ -24,17 +24,6 @@ const signupBodyLimit = 16 << 10
 // fill in: a sign-up that carries it is answered like a success and changes nothing.
 const honeypotField = "website"
 
-// optinDefaults builds the sign-up service when the caller did not, on the
-// unsubscribe key ring and the transactional pipeline.
-func (s *Server) optinDefaults() {
-	if s.Optin == nil {
-		s.Optin = optin.NewService(s.Pool, s.Transactional, s.Unsubscribe.Signer().Ring(), optin.Options{
-			PublicURL: s.Config.PublicURL, LinkTTL: s.Config.OptinLinkTTL, ResendEvery: s.Config.OptinResendInterval})
-	}
-	s.signupAddrs = newKeyedLimits(s.Config.OptinAddrRatePerSecond, s.Config.OptinAddrBurst)
-	s.signupAccounts = newKeyedLimits(s.Config.OptinAccountRatePerSecond, s.Config.OptinAccountBurst)
-}
-
 // publicCORS lets any web site post the sign-up form from a browser (a tenant
 // embeds it on its own pages), without credentials: the route takes no cookie or
 // key, and a wildcard origin with credentials is refused by browsers anyway.

@@ -2,8 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -64,11 +63,9 @@ func setupOptout(t *testing.T, language string) *optoutEnv {
 	require.NoError(t, err)
 
 	cfg := config.Default()
-	srv := httptest.NewServer(httpapi.NewServer(httpapi.Deps{
-		Pool: e.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Config: cfg,
-		Accounts:    accounts,
-		Unsubscribe: unsubscribe.NewService(e.pool, e.signer),
-		Webhooks:    webhook.NewService(e.pool, webhook.Options{}),
+	srv := httptest.NewServer(httpapitest.New(t, e.pool, cfg, func(d *httpapi.Deps) {
+		d.Unsubscribe = unsubscribe.NewService(e.pool, e.signer)
+		d.Webhooks = webhook.NewService(e.pool, webhook.Options{})
 	}))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL

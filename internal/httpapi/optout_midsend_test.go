@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -26,6 +25,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -122,9 +122,8 @@ func TestSignedWebhookStopsMidSendCampaign(t *testing.T) {
 	require.NoError(t, err)
 	signer := unsubscribe.NewSigner(keys)
 	hooks := webhook.NewService(pool, webhook.Options{})
-	srv := httptest.NewServer(httpapi.NewServer(httpapi.Deps{
-		Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Config: config.Default(),
-		Accounts: accounts, Unsubscribe: unsubscribe.NewService(pool, signer), Webhooks: hooks,
+	srv := httptest.NewServer(httpapitest.New(t, pool, config.Default(), func(d *httpapi.Deps) {
+		d.Unsubscribe, d.Webhooks = unsubscribe.NewService(pool, signer), hooks
 	}))
 	t.Cleanup(srv.Close)
 	ep, creds, err := hooks.Create(ctx, acc.ID, webhook.CreateInput{Source: "standard"})

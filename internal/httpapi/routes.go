@@ -20,7 +20,7 @@ func (s *Server) routes() {
 
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))
-	if s.Config.MetricsAddr == "" { // else served on their own listener only
+	if !s.opts.MetricsElsewhere { // else served on their own listener only
 		r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 	}
 	r.Get("/openapi.yaml", s.handle(s.openapi))

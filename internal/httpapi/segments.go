@@ -50,7 +50,7 @@ func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.SegmentInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SegmentInput](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.SegmentInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SegmentInput](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.SegmentFilter](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SegmentFilter](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,11 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce"
-	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/postgres"
 )
 
@@ -219,9 +218,9 @@ func TestRateLimitCoversAccountAndFailedAuth(t *testing.T) {
 func TestSlowBodyIsCut(t *testing.T) {
 	t.Parallel()
 	e := setup(t, func(c *config.Config) { c.ReadTimeout, c.ImportTimeout = 300*time.Millisecond, time.Minute })
-	cfg := config.Default().HTTP
+	cfg := config.Default()
 	cfg.ReadTimeout, cfg.ImportTimeout = 300*time.Millisecond, time.Minute
-	srv := httpapi.HTTPServer(cfg, e.handler)
+	srv := httpapi.HTTPServer(e.handler, httpapitest.Options(cfg))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = srv.Serve(ln) }()
@@ -276,9 +275,9 @@ func TestSlowBodyIsCut(t *testing.T) {
 	// And the import's own bound applies to it alone: a stalled import is cut at
 	// SENDONCE_IMPORT_TIMEOUT even when the general bound is long.
 	e2 := setup(t, func(c *config.Config) { c.ReadTimeout, c.ImportTimeout = time.Hour, 300*time.Millisecond })
-	cfg2 := config.Default().HTTP
+	cfg2 := config.Default()
 	cfg2.ReadTimeout = time.Hour
-	srv2 := httpapi.HTTPServer(cfg2, e2.handler)
+	srv2 := httpapi.HTTPServer(e2.handler, httpapitest.Options(cfg2))
 	ln2, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = srv2.Serve(ln2) }()
@@ -362,8 +361,7 @@ func TestDatabaseDownIs503(t *testing.T) {
 	t.Cleanup(dead.Close)
 
 	for name, pool := range map[string]*pgxpool.Pool{"closed pool": closed, "refused connection": dead} {
-		h := httpapi.NewServer(httpapi.Deps{Pool: pool, Config: config.Default(), Accounts: account.NewService(pool),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenAPI: sendonce.OpenAPI})
+		h := httpapitest.New(t, pool, config.Default())
 		for _, path := range []string{"/v1/lists", "/v1/account", "/readyz"} {
 			req := httptest.NewRequest("GET", path, nil).WithContext(context.Background())
 			req.Header.Set("Authorization", "Bearer so_"+strings.Repeat("a", 48))

@@ -104,7 +104,7 @@ func senderPatch(in api.SenderUpdate) sender.Patch {
 // createSender answers POST /v1/senders. Credentials are accepted and never
 // returned: the response carries a masked hint.
 func (s *Server) createSender(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.SenderCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SenderCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *Server) updateSender(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.SenderUpdate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SenderUpdate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

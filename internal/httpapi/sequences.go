@@ -89,7 +89,7 @@ func (s *Server) listSequences(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createSequence(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.SequenceInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SequenceInput](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *Server) updateSequence(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.SequenceInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SequenceInput](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (s *Server) enrollSequence(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.SequenceEnrollInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SequenceEnrollInput](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (s *Server) sequenceStats(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) trackEvent(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.TrackInput](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.TrackInput](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@
 package httpapi
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"runtime"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -15,21 +17,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sendonce/sendonce"
-
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apidoc"
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
-	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -43,54 +40,57 @@ import (
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
-// Deps is everything the API needs; run builds it once.
+// Deps are the services the API serves. The caller builds each one once (run for
+// the process, httpapitest for the tests) and NewServer builds none: every field
+// is required unless its comment says otherwise.
 type Deps struct {
+	// Pool answers the readiness probe and the suppression list.
 	Pool     *pgxpool.Pool
 	Logger   *slog.Logger
-	Config   config.Config
 	Registry *prometheus.Registry
-	Accounts *account.Service
 	// OpenAPI is the contract served at GET /openapi.yaml; requests are validated
-	// against it. Empty means the embedded openapi.yaml.
-	OpenAPI []byte
+	// against it.
+	OpenAPI  []byte
+	Accounts *account.Service
 
-	// Opt-outs: one-click unsubscribe (required for /u/{token}) and
-	// provider webhooks (nil means built on Pool from Config).
+	// Opt-outs: one-click unsubscribe (/u/{token}) and provider webhooks.
 	Unsubscribe *unsubscribe.Service
 	Webhooks    *webhook.Service
-	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
 	Templates   *template.Service
-	// Transactional accepts and reads single messages (POST /v1/messages); nil
-	// means built on Pool with Messages.
+	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
 	Segments      *segment.Service
-	// Sequences manages the accounts' sequences and tracked events; nil means built on Pool.
+	// Sequences manages the accounts' sequences and tracked events.
 	Sequences *sequence.Service
-	// Senders manages the accounts' senders; nil means built on Pool with the key
-	// ring of Config.SecretsKey.
+	// Senders manages the accounts' senders.
 	Senders *sender.Service
-	// Domains checks sending domains' SPF, DKIM and DMARC; nil means through
-	// Config.DNSServer, results kept 5 minutes.
+	// Domains checks sending domains' SPF, DKIM and DMARC.
 	Domains *dnscheck.Checker
-	// Routes builds (and caches) the providers of senders for test sends; nil means
-	// a router over Senders. The caller closes it.
+	// Routes builds (and caches) the providers of senders for test sends. The
+	// caller closes it.
 	Routes *sender.Router
 	// TestSender sends campaign test messages: the deployment's provider, built and
-	// closed by the caller (cmd wires one per process). Nil means the log provider.
+	// closed by the caller.
 	TestSender campaign.Sender
-	// Events serves the accounts' events and their endpoints; nil means on Pool,
-	// guarding endpoint URLs as Config says.
+	// Events serves the accounts' events and their endpoints.
 	Events *event.Service
 	// Messages builds test messages exactly as the executor builds real ones (the
-	// same Message-ID key); nil means a builder with a random key (tests).
+	// same Message-ID key).
 	Messages *render.Builder
-	// Optin serves the public sign-up form and double opt-in confirmations; nil
-	// means built on Pool with Transactional and Unsubscribe's key ring.
+	// Optin serves the public sign-up form and double opt-in confirmations.
 	Optin *optin.Service
-	// Idempotency stores Idempotency-Key claims and responses; nil means on Pool.
+	// Idempotency stores Idempotency-Key claims and responses.
 	Idempotency *idempotency.Store
+	// Sessions signs the dashboard in.
+	Sessions *session.Service
+	// Tracking records clicks and opens and serves the stats, the web view and the
+	// archive; its flusher is the caller's to run.
+	Tracking *tracking.Service
+
+	// Optional.
+
 	// Now is the clock of the idempotency keys; nil means time.Now.
 	Now func() time.Time
 	// Listener, when set, is the process's LISTEN connection: the server hears API
@@ -98,20 +98,89 @@ type Deps struct {
 	// runs it after NewServer. Nil: a stream ends at its next EventStreamRecheck
 	// (it never sends an event committed after the revocation either way).
 	Listener *postgres.Listener
-	// Sessions signs the dashboard in; nil means on Pool with Accounts.
-	Sessions *session.Service
-	// Tracking records clicks and opens and serves the stats, the web view and the
-	// archive; nil means one on Pool with Unsubscribe's key ring and no flusher
-	// (tests flush it themselves). run builds it and runs its flusher.
-	Tracking *tracking.Service
-	// DevInbox shows the log provider's last messages; nil means one over
-	// TestSender when Config.Dev and TestSender is the log provider, else none.
+	// DevInbox shows the log provider's last messages (sendonce dev); nil answers
+	// its routes 404.
 	DevInbox *devinbox.Service
+}
+
+// required names the Deps fields NewServer cannot do without, so a service added
+// to Deps and forgotten by a caller fails at start-up, not on the first request.
+func (d Deps) required() error {
+	var missing []string
+	for name, set := range map[string]bool{
+		"Pool": d.Pool != nil, "Logger": d.Logger != nil, "Registry": d.Registry != nil,
+		"OpenAPI": len(d.OpenAPI) > 0, "Accounts": d.Accounts != nil, "Unsubscribe": d.Unsubscribe != nil,
+		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Campaigns": d.Campaigns != nil,
+		"Templates": d.Templates != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
+		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Domains": d.Domains != nil,
+		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
+		"Messages": d.Messages != nil, "Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
+		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil,
+	} {
+		if !set {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("httpapi: Deps without %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Options are the configuration values the server reads; the caller copies them
+// from its configuration (SENDONCE_* names in docs/configuration.md).
+type Options struct {
+	// PublicURL is the base of the links the server writes (unsubscribe, login).
+	PublicURL string
+	// Dev drops the session cookie's Secure flag (plain-HTTP localhost).
+	Dev          bool
+	DashboardOff bool
+	// MetricsElsewhere leaves GET /metrics to its own listener (SENDONCE_METRICS_ADDR).
+	MetricsElsewhere bool
+	// DomainCheck is what campaign approval does with the From domain's checks.
+	DomainCheck string
+	CORSOrigins []string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the client.
+	TrustedProxies []netip.Prefix
+
+	// The HTTP server's bounds (HTTPServer) and the import's own.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	// Request bodies.
+	MaxBodyBytes        int64
+	ImportMaxBytes      int64
+	MessageMaxBodyBytes int64
+	ImportTimeout       time.Duration
+	WriteTimeout        time.Duration
+
+	// Rate limits: per API key, failed authentications per client address, public
+	// sign-ups per client address and per account (a rate of 0 disables each).
+	APIRatePerSecond          float64
+	APIRateBurst              int
+	AuthFailureRatePerSecond  float64
+	AuthFailureBurst          int
+	OptinAddrRatePerSecond    float64
+	OptinAddrBurst            int
+	OptinAccountRatePerSecond float64
+	OptinAccountBurst         int
+	// MaxInFlight bounds the requests worked on at once; past it one waits
+	// APIQueueWait for a slot.
+	MaxInFlight  int
+	APIQueueWait time.Duration
+
+	// Event streams: how often one looks for new events and re-checks its
+	// credential, and how many one API key may hold open.
+	EventStreamPoll    time.Duration
+	EventStreamRecheck time.Duration
+	EventStreamsPerKey int
 }
 
 // Server serves the API.
 type Server struct {
 	Deps
+	opts    Options
 	router  chi.Router
 	metrics *httpMetrics
 	spec    routers.Router
@@ -137,112 +206,40 @@ type Server struct {
 	reference apidoc.Page
 }
 
-// NewServer returns the API handler with every route of routes.go.
-func NewServer(d Deps) http.Handler {
-	if d.Registry == nil {
-		d.Registry = prometheus.NewRegistry()
-	}
-	if len(d.OpenAPI) == 0 {
-		d.OpenAPI = sendonce.OpenAPI
-	}
-	if d.Subscribers == nil {
-		d.Subscribers = subscriber.NewService(d.Pool)
-	}
-	if d.Templates == nil {
-		d.Templates = template.NewService(d.Pool)
-	}
-	if d.Campaigns == nil {
-		d.Campaigns = campaign.NewService(d.Pool)
-	}
-	if d.Events == nil {
-		d.Events = event.NewService(d.Pool, event.Guard{
-			AllowHTTP: d.Config.EventAllowHTTP, AllowPrivate: d.Config.EventAllowPrivate})
-		if d.Config.EventEndpointsPerAccount > 0 {
-			d.Events.MaxEndpoints = d.Config.EventEndpointsPerAccount
-		}
-	}
-	// A Config built by hand (tests) may leave the stream's settings zero.
-	if d.Config.EventStreamRecheck <= 0 {
-		d.Config.EventStreamRecheck = 5 * time.Second
-	}
-	if d.Config.EventStreamsPerKey <= 0 {
-		d.Config.EventStreamsPerKey = 10
-	}
-	if d.Sequences == nil {
-		d.Sequences = sequence.NewService(d.Pool)
-	}
-	if d.Segments == nil {
-		d.Segments = segment.NewService(d.Pool, d.Config.SegmentTimeout)
-	}
-	if d.Senders == nil {
-		keys := d.Config.SecretsKey
-		if len(keys) == 0 {
-			// Only tests get here (run always passes Senders): a random key.
-			keys = []string{sender.NewKeyRingEntry("test")}
-		}
-		ring, err := sender.ParseKeyRing(keys)
-		if err != nil {
-			panic("httpapi: " + err.Error()) // run validates it first
-		}
-		d.Senders = sender.NewService(d.Pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: d.Config.EventAllowPrivate}),
-			sender.WithSMTPChunking(d.Config.SMTPChunking))
-	}
-	if d.Routes == nil {
-		d.Routes = sender.NewRouter(d.Senders, d.Logger)
-	}
-	if d.Domains == nil {
-		d.Domains = &dnscheck.Checker{Resolver: dnscheck.NewResolver(d.Config.DNSServer), CacheTTL: 5 * time.Minute}
-	}
-	if d.TestSender == nil {
-		d.TestSender = provider.NewLog(d.Logger)
-	}
-	if d.Messages == nil {
-		d.Messages = render.NewRandomBuilder()
-	}
-	if d.Transactional == nil {
-		d.Transactional = transactional.NewService(d.Pool, d.Messages)
-	}
-	if d.Idempotency == nil {
-		d.Idempotency = idempotency.NewStore(d.Pool)
+// NewServer returns the API handler with every route of routes.go, or an error
+// when d lacks a service.
+func NewServer(d Deps, o Options) (http.Handler, error) {
+	if err := d.required(); err != nil {
+		return nil, err
 	}
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.Sessions == nil {
-		d.Sessions = session.NewService(d.Pool, d.Accounts)
-	}
-	if lp, ok := d.TestSender.(*provider.Log); ok && d.DevInbox == nil && d.Config.Dev {
-		d.DevInbox = devinbox.New(d.Pool, lp.KeepLast(devInboxSize))
-	}
 	spec, err := newSpecRouter(d.OpenAPI)
 	if err != nil {
-		// The document is embedded and a test loads it: this is a build defect.
-		panic(err)
+		return nil, err
 	}
-	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
-		limits:    newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst),
-		inFlight:  newInFlight(d.Config.MaxInFlight(runtime.GOMAXPROCS(0)), d.Config.APIQueueWait, d.Registry),
-		authFails: newAddrLimits(d.Config.AuthFailureRatePerSecond, d.Config.AuthFailureBurst)}
+	s := &Server{Deps: d, opts: o, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
+		limits:         newRateLimits(o.APIRatePerSecond, o.APIRateBurst),
+		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueWait, d.Registry),
+		authFails:      newAddrLimits(o.AuthFailureRatePerSecond, o.AuthFailureBurst),
+		signupAddrs:    newKeyedLimits(o.OptinAddrRatePerSecond, o.OptinAddrBurst),
+		signupAccounts: newKeyedLimits(o.OptinAccountRatePerSecond, o.OptinAccountBurst),
+		trusted:        o.TrustedProxies}
 	d.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sendonce_event_streams_open", Help: "Event streams (SSE) open in this process.",
 	}, s.streams.open))
-	// Config.Validate refuses a bad entry at start-up; one that reaches here anyway
-	// trusts nothing rather than something.
-	s.trusted, _ = d.Config.TrustedProxyPrefixes()
 	if s.reference, err = apidoc.Render(d.OpenAPI); err != nil {
-		panic(err) // the same document loaded above: a build defect
+		return nil, err
 	}
-	if !d.Config.DashboardOff {
+	if !o.DashboardOff {
 		s.dash = dashboard.New()
 	}
 	if d.Listener != nil {
 		d.Listener.Handle(postgres.AuthorityChannel, s.watch.ended, s.watch.wakeAll)
 	}
-	s.optoutDefaults()
-	s.trackingDefaults()
-	s.optinDefaults()
 	s.routes()
-	return s.router
+	return s.router, nil
 }
 
 // apiHandler is a handler that returns its error instead of writing it.
@@ -257,11 +254,11 @@ func (s *Server) handle(h apiHandler) http.HandlerFunc {
 	}
 }
 
-// HTTPServer is the http.Server for h with the timeouts of c: headers, the whole
+// HTTPServer is the http.Server for h with the timeouts of o: headers, the whole
 // request and the response each have a bound, so a client that sends half a body
 // and stalls (slowloris) is cut at ReadTimeout. The import route extends both
 // deadlines to ImportTimeout for itself (bodyLimit).
-func HTTPServer(c config.HTTP, h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
-		WriteTimeout: c.WriteTimeout, IdleTimeout: c.IdleTimeout}
+func HTTPServer(h http.Handler, o Options) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout,
+		WriteTimeout: o.WriteTimeout, IdleTimeout: o.IdleTimeout}
 }

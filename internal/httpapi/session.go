@@ -27,7 +27,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		s.tooManyRequests(w, r, delay, "too many failed authentications from this address; retry after %d s")
 		return nil
 	}
-	in, err := decode[api.SessionCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SessionCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sess.Token, Path: "/", Expires: sess.ExpiresAt,
-		HttpOnly: true, Secure: !s.Config.Dev, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: !s.opts.Dev, SameSite: http.SameSiteStrictMode})
 	return s.writeSession(w, r, http.StatusCreated, sess)
 }
 
@@ -97,7 +97,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: !s.Config.Dev, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: !s.opts.Dev, SameSite: http.SameSiteStrictMode})
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -109,7 +109,7 @@ func (s *Server) createLoginLink(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return encode(w, http.StatusCreated, api.LoginLink{Url: session.LinkURL(s.Config.PublicURL, token), ExpiresAt: exp})
+	return encode(w, http.StatusCreated, api.LoginLink{Url: session.LinkURL(s.opts.PublicURL, token), ExpiresAt: exp})
 }
 
 // authenticateSession is authenticate for a request that carries the session

@@ -71,7 +71,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if !s.streams.acquire(auth.holder, s.Config.EventStreamsPerKey) {
+	if !s.streams.acquire(auth.holder, s.opts.EventStreamsPerKey) {
 		s.tooManyRequests(w, r, streamHeartbeat,
 			"this API key has as many event streams open as it may; close one, or retry after %d s")
 		return nil
@@ -96,9 +96,9 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	if rc.Flush() != nil {
 		return nil
 	}
-	poll := time.NewTicker(s.Config.EventStreamPoll)
+	poll := time.NewTicker(s.opts.EventStreamPoll)
 	defer poll.Stop()
-	recheck := time.NewTicker(s.Config.EventStreamRecheck)
+	recheck := time.NewTicker(s.opts.EventStreamRecheck)
 	defer recheck.Stop()
 	lastWrite := time.Now()
 	for {

@@ -77,7 +77,7 @@ func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createSubscriber(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.SubscriberCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SubscriberCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *Server) updateSubscriber(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.SubscriberUpdate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SubscriberUpdate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 		if !errors.As(err, &ae) {
 			// Not a verdict on the content: the body could not be read (too large,
 			// too slow, cut off).
-			return bodyReadError(err, s.Config.ImportMaxBytes)
+			return bodyReadError(err, s.opts.ImportMaxBytes)
 		}
 		if apperr.Is(err, apperr.UnsupportedMediaType) {
 			w.Header().Set("Accept", "text/csv; charset=utf-8, application/json")

@@ -35,7 +35,7 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) error 
 // addSuppression suppresses an address at once (suppression.Add): 201 when new, 200
 // with the first record when it already was.
 func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.SuppressionCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.SuppressionCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

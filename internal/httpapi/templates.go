@@ -98,7 +98,7 @@ func (s *Server) renderTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.RenderRequest](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.RenderRequest](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (s *Server) renderTemplate(w http.ResponseWriter, r *http.Request) error {
 
 // previewTemplate renders an unsaved template: the editor's live preview.
 func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.TemplatePreview](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.TemplatePreview](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ func (s *Server) testCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.TestSendRequest](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.TestSendRequest](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}

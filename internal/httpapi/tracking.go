@@ -12,15 +12,6 @@ import (
 	"github.com/sendonce/sendonce/internal/tracking"
 )
 
-// trackingDefaults builds the tracker on the unsubscribe key ring when run gave
-// none (tests): it then has no flusher running, and hits wait for a Flush.
-func (s *Server) trackingDefaults() {
-	if s.Tracking == nil {
-		s.Tracking = tracking.New(s.Pool, tracking.NewTokens(s.Unsubscribe.Signer().Ring(), s.Config.PublicURL),
-			tracking.Config{}, s.Logger)
-	}
-}
-
 // archiveCSP is the policy of pages that show campaign content: no script runs
 // (none is allowed, and the sandbox forbids it again), nothing is posted or
 // framed; remote images and inline styles, which mail HTML relies on, are allowed.
@@ -95,14 +86,14 @@ func writeCampaignPage(w http.ResponseWriter, p tracking.Page) {
 // webView answers GET /v/{token}: the message as its recipient got it, untracked:
 // a campaign send's, or a single message's (tokens of their own purposes).
 func (s *Server) webView(w http.ResponseWriter, r *http.Request) error {
-	links := s.Unsubscribe.Signer().Links(s.Config.PublicURL, "")
+	links := s.Unsubscribe.Signer().Links(s.opts.PublicURL, "")
 	token := chi.URLParam(r, "token")
 	p, err := s.Tracking.WebView(r.Context(), token, func(a, c, sub int64) string {
 		u, _ := links(a, c, sub)
 		return u
 	})
 	if apperr.Is(err, apperr.NotFound) {
-		mlinks := s.Unsubscribe.Signer().MessageLinks(s.Config.PublicURL, "")
+		mlinks := s.Unsubscribe.Signer().MessageLinks(s.opts.PublicURL, "")
 		p, err = s.Tracking.MessageWebView(r.Context(), token, func(a, stream, m int64, email string) string {
 			u, _ := mlinks(a, stream, m, email)
 			return u

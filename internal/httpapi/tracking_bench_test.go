@@ -2,8 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -20,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -50,9 +49,9 @@ func BenchmarkClickRedirect(b *testing.B) {
 	e := struct {
 		pool    *pgxpool.Pool
 		handler http.Handler
-	}{pool, httpapi.NewServer(httpapi.Deps{Pool: pool, Config: cfg, Accounts: account.NewService(pool),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Unsubscribe: unsubscribe.NewService(pool, signer),
-		Tracking: svc})}
+	}{pool, httpapitest.New(b, pool, cfg, func(d *httpapi.Deps) {
+		d.Unsubscribe, d.Tracking = unsubscribe.NewService(pool, signer), svc
+	})}
 	var acct, camp int64
 	require.NoError(b, e.pool.QueryRow(ctx, `SELECT min(id) FROM accounts`).Scan(&acct))
 	require.NoError(b, e.pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, status, started_at)
@@ -178,8 +177,9 @@ func BenchmarkClickHandler(b *testing.B) {
 	require.NoError(b, err)
 	svc := tracking.New(pool, tokens, tracking.Config{MaxHeld: 1 << 30}, nil)
 	cfg := config.Default()
-	h := httpapi.NewServer(httpapi.Deps{Pool: pool, Config: cfg, Accounts: account.NewService(pool),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Unsubscribe: unsubscribe.NewService(pool, signer), Tracking: svc})
+	h := httpapitest.New(b, pool, cfg, func(d *httpapi.Deps) {
+		d.Unsubscribe, d.Tracking = unsubscribe.NewService(pool, signer), svc
+	})
 	path := "/c/" + tokens.ClickToken(tracking.Click{Send: tracking.Send{AccountID: acc.ID, CampaignID: camp, SendID: 7}, Link: 1, Links: 1})
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
@@ -31,11 +32,10 @@ func TestTrackingRoutes(t *testing.T) {
 	tokens := tracking.NewTokens(keys, "https://mail.example.com")
 	var svc *tracking.Service
 	e := setupDeps(t, func(d *httpapi.Deps) {
-		d.Config.PublicURL = "https://mail.example.com"
 		d.Unsubscribe = unsubscribe.NewService(d.Pool, signer)
 		svc = tracking.New(d.Pool, tokens, tracking.Config{}, nil)
 		d.Tracking = svc
-	})
+	}, func(c *config.Config) { c.PublicURL = "https://mail.example.com" })
 	ctx := context.Background()
 	a := e.keyA
 	res := e.do(a, "POST", "/v1/subscribers", map[string]any{"email": "ann@example.org", "name": "Ann Private",

@@ -44,17 +44,17 @@ func newSpecRouter(spec []byte) (routers.Router, error) {
 func (s *Server) bodyLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := s.bodyLimitOf(r)
-		if r.URL.Path == importPath && s.Config.ImportTimeout > 0 {
+		if r.URL.Path == importPath && s.opts.ImportTimeout > 0 {
 			// Not every ResponseWriter can (httptest's cannot): then the server's
 			// deadlines, if any, stay.
 			// The answer is written after the body is read (a 408 included), so the
 			// write deadline is the read deadline plus the general write bound.
 			rc := http.NewResponseController(w)
-			deadline := time.Now().Add(s.Config.ImportTimeout)
+			deadline := time.Now().Add(s.opts.ImportTimeout)
 			_ = rc.SetReadDeadline(deadline)
 			var writeBy time.Time
-			if s.Config.WriteTimeout > 0 {
-				writeBy = deadline.Add(s.Config.WriteTimeout)
+			if s.opts.WriteTimeout > 0 {
+				writeBy = deadline.Add(s.opts.WriteTimeout)
 			}
 			_ = rc.SetWriteDeadline(writeBy)
 		}
@@ -72,18 +72,18 @@ func (s *Server) bodyLimit(next http.Handler) http.Handler {
 func (s *Server) bodyLimitOf(r *http.Request) int64 {
 	switch {
 	case r.URL.Path == importPath:
-		return s.Config.ImportMaxBytes
+		return s.opts.ImportMaxBytes
 	case r.URL.Path == messagesPath && r.Method == http.MethodPost,
 		r.URL.Path == campaignsPath && r.Method == http.MethodPost,
 		isOnePath(r.URL.Path, campaignsPath) && r.Method == http.MethodPatch,
 		r.URL.Path == templatesPath && r.Method == http.MethodPost,
 		isOnePath(r.URL.Path, templatesPath) && r.Method == http.MethodPatch:
-		if s.Config.MessageMaxBodyBytes > 0 {
-			return s.Config.MessageMaxBodyBytes
+		if s.opts.MessageMaxBodyBytes > 0 {
+			return s.opts.MessageMaxBodyBytes
 		}
 		return defaultMessageMaxBody
 	}
-	return s.Config.MaxBodyBytes
+	return s.opts.MaxBodyBytes
 }
 
 // messagesPath (POST), campaignsPath and templatesPath (POST, and PATCH of one)

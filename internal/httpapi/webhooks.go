@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/token"
-	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -66,7 +63,7 @@ func toAPIWebhookEndpointWithCredentials(e webhook.Endpoint, c webhook.Credentia
 // createWebhookEndpoint answers POST /v1/webhook-endpoints; the credentials are in
 // this response and never again.
 func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[api.WebhookEndpointCreate](w, r, s.Config.MaxBodyBytes)
+	in, err := decode[api.WebhookEndpointCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -120,7 +117,7 @@ func (s *Server) rotateWebhookEndpoint(w http.ResponseWriter, r *http.Request) e
 	}
 	var in api.WebhookEndpointRotate
 	if r.ContentLength != 0 {
-		if in, err = decode[api.WebhookEndpointRotate](w, r, s.Config.MaxBodyBytes); err != nil {
+		if in, err = decode[api.WebhookEndpointRotate](w, r, s.opts.MaxBodyBytes); err != nil {
 			return err
 		}
 	}
@@ -157,27 +154,4 @@ func webhookEndpointID(r *http.Request) (int64, error) {
 		return 0, apperr.New(apperr.NotFound, "not found")
 	}
 	return id, nil
-}
-
-// optoutDefaults builds the opt-out services a caller left nil (tests that build
-// Deps for other resources), from the same configuration run would use.
-func (s *Server) optoutDefaults() {
-	if s.Webhooks == nil {
-		s.Webhooks = webhook.NewService(s.Pool, webhook.Options{
-			SoftBounceLimit: s.Config.SoftBounceLimit, SoftBounceWindow: s.Config.SoftBounceWindow,
-		})
-	}
-	if s.Unsubscribe == nil {
-		pairs := s.Config.UnsubscribeSecret
-		if len(pairs) == 0 {
-			// Only tests get here (run refuses to start without a key): a random
-			// key nobody knows verifies nothing it did not sign, unlike a public one.
-			pairs = []string{"test:" + rand.Text()}
-		}
-		keys, err := token.NewRing(pairs)
-		if err != nil {
-			panic("httpapi: SENDONCE_UNSUBSCRIBE_SECRET: " + err.Error()) // run validates it first
-		}
-		s.Unsubscribe = unsubscribe.NewService(s.Pool, unsubscribe.NewSigner(keys))
-	}
 }

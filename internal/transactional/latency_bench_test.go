@@ -17,12 +17,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sendonce/sendonce"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/transactional"
@@ -75,8 +75,9 @@ func BenchmarkMessageLatency(b *testing.B) {
 		mb := render.NewRandomBuilder()
 		cfg := config.Default()
 		cfg.APIRatePerSecond = 0
-		api := httptest.NewServer(httpapi.NewServer(httpapi.Deps{Pool: pool, Config: cfg, Accounts: accounts,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenAPI: sendonce.OpenAPI, Messages: mb}))
+		api := httptest.NewServer(httpapitest.New(b, pool, cfg, func(d *httpapi.Deps) {
+			d.Messages, d.Transactional = mb, transactional.NewService(pool, mb)
+		}))
 		b.Cleanup(api.Close)
 		p := &stopwatch{latency: 5 * time.Millisecond, arrived: map[string]chan time.Time{}}
 		// The executor has a pool of its own, as in `sendonce serve`, so API requests and

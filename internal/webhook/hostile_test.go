@@ -12,8 +12,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -23,9 +21,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -135,8 +133,7 @@ func TestHostileWebhooksGenerated(t *testing.T) {
 	t.Parallel()
 	f := newFakeSNS(t)
 	e := setup(t, f.options())
-	handler := httpapi.NewServer(httpapi.Deps{Pool: e.pool, Config: config.Default(), Accounts: account.NewService(e.pool),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Webhooks: e.svc})
+	handler := httpapitest.New(t, e.pool, config.Default(), func(d *httpapi.Deps) { d.Webhooks = e.svc })
 
 	stdSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("hostile-secret-0123456789abcdef!"))
 	std, _ := e.create(webhook.CreateInput{Source: "standard", Secret: stdSecret})

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sendonce/sendonce"
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/campaign"
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/devinbox"
+	"github.com/sendonce/sendonce/internal/dnscheck"
+	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/segment"
+	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/session"
+	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/template"
+	"github.com/sendonce/sendonce/internal/tracking"
+	"github.com/sendonce/sendonce/internal/transactional"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/webhook"
+)
+
+// shared are the pieces the API and the executor of one process share: built once
+// by run, each from its one secret or setting.
+type shared struct {
+	pool     *pgxPool
+	log      *slog.Logger
+	reg      *prometheus.Registry
+	listener *postgres.Listener
+	// signer signs and verifies every unsubscribe, tracking and confirmation link.
+	signer   *unsubscribe.Signer
+	senders  *sender.Service
+	routes   *sender.Router
+	provider provider.Provider
+	messages *render.Builder
+}
+
+// apiDeps builds every service the API serves, on the main pool. The tracker's
+// flusher is the caller's to run (tracking.Service.Run).
+func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
+	pool := sh.pool
+	keys := sh.signer.Ring()
+	accounts := account.NewService(pool)
+	messages := transactional.NewService(pool, sh.messages)
+	events := event.NewService(pool, event.Guard{AllowHTTP: cfg.EventAllowHTTP, AllowPrivate: cfg.EventAllowPrivate})
+	events.MaxEndpoints = cfg.EventEndpointsPerAccount
+	d := httpapi.Deps{
+		Pool: pool, Logger: sh.log, Registry: sh.reg, OpenAPI: sendonce.OpenAPI, Listener: sh.listener,
+		Accounts:    accounts,
+		Unsubscribe: unsubscribe.NewService(pool, sh.signer),
+		Webhooks: webhook.NewService(pool, webhook.Options{
+			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
+		}),
+		Subscribers:   subscriber.NewService(pool),
+		Campaigns:     campaign.NewService(pool),
+		Templates:     template.NewService(pool),
+		Transactional: messages,
+		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
+		Sequences:     sequence.NewService(pool),
+		Senders:       sh.senders,
+		Routes:        sh.routes,
+		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
+		TestSender:    sh.provider,
+		Events:        events,
+		Messages:      sh.messages,
+		Optin: optin.NewService(pool, messages, keys, optin.Options{
+			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
+		Idempotency: idempotency.NewStore(pool),
+		Sessions:    session.NewService(pool, accounts),
+		// Clicks and opens are held in memory and written in batches by the
+		// tracker's flusher (run starts it).
+		Tracking: tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log),
+	}
+	// `sendonce dev` shows what the log provider "sent" in the dashboard.
+	if lp, ok := sh.provider.(*provider.Log); ok && cfg.Dev {
+		d.DevInbox = devinbox.OverLog(pool, lp)
+	}
+	return d
+}
+
+// apiOptions copies the configuration values the API reads.
+func apiOptions(cfg config.Config) httpapi.Options {
+	// Config.Validate refuses a bad entry at start-up; one that reaches here anyway
+	// trusts nothing rather than something.
+	trusted, _ := cfg.TrustedProxyPrefixes()
+	return httpapi.Options{
+		PublicURL:                 cfg.PublicURL,
+		Dev:                       cfg.Dev,
+		DashboardOff:              bool(cfg.DashboardOff),
+		MetricsElsewhere:          cfg.MetricsAddr != "",
+		DomainCheck:               cfg.DomainCheck,
+		CORSOrigins:               cfg.CORSOrigins,
+		TrustedProxies:            trusted,
+		ReadHeaderTimeout:         cfg.ReadHeaderTimeout,
+		ReadTimeout:               cfg.ReadTimeout,
+		IdleTimeout:               cfg.IdleTimeout,
+		MaxBodyBytes:              cfg.MaxBodyBytes,
+		ImportMaxBytes:            cfg.ImportMaxBytes,
+		MessageMaxBodyBytes:       cfg.MessageMaxBodyBytes,
+		ImportTimeout:             cfg.ImportTimeout,
+		WriteTimeout:              cfg.WriteTimeout,
+		APIRatePerSecond:          cfg.APIRatePerSecond,
+		APIRateBurst:              cfg.APIRateBurst,
+		AuthFailureRatePerSecond:  cfg.AuthFailureRatePerSecond,
+		AuthFailureBurst:          cfg.AuthFailureBurst,
+		OptinAddrRatePerSecond:    cfg.OptinAddrRatePerSecond,
+		OptinAddrBurst:            cfg.OptinAddrBurst,
+		OptinAccountRatePerSecond: cfg.OptinAccountRatePerSecond,
+		OptinAccountBurst:         cfg.OptinAccountBurst,
+		MaxInFlight:               cfg.MaxInFlight(runtime.GOMAXPROCS(0)),
+		APIQueueWait:              cfg.APIQueueWait,
+		EventStreamPoll:           cfg.EventStreamPoll,
+		EventStreamRecheck:        cfg.EventStreamRecheck,
+		EventStreamsPerKey:        cfg.EventStreamsPerKey,
+	}
+}

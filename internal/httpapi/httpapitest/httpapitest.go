@@ -1,0 +1,161 @@
+// Package httpapitest builds the API for tests: the real services on a test
+// database, from a configuration, the way run builds them for the process. Only
+// tests import it.
+package httpapitest
+
+import (
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sendonce/sendonce"
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/campaign"
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/devinbox"
+	"github.com/sendonce/sendonce/internal/dnscheck"
+	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/segment"
+	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/session"
+	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/template"
+	"github.com/sendonce/sendonce/internal/token"
+	"github.com/sendonce/sendonce/internal/tracking"
+	"github.com/sendonce/sendonce/internal/transactional"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/webhook"
+)
+
+// Deps builds every service of the API on pool from cfg, as run does, with what a
+// test cannot have filled in: a random unsubscribe key and secrets key when cfg
+// has none (a key nobody knows verifies nothing it did not sign), a Message-ID key
+// of its own, the log provider for test sends, a discarding logger and a fresh
+// registry. Nothing runs the tracker's flusher: a test flushes it itself. The
+// sender router is closed when the test ends.
+func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	pairs := cfg.UnsubscribeSecret
+	if len(pairs) == 0 {
+		pairs = []string{"test:" + rand.Text()}
+	}
+	keys, err := token.NewRing(pairs)
+	if err != nil {
+		t.Fatalf("httpapitest: unsubscribe secret: %v", err)
+	}
+	secrets := cfg.SecretsKey
+	if len(secrets) == 0 {
+		secrets = []string{sender.NewKeyRingEntry("test")}
+	}
+	ring, err := sender.ParseKeyRing(secrets)
+	if err != nil {
+		t.Fatalf("httpapitest: secrets key: %v", err)
+	}
+	senders := sender.NewService(pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: cfg.EventAllowPrivate}),
+		sender.WithSMTPChunking(cfg.SMTPChunking))
+	routes := sender.NewRouter(senders, log)
+	t.Cleanup(func() { _ = routes.Close() })
+	mb := render.NewRandomBuilder()
+	accounts := account.NewService(pool)
+	messages := transactional.NewService(pool, mb)
+	events := event.NewService(pool, event.Guard{AllowHTTP: cfg.EventAllowHTTP, AllowPrivate: cfg.EventAllowPrivate})
+	if cfg.EventEndpointsPerAccount > 0 {
+		events.MaxEndpoints = cfg.EventEndpointsPerAccount
+	}
+	signer := unsubscribe.NewSigner(keys)
+	return httpapi.Deps{
+		Pool: pool, Logger: log, Registry: prometheus.NewRegistry(), OpenAPI: sendonce.OpenAPI,
+		Accounts:    accounts,
+		Unsubscribe: unsubscribe.NewService(pool, signer),
+		Webhooks: webhook.NewService(pool, webhook.Options{
+			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
+		}),
+		Subscribers:   subscriber.NewService(pool),
+		Campaigns:     campaign.NewService(pool),
+		Templates:     template.NewService(pool),
+		Transactional: messages,
+		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
+		Sequences:     sequence.NewService(pool),
+		Senders:       senders,
+		Routes:        routes,
+		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
+		TestSender:    provider.NewLog(log),
+		Events:        events,
+		Messages:      mb,
+		Optin: optin.NewService(pool, messages, keys, optin.Options{
+			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
+		Idempotency: idempotency.NewStore(pool),
+		Sessions:    session.NewService(pool, accounts),
+		Tracking:    tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log),
+	}
+}
+
+// Options copies the configuration values the API reads, as run does (a test in
+// cmd/sendonce holds the two copies equal).
+func Options(cfg config.Config) httpapi.Options {
+	trusted, _ := cfg.TrustedProxyPrefixes()
+	return httpapi.Options{
+		PublicURL:                 cfg.PublicURL,
+		Dev:                       cfg.Dev,
+		DashboardOff:              bool(cfg.DashboardOff),
+		MetricsElsewhere:          cfg.MetricsAddr != "",
+		DomainCheck:               cfg.DomainCheck,
+		CORSOrigins:               cfg.CORSOrigins,
+		TrustedProxies:            trusted,
+		ReadHeaderTimeout:         cfg.ReadHeaderTimeout,
+		ReadTimeout:               cfg.ReadTimeout,
+		IdleTimeout:               cfg.IdleTimeout,
+		MaxBodyBytes:              cfg.MaxBodyBytes,
+		ImportMaxBytes:            cfg.ImportMaxBytes,
+		MessageMaxBodyBytes:       cfg.MessageMaxBodyBytes,
+		ImportTimeout:             cfg.ImportTimeout,
+		WriteTimeout:              cfg.WriteTimeout,
+		APIRatePerSecond:          cfg.APIRatePerSecond,
+		APIRateBurst:              cfg.APIRateBurst,
+		AuthFailureRatePerSecond:  cfg.AuthFailureRatePerSecond,
+		AuthFailureBurst:          cfg.AuthFailureBurst,
+		OptinAddrRatePerSecond:    cfg.OptinAddrRatePerSecond,
+		OptinAddrBurst:            cfg.OptinAddrBurst,
+		OptinAccountRatePerSecond: cfg.OptinAccountRatePerSecond,
+		OptinAccountBurst:         cfg.OptinAccountBurst,
+		MaxInFlight:               cfg.MaxInFlight(runtime.GOMAXPROCS(0)),
+		APIQueueWait:              cfg.APIQueueWait,
+		EventStreamPoll:           cfg.EventStreamPoll,
+		EventStreamRecheck:        cfg.EventStreamRecheck,
+		EventStreamsPerKey:        cfg.EventStreamsPerKey,
+	}
+}
+
+// New returns the API on pool configured by cfg: the services of Deps, changed by
+// each of with (which may replace any of them), then the dev inbox when cfg.Dev
+// and test sends go through the log provider, as run has it.
+func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*httpapi.Deps)) http.Handler {
+	t.Helper()
+	d := Deps(t, pool, cfg)
+	for _, w := range with {
+		w(&d)
+	}
+	if lp, ok := d.TestSender.(*provider.Log); ok && cfg.Dev && d.DevInbox == nil {
+		d.DevInbox = devinbox.OverLog(pool, lp)
+	}
+	h, err := httpapi.NewServer(d, Options(cfg))
+	if err != nil {
+		t.Fatalf("httpapitest: %v", err)
+	}
+	return h
+}
