@@ -10,23 +10,59 @@ import (
 
 	"github.com/sendonce/sendonce/internal/complaint"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/executor"
+	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/startstop"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
-// startExecutor starts the in-process executor on p, hearing campaign
-// notifications on listener (which the caller runs), and returns its stop function,
-// which stops claiming, lets in-flight sends finish within the context's deadline,
-// flushes acknowledgements and releases unsent claims. The caller closes p after.
-func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, listener *postgres.Listener, p provider.Provider, senders executor.Senders,
-	mb *render.Builder, signer *unsubscribe.Signer, log *slog.Logger, reg prometheus.Registerer) (func(context.Context) error, error) {
+// executorServices builds the background services of an executor process: the
+// executor on execPool (sending, hearing campaign notifications on listener, which
+// the caller runs), the complaint guard beside it, event delivery and the opt-in
+// purge on the main pool. The caller starts and stops them (startstop.Runner): the
+// executor's stop stops claiming, lets in-flight sends finish within the
+// context's deadline, flushes acknowledgements and releases unsent claims.
+func executorServices(cfg config.Config, execPool, pool *pgxpool.Pool, listener *postgres.Listener, p provider.Provider, senders executor.Senders,
+	mb *render.Builder, signer *unsubscribe.Signer, log *slog.Logger, reg prometheus.Registerer) ([]startstop.Service, error) {
+	e, err := newExecutor(cfg, execPool, listener, p, senders, mb, signer, log, reg)
+	if err != nil {
+		return nil, err
+	}
+	// The complaint-rate guard runs beside the executor (every replica; its passes
+	// are idempotent), once a minute.
+	guard := &complaint.Guard{Pool: execPool, Max: cfg.ComplaintRateMax, Window: cfg.ComplaintWindow,
+		MinDelivered: cfg.ComplaintMinDelivered, Log: log}
+	// Event deliveries (fan-out, signed deliveries, retention) run where sending
+	// runs, on the main pool; a stop waits for the deliveries in flight (each at most
+	// event.Timeout).
+	events := event.NewWorker(pool, event.WorkerOptions{
+		Guard:       event.Guard{AllowHTTP: cfg.EventAllowHTTP, AllowPrivate: cfg.EventAllowPrivate},
+		Concurrency: cfg.EventConcurrency, PerEndpoint: cfg.EventEndpointConcurrency, Heartbeat: cfg.Heartbeat,
+		Retention: cfg.EventRetention, Registry: reg, Logger: log,
+	})
+	// So does the purge of sign-ups left unconfirmed past SENDONCE_OPTIN_PENDING_TTL.
+	purge := optin.Purger{Service: optin.NewService(pool, nil, nil, optin.Options{}),
+		TTL: cfg.OptinPendingTTL, Every: cfg.OptinPurgeInterval, Log: log}
+	log.Info("executor configured", "provider", cfg.Provider, "idempotent", p.Idempotent(), "batch_size", cfg.BatchSize,
+		"event_allow_private", cfg.EventAllowPrivate, "event_allow_http", cfg.EventAllowHTTP)
+	return []startstop.Service{e,
+		startstop.NewLoop(func(ctx context.Context) { guard.Run(ctx, time.Minute) }),
+		startstop.NewLoop(events.Run),
+		startstop.NewLoop(purge.Run),
+	}, nil
+}
+
+// newExecutor builds the in-process executor on pool.
+func newExecutor(cfg config.Config, pool *pgxpool.Pool, listener *postgres.Listener, p provider.Provider, senders executor.Senders,
+	mb *render.Builder, signer *unsubscribe.Signer, log *slog.Logger, reg prometheus.Registerer) (*executor.Executor, error) {
 	ecfg := executorConfig(cfg, signer.Links(cfg.PublicURL, cfg.UnsubscribeMailto))
 	ecfg.Messages = mb
 	// Transactional messages go through the same executor; marketing ones carry the
@@ -61,27 +97,7 @@ func startExecutor(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, l
 	}
 	// Campaign notifications come on the process's LISTEN connection (run.go).
 	ecfg.Listener = listener
-	e, err := executor.New(pool, p, ecfg, log, reg)
-	if err != nil {
-		return nil, err
-	}
-	e.Start(ctx)
-	log.Info("executor started", "provider", cfg.Provider, "idempotent", p.Idempotent(),
-		"workers", ecfg.Workers, "batch_size", cfg.BatchSize)
-	// The complaint-rate guard runs beside the executor (every replica; its passes
-	// are idempotent), once a minute.
-	gctx, stopGuard := context.WithCancel(ctx)
-	guardDone := make(chan struct{})
-	go func() {
-		defer close(guardDone)
-		(&complaint.Guard{Pool: pool, Max: cfg.ComplaintRateMax, Window: cfg.ComplaintWindow,
-			MinDelivered: cfg.ComplaintMinDelivered, Log: log}).Run(gctx, time.Minute)
-	}()
-	return func(ctx context.Context) error {
-		stopGuard()
-		<-guardDone
-		return e.Stop(ctx)
-	}, nil
+	return executor.New(pool, p, ecfg, log, reg)
 }
 
 // executorConfig maps the SENDONCE_* executor settings onto the executor's Config.

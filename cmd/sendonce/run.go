@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/startstop"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -94,7 +95,6 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	errc := make(chan error, 2)
-	var stops []func(context.Context) error
 
 	// One provider and one message builder per process, for the executor's sends and
 	// the API's test sends alike; the provider is closed after both have stopped.
@@ -122,6 +122,9 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		listener = postgres.NewListener(lp, log)
 	}
 
+	// Every background service of this process, started in this order by one
+	// runner and stopped by it all at once.
+	var services []startstop.Service
 	if opts.Executor {
 		// The executor gets its own pool: sharing one with the API let 200 busy
 		// clients starve sending of connections (docs/performance.md).
@@ -133,17 +136,15 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		}
 		// Deferred after pool's, so closed before it, once the executor has stopped.
 		defer execPool.Close()
-		stop, err := startExecutor(ctx, cfg, execPool, listener, p, executorSenders{routes}, mb, signer, log, reg)
+		svcs, err := executorServices(cfg, execPool, pool, listener, p, executorSenders{routes}, mb, signer, log, reg)
 		if err != nil {
 			return starting(err)
 		}
-		stops = append(stops, stop)
-		// Event deliveries run where sending runs, on the main pool.
-		stops = append(stops, startEvents(ctx, cfg, pool, log, reg))
-		// So does the purge of unconfirmed sign-ups.
-		stops = append(stops, startOptinPurge(ctx, cfg, pool, log))
+		services = append(services, svcs...)
 	}
 
+	var api *http.Server
+	var apiListener net.Listener
 	if opts.API {
 		deps := apiDeps(cfg, shared{pool: pool, log: log, reg: reg, listener: listener, signer: signer,
 			senders: senders, routes: routes, provider: p, messages: mb})
@@ -154,56 +155,70 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		if err := tracker.Register(reg); err != nil {
 			return err
 		}
-		trackCtx, stopTracking := context.WithCancel(context.WithoutCancel(ctx))
-		trackDone := make(chan struct{})
-		go func() { defer close(trackDone); tracker.Run(trackCtx) }()
-		flushTracking := func(ctx context.Context) error {
-			stopTracking()
-			<-trackDone
+		services = append(services, startstop.NewLoop(tracker.Run).Finally(func(ctx context.Context) error {
 			_, err := tracker.Flush(ctx, true)
 			return err
-		}
+		}))
 		apiOpts := apiOptions(cfg)
 		handler, err := httpapi.NewServer(deps, apiOpts)
 		if err != nil {
 			return err
 		}
-		ln, err := net.Listen("tcp", cfg.Addr)
-		if err != nil {
+		if apiListener, err = net.Listen("tcp", cfg.Addr); err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
-		srv := httpapi.HTTPServer(handler, apiOpts)
-		log.Info("api listening", "addr", ln.Addr().String())
+		defer apiListener.Close() // on the early returns; Serve owns it after
+		api = httpapi.HTTPServer(handler, apiOpts)
+	}
+	if opts.API || opts.Executor {
+		// Last: every part has registered its channels (Listener.Handle) by now.
+		services = append(services, startstop.NewLoop(listener.Run))
+	}
+
+	runner := &startstop.Runner{StopTimeout: cfg.ShutdownTimeout}
+	// On the early returns below; after shutdown it does nothing.
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+		defer cancel()
+		_ = runner.Stop(stopCtx)
+	}()
+	if err := runner.Start(ctx, services...); err != nil {
+		return starting(err)
+	}
+	if opts.Executor {
+		log.Info("executor started")
+	}
+
+	var stops []func(context.Context) error
+	if api != nil {
+		log.Info("api listening", "addr", apiListener.Addr().String())
 		if opts.OnListen != nil {
-			opts.OnListen(ln.Addr())
+			opts.OnListen(apiListener.Addr())
 		}
 		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := api.Serve(apiListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
-		// The HTTP server stops first, so no request lands on a stopped executor.
-		stops = append([]func(context.Context) error{srv.Shutdown, flushTracking}, stops...)
+		stops = append(stops, api.Shutdown)
 	}
 
 	if cfg.MetricsAddr != "" {
 		stop, err := serveMetrics(cfg, pool, reg, log, opts.OnMetricsListen, errc)
 		if err != nil {
+			if api != nil {
+				_ = api.Close()
+			}
 			return err
 		}
 		stops = append([]func(context.Context) error{stop}, stops...)
 	}
 
-	if opts.API || opts.Executor {
-		listenCtx, stopListening := context.WithCancel(ctx)
-		defer stopListening()
-		listened := make(chan struct{})
-		go func() { defer close(listened); listener.Run(listenCtx) }()
-		stops = append(stops, func(context.Context) error { stopListening(); <-listened; return nil })
-	}
-
-	// Last, once neither the API nor the executor can send.
-	stops = append(stops, func(ctx context.Context) error {
+	// The HTTP servers stop first, so no request lands on a stopped service; then
+	// every background service at once (the executor finishes or releases what it
+	// holds, the tracker writes the hits it holds); last, once neither the API nor
+	// the executor can send, the providers.
+	stops = append(stops, runner.Stop, func(ctx context.Context) error {
 		return errors.Join(closeProvider(ctx, p), routes.Close())
 	})
 

@@ -296,8 +296,13 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 }
 
 // Start launches the executor's goroutines. Claiming stops when ctx ends or Stop is
-// called; in-flight sends are not cut by ctx, only by Stop's deadline.
-func (e *Executor) Start(ctx context.Context) {
+// called; in-flight sends are not cut by ctx, only by Stop's deadline. A second
+// Start does nothing. It never fails today; the error makes the executor a
+// startstop.Service like the process's other background services.
+func (e *Executor) Start(ctx context.Context) error {
+	if e.started {
+		return nil
+	}
 	e.started = true
 	ctx, e.stopClaims = context.WithCancel(ctx)
 	e.claimCtx = ctx
@@ -320,6 +325,7 @@ func (e *Executor) Start(ctx context.Context) {
 		e.loops.Add(1)
 		go e.advanceSequences(ctx)
 	}
+	return nil
 }
 
 // Stop shuts down gracefully: stop claiming, let in-flight sends finish, acknowledge
