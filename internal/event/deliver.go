@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -177,7 +176,7 @@ func (w *Worker) record(ctx context.Context, d store.EventDeliveryClaimRow, out 
 		}
 		since, err := q.EventEndpointHealth(ctx, store.EventEndpointHealthParams{
 			Ok: out.status == "delivered", Now: &now, ID: d.EndpointID})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return nil // a success on a healthy endpoint, or deleted meanwhile
 		}
 		if err != nil {
@@ -199,7 +198,7 @@ func (w *Worker) record(ctx context.Context, d store.EventDeliveryClaimRow, out 
 func disable(ctx context.Context, tx pgx.Tx, endpointID int64, reason string) error {
 	q := store.New(tx)
 	ep, err := q.EventEndpointDisable(ctx, store.EventEndpointDisableParams{Reason: &reason, ID: endpointID})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return nil // already disabled
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -223,7 +222,7 @@ func (s *Service) Rotate(ctx context.Context, accountID, id int64, grace time.Du
 		var err error
 		row, err = q.EventEndpointRotate(ctx, store.EventEndpointRotateParams{
 			Secret: secret, AccountID: accountID, ID: id, CurrentSecret: cur.Secret})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return apperr.New(apperr.Conflict, "the endpoint was rotated or deleted meanwhile; retry")
 		}
 		if err != nil || grace == 0 {
@@ -269,7 +268,7 @@ func (s *Service) Ping(ctx context.Context, accountID, id int64) (string, error)
 func (s *Service) RedeliverEvent(ctx context.Context, accountID, endpointID, eventID int64) error {
 	_, err := store.New(s.pool).EventDeliveryInsertOne(ctx, store.EventDeliveryInsertOneParams{
 		EndpointID: endpointID, AccountID: accountID, EventID: eventID})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return apperr.New(apperr.NotFound, "no such event or event endpoint")
 	}
 	return err

@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -53,7 +52,7 @@ func (w *Worker) fanoutOne(ctx context.Context, endpointID int64) (int, error) {
 	err := postgres.InTx(ctx, w.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		ep, err := q.EventEndpointLockForFanout(ctx, endpointID)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return nil // disabled, deleted, or another replica has it
 		}
 		if err != nil {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"errors"
 	"math"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -100,7 +98,7 @@ func (s *Service) StreamTokenAccount(ctx context.Context, token string) (int64, 
 	h := sha256.Sum256([]byte(token))
 	now := s.Now()
 	row, err := store.New(s.pool).EventStreamTokenAccount(ctx, store.EventStreamTokenAccountParams{TokenSha256: h[:], Now: &now})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return 0, Authority{}, apperr.New(apperr.Unauthorized,
 			"the stream token is unknown, expired, its API key revoked or its session ended; create another")
 	}

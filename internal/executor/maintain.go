@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -210,7 +209,7 @@ func (e *Executor) finish(ctx context.Context, id int64) bool {
 		return err
 	})
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case postgres.NoRows(err):
 		return false
 	case err != nil:
 		if ctx.Err() == nil {

@@ -114,7 +114,7 @@ func (e *Executor) builderID() *int64 {
 func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 	owner := e.builderID()
 	c, err := e.q.CampaignBuildBegin(ctx, store.CampaignBuildBeginParams{ID: id, ExecutorID: owner, Now: e.now()})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -137,7 +137,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 		// What its build queued goes afterwards, in bounded batches; what a crash
 		// leaves of it the maintenance deletes (sweepFailed).
 		f, ferr := e.q.CampaignFail(ctx, store.CampaignFailParams{ID: id, ExecutorID: owner, Reason: reason, Now: e.now()})
-		if ferr != nil && !errors.Is(ferr, pgx.ErrNoRows) {
+		if ferr != nil && !postgres.NoRows(ferr) {
 			return false, errors.Join(err, ferr)
 		}
 		if ferr == nil {
@@ -151,7 +151,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 	}
 	_, err = e.q.CampaignBuildDone(ctx, store.CampaignBuildDoneParams{ID: id, ExecutorID: owner, Now: e.now(),
 		SkippedSuppressed: b.suppressed, SkippedUnconfirmed: b.unconfirmed})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return false, nil
 	}
 	if err != nil {

@@ -5,10 +5,7 @@ package idempotency
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -38,7 +35,7 @@ type Prior struct {
 func (s *Store) Claim(ctx context.Context, accountID int64, key, method, path string, hash []byte, now time.Time) (bool, error) {
 	_, err := store.New(s.db).IdempotencyClaim(ctx, store.IdempotencyClaimParams{AccountID: accountID, Key: key,
 		Method: method, Path: path, RequestHash: hash, Now: &now})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		// The statement's only way to return no row: ON CONFLICT found a live
 		// claim and its WHERE kept it. Read as such before any translation, so
 		// no other error can pass for "already claimed".

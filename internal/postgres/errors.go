@@ -22,7 +22,7 @@ func Error(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
+	if NoRows(err) {
 		return &apperr.Error{Code: apperr.NotFound, Message: what + " not found", Err: err}
 	}
 	var pgErr *pgconn.PgError
@@ -79,6 +79,13 @@ func translateCode(err error, code string) error {
 		return &apperr.Error{Code: apperr.Unavailable, Message: "the database is not available; retry later", Err: err}
 	}
 	return err
+}
+
+// NoRows reports whether err is a query's "no row" answer: for a compare-and-set
+// it means another writer won, for a lookup that nothing matched. The one place
+// outside the driver that names pgx's sentinel; callers above ask here.
+func NoRows(err error) bool {
+	return errors.Is(err, pgx.ErrNoRows)
 }
 
 // Code returns the SQLSTATE of a database error (a *pgconn.PgError anywhere in

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgerrcode"
@@ -50,4 +51,21 @@ func TestDatabaseErrorsByName(t *testing.T) {
 	require.Empty(t, postgres.Code(context.Canceled))
 	require.False(t, postgres.IsCode(context.Canceled, pgerrcode.QueryCanceled))
 	require.False(t, postgres.InClass("22", pgerrcode.DataException))
+}
+
+// TestNoRows: a query that answers no row is recognised through NoRows, wrapped or
+// not, and through nothing else; Error reads it as not_found.
+func TestNoRows(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	var n int
+	err := pool.QueryRow(ctx, `SELECT 1 WHERE false`).Scan(&n)
+	require.True(t, postgres.NoRows(err))
+	require.True(t, postgres.NoRows(fmt.Errorf("campaign 7: %w", err)))
+	require.True(t, apperr.Is(postgres.Error(err, "campaign"), apperr.NotFound))
+	require.False(t, postgres.NoRows(nil))
+	require.False(t, postgres.NoRows(context.Canceled))
+	_, err = pool.Exec(ctx, `SELECT 'x'::int`)
+	require.False(t, postgres.NoRows(err))
 }

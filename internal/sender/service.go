@@ -409,7 +409,7 @@ var errNotFound = errors.New("no sender")
 func CheckFrom(ctx context.Context, q *store.Queries, accountID int64, senderID *int64, from, pointer string) (found bool, err error) {
 	rules, err := q.CampaignSenderRules(ctx, store.CampaignSenderRulesParams{AccountID: accountID, SenderID: senderID})
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case postgres.NoRows(err):
 		return false, nil
 	case err != nil:
 		return false, err
@@ -426,7 +426,7 @@ func CheckFrom(ctx context.Context, q *store.Queries, accountID int64, senderID 
 // account.
 func (s *Service) KindFor(ctx context.Context, accountID int64, senderID *int64) (kind string, found bool, err error) {
 	row, err := store.New(s.pool).SenderForSend(ctx, store.SenderForSendParams{AccountID: accountID, SenderID: senderID})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return "", senderID == nil, nil
 	}
 	if err != nil {

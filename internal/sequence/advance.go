@@ -399,7 +399,7 @@ func (a *Advancer) advanceOne(ctx context.Context, db pgx.Tx, s *loaded, r store
 			}
 			job := RunJobID(r.SequenceID, e.step, r.SubscriberID, int(r.Run))
 			if _, err := q.SequenceSendInsert(ctx, store.SequenceSendInsertParams{CampaignID: campaignID,
-				AccountID: r.AccountID, SubscriberID: r.SubscriberID, Email: r.Email, JobID: job}); errors.Is(err, pgx.ErrNoRows) {
+				AccountID: r.AccountID, SubscriberID: r.SubscriberID, Email: r.Email, JobID: job}); postgres.NoRows(err) {
 				// Queued before: nothing to add (the job id keeps it one send).
 			} else if err != nil {
 				return err
@@ -486,7 +486,7 @@ func SendData(pool *pgxpool.Pool) func(ctx context.Context, accountID int64, job
 	q := store.New(pool)
 	return func(ctx context.Context, accountID int64, jobID string) ([]byte, error) {
 		data, err := q.SequenceSendData(ctx, store.SequenceSendDataParams{AccountID: accountID, JobID: jobID})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return nil, nil
 		}
 		return data, err
@@ -498,7 +498,7 @@ func SendData(pool *pgxpool.Pool) func(ctx context.Context, accountID int64, job
 // commits. The step's send row is checked again when it is claimed.
 func (a *Advancer) excluded(ctx context.Context, q *store.Queries, s *loaded, r store.SequenceClaimDueRow) (string, error) {
 	sub, err := q.SequenceSubscriberLock(ctx, store.SequenceSubscriberLockParams{AccountID: r.AccountID, ID: r.SubscriberID})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return "subscriber_deleted", nil
 	}
 	if err != nil {
@@ -513,7 +513,7 @@ func (a *Advancer) excluded(ctx context.Context, q *store.Queries, s *loaded, r 
 	if s.row.ListID != nil {
 		st, err := q.SequenceMembershipLock(ctx, store.SequenceMembershipLockParams{AccountID: r.AccountID,
 			ListID: *s.row.ListID, SubscriberID: r.SubscriberID})
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && st != "subscribed") {
+		if postgres.NoRows(err) || (err == nil && st != "subscribed") {
 			return "left_list", nil
 		}
 		if err != nil {

@@ -124,7 +124,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, d Definition)
 			LateAfter: lateParam(d), Steps: steps, Now: nowPtr(s.Now), DateAttribute: attributeParam(d),
 			DateOffsetDays: int32(d.Trigger.OffsetDays), DateAt: atParam(d), SegmentID: d.Trigger.SegmentID,
 			Reentry: reentryParam(d), ReentryAfter: reentryAfterParam(d)})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return s.stateError(ctx, q, accountID, id)
 		}
 		if err != nil {
@@ -210,7 +210,7 @@ func upsertRunCampaigns(ctx context.Context, q *store.Queries, accountID int64, 
 			TemplateID: st.TemplateID, SequenceID: seq.ID, Position: int32(i), FromEmail: st.FromEmail,
 			FromName: st.FromName, ReplyTo: st.ReplyTo, ListIds: append([]int64{}, lists...), SenderID: st.SenderID,
 			Status: status, Run: run})
-		if errors.Is(err, pgx.ErrNoRows) { // the template was deleted since the sequence was saved
+		if postgres.NoRows(err) { // the template was deleted since the sequence was saved
 			return apperr.Invalidf(fmt.Sprintf("/steps/%d/template_id", i), "no such template")
 		}
 		if err != nil {
@@ -284,7 +284,7 @@ func (s *Service) Transition(ctx context.Context, accountID, id int64, name stri
 		}
 		r, err := q.SequenceTransition(ctx, store.SequenceTransitionParams{AccountID: accountID, ID: id,
 			To: t.to, From: t.from, Now: nowPtr(s.Now)})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return s.stateError(ctx, q, accountID, id)
 		}
 		if err != nil {
@@ -373,7 +373,7 @@ func (s *Service) Enroll(ctx context.Context, accountID, id, subscriberID int64,
 	var sub store.SequenceSubscriberByEmailRow
 	if subscriberID != 0 {
 		r, err := q.SequenceSubscriberByID(ctx, store.SequenceSubscriberByIDParams{AccountID: accountID, ID: subscriberID})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return 0, false, apperr.Invalidf("/subscriber_id", "no such subscriber")
 		}
 		if err != nil {
@@ -386,7 +386,7 @@ func (s *Service) Enroll(ctx context.Context, accountID, id, subscriberID int64,
 			return 0, false, apperr.Invalidf("/email", "email or subscriber_id is required")
 		}
 		sub, err = q.SequenceSubscriberByEmail(ctx, store.SequenceSubscriberByEmailParams{AccountID: accountID, Email: email})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return 0, false, apperr.Invalidf("/email", "no subscriber with this address")
 		}
 		if err != nil {
@@ -395,7 +395,7 @@ func (s *Service) Enroll(ctx context.Context, accountID, id, subscriberID int64,
 	}
 	enrolled, err := q.SequenceEnroll(ctx, store.SequenceEnrollParams{AccountID: accountID, SequenceID: id, SubscriberID: sub.ID,
 		Email: sub.Email, Data: b, Trigger: TriggerManual, Now: nowPtr(s.Now)})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		existing, lerr := q.SequenceEnrollmentList(ctx, store.SequenceEnrollmentListParams{AccountID: accountID,
 			SequenceID: id, Email: &sub.Email, Lim: 1})
 		if lerr != nil || len(existing) == 0 {
@@ -464,11 +464,11 @@ func (s *Service) Track(ctx context.Context, accountID int64, eventID, name, ema
 		switch {
 		case err == nil:
 			subID = &sub.ID
-		case !errors.Is(err, pgx.ErrNoRows):
+		case !postgres.NoRows(err):
 			return err
 		}
 		if _, err := q.TrackEventInsert(ctx, store.TrackEventInsertParams{AccountID: accountID, EventID: eventID, Name: name,
-			Email: email, SubscriberID: subID, Data: b, Now: nowPtr(s.Now)}); errors.Is(err, pgx.ErrNoRows) {
+			Email: email, SubscriberID: subID, Data: b, Now: nowPtr(s.Now)}); postgres.NoRows(err) {
 			prev, gerr := q.TrackEventGet(ctx, store.TrackEventGetParams{AccountID: accountID, EventID: eventID})
 			if gerr != nil {
 				return gerr
@@ -488,7 +488,7 @@ func (s *Service) Track(ctx context.Context, accountID int64, eventID, name, ema
 		for _, id := range ids {
 			_, err := q.SequenceEnroll(ctx, store.SequenceEnrollParams{AccountID: accountID, SequenceID: id,
 				SubscriberID: sub.ID, Email: sub.Email, Data: b, Trigger: TriggerEvent + ":" + name, Now: nowPtr(s.Now)})
-			if errors.Is(err, pgx.ErrNoRows) {
+			if postgres.NoRows(err) {
 				continue
 			}
 			if err != nil {

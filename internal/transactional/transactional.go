@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"time"
 
@@ -192,7 +191,7 @@ func stored(ctx context.Context, q *store.Queries, accountID int64, key string, 
 		return 0, false, err
 	}
 	prev, err := q.MessageByKey(ctx, store.MessageByKeyParams{AccountID: accountID, IdempotencyKey: key})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return 0, false, nil
 	}
 	if err != nil {
@@ -223,7 +222,7 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID,
 		Cc: nonNil(c.cc), Bcc: nonNil(c.bcc), ReplyToMore: nonNil(c.moreReplyTo), AttachmentCount: int16(len(c.attachments)),
 		TrackClicks: c.trackClicks, TrackOpens: c.trackOpens})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		prev, err := q.MessageByKey(ctx, store.MessageByKeyParams{AccountID: accountID, IdempotencyKey: key})
 		if err != nil {
 			return 0, false, err
@@ -279,7 +278,7 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 // sender, within its rate, as it does the sender's campaigns.
 func stream(ctx context.Context, q *store.Queries, accountID int64, senderID *int64) (int64, error) {
 	id, err := q.MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: accountID, SenderID: senderID})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		// Another transaction created it after this statement's snapshot (or
 		// retired it, when its sender was deleted).
 		id, err = q.MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: accountID, SenderID: senderID})
