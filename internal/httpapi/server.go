@@ -19,6 +19,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apidoc"
+	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dashboard"
@@ -104,6 +105,8 @@ type Deps struct {
 	// archive; nil means one on Pool with Unsubscribe's key ring and no flusher
 	// (tests flush it themselves). run builds it and runs its flusher.
 	Tracking *tracking.Service
+	// Audit reads the audit log (GET /v1/audit-log); nil means on Pool.
+	Audit *audit.Service
 	// DevInbox shows the log provider's last messages; nil means one over
 	// TestSender when Config.Dev and TestSender is the log provider, else none.
 	DevInbox *devinbox.Service
@@ -147,6 +150,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Subscribers == nil {
 		d.Subscribers = subscriber.NewService(d.Pool)
+	}
+	if d.Audit == nil {
+		d.Audit = audit.NewService(d.Pool)
 	}
 	if d.Templates == nil {
 		d.Templates = template.NewService(d.Pool)
