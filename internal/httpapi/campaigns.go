@@ -303,4 +303,3 @@ func createdBy(c campaign.Campaign) *struct {
 		Type api.CampaignCreatedByType `json:"type"`
 	}{Id: *c.CreatedByID, Type: api.CampaignCreatedByType(*c.CreatedByType)}
 }
-

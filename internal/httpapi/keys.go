@@ -131,4 +131,3 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 	}
 	return encode(w, http.StatusOK, toAPIKey(k))
 }
-
