@@ -1035,8 +1035,9 @@ type APIKey struct {
 
 // APIKeyCreate Example: {"list_ids":null,"name":"sending","permissions":["messages:send"]}
 type APIKeyCreate struct {
-	// ListIds When set, the lists the key may act on: the /v1/lists/{id} routes of another list are
-	// 403 (`…/problems/list-restricted`), and a campaign create, edit, approve or test send, or
+	// ListIds When set, the lists the key may act on (docs/teams.md says exactly where): the
+	// /v1/lists/{id} routes of another list are 403 (`…/problems/forbidden`, `reason:
+	// list_restricted`), and a campaign create, edit, approve or test send, or
 	// an import, naming (or aimed at) another list, or no list (every subscriber), is 403 too.
 	// Other routes (subscribers, segments, suppressions, …) are not restricted by list.
 	ListIds *[]int64 `json:"list_ids,omitempty"`
@@ -1103,7 +1104,7 @@ type APIKeyRole string
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 
-	// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/four-eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
+	// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
 	FourEyes FourEyes `json:"four_eyes"`
 	Id       int64    `json:"id"`
 	Name     string   `json:"name"`
@@ -1117,7 +1118,7 @@ type Account struct {
 
 // AccountUpdate Example: {"four_eyes":true,"unsubscribe_scope":"account"}
 type AccountUpdate struct {
-	// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/four-eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
+	// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
 	FourEyes *FourEyes `json:"four_eyes,omitempty"`
 
 	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
@@ -1712,7 +1713,7 @@ type FieldError struct {
 	Pointer string `json:"pointer"`
 }
 
-// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/four-eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
+// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
 type FourEyes = bool
 
 // ImportRejection defines model for ImportRejection.
@@ -2021,7 +2022,10 @@ type Problem struct {
 	Instance      *string       `json:"instance,omitempty"`
 
 	// MissingPermission On a 403 of type `…/problems/permission-denied`, the permission the caller lacks.
-	MissingPermission    *string                `json:"missing_permission,omitempty"`
+	MissingPermission *string `json:"missing_permission,omitempty"`
+
+	// Reason On a 403 of type `…/problems/forbidden` other than CSRF, why (`list_restricted`, `four_eyes`, `escalation`).
+	Reason               *string                `json:"reason,omitempty"`
 	RequestId            *string                `json:"request_id,omitempty"`
 	Status               int                    `json:"status"`
 	Title                string                 `json:"title"`
@@ -3952,6 +3956,14 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 		delete(object, "missing_permission")
 	}
 
+	if raw, found := object["reason"]; found {
+		err = json.Unmarshal(raw, &a.Reason)
+		if err != nil {
+			return fmt.Errorf("error reading 'reason': %w", err)
+		}
+		delete(object, "reason")
+	}
+
 	if raw, found := object["request_id"]; found {
 		err = json.Unmarshal(raw, &a.RequestId)
 		if err != nil {
@@ -4035,6 +4047,13 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		object["missing_permission"], err = json.Marshal(a.MissingPermission)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'missing_permission': %w", err)
+		}
+	}
+
+	if a.Reason != nil {
+		object["reason"], err = json.Marshal(a.Reason)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reason': %w", err)
 		}
 	}
 
