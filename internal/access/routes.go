@@ -139,7 +139,7 @@ var Routes = map[string]Rule{
 	"PATCH /v1/senders/{id}":       write(SendersManage, "sender.update", "sender"),
 	"DELETE /v1/senders/{id}":      write(SendersManage, "sender.delete", "sender"),
 	"POST /v1/senders/{id}/verify": write(SendersManage, "sender.verify", "sender"),
-	"POST /v1/domains/check":       write(SendersManage, "domain.check", "domain"),
+	"POST /v1/domains/check":       read(SendersManage), // a DNS look-up: changes nothing
 
 	"GET /v1/sequences":                  read(SequencesRead),
 	"POST /v1/sequences":                 write(SequencesWrite, "sequence.create", "sequence"),
