@@ -5414,6 +5414,7 @@ export interface operations {
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Only this kind of actor (with actor_id: only that actor). */
                 actor_type?: "user" | "key" | "session";
+                /** @example 3 */
                 actor_id?: number;
                 /**
                  * @description Only this action, such as campaign.approve.
@@ -5425,11 +5426,20 @@ export interface operations {
                  * @example campaign
                  */
                 target_type?: string;
-                /** @description With target_type: only entries about this one. */
+                /**
+                 * @description With target_type: only entries about this one.
+                 * @example 42
+                 */
                 target_id?: string;
-                /** @description Entries at or after this time. */
+                /**
+                 * @description Entries at or after this time.
+                 * @example 2026-11-01T00:00:00Z
+                 */
                 since?: string;
-                /** @description Entries before this time. */
+                /**
+                 * @description Entries before this time.
+                 * @example 2026-12-01T00:00:00Z
+                 */
                 until?: string;
             };
             header?: never;
