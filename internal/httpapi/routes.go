@@ -67,7 +67,6 @@ func (s *Server) routes() {
 		// handler, gives every write its audit entry.
 		r.Use(s.cors(), s.shed, s.authenticate)
 		r.With(s.authorize, s.rateLimit).Get("/account", s.handle(s.getAccount))
-		r.With(s.authorize, s.rateLimit).Get("/audit-log", s.handle(s.listAuditLog))
 
 		// Tenant API. Every route here is checked against openapi.yaml before
 		// its handler runs, and POSTs honour Idempotency-Key.
@@ -178,6 +177,7 @@ func (s *Server) routes() {
 			r.Post("/track", s.handle(s.trackEvent))
 
 			r.Get("/api-keys", s.handle(s.listAPIKeys))
+			r.Get("/audit-log", s.handle(s.listAuditLog)) // read only: no route writes it
 			r.Delete("/api-keys/{id}", s.handle(s.revokeAPIKey))
 			r.Get("/dev/inbox", s.handle(s.listDevInbox))
 			r.Get("/dev/inbox/{id}/html", s.handle(s.getDevInboxHTML))
