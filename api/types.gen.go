@@ -13,16 +13,55 @@ import (
 
 // Defines values for APIKeyRole.
 const (
+	Admin    APIKeyRole = "admin"
+	Approver APIKeyRole = "approver"
+	Custom   APIKeyRole = "custom"
+	Editor   APIKeyRole = "editor"
 	Full     APIKeyRole = "full"
+	Owner    APIKeyRole = "owner"
 	ReadOnly APIKeyRole = "read_only"
+	Viewer   APIKeyRole = "viewer"
 )
 
 // Valid indicates whether the value is a known member of the APIKeyRole enum.
 func (e APIKeyRole) Valid() bool {
 	switch e {
+	case Admin:
+		return true
+	case Approver:
+		return true
+	case Custom:
+		return true
+	case Editor:
+		return true
 	case Full:
 		return true
+	case Owner:
+		return true
 	case ReadOnly:
+		return true
+	case Viewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActorType.
+const (
+	ActorTypeKey     ActorType = "key"
+	ActorTypeSession ActorType = "session"
+	ActorTypeUser    ActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the ActorType enum.
+func (e ActorType) Valid() bool {
+	switch e {
+	case ActorTypeKey:
+		return true
+	case ActorTypeSession:
+		return true
+	case ActorTypeUser:
 		return true
 	default:
 		return false
@@ -41,6 +80,27 @@ func (e AmbiguousPolicy) Valid() bool {
 	case Retry:
 		return true
 	case Skip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCreatedByType.
+const (
+	CampaignCreatedByTypeKey     CampaignCreatedByType = "key"
+	CampaignCreatedByTypeSession CampaignCreatedByType = "session"
+	CampaignCreatedByTypeUser    CampaignCreatedByType = "user"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCreatedByType enum.
+func (e CampaignCreatedByType) Valid() bool {
+	switch e {
+	case CampaignCreatedByTypeKey:
+		return true
+	case CampaignCreatedByTypeSession:
+		return true
+	case CampaignCreatedByTypeUser:
 		return true
 	default:
 		return false
@@ -230,6 +290,90 @@ func (e OneClickBodyAction) Valid() bool {
 	case Everything:
 		return true
 	case Preferences:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Permission.
+const (
+	AccountManage     Permission = "account:manage"
+	AccountRead       Permission = "account:read"
+	AudienceRead      Permission = "audience:read"
+	AudienceWrite     Permission = "audience:write"
+	AuditRead         Permission = "audit:read"
+	CampaignsApprove  Permission = "campaigns:approve"
+	CampaignsRead     Permission = "campaigns:read"
+	CampaignsWrite    Permission = "campaigns:write"
+	EventsRead        Permission = "events:read"
+	KeysManage        Permission = "keys:manage"
+	KeysRead          Permission = "keys:read"
+	MembersManage     Permission = "members:manage"
+	MessagesRead      Permission = "messages:read"
+	MessagesSend      Permission = "messages:send"
+	OwnersManage      Permission = "owners:manage"
+	SendersManage     Permission = "senders:manage"
+	SendersRead       Permission = "senders:read"
+	SequencesActivate Permission = "sequences:activate"
+	SequencesRead     Permission = "sequences:read"
+	SequencesWrite    Permission = "sequences:write"
+	TemplatesRead     Permission = "templates:read"
+	TemplatesWrite    Permission = "templates:write"
+	TrackingWrite     Permission = "tracking:write"
+	WebhooksManage    Permission = "webhooks:manage"
+)
+
+// Valid indicates whether the value is a known member of the Permission enum.
+func (e Permission) Valid() bool {
+	switch e {
+	case AccountManage:
+		return true
+	case AccountRead:
+		return true
+	case AudienceRead:
+		return true
+	case AudienceWrite:
+		return true
+	case AuditRead:
+		return true
+	case CampaignsApprove:
+		return true
+	case CampaignsRead:
+		return true
+	case CampaignsWrite:
+		return true
+	case EventsRead:
+		return true
+	case KeysManage:
+		return true
+	case KeysRead:
+		return true
+	case MembersManage:
+		return true
+	case MessagesRead:
+		return true
+	case MessagesSend:
+		return true
+	case OwnersManage:
+		return true
+	case SendersManage:
+		return true
+	case SendersRead:
+		return true
+	case SequencesActivate:
+		return true
+	case SequencesRead:
+		return true
+	case SequencesWrite:
+		return true
+	case TemplatesRead:
+		return true
+	case TemplatesWrite:
+		return true
+	case TrackingWrite:
+		return true
+	case WebhooksManage:
 		return true
 	default:
 		return false
@@ -815,6 +959,27 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
+// Defines values for ListAuditLogParamsActorType.
+const (
+	ListAuditLogParamsActorTypeKey     ListAuditLogParamsActorType = "key"
+	ListAuditLogParamsActorTypeSession ListAuditLogParamsActorType = "session"
+	ListAuditLogParamsActorTypeUser    ListAuditLogParamsActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the ListAuditLogParamsActorType enum.
+func (e ListAuditLogParamsActorType) Valid() bool {
+	switch e {
+	case ListAuditLogParamsActorTypeKey:
+		return true
+	case ListAuditLogParamsActorTypeSession:
+		return true
+	case ListAuditLogParamsActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSubscribersParamsMembership.
 const (
 	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
@@ -839,50 +1004,81 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	}
 }
 
-// APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"role":"full"}
+// APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"list_ids":null,"name":"ci","permissions":["account:read","account:manage"],"prefix":"so_abcdefghijkl","revoked_at":null,"role":"full"}
 type APIKey struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
 
 	// LastUsedAt Advisory; updated at most once a minute.
 	LastUsedAt *time.Time `json:"last_used_at"`
-	Name       string     `json:"name"`
+
+	// ListIds The lists the key may act on; null: every list.
+	ListIds *[]int64 `json:"list_ids"`
+	Name    string   `json:"name"`
+
+	// Permissions What the key may do (its role's permissions, or its explicit list).
+	Permissions []Permission `json:"permissions"`
 
 	// Prefix The first characters of the token, to recognise it.
 	Prefix    string     `json:"prefix"`
 	RevokedAt *time.Time `json:"revoked_at"`
 
-	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
-	// and the previews that change nothing; any other request is 403
-	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
-	// the role of the key it was signed in with; a session from a login link is `full`.
+	// Role What the key may do: one of the roles of docs/teams.md (`owner`, `admin`, `editor`,
+	// `approver`, `viewer`), or `custom` for a key made with an explicit `permissions` list.
+	// `full` (the default) and `read_only` are the two roles keys had before: they keep the
+	// permissions of `admin` and `viewer`. A request the key lacks the permission for is 403
+	// (`https://sendonce.dev/problems/permission-denied`, naming it in `missing_permission`)
+	// before anything runs. A dashboard session has the role of the key it was signed in
+	// with; a session from a login link is `full`.
 	Role APIKeyRole `json:"role"`
 }
 
-// APIKeyCreate Example: {"name":"ci","role":"read_only"}
+// APIKeyCreate Example: {"list_ids":null,"name":"sending","permissions":["messages:send"]}
 type APIKeyCreate struct {
-	Name string `json:"name"`
+	// ListIds When set, the lists the key may act on (docs/teams.md says exactly where): the
+	// /v1/lists/{id} routes of another list are 403 (`…/problems/forbidden`, `reason:
+	// list_restricted`), and a campaign create, edit, approve or test send, or
+	// an import, naming (or aimed at) another list, or no list (every subscriber), is 403 too.
+	// Other routes (subscribers, segments, suppressions, …) are not restricted by list.
+	ListIds *[]int64 `json:"list_ids,omitempty"`
+	Name    string   `json:"name"`
 
-	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
-	// and the previews that change nothing; any other request is 403
-	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
-	// the role of the key it was signed in with; a session from a login link is `full`.
+	// Permissions An explicit permission list instead of a role (the key's role reads `custom`); give one
+	// or the other, not both. A key may be given only permissions its creator holds (else 403).
+	Permissions *[]Permission `json:"permissions,omitempty"`
+
+	// Role What the key may do: one of the roles of docs/teams.md (`owner`, `admin`, `editor`,
+	// `approver`, `viewer`), or `custom` for a key made with an explicit `permissions` list.
+	// `full` (the default) and `read_only` are the two roles keys had before: they keep the
+	// permissions of `admin` and `viewer`. A request the key lacks the permission for is 403
+	// (`https://sendonce.dev/problems/permission-denied`, naming it in `missing_permission`)
+	// before anything runs. A dashboard session has the role of the key it was signed in
+	// with; a session from a login link is `full`.
 	Role *APIKeyRole `json:"role,omitempty"`
 }
 
-// APIKeyCreated Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"name":"ci","prefix":"so_abcdefghijkl","revoked_at":null,"role":"full","token":"so_abcdefghijkl…"}
+// APIKeyCreated Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"list_ids":null,"name":"ci","permissions":["messages:send"],"prefix":"so_abcdefghijkl","revoked_at":null,"role":"custom","token":"so_abcdefghijkl…"}
 type APIKeyCreated struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	Id         int64      `json:"id"`
 	LastUsedAt *time.Time `json:"last_used_at"`
-	Name       string     `json:"name"`
-	Prefix     string     `json:"prefix"`
-	RevokedAt  *time.Time `json:"revoked_at"`
 
-	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
-	// and the previews that change nothing; any other request is 403
-	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
-	// the role of the key it was signed in with; a session from a login link is `full`.
+	// ListIds The lists the key may act on; null: every list.
+	ListIds *[]int64 `json:"list_ids"`
+	Name    string   `json:"name"`
+
+	// Permissions What the key may do (its role's permissions, or its explicit list).
+	Permissions []Permission `json:"permissions"`
+	Prefix      string       `json:"prefix"`
+	RevokedAt   *time.Time   `json:"revoked_at"`
+
+	// Role What the key may do: one of the roles of docs/teams.md (`owner`, `admin`, `editor`,
+	// `approver`, `viewer`), or `custom` for a key made with an explicit `permissions` list.
+	// `full` (the default) and `read_only` are the two roles keys had before: they keep the
+	// permissions of `admin` and `viewer`. A request the key lacks the permission for is 403
+	// (`https://sendonce.dev/problems/permission-denied`, naming it in `missing_permission`)
+	// before anything runs. A dashboard session has the role of the key it was signed in
+	// with; a session from a login link is `full`.
 	Role APIKeyRole `json:"role"`
 
 	// Token The key; shown this once.
@@ -895,17 +1091,23 @@ type APIKeyPage struct {
 	NextCursor *string  `json:"next_cursor"`
 }
 
-// APIKeyRole What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
-// and the previews that change nothing; any other request is 403
-// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
-// the role of the key it was signed in with; a session from a login link is `full`.
+// APIKeyRole What the key may do: one of the roles of docs/teams.md (`owner`, `admin`, `editor`,
+// `approver`, `viewer`), or `custom` for a key made with an explicit `permissions` list.
+// `full` (the default) and `read_only` are the two roles keys had before: they keep the
+// permissions of `admin` and `viewer`. A request the key lacks the permission for is 403
+// (`https://sendonce.dev/problems/permission-denied`, naming it in `missing_permission`)
+// before anything runs. A dashboard session has the role of the key it was signed in
+// with; a session from a login link is `full`.
 type APIKeyRole string
 
-// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
+// Account Example: {"created_at":"2026-11-02T09:00:00Z","four_eyes":false,"id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
-	Id        int64     `json:"id"`
-	Name      string    `json:"name"`
+
+	// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
+	FourEyes FourEyes `json:"four_eyes"`
+	Id       int64    `json:"id"`
+	Name     string   `json:"name"`
 
 	// PublicId The account's stable public identifier (random; not the numeric id), for the public sign-up form: POST /p/{public_id}/subscribe.
 	PublicId string `json:"public_id"`
@@ -914,11 +1116,28 @@ type Account struct {
 	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
 }
 
-// AccountUpdate Example: {"unsubscribe_scope":"account"}
+// AccountUpdate Example: {"four_eyes":true,"unsubscribe_scope":"account"}
 type AccountUpdate struct {
+	// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
+	FourEyes *FourEyes `json:"four_eyes,omitempty"`
+
 	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
-	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
+	UnsubscribeScope *UnsubscribeScope `json:"unsubscribe_scope,omitempty"`
 }
+
+// Actor Example: {"id":3,"label":"ci","type":"key"}
+type Actor struct {
+	Id int64 `json:"id"`
+
+	// Label What the actor was called then: a person's address, a key's name.
+	Label string `json:"label"`
+
+	// Type A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+	Type ActorType `json:"type"`
+}
+
+// ActorType A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+type ActorType string
 
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 type AmbiguousPolicy string
@@ -963,6 +1182,39 @@ type AttachmentCreate struct {
 // Attributes Free-form data the templates see as .Attributes.
 type Attributes map[string]interface{}
 
+// AuditEntry Example: {"action":"campaign.approve","actor":{"id":3,"label":"ci","type":"key"},"created_at":"2026-11-02T09:00:00Z","detail":null,"id":912,"in_change_tx":true,"request_id":"5f2b7c0e9a1d4c3b","source_address":"203.0.113.9","target_id":"42","target_type":"campaign"}
+type AuditEntry struct {
+	// Action What was done, target.verb (docs/teams.md lists them).
+	Action string `json:"action"`
+
+	// Actor Example: {"id":3,"label":"ci","type":"key"}
+	Actor     Actor     `json:"actor"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Detail A few facts of the change; never a secret.
+	Detail *map[string]interface{} `json:"detail"`
+	Id     int64                   `json:"id"`
+
+	// InChangeTx True when the entry was written in the transaction of the change; false for the few
+	// writes that run no transaction (docs/teams.md lists them), whose entry is written
+	// right after they succeed and before the answer is sent.
+	InChangeTx bool   `json:"in_change_tx"`
+	RequestId  string `json:"request_id"`
+
+	// SourceAddress The client address the request came from.
+	SourceAddress string `json:"source_address"`
+
+	// TargetId The id of the thing changed; null when the change names none (a batch).
+	TargetId   *string `json:"target_id"`
+	TargetType string  `json:"target_type"`
+}
+
+// AuditEntryPage defines model for AuditEntryPage.
+type AuditEntryPage struct {
+	Data       []AuditEntry `json:"data"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
 // BuildSkips Subscribers of the target lists (of the account, for list_ids []) that the recipient
 // build left out, counted when the campaign started sending. They have no send row.
 //
@@ -988,6 +1240,12 @@ type Campaign struct {
 	Attachments *[]Attachment `json:"attachments,omitempty"`
 	CancelledAt *time.Time    `json:"cancelled_at"`
 	CreatedAt   time.Time     `json:"created_at"`
+
+	// CreatedBy Who created it (an API key, a person, or a login-link session); null for campaigns made before creators were recorded. The audit log has the rest.
+	CreatedBy *struct {
+		Id   int64                 `json:"id"`
+		Type CampaignCreatedByType `json:"type"`
+	} `json:"created_by,omitempty"`
 
 	// DomainCheck In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise.
 	DomainCheck *DomainCheck `json:"domain_check,omitempty"`
@@ -1036,6 +1294,9 @@ type Campaign struct {
 	TrackOpens bool      `json:"track_opens"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
+
+// CampaignCreatedByType defines model for Campaign.CreatedBy.Type.
+type CampaignCreatedByType string
 
 // CampaignClicks Example: {"campaign_id":42,"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"links":[{"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}]}
 type CampaignClicks struct {
@@ -1452,6 +1713,9 @@ type FieldError struct {
 	Pointer string `json:"pointer"`
 }
 
+// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
+type FourEyes = bool
+
 // ImportRejection defines model for ImportRejection.
 type ImportRejection struct {
 	Email  string `json:"email"`
@@ -1746,13 +2010,22 @@ type OneClickBodyListUnsubscribe string
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
 
+// Permission One permission of the matrix in docs/teams.md.
+type Permission string
+
 // Problem defines model for Problem.
 type Problem struct {
 	// CurrentStatus On a 409 from a state change, the state the resource is actually in.
-	CurrentStatus        *string                `json:"current_status,omitempty"`
-	Detail               *string                `json:"detail,omitempty"`
-	Errors               *[]FieldError          `json:"errors,omitempty"`
-	Instance             *string                `json:"instance,omitempty"`
+	CurrentStatus *string       `json:"current_status,omitempty"`
+	Detail        *string       `json:"detail,omitempty"`
+	Errors        *[]FieldError `json:"errors,omitempty"`
+	Instance      *string       `json:"instance,omitempty"`
+
+	// MissingPermission On a 403 of type `…/problems/permission-denied`, the permission the caller lacks.
+	MissingPermission *string `json:"missing_permission,omitempty"`
+
+	// Reason On a 403 of type `…/problems/forbidden` other than CSRF, why (`list_restricted`, `four_eyes`, `escalation`).
+	Reason               *string                `json:"reason,omitempty"`
 	RequestId            *string                `json:"request_id,omitempty"`
 	Status               int                    `json:"status"`
 	Title                string                 `json:"title"`
@@ -2202,7 +2475,7 @@ type SequenceTrigger struct {
 // SequenceTriggerType defines model for SequenceTrigger.Type.
 type SequenceTriggerType string
 
-// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","role":"full"}
+// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"full"}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
 	AccountName string `json:"account_name"`
@@ -2211,10 +2484,16 @@ type Session struct {
 	CsrfToken string    `json:"csrf_token"`
 	ExpiresAt time.Time `json:"expires_at"`
 
-	// Role What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
-	// and the previews that change nothing; any other request is 403
-	// (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
-	// the role of the key it was signed in with; a session from a login link is `full`.
+	// Permissions What the session may do; the dashboard shows only the controls these allow.
+	Permissions []Permission `json:"permissions"`
+
+	// Role What the key may do: one of the roles of docs/teams.md (`owner`, `admin`, `editor`,
+	// `approver`, `viewer`), or `custom` for a key made with an explicit `permissions` list.
+	// `full` (the default) and `read_only` are the two roles keys had before: they keep the
+	// permissions of `admin` and `viewer`. A request the key lacks the permission for is 403
+	// (`https://sendonce.dev/problems/permission-denied`, naming it in `missing_permission`)
+	// before anything runs. A dashboard session has the role of the key it was signed in
+	// with; a session from a login link is `full`.
 	Role APIKeyRole `json:"role"`
 }
 
@@ -2610,6 +2889,38 @@ type ListAPIKeysParams struct {
 	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// ListAuditLogParams defines parameters for ListAuditLog.
+type ListAuditLogParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// ActorType Only this kind of actor (with actor_id: only that actor).
+	ActorType *ListAuditLogParamsActorType `form:"actor_type,omitempty" json:"actor_type,omitempty"`
+	ActorId   *int64                       `form:"actor_id,omitempty" json:"actor_id,omitempty"`
+
+	// Action Only this action, such as campaign.approve.
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// TargetType Only entries about this kind of thing, such as campaign.
+	TargetType *string `form:"target_type,omitempty" json:"target_type,omitempty"`
+
+	// TargetId With target_type: only entries about this one.
+	TargetId *string `form:"target_id,omitempty" json:"target_id,omitempty"`
+
+	// Since Entries at or after this time.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Entries before this time.
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// ListAuditLogParamsActorType defines parameters for ListAuditLog.
+type ListAuditLogParamsActorType string
 
 // ListCampaignsParams defines parameters for ListCampaigns.
 type ListCampaignsParams struct {
@@ -3637,6 +3948,22 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 		delete(object, "instance")
 	}
 
+	if raw, found := object["missing_permission"]; found {
+		err = json.Unmarshal(raw, &a.MissingPermission)
+		if err != nil {
+			return fmt.Errorf("error reading 'missing_permission': %w", err)
+		}
+		delete(object, "missing_permission")
+	}
+
+	if raw, found := object["reason"]; found {
+		err = json.Unmarshal(raw, &a.Reason)
+		if err != nil {
+			return fmt.Errorf("error reading 'reason': %w", err)
+		}
+		delete(object, "reason")
+	}
+
 	if raw, found := object["request_id"]; found {
 		err = json.Unmarshal(raw, &a.RequestId)
 		if err != nil {
@@ -3713,6 +4040,20 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		object["instance"], err = json.Marshal(a.Instance)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'instance': %w", err)
+		}
+	}
+
+	if a.MissingPermission != nil {
+		object["missing_permission"], err = json.Marshal(a.MissingPermission)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'missing_permission': %w", err)
+		}
+	}
+
+	if a.Reason != nil {
+		object["reason"], err = json.Marshal(a.Reason)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reason': %w", err)
 		}
 	}
 

@@ -122,3 +122,15 @@ func (c *Client) EventLog(ctx context.Context, params ListEventsParams) iter.Seq
 		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
 	})
 }
+
+// AuditLog yields the account's audit entries that params selects, newest first.
+func (c *Client) AuditLog(ctx context.Context, params ListAuditLogParams) iter.Seq2[AuditEntry, error] {
+	return pages(func(cursor *string) ([]AuditEntry, *string, error) {
+		params.Cursor = cursor
+		resp, err := c.ListAuditLogWithResponse(ctx, &params)
+		if err := Check(resp, err); err != nil {
+			return nil, nil, err
+		}
+		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
+	})
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sendonce/sendonce"
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/devinbox"
@@ -79,6 +80,7 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
 		Idempotency: idempotency.NewStore(pool),
 		Sessions:    session.NewService(pool, accounts),
+		Audit:       audit.NewService(pool),
 		// Clicks and opens are held in memory and written in batches by the
 		// tracker's flusher (run starts it).
 		Tracking: tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log),

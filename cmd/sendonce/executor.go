@@ -116,6 +116,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		SendRetention:         cfg.SendRetention,
 		MessageRetention:      cfg.MessageRetention,
 		SequenceRetention:     cfg.SequenceRetention,
+		AuditRetention:        cfg.AuditRetention,
 		Heartbeat:             cfg.Heartbeat,
 		StartupGrace:          cfg.StartupGrace,
 		MessageSweep:          cfg.MessageSweep,

@@ -8,15 +8,15 @@ SELECT * FROM accounts WHERE id = @id;
 SELECT * FROM accounts WHERE name = @name ORDER BY id LIMIT 1;
 
 -- name: APIKeyCreate :one
-INSERT INTO api_keys (account_id, name, prefix, token_hash, role)
-VALUES (@account_id, @name, @prefix, @token_hash, @role)
+INSERT INTO api_keys (account_id, name, prefix, token_hash, role, permissions, list_ids)
+VALUES (@account_id, @name, @prefix, @token_hash, @role, sqlc.narg('permissions')::text[], sqlc.narg('list_ids')::bigint[])
 RETURNING id, account_id, name, prefix, created_at;
 
 -- name: APIKeyGetByPrefix :one
 -- Looked up by the visible prefix; the caller compares token_hash in constant time.
 -- touch_due says whether last_used_at is due to be written (APIKeyTouch), so a key in
 -- steady use costs every request this one statement, not two.
-SELECT id, account_id, token_hash, role,
+SELECT id, account_id, token_hash, role, permissions, list_ids, name,
        (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')::bool AS touch_due
 FROM api_keys
 WHERE prefix = @prefix AND revoked_at IS NULL;
@@ -71,3 +71,11 @@ DELETE FROM subscribers WHERE id IN (SELECT s.id FROM subscribers s WHERE s.acco
 
 -- name: AccountDelete :execrows
 DELETE FROM accounts WHERE id = @id;
+
+-- name: AccountUpdateSettings :one
+-- PATCH /v1/account: each setting changes only when given.
+UPDATE accounts SET
+    unsubscribe_scope = coalesce(sqlc.narg('unsubscribe_scope')::text, unsubscribe_scope),
+    four_eyes         = coalesce(sqlc.narg('four_eyes')::bool, four_eyes)
+WHERE id = @account_id
+RETURNING *;

@@ -12,10 +12,11 @@
 
 -- name: CampaignCreate :one
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to,
-                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id, segment_id)
+                       html_template, text_template, language, list_ids, ambiguous_policy, sender_id, segment_id,
+                       created_by_type, created_by_id)
 VALUES (@account_id, @name, @subject, @from_email, @from_name, @reply_to,
         @html_template, @text_template, @language, @list_ids::bigint[], @ambiguous_policy, sqlc.narg('sender_id'),
-        sqlc.narg('segment_id')::bigint)
+        sqlc.narg('segment_id')::bigint, sqlc.narg('created_by_type')::text, sqlc.narg('created_by_id')::bigint)
 RETURNING *;
 
 -- name: CampaignGet :one
@@ -334,3 +335,13 @@ FROM sends s, span
 WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status NOT IN ('queued', 'sending')
 GROUP BY 1, 2
 ORDER BY 1;
+
+-- name: CampaignFourEyesBlocked :one
+-- Whether the account requires four eyes and the campaign was created by this very
+-- actor: its approval then needs someone else. Read in the approval's transaction,
+-- after its compare-and-set, so the refusal rolls the approval back. A campaign
+-- whose creator is unknown (made before creators were recorded) is not blocked.
+SELECT (a.four_eyes AND c.created_by_type IS NOT DISTINCT FROM sqlc.arg('actor_type')::text
+        AND c.created_by_id IS NOT DISTINCT FROM sqlc.arg('actor_id')::bigint)::bool AS blocked
+FROM campaigns c JOIN accounts a ON a.id = c.account_id
+WHERE c.account_id = @account_id AND c.id = @id;

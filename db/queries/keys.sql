@@ -1,14 +1,14 @@
 -- name: APIKeyList :many
 -- Newest first is what a person scanning their keys wants; keys per account are few,
 -- but the page is still bounded and keyed by id.
-SELECT id, name, prefix, created_at, last_used_at, revoked_at, role
+SELECT id, name, prefix, created_at, last_used_at, revoked_at, role, permissions, list_ids
 FROM api_keys
 WHERE account_id = @account_id AND (sqlc.narg('before_id')::bigint IS NULL OR id < sqlc.narg('before_id'))
 ORDER BY id DESC
 LIMIT @lim;
 
 -- name: APIKeyGet :one
-SELECT id, name, prefix, created_at, last_used_at, revoked_at, role
+SELECT id, name, prefix, created_at, last_used_at, revoked_at, role, permissions, list_ids
 FROM api_keys
 WHERE account_id = @account_id AND id = @key_id;
 
@@ -16,7 +16,7 @@ WHERE account_id = @account_id AND id = @key_id;
 -- Revoking twice keeps the first time.
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, coalesce(sqlc.narg('now')::timestamptz, now()))
 WHERE account_id = @account_id AND id = @key_id
-RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role;
+RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role, permissions, list_ids;
 
 -- name: APIKeyRevokedNotify :exec
 -- Runs in the revocation's transaction, so it is delivered on commit: every process
@@ -47,7 +47,8 @@ VALUES (@account_id, sqlc.narg('api_key_id'), @token_hash, @expires_at);
 -- name: SessionAccount :one
 -- A session made with a key lasts no longer than the key, and has its role; one
 -- made with a login link (no key) is full.
-SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role
+SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role,
+       k.permissions, k.list_ids, k.name AS key_name
 FROM dashboard_sessions s
 LEFT JOIN api_keys k ON k.id = s.api_key_id
 WHERE s.token_hash = @token_hash

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
@@ -43,6 +44,13 @@ type Account struct {
 	// UnsubscribeScope is what a one-click unsubscribe removes the address from:
 	// "list" (the campaign's lists) or "account" (every mail: a suppression).
 	UnsubscribeScope string
+	// FourEyes bars a campaign's creator from approving it.
+	FourEyes bool
+}
+
+func fromStore(a store.Account) Account {
+	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt,
+		UnsubscribeScope: a.UnsubscribeScope, FourEyes: a.FourEyes}
 }
 
 // Get returns an account by id.
@@ -51,7 +59,32 @@ func (s *Service) Get(ctx context.Context, id int64) (Account, error) {
 	if err != nil {
 		return Account{}, postgres.Error(err, "account")
 	}
-	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt, UnsubscribeScope: a.UnsubscribeScope}, nil
+	return fromStore(a), nil
+}
+
+// Settings are the account settings PATCH /v1/account changes; nil leaves one as it is.
+type Settings struct {
+	UnsubscribeScope *string
+	FourEyes         *bool
+}
+
+// Update changes the account's settings, in a transaction (which carries the
+// request's audit entry).
+func (s *Service) Update(ctx context.Context, id int64, set Settings) (Account, error) {
+	if set.UnsubscribeScope != nil && *set.UnsubscribeScope != "list" && *set.UnsubscribeScope != "account" {
+		return Account{}, apperr.Invalidf("/unsubscribe_scope", "unsubscribe_scope must be list or account")
+	}
+	var out Account
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		a, err := store.New(tx).AccountUpdateSettings(ctx, store.AccountUpdateSettingsParams{
+			UnsubscribeScope: set.UnsubscribeScope, FourEyes: set.FourEyes, AccountID: id})
+		if err != nil {
+			return postgres.Error(err, "account")
+		}
+		out = fromStore(a)
+		return nil
+	})
+	return out, err
 }
 
 // SetUnsubscribeScope changes the account's unsubscribe scope (list or account).
@@ -104,16 +137,22 @@ func (s *Service) FindByName(ctx context.Context, name string) (Account, error) 
 }
 
 func createKey(ctx context.Context, q *store.Queries, accountID int64, name, role string) (string, error) {
+	token, _, err := createKeySpec(ctx, q, accountID, name, role, nil, nil)
+	return token, err
+}
+
+func createKeySpec(ctx context.Context, q *store.Queries, accountID int64, name, role string, perms []string, lists []int64) (string, int64, error) {
 	var raw [30]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	token := keyPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
 	sum := sha256.Sum256([]byte(token))
-	_, err := q.APIKeyCreate(ctx, store.APIKeyCreateParams{
+	row, err := q.APIKeyCreate(ctx, store.APIKeyCreateParams{
 		AccountID: accountID, Name: name, Prefix: token[:prefixLen], TokenHash: sum[:], Role: role,
+		Permissions: perms, ListIds: lists,
 	})
-	return token, err
+	return token, row.ID, err
 }
 
 // wellFormed reports whether token can be a key createKey made: the prefix, then
@@ -138,12 +177,16 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 	return k.AccountID, err
 }
 
-// Caller is an authenticated API key: its id and its account.
+// Caller is an authenticated API key: its id, name and account, and what it may do.
 type Caller struct {
 	ID        int64
 	AccountID int64
-	// Role is the key's: RoleFull or RoleReadOnly.
-	Role string
+	Name      string
+	// Role is the key's role name (access.RoleCustom: Permissions lists what it may do).
+	Role        string
+	Permissions access.Set
+	// ListIDs are the lists the key may act on; nil means every list.
+	ListIDs []int64
 }
 
 // AuthenticateKey is Authenticate that also says which key it was (what a stream
@@ -168,5 +211,6 @@ func (s *Service) AuthenticateKey(ctx context.Context, token string) (Caller, er
 	if row.TouchDue {
 		_ = q.APIKeyTouch(ctx, row.ID)
 	}
-	return Caller{ID: row.ID, AccountID: row.AccountID, Role: row.Role}, nil
+	return Caller{ID: row.ID, AccountID: row.AccountID, Name: row.Name, Role: row.Role,
+		Permissions: KeyPermissions(row.Role, row.Permissions), ListIDs: row.ListIds}, nil
 }

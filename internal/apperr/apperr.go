@@ -16,8 +16,14 @@ const (
 	Invalid      Code = "invalid"
 	Conflict     Code = "conflict"
 	Unauthorized Code = "unauthorized"
-	RateLimited  Code = "rate_limited"
-	TooLarge     Code = "too_large"
+	// Forbidden is a request the caller is authenticated for but may not make
+	// (a list its key is not given, an approval four eyes reserve for another).
+	Forbidden Code = "forbidden"
+	// PermissionDenied is a request whose route needs a permission the caller
+	// does not hold; Extra["missing_permission"] names it.
+	PermissionDenied Code = "permission-denied"
+	RateLimited      Code = "rate_limited"
+	TooLarge         Code = "too_large"
 	// UnsupportedMediaType is a body in a Content-Type the operation does not take.
 	UnsupportedMediaType Code = "unsupported_media_type"
 	// Timeout is a request whose body did not arrive in time.

@@ -13,9 +13,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
+	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -56,6 +58,10 @@ type Campaign struct {
 	ReplyTo, HTMLTemplate, TextTemplate string
 	Language                            string
 	ListIDs                             []int64
+	// CreatedByType and CreatedByID are the actor that created it (nil: unknown,
+	// made before creators were recorded).
+	CreatedByType *string
+	CreatedByID   *int64
 	// TemplateID is the template the campaign takes its content from when it is
 	// approved; nil means its own subject and templates.
 	TemplateID                          *int64
@@ -141,7 +147,8 @@ func fromStore(c store.Campaign) Campaign {
 		ListIDs: c.ListIds, TemplateID: c.TemplateID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
-		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive}
+		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
+		CreatedByType: c.CreatedByType, CreatedByID: c.CreatedByID}
 }
 
 func val(p *string) string {
@@ -262,6 +269,12 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 	if f.AmbiguousPolicy != nil {
 		policy = *f.AmbiguousPolicy
 	}
+	// Who creates it is kept: four eyes (CampaignFourEyesBlocked) needs it.
+	var createdByType *string
+	var createdByID *int64
+	if a, ok := access.ActorFrom(ctx); ok {
+		createdByType, createdByID = &a.Type, &a.ID
+	}
 	var c store.Campaign
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
@@ -270,12 +283,14 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
 			FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
 			TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
-			SegmentID: nonZero(f.SegmentID),
-			SenderID:  nonZero(f.SenderID),
+			SegmentID:     nonZero(f.SegmentID),
+			SenderID:      nonZero(f.SenderID),
+			CreatedByType: createdByType, CreatedByID: createdByID,
 		})
 		if err != nil {
 			return err
 		}
+		audit.SetTarget(ctx, strconv.FormatInt(c.ID, 10))
 		if err := setEngagement(ctx, q, accountID, c.ID, f, &c); err != nil {
 			return err
 		}

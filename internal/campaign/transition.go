@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -48,8 +49,12 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what, evType str
 		if evType == "" {
 			return nil
 		}
-		return event.Emit(ctx, tx, accountID, evType, map[string]any{
-			"campaign_id": out.ID, "name": out.Name, "status": out.Status})
+		data := map[string]any{"campaign_id": out.ID, "name": out.Name, "status": out.Status}
+		// Who did it travels with what was done (absent for the system's own changes).
+		if a, ok := access.ActorFrom(ctx); ok {
+			data["actor"] = a
+		}
+		return event.Emit(ctx, tx, accountID, evType, data)
 	})
 	if err != nil {
 		return Campaign{}, err
@@ -193,6 +198,9 @@ func (s *Service) approve(ctx context.Context, accountID, id int64, scheduledFor
 				}
 				*c = frozen
 			}
+			if err := checkFourEyes(ctx, q, accountID, id); err != nil {
+				return err
+			}
 			if c.HtmlTemplate == "" && c.TextTemplate == "" {
 				return apperr.Invalidf("/html_template", "a campaign needs an html or a text template before it is approved")
 			}
@@ -207,6 +215,27 @@ func (s *Service) approve(ctx context.Context, accountID, id int64, scheduledFor
 			}
 			return notify(ctx, q, c.ID)
 		})
+}
+
+// checkFourEyes refuses the approval when the account requires four eyes and the
+// approving actor created the campaign. It runs after the approval's
+// compare-and-set, in its transaction, so a refusal rolls the approval back and a
+// concurrent change of the setting is seen as of this transaction.
+func checkFourEyes(ctx context.Context, q *store.Queries, accountID, id int64) error {
+	a, ok := access.ActorFrom(ctx)
+	if !ok {
+		return nil
+	}
+	blocked, err := q.CampaignFourEyesBlocked(ctx, store.CampaignFourEyesBlockedParams{
+		ActorType: a.Type, ActorID: a.ID, AccountID: accountID, ID: id})
+	if err != nil {
+		return postgres.Error(err, "campaign")
+	}
+	if blocked {
+		return &apperr.Error{Code: apperr.Forbidden, Extra: map[string]any{"reason": "four_eyes"},
+			Message: "this account requires four eyes: a campaign must be approved by someone other than its creator"}
+	}
+	return nil
 }
 
 // storeTrackedLinks stores the URLs click tracking rewrites, once for the

@@ -189,6 +189,8 @@ type Executor struct {
 	// events older than this (0: keep them all). A tracked event's id is
 	// idempotent for as long as the event is kept.
 	SequenceRetention time.Duration `split_words:"true" default:"0"`
+	// AuditRetention deletes audit log entries older than this (0: keep them all).
+	AuditRetention time.Duration `split_words:"true" default:"0"`
 	// Heartbeat is how often an executor refreshes its liveness row; one silent for
 	// three heartbeats is dead, and its in-flight rows are rescued.
 	Heartbeat time.Duration `split_words:"true" default:"2s"`
@@ -384,6 +386,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_RETENTION must be 0 or at least 24h "+
 			"(an Idempotency-Key must outlive client retries and the providers' deduplication windows), not %s",
 			c.MessageRetention)
+	case c.AuditRetention < 0:
+		return fmt.Errorf("configuration: SENDONCE_AUDIT_RETENTION must not be negative (0 keeps every entry)")
 	case c.SequenceRetention < 0:
 		return fmt.Errorf("configuration: SENDONCE_SEQUENCE_RETENTION must not be negative (0 keeps every sequence row)")
 	case c.SequenceRetention > 0 && c.SequenceRetention < MinMessageRetention:

@@ -85,6 +85,9 @@ type Config struct {
 	// their event data) and their step log lines, and the tracked events older
 	// than this (0: keep them all). The enrollments stay.
 	SequenceRetention time.Duration
+	// AuditRetention, when positive, has maintenance delete the audit log entries
+	// older than this, in bounded batches. 0 keeps every entry.
+	AuditRetention time.Duration
 	// AckInterval and AckBatch bound how long and how many acknowledgements the
 	// completer coalesces; defaults 5ms and 500.
 	AckInterval time.Duration
@@ -234,6 +237,8 @@ type Executor struct {
 	retainMessagesAfter time.Time
 	// retainSequencesAfter is the same for sequence rows.
 	retainSequencesAfter time.Time
+	// retainAuditAfter is the same for audit log entries.
+	retainAuditAfter time.Time
 	// sweepAttachmentsAfter is the same for unreferenced attachment files.
 	sweepAttachmentsAfter time.Time
 	// encoded holds campaigns' files in base64, shared by their messages.

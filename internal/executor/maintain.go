@@ -76,6 +76,9 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	if _, err = e.retainSequences(ctx); err != nil {
 		return err
 	}
+	if _, err = e.retainAudit(ctx); err != nil {
+		return err
+	}
 	_, err = e.sweepAttachments(ctx)
 	return err
 }

@@ -8,7 +8,8 @@ import (
 )
 
 func toAPIAccount(a account.Account) api.Account {
-	return api.Account{Id: a.ID, Name: a.Name, PublicId: a.PublicID, CreatedAt: a.CreatedAt, UnsubscribeScope: api.UnsubscribeScope(a.UnsubscribeScope)}
+	return api.Account{Id: a.ID, Name: a.Name, PublicId: a.PublicID, CreatedAt: a.CreatedAt,
+		UnsubscribeScope: api.UnsubscribeScope(a.UnsubscribeScope), FourEyes: a.FourEyes}
 }
 
 // updateAccount changes the account's settings.
@@ -17,7 +18,12 @@ func (s *Server) updateAccount(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.Accounts.SetUnsubscribeScope(r.Context(), accountID(r), string(in.UnsubscribeScope))
+	var scope *string
+	if in.UnsubscribeScope != nil {
+		v := string(*in.UnsubscribeScope)
+		scope = &v
+	}
+	a, err := s.Accounts.Update(r.Context(), accountID(r), account.Settings{UnsubscribeScope: scope, FourEyes: in.FourEyes})
 	if err != nil {
 		return err
 	}

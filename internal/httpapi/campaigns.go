@@ -23,7 +23,7 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
-		Attachments: toAPIAttachments(c.Attachments)}
+		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c)}
 }
 
 // toAPIAttachments describes stored files; nil (a listing) leaves the field out.
@@ -80,6 +80,9 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := checkLists(r, deref(in.ListIds)); err != nil {
+		return err
+	}
 	c, err := s.Campaigns.Create(r.Context(), accountID(r), campaign.Fields{
 		Name: &in.Name, Subject: in.Subject, FromEmail: &in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
@@ -121,6 +124,11 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	}
 	if nulls["sender_id"] {
 		in.SenderId = &none
+	}
+	if in.ListIds != nil {
+		if err := checkLists(r, *in.ListIds); err != nil {
+			return err
+		}
 	}
 	c, err := s.Campaigns.Update(r.Context(), accountID(r), id, campaign.Fields{
 		Name: in.Name, Subject: in.Subject, FromEmail: in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
@@ -281,4 +289,17 @@ func (s *Server) campaignEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return encode(w, http.StatusOK, map[string]any{"data": evs})
+}
+
+func createdBy(c campaign.Campaign) *struct {
+	Id   int64                     `json:"id"`
+	Type api.CampaignCreatedByType `json:"type"`
+} {
+	if c.CreatedByType == nil || c.CreatedByID == nil {
+		return nil
+	}
+	return &struct {
+		Id   int64                     `json:"id"`
+		Type api.CampaignCreatedByType `json:"type"`
+	}{Id: *c.CreatedByID, Type: api.CampaignCreatedByType(*c.CreatedByType)}
 }

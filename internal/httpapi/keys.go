@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apperr"
 )
@@ -24,7 +26,23 @@ func (s *Server) notIdempotent(next http.Handler) http.Handler {
 
 func toAPIKey(k account.Key) api.APIKey {
 	return api.APIKey{Id: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt,
-		RevokedAt: k.RevokedAt, Role: api.APIKeyRole(k.Role)}
+		RevokedAt: k.RevokedAt, Role: api.APIKeyRole(k.Role), ListIds: listIDsOut(k.ListIDs),
+		Permissions: toAPIPermissions(account.KeyPermissions(k.Role, k.Permissions))}
+}
+
+func toAPIPermissions(set access.Set) []api.Permission {
+	out := make([]api.Permission, 0, len(set))
+	for _, p := range set.List() {
+		out = append(out, api.Permission(p))
+	}
+	return out
+}
+
+func listIDsOut(ids []int64) *[]int64 {
+	if ids == nil {
+		return nil
+	}
+	return &ids
 }
 
 // listAPIKeys answers the account's keys, newest first; tokens are never stored, so
@@ -56,17 +74,49 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	role := ""
+	spec := account.KeySpec{}
 	if in.Role != nil {
-		role = string(*in.Role)
+		spec.Role = string(*in.Role)
 	}
-	k, token, err := s.Accounts.NewKey(r.Context(), accountID(r), in.Name, role)
+	if in.Permissions != nil {
+		spec.Permissions = make([]string, 0, len(*in.Permissions))
+		for _, p := range *in.Permissions {
+			spec.Permissions = append(spec.Permissions, string(p))
+		}
+	}
+	if in.ListIds != nil {
+		spec.ListIDs = append([]int64{}, *in.ListIds...)
+	}
+	grants, err := spec.Grants()
+	if err != nil {
+		return err
+	}
+	// No escalation: a key is given only what its maker holds, and no wider
+	// list reach.
+	p, _ := principalOf(r)
+	if !p.Permissions.Covers(grants) {
+		return &apperr.Error{Code: apperr.Forbidden, Extra: map[string]any{"reason": "escalation"},
+			Message: "a key may be given only permissions its maker holds"}
+	}
+	if p.ListIDs != nil { // a list-restricted maker hands on at most its lists
+		if spec.ListIDs == nil {
+			spec.ListIDs = slices.Clone(p.ListIDs)
+		}
+		for _, id := range spec.ListIDs {
+			if !slices.Contains(p.ListIDs, id) {
+				return listRestricted()
+			}
+		}
+	}
+	k, token, err := s.Accounts.NewKey(r.Context(), accountID(r), in.Name, spec)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return encode(w, http.StatusCreated, api.APIKeyCreated{Id: k.ID, Name: k.Name, Prefix: k.Prefix,
-		CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt, Role: api.APIKeyRole(k.Role), Token: token})
+	a := toAPIKey(k)
+	return encode(w, http.StatusCreated, api.APIKeyCreated{Id: a.Id, Name: a.Name, Prefix: a.Prefix,
+		CreatedAt: a.CreatedAt, LastUsedAt: a.LastUsedAt, RevokedAt: a.RevokedAt, Role: a.Role,
+		Permissions: a.Permissions, ListIds: a.ListIds, Token: token})
 }
 
 // revokeAPIKey revokes one of the account's keys; another account's id is a 404.
@@ -80,27 +130,4 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return encode(w, http.StatusOK, toAPIKey(k))
-}
-
-// readOnlyAllowed are the routes other than GET that a read-only key may call:
-// minting a stream token (to watch events) and the previews, which change nothing.
-var readOnlyAllowed = map[string]bool{
-	"POST /v1/events/stream-tokens":  true,
-	"POST /v1/segments/preview":      true,
-	"POST /v1/templates/preview":     true,
-	"POST /v1/templates/{id}/render": true,
-}
-
-// readOnlyGuard refuses, before anything runs, every request of a read-only key (or
-// of a dashboard session signed in with one) that could change something. It sits
-// in the route groups, after chi has matched the route, so it knows the pattern.
-func (s *Server) readOnlyGuard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if readOnly(r) && !safeMethod(r.Method) && !readOnlyAllowed[r.Method+" "+routePattern(r)] {
-			writeProblem(w, r, Problem{Type: problemBase + "read-only-key", Title: "Forbidden", Status: http.StatusForbidden,
-				Detail: "this API key is read-only: it may read, not change anything (create a full key to make changes)"})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/logging"
@@ -124,21 +125,19 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, r, s.Logger, err)
 			return
 		}
-		ctx := context.WithValue(context.WithValue(r.Context(), accountKey{}, key.AccountID), apiKeyKey{}, key.ID)
-		ctx = context.WithValue(ctx, readOnlyKey{}, key.Role == account.RoleReadOnly)
+		ctx := context.WithValue(r.Context(), apiKeyKey{}, key.ID)
+		ctx = withPrincipal(ctx, principalForKey(key))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
 type apiKeyKey struct{}
 
-type readOnlyKey struct{}
-
-// readOnly reports whether the request is authorised by a read-only key (or a
-// session signed in with one).
-func readOnly(r *http.Request) bool {
-	ro, _ := r.Context().Value(readOnlyKey{}).(bool)
-	return ro
+// principalForKey is the principal of an API key: the key acts, with its
+// permissions and its list restriction.
+func principalForKey(k account.Caller) principal {
+	return principal{AccountID: k.AccountID, Permissions: k.Permissions, ListIDs: k.ListIDs,
+		Actor: access.Actor{Type: access.ActorKey, ID: k.ID, Label: k.Name}}
 }
 
 // routePattern is the matched route's pattern, such as /v1/campaigns/{id}/pause.

@@ -51,9 +51,12 @@ var statusOf = map[apperr.Code]int{
 	apperr.Invalid:      http.StatusUnprocessableEntity,
 	apperr.Conflict:     http.StatusConflict,
 	apperr.Unauthorized: http.StatusUnauthorized,
-	apperr.RateLimited:  http.StatusTooManyRequests,
-	apperr.TooLarge:     http.StatusRequestEntityTooLarge,
-	apperr.Internal:     http.StatusInternalServerError,
+	apperr.Forbidden:    http.StatusForbidden,
+
+	apperr.PermissionDenied: http.StatusForbidden,
+	apperr.RateLimited:      http.StatusTooManyRequests,
+	apperr.TooLarge:         http.StatusRequestEntityTooLarge,
+	apperr.Internal:         http.StatusInternalServerError,
 
 	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	apperr.Timeout:              http.StatusRequestTimeout,
@@ -65,9 +68,12 @@ var titleOf = map[apperr.Code]string{
 	apperr.Invalid:      "Invalid request",
 	apperr.Conflict:     "Conflict",
 	apperr.Unauthorized: "Unauthorized",
-	apperr.RateLimited:  "Too many requests",
-	apperr.TooLarge:     "Request body too large",
-	apperr.Internal:     "Internal server error",
+	apperr.Forbidden:    "Forbidden",
+
+	apperr.PermissionDenied: "Forbidden",
+	apperr.RateLimited:      "Too many requests",
+	apperr.TooLarge:         "Request body too large",
+	apperr.Internal:         "Internal server error",
 
 	apperr.UnsupportedMediaType: "Unsupported media type",
 	apperr.Timeout:              "Request timeout",

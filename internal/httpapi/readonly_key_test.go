@@ -31,7 +31,7 @@ func (e *env) fingerprint() string {
 	var parts []string
 	for _, table := range []string{"accounts", "subscribers", "lists", "list_members", "segments", "suppressions",
 		"templates", "campaigns", "sends", "webhook_endpoints", "event_endpoints", "senders", "events",
-		"login_links", "idempotency_keys", "dashboard_sessions"} {
+		"login_links", "idempotency_keys", "dashboard_sessions", "audit_log"} {
 		var sum string
 		err := e.pool.QueryRow(context.Background(),
 			"SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM "+table+" t").Scan(&sum)
@@ -40,7 +40,7 @@ func (e *env) fingerprint() string {
 	}
 	var keys string
 	require.NoError(e.t, e.pool.QueryRow(context.Background(),
-		"SELECT coalesce(md5(string_agg(concat_ws('|', id, name, prefix, role, revoked_at), ',' ORDER BY id)), '') FROM api_keys").Scan(&keys))
+		"SELECT coalesce(md5(string_agg(concat_ws('|', id, name, prefix, role, permissions, list_ids, revoked_at), ',' ORDER BY id)), '') FROM api_keys").Scan(&keys))
 	return strings.Join(append(parts, "api_keys="+keys), "\n")
 }
 
@@ -74,7 +74,7 @@ func fill(route string, id int64) string {
 
 // TestReadOnlyKeyRefusesEveryWrite: a read-only key may call every GET and mint a
 // stream token, but every other route of the route table (walked, not listed)
-// answers 403 problem+json of type read-only-key, saying so, and changes nothing
+// answers 403 problem+json of type permission-denied, saying so, and changes nothing
 // in the database; the same requests with a full key are not refused this way. A
 // session signed in with the read-only key is read-only too (even with its CSRF
 // token); one from a login link is full. The role is chosen at creation, listed,
@@ -91,7 +91,7 @@ func TestReadOnlyKeyRefusesEveryWrite(t *testing.T) {
 	require.Equal(t, api.ReadOnly, ro.Role)
 	full := decodeAs[api.APIKeyCreated](t, e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]string{"name": "full"}))
 	require.Equal(t, api.Full, full.Role, "full is the default")
-	res = e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]string{"name": "x", "role": "admin"})
+	res = e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]string{"name": "x", "role": "superuser"})
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 	require.Contains(t, string(res.Body), "/role")
 	roles := map[int64]api.APIKeyRole{}
@@ -125,8 +125,8 @@ func TestReadOnlyKeyRefusesEveryWrite(t *testing.T) {
 			require.Equal(t, http.StatusForbidden, res.Status, "%s with a read-only key: %s", route, res.Body)
 			require.Equal(t, "application/problem+json", res.Header.Get("Content-Type"))
 			p := decodeAs[problem](t, res)
-			require.Equal(t, "https://sendonce.dev/problems/read-only-key", p.Type, route)
-			require.Contains(t, p.Detail, "read-only")
+			require.Equal(t, "https://sendonce.dev/problems/permission-denied", p.Type, route)
+			require.Contains(t, p.Detail, "lacks the permission")
 		}
 	}
 	require.Equal(t, before, e.fingerprint(), "a read-only key changed nothing")
@@ -143,7 +143,7 @@ func TestReadOnlyKeyRefusesEveryWrite(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.do("", http.MethodGet, "/v1/campaigns", nil, "Cookie", cookie).Status)
 	res = e.do("", http.MethodPost, "/v1/lists", map[string]any{"name": "nope"}, "Cookie", cookie, "X-CSRF-Token", csrf)
 	require.Equal(t, http.StatusForbidden, res.Status)
-	require.Equal(t, "https://sendonce.dev/problems/read-only-key", decodeAs[problem](t, res).Type)
+	require.Equal(t, "https://sendonce.dev/problems/permission-denied", decodeAs[problem](t, res).Type)
 	res = e.do("", http.MethodPost, "/v1/api-keys", map[string]any{"name": "escalate"}, "Cookie", cookie, "X-CSRF-Token", csrf)
 	require.Equal(t, http.StatusForbidden, res.Status, "a read-only session cannot make itself a full key")
 	res = e.do("", http.MethodPost, "/v1/login-links", nil, "Cookie", cookie, "X-CSRF-Token", csrf)
@@ -160,6 +160,6 @@ func TestReadOnlyKeyRefusesEveryWrite(t *testing.T) {
 	for _, route := range routes {
 		method, pattern, _ := strings.Cut(route, " ")
 		res := e.do(full.Token, method, fill(pattern, sub.Id), map[string]any{})
-		require.NotContains(t, string(res.Body), "read-only-key", route)
+		require.NotContains(t, string(res.Body), "permission-denied", route)
 	}
 }

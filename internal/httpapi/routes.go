@@ -61,15 +61,17 @@ func (s *Server) routes() {
 	r.With(s.shed).Delete("/v1/session", s.handle(s.deleteSession))
 
 	r.Route("/v1", func(r chiRouter) {
-		// A read-only key passes only the GETs and the few routes readOnlyGuard
-		// lets through (it runs in each group below, where the route is known).
+		// authorize enforces the route table (access.Routes: the permission each
+		// route needs) before anything else of the route runs; it sits in each
+		// group below, where the route is known. recordAudit, last before the
+		// handler, gives every write its audit entry.
 		r.Use(s.cors(), s.shed, s.authenticate)
-		r.With(s.rateLimit).Get("/account", s.handle(s.getAccount))
+		r.With(s.authorize, s.rateLimit).Get("/account", s.handle(s.getAccount))
 
 		// Tenant API. Every route here is checked against openapi.yaml before
 		// its handler runs, and POSTs honour Idempotency-Key.
 		r.Group(func(r chiRouter) {
-			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency)
+			r.Use(s.authorize, s.rateLimit, s.bodyLimit, s.validateRequest, s.idempotency, s.recordAudit)
 
 			r.Patch("/account", s.handle(s.updateAccount))
 
@@ -175,6 +177,7 @@ func (s *Server) routes() {
 			r.Post("/track", s.handle(s.trackEvent))
 
 			r.Get("/api-keys", s.handle(s.listAPIKeys))
+			r.Get("/audit-log", s.handle(s.listAuditLog)) // read only: no route writes it
 			r.Delete("/api-keys/{id}", s.handle(s.revokeAPIKey))
 			r.Get("/dev/inbox", s.handle(s.listDevInbox))
 			r.Get("/dev/inbox/{id}/html", s.handle(s.getDevInboxHTML))
@@ -183,7 +186,7 @@ func (s *Server) routes() {
 		// What these answer holds a secret (a key's token, a login link): not
 		// stored for Idempotency-Key replays.
 		r.Group(func(r chiRouter) {
-			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent)
+			r.Use(s.authorize, s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent, s.recordAudit)
 			r.Post("/api-keys", s.handle(s.createAPIKey))
 			r.Post("/login-links", s.handle(s.createLoginLink))
 		})
@@ -191,7 +194,7 @@ func (s *Server) routes() {
 		// A message's Idempotency-Key is its own, kept as long as the message
 		// (transactional.Service), not the 24-hour response store's.
 		r.Group(func(r chiRouter) {
-			r.Use(s.readOnlyGuard, s.rateLimit, s.bodyLimit, s.validateRequest)
+			r.Use(s.authorize, s.rateLimit, s.bodyLimit, s.validateRequest, s.recordAudit)
 			r.Post("/messages", s.handle(s.sendMessage))
 		})
 	})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apidoc"
+	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
@@ -98,6 +99,8 @@ type Deps struct {
 	// runs it after NewServer. Nil: a stream ends at its next EventStreamRecheck
 	// (it never sends an event committed after the revocation either way).
 	Listener *postgres.Listener
+	// Audit reads the audit log (GET /v1/audit-log).
+	Audit *audit.Service
 	// DevInbox shows the log provider's last messages (sendonce dev); nil answers
 	// its routes 404.
 	DevInbox *devinbox.Service
@@ -115,7 +118,7 @@ func (d Deps) required() error {
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Messages": d.Messages != nil, "Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
-		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil,
+		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil,
 	} {
 		if !set {
 			missing = append(missing, name)

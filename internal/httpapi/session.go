@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/session"
 )
@@ -57,11 +58,8 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	role := api.Full
-	if sess.ReadOnly {
-		role = api.ReadOnly
-	}
-	return encode(w, status, api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt, Role: role})
+	return encode(w, status, api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt,
+		Role: api.APIKeyRole(sess.Role), Permissions: toAPIPermissions(sess.Permissions)})
 }
 
 // cookieSession returns the live session of the request's cookie.
@@ -129,11 +127,22 @@ func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, nex
 		writeCSRFRefusal(w, r)
 		return
 	}
-	ctx := context.WithValue(context.WithValue(r.Context(), accountKey{}, sess.AccountID), readOnlyKey{}, sess.ReadOnly)
+	ctx := withPrincipal(r.Context(), principalForSession(sess))
 	// A stream token the session mints is bound to the session and to the key it
 	// was signed in with: either's end ends the token's streams.
 	ctx = context.WithValue(context.WithValue(ctx, sessionIDKey{}, sess.ID), apiKeyKey{}, sess.KeyID)
 	next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// principalForSession is the principal of a dashboard session: one signed in
+// with a key acts as that key, with its permissions; one from a login link acts
+// as itself, with full's.
+func principalForSession(sess session.Session) principal {
+	actor := access.Actor{Type: access.ActorKey, ID: sess.KeyID, Label: sess.KeyName}
+	if sess.KeyID == 0 {
+		actor = access.Actor{Type: access.ActorSession, ID: sess.ID, Label: "login link"}
+	}
+	return principal{AccountID: sess.AccountID, Permissions: sess.Permissions, ListIDs: sess.ListIDs, Actor: actor}
 }
 
 type sessionIDKey struct{}

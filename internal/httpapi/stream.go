@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
 )
@@ -171,6 +172,9 @@ func (s *Server) streamAccount(r *http.Request) (streamAuth, error) {
 		key, err := s.Accounts.AuthenticateKey(r.Context(), token)
 		if err != nil {
 			return streamAuth{}, err
+		}
+		if !key.Permissions.Has(access.EventsRead) {
+			return streamAuth{}, permissionDenied(access.EventsRead)
 		}
 		return streamAuth{account: key.AccountID, holder: "key:" + strconv.FormatInt(key.ID, 10),
 			authority: event.Authority{KeyID: key.ID},

@@ -186,6 +186,13 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	var lists []int64
+	if listID != nil {
+		lists = []int64{*listID}
+	}
+	if err := checkLists(r, lists); err != nil {
+		return err
+	}
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var rows []subscriber.ImportRow
 	var rejected []subscriber.Rejection

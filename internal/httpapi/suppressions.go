@@ -5,9 +5,11 @@ import (
 	"net/url"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/suppression"
 )
 
@@ -46,7 +48,15 @@ func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) error {
 	if in.Source != nil {
 		source = *in.Source
 	}
-	x, inserted, err := suppression.Add(r.Context(), s.Pool, accountID(r), in.Email, reason, source)
+	// One transaction: the suppression, the subscriber it unsubscribes, and the
+	// request's audit entry commit together.
+	var x suppression.Suppression
+	var inserted bool
+	err = postgres.InTx(r.Context(), s.Pool, func(tx pgx.Tx) error {
+		var err error
+		x, inserted, err = suppression.Add(r.Context(), tx, accountID(r), in.Email, reason, source)
+		return err
+	})
 	if err != nil {
 		return err
 	}

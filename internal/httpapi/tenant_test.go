@@ -210,7 +210,9 @@ func TestCrossTenant(t *testing.T) {
 		// Keys: B lists only its own (checked below) and cannot revoke A's. Sessions
 		// need a cookie or a login token, never a key; there is no dev inbox here
 		// (TestDevInboxIsolation walks one).
-		"listAPIKeys":     {expect: http.StatusOK},
+		"listAPIKeys": {expect: http.StatusOK},
+		// A's entries about A's subscriber are none of B's.
+		"listAuditLog":    {query: "?target_type=subscriber&target_id=" + itoa(sub.Id), expect: http.StatusOK},
 		"createAPIKey":    {body: map[string]any{"name": "b key"}, expect: http.StatusCreated},
 		"revokeAPIKey":    {},
 		"createLoginLink": {expect: http.StatusCreated},

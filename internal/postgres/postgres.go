@@ -126,9 +126,41 @@ func MigrationsCurrent(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 	return !pending, nil
 }
 
-// InTx runs fn in a transaction, committing when fn returns nil.
+// InTx runs fn in a transaction, committing when fn returns nil. When ctx carries
+// a TxHook (WithTxHook), its BeforeCommit runs in the transaction after fn
+// succeeds, and Committed once the commit has: this is how a request's audit entry
+// is written in the transaction of the change without any domain package having
+// to remember it.
 func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, pool, fn)
+	hook, _ := ctx.Value(txHookKey{}).(TxHook)
+	if hook == nil {
+		return pgx.BeginFunc(ctx, pool, fn)
+	}
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return hook.BeforeCommit(ctx, tx)
+	})
+	if err == nil {
+		hook.Committed()
+	}
+	return err
+}
+
+// TxHook is work that rides along with every transaction InTx runs under a
+// context: BeforeCommit writes in the transaction (an error rolls it back),
+// Committed learns that it committed.
+type TxHook interface {
+	BeforeCommit(ctx context.Context, tx pgx.Tx) error
+	Committed()
+}
+
+type txHookKey struct{}
+
+// WithTxHook returns ctx whose transactions (InTx) run h.
+func WithTxHook(ctx context.Context, h TxHook) context.Context {
+	return context.WithValue(ctx, txHookKey{}, h)
 }
 
 // CampaignChannel is the LISTEN/NOTIFY channel that wakes executors: the API sends

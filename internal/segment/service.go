@@ -30,9 +30,15 @@ func (s *Service) Create(ctx context.Context, accountID int64, name string, f Fi
 	if err := s.check(ctx, accountID, &f); err != nil {
 		return Segment{}, err
 	}
-	r, err := store.New(s.pool).SegmentCreate(ctx, store.SegmentCreateParams{AccountID: accountID, Name: name,
-		Match: matchParam(f.Match), Statuses: f.Statuses, ListIds: f.ListIDs,
-		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore})
+	// In a transaction, which carries the request's audit entry.
+	var r store.SegmentCreateRow
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		r, err = store.New(tx).SegmentCreate(ctx, store.SegmentCreateParams{AccountID: accountID, Name: name,
+			Match: matchParam(f.Match), Statuses: f.Statuses, ListIds: f.ListIDs,
+			CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore})
+		return err
+	})
 	if err != nil {
 		return Segment{}, postgres.Error(pgMatchError(err, s.Timeout), "a segment with this name")
 	}
@@ -82,17 +88,20 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, name string, 
 
 // Delete removes a segment; one that a campaign uses or a sequence triggers on is a conflict.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
-	n, err := store.New(s.pool).SegmentDelete(ctx, store.SegmentDeleteParams{AccountID: accountID, ID: id})
-	if err != nil {
-		if apperr.CodeOf(postgres.Error(err, "segment")) == apperr.Invalid {
-			return apperr.New(apperr.Conflict, "segment is used by a campaign or a sequence")
+	// In a transaction, which carries the request's audit entry.
+	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		n, err := store.New(tx).SegmentDelete(ctx, store.SegmentDeleteParams{AccountID: accountID, ID: id})
+		if err != nil {
+			if apperr.CodeOf(postgres.Error(err, "segment")) == apperr.Invalid {
+				return apperr.New(apperr.Conflict, "segment is used by a campaign or a sequence")
+			}
+			return err
 		}
-		return err
-	}
-	if n == 0 {
-		return apperr.New(apperr.NotFound, "segment not found")
-	}
-	return nil
+		if n == 0 {
+			return apperr.New(apperr.NotFound, "segment not found")
+		}
+		return nil
+	})
 }
 
 func toSubscriber(r store.Subscriber) subscriber.Subscriber {

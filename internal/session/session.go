@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -56,9 +57,15 @@ type Session struct {
 	// KeyID is the API key the session was signed in with (0: a login link).
 	KeyID     int64
 	ExpiresAt time.Time
-	// ReadOnly is a session signed in with a read-only key: it may only read.
-	// A session from a login link is full.
-	ReadOnly bool
+	// Role is the role of the key the session was signed in with; a session from
+	// a login link is account.RoleFull.
+	Role string
+	// Permissions is what the session may do: its key's (a login link: full's).
+	Permissions access.Set
+	// KeyName is the name of the key the session was signed in with (the actor's
+	// label in the audit log); ListIDs are the lists that key may act on (nil: all).
+	KeyName string
+	ListIDs []int64
 }
 
 // CSRF is the anti-forgery token of the session: what the dashboard sends back in
@@ -114,7 +121,7 @@ func (s *Service) SignInWithKey(ctx context.Context, key string) (Session, error
 		return Session{}, err
 	}
 	sess, err := s.create(ctx, k.AccountID, &k.ID)
-	sess.ReadOnly = k.Role == account.RoleReadOnly
+	sess.KeyID, sess.Role, sess.Permissions, sess.KeyName, sess.ListIDs = k.ID, k.Role, k.Permissions, k.Name, k.ListIDs
 	return sess, err
 }
 
@@ -127,7 +134,8 @@ func (s *Service) create(ctx context.Context, accountID int64, keyID *int64) (Se
 		return Session{}, postgres.Error(err, "session")
 	}
 	_, _ = q.SessionPurge(ctx, now)
-	return Session{Token: token, AccountID: accountID, ExpiresAt: exp}, nil
+	return Session{Token: token, AccountID: accountID, ExpiresAt: exp, Role: account.RoleFull,
+		Permissions: account.KeyPermissions(account.RoleFull, nil)}, nil
 }
 
 // Get returns the live session of a token; anything else is unauthorized.
@@ -145,9 +153,12 @@ func (s *Service) Get(ctx context.Context, token string) (Session, error) {
 		return Session{}, err
 	}
 	sess := Session{Token: token, ID: row.ID, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt,
-		ReadOnly: row.Role == account.RoleReadOnly}
+		Role: row.Role, Permissions: account.KeyPermissions(row.Role, row.Permissions), ListIDs: row.ListIds}
 	if row.ApiKeyID != nil {
 		sess.KeyID = *row.ApiKeyID
+	}
+	if row.KeyName != nil {
+		sess.KeyName = *row.KeyName
 	}
 	return sess, nil
 }

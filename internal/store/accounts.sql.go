@@ -11,17 +11,19 @@ import (
 )
 
 const aPIKeyCreate = `-- name: APIKeyCreate :one
-INSERT INTO api_keys (account_id, name, prefix, token_hash, role)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO api_keys (account_id, name, prefix, token_hash, role, permissions, list_ids)
+VALUES ($1, $2, $3, $4, $5, $6::text[], $7::bigint[])
 RETURNING id, account_id, name, prefix, created_at
 `
 
 type APIKeyCreateParams struct {
-	AccountID int64
-	Name      string
-	Prefix    string
-	TokenHash []byte
-	Role      string
+	AccountID   int64
+	Name        string
+	Prefix      string
+	TokenHash   []byte
+	Role        string
+	Permissions []string
+	ListIds     []int64
 }
 
 type APIKeyCreateRow struct {
@@ -39,6 +41,8 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 		arg.Prefix,
 		arg.TokenHash,
 		arg.Role,
+		arg.Permissions,
+		arg.ListIds,
 	)
 	var i APIKeyCreateRow
 	err := row.Scan(
@@ -52,18 +56,21 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 }
 
 const aPIKeyGetByPrefix = `-- name: APIKeyGetByPrefix :one
-SELECT id, account_id, token_hash, role,
+SELECT id, account_id, token_hash, role, permissions, list_ids, name,
        (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')::bool AS touch_due
 FROM api_keys
 WHERE prefix = $1 AND revoked_at IS NULL
 `
 
 type APIKeyGetByPrefixRow struct {
-	ID        int64
-	AccountID int64
-	TokenHash []byte
-	Role      string
-	TouchDue  bool
+	ID          int64
+	AccountID   int64
+	TokenHash   []byte
+	Role        string
+	Permissions []string
+	ListIds     []int64
+	Name        string
+	TouchDue    bool
 }
 
 // Looked up by the visible prefix; the caller compares token_hash in constant time.
@@ -77,6 +84,9 @@ func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (APIKeyG
 		&i.AccountID,
 		&i.TokenHash,
 		&i.Role,
+		&i.Permissions,
+		&i.ListIds,
+		&i.Name,
 		&i.TouchDue,
 	)
 	return i, err
@@ -94,7 +104,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -106,6 +116,7 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
 		&i.PublicID,
+		&i.FourEyes,
 	)
 	return i, err
 }
@@ -123,7 +134,7 @@ func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope, public_id FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -135,12 +146,13 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
 		&i.PublicID,
+		&i.FourEyes,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope, public_id FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -152,6 +164,7 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
 		&i.PublicID,
+		&i.FourEyes,
 	)
 	return i, err
 }
@@ -296,4 +309,33 @@ func (q *Queries) AccountPurgeTrackingHits(ctx context.Context, accountID int64)
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const accountUpdateSettings = `-- name: AccountUpdateSettings :one
+UPDATE accounts SET
+    unsubscribe_scope = coalesce($1::text, unsubscribe_scope),
+    four_eyes         = coalesce($2::bool, four_eyes)
+WHERE id = $3
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes
+`
+
+type AccountUpdateSettingsParams struct {
+	UnsubscribeScope *string
+	FourEyes         *bool
+	AccountID        int64
+}
+
+// PATCH /v1/account: each setting changes only when given.
+func (q *Queries) AccountUpdateSettings(ctx context.Context, arg AccountUpdateSettingsParams) (Account, error) {
+	row := q.db.QueryRow(ctx, accountUpdateSettings, arg.UnsubscribeScope, arg.FourEyes, arg.AccountID)
+	var i Account
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UnsubscribeScope,
+		&i.PublicID,
+		&i.FourEyes,
+	)
+	return i, err
 }

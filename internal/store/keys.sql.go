@@ -11,7 +11,7 @@ import (
 )
 
 const aPIKeyGet = `-- name: APIKeyGet :one
-SELECT id, name, prefix, created_at, last_used_at, revoked_at, role
+SELECT id, name, prefix, created_at, last_used_at, revoked_at, role, permissions, list_ids
 FROM api_keys
 WHERE account_id = $1 AND id = $2
 `
@@ -22,13 +22,15 @@ type APIKeyGetParams struct {
 }
 
 type APIKeyGetRow struct {
-	ID         int64
-	Name       string
-	Prefix     string
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	RevokedAt  *time.Time
-	Role       string
+	ID          int64
+	Name        string
+	Prefix      string
+	CreatedAt   time.Time
+	LastUsedAt  *time.Time
+	RevokedAt   *time.Time
+	Role        string
+	Permissions []string
+	ListIds     []int64
 }
 
 func (q *Queries) APIKeyGet(ctx context.Context, arg APIKeyGetParams) (APIKeyGetRow, error) {
@@ -42,12 +44,14 @@ func (q *Queries) APIKeyGet(ctx context.Context, arg APIKeyGetParams) (APIKeyGet
 		&i.LastUsedAt,
 		&i.RevokedAt,
 		&i.Role,
+		&i.Permissions,
+		&i.ListIds,
 	)
 	return i, err
 }
 
 const aPIKeyList = `-- name: APIKeyList :many
-SELECT id, name, prefix, created_at, last_used_at, revoked_at, role
+SELECT id, name, prefix, created_at, last_used_at, revoked_at, role, permissions, list_ids
 FROM api_keys
 WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2)
 ORDER BY id DESC
@@ -61,13 +65,15 @@ type APIKeyListParams struct {
 }
 
 type APIKeyListRow struct {
-	ID         int64
-	Name       string
-	Prefix     string
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	RevokedAt  *time.Time
-	Role       string
+	ID          int64
+	Name        string
+	Prefix      string
+	CreatedAt   time.Time
+	LastUsedAt  *time.Time
+	RevokedAt   *time.Time
+	Role        string
+	Permissions []string
+	ListIds     []int64
 }
 
 // Newest first is what a person scanning their keys wants; keys per account are few,
@@ -89,6 +95,8 @@ func (q *Queries) APIKeyList(ctx context.Context, arg APIKeyListParams) ([]APIKe
 			&i.LastUsedAt,
 			&i.RevokedAt,
 			&i.Role,
+			&i.Permissions,
+			&i.ListIds,
 		); err != nil {
 			return nil, err
 		}
@@ -103,7 +111,7 @@ func (q *Queries) APIKeyList(ctx context.Context, arg APIKeyListParams) ([]APIKe
 const aPIKeyRevoke = `-- name: APIKeyRevoke :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, coalesce($1::timestamptz, now()))
 WHERE account_id = $2 AND id = $3
-RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role
+RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role, permissions, list_ids
 `
 
 type APIKeyRevokeParams struct {
@@ -113,13 +121,15 @@ type APIKeyRevokeParams struct {
 }
 
 type APIKeyRevokeRow struct {
-	ID         int64
-	Name       string
-	Prefix     string
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	RevokedAt  *time.Time
-	Role       string
+	ID          int64
+	Name        string
+	Prefix      string
+	CreatedAt   time.Time
+	LastUsedAt  *time.Time
+	RevokedAt   *time.Time
+	Role        string
+	Permissions []string
+	ListIds     []int64
 }
 
 // Revoking twice keeps the first time.
@@ -134,6 +144,8 @@ func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (API
 		&i.LastUsedAt,
 		&i.RevokedAt,
 		&i.Role,
+		&i.Permissions,
+		&i.ListIds,
 	)
 	return i, err
 }
@@ -206,7 +218,8 @@ func (q *Queries) LoginLinkUse(ctx context.Context, arg LoginLinkUseParams) (int
 }
 
 const sessionAccount = `-- name: SessionAccount :one
-SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role
+SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role,
+       k.permissions, k.list_ids, k.name AS key_name
 FROM dashboard_sessions s
 LEFT JOIN api_keys k ON k.id = s.api_key_id
 WHERE s.token_hash = $1
@@ -220,11 +233,14 @@ type SessionAccountParams struct {
 }
 
 type SessionAccountRow struct {
-	ID        int64
-	ApiKeyID  *int64
-	AccountID int64
-	ExpiresAt time.Time
-	Role      string
+	ID          int64
+	ApiKeyID    *int64
+	AccountID   int64
+	ExpiresAt   time.Time
+	Role        string
+	Permissions []string
+	ListIds     []int64
+	KeyName     *string
 }
 
 // A session made with a key lasts no longer than the key, and has its role; one
@@ -238,6 +254,9 @@ func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) 
 		&i.AccountID,
 		&i.ExpiresAt,
 		&i.Role,
+		&i.Permissions,
+		&i.ListIds,
+		&i.KeyName,
 	)
 	return i, err
 }

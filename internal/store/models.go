@@ -17,18 +17,21 @@ type Account struct {
 	CreatedAt        time.Time
 	UnsubscribeScope string
 	PublicID         string
+	FourEyes         bool
 }
 
 type ApiKey struct {
-	ID         int64
-	AccountID  int64
-	Name       string
-	Prefix     string
-	TokenHash  []byte
-	CreatedAt  time.Time
-	RevokedAt  *time.Time
-	LastUsedAt *time.Time
-	Role       string
+	ID          int64
+	AccountID   int64
+	Name        string
+	Prefix      string
+	TokenHash   []byte
+	CreatedAt   time.Time
+	RevokedAt   *time.Time
+	LastUsedAt  *time.Time
+	Role        string
+	Permissions []string
+	ListIds     []int64
 }
 
 type AttachmentBlob struct {
@@ -37,6 +40,22 @@ type AttachmentBlob struct {
 	Size       int32
 	Content    []byte
 	LastUsedAt time.Time
+}
+
+type AuditLog struct {
+	ID         int64
+	AccountID  int64
+	ActorType  string
+	ActorID    int64
+	ActorLabel string
+	Action     string
+	TargetType string
+	TargetID   *string
+	RequestID  string
+	SourceAddr string
+	Detail     json.RawMessage
+	InChangeTx bool
+	CreatedAt  time.Time
 }
 
 type Campaign struct {
@@ -72,6 +91,8 @@ type Campaign struct {
 	TrackClicks        bool
 	TrackOpens         bool
 	Archive            bool
+	CreatedByType      *string
+	CreatedByID        *int64
 }
 
 type CampaignAttachment struct {

@@ -109,7 +109,7 @@ const campaignSetArchive = `-- name: CampaignSetArchive :one
 
 UPDATE campaigns SET archive = $1, updated_at = now()
 WHERE account_id = $2 AND id = $3 AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
 `
 
 type CampaignSetArchiveParams struct {
@@ -158,6 +158,8 @@ func (q *Queries) CampaignSetArchive(ctx context.Context, arg CampaignSetArchive
 		&i.TrackClicks,
 		&i.TrackOpens,
 		&i.Archive,
+		&i.CreatedByType,
+		&i.CreatedByID,
 	)
 	return i, err
 }
@@ -169,7 +171,7 @@ UPDATE campaigns SET
     archive      = coalesce($3, archive),
     updated_at   = now()
 WHERE account_id = $4 AND id = $5 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
 `
 
 type CampaignSetEngagementParams struct {
@@ -223,6 +225,8 @@ func (q *Queries) CampaignSetEngagement(ctx context.Context, arg CampaignSetEnga
 		&i.TrackClicks,
 		&i.TrackOpens,
 		&i.Archive,
+		&i.CreatedByType,
+		&i.CreatedByID,
 	)
 	return i, err
 }

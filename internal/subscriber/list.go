@@ -122,13 +122,18 @@ func (s *Service) CreateList(ctx context.Context, accountID int64, name, descrip
 	if o.Optin == "" {
 		o.Optin = OptinSingle
 	}
-	q := store.New(s.pool)
-	if err := checkOptin(ctx, q, accountID, &o); err != nil {
+	if err := checkOptin(ctx, store.New(s.pool), accountID, &o); err != nil {
 		return List{}, err
 	}
-	l, err := q.ListCreate(ctx, store.ListCreateParams{AccountID: accountID, Name: name, Description: description,
-		Optin: o.Optin, Public: o.Public, Language: o.Language, OptinFromEmail: o.OptinFromEmail,
-		OptinFromName: o.OptinFromName, OptinTemplateID: o.OptinTemplateID})
+	// In a transaction, which carries the request's audit entry.
+	var l store.List
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		l, err = store.New(tx).ListCreate(ctx, store.ListCreateParams{AccountID: accountID, Name: name, Description: description,
+			Optin: o.Optin, Public: o.Public, Language: o.Language, OptinFromEmail: o.OptinFromEmail,
+			OptinFromName: o.OptinFromName, OptinTemplateID: o.OptinTemplateID})
+		return err
+	})
 	if err != nil {
 		return List{}, postgres.Error(err, "a list with this name")
 	}

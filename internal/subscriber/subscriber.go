@@ -210,14 +210,17 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sub
 
 // Delete removes a subscriber and its memberships; its sends stay as history.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
-	n, err := store.New(s.pool).SubscriberDelete(ctx, store.SubscriberDeleteParams{AccountID: accountID, ID: id})
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return apperr.New(apperr.NotFound, "subscriber not found")
-	}
-	return nil
+	// In a transaction, which carries the request's audit entry.
+	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		n, err := store.New(tx).SubscriberDelete(ctx, store.SubscriberDeleteParams{AccountID: accountID, ID: id})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return apperr.New(apperr.NotFound, "subscriber not found")
+		}
+		return nil
+	})
 }
 
 // Confirm moves a pending subscriber to confirmed in one compare-and-set; a confirmed

@@ -251,7 +251,13 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 // Delete removes a template that no draft campaign references.
 func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	q := store.New(s.pool)
-	n, err := q.TemplateDelete(ctx, store.TemplateDeleteParams{AccountID: accountID, ID: id})
+	// In a transaction, which carries the request's audit entry.
+	var n int64
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = store.New(tx).TemplateDelete(ctx, store.TemplateDeleteParams{AccountID: accountID, ID: id})
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -81,8 +81,14 @@ func (s *Service) Create(ctx context.Context, accountID int64, in CreateInput) (
 		return Endpoint{}, Credentials{}, apperr.Invalidf("/topic_arns", "topic_arns applies to ses endpoints only")
 	}
 	set, _ := json.Marshal(settings{TopicARNs: in.TopicARNs})
-	row, err := store.New(s.pool).WebhookEndpointCreate(ctx, store.WebhookEndpointCreateParams{
-		AccountID: accountID, Source: in.Source, Name: in.Name, Secret: secret, Settings: set,
+	// In a transaction, which carries the request's audit entry.
+	var row store.WebhookEndpoint
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		row, err = store.New(tx).WebhookEndpointCreate(ctx, store.WebhookEndpointCreateParams{
+			AccountID: accountID, Source: in.Source, Name: in.Name, Secret: secret, Settings: set,
+		})
+		return err
 	})
 	if err != nil {
 		return Endpoint{}, Credentials{}, postgres.Error(err, "webhook endpoint")

@@ -317,6 +317,29 @@ export interface paths {
         patch: operations["updateAccount"];
         trace?: never;
     };
+    "/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit log
+         * @description Who changed what: one entry per committed write of the tenant API, written in the
+         *     transaction of the change (a change that rolled back has none), newest first. Needs
+         *     `audit:read`. Read only: nothing in the API writes or changes it; entries older than
+         *     SENDONCE_AUDIT_RETENTION are deleted.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscribers": {
         parameters: {
             query?: never;
@@ -2329,7 +2352,11 @@ export interface components {
          *       "account_name": "demo",
          *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
          *       "expires_at": "2026-11-02T21:00:00Z",
-         *       "role": "full"
+         *       "role": "full",
+         *       "permissions": [
+         *         "account:read",
+         *         "campaigns:read"
+         *       ]
          *     }
          */
         Session: {
@@ -2341,6 +2368,8 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             role: components["schemas"]["APIKeyRole"];
+            /** @description What the session may do; the dashboard shows only the controls these allow. */
+            permissions: components["schemas"]["Permission"][];
         };
         /**
          * @example {
@@ -2361,7 +2390,12 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
-         *       "role": "full"
+         *       "role": "full",
+         *       "permissions": [
+         *         "account:read",
+         *         "account:manage"
+         *       ],
+         *       "list_ids": null
          *     }
          */
         APIKey: {
@@ -2380,24 +2414,52 @@ export interface components {
             /** Format: date-time */
             revoked_at: string | null;
             role: components["schemas"]["APIKeyRole"];
+            /** @description What the key may do (its role's permissions, or its explicit list). */
+            permissions: components["schemas"]["Permission"][];
+            /** @description The lists the key may act on; null: every list. */
+            list_ids: number[] | null;
         };
         /**
-         * @description What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
-         *     and the previews that change nothing; any other request is 403
-         *     (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
-         *     the role of the key it was signed in with; a session from a login link is `full`.
+         * @description What the key may do: one of the roles of docs/teams.md (`owner`, `admin`, `editor`,
+         *     `approver`, `viewer`), or `custom` for a key made with an explicit `permissions` list.
+         *     `full` (the default) and `read_only` are the two roles keys had before: they keep the
+         *     permissions of `admin` and `viewer`. A request the key lacks the permission for is 403
+         *     (`https://sendonce.dev/problems/permission-denied`, naming it in `missing_permission`)
+         *     before anything runs. A dashboard session has the role of the key it was signed in
+         *     with; a session from a login link is `full`.
          * @enum {string}
          */
-        APIKeyRole: "full" | "read_only";
+        APIKeyRole: "full" | "read_only" | "owner" | "admin" | "editor" | "approver" | "viewer" | "custom";
+        /**
+         * @description One permission of the matrix in docs/teams.md.
+         * @enum {string}
+         */
+        Permission: "account:read" | "account:manage" | "audience:read" | "audience:write" | "templates:read" | "templates:write" | "campaigns:read" | "campaigns:write" | "campaigns:approve" | "sequences:read" | "sequences:write" | "sequences:activate" | "tracking:write" | "messages:read" | "messages:send" | "senders:read" | "senders:manage" | "events:read" | "webhooks:manage" | "keys:read" | "keys:manage" | "audit:read" | "members:manage" | "owners:manage";
         /**
          * @example {
-         *       "name": "ci",
-         *       "role": "read_only"
+         *       "name": "sending",
+         *       "permissions": [
+         *         "messages:send"
+         *       ],
+         *       "list_ids": null
          *     }
          */
         APIKeyCreate: {
             name: string;
             role?: components["schemas"]["APIKeyRole"];
+            /**
+             * @description An explicit permission list instead of a role (the key's role reads `custom`); give one
+             *     or the other, not both. A key may be given only permissions its creator holds (else 403).
+             */
+            permissions?: components["schemas"]["Permission"][];
+            /**
+             * @description When set, the lists the key may act on (docs/teams.md says exactly where): the
+             *     /v1/lists/{id} routes of another list are 403 (`…/problems/forbidden`, `reason:
+             *     list_restricted`), and a campaign create, edit, approve or test send, or
+             *     an import, naming (or aimed at) another list, or no list (every subscriber), is 403 too.
+             *     Other routes (subscribers, segments, suppressions, …) are not restricted by list.
+             */
+            list_ids?: number[] | null;
         };
         /**
          * @example {
@@ -2407,7 +2469,11 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
-         *       "role": "full",
+         *       "role": "custom",
+         *       "permissions": [
+         *         "messages:send"
+         *       ],
+         *       "list_ids": null,
          *       "token": "so_abcdefghijkl…"
          *     }
          */
@@ -2423,8 +2489,77 @@ export interface components {
             /** Format: date-time */
             revoked_at: string | null;
             role: components["schemas"]["APIKeyRole"];
+            /** @description What the key may do (its role's permissions, or its explicit list). */
+            permissions: components["schemas"]["Permission"][];
+            /** @description The lists the key may act on; null: every list. */
+            list_ids: number[] | null;
             /** @description The key; shown this once. */
             token: string;
+        };
+        /**
+         * @example {
+         *       "id": 912,
+         *       "actor": {
+         *         "type": "key",
+         *         "id": 3,
+         *         "label": "ci"
+         *       },
+         *       "action": "campaign.approve",
+         *       "target_type": "campaign",
+         *       "target_id": "42",
+         *       "request_id": "5f2b7c0e9a1d4c3b",
+         *       "source_address": "203.0.113.9",
+         *       "detail": null,
+         *       "in_change_tx": true,
+         *       "created_at": "2026-11-02T09:00:00Z"
+         *     }
+         */
+        AuditEntry: {
+            /** Format: int64 */
+            id: number;
+            actor: components["schemas"]["Actor"];
+            /** @description What was done, target.verb (docs/teams.md lists them). */
+            action: string;
+            target_type: string;
+            /** @description The id of the thing changed; null when the change names none (a batch). */
+            target_id: string | null;
+            request_id: string;
+            /** @description The client address the request came from. */
+            source_address: string;
+            /** @description A few facts of the change; never a secret. */
+            detail: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description True when the entry was written in the transaction of the change; false for the few
+             *     writes that run no transaction (docs/teams.md lists them), whose entry is written
+             *     right after they succeed and before the answer is sent.
+             */
+            in_change_tx: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        AuditEntryPage: {
+            data: components["schemas"]["AuditEntry"][];
+            next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "type": "key",
+         *       "id": 3,
+         *       "label": "ci"
+         *     }
+         */
+        Actor: {
+            /**
+             * @description A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+             * @enum {string}
+             */
+            type: "user" | "key" | "session";
+            /** Format: int64 */
+            id: number;
+            /** @description What the actor was called then: a person's address, a key's name. */
+            label: string;
         };
         APIKeyPage: {
             data: components["schemas"]["APIKey"][];
@@ -2484,7 +2619,8 @@ export interface components {
          *       "name": "demo",
          *       "public_id": "pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f",
          *       "created_at": "2026-11-02T09:00:00Z",
-         *       "unsubscribe_scope": "list"
+         *       "unsubscribe_scope": "list",
+         *       "four_eyes": false
          *     }
          */
         Account: {
@@ -2496,15 +2632,20 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             unsubscribe_scope: components["schemas"]["UnsubscribeScope"];
+            four_eyes: components["schemas"]["FourEyes"];
         };
         /**
          * @example {
-         *       "unsubscribe_scope": "account"
+         *       "unsubscribe_scope": "account",
+         *       "four_eyes": true
          *     }
          */
         AccountUpdate: {
-            unsubscribe_scope: components["schemas"]["UnsubscribeScope"];
+            unsubscribe_scope?: components["schemas"]["UnsubscribeScope"];
+            four_eyes?: components["schemas"]["FourEyes"];
         };
+        /** @description When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held. */
+        FourEyes: boolean;
         /**
          * @description What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
          * @enum {string}
@@ -2527,6 +2668,10 @@ export interface components {
             errors?: components["schemas"]["FieldError"][];
             /** @description On a 409 from a state change, the state the resource is actually in. */
             current_status?: string;
+            /** @description On a 403 of type `…/problems/permission-denied`, the permission the caller lacks. */
+            missing_permission?: string;
+            /** @description On a 403 of type `…/problems/forbidden` other than CSRF, why (`list_restricted`, `four_eyes`, `escalation`). */
+            reason?: string;
         } & {
             [key: string]: unknown;
         };
@@ -3737,6 +3882,13 @@ export interface components {
             attachments?: components["schemas"]["Attachment"][];
             /** @description In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise. */
             domain_check?: components["schemas"]["DomainCheck"];
+            /** @description Who created it (an API key, a person, or a login-link session); null for campaigns made before creators were recorded. The audit log has the rest. */
+            created_by?: {
+                /** @enum {string} */
+                type: "user" | "key" | "session";
+                /** Format: int64 */
+                id: number;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4648,11 +4800,13 @@ export interface components {
         /**
          * @description Refused before anything ran; nothing changed. Either a request authorised by the
          *     dashboard's session cookie that changes something came without the session's
-         *     `X-CSRF-Token` (type `…/problems/forbidden`), or the API key (or the session signed in
-         *     with it) is read-only and the request would change something (type
-         *     `https://sendonce.dev/problems/read-only-key`). A read-only key may call every GET, mint
-         *     a stream token (`POST /v1/events/stream-tokens`), and the previews that change nothing
-         *     (`POST /v1/segments/preview`, `POST /v1/templates/preview`, `POST /v1/templates/{id}/render`).
+         *     `X-CSRF-Token` (type `…/problems/forbidden`); or the API key (or the session signed in
+         *     with it) lacks the route's permission (type `https://sendonce.dev/problems/permission-denied`,
+         *     the permission in `missing_permission`; the route → permission table is in docs/teams.md);
+         *     or a list-restricted key named or reached another list (`…/problems/forbidden`,
+         *     `reason: list_restricted`); or, on an approval, the account requires four eyes and the
+         *     approver created the campaign (`…/problems/forbidden`, `reason: four_eyes`); or a key was to
+         *     be given more than its maker holds (`…/problems/forbidden`, `reason: escalation`).
          */
         Forbidden: {
             headers: {
@@ -5062,6 +5216,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5149,6 +5304,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5177,6 +5333,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -5203,6 +5360,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
@@ -5234,6 +5392,73 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only this kind of actor (with actor_id: only that actor). */
+                actor_type?: "user" | "key" | "session";
+                /** @example 3 */
+                actor_id?: number;
+                /**
+                 * @description Only this action, such as campaign.approve.
+                 * @example campaign.approve
+                 */
+                action?: string;
+                /**
+                 * @description Only entries about this kind of thing, such as campaign.
+                 * @example campaign
+                 */
+                target_type?: string;
+                /**
+                 * @description With target_type: only entries about this one.
+                 * @example 42
+                 */
+                target_id?: string;
+                /**
+                 * @description Entries at or after this time.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                since?: string;
+                /**
+                 * @description Entries before this time.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5284,6 +5509,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5420,6 +5646,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -5562,6 +5789,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -5600,6 +5828,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5678,6 +5907,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -5871,6 +6101,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5999,6 +6230,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6103,6 +6335,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6227,6 +6460,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6305,6 +6539,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6522,6 +6757,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6647,6 +6883,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6686,6 +6923,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6764,6 +7002,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7159,6 +7398,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7190,6 +7430,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7219,6 +7460,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7266,6 +7508,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7295,6 +7538,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7746,6 +7990,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
@@ -7783,6 +8028,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7861,6 +8107,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7988,6 +8235,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8027,6 +8275,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
         };
@@ -8105,6 +8354,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8183,6 +8433,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8451,6 +8702,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8539,6 +8791,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8617,6 +8870,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8769,6 +9023,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8847,6 +9102,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9205,6 +9461,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9234,6 +9491,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];

@@ -1,0 +1,167 @@
+package access
+
+// Rule is what one route of the API needs and what its audit entry says.
+type Rule struct {
+	// Permission is what the caller needs; empty for a public route (no account,
+	// or a route that authenticates itself another way).
+	Permission Permission
+	// Action names the change in the audit log ("campaign.approve"); empty for a
+	// route that changes nothing.
+	Action string
+	// Target is the kind of thing the route acts on ("campaign"); its id is the
+	// route's {id} (or {email}) parameter, or what the change reports (a create).
+	Target string
+}
+
+// Public marks a route that needs no permission: it carries no API key (an
+// opt-out link, a provider's webhook, sign-in) or is outside the tenant API.
+var Public = Rule{}
+
+// read is a rule that needs p and records nothing.
+func read(p Permission) Rule { return Rule{Permission: p} }
+
+// write is a rule that needs p and records action on a target.
+func write(p Permission, action, target string) Rule {
+	return Rule{Permission: p, Action: action, Target: target}
+}
+
+// Routes is every route of the server, "METHOD pattern" as chi matches it, with
+// its rule. The authorization middleware refuses a route that is missing here
+// (fail closed), and a test holds this table and the router to the same list.
+var Routes = map[string]Rule{
+	"GET /healthz":      Public,
+	"GET /readyz":       Public,
+	"GET /metrics":      Public,
+	"GET /openapi.yaml": Public,
+	"GET /docs":         Public,
+	"GET /u/{token}":    Public,
+	"POST /u/{token}":   Public,
+	"POST /v1/webhooks/{source}/{endpoint_id}": Public,
+	"GET /c/{token}":                        Public,
+	"GET /o/{token}":                        Public,
+	"GET /v/{token}":                        Public,
+	"GET /archive/{account_public_id}":      Public,
+	"GET /archive/{account_public_id}/{id}": Public,
+	"POST /p/{account_public_id}/subscribe": Public,
+	"GET /p/confirm/{token}":                Public,
+	"POST /p/confirm/{token}":               Public,
+	"GET /app":                              Public,
+	"GET /app/assets/{version}/{name}":      Public,
+	"POST /v1/session":                      Public,
+	"GET /v1/session":                       Public,
+	"DELETE /v1/session":                    Public,
+	// The stream authenticates itself (a key, or a token minted with events:read)
+	// and checks the key's permission there.
+	"GET /v1/events/stream": read(EventsRead),
+
+	"GET /v1/account":   read(AccountRead),
+	"PATCH /v1/account": write(AccountManage, "account.update", "account"),
+
+	"GET /v1/subscribers":               read(AudienceRead),
+	"POST /v1/subscribers":              write(AudienceWrite, "subscriber.create", "subscriber"),
+	"POST /v1/subscribers/import":       write(AudienceWrite, "subscriber.import", "list"),
+	"GET /v1/subscribers/{id}":          read(AudienceRead),
+	"PATCH /v1/subscribers/{id}":        write(AudienceWrite, "subscriber.update", "subscriber"),
+	"DELETE /v1/subscribers/{id}":       write(AudienceWrite, "subscriber.delete", "subscriber"),
+	"POST /v1/subscribers/{id}/confirm": write(AudienceWrite, "subscriber.confirm", "subscriber"),
+	"GET /v1/subscribers/{id}/lists":    read(AudienceRead),
+
+	"GET /v1/lists":                 read(AudienceRead),
+	"POST /v1/lists":                write(AudienceWrite, "list.create", "list"),
+	"GET /v1/lists/{id}":            read(AudienceRead),
+	"PATCH /v1/lists/{id}":          write(AudienceWrite, "list.update", "list"),
+	"DELETE /v1/lists/{id}":         write(AudienceWrite, "list.delete", "list"),
+	"POST /v1/lists/{id}/members":   write(AudienceWrite, "list.members_add", "list"),
+	"DELETE /v1/lists/{id}/members": write(AudienceWrite, "list.members_remove", "list"),
+
+	"GET /v1/segments":          read(AudienceRead),
+	"POST /v1/segments":         write(AudienceWrite, "segment.create", "segment"),
+	"POST /v1/segments/preview": read(AudienceRead),
+	"GET /v1/segments/{id}":     read(AudienceRead),
+	"PUT /v1/segments/{id}":     write(AudienceWrite, "segment.update", "segment"),
+	"DELETE /v1/segments/{id}":  write(AudienceWrite, "segment.delete", "segment"),
+
+	"GET /v1/suppressions":            read(AudienceRead),
+	"POST /v1/suppressions":           write(AudienceWrite, "suppression.create", "suppression"),
+	"DELETE /v1/suppressions/{email}": write(AudienceWrite, "suppression.delete", "suppression"),
+
+	"GET /v1/templates":              read(TemplatesRead),
+	"POST /v1/templates":             write(TemplatesWrite, "template.create", "template"),
+	"POST /v1/templates/preview":     read(TemplatesRead),
+	"GET /v1/templates/{id}":         read(TemplatesRead),
+	"PATCH /v1/templates/{id}":       write(TemplatesWrite, "template.update", "template"),
+	"DELETE /v1/templates/{id}":      write(TemplatesWrite, "template.delete", "template"),
+	"POST /v1/templates/{id}/render": read(TemplatesRead),
+
+	"GET /v1/messages":        read(MessagesRead),
+	"GET /v1/messages/{id}":   read(MessagesRead),
+	"POST /v1/messages":       write(MessagesSend, "message.send", "message"),
+	"POST /v1/messages/batch": write(MessagesSend, "message.send_batch", "message"),
+
+	"GET /v1/campaigns":                 read(CampaignsRead),
+	"POST /v1/campaigns":                write(CampaignsWrite, "campaign.create", "campaign"),
+	"GET /v1/campaigns/{id}":            read(CampaignsRead),
+	"PATCH /v1/campaigns/{id}":          write(CampaignsWrite, "campaign.update", "campaign"),
+	"DELETE /v1/campaigns/{id}":         write(CampaignsWrite, "campaign.delete", "campaign"),
+	"POST /v1/campaigns/{id}/approve":   write(CampaignsApprove, "campaign.approve", "campaign"),
+	"POST /v1/campaigns/{id}/unapprove": write(CampaignsApprove, "campaign.unapprove", "campaign"),
+	"POST /v1/campaigns/{id}/pause":     write(CampaignsApprove, "campaign.pause", "campaign"),
+	"POST /v1/campaigns/{id}/resume":    write(CampaignsApprove, "campaign.resume", "campaign"),
+	"POST /v1/campaigns/{id}/cancel":    write(CampaignsApprove, "campaign.cancel", "campaign"),
+	"POST /v1/campaigns/{id}/test":      write(CampaignsWrite, "campaign.test_send", "campaign"),
+	"GET /v1/campaigns/{id}/stats":      read(CampaignsRead),
+	"GET /v1/campaigns/{id}/sends":      read(CampaignsRead),
+	"GET /v1/campaigns/{id}/timeline":   read(CampaignsRead),
+	"GET /v1/campaigns/{id}/events":     read(CampaignsRead),
+	"GET /v1/campaigns/{id}/clicks":     read(CampaignsRead),
+
+	"POST /v1/webhook-endpoints":             write(WebhooksManage, "webhook_endpoint.create", "webhook_endpoint"),
+	"GET /v1/webhook-endpoints":              read(EventsRead),
+	"GET /v1/webhook-endpoints/{id}":         read(EventsRead),
+	"POST /v1/webhook-endpoints/{id}/rotate": write(WebhooksManage, "webhook_endpoint.rotate", "webhook_endpoint"),
+	"DELETE /v1/webhook-endpoints/{id}":      write(WebhooksManage, "webhook_endpoint.delete", "webhook_endpoint"),
+
+	"GET /v1/events":                          read(EventsRead),
+	"POST /v1/events/stream-tokens":           read(EventsRead),
+	"POST /v1/event-endpoints":                write(WebhooksManage, "event_endpoint.create", "event_endpoint"),
+	"GET /v1/event-endpoints":                 read(EventsRead),
+	"GET /v1/event-endpoints/{id}":            read(EventsRead),
+	"PATCH /v1/event-endpoints/{id}":          write(WebhooksManage, "event_endpoint.update", "event_endpoint"),
+	"DELETE /v1/event-endpoints/{id}":         write(WebhooksManage, "event_endpoint.delete", "event_endpoint"),
+	"POST /v1/event-endpoints/{id}/rotate":    write(WebhooksManage, "event_endpoint.rotate", "event_endpoint"),
+	"POST /v1/event-endpoints/{id}/ping":      write(WebhooksManage, "event_endpoint.ping", "event_endpoint"),
+	"POST /v1/event-endpoints/{id}/redeliver": write(WebhooksManage, "event_endpoint.redeliver", "event_endpoint"),
+	"GET /v1/event-endpoints/{id}/deliveries": read(EventsRead),
+
+	"GET /v1/senders":              read(SendersRead),
+	"POST /v1/senders":             write(SendersManage, "sender.create", "sender"),
+	"GET /v1/senders/{id}":         read(SendersRead),
+	"PATCH /v1/senders/{id}":       write(SendersManage, "sender.update", "sender"),
+	"DELETE /v1/senders/{id}":      write(SendersManage, "sender.delete", "sender"),
+	"POST /v1/senders/{id}/verify": write(SendersManage, "sender.verify", "sender"),
+	"POST /v1/domains/check":       read(SendersManage), // a DNS look-up: changes nothing
+
+	"GET /v1/sequences":                  read(SequencesRead),
+	"POST /v1/sequences":                 write(SequencesWrite, "sequence.create", "sequence"),
+	"GET /v1/sequences/{id}":             read(SequencesRead),
+	"PUT /v1/sequences/{id}":             write(SequencesWrite, "sequence.update", "sequence"),
+	"DELETE /v1/sequences/{id}":          write(SequencesWrite, "sequence.delete", "sequence"),
+	"POST /v1/sequences/{id}/activate":   write(SequencesActivate, "sequence.activate", "sequence"),
+	"POST /v1/sequences/{id}/pause":      write(SequencesActivate, "sequence.pause", "sequence"),
+	"POST /v1/sequences/{id}/resume":     write(SequencesActivate, "sequence.resume", "sequence"),
+	"POST /v1/sequences/{id}/archive":    write(SequencesActivate, "sequence.archive", "sequence"),
+	"POST /v1/sequences/{id}/enroll":     write(SequencesActivate, "sequence.enroll", "sequence"),
+	"GET /v1/sequences/{id}/enrollments": read(SequencesRead),
+	"GET /v1/sequences/{id}/stats":       read(SequencesRead),
+	"POST /v1/track":                     write(TrackingWrite, "tracking.event", "subscriber"),
+
+	"GET /v1/api-keys":         read(KeysRead),
+	"POST /v1/api-keys":        write(KeysManage, "api_key.create", "api_key"),
+	"DELETE /v1/api-keys/{id}": write(KeysManage, "api_key.revoke", "api_key"),
+	"POST /v1/login-links":     write(KeysManage, "login_link.create", "login_link"),
+
+	"GET /v1/dev/inbox":           read(MessagesRead),
+	"GET /v1/dev/inbox/{id}/html": read(MessagesRead),
+
+	"GET /v1/audit-log": read(AuditRead),
+}
