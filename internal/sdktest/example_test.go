@@ -1,4 +1,4 @@
-package client_test
+package sdktest_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func newClient() *client.Client {
 
 // Create a subscriber; a second create of the address answers 409, which Check turns
 // into an *Error with the status.
-func Example() {
+func Example_subscriber() {
 	ctx := context.Background()
 	c := newClient()
 	resp, err := c.CreateSubscriberWithResponse(ctx, nil, client.SubscriberCreate{
@@ -44,7 +44,7 @@ func Example() {
 }
 
 // Walk a listing page by page without handling cursors.
-func ExampleClient_Subscribers() {
+func Example_subscribers() {
 	ctx := context.Background()
 	c := newClient()
 	rows := client.ImportSubscribersJSONRequestBody{}
@@ -71,7 +71,7 @@ func ExampleClient_Subscribers() {
 // Follow the account's events as they happen. A stream starts now, or after a
 // cursor: here the cursor after the first suppression's event, so the loop cannot
 // miss the second however late it connects.
-func ExampleClient_Stream() {
+func Example_stream() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := newClient()
@@ -97,7 +97,7 @@ func ExampleClient_Stream() {
 
 // Check the signature of a delivery to your event endpoint (Standard Webhooks), here
 // the endpoint's ping.
-func ExampleVerify() {
+func Example_verify() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := newClient()
