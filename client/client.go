@@ -40,6 +40,12 @@ type Config struct {
 // ApproveCampaignWithResponse, …) plus the helpers of this package.
 type Client struct {
 	*ClientWithResponses
+	// The common path, one call per action: c.Messages.Send, c.Subscribers.Create, …
+	Subscribers *SubscribersService
+	Campaigns   *CampaignsService
+	Messages    *MessagesService
+	Events      *EventsService
+
 	cfg    Config
 	stream *http.Client // no overall timeout: a stream lasts as long as the caller reads
 }
@@ -79,7 +85,9 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ClientWithResponses: gen, cfg: cfg, stream: &stream}, nil
+	c := &Client{ClientWithResponses: gen, cfg: cfg, stream: &stream}
+	c.Subscribers, c.Campaigns, c.Messages, c.Events = &SubscribersService{c}, &CampaignsService{c}, &MessagesService{c}, &EventsService{c}
+	return c, nil
 }
 
 // Error is an answer that is not 2xx: its status and the RFC 9457 problem the

@@ -2,6 +2,7 @@ package sdktest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -22,25 +23,25 @@ func newClient() *client.Client {
 	return c
 }
 
-// Create a subscriber; a second create of the address answers 409, which Check turns
-// into an *Error with the status.
+// Create a subscriber; a second create of the address answers 409, an *Error with
+// the status, the problem's type and its detail.
 func Example_subscriber() {
 	ctx := context.Background()
 	c := newClient()
-	resp, err := c.CreateSubscriberWithResponse(ctx, nil, client.SubscriberCreate{
-		Email: "ada@example.com", Name: client.Ptr("Ada Lovelace"),
-	})
-	if err := client.Check(resp, err); err != nil {
+	s, err := c.Subscribers.Create(ctx, &client.SubscriberCreate{Email: "ada@example.com", Name: client.Ptr("Ada Lovelace")})
+	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(resp.JSON201.Email, resp.JSON201.Status)
+	fmt.Println(s.Email, s.Status)
 
-	resp, err = c.CreateSubscriberWithResponse(ctx, nil, client.SubscriberCreate{Email: "ADA@example.com"})
-	err = client.Check(resp, err)
-	fmt.Println(client.StatusCode(err))
+	_, err = c.Subscribers.Create(ctx, &client.SubscriberCreate{Email: "ADA@example.com"})
+	var e *client.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Status, e.Type)
+	}
 	// Output:
 	// ada@example.com pending
-	// 409
+	// 409 https://sendonce.dev/problems/conflict
 }
 
 // Walk a listing page by page without handling cursors.
@@ -56,7 +57,7 @@ func Example_subscribers() {
 		log.Fatal(err)
 	}
 	// Two per page, so the loop crosses two pages.
-	for s, err := range c.Subscribers(ctx, client.ListSubscribersParams{Limit: client.Ptr(2), Email: client.Ptr("page")}) {
+	for s, err := range c.Subscribers.Iter(ctx, client.ListSubscribersParams{Limit: client.Ptr(2), Email: client.Ptr("page")}) {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -68,8 +69,8 @@ func Example_subscribers() {
 	// page3@example.org confirmed
 }
 
-// Follow the account's events as they happen. A stream starts now, or after a
-// cursor: here the cursor after the first suppression's event, so the loop cannot
+// Follow the account's events as they happen, typed. A stream starts now, or after
+// a cursor: here the cursor after the first suppression's event, so the loop cannot
 // miss the second however late it connects.
 func Example_stream() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -84,28 +85,39 @@ func Example_stream() {
 	suppress("stream-before@example.org")
 	after := cursorAfter(ctx, c, "stream-before@example.org")
 	suppress("stream@example.org")
-	for ev, err := range c.Stream(ctx, client.StreamOptions{Types: []string{"suppression.created"}, After: after}) {
+	for ev, err := range c.Events.Stream(ctx, client.StreamOptions{Types: []string{"suppression.created"}, After: after}) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(ev.Type, ev.Data["email"])
+		p, err := ev.Payload()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if e, ok := p.(client.SuppressionCreatedEvent); ok {
+			fmt.Println(e.Type, e.Data.Email, e.Data.Reason)
+		}
 		break
 	}
 	// Output:
-	// suppression.created stream@example.org
+	// suppression.created stream@example.org manual
 }
 
-// Check the signature of a delivery to your event endpoint (Standard Webhooks), here
-// the endpoint's ping.
+// Check the signature of a delivery to your event endpoint (Standard Webhooks) and
+// get its typed events, here the endpoint's ping.
 func Example_verify() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := newClient()
 	secret := make(chan string, 1)
-	verified := make(chan error, 1)
+	verified := make(chan []client.Event, 1)
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		verified <- client.Verify(r.Header, body, time.Now(), <-secret)
+		events, err := client.Verify(r.Header, body, time.Now(), <-secret)
+		if err != nil {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		verified <- events
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer receiver.Close()
@@ -120,14 +132,26 @@ func Example_verify() {
 		log.Fatal(err)
 	}
 	select {
-	case err := <-verified:
-		fmt.Println("verified:", err == nil)
+	case events := <-verified:
+		for _, ev := range events {
+			p, err := ev.Payload()
+			if err != nil {
+				log.Fatal(err)
+			}
+			switch e := p.(type) {
+			case client.EndpointPingEvent:
+				fmt.Println("ping of endpoint", e.Data.EndpointId == ep.JSON201.Id)
+			default:
+				fmt.Println("another event:", ev.Type)
+			}
+		}
 	case <-ctx.Done():
 		log.Fatal("no delivery")
 	}
-	fmt.Println(client.Verify(http.Header{"Webhook-Id": {"evt_forged"}, "Webhook-Timestamp": {"1"}, "Webhook-Signature": {"v1,AAAA"}}, nil, time.Now(), ep.JSON201.Secret))
+	_, err = client.Verify(http.Header{"Webhook-Id": {"evt_forged"}, "Webhook-Timestamp": {"1"}, "Webhook-Signature": {"v1,AAAA"}}, nil, time.Now(), ep.JSON201.Secret)
+	fmt.Println(err)
 	// Output:
-	// verified: true
+	// ping of endpoint true
 	// sendonce: webhook signature does not verify
 }
 
