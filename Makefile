@@ -60,10 +60,11 @@ generated: generate
 	@test -z "$$(git status --porcelain -- internal/store internal/harnessstore api client)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store internal/harnessstore api client && exit 1)
 
 ## ts: the TypeScript package (sdk/typescript): install its pinned tools, regenerate its types from openapi.yaml
-##     (the committed src/schema.d.ts must not change), type-check the package and its example, and type-check
+##     (the committed src/schema.d.ts must not change), type-check the package and its examples, run its tests on
+##     Node (npm test: retries, pagination, webhook verification, against the built dist/), and type-check
 ##     the dashboard's modules (tsc --checkJs over internal/dashboard/static, with the package's pinned TypeScript)
 ts:
-	cd sdk/typescript && timeout 600 npm ci --no-audit --no-fund && npm run generate && npm run check
+	cd sdk/typescript && timeout 600 npm ci --no-audit --no-fund && npm run generate && npm run check && npm test
 	sdk/typescript/node_modules/.bin/tsc -p internal/dashboard/tsconfig.json
 	@git diff --exit-code -- sdk/typescript/src/schema.d.ts || (echo "sdk/typescript/src/schema.d.ts is stale: run 'make ts' and commit" && exit 1)
 	@test -z "$$(git status --porcelain -- sdk/typescript/src)" || (echo "sdk/typescript/src is not committed:" && git status --porcelain -- sdk/typescript/src && exit 1)

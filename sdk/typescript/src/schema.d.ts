@@ -4401,7 +4401,9 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             /** @description The payload; its schema is the member of the union that `type` selects. */
-            data: Record<string, never>;
+            data: {
+                [key: string]: unknown;
+            };
         } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
         CampaignApprovedEvent: {
             id: string;
