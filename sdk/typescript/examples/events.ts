@@ -1,6 +1,6 @@
 // Typed events in TypeScript: page through the stored events with for await, narrow
 // each on its type, and verify a webhook delivery. Type-checked in CI (npm run check).
-import { createClient, paginate, verifyWebhook, type Event } from "../src/index.js";
+import { createClient, paginate, stream, verifyWebhook, type Event } from "../src/index.js";
 
 const api = createClient({ url: "http://127.0.0.1:8080", apiKey: "so_your_key" });
 
@@ -42,4 +42,13 @@ export async function handle(request: Request): Promise<Response> {
   } catch {
     return new Response("bad signature", { status: 401 });
   }
+}
+
+/** Follow failures live, resuming after the last one seen. */
+export async function follow(after?: string): Promise<string | undefined> {
+  for await (const ev of stream({ url: "http://127.0.0.1:8080", apiKey: "so_your_key", types: ["send.failed"], after })) {
+    console.log(describe(ev));
+    after = ev.cursor;
+  }
+  return after;
 }

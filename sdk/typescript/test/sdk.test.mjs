@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { createServer } from "node:http";
 import { test } from "node:test";
-import { createClient, paginate, verifyWebhook, SignatureError } from "../dist/index.js";
+import { createClient, paginate, stream, verifyWebhook, SignatureError } from "../dist/index.js";
 
 async function serve(handler) {
   const server = createServer(handler);
@@ -90,4 +90,42 @@ test("verifyWebhook returns the typed events of a signed delivery and refuses ot
   await assert.rejects(verifyWebhook(headers, body + " ", secret, now), SignatureError);
   await assert.rejects(verifyWebhook(headers, body, "whsec_b3RoZXI=", now), SignatureError);
   await assert.rejects(verifyWebhook(headers, body, secret, new Date(now.getTime() + 6 * 60_000)), SignatureError);
+});
+
+test("stream yields typed events and resumes after a cut with Last-Event-ID", async () => {
+  const lastIDs = [];
+  let conn = 0;
+  const ev = (n) => `id: c${n}\nevent: send.sent\ndata: ${JSON.stringify({ id: `evt_${n}`, type: "send.sent", timestamp: "2030-01-01T00:00:00Z", data: { campaign_id: 1, send_id: n, email: "a@example.com", status: "sent" } })}\n\n`;
+  const srv = await serve((req, res) => {
+    conn++;
+    lastIDs.push(req.headers["last-event-id"] ?? null);
+    assert.equal(req.headers.authorization, "Bearer k");
+    res.writeHead(200, { "Content-Type": "text/event-stream" });
+    if (conn === 1) { res.end(": heartbeat\n\n" + ev(1) + ev(2)); return; } // the connection ends: a reconnect resumes
+    res.end(ev(3));
+  });
+  try {
+    const got = [];
+    for await (const e of stream({ url: srv.url, apiKey: "k", types: ["send.sent"] })) {
+      got.push([e.cursor, e.type, e.data.send_id]);
+      if (got.length === 3) break;
+    }
+    assert.deepEqual(got, [["c1", "send.sent", 1], ["c2", "send.sent", 2], ["c3", "send.sent", 3]]);
+    assert.deepEqual(lastIDs, [null, "c2"]);
+  } finally {
+    srv.close();
+  }
+});
+
+test("stream throws a refusal at once", async () => {
+  const srv = await serve((req, res) => {
+    res.writeHead(401, { "Content-Type": "application/problem+json" });
+    res.end('{"status":401,"title":"Unauthorized"}');
+  });
+  try {
+    await assert.rejects(async () => { for await (const _ of stream({ url: srv.url, apiKey: "bad" })) { /* none */ } },
+      (err) => err.cause.status === 401);
+  } finally {
+    srv.close();
+  }
 });
