@@ -3,6 +3,9 @@
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+# The Go SDK is a module of its own (client/), required through a replace: its go.mod
+# must be there for the download.
+COPY client/go.mod client/go.sum ./client/
 RUN go mod download
 COPY . .
 # The context has no .git (.dockerignore), so neither `git describe` nor Go's VCS stamp

@@ -9,12 +9,14 @@ PKGS    := ./...
 run:
 	$(GO) run ./cmd/sendonce dev
 
-## test: every test, on real PostgreSQL: one throwaway cluster for the run unless TEST_DATABASE_URL is set.
+## test: every test, on real PostgreSQL: one throwaway cluster for the run unless TEST_DATABASE_URL is set; then the
+##       Go SDK's own module (client/: its unit tests; its tests against the service are internal/sdktest's).
 ##       One package's test binary at a time (-p 1; tests within a package still run in parallel): the packages share
 ##       the cluster, whose oldest writing transaction holds back every database's events, so one package's bulk
 ##       fixtures stalled another's event and dashboard tests
 test: harness
 	bin/sendonce-harness testdb -- $(GO) test -p 1 -count=1 -timeout 30m $(PKGS)
+	cd client && $(GO) test -count=1 ./...
 
 ## postman: run the Postman collection (api/postman) with newman against a real `sendonce serve` on a throwaway cluster
 postman: harness
@@ -31,11 +33,16 @@ fuzz:
 	  done; \
 	done
 
-## generate: regenerate internal/store and internal/harnessstore (sqlc), api/ and the Go SDK's client/client.gen.go (oapi-codegen)
+## generate: regenerate internal/store and internal/harnessstore (sqlc), api/ and the Go SDK's client/client.gen.go (oapi-codegen;
+##           the SDK is the module in client/, which the service requires through a replace)
 generate:
 	$(TOOL) sqlc generate
 	@if [ -f api/oapi-codegen.yaml ]; then $(TOOL) oapi-codegen -config api/oapi-codegen.yaml openapi.yaml; fi
 	$(TOOL) oapi-codegen -config api/oapi-codegen.client.yaml openapi.yaml
+	@# The generator's package comment ("provides primitives to interact with the openapi HTTP API") would
+	@# come before doc.go's in `go doc` (files are read in name order): keep only its DO NOT EDIT line,
+	@# apart from the package clause.
+	sed -i -e '/^\/\/ Package client provides primitives/,/^\/\/$$/d' -e 's/^\(\/\/ Code generated .* DO NOT EDIT\.\)$$/\1\n/' client/client.gen.go
 
 ## check: formatting, vet, generated code current, tests
 check: fmt vet tidy generated test
@@ -45,6 +52,7 @@ check: fmt vet tidy generated test
 tidy:
 	$(GO) mod tidy -diff
 	cd tools && $(GO) mod tidy -diff
+	cd client && $(GO) mod tidy -diff
 
 ## generated: fail when the committed generated code differs from what `make generate` makes
 generated: generate
@@ -52,10 +60,11 @@ generated: generate
 	@test -z "$$(git status --porcelain -- internal/store internal/harnessstore api client)" || (echo "generated files are not committed:" && git status --porcelain -- internal/store internal/harnessstore api client && exit 1)
 
 ## ts: the TypeScript package (sdk/typescript): install its pinned tools, regenerate its types from openapi.yaml
-##     (the committed src/schema.d.ts must not change), type-check the package and its example, and type-check
+##     (the committed src/schema.d.ts must not change), type-check the package and its examples, run its tests on
+##     Node (npm test: retries, pagination, webhook verification, against the built dist/), and type-check
 ##     the dashboard's modules (tsc --checkJs over internal/dashboard/static, with the package's pinned TypeScript)
 ts:
-	cd sdk/typescript && timeout 600 npm ci --no-audit --no-fund && npm run generate && npm run check
+	cd sdk/typescript && timeout 600 npm ci --no-audit --no-fund && npm run generate && npm run check && npm test
 	sdk/typescript/node_modules/.bin/tsc -p internal/dashboard/tsconfig.json
 	@git diff --exit-code -- sdk/typescript/src/schema.d.ts || (echo "sdk/typescript/src/schema.d.ts is stale: run 'make ts' and commit" && exit 1)
 	@test -z "$$(git status --porcelain -- sdk/typescript/src)" || (echo "sdk/typescript/src is not committed:" && git status --porcelain -- sdk/typescript/src && exit 1)
@@ -64,8 +73,10 @@ fmt:
 	@if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ':!Makefile'; then echo "merge conflict markers left in the tree"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+## vet: go vet over the service module and the Go SDK's (client/, a module of its own)
 vet:
 	$(GO) vet $(PKGS)
+	cd client && $(GO) vet ./...
 
 ## build: a static binary in bin/, its `sendonce version` the release from `git describe` (dev outside a git clone)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)

@@ -67,10 +67,11 @@ require (
 	github.com/prometheus/procfs v0.23.0 // indirect
 	github.com/rs/dnscache v0.0.0-20230804202142-fc85eb664529 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/sendonce/sendonce/client v0.0.0
 	github.com/sethvargo/go-retry v0.5.0 // indirect
 	github.com/tsenart/vegeta/v12 v12.13.0
 	go.uber.org/multierr v1.11.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.6
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.25.0
@@ -78,3 +79,5 @@ require (
 	golang.org/x/text v0.44.0
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/sendonce/sendonce/client => ./client

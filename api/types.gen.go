@@ -5,6 +5,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -107,6 +108,111 @@ func (e CampaignCreatedByType) Valid() bool {
 	}
 }
 
+// Defines values for CampaignApprovedEventType.
+const (
+	CampaignApprovedEventTypeCampaignApproved CampaignApprovedEventType = "campaign.approved"
+)
+
+// Valid indicates whether the value is a known member of the CampaignApprovedEventType enum.
+func (e CampaignApprovedEventType) Valid() bool {
+	switch e {
+	case CampaignApprovedEventTypeCampaignApproved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCancelledEventType.
+const (
+	CampaignCancelledEventTypeCampaignCancelled CampaignCancelledEventType = "campaign.cancelled"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCancelledEventType enum.
+func (e CampaignCancelledEventType) Valid() bool {
+	switch e {
+	case CampaignCancelledEventTypeCampaignCancelled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignFailedEventType.
+const (
+	CampaignFailedEventTypeCampaignFailed CampaignFailedEventType = "campaign.failed"
+)
+
+// Valid indicates whether the value is a known member of the CampaignFailedEventType enum.
+func (e CampaignFailedEventType) Valid() bool {
+	switch e {
+	case CampaignFailedEventTypeCampaignFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignPausedEventType.
+const (
+	CampaignPausedEventTypeCampaignPaused CampaignPausedEventType = "campaign.paused"
+)
+
+// Valid indicates whether the value is a known member of the CampaignPausedEventType enum.
+func (e CampaignPausedEventType) Valid() bool {
+	switch e {
+	case CampaignPausedEventTypeCampaignPaused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignResumedEventType.
+const (
+	CampaignResumedEventTypeCampaignResumed CampaignResumedEventType = "campaign.resumed"
+)
+
+// Valid indicates whether the value is a known member of the CampaignResumedEventType enum.
+func (e CampaignResumedEventType) Valid() bool {
+	switch e {
+	case CampaignResumedEventTypeCampaignResumed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignSentEventType.
+const (
+	CampaignSentEventTypeCampaignSent CampaignSentEventType = "campaign.sent"
+)
+
+// Valid indicates whether the value is a known member of the CampaignSentEventType enum.
+func (e CampaignSentEventType) Valid() bool {
+	switch e {
+	case CampaignSentEventTypeCampaignSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignStartedEventType.
+const (
+	CampaignStartedEventTypeCampaignStarted CampaignStartedEventType = "campaign.started"
+)
+
+// Valid indicates whether the value is a known member of the CampaignStartedEventType enum.
+func (e CampaignStartedEventType) Valid() bool {
+	switch e {
+	case CampaignStartedEventTypeCampaignStarted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CampaignStatus.
 const (
 	CampaignStatusApproved  CampaignStatus = "approved"
@@ -185,6 +291,36 @@ func (e DomainRecordCheckStatus) Valid() bool {
 	}
 }
 
+// Defines values for EndpointDisabledEventType.
+const (
+	EndpointDisabledEventTypeEndpointDisabled EndpointDisabledEventType = "endpoint.disabled"
+)
+
+// Valid indicates whether the value is a known member of the EndpointDisabledEventType enum.
+func (e EndpointDisabledEventType) Valid() bool {
+	switch e {
+	case EndpointDisabledEventTypeEndpointDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointPingEventType.
+const (
+	EndpointPingEventTypeEndpointPing EndpointPingEventType = "endpoint.ping"
+)
+
+// Valid indicates whether the value is a known member of the EndpointPingEventType enum.
+func (e EndpointPingEventType) Valid() bool {
+	switch e {
+	case EndpointPingEventTypeEndpointPing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDeliveryStatus.
 const (
 	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
@@ -203,6 +339,96 @@ func (e EventDeliveryStatus) Valid() bool {
 	case EventDeliveryStatusFailed:
 		return true
 	case EventDeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventType.
+const (
+	EventTypeCampaignApproved            EventType = "campaign.approved"
+	EventTypeCampaignCancelled           EventType = "campaign.cancelled"
+	EventTypeCampaignFailed              EventType = "campaign.failed"
+	EventTypeCampaignPaused              EventType = "campaign.paused"
+	EventTypeCampaignResumed             EventType = "campaign.resumed"
+	EventTypeCampaignSent                EventType = "campaign.sent"
+	EventTypeCampaignStarted             EventType = "campaign.started"
+	EventTypeEndpointDisabled            EventType = "endpoint.disabled"
+	EventTypeEndpointPing                EventType = "endpoint.ping"
+	EventTypeSendClicked                 EventType = "send.clicked"
+	EventTypeSendFailed                  EventType = "send.failed"
+	EventTypeSendOpened                  EventType = "send.opened"
+	EventTypeSendSent                    EventType = "send.sent"
+	EventTypeSendSuppressed              EventType = "send.suppressed"
+	EventTypeSendUnknown                 EventType = "send.unknown"
+	EventTypeSenderComplaintRateExceeded EventType = "sender.complaint_rate_exceeded"
+	EventTypeSequenceExited              EventType = "sequence.exited"
+	EventTypeSequenceStepSent            EventType = "sequence.step_sent"
+	EventTypeSubscriberBounced           EventType = "subscriber.bounced"
+	EventTypeSubscriberComplained        EventType = "subscriber.complained"
+	EventTypeSubscriberConfirmed         EventType = "subscriber.confirmed"
+	EventTypeSubscriberCreated           EventType = "subscriber.created"
+	EventTypeSubscriberSubscribed        EventType = "subscriber.subscribed"
+	EventTypeSubscriberUnsubscribed      EventType = "subscriber.unsubscribed"
+	EventTypeSuppressionCreated          EventType = "suppression.created"
+	EventTypeSuppressionDeleted          EventType = "suppression.deleted"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case EventTypeCampaignApproved:
+		return true
+	case EventTypeCampaignCancelled:
+		return true
+	case EventTypeCampaignFailed:
+		return true
+	case EventTypeCampaignPaused:
+		return true
+	case EventTypeCampaignResumed:
+		return true
+	case EventTypeCampaignSent:
+		return true
+	case EventTypeCampaignStarted:
+		return true
+	case EventTypeEndpointDisabled:
+		return true
+	case EventTypeEndpointPing:
+		return true
+	case EventTypeSendClicked:
+		return true
+	case EventTypeSendFailed:
+		return true
+	case EventTypeSendOpened:
+		return true
+	case EventTypeSendSent:
+		return true
+	case EventTypeSendSuppressed:
+		return true
+	case EventTypeSendUnknown:
+		return true
+	case EventTypeSenderComplaintRateExceeded:
+		return true
+	case EventTypeSequenceExited:
+		return true
+	case EventTypeSequenceStepSent:
+		return true
+	case EventTypeSubscriberBounced:
+		return true
+	case EventTypeSubscriberComplained:
+		return true
+	case EventTypeSubscriberConfirmed:
+		return true
+	case EventTypeSubscriberCreated:
+		return true
+	case EventTypeSubscriberSubscribed:
+		return true
+	case EventTypeSubscriberUnsubscribed:
+		return true
+	case EventTypeSuppressionCreated:
+		return true
+	case EventTypeSuppressionDeleted:
 		return true
 	default:
 		return false
@@ -422,6 +648,90 @@ func (e SegmentInputStatuses) Valid() bool {
 	}
 }
 
+// Defines values for SendClickedEventType.
+const (
+	SendClickedEventTypeSendClicked SendClickedEventType = "send.clicked"
+)
+
+// Valid indicates whether the value is a known member of the SendClickedEventType enum.
+func (e SendClickedEventType) Valid() bool {
+	switch e {
+	case SendClickedEventTypeSendClicked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendEventDataStatus.
+const (
+	SendEventDataStatusFailed     SendEventDataStatus = "failed"
+	SendEventDataStatusSent       SendEventDataStatus = "sent"
+	SendEventDataStatusSuppressed SendEventDataStatus = "suppressed"
+	SendEventDataStatusUnknown    SendEventDataStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the SendEventDataStatus enum.
+func (e SendEventDataStatus) Valid() bool {
+	switch e {
+	case SendEventDataStatusFailed:
+		return true
+	case SendEventDataStatusSent:
+		return true
+	case SendEventDataStatusSuppressed:
+		return true
+	case SendEventDataStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendFailedEventType.
+const (
+	SendFailedEventTypeSendFailed SendFailedEventType = "send.failed"
+)
+
+// Valid indicates whether the value is a known member of the SendFailedEventType enum.
+func (e SendFailedEventType) Valid() bool {
+	switch e {
+	case SendFailedEventTypeSendFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendOpenedEventType.
+const (
+	SendOpenedEventTypeSendOpened SendOpenedEventType = "send.opened"
+)
+
+// Valid indicates whether the value is a known member of the SendOpenedEventType enum.
+func (e SendOpenedEventType) Valid() bool {
+	switch e {
+	case SendOpenedEventTypeSendOpened:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendSentEventType.
+const (
+	SendSentEventTypeSendSent SendSentEventType = "send.sent"
+)
+
+// Valid indicates whether the value is a known member of the SendSentEventType enum.
+func (e SendSentEventType) Valid() bool {
+	switch e {
+	case SendSentEventTypeSendSent:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendStatus.
 const (
 	SendStatusCancelled  SendStatus = "cancelled"
@@ -455,6 +765,36 @@ func (e SendStatus) Valid() bool {
 	}
 }
 
+// Defines values for SendSuppressedEventType.
+const (
+	SendSuppressedEventTypeSendSuppressed SendSuppressedEventType = "send.suppressed"
+)
+
+// Valid indicates whether the value is a known member of the SendSuppressedEventType enum.
+func (e SendSuppressedEventType) Valid() bool {
+	switch e {
+	case SendSuppressedEventTypeSendSuppressed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendUnknownEventType.
+const (
+	SendUnknownEventTypeSendUnknown SendUnknownEventType = "send.unknown"
+)
+
+// Valid indicates whether the value is a known member of the SendUnknownEventType enum.
+func (e SendUnknownEventType) Valid() bool {
+	switch e {
+	case SendUnknownEventTypeSendUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SenderType.
 const (
 	SenderTypeHttp     SenderType = "http"
@@ -482,6 +822,21 @@ func (e SenderType) Valid() bool {
 	case SenderTypeSes:
 		return true
 	case SenderTypeSmtp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SenderComplaintRateExceededEventType.
+const (
+	SenderComplaintRateExceededEventTypeSenderComplaintRateExceeded SenderComplaintRateExceededEventType = "sender.complaint_rate_exceeded"
+)
+
+// Valid indicates whether the value is a known member of the SenderComplaintRateExceededEventType enum.
+func (e SenderComplaintRateExceededEventType) Valid() bool {
+	switch e {
+	case SenderComplaintRateExceededEventTypeSenderComplaintRateExceeded:
 		return true
 	default:
 		return false
@@ -638,6 +993,21 @@ func (e SequenceEnrollmentState) Valid() bool {
 	}
 }
 
+// Defines values for SequenceExitedEventType.
+const (
+	SequenceExitedEventTypeSequenceExited SequenceExitedEventType = "sequence.exited"
+)
+
+// Valid indicates whether the value is a known member of the SequenceExitedEventType enum.
+func (e SequenceExitedEventType) Valid() bool {
+	switch e {
+	case SequenceExitedEventTypeSequenceExited:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SequenceInputReentry.
 const (
 	SequenceInputReentryAfterExit SequenceInputReentry = "after_exit"
@@ -749,6 +1119,21 @@ func (e SequenceStepWeekdays) Valid() bool {
 	}
 }
 
+// Defines values for SequenceStepSentEventType.
+const (
+	SequenceStepSentEventTypeSequenceStepSent SequenceStepSentEventType = "sequence.step_sent"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStepSentEventType enum.
+func (e SequenceStepSentEventType) Valid() bool {
+	switch e {
+	case SequenceStepSentEventTypeSequenceStepSent:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SequenceTimelineEntryOutcome.
 const (
 	SequenceTimelineEntryOutcomeCompleted SequenceTimelineEntryOutcome = "completed"
@@ -827,6 +1212,51 @@ func (e SignupAcceptedStatus) Valid() bool {
 	}
 }
 
+// Defines values for SubscriberBouncedEventType.
+const (
+	SubscriberBouncedEventTypeSubscriberBounced SubscriberBouncedEventType = "subscriber.bounced"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberBouncedEventType enum.
+func (e SubscriberBouncedEventType) Valid() bool {
+	switch e {
+	case SubscriberBouncedEventTypeSubscriberBounced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriberComplainedEventType.
+const (
+	SubscriberComplainedEventTypeSubscriberComplained SubscriberComplainedEventType = "subscriber.complained"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberComplainedEventType enum.
+func (e SubscriberComplainedEventType) Valid() bool {
+	switch e {
+	case SubscriberComplainedEventTypeSubscriberComplained:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriberConfirmedEventType.
+const (
+	SubscriberConfirmedEventTypeSubscriberConfirmed SubscriberConfirmedEventType = "subscriber.confirmed"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberConfirmedEventType enum.
+func (e SubscriberConfirmedEventType) Valid() bool {
+	switch e {
+	case SubscriberConfirmedEventTypeSubscriberConfirmed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriberCreateStatus.
 const (
 	SubscriberCreateStatusConfirmed SubscriberCreateStatus = "confirmed"
@@ -839,6 +1269,21 @@ func (e SubscriberCreateStatus) Valid() bool {
 	case SubscriberCreateStatusConfirmed:
 		return true
 	case SubscriberCreateStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriberCreatedEventType.
+const (
+	SubscriberCreatedEventTypeSubscriberCreated SubscriberCreatedEventType = "subscriber.created"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberCreatedEventType enum.
+func (e SubscriberCreatedEventType) Valid() bool {
+	switch e {
+	case SubscriberCreatedEventTypeSubscriberCreated:
 		return true
 	default:
 		return false
@@ -881,6 +1326,108 @@ func (e SubscriberStatus) Valid() bool {
 	case SubscriberStatusPending:
 		return true
 	case SubscriberStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriberSubscribedEventType.
+const (
+	SubscriberSubscribedEventTypeSubscriberSubscribed SubscriberSubscribedEventType = "subscriber.subscribed"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberSubscribedEventType enum.
+func (e SubscriberSubscribedEventType) Valid() bool {
+	switch e {
+	case SubscriberSubscribedEventTypeSubscriberSubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriberUnsubscribedEventType.
+const (
+	SubscriberUnsubscribedEventTypeSubscriberUnsubscribed SubscriberUnsubscribedEventType = "subscriber.unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberUnsubscribedEventType enum.
+func (e SubscriberUnsubscribedEventType) Valid() bool {
+	switch e {
+	case SubscriberUnsubscribedEventTypeSubscriberUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriberUnsubscribedEventDataScope.
+const (
+	SubscriberUnsubscribedEventDataScopeAccount SubscriberUnsubscribedEventDataScope = "account"
+	SubscriberUnsubscribedEventDataScopeList    SubscriberUnsubscribedEventDataScope = "list"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberUnsubscribedEventDataScope enum.
+func (e SubscriberUnsubscribedEventDataScope) Valid() bool {
+	switch e {
+	case SubscriberUnsubscribedEventDataScopeAccount:
+		return true
+	case SubscriberUnsubscribedEventDataScopeList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuppressionCreatedEventType.
+const (
+	SuppressionCreatedEventTypeSuppressionCreated SuppressionCreatedEventType = "suppression.created"
+)
+
+// Valid indicates whether the value is a known member of the SuppressionCreatedEventType enum.
+func (e SuppressionCreatedEventType) Valid() bool {
+	switch e {
+	case SuppressionCreatedEventTypeSuppressionCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuppressionDeletedEventType.
+const (
+	SuppressionDeletedEventTypeSuppressionDeleted SuppressionDeletedEventType = "suppression.deleted"
+)
+
+// Valid indicates whether the value is a known member of the SuppressionDeletedEventType enum.
+func (e SuppressionDeletedEventType) Valid() bool {
+	switch e {
+	case SuppressionDeletedEventTypeSuppressionDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuppressionEventDataReason.
+const (
+	SuppressionEventDataReasonComplaint   SuppressionEventDataReason = "complaint"
+	SuppressionEventDataReasonHardBounce  SuppressionEventDataReason = "hard_bounce"
+	SuppressionEventDataReasonManual      SuppressionEventDataReason = "manual"
+	SuppressionEventDataReasonUnsubscribe SuppressionEventDataReason = "unsubscribe"
+)
+
+// Valid indicates whether the value is a known member of the SuppressionEventDataReason enum.
+func (e SuppressionEventDataReason) Valid() bool {
+	switch e {
+	case SuppressionEventDataReasonComplaint:
+		return true
+	case SuppressionEventDataReasonHardBounce:
+		return true
+	case SuppressionEventDataReasonManual:
+		return true
+	case SuppressionEventDataReasonUnsubscribe:
 		return true
 	default:
 		return false
@@ -1298,6 +1845,28 @@ type Campaign struct {
 // CampaignCreatedByType defines model for Campaign.CreatedBy.Type.
 type CampaignCreatedByType string
 
+// CampaignApprovedEvent defines model for CampaignApprovedEvent.
+type CampaignApprovedEvent struct {
+	Data      CampaignEventData         `json:"data"`
+	Id        string                    `json:"id"`
+	Timestamp time.Time                 `json:"timestamp"`
+	Type      CampaignApprovedEventType `json:"type"`
+}
+
+// CampaignApprovedEventType defines model for CampaignApprovedEvent.Type.
+type CampaignApprovedEventType string
+
+// CampaignCancelledEvent defines model for CampaignCancelledEvent.
+type CampaignCancelledEvent struct {
+	Data      CampaignEventData          `json:"data"`
+	Id        string                     `json:"id"`
+	Timestamp time.Time                  `json:"timestamp"`
+	Type      CampaignCancelledEventType `json:"type"`
+}
+
+// CampaignCancelledEventType defines model for CampaignCancelledEvent.Type.
+type CampaignCancelledEventType string
+
 // CampaignClicks Example: {"campaign_id":42,"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"links":[{"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}]}
 type CampaignClicks struct {
 	CampaignId int64 `json:"campaign_id"`
@@ -1353,11 +1922,78 @@ type CampaignCreate struct {
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
+// CampaignEventData defines model for CampaignEventData.
+type CampaignEventData struct {
+	CampaignId int64  `json:"campaign_id"`
+	Name       string `json:"name"`
+
+	// Reason Why it failed (campaign.failed) or was paused by the system (campaign.paused by the complaint guard).
+	Reason *string `json:"reason,omitempty"`
+
+	// Status The campaign's status after the change.
+	Status string `json:"status"`
+}
+
+// CampaignFailedEvent defines model for CampaignFailedEvent.
+type CampaignFailedEvent struct {
+	Data      CampaignEventData       `json:"data"`
+	Id        string                  `json:"id"`
+	Timestamp time.Time               `json:"timestamp"`
+	Type      CampaignFailedEventType `json:"type"`
+}
+
+// CampaignFailedEventType defines model for CampaignFailedEvent.Type.
+type CampaignFailedEventType string
+
 // CampaignPage defines model for CampaignPage.
 type CampaignPage struct {
 	Data       []Campaign `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
 }
+
+// CampaignPausedEvent defines model for CampaignPausedEvent.
+type CampaignPausedEvent struct {
+	Data      CampaignEventData       `json:"data"`
+	Id        string                  `json:"id"`
+	Timestamp time.Time               `json:"timestamp"`
+	Type      CampaignPausedEventType `json:"type"`
+}
+
+// CampaignPausedEventType defines model for CampaignPausedEvent.Type.
+type CampaignPausedEventType string
+
+// CampaignResumedEvent defines model for CampaignResumedEvent.
+type CampaignResumedEvent struct {
+	Data      CampaignEventData        `json:"data"`
+	Id        string                   `json:"id"`
+	Timestamp time.Time                `json:"timestamp"`
+	Type      CampaignResumedEventType `json:"type"`
+}
+
+// CampaignResumedEventType defines model for CampaignResumedEvent.Type.
+type CampaignResumedEventType string
+
+// CampaignSentEvent defines model for CampaignSentEvent.
+type CampaignSentEvent struct {
+	Data      CampaignEventData     `json:"data"`
+	Id        string                `json:"id"`
+	Timestamp time.Time             `json:"timestamp"`
+	Type      CampaignSentEventType `json:"type"`
+}
+
+// CampaignSentEventType defines model for CampaignSentEvent.Type.
+type CampaignSentEventType string
+
+// CampaignStartedEvent defines model for CampaignStartedEvent.
+type CampaignStartedEvent struct {
+	Data      CampaignEventData        `json:"data"`
+	Id        string                   `json:"id"`
+	Timestamp time.Time                `json:"timestamp"`
+	Type      CampaignStartedEventType `json:"type"`
+}
+
+// CampaignStartedEventType defines model for CampaignStartedEvent.Type.
+type CampaignStartedEventType string
 
 // CampaignStats Example: {"campaign_id":42,"counts":{"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0},"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"finished_at":"2026-11-02T09:00:04Z","skipped":{"suppressed":1,"unconfirmed":0},"started_at":"2026-11-02T09:00:00Z","status":"sent","total":9999}
 type CampaignStats struct {
@@ -1561,6 +2197,40 @@ type DomainRecordCheck struct {
 // DomainRecordCheckStatus unknown: the resolver did not answer.
 type DomainRecordCheckStatus string
 
+// EndpointDisabledEvent defines model for EndpointDisabledEvent.
+type EndpointDisabledEvent struct {
+	Data      EndpointDisabledEventData `json:"data"`
+	Id        string                    `json:"id"`
+	Timestamp time.Time                 `json:"timestamp"`
+	Type      EndpointDisabledEventType `json:"type"`
+}
+
+// EndpointDisabledEventType defines model for EndpointDisabledEvent.Type.
+type EndpointDisabledEventType string
+
+// EndpointDisabledEventData defines model for EndpointDisabledEventData.
+type EndpointDisabledEventData struct {
+	EndpointId int64  `json:"endpoint_id"`
+	Reason     string `json:"reason"`
+	Url        string `json:"url"`
+}
+
+// EndpointPingEvent defines model for EndpointPingEvent.
+type EndpointPingEvent struct {
+	Data      EndpointPingEventData `json:"data"`
+	Id        string                `json:"id"`
+	Timestamp time.Time             `json:"timestamp"`
+	Type      EndpointPingEventType `json:"type"`
+}
+
+// EndpointPingEventType defines model for EndpointPingEvent.Type.
+type EndpointPingEventType string
+
+// EndpointPingEventData defines model for EndpointPingEventData.
+type EndpointPingEventData struct {
+	EndpointId int64 `json:"endpoint_id"`
+}
+
 // Engagement A campaign's clicks and opens. Every hit is recorded; hits suspected of being bots (HEAD requests,
 // scanner user agents, the hidden honeypot link, every link of a message within a second, hits within
 // seconds of delivery, Apple Mail Privacy Protection's proxy) count in the totals but not in the human
@@ -1591,14 +2261,20 @@ type Engagement struct {
 	UniqueOpens       int64 `json:"unique_opens"`
 }
 
-// Event defines model for Event.
+// Event One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
+// schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
+// switching on `type`. A type added later is a new member; a client should skip a type it does not know.
 type Event struct {
+	// Data The payload; its schema is the member of the union that `type` selects.
 	Data map[string]interface{} `json:"data"`
 
 	// Id evt_…; the webhook-id of a single-event delivery, stable across retries.
 	Id        string    `json:"id"`
 	Timestamp time.Time `json:"timestamp"`
-	Type      string    `json:"type"`
+
+	// Type The catalogue of event types (docs/events.md); every Event's type, every endpoint's event_types and ?type= filter item is one of these.
+	Type  EventType `json:"type"`
+	union json.RawMessage
 }
 
 // EventDelivery defines model for EventDelivery.
@@ -1628,16 +2304,16 @@ type EventDeliveryPage struct {
 
 // EventEndpoint defines model for EventEndpoint.
 type EventEndpoint struct {
-	BatchSize      int        `json:"batch_size"`
-	CreatedAt      time.Time  `json:"created_at"`
-	Description    string     `json:"description"`
-	DisabledReason *string    `json:"disabled_reason"`
-	Enabled        bool       `json:"enabled"`
-	EventTypes     []string   `json:"event_types"`
-	FailingSince   *time.Time `json:"failing_since"`
-	Id             int64      `json:"id"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	Url            string     `json:"url"`
+	BatchSize      int         `json:"batch_size"`
+	CreatedAt      time.Time   `json:"created_at"`
+	Description    string      `json:"description"`
+	DisabledReason *string     `json:"disabled_reason"`
+	Enabled        bool        `json:"enabled"`
+	EventTypes     []EventType `json:"event_types"`
+	FailingSince   *time.Time  `json:"failing_since"`
+	Id             int64       `json:"id"`
+	UpdatedAt      time.Time   `json:"updated_at"`
+	Url            string      `json:"url"`
 }
 
 // EventEndpointInput Example: {"batch_size":1,"description":"campaign results","event_types":["send.sent","send.failed","campaign.sent"],"url":"https://hooks.example.com/sendonce"}
@@ -1648,7 +2324,7 @@ type EventEndpointInput struct {
 	Enabled     *bool   `json:"enabled,omitempty"`
 
 	// EventTypes The types to receive; empty or absent means every type.
-	EventTypes *[]string `json:"event_types,omitempty"`
+	EventTypes *[]EventType `json:"event_types,omitempty"`
 
 	// Url https (http only with SENDONCE_EVENT_ALLOW_HTTP).
 	Url *string `json:"url,omitempty"`
@@ -1662,15 +2338,15 @@ type EventEndpointPage struct {
 
 // EventEndpointWithSecret defines model for EventEndpointWithSecret.
 type EventEndpointWithSecret struct {
-	BatchSize               int        `json:"batch_size"`
-	CreatedAt               time.Time  `json:"created_at"`
-	Description             string     `json:"description"`
-	DisabledReason          *string    `json:"disabled_reason"`
-	Enabled                 bool       `json:"enabled"`
-	EventTypes              []string   `json:"event_types"`
-	FailingSince            *time.Time `json:"failing_since"`
-	Id                      int64      `json:"id"`
-	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	BatchSize               int         `json:"batch_size"`
+	CreatedAt               time.Time   `json:"created_at"`
+	Description             string      `json:"description"`
+	DisabledReason          *string     `json:"disabled_reason"`
+	Enabled                 bool        `json:"enabled"`
+	EventTypes              []EventType `json:"event_types"`
+	FailingSince            *time.Time  `json:"failing_since"`
+	Id                      int64       `json:"id"`
+	PreviousSecretExpiresAt *time.Time  `json:"previous_secret_expires_at,omitempty"`
 
 	// Secret whsec_…; shown in this response only.
 	Secret    string    `json:"secret"`
@@ -1701,6 +2377,9 @@ type EventStreamToken struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	Token     string    `json:"token"`
 }
+
+// EventType The catalogue of event types (docs/events.md); every Event's type, every endpoint's event_types and ?type= filter item is one of these.
+type EventType string
 
 // FieldError defines model for FieldError.
 type FieldError struct {
@@ -2033,6 +2712,22 @@ type Problem struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
+// ProviderFeedbackEventData A provider's bounce or complaint (subscriber.bounced, subscriber.complained), as its webhook reported it.
+type ProviderFeedbackEventData struct {
+	Email string `json:"email"`
+
+	// JobId The send's job id when the provider named it, else empty.
+	JobId string `json:"job_id"`
+
+	// Kind hard_bounce, complaint, …
+	Kind              string `json:"kind"`
+	ProviderEventId   string `json:"provider_event_id"`
+	ProviderMessageId string `json:"provider_message_id"`
+
+	// Source webhook:<source>:<endpoint id>
+	Source string `json:"source"`
+}
+
 // RenderRequest Example: {"data":{"order":"A-1002"},"email":"ada@example.com","name":"Ada"}
 type RenderRequest struct {
 	// Data {{.Attributes}}; default the template's sample_data.
@@ -2125,6 +2820,18 @@ type Send struct {
 	SubscriberId      int64      `json:"subscriber_id"`
 }
 
+// SendClickedEvent defines model for SendClickedEvent.
+type SendClickedEvent struct {
+	// Data A tracked link (send.clicked) or the open pixel (send.opened) was hit; a tracked message's names message_id instead of campaign_id, send_id and subscriber_id.
+	Data      SendEngagementEventData `json:"data"`
+	Id        string                  `json:"id"`
+	Timestamp time.Time               `json:"timestamp"`
+	Type      SendClickedEventType    `json:"type"`
+}
+
+// SendClickedEventType defines model for SendClickedEvent.Type.
+type SendClickedEventType string
+
 // SendCounts Example: {"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0}
 type SendCounts struct {
 	Cancelled  int64 `json:"cancelled"`
@@ -2136,14 +2843,121 @@ type SendCounts struct {
 	Unknown    int64 `json:"unknown"`
 }
 
+// SendEngagementEventData A tracked link (send.clicked) or the open pixel (send.opened) was hit; a tracked message's names message_id instead of campaign_id, send_id and subscriber_id.
+type SendEngagementEventData struct {
+	BotReasons []string `json:"bot_reasons"`
+	CampaignId *int64   `json:"campaign_id,omitempty"`
+	Email      string   `json:"email"`
+	Honeypot   *bool    `json:"honeypot,omitempty"`
+	Human      bool     `json:"human"`
+
+	// LinkIndex send.clicked: the link's index (0 is the honeypot).
+	LinkIndex    *int    `json:"link_index,omitempty"`
+	MessageId    *int64  `json:"message_id,omitempty"`
+	SendId       *int64  `json:"send_id,omitempty"`
+	SubscriberId *int64  `json:"subscriber_id,omitempty"`
+	SuspectedBot bool    `json:"suspected_bot"`
+	Url          *string `json:"url,omitempty"`
+}
+
+// SendEventData A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
+// or sequence step's names subscriber_id; a transactional message's names message_id instead.
+type SendEventData struct {
+	Attempts *int `json:"attempts,omitempty"`
+
+	// CampaignId The campaign (a transactional message's: the account's message stream).
+	CampaignId int64   `json:"campaign_id"`
+	Email      string  `json:"email"`
+	Error      *string `json:"error,omitempty"`
+
+	// MessageId A transactional message (GET /v1/messages/{id}).
+	MessageId         *int64  `json:"message_id,omitempty"`
+	ProviderMessageId *string `json:"provider_message_id,omitempty"`
+
+	// Reason send.suppressed: left_list when the recipient left the campaign's lists.
+	Reason *string             `json:"reason,omitempty"`
+	SendId int64               `json:"send_id"`
+	Status SendEventDataStatus `json:"status"`
+
+	// SubscriberId A campaign's or sequence step's recipient.
+	SubscriberId *int64 `json:"subscriber_id,omitempty"`
+}
+
+// SendEventDataStatus defines model for SendEventData.Status.
+type SendEventDataStatus string
+
+// SendFailedEvent defines model for SendFailedEvent.
+type SendFailedEvent struct {
+	// Data A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
+	// or sequence step's names subscriber_id; a transactional message's names message_id instead.
+	Data      SendEventData       `json:"data"`
+	Id        string              `json:"id"`
+	Timestamp time.Time           `json:"timestamp"`
+	Type      SendFailedEventType `json:"type"`
+}
+
+// SendFailedEventType defines model for SendFailedEvent.Type.
+type SendFailedEventType string
+
+// SendOpenedEvent defines model for SendOpenedEvent.
+type SendOpenedEvent struct {
+	// Data A tracked link (send.clicked) or the open pixel (send.opened) was hit; a tracked message's names message_id instead of campaign_id, send_id and subscriber_id.
+	Data      SendEngagementEventData `json:"data"`
+	Id        string                  `json:"id"`
+	Timestamp time.Time               `json:"timestamp"`
+	Type      SendOpenedEventType     `json:"type"`
+}
+
+// SendOpenedEventType defines model for SendOpenedEvent.Type.
+type SendOpenedEventType string
+
 // SendPage Example: {"data":[{"attempts":1,"email":"ada@example.com","id":5001,"last_error":null,"provider_message_id":"campaign:42:101","sent_at":"2026-11-02T09:00:01Z","status":"sent","subscriber_id":101}],"next_cursor":null}
 type SendPage struct {
 	Data       []Send  `json:"data"`
 	NextCursor *string `json:"next_cursor"`
 }
 
+// SendSentEvent defines model for SendSentEvent.
+type SendSentEvent struct {
+	// Data A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
+	// or sequence step's names subscriber_id; a transactional message's names message_id instead.
+	Data      SendEventData     `json:"data"`
+	Id        string            `json:"id"`
+	Timestamp time.Time         `json:"timestamp"`
+	Type      SendSentEventType `json:"type"`
+}
+
+// SendSentEventType defines model for SendSentEvent.Type.
+type SendSentEventType string
+
 // SendStatus defines model for SendStatus.
 type SendStatus string
+
+// SendSuppressedEvent defines model for SendSuppressedEvent.
+type SendSuppressedEvent struct {
+	// Data A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
+	// or sequence step's names subscriber_id; a transactional message's names message_id instead.
+	Data      SendEventData           `json:"data"`
+	Id        string                  `json:"id"`
+	Timestamp time.Time               `json:"timestamp"`
+	Type      SendSuppressedEventType `json:"type"`
+}
+
+// SendSuppressedEventType defines model for SendSuppressedEvent.Type.
+type SendSuppressedEventType string
+
+// SendUnknownEvent defines model for SendUnknownEvent.
+type SendUnknownEvent struct {
+	// Data A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
+	// or sequence step's names subscriber_id; a transactional message's names message_id instead.
+	Data      SendEventData        `json:"data"`
+	Id        string               `json:"id"`
+	Timestamp time.Time            `json:"timestamp"`
+	Type      SendUnknownEventType `json:"type"`
+}
+
+// SendUnknownEventType defines model for SendUnknownEvent.Type.
+type SendUnknownEventType string
 
 // Sender defines model for Sender.
 type Sender struct {
@@ -2173,6 +2987,30 @@ type Sender struct {
 
 // SenderType defines model for Sender.Type.
 type SenderType string
+
+// SenderComplaintRateEventData defines model for SenderComplaintRateEventData.
+type SenderComplaintRateEventData struct {
+	Complaints int64   `json:"complaints"`
+	Delivered  int64   `json:"delivered"`
+	Rate       float64 `json:"rate"`
+	Reason     string  `json:"reason"`
+
+	// SenderId null: the environment's provider.
+	SenderId      *int64  `json:"sender_id"`
+	Threshold     float64 `json:"threshold"`
+	WindowSeconds int64   `json:"window_seconds"`
+}
+
+// SenderComplaintRateExceededEvent defines model for SenderComplaintRateExceededEvent.
+type SenderComplaintRateExceededEvent struct {
+	Data      SenderComplaintRateEventData         `json:"data"`
+	Id        string                               `json:"id"`
+	Timestamp time.Time                            `json:"timestamp"`
+	Type      SenderComplaintRateExceededEventType `json:"type"`
+}
+
+// SenderComplaintRateExceededEventType defines model for SenderComplaintRateExceededEvent.Type.
+type SenderComplaintRateExceededEventType string
 
 // SenderCreate Example: {"allowed_from":["example.com"],"credentials":{"server_token":"00000000-0000-0000-0000-000000000000"},"name":"postmark transactional","rate_per_second":10,"settings":{"message_stream":"outbound"},"type":"postmark"}
 type SenderCreate struct {
@@ -2348,6 +3186,29 @@ type SequenceEnrollmentPage struct {
 	NextCursor *string              `json:"next_cursor"`
 }
 
+// SequenceExitedEvent defines model for SequenceExitedEvent.
+type SequenceExitedEvent struct {
+	Data      SequenceExitedEventData `json:"data"`
+	Id        string                  `json:"id"`
+	Timestamp time.Time               `json:"timestamp"`
+	Type      SequenceExitedEventType `json:"type"`
+}
+
+// SequenceExitedEventType defines model for SequenceExitedEvent.Type.
+type SequenceExitedEventType string
+
+// SequenceExitedEventData defines model for SequenceExitedEventData.
+type SequenceExitedEventData struct {
+	Email        string `json:"email"`
+	EnrollmentId int64  `json:"enrollment_id"`
+
+	// Reason completed, condition, left_list, suppressed, not_confirmed, timed_out, event_received, archived, …
+	Reason       string `json:"reason"`
+	SequenceId   int64  `json:"sequence_id"`
+	Step         int    `json:"step"`
+	SubscriberId int64  `json:"subscriber_id"`
+}
+
 // SequenceInput Example: {"name":"Welcome series","steps":[{"from_email":"hello@example.com","template_id":1,"type":"send"},{"duration":"3d","type":"wait"},{"from_email":"hello@example.com","template_id":2,"type":"send"}],"trigger":{"list_id":1,"type":"list_joined"}}
 type SequenceInput struct {
 	// LateAfter A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late.
@@ -2424,6 +3285,30 @@ type SequenceStepType string
 
 // SequenceStepWeekdays defines model for SequenceStep.Weekdays.
 type SequenceStepWeekdays string
+
+// SequenceStepSentEvent defines model for SequenceStepSentEvent.
+type SequenceStepSentEvent struct {
+	Data      SequenceStepSentEventData `json:"data"`
+	Id        string                    `json:"id"`
+	Timestamp time.Time                 `json:"timestamp"`
+	Type      SequenceStepSentEventType `json:"type"`
+}
+
+// SequenceStepSentEventType defines model for SequenceStepSentEvent.Type.
+type SequenceStepSentEventType string
+
+// SequenceStepSentEventData defines model for SequenceStepSentEventData.
+type SequenceStepSentEventData struct {
+	// CampaignId The step's campaign, whose send.* events follow.
+	CampaignId   int64  `json:"campaign_id"`
+	Email        string `json:"email"`
+	EnrollmentId int64  `json:"enrollment_id"`
+	JobId        string `json:"job_id"`
+	Run          int    `json:"run"`
+	SequenceId   int64  `json:"sequence_id"`
+	Step         int    `json:"step"`
+	SubscriberId int64  `json:"subscriber_id"`
+}
 
 // SequenceStepStats defines model for SequenceStepStats.
 type SequenceStepStats struct {
@@ -2544,6 +3429,42 @@ type Subscriber struct {
 	UpdatedAt  time.Time        `json:"updated_at"`
 }
 
+// SubscriberBouncedEvent defines model for SubscriberBouncedEvent.
+type SubscriberBouncedEvent struct {
+	// Data A provider's bounce or complaint (subscriber.bounced, subscriber.complained), as its webhook reported it.
+	Data      ProviderFeedbackEventData  `json:"data"`
+	Id        string                     `json:"id"`
+	Timestamp time.Time                  `json:"timestamp"`
+	Type      SubscriberBouncedEventType `json:"type"`
+}
+
+// SubscriberBouncedEventType defines model for SubscriberBouncedEvent.Type.
+type SubscriberBouncedEventType string
+
+// SubscriberComplainedEvent defines model for SubscriberComplainedEvent.
+type SubscriberComplainedEvent struct {
+	// Data A provider's bounce or complaint (subscriber.bounced, subscriber.complained), as its webhook reported it.
+	Data      ProviderFeedbackEventData     `json:"data"`
+	Id        string                        `json:"id"`
+	Timestamp time.Time                     `json:"timestamp"`
+	Type      SubscriberComplainedEventType `json:"type"`
+}
+
+// SubscriberComplainedEventType defines model for SubscriberComplainedEvent.Type.
+type SubscriberComplainedEventType string
+
+// SubscriberConfirmedEvent defines model for SubscriberConfirmedEvent.
+type SubscriberConfirmedEvent struct {
+	// Data An address joined lists (subscriber.subscribed) or confirmed its double opt-in (subscriber.confirmed).
+	Data      SubscriberListsEventData     `json:"data"`
+	Id        string                       `json:"id"`
+	Timestamp time.Time                    `json:"timestamp"`
+	Type      SubscriberConfirmedEventType `json:"type"`
+}
+
+// SubscriberConfirmedEventType defines model for SubscriberConfirmedEvent.Type.
+type SubscriberConfirmedEventType string
+
 // SubscriberCreate Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
 type SubscriberCreate struct {
 	// Attributes Free-form data the templates see as .Attributes.
@@ -2558,6 +3479,25 @@ type SubscriberCreate struct {
 // SubscriberCreateStatus Absent: pending.
 type SubscriberCreateStatus string
 
+// SubscriberCreatedEvent defines model for SubscriberCreatedEvent.
+type SubscriberCreatedEvent struct {
+	Data      SubscriberCreatedEventData `json:"data"`
+	Id        string                     `json:"id"`
+	Timestamp time.Time                  `json:"timestamp"`
+	Type      SubscriberCreatedEventType `json:"type"`
+}
+
+// SubscriberCreatedEventType defines model for SubscriberCreatedEvent.Type.
+type SubscriberCreatedEventType string
+
+// SubscriberCreatedEventData defines model for SubscriberCreatedEventData.
+type SubscriberCreatedEventData struct {
+	Email        string `json:"email"`
+	Source       string `json:"source"`
+	Status       string `json:"status"`
+	SubscriberId int64  `json:"subscriber_id"`
+}
+
 // SubscriberImportRow One row of a JSON import. Rows are checked in the handler, so a bad row is reported, not fatal.
 //
 // Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
@@ -2567,6 +3507,15 @@ type SubscriberImportRow struct {
 	Email      *string     `json:"email,omitempty"`
 	Name       *string     `json:"name,omitempty"`
 	Status     *string     `json:"status,omitempty"`
+}
+
+// SubscriberListsEventData An address joined lists (subscriber.subscribed) or confirmed its double opt-in (subscriber.confirmed).
+type SubscriberListsEventData struct {
+	CampaignId   *int64  `json:"campaign_id,omitempty"`
+	Email        string  `json:"email"`
+	ListIds      []int64 `json:"list_ids"`
+	Source       string  `json:"source"`
+	SubscriberId *int64  `json:"subscriber_id,omitempty"`
 }
 
 // SubscriberMembership defines model for SubscriberMembership.
@@ -2600,6 +3549,48 @@ type SubscriberPage struct {
 // SubscriberStatus defines model for SubscriberStatus.
 type SubscriberStatus string
 
+// SubscriberSubscribedEvent defines model for SubscriberSubscribedEvent.
+type SubscriberSubscribedEvent struct {
+	// Data An address joined lists (subscriber.subscribed) or confirmed its double opt-in (subscriber.confirmed).
+	Data      SubscriberListsEventData      `json:"data"`
+	Id        string                        `json:"id"`
+	Timestamp time.Time                     `json:"timestamp"`
+	Type      SubscriberSubscribedEventType `json:"type"`
+}
+
+// SubscriberSubscribedEventType defines model for SubscriberSubscribedEvent.Type.
+type SubscriberSubscribedEventType string
+
+// SubscriberUnsubscribedEvent defines model for SubscriberUnsubscribedEvent.
+type SubscriberUnsubscribedEvent struct {
+	// Data An opt-out by one-click, the preference page or a provider's unsubscribe event (which carries the provider's fields).
+	Data      SubscriberUnsubscribedEventData `json:"data"`
+	Id        string                          `json:"id"`
+	Timestamp time.Time                       `json:"timestamp"`
+	Type      SubscriberUnsubscribedEventType `json:"type"`
+}
+
+// SubscriberUnsubscribedEventType defines model for SubscriberUnsubscribedEvent.Type.
+type SubscriberUnsubscribedEventType string
+
+// SubscriberUnsubscribedEventData An opt-out by one-click, the preference page or a provider's unsubscribe event (which carries the provider's fields).
+type SubscriberUnsubscribedEventData struct {
+	CampaignId        *int64                                `json:"campaign_id,omitempty"`
+	Email             string                                `json:"email"`
+	JobId             *string                               `json:"job_id,omitempty"`
+	Kind              *string                               `json:"kind,omitempty"`
+	ListIds           *[]int64                              `json:"list_ids,omitempty"`
+	MessageId         *int64                                `json:"message_id,omitempty"`
+	ProviderEventId   *string                               `json:"provider_event_id,omitempty"`
+	ProviderMessageId *string                               `json:"provider_message_id,omitempty"`
+	Scope             *SubscriberUnsubscribedEventDataScope `json:"scope,omitempty"`
+	Source            string                                `json:"source"`
+	SubscriberId      *int64                                `json:"subscriber_id,omitempty"`
+}
+
+// SubscriberUnsubscribedEventDataScope defines model for SubscriberUnsubscribedEventData.Scope.
+type SubscriberUnsubscribedEventDataScope string
+
 // SubscriberUpdate Example: {"attributes":{"plan":"team"},"name":"Ada King"}
 type SubscriberUpdate struct {
 	// Attributes Free-form data the templates see as .Attributes.
@@ -2627,6 +3618,38 @@ type SuppressionCreate struct {
 	Reason *SuppressionReason `json:"reason,omitempty"`
 	Source *string            `json:"source,omitempty"`
 }
+
+// SuppressionCreatedEvent defines model for SuppressionCreatedEvent.
+type SuppressionCreatedEvent struct {
+	Data      SuppressionEventData        `json:"data"`
+	Id        string                      `json:"id"`
+	Timestamp time.Time                   `json:"timestamp"`
+	Type      SuppressionCreatedEventType `json:"type"`
+}
+
+// SuppressionCreatedEventType defines model for SuppressionCreatedEvent.Type.
+type SuppressionCreatedEventType string
+
+// SuppressionDeletedEvent defines model for SuppressionDeletedEvent.
+type SuppressionDeletedEvent struct {
+	Data      SuppressionEventData        `json:"data"`
+	Id        string                      `json:"id"`
+	Timestamp time.Time                   `json:"timestamp"`
+	Type      SuppressionDeletedEventType `json:"type"`
+}
+
+// SuppressionDeletedEventType defines model for SuppressionDeletedEvent.Type.
+type SuppressionDeletedEventType string
+
+// SuppressionEventData defines model for SuppressionEventData.
+type SuppressionEventData struct {
+	Email  string                     `json:"email"`
+	Reason SuppressionEventDataReason `json:"reason"`
+	Source string                     `json:"source"`
+}
+
+// SuppressionEventDataReason defines model for SuppressionEventData.Reason.
+type SuppressionEventDataReason string
 
 // SuppressionPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","email":"user42@example.com","reason":"complaint","source":"support ticket 1234"}],"next_cursor":null}
 type SuppressionPage struct {
@@ -2839,7 +3862,7 @@ type WebhookEndpointWithCredentials struct {
 type Cursor = string
 
 // EventTypeFilter defines model for EventTypeFilter.
-type EventTypeFilter = []string
+type EventTypeFilter = []EventType
 
 // ID defines model for ID.
 type ID = int64
@@ -3191,7 +4214,7 @@ type ListEventsParams struct {
 	// After The next_cursor of an earlier page (or an SSE id); absent means the oldest event kept.
 	After *string `form:"after,omitempty" json:"after,omitempty"`
 
-	// Type Only events of these types (repeat the parameter, or separate with commas).
+	// Type Only events of these types, separated with commas (repeating the parameter works too).
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
 }
 
@@ -3200,7 +4223,7 @@ type StreamEventsParams struct {
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
 	After *string `form:"after,omitempty" json:"after,omitempty"`
 
-	// Type Only events of these types (repeat the parameter, or separate with commas).
+	// Type Only events of these types, separated with commas (repeating the parameter works too).
 	Type        *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
 	LastEventID *string          `json:"Last-Event-ID,omitempty"`
 }
@@ -4086,6 +5109,1094 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsCampaignApprovedEvent returns the union data inside the Event as a CampaignApprovedEvent
+func (t Event) AsCampaignApprovedEvent() (CampaignApprovedEvent, error) {
+	var body CampaignApprovedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignApprovedEvent overwrites any union data inside the Event as the provided CampaignApprovedEvent
+func (t *Event) FromCampaignApprovedEvent(v CampaignApprovedEvent) error {
+	t.Type = "campaign.approved"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.approved"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignApprovedEvent performs a merge with any union data inside the Event, using the provided CampaignApprovedEvent
+func (t *Event) MergeCampaignApprovedEvent(v CampaignApprovedEvent) error {
+	t.Type = "campaign.approved"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.approved"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCampaignStartedEvent returns the union data inside the Event as a CampaignStartedEvent
+func (t Event) AsCampaignStartedEvent() (CampaignStartedEvent, error) {
+	var body CampaignStartedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignStartedEvent overwrites any union data inside the Event as the provided CampaignStartedEvent
+func (t *Event) FromCampaignStartedEvent(v CampaignStartedEvent) error {
+	t.Type = "campaign.started"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.started"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignStartedEvent performs a merge with any union data inside the Event, using the provided CampaignStartedEvent
+func (t *Event) MergeCampaignStartedEvent(v CampaignStartedEvent) error {
+	t.Type = "campaign.started"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.started"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCampaignPausedEvent returns the union data inside the Event as a CampaignPausedEvent
+func (t Event) AsCampaignPausedEvent() (CampaignPausedEvent, error) {
+	var body CampaignPausedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignPausedEvent overwrites any union data inside the Event as the provided CampaignPausedEvent
+func (t *Event) FromCampaignPausedEvent(v CampaignPausedEvent) error {
+	t.Type = "campaign.paused"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.paused"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignPausedEvent performs a merge with any union data inside the Event, using the provided CampaignPausedEvent
+func (t *Event) MergeCampaignPausedEvent(v CampaignPausedEvent) error {
+	t.Type = "campaign.paused"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.paused"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCampaignResumedEvent returns the union data inside the Event as a CampaignResumedEvent
+func (t Event) AsCampaignResumedEvent() (CampaignResumedEvent, error) {
+	var body CampaignResumedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignResumedEvent overwrites any union data inside the Event as the provided CampaignResumedEvent
+func (t *Event) FromCampaignResumedEvent(v CampaignResumedEvent) error {
+	t.Type = "campaign.resumed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.resumed"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignResumedEvent performs a merge with any union data inside the Event, using the provided CampaignResumedEvent
+func (t *Event) MergeCampaignResumedEvent(v CampaignResumedEvent) error {
+	t.Type = "campaign.resumed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.resumed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCampaignCancelledEvent returns the union data inside the Event as a CampaignCancelledEvent
+func (t Event) AsCampaignCancelledEvent() (CampaignCancelledEvent, error) {
+	var body CampaignCancelledEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignCancelledEvent overwrites any union data inside the Event as the provided CampaignCancelledEvent
+func (t *Event) FromCampaignCancelledEvent(v CampaignCancelledEvent) error {
+	t.Type = "campaign.cancelled"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.cancelled"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignCancelledEvent performs a merge with any union data inside the Event, using the provided CampaignCancelledEvent
+func (t *Event) MergeCampaignCancelledEvent(v CampaignCancelledEvent) error {
+	t.Type = "campaign.cancelled"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.cancelled"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCampaignSentEvent returns the union data inside the Event as a CampaignSentEvent
+func (t Event) AsCampaignSentEvent() (CampaignSentEvent, error) {
+	var body CampaignSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignSentEvent overwrites any union data inside the Event as the provided CampaignSentEvent
+func (t *Event) FromCampaignSentEvent(v CampaignSentEvent) error {
+	t.Type = "campaign.sent"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignSentEvent performs a merge with any union data inside the Event, using the provided CampaignSentEvent
+func (t *Event) MergeCampaignSentEvent(v CampaignSentEvent) error {
+	t.Type = "campaign.sent"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCampaignFailedEvent returns the union data inside the Event as a CampaignFailedEvent
+func (t Event) AsCampaignFailedEvent() (CampaignFailedEvent, error) {
+	var body CampaignFailedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignFailedEvent overwrites any union data inside the Event as the provided CampaignFailedEvent
+func (t *Event) FromCampaignFailedEvent(v CampaignFailedEvent) error {
+	t.Type = "campaign.failed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.failed"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignFailedEvent performs a merge with any union data inside the Event, using the provided CampaignFailedEvent
+func (t *Event) MergeCampaignFailedEvent(v CampaignFailedEvent) error {
+	t.Type = "campaign.failed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.failed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSendSentEvent returns the union data inside the Event as a SendSentEvent
+func (t Event) AsSendSentEvent() (SendSentEvent, error) {
+	var body SendSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSendSentEvent overwrites any union data inside the Event as the provided SendSentEvent
+func (t *Event) FromSendSentEvent(v SendSentEvent) error {
+	t.Type = "send.sent"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeSendSentEvent performs a merge with any union data inside the Event, using the provided SendSentEvent
+func (t *Event) MergeSendSentEvent(v SendSentEvent) error {
+	t.Type = "send.sent"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSendFailedEvent returns the union data inside the Event as a SendFailedEvent
+func (t Event) AsSendFailedEvent() (SendFailedEvent, error) {
+	var body SendFailedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSendFailedEvent overwrites any union data inside the Event as the provided SendFailedEvent
+func (t *Event) FromSendFailedEvent(v SendFailedEvent) error {
+	t.Type = "send.failed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.failed"}`))
+	t.union = b
+	return err
+}
+
+// MergeSendFailedEvent performs a merge with any union data inside the Event, using the provided SendFailedEvent
+func (t *Event) MergeSendFailedEvent(v SendFailedEvent) error {
+	t.Type = "send.failed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.failed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSendUnknownEvent returns the union data inside the Event as a SendUnknownEvent
+func (t Event) AsSendUnknownEvent() (SendUnknownEvent, error) {
+	var body SendUnknownEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSendUnknownEvent overwrites any union data inside the Event as the provided SendUnknownEvent
+func (t *Event) FromSendUnknownEvent(v SendUnknownEvent) error {
+	t.Type = "send.unknown"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.unknown"}`))
+	t.union = b
+	return err
+}
+
+// MergeSendUnknownEvent performs a merge with any union data inside the Event, using the provided SendUnknownEvent
+func (t *Event) MergeSendUnknownEvent(v SendUnknownEvent) error {
+	t.Type = "send.unknown"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.unknown"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSendSuppressedEvent returns the union data inside the Event as a SendSuppressedEvent
+func (t Event) AsSendSuppressedEvent() (SendSuppressedEvent, error) {
+	var body SendSuppressedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSendSuppressedEvent overwrites any union data inside the Event as the provided SendSuppressedEvent
+func (t *Event) FromSendSuppressedEvent(v SendSuppressedEvent) error {
+	t.Type = "send.suppressed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.suppressed"}`))
+	t.union = b
+	return err
+}
+
+// MergeSendSuppressedEvent performs a merge with any union data inside the Event, using the provided SendSuppressedEvent
+func (t *Event) MergeSendSuppressedEvent(v SendSuppressedEvent) error {
+	t.Type = "send.suppressed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.suppressed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSendClickedEvent returns the union data inside the Event as a SendClickedEvent
+func (t Event) AsSendClickedEvent() (SendClickedEvent, error) {
+	var body SendClickedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSendClickedEvent overwrites any union data inside the Event as the provided SendClickedEvent
+func (t *Event) FromSendClickedEvent(v SendClickedEvent) error {
+	t.Type = "send.clicked"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.clicked"}`))
+	t.union = b
+	return err
+}
+
+// MergeSendClickedEvent performs a merge with any union data inside the Event, using the provided SendClickedEvent
+func (t *Event) MergeSendClickedEvent(v SendClickedEvent) error {
+	t.Type = "send.clicked"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.clicked"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSendOpenedEvent returns the union data inside the Event as a SendOpenedEvent
+func (t Event) AsSendOpenedEvent() (SendOpenedEvent, error) {
+	var body SendOpenedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSendOpenedEvent overwrites any union data inside the Event as the provided SendOpenedEvent
+func (t *Event) FromSendOpenedEvent(v SendOpenedEvent) error {
+	t.Type = "send.opened"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.opened"}`))
+	t.union = b
+	return err
+}
+
+// MergeSendOpenedEvent performs a merge with any union data inside the Event, using the provided SendOpenedEvent
+func (t *Event) MergeSendOpenedEvent(v SendOpenedEvent) error {
+	t.Type = "send.opened"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"send.opened"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubscriberUnsubscribedEvent returns the union data inside the Event as a SubscriberUnsubscribedEvent
+func (t Event) AsSubscriberUnsubscribedEvent() (SubscriberUnsubscribedEvent, error) {
+	var body SubscriberUnsubscribedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscriberUnsubscribedEvent overwrites any union data inside the Event as the provided SubscriberUnsubscribedEvent
+func (t *Event) FromSubscriberUnsubscribedEvent(v SubscriberUnsubscribedEvent) error {
+	t.Type = "subscriber.unsubscribed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.unsubscribed"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscriberUnsubscribedEvent performs a merge with any union data inside the Event, using the provided SubscriberUnsubscribedEvent
+func (t *Event) MergeSubscriberUnsubscribedEvent(v SubscriberUnsubscribedEvent) error {
+	t.Type = "subscriber.unsubscribed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.unsubscribed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubscriberBouncedEvent returns the union data inside the Event as a SubscriberBouncedEvent
+func (t Event) AsSubscriberBouncedEvent() (SubscriberBouncedEvent, error) {
+	var body SubscriberBouncedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscriberBouncedEvent overwrites any union data inside the Event as the provided SubscriberBouncedEvent
+func (t *Event) FromSubscriberBouncedEvent(v SubscriberBouncedEvent) error {
+	t.Type = "subscriber.bounced"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.bounced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscriberBouncedEvent performs a merge with any union data inside the Event, using the provided SubscriberBouncedEvent
+func (t *Event) MergeSubscriberBouncedEvent(v SubscriberBouncedEvent) error {
+	t.Type = "subscriber.bounced"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.bounced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubscriberComplainedEvent returns the union data inside the Event as a SubscriberComplainedEvent
+func (t Event) AsSubscriberComplainedEvent() (SubscriberComplainedEvent, error) {
+	var body SubscriberComplainedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscriberComplainedEvent overwrites any union data inside the Event as the provided SubscriberComplainedEvent
+func (t *Event) FromSubscriberComplainedEvent(v SubscriberComplainedEvent) error {
+	t.Type = "subscriber.complained"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.complained"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscriberComplainedEvent performs a merge with any union data inside the Event, using the provided SubscriberComplainedEvent
+func (t *Event) MergeSubscriberComplainedEvent(v SubscriberComplainedEvent) error {
+	t.Type = "subscriber.complained"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.complained"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubscriberCreatedEvent returns the union data inside the Event as a SubscriberCreatedEvent
+func (t Event) AsSubscriberCreatedEvent() (SubscriberCreatedEvent, error) {
+	var body SubscriberCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscriberCreatedEvent overwrites any union data inside the Event as the provided SubscriberCreatedEvent
+func (t *Event) FromSubscriberCreatedEvent(v SubscriberCreatedEvent) error {
+	t.Type = "subscriber.created"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscriberCreatedEvent performs a merge with any union data inside the Event, using the provided SubscriberCreatedEvent
+func (t *Event) MergeSubscriberCreatedEvent(v SubscriberCreatedEvent) error {
+	t.Type = "subscriber.created"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubscriberConfirmedEvent returns the union data inside the Event as a SubscriberConfirmedEvent
+func (t Event) AsSubscriberConfirmedEvent() (SubscriberConfirmedEvent, error) {
+	var body SubscriberConfirmedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscriberConfirmedEvent overwrites any union data inside the Event as the provided SubscriberConfirmedEvent
+func (t *Event) FromSubscriberConfirmedEvent(v SubscriberConfirmedEvent) error {
+	t.Type = "subscriber.confirmed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.confirmed"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscriberConfirmedEvent performs a merge with any union data inside the Event, using the provided SubscriberConfirmedEvent
+func (t *Event) MergeSubscriberConfirmedEvent(v SubscriberConfirmedEvent) error {
+	t.Type = "subscriber.confirmed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.confirmed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubscriberSubscribedEvent returns the union data inside the Event as a SubscriberSubscribedEvent
+func (t Event) AsSubscriberSubscribedEvent() (SubscriberSubscribedEvent, error) {
+	var body SubscriberSubscribedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscriberSubscribedEvent overwrites any union data inside the Event as the provided SubscriberSubscribedEvent
+func (t *Event) FromSubscriberSubscribedEvent(v SubscriberSubscribedEvent) error {
+	t.Type = "subscriber.subscribed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.subscribed"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscriberSubscribedEvent performs a merge with any union data inside the Event, using the provided SubscriberSubscribedEvent
+func (t *Event) MergeSubscriberSubscribedEvent(v SubscriberSubscribedEvent) error {
+	t.Type = "subscriber.subscribed"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.subscribed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSuppressionCreatedEvent returns the union data inside the Event as a SuppressionCreatedEvent
+func (t Event) AsSuppressionCreatedEvent() (SuppressionCreatedEvent, error) {
+	var body SuppressionCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSuppressionCreatedEvent overwrites any union data inside the Event as the provided SuppressionCreatedEvent
+func (t *Event) FromSuppressionCreatedEvent(v SuppressionCreatedEvent) error {
+	t.Type = "suppression.created"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"suppression.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeSuppressionCreatedEvent performs a merge with any union data inside the Event, using the provided SuppressionCreatedEvent
+func (t *Event) MergeSuppressionCreatedEvent(v SuppressionCreatedEvent) error {
+	t.Type = "suppression.created"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"suppression.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSuppressionDeletedEvent returns the union data inside the Event as a SuppressionDeletedEvent
+func (t Event) AsSuppressionDeletedEvent() (SuppressionDeletedEvent, error) {
+	var body SuppressionDeletedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSuppressionDeletedEvent overwrites any union data inside the Event as the provided SuppressionDeletedEvent
+func (t *Event) FromSuppressionDeletedEvent(v SuppressionDeletedEvent) error {
+	t.Type = "suppression.deleted"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"suppression.deleted"}`))
+	t.union = b
+	return err
+}
+
+// MergeSuppressionDeletedEvent performs a merge with any union data inside the Event, using the provided SuppressionDeletedEvent
+func (t *Event) MergeSuppressionDeletedEvent(v SuppressionDeletedEvent) error {
+	t.Type = "suppression.deleted"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"suppression.deleted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEndpointDisabledEvent returns the union data inside the Event as a EndpointDisabledEvent
+func (t Event) AsEndpointDisabledEvent() (EndpointDisabledEvent, error) {
+	var body EndpointDisabledEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEndpointDisabledEvent overwrites any union data inside the Event as the provided EndpointDisabledEvent
+func (t *Event) FromEndpointDisabledEvent(v EndpointDisabledEvent) error {
+	t.Type = "endpoint.disabled"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"endpoint.disabled"}`))
+	t.union = b
+	return err
+}
+
+// MergeEndpointDisabledEvent performs a merge with any union data inside the Event, using the provided EndpointDisabledEvent
+func (t *Event) MergeEndpointDisabledEvent(v EndpointDisabledEvent) error {
+	t.Type = "endpoint.disabled"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"endpoint.disabled"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEndpointPingEvent returns the union data inside the Event as a EndpointPingEvent
+func (t Event) AsEndpointPingEvent() (EndpointPingEvent, error) {
+	var body EndpointPingEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEndpointPingEvent overwrites any union data inside the Event as the provided EndpointPingEvent
+func (t *Event) FromEndpointPingEvent(v EndpointPingEvent) error {
+	t.Type = "endpoint.ping"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"endpoint.ping"}`))
+	t.union = b
+	return err
+}
+
+// MergeEndpointPingEvent performs a merge with any union data inside the Event, using the provided EndpointPingEvent
+func (t *Event) MergeEndpointPingEvent(v EndpointPingEvent) error {
+	t.Type = "endpoint.ping"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"endpoint.ping"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSenderComplaintRateExceededEvent returns the union data inside the Event as a SenderComplaintRateExceededEvent
+func (t Event) AsSenderComplaintRateExceededEvent() (SenderComplaintRateExceededEvent, error) {
+	var body SenderComplaintRateExceededEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSenderComplaintRateExceededEvent overwrites any union data inside the Event as the provided SenderComplaintRateExceededEvent
+func (t *Event) FromSenderComplaintRateExceededEvent(v SenderComplaintRateExceededEvent) error {
+	t.Type = "sender.complaint_rate_exceeded"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sender.complaint_rate_exceeded"}`))
+	t.union = b
+	return err
+}
+
+// MergeSenderComplaintRateExceededEvent performs a merge with any union data inside the Event, using the provided SenderComplaintRateExceededEvent
+func (t *Event) MergeSenderComplaintRateExceededEvent(v SenderComplaintRateExceededEvent) error {
+	t.Type = "sender.complaint_rate_exceeded"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sender.complaint_rate_exceeded"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSequenceStepSentEvent returns the union data inside the Event as a SequenceStepSentEvent
+func (t Event) AsSequenceStepSentEvent() (SequenceStepSentEvent, error) {
+	var body SequenceStepSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSequenceStepSentEvent overwrites any union data inside the Event as the provided SequenceStepSentEvent
+func (t *Event) FromSequenceStepSentEvent(v SequenceStepSentEvent) error {
+	t.Type = "sequence.step_sent"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sequence.step_sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeSequenceStepSentEvent performs a merge with any union data inside the Event, using the provided SequenceStepSentEvent
+func (t *Event) MergeSequenceStepSentEvent(v SequenceStepSentEvent) error {
+	t.Type = "sequence.step_sent"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sequence.step_sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSequenceExitedEvent returns the union data inside the Event as a SequenceExitedEvent
+func (t Event) AsSequenceExitedEvent() (SequenceExitedEvent, error) {
+	var body SequenceExitedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSequenceExitedEvent overwrites any union data inside the Event as the provided SequenceExitedEvent
+func (t *Event) FromSequenceExitedEvent(v SequenceExitedEvent) error {
+	t.Type = "sequence.exited"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sequence.exited"}`))
+	t.union = b
+	return err
+}
+
+// MergeSequenceExitedEvent performs a merge with any union data inside the Event, using the provided SequenceExitedEvent
+func (t *Event) MergeSequenceExitedEvent(v SequenceExitedEvent) error {
+	t.Type = "sequence.exited"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sequence.exited"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Event) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t Event) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "campaign.approved":
+		return t.AsCampaignApprovedEvent()
+	case "campaign.cancelled":
+		return t.AsCampaignCancelledEvent()
+	case "campaign.failed":
+		return t.AsCampaignFailedEvent()
+	case "campaign.paused":
+		return t.AsCampaignPausedEvent()
+	case "campaign.resumed":
+		return t.AsCampaignResumedEvent()
+	case "campaign.sent":
+		return t.AsCampaignSentEvent()
+	case "campaign.started":
+		return t.AsCampaignStartedEvent()
+	case "endpoint.disabled":
+		return t.AsEndpointDisabledEvent()
+	case "endpoint.ping":
+		return t.AsEndpointPingEvent()
+	case "send.clicked":
+		return t.AsSendClickedEvent()
+	case "send.failed":
+		return t.AsSendFailedEvent()
+	case "send.opened":
+		return t.AsSendOpenedEvent()
+	case "send.sent":
+		return t.AsSendSentEvent()
+	case "send.suppressed":
+		return t.AsSendSuppressedEvent()
+	case "send.unknown":
+		return t.AsSendUnknownEvent()
+	case "sender.complaint_rate_exceeded":
+		return t.AsSenderComplaintRateExceededEvent()
+	case "sequence.exited":
+		return t.AsSequenceExitedEvent()
+	case "sequence.step_sent":
+		return t.AsSequenceStepSentEvent()
+	case "subscriber.bounced":
+		return t.AsSubscriberBouncedEvent()
+	case "subscriber.complained":
+		return t.AsSubscriberComplainedEvent()
+	case "subscriber.confirmed":
+		return t.AsSubscriberConfirmedEvent()
+	case "subscriber.created":
+		return t.AsSubscriberCreatedEvent()
+	case "subscriber.subscribed":
+		return t.AsSubscriberSubscribedEvent()
+	case "subscriber.unsubscribed":
+		return t.AsSubscriberUnsubscribedEvent()
+	case "suppression.created":
+		return t.AsSuppressionCreatedEvent()
+	case "suppression.deleted":
+		return t.AsSuppressionDeletedEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t Event) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Data != nil {
+		object["data"], err = json.Marshal(t.Data)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'data': %w", err)
+		}
+	}
+
+	object["id"], err = json.Marshal(t.Id)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'id': %w", err)
+	}
+
+	object["timestamp"], err = json.Marshal(t.Timestamp)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'timestamp': %w", err)
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *Event) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["data"]; found {
+		err = json.Unmarshal(raw, &t.Data)
+		if err != nil {
+			return fmt.Errorf("error reading 'data': %w", err)
+		}
+	}
+
+	if raw, found := object["id"]; found {
+		err = json.Unmarshal(raw, &t.Id)
+		if err != nil {
+			return fmt.Errorf("error reading 'id': %w", err)
+		}
+	}
+
+	if raw, found := object["timestamp"]; found {
+		err = json.Unmarshal(raw, &t.Timestamp)
+		if err != nil {
+			return fmt.Errorf("error reading 'timestamp': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
+	return err
 }
 
 // AsMessageCreateReplyTo0 returns the union data inside the MessageCreate_ReplyTo as a MessageCreateReplyTo0

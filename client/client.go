@@ -10,10 +10,9 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"sort"
 	"strings"
 	"time"
-
-	"github.com/sendonce/sendonce/internal/backoff"
 )
 
 // Config says where the service is and how to talk to it.
@@ -41,6 +40,12 @@ type Config struct {
 // ApproveCampaignWithResponse, …) plus the helpers of this package.
 type Client struct {
 	*ClientWithResponses
+	// The common path, one call per action: c.Messages.Send, c.Subscribers.Create, …
+	Subscribers *SubscribersService
+	Campaigns   *CampaignsService
+	Messages    *MessagesService
+	Events      *EventsService
+
 	cfg    Config
 	stream *http.Client // no overall timeout: a stream lasts as long as the caller reads
 }
@@ -80,30 +85,91 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ClientWithResponses: gen, cfg: cfg, stream: &stream}, nil
+	c := &Client{ClientWithResponses: gen, cfg: cfg, stream: &stream}
+	c.Subscribers, c.Campaigns, c.Messages, c.Events = &SubscribersService{c}, &CampaignsService{c}, &MessagesService{c}, &EventsService{c}
+	return c, nil
 }
 
-// Error is an answer that is not 2xx: its status and, when the body was an RFC 9457
-// problem, the problem (Type, Title, Detail, Errors naming the fields).
+// Error is an answer that is not 2xx: its status and the RFC 9457 problem the
+// service answered with. Type is the problem's type URI (…/problems/invalid,
+// …/not_found, …), Detail what went wrong, Fields the fields a 422 names (JSON
+// pointer → what is wrong with it). Problem keeps the whole body.
 type Error struct {
-	Status  int
-	Problem Problem
+	Status    int
+	Type      string
+	Title     string
+	Detail    string
+	Fields    map[string]string
+	RequestID string
+	Problem   Problem
 }
 
+// Error prints the status and the detail once; field errors that only repeat the
+// detail add their field, others their own text.
 func (e *Error) Error() string {
-	msg := e.Problem.Title
-	if e.Problem.Detail != nil && *e.Problem.Detail != "" {
-		msg = *e.Problem.Detail
-	}
-	if msg == "" {
-		msg = http.StatusText(e.Status)
-	}
-	if e.Problem.Errors != nil {
-		for _, f := range *e.Problem.Errors {
-			msg += fmt.Sprintf("; %s: %s", f.Pointer, f.Detail)
+	msg := firstOf(e.Detail, e.Problem.Detail, e.Title, e.Problem.Title, http.StatusText(e.Status))
+	var same, other []string
+	for _, f := range e.fieldErrors() {
+		if f.Detail == msg {
+			same = append(same, f.Pointer)
+		} else {
+			other = append(other, f.Pointer+": "+f.Detail)
 		}
 	}
+	if len(same) > 0 {
+		msg += " (" + strings.Join(same, ", ") + ")"
+	}
+	if len(other) > 0 {
+		msg += ": " + strings.Join(other, "; ")
+	}
 	return fmt.Sprintf("sendonce: %d %s", e.Status, msg)
+}
+
+// fieldErrors are the problem's field errors in its order, or Fields' (sorted) for
+// an Error made by hand.
+func (e *Error) fieldErrors() []FieldError {
+	if e.Problem.Errors != nil {
+		return *e.Problem.Errors
+	}
+	out := make([]FieldError, 0, len(e.Fields))
+	for p, d := range e.Fields {
+		out = append(out, FieldError{Pointer: p, Detail: d})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pointer < out[j].Pointer })
+	return out
+}
+
+func firstOf(xs ...any) string {
+	for _, x := range xs {
+		switch v := x.(type) {
+		case string:
+			if v != "" {
+				return v
+			}
+		case *string:
+			if v != nil && *v != "" {
+				return *v
+			}
+		}
+	}
+	return ""
+}
+
+// newError reads a problem body (when there is one) into an *Error.
+func newError(status int, body []byte) *Error {
+	e := &Error{Status: status}
+	if len(body) == 0 || json.Unmarshal(body, &e.Problem) != nil {
+		return e
+	}
+	p := e.Problem
+	e.Type, e.Title, e.Detail, e.RequestID = p.Type, p.Title, firstOf(p.Detail), firstOf(p.RequestId)
+	if p.Errors != nil && len(*p.Errors) > 0 {
+		e.Fields = make(map[string]string, len(*p.Errors))
+		for _, f := range *p.Errors {
+			e.Fields[f.Pointer] = f.Detail
+		}
+	}
+	return e
 }
 
 // StatusCode returns the HTTP status of err when it is (or wraps) an *Error, else 0.
@@ -130,11 +196,7 @@ func Check[R response](resp R, err error) error {
 	if code >= 200 && code < 300 {
 		return nil
 	}
-	e := &Error{Status: code}
-	if body := bodyOf(resp); len(body) > 0 {
-		_ = json.Unmarshal(body, &e.Problem)
-	}
-	return e
+	return newError(code, bodyOf(resp))
 }
 
 // bodyOf reads the Body field that every generated response struct has (they share
@@ -185,7 +247,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		pause := wait(attempt, t.cfg.MaxWait)
 		if resp != nil {
-			if ra, ok := backoff.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 				pause = min(ra, t.cfg.MaxWait)
 			}
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -245,12 +307,6 @@ func retryable(resp *http.Response, err error) bool {
 		return true
 	}
 	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented
-}
-
-// wait is the pause before attempt+1 when the server named none: exponential
-// from 200 ms, spread over its upper half, capped at max (and at 200 ms·2¹⁰).
-func wait(attempt int, max time.Duration) time.Duration {
-	return backoff.Jitter(backoff.Exponential{Base: 200 * time.Millisecond, Max: min(max, 200*time.Millisecond<<10)}.Delay(attempt+1), 0.5, 1)
 }
 
 // NewIdempotencyKey returns a random key (a version 4 UUID) for one distinct request.

@@ -2,162 +2,84 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"time"
 
 	"github.com/sendonce/sendonce/client"
 )
 
-// newClient is how a program makes its client: from the environment.
-func newClient() *client.Client {
+// These examples show the calls; internal/sdktest runs the same against a real
+// service.
+
+// Send a receipt once: the key names the message, so sending it again after a crash
+// returns the same message.
+func ExampleMessagesService_Send() {
 	c, err := client.New(client.Config{URL: os.Getenv("SENDONCE_URL"), APIKey: os.Getenv("SENDONCE_API_KEY")})
 	if err != nil {
 		log.Fatal(err)
 	}
-	return c
-}
-
-// Create a subscriber; a second create of the address answers 409, which Check turns
-// into an *Error with the status.
-func Example() {
-	ctx := context.Background()
-	c := newClient()
-	resp, err := c.CreateSubscriberWithResponse(ctx, nil, client.SubscriberCreate{
-		Email: "ada@example.com", Name: client.Ptr("Ada Lovelace"),
-	})
-	if err := client.Check(resp, err); err != nil {
+	msg, err := c.Messages.Send(context.Background(), &client.MessageCreate{
+		From: "shop@example.com", To: "ada@example.com",
+		Subject: client.Ptr("Your receipt"), Text: client.Ptr("Thanks for your order."),
+	}, client.Key("order-1002-receipt"))
+	var e *client.Error
+	if errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity {
+		log.Fatalf("refused: %s (fields %v)", e.Detail, e.Fields)
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(resp.JSON201.Email, resp.JSON201.Status)
-
-	resp, err = c.CreateSubscriberWithResponse(ctx, nil, client.SubscriberCreate{Email: "ADA@example.com"})
-	err = client.Check(resp, err)
-	fmt.Println(client.StatusCode(err))
-	// Output:
-	// ada@example.com pending
-	// 409
+	fmt.Println(msg.Id, msg.Status)
 }
 
-// Walk a listing page by page without handling cursors.
-func ExampleClient_Subscribers() {
-	ctx := context.Background()
-	c := newClient()
-	rows := client.ImportSubscribersJSONRequestBody{}
-	for _, e := range []string{"page1@example.org", "page2@example.org", "page3@example.org"} {
-		rows = append(rows, client.SubscriberImportRow{Email: client.Ptr(e), Status: client.Ptr("confirmed")})
-	}
-	imp, err := c.ImportSubscribersWithResponse(ctx, nil, rows)
-	if err := client.Check(imp, err); err != nil {
-		log.Fatal(err)
-	}
-	// Two per page, so the loop crosses two pages.
-	for s, err := range c.Subscribers(ctx, client.ListSubscribersParams{Limit: client.Ptr(2), Email: client.Ptr("page")}) {
-		if err != nil {
-			log.Fatal(err)
-		}
-		fmt.Println(s.Email, s.Status)
-	}
-	// Output:
-	// page1@example.org confirmed
-	// page2@example.org confirmed
-	// page3@example.org confirmed
-}
-
-// Follow the account's events as they happen. A stream starts now, or after a
-// cursor: here the cursor after the first suppression's event, so the loop cannot
-// miss the second however late it connects.
-func ExampleClient_Stream() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := newClient()
-	suppress := func(email string) {
-		resp, err := c.AddSuppressionWithResponse(ctx, nil, client.SuppressionCreate{Email: email})
-		if err := client.Check(resp, err); err != nil {
-			log.Fatal(err)
-		}
-	}
-	suppress("stream-before@example.org")
-	after := cursorAfter(ctx, c, "stream-before@example.org")
-	suppress("stream@example.org")
-	for ev, err := range c.Stream(ctx, client.StreamOptions{Types: []string{"suppression.created"}, After: after}) {
-		if err != nil {
-			log.Fatal(err)
-		}
-		fmt.Println(ev.Type, ev.Data["email"])
-		break
-	}
-	// Output:
-	// suppression.created stream@example.org
-}
-
-// Check the signature of a delivery to your event endpoint (Standard Webhooks), here
-// the endpoint's ping.
+// A webhook handler: verify the delivery, then act on each event by its type.
 func ExampleVerify() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := newClient()
-	secret := make(chan string, 1)
-	verified := make(chan error, 1)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	secret := os.Getenv("SENDONCE_WEBHOOK_SECRET") // whsec_…
+	http.HandleFunc("/sendonce", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		verified <- client.Verify(r.Header, body, time.Now(), <-secret)
+		events, err := client.Verify(r.Header, body, time.Now(), secret)
+		if err != nil {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		for _, ev := range events {
+			p, err := ev.Payload()
+			if errors.Is(err, client.ErrUnknownEventType) {
+				continue // a type newer than this SDK
+			}
+			switch e := p.(type) {
+			case client.SendFailedEvent:
+				log.Printf("%s bounced: %v", e.Data.Email, e.Data.Error)
+			case client.SubscriberUnsubscribedEvent:
+				log.Printf("%s unsubscribed (%s)", e.Data.Email, e.Data.Source)
+			}
+		}
 		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer receiver.Close()
-
-	ep, err := c.CreateEventEndpointWithResponse(ctx, nil, client.EventEndpointInput{Url: client.Ptr(receiver.URL)})
-	if err := client.Check(ep, err); err != nil {
-		log.Fatal(err)
-	}
-	secret <- ep.JSON201.Secret
-	ping, err := c.PingEventEndpointWithResponse(ctx, ep.JSON201.Id, nil)
-	if err := client.Check(ping, err); err != nil {
-		log.Fatal(err)
-	}
-	select {
-	case err := <-verified:
-		fmt.Println("verified:", err == nil)
-	case <-ctx.Done():
-		log.Fatal("no delivery")
-	}
-	fmt.Println(client.Verify(http.Header{"Webhook-Id": {"evt_forged"}, "Webhook-Timestamp": {"1"}, "Webhook-Signature": {"v1,AAAA"}}, nil, time.Now(), ep.JSON201.Secret))
-	// Output:
-	// verified: true
-	// sendonce: webhook signature does not verify
+	})
 }
 
-// cursorAfter waits until the event log shows the suppression of email (an event is
-// listed once every transaction older than it has ended) and returns the cursor
-// after it.
-func cursorAfter(ctx context.Context, c *client.Client, email string) string {
-	for {
-		after, seen := "", false
-		for {
-			page, err := c.ListEventsWithResponse(ctx, &client.ListEventsParams{Limit: client.Ptr(500), After: &after,
-				Type: &client.EventTypeFilter{"suppression.created"}})
-			if err := client.Check(page, err); err != nil {
-				log.Fatal(err)
-			}
-			for _, ev := range page.JSON200.Data {
-				seen = seen || ev.Data["email"] == email
-			}
-			if len(page.JSON200.Data) == 0 || page.JSON200.NextCursor == nil {
-				break
-			}
-			after = *page.JSON200.NextCursor
+// Read the account's stored events with their typed data.
+func ExampleEvent_Payload() {
+	ctx := context.Background()
+	c, err := client.New(client.Config{URL: os.Getenv("SENDONCE_URL"), APIKey: os.Getenv("SENDONCE_API_KEY")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for ev, err := range c.Events.Iter(ctx, client.ListEventsParams{Type: &client.EventTypeFilter{client.EventTypeSendSent}}) {
+		if err != nil {
+			log.Fatal(err)
 		}
-		if seen {
-			return after
+		p, err := ev.Payload()
+		if err != nil {
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			log.Fatal("the event never showed: ", ctx.Err())
-		case <-time.After(20 * time.Millisecond):
+		if e, ok := p.(client.SendSentEvent); ok {
+			fmt.Println(e.Data.Email, e.Data.ProviderMessageId)
 		}
 	}
 }

@@ -30,50 +30,11 @@ func pages[T any](fetch func(cursor *string) ([]T, *string, error)) iter.Seq2[T,
 	}
 }
 
-// Subscribers yields every subscriber that params selects (its Cursor is managed here),
-// fetching pages as the loop asks for them:
-//
-//	for s, err := range c.Subscribers(ctx, client.ListSubscribersParams{}) { … }
-func (c *Client) Subscribers(ctx context.Context, params ListSubscribersParams) iter.Seq2[Subscriber, error] {
-	return pages(func(cursor *string) ([]Subscriber, *string, error) {
-		params.Cursor = cursor
-		resp, err := c.ListSubscribersWithResponse(ctx, &params)
-		if err := Check(resp, err); err != nil {
-			return nil, nil, err
-		}
-		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
-	})
-}
-
-// Campaigns yields every campaign that params selects.
-func (c *Client) Campaigns(ctx context.Context, params ListCampaignsParams) iter.Seq2[Campaign, error] {
-	return pages(func(cursor *string) ([]Campaign, *string, error) {
-		params.Cursor = cursor
-		resp, err := c.ListCampaignsWithResponse(ctx, &params)
-		if err := Check(resp, err); err != nil {
-			return nil, nil, err
-		}
-		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
-	})
-}
-
 // CampaignSends yields the per-recipient sends of campaign id.
 func (c *Client) CampaignSends(ctx context.Context, id int64, params ListCampaignSendsParams) iter.Seq2[Send, error] {
 	return pages(func(cursor *string) ([]Send, *string, error) {
 		params.Cursor = cursor
 		resp, err := c.ListCampaignSendsWithResponse(ctx, id, &params)
-		if err := Check(resp, err); err != nil {
-			return nil, nil, err
-		}
-		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
-	})
-}
-
-// Messages yields every transactional message that params selects.
-func (c *Client) Messages(ctx context.Context, params ListMessagesParams) iter.Seq2[Message, error] {
-	return pages(func(cursor *string) ([]Message, *string, error) {
-		params.Cursor = cursor
-		resp, err := c.ListMessagesWithResponse(ctx, &params)
 		if err := Check(resp, err); err != nil {
 			return nil, nil, err
 		}
@@ -100,24 +61,6 @@ func (c *Client) Lists(ctx context.Context, params ListListsParams) iter.Seq2[Li
 		resp, err := c.ListListsWithResponse(ctx, &params)
 		if err := Check(resp, err); err != nil {
 			return nil, nil, err
-		}
-		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
-	})
-}
-
-// EventLog yields the account's stored events, oldest first, from params.After
-// (events listing pages continue with after=, not cursor=).
-func (c *Client) EventLog(ctx context.Context, params ListEventsParams) iter.Seq2[Event, error] {
-	return pages(func(after *string) ([]Event, *string, error) {
-		if after != nil {
-			params.After = after
-		}
-		resp, err := c.ListEventsWithResponse(ctx, &params)
-		if err := Check(resp, err); err != nil {
-			return nil, nil, err
-		}
-		if len(resp.JSON200.Data) == 0 {
-			return nil, nil, nil // the log's end: next_cursor stays set so a poller can resume
 		}
 		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
 	})

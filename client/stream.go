@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -106,9 +107,8 @@ func (c *Client) streamOnce(ctx context.Context, types []string, last string, yi
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		e := &Error{Status: resp.StatusCode}
-		_ = json.NewDecoder(resp.Body).Decode(&e.Problem)
-		return false, e
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return false, newError(resp.StatusCode, body)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)

@@ -19,24 +19,30 @@ var ErrSignature = errors.New("sendonce: webhook signature does not verify")
 // Webhooks suggests five minutes): an older one is refused as a possible replay.
 const Tolerance = 5 * time.Minute
 
-// Verify checks a delivery from one of your event endpoints (Standard Webhooks:
-// headers webhook-id, webhook-timestamp, webhook-signature; an HMAC-SHA256 of
-// "id.timestamp.body" under the endpoint's whsec_ secret). Pass the raw body as
-// received, before any JSON decoding, and every secret you hold during a rotation.
-// now is the time to compare the timestamp with (time.Now in a handler).
-func Verify(header http.Header, body []byte, now time.Time, secrets ...string) error {
+// Verify checks a delivery from one of your event endpoints and returns its events
+// (as Stripe's ConstructEvent does): one, or the events of a batch delivery (an
+// endpoint whose batch_size is above 1). Switch on each one's Payload for its typed
+// data; deduplicate on each event's Id (deliveries are at least once).
+//
+// The check is Standard Webhooks': headers webhook-id, webhook-timestamp,
+// webhook-signature; an HMAC-SHA256 of "id.timestamp.body" under the endpoint's
+// whsec_ secret. Pass the raw body as received, before any JSON decoding, and every
+// secret you hold during a rotation. now is the time to compare the timestamp with
+// (time.Now in a handler). A delivery that does not verify is ErrSignature, and
+// nothing of it is decoded.
+func Verify(header http.Header, body []byte, now time.Time, secrets ...string) ([]Event, error) {
 	id := header.Get("webhook-id")
 	ts := header.Get("webhook-timestamp")
 	sigs := header.Get("webhook-signature")
 	if id == "" || ts == "" || sigs == "" {
-		return ErrSignature
+		return nil, ErrSignature
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return ErrSignature
+		return nil, ErrSignature
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return ErrSignature
+		return nil, ErrSignature
 	}
 	content := []byte(id + "." + ts + "." + string(body))
 	for _, s := range secrets {
@@ -54,9 +60,9 @@ func Verify(header http.Header, body []byte, now time.Time, secrets ...string) e
 			}
 			got, err := base64.StdEncoding.DecodeString(sig)
 			if err == nil && hmac.Equal(got, want) {
-				return nil
+				return decodeDelivery(body)
 			}
 		}
 	}
-	return ErrSignature
+	return nil, ErrSignature
 }

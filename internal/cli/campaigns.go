@@ -28,7 +28,7 @@ func (a *App) campaignsCmd() *cobra.Command {
 				params.Status = client.Ptr(client.CampaignStatus(status))
 			}
 			var all []client.Campaign
-			for camp, err := range c.Campaigns(cmd.Context(), params) {
+			for camp, err := range c.Campaigns.Iter(cmd.Context(), params) {
 				if err != nil {
 					return err
 				}

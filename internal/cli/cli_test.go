@@ -206,7 +206,7 @@ func TestCLIMessagesSuppressionsEvents(t *testing.T) {
 	// empty --after means "from now").
 	var after string
 	for deadline := time.Now().Add(time.Minute); after == ""; {
-		for ev, err := range sdk.EventLog(ctx, client.ListEventsParams{Type: &client.EventTypeFilter{"suppression.created"}}) {
+		for ev, err := range sdk.Events.Iter(ctx, client.ListEventsParams{Type: &client.EventTypeFilter{"suppression.created"}}) {
 			require.NoError(t, err)
 			if ev.Data["email"] == "before@example.com" {
 				after, err = logEnd(ctx, sdk)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -160,10 +161,15 @@ object per line (its "cursor" resumes with --after).`,
 					return err
 				}
 				if a.JSON {
+					// The event's members spelled out: client.Event marshals itself (a
+					// union), so embedding it would drop the cursor.
 					if err := enc.Encode(struct {
-						Cursor string `json:"cursor"`
-						client.Event
-					}{ev.ID, ev.Event}); err != nil {
+						Cursor    string           `json:"cursor"`
+						ID        string           `json:"id"`
+						Type      client.EventType `json:"type"`
+						Timestamp time.Time        `json:"timestamp"`
+						Data      map[string]any   `json:"data"`
+					}{ev.ID, ev.Id, ev.Type, ev.Timestamp, ev.Data}); err != nil {
 						return err
 					}
 					continue

@@ -51,7 +51,7 @@ on a terminal; then the summary: inserted, updated and each rejected line with i
 				return err
 			}
 			email := strings.ToLower(strings.TrimSpace(argv[0]))
-			for s, err := range c.Subscribers(cmd.Context(), client.ListSubscribersParams{Email: &email, Limit: client.Ptr(50)}) {
+			for s, err := range c.Subscribers.Iter(cmd.Context(), client.ListSubscribersParams{Email: &email, Limit: client.Ptr(50)}) {
 				if err != nil {
 					return err
 				}

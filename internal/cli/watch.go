@@ -73,7 +73,7 @@ func (a *App) watch(cmd *cobra.Command, c *client.Client, id int64, after string
 			if campaignOf(ev) != id {
 				continue
 			}
-			if count(&seen, ev.Type) {
+			if count(&seen, string(ev.Type)) {
 				view.update(merge(stats, seen))
 			} else {
 				refresh = true // a campaign.* event: the state changed

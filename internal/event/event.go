@@ -66,18 +66,20 @@ const (
 	// suppressed, not_confirmed, timed_out, event_received, archived…).
 	SequenceExited = "sequence.exited"
 	// EndpointPing is the test event of POST /v1/event-endpoints/{id}/ping; it goes
-	// to that endpoint only.
+	// to that endpoint only (an endpoint may still name it in event_types, as every
+	// type of the catalogue).
 	EndpointPing = "endpoint.ping"
 )
 
-// Types is the catalogue an endpoint may subscribe to.
+// Types is the catalogue: what an endpoint may subscribe to and a ?type= filter may
+// name. openapi.yaml's EventType enum lists the same (a test holds them equal).
 var Types = []string{
 	CampaignApproved, CampaignStarted, CampaignPaused, CampaignResumed, CampaignCancelled, CampaignSent, CampaignFailed,
 	SendSent, SendFailed, SendUnknown, SendSuppressed, SendClicked, SendOpened,
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
 	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed,
 	SuppressionCreated, SuppressionDeleted, EndpointDisabled, SenderComplaintRateExceeded,
-	SequenceStepSent, SequenceExited,
+	SequenceStepSent, SequenceExited, EndpointPing,
 }
 
 // ValidType reports whether t is in the catalogue.

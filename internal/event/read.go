@@ -60,7 +60,7 @@ func CheckTypes(types []string) error {
 		return apperr.Invalidf("/type", "at most %d types", 2*len(Types))
 	}
 	for i, t := range types {
-		if !ValidType(t) && t != EndpointPing {
+		if !ValidType(t) {
 			return apperr.Invalidf("/type/"+itoa(int64(i)), "unknown event type %q", t)
 		}
 	}

@@ -15,20 +15,37 @@ import (
 )
 
 func toAPIEventEndpoint(e event.Endpoint) api.EventEndpoint {
-	return api.EventEndpoint{Id: e.ID, Url: e.URL, Description: e.Description, EventTypes: nonNil(e.EventTypes),
+	return api.EventEndpoint{Id: e.ID, Url: e.URL, Description: e.Description, EventTypes: wireEventTypes(e.EventTypes),
 		Enabled: e.Enabled, DisabledReason: e.DisabledReason, BatchSize: e.BatchSize, FailingSince: e.FailingSince,
 		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
 
 func toAPIEventEndpointWithSecret(e event.Endpoint, secret string, previousExpires *time.Time) api.EventEndpointWithSecret {
-	return api.EventEndpointWithSecret{Id: e.ID, Url: e.URL, Description: e.Description, EventTypes: nonNil(e.EventTypes),
+	return api.EventEndpointWithSecret{Id: e.ID, Url: e.URL, Description: e.Description, EventTypes: wireEventTypes(e.EventTypes),
 		Enabled: e.Enabled, DisabledReason: e.DisabledReason, BatchSize: e.BatchSize, FailingSince: e.FailingSince,
 		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Secret: secret, PreviousSecretExpiresAt: previousExpires}
 }
 
 func eventEndpointInput(in api.EventEndpointInput) event.EndpointInput {
-	return event.EndpointInput{URL: in.Url, Description: in.Description, EventTypes: in.EventTypes, Enabled: in.Enabled,
+	var types *[]string
+	if in.EventTypes != nil {
+		ts := make([]string, len(*in.EventTypes))
+		for i, t := range *in.EventTypes {
+			ts[i] = string(t) // checked against the catalogue by event.Service
+		}
+		types = &ts
+	}
+	return event.EndpointInput{URL: in.Url, Description: in.Description, EventTypes: types, Enabled: in.Enabled,
 		BatchSize: in.BatchSize}
+}
+
+// wireEventTypes is the wire form of an endpoint's types (never null).
+func wireEventTypes(ts []string) []api.EventType {
+	out := make([]api.EventType, len(ts))
+	for i, t := range ts {
+		out[i] = api.EventType(t)
+	}
+	return out
 }
 
 func toAPIEventDelivery(d event.Delivery) api.EventDelivery {
@@ -41,7 +58,7 @@ func toAPIEventDelivery(d event.Delivery) api.EventDelivery {
 // toAPIEvent carries the stored payload over as it is: numbers keep their text
 // (json.Number), so an id beyond 2^53 reads here as it does in a delivery.
 func toAPIEvent(e event.Event) (api.Event, error) {
-	out := api.Event{Id: e.ID, Type: e.Type, Timestamp: e.Timestamp}
+	out := api.Event{Id: e.ID, Type: api.EventType(e.Type), Timestamp: e.Timestamp}
 	dec := json.NewDecoder(bytes.NewReader(e.Data))
 	dec.UseNumber()
 	if err := dec.Decode(&out.Data); err != nil {

@@ -150,6 +150,9 @@ func checkResponse(t *testing.T, req *http.Request, res response) {
 	}
 	require.NoError(t, openapi3filter.ValidateResponse(context.Background(), in),
 		"%s %s → %d does not match openapi.yaml: %s", req.Method, req.URL.Path, res.Status, res.Body)
+	if route.Operation.OperationID == "listEvents" && res.Status == http.StatusOK {
+		checkEventPage(t, res.Body)
+	}
 }
 
 // problem is the part of a problem body the tests look at.

@@ -74,7 +74,10 @@ func emitN(t *testing.T, e *env, account int64, from, to int) {
 	t.Helper()
 	for i := from; i <= to; i++ {
 		require.NoError(t, postgres.InTx(context.Background(), e.pool, func(tx pgx.Tx) error {
-			return event.Emit(context.Background(), tx, account, event.SendSent, map[string]any{"n": i})
+			// A send.sent of the shape the executor writes, numbered by its send_id.
+			return event.Emit(context.Background(), tx, account, event.SendSent, map[string]any{"campaign_id": 1,
+				"send_id": i, "subscriber_id": i, "email": "n@example.com", "status": "sent", "attempts": 1,
+				"provider_message_id": "p", "error": nil})
 		}))
 	}
 }
@@ -83,7 +86,7 @@ func nOf(t *testing.T, ev sseEvent) int {
 	t.Helper()
 	var e struct {
 		Data struct {
-			N int `json:"n"`
+			N int `json:"send_id"`
 		} `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(ev.Data), &e))
@@ -126,7 +129,7 @@ func TestEventStreamResumesWithoutGapsOrRepeats(t *testing.T) {
 	var p struct {
 		Data []struct {
 			Data struct {
-				N int `json:"n"`
+				N int `json:"send_id"`
 			} `json:"data"`
 		} `json:"data"`
 		NextCursor *string `json:"next_cursor"`

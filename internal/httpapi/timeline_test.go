@@ -99,7 +99,7 @@ func TestCampaignEvents(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	var types []string
 	for _, ev := range decodeAs[page](t, res).Data {
-		types = append(types, ev.Type)
+		types = append(types, string(ev.Type))
 		require.EqualValues(t, c, ev.Data["campaign_id"])
 	}
 	require.Equal(t, []string{"campaign.resumed", "campaign.paused"}, types)

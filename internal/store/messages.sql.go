@@ -81,7 +81,7 @@ WITH picked AS (
 ), settled_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT c.account_id, 'send.' || c.status, coalesce($5::timestamptz, now()),
-           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'subscriber_id', c.subscriber_id,
+           jsonb_build_object('campaign_id', c.campaign_id, 'send_id', c.id, 'message_id', c.subscriber_id,
                               'email', c.email, 'status', c.status)
            || CASE WHEN c.status = 'unknown' THEN jsonb_build_object('attempts', c.attempts, 'error', c.last_error)
                    ELSE '{}'::jsonb END
@@ -145,7 +145,8 @@ type MessageClaimBatchRow struct {
 // an unsubscribe, only by a hard bounce, a complaint or a manual suppression.
 // Blocked rows are marked suppressed, as in SendClaimBatch, and their
 // send.suppressed events are written by the same statement (the same event as a
-// campaign's, campaign_id being the stream and subscriber_id the message). A row in
+// campaign's, campaign_id being the stream; the row keeps the message id in
+// subscriber_id, which the event names message_id). A row in
 // doubt whose route changed (the account's default sender changed or was deleted
 // since an interrupted send) becomes unknown unless retry_ambiguous, as in
 // SendClaimBatch. The stream is always sending, so there is no campaign guard.
@@ -269,7 +270,7 @@ WITH held AS (
 ), failed_events AS (
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT f.account_id, 'send.failed', coalesce($1::timestamptz, now()),
-           jsonb_build_object('campaign_id', f.campaign_id, 'send_id', f.id, 'subscriber_id', f.subscriber_id,
+           jsonb_build_object('campaign_id', f.campaign_id, 'send_id', f.id, 'message_id', f.subscriber_id,
                               'email', f.email, 'status', f.status, 'attempts', f.attempts, 'error', left(f.last_error, 500))
     FROM failed f
 )

@@ -56,13 +56,17 @@ FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
 RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts,
-          s.provider_message_id, s.last_error
+          s.provider_message_id, s.last_error, s.job_id
 ), outcome_events AS (
+    -- A transactional message's row keeps the message id in subscriber_id: its
+    -- event names it message_id (and no subscriber), by the row's job id form.
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT a.account_id, 'send.' || a.status, coalesce($8::timestamptz, now()),
-           jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id, 'subscriber_id', a.subscriber_id,
+           jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
                               'email', a.email, 'status', a.status, 'attempts', a.attempts,
                               'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500))
+           || CASE WHEN a.job_id LIKE 'message:%' THEN jsonb_build_object('message_id', a.subscriber_id)
+                   ELSE jsonb_build_object('subscriber_id', a.subscriber_id) END
     FROM acked a
     WHERE a.status IN ('sent', 'failed', 'unknown')
 )
@@ -573,13 +577,16 @@ SET status = CASE WHEN NOT j.replay THEN 'unknown'
     updated_at = coalesce($1::timestamptz, now())
 FROM judged j
 WHERE s.id = j.id
-RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error, s.job_id
 ), settled_events AS (
-    -- Rows settled as unknown or failed get their send.* event in this statement.
+    -- Rows settled as unknown or failed get their send.* event in this statement
+    -- (a message's names it message_id, as in SendAckMany).
     INSERT INTO events (account_id, type, occurred_at, data)
     SELECT r.account_id, 'send.' || r.status, coalesce($1::timestamptz, now()),
-           jsonb_build_object('campaign_id', r.campaign_id, 'send_id', r.id, 'subscriber_id', r.subscriber_id,
+           jsonb_build_object('campaign_id', r.campaign_id, 'send_id', r.id,
                               'email', r.email, 'status', r.status, 'attempts', r.attempts, 'error', r.last_error)
+           || CASE WHEN r.job_id LIKE 'message:%' THEN jsonb_build_object('message_id', r.subscriber_id)
+                   ELSE jsonb_build_object('subscriber_id', r.subscriber_id) END
     FROM rescued r
     WHERE r.status IN ('unknown', 'failed')
 )

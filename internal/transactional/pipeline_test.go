@@ -226,24 +226,29 @@ func TestMessageSuppressionByCategory(t *testing.T) {
 		got[key] = e.waitStatus(t, id).Status
 	}
 	require.Equal(t, want, got)
-	// Each suppressed message has its one send.suppressed event, written by the
-	// claim that marked it, as a campaign's suppressed rows do.
-	var suppressedIDs, eventIDs []int64
+	// Each message has its one send.* event, written by the claim that marked it
+	// suppressed or by the acknowledgement of its send, as a campaign's rows do. It
+	// names the message (message_id) and no subscriber: a message's send row keeps
+	// the message id where a campaign's keeps the subscriber's, and an event naming
+	// it subscriber_id would point at an unrelated subscriber.
+	wantEvents, gotEvents := map[int64]string{}, map[int64]string{}
 	for key, id := range ids {
-		if want[key] == "suppressed" {
-			suppressedIDs = append(suppressedIDs, id)
-		}
+		wantEvents[id] = "send." + want[key]
 	}
-	rows, err := e.pool.Query(ctx, `SELECT (data->>'subscriber_id')::bigint FROM events
-		WHERE account_id = $1 AND type = 'send.suppressed' AND data->>'status' = 'suppressed'`, e.account)
+	rows, err := e.pool.Query(ctx, `SELECT type, coalesce((data->>'message_id')::bigint, 0), data ? 'subscriber_id' FROM events
+		WHERE account_id = $1 AND type LIKE 'send.%'`, e.account)
 	require.NoError(t, err)
 	for rows.Next() {
+		var typ string
 		var id int64
-		require.NoError(t, rows.Scan(&id))
-		eventIDs = append(eventIDs, id)
+		var hasSubscriber bool
+		require.NoError(t, rows.Scan(&typ, &id, &hasSubscriber))
+		require.False(t, hasSubscriber, "a message's %s event names a subscriber", typ)
+		require.NotContains(t, gotEvents, id, "two send.* events for message %d", id)
+		gotEvents[id] = typ
 	}
 	require.NoError(t, rows.Err())
-	require.ElementsMatch(t, suppressedIDs, eventIDs, "one send.suppressed event per suppressed message")
+	require.Equal(t, wantEvents, gotEvents, "one send.* event per message, naming it by message_id")
 	_, order := rec.snapshot()
 	require.Len(t, order, 3)
 	for _, m := range order {

@@ -40,7 +40,7 @@ export function Messages() {
   const paged = usePaged('/v1/messages?' + q.toString());
   const { page, error, reload } = paged;
   const open = page ? page.data.filter((/** @type {any} */ m) => !final.has(m.status)).map((/** @type {any} */ m) => m.id) : [];
-  useSendEvents((d) => open.includes(d.subscriber_id), reload, [open.join(',')]);
+  useSendEvents((d) => open.includes(d.message_id), reload, [open.join(',')]);
   const filtered = filter.status || filter.to || filter.tag;
   return html`<h1>Messages</h1>
     <p>Transactional messages sent with <code>POST /v1/messages</code>, oldest first.</p>
@@ -70,7 +70,7 @@ export function Messages() {
 /** @param {{id:number}} p */
 export function MessagePage({ id }) {
   const [m, error, reload] = useLoad(() => api('GET', '/v1/messages/' + id), [id]);
-  useSendEvents((d) => d.subscriber_id === id, reload, [id]);
+  useSendEvents((d) => d.message_id === id, reload, [id]);
   if (error) return html`<h1>Message ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/messages">All messages</a></p>`;
   if (!m) return html`<p class="loading">Loading…</p>`;
   /** @type {Array<[string, any]>} */

@@ -4536,17 +4536,481 @@ export interface components {
             engagement: components["schemas"]["Engagement"];
             links: components["schemas"]["LinkClicks"][];
         };
-        /** @enum {string} */
+        /**
+         * @description The catalogue of event types (docs/events.md); every Event's type, every endpoint's event_types and ?type= filter item is one of these.
+         * @enum {string}
+         */
         EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
+        /**
+         * @description One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
+         *     schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
+         *     switching on `type`. A type added later is a new member; a client should skip a type it does not know.
+         */
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
-            type: string;
+            type: components["schemas"]["EventType"];
             /** Format: date-time */
             timestamp: string;
+            /** @description The payload; its schema is the member of the union that `type` selects. */
             data: {
                 [key: string]: unknown;
             };
+        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
+        CampaignApprovedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.approved";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignStartedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.started";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignPausedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.paused";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignResumedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.resumed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignCancelledEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.cancelled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignSentEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.sent";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignFailedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.failed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        SendSentEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.sent";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEventData"];
+        };
+        SendFailedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.failed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEventData"];
+        };
+        SendUnknownEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.unknown";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEventData"];
+        };
+        SendSuppressedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.suppressed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEventData"];
+        };
+        SendClickedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.clicked";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEngagementEventData"];
+        };
+        SendOpenedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.opened";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEngagementEventData"];
+        };
+        SubscriberUnsubscribedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.unsubscribed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberUnsubscribedEventData"];
+        };
+        SubscriberBouncedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.bounced";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["ProviderFeedbackEventData"];
+        };
+        SubscriberComplainedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.complained";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["ProviderFeedbackEventData"];
+        };
+        SubscriberCreatedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberCreatedEventData"];
+        };
+        SubscriberConfirmedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.confirmed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberListsEventData"];
+        };
+        SubscriberSubscribedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.subscribed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberListsEventData"];
+        };
+        SuppressionCreatedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "suppression.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SuppressionEventData"];
+        };
+        SuppressionDeletedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "suppression.deleted";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SuppressionEventData"];
+        };
+        EndpointDisabledEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "endpoint.disabled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["EndpointDisabledEventData"];
+        };
+        EndpointPingEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "endpoint.ping";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["EndpointPingEventData"];
+        };
+        SenderComplaintRateExceededEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sender.complaint_rate_exceeded";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SenderComplaintRateEventData"];
+        };
+        SequenceStepSentEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sequence.step_sent";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SequenceStepSentEventData"];
+        };
+        SequenceExitedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sequence.exited";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SequenceExitedEventData"];
+        };
+        CampaignEventData: {
+            /** Format: int64 */
+            campaign_id: number;
+            name: string;
+            /** @description The campaign's status after the change. */
+            status: string;
+            /** @description Why it failed (campaign.failed) or was paused by the system (campaign.paused by the complaint guard). */
+            reason?: string;
+        };
+        /**
+         * @description A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
+         *     or sequence step's names subscriber_id; a transactional message's names message_id instead.
+         */
+        SendEventData: {
+            /**
+             * Format: int64
+             * @description The campaign (a transactional message's: the account's message stream).
+             */
+            campaign_id: number;
+            /** Format: int64 */
+            send_id: number;
+            /**
+             * Format: int64
+             * @description A campaign's or sequence step's recipient.
+             */
+            subscriber_id?: number;
+            /**
+             * Format: int64
+             * @description A transactional message (GET /v1/messages/{id}).
+             */
+            message_id?: number;
+            email: string;
+            /** @enum {string} */
+            status: "sent" | "failed" | "unknown" | "suppressed";
+            attempts?: number;
+            provider_message_id?: string | null;
+            error?: string | null;
+            /** @description send.suppressed: left_list when the recipient left the campaign's lists. */
+            reason?: string;
+        };
+        /** @description A tracked link (send.clicked) or the open pixel (send.opened) was hit; a tracked message's names message_id instead of campaign_id, send_id and subscriber_id. */
+        SendEngagementEventData: {
+            /** Format: int64 */
+            campaign_id?: number;
+            /** Format: int64 */
+            send_id?: number;
+            /** Format: int64 */
+            subscriber_id?: number;
+            /** Format: int64 */
+            message_id?: number;
+            email: string;
+            /** @description send.clicked: the link's index (0 is the honeypot). */
+            link_index?: number;
+            url?: string;
+            honeypot?: boolean;
+            human: boolean;
+            suspected_bot: boolean;
+            bot_reasons: string[];
+        };
+        /** @description An opt-out by one-click, the preference page or a provider's unsubscribe event (which carries the provider's fields). */
+        SubscriberUnsubscribedEventData: {
+            email: string;
+            source: string;
+            /** Format: int64 */
+            subscriber_id?: number;
+            /** Format: int64 */
+            campaign_id?: number;
+            /** Format: int64 */
+            message_id?: number;
+            /** @enum {string} */
+            scope?: "list" | "account";
+            list_ids?: number[];
+            kind?: string;
+            provider_event_id?: string;
+            job_id?: string;
+            provider_message_id?: string;
+        };
+        /** @description A provider's bounce or complaint (subscriber.bounced, subscriber.complained), as its webhook reported it. */
+        ProviderFeedbackEventData: {
+            email: string;
+            /** @description hard_bounce, complaint, … */
+            kind: string;
+            /** @description webhook:<source>:<endpoint id> */
+            source: string;
+            provider_event_id: string;
+            /** @description The send's job id when the provider named it, else empty. */
+            job_id: string;
+            provider_message_id: string;
+        };
+        SubscriberCreatedEventData: {
+            email: string;
+            /** Format: int64 */
+            subscriber_id: number;
+            status: string;
+            source: string;
+        };
+        /** @description An address joined lists (subscriber.subscribed) or confirmed its double opt-in (subscriber.confirmed). */
+        SubscriberListsEventData: {
+            email: string;
+            /** Format: int64 */
+            subscriber_id?: number;
+            /** Format: int64 */
+            campaign_id?: number;
+            list_ids: number[];
+            source: string;
+        };
+        SuppressionEventData: {
+            email: string;
+            /** @enum {string} */
+            reason: "unsubscribe" | "hard_bounce" | "complaint" | "manual";
+            source: string;
+        };
+        EndpointDisabledEventData: {
+            /** Format: int64 */
+            endpoint_id: number;
+            url: string;
+            reason: string;
+        };
+        EndpointPingEventData: {
+            /** Format: int64 */
+            endpoint_id: number;
+        };
+        SenderComplaintRateEventData: {
+            /**
+             * Format: int64
+             * @description null: the environment's provider.
+             */
+            sender_id: number | null;
+            /** Format: double */
+            rate: number;
+            /** Format: int64 */
+            complaints: number;
+            /** Format: int64 */
+            delivered: number;
+            /** Format: int64 */
+            window_seconds: number;
+            /** Format: double */
+            threshold: number;
+            reason: string;
+        };
+        SequenceStepSentEventData: {
+            /** Format: int64 */
+            sequence_id: number;
+            /** Format: int64 */
+            enrollment_id: number;
+            /** Format: int64 */
+            subscriber_id: number;
+            email: string;
+            step: number;
+            /**
+             * Format: int64
+             * @description The step's campaign, whose send.* events follow.
+             */
+            campaign_id: number;
+            job_id: string;
+            run: number;
+        };
+        SequenceExitedEventData: {
+            /** Format: int64 */
+            sequence_id: number;
+            /** Format: int64 */
+            enrollment_id: number;
+            /** Format: int64 */
+            subscriber_id: number;
+            email: string;
+            step: number;
+            /** @description completed, condition, left_list, suppressed, not_confirmed, timed_out, event_received, archived, … */
+            reason: string;
         };
         /**
          * @example {
@@ -4565,7 +5029,7 @@ export interface components {
             url?: string;
             description?: string;
             /** @description The types to receive; empty or absent means every type. */
-            event_types?: string[];
+            event_types?: components["schemas"]["EventType"][];
             enabled?: boolean;
             /** @description Above 1, send.* events are posted as event.batch envelopes of up to this many. */
             batch_size?: number;
@@ -4575,7 +5039,7 @@ export interface components {
             id: number;
             url: string;
             description: string;
-            event_types: string[];
+            event_types: components["schemas"]["EventType"][];
             enabled: boolean;
             disabled_reason: string | null;
             batch_size: number;
@@ -4891,13 +5355,13 @@ export interface components {
          */
         MessageIdempotencyKey: string;
         /**
-         * @description Only events of these types (repeat the parameter, or separate with commas).
+         * @description Only events of these types, separated with commas (repeating the parameter works too).
          * @example [
          *       "send.sent",
          *       "send.failed"
          *     ]
          */
-        EventTypeFilter: string[];
+        EventTypeFilter: components["schemas"]["EventType"][];
         /**
          * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
          *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
@@ -8211,7 +8675,7 @@ export interface operations {
                  */
                 after?: string;
                 /**
-                 * @description Only events of these types (repeat the parameter, or separate with commas).
+                 * @description Only events of these types, separated with commas (repeating the parameter works too).
                  * @example [
                  *       "send.sent",
                  *       "send.failed"
@@ -8249,7 +8713,7 @@ export interface operations {
                 /** @example  */
                 after?: string;
                 /**
-                 * @description Only events of these types (repeat the parameter, or separate with commas).
+                 * @description Only events of these types, separated with commas (repeating the parameter works too).
                  * @example [
                  *       "send.sent",
                  *       "send.failed"
