@@ -125,6 +125,24 @@ func (e DomainRecordCheckStatus) Valid() bool {
 	}
 }
 
+// Defines values for ErasureStatus.
+const (
+	ErasureStatusCompleted ErasureStatus = "completed"
+	ErasureStatusRunning   ErasureStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ErasureStatus enum.
+func (e ErasureStatus) Valid() bool {
+	switch e {
+	case ErasureStatusCompleted:
+		return true
+	case ErasureStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDeliveryStatus.
 const (
 	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
@@ -746,6 +764,7 @@ func (e SubscriberStatus) Valid() bool {
 // Defines values for SuppressionReason.
 const (
 	SuppressionReasonComplaint   SuppressionReason = "complaint"
+	SuppressionReasonErasure     SuppressionReason = "erasure"
 	SuppressionReasonHardBounce  SuppressionReason = "hard_bounce"
 	SuppressionReasonManual      SuppressionReason = "manual"
 	SuppressionReasonUnsubscribe SuppressionReason = "unsubscribe"
@@ -755,6 +774,8 @@ const (
 func (e SuppressionReason) Valid() bool {
 	switch e {
 	case SuppressionReasonComplaint:
+		return true
+	case SuppressionReasonErasure:
 		return true
 	case SuppressionReasonHardBounce:
 		return true
@@ -1329,6 +1350,28 @@ type Engagement struct {
 	UniqueHumanOpens  int64 `json:"unique_human_opens"`
 	UniqueOpens       int64 `json:"unique_opens"`
 }
+
+// Erasure One erasure of a person. It never holds the address.
+//
+// Example: {"completed_at":"2026-12-06T09:00:01Z","counts":{"events":31,"messages":2,"sends":14,"subscribers":1,"tracking_hits":5},"created_at":"2026-12-06T09:00:00Z","id":12,"requested_by":"api_key:3","status":"completed","subscriber_id":4021}
+type Erasure struct {
+	CompletedAt *time.Time `json:"completed_at"`
+
+	// Counts Rows removed or pseudonymised, per table (sends, events, messages, tracking_hits, …).
+	Counts    map[string]int64 `json:"counts"`
+	CreatedAt time.Time        `json:"created_at"`
+	Id        int64            `json:"id"`
+
+	// RequestedBy api_key:<id>, or self-service for the preference page.
+	RequestedBy string        `json:"requested_by"`
+	Status      ErasureStatus `json:"status"`
+
+	// SubscriberId The subscriber erased; null for an address without one (a message's preference link).
+	SubscriberId *int64 `json:"subscriber_id"`
+}
+
+// ErasureStatus defines model for Erasure.Status.
+type ErasureStatus string
 
 // Event defines model for Event.
 type Event struct {
@@ -2335,7 +2378,9 @@ type Suppression struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// Email The address in lower case.
-	Email  string            `json:"email"`
+	Email string `json:"email"`
+
+	// Reason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 	Reason SuppressionReason `json:"reason"`
 	Source string            `json:"source"`
 }
@@ -2355,7 +2400,7 @@ type SuppressionPage struct {
 	NextCursor *string       `json:"next_cursor"`
 }
 
-// SuppressionReason defines model for SuppressionReason.
+// SuppressionReason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 type SuppressionReason string
 
 // Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
@@ -3284,6 +3329,23 @@ type ImportSubscribersParams struct {
 
 // ConfirmSubscriberParams defines parameters for ConfirmSubscriber.
 type ConfirmSubscriberParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EraseSubscriberParams defines parameters for EraseSubscriber.
+type EraseSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.

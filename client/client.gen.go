@@ -133,6 +133,24 @@ func (e DomainRecordCheckStatus) Valid() bool {
 	}
 }
 
+// Defines values for ErasureStatus.
+const (
+	ErasureStatusCompleted ErasureStatus = "completed"
+	ErasureStatusRunning   ErasureStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ErasureStatus enum.
+func (e ErasureStatus) Valid() bool {
+	switch e {
+	case ErasureStatusCompleted:
+		return true
+	case ErasureStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDeliveryStatus.
 const (
 	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
@@ -754,6 +772,7 @@ func (e SubscriberStatus) Valid() bool {
 // Defines values for SuppressionReason.
 const (
 	SuppressionReasonComplaint   SuppressionReason = "complaint"
+	SuppressionReasonErasure     SuppressionReason = "erasure"
 	SuppressionReasonHardBounce  SuppressionReason = "hard_bounce"
 	SuppressionReasonManual      SuppressionReason = "manual"
 	SuppressionReasonUnsubscribe SuppressionReason = "unsubscribe"
@@ -763,6 +782,8 @@ const (
 func (e SuppressionReason) Valid() bool {
 	switch e {
 	case SuppressionReasonComplaint:
+		return true
+	case SuppressionReasonErasure:
 		return true
 	case SuppressionReasonHardBounce:
 		return true
@@ -1337,6 +1358,28 @@ type Engagement struct {
 	UniqueHumanOpens  int64 `json:"unique_human_opens"`
 	UniqueOpens       int64 `json:"unique_opens"`
 }
+
+// Erasure One erasure of a person. It never holds the address.
+//
+// Example: {"completed_at":"2026-12-06T09:00:01Z","counts":{"events":31,"messages":2,"sends":14,"subscribers":1,"tracking_hits":5},"created_at":"2026-12-06T09:00:00Z","id":12,"requested_by":"api_key:3","status":"completed","subscriber_id":4021}
+type Erasure struct {
+	CompletedAt *time.Time `json:"completed_at"`
+
+	// Counts Rows removed or pseudonymised, per table (sends, events, messages, tracking_hits, …).
+	Counts    map[string]int64 `json:"counts"`
+	CreatedAt time.Time        `json:"created_at"`
+	Id        int64            `json:"id"`
+
+	// RequestedBy api_key:<id>, or self-service for the preference page.
+	RequestedBy string        `json:"requested_by"`
+	Status      ErasureStatus `json:"status"`
+
+	// SubscriberId The subscriber erased; null for an address without one (a message's preference link).
+	SubscriberId *int64 `json:"subscriber_id"`
+}
+
+// ErasureStatus defines model for Erasure.Status.
+type ErasureStatus string
 
 // Event defines model for Event.
 type Event struct {
@@ -2343,7 +2386,9 @@ type Suppression struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// Email The address in lower case.
-	Email  string            `json:"email"`
+	Email string `json:"email"`
+
+	// Reason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 	Reason SuppressionReason `json:"reason"`
 	Source string            `json:"source"`
 }
@@ -2363,7 +2408,7 @@ type SuppressionPage struct {
 	NextCursor *string       `json:"next_cursor"`
 }
 
-// SuppressionReason defines model for SuppressionReason.
+// SuppressionReason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 type SuppressionReason string
 
 // Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
@@ -3292,6 +3337,23 @@ type ImportSubscribersParams struct {
 
 // ConfirmSubscriberParams defines parameters for ConfirmSubscriber.
 type ConfirmSubscriberParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EraseSubscriberParams defines parameters for EraseSubscriber.
+type EraseSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -5144,6 +5206,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 	ConfirmSubscriber(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EraseSubscriber Erase a person
+	//
+	// Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+	//
+	// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
+	EraseSubscriber(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSubscriberLists List a subscriber's lists
 	//
@@ -7957,6 +8026,23 @@ func (c *Raw) UpdateSubscriber(ctx context.Context, id ID, body UpdateSubscriber
 // Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 func (c *Raw) ConfirmSubscriber(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewConfirmSubscriberRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EraseSubscriber Erase a person
+//
+// Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+//
+// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
+func (c *Raw) EraseSubscriber(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEraseSubscriberRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13227,6 +13313,55 @@ func NewConfirmSubscriberRequest(server string, id ID, params *ConfirmSubscriber
 	return req, nil
 }
 
+// NewEraseSubscriberRequest constructs an http.Request for the EraseSubscriber method
+func NewEraseSubscriberRequest(server string, id ID, params *EraseSubscriberParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/%s/erase", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListSubscriberListsRequest constructs an http.Request for the ListSubscriberLists method
 func NewListSubscriberListsRequest(server string, id ID) (*http.Request, error) {
 	var err error
@@ -15562,6 +15697,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 	ConfirmSubscriberWithResponse(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*ConfirmSubscriberResponse, error)
+
+	// EraseSubscriberWithResponse Erase a person
+	//
+	// Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
+	EraseSubscriberWithResponse(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*EraseSubscriberResponse, error)
 
 	// ListSubscriberListsWithResponse List a subscriber's lists
 	//
@@ -26006,6 +26150,131 @@ func (r ConfirmSubscriberResponse) ContentType() string {
 	return ""
 }
 
+// EraseSubscriberResponse401Headers the declared response headers of an HTTP 401 response for EraseSubscriber
+type EraseSubscriberResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// EraseSubscriberResponse409Headers the declared response headers of an HTTP 409 response for EraseSubscriber
+type EraseSubscriberResponse409Headers struct {
+	RetryAfter *int
+}
+
+// EraseSubscriberResponse429Headers the declared response headers of an HTTP 429 response for EraseSubscriber
+type EraseSubscriberResponse429Headers struct {
+	RetryAfter *int
+}
+
+// EraseSubscriberResponse503Headers the declared response headers of an HTTP 503 response for EraseSubscriber
+type EraseSubscriberResponse503Headers struct {
+	RetryAfter *int
+}
+
+type EraseSubscriberResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Erasure
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EraseSubscriberResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EraseSubscriberResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EraseSubscriberResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EraseSubscriberResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EraseSubscriberResponse) GetJSON200() *Erasure {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r EraseSubscriberResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EraseSubscriberResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EraseSubscriberResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EraseSubscriberResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSubscriberListsResponse401Headers the declared response headers of an HTTP 401 response for ListSubscriberLists
 type ListSubscriberListsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -30276,6 +30545,21 @@ func (c *ClientWithResponses) ConfirmSubscriberWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseConfirmSubscriberResponse(rsp)
+}
+
+// EraseSubscriberWithResponse Erase a person
+//
+// Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
+func (c *ClientWithResponses) EraseSubscriberWithResponse(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*EraseSubscriberResponse, error) {
+	rsp, err := c.EraseSubscriber(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEraseSubscriberResponse(rsp)
 }
 
 // ListSubscriberListsWithResponse List a subscriber's lists
@@ -40489,6 +40773,131 @@ func ParseConfirmSubscriberResponse(rsp *http.Response) (*ConfirmSubscriberRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ConfirmSubscriberResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEraseSubscriberResponse parses an HTTP response from a EraseSubscriberWithResponse call
+func ParseEraseSubscriberResponse(rsp *http.Response) (*EraseSubscriberResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EraseSubscriberResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Erasure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers EraseSubscriberResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers EraseSubscriberResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers EraseSubscriberResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers EraseSubscriberResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -81,6 +81,7 @@ func (s *Server) routes() {
 			r.Delete("/subscribers/{id}", s.handle(s.deleteSubscriber))
 			r.Post("/subscribers/{id}/confirm", s.handle(s.confirmSubscriber))
 			r.Get("/subscribers/{id}/lists", s.handle(s.listSubscriberLists))
+			r.Post("/subscribers/{id}/erase", s.handle(s.eraseSubscriber))
 
 			r.Get("/lists", s.handle(s.listLists))
 			r.Post("/lists", s.handle(s.createList))

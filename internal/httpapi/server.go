@@ -25,6 +25,7 @@ import (
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/optin"
@@ -60,6 +61,8 @@ type Deps struct {
 	Webhooks    *webhook.Service
 	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
+	// Erasure erases people; nil means built on Pool with Unsubscribe's key ring.
+	Erasure *erasure.Service
 	Campaigns   *campaign.Service
 	Templates   *template.Service
 	// Transactional accepts and reads single messages (POST /v1/messages); nil
@@ -241,6 +244,7 @@ func NewServer(d Deps) http.Handler {
 	s.optoutDefaults()
 	s.trackingDefaults()
 	s.optinDefaults()
+	s.erasureDefaults()
 	s.routes()
 	return s.router
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/suppression"
 )
 
 // Categories of message.
@@ -114,6 +116,9 @@ type Engagement struct {
 type Service struct {
 	pool *pgxpool.Pool
 	b    *render.Builder
+	// Erased recognises an erased address a message goes to: it is suppressed
+	// again by address (which blocks marketing messages, as an unsubscribe does).
+	Erased *suppression.Erased
 }
 
 // NewService returns a Service on pool. b builds each message once when it is
@@ -177,6 +182,9 @@ func (s *Service) SendTx(ctx context.Context, tx pgx.Tx, accountID int64, key st
 		return 0, false, err
 	}
 	id, created, err := insert(ctx, tx, accountID, key, in, c)
+	if err == nil && created {
+		_, err = s.Erased.Recall(ctx, tx, accountID, strings.ToLower(c.to))
+	}
 	return id, created, postgres.Error(err, "message")
 }
 
