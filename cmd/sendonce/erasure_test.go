@@ -214,4 +214,3 @@ func dump(t *testing.T, url string) string {
 	require.NoError(t, err)
 	return strings.ToLower(string(out))
 }
-

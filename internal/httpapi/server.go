@@ -62,9 +62,9 @@ type Deps struct {
 	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
 	// Erasure erases people; nil means built on Pool with Unsubscribe's key ring.
-	Erasure *erasure.Service
-	Campaigns   *campaign.Service
-	Templates   *template.Service
+	Erasure   *erasure.Service
+	Campaigns *campaign.Service
+	Templates *template.Service
 	// Transactional accepts and reads single messages (POST /v1/messages); nil
 	// means built on Pool with Messages.
 	Transactional *transactional.Service
