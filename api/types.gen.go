@@ -83,6 +83,27 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConsentStatus.
+const (
+	ConsentStatusPending      ConsentStatus = "pending"
+	ConsentStatusSubscribed   ConsentStatus = "subscribed"
+	ConsentStatusUnsubscribed ConsentStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ConsentStatus enum.
+func (e ConsentStatus) Valid() bool {
+	switch e {
+	case ConsentStatusPending:
+		return true
+	case ConsentStatusSubscribed:
+		return true
+	case ConsentStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DomainAlignmentMode.
 const (
 	Relaxed DomainAlignmentMode = "relaxed"
@@ -248,6 +269,27 @@ func (e OneClickBodyAction) Valid() bool {
 	case Everything:
 		return true
 	case Preferences:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PersonProfileStatus.
+const (
+	PersonProfileStatusConfirmed    PersonProfileStatus = "confirmed"
+	PersonProfileStatusPending      PersonProfileStatus = "pending"
+	PersonProfileStatusUnsubscribed PersonProfileStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the PersonProfileStatus enum.
+func (e PersonProfileStatus) Valid() bool {
+	switch e {
+	case PersonProfileStatusConfirmed:
+		return true
+	case PersonProfileStatusPending:
+		return true
+	case PersonProfileStatusUnsubscribed:
 		return true
 	default:
 		return false
@@ -941,6 +983,24 @@ type AccountUpdate struct {
 	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
 }
 
+// ActivityItem Example: {"at":"2026-12-01T09:00:02Z","data":{"campaign_id":12,"link_index":1,"message_id":null,"suspected_bot":false,"url":"https://shop.example/sale"},"id":881,"kind":"click"}
+type ActivityItem struct {
+	At   time.Time              `json:"at"`
+	Data map[string]interface{} `json:"data"`
+
+	// Id The id of the send, message, hit, event or step-log row (0 for the suppression).
+	Id int64 `json:"id"`
+
+	// Kind send, message, open, click, sequence_step, suppression, or an event type (subscriber.unsubscribed, subscriber.confirmed, suppression.created, …).
+	Kind string `json:"kind"`
+}
+
+// ActivityPage Example: {"data":[{"at":"2026-12-01T09:00:02Z","data":{"campaign_id":12,"suspected_bot":false,"url":"https://shop.example/sale"},"id":881,"kind":"click"},{"at":"2026-12-01T09:00:00Z","data":{"attempts":1,"campaign_id":12,"campaign_kind":"campaign","campaign_name":"December news","error":null,"feedback":null,"status":"sent"},"id":5521,"kind":"send"}],"next_cursor":null}
+type ActivityPage struct {
+	Data       []ActivityItem `json:"data"`
+	NextCursor *string        `json:"next_cursor"`
+}
+
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 type AmbiguousPolicy string
 
@@ -1211,6 +1271,21 @@ type CampaignUpdate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// Consent Example: {"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"signup:form","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}
+type Consent struct {
+	CreatedAt time.Time `json:"created_at"`
+	ListId    int64     `json:"list_id"`
+	ListName  string    `json:"list_name"`
+
+	// Source What set the status: signup:form, confirm:…, preferences:campaign:<id>, one-click:campaign:<id>, or empty for the API.
+	Source   string        `json:"source"`
+	Status   ConsentStatus `json:"status"`
+	StatusAt time.Time     `json:"status_at"`
+}
+
+// ConsentStatus defines model for Consent.Status.
+type ConsentStatus string
 
 // DevInboxHeader defines model for DevInboxHeader.
 type DevInboxHeader struct {
@@ -1788,6 +1863,38 @@ type OneClickBodyListUnsubscribe string
 
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
+
+// PersonExport Example: {"activity":[],"consents":[{"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"confirm:link","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}],"email":"ada@example.com","generated_at":"2026-12-06T09:00:00Z","profile":{"attributes":{"plan":"pro"},"created_at":"2026-11-02T08:59:00Z","email":"ada@example.com","id":55,"name":"Ada","optin_sent_at":"2026-11-02T08:59:00Z","signup":true,"status":"confirmed","updated_at":"2026-11-02T09:00:00Z"},"truncated":false}
+type PersonExport struct {
+	Activity    []ActivityItem `json:"activity"`
+	Consents    []Consent      `json:"consents"`
+	Email       string         `json:"email"`
+	GeneratedAt time.Time      `json:"generated_at"`
+
+	// Profile Null for an address without a subscriber (a message's recipient, from the preference page).
+	Profile   *PersonProfile `json:"profile"`
+	Truncated bool           `json:"truncated"`
+}
+
+// PersonProfile defines model for PersonProfile.
+type PersonProfile struct {
+	Attributes map[string]interface{} `json:"attributes"`
+	CreatedAt  time.Time              `json:"created_at"`
+	Email      string                 `json:"email"`
+	Id         int64                  `json:"id"`
+	Name       string                 `json:"name"`
+
+	// OptinSentAt When the last confirmation email went.
+	OptinSentAt *time.Time `json:"optin_sent_at"`
+
+	// Signup Created by the public sign-up form.
+	Signup    bool                `json:"signup"`
+	Status    PersonProfileStatus `json:"status"`
+	UpdatedAt time.Time           `json:"updated_at"`
+}
+
+// PersonProfileStatus defines model for PersonProfile.Status.
+type PersonProfileStatus string
 
 // Problem defines model for Problem.
 type Problem struct {
@@ -3325,6 +3432,16 @@ type ImportSubscribersParams struct {
 	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetSubscriberActivityParams defines parameters for GetSubscriberActivity.
+type GetSubscriberActivityParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ConfirmSubscriberParams defines parameters for ConfirmSubscriber.

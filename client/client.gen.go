@@ -91,6 +91,27 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConsentStatus.
+const (
+	ConsentStatusPending      ConsentStatus = "pending"
+	ConsentStatusSubscribed   ConsentStatus = "subscribed"
+	ConsentStatusUnsubscribed ConsentStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ConsentStatus enum.
+func (e ConsentStatus) Valid() bool {
+	switch e {
+	case ConsentStatusPending:
+		return true
+	case ConsentStatusSubscribed:
+		return true
+	case ConsentStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DomainAlignmentMode.
 const (
 	Relaxed DomainAlignmentMode = "relaxed"
@@ -256,6 +277,27 @@ func (e OneClickBodyAction) Valid() bool {
 	case Everything:
 		return true
 	case Preferences:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PersonProfileStatus.
+const (
+	PersonProfileStatusConfirmed    PersonProfileStatus = "confirmed"
+	PersonProfileStatusPending      PersonProfileStatus = "pending"
+	PersonProfileStatusUnsubscribed PersonProfileStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the PersonProfileStatus enum.
+func (e PersonProfileStatus) Valid() bool {
+	switch e {
+	case PersonProfileStatusConfirmed:
+		return true
+	case PersonProfileStatusPending:
+		return true
+	case PersonProfileStatusUnsubscribed:
 		return true
 	default:
 		return false
@@ -949,6 +991,24 @@ type AccountUpdate struct {
 	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
 }
 
+// ActivityItem Example: {"at":"2026-12-01T09:00:02Z","data":{"campaign_id":12,"link_index":1,"message_id":null,"suspected_bot":false,"url":"https://shop.example/sale"},"id":881,"kind":"click"}
+type ActivityItem struct {
+	At   time.Time              `json:"at"`
+	Data map[string]interface{} `json:"data"`
+
+	// Id The id of the send, message, hit, event or step-log row (0 for the suppression).
+	Id int64 `json:"id"`
+
+	// Kind send, message, open, click, sequence_step, suppression, or an event type (subscriber.unsubscribed, subscriber.confirmed, suppression.created, …).
+	Kind string `json:"kind"`
+}
+
+// ActivityPage Example: {"data":[{"at":"2026-12-01T09:00:02Z","data":{"campaign_id":12,"suspected_bot":false,"url":"https://shop.example/sale"},"id":881,"kind":"click"},{"at":"2026-12-01T09:00:00Z","data":{"attempts":1,"campaign_id":12,"campaign_kind":"campaign","campaign_name":"December news","error":null,"feedback":null,"status":"sent"},"id":5521,"kind":"send"}],"next_cursor":null}
+type ActivityPage struct {
+	Data       []ActivityItem `json:"data"`
+	NextCursor *string        `json:"next_cursor"`
+}
+
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 type AmbiguousPolicy string
 
@@ -1219,6 +1279,21 @@ type CampaignUpdate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// Consent Example: {"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"signup:form","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}
+type Consent struct {
+	CreatedAt time.Time `json:"created_at"`
+	ListId    int64     `json:"list_id"`
+	ListName  string    `json:"list_name"`
+
+	// Source What set the status: signup:form, confirm:…, preferences:campaign:<id>, one-click:campaign:<id>, or empty for the API.
+	Source   string        `json:"source"`
+	Status   ConsentStatus `json:"status"`
+	StatusAt time.Time     `json:"status_at"`
+}
+
+// ConsentStatus defines model for Consent.Status.
+type ConsentStatus string
 
 // DevInboxHeader defines model for DevInboxHeader.
 type DevInboxHeader struct {
@@ -1796,6 +1871,38 @@ type OneClickBodyListUnsubscribe string
 
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
+
+// PersonExport Example: {"activity":[],"consents":[{"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"confirm:link","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}],"email":"ada@example.com","generated_at":"2026-12-06T09:00:00Z","profile":{"attributes":{"plan":"pro"},"created_at":"2026-11-02T08:59:00Z","email":"ada@example.com","id":55,"name":"Ada","optin_sent_at":"2026-11-02T08:59:00Z","signup":true,"status":"confirmed","updated_at":"2026-11-02T09:00:00Z"},"truncated":false}
+type PersonExport struct {
+	Activity    []ActivityItem `json:"activity"`
+	Consents    []Consent      `json:"consents"`
+	Email       string         `json:"email"`
+	GeneratedAt time.Time      `json:"generated_at"`
+
+	// Profile Null for an address without a subscriber (a message's recipient, from the preference page).
+	Profile   *PersonProfile `json:"profile"`
+	Truncated bool           `json:"truncated"`
+}
+
+// PersonProfile defines model for PersonProfile.
+type PersonProfile struct {
+	Attributes map[string]interface{} `json:"attributes"`
+	CreatedAt  time.Time              `json:"created_at"`
+	Email      string                 `json:"email"`
+	Id         int64                  `json:"id"`
+	Name       string                 `json:"name"`
+
+	// OptinSentAt When the last confirmation email went.
+	OptinSentAt *time.Time `json:"optin_sent_at"`
+
+	// Signup Created by the public sign-up form.
+	Signup    bool                `json:"signup"`
+	Status    PersonProfileStatus `json:"status"`
+	UpdatedAt time.Time           `json:"updated_at"`
+}
+
+// PersonProfileStatus defines model for PersonProfile.Status.
+type PersonProfileStatus string
 
 // Problem defines model for Problem.
 type Problem struct {
@@ -3333,6 +3440,16 @@ type ImportSubscribersParams struct {
 	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetSubscriberActivityParams defines parameters for GetSubscriberActivity.
+type GetSubscriberActivityParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ConfirmSubscriberParams defines parameters for ConfirmSubscriber.
@@ -5200,6 +5317,13 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/subscribers/{id} (the `UpdateSubscriber` operationId).
 	UpdateSubscriber(ctx context.Context, id ID, body UpdateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetSubscriberActivity A person's activity
+	//
+	// What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+	//
+	// Corresponds with GET /v1/subscribers/{id}/activity (the `GetSubscriberActivity` operationId).
+	GetSubscriberActivity(ctx context.Context, id ID, params *GetSubscriberActivityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ConfirmSubscriber Confirm subscriber
 	//
 	// Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
@@ -5213,6 +5337,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
 	EraseSubscriber(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportSubscriber A person's data export
+	//
+	// Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+	//
+	// Corresponds with GET /v1/subscribers/{id}/export (the `ExportSubscriber` operationId).
+	ExportSubscriber(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSubscriberLists List a subscriber's lists
 	//
@@ -8019,6 +8150,23 @@ func (c *Raw) UpdateSubscriber(ctx context.Context, id ID, body UpdateSubscriber
 	return c.Client.Do(req)
 }
 
+// GetSubscriberActivity A person's activity
+//
+// What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+//
+// Corresponds with GET /v1/subscribers/{id}/activity (the `GetSubscriberActivity` operationId).
+func (c *Raw) GetSubscriberActivity(ctx context.Context, id ID, params *GetSubscriberActivityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSubscriberActivityRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ConfirmSubscriber Confirm subscriber
 //
 // Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
@@ -8043,6 +8191,23 @@ func (c *Raw) ConfirmSubscriber(ctx context.Context, id ID, params *ConfirmSubsc
 // Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
 func (c *Raw) EraseSubscriber(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEraseSubscriberRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportSubscriber A person's data export
+//
+// Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+//
+// Corresponds with GET /v1/subscribers/{id}/export (the `ExportSubscriber` operationId).
+func (c *Raw) ExportSubscriber(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportSubscriberRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -13264,6 +13429,79 @@ func NewUpdateSubscriberRequestWithBody(server string, id ID, contentType string
 	return req, nil
 }
 
+// NewGetSubscriberActivityRequest constructs an http.Request for the GetSubscriberActivity method
+func NewGetSubscriberActivityRequest(server string, id ID, params *GetSubscriberActivityParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/%s/activity", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewConfirmSubscriberRequest constructs an http.Request for the ConfirmSubscriber method
 func NewConfirmSubscriberRequest(server string, id ID, params *ConfirmSubscriberParams) (*http.Request, error) {
 	var err error
@@ -13357,6 +13595,40 @@ func NewEraseSubscriberRequest(server string, id ID, params *EraseSubscriberPara
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewExportSubscriberRequest constructs an http.Request for the ExportSubscriber method
+func NewExportSubscriberRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/%s/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -15689,6 +15961,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/subscribers/{id} (the `UpdateSubscriber` operationId).
 	UpdateSubscriberWithResponse(ctx context.Context, id ID, body UpdateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSubscriberResponse, error)
 
+	// GetSubscriberActivityWithResponse A person's activity
+	//
+	// What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/{id}/activity (the `GetSubscriberActivity` operationId).
+	GetSubscriberActivityWithResponse(ctx context.Context, id ID, params *GetSubscriberActivityParams, reqEditors ...RequestEditorFn) (*GetSubscriberActivityResponse, error)
+
 	// ConfirmSubscriberWithResponse Confirm subscriber
 	//
 	// Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
@@ -15706,6 +15987,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
 	EraseSubscriberWithResponse(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*EraseSubscriberResponse, error)
+
+	// ExportSubscriberWithResponse A person's data export
+	//
+	// Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/{id}/export (the `ExportSubscriber` operationId).
+	ExportSubscriberWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ExportSubscriberResponse, error)
 
 	// ListSubscriberListsWithResponse List a subscriber's lists
 	//
@@ -26025,6 +26315,110 @@ func (r UpdateSubscriberResponse) ContentType() string {
 	return ""
 }
 
+// GetSubscriberActivityResponse401Headers the declared response headers of an HTTP 401 response for GetSubscriberActivity
+type GetSubscriberActivityResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSubscriberActivityResponse429Headers the declared response headers of an HTTP 429 response for GetSubscriberActivity
+type GetSubscriberActivityResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSubscriberActivityResponse503Headers the declared response headers of an HTTP 503 response for GetSubscriberActivity
+type GetSubscriberActivityResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSubscriberActivityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ActivityPage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSubscriberActivityResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubscriberActivityResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSubscriberActivityResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSubscriberActivityResponse) GetJSON200() *ActivityPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSubscriberActivityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSubscriberActivityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSubscriberActivityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSubscriberActivityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ConfirmSubscriberResponse401Headers the declared response headers of an HTTP 401 response for ConfirmSubscriber
 type ConfirmSubscriberResponse401Headers struct {
 	WWWAuthenticate *string
@@ -26269,6 +26663,117 @@ func (r EraseSubscriberResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r EraseSubscriberResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportSubscriberResponse200Headers the declared response headers of an HTTP 200 response for ExportSubscriber
+type ExportSubscriberResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportSubscriberResponse401Headers the declared response headers of an HTTP 401 response for ExportSubscriber
+type ExportSubscriberResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportSubscriberResponse429Headers the declared response headers of an HTTP 429 response for ExportSubscriber
+type ExportSubscriberResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportSubscriberResponse503Headers the declared response headers of an HTTP 503 response for ExportSubscriber
+type ExportSubscriberResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportSubscriberResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PersonExport
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportSubscriberResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportSubscriberResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportSubscriberResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportSubscriberResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExportSubscriberResponse) GetJSON200() *PersonExport {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportSubscriberResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportSubscriberResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportSubscriberResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportSubscriberResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -30532,6 +31037,21 @@ func (c *ClientWithResponses) UpdateSubscriberWithResponse(ctx context.Context, 
 	return ParseUpdateSubscriberResponse(rsp)
 }
 
+// GetSubscriberActivityWithResponse A person's activity
+//
+// What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/{id}/activity (the `GetSubscriberActivity` operationId).
+func (c *ClientWithResponses) GetSubscriberActivityWithResponse(ctx context.Context, id ID, params *GetSubscriberActivityParams, reqEditors ...RequestEditorFn) (*GetSubscriberActivityResponse, error) {
+	rsp, err := c.GetSubscriberActivity(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSubscriberActivityResponse(rsp)
+}
+
 // ConfirmSubscriberWithResponse Confirm subscriber
 //
 // Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
@@ -30560,6 +31080,21 @@ func (c *ClientWithResponses) EraseSubscriberWithResponse(ctx context.Context, i
 		return nil, err
 	}
 	return ParseEraseSubscriberResponse(rsp)
+}
+
+// ExportSubscriberWithResponse A person's data export
+//
+// Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/{id}/export (the `ExportSubscriber` operationId).
+func (c *ClientWithResponses) ExportSubscriberWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ExportSubscriberResponse, error) {
+	rsp, err := c.ExportSubscriber(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportSubscriberResponse(rsp)
 }
 
 // ListSubscriberListsWithResponse List a subscriber's lists
@@ -40661,6 +41196,107 @@ func ParseUpdateSubscriberResponse(rsp *http.Response) (*UpdateSubscriberRespons
 	return response, nil
 }
 
+// ParseGetSubscriberActivityResponse parses an HTTP response from a GetSubscriberActivityWithResponse call
+func ParseGetSubscriberActivityResponse(rsp *http.Response) (*GetSubscriberActivityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSubscriberActivityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ActivityPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSubscriberActivityResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubscriberActivityResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSubscriberActivityResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseConfirmSubscriberResponse parses an HTTP response from a ConfirmSubscriberWithResponse call
 func ParseConfirmSubscriberResponse(rsp *http.Response) (*ConfirmSubscriberResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -40898,6 +41534,117 @@ func ParseEraseSubscriberResponse(rsp *http.Response) (*EraseSubscriberResponse,
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers EraseSubscriberResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportSubscriberResponse parses an HTTP response from a ExportSubscriberWithResponse call
+func ParseExportSubscriberResponse(rsp *http.Response) (*ExportSubscriberResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportSubscriberResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PersonExport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportSubscriberResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportSubscriberResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportSubscriberResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportSubscriberResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -1,13 +1,16 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/erasure"
+	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/suppression"
+	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
 
 // erasureDefaults builds the erasure service when the caller did not, and hands
@@ -23,6 +26,10 @@ func (s *Server) erasureDefaults() {
 	}
 	if s.Erasure == nil {
 		s.Erasure = erasure.NewService(s.Pool, erased)
+	}
+	if s.People == nil {
+		s.People = person.NewService(s.Pool)
+		s.People.Now = s.Now
 	}
 	if s.DevInbox != nil && s.Erasure.Memory == nil {
 		s.Erasure.Memory = s.DevInbox
@@ -54,4 +61,59 @@ func (s *Server) eraseSubscriber(w http.ResponseWriter, r *http.Request) error {
 func toAPIErasure(e erasure.Result) api.Erasure {
 	return api.Erasure{Id: e.ID, SubscriberId: e.SubscriberID, Status: api.ErasureStatus(e.Status),
 		RequestedBy: e.RequestedBy, Counts: e.Counts, CreatedAt: e.CreatedAt, CompletedAt: e.CompletedAt}
+}
+
+// personalData answers the preference page's requests about the person's data,
+// authenticated by the link's signed token like the page itself, and always by a
+// POST (a mail scanner's GET changes nothing): erase-ask shows what an erasure
+// does and asks to confirm, erase erases (the subscriber the token names, or for a
+// message's link the address), export sends a copy of the data to the address.
+func (s *Server) personalData(w http.ResponseWriter, r *http.Request, token, action string) error {
+	ctx := r.Context()
+	switch action {
+	case "erase-ask":
+		p, err := s.Unsubscribe.Preferences(ctx, token)
+		if err != nil {
+			return unsubscribeError(w, err)
+		}
+		writeHTML(w, unsubscribe.DataPage(p, true, false, false, false))
+		return nil
+	case "export":
+		p, err := s.Unsubscribe.Preferences(ctx, token)
+		if err != nil {
+			return unsubscribeError(w, err)
+		}
+		if err := s.mailExport(ctx, p.Recipient); err != nil {
+			return err
+		}
+		s.Logger.InfoContext(ctx, "data export mailed", "account", p.AccountID, "subscriber", p.SubscriberID,
+			"message", p.MessageID)
+		writeHTML(w, unsubscribe.DataPage(p, false, false, true, false))
+		return nil
+	}
+	rec, err := s.Unsubscribe.Lookup(ctx, token)
+	if err != nil {
+		return unsubscribeError(w, err)
+	}
+	var res erasure.Result
+	if rec.Kind == unsubscribe.KindMessage {
+		res, err = s.Erasure.EraseAddress(ctx, rec.AccountID, rec.Email, "self-service")
+	} else {
+		res, err = s.Erasure.EraseSubscriber(ctx, rec.AccountID, rec.SubscriberID, "self-service")
+	}
+	if errors.Is(err, erasure.ErrInFlight) {
+		p, perr := s.Unsubscribe.Preferences(ctx, token)
+		if perr != nil {
+			return unsubscribeError(w, perr)
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(erasureRetryAfter))
+		writeHTML(w, unsubscribe.DataPage(p, false, false, false, true))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.Logger.InfoContext(ctx, "subscriber erased", "account", rec.AccountID, "erasure", res.ID, "requested_by", "self-service")
+	writeHTML(w, unsubscribe.ErasedPage(rec.Language))
+	return nil
 }

@@ -81,6 +81,8 @@ func (s *Server) routes() {
 			r.Delete("/subscribers/{id}", s.handle(s.deleteSubscriber))
 			r.Post("/subscribers/{id}/confirm", s.handle(s.confirmSubscriber))
 			r.Get("/subscribers/{id}/lists", s.handle(s.listSubscriberLists))
+			r.Get("/subscribers/{id}/activity", s.handle(s.subscriberActivity))
+			r.Get("/subscribers/{id}/export", s.handle(s.exportSubscriber))
 			r.Post("/subscribers/{id}/erase", s.handle(s.eraseSubscriber))
 
 			r.Get("/lists", s.handle(s.listLists))

@@ -29,6 +29,7 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -62,7 +63,9 @@ type Deps struct {
 	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
 	// Erasure erases people; nil means built on Pool with Unsubscribe's key ring.
-	Erasure   *erasure.Service
+	Erasure *erasure.Service
+	// People reads a person's activity and data export; nil means built on Pool.
+	People    *person.Service
 	Campaigns *campaign.Service
 	Templates *template.Service
 	// Transactional accepts and reads single messages (POST /v1/messages); nil
