@@ -878,6 +878,78 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
+// Defines values for ExportFormat.
+const (
+	ExportFormatCsv    ExportFormat = "csv"
+	ExportFormatNdjson ExportFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportFormat enum.
+func (e ExportFormat) Valid() bool {
+	switch e {
+	case ExportFormatCsv:
+		return true
+	case ExportFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportCampaignRecipientsParamsFormat.
+const (
+	ExportCampaignRecipientsParamsFormatCsv    ExportCampaignRecipientsParamsFormat = "csv"
+	ExportCampaignRecipientsParamsFormatNdjson ExportCampaignRecipientsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportCampaignRecipientsParamsFormat enum.
+func (e ExportCampaignRecipientsParamsFormat) Valid() bool {
+	switch e {
+	case ExportCampaignRecipientsParamsFormatCsv:
+		return true
+	case ExportCampaignRecipientsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportEventsParamsFormat.
+const (
+	ExportEventsParamsFormatCsv    ExportEventsParamsFormat = "csv"
+	ExportEventsParamsFormatNdjson ExportEventsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportEventsParamsFormat enum.
+func (e ExportEventsParamsFormat) Valid() bool {
+	switch e {
+	case ExportEventsParamsFormatCsv:
+		return true
+	case ExportEventsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportMessagesParamsFormat.
+const (
+	ExportMessagesParamsFormatCsv    ExportMessagesParamsFormat = "csv"
+	ExportMessagesParamsFormatNdjson ExportMessagesParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportMessagesParamsFormat enum.
+func (e ExportMessagesParamsFormat) Valid() bool {
+	switch e {
+	case ExportMessagesParamsFormatCsv:
+		return true
+	case ExportMessagesParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSubscribersParamsMembership.
 const (
 	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
@@ -896,6 +968,66 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	case ListSubscribersParamsMembershipSubscribed:
 		return true
 	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSubscribersParamsFormat.
+const (
+	ExportSubscribersParamsFormatCsv    ExportSubscribersParamsFormat = "csv"
+	ExportSubscribersParamsFormatNdjson ExportSubscribersParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportSubscribersParamsFormat enum.
+func (e ExportSubscribersParamsFormat) Valid() bool {
+	switch e {
+	case ExportSubscribersParamsFormatCsv:
+		return true
+	case ExportSubscribersParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSubscribersParamsMembership.
+const (
+	ExportSubscribersParamsMembershipAny          ExportSubscribersParamsMembership = "any"
+	ExportSubscribersParamsMembershipPending      ExportSubscribersParamsMembership = "pending"
+	ExportSubscribersParamsMembershipSubscribed   ExportSubscribersParamsMembership = "subscribed"
+	ExportSubscribersParamsMembershipUnsubscribed ExportSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ExportSubscribersParamsMembership enum.
+func (e ExportSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case ExportSubscribersParamsMembershipAny:
+		return true
+	case ExportSubscribersParamsMembershipPending:
+		return true
+	case ExportSubscribersParamsMembershipSubscribed:
+		return true
+	case ExportSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSuppressionsParamsFormat.
+const (
+	ExportSuppressionsParamsFormatCsv    ExportSuppressionsParamsFormat = "csv"
+	ExportSuppressionsParamsFormatNdjson ExportSuppressionsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportSuppressionsParamsFormat enum.
+func (e ExportSuppressionsParamsFormat) Valid() bool {
+	switch e {
+	case ExportSuppressionsParamsFormatCsv:
+		return true
+	case ExportSuppressionsParamsFormatNdjson:
 		return true
 	default:
 		return false
@@ -2714,6 +2846,9 @@ type Cursor = string
 // EventTypeFilter defines model for EventTypeFilter.
 type EventTypeFilter = []string
 
+// ExportFormat defines model for ExportFormat.
+type ExportFormat string
+
 // ID defines model for ID.
 type ID = int64
 
@@ -2841,6 +2976,15 @@ type PauseCampaignParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportCampaignRecipientsParams defines parameters for ExportCampaignRecipients.
+type ExportCampaignRecipientsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportCampaignRecipientsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportCampaignRecipientsParamsFormat defines parameters for ExportCampaignRecipients.
+type ExportCampaignRecipientsParamsFormat string
 
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
@@ -3036,6 +3180,15 @@ type ListEventsParams struct {
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
 }
 
+// ExportEventsParams defines parameters for ExportEvents.
+type ExportEventsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportEventsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportEventsParamsFormat defines parameters for ExportEvents.
+type ExportEventsParamsFormat string
+
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
@@ -3152,6 +3305,15 @@ type SendMessageBatchParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportMessagesParams defines parameters for ExportMessages.
+type ExportMessagesParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportMessagesParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportMessagesParamsFormat defines parameters for ExportMessages.
+type ExportMessagesParamsFormat string
 
 // ListSegmentsParams defines parameters for ListSegments.
 type ListSegmentsParams struct {
@@ -3411,6 +3573,28 @@ type CreateSubscriberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ExportSubscribersParams defines parameters for ExportSubscribers.
+type ExportSubscribersParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportSubscribersParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+	Status *SubscriberStatus              `form:"status,omitempty" json:"status,omitempty"`
+
+	// ListId Only members of this list (by default its subscribed members; see membership).
+	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count (as GET /v1/subscribers).
+	Membership *ExportSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
+
+	// Email Only addresses whose lower-case form starts with this prefix.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// ExportSubscribersParamsFormat defines parameters for ExportSubscribers.
+type ExportSubscribersParamsFormat string
+
+// ExportSubscribersParamsMembership defines parameters for ExportSubscribers.
+type ExportSubscribersParamsMembership string
+
 // ImportSubscribersJSONBody defines parameters for ImportSubscribers.
 type ImportSubscribersJSONBody = []SubscriberImportRow
 
@@ -3504,6 +3688,15 @@ type AddSuppressionParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportSuppressionsParams defines parameters for ExportSuppressions.
+type ExportSuppressionsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportSuppressionsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportSuppressionsParamsFormat defines parameters for ExportSuppressions.
+type ExportSuppressionsParamsFormat string
 
 // ListTemplatesParams defines parameters for ListTemplates.
 type ListTemplatesParams struct {

@@ -886,6 +886,78 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
+// Defines values for ExportFormat.
+const (
+	ExportFormatCsv    ExportFormat = "csv"
+	ExportFormatNdjson ExportFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportFormat enum.
+func (e ExportFormat) Valid() bool {
+	switch e {
+	case ExportFormatCsv:
+		return true
+	case ExportFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportCampaignRecipientsParamsFormat.
+const (
+	ExportCampaignRecipientsParamsFormatCsv    ExportCampaignRecipientsParamsFormat = "csv"
+	ExportCampaignRecipientsParamsFormatNdjson ExportCampaignRecipientsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportCampaignRecipientsParamsFormat enum.
+func (e ExportCampaignRecipientsParamsFormat) Valid() bool {
+	switch e {
+	case ExportCampaignRecipientsParamsFormatCsv:
+		return true
+	case ExportCampaignRecipientsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportEventsParamsFormat.
+const (
+	ExportEventsParamsFormatCsv    ExportEventsParamsFormat = "csv"
+	ExportEventsParamsFormatNdjson ExportEventsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportEventsParamsFormat enum.
+func (e ExportEventsParamsFormat) Valid() bool {
+	switch e {
+	case ExportEventsParamsFormatCsv:
+		return true
+	case ExportEventsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportMessagesParamsFormat.
+const (
+	ExportMessagesParamsFormatCsv    ExportMessagesParamsFormat = "csv"
+	ExportMessagesParamsFormatNdjson ExportMessagesParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportMessagesParamsFormat enum.
+func (e ExportMessagesParamsFormat) Valid() bool {
+	switch e {
+	case ExportMessagesParamsFormatCsv:
+		return true
+	case ExportMessagesParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSubscribersParamsMembership.
 const (
 	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
@@ -904,6 +976,66 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	case ListSubscribersParamsMembershipSubscribed:
 		return true
 	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSubscribersParamsFormat.
+const (
+	ExportSubscribersParamsFormatCsv    ExportSubscribersParamsFormat = "csv"
+	ExportSubscribersParamsFormatNdjson ExportSubscribersParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportSubscribersParamsFormat enum.
+func (e ExportSubscribersParamsFormat) Valid() bool {
+	switch e {
+	case ExportSubscribersParamsFormatCsv:
+		return true
+	case ExportSubscribersParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSubscribersParamsMembership.
+const (
+	ExportSubscribersParamsMembershipAny          ExportSubscribersParamsMembership = "any"
+	ExportSubscribersParamsMembershipPending      ExportSubscribersParamsMembership = "pending"
+	ExportSubscribersParamsMembershipSubscribed   ExportSubscribersParamsMembership = "subscribed"
+	ExportSubscribersParamsMembershipUnsubscribed ExportSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ExportSubscribersParamsMembership enum.
+func (e ExportSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case ExportSubscribersParamsMembershipAny:
+		return true
+	case ExportSubscribersParamsMembershipPending:
+		return true
+	case ExportSubscribersParamsMembershipSubscribed:
+		return true
+	case ExportSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSuppressionsParamsFormat.
+const (
+	ExportSuppressionsParamsFormatCsv    ExportSuppressionsParamsFormat = "csv"
+	ExportSuppressionsParamsFormatNdjson ExportSuppressionsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportSuppressionsParamsFormat enum.
+func (e ExportSuppressionsParamsFormat) Valid() bool {
+	switch e {
+	case ExportSuppressionsParamsFormatCsv:
+		return true
+	case ExportSuppressionsParamsFormatNdjson:
 		return true
 	default:
 		return false
@@ -2722,6 +2854,9 @@ type Cursor = string
 // EventTypeFilter defines model for EventTypeFilter.
 type EventTypeFilter = []string
 
+// ExportFormat defines model for ExportFormat.
+type ExportFormat string
+
 // ID defines model for ID.
 type ID = int64
 
@@ -2849,6 +2984,15 @@ type PauseCampaignParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportCampaignRecipientsParams defines parameters for ExportCampaignRecipients.
+type ExportCampaignRecipientsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportCampaignRecipientsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportCampaignRecipientsParamsFormat defines parameters for ExportCampaignRecipients.
+type ExportCampaignRecipientsParamsFormat string
 
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
@@ -3044,6 +3188,15 @@ type ListEventsParams struct {
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
 }
 
+// ExportEventsParams defines parameters for ExportEvents.
+type ExportEventsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportEventsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportEventsParamsFormat defines parameters for ExportEvents.
+type ExportEventsParamsFormat string
+
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
@@ -3160,6 +3313,15 @@ type SendMessageBatchParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportMessagesParams defines parameters for ExportMessages.
+type ExportMessagesParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportMessagesParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportMessagesParamsFormat defines parameters for ExportMessages.
+type ExportMessagesParamsFormat string
 
 // ListSegmentsParams defines parameters for ListSegments.
 type ListSegmentsParams struct {
@@ -3419,6 +3581,28 @@ type CreateSubscriberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ExportSubscribersParams defines parameters for ExportSubscribers.
+type ExportSubscribersParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportSubscribersParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+	Status *SubscriberStatus              `form:"status,omitempty" json:"status,omitempty"`
+
+	// ListId Only members of this list (by default its subscribed members; see membership).
+	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count (as GET /v1/subscribers).
+	Membership *ExportSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
+
+	// Email Only addresses whose lower-case form starts with this prefix.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// ExportSubscribersParamsFormat defines parameters for ExportSubscribers.
+type ExportSubscribersParamsFormat string
+
+// ExportSubscribersParamsMembership defines parameters for ExportSubscribers.
+type ExportSubscribersParamsMembership string
+
 // ImportSubscribersJSONBody defines parameters for ImportSubscribers.
 type ImportSubscribersJSONBody = []SubscriberImportRow
 
@@ -3512,6 +3696,15 @@ type AddSuppressionParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportSuppressionsParams defines parameters for ExportSuppressions.
+type ExportSuppressionsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportSuppressionsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportSuppressionsParamsFormat defines parameters for ExportSuppressions.
+type ExportSuppressionsParamsFormat string
 
 // ListTemplatesParams defines parameters for ListTemplates.
 type ListTemplatesParams struct {
@@ -4440,6 +4633,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
 	PauseCampaign(ctx context.Context, id ID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportCampaignRecipients Export a campaign's recipients
+	//
+	// Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
+	ExportCampaignRecipients(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResumeCampaign Resume campaign
 	//
 	// paused → sending.
@@ -4677,6 +4877,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportEvents Export events
+	//
+	// The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/events/export (the `ExportEvents` operationId).
+	ExportEvents(ctx context.Context, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamEvents The account's events as Server-Sent Events (id = cursor, event = type, data = the event).
 	//
 	// Authenticates with the API key, or with `?token=` from POST /v1/events/stream-tokens
@@ -4885,6 +5092,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/messages/batch (the `SendMessageBatch` operationId).
 	SendMessageBatch(ctx context.Context, params *SendMessageBatchParams, body SendMessageBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportMessages Export messages
+	//
+	// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
+	ExportMessages(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMessage Get message
 	//
@@ -5239,6 +5453,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/subscribers (the `CreateSubscriber` operationId).
 	CreateSubscriber(ctx context.Context, params *CreateSubscriberParams, body CreateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportSubscribers Export subscribers
+	//
+	// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/subscribers/export (the `ExportSubscribers` operationId).
+	ExportSubscribers(ctx context.Context, params *ExportSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ImportSubscribersWithBody Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
@@ -5376,6 +5597,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/suppressions (the `AddSuppression` operationId).
 	AddSuppression(ctx context.Context, params *AddSuppressionParams, body AddSuppressionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportSuppressions Export suppressions
+	//
+	// Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/suppressions/export (the `ExportSuppressions` operationId).
+	ExportSuppressions(ctx context.Context, params *ExportSuppressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RemoveSuppression Remove suppression
 	//
@@ -6373,6 +6601,23 @@ func (c *Raw) PauseCampaign(ctx context.Context, id ID, params *PauseCampaignPar
 	return c.Client.Do(req)
 }
 
+// ExportCampaignRecipients Export a campaign's recipients
+//
+// Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
+func (c *Raw) ExportCampaignRecipients(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportCampaignRecipientsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ResumeCampaign Resume campaign
 //
 // paused → sending.
@@ -6860,6 +7105,23 @@ func (c *Raw) ListEvents(ctx context.Context, params *ListEventsParams, reqEdito
 	return c.Client.Do(req)
 }
 
+// ExportEvents Export events
+//
+// The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/events/export (the `ExportEvents` operationId).
+func (c *Raw) ExportEvents(ctx context.Context, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamEvents The account's events as Server-Sent Events (id = cursor, event = type, data = the event).
 //
 // Authenticates with the API key, or with `?token=` from POST /v1/events/stream-tokens
@@ -7249,6 +7511,23 @@ func (c *Raw) SendMessageBatchWithBody(ctx context.Context, params *SendMessageB
 // Corresponds with POST /v1/messages/batch (the `SendMessageBatch` operationId).
 func (c *Raw) SendMessageBatch(ctx context.Context, params *SendMessageBatchParams, body SendMessageBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSendMessageBatchRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportMessages Export messages
+//
+// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
+func (c *Raw) ExportMessages(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportMessagesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8012,6 +8291,23 @@ func (c *Raw) CreateSubscriber(ctx context.Context, params *CreateSubscriberPara
 	return c.Client.Do(req)
 }
 
+// ExportSubscribers Export subscribers
+//
+// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/subscribers/export (the `ExportSubscribers` operationId).
+func (c *Raw) ExportSubscribers(ctx context.Context, params *ExportSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportSubscribersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ImportSubscribersWithBody Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 //
 // Rows are validated one by one; invalid rows are reported with their line number
@@ -8280,6 +8576,23 @@ func (c *Raw) AddSuppressionWithBody(ctx context.Context, params *AddSuppression
 // Corresponds with POST /v1/suppressions (the `AddSuppression` operationId).
 func (c *Raw) AddSuppression(ctx context.Context, params *AddSuppressionParams, body AddSuppressionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAddSuppressionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportSuppressions Export suppressions
+//
+// Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/suppressions/export (the `ExportSuppressions` operationId).
+func (c *Raw) ExportSuppressions(ctx context.Context, params *ExportSuppressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportSuppressionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10015,6 +10328,67 @@ func NewPauseCampaignRequest(server string, id ID, params *PauseCampaignParams) 
 	return req, nil
 }
 
+// NewExportCampaignRecipientsRequest constructs an http.Request for the ExportCampaignRecipients method
+func NewExportCampaignRecipientsRequest(server string, id ID, params *ExportCampaignRecipientsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/recipients/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewResumeCampaignRequest constructs an http.Request for the ResumeCampaign method
 func NewResumeCampaignRequest(server string, id ID, params *ResumeCampaignParams) (*http.Request, error) {
 	var err error
@@ -11016,6 +11390,60 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 	return req, nil
 }
 
+// NewExportEventsRequest constructs an http.Request for the ExportEvents method
+func NewExportEventsRequest(server string, params *ExportEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStreamEventsRequest constructs an http.Request for the StreamEvents method
 func NewStreamEventsRequest(server string, params *StreamEventsParams) (*http.Request, error) {
 	var err error
@@ -11728,6 +12156,60 @@ func NewSendMessageBatchRequestWithBody(server string, params *SendMessageBatchP
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewExportMessagesRequest constructs an http.Request for the ExportMessages method
+func NewExportMessagesRequest(server string, params *ExportMessagesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/messages/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -13232,6 +13714,108 @@ func NewCreateSubscriberRequestWithBody(server string, params *CreateSubscriberP
 	return req, nil
 }
 
+// NewExportSubscribersRequest constructs an http.Request for the ExportSubscribers method
+func NewExportSubscribersRequest(server string, params *ExportSubscribersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ListId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list_id", *params.ListId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Membership != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "membership", *params.Membership, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewImportSubscribersRequest calls the generic ImportSubscribers builder with application/json body
 func NewImportSubscribersRequest(server string, params *ImportSubscribersParams, body ImportSubscribersJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13784,6 +14368,60 @@ func NewAddSuppressionRequestWithBody(server string, params *AddSuppressionParam
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewExportSuppressionsRequest constructs an http.Request for the ExportSuppressions method
+func NewExportSuppressionsRequest(server string, params *ExportSuppressionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/suppressions/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -15000,6 +15638,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
 	PauseCampaignWithResponse(ctx context.Context, id ID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*PauseCampaignResponse, error)
 
+	// ExportCampaignRecipientsWithResponse Export a campaign's recipients
+	//
+	// Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
+	ExportCampaignRecipientsWithResponse(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ExportCampaignRecipientsResponse, error)
+
 	// ResumeCampaignWithResponse Resume campaign
 	//
 	// paused → sending.
@@ -15263,6 +15910,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
+	// ExportEventsWithResponse Export events
+	//
+	// The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events/export (the `ExportEvents` operationId).
+	ExportEventsWithResponse(ctx context.Context, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*ExportEventsResponse, error)
+
 	// StreamEventsWithResponse The account's events as Server-Sent Events (id = cursor, event = type, data = the event).
 	//
 	// Authenticates with the API key, or with `?token=` from POST /v1/events/stream-tokens
@@ -15485,6 +16141,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/messages/batch (the `SendMessageBatch` operationId).
 	SendMessageBatchWithResponse(ctx context.Context, params *SendMessageBatchParams, body SendMessageBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageBatchResponse, error)
+
+	// ExportMessagesWithResponse Export messages
+	//
+	// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
+	ExportMessagesWithResponse(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*ExportMessagesResponse, error)
 
 	// GetMessageWithResponse Get message
 	//
@@ -15879,6 +16544,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/subscribers (the `CreateSubscriber` operationId).
 	CreateSubscriberWithResponse(ctx context.Context, params *CreateSubscriberParams, body CreateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSubscriberResponse, error)
 
+	// ExportSubscribersWithResponse Export subscribers
+	//
+	// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/export (the `ExportSubscribers` operationId).
+	ExportSubscribersWithResponse(ctx context.Context, params *ExportSubscribersParams, reqEditors ...RequestEditorFn) (*ExportSubscribersResponse, error)
+
 	// ImportSubscribersWithBodyWithResponse Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
@@ -16032,6 +16706,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/suppressions (the `AddSuppression` operationId).
 	AddSuppressionWithResponse(ctx context.Context, params *AddSuppressionParams, body AddSuppressionJSONRequestBody, reqEditors ...RequestEditorFn) (*AddSuppressionResponse, error)
+
+	// ExportSuppressionsWithResponse Export suppressions
+	//
+	// Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/suppressions/export (the `ExportSuppressions` operationId).
+	ExportSuppressionsWithResponse(ctx context.Context, params *ExportSuppressionsParams, reqEditors ...RequestEditorFn) (*ExportSuppressionsResponse, error)
 
 	// RemoveSuppressionWithResponse Remove suppression
 	//
@@ -18674,6 +19357,117 @@ func (r PauseCampaignResponse) ContentType() string {
 	return ""
 }
 
+// ExportCampaignRecipientsResponse200Headers the declared response headers of an HTTP 200 response for ExportCampaignRecipients
+type ExportCampaignRecipientsResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportCampaignRecipientsResponse401Headers the declared response headers of an HTTP 401 response for ExportCampaignRecipients
+type ExportCampaignRecipientsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportCampaignRecipientsResponse429Headers the declared response headers of an HTTP 429 response for ExportCampaignRecipients
+type ExportCampaignRecipientsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportCampaignRecipientsResponse503Headers the declared response headers of an HTTP 503 response for ExportCampaignRecipients
+type ExportCampaignRecipientsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportCampaignRecipientsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportCampaignRecipientsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportCampaignRecipientsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportCampaignRecipientsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportCampaignRecipientsResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportCampaignRecipientsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportCampaignRecipientsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportCampaignRecipientsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportCampaignRecipientsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResumeCampaignResponse401Headers the declared response headers of an HTTP 401 response for ResumeCampaign
 type ResumeCampaignResponse401Headers struct {
 	WWWAuthenticate *string
@@ -20867,6 +21661,117 @@ func (r ListEventsResponse) ContentType() string {
 	return ""
 }
 
+// ExportEventsResponse200Headers the declared response headers of an HTTP 200 response for ExportEvents
+type ExportEventsResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportEventsResponse401Headers the declared response headers of an HTTP 401 response for ExportEvents
+type ExportEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportEventsResponse429Headers the declared response headers of an HTTP 429 response for ExportEvents
+type ExportEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportEventsResponse503Headers the declared response headers of an HTTP 503 response for ExportEvents
+type ExportEventsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportEventsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportEventsResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamEventsResponse401Headers the declared response headers of an HTTP 401 response for StreamEvents
 type StreamEventsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -22346,6 +23251,117 @@ func (r SendMessageBatchResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SendMessageBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportMessagesResponse200Headers the declared response headers of an HTTP 200 response for ExportMessages
+type ExportMessagesResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportMessagesResponse401Headers the declared response headers of an HTTP 401 response for ExportMessages
+type ExportMessagesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportMessagesResponse429Headers the declared response headers of an HTTP 429 response for ExportMessages
+type ExportMessagesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportMessagesResponse503Headers the declared response headers of an HTTP 503 response for ExportMessages
+type ExportMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportMessagesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportMessagesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportMessagesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportMessagesResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportMessagesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25829,6 +26845,117 @@ func (r CreateSubscriberResponse) ContentType() string {
 	return ""
 }
 
+// ExportSubscribersResponse200Headers the declared response headers of an HTTP 200 response for ExportSubscribers
+type ExportSubscribersResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportSubscribersResponse401Headers the declared response headers of an HTTP 401 response for ExportSubscribers
+type ExportSubscribersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportSubscribersResponse429Headers the declared response headers of an HTTP 429 response for ExportSubscribers
+type ExportSubscribersResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportSubscribersResponse503Headers the declared response headers of an HTTP 503 response for ExportSubscribers
+type ExportSubscribersResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportSubscribersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportSubscribersResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportSubscribersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportSubscribersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportSubscribersResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportSubscribersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportSubscribersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportSubscribersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportSubscribersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ImportSubscribersResponse401Headers the declared response headers of an HTTP 401 response for ImportSubscribers
 type ImportSubscribersResponse401Headers struct {
 	WWWAuthenticate *string
@@ -27114,6 +28241,117 @@ func (r AddSuppressionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AddSuppressionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportSuppressionsResponse200Headers the declared response headers of an HTTP 200 response for ExportSuppressions
+type ExportSuppressionsResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportSuppressionsResponse401Headers the declared response headers of an HTTP 401 response for ExportSuppressions
+type ExportSuppressionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportSuppressionsResponse429Headers the declared response headers of an HTTP 429 response for ExportSuppressions
+type ExportSuppressionsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportSuppressionsResponse503Headers the declared response headers of an HTTP 503 response for ExportSuppressions
+type ExportSuppressionsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportSuppressionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportSuppressionsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportSuppressionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportSuppressionsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportSuppressionsResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportSuppressionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportSuppressionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportSuppressionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportSuppressionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29536,6 +30774,21 @@ func (c *ClientWithResponses) PauseCampaignWithResponse(ctx context.Context, id 
 	return ParsePauseCampaignResponse(rsp)
 }
 
+// ExportCampaignRecipientsWithResponse Export a campaign's recipients
+//
+// Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
+func (c *ClientWithResponses) ExportCampaignRecipientsWithResponse(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ExportCampaignRecipientsResponse, error) {
+	rsp, err := c.ExportCampaignRecipients(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportCampaignRecipientsResponse(rsp)
+}
+
 // ResumeCampaignWithResponse Resume campaign
 //
 // paused → sending.
@@ -29949,6 +31202,21 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 	return ParseListEventsResponse(rsp)
 }
 
+// ExportEventsWithResponse Export events
+//
+// The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events/export (the `ExportEvents` operationId).
+func (c *ClientWithResponses) ExportEventsWithResponse(ctx context.Context, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*ExportEventsResponse, error) {
+	rsp, err := c.ExportEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportEventsResponse(rsp)
+}
+
 // StreamEventsWithResponse The account's events as Server-Sent Events (id = cursor, event = type, data = the event).
 //
 // Authenticates with the API key, or with `?token=` from POST /v1/events/stream-tokens
@@ -30284,6 +31552,21 @@ func (c *ClientWithResponses) SendMessageBatchWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseSendMessageBatchResponse(rsp)
+}
+
+// ExportMessagesWithResponse Export messages
+//
+// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
+func (c *ClientWithResponses) ExportMessagesWithResponse(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*ExportMessagesResponse, error) {
+	rsp, err := c.ExportMessages(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportMessagesResponse(rsp)
 }
 
 // GetMessageWithResponse Get message
@@ -30919,6 +32202,21 @@ func (c *ClientWithResponses) CreateSubscriberWithResponse(ctx context.Context, 
 	return ParseCreateSubscriberResponse(rsp)
 }
 
+// ExportSubscribersWithResponse Export subscribers
+//
+// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/export (the `ExportSubscribers` operationId).
+func (c *ClientWithResponses) ExportSubscribersWithResponse(ctx context.Context, params *ExportSubscribersParams, reqEditors ...RequestEditorFn) (*ExportSubscribersResponse, error) {
+	rsp, err := c.ExportSubscribers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportSubscribersResponse(rsp)
+}
+
 // ImportSubscribersWithBodyWithResponse Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 //
 // Rows are validated one by one; invalid rows are reported with their line number
@@ -31155,6 +32453,21 @@ func (c *ClientWithResponses) AddSuppressionWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseAddSuppressionResponse(rsp)
+}
+
+// ExportSuppressionsWithResponse Export suppressions
+//
+// Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/suppressions/export (the `ExportSuppressions` operationId).
+func (c *ClientWithResponses) ExportSuppressionsWithResponse(ctx context.Context, params *ExportSuppressionsParams, reqEditors ...RequestEditorFn) (*ExportSuppressionsResponse, error) {
+	rsp, err := c.ExportSuppressions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportSuppressionsResponse(rsp)
 }
 
 // RemoveSuppressionWithResponse Remove suppression
@@ -33639,6 +34952,117 @@ func ParsePauseCampaignResponse(rsp *http.Response) (*PauseCampaignResponse, err
 	return response, nil
 }
 
+// ParseExportCampaignRecipientsResponse parses an HTTP response from a ExportCampaignRecipientsWithResponse call
+func ParseExportCampaignRecipientsResponse(rsp *http.Response) (*ExportCampaignRecipientsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportCampaignRecipientsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportCampaignRecipientsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportCampaignRecipientsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportCampaignRecipientsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportCampaignRecipientsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseResumeCampaignResponse parses an HTTP response from a ResumeCampaignWithResponse call
 func ParseResumeCampaignResponse(rsp *http.Response) (*ResumeCampaignResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35802,6 +37226,117 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	return response, nil
 }
 
+// ParseExportEventsResponse parses an HTTP response from a ExportEventsWithResponse call
+func ParseExportEventsResponse(rsp *http.Response) (*ExportEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportEventsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
 func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37253,6 +38788,117 @@ func ParseSendMessageBatchResponse(rsp *http.Response) (*SendMessageBatchRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SendMessageBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportMessagesResponse parses an HTTP response from a ExportMessagesWithResponse call
+func ParseExportMessagesResponse(rsp *http.Response) (*ExportMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportMessagesResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportMessagesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportMessagesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -40713,6 +42359,117 @@ func ParseCreateSubscriberResponse(rsp *http.Response) (*CreateSubscriberRespons
 	return response, nil
 }
 
+// ParseExportSubscribersResponse parses an HTTP response from a ExportSubscribersWithResponse call
+func ParseExportSubscribersResponse(rsp *http.Response) (*ExportSubscribersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportSubscribersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportSubscribersResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportSubscribersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportSubscribersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportSubscribersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseImportSubscribersResponse parses an HTTP response from a ImportSubscribersWithResponse call
 func ParseImportSubscribersResponse(rsp *http.Response) (*ImportSubscribersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41979,6 +43736,117 @@ func ParseAddSuppressionResponse(rsp *http.Response) (*AddSuppressionResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AddSuppressionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportSuppressionsResponse parses an HTTP response from a ExportSuppressionsWithResponse call
+func ParseExportSuppressionsResponse(rsp *http.Response) (*ExportSuppressionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportSuppressionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportSuppressionsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportSuppressionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportSuppressionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportSuppressionsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

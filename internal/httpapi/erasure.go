@@ -8,6 +8,7 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/erasure"
+	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/suppression"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -26,6 +27,9 @@ func (s *Server) erasureDefaults() {
 	}
 	if s.Erasure == nil {
 		s.Erasure = erasure.NewService(s.Pool, erased)
+	}
+	if s.Exports == nil {
+		s.Exports = export.NewService(s.Pool)
 	}
 	if s.People == nil {
 		s.People = person.NewService(s.Pool)

@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,10 +11,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/export"
+	"github.com/sendonce/sendonce/internal/httpapi"
 )
+
+// NDJSON exports are checked against openapi.yaml as text, like CSV.
+func init() { openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.PlainBodyDecoder) }
 
 // The person routes answer another account's subscriber (and one that does not
 // exist) with 404, and change nothing of it.
@@ -154,4 +162,45 @@ func TestPreferencePageExportAndErase(t *testing.T) {
 	require.Equal(t, "erasure", reason)
 	require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT requested_by FROM erasures WHERE account_id = $1`, e.accountID).Scan(&requestedBy))
 	require.Equal(t, "self-service", requestedBy)
+}
+
+// Exports stream the account's own rows only (another account's campaign is
+// 404), CSV by default or NDJSON by Accept or ?format=, across batches; a bad
+// format is 422 naming it.
+func TestExportsStreamAndIsolate(t *testing.T) {
+	t.Parallel()
+	e := setupDeps(t, func(d *httpapi.Deps) {
+		d.Exports = export.NewService(d.Pool)
+		d.Exports.Batch = 2
+	})
+	for _, x := range []string{"a1@example.com", "a2@example.com", "a3@example.com"} {
+		e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": x, "name": "=cmd|' /C calc'!A0"})
+	}
+	e.do(e.keyB, "POST", "/v1/subscribers", map[string]any{"email": "b1@example.com"})
+	res := e.do(e.keyA, "GET", "/v1/subscribers/export", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Equal(t, "text/csv; charset=utf-8", res.Header.Get("Content-Type"))
+	lines := strings.Split(strings.TrimSuffix(string(res.Body), "\r\n"), "\r\n")
+	require.Len(t, lines, 4, "%q", res.Body)
+	require.True(t, strings.HasPrefix(lines[0], "id,email,name,status"))
+	require.Contains(t, lines[1], ",a1@example.com,'=cmd|' /C calc'!A0,")
+	require.NotContains(t, string(res.Body), "b1@example.com")
+
+	res = e.do(e.keyA, "GET", "/v1/subscribers/export?email=a2", nil, "Accept", "application/x-ndjson")
+	require.Equal(t, "application/x-ndjson", res.Header.Get("Content-Type"))
+	var row map[string]any
+	require.NoError(t, json.Unmarshal(bytes.TrimSpace(res.Body), &row))
+	require.Equal(t, "a2@example.com", row["email"])
+	require.Equal(t, "=cmd|' /C calc'!A0", row["name"], "NDJSON is data, not a spreadsheet")
+
+	res = e.do(e.keyA, "GET", "/v1/subscribers/export?format=xml", nil)
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	var campaign int64
+	require.NoError(t, e.pool.QueryRow(context.Background(), `INSERT INTO campaigns (account_id, name, subject, from_email)
+		SELECT account_id, 'c', 's', 'n@example.com' FROM subscribers WHERE email = 'b1@example.com' RETURNING id`).Scan(&campaign))
+	require.Equal(t, http.StatusNotFound, e.do(e.keyA, "GET", fmt.Sprintf("/v1/campaigns/%d/recipients/export", campaign), nil).Status)
+	require.Equal(t, http.StatusOK, e.do(e.keyB, "GET", fmt.Sprintf("/v1/campaigns/%d/recipients/export", campaign), nil).Status)
+	for _, p := range []string{"/v1/suppressions/export", "/v1/messages/export", "/v1/events/export?format=ndjson"} {
+		require.Equal(t, http.StatusOK, e.do(e.keyA, "GET", p, nil).Status, p)
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/person"
@@ -65,7 +66,9 @@ type Deps struct {
 	// Erasure erases people; nil means built on Pool with Unsubscribe's key ring.
 	Erasure *erasure.Service
 	// People reads a person's activity and data export; nil means built on Pool.
-	People    *person.Service
+	People *person.Service
+	// Exports streams CSV and NDJSON exports; nil means built on Pool.
+	Exports   *export.Service
 	Campaigns *campaign.Service
 	Templates *template.Service
 	// Transactional accepts and reads single messages (POST /v1/messages); nil
