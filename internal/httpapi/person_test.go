@@ -20,7 +20,9 @@ import (
 )
 
 // NDJSON exports are checked against openapi.yaml as text, like CSV.
-func init() { openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.PlainBodyDecoder) }
+func init() {
+	openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.PlainBodyDecoder)
+}
 
 // The person routes answer another account's subscriber (and one that does not
 // exist) with 404, and change nothing of it.
