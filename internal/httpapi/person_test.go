@@ -12,9 +12,12 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
 )
@@ -205,4 +208,64 @@ func TestExportsStreamAndIsolate(t *testing.T) {
 	for _, p := range []string{"/v1/suppressions/export", "/v1/messages/export", "/v1/events/export?format=ndjson"} {
 		require.Equal(t, http.StatusOK, e.do(e.keyA, "GET", p, nil).Status, p)
 	}
+}
+
+// An erased address that comes back is suppressed again by address, whichever way
+// it comes (a create, an import, a marketing message), also after the key ring
+// rotated (the hash was made under the key that is now second); and an erasure
+// waits for a send in flight (409, Retry-After) with the person's mail stopped.
+func TestErasedAddressSuppressedWhenItComesBack(t *testing.T) {
+	t.Parallel()
+	var pool *pgxpool.Pool
+	secrets := []string{"k1:first-secret-0123456789abcdef"}
+	e := setupDeps(t, func(d *httpapi.Deps) { pool = d.Pool }, func(c *config.Config) { c.UnsubscribeSecret = secrets })
+	ctx := context.Background()
+	suppressed := func(string) string {
+		var reason string
+		_ = pool.QueryRow(ctx, `SELECT reason FROM suppressions WHERE email_lower = 'ada@example.com'`).Scan(&reason)
+		return reason
+	}
+	create := func() int64 {
+		return decodeAs[api.Subscriber](t, e.do(e.keyA, "POST", "/v1/subscribers", map[string]any{"email": "Ada@Example.com", "status": "confirmed"})).Id
+	}
+	id := create()
+	var acct int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT account_id FROM subscribers WHERE id = $1`, id).Scan(&acct))
+	var campaign int64
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email) VALUES ($1, 'c', 's', 'n@example.com') RETURNING id`, acct).Scan(&campaign))
+	_, err := pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, lease_until)
+		VALUES ($1, $2, $3, 'Ada@Example.com', 'ada@example.com', $4, 'sending', now() + interval '1 minute')`,
+		campaign, acct, id, fmt.Sprintf("campaign:%d:%d", campaign, id))
+	require.NoError(t, err)
+	res := e.do(e.keyA, "POST", fmt.Sprintf("/v1/subscribers/%d/erase", id), nil)
+	require.Equal(t, http.StatusConflict, res.Status, "%s", res.Body)
+	require.Equal(t, "60", res.Header.Get("Retry-After"))
+	var status string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT status FROM subscribers WHERE id = $1`, id).Scan(&status))
+	require.Equal(t, "unsubscribed", status, "nothing new is sent while the erasure waits")
+	_, err = pool.Exec(ctx, `UPDATE sends SET status = 'sent', lease_until = NULL WHERE subscriber_id = $1`, id)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, e.do(e.keyA, "POST", fmt.Sprintf("/v1/subscribers/%d/erase", id), nil).Status)
+	require.Empty(t, suppressed(""), "only the hash is kept")
+
+	id = create()
+	require.Equal(t, "erasure", suppressed(""), "created again: suppressed")
+	require.Equal(t, http.StatusOK, e.do(e.keyA, "POST", fmt.Sprintf("/v1/subscribers/%d/erase", id), nil).Status)
+	require.Empty(t, suppressed(""))
+	require.Equal(t, http.StatusOK, e.do(e.keyA, "POST", "/v1/subscribers/import", `[{"email":"ADA@example.com"}]`).Status)
+	require.Equal(t, "erasure", suppressed(""), "imported again: suppressed")
+	var sub int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM subscribers WHERE email_lower = 'ada@example.com'`).Scan(&sub))
+	require.Equal(t, http.StatusOK, e.do(e.keyA, "POST", fmt.Sprintf("/v1/subscribers/%d/erase", sub), nil).Status)
+
+	// The ring rotated: a new signing key first, the old one still verifying.
+	secrets = []string{"k2:second-secret-0123456789abcdef", "k1:first-secret-0123456789abcdef"}
+	e2 := setupDeps(t, func(d *httpapi.Deps) { d.Pool, d.Accounts = pool, account.NewService(pool) },
+		func(c *config.Config) { c.UnsubscribeSecret = secrets })
+	require.Less(t, e2.do(e.keyA, "POST", "/v1/messages", map[string]any{"to": "ada@example.com", "from": "shop@example.com",
+		"subject": "News", "text": "Hi", "category": "marketing"}, "Idempotency-Key", "m-1").Status, 300)
+	require.Equal(t, "erasure", suppressed(""), "a marketing message to it, after a key rotation: suppressed")
+	var hashes int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM suppressions WHERE email_lower LIKE 'erased:%'`).Scan(&hashes))
+	require.Equal(t, 1, hashes)
 }

@@ -160,7 +160,10 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 	}
 	created := false
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		id, created, err = insert(ctx, tx, accountID, key, in, c)
+		if id, created, err = insert(ctx, tx, accountID, key, in, c); err != nil || !created {
+			return err
+		}
+		_, err = s.Erased.Recall(ctx, tx, accountID, strings.ToLower(c.to))
 		return err
 	})
 	if err != nil {
