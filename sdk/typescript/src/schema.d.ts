@@ -375,6 +375,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscribers/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export subscribers
+         * @description The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscribers/{id}": {
         parameters: {
             query?: never;
@@ -423,6 +443,75 @@ export interface paths {
          * @description Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
          */
         post: operations["confirmSubscriber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A person's activity
+         * @description What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+         */
+        get: operations["getSubscriberActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A person's data export
+         * @description Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+         */
+        get: operations["exportSubscriber"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a person
+         * @description Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+         */
+        post: operations["eraseSubscriber"];
         delete?: never;
         options?: never;
         head?: never;
@@ -609,6 +698,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/suppressions/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export suppressions
+         * @description Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportSuppressions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/suppressions": {
         parameters: {
             query?: never;
@@ -755,6 +864,26 @@ export interface paths {
          *     same limits as a send. Without data the template's sample_data is used. Changes nothing.
          */
         post: operations["renderTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export messages
+         * @description Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportMessages"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1118,6 +1247,29 @@ export interface paths {
          *     rows archived by retention are counted in the stats but have no time, so are not here.
          */
         get: operations["getCampaignTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/recipients/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export a campaign's recipients
+         * @description Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportCampaignRecipients"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1497,6 +1649,26 @@ export interface paths {
          *     24 hours instead of rotating again.
          */
         post: operations["rotateWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export events
+         * @description The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2852,8 +3024,199 @@ export interface components {
              */
             changed: number;
         };
-        /** @enum {string} */
-        SuppressionReason: "unsubscribe" | "hard_bounce" | "complaint" | "manual";
+        /**
+         * @description `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
+         * @enum {string}
+         */
+        SuppressionReason: "unsubscribe" | "hard_bounce" | "complaint" | "manual" | "erasure";
+        /**
+         * @example {
+         *       "at": "2026-12-01T09:00:02Z",
+         *       "kind": "click",
+         *       "id": 881,
+         *       "data": {
+         *         "campaign_id": 12,
+         *         "message_id": null,
+         *         "suspected_bot": false,
+         *         "link_index": 1,
+         *         "url": "https://shop.example/sale"
+         *       }
+         *     }
+         */
+        ActivityItem: {
+            /** Format: date-time */
+            at: string;
+            /** @description send, message, open, click, sequence_step, suppression, or an event type (subscriber.unsubscribed, subscriber.confirmed, suppression.created, …). */
+            kind: string;
+            /**
+             * Format: int64
+             * @description The id of the send, message, hit, event or step-log row (0 for the suppression).
+             */
+            id: number;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "at": "2026-12-01T09:00:02Z",
+         *           "kind": "click",
+         *           "id": 881,
+         *           "data": {
+         *             "campaign_id": 12,
+         *             "suspected_bot": false,
+         *             "url": "https://shop.example/sale"
+         *           }
+         *         },
+         *         {
+         *           "at": "2026-12-01T09:00:00Z",
+         *           "kind": "send",
+         *           "id": 5521,
+         *           "data": {
+         *             "campaign_id": 12,
+         *             "campaign_name": "December news",
+         *             "campaign_kind": "campaign",
+         *             "status": "sent",
+         *             "feedback": null,
+         *             "attempts": 1,
+         *             "error": null
+         *           }
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        ActivityPage: {
+            data: components["schemas"]["ActivityItem"][];
+            next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "list_id": 7,
+         *       "list_name": "News",
+         *       "status": "subscribed",
+         *       "source": "signup:form",
+         *       "status_at": "2026-11-02T09:00:00Z",
+         *       "created_at": "2026-11-02T08:59:00Z"
+         *     }
+         */
+        Consent: {
+            /** Format: int64 */
+            list_id: number;
+            list_name: string;
+            /** @enum {string} */
+            status: "subscribed" | "unsubscribed" | "pending";
+            /** @description What set the status: signup:form, confirm:…, preferences:campaign:<id>, one-click:campaign:<id>, or empty for the API. */
+            source: string;
+            /** Format: date-time */
+            status_at: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        PersonProfile: {
+            /** Format: int64 */
+            id: number;
+            email: string;
+            name: string;
+            attributes: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "pending" | "confirmed" | "unsubscribed";
+            /** @description Created by the public sign-up form. */
+            signup: boolean;
+            /**
+             * Format: date-time
+             * @description When the last confirmation email went.
+             */
+            optin_sent_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "generated_at": "2026-12-06T09:00:00Z",
+         *       "email": "ada@example.com",
+         *       "profile": {
+         *         "id": 55,
+         *         "email": "ada@example.com",
+         *         "name": "Ada",
+         *         "attributes": {
+         *           "plan": "pro"
+         *         },
+         *         "status": "confirmed",
+         *         "signup": true,
+         *         "optin_sent_at": "2026-11-02T08:59:00Z",
+         *         "created_at": "2026-11-02T08:59:00Z",
+         *         "updated_at": "2026-11-02T09:00:00Z"
+         *       },
+         *       "consents": [
+         *         {
+         *           "list_id": 7,
+         *           "list_name": "News",
+         *           "status": "subscribed",
+         *           "source": "confirm:link",
+         *           "status_at": "2026-11-02T09:00:00Z",
+         *           "created_at": "2026-11-02T08:59:00Z"
+         *         }
+         *       ],
+         *       "activity": [],
+         *       "truncated": false
+         *     }
+         */
+        PersonExport: {
+            /** Format: date-time */
+            generated_at: string;
+            email: string;
+            /** @description Null for an address without a subscriber (a message's recipient, from the preference page). */
+            profile: components["schemas"]["PersonProfile"] | null;
+            consents: components["schemas"]["Consent"][];
+            activity: components["schemas"]["ActivityItem"][];
+            truncated: boolean;
+        };
+        /**
+         * @description One erasure of a person. It never holds the address.
+         * @example {
+         *       "id": 12,
+         *       "subscriber_id": 4021,
+         *       "status": "completed",
+         *       "requested_by": "api_key:3",
+         *       "counts": {
+         *         "sends": 14,
+         *         "events": 31,
+         *         "messages": 2,
+         *         "tracking_hits": 5,
+         *         "subscribers": 1
+         *       },
+         *       "created_at": "2026-12-06T09:00:00Z",
+         *       "completed_at": "2026-12-06T09:00:01Z"
+         *     }
+         */
+        Erasure: {
+            /** Format: int64 */
+            id: number;
+            /**
+             * Format: int64
+             * @description The subscriber erased; null for an address without one (a message's preference link).
+             */
+            subscriber_id: number | null;
+            /** @enum {string} */
+            status: "running" | "completed";
+            /** @description api_key:<id>, or self-service for the preference page. */
+            requested_by: string;
+            /** @description Rows removed or pseudonymised, per table (sends, events, messages, tracking_hits, …). */
+            counts: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
         /**
          * @example {
          *       "email": "user42@example.com",
@@ -4385,7 +4748,7 @@ export interface components {
             links: components["schemas"]["LinkClicks"][];
         };
         /** @enum {string} */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
@@ -4486,6 +4849,23 @@ export interface components {
         };
     };
     responses: {
+        /** @description The rows, streamed. */
+        Export: {
+            headers: {
+                /** @description attachment; filename=<kind>.<format> */
+                "Content-Disposition"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example id,email,name,status,attributes,created_at,updated_at
+                 *     1,ada@example.com,Ada,confirmed,{},2026-11-02T09:00:00Z,2026-11-02T09:00:00Z
+                 */
+                "text/csv": string;
+                /** @example {"id":1,"email":"ada@example.com","name":"Ada","status":"confirmed"} */
+                "application/x-ndjson": string;
+            };
+        };
         /**
          * @description Any other error as an RFC 9457 problem: 500 (an internal error, logged under the
          *     request_id), 503 (the database is unreachable; retry later).
@@ -4710,6 +5090,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+         * @example csv
+         */
+        ExportFormat: "csv" | "ndjson";
         /** @example 1 */
         ID: number;
         /**
@@ -5398,6 +5783,44 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    exportSubscribers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+                status?: components["schemas"]["SubscriberStatus"];
+                /**
+                 * @description Only members of this list (by default its subscribed members; see membership).
+                 * @example 7
+                 */
+                list_id?: number;
+                /** @description With list_id, which memberships count (as GET /v1/subscribers). */
+                membership?: "subscribed" | "unsubscribed" | "pending" | "any";
+                /**
+                 * @description Only addresses whose lower-case form starts with this prefix.
+                 * @example user99
+                 */
+                email?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     getSubscriber: {
         parameters: {
             query?: never;
@@ -5528,6 +5951,126 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Subscriber"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getSubscriberActivity: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the activity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    exportSubscriber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    /** @description attachment; filename=subscriber-<id>.json */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonExport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    eraseSubscriber: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The erasure, completed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6072,6 +6615,31 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    exportSuppressions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listSuppressions: {
         parameters: {
             query?: {
@@ -6476,6 +7044,31 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    exportMessages: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7226,6 +7819,34 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    exportCampaignRecipients: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+            };
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listCampaignSends: {
         parameters: {
             query?: {
@@ -7944,6 +8565,31 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    exportEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
