@@ -249,6 +249,27 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConsentStatus.
+const (
+	ConsentStatusPending      ConsentStatus = "pending"
+	ConsentStatusSubscribed   ConsentStatus = "subscribed"
+	ConsentStatusUnsubscribed ConsentStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ConsentStatus enum.
+func (e ConsentStatus) Valid() bool {
+	switch e {
+	case ConsentStatusPending:
+		return true
+	case ConsentStatusSubscribed:
+		return true
+	case ConsentStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DomainAlignmentMode.
 const (
 	Relaxed DomainAlignmentMode = "relaxed"
@@ -321,6 +342,24 @@ func (e EndpointPingEventType) Valid() bool {
 	}
 }
 
+// Defines values for ErasureStatus.
+const (
+	ErasureStatusCompleted ErasureStatus = "completed"
+	ErasureStatusRunning   ErasureStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ErasureStatus enum.
+func (e ErasureStatus) Valid() bool {
+	switch e {
+	case ErasureStatusCompleted:
+		return true
+	case ErasureStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDeliveryStatus.
 const (
 	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
@@ -369,6 +408,7 @@ const (
 	EventTypeSubscriberComplained        EventType = "subscriber.complained"
 	EventTypeSubscriberConfirmed         EventType = "subscriber.confirmed"
 	EventTypeSubscriberCreated           EventType = "subscriber.created"
+	EventTypeSubscriberErased            EventType = "subscriber.erased"
 	EventTypeSubscriberSubscribed        EventType = "subscriber.subscribed"
 	EventTypeSubscriberUnsubscribed      EventType = "subscriber.unsubscribed"
 	EventTypeSuppressionCreated          EventType = "suppression.created"
@@ -421,6 +461,8 @@ func (e EventType) Valid() bool {
 	case EventTypeSubscriberConfirmed:
 		return true
 	case EventTypeSubscriberCreated:
+		return true
+	case EventTypeSubscriberErased:
 		return true
 	case EventTypeSubscriberSubscribed:
 		return true
@@ -600,6 +642,27 @@ func (e Permission) Valid() bool {
 	case TrackingWrite:
 		return true
 	case WebhooksManage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PersonProfileStatus.
+const (
+	PersonProfileStatusConfirmed    PersonProfileStatus = "confirmed"
+	PersonProfileStatusPending      PersonProfileStatus = "pending"
+	PersonProfileStatusUnsubscribed PersonProfileStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the PersonProfileStatus enum.
+func (e PersonProfileStatus) Valid() bool {
+	switch e {
+	case PersonProfileStatusConfirmed:
+		return true
+	case PersonProfileStatusPending:
+		return true
+	case PersonProfileStatusUnsubscribed:
 		return true
 	default:
 		return false
@@ -1290,6 +1353,21 @@ func (e SubscriberCreatedEventType) Valid() bool {
 	}
 }
 
+// Defines values for SubscriberErasedEventType.
+const (
+	SubscriberErasedEventTypeSubscriberErased SubscriberErasedEventType = "subscriber.erased"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberErasedEventType enum.
+func (e SubscriberErasedEventType) Valid() bool {
+	switch e {
+	case SubscriberErasedEventTypeSubscriberErased:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriberMembershipStatus.
 const (
 	SubscriberMembershipStatusPending      SubscriberMembershipStatus = "pending"
@@ -1437,6 +1515,7 @@ func (e SuppressionEventDataReason) Valid() bool {
 // Defines values for SuppressionReason.
 const (
 	SuppressionReasonComplaint   SuppressionReason = "complaint"
+	SuppressionReasonErasure     SuppressionReason = "erasure"
 	SuppressionReasonHardBounce  SuppressionReason = "hard_bounce"
 	SuppressionReasonManual      SuppressionReason = "manual"
 	SuppressionReasonUnsubscribe SuppressionReason = "unsubscribe"
@@ -1446,6 +1525,8 @@ const (
 func (e SuppressionReason) Valid() bool {
 	switch e {
 	case SuppressionReasonComplaint:
+		return true
+	case SuppressionReasonErasure:
 		return true
 	case SuppressionReasonHardBounce:
 		return true
@@ -1506,6 +1587,24 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
+// Defines values for ExportFormat.
+const (
+	ExportFormatCsv    ExportFormat = "csv"
+	ExportFormatNdjson ExportFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportFormat enum.
+func (e ExportFormat) Valid() bool {
+	switch e {
+	case ExportFormatCsv:
+		return true
+	case ExportFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListAuditLogParamsActorType.
 const (
 	ListAuditLogParamsActorTypeKey     ListAuditLogParamsActorType = "key"
@@ -1521,6 +1620,60 @@ func (e ListAuditLogParamsActorType) Valid() bool {
 	case ListAuditLogParamsActorTypeSession:
 		return true
 	case ListAuditLogParamsActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportCampaignRecipientsParamsFormat.
+const (
+	ExportCampaignRecipientsParamsFormatCsv    ExportCampaignRecipientsParamsFormat = "csv"
+	ExportCampaignRecipientsParamsFormatNdjson ExportCampaignRecipientsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportCampaignRecipientsParamsFormat enum.
+func (e ExportCampaignRecipientsParamsFormat) Valid() bool {
+	switch e {
+	case ExportCampaignRecipientsParamsFormatCsv:
+		return true
+	case ExportCampaignRecipientsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportEventsParamsFormat.
+const (
+	ExportEventsParamsFormatCsv    ExportEventsParamsFormat = "csv"
+	ExportEventsParamsFormatNdjson ExportEventsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportEventsParamsFormat enum.
+func (e ExportEventsParamsFormat) Valid() bool {
+	switch e {
+	case ExportEventsParamsFormatCsv:
+		return true
+	case ExportEventsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportMessagesParamsFormat.
+const (
+	ExportMessagesParamsFormatCsv    ExportMessagesParamsFormat = "csv"
+	ExportMessagesParamsFormatNdjson ExportMessagesParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportMessagesParamsFormat enum.
+func (e ExportMessagesParamsFormat) Valid() bool {
+	switch e {
+	case ExportMessagesParamsFormatCsv:
+		return true
+	case ExportMessagesParamsFormatNdjson:
 		return true
 	default:
 		return false
@@ -1545,6 +1698,66 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	case ListSubscribersParamsMembershipSubscribed:
 		return true
 	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSubscribersParamsFormat.
+const (
+	ExportSubscribersParamsFormatCsv    ExportSubscribersParamsFormat = "csv"
+	ExportSubscribersParamsFormatNdjson ExportSubscribersParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportSubscribersParamsFormat enum.
+func (e ExportSubscribersParamsFormat) Valid() bool {
+	switch e {
+	case ExportSubscribersParamsFormatCsv:
+		return true
+	case ExportSubscribersParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSubscribersParamsMembership.
+const (
+	ExportSubscribersParamsMembershipAny          ExportSubscribersParamsMembership = "any"
+	ExportSubscribersParamsMembershipPending      ExportSubscribersParamsMembership = "pending"
+	ExportSubscribersParamsMembershipSubscribed   ExportSubscribersParamsMembership = "subscribed"
+	ExportSubscribersParamsMembershipUnsubscribed ExportSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ExportSubscribersParamsMembership enum.
+func (e ExportSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case ExportSubscribersParamsMembershipAny:
+		return true
+	case ExportSubscribersParamsMembershipPending:
+		return true
+	case ExportSubscribersParamsMembershipSubscribed:
+		return true
+	case ExportSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSuppressionsParamsFormat.
+const (
+	ExportSuppressionsParamsFormatCsv    ExportSuppressionsParamsFormat = "csv"
+	ExportSuppressionsParamsFormatNdjson ExportSuppressionsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportSuppressionsParamsFormat enum.
+func (e ExportSuppressionsParamsFormat) Valid() bool {
+	switch e {
+	case ExportSuppressionsParamsFormatCsv:
+		return true
+	case ExportSuppressionsParamsFormatNdjson:
 		return true
 	default:
 		return false
@@ -1670,6 +1883,24 @@ type AccountUpdate struct {
 
 	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
 	UnsubscribeScope *UnsubscribeScope `json:"unsubscribe_scope,omitempty"`
+}
+
+// ActivityItem Example: {"at":"2026-12-01T09:00:02Z","data":{"campaign_id":12,"link_index":1,"message_id":null,"suspected_bot":false,"url":"https://shop.example/sale"},"id":881,"kind":"click"}
+type ActivityItem struct {
+	At   time.Time              `json:"at"`
+	Data map[string]interface{} `json:"data"`
+
+	// Id The id of the send, message, hit, event or step-log row (0 for the suppression).
+	Id int64 `json:"id"`
+
+	// Kind send, message, open, click, sequence_step, suppression, or an event type (subscriber.unsubscribed, subscriber.confirmed, suppression.created, …).
+	Kind string `json:"kind"`
+}
+
+// ActivityPage Example: {"data":[{"at":"2026-12-01T09:00:02Z","data":{"campaign_id":12,"suspected_bot":false,"url":"https://shop.example/sale"},"id":881,"kind":"click"},{"at":"2026-12-01T09:00:00Z","data":{"attempts":1,"campaign_id":12,"campaign_kind":"campaign","campaign_name":"December news","error":null,"feedback":null,"status":"sent"},"id":5521,"kind":"send"}],"next_cursor":null}
+type ActivityPage struct {
+	Data       []ActivityItem `json:"data"`
+	NextCursor *string        `json:"next_cursor"`
 }
 
 // Actor Example: {"id":3,"label":"ci","type":"key"}
@@ -2088,6 +2319,21 @@ type CampaignUpdate struct {
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
+// Consent Example: {"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"signup:form","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}
+type Consent struct {
+	CreatedAt time.Time `json:"created_at"`
+	ListId    int64     `json:"list_id"`
+	ListName  string    `json:"list_name"`
+
+	// Source What set the status: signup:form, confirm:…, preferences:campaign:<id>, one-click:campaign:<id>, or empty for the API.
+	Source   string        `json:"source"`
+	Status   ConsentStatus `json:"status"`
+	StatusAt time.Time     `json:"status_at"`
+}
+
+// ConsentStatus defines model for Consent.Status.
+type ConsentStatus string
+
 // DevInboxHeader defines model for DevInboxHeader.
 type DevInboxHeader struct {
 	Name  string `json:"name"`
@@ -2260,6 +2506,28 @@ type Engagement struct {
 	UniqueHumanOpens  int64 `json:"unique_human_opens"`
 	UniqueOpens       int64 `json:"unique_opens"`
 }
+
+// Erasure One erasure of a person. It never holds the address.
+//
+// Example: {"completed_at":"2026-12-06T09:00:01Z","counts":{"events":31,"messages":2,"sends":14,"subscribers":1,"tracking_hits":5},"created_at":"2026-12-06T09:00:00Z","id":12,"requested_by":"api_key:3","status":"completed","subscriber_id":4021}
+type Erasure struct {
+	CompletedAt *time.Time `json:"completed_at"`
+
+	// Counts Rows removed or pseudonymised, per table (sends, events, messages, tracking_hits, …).
+	Counts    map[string]int64 `json:"counts"`
+	CreatedAt time.Time        `json:"created_at"`
+	Id        int64            `json:"id"`
+
+	// RequestedBy api_key:<id>, or self-service for the preference page.
+	RequestedBy string        `json:"requested_by"`
+	Status      ErasureStatus `json:"status"`
+
+	// SubscriberId The subscriber erased; null for an address without one (a message's preference link).
+	SubscriberId *int64 `json:"subscriber_id"`
+}
+
+// ErasureStatus defines model for Erasure.Status.
+type ErasureStatus string
 
 // Event One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
 // schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
@@ -2691,6 +2959,38 @@ type OneClickBodyAction string
 
 // Permission One permission of the matrix in docs/teams.md.
 type Permission string
+
+// PersonExport Example: {"activity":[],"consents":[{"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"confirm:link","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}],"email":"ada@example.com","generated_at":"2026-12-06T09:00:00Z","profile":{"attributes":{"plan":"pro"},"created_at":"2026-11-02T08:59:00Z","email":"ada@example.com","id":55,"name":"Ada","optin_sent_at":"2026-11-02T08:59:00Z","signup":true,"status":"confirmed","updated_at":"2026-11-02T09:00:00Z"},"truncated":false}
+type PersonExport struct {
+	Activity    []ActivityItem `json:"activity"`
+	Consents    []Consent      `json:"consents"`
+	Email       string         `json:"email"`
+	GeneratedAt time.Time      `json:"generated_at"`
+
+	// Profile Null for an address without a subscriber (a message's recipient, from the preference page).
+	Profile   *PersonProfile `json:"profile"`
+	Truncated bool           `json:"truncated"`
+}
+
+// PersonProfile defines model for PersonProfile.
+type PersonProfile struct {
+	Attributes map[string]interface{} `json:"attributes"`
+	CreatedAt  time.Time              `json:"created_at"`
+	Email      string                 `json:"email"`
+	Id         int64                  `json:"id"`
+	Name       string                 `json:"name"`
+
+	// OptinSentAt When the last confirmation email went.
+	OptinSentAt *time.Time `json:"optin_sent_at"`
+
+	// Signup Created by the public sign-up form.
+	Signup    bool                `json:"signup"`
+	Status    PersonProfileStatus `json:"status"`
+	UpdatedAt time.Time           `json:"updated_at"`
+}
+
+// PersonProfileStatus defines model for PersonProfile.Status.
+type PersonProfileStatus string
 
 // Problem defines model for Problem.
 type Problem struct {
@@ -3498,6 +3798,27 @@ type SubscriberCreatedEventData struct {
 	SubscriberId int64  `json:"subscriber_id"`
 }
 
+// SubscriberErasedEvent defines model for SubscriberErasedEvent.
+type SubscriberErasedEvent struct {
+	// Data A person was erased; never the address (their earlier events lost theirs).
+	Data      SubscriberErasedEventData `json:"data"`
+	Id        string                    `json:"id"`
+	Timestamp time.Time                 `json:"timestamp"`
+	Type      SubscriberErasedEventType `json:"type"`
+}
+
+// SubscriberErasedEventType defines model for SubscriberErasedEvent.Type.
+type SubscriberErasedEventType string
+
+// SubscriberErasedEventData A person was erased; never the address (their earlier events lost theirs).
+type SubscriberErasedEventData struct {
+	ErasureId int64 `json:"erasure_id"`
+
+	// RequestedBy Who asked: api_key:<id>, user:<id>, or preferences (the person, from the preference page).
+	RequestedBy  string `json:"requested_by"`
+	SubscriberId *int64 `json:"subscriber_id,omitempty"`
+}
+
 // SubscriberImportRow One row of a JSON import. Rows are checked in the handler, so a bad row is reported, not fatal.
 //
 // Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
@@ -3605,7 +3926,9 @@ type Suppression struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// Email The address in lower case.
-	Email  string            `json:"email"`
+	Email string `json:"email"`
+
+	// Reason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 	Reason SuppressionReason `json:"reason"`
 	Source string            `json:"source"`
 }
@@ -3657,7 +3980,7 @@ type SuppressionPage struct {
 	NextCursor *string       `json:"next_cursor"`
 }
 
-// SuppressionReason defines model for SuppressionReason.
+// SuppressionReason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 type SuppressionReason string
 
 // Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
@@ -3864,6 +4187,9 @@ type Cursor = string
 // EventTypeFilter defines model for EventTypeFilter.
 type EventTypeFilter = []EventType
 
+// ExportFormat defines model for ExportFormat.
+type ExportFormat string
+
 // ID defines model for ID.
 type ID = int64
 
@@ -4023,6 +4349,15 @@ type PauseCampaignParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportCampaignRecipientsParams defines parameters for ExportCampaignRecipients.
+type ExportCampaignRecipientsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportCampaignRecipientsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportCampaignRecipientsParamsFormat defines parameters for ExportCampaignRecipients.
+type ExportCampaignRecipientsParamsFormat string
 
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
@@ -4218,6 +4553,15 @@ type ListEventsParams struct {
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
 }
 
+// ExportEventsParams defines parameters for ExportEvents.
+type ExportEventsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportEventsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportEventsParamsFormat defines parameters for ExportEvents.
+type ExportEventsParamsFormat string
+
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
@@ -4334,6 +4678,15 @@ type SendMessageBatchParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportMessagesParams defines parameters for ExportMessages.
+type ExportMessagesParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportMessagesParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportMessagesParamsFormat defines parameters for ExportMessages.
+type ExportMessagesParamsFormat string
 
 // ListSegmentsParams defines parameters for ListSegments.
 type ListSegmentsParams struct {
@@ -4593,6 +4946,28 @@ type CreateSubscriberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ExportSubscribersParams defines parameters for ExportSubscribers.
+type ExportSubscribersParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportSubscribersParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+	Status *SubscriberStatus              `form:"status,omitempty" json:"status,omitempty"`
+
+	// ListId Only members of this list (by default its subscribed members; see membership).
+	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count (as GET /v1/subscribers).
+	Membership *ExportSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
+
+	// Email Only addresses whose lower-case form starts with this prefix.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// ExportSubscribersParamsFormat defines parameters for ExportSubscribers.
+type ExportSubscribersParamsFormat string
+
+// ExportSubscribersParamsMembership defines parameters for ExportSubscribers.
+type ExportSubscribersParamsMembership string
+
 // ImportSubscribersJSONBody defines parameters for ImportSubscribers.
 type ImportSubscribersJSONBody = []SubscriberImportRow
 
@@ -4616,8 +4991,35 @@ type ImportSubscribersParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetSubscriberActivityParams defines parameters for GetSubscriberActivity.
+type GetSubscriberActivityParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ConfirmSubscriberParams defines parameters for ConfirmSubscriber.
 type ConfirmSubscriberParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EraseSubscriberParams defines parameters for EraseSubscriber.
+type EraseSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -4659,6 +5061,15 @@ type AddSuppressionParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportSuppressionsParams defines parameters for ExportSuppressions.
+type ExportSuppressionsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportSuppressionsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportSuppressionsParamsFormat defines parameters for ExportSuppressions.
+type ExportSuppressionsParamsFormat string
 
 // ListTemplatesParams defines parameters for ListTemplates.
 type ListTemplatesParams struct {
@@ -5795,6 +6206,42 @@ func (t *Event) MergeSubscriberSubscribedEvent(v SubscriberSubscribedEvent) erro
 	return err
 }
 
+// AsSubscriberErasedEvent returns the union data inside the Event as a SubscriberErasedEvent
+func (t Event) AsSubscriberErasedEvent() (SubscriberErasedEvent, error) {
+	var body SubscriberErasedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscriberErasedEvent overwrites any union data inside the Event as the provided SubscriberErasedEvent
+func (t *Event) FromSubscriberErasedEvent(v SubscriberErasedEvent) error {
+	t.Type = "subscriber.erased"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.erased"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscriberErasedEvent performs a merge with any union data inside the Event, using the provided SubscriberErasedEvent
+func (t *Event) MergeSubscriberErasedEvent(v SubscriberErasedEvent) error {
+	t.Type = "subscriber.erased"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.erased"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsSuppressionCreatedEvent returns the union data inside the Event as a SuppressionCreatedEvent
 func (t Event) AsSuppressionCreatedEvent() (SuppressionCreatedEvent, error) {
 	var body SuppressionCreatedEvent
@@ -6105,6 +6552,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsSubscriberConfirmedEvent()
 	case "subscriber.created":
 		return t.AsSubscriberCreatedEvent()
+	case "subscriber.erased":
+		return t.AsSubscriberErasedEvent()
 	case "subscriber.subscribed":
 		return t.AsSubscriberSubscribedEvent()
 	case "subscriber.unsubscribed":

@@ -256,6 +256,27 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConsentStatus.
+const (
+	ConsentStatusPending      ConsentStatus = "pending"
+	ConsentStatusSubscribed   ConsentStatus = "subscribed"
+	ConsentStatusUnsubscribed ConsentStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ConsentStatus enum.
+func (e ConsentStatus) Valid() bool {
+	switch e {
+	case ConsentStatusPending:
+		return true
+	case ConsentStatusSubscribed:
+		return true
+	case ConsentStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DomainAlignmentMode.
 const (
 	Relaxed DomainAlignmentMode = "relaxed"
@@ -328,6 +349,24 @@ func (e EndpointPingEventType) Valid() bool {
 	}
 }
 
+// Defines values for ErasureStatus.
+const (
+	ErasureStatusCompleted ErasureStatus = "completed"
+	ErasureStatusRunning   ErasureStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ErasureStatus enum.
+func (e ErasureStatus) Valid() bool {
+	switch e {
+	case ErasureStatusCompleted:
+		return true
+	case ErasureStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDeliveryStatus.
 const (
 	EventDeliveryStatusDelivered  EventDeliveryStatus = "delivered"
@@ -376,6 +415,7 @@ const (
 	EventTypeSubscriberComplained        EventType = "subscriber.complained"
 	EventTypeSubscriberConfirmed         EventType = "subscriber.confirmed"
 	EventTypeSubscriberCreated           EventType = "subscriber.created"
+	EventTypeSubscriberErased            EventType = "subscriber.erased"
 	EventTypeSubscriberSubscribed        EventType = "subscriber.subscribed"
 	EventTypeSubscriberUnsubscribed      EventType = "subscriber.unsubscribed"
 	EventTypeSuppressionCreated          EventType = "suppression.created"
@@ -428,6 +468,8 @@ func (e EventType) Valid() bool {
 	case EventTypeSubscriberConfirmed:
 		return true
 	case EventTypeSubscriberCreated:
+		return true
+	case EventTypeSubscriberErased:
 		return true
 	case EventTypeSubscriberSubscribed:
 		return true
@@ -607,6 +649,27 @@ func (e Permission) Valid() bool {
 	case TrackingWrite:
 		return true
 	case WebhooksManage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PersonProfileStatus.
+const (
+	PersonProfileStatusConfirmed    PersonProfileStatus = "confirmed"
+	PersonProfileStatusPending      PersonProfileStatus = "pending"
+	PersonProfileStatusUnsubscribed PersonProfileStatus = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the PersonProfileStatus enum.
+func (e PersonProfileStatus) Valid() bool {
+	switch e {
+	case PersonProfileStatusConfirmed:
+		return true
+	case PersonProfileStatusPending:
+		return true
+	case PersonProfileStatusUnsubscribed:
 		return true
 	default:
 		return false
@@ -1297,6 +1360,21 @@ func (e SubscriberCreatedEventType) Valid() bool {
 	}
 }
 
+// Defines values for SubscriberErasedEventType.
+const (
+	SubscriberErasedEventTypeSubscriberErased SubscriberErasedEventType = "subscriber.erased"
+)
+
+// Valid indicates whether the value is a known member of the SubscriberErasedEventType enum.
+func (e SubscriberErasedEventType) Valid() bool {
+	switch e {
+	case SubscriberErasedEventTypeSubscriberErased:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriberMembershipStatus.
 const (
 	SubscriberMembershipStatusPending      SubscriberMembershipStatus = "pending"
@@ -1444,6 +1522,7 @@ func (e SuppressionEventDataReason) Valid() bool {
 // Defines values for SuppressionReason.
 const (
 	SuppressionReasonComplaint   SuppressionReason = "complaint"
+	SuppressionReasonErasure     SuppressionReason = "erasure"
 	SuppressionReasonHardBounce  SuppressionReason = "hard_bounce"
 	SuppressionReasonManual      SuppressionReason = "manual"
 	SuppressionReasonUnsubscribe SuppressionReason = "unsubscribe"
@@ -1453,6 +1532,8 @@ const (
 func (e SuppressionReason) Valid() bool {
 	switch e {
 	case SuppressionReasonComplaint:
+		return true
+	case SuppressionReasonErasure:
 		return true
 	case SuppressionReasonHardBounce:
 		return true
@@ -1513,6 +1594,24 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
+// Defines values for ExportFormat.
+const (
+	ExportFormatCsv    ExportFormat = "csv"
+	ExportFormatNdjson ExportFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportFormat enum.
+func (e ExportFormat) Valid() bool {
+	switch e {
+	case ExportFormatCsv:
+		return true
+	case ExportFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListAuditLogParamsActorType.
 const (
 	ListAuditLogParamsActorTypeKey     ListAuditLogParamsActorType = "key"
@@ -1528,6 +1627,60 @@ func (e ListAuditLogParamsActorType) Valid() bool {
 	case ListAuditLogParamsActorTypeSession:
 		return true
 	case ListAuditLogParamsActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportCampaignRecipientsParamsFormat.
+const (
+	ExportCampaignRecipientsParamsFormatCsv    ExportCampaignRecipientsParamsFormat = "csv"
+	ExportCampaignRecipientsParamsFormatNdjson ExportCampaignRecipientsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportCampaignRecipientsParamsFormat enum.
+func (e ExportCampaignRecipientsParamsFormat) Valid() bool {
+	switch e {
+	case ExportCampaignRecipientsParamsFormatCsv:
+		return true
+	case ExportCampaignRecipientsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportEventsParamsFormat.
+const (
+	ExportEventsParamsFormatCsv    ExportEventsParamsFormat = "csv"
+	ExportEventsParamsFormatNdjson ExportEventsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportEventsParamsFormat enum.
+func (e ExportEventsParamsFormat) Valid() bool {
+	switch e {
+	case ExportEventsParamsFormatCsv:
+		return true
+	case ExportEventsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportMessagesParamsFormat.
+const (
+	ExportMessagesParamsFormatCsv    ExportMessagesParamsFormat = "csv"
+	ExportMessagesParamsFormatNdjson ExportMessagesParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportMessagesParamsFormat enum.
+func (e ExportMessagesParamsFormat) Valid() bool {
+	switch e {
+	case ExportMessagesParamsFormatCsv:
+		return true
+	case ExportMessagesParamsFormatNdjson:
 		return true
 	default:
 		return false
@@ -1552,6 +1705,66 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	case ListSubscribersParamsMembershipSubscribed:
 		return true
 	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSubscribersParamsFormat.
+const (
+	ExportSubscribersParamsFormatCsv    ExportSubscribersParamsFormat = "csv"
+	ExportSubscribersParamsFormatNdjson ExportSubscribersParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportSubscribersParamsFormat enum.
+func (e ExportSubscribersParamsFormat) Valid() bool {
+	switch e {
+	case ExportSubscribersParamsFormatCsv:
+		return true
+	case ExportSubscribersParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSubscribersParamsMembership.
+const (
+	ExportSubscribersParamsMembershipAny          ExportSubscribersParamsMembership = "any"
+	ExportSubscribersParamsMembershipPending      ExportSubscribersParamsMembership = "pending"
+	ExportSubscribersParamsMembershipSubscribed   ExportSubscribersParamsMembership = "subscribed"
+	ExportSubscribersParamsMembershipUnsubscribed ExportSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the ExportSubscribersParamsMembership enum.
+func (e ExportSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case ExportSubscribersParamsMembershipAny:
+		return true
+	case ExportSubscribersParamsMembershipPending:
+		return true
+	case ExportSubscribersParamsMembershipSubscribed:
+		return true
+	case ExportSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportSuppressionsParamsFormat.
+const (
+	ExportSuppressionsParamsFormatCsv    ExportSuppressionsParamsFormat = "csv"
+	ExportSuppressionsParamsFormatNdjson ExportSuppressionsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportSuppressionsParamsFormat enum.
+func (e ExportSuppressionsParamsFormat) Valid() bool {
+	switch e {
+	case ExportSuppressionsParamsFormatCsv:
+		return true
+	case ExportSuppressionsParamsFormatNdjson:
 		return true
 	default:
 		return false
@@ -1677,6 +1890,24 @@ type AccountUpdate struct {
 
 	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
 	UnsubscribeScope *UnsubscribeScope `json:"unsubscribe_scope,omitempty"`
+}
+
+// ActivityItem Example: {"at":"2026-12-01T09:00:02Z","data":{"campaign_id":12,"link_index":1,"message_id":null,"suspected_bot":false,"url":"https://shop.example/sale"},"id":881,"kind":"click"}
+type ActivityItem struct {
+	At   time.Time              `json:"at"`
+	Data map[string]interface{} `json:"data"`
+
+	// Id The id of the send, message, hit, event or step-log row (0 for the suppression).
+	Id int64 `json:"id"`
+
+	// Kind send, message, open, click, sequence_step, suppression, or an event type (subscriber.unsubscribed, subscriber.confirmed, suppression.created, …).
+	Kind string `json:"kind"`
+}
+
+// ActivityPage Example: {"data":[{"at":"2026-12-01T09:00:02Z","data":{"campaign_id":12,"suspected_bot":false,"url":"https://shop.example/sale"},"id":881,"kind":"click"},{"at":"2026-12-01T09:00:00Z","data":{"attempts":1,"campaign_id":12,"campaign_kind":"campaign","campaign_name":"December news","error":null,"feedback":null,"status":"sent"},"id":5521,"kind":"send"}],"next_cursor":null}
+type ActivityPage struct {
+	Data       []ActivityItem `json:"data"`
+	NextCursor *string        `json:"next_cursor"`
 }
 
 // Actor Example: {"id":3,"label":"ci","type":"key"}
@@ -2095,6 +2326,21 @@ type CampaignUpdate struct {
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
+// Consent Example: {"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"signup:form","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}
+type Consent struct {
+	CreatedAt time.Time `json:"created_at"`
+	ListId    int64     `json:"list_id"`
+	ListName  string    `json:"list_name"`
+
+	// Source What set the status: signup:form, confirm:…, preferences:campaign:<id>, one-click:campaign:<id>, or empty for the API.
+	Source   string        `json:"source"`
+	Status   ConsentStatus `json:"status"`
+	StatusAt time.Time     `json:"status_at"`
+}
+
+// ConsentStatus defines model for Consent.Status.
+type ConsentStatus string
+
 // DevInboxHeader defines model for DevInboxHeader.
 type DevInboxHeader struct {
 	Name  string `json:"name"`
@@ -2267,6 +2513,28 @@ type Engagement struct {
 	UniqueHumanOpens  int64 `json:"unique_human_opens"`
 	UniqueOpens       int64 `json:"unique_opens"`
 }
+
+// Erasure One erasure of a person. It never holds the address.
+//
+// Example: {"completed_at":"2026-12-06T09:00:01Z","counts":{"events":31,"messages":2,"sends":14,"subscribers":1,"tracking_hits":5},"created_at":"2026-12-06T09:00:00Z","id":12,"requested_by":"api_key:3","status":"completed","subscriber_id":4021}
+type Erasure struct {
+	CompletedAt *time.Time `json:"completed_at"`
+
+	// Counts Rows removed or pseudonymised, per table (sends, events, messages, tracking_hits, …).
+	Counts    map[string]int64 `json:"counts"`
+	CreatedAt time.Time        `json:"created_at"`
+	Id        int64            `json:"id"`
+
+	// RequestedBy api_key:<id>, or self-service for the preference page.
+	RequestedBy string        `json:"requested_by"`
+	Status      ErasureStatus `json:"status"`
+
+	// SubscriberId The subscriber erased; null for an address without one (a message's preference link).
+	SubscriberId *int64 `json:"subscriber_id"`
+}
+
+// ErasureStatus defines model for Erasure.Status.
+type ErasureStatus string
 
 // Event One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
 // schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
@@ -2698,6 +2966,38 @@ type OneClickBodyAction string
 
 // Permission One permission of the matrix in docs/teams.md.
 type Permission string
+
+// PersonExport Example: {"activity":[],"consents":[{"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"confirm:link","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}],"email":"ada@example.com","generated_at":"2026-12-06T09:00:00Z","profile":{"attributes":{"plan":"pro"},"created_at":"2026-11-02T08:59:00Z","email":"ada@example.com","id":55,"name":"Ada","optin_sent_at":"2026-11-02T08:59:00Z","signup":true,"status":"confirmed","updated_at":"2026-11-02T09:00:00Z"},"truncated":false}
+type PersonExport struct {
+	Activity    []ActivityItem `json:"activity"`
+	Consents    []Consent      `json:"consents"`
+	Email       string         `json:"email"`
+	GeneratedAt time.Time      `json:"generated_at"`
+
+	// Profile Null for an address without a subscriber (a message's recipient, from the preference page).
+	Profile   *PersonProfile `json:"profile"`
+	Truncated bool           `json:"truncated"`
+}
+
+// PersonProfile defines model for PersonProfile.
+type PersonProfile struct {
+	Attributes map[string]interface{} `json:"attributes"`
+	CreatedAt  time.Time              `json:"created_at"`
+	Email      string                 `json:"email"`
+	Id         int64                  `json:"id"`
+	Name       string                 `json:"name"`
+
+	// OptinSentAt When the last confirmation email went.
+	OptinSentAt *time.Time `json:"optin_sent_at"`
+
+	// Signup Created by the public sign-up form.
+	Signup    bool                `json:"signup"`
+	Status    PersonProfileStatus `json:"status"`
+	UpdatedAt time.Time           `json:"updated_at"`
+}
+
+// PersonProfileStatus defines model for PersonProfile.Status.
+type PersonProfileStatus string
 
 // Problem defines model for Problem.
 type Problem struct {
@@ -3505,6 +3805,27 @@ type SubscriberCreatedEventData struct {
 	SubscriberId int64  `json:"subscriber_id"`
 }
 
+// SubscriberErasedEvent defines model for SubscriberErasedEvent.
+type SubscriberErasedEvent struct {
+	// Data A person was erased; never the address (their earlier events lost theirs).
+	Data      SubscriberErasedEventData `json:"data"`
+	Id        string                    `json:"id"`
+	Timestamp time.Time                 `json:"timestamp"`
+	Type      SubscriberErasedEventType `json:"type"`
+}
+
+// SubscriberErasedEventType defines model for SubscriberErasedEvent.Type.
+type SubscriberErasedEventType string
+
+// SubscriberErasedEventData A person was erased; never the address (their earlier events lost theirs).
+type SubscriberErasedEventData struct {
+	ErasureId int64 `json:"erasure_id"`
+
+	// RequestedBy Who asked: api_key:<id>, user:<id>, or preferences (the person, from the preference page).
+	RequestedBy  string `json:"requested_by"`
+	SubscriberId *int64 `json:"subscriber_id,omitempty"`
+}
+
 // SubscriberImportRow One row of a JSON import. Rows are checked in the handler, so a bad row is reported, not fatal.
 //
 // Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
@@ -3612,7 +3933,9 @@ type Suppression struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// Email The address in lower case.
-	Email  string            `json:"email"`
+	Email string `json:"email"`
+
+	// Reason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 	Reason SuppressionReason `json:"reason"`
 	Source string            `json:"source"`
 }
@@ -3664,7 +3987,7 @@ type SuppressionPage struct {
 	NextCursor *string       `json:"next_cursor"`
 }
 
-// SuppressionReason defines model for SuppressionReason.
+// SuppressionReason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 type SuppressionReason string
 
 // Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
@@ -3871,6 +4194,9 @@ type Cursor = string
 // EventTypeFilter defines model for EventTypeFilter.
 type EventTypeFilter = []EventType
 
+// ExportFormat defines model for ExportFormat.
+type ExportFormat string
+
 // ID defines model for ID.
 type ID = int64
 
@@ -4030,6 +4356,15 @@ type PauseCampaignParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportCampaignRecipientsParams defines parameters for ExportCampaignRecipients.
+type ExportCampaignRecipientsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportCampaignRecipientsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportCampaignRecipientsParamsFormat defines parameters for ExportCampaignRecipients.
+type ExportCampaignRecipientsParamsFormat string
 
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
@@ -4225,6 +4560,15 @@ type ListEventsParams struct {
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
 }
 
+// ExportEventsParams defines parameters for ExportEvents.
+type ExportEventsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportEventsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportEventsParamsFormat defines parameters for ExportEvents.
+type ExportEventsParamsFormat string
+
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
@@ -4341,6 +4685,15 @@ type SendMessageBatchParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportMessagesParams defines parameters for ExportMessages.
+type ExportMessagesParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportMessagesParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportMessagesParamsFormat defines parameters for ExportMessages.
+type ExportMessagesParamsFormat string
 
 // ListSegmentsParams defines parameters for ListSegments.
 type ListSegmentsParams struct {
@@ -4600,6 +4953,28 @@ type CreateSubscriberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ExportSubscribersParams defines parameters for ExportSubscribers.
+type ExportSubscribersParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportSubscribersParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+	Status *SubscriberStatus              `form:"status,omitempty" json:"status,omitempty"`
+
+	// ListId Only members of this list (by default its subscribed members; see membership).
+	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count (as GET /v1/subscribers).
+	Membership *ExportSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
+
+	// Email Only addresses whose lower-case form starts with this prefix.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// ExportSubscribersParamsFormat defines parameters for ExportSubscribers.
+type ExportSubscribersParamsFormat string
+
+// ExportSubscribersParamsMembership defines parameters for ExportSubscribers.
+type ExportSubscribersParamsMembership string
+
 // ImportSubscribersJSONBody defines parameters for ImportSubscribers.
 type ImportSubscribersJSONBody = []SubscriberImportRow
 
@@ -4623,8 +4998,35 @@ type ImportSubscribersParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetSubscriberActivityParams defines parameters for GetSubscriberActivity.
+type GetSubscriberActivityParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ConfirmSubscriberParams defines parameters for ConfirmSubscriber.
 type ConfirmSubscriberParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EraseSubscriberParams defines parameters for EraseSubscriber.
+type EraseSubscriberParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -4666,6 +5068,15 @@ type AddSuppressionParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ExportSuppressionsParams defines parameters for ExportSuppressions.
+type ExportSuppressionsParams struct {
+	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+	Format *ExportSuppressionsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportSuppressionsParamsFormat defines parameters for ExportSuppressions.
+type ExportSuppressionsParamsFormat string
 
 // ListTemplatesParams defines parameters for ListTemplates.
 type ListTemplatesParams struct {
@@ -5802,6 +6213,42 @@ func (t *Event) MergeSubscriberSubscribedEvent(v SubscriberSubscribedEvent) erro
 	return err
 }
 
+// AsSubscriberErasedEvent returns the union data inside the Event as a SubscriberErasedEvent
+func (t Event) AsSubscriberErasedEvent() (SubscriberErasedEvent, error) {
+	var body SubscriberErasedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscriberErasedEvent overwrites any union data inside the Event as the provided SubscriberErasedEvent
+func (t *Event) FromSubscriberErasedEvent(v SubscriberErasedEvent) error {
+	t.Type = "subscriber.erased"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.erased"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscriberErasedEvent performs a merge with any union data inside the Event, using the provided SubscriberErasedEvent
+func (t *Event) MergeSubscriberErasedEvent(v SubscriberErasedEvent) error {
+	t.Type = "subscriber.erased"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"subscriber.erased"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsSuppressionCreatedEvent returns the union data inside the Event as a SuppressionCreatedEvent
 func (t Event) AsSuppressionCreatedEvent() (SuppressionCreatedEvent, error) {
 	var body SuppressionCreatedEvent
@@ -6112,6 +6559,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsSubscriberConfirmedEvent()
 	case "subscriber.created":
 		return t.AsSubscriberCreatedEvent()
+	case "subscriber.erased":
+		return t.AsSubscriberErasedEvent()
 	case "subscriber.subscribed":
 		return t.AsSubscriberSubscribedEvent()
 	case "subscriber.unsubscribed":
@@ -6722,6 +7171,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
 	PauseCampaign(ctx context.Context, id ID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportCampaignRecipients Export a campaign's recipients
+	//
+	// Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
+	ExportCampaignRecipients(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResumeCampaign Resume campaign
 	//
 	// paused → sending.
@@ -6959,6 +7415,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportEvents Export events
+	//
+	// The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/events/export (the `ExportEvents` operationId).
+	ExportEvents(ctx context.Context, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamEvents The account's events as Server-Sent Events (id = cursor, event = type, data = the event).
 	//
 	// Authenticates with the API key, or with `?token=` from POST /v1/events/stream-tokens
@@ -7167,6 +7630,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/messages/batch (the `SendMessageBatch` operationId).
 	SendMessageBatch(ctx context.Context, params *SendMessageBatchParams, body SendMessageBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportMessages Export messages
+	//
+	// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
+	ExportMessages(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMessage Get message
 	//
@@ -7521,6 +7991,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/subscribers (the `CreateSubscriber` operationId).
 	CreateSubscriber(ctx context.Context, params *CreateSubscriberParams, body CreateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportSubscribers Export subscribers
+	//
+	// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/subscribers/export (the `ExportSubscribers` operationId).
+	ExportSubscribers(ctx context.Context, params *ExportSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ImportSubscribersWithBody Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
@@ -7599,12 +8076,33 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/subscribers/{id} (the `UpdateSubscriber` operationId).
 	UpdateSubscriber(ctx context.Context, id ID, body UpdateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetSubscriberActivity A person's activity
+	//
+	// What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+	//
+	// Corresponds with GET /v1/subscribers/{id}/activity (the `GetSubscriberActivity` operationId).
+	GetSubscriberActivity(ctx context.Context, id ID, params *GetSubscriberActivityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ConfirmSubscriber Confirm subscriber
 	//
 	// Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
 	//
 	// Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 	ConfirmSubscriber(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EraseSubscriber Erase a person
+	//
+	// Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+	//
+	// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
+	EraseSubscriber(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportSubscriber A person's data export
+	//
+	// Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+	//
+	// Corresponds with GET /v1/subscribers/{id}/export (the `ExportSubscriber` operationId).
+	ExportSubscriber(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSubscriberLists List a subscriber's lists
 	//
@@ -7637,6 +8135,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/suppressions (the `AddSuppression` operationId).
 	AddSuppression(ctx context.Context, params *AddSuppressionParams, body AddSuppressionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportSuppressions Export suppressions
+	//
+	// Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Corresponds with GET /v1/suppressions/export (the `ExportSuppressions` operationId).
+	ExportSuppressions(ctx context.Context, params *ExportSuppressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RemoveSuppression Remove suppression
 	//
@@ -8654,6 +9159,23 @@ func (c *Raw) PauseCampaign(ctx context.Context, id ID, params *PauseCampaignPar
 	return c.Client.Do(req)
 }
 
+// ExportCampaignRecipients Export a campaign's recipients
+//
+// Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
+func (c *Raw) ExportCampaignRecipients(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportCampaignRecipientsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ResumeCampaign Resume campaign
 //
 // paused → sending.
@@ -9141,6 +9663,23 @@ func (c *Raw) ListEvents(ctx context.Context, params *ListEventsParams, reqEdito
 	return c.Client.Do(req)
 }
 
+// ExportEvents Export events
+//
+// The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/events/export (the `ExportEvents` operationId).
+func (c *Raw) ExportEvents(ctx context.Context, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamEvents The account's events as Server-Sent Events (id = cursor, event = type, data = the event).
 //
 // Authenticates with the API key, or with `?token=` from POST /v1/events/stream-tokens
@@ -9530,6 +10069,23 @@ func (c *Raw) SendMessageBatchWithBody(ctx context.Context, params *SendMessageB
 // Corresponds with POST /v1/messages/batch (the `SendMessageBatch` operationId).
 func (c *Raw) SendMessageBatch(ctx context.Context, params *SendMessageBatchParams, body SendMessageBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSendMessageBatchRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportMessages Export messages
+//
+// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
+func (c *Raw) ExportMessages(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportMessagesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10293,6 +10849,23 @@ func (c *Raw) CreateSubscriber(ctx context.Context, params *CreateSubscriberPara
 	return c.Client.Do(req)
 }
 
+// ExportSubscribers Export subscribers
+//
+// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/subscribers/export (the `ExportSubscribers` operationId).
+func (c *Raw) ExportSubscribers(ctx context.Context, params *ExportSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportSubscribersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ImportSubscribersWithBody Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 //
 // Rows are validated one by one; invalid rows are reported with their line number
@@ -10431,6 +11004,23 @@ func (c *Raw) UpdateSubscriber(ctx context.Context, id ID, body UpdateSubscriber
 	return c.Client.Do(req)
 }
 
+// GetSubscriberActivity A person's activity
+//
+// What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+//
+// Corresponds with GET /v1/subscribers/{id}/activity (the `GetSubscriberActivity` operationId).
+func (c *Raw) GetSubscriberActivity(ctx context.Context, id ID, params *GetSubscriberActivityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSubscriberActivityRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ConfirmSubscriber Confirm subscriber
 //
 // Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
@@ -10438,6 +11028,40 @@ func (c *Raw) UpdateSubscriber(ctx context.Context, id ID, body UpdateSubscriber
 // Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 func (c *Raw) ConfirmSubscriber(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewConfirmSubscriberRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EraseSubscriber Erase a person
+//
+// Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+//
+// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
+func (c *Raw) EraseSubscriber(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEraseSubscriberRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportSubscriber A person's data export
+//
+// Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+//
+// Corresponds with GET /v1/subscribers/{id}/export (the `ExportSubscriber` operationId).
+func (c *Raw) ExportSubscriber(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportSubscriberRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -10510,6 +11134,23 @@ func (c *Raw) AddSuppressionWithBody(ctx context.Context, params *AddSuppression
 // Corresponds with POST /v1/suppressions (the `AddSuppression` operationId).
 func (c *Raw) AddSuppression(ctx context.Context, params *AddSuppressionParams, body AddSuppressionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAddSuppressionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportSuppressions Export suppressions
+//
+// Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Corresponds with GET /v1/suppressions/export (the `ExportSuppressions` operationId).
+func (c *Raw) ExportSuppressions(ctx context.Context, params *ExportSuppressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportSuppressionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12395,6 +13036,67 @@ func NewPauseCampaignRequest(server string, id ID, params *PauseCampaignParams) 
 	return req, nil
 }
 
+// NewExportCampaignRecipientsRequest constructs an http.Request for the ExportCampaignRecipients method
+func NewExportCampaignRecipientsRequest(server string, id ID, params *ExportCampaignRecipientsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/recipients/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewResumeCampaignRequest constructs an http.Request for the ResumeCampaign method
 func NewResumeCampaignRequest(server string, id ID, params *ResumeCampaignParams) (*http.Request, error) {
 	var err error
@@ -13396,6 +14098,60 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 	return req, nil
 }
 
+// NewExportEventsRequest constructs an http.Request for the ExportEvents method
+func NewExportEventsRequest(server string, params *ExportEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStreamEventsRequest constructs an http.Request for the StreamEvents method
 func NewStreamEventsRequest(server string, params *StreamEventsParams) (*http.Request, error) {
 	var err error
@@ -14108,6 +14864,60 @@ func NewSendMessageBatchRequestWithBody(server string, params *SendMessageBatchP
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewExportMessagesRequest constructs an http.Request for the ExportMessages method
+func NewExportMessagesRequest(server string, params *ExportMessagesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/messages/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -15612,6 +16422,108 @@ func NewCreateSubscriberRequestWithBody(server string, params *CreateSubscriberP
 	return req, nil
 }
 
+// NewExportSubscribersRequest constructs an http.Request for the ExportSubscribers method
+func NewExportSubscribersRequest(server string, params *ExportSubscribersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ListId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list_id", *params.ListId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Membership != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "membership", *params.Membership, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewImportSubscribersRequest calls the generic ImportSubscribers builder with application/json body
 func NewImportSubscribersRequest(server string, params *ImportSubscribersParams, body ImportSubscribersJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15809,6 +16721,79 @@ func NewUpdateSubscriberRequestWithBody(server string, id ID, contentType string
 	return req, nil
 }
 
+// NewGetSubscriberActivityRequest constructs an http.Request for the GetSubscriberActivity method
+func NewGetSubscriberActivityRequest(server string, id ID, params *GetSubscriberActivityParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/%s/activity", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewConfirmSubscriberRequest constructs an http.Request for the ConfirmSubscriber method
 func NewConfirmSubscriberRequest(server string, id ID, params *ConfirmSubscriberParams) (*http.Request, error) {
 	var err error
@@ -15853,6 +16838,89 @@ func NewConfirmSubscriberRequest(server string, id ID, params *ConfirmSubscriber
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewEraseSubscriberRequest constructs an http.Request for the EraseSubscriber method
+func NewEraseSubscriberRequest(server string, id ID, params *EraseSubscriberParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/%s/erase", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewExportSubscriberRequest constructs an http.Request for the ExportSubscriber method
+func NewExportSubscriberRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/%s/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -16008,6 +17076,60 @@ func NewAddSuppressionRequestWithBody(server string, params *AddSuppressionParam
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewExportSuppressionsRequest constructs an http.Request for the ExportSuppressions method
+func NewExportSuppressionsRequest(server string, params *ExportSuppressionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/suppressions/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -17236,6 +18358,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
 	PauseCampaignWithResponse(ctx context.Context, id ID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*PauseCampaignResponse, error)
 
+	// ExportCampaignRecipientsWithResponse Export a campaign's recipients
+	//
+	// Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
+	ExportCampaignRecipientsWithResponse(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ExportCampaignRecipientsResponse, error)
+
 	// ResumeCampaignWithResponse Resume campaign
 	//
 	// paused → sending.
@@ -17499,6 +18630,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
+	// ExportEventsWithResponse Export events
+	//
+	// The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events/export (the `ExportEvents` operationId).
+	ExportEventsWithResponse(ctx context.Context, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*ExportEventsResponse, error)
+
 	// StreamEventsWithResponse The account's events as Server-Sent Events (id = cursor, event = type, data = the event).
 	//
 	// Authenticates with the API key, or with `?token=` from POST /v1/events/stream-tokens
@@ -17721,6 +18861,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/messages/batch (the `SendMessageBatch` operationId).
 	SendMessageBatchWithResponse(ctx context.Context, params *SendMessageBatchParams, body SendMessageBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageBatchResponse, error)
+
+	// ExportMessagesWithResponse Export messages
+	//
+	// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
+	ExportMessagesWithResponse(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*ExportMessagesResponse, error)
 
 	// GetMessageWithResponse Get message
 	//
@@ -18115,6 +19264,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/subscribers (the `CreateSubscriber` operationId).
 	CreateSubscriberWithResponse(ctx context.Context, params *CreateSubscriberParams, body CreateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSubscriberResponse, error)
 
+	// ExportSubscribersWithResponse Export subscribers
+	//
+	// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/export (the `ExportSubscribers` operationId).
+	ExportSubscribersWithResponse(ctx context.Context, params *ExportSubscribersParams, reqEditors ...RequestEditorFn) (*ExportSubscribersResponse, error)
+
 	// ImportSubscribersWithBodyWithResponse Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
@@ -18197,6 +19355,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/subscribers/{id} (the `UpdateSubscriber` operationId).
 	UpdateSubscriberWithResponse(ctx context.Context, id ID, body UpdateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSubscriberResponse, error)
 
+	// GetSubscriberActivityWithResponse A person's activity
+	//
+	// What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/{id}/activity (the `GetSubscriberActivity` operationId).
+	GetSubscriberActivityWithResponse(ctx context.Context, id ID, params *GetSubscriberActivityParams, reqEditors ...RequestEditorFn) (*GetSubscriberActivityResponse, error)
+
 	// ConfirmSubscriberWithResponse Confirm subscriber
 	//
 	// Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
@@ -18205,6 +19372,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscribers/{id}/confirm (the `ConfirmSubscriber` operationId).
 	ConfirmSubscriberWithResponse(ctx context.Context, id ID, params *ConfirmSubscriberParams, reqEditors ...RequestEditorFn) (*ConfirmSubscriberResponse, error)
+
+	// EraseSubscriberWithResponse Erase a person
+	//
+	// Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
+	EraseSubscriberWithResponse(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*EraseSubscriberResponse, error)
+
+	// ExportSubscriberWithResponse A person's data export
+	//
+	// Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/{id}/export (the `ExportSubscriber` operationId).
+	ExportSubscriberWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ExportSubscriberResponse, error)
 
 	// ListSubscriberListsWithResponse List a subscriber's lists
 	//
@@ -18241,6 +19426,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/suppressions (the `AddSuppression` operationId).
 	AddSuppressionWithResponse(ctx context.Context, params *AddSuppressionParams, body AddSuppressionJSONRequestBody, reqEditors ...RequestEditorFn) (*AddSuppressionResponse, error)
+
+	// ExportSuppressionsWithResponse Export suppressions
+	//
+	// Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/suppressions/export (the `ExportSuppressions` operationId).
+	ExportSuppressionsWithResponse(ctx context.Context, params *ExportSuppressionsParams, reqEditors ...RequestEditorFn) (*ExportSuppressionsResponse, error)
 
 	// RemoveSuppressionWithResponse Remove suppression
 	//
@@ -21029,6 +22223,117 @@ func (r PauseCampaignResponse) ContentType() string {
 	return ""
 }
 
+// ExportCampaignRecipientsResponse200Headers the declared response headers of an HTTP 200 response for ExportCampaignRecipients
+type ExportCampaignRecipientsResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportCampaignRecipientsResponse401Headers the declared response headers of an HTTP 401 response for ExportCampaignRecipients
+type ExportCampaignRecipientsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportCampaignRecipientsResponse429Headers the declared response headers of an HTTP 429 response for ExportCampaignRecipients
+type ExportCampaignRecipientsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportCampaignRecipientsResponse503Headers the declared response headers of an HTTP 503 response for ExportCampaignRecipients
+type ExportCampaignRecipientsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportCampaignRecipientsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportCampaignRecipientsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportCampaignRecipientsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportCampaignRecipientsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportCampaignRecipientsResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportCampaignRecipientsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportCampaignRecipientsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportCampaignRecipientsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportCampaignRecipientsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportCampaignRecipientsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResumeCampaignResponse401Headers the declared response headers of an HTTP 401 response for ResumeCampaign
 type ResumeCampaignResponse401Headers struct {
 	WWWAuthenticate *string
@@ -23285,6 +24590,117 @@ func (r ListEventsResponse) ContentType() string {
 	return ""
 }
 
+// ExportEventsResponse200Headers the declared response headers of an HTTP 200 response for ExportEvents
+type ExportEventsResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportEventsResponse401Headers the declared response headers of an HTTP 401 response for ExportEvents
+type ExportEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportEventsResponse429Headers the declared response headers of an HTTP 429 response for ExportEvents
+type ExportEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportEventsResponse503Headers the declared response headers of an HTTP 503 response for ExportEvents
+type ExportEventsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportEventsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportEventsResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportEventsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamEventsResponse401Headers the declared response headers of an HTTP 401 response for StreamEvents
 type StreamEventsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24792,6 +26208,117 @@ func (r SendMessageBatchResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SendMessageBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportMessagesResponse200Headers the declared response headers of an HTTP 200 response for ExportMessages
+type ExportMessagesResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportMessagesResponse401Headers the declared response headers of an HTTP 401 response for ExportMessages
+type ExportMessagesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportMessagesResponse429Headers the declared response headers of an HTTP 429 response for ExportMessages
+type ExportMessagesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportMessagesResponse503Headers the declared response headers of an HTTP 503 response for ExportMessages
+type ExportMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportMessagesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportMessagesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportMessagesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportMessagesResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportMessagesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportMessagesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28345,6 +29872,117 @@ func (r CreateSubscriberResponse) ContentType() string {
 	return ""
 }
 
+// ExportSubscribersResponse200Headers the declared response headers of an HTTP 200 response for ExportSubscribers
+type ExportSubscribersResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportSubscribersResponse401Headers the declared response headers of an HTTP 401 response for ExportSubscribers
+type ExportSubscribersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportSubscribersResponse429Headers the declared response headers of an HTTP 429 response for ExportSubscribers
+type ExportSubscribersResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportSubscribersResponse503Headers the declared response headers of an HTTP 503 response for ExportSubscribers
+type ExportSubscribersResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportSubscribersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportSubscribersResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportSubscribersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportSubscribersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportSubscribersResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportSubscribersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportSubscribersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportSubscribersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportSubscribersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportSubscribersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ImportSubscribersResponse401Headers the declared response headers of an HTTP 401 response for ImportSubscribers
 type ImportSubscribersResponse401Headers struct {
 	WWWAuthenticate *string
@@ -28838,6 +30476,110 @@ func (r UpdateSubscriberResponse) ContentType() string {
 	return ""
 }
 
+// GetSubscriberActivityResponse401Headers the declared response headers of an HTTP 401 response for GetSubscriberActivity
+type GetSubscriberActivityResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSubscriberActivityResponse429Headers the declared response headers of an HTTP 429 response for GetSubscriberActivity
+type GetSubscriberActivityResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSubscriberActivityResponse503Headers the declared response headers of an HTTP 503 response for GetSubscriberActivity
+type GetSubscriberActivityResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSubscriberActivityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ActivityPage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSubscriberActivityResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubscriberActivityResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSubscriberActivityResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSubscriberActivityResponse) GetJSON200() *ActivityPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSubscriberActivityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSubscriberActivityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSubscriberActivityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSubscriberActivityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ConfirmSubscriberResponse401Headers the declared response headers of an HTTP 401 response for ConfirmSubscriber
 type ConfirmSubscriberResponse401Headers struct {
 	WWWAuthenticate *string
@@ -28957,6 +30699,242 @@ func (r ConfirmSubscriberResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ConfirmSubscriberResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EraseSubscriberResponse401Headers the declared response headers of an HTTP 401 response for EraseSubscriber
+type EraseSubscriberResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// EraseSubscriberResponse409Headers the declared response headers of an HTTP 409 response for EraseSubscriber
+type EraseSubscriberResponse409Headers struct {
+	RetryAfter *int
+}
+
+// EraseSubscriberResponse429Headers the declared response headers of an HTTP 429 response for EraseSubscriber
+type EraseSubscriberResponse429Headers struct {
+	RetryAfter *int
+}
+
+// EraseSubscriberResponse503Headers the declared response headers of an HTTP 503 response for EraseSubscriber
+type EraseSubscriberResponse503Headers struct {
+	RetryAfter *int
+}
+
+type EraseSubscriberResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Erasure
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EraseSubscriberResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EraseSubscriberResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EraseSubscriberResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EraseSubscriberResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EraseSubscriberResponse) GetJSON200() *Erasure {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r EraseSubscriberResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r EraseSubscriberResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EraseSubscriberResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EraseSubscriberResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EraseSubscriberResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportSubscriberResponse200Headers the declared response headers of an HTTP 200 response for ExportSubscriber
+type ExportSubscriberResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportSubscriberResponse401Headers the declared response headers of an HTTP 401 response for ExportSubscriber
+type ExportSubscriberResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportSubscriberResponse429Headers the declared response headers of an HTTP 429 response for ExportSubscriber
+type ExportSubscriberResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportSubscriberResponse503Headers the declared response headers of an HTTP 503 response for ExportSubscriber
+type ExportSubscriberResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportSubscriberResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PersonExport
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportSubscriberResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportSubscriberResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportSubscriberResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportSubscriberResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExportSubscriberResponse) GetJSON200() *PersonExport {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportSubscriberResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportSubscriberResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportSubscriberResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportSubscriberResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29311,6 +31289,117 @@ func (r AddSuppressionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AddSuppressionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportSuppressionsResponse200Headers the declared response headers of an HTTP 200 response for ExportSuppressions
+type ExportSuppressionsResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ExportSuppressionsResponse401Headers the declared response headers of an HTTP 401 response for ExportSuppressions
+type ExportSuppressionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ExportSuppressionsResponse429Headers the declared response headers of an HTTP 429 response for ExportSuppressions
+type ExportSuppressionsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ExportSuppressionsResponse503Headers the declared response headers of an HTTP 503 response for ExportSuppressions
+type ExportSuppressionsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ExportSuppressionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportSuppressionsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportSuppressionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportSuppressionsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportSuppressionsResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExportSuppressionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportSuppressionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportSuppressionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportSuppressionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportSuppressionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31786,6 +33875,21 @@ func (c *ClientWithResponses) PauseCampaignWithResponse(ctx context.Context, id 
 	return ParsePauseCampaignResponse(rsp)
 }
 
+// ExportCampaignRecipientsWithResponse Export a campaign's recipients
+//
+// Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
+func (c *ClientWithResponses) ExportCampaignRecipientsWithResponse(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ExportCampaignRecipientsResponse, error) {
+	rsp, err := c.ExportCampaignRecipients(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportCampaignRecipientsResponse(rsp)
+}
+
 // ResumeCampaignWithResponse Resume campaign
 //
 // paused → sending.
@@ -32199,6 +34303,21 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 	return ParseListEventsResponse(rsp)
 }
 
+// ExportEventsWithResponse Export events
+//
+// The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events/export (the `ExportEvents` operationId).
+func (c *ClientWithResponses) ExportEventsWithResponse(ctx context.Context, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*ExportEventsResponse, error) {
+	rsp, err := c.ExportEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportEventsResponse(rsp)
+}
+
 // StreamEventsWithResponse The account's events as Server-Sent Events (id = cursor, event = type, data = the event).
 //
 // Authenticates with the API key, or with `?token=` from POST /v1/events/stream-tokens
@@ -32534,6 +34653,21 @@ func (c *ClientWithResponses) SendMessageBatchWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseSendMessageBatchResponse(rsp)
+}
+
+// ExportMessagesWithResponse Export messages
+//
+// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
+func (c *ClientWithResponses) ExportMessagesWithResponse(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*ExportMessagesResponse, error) {
+	rsp, err := c.ExportMessages(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportMessagesResponse(rsp)
 }
 
 // GetMessageWithResponse Get message
@@ -33169,6 +35303,21 @@ func (c *ClientWithResponses) CreateSubscriberWithResponse(ctx context.Context, 
 	return ParseCreateSubscriberResponse(rsp)
 }
 
+// ExportSubscribersWithResponse Export subscribers
+//
+// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/export (the `ExportSubscribers` operationId).
+func (c *ClientWithResponses) ExportSubscribersWithResponse(ctx context.Context, params *ExportSubscribersParams, reqEditors ...RequestEditorFn) (*ExportSubscribersResponse, error) {
+	rsp, err := c.ExportSubscribers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportSubscribersResponse(rsp)
+}
+
 // ImportSubscribersWithBodyWithResponse Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 //
 // Rows are validated one by one; invalid rows are reported with their line number
@@ -33287,6 +35436,21 @@ func (c *ClientWithResponses) UpdateSubscriberWithResponse(ctx context.Context, 
 	return ParseUpdateSubscriberResponse(rsp)
 }
 
+// GetSubscriberActivityWithResponse A person's activity
+//
+// What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/{id}/activity (the `GetSubscriberActivity` operationId).
+func (c *ClientWithResponses) GetSubscriberActivityWithResponse(ctx context.Context, id ID, params *GetSubscriberActivityParams, reqEditors ...RequestEditorFn) (*GetSubscriberActivityResponse, error) {
+	rsp, err := c.GetSubscriberActivity(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSubscriberActivityResponse(rsp)
+}
+
 // ConfirmSubscriberWithResponse Confirm subscriber
 //
 // Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
@@ -33300,6 +35464,36 @@ func (c *ClientWithResponses) ConfirmSubscriberWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseConfirmSubscriberResponse(rsp)
+}
+
+// EraseSubscriberWithResponse Erase a person
+//
+// Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscribers/{id}/erase (the `EraseSubscriber` operationId).
+func (c *ClientWithResponses) EraseSubscriberWithResponse(ctx context.Context, id ID, params *EraseSubscriberParams, reqEditors ...RequestEditorFn) (*EraseSubscriberResponse, error) {
+	rsp, err := c.EraseSubscriber(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEraseSubscriberResponse(rsp)
+}
+
+// ExportSubscriberWithResponse A person's data export
+//
+// Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/{id}/export (the `ExportSubscriber` operationId).
+func (c *ClientWithResponses) ExportSubscriberWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ExportSubscriberResponse, error) {
+	rsp, err := c.ExportSubscriber(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportSubscriberResponse(rsp)
 }
 
 // ListSubscriberListsWithResponse List a subscriber's lists
@@ -33360,6 +35554,21 @@ func (c *ClientWithResponses) AddSuppressionWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseAddSuppressionResponse(rsp)
+}
+
+// ExportSuppressionsWithResponse Export suppressions
+//
+// Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/suppressions/export (the `ExportSuppressions` operationId).
+func (c *ClientWithResponses) ExportSuppressionsWithResponse(ctx context.Context, params *ExportSuppressionsParams, reqEditors ...RequestEditorFn) (*ExportSuppressionsResponse, error) {
+	rsp, err := c.ExportSuppressions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportSuppressionsResponse(rsp)
 }
 
 // RemoveSuppressionWithResponse Remove suppression
@@ -35987,6 +38196,117 @@ func ParsePauseCampaignResponse(rsp *http.Response) (*PauseCampaignResponse, err
 	return response, nil
 }
 
+// ParseExportCampaignRecipientsResponse parses an HTTP response from a ExportCampaignRecipientsWithResponse call
+func ParseExportCampaignRecipientsResponse(rsp *http.Response) (*ExportCampaignRecipientsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportCampaignRecipientsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportCampaignRecipientsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportCampaignRecipientsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportCampaignRecipientsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportCampaignRecipientsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseResumeCampaignResponse parses an HTTP response from a ResumeCampaignWithResponse call
 func ParseResumeCampaignResponse(rsp *http.Response) (*ResumeCampaignResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38213,6 +40533,117 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	return response, nil
 }
 
+// ParseExportEventsResponse parses an HTTP response from a ExportEventsWithResponse call
+func ParseExportEventsResponse(rsp *http.Response) (*ExportEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportEventsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
 func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -39692,6 +42123,117 @@ func ParseSendMessageBatchResponse(rsp *http.Response) (*SendMessageBatchRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SendMessageBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportMessagesResponse parses an HTTP response from a ExportMessagesWithResponse call
+func ParseExportMessagesResponse(rsp *http.Response) (*ExportMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportMessagesResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportMessagesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportMessagesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -43222,6 +45764,117 @@ func ParseCreateSubscriberResponse(rsp *http.Response) (*CreateSubscriberRespons
 	return response, nil
 }
 
+// ParseExportSubscribersResponse parses an HTTP response from a ExportSubscribersWithResponse call
+func ParseExportSubscribersResponse(rsp *http.Response) (*ExportSubscribersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportSubscribersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportSubscribersResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportSubscribersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportSubscribersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportSubscribersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseImportSubscribersResponse parses an HTTP response from a ImportSubscribersWithResponse call
 func ParseImportSubscribersResponse(rsp *http.Response) (*ImportSubscribersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -43712,6 +46365,107 @@ func ParseUpdateSubscriberResponse(rsp *http.Response) (*UpdateSubscriberRespons
 	return response, nil
 }
 
+// ParseGetSubscriberActivityResponse parses an HTTP response from a GetSubscriberActivityWithResponse call
+func ParseGetSubscriberActivityResponse(rsp *http.Response) (*GetSubscriberActivityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSubscriberActivityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ActivityPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSubscriberActivityResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubscriberActivityResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSubscriberActivityResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseConfirmSubscriberResponse parses an HTTP response from a ConfirmSubscriberWithResponse call
 func ParseConfirmSubscriberResponse(rsp *http.Response) (*ConfirmSubscriberResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -43824,6 +46578,242 @@ func ParseConfirmSubscriberResponse(rsp *http.Response) (*ConfirmSubscriberRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ConfirmSubscriberResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEraseSubscriberResponse parses an HTTP response from a EraseSubscriberWithResponse call
+func ParseEraseSubscriberResponse(rsp *http.Response) (*EraseSubscriberResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EraseSubscriberResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Erasure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers EraseSubscriberResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers EraseSubscriberResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers EraseSubscriberResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers EraseSubscriberResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportSubscriberResponse parses an HTTP response from a ExportSubscriberWithResponse call
+func ParseExportSubscriberResponse(rsp *http.Response) (*ExportSubscriberResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportSubscriberResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PersonExport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportSubscriberResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportSubscriberResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportSubscriberResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportSubscriberResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -44172,6 +47162,117 @@ func ParseAddSuppressionResponse(rsp *http.Response) (*AddSuppressionResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AddSuppressionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportSuppressionsResponse parses an HTTP response from a ExportSuppressionsWithResponse call
+func ParseExportSuppressionsResponse(rsp *http.Response) (*ExportSuppressionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportSuppressionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportSuppressionsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportSuppressionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportSuppressionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportSuppressionsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

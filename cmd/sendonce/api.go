@@ -14,10 +14,13 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
+	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -26,7 +29,9 @@ import (
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/suppression"
 	"github.com/sendonce/sendonce/internal/template"
+	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -89,7 +94,21 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 	if lp, ok := sh.provider.(*provider.Log); ok && cfg.Dev {
 		d.DevInbox = devinbox.OverLog(pool, lp)
 	}
+	wireErasure(&d, keys)
 	return d
+}
+
+// wireErasure builds the erasure, person and export services and hands the
+// erased-address hasher (on the unsubscribe key ring) to every way an address
+// comes into an account, so an erased one comes back suppressed.
+func wireErasure(d *httpapi.Deps, keys *token.Ring) {
+	erased := suppression.NewErased(keys)
+	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
+	d.Erasure = erasure.NewService(d.Pool, erased)
+	if d.DevInbox != nil {
+		d.Erasure.Memory = d.DevInbox
+	}
+	d.People, d.Exports = person.NewService(d.Pool), export.NewService(d.Pool)
 }
 
 // apiOptions copies the configuration values the API reads.

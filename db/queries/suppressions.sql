@@ -51,3 +51,17 @@ SELECT count(*) FROM removed;
 -- A campaign test send skips suppressed addresses, as the executor does, and says why.
 SELECT email_lower, reason FROM suppressions
 WHERE account_id = @account_id AND email_lower = ANY(@emails::text[]);
+
+-- name: SuppressionRecallErased :execrows
+-- Suppresses by address the addresses whose keyed hash an erasure left (pairs of
+-- emails[i], hashes[i]; suppression.Erased.Recall), so the build's and the claim's
+-- look-ups by address find them. The hash row stays: the address may be erased
+-- again and come back again.
+WITH a AS (
+    SELECT unnest(@emails::text[]) AS email_lower, unnest(@hashes::text[]) AS hash
+)
+INSERT INTO suppressions (account_id, email_lower, reason, source)
+SELECT DISTINCT @account_id::bigint, a.email_lower, 'erasure', 'erasure'
+FROM a
+WHERE EXISTS (SELECT 1 FROM suppressions h WHERE h.account_id = @account_id::bigint AND h.email_lower = a.hash)
+ON CONFLICT (account_id, email_lower) DO NOTHING;

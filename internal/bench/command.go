@@ -26,6 +26,7 @@ type Flags struct {
 	Options
 	Durable    bool   // throwaway cluster with stock durability
 	CPUProfile string // file for a CPU profile of the whole run
+	ExportRows int    // above 0: only the export bench, on this many subscribers
 }
 
 // Parse reads the flags of `sendonce bench` (cfg gives the executor's defaults).
@@ -51,6 +52,7 @@ func Parse(cfg config.Config, args []string) (Flags, error) {
 		"(`sendonce-harness sink smtp` prints one; `make bench` starts one beside the bench)")
 	fs.BoolVar(&f.Durable, "durable", false, "throwaway cluster with stock durability (default: fsync=off, synchronous_commit=off)")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.IntVar(&f.ExportRows, "export", 0, "only measure the streamed export: import this many subscribers, export them as CSV and NDJSON (rows/s, peak RSS)")
 	if err := fs.Parse(args); err != nil {
 		return Flags{}, err
 	}
@@ -116,6 +118,9 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 	defer pool.Close()
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
+	}
+	if f.ExportRows > 0 {
+		return ExportBench(ctx, pool, f.ExportRows, o.Database, stdout)
 	}
 	_, err = Run(ctx, pool, o, stdout)
 	return err

@@ -123,6 +123,17 @@ func TestCLIAgainstAService(t *testing.T) {
 	require.Equal(t, client.SubscriberStatus("confirmed"), sub.Status)
 	require.Equal(t, ExitNotFound, run("subscribers", "get", "reader00@example.com").code, "a prefix is not a match")
 
+	// The export, streamed to standard output: a header and every subscriber.
+	r = run("subscribers", "export", "--format", "csv")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\r\n"), "\r\n")
+	require.Len(t, lines, 251, "a header and 250 subscribers")
+	require.True(t, strings.HasPrefix(lines[0], "id,email,name,status,attributes"), lines[0])
+	require.Contains(t, r.stdout, ",reader007@example.com,Reader 7,confirmed,")
+	r = run("subscribers", "export", "--format", "ndjson", "--status", "confirmed")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Len(t, strings.Split(strings.TrimSpace(r.stdout), "\n"), 250)
+
 	// Watched in a pipe: lines, then the final counts on stdout.
 	first := createCampaign(t, sdk, "first")
 	r = run("campaigns", "approve", itoa(first), "--watch")

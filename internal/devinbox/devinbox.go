@@ -102,3 +102,7 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (provider.Logged
 	}
 	return provider.Logged{}, apperr.New(apperr.NotFound, "message not found (the dev inbox keeps the last 200)")
 }
+
+// Forget drops the kept messages to the address (lower case): an erasure of the
+// person reaches the process's memory too.
+func (s *Service) Forget(emailLower string) int { return s.inbox.Forget(emailLower) }

@@ -50,6 +50,9 @@ const (
 	// SubscriberSubscribed: an address joined or rejoined lists itself (a single
 	// opt-in sign-up, or the preference page).
 	SubscriberSubscribed = "subscriber.subscribed"
+	// SubscriberErased: a person was erased (the API or the preference page);
+	// data carries the erasure and subscriber ids, never the address.
+	SubscriberErased = "subscriber.erased"
 
 	SuppressionCreated = "suppression.created"
 	SuppressionDeleted = "suppression.deleted"
@@ -77,7 +80,7 @@ var Types = []string{
 	CampaignApproved, CampaignStarted, CampaignPaused, CampaignResumed, CampaignCancelled, CampaignSent, CampaignFailed,
 	SendSent, SendFailed, SendUnknown, SendSuppressed, SendClicked, SendOpened,
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
-	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed,
+	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed, SubscriberErased,
 	SuppressionCreated, SuppressionDeleted, EndpointDisabled, SenderComplaintRateExceeded,
 	SequenceStepSent, SequenceExited, EndpointPing,
 }

@@ -76,6 +76,7 @@ func (s *Server) routes() {
 			r.Patch("/account", s.handle(s.updateAccount))
 
 			r.Get("/subscribers", s.handle(s.listSubscribers))
+			r.With(s.unbounded).Get("/subscribers/export", s.handle(s.exportSubscribers))
 			r.Post("/subscribers", s.handle(s.createSubscriber))
 			r.With(s.unbounded).Post("/subscribers/import", s.handle(s.importSubscribers))
 			r.Get("/subscribers/{id}", s.handle(s.getSubscriber))
@@ -83,6 +84,9 @@ func (s *Server) routes() {
 			r.Delete("/subscribers/{id}", s.handle(s.deleteSubscriber))
 			r.Post("/subscribers/{id}/confirm", s.handle(s.confirmSubscriber))
 			r.Get("/subscribers/{id}/lists", s.handle(s.listSubscriberLists))
+			r.Get("/subscribers/{id}/activity", s.handle(s.subscriberActivity))
+			r.Get("/subscribers/{id}/export", s.handle(s.exportSubscriber))
+			r.Post("/subscribers/{id}/erase", s.handle(s.eraseSubscriber))
 
 			r.Get("/lists", s.handle(s.listLists))
 			r.Post("/lists", s.handle(s.createList))
@@ -100,6 +104,7 @@ func (s *Server) routes() {
 			r.Delete("/segments/{id}", s.handle(s.deleteSegment))
 
 			r.Get("/suppressions", s.handle(s.listSuppressions))
+			r.With(s.unbounded).Get("/suppressions/export", s.handle(s.exportSuppressions))
 			r.Post("/suppressions", s.handle(s.addSuppression))
 			r.Delete("/suppressions/{email}", s.handle(s.removeSuppression))
 
@@ -112,6 +117,7 @@ func (s *Server) routes() {
 			r.Post("/templates/{id}/render", s.handle(s.renderTemplate))
 
 			r.Get("/messages", s.handle(s.listMessages))
+			r.With(s.unbounded).Get("/messages/export", s.handle(s.exportMessages))
 			r.Get("/messages/{id}", s.handle(s.getMessage))
 			r.Post("/messages/batch", s.handle(s.sendMessageBatch))
 
@@ -128,6 +134,7 @@ func (s *Server) routes() {
 			r.With(s.unbounded).Post("/campaigns/{id}/test", s.handle(s.testCampaign))
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
+			r.With(s.unbounded).Get("/campaigns/{id}/recipients/export", s.handle(s.exportRecipients))
 			r.Get("/campaigns/{id}/timeline", s.handle(s.campaignTimeline))
 			r.Get("/campaigns/{id}/events", s.handle(s.campaignEvents))
 			r.Get("/campaigns/{id}/clicks", s.handle(s.campaignClicks))
@@ -142,6 +149,7 @@ func (s *Server) routes() {
 
 			// Events out: the account's events, pulled or pushed to its endpoints.
 			r.Get("/events", s.handle(s.listEvents))
+			r.With(s.unbounded).Get("/events/export", s.handle(s.exportEvents))
 			r.Post("/events/stream-tokens", s.handle(s.createEventStreamToken))
 			r.Post("/event-endpoints", s.handle(s.createEventEndpoint))
 			r.Get("/event-endpoints", s.handle(s.listEventEndpoints))

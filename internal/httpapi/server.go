@@ -24,9 +24,12 @@ import (
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
+	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/segment"
@@ -58,8 +61,14 @@ type Deps struct {
 	Unsubscribe *unsubscribe.Service
 	Webhooks    *webhook.Service
 	Subscribers *subscriber.Service
-	Campaigns   *campaign.Service
-	Templates   *template.Service
+	// Erasure erases people (the API and the preference page).
+	Erasure *erasure.Service
+	// People reads a person's activity and data export.
+	People *person.Service
+	// Exports streams CSV and NDJSON exports.
+	Exports   *export.Service
+	Campaigns *campaign.Service
+	Templates *template.Service
 	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
 	Segments      *segment.Service
@@ -89,6 +98,8 @@ type Deps struct {
 	// Tracking records clicks and opens and serves the stats, the web view and the
 	// archive; its flusher is the caller's to run.
 	Tracking *tracking.Service
+	// Audit reads the audit log (GET /v1/audit-log).
+	Audit *audit.Service
 
 	// Optional.
 
@@ -99,8 +110,6 @@ type Deps struct {
 	// runs it after NewServer. Nil: a stream ends at its next EventStreamRecheck
 	// (it never sends an event committed after the revocation either way).
 	Listener *postgres.Listener
-	// Audit reads the audit log (GET /v1/audit-log).
-	Audit *audit.Service
 	// DevInbox shows the log provider's last messages (sendonce dev); nil answers
 	// its routes 404.
 	DevInbox *devinbox.Service
@@ -119,6 +128,7 @@ func (d Deps) required() error {
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Messages": d.Messages != nil, "Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
 		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil,
+		"Erasure": d.Erasure != nil, "People": d.People != nil, "Exports": d.Exports != nil,
 	} {
 		if !set {
 			missing = append(missing, name)

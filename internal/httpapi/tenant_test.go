@@ -158,6 +158,16 @@ func TestCrossTenant(t *testing.T) {
 		"getAccount":          {expect: http.StatusOK},
 		"getCampaignClicks":   {},
 		"listSubscriberLists": {},
+		// A person's activity, export and erasure; the streamed exports, whose
+		// 200 carries only B's rows (checked below: none of A's addresses).
+		"getSubscriberActivity":    {},
+		"exportSubscriber":         {},
+		"eraseSubscriber":          {},
+		"exportSubscribers":        {expect: http.StatusOK},
+		"exportCampaignRecipients": {},
+		"exportSuppressions":       {expect: http.StatusOK},
+		"exportMessages":           {expect: http.StatusOK},
+		"exportEvents":             {query: "?format=ndjson", expect: http.StatusOK},
 		// Templates: B neither reads, renders, changes nor uses A's.
 		"listTemplates":  {expect: http.StatusOK},
 		"createTemplate": {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},
@@ -324,6 +334,10 @@ func TestCrossTenant(t *testing.T) {
 		if o.id == "listAPIKeys" { // B's own key is there; A's is not
 			require.NotContains(t, string(res.Body), fmt.Sprintf(`"id":%d,`, keyID))
 			continue
+		}
+		if want == http.StatusOK && strings.HasPrefix(o.id, "export") {
+			require.NotContains(t, string(res.Body), "a1@example.com", "%s %s", method, url)
+			require.NotContains(t, string(res.Body), "gone@example.com", "%s %s", method, url)
 		}
 		if want == http.StatusOK && strings.HasPrefix(o.id, "list") {
 			require.JSONEq(t, `{"data":[],"next_cursor":null}`, string(res.Body), "%s %s", method, url)

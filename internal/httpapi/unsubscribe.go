@@ -49,6 +49,9 @@ func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
 			variant = "preferences"
 		case r.PostFormValue("action") == "everything":
 			variant = "everything"
+		case r.PostFormValue("action") == "erase-ask", r.PostFormValue("action") == "erase",
+			r.PostFormValue("action") == "export":
+			variant = r.PostFormValue("action")
 		default:
 			variant = "form"
 		}
@@ -74,6 +77,8 @@ func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
 			"campaign", p.CampaignID, "subscriber", p.SubscriberID, "subscribed_lists", len(lists))
 		writeHTML(w, unsubscribe.PreferencePage(p, true))
 		return nil
+	case "erase-ask", "erase", "export":
+		return s.personalData(w, r, token, variant)
 	case "everything":
 		rec, err = s.Unsubscribe.UnsubscribeAll(r.Context(), token)
 	default:

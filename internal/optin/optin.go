@@ -22,6 +22,7 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/suppression"
 	"github.com/sendonce/sendonce/internal/text"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/transactional"
@@ -47,7 +48,9 @@ type Service struct {
 	pool     *pgxpool.Pool
 	messages *transactional.Service
 	signer   *token.Ring
-	opts     Options
+	// erased recognises an erased address signing up again: it is suppressed.
+	erased *suppression.Erased
+	opts   Options
 }
 
 // NewService returns a Service that sends confirmations with messages and signs
@@ -63,7 +66,7 @@ func NewService(pool *pgxpool.Pool, messages *transactional.Service, signer *tok
 		o.ResendEvery = time.Hour
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
-	return &Service{pool: pool, messages: messages, signer: signer, opts: o}
+	return &Service{pool: pool, messages: messages, signer: signer, opts: o, erased: suppression.NewErased(signer)}
 }
 
 // Request is one sign-up as the form or a JSON client sends it.
@@ -163,6 +166,9 @@ func (s *Service) Signup(ctx context.Context, publicID string, in Request) (Resu
 		res.Language = byID[ids[0]].Language
 		for _, l := range lists {
 			res.Confirm = res.Confirm || l.Optin == "double"
+		}
+		if _, err := s.erased.Recall(ctx, tx, acct.ID, addr.Lower); err != nil {
+			return err
 		}
 		suppressed, err := q.SuppressionExists(ctx, store.SuppressionExistsParams{AccountID: acct.ID, Email: addr.Lower})
 		if err != nil || suppressed {

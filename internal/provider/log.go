@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -136,4 +138,24 @@ func (b *Inbox) Get(id int64) (Logged, bool) {
 		}
 	}
 	return Logged{}, false
+}
+
+// Forget drops the kept messages to, or copying, the address (lower case), as an
+// erasure of the person asks, and returns how many went.
+func (b *Inbox) Forget(emailLower string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	kept := b.msgs[:0]
+	n := 0
+	for _, m := range b.msgs {
+		if strings.EqualFold(m.To, emailLower) || slices.ContainsFunc(append(append([]string{}, m.Cc...), m.Bcc...),
+			func(a string) bool { return strings.EqualFold(a, emailLower) }) {
+			n++
+			continue
+		}
+		kept = append(kept, m)
+	}
+	clear(b.msgs[len(kept):])
+	b.msgs = kept
+	return n
 }

@@ -131,6 +131,17 @@ type DashboardSession struct {
 	ExpiresAt time.Time
 }
 
+type Erasure struct {
+	ID           int64
+	AccountID    int64
+	SubscriberID *int64
+	RequestedBy  string
+	Status       string
+	Counts       json.RawMessage
+	CreatedAt    time.Time
+	CompletedAt  *time.Time
+}
+
 type Event struct {
 	ID         int64
 	AccountID  int64

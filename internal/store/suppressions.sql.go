@@ -160,6 +160,35 @@ func (q *Queries) SuppressionList(ctx context.Context, arg SuppressionListParams
 	return items, nil
 }
 
+const suppressionRecallErased = `-- name: SuppressionRecallErased :execrows
+WITH a AS (
+    SELECT unnest($2::text[]) AS email_lower, unnest($3::text[]) AS hash
+)
+INSERT INTO suppressions (account_id, email_lower, reason, source)
+SELECT DISTINCT $1::bigint, a.email_lower, 'erasure', 'erasure'
+FROM a
+WHERE EXISTS (SELECT 1 FROM suppressions h WHERE h.account_id = $1::bigint AND h.email_lower = a.hash)
+ON CONFLICT (account_id, email_lower) DO NOTHING
+`
+
+type SuppressionRecallErasedParams struct {
+	AccountID int64
+	Emails    []string
+	Hashes    []string
+}
+
+// Suppresses by address the addresses whose keyed hash an erasure left (pairs of
+// emails[i], hashes[i]; suppression.Erased.Recall), so the build's and the claim's
+// look-ups by address find them. The hash row stays: the address may be erased
+// again and come back again.
+func (q *Queries) SuppressionRecallErased(ctx context.Context, arg SuppressionRecallErasedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, suppressionRecallErased, arg.AccountID, arg.Emails, arg.Hashes)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const suppressionRemove = `-- name: SuppressionRemove :one
 WITH removed AS (
     DELETE FROM suppressions x

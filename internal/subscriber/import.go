@@ -306,6 +306,15 @@ func (s *Service) importBatches(ctx context.Context, accountID int64, staged []s
 			if _, err := q.SubscriberImportStage(ctx, batch); err != nil {
 				return fmt.Errorf("copy import rows: %w", err)
 			}
+			if s.Erased != nil {
+				lowers := make([]string, len(batch))
+				for i, b := range batch {
+					lowers[i] = b.EmailLower
+				}
+				if _, err := s.Erased.Recall(ctx, tx, accountID, lowers...); err != nil {
+					return err
+				}
+			}
 			var err error
 			counts, err = q.SubscriberImportUpsert(ctx, store.SubscriberImportUpsertParams{AccountID: accountID, ImportID: importID, ListID: listID})
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/suppression"
 )
 
 // Subscriber statuses.
@@ -28,6 +29,9 @@ const (
 // Service manages subscribers and lists.
 type Service struct {
 	pool *pgxpool.Pool
+	// Erased recognises erased addresses: one that comes back (a create, an
+	// import, a change of address) is suppressed again. nil recognises none.
+	Erased *suppression.Erased
 }
 
 // NewService returns a Service on pool.
@@ -116,6 +120,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Subscr
 		if err != nil {
 			return err
 		}
+		if _, err := s.Erased.Recall(ctx, tx, accountID, addr.Lower); err != nil {
+			return err
+		}
 		return sequence.EnrollSegments(ctx, tx, accountID, row.ID, nil)
 	})
 	if err != nil {
@@ -196,6 +203,11 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sub
 		var err error
 		if row, err = store.New(tx).SubscriberUpdate(ctx, arg); err != nil {
 			return err
+		}
+		if arg.EmailLower != nil {
+			if _, err := s.Erased.Recall(ctx, tx, accountID, *arg.EmailLower); err != nil {
+				return err
+			}
 		}
 		if p.Attributes == nil && p.Status == nil {
 			return nil

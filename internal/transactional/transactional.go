@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +25,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/suppression"
 )
 
 // Categories of message.
@@ -113,6 +115,9 @@ type Engagement struct {
 type Service struct {
 	pool *pgxpool.Pool
 	b    *render.Builder
+	// Erased recognises an erased address a message goes to: it is suppressed
+	// again by address (which blocks marketing messages, as an unsubscribe does).
+	Erased *suppression.Erased
 }
 
 // NewService returns a Service on pool. b builds each message once when it is
@@ -154,7 +159,10 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 	}
 	created := false
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		id, created, err = insert(ctx, tx, accountID, key, in, c)
+		if id, created, err = insert(ctx, tx, accountID, key, in, c); err != nil || !created {
+			return err
+		}
+		_, err = s.Erased.Recall(ctx, tx, accountID, strings.ToLower(c.to))
 		return err
 	})
 	if err != nil {
@@ -176,6 +184,9 @@ func (s *Service) SendTx(ctx context.Context, tx pgx.Tx, accountID int64, key st
 		return 0, false, err
 	}
 	id, created, err := insert(ctx, tx, accountID, key, in, c)
+	if err == nil && created {
+		_, err = s.Erased.Recall(ctx, tx, accountID, strings.ToLower(c.to))
+	}
 	return id, created, postgres.Error(err, "message")
 }
 

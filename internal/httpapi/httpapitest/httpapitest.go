@@ -23,10 +23,13 @@ import (
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/segment"
@@ -34,6 +37,7 @@ import (
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/suppression"
 	"github.com/sendonce/sendonce/internal/template"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
@@ -79,7 +83,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		events.MaxEndpoints = cfg.EventEndpointsPerAccount
 	}
 	signer := unsubscribe.NewSigner(keys)
-	return httpapi.Deps{
+	d := httpapi.Deps{
 		Pool: pool, Logger: log, Registry: prometheus.NewRegistry(), OpenAPI: sendonce.OpenAPI,
 		Accounts:    accounts,
 		Unsubscribe: unsubscribe.NewService(pool, signer),
@@ -105,6 +109,11 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Audit:       audit.NewService(pool),
 		Tracking:    tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log),
 	}
+	erased := suppression.NewErased(keys)
+	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
+	d.Erasure = erasure.NewService(pool, erased)
+	d.People, d.Exports = person.NewService(pool), export.NewService(pool)
+	return d
 }
 
 // Options copies the configuration values the API reads, as run does (a test in
@@ -154,6 +163,18 @@ func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*http
 	}
 	if lp, ok := d.TestSender.(*provider.Log); ok && cfg.Dev && d.DevInbox == nil {
 		d.DevInbox = devinbox.OverLog(pool, lp)
+	}
+	// A hook may replace a service: the erased-address hasher follows it, and the
+	// erasure forgets what the dev inbox holds, as run wires them.
+	erased := suppression.NewErased(d.Unsubscribe.Signer().Ring())
+	if d.Subscribers.Erased == nil {
+		d.Subscribers.Erased = erased
+	}
+	if d.Transactional.Erased == nil {
+		d.Transactional.Erased = erased
+	}
+	if d.DevInbox != nil && d.Erasure.Memory == nil {
+		d.Erasure.Memory = d.DevInbox
 	}
 	h, err := httpapi.NewServer(d, Options(cfg))
 	if err != nil {

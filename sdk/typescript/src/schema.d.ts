@@ -317,29 +317,6 @@ export interface paths {
         patch: operations["updateAccount"];
         trace?: never;
     };
-    "/v1/audit-log": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List audit log
-         * @description Who changed what: one entry per committed write of the tenant API, written in the
-         *     transaction of the change (a change that rolled back has none), newest first. Needs
-         *     `audit:read`. Read only: nothing in the API writes or changes it; entries older than
-         *     SENDONCE_AUDIT_RETENTION are deleted.
-         */
-        get: operations["listAuditLog"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/subscribers": {
         parameters: {
             query?: never;
@@ -398,6 +375,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscribers/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export subscribers
+         * @description The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscribers/{id}": {
         parameters: {
             query?: never;
@@ -446,6 +443,75 @@ export interface paths {
          * @description Mark a pending subscriber confirmed (double opt-in). Confirming a confirmed one is a no-op; an unsubscribed one is 409.
          */
         post: operations["confirmSubscriber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A person's activity
+         * @description What happened to the subscriber, newest first, cursor-paginated: campaign and sequence sends and their outcome (`send`), transactional and marketing messages to the address (`message`), opens and clicks with the scanner flag (`open`, `click`: `suspected_bot`), opt-ins and opt-outs with their source (the events `subscriber.*` and `suppression.*`, kept as long as events are), sequence steps (`sequence_step`) and the address's suppression (`suppression`). Another account's subscriber is 404.
+         */
+        get: operations["getSubscriberActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A person's data export
+         * @description Everything the account keeps about the subscriber (GDPR Art. 15), read in one snapshot: the profile and attributes, every list with the evidence of consent (its status, the source that set it — sign-up form, confirmation link, preference page, one-click unsubscribe, API — and when), and the whole activity (as GET /v1/subscribers/{id}/activity, up to 50,000 items; `truncated` says when it stopped). The person can ask for it from the preference page; it is then mailed to the address, never shown on the page. Another account's subscriber is 404.
+         */
+        get: operations["exportSubscriber"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a person
+         * @description Erases the subscriber and everything kept about its address (GDPR Art. 17): the subscriber and its list memberships are deleted; its send rows, messages, events, tracking hits, sequence enrollments, provider webhook records, stored Idempotency-Key responses and dev inbox copies lose the address, name, attributes and content (docs/reports.md lists every place). A keyed hash of the address stays in the suppression list (reason `erasure`), so a later create, import, sign-up or marketing message to the address is suppressed again. The erasure runs in short bounded steps and writes a `subscriber.erased` event and an erasure record, neither holding the address. Repeating it answers the same erasure (200). While a message to the person is in a provider's hands it answers 409 with `Retry-After`; its queued mail is suppressed already and a retry finishes the erasure. Another account's subscriber is 404.
+         */
+        post: operations["eraseSubscriber"];
         delete?: never;
         options?: never;
         head?: never;
@@ -632,6 +698,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/suppressions/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export suppressions
+         * @description Every suppression of the account: email, reason, source, created_at (an erased address shows as its hash). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportSuppressions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/suppressions": {
         parameters: {
             query?: never;
@@ -778,6 +864,26 @@ export interface paths {
          *     same limits as a send. Without data the template's sample_data is used. Changes nothing.
          */
         post: operations["renderTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export messages
+         * @description Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportMessages"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1141,6 +1247,29 @@ export interface paths {
          *     rows archived by retention are counted in the stats but have no time, so are not here.
          */
         get: operations["getCampaignTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/recipients/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export a campaign's recipients
+         * @description Every recipient of the campaign with its outcome and engagement: send_id, subscriber_id, email, status, attempts, sent_at, feedback, error, opens, human_opens, clicks, human_clicks (human: not a suspected scanner). Another account's campaign is 404. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportCampaignRecipients"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1520,6 +1649,26 @@ export interface paths {
          *     24 hours instead of rotating again.
          */
         post: operations["rotateWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export events
+         * @description The account's events still kept, in reading order: id, type, timestamp, data (JSON). Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         */
+        get: operations["exportEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2352,11 +2501,7 @@ export interface components {
          *       "account_name": "demo",
          *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
          *       "expires_at": "2026-11-02T21:00:00Z",
-         *       "role": "full",
-         *       "permissions": [
-         *         "account:read",
-         *         "campaigns:read"
-         *       ]
+         *       "role": "full"
          *     }
          */
         Session: {
@@ -2368,8 +2513,6 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             role: components["schemas"]["APIKeyRole"];
-            /** @description What the session may do; the dashboard shows only the controls these allow. */
-            permissions: components["schemas"]["Permission"][];
         };
         /**
          * @example {
@@ -2390,12 +2533,7 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
-         *       "role": "full",
-         *       "permissions": [
-         *         "account:read",
-         *         "account:manage"
-         *       ],
-         *       "list_ids": null
+         *       "role": "full"
          *     }
          */
         APIKey: {
@@ -2414,52 +2552,24 @@ export interface components {
             /** Format: date-time */
             revoked_at: string | null;
             role: components["schemas"]["APIKeyRole"];
-            /** @description What the key may do (its role's permissions, or its explicit list). */
-            permissions: components["schemas"]["Permission"][];
-            /** @description The lists the key may act on; null: every list. */
-            list_ids: number[] | null;
         };
         /**
-         * @description What the key may do: one of the roles of docs/teams.md (`owner`, `admin`, `editor`,
-         *     `approver`, `viewer`), or `custom` for a key made with an explicit `permissions` list.
-         *     `full` (the default) and `read_only` are the two roles keys had before: they keep the
-         *     permissions of `admin` and `viewer`. A request the key lacks the permission for is 403
-         *     (`https://sendonce.dev/problems/permission-denied`, naming it in `missing_permission`)
-         *     before anything runs. A dashboard session has the role of the key it was signed in
-         *     with; a session from a login link is `full`.
+         * @description What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
+         *     and the previews that change nothing; any other request is 403
+         *     (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
+         *     the role of the key it was signed in with; a session from a login link is `full`.
          * @enum {string}
          */
-        APIKeyRole: "full" | "read_only" | "owner" | "admin" | "editor" | "approver" | "viewer" | "custom";
-        /**
-         * @description One permission of the matrix in docs/teams.md.
-         * @enum {string}
-         */
-        Permission: "account:read" | "account:manage" | "audience:read" | "audience:write" | "templates:read" | "templates:write" | "campaigns:read" | "campaigns:write" | "campaigns:approve" | "sequences:read" | "sequences:write" | "sequences:activate" | "tracking:write" | "messages:read" | "messages:send" | "senders:read" | "senders:manage" | "events:read" | "webhooks:manage" | "keys:read" | "keys:manage" | "audit:read" | "members:manage" | "owners:manage";
+        APIKeyRole: "full" | "read_only";
         /**
          * @example {
-         *       "name": "sending",
-         *       "permissions": [
-         *         "messages:send"
-         *       ],
-         *       "list_ids": null
+         *       "name": "ci",
+         *       "role": "read_only"
          *     }
          */
         APIKeyCreate: {
             name: string;
             role?: components["schemas"]["APIKeyRole"];
-            /**
-             * @description An explicit permission list instead of a role (the key's role reads `custom`); give one
-             *     or the other, not both. A key may be given only permissions its creator holds (else 403).
-             */
-            permissions?: components["schemas"]["Permission"][];
-            /**
-             * @description When set, the lists the key may act on (docs/teams.md says exactly where): the
-             *     /v1/lists/{id} routes of another list are 403 (`…/problems/forbidden`, `reason:
-             *     list_restricted`), and a campaign create, edit, approve or test send, or
-             *     an import, naming (or aimed at) another list, or no list (every subscriber), is 403 too.
-             *     Other routes (subscribers, segments, suppressions, …) are not restricted by list.
-             */
-            list_ids?: number[] | null;
         };
         /**
          * @example {
@@ -2469,11 +2579,7 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
-         *       "role": "custom",
-         *       "permissions": [
-         *         "messages:send"
-         *       ],
-         *       "list_ids": null,
+         *       "role": "full",
          *       "token": "so_abcdefghijkl…"
          *     }
          */
@@ -2489,77 +2595,8 @@ export interface components {
             /** Format: date-time */
             revoked_at: string | null;
             role: components["schemas"]["APIKeyRole"];
-            /** @description What the key may do (its role's permissions, or its explicit list). */
-            permissions: components["schemas"]["Permission"][];
-            /** @description The lists the key may act on; null: every list. */
-            list_ids: number[] | null;
             /** @description The key; shown this once. */
             token: string;
-        };
-        /**
-         * @example {
-         *       "id": 912,
-         *       "actor": {
-         *         "type": "key",
-         *         "id": 3,
-         *         "label": "ci"
-         *       },
-         *       "action": "campaign.approve",
-         *       "target_type": "campaign",
-         *       "target_id": "42",
-         *       "request_id": "5f2b7c0e9a1d4c3b",
-         *       "source_address": "203.0.113.9",
-         *       "detail": null,
-         *       "in_change_tx": true,
-         *       "created_at": "2026-11-02T09:00:00Z"
-         *     }
-         */
-        AuditEntry: {
-            /** Format: int64 */
-            id: number;
-            actor: components["schemas"]["Actor"];
-            /** @description What was done, target.verb (docs/teams.md lists them). */
-            action: string;
-            target_type: string;
-            /** @description The id of the thing changed; null when the change names none (a batch). */
-            target_id: string | null;
-            request_id: string;
-            /** @description The client address the request came from. */
-            source_address: string;
-            /** @description A few facts of the change; never a secret. */
-            detail: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * @description True when the entry was written in the transaction of the change; false for the few
-             *     writes that run no transaction (docs/teams.md lists them), whose entry is written
-             *     right after they succeed and before the answer is sent.
-             */
-            in_change_tx: boolean;
-            /** Format: date-time */
-            created_at: string;
-        };
-        AuditEntryPage: {
-            data: components["schemas"]["AuditEntry"][];
-            next_cursor: string | null;
-        };
-        /**
-         * @example {
-         *       "type": "key",
-         *       "id": 3,
-         *       "label": "ci"
-         *     }
-         */
-        Actor: {
-            /**
-             * @description A person, an API key (or a dashboard session signed in with it), or a session from a login link.
-             * @enum {string}
-             */
-            type: "user" | "key" | "session";
-            /** Format: int64 */
-            id: number;
-            /** @description What the actor was called then: a person's address, a key's name. */
-            label: string;
         };
         APIKeyPage: {
             data: components["schemas"]["APIKey"][];
@@ -2619,8 +2656,7 @@ export interface components {
          *       "name": "demo",
          *       "public_id": "pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f",
          *       "created_at": "2026-11-02T09:00:00Z",
-         *       "unsubscribe_scope": "list",
-         *       "four_eyes": false
+         *       "unsubscribe_scope": "list"
          *     }
          */
         Account: {
@@ -2632,20 +2668,15 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             unsubscribe_scope: components["schemas"]["UnsubscribeScope"];
-            four_eyes: components["schemas"]["FourEyes"];
         };
         /**
          * @example {
-         *       "unsubscribe_scope": "account",
-         *       "four_eyes": true
+         *       "unsubscribe_scope": "account"
          *     }
          */
         AccountUpdate: {
-            unsubscribe_scope?: components["schemas"]["UnsubscribeScope"];
-            four_eyes?: components["schemas"]["FourEyes"];
+            unsubscribe_scope: components["schemas"]["UnsubscribeScope"];
         };
-        /** @description When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held. */
-        FourEyes: boolean;
         /**
          * @description What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
          * @enum {string}
@@ -2668,10 +2699,6 @@ export interface components {
             errors?: components["schemas"]["FieldError"][];
             /** @description On a 409 from a state change, the state the resource is actually in. */
             current_status?: string;
-            /** @description On a 403 of type `…/problems/permission-denied`, the permission the caller lacks. */
-            missing_permission?: string;
-            /** @description On a 403 of type `…/problems/forbidden` other than CSRF, why (`list_restricted`, `four_eyes`, `escalation`). */
-            reason?: string;
         } & {
             [key: string]: unknown;
         };
@@ -2997,8 +3024,199 @@ export interface components {
              */
             changed: number;
         };
-        /** @enum {string} */
-        SuppressionReason: "unsubscribe" | "hard_bounce" | "complaint" | "manual";
+        /**
+         * @description `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
+         * @enum {string}
+         */
+        SuppressionReason: "unsubscribe" | "hard_bounce" | "complaint" | "manual" | "erasure";
+        /**
+         * @example {
+         *       "at": "2026-12-01T09:00:02Z",
+         *       "kind": "click",
+         *       "id": 881,
+         *       "data": {
+         *         "campaign_id": 12,
+         *         "message_id": null,
+         *         "suspected_bot": false,
+         *         "link_index": 1,
+         *         "url": "https://shop.example/sale"
+         *       }
+         *     }
+         */
+        ActivityItem: {
+            /** Format: date-time */
+            at: string;
+            /** @description send, message, open, click, sequence_step, suppression, or an event type (subscriber.unsubscribed, subscriber.confirmed, suppression.created, …). */
+            kind: string;
+            /**
+             * Format: int64
+             * @description The id of the send, message, hit, event or step-log row (0 for the suppression).
+             */
+            id: number;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "at": "2026-12-01T09:00:02Z",
+         *           "kind": "click",
+         *           "id": 881,
+         *           "data": {
+         *             "campaign_id": 12,
+         *             "suspected_bot": false,
+         *             "url": "https://shop.example/sale"
+         *           }
+         *         },
+         *         {
+         *           "at": "2026-12-01T09:00:00Z",
+         *           "kind": "send",
+         *           "id": 5521,
+         *           "data": {
+         *             "campaign_id": 12,
+         *             "campaign_name": "December news",
+         *             "campaign_kind": "campaign",
+         *             "status": "sent",
+         *             "feedback": null,
+         *             "attempts": 1,
+         *             "error": null
+         *           }
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        ActivityPage: {
+            data: components["schemas"]["ActivityItem"][];
+            next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "list_id": 7,
+         *       "list_name": "News",
+         *       "status": "subscribed",
+         *       "source": "signup:form",
+         *       "status_at": "2026-11-02T09:00:00Z",
+         *       "created_at": "2026-11-02T08:59:00Z"
+         *     }
+         */
+        Consent: {
+            /** Format: int64 */
+            list_id: number;
+            list_name: string;
+            /** @enum {string} */
+            status: "subscribed" | "unsubscribed" | "pending";
+            /** @description What set the status: signup:form, confirm:…, preferences:campaign:<id>, one-click:campaign:<id>, or empty for the API. */
+            source: string;
+            /** Format: date-time */
+            status_at: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        PersonProfile: {
+            /** Format: int64 */
+            id: number;
+            email: string;
+            name: string;
+            attributes: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "pending" | "confirmed" | "unsubscribed";
+            /** @description Created by the public sign-up form. */
+            signup: boolean;
+            /**
+             * Format: date-time
+             * @description When the last confirmation email went.
+             */
+            optin_sent_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "generated_at": "2026-12-06T09:00:00Z",
+         *       "email": "ada@example.com",
+         *       "profile": {
+         *         "id": 55,
+         *         "email": "ada@example.com",
+         *         "name": "Ada",
+         *         "attributes": {
+         *           "plan": "pro"
+         *         },
+         *         "status": "confirmed",
+         *         "signup": true,
+         *         "optin_sent_at": "2026-11-02T08:59:00Z",
+         *         "created_at": "2026-11-02T08:59:00Z",
+         *         "updated_at": "2026-11-02T09:00:00Z"
+         *       },
+         *       "consents": [
+         *         {
+         *           "list_id": 7,
+         *           "list_name": "News",
+         *           "status": "subscribed",
+         *           "source": "confirm:link",
+         *           "status_at": "2026-11-02T09:00:00Z",
+         *           "created_at": "2026-11-02T08:59:00Z"
+         *         }
+         *       ],
+         *       "activity": [],
+         *       "truncated": false
+         *     }
+         */
+        PersonExport: {
+            /** Format: date-time */
+            generated_at: string;
+            email: string;
+            /** @description Null for an address without a subscriber (a message's recipient, from the preference page). */
+            profile: components["schemas"]["PersonProfile"] | null;
+            consents: components["schemas"]["Consent"][];
+            activity: components["schemas"]["ActivityItem"][];
+            truncated: boolean;
+        };
+        /**
+         * @description One erasure of a person. It never holds the address.
+         * @example {
+         *       "id": 12,
+         *       "subscriber_id": 4021,
+         *       "status": "completed",
+         *       "requested_by": "api_key:3",
+         *       "counts": {
+         *         "sends": 14,
+         *         "events": 31,
+         *         "messages": 2,
+         *         "tracking_hits": 5,
+         *         "subscribers": 1
+         *       },
+         *       "created_at": "2026-12-06T09:00:00Z",
+         *       "completed_at": "2026-12-06T09:00:01Z"
+         *     }
+         */
+        Erasure: {
+            /** Format: int64 */
+            id: number;
+            /**
+             * Format: int64
+             * @description The subscriber erased; null for an address without one (a message's preference link).
+             */
+            subscriber_id: number | null;
+            /** @enum {string} */
+            status: "running" | "completed";
+            /** @description api_key:<id>, or self-service for the preference page. */
+            requested_by: string;
+            /** @description Rows removed or pseudonymised, per table (sends, events, messages, tracking_hits, …). */
+            counts: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
         /**
          * @example {
          *       "email": "user42@example.com",
@@ -3882,13 +4100,6 @@ export interface components {
             attachments?: components["schemas"]["Attachment"][];
             /** @description In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise. */
             domain_check?: components["schemas"]["DomainCheck"];
-            /** @description Who created it (an API key, a person, or a login-link session); null for campaigns made before creators were recorded. The audit log has the rest. */
-            created_by?: {
-                /** @enum {string} */
-                type: "user" | "key" | "session";
-                /** Format: int64 */
-                id: number;
-            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4536,481 +4747,17 @@ export interface components {
             engagement: components["schemas"]["Engagement"];
             links: components["schemas"]["LinkClicks"][];
         };
-        /**
-         * @description The catalogue of event types (docs/events.md); every Event's type, every endpoint's event_types and ?type= filter item is one of these.
-         * @enum {string}
-         */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
-        /**
-         * @description One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
-         *     schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
-         *     switching on `type`. A type added later is a new member; a client should skip a type it does not know.
-         */
+        /** @enum {string} */
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
-            type: components["schemas"]["EventType"];
+            type: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description The payload; its schema is the member of the union that `type` selects. */
             data: {
                 [key: string]: unknown;
             };
-        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
-        CampaignApprovedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "campaign.approved";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["CampaignEventData"];
-        };
-        CampaignStartedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "campaign.started";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["CampaignEventData"];
-        };
-        CampaignPausedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "campaign.paused";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["CampaignEventData"];
-        };
-        CampaignResumedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "campaign.resumed";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["CampaignEventData"];
-        };
-        CampaignCancelledEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "campaign.cancelled";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["CampaignEventData"];
-        };
-        CampaignSentEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "campaign.sent";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["CampaignEventData"];
-        };
-        CampaignFailedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "campaign.failed";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["CampaignEventData"];
-        };
-        SendSentEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "send.sent";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SendEventData"];
-        };
-        SendFailedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "send.failed";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SendEventData"];
-        };
-        SendUnknownEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "send.unknown";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SendEventData"];
-        };
-        SendSuppressedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "send.suppressed";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SendEventData"];
-        };
-        SendClickedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "send.clicked";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SendEngagementEventData"];
-        };
-        SendOpenedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "send.opened";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SendEngagementEventData"];
-        };
-        SubscriberUnsubscribedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "subscriber.unsubscribed";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SubscriberUnsubscribedEventData"];
-        };
-        SubscriberBouncedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "subscriber.bounced";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["ProviderFeedbackEventData"];
-        };
-        SubscriberComplainedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "subscriber.complained";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["ProviderFeedbackEventData"];
-        };
-        SubscriberCreatedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "subscriber.created";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SubscriberCreatedEventData"];
-        };
-        SubscriberConfirmedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "subscriber.confirmed";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SubscriberListsEventData"];
-        };
-        SubscriberSubscribedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "subscriber.subscribed";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SubscriberListsEventData"];
-        };
-        SuppressionCreatedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "suppression.created";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SuppressionEventData"];
-        };
-        SuppressionDeletedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "suppression.deleted";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SuppressionEventData"];
-        };
-        EndpointDisabledEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "endpoint.disabled";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["EndpointDisabledEventData"];
-        };
-        EndpointPingEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "endpoint.ping";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["EndpointPingEventData"];
-        };
-        SenderComplaintRateExceededEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "sender.complaint_rate_exceeded";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SenderComplaintRateEventData"];
-        };
-        SequenceStepSentEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "sequence.step_sent";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SequenceStepSentEventData"];
-        };
-        SequenceExitedEvent: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "sequence.exited";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SequenceExitedEventData"];
-        };
-        CampaignEventData: {
-            /** Format: int64 */
-            campaign_id: number;
-            name: string;
-            /** @description The campaign's status after the change. */
-            status: string;
-            /** @description Why it failed (campaign.failed) or was paused by the system (campaign.paused by the complaint guard). */
-            reason?: string;
-        };
-        /**
-         * @description A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
-         *     or sequence step's names subscriber_id; a transactional message's names message_id instead.
-         */
-        SendEventData: {
-            /**
-             * Format: int64
-             * @description The campaign (a transactional message's: the account's message stream).
-             */
-            campaign_id: number;
-            /** Format: int64 */
-            send_id: number;
-            /**
-             * Format: int64
-             * @description A campaign's or sequence step's recipient.
-             */
-            subscriber_id?: number;
-            /**
-             * Format: int64
-             * @description A transactional message (GET /v1/messages/{id}).
-             */
-            message_id?: number;
-            email: string;
-            /** @enum {string} */
-            status: "sent" | "failed" | "unknown" | "suppressed";
-            attempts?: number;
-            provider_message_id?: string | null;
-            error?: string | null;
-            /** @description send.suppressed: left_list when the recipient left the campaign's lists. */
-            reason?: string;
-        };
-        /** @description A tracked link (send.clicked) or the open pixel (send.opened) was hit; a tracked message's names message_id instead of campaign_id, send_id and subscriber_id. */
-        SendEngagementEventData: {
-            /** Format: int64 */
-            campaign_id?: number;
-            /** Format: int64 */
-            send_id?: number;
-            /** Format: int64 */
-            subscriber_id?: number;
-            /** Format: int64 */
-            message_id?: number;
-            email: string;
-            /** @description send.clicked: the link's index (0 is the honeypot). */
-            link_index?: number;
-            url?: string;
-            honeypot?: boolean;
-            human: boolean;
-            suspected_bot: boolean;
-            bot_reasons: string[];
-        };
-        /** @description An opt-out by one-click, the preference page or a provider's unsubscribe event (which carries the provider's fields). */
-        SubscriberUnsubscribedEventData: {
-            email: string;
-            source: string;
-            /** Format: int64 */
-            subscriber_id?: number;
-            /** Format: int64 */
-            campaign_id?: number;
-            /** Format: int64 */
-            message_id?: number;
-            /** @enum {string} */
-            scope?: "list" | "account";
-            list_ids?: number[];
-            kind?: string;
-            provider_event_id?: string;
-            job_id?: string;
-            provider_message_id?: string;
-        };
-        /** @description A provider's bounce or complaint (subscriber.bounced, subscriber.complained), as its webhook reported it. */
-        ProviderFeedbackEventData: {
-            email: string;
-            /** @description hard_bounce, complaint, … */
-            kind: string;
-            /** @description webhook:<source>:<endpoint id> */
-            source: string;
-            provider_event_id: string;
-            /** @description The send's job id when the provider named it, else empty. */
-            job_id: string;
-            provider_message_id: string;
-        };
-        SubscriberCreatedEventData: {
-            email: string;
-            /** Format: int64 */
-            subscriber_id: number;
-            status: string;
-            source: string;
-        };
-        /** @description An address joined lists (subscriber.subscribed) or confirmed its double opt-in (subscriber.confirmed). */
-        SubscriberListsEventData: {
-            email: string;
-            /** Format: int64 */
-            subscriber_id?: number;
-            /** Format: int64 */
-            campaign_id?: number;
-            list_ids: number[];
-            source: string;
-        };
-        SuppressionEventData: {
-            email: string;
-            /** @enum {string} */
-            reason: "unsubscribe" | "hard_bounce" | "complaint" | "manual";
-            source: string;
-        };
-        EndpointDisabledEventData: {
-            /** Format: int64 */
-            endpoint_id: number;
-            url: string;
-            reason: string;
-        };
-        EndpointPingEventData: {
-            /** Format: int64 */
-            endpoint_id: number;
-        };
-        SenderComplaintRateEventData: {
-            /**
-             * Format: int64
-             * @description null: the environment's provider.
-             */
-            sender_id: number | null;
-            /** Format: double */
-            rate: number;
-            /** Format: int64 */
-            complaints: number;
-            /** Format: int64 */
-            delivered: number;
-            /** Format: int64 */
-            window_seconds: number;
-            /** Format: double */
-            threshold: number;
-            reason: string;
-        };
-        SequenceStepSentEventData: {
-            /** Format: int64 */
-            sequence_id: number;
-            /** Format: int64 */
-            enrollment_id: number;
-            /** Format: int64 */
-            subscriber_id: number;
-            email: string;
-            step: number;
-            /**
-             * Format: int64
-             * @description The step's campaign, whose send.* events follow.
-             */
-            campaign_id: number;
-            job_id: string;
-            run: number;
-        };
-        SequenceExitedEventData: {
-            /** Format: int64 */
-            sequence_id: number;
-            /** Format: int64 */
-            enrollment_id: number;
-            /** Format: int64 */
-            subscriber_id: number;
-            email: string;
-            step: number;
-            /** @description completed, condition, left_list, suppressed, not_confirmed, timed_out, event_received, archived, … */
-            reason: string;
         };
         /**
          * @example {
@@ -5029,7 +4776,7 @@ export interface components {
             url?: string;
             description?: string;
             /** @description The types to receive; empty or absent means every type. */
-            event_types?: components["schemas"]["EventType"][];
+            event_types?: string[];
             enabled?: boolean;
             /** @description Above 1, send.* events are posted as event.batch envelopes of up to this many. */
             batch_size?: number;
@@ -5039,7 +4786,7 @@ export interface components {
             id: number;
             url: string;
             description: string;
-            event_types: components["schemas"]["EventType"][];
+            event_types: string[];
             enabled: boolean;
             disabled_reason: string | null;
             batch_size: number;
@@ -5102,6 +4849,23 @@ export interface components {
         };
     };
     responses: {
+        /** @description The rows, streamed. */
+        Export: {
+            headers: {
+                /** @description attachment; filename=<kind>.<format> */
+                "Content-Disposition"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example id,email,name,status,attributes,created_at,updated_at
+                 *     1,ada@example.com,Ada,confirmed,{},2026-11-02T09:00:00Z,2026-11-02T09:00:00Z
+                 */
+                "text/csv": string;
+                /** @example {"id":1,"email":"ada@example.com","name":"Ada","status":"confirmed"} */
+                "application/x-ndjson": string;
+            };
+        };
         /**
          * @description Any other error as an RFC 9457 problem: 500 (an internal error, logged under the
          *     request_id), 503 (the database is unreachable; retry later).
@@ -5264,13 +5028,11 @@ export interface components {
         /**
          * @description Refused before anything ran; nothing changed. Either a request authorised by the
          *     dashboard's session cookie that changes something came without the session's
-         *     `X-CSRF-Token` (type `…/problems/forbidden`); or the API key (or the session signed in
-         *     with it) lacks the route's permission (type `https://sendonce.dev/problems/permission-denied`,
-         *     the permission in `missing_permission`; the route → permission table is in docs/teams.md);
-         *     or a list-restricted key named or reached another list (`…/problems/forbidden`,
-         *     `reason: list_restricted`); or, on an approval, the account requires four eyes and the
-         *     approver created the campaign (`…/problems/forbidden`, `reason: four_eyes`); or a key was to
-         *     be given more than its maker holds (`…/problems/forbidden`, `reason: escalation`).
+         *     `X-CSRF-Token` (type `…/problems/forbidden`), or the API key (or the session signed in
+         *     with it) is read-only and the request would change something (type
+         *     `https://sendonce.dev/problems/read-only-key`). A read-only key may call every GET, mint
+         *     a stream token (`POST /v1/events/stream-tokens`), and the previews that change nothing
+         *     (`POST /v1/segments/preview`, `POST /v1/templates/preview`, `POST /v1/templates/{id}/render`).
          */
         Forbidden: {
             headers: {
@@ -5328,6 +5090,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+         * @example csv
+         */
+        ExportFormat: "csv" | "ndjson";
         /** @example 1 */
         ID: number;
         /**
@@ -5355,13 +5122,13 @@ export interface components {
          */
         MessageIdempotencyKey: string;
         /**
-         * @description Only events of these types, separated with commas (repeating the parameter works too).
+         * @description Only events of these types (repeat the parameter, or separate with commas).
          * @example [
          *       "send.sent",
          *       "send.failed"
          *     ]
          */
-        EventTypeFilter: components["schemas"]["EventType"][];
+        EventTypeFilter: string[];
         /**
          * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
          *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
@@ -5680,7 +5447,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5768,7 +5534,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5797,7 +5562,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -5824,7 +5588,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
@@ -5856,73 +5619,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
-            503: components["responses"]["Overloaded"];
-            default: components["responses"]["Problem"];
-        };
-    };
-    listAuditLog: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Page size, 1 to 500 (default 50).
-                 * @example 50
-                 */
-                limit?: components["parameters"]["Limit"];
-                /**
-                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
-                 *     Absent or empty means the first page.
-                 * @example
-                 */
-                cursor?: components["parameters"]["Cursor"];
-                /** @description Only this kind of actor (with actor_id: only that actor). */
-                actor_type?: "user" | "key" | "session";
-                /** @example 3 */
-                actor_id?: number;
-                /**
-                 * @description Only this action, such as campaign.approve.
-                 * @example campaign.approve
-                 */
-                action?: string;
-                /**
-                 * @description Only entries about this kind of thing, such as campaign.
-                 * @example campaign
-                 */
-                target_type?: string;
-                /**
-                 * @description With target_type: only entries about this one.
-                 * @example 42
-                 */
-                target_id?: string;
-                /**
-                 * @description Entries at or after this time.
-                 * @example 2026-11-01T00:00:00Z
-                 */
-                since?: string;
-                /**
-                 * @description Entries before this time.
-                 * @example 2026-12-01T00:00:00Z
-                 */
-                until?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of entries. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditEntryPage"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -5973,7 +5669,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6088,6 +5783,44 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    exportSubscribers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+                status?: components["schemas"]["SubscriberStatus"];
+                /**
+                 * @description Only members of this list (by default its subscribed members; see membership).
+                 * @example 7
+                 */
+                list_id?: number;
+                /** @description With list_id, which memberships count (as GET /v1/subscribers). */
+                membership?: "subscribed" | "unsubscribed" | "pending" | "any";
+                /**
+                 * @description Only addresses whose lower-case form starts with this prefix.
+                 * @example user99
+                 */
+                email?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     getSubscriber: {
         parameters: {
             query?: never;
@@ -6110,7 +5843,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6231,6 +5963,126 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    getSubscriberActivity: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the activity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    exportSubscriber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    /** @description attachment; filename=subscriber-<id>.json */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonExport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    eraseSubscriber: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The erasure, completed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listSubscriberLists: {
         parameters: {
             query?: never;
@@ -6253,7 +6105,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6292,7 +6143,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6371,7 +6221,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6565,7 +6414,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6694,7 +6542,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -6768,6 +6615,31 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    exportSuppressions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listSuppressions: {
         parameters: {
             query?: {
@@ -6799,7 +6671,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -6924,7 +6795,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7003,7 +6873,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7181,6 +7050,31 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    exportMessages: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listMessages: {
         parameters: {
             query?: {
@@ -7221,7 +7115,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7347,7 +7240,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7387,7 +7279,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7466,7 +7357,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7862,7 +7752,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7894,7 +7783,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7923,6 +7811,33 @@ export interface operations {
                     "application/json": components["schemas"]["CampaignTimeline"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    exportCampaignRecipients: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+            };
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -7972,7 +7887,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8002,7 +7916,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8454,7 +8367,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
@@ -8492,7 +8404,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8571,7 +8482,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8661,6 +8571,31 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    exportEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
+                 * @example csv
+                 */
+                format?: components["parameters"]["ExportFormat"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Export"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -8675,7 +8610,7 @@ export interface operations {
                  */
                 after?: string;
                 /**
-                 * @description Only events of these types, separated with commas (repeating the parameter works too).
+                 * @description Only events of these types (repeat the parameter, or separate with commas).
                  * @example [
                  *       "send.sent",
                  *       "send.failed"
@@ -8699,7 +8634,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8713,7 +8647,7 @@ export interface operations {
                 /** @example  */
                 after?: string;
                 /**
-                 * @description Only events of these types, separated with commas (repeating the parameter works too).
+                 * @description Only events of these types (repeat the parameter, or separate with commas).
                  * @example [
                  *       "send.sent",
                  *       "send.failed"
@@ -8739,7 +8673,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
         };
@@ -8818,7 +8751,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8897,7 +8829,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9166,7 +9097,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9255,7 +9185,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -9334,7 +9263,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9487,7 +9415,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -9566,7 +9493,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9925,7 +9851,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9955,7 +9880,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];

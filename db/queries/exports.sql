@@ -1,0 +1,61 @@
+-- Streamed exports (internal/export): each is read in keyset batches inside one
+-- REPEATABLE READ, READ ONLY transaction, so every batch sees the same snapshot
+-- (the export is consistent) while no batch holds more than @lim rows in memory,
+-- and the transaction never gets an xid, so the events' readers, which stop
+-- below the oldest transaction id still running, are not held back by it.
+
+-- name: ExportSubscribers :many
+-- The list page's filters (SubscriberList).
+SELECT s.id, s.email, s.name, s.status, s.attributes, s.created_at, s.updated_at FROM subscribers s
+WHERE s.account_id = @account_id
+  AND s.id > @after_id
+  AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
+  AND (sqlc.narg('email_prefix')::text IS NULL OR s.email_lower LIKE sqlc.narg('email_prefix')::text || '%')
+  AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
+        SELECT 1 FROM list_members m
+        WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint AND m.subscriber_id = s.id
+          AND m.status = ANY(@membership_statuses::text[])))
+ORDER BY s.id
+LIMIT @lim;
+
+-- name: ExportCampaignRecipients :many
+-- A campaign's recipients with their outcome and engagement (hits by send:
+-- tracking_hits_send_idx).
+SELECT s.id, s.subscriber_id, s.email, s.status, s.attempts, s.sent_at, s.feedback, s.last_error,
+       coalesce(h.opens, 0)::bigint AS opens, coalesce(h.human_opens, 0)::bigint AS human_opens,
+       coalesce(h.clicks, 0)::bigint AS clicks, coalesce(h.human_clicks, 0)::bigint AS human_clicks
+FROM sends s
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE x.kind = 'open') AS opens,
+           count(*) FILTER (WHERE x.kind = 'open' AND NOT x.suspected_bot) AS human_opens,
+           count(*) FILTER (WHERE x.kind = 'click' AND x.link_idx > 0) AS clicks,
+           count(*) FILTER (WHERE x.kind = 'click' AND x.link_idx > 0 AND NOT x.suspected_bot) AS human_clicks
+    FROM tracking_hits x WHERE x.send_id = s.id) h ON true
+WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.id > @after_id
+ORDER BY s.id
+LIMIT @lim;
+
+-- name: ExportCampaignExists :one
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE account_id = @account_id AND id = @id AND kind = 'campaign');
+
+-- name: ExportSuppressions :many
+SELECT email_lower, reason, source, created_at FROM suppressions
+WHERE account_id = @account_id AND email_lower > @after_email
+ORDER BY email_lower
+LIMIT @lim;
+
+-- name: ExportMessages :many
+SELECT m.id, m.to_email, m.from_email, m.subject, m.category, m.tags, m.created_at,
+       s.status, s.sent_at, s.feedback
+FROM messages m
+LEFT JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
+WHERE m.account_id = @account_id AND m.id > @after_id
+ORDER BY m.id
+LIMIT @lim;
+
+-- name: ExportEvents :many
+-- In the events' reading order (xid, id), on events_account_order_idx.
+SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+WHERE e.account_id = @account_id AND (e.xid, e.id) > (@after_xid::bigint, @after_id::bigint)
+ORDER BY e.xid, e.id
+LIMIT @lim;

@@ -1,0 +1,114 @@
+package export_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/export"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// blockingWriter holds the export open after its first row until released.
+type blockingWriter struct {
+	first   chan struct{}
+	release chan struct{}
+	rows    int
+}
+
+func (b *blockingWriter) Row([]any) error {
+	b.rows++
+	if b.rows == 1 {
+		close(b.first)
+		<-b.release
+	}
+	return nil
+}
+func (b *blockingWriter) Flush() error { return nil }
+
+// An export open for as long as its reader is slow holds back no account's
+// events: its read-only transaction has no transaction id, and the event readers'
+// horizon is the oldest running transaction id. The control, a transaction that
+// has one, does hold them back (so the test can tell the two apart).
+func TestExportDoesNotHoldBackEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.New(t)
+	accounts := account.NewService(pool)
+	a, _, err := accounts.Create(ctx, "exporter")
+	require.NoError(t, err)
+	b, _, err := accounts.Create(ctx, "other")
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower) VALUES ($1, $2, $2)`,
+			a.ID, "p"+string(rune('a'+i))+"@example.com")
+		require.NoError(t, err)
+	}
+	visible := func(typ string) bool {
+		rows, err := store.New(pool).EventListAfter(ctx, store.EventListAfterParams{AccountID: b.ID, Types: []string{typ}, Lim: 10})
+		require.NoError(t, err)
+		return len(rows) == 1
+	}
+
+	svc := export.NewService(pool)
+	svc.Batch = 2
+	w := &blockingWriter{first: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Stream(ctx, export.Request{AccountID: a.ID, Kind: export.Subscribers, Membership: []string{"subscribed"}}, w)
+		done <- err
+	}()
+	<-w.first // the export's transaction is open, its snapshot taken
+	require.NoError(t, event.Emit(ctx, pool, b.ID, event.SubscriberCreated, map[string]any{"n": 1}))
+	require.Eventually(t, func() bool { return visible(event.SubscriberCreated) }, 5*time.Second, 20*time.Millisecond,
+		"another account's event is readable while an export is open")
+	close(w.release)
+	require.NoError(t, <-done)
+	require.Equal(t, 5, w.rows)
+
+	// The control: a transaction holding an xid holds the event back.
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, `SELECT pg_current_xact_id()`)
+	require.NoError(t, err)
+	require.NoError(t, event.Emit(ctx, pool, b.ID, event.SubscriberConfirmed, map[string]any{"n": 2}))
+	time.Sleep(200 * time.Millisecond)
+	require.False(t, visible(event.SubscriberConfirmed), "a transaction with an xid holds the readers back")
+	require.NoError(t, tx.Rollback(ctx))
+	require.True(t, visible(event.SubscriberConfirmed))
+}
+
+// CSV cells a spreadsheet would run as formulas get a leading apostrophe; the
+// file is RFC 4180 (CRLF, quoted where needed) and reads back as written.
+func TestCSVFormulaSafe(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	w, err := export.NewWriter(export.CSV, &buf, []string{"a", "b"})
+	require.NoError(t, err)
+	cells := []string{"=HYPERLINK(\"http://x\")", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "plain, \"quoted\"", "é"}
+	for _, c := range cells {
+		require.NoError(t, w.Row([]any{c, int64(7)}))
+	}
+	require.NoError(t, w.Flush())
+	require.True(t, strings.HasPrefix(buf.String(), "a,b\r\n"))
+	require.Contains(t, buf.String(), "\"'\rx\",7\r\n", "a carriage return is quoted (Go's reader drops it on reading back)")
+	recs, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	want := []string{"'=HYPERLINK(\"http://x\")", "'+1", "'-2", "'@SUM(A1)", "'\tx", "'\rx", "plain, \"quoted\"", "é"}
+	for i, c := range want {
+		if c == "'\rx" {
+			continue
+		}
+		require.Equal(t, c, recs[i+1][0], "row %d", i)
+	}
+}
