@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for APIKeyRole.
@@ -41,6 +42,27 @@ func (e AmbiguousPolicy) Valid() bool {
 	case Retry:
 		return true
 	case Skip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AnalyticsDayKind.
+const (
+	AnalyticsDayKindCampaign AnalyticsDayKind = "campaign"
+	AnalyticsDayKindMessages AnalyticsDayKind = "messages"
+	AnalyticsDayKindSequence AnalyticsDayKind = "sequence"
+)
+
+// Valid indicates whether the value is a known member of the AnalyticsDayKind enum.
+func (e AnalyticsDayKind) Valid() bool {
+	switch e {
+	case AnalyticsDayKindCampaign:
+		return true
+	case AnalyticsDayKindMessages:
+		return true
+	case AnalyticsDayKindSequence:
 		return true
 	default:
 		return false
@@ -230,6 +252,24 @@ func (e OneClickBodyAction) Valid() bool {
 	case Everything:
 		return true
 	case Preferences:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReportRatesBasis.
+const (
+	ReportRatesBasisDelivered ReportRatesBasis = "delivered"
+	ReportRatesBasisSent      ReportRatesBasis = "sent"
+)
+
+// Valid indicates whether the value is a known member of the ReportRatesBasis enum.
+func (e ReportRatesBasis) Valid() bool {
+	switch e {
+	case ReportRatesBasisDelivered:
+		return true
+	case ReportRatesBasisSent:
 		return true
 	default:
 		return false
@@ -923,6 +963,32 @@ type AccountUpdate struct {
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 type AmbiguousPolicy string
 
+// Analytics Example: {"days":[{"clicked_people":480,"complaints":3,"day":"2026-11-02","hard_bounces":40,"kind":"campaign","opened_people":2100,"sent":9890,"soft_bounces":12,"unsubscribes":21},{"clicked_people":0,"complaints":0,"day":"2026-11-02","hard_bounces":1,"kind":"messages","opened_people":0,"sent":312,"soft_bounces":0,"unsubscribes":0}],"from":"2026-11-01","to":"2026-11-30"}
+type Analytics struct {
+	Days []AnalyticsDay     `json:"days"`
+	From openapi_types.Date `json:"from"`
+	To   openapi_types.Date `json:"to"`
+}
+
+// AnalyticsDay Example: {"clicked_people":480,"complaints":3,"day":"2026-11-02","hard_bounces":40,"kind":"campaign","opened_people":2100,"sent":9890,"soft_bounces":12,"unsubscribes":21}
+type AnalyticsDay struct {
+	// ClickedPeople The same for clicks.
+	ClickedPeople int64              `json:"clicked_people"`
+	Complaints    int64              `json:"complaints"`
+	Day           openapi_types.Date `json:"day"`
+	HardBounces   int64              `json:"hard_bounces"`
+	Kind          AnalyticsDayKind   `json:"kind"`
+
+	// OpenedPeople Recipients whose first open not suspected of being a scanner came that day.
+	OpenedPeople int64 `json:"opened_people"`
+	Sent         int64 `json:"sent"`
+	SoftBounces  int64 `json:"soft_bounces"`
+	Unsubscribes int64 `json:"unsubscribes"`
+}
+
+// AnalyticsDayKind defines model for AnalyticsDay.Kind.
+type AnalyticsDayKind string
+
 // ApproveRequest Example: {"scheduled_for":"2030-01-01T09:00:00Z"}
 type ApproveRequest struct {
 	// ScheduledFor When to start sending; default now.
@@ -1096,6 +1162,60 @@ type CampaignCreate struct {
 type CampaignPage struct {
 	Data       []Campaign `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
+}
+
+// CampaignReport Example: {"audience":10000,"campaign_id":42,"cancelled":0,"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"delivered":null,"domains":[{"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}],"failed":8,"feedback":{"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}},"links":[{"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"index":1,"url":"https://example.com/sale"}],"opens":{"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100},"other_domains":{"bounced":32,"clicked":320,"clicked_people":230,"complained":1,"domain":"other","opened":1800,"opened_people":1100,"sent":4790,"unsubscribed":10},"pending":0,"rates":{"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021},"sent":9890,"status":"sent","suppressed":100,"unknown":2}
+type CampaignReport struct {
+	// Audience Recipients: send rows, whatever their outcome.
+	Audience   int64 `json:"audience"`
+	CampaignId int64 `json:"campaign_id"`
+	Cancelled  int64 `json:"cancelled"`
+
+	// Clicks Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Clicks ReportEngagement `json:"clicks"`
+
+	// Delivered Messages the provider reported delivered; null: no provider reports delivery to sendonce yet.
+	Delivered *int64 `json:"delivered"`
+
+	// Domains The recipient domains with the most messages sent, most first.
+	Domains []ReportDomain `json:"domains"`
+
+	// Failed Permanently failed sends (a retry of failed recipients can send them again).
+	Failed int64 `json:"failed"`
+
+	// Feedback Example: {"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}}
+	Feedback ReportFeedback `json:"feedback"`
+
+	// Links Every tracked link of the campaign, by its index.
+	Links []ReportLink `json:"links"`
+
+	// Opens Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Opens ReportEngagement `json:"opens"`
+
+	// OtherDomains Example: {"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}
+	OtherDomains ReportDomain `json:"other_domains"`
+
+	// Pending Sends queued or in flight.
+	Pending int64 `json:"pending"`
+
+	// Rates Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+	//
+	// Example: {"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021}
+	Rates ReportRates `json:"rates"`
+
+	// Sent Messages the provider accepted.
+	Sent int64 `json:"sent"`
+
+	// Status building: the executor is building the recipient list (between approved and sending; nothing is sent
+	// yet). failed: the campaign could not start (its segment cannot be evaluated, or its recipient build
+	// exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
+	Status CampaignStatus `json:"status"`
+
+	// Suppressed Recipients left out at send time: suppressed, no longer confirmed, or left the lists.
+	Suppressed int64 `json:"suppressed"`
+
+	// Unknown Sends whose outcome is unknown (the provider may have taken them): never retried automatically.
+	Unknown int64 `json:"unknown"`
 }
 
 // CampaignStats Example: {"campaign_id":42,"counts":{"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0},"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"finished_at":"2026-11-02T09:00:04Z","skipped":{"suppressed":1,"unconfirmed":0},"started_at":"2026-11-02T09:00:00Z","status":"sent","total":9999}
@@ -1778,6 +1898,90 @@ type Rendered struct {
 	Subject string `json:"subject"`
 	Text    string `json:"text"`
 }
+
+// ReportDomain Example: {"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}
+type ReportDomain struct {
+	// Bounced Recipients who bounced, hard or soft.
+	Bounced       int64 `json:"bounced"`
+	Clicked       int64 `json:"clicked"`
+	ClickedPeople int64 `json:"clicked_people"`
+	Complained    int64 `json:"complained"`
+
+	// Domain The part of the address after its last @, lower case; `other` for the rest.
+	Domain string `json:"domain"`
+
+	// Opened Distinct recipients with an open.
+	Opened int64 `json:"opened"`
+
+	// OpenedPeople The same, scanners left out.
+	OpenedPeople int64 `json:"opened_people"`
+	Sent         int64 `json:"sent"`
+	Unsubscribed int64 `json:"unsubscribed"`
+}
+
+// ReportEngagement Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+type ReportEngagement struct {
+	// People Hits not suspected of being a scanner.
+	People int64 `json:"people"`
+
+	// PeopleUnique Distinct recipients with such a hit.
+	PeopleUnique int64 `json:"people_unique"`
+
+	// Scanners Hits suspected of being a scanner (link checkers, image proxies): total − people.
+	Scanners int64 `json:"scanners"`
+
+	// Total Every hit.
+	Total int64 `json:"total"`
+
+	// Unique Distinct recipients with a hit.
+	Unique int64 `json:"unique"`
+}
+
+// ReportFeedback Example: {"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}}
+type ReportFeedback struct {
+	Complaints           int64 `json:"complaints"`
+	HardBounces          int64 `json:"hard_bounces"`
+	SoftBounces          int64 `json:"soft_bounces"`
+	Unsubscribes         int64 `json:"unsubscribes"`
+	UnsubscribesBySource struct {
+		// OneClick The List-Unsubscribe link or the unsubscribe page's button.
+		OneClick int64 `json:"one_click"`
+
+		// Preferences The preference page: lists left, or everything.
+		Preferences int64 `json:"preferences"`
+
+		// Provider The provider's feedback (a webhook).
+		Provider int64 `json:"provider"`
+	} `json:"unsubscribes_by_source"`
+}
+
+// ReportLink Example: {"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"index":1,"url":"https://example.com/sale"}
+type ReportLink struct {
+	// Clicks Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Clicks ReportEngagement `json:"clicks"`
+	Index  int              `json:"index"`
+	Url    string           `json:"url"`
+}
+
+// ReportRates Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+//
+// Example: {"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021}
+type ReportRates struct {
+	// Basis What the rates are against: delivered where the provider reports delivery, else sent.
+	Basis  ReportRatesBasis `json:"basis"`
+	Bounce *float64         `json:"bounce"`
+	Click  *float64         `json:"click"`
+
+	// ClickToOpen Recipients who clicked among those who opened (people).
+	ClickToOpen *float64 `json:"click_to_open"`
+	Complaint   *float64 `json:"complaint"`
+	Denominator int64    `json:"denominator"`
+	Open        *float64 `json:"open"`
+	Unsubscribe *float64 `json:"unsubscribe"`
+}
+
+// ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
+type ReportRatesBasis string
 
 // Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
 type Segment struct {
@@ -2601,6 +2805,15 @@ type UnsupportedMediaType = Problem
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = Problem
 
+// GetAnalyticsParams defines parameters for GetAnalytics.
+type GetAnalyticsParams struct {
+	// From First day (YYYY-MM-DD, UTC); default 29 days before `to`.
+	From *openapi_types.Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Last day (YYYY-MM-DD, UTC); default today.
+	To *openapi_types.Date `form:"to,omitempty" json:"to,omitempty"`
+}
+
 // ListAPIKeysParams defines parameters for ListAPIKeys.
 type ListAPIKeysParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -2688,6 +2901,12 @@ type PauseCampaignParams struct {
 	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetCampaignReportParams defines parameters for GetCampaignReport.
+type GetCampaignReportParams struct {
+	// Domains How many recipient domains to list by messages sent, 1 to 100 (default 10).
+	Domains *int `form:"domains,omitempty" json:"domains,omitempty"`
 }
 
 // ResumeCampaignParams defines parameters for ResumeCampaign.

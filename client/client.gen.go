@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for APIKeyRole.
@@ -49,6 +50,27 @@ func (e AmbiguousPolicy) Valid() bool {
 	case Retry:
 		return true
 	case Skip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AnalyticsDayKind.
+const (
+	AnalyticsDayKindCampaign AnalyticsDayKind = "campaign"
+	AnalyticsDayKindMessages AnalyticsDayKind = "messages"
+	AnalyticsDayKindSequence AnalyticsDayKind = "sequence"
+)
+
+// Valid indicates whether the value is a known member of the AnalyticsDayKind enum.
+func (e AnalyticsDayKind) Valid() bool {
+	switch e {
+	case AnalyticsDayKindCampaign:
+		return true
+	case AnalyticsDayKindMessages:
+		return true
+	case AnalyticsDayKindSequence:
 		return true
 	default:
 		return false
@@ -238,6 +260,24 @@ func (e OneClickBodyAction) Valid() bool {
 	case Everything:
 		return true
 	case Preferences:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReportRatesBasis.
+const (
+	ReportRatesBasisDelivered ReportRatesBasis = "delivered"
+	ReportRatesBasisSent      ReportRatesBasis = "sent"
+)
+
+// Valid indicates whether the value is a known member of the ReportRatesBasis enum.
+func (e ReportRatesBasis) Valid() bool {
+	switch e {
+	case ReportRatesBasisDelivered:
+		return true
+	case ReportRatesBasisSent:
 		return true
 	default:
 		return false
@@ -931,6 +971,32 @@ type AccountUpdate struct {
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 type AmbiguousPolicy string
 
+// Analytics Example: {"days":[{"clicked_people":480,"complaints":3,"day":"2026-11-02","hard_bounces":40,"kind":"campaign","opened_people":2100,"sent":9890,"soft_bounces":12,"unsubscribes":21},{"clicked_people":0,"complaints":0,"day":"2026-11-02","hard_bounces":1,"kind":"messages","opened_people":0,"sent":312,"soft_bounces":0,"unsubscribes":0}],"from":"2026-11-01","to":"2026-11-30"}
+type Analytics struct {
+	Days []AnalyticsDay     `json:"days"`
+	From openapi_types.Date `json:"from"`
+	To   openapi_types.Date `json:"to"`
+}
+
+// AnalyticsDay Example: {"clicked_people":480,"complaints":3,"day":"2026-11-02","hard_bounces":40,"kind":"campaign","opened_people":2100,"sent":9890,"soft_bounces":12,"unsubscribes":21}
+type AnalyticsDay struct {
+	// ClickedPeople The same for clicks.
+	ClickedPeople int64              `json:"clicked_people"`
+	Complaints    int64              `json:"complaints"`
+	Day           openapi_types.Date `json:"day"`
+	HardBounces   int64              `json:"hard_bounces"`
+	Kind          AnalyticsDayKind   `json:"kind"`
+
+	// OpenedPeople Recipients whose first open not suspected of being a scanner came that day.
+	OpenedPeople int64 `json:"opened_people"`
+	Sent         int64 `json:"sent"`
+	SoftBounces  int64 `json:"soft_bounces"`
+	Unsubscribes int64 `json:"unsubscribes"`
+}
+
+// AnalyticsDayKind defines model for AnalyticsDay.Kind.
+type AnalyticsDayKind string
+
 // ApproveRequest Example: {"scheduled_for":"2030-01-01T09:00:00Z"}
 type ApproveRequest struct {
 	// ScheduledFor When to start sending; default now.
@@ -1104,6 +1170,60 @@ type CampaignCreate struct {
 type CampaignPage struct {
 	Data       []Campaign `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
+}
+
+// CampaignReport Example: {"audience":10000,"campaign_id":42,"cancelled":0,"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"delivered":null,"domains":[{"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}],"failed":8,"feedback":{"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}},"links":[{"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"index":1,"url":"https://example.com/sale"}],"opens":{"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100},"other_domains":{"bounced":32,"clicked":320,"clicked_people":230,"complained":1,"domain":"other","opened":1800,"opened_people":1100,"sent":4790,"unsubscribed":10},"pending":0,"rates":{"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021},"sent":9890,"status":"sent","suppressed":100,"unknown":2}
+type CampaignReport struct {
+	// Audience Recipients: send rows, whatever their outcome.
+	Audience   int64 `json:"audience"`
+	CampaignId int64 `json:"campaign_id"`
+	Cancelled  int64 `json:"cancelled"`
+
+	// Clicks Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Clicks ReportEngagement `json:"clicks"`
+
+	// Delivered Messages the provider reported delivered; null: no provider reports delivery to sendonce yet.
+	Delivered *int64 `json:"delivered"`
+
+	// Domains The recipient domains with the most messages sent, most first.
+	Domains []ReportDomain `json:"domains"`
+
+	// Failed Permanently failed sends (a retry of failed recipients can send them again).
+	Failed int64 `json:"failed"`
+
+	// Feedback Example: {"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}}
+	Feedback ReportFeedback `json:"feedback"`
+
+	// Links Every tracked link of the campaign, by its index.
+	Links []ReportLink `json:"links"`
+
+	// Opens Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Opens ReportEngagement `json:"opens"`
+
+	// OtherDomains Example: {"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}
+	OtherDomains ReportDomain `json:"other_domains"`
+
+	// Pending Sends queued or in flight.
+	Pending int64 `json:"pending"`
+
+	// Rates Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+	//
+	// Example: {"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021}
+	Rates ReportRates `json:"rates"`
+
+	// Sent Messages the provider accepted.
+	Sent int64 `json:"sent"`
+
+	// Status building: the executor is building the recipient list (between approved and sending; nothing is sent
+	// yet). failed: the campaign could not start (its segment cannot be evaluated, or its recipient build
+	// exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
+	Status CampaignStatus `json:"status"`
+
+	// Suppressed Recipients left out at send time: suppressed, no longer confirmed, or left the lists.
+	Suppressed int64 `json:"suppressed"`
+
+	// Unknown Sends whose outcome is unknown (the provider may have taken them): never retried automatically.
+	Unknown int64 `json:"unknown"`
 }
 
 // CampaignStats Example: {"campaign_id":42,"counts":{"cancelled":0,"failed":0,"queued":0,"sending":0,"sent":9998,"suppressed":1,"unknown":0},"engagement":{"clicks":120,"honeypot_hits":9,"human_clicks":70,"human_opens":0,"opens":0,"unique_clicks":80,"unique_human_clicks":52,"unique_human_opens":0,"unique_opens":0},"finished_at":"2026-11-02T09:00:04Z","skipped":{"suppressed":1,"unconfirmed":0},"started_at":"2026-11-02T09:00:00Z","status":"sent","total":9999}
@@ -1786,6 +1906,90 @@ type Rendered struct {
 	Subject string `json:"subject"`
 	Text    string `json:"text"`
 }
+
+// ReportDomain Example: {"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}
+type ReportDomain struct {
+	// Bounced Recipients who bounced, hard or soft.
+	Bounced       int64 `json:"bounced"`
+	Clicked       int64 `json:"clicked"`
+	ClickedPeople int64 `json:"clicked_people"`
+	Complained    int64 `json:"complained"`
+
+	// Domain The part of the address after its last @, lower case; `other` for the rest.
+	Domain string `json:"domain"`
+
+	// Opened Distinct recipients with an open.
+	Opened int64 `json:"opened"`
+
+	// OpenedPeople The same, scanners left out.
+	OpenedPeople int64 `json:"opened_people"`
+	Sent         int64 `json:"sent"`
+	Unsubscribed int64 `json:"unsubscribed"`
+}
+
+// ReportEngagement Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+type ReportEngagement struct {
+	// People Hits not suspected of being a scanner.
+	People int64 `json:"people"`
+
+	// PeopleUnique Distinct recipients with such a hit.
+	PeopleUnique int64 `json:"people_unique"`
+
+	// Scanners Hits suspected of being a scanner (link checkers, image proxies): total − people.
+	Scanners int64 `json:"scanners"`
+
+	// Total Every hit.
+	Total int64 `json:"total"`
+
+	// Unique Distinct recipients with a hit.
+	Unique int64 `json:"unique"`
+}
+
+// ReportFeedback Example: {"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}}
+type ReportFeedback struct {
+	Complaints           int64 `json:"complaints"`
+	HardBounces          int64 `json:"hard_bounces"`
+	SoftBounces          int64 `json:"soft_bounces"`
+	Unsubscribes         int64 `json:"unsubscribes"`
+	UnsubscribesBySource struct {
+		// OneClick The List-Unsubscribe link or the unsubscribe page's button.
+		OneClick int64 `json:"one_click"`
+
+		// Preferences The preference page: lists left, or everything.
+		Preferences int64 `json:"preferences"`
+
+		// Provider The provider's feedback (a webhook).
+		Provider int64 `json:"provider"`
+	} `json:"unsubscribes_by_source"`
+}
+
+// ReportLink Example: {"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"index":1,"url":"https://example.com/sale"}
+type ReportLink struct {
+	// Clicks Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Clicks ReportEngagement `json:"clicks"`
+	Index  int              `json:"index"`
+	Url    string           `json:"url"`
+}
+
+// ReportRates Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+//
+// Example: {"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021}
+type ReportRates struct {
+	// Basis What the rates are against: delivered where the provider reports delivery, else sent.
+	Basis  ReportRatesBasis `json:"basis"`
+	Bounce *float64         `json:"bounce"`
+	Click  *float64         `json:"click"`
+
+	// ClickToOpen Recipients who clicked among those who opened (people).
+	ClickToOpen *float64 `json:"click_to_open"`
+	Complaint   *float64 `json:"complaint"`
+	Denominator int64    `json:"denominator"`
+	Open        *float64 `json:"open"`
+	Unsubscribe *float64 `json:"unsubscribe"`
+}
+
+// ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
+type ReportRatesBasis string
 
 // Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
 type Segment struct {
@@ -2609,6 +2813,15 @@ type UnsupportedMediaType = Problem
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = Problem
 
+// GetAnalyticsParams defines parameters for GetAnalytics.
+type GetAnalyticsParams struct {
+	// From First day (YYYY-MM-DD, UTC); default 29 days before `to`.
+	From *openapi_types.Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Last day (YYYY-MM-DD, UTC); default today.
+	To *openapi_types.Date `form:"to,omitempty" json:"to,omitempty"`
+}
+
 // ListAPIKeysParams defines parameters for ListAPIKeys.
 type ListAPIKeysParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -2696,6 +2909,12 @@ type PauseCampaignParams struct {
 	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetCampaignReportParams defines parameters for GetCampaignReport.
+type GetCampaignReportParams struct {
+	// Domains How many recipient domains to list by messages sent, 1 to 100 (default 10).
+	Domains *int `form:"domains,omitempty" json:"domains,omitempty"`
 }
 
 // ResumeCampaignParams defines parameters for ResumeCampaign.
@@ -4107,6 +4326,13 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
 	UpdateAccount(ctx context.Context, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAnalytics The account's sending, feedback and engagement per day.
+	//
+	// Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+	//
+	// Corresponds with GET /v1/analytics (the `GetAnalytics` operationId).
+	GetAnalytics(ctx context.Context, params *GetAnalyticsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAPIKeys List API keys
 	//
 	// The account's API keys, newest first, revoked ones included; never a token.
@@ -4260,6 +4486,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
 	PauseCampaign(ctx context.Context, id ID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCampaignReport What happened to the campaign's messages and recipients.
+	//
+	// The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+	GetCampaignReport(ctx context.Context, id ID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeCampaign Resume campaign
 	//
@@ -5849,6 +6082,23 @@ func (c *Raw) UpdateAccount(ctx context.Context, body UpdateAccountJSONRequestBo
 	return c.Client.Do(req)
 }
 
+// GetAnalytics The account's sending, feedback and engagement per day.
+//
+// Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+//
+// Corresponds with GET /v1/analytics (the `GetAnalytics` operationId).
+func (c *Raw) GetAnalytics(ctx context.Context, params *GetAnalyticsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAnalyticsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListAPIKeys List API keys
 //
 // The account's API keys, newest first, revoked ones included; never a token.
@@ -6163,6 +6413,23 @@ func (c *Raw) ListCampaignEvents(ctx context.Context, id ID, reqEditors ...Reque
 // Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
 func (c *Raw) PauseCampaign(ctx context.Context, id ID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPauseCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaignReport What happened to the campaign's messages and recipients.
+//
+// The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+//
+// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+func (c *Raw) GetCampaignReport(ctx context.Context, id ID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignReportRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9148,6 +9415,72 @@ func NewUpdateAccountRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewGetAnalyticsRequest constructs an http.Request for the GetAnalytics method
+func NewGetAnalyticsRequest(server string, params *GetAnalyticsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/analytics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListAPIKeysRequest constructs an http.Request for the ListAPIKeys method
 func NewListAPIKeysRequest(server string, params *ListAPIKeysParams) (*http.Request, error) {
 	var err error
@@ -9759,6 +10092,67 @@ func NewPauseCampaignRequest(server string, id ID, params *PauseCampaignParams) 
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetCampaignReportRequest constructs an http.Request for the GetCampaignReport method
+func NewGetCampaignReportRequest(server string, id ID, params *GetCampaignReportParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/report", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Domains != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "domains", *params.Domains, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -14421,6 +14815,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
 	UpdateAccountWithResponse(ctx context.Context, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error)
 
+	// GetAnalyticsWithResponse The account's sending, feedback and engagement per day.
+	//
+	// Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/analytics (the `GetAnalytics` operationId).
+	GetAnalyticsWithResponse(ctx context.Context, params *GetAnalyticsParams, reqEditors ...RequestEditorFn) (*GetAnalyticsResponse, error)
+
 	// ListAPIKeysWithResponse List API keys
 	//
 	// The account's API keys, newest first, revoked ones included; never a token.
@@ -14592,6 +14995,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
 	PauseCampaignWithResponse(ctx context.Context, id ID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*PauseCampaignResponse, error)
+
+	// GetCampaignReportWithResponse What happened to the campaign's messages and recipients.
+	//
+	// The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+	GetCampaignReportWithResponse(ctx context.Context, id ID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*GetCampaignReportResponse, error)
 
 	// ResumeCampaignWithResponse Resume campaign
 	//
@@ -16723,6 +17135,103 @@ func (r UpdateAccountResponse) ContentType() string {
 	return ""
 }
 
+// GetAnalyticsResponse401Headers the declared response headers of an HTTP 401 response for GetAnalytics
+type GetAnalyticsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAnalyticsResponse429Headers the declared response headers of an HTTP 429 response for GetAnalytics
+type GetAnalyticsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetAnalyticsResponse503Headers the declared response headers of an HTTP 503 response for GetAnalytics
+type GetAnalyticsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetAnalyticsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Analytics
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAnalyticsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAnalyticsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAnalyticsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAnalyticsResponse) GetJSON200() *Analytics {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAnalyticsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAnalyticsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAnalyticsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAnalyticsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAPIKeysResponse401Headers the declared response headers of an HTTP 401 response for ListAPIKeys
 type ListAPIKeysResponse401Headers struct {
 	WWWAuthenticate *string
@@ -18234,6 +18743,110 @@ func (r PauseCampaignResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PauseCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignReportResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignReport
+type GetCampaignReportResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignReportResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignReport
+type GetCampaignReportResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetCampaignReportResponse503Headers the declared response headers of an HTTP 503 response for GetCampaignReport
+type GetCampaignReportResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignReport
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignReportResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignReportResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCampaignReportResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignReportResponse) GetJSON200() *CampaignReport {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignReportResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28488,6 +29101,21 @@ func (c *ClientWithResponses) UpdateAccountWithResponse(ctx context.Context, bod
 	return ParseUpdateAccountResponse(rsp)
 }
 
+// GetAnalyticsWithResponse The account's sending, feedback and engagement per day.
+//
+// Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/analytics (the `GetAnalytics` operationId).
+func (c *ClientWithResponses) GetAnalyticsWithResponse(ctx context.Context, params *GetAnalyticsParams, reqEditors ...RequestEditorFn) (*GetAnalyticsResponse, error) {
+	rsp, err := c.GetAnalytics(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAnalyticsResponse(rsp)
+}
+
 // ListAPIKeysWithResponse List API keys
 //
 // The account's API keys, newest first, revoked ones included; never a token.
@@ -28760,6 +29388,21 @@ func (c *ClientWithResponses) PauseCampaignWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParsePauseCampaignResponse(rsp)
+}
+
+// GetCampaignReportWithResponse What happened to the campaign's messages and recipients.
+//
+// The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+func (c *ClientWithResponses) GetCampaignReportWithResponse(ctx context.Context, id ID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*GetCampaignReportResponse, error) {
+	rsp, err := c.GetCampaignReport(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignReportResponse(rsp)
 }
 
 // ResumeCampaignWithResponse Resume campaign
@@ -31323,6 +31966,100 @@ func ParseUpdateAccountResponse(rsp *http.Response) (*UpdateAccountResponse, err
 	return response, nil
 }
 
+// ParseGetAnalyticsResponse parses an HTTP response from a GetAnalyticsWithResponse call
+func ParseGetAnalyticsResponse(rsp *http.Response) (*GetAnalyticsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAnalyticsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Analytics
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAnalyticsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAnalyticsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAnalyticsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListAPIKeysResponse parses an HTTP response from a ListAPIKeysWithResponse call
 func ParseListAPIKeysResponse(rsp *http.Response) (*ListAPIKeysResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -32807,6 +33544,107 @@ func ParsePauseCampaignResponse(rsp *http.Response) (*PauseCampaignResponse, err
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PauseCampaignResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignReportResponse parses an HTTP response from a GetCampaignReportWithResponse call
+func ParseGetCampaignReportResponse(rsp *http.Response) (*GetCampaignReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignReportResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignReportResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCampaignReportResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

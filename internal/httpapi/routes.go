@@ -129,6 +129,8 @@ func (s *Server) routes() {
 			r.Get("/campaigns/{id}/timeline", s.handle(s.campaignTimeline))
 			r.Get("/campaigns/{id}/events", s.handle(s.campaignEvents))
 			r.Get("/campaigns/{id}/clicks", s.handle(s.campaignClicks))
+			r.Get("/campaigns/{id}/report", s.handle(s.campaignReport))
+			r.Get("/analytics", s.handle(s.analytics))
 
 			// Webhook endpoints: the credentials are in the create and
 			// rotate responses only.

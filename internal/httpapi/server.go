@@ -31,6 +31,7 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/report"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -61,7 +62,10 @@ type Deps struct {
 	// Tenant API services; nil means built on Pool.
 	Subscribers *subscriber.Service
 	Campaigns   *campaign.Service
-	Templates   *template.Service
+	// Reports reads campaign reports and account analytics; nil means built on
+	// Pool with Campaigns.
+	Reports   *report.Service
+	Templates *template.Service
 	// Transactional accepts and reads single messages (POST /v1/messages); nil
 	// means built on Pool with Messages.
 	Transactional *transactional.Service
@@ -153,6 +157,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Campaigns == nil {
 		d.Campaigns = campaign.NewService(d.Pool)
+	}
+	if d.Reports == nil {
+		d.Reports = report.NewService(d.Pool, d.Campaigns)
 	}
 	if d.Events == nil {
 		d.Events = event.NewService(d.Pool, event.Guard{
