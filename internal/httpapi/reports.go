@@ -115,4 +115,6 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request) error {
 	return encode(w, http.StatusOK, out)
 }
 
-func dateOf(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC) }
+func dateOf(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}

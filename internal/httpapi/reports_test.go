@@ -37,8 +37,8 @@ func TestCampaignReportRoutes(t *testing.T) {
 		"/v1/campaigns/" + itoa(c.Id) + "/report?domains=0":   "/domains",
 		"/v1/campaigns/" + itoa(c.Id) + "/report?domains=101": "/domains",
 		"/v1/analytics?from=2026-13-01":                       "/from",
-		"/v1/analytics?from=2026-02-01&to=2026-01-01":          "/to",
-		"/v1/analytics?from=2024-01-01&to=2026-01-01":          "/to",
+		"/v1/analytics?from=2026-02-01&to=2026-01-01":         "/to",
+		"/v1/analytics?from=2024-01-01&to=2026-01-01":         "/to",
 	} {
 		res = e.do(e.keyA, "GET", path, nil)
 		require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s: %s", path, res.Body)
