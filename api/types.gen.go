@@ -1983,6 +1983,15 @@ type ReportRates struct {
 // ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
 type ReportRatesBasis string
 
+// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
+type RetryFailedResult struct {
+	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
+	Campaign Campaign `json:"campaign"`
+
+	// Requeued Failed sends queued again.
+	Requeued int64 `json:"requeued"`
+}
+
 // Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
 type Segment struct {
 	CreatedAfter  *time.Time `json:"created_after"`
@@ -2911,6 +2920,23 @@ type GetCampaignReportParams struct {
 
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RetryFailedCampaignParams defines parameters for RetryFailedCampaign.
+type RetryFailedCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.

@@ -1991,6 +1991,15 @@ type ReportRates struct {
 // ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
 type ReportRatesBasis string
 
+// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
+type RetryFailedResult struct {
+	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
+	Campaign Campaign `json:"campaign"`
+
+	// Requeued Failed sends queued again.
+	Requeued int64 `json:"requeued"`
+}
+
 // Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
 type Segment struct {
 	CreatedAfter  *time.Time `json:"created_after"`
@@ -2919,6 +2928,23 @@ type GetCampaignReportParams struct {
 
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RetryFailedCampaignParams defines parameters for RetryFailedCampaign.
+type RetryFailedCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -4500,6 +4526,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
 	ResumeCampaign(ctx context.Context, id ID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryFailedCampaign Send once more to a sent campaign's failed recipients.
+	//
+	// Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/retry-failed (the `RetryFailedCampaign` operationId).
+	RetryFailedCampaign(ctx context.Context, id ID, params *RetryFailedCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCampaignSends List campaign sends
 	//
@@ -6447,6 +6480,23 @@ func (c *Raw) GetCampaignReport(ctx context.Context, id ID, params *GetCampaignR
 // Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
 func (c *Raw) ResumeCampaign(ctx context.Context, id ID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResumeCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryFailedCampaign Send once more to a sent campaign's failed recipients.
+//
+// Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+//
+// Corresponds with POST /v1/campaigns/{id}/retry-failed (the `RetryFailedCampaign` operationId).
+func (c *Raw) RetryFailedCampaign(ctx context.Context, id ID, params *RetryFailedCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryFailedCampaignRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10175,6 +10225,55 @@ func NewResumeCampaignRequest(server string, id ID, params *ResumeCampaignParams
 	}
 
 	operationPath := fmt.Sprintf("/v1/campaigns/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRetryFailedCampaignRequest constructs an http.Request for the RetryFailedCampaign method
+func NewRetryFailedCampaignRequest(server string, id ID, params *RetryFailedCampaignParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/retry-failed", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -15014,6 +15113,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
 	ResumeCampaignWithResponse(ctx context.Context, id ID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*ResumeCampaignResponse, error)
 
+	// RetryFailedCampaignWithResponse Send once more to a sent campaign's failed recipients.
+	//
+	// Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/retry-failed (the `RetryFailedCampaign` operationId).
+	RetryFailedCampaignWithResponse(ctx context.Context, id ID, params *RetryFailedCampaignParams, reqEditors ...RequestEditorFn) (*RetryFailedCampaignResponse, error)
+
 	// ListCampaignSendsWithResponse List campaign sends
 	//
 	// Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
@@ -18972,6 +19080,131 @@ func (r ResumeCampaignResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResumeCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetryFailedCampaignResponse401Headers the declared response headers of an HTTP 401 response for RetryFailedCampaign
+type RetryFailedCampaignResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RetryFailedCampaignResponse409Headers the declared response headers of an HTTP 409 response for RetryFailedCampaign
+type RetryFailedCampaignResponse409Headers struct {
+	RetryAfter *int
+}
+
+// RetryFailedCampaignResponse429Headers the declared response headers of an HTTP 429 response for RetryFailedCampaign
+type RetryFailedCampaignResponse429Headers struct {
+	RetryAfter *int
+}
+
+// RetryFailedCampaignResponse503Headers the declared response headers of an HTTP 503 response for RetryFailedCampaign
+type RetryFailedCampaignResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RetryFailedCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RetryFailedResult
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetryFailedCampaignResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RetryFailedCampaignResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetryFailedCampaignResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetryFailedCampaignResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetryFailedCampaignResponse) GetJSON200() *RetryFailedResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RetryFailedCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryFailedCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryFailedCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryFailedCampaignResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29420,6 +29653,21 @@ func (c *ClientWithResponses) ResumeCampaignWithResponse(ctx context.Context, id
 	return ParseResumeCampaignResponse(rsp)
 }
 
+// RetryFailedCampaignWithResponse Send once more to a sent campaign's failed recipients.
+//
+// Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/retry-failed (the `RetryFailedCampaign` operationId).
+func (c *ClientWithResponses) RetryFailedCampaignWithResponse(ctx context.Context, id ID, params *RetryFailedCampaignParams, reqEditors ...RequestEditorFn) (*RetryFailedCampaignResponse, error) {
+	rsp, err := c.RetryFailedCampaign(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryFailedCampaignResponse(rsp)
+}
+
 // ListCampaignSendsWithResponse List campaign sends
 //
 // Per-recipient sends of the campaign, cursor-paginated, in id order; `status` and
@@ -33770,6 +34018,131 @@ func ParseResumeCampaignResponse(rsp *http.Response) (*ResumeCampaignResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ResumeCampaignResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetryFailedCampaignResponse parses an HTTP response from a RetryFailedCampaignWithResponse call
+func ParseRetryFailedCampaignResponse(rsp *http.Response) (*RetryFailedCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryFailedCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RetryFailedResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RetryFailedCampaignResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers RetryFailedCampaignResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetryFailedCampaignResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetryFailedCampaignResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -334,3 +334,23 @@ FROM sends s, span
 WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status NOT IN ('queued', 'sending')
 GROUP BY 1, 2
 ORDER BY 1;
+
+-- name: CampaignRetryFailedBegin :one
+-- The compare-and-set that lets a sent campaign's failed recipients be tried once
+-- more: 'sent' → 'sending', stamped, only if it was never stamped before. The
+-- executors claim it again as any sending campaign; SendRequeueFailed re-queues
+-- the rows in the same transaction, and the finalizer brings it back to 'sent'.
+UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
+WHERE account_id = @account_id AND id = @id AND kind = 'campaign' AND status = 'sent'
+  AND failed_retried_at IS NULL
+RETURNING *;
+
+-- name: SendRequeueFailed :execrows
+-- A campaign's failed rows back to the queue, due now, with the same job id (the
+-- provider's idempotency key and the Message-ID's seed) and their attempts and
+-- route kept: the claim counts on from there, re-checks the suppressions, the
+-- subscriber's status and its lists as for any row, and replays a row in doubt
+-- only through its recorded route. Rows 'unknown' are not failed rows and stay:
+-- the provider may have taken them.
+UPDATE sends SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
+WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'failed';

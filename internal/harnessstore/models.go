@@ -85,6 +85,7 @@ type Campaign struct {
 	TrackClicks        bool
 	TrackOpens         bool
 	Archive            bool
+	FailedRetriedAt    *time.Time
 }
 
 type CampaignAttachment struct {

@@ -118,3 +118,16 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request) error {
 func dateOf(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
+
+// retryFailed queues a sent campaign's failed sends once more (once per campaign).
+func (s *Server) retryFailed(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	c, n, err := s.Campaigns.RetryFailed(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, api.RetryFailedResult{Requeued: n, Campaign: toAPICampaign(c)})
+}

@@ -11,7 +11,7 @@ import (
 
 // TestCampaignReportRoutes: a campaign's report answers its owner (zeros and null
 // rates before anything was sent, the rates' basis said), another account's key
-// gets 404, and bad parameters get 422 naming them; account analytics checks its
+// gets 404 (on retry-failed too; a draft's retry is 409), and bad parameters get 422 naming them; account analytics checks its
 // range the same way.
 func TestCampaignReportRoutes(t *testing.T) {
 	t.Parallel()
@@ -32,6 +32,13 @@ func TestCampaignReportRoutes(t *testing.T) {
 
 	res = e.do(e.keyB, "GET", "/v1/campaigns/"+itoa(c.Id)+"/report", nil)
 	require.Equal(t, http.StatusNotFound, res.Status, string(res.Body))
+
+	// Retrying failed recipients: another account's campaign is 404, a draft 409.
+	res = e.do(e.keyB, "POST", "/v1/campaigns/"+itoa(c.Id)+"/retry-failed", nil)
+	require.Equal(t, http.StatusNotFound, res.Status, string(res.Body))
+	res = e.do(e.keyA, "POST", "/v1/campaigns/"+itoa(c.Id)+"/retry-failed", nil)
+	require.Equal(t, http.StatusConflict, res.Status, string(res.Body))
+	require.Contains(t, string(res.Body), `"current_status":"draft"`)
 
 	for path, pointer := range map[string]string{
 		"/v1/campaigns/" + itoa(c.Id) + "/report?domains=0":   "/domains",

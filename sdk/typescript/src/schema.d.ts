@@ -978,6 +978,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/retry-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send once more to a sent campaign's failed recipients.
+         * @description Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+         */
+        post: operations["retryFailedCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/resume": {
         parameters: {
             query?: never;
@@ -3968,6 +3991,50 @@ export interface components {
              * @description Of the rest, subscribers not confirmed (pending or unsubscribed).
              */
             unconfirmed: number;
+        };
+        /**
+         * @example {
+         *       "requeued": 8,
+         *       "campaign": {
+         *         "id": 42,
+         *         "name": "November news",
+         *         "subject": "Hello {{.Name}}",
+         *         "from_email": "news@example.com",
+         *         "from_name": "Example News",
+         *         "reply_to": "",
+         *         "html_template": "<p>Hi {{.Name}}</p><p><a href=\"{{.UnsubscribeURL}}\">Unsubscribe</a></p>",
+         *         "text_template": "Hi {{.Name}}",
+         *         "language": "en",
+         *         "list_ids": [
+         *           7
+         *         ],
+         *         "template_id": null,
+         *         "segment_id": null,
+         *         "status": "sending",
+         *         "ambiguous_policy": "skip",
+         *         "scheduled_for": null,
+         *         "approved_at": "2026-11-02T09:00:00Z",
+         *         "started_at": "2026-11-02T09:00:00Z",
+         *         "finished_at": null,
+         *         "cancelled_at": null,
+         *         "sender_id": null,
+         *         "paused_reason": null,
+         *         "failed_reason": null,
+         *         "track_clicks": true,
+         *         "track_opens": false,
+         *         "archive": false,
+         *         "created_at": "2026-11-02T08:00:00Z",
+         *         "updated_at": "2026-11-03T10:00:00Z"
+         *       }
+         *     }
+         */
+        RetryFailedResult: {
+            /**
+             * Format: int64
+             * @description Failed sends queued again.
+             */
+            requeued: number;
+            campaign: components["schemas"]["Campaign"];
         };
         /**
          * @example {
@@ -7404,6 +7471,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    retryFailedCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, sending again, and how many sends were queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryFailedResult"];
                 };
             };
             401: components["responses"]["Unauthorized"];
