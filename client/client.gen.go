@@ -2903,6 +2903,23 @@ type CancelCampaignParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// DuplicateCampaignParams defines parameters for DuplicateCampaign.
+type DuplicateCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // PauseCampaignParams defines parameters for PauseCampaign.
 type PauseCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -4495,6 +4512,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
 	GetCampaignClicks(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DuplicateCampaign Copy a campaign as a new draft.
+	//
+	// A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/duplicate (the `DuplicateCampaign` operationId).
+	DuplicateCampaign(ctx context.Context, id ID, params *DuplicateCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCampaignEvents Campaign events
 	//
@@ -6409,6 +6433,23 @@ func (c *Raw) CancelCampaign(ctx context.Context, id ID, params *CancelCampaignP
 // Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
 func (c *Raw) GetCampaignClicks(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCampaignClicksRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DuplicateCampaign Copy a campaign as a new draft.
+//
+// A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+//
+// Corresponds with POST /v1/campaigns/{id}/duplicate (the `DuplicateCampaign` operationId).
+func (c *Raw) DuplicateCampaign(ctx context.Context, id ID, params *DuplicateCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDuplicateCampaignRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10059,6 +10100,55 @@ func NewGetCampaignClicksRequest(server string, id ID) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDuplicateCampaignRequest constructs an http.Request for the DuplicateCampaign method
+func NewDuplicateCampaignRequest(server string, id ID, params *DuplicateCampaignParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/duplicate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -15074,6 +15164,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
 	GetCampaignClicksWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetCampaignClicksResponse, error)
 
+	// DuplicateCampaignWithResponse Copy a campaign as a new draft.
+	//
+	// A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/duplicate (the `DuplicateCampaign` operationId).
+	DuplicateCampaignWithResponse(ctx context.Context, id ID, params *DuplicateCampaignParams, reqEditors ...RequestEditorFn) (*DuplicateCampaignResponse, error)
+
 	// ListCampaignEventsWithResponse Campaign events
 	//
 	// The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
@@ -18618,6 +18717,117 @@ func (r GetCampaignClicksResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCampaignClicksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DuplicateCampaignResponse401Headers the declared response headers of an HTTP 401 response for DuplicateCampaign
+type DuplicateCampaignResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DuplicateCampaignResponse429Headers the declared response headers of an HTTP 429 response for DuplicateCampaign
+type DuplicateCampaignResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DuplicateCampaignResponse503Headers the declared response headers of an HTTP 503 response for DuplicateCampaign
+type DuplicateCampaignResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DuplicateCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Campaign
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DuplicateCampaignResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DuplicateCampaignResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DuplicateCampaignResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r DuplicateCampaignResponse) GetJSON201() *Campaign {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DuplicateCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DuplicateCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DuplicateCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DuplicateCampaignResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29590,6 +29800,21 @@ func (c *ClientWithResponses) GetCampaignClicksWithResponse(ctx context.Context,
 	return ParseGetCampaignClicksResponse(rsp)
 }
 
+// DuplicateCampaignWithResponse Copy a campaign as a new draft.
+//
+// A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/duplicate (the `DuplicateCampaign` operationId).
+func (c *ClientWithResponses) DuplicateCampaignWithResponse(ctx context.Context, id ID, params *DuplicateCampaignParams, reqEditors ...RequestEditorFn) (*DuplicateCampaignResponse, error) {
+	rsp, err := c.DuplicateCampaign(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDuplicateCampaignResponse(rsp)
+}
+
 // ListCampaignEventsWithResponse Campaign events
 //
 // The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
@@ -33564,6 +33789,114 @@ func ParseGetCampaignClicksResponse(rsp *http.Response) (*GetCampaignClicksRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCampaignClicksResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDuplicateCampaignResponse parses an HTTP response from a DuplicateCampaignWithResponse call
+func ParseDuplicateCampaignResponse(rsp *http.Response) (*DuplicateCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DuplicateCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DuplicateCampaignResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DuplicateCampaignResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DuplicateCampaignResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -347,3 +347,23 @@ func (s *Service) RetryFailed(ctx context.Context, accountID, id int64) (Campaig
 	}
 	return c, requeued, nil
 }
+
+// Duplicate makes a new draft of the account's campaign id with everything but
+// its sends and history (content, template, lists, segment, sender, policy,
+// tracking switches, attachments), named "<name> (copy)". Any status can be
+// duplicated; another account's campaign is not found.
+func (s *Service) Duplicate(ctx context.Context, accountID, id int64) (Campaign, error) {
+	var c store.Campaign
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		if c, err = q.CampaignDuplicate(ctx, store.CampaignDuplicateParams{AccountID: accountID, ID: id}); err != nil {
+			return postgres.Error(err, "campaign")
+		}
+		return q.CampaignAttachmentsCopy(ctx, store.CampaignAttachmentsCopyParams{ToID: c.ID, AccountID: accountID, FromID: id})
+	})
+	if err != nil {
+		return Campaign{}, err
+	}
+	return s.withAttachments(ctx, accountID, fromStore(c))
+}

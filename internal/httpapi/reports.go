@@ -131,3 +131,16 @@ func (s *Server) retryFailed(w http.ResponseWriter, r *http.Request) error {
 	}
 	return encode(w, http.StatusOK, api.RetryFailedResult{Requeued: n, Campaign: toAPICampaign(c)})
 }
+
+// duplicateCampaign copies a campaign, whatever its status, as a new draft.
+func (s *Server) duplicateCampaign(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.Campaigns.Duplicate(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, toAPICampaign(c))
+}

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -57,4 +58,34 @@ func TestCampaignReportRoutes(t *testing.T) {
 	a := decodeAs[api.Analytics](t, res)
 	require.Empty(t, a.Days)
 	require.Equal(t, "2026-01-01", a.From.String())
+}
+
+// TestDuplicateCampaign: a sent campaign is copied as a new draft with its
+// content and switches and none of its sends; another account's key gets 404.
+func TestDuplicateCampaign(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, "POST", "/v1/campaigns", map[string]any{"name": "november", "subject": "Hello {{.Name}}",
+		"from_email": "a@example.com", "text_template": "hi", "track_opens": true})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	c := decodeAs[api.Campaign](t, res)
+	_, err := e.pool.Exec(context.Background(), `UPDATE campaigns SET status = 'sent', finished_at = now() WHERE id = $1`, c.Id)
+	require.NoError(t, err)
+
+	res = e.do(e.keyB, "POST", "/v1/campaigns/"+itoa(c.Id)+"/duplicate", nil)
+	require.Equal(t, http.StatusNotFound, res.Status, string(res.Body))
+
+	res = e.do(e.keyA, "POST", "/v1/campaigns/"+itoa(c.Id)+"/duplicate", nil)
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	d := decodeAs[api.Campaign](t, res)
+	require.NotEqual(t, c.Id, d.Id)
+	require.Equal(t, "november (copy)", d.Name)
+	require.Equal(t, api.CampaignStatus("draft"), d.Status)
+	require.Equal(t, c.Subject, d.Subject)
+	require.Equal(t, c.TextTemplate, d.TextTemplate)
+	require.Equal(t, c.TrackOpens, d.TrackOpens)
+	require.Nil(t, d.FinishedAt)
+	var sends int
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT count(*) FROM sends WHERE campaign_id = $1`, d.Id).Scan(&sends))
+	require.Zero(t, sends)
 }

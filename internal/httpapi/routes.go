@@ -124,6 +124,7 @@ func (s *Server) routes() {
 			r.Post("/campaigns/{id}/resume", s.handle(transition(s.Campaigns.Resume)))
 			r.Post("/campaigns/{id}/cancel", s.handle(transition(s.Campaigns.Cancel)))
 			r.Post("/campaigns/{id}/retry-failed", s.handle(s.retryFailed))
+			r.Post("/campaigns/{id}/duplicate", s.handle(s.duplicateCampaign))
 			r.With(s.unbounded).Post("/campaigns/{id}/test", s.handle(s.testCampaign))
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))

@@ -84,6 +84,26 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 	return i, err
 }
 
+const campaignAttachmentsCopy = `-- name: CampaignAttachmentsCopy :exec
+INSERT INTO campaign_attachments (campaign_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT $1, a.position, a.account_id, a.filename, a.content_type, a.content_id, a.sha256
+FROM campaign_attachments a
+WHERE a.account_id = $2 AND a.campaign_id = $3
+`
+
+type CampaignAttachmentsCopyParams struct {
+	ToID      int64
+	AccountID int64
+	FromID    int64
+}
+
+// The attachments of the account's campaign @from_id on campaign @to_id (same
+// stored blobs: an attachment is kept once per account by its hash).
+func (q *Queries) CampaignAttachmentsCopy(ctx context.Context, arg CampaignAttachmentsCopyParams) error {
+	_, err := q.db.Exec(ctx, campaignAttachmentsCopy, arg.ToID, arg.AccountID, arg.FromID)
+	return err
+}
+
 const campaignAudiencePage = `-- name: CampaignAudiencePage :many
 SELECT s.id, (s.status = 'confirmed')::bool AS confirmed,
        EXISTS (SELECT 1 FROM suppressions x
@@ -505,6 +525,68 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, arg CampaignDeleteDra
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const campaignDuplicate = `-- name: CampaignDuplicate :one
+INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
+                       language, list_ids, ambiguous_policy, sender_id, segment_id, template_id,
+                       track_clicks, track_opens, archive)
+SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
+       c.text_template, c.language, c.list_ids, c.ambiguous_policy, c.sender_id, c.segment_id, c.template_id,
+       c.track_clicks, c.track_opens, c.archive
+FROM campaigns c
+WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, failed_retried_at
+`
+
+type CampaignDuplicateParams struct {
+	AccountID int64
+	ID        int64
+}
+
+// A new draft with everything of the account's campaign @id but its sends and its
+// history: content, template, lists, segment, sender, policy and tracking switches;
+// named "<name> (copy)" (cut to fit). Its attachments are copied by
+// CampaignAttachmentsCopy in the same transaction.
+func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicateParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignDuplicate, arg.AccountID, arg.ID)
+	var i Campaign
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Subject,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ReplyTo,
+		&i.HtmlTemplate,
+		&i.TextTemplate,
+		&i.Language,
+		&i.ListIds,
+		&i.Status,
+		&i.AmbiguousPolicy,
+		&i.ScheduledFor,
+		&i.ApprovedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CancelledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
+		&i.TemplateID,
+		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
+		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
+		&i.TrackClicks,
+		&i.TrackOpens,
+		&i.Archive,
+		&i.FailedRetriedAt,
+	)
+	return i, err
 }
 
 const campaignFail = `-- name: CampaignFail :one
