@@ -18728,6 +18728,11 @@ type DuplicateCampaignResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// DuplicateCampaignResponse409Headers the declared response headers of an HTTP 409 response for DuplicateCampaign
+type DuplicateCampaignResponse409Headers struct {
+	RetryAfter *int
+}
+
 // DuplicateCampaignResponse429Headers the declared response headers of an HTTP 429 response for DuplicateCampaign
 type DuplicateCampaignResponse429Headers struct {
 	RetryAfter *int
@@ -18749,6 +18754,8 @@ type DuplicateCampaignResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -18759,6 +18766,8 @@ type DuplicateCampaignResponse struct {
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DuplicateCampaignResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DuplicateCampaignResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DuplicateCampaignResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -18783,6 +18792,11 @@ func (r DuplicateCampaignResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DuplicateCampaignResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -33844,6 +33858,13 @@ func ParseDuplicateCampaignResponse(rsp *http.Response) (*DuplicateCampaignRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest ValidationFailed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33885,6 +33906,16 @@ func ParseDuplicateCampaignResponse(rsp *http.Response) (*DuplicateCampaignRespo
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DuplicateCampaignResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers DuplicateCampaignResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
