@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for APIKeyRole.
@@ -81,6 +82,27 @@ func (e AmbiguousPolicy) Valid() bool {
 	case Retry:
 		return true
 	case Skip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AnalyticsDayKind.
+const (
+	AnalyticsDayKindCampaign AnalyticsDayKind = "campaign"
+	AnalyticsDayKindMessages AnalyticsDayKind = "messages"
+	AnalyticsDayKindSequence AnalyticsDayKind = "sequence"
+)
+
+// Valid indicates whether the value is a known member of the AnalyticsDayKind enum.
+func (e AnalyticsDayKind) Valid() bool {
+	switch e {
+	case AnalyticsDayKindCampaign:
+		return true
+	case AnalyticsDayKindMessages:
+		return true
+	case AnalyticsDayKindSequence:
 		return true
 	default:
 		return false
@@ -663,6 +685,24 @@ func (e PersonProfileStatus) Valid() bool {
 	case PersonProfileStatusPending:
 		return true
 	case PersonProfileStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReportRatesBasis.
+const (
+	ReportRatesBasisDelivered ReportRatesBasis = "delivered"
+	ReportRatesBasisSent      ReportRatesBasis = "sent"
+)
+
+// Valid indicates whether the value is a known member of the ReportRatesBasis enum.
+func (e ReportRatesBasis) Valid() bool {
+	switch e {
+	case ReportRatesBasisDelivered:
+		return true
+	case ReportRatesBasisSent:
 		return true
 	default:
 		return false
@@ -1920,6 +1960,32 @@ type ActorType string
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 type AmbiguousPolicy string
 
+// Analytics Example: {"days":[{"clicked_people":480,"complaints":3,"day":"2026-11-02","hard_bounces":40,"kind":"campaign","opened_people":2100,"sent":9890,"soft_bounces":12,"unsubscribes":21},{"clicked_people":0,"complaints":0,"day":"2026-11-02","hard_bounces":1,"kind":"messages","opened_people":0,"sent":312,"soft_bounces":0,"unsubscribes":0}],"from":"2026-11-01","to":"2026-11-30"}
+type Analytics struct {
+	Days []AnalyticsDay     `json:"days"`
+	From openapi_types.Date `json:"from"`
+	To   openapi_types.Date `json:"to"`
+}
+
+// AnalyticsDay Example: {"clicked_people":480,"complaints":3,"day":"2026-11-02","hard_bounces":40,"kind":"campaign","opened_people":2100,"sent":9890,"soft_bounces":12,"unsubscribes":21}
+type AnalyticsDay struct {
+	// ClickedPeople The same for clicks.
+	ClickedPeople int64              `json:"clicked_people"`
+	Complaints    int64              `json:"complaints"`
+	Day           openapi_types.Date `json:"day"`
+	HardBounces   int64              `json:"hard_bounces"`
+	Kind          AnalyticsDayKind   `json:"kind"`
+
+	// OpenedPeople Recipients whose first open not suspected of being a scanner came that day.
+	OpenedPeople int64 `json:"opened_people"`
+	Sent         int64 `json:"sent"`
+	SoftBounces  int64 `json:"soft_bounces"`
+	Unsubscribes int64 `json:"unsubscribes"`
+}
+
+// AnalyticsDayKind defines model for AnalyticsDay.Kind.
+type AnalyticsDayKind string
+
 // ApproveRequest Example: {"scheduled_for":"2030-01-01T09:00:00Z"}
 type ApproveRequest struct {
 	// ScheduledFor When to start sending; default now.
@@ -2192,6 +2258,60 @@ type CampaignPausedEvent struct {
 
 // CampaignPausedEventType defines model for CampaignPausedEvent.Type.
 type CampaignPausedEventType string
+
+// CampaignReport Example: {"audience":10000,"campaign_id":42,"cancelled":0,"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"delivered":null,"domains":[{"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}],"failed":8,"feedback":{"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}},"links":[{"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"index":1,"url":"https://example.com/sale"}],"opens":{"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100},"other_domains":{"bounced":32,"clicked":320,"clicked_people":230,"complained":1,"domain":"other","opened":1800,"opened_people":1100,"sent":4790,"unsubscribed":10},"pending":0,"rates":{"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021},"sent":9890,"status":"sent","suppressed":100,"unknown":2}
+type CampaignReport struct {
+	// Audience Recipients: send rows, whatever their outcome.
+	Audience   int64 `json:"audience"`
+	CampaignId int64 `json:"campaign_id"`
+	Cancelled  int64 `json:"cancelled"`
+
+	// Clicks Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Clicks ReportEngagement `json:"clicks"`
+
+	// Delivered Messages the provider reported delivered; null: no provider reports delivery to sendonce yet.
+	Delivered *int64 `json:"delivered"`
+
+	// Domains The recipient domains with the most messages sent, most first.
+	Domains []ReportDomain `json:"domains"`
+
+	// Failed Permanently failed sends (a retry of failed recipients can send them again).
+	Failed int64 `json:"failed"`
+
+	// Feedback Example: {"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}}
+	Feedback ReportFeedback `json:"feedback"`
+
+	// Links Every tracked link of the campaign, by its index.
+	Links []ReportLink `json:"links"`
+
+	// Opens Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Opens ReportEngagement `json:"opens"`
+
+	// OtherDomains Example: {"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}
+	OtherDomains ReportDomain `json:"other_domains"`
+
+	// Pending Sends queued or in flight.
+	Pending int64 `json:"pending"`
+
+	// Rates Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+	//
+	// Example: {"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021}
+	Rates ReportRates `json:"rates"`
+
+	// Sent Messages the provider accepted.
+	Sent int64 `json:"sent"`
+
+	// Status building: the executor is building the recipient list (between approved and sending; nothing is sent
+	// yet). failed: the campaign could not start (its segment cannot be evaluated, or its recipient build
+	// exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
+	Status CampaignStatus `json:"status"`
+
+	// Suppressed Recipients left out at send time: suppressed, no longer confirmed, or left the lists.
+	Suppressed int64 `json:"suppressed"`
+
+	// Unknown Sends whose outcome is unknown (the provider may have taken them): never retried automatically.
+	Unknown int64 `json:"unknown"`
+}
 
 // CampaignResumedEvent defines model for CampaignResumedEvent.
 type CampaignResumedEvent struct {
@@ -3045,6 +3165,99 @@ type Rendered struct {
 	Html    string `json:"html"`
 	Subject string `json:"subject"`
 	Text    string `json:"text"`
+}
+
+// ReportDomain Example: {"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}
+type ReportDomain struct {
+	// Bounced Recipients who bounced, hard or soft.
+	Bounced       int64 `json:"bounced"`
+	Clicked       int64 `json:"clicked"`
+	ClickedPeople int64 `json:"clicked_people"`
+	Complained    int64 `json:"complained"`
+
+	// Domain The part of the address after its last @, lower case; `other` for the rest.
+	Domain string `json:"domain"`
+
+	// Opened Distinct recipients with an open.
+	Opened int64 `json:"opened"`
+
+	// OpenedPeople The same, scanners left out.
+	OpenedPeople int64 `json:"opened_people"`
+	Sent         int64 `json:"sent"`
+	Unsubscribed int64 `json:"unsubscribed"`
+}
+
+// ReportEngagement Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+type ReportEngagement struct {
+	// People Hits not suspected of being a scanner.
+	People int64 `json:"people"`
+
+	// PeopleUnique Distinct recipients with such a hit.
+	PeopleUnique int64 `json:"people_unique"`
+
+	// Scanners Hits suspected of being a scanner (link checkers, image proxies): total − people.
+	Scanners int64 `json:"scanners"`
+
+	// Total Every hit.
+	Total int64 `json:"total"`
+
+	// Unique Distinct recipients with a hit.
+	Unique int64 `json:"unique"`
+}
+
+// ReportFeedback Example: {"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}}
+type ReportFeedback struct {
+	Complaints           int64 `json:"complaints"`
+	HardBounces          int64 `json:"hard_bounces"`
+	SoftBounces          int64 `json:"soft_bounces"`
+	Unsubscribes         int64 `json:"unsubscribes"`
+	UnsubscribesBySource struct {
+		// OneClick The List-Unsubscribe link or the unsubscribe page's button.
+		OneClick int64 `json:"one_click"`
+
+		// Preferences The preference page: lists left, or everything.
+		Preferences int64 `json:"preferences"`
+
+		// Provider The provider's feedback (a webhook).
+		Provider int64 `json:"provider"`
+	} `json:"unsubscribes_by_source"`
+}
+
+// ReportLink Example: {"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"index":1,"url":"https://example.com/sale"}
+type ReportLink struct {
+	// Clicks Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Clicks ReportEngagement `json:"clicks"`
+	Index  int              `json:"index"`
+	Url    string           `json:"url"`
+}
+
+// ReportRates Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+//
+// Example: {"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021}
+type ReportRates struct {
+	// Basis What the rates are against: delivered where the provider reports delivery, else sent.
+	Basis  ReportRatesBasis `json:"basis"`
+	Bounce *float64         `json:"bounce"`
+	Click  *float64         `json:"click"`
+
+	// ClickToOpen Recipients who clicked among those who opened (people).
+	ClickToOpen *float64 `json:"click_to_open"`
+	Complaint   *float64 `json:"complaint"`
+	Denominator int64    `json:"denominator"`
+	Open        *float64 `json:"open"`
+	Unsubscribe *float64 `json:"unsubscribe"`
+}
+
+// ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
+type ReportRatesBasis string
+
+// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
+type RetryFailedResult struct {
+	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
+	Campaign Campaign `json:"campaign"`
+
+	// Requeued Failed sends queued again.
+	Requeued int64 `json:"requeued"`
 }
 
 // Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
@@ -4229,6 +4442,15 @@ type UnsupportedMediaType = Problem
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = Problem
 
+// GetAnalyticsParams defines parameters for GetAnalytics.
+type GetAnalyticsParams struct {
+	// From First day (YYYY-MM-DD, UTC); default 29 days before `to`.
+	From *openapi_types.Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Last day (YYYY-MM-DD, UTC); default today.
+	To *openapi_types.Date `form:"to,omitempty" json:"to,omitempty"`
+}
+
 // ListAPIKeysParams defines parameters for ListAPIKeys.
 type ListAPIKeysParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -4333,6 +4555,23 @@ type CancelCampaignParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// DuplicateCampaignParams defines parameters for DuplicateCampaign.
+type DuplicateCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // PauseCampaignParams defines parameters for PauseCampaign.
 type PauseCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -4359,8 +4598,31 @@ type ExportCampaignRecipientsParams struct {
 // ExportCampaignRecipientsParamsFormat defines parameters for ExportCampaignRecipients.
 type ExportCampaignRecipientsParamsFormat string
 
+// GetCampaignReportParams defines parameters for GetCampaignReport.
+type GetCampaignReportParams struct {
+	// Domains How many recipient domains to list by messages sent, 1 to 100 (default 10).
+	Domains *int `form:"domains,omitempty" json:"domains,omitempty"`
+}
+
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RetryFailedCampaignParams defines parameters for RetryFailedCampaign.
+type RetryFailedCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.

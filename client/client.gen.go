@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for APIKeyRole.
@@ -88,6 +89,27 @@ func (e AmbiguousPolicy) Valid() bool {
 	case Retry:
 		return true
 	case Skip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AnalyticsDayKind.
+const (
+	AnalyticsDayKindCampaign AnalyticsDayKind = "campaign"
+	AnalyticsDayKindMessages AnalyticsDayKind = "messages"
+	AnalyticsDayKindSequence AnalyticsDayKind = "sequence"
+)
+
+// Valid indicates whether the value is a known member of the AnalyticsDayKind enum.
+func (e AnalyticsDayKind) Valid() bool {
+	switch e {
+	case AnalyticsDayKindCampaign:
+		return true
+	case AnalyticsDayKindMessages:
+		return true
+	case AnalyticsDayKindSequence:
 		return true
 	default:
 		return false
@@ -670,6 +692,24 @@ func (e PersonProfileStatus) Valid() bool {
 	case PersonProfileStatusPending:
 		return true
 	case PersonProfileStatusUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReportRatesBasis.
+const (
+	ReportRatesBasisDelivered ReportRatesBasis = "delivered"
+	ReportRatesBasisSent      ReportRatesBasis = "sent"
+)
+
+// Valid indicates whether the value is a known member of the ReportRatesBasis enum.
+func (e ReportRatesBasis) Valid() bool {
+	switch e {
+	case ReportRatesBasisDelivered:
+		return true
+	case ReportRatesBasisSent:
 		return true
 	default:
 		return false
@@ -1927,6 +1967,32 @@ type ActorType string
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 type AmbiguousPolicy string
 
+// Analytics Example: {"days":[{"clicked_people":480,"complaints":3,"day":"2026-11-02","hard_bounces":40,"kind":"campaign","opened_people":2100,"sent":9890,"soft_bounces":12,"unsubscribes":21},{"clicked_people":0,"complaints":0,"day":"2026-11-02","hard_bounces":1,"kind":"messages","opened_people":0,"sent":312,"soft_bounces":0,"unsubscribes":0}],"from":"2026-11-01","to":"2026-11-30"}
+type Analytics struct {
+	Days []AnalyticsDay     `json:"days"`
+	From openapi_types.Date `json:"from"`
+	To   openapi_types.Date `json:"to"`
+}
+
+// AnalyticsDay Example: {"clicked_people":480,"complaints":3,"day":"2026-11-02","hard_bounces":40,"kind":"campaign","opened_people":2100,"sent":9890,"soft_bounces":12,"unsubscribes":21}
+type AnalyticsDay struct {
+	// ClickedPeople The same for clicks.
+	ClickedPeople int64              `json:"clicked_people"`
+	Complaints    int64              `json:"complaints"`
+	Day           openapi_types.Date `json:"day"`
+	HardBounces   int64              `json:"hard_bounces"`
+	Kind          AnalyticsDayKind   `json:"kind"`
+
+	// OpenedPeople Recipients whose first open not suspected of being a scanner came that day.
+	OpenedPeople int64 `json:"opened_people"`
+	Sent         int64 `json:"sent"`
+	SoftBounces  int64 `json:"soft_bounces"`
+	Unsubscribes int64 `json:"unsubscribes"`
+}
+
+// AnalyticsDayKind defines model for AnalyticsDay.Kind.
+type AnalyticsDayKind string
+
 // ApproveRequest Example: {"scheduled_for":"2030-01-01T09:00:00Z"}
 type ApproveRequest struct {
 	// ScheduledFor When to start sending; default now.
@@ -2199,6 +2265,60 @@ type CampaignPausedEvent struct {
 
 // CampaignPausedEventType defines model for CampaignPausedEvent.Type.
 type CampaignPausedEventType string
+
+// CampaignReport Example: {"audience":10000,"campaign_id":42,"cancelled":0,"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"delivered":null,"domains":[{"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}],"failed":8,"feedback":{"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}},"links":[{"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"index":1,"url":"https://example.com/sale"}],"opens":{"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100},"other_domains":{"bounced":32,"clicked":320,"clicked_people":230,"complained":1,"domain":"other","opened":1800,"opened_people":1100,"sent":4790,"unsubscribed":10},"pending":0,"rates":{"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021},"sent":9890,"status":"sent","suppressed":100,"unknown":2}
+type CampaignReport struct {
+	// Audience Recipients: send rows, whatever their outcome.
+	Audience   int64 `json:"audience"`
+	CampaignId int64 `json:"campaign_id"`
+	Cancelled  int64 `json:"cancelled"`
+
+	// Clicks Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Clicks ReportEngagement `json:"clicks"`
+
+	// Delivered Messages the provider reported delivered; null: no provider reports delivery to sendonce yet.
+	Delivered *int64 `json:"delivered"`
+
+	// Domains The recipient domains with the most messages sent, most first.
+	Domains []ReportDomain `json:"domains"`
+
+	// Failed Permanently failed sends (a retry of failed recipients can send them again).
+	Failed int64 `json:"failed"`
+
+	// Feedback Example: {"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}}
+	Feedback ReportFeedback `json:"feedback"`
+
+	// Links Every tracked link of the campaign, by its index.
+	Links []ReportLink `json:"links"`
+
+	// Opens Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Opens ReportEngagement `json:"opens"`
+
+	// OtherDomains Example: {"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}
+	OtherDomains ReportDomain `json:"other_domains"`
+
+	// Pending Sends queued or in flight.
+	Pending int64 `json:"pending"`
+
+	// Rates Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+	//
+	// Example: {"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021}
+	Rates ReportRates `json:"rates"`
+
+	// Sent Messages the provider accepted.
+	Sent int64 `json:"sent"`
+
+	// Status building: the executor is building the recipient list (between approved and sending; nothing is sent
+	// yet). failed: the campaign could not start (its segment cannot be evaluated, or its recipient build
+	// exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
+	Status CampaignStatus `json:"status"`
+
+	// Suppressed Recipients left out at send time: suppressed, no longer confirmed, or left the lists.
+	Suppressed int64 `json:"suppressed"`
+
+	// Unknown Sends whose outcome is unknown (the provider may have taken them): never retried automatically.
+	Unknown int64 `json:"unknown"`
+}
 
 // CampaignResumedEvent defines model for CampaignResumedEvent.
 type CampaignResumedEvent struct {
@@ -3052,6 +3172,99 @@ type Rendered struct {
 	Html    string `json:"html"`
 	Subject string `json:"subject"`
 	Text    string `json:"text"`
+}
+
+// ReportDomain Example: {"bounced":20,"clicked":380,"clicked_people":290,"complained":2,"domain":"gmail.com","opened":2300,"opened_people":1400,"sent":5100,"unsubscribed":11}
+type ReportDomain struct {
+	// Bounced Recipients who bounced, hard or soft.
+	Bounced       int64 `json:"bounced"`
+	Clicked       int64 `json:"clicked"`
+	ClickedPeople int64 `json:"clicked_people"`
+	Complained    int64 `json:"complained"`
+
+	// Domain The part of the address after its last @, lower case; `other` for the rest.
+	Domain string `json:"domain"`
+
+	// Opened Distinct recipients with an open.
+	Opened int64 `json:"opened"`
+
+	// OpenedPeople The same, scanners left out.
+	OpenedPeople int64 `json:"opened_people"`
+	Sent         int64 `json:"sent"`
+	Unsubscribed int64 `json:"unsubscribed"`
+}
+
+// ReportEngagement Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+type ReportEngagement struct {
+	// People Hits not suspected of being a scanner.
+	People int64 `json:"people"`
+
+	// PeopleUnique Distinct recipients with such a hit.
+	PeopleUnique int64 `json:"people_unique"`
+
+	// Scanners Hits suspected of being a scanner (link checkers, image proxies): total − people.
+	Scanners int64 `json:"scanners"`
+
+	// Total Every hit.
+	Total int64 `json:"total"`
+
+	// Unique Distinct recipients with a hit.
+	Unique int64 `json:"unique"`
+}
+
+// ReportFeedback Example: {"complaints":3,"hard_bounces":40,"soft_bounces":12,"unsubscribes":21,"unsubscribes_by_source":{"one_click":15,"preferences":4,"provider":2}}
+type ReportFeedback struct {
+	Complaints           int64 `json:"complaints"`
+	HardBounces          int64 `json:"hard_bounces"`
+	SoftBounces          int64 `json:"soft_bounces"`
+	Unsubscribes         int64 `json:"unsubscribes"`
+	UnsubscribesBySource struct {
+		// OneClick The List-Unsubscribe link or the unsubscribe page's button.
+		OneClick int64 `json:"one_click"`
+
+		// Preferences The preference page: lists left, or everything.
+		Preferences int64 `json:"preferences"`
+
+		// Provider The provider's feedback (a webhook).
+		Provider int64 `json:"provider"`
+	} `json:"unsubscribes_by_source"`
+}
+
+// ReportLink Example: {"clicks":{"people":600,"people_unique":520,"scanners":300,"total":900,"unique":700},"index":1,"url":"https://example.com/sale"}
+type ReportLink struct {
+	// Clicks Example: {"people":3000,"people_unique":2500,"scanners":2200,"total":5200,"unique":4100}
+	Clicks ReportEngagement `json:"clicks"`
+	Index  int              `json:"index"`
+	Url    string           `json:"url"`
+}
+
+// ReportRates Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+//
+// Example: {"basis":"sent","bounce":0.0053,"click":0.0526,"click_to_open":0.208,"complaint":0.0003,"denominator":9890,"open":0.2528,"unsubscribe":0.0021}
+type ReportRates struct {
+	// Basis What the rates are against: delivered where the provider reports delivery, else sent.
+	Basis  ReportRatesBasis `json:"basis"`
+	Bounce *float64         `json:"bounce"`
+	Click  *float64         `json:"click"`
+
+	// ClickToOpen Recipients who clicked among those who opened (people).
+	ClickToOpen *float64 `json:"click_to_open"`
+	Complaint   *float64 `json:"complaint"`
+	Denominator int64    `json:"denominator"`
+	Open        *float64 `json:"open"`
+	Unsubscribe *float64 `json:"unsubscribe"`
+}
+
+// ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
+type ReportRatesBasis string
+
+// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
+type RetryFailedResult struct {
+	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
+	Campaign Campaign `json:"campaign"`
+
+	// Requeued Failed sends queued again.
+	Requeued int64 `json:"requeued"`
 }
 
 // Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
@@ -4236,6 +4449,15 @@ type UnsupportedMediaType = Problem
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = Problem
 
+// GetAnalyticsParams defines parameters for GetAnalytics.
+type GetAnalyticsParams struct {
+	// From First day (YYYY-MM-DD, UTC); default 29 days before `to`.
+	From *openapi_types.Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Last day (YYYY-MM-DD, UTC); default today.
+	To *openapi_types.Date `form:"to,omitempty" json:"to,omitempty"`
+}
+
 // ListAPIKeysParams defines parameters for ListAPIKeys.
 type ListAPIKeysParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -4340,6 +4562,23 @@ type CancelCampaignParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// DuplicateCampaignParams defines parameters for DuplicateCampaign.
+type DuplicateCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // PauseCampaignParams defines parameters for PauseCampaign.
 type PauseCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -4366,8 +4605,31 @@ type ExportCampaignRecipientsParams struct {
 // ExportCampaignRecipientsParamsFormat defines parameters for ExportCampaignRecipients.
 type ExportCampaignRecipientsParamsFormat string
 
+// GetCampaignReportParams defines parameters for GetCampaignReport.
+type GetCampaignReportParams struct {
+	// Domains How many recipient domains to list by messages sent, 1 to 100 (default 10).
+	Domains *int `form:"domains,omitempty" json:"domains,omitempty"`
+}
+
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RetryFailedCampaignParams defines parameters for RetryFailedCampaign.
+type RetryFailedCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -7007,6 +7269,13 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
 	UpdateAccount(ctx context.Context, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAnalytics The account's sending, feedback and engagement per day.
+	//
+	// Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+	//
+	// Corresponds with GET /v1/analytics (the `GetAnalytics` operationId).
+	GetAnalytics(ctx context.Context, params *GetAnalyticsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAPIKeys List API keys
 	//
 	// The account's API keys, newest first, revoked ones included; never a token.
@@ -7154,6 +7423,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
 	GetCampaignClicks(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DuplicateCampaign Copy a campaign as a new draft.
+	//
+	// A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/duplicate (the `DuplicateCampaign` operationId).
+	DuplicateCampaign(ctx context.Context, id ID, params *DuplicateCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCampaignEvents Campaign events
 	//
 	// The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
@@ -7178,12 +7454,26 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
 	ExportCampaignRecipients(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCampaignReport What happened to the campaign's messages and recipients.
+	//
+	// The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+	GetCampaignReport(ctx context.Context, id ID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResumeCampaign Resume campaign
 	//
 	// paused → sending.
 	//
 	// Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
 	ResumeCampaign(ctx context.Context, id ID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryFailedCampaign Send once more to a sent campaign's failed recipients.
+	//
+	// Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/retry-failed (the `RetryFailedCampaign` operationId).
+	RetryFailedCampaign(ctx context.Context, id ID, params *RetryFailedCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCampaignSends List campaign sends
 	//
@@ -8815,6 +9105,23 @@ func (c *Raw) UpdateAccount(ctx context.Context, body UpdateAccountJSONRequestBo
 	return c.Client.Do(req)
 }
 
+// GetAnalytics The account's sending, feedback and engagement per day.
+//
+// Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+//
+// Corresponds with GET /v1/analytics (the `GetAnalytics` operationId).
+func (c *Raw) GetAnalytics(ctx context.Context, params *GetAnalyticsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAnalyticsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListAPIKeys List API keys
 //
 // The account's API keys, newest first, revoked ones included; never a token.
@@ -9122,6 +9429,23 @@ func (c *Raw) GetCampaignClicks(ctx context.Context, id ID, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// DuplicateCampaign Copy a campaign as a new draft.
+//
+// A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+//
+// Corresponds with POST /v1/campaigns/{id}/duplicate (the `DuplicateCampaign` operationId).
+func (c *Raw) DuplicateCampaign(ctx context.Context, id ID, params *DuplicateCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDuplicateCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCampaignEvents Campaign events
 //
 // The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
@@ -9176,6 +9500,23 @@ func (c *Raw) ExportCampaignRecipients(ctx context.Context, id ID, params *Expor
 	return c.Client.Do(req)
 }
 
+// GetCampaignReport What happened to the campaign's messages and recipients.
+//
+// The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+//
+// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+func (c *Raw) GetCampaignReport(ctx context.Context, id ID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignReportRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ResumeCampaign Resume campaign
 //
 // paused → sending.
@@ -9183,6 +9524,23 @@ func (c *Raw) ExportCampaignRecipients(ctx context.Context, id ID, params *Expor
 // Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
 func (c *Raw) ResumeCampaign(ctx context.Context, id ID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResumeCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryFailedCampaign Send once more to a sent campaign's failed recipients.
+//
+// Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+//
+// Corresponds with POST /v1/campaigns/{id}/retry-failed (the `RetryFailedCampaign` operationId).
+func (c *Raw) RetryFailedCampaign(ctx context.Context, id ID, params *RetryFailedCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryFailedCampaignRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12270,6 +12628,72 @@ func NewUpdateAccountRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewGetAnalyticsRequest constructs an http.Request for the GetAnalytics method
+func NewGetAnalyticsRequest(server string, params *GetAnalyticsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/analytics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListAPIKeysRequest constructs an http.Request for the ListAPIKeys method
 func NewListAPIKeysRequest(server string, params *ListAPIKeysParams) (*http.Request, error) {
 	var err error
@@ -12953,6 +13377,55 @@ func NewGetCampaignClicksRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewDuplicateCampaignRequest constructs an http.Request for the DuplicateCampaign method
+func NewDuplicateCampaignRequest(server string, id ID, params *DuplicateCampaignParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/duplicate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListCampaignEventsRequest constructs an http.Request for the ListCampaignEvents method
 func NewListCampaignEventsRequest(server string, id ID) (*http.Request, error) {
 	var err error
@@ -13097,6 +13570,67 @@ func NewExportCampaignRecipientsRequest(server string, id ID, params *ExportCamp
 	return req, nil
 }
 
+// NewGetCampaignReportRequest constructs an http.Request for the GetCampaignReport method
+func NewGetCampaignReportRequest(server string, id ID, params *GetCampaignReportParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/report", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Domains != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "domains", *params.Domains, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewResumeCampaignRequest constructs an http.Request for the ResumeCampaign method
 func NewResumeCampaignRequest(server string, id ID, params *ResumeCampaignParams) (*http.Request, error) {
 	var err error
@@ -13114,6 +13648,55 @@ func NewResumeCampaignRequest(server string, id ID, params *ResumeCampaignParams
 	}
 
 	operationPath := fmt.Sprintf("/v1/campaigns/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRetryFailedCampaignRequest constructs an http.Request for the RetryFailedCampaign method
+func NewRetryFailedCampaignRequest(server string, id ID, params *RetryFailedCampaignParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/retry-failed", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -18174,6 +18757,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
 	UpdateAccountWithResponse(ctx context.Context, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error)
 
+	// GetAnalyticsWithResponse The account's sending, feedback and engagement per day.
+	//
+	// Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/analytics (the `GetAnalytics` operationId).
+	GetAnalyticsWithResponse(ctx context.Context, params *GetAnalyticsParams, reqEditors ...RequestEditorFn) (*GetAnalyticsResponse, error)
+
 	// ListAPIKeysWithResponse List API keys
 	//
 	// The account's API keys, newest first, revoked ones included; never a token.
@@ -18337,6 +18929,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/campaigns/{id}/clicks (the `GetCampaignClicks` operationId).
 	GetCampaignClicksWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetCampaignClicksResponse, error)
 
+	// DuplicateCampaignWithResponse Copy a campaign as a new draft.
+	//
+	// A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/duplicate (the `DuplicateCampaign` operationId).
+	DuplicateCampaignWithResponse(ctx context.Context, id ID, params *DuplicateCampaignParams, reqEditors ...RequestEditorFn) (*DuplicateCampaignResponse, error)
+
 	// ListCampaignEventsWithResponse Campaign events
 	//
 	// The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
@@ -18367,6 +18968,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/campaigns/{id}/recipients/export (the `ExportCampaignRecipients` operationId).
 	ExportCampaignRecipientsWithResponse(ctx context.Context, id ID, params *ExportCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ExportCampaignRecipientsResponse, error)
 
+	// GetCampaignReportWithResponse What happened to the campaign's messages and recipients.
+	//
+	// The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+	GetCampaignReportWithResponse(ctx context.Context, id ID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*GetCampaignReportResponse, error)
+
 	// ResumeCampaignWithResponse Resume campaign
 	//
 	// paused → sending.
@@ -18375,6 +18985,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
 	ResumeCampaignWithResponse(ctx context.Context, id ID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*ResumeCampaignResponse, error)
+
+	// RetryFailedCampaignWithResponse Send once more to a sent campaign's failed recipients.
+	//
+	// Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/retry-failed (the `RetryFailedCampaign` operationId).
+	RetryFailedCampaignWithResponse(ctx context.Context, id ID, params *RetryFailedCampaignParams, reqEditors ...RequestEditorFn) (*RetryFailedCampaignResponse, error)
 
 	// ListCampaignSendsWithResponse List campaign sends
 	//
@@ -20567,6 +21186,103 @@ func (r UpdateAccountResponse) ContentType() string {
 	return ""
 }
 
+// GetAnalyticsResponse401Headers the declared response headers of an HTTP 401 response for GetAnalytics
+type GetAnalyticsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAnalyticsResponse429Headers the declared response headers of an HTTP 429 response for GetAnalytics
+type GetAnalyticsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetAnalyticsResponse503Headers the declared response headers of an HTTP 503 response for GetAnalytics
+type GetAnalyticsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetAnalyticsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Analytics
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAnalyticsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAnalyticsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAnalyticsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAnalyticsResponse) GetJSON200() *Analytics {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAnalyticsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAnalyticsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAnalyticsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAnalyticsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAPIKeysResponse401Headers the declared response headers of an HTTP 401 response for ListAPIKeys
 type ListAPIKeysResponse401Headers struct {
 	WWWAuthenticate *string
@@ -21983,6 +22699,131 @@ func (r GetCampaignClicksResponse) ContentType() string {
 	return ""
 }
 
+// DuplicateCampaignResponse401Headers the declared response headers of an HTTP 401 response for DuplicateCampaign
+type DuplicateCampaignResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DuplicateCampaignResponse409Headers the declared response headers of an HTTP 409 response for DuplicateCampaign
+type DuplicateCampaignResponse409Headers struct {
+	RetryAfter *int
+}
+
+// DuplicateCampaignResponse429Headers the declared response headers of an HTTP 429 response for DuplicateCampaign
+type DuplicateCampaignResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DuplicateCampaignResponse503Headers the declared response headers of an HTTP 503 response for DuplicateCampaign
+type DuplicateCampaignResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DuplicateCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Campaign
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DuplicateCampaignResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DuplicateCampaignResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DuplicateCampaignResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DuplicateCampaignResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r DuplicateCampaignResponse) GetJSON201() *Campaign {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DuplicateCampaignResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DuplicateCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DuplicateCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DuplicateCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DuplicateCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListCampaignEventsResponse401Headers the declared response headers of an HTTP 401 response for ListCampaignEvents
 type ListCampaignEventsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -22334,6 +23175,110 @@ func (r ExportCampaignRecipientsResponse) ContentType() string {
 	return ""
 }
 
+// GetCampaignReportResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignReport
+type GetCampaignReportResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignReportResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignReport
+type GetCampaignReportResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetCampaignReportResponse503Headers the declared response headers of an HTTP 503 response for GetCampaignReport
+type GetCampaignReportResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignReport
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignReportResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignReportResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCampaignReportResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignReportResponse) GetJSON200() *CampaignReport {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignReportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResumeCampaignResponse401Headers the declared response headers of an HTTP 401 response for ResumeCampaign
 type ResumeCampaignResponse401Headers struct {
 	WWWAuthenticate *string
@@ -22453,6 +23398,131 @@ func (r ResumeCampaignResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResumeCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetryFailedCampaignResponse401Headers the declared response headers of an HTTP 401 response for RetryFailedCampaign
+type RetryFailedCampaignResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RetryFailedCampaignResponse409Headers the declared response headers of an HTTP 409 response for RetryFailedCampaign
+type RetryFailedCampaignResponse409Headers struct {
+	RetryAfter *int
+}
+
+// RetryFailedCampaignResponse429Headers the declared response headers of an HTTP 429 response for RetryFailedCampaign
+type RetryFailedCampaignResponse429Headers struct {
+	RetryAfter *int
+}
+
+// RetryFailedCampaignResponse503Headers the declared response headers of an HTTP 503 response for RetryFailedCampaign
+type RetryFailedCampaignResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RetryFailedCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RetryFailedResult
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetryFailedCampaignResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RetryFailedCampaignResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetryFailedCampaignResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetryFailedCampaignResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetryFailedCampaignResponse) GetJSON200() *RetryFailedResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RetryFailedCampaignResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RetryFailedCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryFailedCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryFailedCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryFailedCampaignResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -33583,6 +34653,21 @@ func (c *ClientWithResponses) UpdateAccountWithResponse(ctx context.Context, bod
 	return ParseUpdateAccountResponse(rsp)
 }
 
+// GetAnalyticsWithResponse The account's sending, feedback and engagement per day.
+//
+// Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/analytics (the `GetAnalytics` operationId).
+func (c *ClientWithResponses) GetAnalyticsWithResponse(ctx context.Context, params *GetAnalyticsParams, reqEditors ...RequestEditorFn) (*GetAnalyticsResponse, error) {
+	rsp, err := c.GetAnalytics(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAnalyticsResponse(rsp)
+}
+
 // ListAPIKeysWithResponse List API keys
 //
 // The account's API keys, newest first, revoked ones included; never a token.
@@ -33842,6 +34927,21 @@ func (c *ClientWithResponses) GetCampaignClicksWithResponse(ctx context.Context,
 	return ParseGetCampaignClicksResponse(rsp)
 }
 
+// DuplicateCampaignWithResponse Copy a campaign as a new draft.
+//
+// A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/duplicate (the `DuplicateCampaign` operationId).
+func (c *ClientWithResponses) DuplicateCampaignWithResponse(ctx context.Context, id ID, params *DuplicateCampaignParams, reqEditors ...RequestEditorFn) (*DuplicateCampaignResponse, error) {
+	rsp, err := c.DuplicateCampaign(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDuplicateCampaignResponse(rsp)
+}
+
 // ListCampaignEventsWithResponse Campaign events
 //
 // The campaign's own lifecycle events (`campaign.approved`, `started`, `paused`,
@@ -33890,6 +34990,21 @@ func (c *ClientWithResponses) ExportCampaignRecipientsWithResponse(ctx context.C
 	return ParseExportCampaignRecipientsResponse(rsp)
 }
 
+// GetCampaignReportWithResponse What happened to the campaign's messages and recipients.
+//
+// The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+func (c *ClientWithResponses) GetCampaignReportWithResponse(ctx context.Context, id ID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*GetCampaignReportResponse, error) {
+	rsp, err := c.GetCampaignReport(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignReportResponse(rsp)
+}
+
 // ResumeCampaignWithResponse Resume campaign
 //
 // paused → sending.
@@ -33903,6 +35018,21 @@ func (c *ClientWithResponses) ResumeCampaignWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseResumeCampaignResponse(rsp)
+}
+
+// RetryFailedCampaignWithResponse Send once more to a sent campaign's failed recipients.
+//
+// Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/retry-failed (the `RetryFailedCampaign` operationId).
+func (c *ClientWithResponses) RetryFailedCampaignWithResponse(ctx context.Context, id ID, params *RetryFailedCampaignParams, reqEditors ...RequestEditorFn) (*RetryFailedCampaignResponse, error) {
+	rsp, err := c.RetryFailedCampaign(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryFailedCampaignResponse(rsp)
 }
 
 // ListCampaignSendsWithResponse List campaign sends
@@ -36563,6 +37693,100 @@ func ParseUpdateAccountResponse(rsp *http.Response) (*UpdateAccountResponse, err
 	return response, nil
 }
 
+// ParseGetAnalyticsResponse parses an HTTP response from a GetAnalyticsWithResponse call
+func ParseGetAnalyticsResponse(rsp *http.Response) (*GetAnalyticsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAnalyticsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Analytics
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAnalyticsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAnalyticsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAnalyticsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListAPIKeysResponse parses an HTTP response from a ListAPIKeysWithResponse call
 func ParseListAPIKeysResponse(rsp *http.Response) (*ListAPIKeysResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37961,6 +39185,131 @@ func ParseGetCampaignClicksResponse(rsp *http.Response) (*GetCampaignClicksRespo
 	return response, nil
 }
 
+// ParseDuplicateCampaignResponse parses an HTTP response from a DuplicateCampaignWithResponse call
+func ParseDuplicateCampaignResponse(rsp *http.Response) (*DuplicateCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DuplicateCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DuplicateCampaignResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DuplicateCampaignResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DuplicateCampaignResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DuplicateCampaignResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListCampaignEventsResponse parses an HTTP response from a ListCampaignEventsWithResponse call
 func ParseListCampaignEventsResponse(rsp *http.Response) (*ListCampaignEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38307,6 +39656,107 @@ func ParseExportCampaignRecipientsResponse(rsp *http.Response) (*ExportCampaignR
 	return response, nil
 }
 
+// ParseGetCampaignReportResponse parses an HTTP response from a GetCampaignReportWithResponse call
+func ParseGetCampaignReportResponse(rsp *http.Response) (*GetCampaignReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignReportResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignReportResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCampaignReportResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseResumeCampaignResponse parses an HTTP response from a ResumeCampaignWithResponse call
 func ParseResumeCampaignResponse(rsp *http.Response) (*ResumeCampaignResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38419,6 +39869,131 @@ func ParseResumeCampaignResponse(rsp *http.Response) (*ResumeCampaignResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ResumeCampaignResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetryFailedCampaignResponse parses an HTTP response from a RetryFailedCampaignWithResponse call
+func ParseRetryFailedCampaignResponse(rsp *http.Response) (*RetryFailedCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryFailedCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RetryFailedResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RetryFailedCampaignResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers RetryFailedCampaignResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetryFailedCampaignResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetryFailedCampaignResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/report"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -94,6 +95,7 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 	if lp, ok := sh.provider.(*provider.Log); ok && cfg.Dev {
 		d.DevInbox = devinbox.OverLog(pool, lp)
 	}
+	d.Reports = report.NewService(pool, d.Campaigns)
 	wireErasure(&d, keys)
 	return d
 }

@@ -42,6 +42,12 @@ DELETE FROM event_deliveries WHERE id IN (SELECT d.id FROM event_deliveries d WH
 -- name: AccountPurgeTrackingHits :execrows
 DELETE FROM tracking_hits WHERE id IN (SELECT h.id FROM tracking_hits h WHERE h.account_id = @account_id LIMIT 1000);
 
+-- name: AccountPurgeEngagementFirsts :execrows
+DELETE FROM engagement_firsts
+WHERE (campaign_id, send_id, kind, link_idx, people) IN (
+    SELECT f.campaign_id, f.send_id, f.kind, f.link_idx, f.people FROM engagement_firsts f
+    WHERE f.account_id = @account_id LIMIT 1000);
+
 -- name: AccountPurgeSends :execrows
 DELETE FROM sends WHERE id IN (SELECT s.id FROM sends s WHERE s.account_id = @account_id LIMIT 1000);
 

@@ -345,3 +345,46 @@ SELECT (a.four_eyes AND c.created_by_type IS NOT DISTINCT FROM sqlc.arg('actor_t
         AND c.created_by_id IS NOT DISTINCT FROM sqlc.arg('actor_id')::bigint)::bool AS blocked
 FROM campaigns c JOIN accounts a ON a.id = c.account_id
 WHERE c.account_id = @account_id AND c.id = @id;
+
+-- name: CampaignRetryFailedBegin :one
+-- The compare-and-set that lets a sent campaign's failed recipients be tried once
+-- more: 'sent' → 'sending', stamped, only if it was never stamped before. The
+-- executors claim it again as any sending campaign; SendRequeueFailed re-queues
+-- the rows in the same transaction, and the finalizer brings it back to 'sent'.
+UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
+WHERE account_id = @account_id AND id = @id AND kind = 'campaign' AND status = 'sent'
+  AND failed_retried_at IS NULL
+RETURNING *;
+
+-- name: SendRequeueFailed :execrows
+-- A campaign's failed rows back to the queue, due now, with the same job id (the
+-- provider's idempotency key and the Message-ID's seed) and their attempts and
+-- route kept: the claim counts on from there, re-checks the suppressions, the
+-- subscriber's status and its lists as for any row, and replays a row in doubt
+-- only through its recorded route. Rows 'unknown' are not failed rows and stay:
+-- the provider may have taken them.
+UPDATE sends SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
+WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'failed';
+
+-- name: CampaignDuplicate :one
+-- A new draft with everything of the account's campaign @id but its sends and its
+-- history: content, template, lists, segment, sender, policy and tracking switches;
+-- named "<name> (copy)" (cut to fit). Its attachments are copied by
+-- CampaignAttachmentsCopy in the same transaction.
+INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
+                       language, list_ids, ambiguous_policy, sender_id, segment_id, template_id,
+                       track_clicks, track_opens, archive)
+SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
+       c.text_template, c.language, c.list_ids, c.ambiguous_policy, c.sender_id, c.segment_id, c.template_id,
+       c.track_clicks, c.track_opens, c.archive
+FROM campaigns c
+WHERE c.account_id = @account_id AND c.id = @id AND c.kind = 'campaign'
+RETURNING *;
+
+-- name: CampaignAttachmentsCopy :exec
+-- The attachments of the account's campaign @from_id on campaign @to_id (same
+-- stored blobs: an attachment is kept once per account by its hash).
+INSERT INTO campaign_attachments (campaign_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT @to_id, a.position, a.account_id, a.filename, a.content_type, a.content_id, a.sha256
+FROM campaign_attachments a
+WHERE a.account_id = @account_id AND a.campaign_id = @from_id;

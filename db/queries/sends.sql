@@ -189,6 +189,10 @@ FROM claimed c;
 -- The same statement writes the per-recipient events (send.sent, send.failed,
 -- send.unknown; a retry writes none) into the outbox, so they commit with the ack
 -- and cost no round trip of their own. The count is of acknowledged rows.
+-- It also adds the rows it made 'sent' to the report counters (campaign_counts per
+-- recipient domain, account_day_counts per day and kind): one grouped upsert each
+-- per acknowledgement, in key order so two replicas' acks never deadlock. A row
+-- becomes 'sent' once (no statement moves it out of 'sent'), so it counts once.
 -- doubts marks the retries of an ambiguous answer (the provider may have taken
 -- the message): the row is then in_doubt, replayed only through its recorded route.
 -- retry_in_us is how long a retried row waits, from now on the database's clock
@@ -221,8 +225,21 @@ SET status              = CASE WHEN u.status = 'queued'
 FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
-RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts,
+RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_lower, s.status, s.attempts,
           s.provider_message_id, s.last_error, s.job_id
+), sent_by_domain AS (
+    INSERT INTO campaign_counts (campaign_id, account_id, domain, sent)
+    SELECT a.campaign_id, a.account_id, substring(a.email_lower FROM '[^@]*$'), count(*)
+    FROM acked a WHERE a.status = 'sent'
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, domain) DO UPDATE SET sent = campaign_counts.sent + excluded.sent
+), sent_by_day AS (
+    INSERT INTO account_day_counts (account_id, day, kind, sent)
+    SELECT a.account_id, (coalesce(sqlc.narg('now')::timestamptz, now()) AT TIME ZONE 'UTC')::date, c.kind, count(*)
+    FROM acked a JOIN campaigns c ON c.id = a.campaign_id
+    WHERE a.status = 'sent'
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (account_id, day, kind) DO UPDATE SET sent = account_day_counts.sent + excluded.sent
 ), outcome_events AS (
     -- A transactional message's row keeps the message id in subscriber_id: its
     -- event names it message_id (and no subscriber), by the row's job id form.

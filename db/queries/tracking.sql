@@ -47,6 +47,12 @@ ORDER BY idx;
 -- names its stream as campaign_id and its send row; its click's URL is the
 -- message's stored link, and its event names the message instead of the
 -- stream, send and subscriber slots (which hold the message id).
+-- The report counters change in the same statement: hits per campaign, recipient
+-- domain and link, and the recipients engaging for the first time, found by
+-- inserting their keys into engagement_firsts (a key already there inserts nothing,
+-- so a recipient counts once whichever flush or replica sees it first). Honeypot
+-- clicks are not clicks. Counter rows are written in key order (no deadlock between
+-- two replicas' flushes).
 WITH hit AS (
     SELECT unnest(@account_ids::bigint[]) AS account_id, unnest(@campaign_ids::bigint[]) AS campaign_id,
            unnest(@send_ids::bigint[]) AS send_id, unnest(@kinds::text[]) AS kind,
@@ -56,6 +62,7 @@ WITH hit AS (
 ), classified AS (
     SELECT h.account_id, h.campaign_id, h.send_id, h.kind, h.link_idx, h.occurred_at, h.method, h.user_agent,
            h.message_id, s.subscriber_id, s.email, coalesce(l.url, ml.url) AS url,
+           coalesce(substring(s.email_lower FROM '[^@]*$'), '') AS domain,
            array_remove(string_to_array(h.reasons, ',') ||
                         CASE WHEN s.sent_at IS NOT NULL AND h.occurred_at < s.sent_at + make_interval(secs => @delivery_window_seconds::float8)
                              THEN 'delivery' END, NULL) AS bot_reasons
@@ -89,6 +96,84 @@ WITH hit AS (
                'human', cardinality(bot_reasons) = 0,
                'bot_reasons', to_jsonb(bot_reasons)))
     FROM classified
+), counted AS (
+    -- The hits that count: every open, and clicks on a real link.
+    SELECT c.account_id, c.campaign_id, c.send_id, c.kind, c.link_idx, c.domain,
+           cardinality(c.bot_reasons) = 0 AS people
+    FROM classified c
+    WHERE c.kind = 'open' OR c.link_idx > 0
+), firsts AS (
+    INSERT INTO engagement_firsts (campaign_id, account_id, send_id, kind, link_idx, people)
+    SELECT DISTINCT c.campaign_id, c.account_id, c.send_id, c.kind, k.link_idx, k.people
+    FROM counted c
+    CROSS JOIN LATERAL (VALUES (0, false), (0, true), (c.link_idx, false), (c.link_idx, true)) AS k(link_idx, people)
+    WHERE (c.people OR NOT k.people) AND (k.link_idx = 0 OR c.kind = 'click')
+    ON CONFLICT DO NOTHING
+    RETURNING campaign_id, send_id, kind, link_idx, people
+), first_domains AS (
+    SELECT f.campaign_id, f.send_id, f.kind, f.link_idx, f.people,
+           (SELECT c.domain FROM counted c WHERE c.campaign_id = f.campaign_id AND c.send_id = f.send_id LIMIT 1) AS domain,
+           (SELECT c.account_id FROM counted c WHERE c.campaign_id = f.campaign_id LIMIT 1) AS account_id
+    FROM firsts f
+), by_domain AS (
+    INSERT INTO campaign_counts (campaign_id, account_id, domain, opens, opens_people, clicks, clicks_people,
+                                 opened, opened_people, clicked, clicked_people)
+    SELECT d.campaign_id, d.account_id, d.domain, sum(d.opens), sum(d.opens_people), sum(d.clicks), sum(d.clicks_people),
+           sum(d.opened), sum(d.opened_people), sum(d.clicked), sum(d.clicked_people)
+    FROM (
+        SELECT c.campaign_id, c.account_id, c.domain,
+               count(*) FILTER (WHERE c.kind = 'open') AS opens,
+               count(*) FILTER (WHERE c.kind = 'open' AND c.people) AS opens_people,
+               count(*) FILTER (WHERE c.kind = 'click') AS clicks,
+               count(*) FILTER (WHERE c.kind = 'click' AND c.people) AS clicks_people,
+               0 AS opened, 0 AS opened_people, 0 AS clicked, 0 AS clicked_people
+        FROM counted c GROUP BY 1, 2, 3
+        UNION ALL
+        SELECT f.campaign_id, f.account_id, f.domain, 0, 0, 0, 0,
+               count(*) FILTER (WHERE f.kind = 'open' AND NOT f.people),
+               count(*) FILTER (WHERE f.kind = 'open' AND f.people),
+               count(*) FILTER (WHERE f.kind = 'click' AND NOT f.people),
+               count(*) FILTER (WHERE f.kind = 'click' AND f.people)
+        FROM first_domains f WHERE f.link_idx = 0 GROUP BY 1, 2, 3
+    ) d
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, domain) DO UPDATE SET
+        opens          = campaign_counts.opens + excluded.opens,
+        opens_people   = campaign_counts.opens_people + excluded.opens_people,
+        clicks         = campaign_counts.clicks + excluded.clicks,
+        clicks_people  = campaign_counts.clicks_people + excluded.clicks_people,
+        opened         = campaign_counts.opened + excluded.opened,
+        opened_people  = campaign_counts.opened_people + excluded.opened_people,
+        clicked        = campaign_counts.clicked + excluded.clicked,
+        clicked_people = campaign_counts.clicked_people + excluded.clicked_people
+), by_link AS (
+    INSERT INTO campaign_link_counts (campaign_id, account_id, link_idx, clicks, clicks_people, clicked, clicked_people)
+    SELECT d.campaign_id, d.account_id, d.link_idx, sum(d.clicks), sum(d.clicks_people), sum(d.clicked), sum(d.clicked_people)
+    FROM (
+        SELECT c.campaign_id, c.account_id, c.link_idx, count(*) AS clicks,
+               count(*) FILTER (WHERE c.people) AS clicks_people, 0 AS clicked, 0 AS clicked_people
+        FROM counted c WHERE c.kind = 'click' GROUP BY 1, 2, 3
+        UNION ALL
+        SELECT f.campaign_id, f.account_id, f.link_idx, 0, 0,
+               count(*) FILTER (WHERE NOT f.people), count(*) FILTER (WHERE f.people)
+        FROM first_domains f WHERE f.kind = 'click' AND f.link_idx > 0 GROUP BY 1, 2, 3
+    ) d
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, link_idx) DO UPDATE SET
+        clicks         = campaign_link_counts.clicks + excluded.clicks,
+        clicks_people  = campaign_link_counts.clicks_people + excluded.clicks_people,
+        clicked        = campaign_link_counts.clicked + excluded.clicked,
+        clicked_people = campaign_link_counts.clicked_people + excluded.clicked_people
+), by_day AS (
+    INSERT INTO account_day_counts (account_id, day, kind, opened_people, clicked_people)
+    SELECT f.account_id, (now() AT TIME ZONE 'UTC')::date, k.kind,
+           count(*) FILTER (WHERE f.kind = 'open'), count(*) FILTER (WHERE f.kind = 'click')
+    FROM first_domains f JOIN campaigns k ON k.id = f.campaign_id
+    WHERE f.people AND f.link_idx = 0
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (account_id, day, kind) DO UPDATE SET
+        opened_people  = account_day_counts.opened_people + excluded.opened_people,
+        clicked_people = account_day_counts.clicked_people + excluded.clicked_people
 )
 SELECT count(*) FROM inserted;
 

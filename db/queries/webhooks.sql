@@ -83,7 +83,7 @@ FROM soft_bounces b
 WHERE b.account_id = @account_id AND b.email_lower = @email_lower AND b.message_key <> @message_key
   AND b.occurred_at > coalesce(sqlc.narg('now')::timestamptz, now()) - make_interval(secs => @window_seconds::float8);
 
--- name: SendRecordFeedback :execrows
+-- name: SendRecordFeedback :one
 -- Records a bounce or complaint on the send it belongs to, found by the job id we
 -- gave the provider or the message id it gave us. A worse feedback is not replaced
 -- by a milder one (a later soft bounce does not hide a complaint).
@@ -91,14 +91,56 @@ WHERE b.account_id = @account_id AND b.email_lower = @email_lower AND b.message_
 -- and is found through that unique key; any other job id through sends_job_id_key,
 -- which holds only those (migration 00160). A job id that only looks like a
 -- campaign's matches nothing in either branch.
-UPDATE sends
-SET feedback = @feedback, feedback_at = coalesce(sqlc.narg('now')::timestamptz, now()), updated_at = now()
-WHERE account_id = @account_id
-  AND ((job_id = sqlc.narg('job_id') AND job_id NOT LIKE 'campaign:%')
-       OR (campaign_id = (CASE WHEN sqlc.narg('job_id')::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
-                               THEN split_part(sqlc.narg('job_id')::text, ':', 2)::bigint END)
-           AND subscriber_id = (CASE WHEN sqlc.narg('job_id')::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
-                                     THEN split_part(sqlc.narg('job_id')::text, ':', 3)::bigint END)
-           AND job_id = sqlc.narg('job_id'))
-       OR provider_message_id = sqlc.narg('provider_message_id'))
-  AND (feedback IS NULL OR feedback = 'soft_bounce');
+-- The report counters change in the same statement: the send's campaign counts the
+-- recipient under its new feedback and no longer under the soft bounce it replaces
+-- (read locked, so two deliveries for one send count it once), and the day counts
+-- the event. The source is 'provider': a webhook speaks for the provider.
+WITH found AS (
+    SELECT s.id, s.feedback AS before FROM sends s
+    WHERE s.account_id = @account_id
+      AND ((s.job_id = sqlc.narg('job_id') AND s.job_id NOT LIKE 'campaign:%')
+           OR (s.campaign_id = (CASE WHEN sqlc.narg('job_id')::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
+                                     THEN split_part(sqlc.narg('job_id')::text, ':', 2)::bigint END)
+               AND s.subscriber_id = (CASE WHEN sqlc.narg('job_id')::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
+                                           THEN split_part(sqlc.narg('job_id')::text, ':', 3)::bigint END)
+               AND s.job_id = sqlc.narg('job_id'))
+           OR s.provider_message_id = sqlc.narg('provider_message_id'))
+      AND (s.feedback IS NULL OR s.feedback = 'soft_bounce')
+    FOR UPDATE
+), changed AS (
+    UPDATE sends s
+    SET feedback = @feedback, feedback_source = 'provider',
+        feedback_at = coalesce(sqlc.narg('now')::timestamptz, now()), updated_at = now()
+    FROM found f
+    WHERE s.id = f.id
+    RETURNING s.account_id, s.campaign_id, substring(s.email_lower FROM '[^@]*$') AS domain, s.feedback, f.before
+), by_campaign AS (
+    INSERT INTO campaign_counts (campaign_id, account_id, domain, hard_bounces, soft_bounces, complaints, unsub_provider)
+    SELECT c.campaign_id, c.account_id, c.domain,
+           count(*) FILTER (WHERE c.feedback = 'hard_bounce'),
+           count(*) FILTER (WHERE c.feedback = 'soft_bounce') - count(*) FILTER (WHERE c.before = 'soft_bounce'),
+           count(*) FILTER (WHERE c.feedback = 'complaint'),
+           count(*) FILTER (WHERE c.feedback = 'unsubscribe')
+    FROM changed c
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, domain) DO UPDATE SET
+        hard_bounces   = campaign_counts.hard_bounces + excluded.hard_bounces,
+        soft_bounces   = campaign_counts.soft_bounces + excluded.soft_bounces,
+        complaints     = campaign_counts.complaints + excluded.complaints,
+        unsub_provider = campaign_counts.unsub_provider + excluded.unsub_provider
+), by_day AS (
+    INSERT INTO account_day_counts (account_id, day, kind, hard_bounces, soft_bounces, complaints, unsubscribes)
+    SELECT c.account_id, (coalesce(sqlc.narg('now')::timestamptz, now()) AT TIME ZONE 'UTC')::date, k.kind,
+           count(*) FILTER (WHERE c.feedback = 'hard_bounce'),
+           count(*) FILTER (WHERE c.feedback = 'soft_bounce'),
+           count(*) FILTER (WHERE c.feedback = 'complaint'),
+           count(*) FILTER (WHERE c.feedback = 'unsubscribe')
+    FROM changed c JOIN campaigns k ON k.id = c.campaign_id
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (account_id, day, kind) DO UPDATE SET
+        hard_bounces = account_day_counts.hard_bounces + excluded.hard_bounces,
+        soft_bounces = account_day_counts.soft_bounces + excluded.soft_bounces,
+        complaints   = account_day_counts.complaints + excluded.complaints,
+        unsubscribes = account_day_counts.unsubscribes + excluded.unsubscribes
+)
+SELECT count(*) FROM changed;

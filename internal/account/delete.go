@@ -24,7 +24,7 @@ func (s *Service) Delete(ctx context.Context, id int64) (int64, error) {
 	// Dependents before what they reference: deliveries name events, the
 	// sequence log names enrollments, memberships name subscribers.
 	purges := []func(context.Context, int64) (int64, error){
-		q.AccountPurgeEventDeliveries, q.AccountPurgeEvents, q.AccountPurgeTrackingHits, q.AccountPurgeSends,
+		q.AccountPurgeEventDeliveries, q.AccountPurgeEvents, q.AccountPurgeTrackingHits, q.AccountPurgeEngagementFirsts, q.AccountPurgeSends,
 		q.AccountPurgeMessages, q.AccountPurgeSequenceLog, q.AccountPurgeEnrollments, q.AccountPurgeTrackEvents,
 		q.AccountPurgeListMembers, q.AccountPurgeSuppressions, q.AccountPurgeSubscribers,
 	}

@@ -344,3 +344,55 @@ func CloseCancelled(ctx context.Context, q *store.Queries, accountID, campaignID
 		}
 	}
 }
+
+// RetryFailed re-queues a sent campaign's failed recipients, once per campaign:
+// the campaign goes back to sending (a compare-and-set that also stamps it, so a
+// second call is a 409) and its failed rows become queued with the same job ids,
+// sent again under the claim's exclusions (suppressions, unconfirmed subscribers,
+// left lists). Rows of unknown outcome are not retried: the provider may have
+// delivered them, and a second copy is what sendonce exists to prevent. A
+// campaign with no failed row is a 409 and changes nothing. It returns the
+// campaign and how many rows were re-queued.
+func (s *Service) RetryFailed(ctx context.Context, accountID, id int64) (Campaign, int64, error) {
+	var requeued int64
+	c, err := s.cas(ctx, accountID, id, "retry the failed recipients of", "",
+		func(q *store.Queries) (store.Campaign, error) {
+			return q.CampaignRetryFailedBegin(ctx, store.CampaignRetryFailedBeginParams{AccountID: accountID, ID: id})
+		},
+		func(q *store.Queries, c *store.Campaign) error {
+			n, err := q.SendRequeueFailed(ctx, store.SendRequeueFailedParams{AccountID: accountID, CampaignID: c.ID})
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return &apperr.Error{Code: apperr.Conflict, Message: "the campaign has no failed recipients to retry",
+					Extra: map[string]any{"current_status": StatusSent}}
+			}
+			requeued = n
+			return notify(ctx, q, c.ID)
+		})
+	if err != nil {
+		return Campaign{}, 0, err
+	}
+	return c, requeued, nil
+}
+
+// Duplicate makes a new draft of the account's campaign id with everything but
+// its sends and history (content, template, lists, segment, sender, policy,
+// tracking switches, attachments), named "<name> (copy)". Any status can be
+// duplicated; another account's campaign is not found.
+func (s *Service) Duplicate(ctx context.Context, accountID, id int64) (Campaign, error) {
+	var c store.Campaign
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		if c, err = q.CampaignDuplicate(ctx, store.CampaignDuplicateParams{AccountID: accountID, ID: id}); err != nil {
+			return postgres.Error(err, "campaign")
+		}
+		return q.CampaignAttachmentsCopy(ctx, store.CampaignAttachmentsCopyParams{ToID: c.ID, AccountID: accountID, FromID: id})
+	})
+	if err != nil {
+		return Campaign{}, err
+	}
+	return s.withAttachments(ctx, accountID, fromStore(c))
+}

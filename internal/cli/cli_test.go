@@ -162,6 +162,17 @@ func TestCLIAgainstAService(t *testing.T) {
 	r = run("campaigns", "show", itoa(first))
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "250 sent")
+	// The report: sent counted per recipient domain, the rates' basis named.
+	r = run("campaigns", "report", itoa(first))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `example\.com +250 +0 +0 +0 +0 +0`, r.stdout)
+	require.Contains(t, r.stdout, "rates (of sent)")
+	r = run("campaigns", "report", itoa(first), "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var rep client.CampaignReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	require.Equal(t, int64(250), rep.Sent)
+	require.Equal(t, ExitNotFound, run("campaigns", "report", "999999").code)
 
 	// A sent campaign cannot be approved or paused again: refused, exit 4; an unknown one is 3.
 	require.Equal(t, ExitRefused, run("campaigns", "approve", itoa(first)).code)

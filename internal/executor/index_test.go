@@ -193,7 +193,7 @@ func TestSendLookupPlans(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, map[string]int64{"campaign job id": 1, "message job id": 0, "provider id": 1}[name], n, name)
 		require.Contains(t, captured, "-- name: SendRecordFeedback ")
-		text := explain(captured, p.Feedback, p.Now, p.AccountID, p.JobID, p.ProviderMessageID)
+		text := explain(captured, p.AccountID, p.JobID, p.ProviderMessageID, p.Feedback, p.Now)
 		t.Logf("%s:\n%s", name, text)
 		require.NotContains(t, text, "Seq Scan on sends", "%s:\n%s", name, text)
 	}

@@ -131,6 +131,8 @@ func (s *Server) routes() {
 			r.Post("/campaigns/{id}/pause", s.handle(transition(s.Campaigns.Pause)))
 			r.Post("/campaigns/{id}/resume", s.handle(transition(s.Campaigns.Resume)))
 			r.Post("/campaigns/{id}/cancel", s.handle(transition(s.Campaigns.Cancel)))
+			r.Post("/campaigns/{id}/retry-failed", s.handle(s.retryFailed))
+			r.Post("/campaigns/{id}/duplicate", s.handle(s.duplicateCampaign))
 			r.With(s.unbounded).Post("/campaigns/{id}/test", s.handle(s.testCampaign))
 			r.Get("/campaigns/{id}/stats", s.handle(s.campaignStats))
 			r.Get("/campaigns/{id}/sends", s.handle(s.campaignSends))
@@ -138,6 +140,8 @@ func (s *Server) routes() {
 			r.Get("/campaigns/{id}/timeline", s.handle(s.campaignTimeline))
 			r.Get("/campaigns/{id}/events", s.handle(s.campaignEvents))
 			r.Get("/campaigns/{id}/clicks", s.handle(s.campaignClicks))
+			r.Get("/campaigns/{id}/report", s.handle(s.campaignReport))
+			r.Get("/analytics", s.handle(s.analytics))
 
 			// Webhook endpoints: the credentials are in the create and
 			// rotate responses only.

@@ -32,6 +32,7 @@ import (
 	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/report"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -68,6 +69,8 @@ type Deps struct {
 	// Exports streams CSV and NDJSON exports.
 	Exports   *export.Service
 	Campaigns *campaign.Service
+	// Reports reads campaign reports and account analytics.
+	Reports   *report.Service
 	Templates *template.Service
 	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
@@ -127,7 +130,7 @@ func (d Deps) required() error {
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Messages": d.Messages != nil, "Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
-		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil,
+		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Reports": d.Reports != nil,
 		"Erasure": d.Erasure != nil, "People": d.People != nil, "Exports": d.Exports != nil,
 	} {
 		if !set {

@@ -151,7 +151,12 @@ func TestCrossTenant(t *testing.T) {
 		"cancelCampaign":    {},
 		"testCampaign":      {body: map[string]any{"emails": []string{"x@example.com"}}},
 		"getCampaignStats":  {},
-		"listCampaignSends": {},
+		// Reports and acting on them: B's analytics are B's own days.
+		"getCampaignReport":   {},
+		"retryFailedCampaign": {},
+		"duplicateCampaign":   {},
+		"getAnalytics":        {expect: http.StatusOK},
+		"listCampaignSends":   {},
 		// The campaign page's chart and events (sends by address: TestCampaignSendsByEmail).
 		"getCampaignTimeline": {},
 		"listCampaignEvents":  {},

@@ -169,6 +169,21 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 	return i, err
 }
 
+const accountPurgeEngagementFirsts = `-- name: AccountPurgeEngagementFirsts :execrows
+DELETE FROM engagement_firsts
+WHERE (campaign_id, send_id, kind, link_idx, people) IN (
+    SELECT f.campaign_id, f.send_id, f.kind, f.link_idx, f.people FROM engagement_firsts f
+    WHERE f.account_id = $1 LIMIT 1000)
+`
+
+func (q *Queries) AccountPurgeEngagementFirsts(ctx context.Context, accountID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEngagementFirsts, accountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const accountPurgeEnrollments = `-- name: AccountPurgeEnrollments :execrows
 DELETE FROM sequence_enrollments WHERE id IN (SELECT x.id FROM sequence_enrollments x WHERE x.account_id = $1 LIMIT 1000)
 `

@@ -20,7 +20,7 @@ WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
   AND (NOT $4::boolean
        OR (from_email = $5::text
            AND sender_id IS NOT DISTINCT FROM $6::bigint))
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
 `
 
 type CampaignApproveParams struct {
@@ -81,8 +81,29 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.Archive,
 		&i.CreatedByType,
 		&i.CreatedByID,
+		&i.FailedRetriedAt,
 	)
 	return i, err
+}
+
+const campaignAttachmentsCopy = `-- name: CampaignAttachmentsCopy :exec
+INSERT INTO campaign_attachments (campaign_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT $1, a.position, a.account_id, a.filename, a.content_type, a.content_id, a.sha256
+FROM campaign_attachments a
+WHERE a.account_id = $2 AND a.campaign_id = $3
+`
+
+type CampaignAttachmentsCopyParams struct {
+	ToID      int64
+	AccountID int64
+	FromID    int64
+}
+
+// The attachments of the account's campaign @from_id on campaign @to_id (same
+// stored blobs: an attachment is kept once per account by its hash).
+func (q *Queries) CampaignAttachmentsCopy(ctx context.Context, arg CampaignAttachmentsCopyParams) error {
+	_, err := q.db.Exec(ctx, campaignAttachmentsCopy, arg.ToID, arg.AccountID, arg.FromID)
+	return err
 }
 
 const campaignAudiencePage = `-- name: CampaignAudiencePage :many
@@ -350,7 +371,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
 `
 
 type CampaignCancelParams struct {
@@ -396,6 +417,7 @@ func (q *Queries) CampaignCancel(ctx context.Context, arg CampaignCancelParams) 
 		&i.Archive,
 		&i.CreatedByType,
 		&i.CreatedByID,
+		&i.FailedRetriedAt,
 	)
 	return i, err
 }
@@ -408,7 +430,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11, $12,
         $13::bigint, $14::text, $15::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
 `
 
 type CampaignCreateParams struct {
@@ -494,6 +516,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.Archive,
 		&i.CreatedByType,
 		&i.CreatedByID,
+		&i.FailedRetriedAt,
 	)
 	return i, err
 }
@@ -513,6 +536,70 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, arg CampaignDeleteDra
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const campaignDuplicate = `-- name: CampaignDuplicate :one
+INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
+                       language, list_ids, ambiguous_policy, sender_id, segment_id, template_id,
+                       track_clicks, track_opens, archive)
+SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
+       c.text_template, c.language, c.list_ids, c.ambiguous_policy, c.sender_id, c.segment_id, c.template_id,
+       c.track_clicks, c.track_opens, c.archive
+FROM campaigns c
+WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+`
+
+type CampaignDuplicateParams struct {
+	AccountID int64
+	ID        int64
+}
+
+// A new draft with everything of the account's campaign @id but its sends and its
+// history: content, template, lists, segment, sender, policy and tracking switches;
+// named "<name> (copy)" (cut to fit). Its attachments are copied by
+// CampaignAttachmentsCopy in the same transaction.
+func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicateParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignDuplicate, arg.AccountID, arg.ID)
+	var i Campaign
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Subject,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ReplyTo,
+		&i.HtmlTemplate,
+		&i.TextTemplate,
+		&i.Language,
+		&i.ListIds,
+		&i.Status,
+		&i.AmbiguousPolicy,
+		&i.ScheduledFor,
+		&i.ApprovedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CancelledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
+		&i.TemplateID,
+		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
+		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
+		&i.TrackClicks,
+		&i.TrackOpens,
+		&i.Archive,
+		&i.CreatedByType,
+		&i.CreatedByID,
+		&i.FailedRetriedAt,
+	)
+	return i, err
 }
 
 const campaignFail = `-- name: CampaignFail :one
@@ -596,7 +683,7 @@ func (q *Queries) CampaignFourEyesBlocked(ctx context.Context, arg CampaignFourE
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 type CampaignGetParams struct {
@@ -642,12 +729,13 @@ func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campa
 		&i.Archive,
 		&i.CreatedByType,
 		&i.CreatedByID,
+		&i.FailedRetriedAt,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -710,6 +798,7 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.Archive,
 			&i.CreatedByType,
 			&i.CreatedByID,
+			&i.FailedRetriedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -768,7 +857,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, arg CampaignNotifyParams) 
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
 `
 
 type CampaignPauseParams struct {
@@ -815,6 +904,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 		&i.Archive,
 		&i.CreatedByType,
 		&i.CreatedByID,
+		&i.FailedRetriedAt,
 	)
 	return i, err
 }
@@ -822,7 +912,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
 `
 
 type CampaignResumeParams struct {
@@ -870,6 +960,66 @@ func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) 
 		&i.Archive,
 		&i.CreatedByType,
 		&i.CreatedByID,
+		&i.FailedRetriedAt,
+	)
+	return i, err
+}
+
+const campaignRetryFailedBegin = `-- name: CampaignRetryFailedBegin :one
+UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
+WHERE account_id = $1 AND id = $2 AND kind = 'campaign' AND status = 'sent'
+  AND failed_retried_at IS NULL
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+`
+
+type CampaignRetryFailedBeginParams struct {
+	AccountID int64
+	ID        int64
+}
+
+// The compare-and-set that lets a sent campaign's failed recipients be tried once
+// more: 'sent' → 'sending', stamped, only if it was never stamped before. The
+// executors claim it again as any sending campaign; SendRequeueFailed re-queues
+// the rows in the same transaction, and the finalizer brings it back to 'sent'.
+func (q *Queries) CampaignRetryFailedBegin(ctx context.Context, arg CampaignRetryFailedBeginParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignRetryFailedBegin, arg.AccountID, arg.ID)
+	var i Campaign
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Subject,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ReplyTo,
+		&i.HtmlTemplate,
+		&i.TextTemplate,
+		&i.Language,
+		&i.ListIds,
+		&i.Status,
+		&i.AmbiguousPolicy,
+		&i.ScheduledFor,
+		&i.ApprovedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CancelledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
+		&i.TemplateID,
+		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
+		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
+		&i.TrackClicks,
+		&i.TrackOpens,
+		&i.Archive,
+		&i.CreatedByType,
+		&i.CreatedByID,
+		&i.FailedRetriedAt,
 	)
 	return i, err
 }
@@ -1049,7 +1199,7 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
 `
 
 type CampaignUnapproveParams struct {
@@ -1095,6 +1245,7 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, arg CampaignUnapprovePa
 		&i.Archive,
 		&i.CreatedByType,
 		&i.CreatedByID,
+		&i.FailedRetriedAt,
 	)
 	return i, err
 }
@@ -1119,7 +1270,7 @@ UPDATE campaigns SET
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = $13 AND id = $14 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
 `
 
 type CampaignUpdateDraftParams struct {
@@ -1192,6 +1343,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.Archive,
 		&i.CreatedByType,
 		&i.CreatedByID,
+		&i.FailedRetriedAt,
 	)
 	return i, err
 }
@@ -1331,4 +1483,28 @@ func (q *Queries) SendListByEmail(ctx context.Context, arg SendListByEmailParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const sendRequeueFailed = `-- name: SendRequeueFailed :execrows
+UPDATE sends SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
+WHERE account_id = $1 AND campaign_id = $2 AND status = 'failed'
+`
+
+type SendRequeueFailedParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+// A campaign's failed rows back to the queue, due now, with the same job id (the
+// provider's idempotency key and the Message-ID's seed) and their attempts and
+// route kept: the claim counts on from there, re-checks the suppressions, the
+// subscriber's status and its lists as for any row, and replays a row in doubt
+// only through its recorded route. Rows 'unknown' are not failed rows and stay:
+// the provider may have taken them.
+func (q *Queries) SendRequeueFailed(ctx context.Context, arg SendRequeueFailedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sendRequeueFailed, arg.AccountID, arg.CampaignID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -20,6 +20,19 @@ type Account struct {
 	FourEyes         bool
 }
 
+type AccountDayCount struct {
+	AccountID     int64
+	Day           pgtype.Date
+	Kind          string
+	Sent          int64
+	HardBounces   int64
+	SoftBounces   int64
+	Complaints    int64
+	Unsubscribes  int64
+	OpenedPeople  int64
+	ClickedPeople int64
+}
+
 type ApiKey struct {
 	ID          int64
 	AccountID   int64
@@ -93,6 +106,7 @@ type Campaign struct {
 	Archive            bool
 	CreatedByType      *string
 	CreatedByID        *int64
+	FailedRetriedAt    *time.Time
 }
 
 type CampaignAttachment struct {
@@ -103,6 +117,37 @@ type CampaignAttachment struct {
 	ContentType string
 	ContentID   string
 	Sha256      []byte
+}
+
+type CampaignCount struct {
+	CampaignID       int64
+	AccountID        int64
+	Domain           string
+	Sent             int64
+	HardBounces      int64
+	SoftBounces      int64
+	Complaints       int64
+	UnsubOneClick    int64
+	UnsubPreferences int64
+	UnsubProvider    int64
+	Opens            int64
+	OpensPeople      int64
+	Opened           int64
+	OpenedPeople     int64
+	Clicks           int64
+	ClicksPeople     int64
+	Clicked          int64
+	ClickedPeople    int64
+}
+
+type CampaignLinkCount struct {
+	CampaignID    int64
+	AccountID     int64
+	LinkIdx       int32
+	Clicks        int64
+	ClicksPeople  int64
+	Clicked       int64
+	ClickedPeople int64
 }
 
 type CampaignSendArchive struct {
@@ -129,6 +174,15 @@ type DashboardSession struct {
 	TokenHash []byte
 	CreatedAt time.Time
 	ExpiresAt time.Time
+}
+
+type EngagementFirst struct {
+	CampaignID int64
+	AccountID  int64
+	SendID     int64
+	Kind       string
+	LinkIdx    int32
+	People     bool
 }
 
 type Erasure struct {
@@ -341,6 +395,7 @@ type Send struct {
 	ViaIdempotent     *bool
 	InDoubt           bool
 	LeftList          bool
+	FeedbackSource    *string
 }
 
 type Sender struct {

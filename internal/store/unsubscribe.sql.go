@@ -10,19 +10,45 @@ import (
 )
 
 const sendRecordUnsubscribe = `-- name: SendRecordUnsubscribe :exec
-UPDATE sends SET feedback = 'unsubscribe', feedback_at = now(), updated_at = now()
-WHERE account_id = $1 AND campaign_id = $2 AND subscriber_id = $3
-  AND feedback IS NULL
+WITH changed AS (
+    UPDATE sends s SET feedback = 'unsubscribe', feedback_source = $1::text, feedback_at = now(), updated_at = now()
+    WHERE s.account_id = $2 AND s.campaign_id = $3 AND s.subscriber_id = $4
+      AND s.feedback IS NULL
+    RETURNING s.account_id, s.campaign_id, substring(s.email_lower FROM '[^@]*$') AS domain
+), by_campaign AS (
+    INSERT INTO campaign_counts (campaign_id, account_id, domain, unsub_one_click, unsub_preferences)
+    SELECT c.campaign_id, c.account_id, c.domain,
+           count(*) FILTER (WHERE $1::text = 'one_click'), count(*) FILTER (WHERE $1::text = 'preferences')
+    FROM changed c GROUP BY 1, 2, 3
+    ON CONFLICT (campaign_id, domain) DO UPDATE SET
+        unsub_one_click   = campaign_counts.unsub_one_click + excluded.unsub_one_click,
+        unsub_preferences = campaign_counts.unsub_preferences + excluded.unsub_preferences
+)
+INSERT INTO account_day_counts (account_id, day, kind, unsubscribes)
+SELECT c.account_id, (now() AT TIME ZONE 'UTC')::date, k.kind, count(*)
+FROM changed c JOIN campaigns k ON k.id = c.campaign_id
+GROUP BY 1, 2, 3
+ON CONFLICT (account_id, day, kind) DO UPDATE SET unsubscribes = account_day_counts.unsubscribes + excluded.unsubscribes
 `
 
 type SendRecordUnsubscribeParams struct {
+	Source       string
 	AccountID    int64
 	CampaignID   int64
 	SubscriberID int64
 }
 
+// Notes an opt-out on the send it came through, with its source ('one_click' or
+// 'preferences'), unless the send has feedback already (a bounce or complaint, or
+// an earlier opt-out). The report counters change in the same statement: the
+// campaign's per domain, the account's per day.
 func (q *Queries) SendRecordUnsubscribe(ctx context.Context, arg SendRecordUnsubscribeParams) error {
-	_, err := q.db.Exec(ctx, sendRecordUnsubscribe, arg.AccountID, arg.CampaignID, arg.SubscriberID)
+	_, err := q.db.Exec(ctx, sendRecordUnsubscribe,
+		arg.Source,
+		arg.AccountID,
+		arg.CampaignID,
+		arg.SubscriberID,
+	)
 	return err
 }
 

@@ -11,26 +11,64 @@ import (
 	"time"
 )
 
-const sendRecordFeedback = `-- name: SendRecordFeedback :execrows
-UPDATE sends
-SET feedback = $1, feedback_at = coalesce($2::timestamptz, now()), updated_at = now()
-WHERE account_id = $3
-  AND ((job_id = $4 AND job_id NOT LIKE 'campaign:%')
-       OR (campaign_id = (CASE WHEN $4::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
-                               THEN split_part($4::text, ':', 2)::bigint END)
-           AND subscriber_id = (CASE WHEN $4::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
-                                     THEN split_part($4::text, ':', 3)::bigint END)
-           AND job_id = $4)
-       OR provider_message_id = $5)
-  AND (feedback IS NULL OR feedback = 'soft_bounce')
+const sendRecordFeedback = `-- name: SendRecordFeedback :one
+WITH found AS (
+    SELECT s.id, s.feedback AS before FROM sends s
+    WHERE s.account_id = $1
+      AND ((s.job_id = $2 AND s.job_id NOT LIKE 'campaign:%')
+           OR (s.campaign_id = (CASE WHEN $2::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
+                                     THEN split_part($2::text, ':', 2)::bigint END)
+               AND s.subscriber_id = (CASE WHEN $2::text ~ '^campaign:[0-9]{1,18}:[0-9]{1,18}$'
+                                           THEN split_part($2::text, ':', 3)::bigint END)
+               AND s.job_id = $2)
+           OR s.provider_message_id = $3)
+      AND (s.feedback IS NULL OR s.feedback = 'soft_bounce')
+    FOR UPDATE
+), changed AS (
+    UPDATE sends s
+    SET feedback = $4, feedback_source = 'provider',
+        feedback_at = coalesce($5::timestamptz, now()), updated_at = now()
+    FROM found f
+    WHERE s.id = f.id
+    RETURNING s.account_id, s.campaign_id, substring(s.email_lower FROM '[^@]*$') AS domain, s.feedback, f.before
+), by_campaign AS (
+    INSERT INTO campaign_counts (campaign_id, account_id, domain, hard_bounces, soft_bounces, complaints, unsub_provider)
+    SELECT c.campaign_id, c.account_id, c.domain,
+           count(*) FILTER (WHERE c.feedback = 'hard_bounce'),
+           count(*) FILTER (WHERE c.feedback = 'soft_bounce') - count(*) FILTER (WHERE c.before = 'soft_bounce'),
+           count(*) FILTER (WHERE c.feedback = 'complaint'),
+           count(*) FILTER (WHERE c.feedback = 'unsubscribe')
+    FROM changed c
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, domain) DO UPDATE SET
+        hard_bounces   = campaign_counts.hard_bounces + excluded.hard_bounces,
+        soft_bounces   = campaign_counts.soft_bounces + excluded.soft_bounces,
+        complaints     = campaign_counts.complaints + excluded.complaints,
+        unsub_provider = campaign_counts.unsub_provider + excluded.unsub_provider
+), by_day AS (
+    INSERT INTO account_day_counts (account_id, day, kind, hard_bounces, soft_bounces, complaints, unsubscribes)
+    SELECT c.account_id, (coalesce($5::timestamptz, now()) AT TIME ZONE 'UTC')::date, k.kind,
+           count(*) FILTER (WHERE c.feedback = 'hard_bounce'),
+           count(*) FILTER (WHERE c.feedback = 'soft_bounce'),
+           count(*) FILTER (WHERE c.feedback = 'complaint'),
+           count(*) FILTER (WHERE c.feedback = 'unsubscribe')
+    FROM changed c JOIN campaigns k ON k.id = c.campaign_id
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (account_id, day, kind) DO UPDATE SET
+        hard_bounces = account_day_counts.hard_bounces + excluded.hard_bounces,
+        soft_bounces = account_day_counts.soft_bounces + excluded.soft_bounces,
+        complaints   = account_day_counts.complaints + excluded.complaints,
+        unsubscribes = account_day_counts.unsubscribes + excluded.unsubscribes
+)
+SELECT count(*) FROM changed
 `
 
 type SendRecordFeedbackParams struct {
-	Feedback          *string
-	Now               *time.Time
 	AccountID         int64
 	JobID             *string
 	ProviderMessageID *string
+	Feedback          *string
+	Now               *time.Time
 }
 
 // Records a bounce or complaint on the send it belongs to, found by the job id we
@@ -40,18 +78,21 @@ type SendRecordFeedbackParams struct {
 // and is found through that unique key; any other job id through sends_job_id_key,
 // which holds only those (migration 00160). A job id that only looks like a
 // campaign's matches nothing in either branch.
+// The report counters change in the same statement: the send's campaign counts the
+// recipient under its new feedback and no longer under the soft bounce it replaces
+// (read locked, so two deliveries for one send count it once), and the day counts
+// the event. The source is 'provider': a webhook speaks for the provider.
 func (q *Queries) SendRecordFeedback(ctx context.Context, arg SendRecordFeedbackParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendRecordFeedback,
-		arg.Feedback,
-		arg.Now,
+	row := q.db.QueryRow(ctx, sendRecordFeedback,
 		arg.AccountID,
 		arg.JobID,
 		arg.ProviderMessageID,
+		arg.Feedback,
+		arg.Now,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const softBounceAddAndCount = `-- name: SoftBounceAddAndCount :one

@@ -212,6 +212,10 @@ func (s *Service) SetPreferences(ctx context.Context, token string, subscribed [
 			if err := leaveRunning(ctx, q, c); err != nil {
 				return err
 			}
+			// Leaving a list through this campaign's link is this campaign's opt-out.
+			if err := recordOnSend(ctx, tx, c, SourcePreferences); err != nil {
+				return err
+			}
 		}
 		if err := preferenceEvents(ctx, tx, c, t.email, src, left, joined); err != nil {
 			return err
@@ -257,7 +261,7 @@ func (s *Service) UnsubscribeAll(ctx context.Context, token string) (Recipient, 
 		if err := suppress(ctx, tx, t.Claims, t.email, "preferences"); err != nil {
 			return err
 		}
-		if err := recordOnSend(ctx, tx, t.Claims); err != nil {
+		if err := recordOnSend(ctx, tx, t.Claims, SourcePreferences); err != nil {
 			return err
 		}
 		out = Recipient{Claims: t.Claims, Language: t.language, Scope: ScopeAccount}

@@ -74,7 +74,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Recipient, err
 		if err != nil {
 			return err
 		}
-		if err := recordOnSend(ctx, tx, t.Claims); err != nil {
+		if err := recordOnSend(ctx, tx, t.Claims, SourceOneClick); err != nil {
 			return err
 		}
 		out = Recipient{Claims: t.Claims, Language: t.language, Scope: scope}
@@ -83,16 +83,22 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Recipient, err
 	return out, err
 }
 
+// Where an opt-out recorded on a send came from, as campaign reports count them.
+const (
+	SourceOneClick    = "one_click"   // the List-Unsubscribe link (RFC 8058) and the page's button
+	SourcePreferences = "preferences" // the preference page: lists left, or everything
+)
+
 // recordOnSend notes the opt-out on the send the token names, whatever its scope:
 // a campaign's row of the subscriber, or a message's row (whose subscriber slot
-// holds the message id). A deleted row records nothing.
-func recordOnSend(ctx context.Context, tx pgx.Tx, c Claims) error {
+// holds the message id), with where it came from. A deleted row records nothing.
+func recordOnSend(ctx context.Context, tx pgx.Tx, c Claims, src string) error {
 	slot := c.SubscriberID
 	if c.Kind == KindMessage {
 		slot = c.MessageID
 	}
 	if err := store.New(tx).SendRecordUnsubscribe(ctx, store.SendRecordUnsubscribeParams{
-		AccountID: c.AccountID, CampaignID: c.CampaignID, SubscriberID: slot,
+		Source: src, AccountID: c.AccountID, CampaignID: c.CampaignID, SubscriberID: slot,
 	}); err != nil {
 		return fmt.Errorf("record unsubscribe on send: %w", err)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/report"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -113,6 +114,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
 	d.Erasure = erasure.NewService(pool, erased)
 	d.People, d.Exports = person.NewService(pool), export.NewService(pool)
+	d.Reports = report.NewService(pool, d.Campaigns)
 	return d
 }
 

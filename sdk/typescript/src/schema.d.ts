@@ -1033,6 +1033,29 @@ export interface paths {
         patch: operations["updateCampaign"];
         trace?: never;
     };
+    "/v1/campaigns/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a campaign as a new draft.
+         * @description A new draft with everything of the campaign but its sends and its history: subject, sender and From, templates (and the template it follows), lists, segment, ambiguous policy, tracking and archive switches, attachments; named "<name> (copy)". Any campaign can be duplicated, whatever its status — the way to send a sent campaign again, e.g. to a segment of those who did not open it. Another account's campaign is not found (404).
+         */
+        post: operations["duplicateCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/approve": {
         parameters: {
             query?: never;
@@ -1101,6 +1124,29 @@ export interface paths {
          * @description sending → paused. Messages already handed to a worker may still go out.
          */
         post: operations["pauseCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/retry-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send once more to a sent campaign's failed recipients.
+         * @description Once per campaign: a `sent` campaign goes back to `sending` and its `failed` sends are queued again with the same job ids (the provider's idempotency key and the Message-ID's seed), under the same exclusions as any send (suppressions, unsubscribed or unconfirmed subscribers, lists left are checked again when each is claimed); the campaign is `sent` again when they are done. Sends of `unknown` outcome are not retried: the provider may have delivered them, and a second copy is what sendonce exists to prevent — list them (`/sends?status=unknown`) and decide. A second call, a campaign that is not `sent`, or one without failed sends is a 409 and changes nothing; rows retention already deleted are not retried.
+         */
+        post: operations["retryFailedCampaign"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1194,6 +1240,49 @@ export interface paths {
          * @description The counts may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
          */
         get: operations["getCampaignStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * What happened to the campaign's messages and recipients.
+         * @description The campaign's audience and its sends by outcome; bounces, complaints and unsubscribes (by source: the one-click link, the preference page, the provider's feedback) of its recipients; opens and clicks, every hit and distinct recipients, from people and from suspected scanners (link checkers, image proxies); rates; the top recipient domains (`domains`, default 10, the rest summed in `other_domains`); and every tracked link. The counts are kept counters, updated with each acknowledgement, feedback, opt-out and tracking flush: a report reads a few rows whatever the campaign's size, and reads the same after send retention deleted the campaign's send rows. Sends by status may be up to 1 s old (as in `/stats`). No provider reports delivery to sendonce yet, so `delivered` is null and the rates are against `sent` (`rates.basis` says so). A bounce, complaint or unsubscribe counts a recipient once, under its send's final feedback (a hard bounce after soft ones counts as hard); an unsubscribe after a bounce or complaint is not counted again. Works for any account member's key; another account's campaign is not found (404).
+         */
+        get: operations["getCampaignReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's sending, feedback and engagement per day.
+         * @description Per UTC day from `from` to `to` (both included, at most 366 days; default the last 30) and per kind of sending (`campaign`, `messages`: transactional and marketing messages, `sequence`: sequence steps): messages sent, bounces, complaints and unsubscribes recorded that day, and recipients who opened or clicked for the first time that day, counting only hits not suspected of being a scanner. Days and kinds with nothing are left out. Unlike a campaign report these count events on the day they came: a soft bounce one day and a hard bounce of the same message the next count on both days.
+         */
+        get: operations["getAnalytics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4288,6 +4377,436 @@ export interface components {
              * @description Of the rest, subscribers not confirmed (pending or unsubscribed).
              */
             unconfirmed: number;
+        };
+        /**
+         * @example {
+         *       "requeued": 8,
+         *       "campaign": {
+         *         "id": 42,
+         *         "name": "November news",
+         *         "subject": "Hello {{.Name}}",
+         *         "from_email": "news@example.com",
+         *         "from_name": "Example News",
+         *         "reply_to": "",
+         *         "html_template": "<p>Hi {{.Name}}</p><p><a href=\"{{.UnsubscribeURL}}\">Unsubscribe</a></p>",
+         *         "text_template": "Hi {{.Name}}",
+         *         "language": "en",
+         *         "list_ids": [
+         *           7
+         *         ],
+         *         "template_id": null,
+         *         "segment_id": null,
+         *         "status": "sending",
+         *         "ambiguous_policy": "skip",
+         *         "scheduled_for": null,
+         *         "approved_at": "2026-11-02T09:00:00Z",
+         *         "started_at": "2026-11-02T09:00:00Z",
+         *         "finished_at": null,
+         *         "cancelled_at": null,
+         *         "sender_id": null,
+         *         "paused_reason": null,
+         *         "failed_reason": null,
+         *         "track_clicks": true,
+         *         "track_opens": false,
+         *         "archive": false,
+         *         "created_at": "2026-11-02T08:00:00Z",
+         *         "updated_at": "2026-11-03T10:00:00Z"
+         *       }
+         *     }
+         */
+        RetryFailedResult: {
+            /**
+             * Format: int64
+             * @description Failed sends queued again.
+             */
+            requeued: number;
+            campaign: components["schemas"]["Campaign"];
+        };
+        /**
+         * @example {
+         *       "campaign_id": 42,
+         *       "status": "sent",
+         *       "audience": 10000,
+         *       "sent": 9890,
+         *       "delivered": null,
+         *       "failed": 8,
+         *       "unknown": 2,
+         *       "suppressed": 100,
+         *       "pending": 0,
+         *       "cancelled": 0,
+         *       "feedback": {
+         *         "hard_bounces": 40,
+         *         "soft_bounces": 12,
+         *         "complaints": 3,
+         *         "unsubscribes": 21,
+         *         "unsubscribes_by_source": {
+         *           "one_click": 15,
+         *           "preferences": 4,
+         *           "provider": 2
+         *         }
+         *       },
+         *       "opens": {
+         *         "total": 5200,
+         *         "unique": 4100,
+         *         "people": 3000,
+         *         "people_unique": 2500,
+         *         "scanners": 2200
+         *       },
+         *       "clicks": {
+         *         "total": 900,
+         *         "unique": 700,
+         *         "people": 600,
+         *         "people_unique": 520,
+         *         "scanners": 300
+         *       },
+         *       "rates": {
+         *         "basis": "sent",
+         *         "denominator": 9890,
+         *         "bounce": 0.0053,
+         *         "complaint": 0.0003,
+         *         "unsubscribe": 0.0021,
+         *         "open": 0.2528,
+         *         "click": 0.0526,
+         *         "click_to_open": 0.208
+         *       },
+         *       "domains": [
+         *         {
+         *           "domain": "gmail.com",
+         *           "sent": 5100,
+         *           "bounced": 20,
+         *           "complained": 2,
+         *           "unsubscribed": 11,
+         *           "opened": 2300,
+         *           "opened_people": 1400,
+         *           "clicked": 380,
+         *           "clicked_people": 290
+         *         }
+         *       ],
+         *       "other_domains": {
+         *         "domain": "other",
+         *         "sent": 4790,
+         *         "bounced": 32,
+         *         "complained": 1,
+         *         "unsubscribed": 10,
+         *         "opened": 1800,
+         *         "opened_people": 1100,
+         *         "clicked": 320,
+         *         "clicked_people": 230
+         *       },
+         *       "links": [
+         *         {
+         *           "index": 1,
+         *           "url": "https://example.com/sale",
+         *           "clicks": {
+         *             "total": 900,
+         *             "unique": 700,
+         *             "people": 600,
+         *             "people_unique": 520,
+         *             "scanners": 300
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignReport: {
+            /** Format: int64 */
+            campaign_id: number;
+            status: components["schemas"]["CampaignStatus"];
+            /**
+             * Format: int64
+             * @description Recipients: send rows, whatever their outcome.
+             */
+            audience: number;
+            /**
+             * Format: int64
+             * @description Messages the provider accepted.
+             */
+            sent: number;
+            /**
+             * Format: int64
+             * @description Messages the provider reported delivered; null: no provider reports delivery to sendonce yet.
+             */
+            delivered: number | null;
+            /**
+             * Format: int64
+             * @description Permanently failed sends (a retry of failed recipients can send them again).
+             */
+            failed: number;
+            /**
+             * Format: int64
+             * @description Sends whose outcome is unknown (the provider may have taken them): never retried automatically.
+             */
+            unknown: number;
+            /**
+             * Format: int64
+             * @description Recipients left out at send time: suppressed, no longer confirmed, or left the lists.
+             */
+            suppressed: number;
+            /**
+             * Format: int64
+             * @description Sends queued or in flight.
+             */
+            pending: number;
+            /** Format: int64 */
+            cancelled: number;
+            feedback: components["schemas"]["ReportFeedback"];
+            opens: components["schemas"]["ReportEngagement"];
+            clicks: components["schemas"]["ReportEngagement"];
+            rates: components["schemas"]["ReportRates"];
+            /** @description The recipient domains with the most messages sent, most first. */
+            domains: components["schemas"]["ReportDomain"][];
+            other_domains: components["schemas"]["ReportDomain"];
+            /** @description Every tracked link of the campaign, by its index. */
+            links: components["schemas"]["ReportLink"][];
+        };
+        /**
+         * @example {
+         *       "hard_bounces": 40,
+         *       "soft_bounces": 12,
+         *       "complaints": 3,
+         *       "unsubscribes": 21,
+         *       "unsubscribes_by_source": {
+         *         "one_click": 15,
+         *         "preferences": 4,
+         *         "provider": 2
+         *       }
+         *     }
+         */
+        ReportFeedback: {
+            /** Format: int64 */
+            hard_bounces: number;
+            /** Format: int64 */
+            soft_bounces: number;
+            /** Format: int64 */
+            complaints: number;
+            /** Format: int64 */
+            unsubscribes: number;
+            unsubscribes_by_source: {
+                /**
+                 * Format: int64
+                 * @description The List-Unsubscribe link or the unsubscribe page's button.
+                 */
+                one_click: number;
+                /**
+                 * Format: int64
+                 * @description The preference page: lists left, or everything.
+                 */
+                preferences: number;
+                /**
+                 * Format: int64
+                 * @description The provider's feedback (a webhook).
+                 */
+                provider: number;
+            };
+        };
+        /**
+         * @example {
+         *       "total": 5200,
+         *       "unique": 4100,
+         *       "people": 3000,
+         *       "people_unique": 2500,
+         *       "scanners": 2200
+         *     }
+         */
+        ReportEngagement: {
+            /**
+             * Format: int64
+             * @description Every hit.
+             */
+            total: number;
+            /**
+             * Format: int64
+             * @description Distinct recipients with a hit.
+             */
+            unique: number;
+            /**
+             * Format: int64
+             * @description Hits not suspected of being a scanner.
+             */
+            people: number;
+            /**
+             * Format: int64
+             * @description Distinct recipients with such a hit.
+             */
+            people_unique: number;
+            /**
+             * Format: int64
+             * @description Hits suspected of being a scanner (link checkers, image proxies): total − people.
+             */
+            scanners: number;
+        };
+        /**
+         * @description Fractions (0 to 1) against `denominator`; null while it is 0. Opens and clicks count people only.
+         * @example {
+         *       "basis": "sent",
+         *       "denominator": 9890,
+         *       "bounce": 0.0053,
+         *       "complaint": 0.0003,
+         *       "unsubscribe": 0.0021,
+         *       "open": 0.2528,
+         *       "click": 0.0526,
+         *       "click_to_open": 0.208
+         *     }
+         */
+        ReportRates: {
+            /**
+             * @description What the rates are against: delivered where the provider reports delivery, else sent.
+             * @enum {string}
+             */
+            basis: "delivered" | "sent";
+            /** Format: int64 */
+            denominator: number;
+            /** Format: double */
+            bounce: number | null;
+            /** Format: double */
+            complaint: number | null;
+            /** Format: double */
+            unsubscribe: number | null;
+            /** Format: double */
+            open: number | null;
+            /** Format: double */
+            click: number | null;
+            /**
+             * Format: double
+             * @description Recipients who clicked among those who opened (people).
+             */
+            click_to_open: number | null;
+        };
+        /**
+         * @example {
+         *       "domain": "gmail.com",
+         *       "sent": 5100,
+         *       "bounced": 20,
+         *       "complained": 2,
+         *       "unsubscribed": 11,
+         *       "opened": 2300,
+         *       "opened_people": 1400,
+         *       "clicked": 380,
+         *       "clicked_people": 290
+         *     }
+         */
+        ReportDomain: {
+            /** @description The part of the address after its last @, lower case; `other` for the rest. */
+            domain: string;
+            /** Format: int64 */
+            sent: number;
+            /**
+             * Format: int64
+             * @description Recipients who bounced, hard or soft.
+             */
+            bounced: number;
+            /** Format: int64 */
+            complained: number;
+            /** Format: int64 */
+            unsubscribed: number;
+            /**
+             * Format: int64
+             * @description Distinct recipients with an open.
+             */
+            opened: number;
+            /**
+             * Format: int64
+             * @description The same, scanners left out.
+             */
+            opened_people: number;
+            /** Format: int64 */
+            clicked: number;
+            /** Format: int64 */
+            clicked_people: number;
+        };
+        /**
+         * @example {
+         *       "index": 1,
+         *       "url": "https://example.com/sale",
+         *       "clicks": {
+         *         "total": 900,
+         *         "unique": 700,
+         *         "people": 600,
+         *         "people_unique": 520,
+         *         "scanners": 300
+         *       }
+         *     }
+         */
+        ReportLink: {
+            index: number;
+            url: string;
+            clicks: components["schemas"]["ReportEngagement"];
+        };
+        /**
+         * @example {
+         *       "from": "2026-11-01",
+         *       "to": "2026-11-30",
+         *       "days": [
+         *         {
+         *           "day": "2026-11-02",
+         *           "kind": "campaign",
+         *           "sent": 9890,
+         *           "hard_bounces": 40,
+         *           "soft_bounces": 12,
+         *           "complaints": 3,
+         *           "unsubscribes": 21,
+         *           "opened_people": 2100,
+         *           "clicked_people": 480
+         *         },
+         *         {
+         *           "day": "2026-11-02",
+         *           "kind": "messages",
+         *           "sent": 312,
+         *           "hard_bounces": 1,
+         *           "soft_bounces": 0,
+         *           "complaints": 0,
+         *           "unsubscribes": 0,
+         *           "opened_people": 0,
+         *           "clicked_people": 0
+         *         }
+         *       ]
+         *     }
+         */
+        Analytics: {
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            days: components["schemas"]["AnalyticsDay"][];
+        };
+        /**
+         * @example {
+         *       "day": "2026-11-02",
+         *       "kind": "campaign",
+         *       "sent": 9890,
+         *       "hard_bounces": 40,
+         *       "soft_bounces": 12,
+         *       "complaints": 3,
+         *       "unsubscribes": 21,
+         *       "opened_people": 2100,
+         *       "clicked_people": 480
+         *     }
+         */
+        AnalyticsDay: {
+            /** Format: date */
+            day: string;
+            /** @enum {string} */
+            kind: "campaign" | "messages" | "sequence";
+            /** Format: int64 */
+            sent: number;
+            /** Format: int64 */
+            hard_bounces: number;
+            /** Format: int64 */
+            soft_bounces: number;
+            /** Format: int64 */
+            complaints: number;
+            /** Format: int64 */
+            unsubscribes: number;
+            /**
+             * Format: int64
+             * @description Recipients whose first open not suspected of being a scanner came that day.
+             */
+            opened_people: number;
+            /**
+             * Format: int64
+             * @description The same for clicks.
+             */
+            clicked_people: number;
         };
         /**
          * @example {
@@ -7430,6 +7949,54 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    duplicateCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new draft. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     approveCampaign: {
         parameters: {
             query?: never;
@@ -7568,6 +8135,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    retryFailedCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, sending again, and how many sends were queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryFailedResult"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -7753,6 +8368,77 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignReport: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many recipient domains to list by messages sent, 1 to 100 (default 10).
+                 * @example 10
+                 */
+                domains?: number;
+            };
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignReport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getAnalytics: {
+        parameters: {
+            query?: {
+                /**
+                 * @description First day (YYYY-MM-DD, UTC); default 29 days before `to`.
+                 * @example 2026-11-01
+                 */
+                from?: string;
+                /**
+                 * @description Last day (YYYY-MM-DD, UTC); default today.
+                 * @example 2026-11-30
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The days. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Analytics"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
