@@ -815,6 +815,42 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
+// Defines values for ListCampaignsParamsOrder.
+const (
+	ListCampaignsParamsOrderNewest ListCampaignsParamsOrder = "newest"
+	ListCampaignsParamsOrderOldest ListCampaignsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListCampaignsParamsOrder enum.
+func (e ListCampaignsParamsOrder) Valid() bool {
+	switch e {
+	case ListCampaignsParamsOrderNewest:
+		return true
+	case ListCampaignsParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListEventsParamsOrder.
+const (
+	ListEventsParamsOrderNewest ListEventsParamsOrder = "newest"
+	ListEventsParamsOrderOldest ListEventsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsOrder enum.
+func (e ListEventsParamsOrder) Valid() bool {
+	switch e {
+	case ListEventsParamsOrderNewest:
+		return true
+	case ListEventsParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSubscribersParamsMembership.
 const (
 	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
@@ -833,6 +869,48 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	case ListSubscribersParamsMembershipSubscribed:
 		return true
 	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CountSubscribersParamsMembership.
+const (
+	CountSubscribersParamsMembershipAny          CountSubscribersParamsMembership = "any"
+	CountSubscribersParamsMembershipPending      CountSubscribersParamsMembership = "pending"
+	CountSubscribersParamsMembershipSubscribed   CountSubscribersParamsMembership = "subscribed"
+	CountSubscribersParamsMembershipUnsubscribed CountSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the CountSubscribersParamsMembership enum.
+func (e CountSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case CountSubscribersParamsMembershipAny:
+		return true
+	case CountSubscribersParamsMembershipPending:
+		return true
+	case CountSubscribersParamsMembershipSubscribed:
+		return true
+	case CountSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportSubscribersParamsStatus.
+const (
+	ImportSubscribersParamsStatusConfirmed ImportSubscribersParamsStatus = "confirmed"
+	ImportSubscribersParamsStatusPending   ImportSubscribersParamsStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ImportSubscribersParamsStatus enum.
+func (e ImportSubscribersParamsStatus) Valid() bool {
+	switch e {
+	case ImportSubscribersParamsStatusConfirmed:
+		return true
+	case ImportSubscribersParamsStatusPending:
 		return true
 	default:
 		return false
@@ -2265,6 +2343,15 @@ type Subscriber struct {
 	UpdatedAt  time.Time        `json:"updated_at"`
 }
 
+// SubscriberCount Example: {"count":1234,"exact":true}
+type SubscriberCount struct {
+	// Count How many subscribers the filters select, counted up to 100,000.
+	Count int64 `json:"count"`
+
+	// Exact false when the count stopped at its bound (100,000): there are at least that many. A page says "more than 100,000" rather than paying for a scan of the whole account on every view.
+	Exact bool `json:"exact"`
+}
+
 // SubscriberCreate Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
 type SubscriberCreate struct {
 	// Attributes Free-form data the templates see as .Attributes.
@@ -2618,9 +2705,15 @@ type ListCampaignsParams struct {
 
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
-	Cursor *Cursor         `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Status *CampaignStatus `form:"status,omitempty" json:"status,omitempty"`
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Order `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+	Order  *ListCampaignsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Status *CampaignStatus           `form:"status,omitempty" json:"status,omitempty"`
 }
+
+// ListCampaignsParamsOrder defines parameters for ListCampaigns.
+type ListCampaignsParamsOrder string
 
 // CreateCampaignParams defines parameters for CreateCampaign.
 type CreateCampaignParams struct {
@@ -2882,7 +2975,13 @@ type ListEventsParams struct {
 
 	// Type Only events of these types (repeat the parameter, or separate with commas).
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+
+	// Order `oldest` (default): reading order, to poll with next_cursor. `newest`: the newest `limit` events (of the types asked), newest first, as a dashboard's "recent" list; one page, no next_cursor, not combined with `after`.
+	Order *ListEventsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
 }
+
+// ListEventsParamsOrder defines parameters for ListEvents.
+type ListEventsParamsOrder string
 
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
@@ -3259,6 +3358,23 @@ type CreateSubscriberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CountSubscribersParams defines parameters for CountSubscribers.
+type CountSubscribersParams struct {
+	Status *SubscriberStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// ListId Only members of this list (by default its subscribed members; see membership).
+	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count (as in the listing).
+	Membership *CountSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
+
+	// Email Only addresses whose lower-case form starts with this prefix.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// CountSubscribersParamsMembership defines parameters for CountSubscribers.
+type CountSubscribersParamsMembership string
+
 // ImportSubscribersJSONBody defines parameters for ImportSubscribers.
 type ImportSubscribersJSONBody = []SubscriberImportRow
 
@@ -3266,6 +3382,9 @@ type ImportSubscribersJSONBody = []SubscriberImportRow
 type ImportSubscribersParams struct {
 	// ListId Also add every imported subscriber to this list.
 	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Status The status of every row that names none (a CSV without a `status` column, an empty cell, a JSON row without the member). Without it a new subscriber is pending and an existing one keeps its status. `confirmed` says the people consented to receive mail; an unsubscribed subscriber stays unsubscribed either way.
+	Status *ImportSubscribersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
@@ -3281,6 +3400,9 @@ type ImportSubscribersParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ImportSubscribersParamsStatus defines parameters for ImportSubscribers.
+type ImportSubscribersParamsStatus string
 
 // ConfirmSubscriberParams defines parameters for ConfirmSubscriber.
 type ConfirmSubscriberParams struct {

@@ -823,6 +823,42 @@ func (e WebhookEndpointCreateSource) Valid() bool {
 	}
 }
 
+// Defines values for ListCampaignsParamsOrder.
+const (
+	ListCampaignsParamsOrderNewest ListCampaignsParamsOrder = "newest"
+	ListCampaignsParamsOrderOldest ListCampaignsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListCampaignsParamsOrder enum.
+func (e ListCampaignsParamsOrder) Valid() bool {
+	switch e {
+	case ListCampaignsParamsOrderNewest:
+		return true
+	case ListCampaignsParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListEventsParamsOrder.
+const (
+	ListEventsParamsOrderNewest ListEventsParamsOrder = "newest"
+	ListEventsParamsOrderOldest ListEventsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsOrder enum.
+func (e ListEventsParamsOrder) Valid() bool {
+	switch e {
+	case ListEventsParamsOrderNewest:
+		return true
+	case ListEventsParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSubscribersParamsMembership.
 const (
 	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
@@ -841,6 +877,48 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	case ListSubscribersParamsMembershipSubscribed:
 		return true
 	case ListSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CountSubscribersParamsMembership.
+const (
+	CountSubscribersParamsMembershipAny          CountSubscribersParamsMembership = "any"
+	CountSubscribersParamsMembershipPending      CountSubscribersParamsMembership = "pending"
+	CountSubscribersParamsMembershipSubscribed   CountSubscribersParamsMembership = "subscribed"
+	CountSubscribersParamsMembershipUnsubscribed CountSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the CountSubscribersParamsMembership enum.
+func (e CountSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case CountSubscribersParamsMembershipAny:
+		return true
+	case CountSubscribersParamsMembershipPending:
+		return true
+	case CountSubscribersParamsMembershipSubscribed:
+		return true
+	case CountSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportSubscribersParamsStatus.
+const (
+	ImportSubscribersParamsStatusConfirmed ImportSubscribersParamsStatus = "confirmed"
+	ImportSubscribersParamsStatusPending   ImportSubscribersParamsStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ImportSubscribersParamsStatus enum.
+func (e ImportSubscribersParamsStatus) Valid() bool {
+	switch e {
+	case ImportSubscribersParamsStatusConfirmed:
+		return true
+	case ImportSubscribersParamsStatusPending:
 		return true
 	default:
 		return false
@@ -2273,6 +2351,15 @@ type Subscriber struct {
 	UpdatedAt  time.Time        `json:"updated_at"`
 }
 
+// SubscriberCount Example: {"count":1234,"exact":true}
+type SubscriberCount struct {
+	// Count How many subscribers the filters select, counted up to 100,000.
+	Count int64 `json:"count"`
+
+	// Exact false when the count stopped at its bound (100,000): there are at least that many. A page says "more than 100,000" rather than paying for a scan of the whole account on every view.
+	Exact bool `json:"exact"`
+}
+
 // SubscriberCreate Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
 type SubscriberCreate struct {
 	// Attributes Free-form data the templates see as .Attributes.
@@ -2626,9 +2713,15 @@ type ListCampaignsParams struct {
 
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
-	Cursor *Cursor         `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Status *CampaignStatus `form:"status,omitempty" json:"status,omitempty"`
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Order `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+	Order  *ListCampaignsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Status *CampaignStatus           `form:"status,omitempty" json:"status,omitempty"`
 }
+
+// ListCampaignsParamsOrder defines parameters for ListCampaigns.
+type ListCampaignsParamsOrder string
 
 // CreateCampaignParams defines parameters for CreateCampaign.
 type CreateCampaignParams struct {
@@ -2890,7 +2983,13 @@ type ListEventsParams struct {
 
 	// Type Only events of these types (repeat the parameter, or separate with commas).
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+
+	// Order `oldest` (default): reading order, to poll with next_cursor. `newest`: the newest `limit` events (of the types asked), newest first, as a dashboard's "recent" list; one page, no next_cursor, not combined with `after`.
+	Order *ListEventsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
 }
+
+// ListEventsParamsOrder defines parameters for ListEvents.
+type ListEventsParamsOrder string
 
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
@@ -3267,6 +3366,23 @@ type CreateSubscriberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CountSubscribersParams defines parameters for CountSubscribers.
+type CountSubscribersParams struct {
+	Status *SubscriberStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// ListId Only members of this list (by default its subscribed members; see membership).
+	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count (as in the listing).
+	Membership *CountSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
+
+	// Email Only addresses whose lower-case form starts with this prefix.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// CountSubscribersParamsMembership defines parameters for CountSubscribers.
+type CountSubscribersParamsMembership string
+
 // ImportSubscribersJSONBody defines parameters for ImportSubscribers.
 type ImportSubscribersJSONBody = []SubscriberImportRow
 
@@ -3274,6 +3390,9 @@ type ImportSubscribersJSONBody = []SubscriberImportRow
 type ImportSubscribersParams struct {
 	// ListId Also add every imported subscriber to this list.
 	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Status The status of every row that names none (a CSV without a `status` column, an empty cell, a JSON row without the member). Without it a new subscriber is pending and an existing one keeps its status. `confirmed` says the people consented to receive mail; an unsubscribed subscriber stays unsubscribed either way.
+	Status *ImportSubscribersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
@@ -3289,6 +3408,9 @@ type ImportSubscribersParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ImportSubscribersParamsStatus defines parameters for ImportSubscribers.
+type ImportSubscribersParamsStatus string
 
 // ConfirmSubscriberParams defines parameters for ConfirmSubscriber.
 type ConfirmSubscriberParams struct {
@@ -4147,7 +4269,7 @@ type ClientInterface interface {
 
 	// ListCampaigns List campaigns
 	//
-	// Campaigns of the account, cursor-paginated.
+	// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
 	//
 	// Corresponds with GET /v1/campaigns (the `ListCampaigns` operationId).
 	ListCampaigns(ctx context.Context, params *ListCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5060,6 +5182,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/subscribers (the `CreateSubscriber` operationId).
 	CreateSubscriber(ctx context.Context, params *CreateSubscriberParams, body CreateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CountSubscribers Count subscribers
+	//
+	// How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+	//
+	// Corresponds with GET /v1/subscribers/count (the `CountSubscribers` operationId).
+	CountSubscribers(ctx context.Context, params *CountSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ImportSubscribersWithBody Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
@@ -5929,7 +6058,7 @@ func (c *Raw) RevokeAPIKey(ctx context.Context, id ID, reqEditors ...RequestEdit
 
 // ListCampaigns List campaigns
 //
-// Campaigns of the account, cursor-paginated.
+// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
 //
 // Corresponds with GET /v1/campaigns (the `ListCampaigns` operationId).
 func (c *Raw) ListCampaigns(ctx context.Context, params *ListCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7812,6 +7941,23 @@ func (c *Raw) CreateSubscriber(ctx context.Context, params *CreateSubscriberPara
 	return c.Client.Do(req)
 }
 
+// CountSubscribers Count subscribers
+//
+// How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+//
+// Corresponds with GET /v1/subscribers/count (the `CountSubscribers` operationId).
+func (c *Raw) CountSubscribers(ctx context.Context, params *CountSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCountSubscribersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ImportSubscribersWithBody Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 //
 // Rows are validated one by one; invalid rows are reported with their line number
@@ -9340,6 +9486,18 @@ func NewListCampaignsRequest(server string, params *ListCampaignsParams) (*http.
 
 		}
 
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -10742,6 +10900,18 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 		if params.Type != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12981,6 +13151,96 @@ func NewCreateSubscriberRequestWithBody(server string, params *CreateSubscriberP
 	return req, nil
 }
 
+// NewCountSubscribersRequest constructs an http.Request for the CountSubscribers method
+func NewCountSubscribersRequest(server string, params *CountSubscribersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/count")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ListId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list_id", *params.ListId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Membership != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "membership", *params.Membership, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewImportSubscribersRequest calls the generic ImportSubscribers builder with application/json body
 func NewImportSubscribersRequest(server string, params *ImportSubscribersParams, body ImportSubscribersJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13023,6 +13283,18 @@ func NewImportSubscribersRequestWithBody(server string, params *ImportSubscriber
 		if params.ListId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list_id", *params.ListId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -14465,7 +14737,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListCampaignsWithResponse List campaigns
 	//
-	// Campaigns of the account, cursor-paginated.
+	// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -15471,6 +15743,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscribers (the `CreateSubscriber` operationId).
 	CreateSubscriberWithResponse(ctx context.Context, params *CreateSubscriberParams, body CreateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSubscriberResponse, error)
+
+	// CountSubscribersWithResponse Count subscribers
+	//
+	// How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/count (the `CountSubscribers` operationId).
+	CountSubscribersWithResponse(ctx context.Context, params *CountSubscribersParams, reqEditors ...RequestEditorFn) (*CountSubscribersResponse, error)
 
 	// ImportSubscribersWithBodyWithResponse Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
 	//
@@ -25395,6 +25676,103 @@ func (r CreateSubscriberResponse) ContentType() string {
 	return ""
 }
 
+// CountSubscribersResponse401Headers the declared response headers of an HTTP 401 response for CountSubscribers
+type CountSubscribersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CountSubscribersResponse429Headers the declared response headers of an HTTP 429 response for CountSubscribers
+type CountSubscribersResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CountSubscribersResponse503Headers the declared response headers of an HTTP 503 response for CountSubscribers
+type CountSubscribersResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CountSubscribersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriberCount
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CountSubscribersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CountSubscribersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CountSubscribersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CountSubscribersResponse) GetJSON200() *SubscriberCount {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CountSubscribersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CountSubscribersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CountSubscribersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CountSubscribersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ImportSubscribersResponse401Headers the declared response headers of an HTTP 401 response for ImportSubscribers
 type ImportSubscribersResponse401Headers struct {
 	WWWAuthenticate *string
@@ -28556,7 +28934,7 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, id I
 
 // ListCampaignsWithResponse List campaigns
 //
-// Campaigns of the account, cursor-paginated.
+// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30143,6 +30521,21 @@ func (c *ClientWithResponses) CreateSubscriberWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseCreateSubscriberResponse(rsp)
+}
+
+// CountSubscribersWithResponse Count subscribers
+//
+// How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/count (the `CountSubscribers` operationId).
+func (c *ClientWithResponses) CountSubscribersWithResponse(ctx context.Context, params *CountSubscribersParams, reqEditors ...RequestEditorFn) (*CountSubscribersResponse, error) {
+	rsp, err := c.CountSubscribers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCountSubscribersResponse(rsp)
 }
 
 // ImportSubscribersWithBodyWithResponse Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
@@ -39881,6 +40274,100 @@ func ParseCreateSubscriberResponse(rsp *http.Response) (*CreateSubscriberRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateSubscriberResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCountSubscribersResponse parses an HTTP response from a CountSubscribersWithResponse call
+func ParseCountSubscribersResponse(rsp *http.Response) (*CountSubscribersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CountSubscribersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriberCount
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CountSubscribersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CountSubscribersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CountSubscribersResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

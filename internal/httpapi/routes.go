@@ -76,6 +76,7 @@ func (s *Server) routes() {
 			r.Get("/subscribers", s.handle(s.listSubscribers))
 			r.Post("/subscribers", s.handle(s.createSubscriber))
 			r.With(s.unbounded).Post("/subscribers/import", s.handle(s.importSubscribers))
+			r.Get("/subscribers/count", s.handle(s.countSubscribers))
 			r.Get("/subscribers/{id}", s.handle(s.getSubscriber))
 			r.Patch("/subscribers/{id}", s.handle(s.updateSubscriber))
 			r.Delete("/subscribers/{id}", s.handle(s.deleteSubscriber))
