@@ -177,7 +177,7 @@ export function ListPage({ id }) {
     ${note && html`<p role="status">${note}</p>`}
     <${ErrorBox} error=${actionError} />
     <h2>Members</h2>
-    <form class="inline" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Which members">
+    <form class="inline" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Which members" data-reads>
       <${Select} label="Membership" value=${membership} onChange=${setMembership}
         options=${[['subscribed', 'subscribed'], ['pending', 'pending confirmation'], ['unsubscribed', 'left the list'], ['any', 'any']]} />
     </form>

@@ -97,5 +97,5 @@ export function MessagePage({ id }) {
     <p><a href="#/messages">All messages</a></p>
     <dl class="facts">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
     ${!final.has(m.status) && html`<p role="status">Not settled yet: this page updates when the send's outcome arrives.</p>`}
-    <button type="button" onClick=${reload}>Refresh</button>`;
+    <button type="button" data-reads onClick=${reload}>Refresh</button>`;
 }
