@@ -851,6 +851,24 @@ func (e ListEventsParamsOrder) Valid() bool {
 	}
 }
 
+// Defines values for ListMessagesParamsOrder.
+const (
+	ListMessagesParamsOrderNewest ListMessagesParamsOrder = "newest"
+	ListMessagesParamsOrderOldest ListMessagesParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListMessagesParamsOrder enum.
+func (e ListMessagesParamsOrder) Valid() bool {
+	switch e {
+	case ListMessagesParamsOrderNewest:
+		return true
+	case ListMessagesParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSubscribersParamsMembership.
 const (
 	ListSubscribersParamsMembershipAny          ListSubscribersParamsMembership = "any"
@@ -1647,7 +1665,7 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
 	Attachments []Attachment    `json:"attachments"`
 	Attempts    int             `json:"attempts"`
@@ -1679,13 +1697,16 @@ type Message struct {
 	SendAt      *time.Time `json:"send_at"`
 
 	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
-	SenderId   *int64     `json:"sender_id"`
-	SentAt     *time.Time `json:"sent_at"`
-	Status     SendStatus `json:"status"`
-	Tags       []string   `json:"tags"`
-	TemplateId *int64     `json:"template_id"`
-	To         string     `json:"to"`
-	ToName     string     `json:"to_name"`
+	SenderId *int64     `json:"sender_id"`
+	SentAt   *time.Time `json:"sent_at"`
+	Status   SendStatus `json:"status"`
+
+	// Subject The subject as accepted (from the template or inline): a template, rendered for the recipient when it is sent.
+	Subject    string   `json:"subject"`
+	Tags       []string `json:"tags"`
+	TemplateId *int64   `json:"template_id"`
+	To         string   `json:"to"`
+	ToName     string   `json:"to_name"`
 
 	// TrackClicks Its literal links are click redirects (docs/engagement.md).
 	TrackClicks bool `json:"track_clicks"`
@@ -1713,7 +1734,7 @@ type MessageBatch struct {
 // MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -3061,13 +3082,19 @@ type ListMessagesParams struct {
 
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
-	Cursor *Cursor     `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Order `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+	Order  *ListMessagesParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Status *SendStatus              `form:"status,omitempty" json:"status,omitempty"`
 
 	// To The recipient's address (case-insensitive).
 	To  *string `form:"to,omitempty" json:"to,omitempty"`
 	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
+
+// ListMessagesParamsOrder defines parameters for ListMessages.
+type ListMessagesParamsOrder string
 
 // SendMessageParams defines parameters for SendMessage.
 type SendMessageParams struct {

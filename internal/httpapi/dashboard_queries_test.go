@@ -15,7 +15,8 @@ import (
 // table: campaigns newest first past any page (the one made last is on the first
 // page, the cursor continues downwards and is not accepted by the other order), the
 // newest events first (the "recent" list, however many older ones the window
-// holds), a subscriber total under the listing's filters, and an import's status
+// holds), messages newest first with their subject, a subscriber total under the
+// listing's filters, and an import's status
 // for rows that name none. Another account's data is never counted or listed.
 func TestListingsTheDashboardNeeds(t *testing.T) {
 	t.Parallel()
@@ -45,6 +46,20 @@ func TestListingsTheDashboardNeeds(t *testing.T) {
 	res = e.do(e.keyA, "GET", "/v1/campaigns?order=sideways", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 	require.Equal(t, []string{"/order"}, decodeAs[problem](t, res).pointers())
+
+	// Messages, newest first, with their subject.
+	for i := range 3 {
+		res := e.do(e.keyA, "POST", "/v1/messages", map[string]any{"to": "ada@example.com", "from": "shop@example.com",
+			"subject": fmt.Sprintf("Receipt %d", i), "text": "Thanks"}, "Idempotency-Key", fmt.Sprintf("receipt-%d", i))
+		require.Equal(t, http.StatusAccepted, res.Status, "%s", res.Body)
+	}
+	m1 := decodeAs[api.MessagePage](t, e.do(e.keyA, "GET", "/v1/messages?order=newest&limit=2", nil))
+	require.Equal(t, []string{"Receipt 2", "Receipt 1"}, []string{m1.Data[0].Subject, m1.Data[1].Subject})
+	require.NotNil(t, m1.NextCursor)
+	m2 := decodeAs[api.MessagePage](t, e.do(e.keyA, "GET", "/v1/messages?order=newest&limit=2&cursor="+*m1.NextCursor, nil))
+	require.Len(t, m2.Data, 1)
+	require.Equal(t, "Receipt 0", m2.Data[0].Subject)
+	require.Empty(t, decodeAs[api.MessagePage](t, e.do(e.keyB, "GET", "/v1/messages?order=newest", nil)).Data)
 
 	// The newest events first.
 	for i := range 4 {

@@ -790,7 +790,7 @@ export interface paths {
         };
         /**
          * List messages
-         * @description Messages of the account, oldest first, cursor-paginated; filter by status, recipient or tag.
+         * @description Messages of the account, oldest first (newest first with order=newest), cursor-paginated; filter by status, recipient or tag.
          */
         get: operations["listMessages"];
         put?: never;
@@ -3171,6 +3171,7 @@ export interface components {
          *       "id": 9001,
          *       "idempotency_key": "order-A-1002-receipt",
          *       "category": "transactional",
+         *       "subject": "Your receipt {{.Attributes.order}}",
          *       "to": "ada@example.com",
          *       "to_name": "Ada",
          *       "from": "shop@example.com",
@@ -3202,6 +3203,8 @@ export interface components {
             /** Format: int64 */
             id: number;
             idempotency_key: string;
+            /** @description The subject as accepted (from the template or inline): a template, rendered for the recipient when it is sent. */
+            subject: string;
             /** @enum {string} */
             category: "transactional" | "marketing";
             to: string;
@@ -3268,6 +3271,7 @@ export interface components {
          *           "id": 9001,
          *           "idempotency_key": "order-A-1002-receipt",
          *           "category": "transactional",
+         *           "subject": "Your receipt {{.Attributes.order}}",
          *           "to": "ada@example.com",
          *           "to_name": "Ada",
          *           "from": "shop@example.com",
@@ -3334,6 +3338,7 @@ export interface components {
          *             "id": 9002,
          *             "idempotency_key": "order-A-1003-receipt",
          *             "category": "transactional",
+         *             "subject": "Your receipt {{.Attributes.order}}",
          *             "to": "bob@example.com",
          *             "to_name": "",
          *             "from": "shop@example.com",
@@ -6575,6 +6580,11 @@ export interface operations {
                  * @example
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+                 * @example newest
+                 */
+                order?: "oldest" | "newest";
                 /** @example sent */
                 status?: components["schemas"]["SendStatus"];
                 /**
