@@ -322,6 +322,50 @@ func TestDashboardProduct(t *testing.T) {
 		require.Contains(t, b.str(`document.querySelector('footer').innerText`), "time zone")
 	})
 
+	within("messages_newest_with_subject", func(t *testing.T) {
+		for i := range 3 {
+			sendMessage(t, base, key, fmt.Sprintf("order-%d", i), map[string]any{"to": "ada@example.com", "from": "shop@example.com",
+				"subject": fmt.Sprintf("Receipt %d", i), "text": "Thanks"})
+		}
+		b.open("#/messages", "Messages")
+		b.wait(`!!document.querySelector('table.messages-log tbody tr')`)
+		require.Contains(t, b.str(`document.querySelector('table.messages-log tbody tr').innerText`), "Receipt 2", "the newest first, with its subject")
+		b.eval(`document.querySelector('table.messages-log tbody tr a').click(); true`)
+		b.wait(`!!document.querySelector('[data-subject]')`)
+		require.Equal(t, "Receipt 2", b.str(`document.querySelector('[data-subject]').textContent`))
+	})
+
+	within("public_list_sign_up_form", func(t *testing.T) {
+		l := call(http.MethodPost, "/v1/lists", map[string]any{"name": "newsletter"})
+		call(http.MethodPatch, fmt.Sprintf("/v1/lists/%v", l["id"]), map[string]any{"public": true, "optin_from_email": "news@example.com"})
+		b.open(fmt.Sprintf("#/lists/%v", l["id"]), "newsletter")
+		b.wait(`!!document.querySelector('[data-signup-url]') && !!document.querySelector('[data-signup-embed]')`)
+		url := b.str(`document.querySelector('[data-signup-url]').value`)
+		pub := fmt.Sprint(call(http.MethodGet, "/v1/account", nil)["public_id"])
+		require.Equal(t, base+"/p/"+pub+"/subscribe", url)
+		embed := b.str(`document.querySelector('[data-signup-embed]').value`)
+		require.Contains(t, embed, fmt.Sprintf(`name="list_ids" value="%v"`, l["id"]))
+		b.audit("list-signup-form")
+		// The form as a web site would post it.
+		resp, err := http.PostForm(url, map[string][]string{"email": {"signed@example.com"}, "list_ids": {fmt.Sprint(l["id"])}})
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Less(t, resp.StatusCode, 400)
+		require.EqualValues(t, 1, call(http.MethodGet, fmt.Sprintf("/v1/subscribers/count?list_id=%v&membership=any", l["id"]), nil)["count"])
+	})
+
+	within("one_event_stream_at_a_time", func(t *testing.T) {
+		list := audienceOf("stream", 1)
+		id := draft("stream", list, nil)
+		call(http.MethodPost, "/v1/campaigns/"+id+"/approve", map[string]any{})
+		b.open("#/templates", "Templates") // no page listening: the stream is closed
+		b.eval(`performance.clearResourceTimings(); true`)
+		b.open("#/campaigns/"+id, "stream") // its progress, chart and events all listen at once
+		time.Sleep(2 * time.Second)
+		require.Equal(t, "1", b.str(`String(performance.getEntriesByType('resource').filter((e) => e.name.includes('/v1/events/stream-tokens')).length)`),
+			"one stream is opened for every listener of the page (each more would hold a connection until none is left)")
+	})
+
 	within("read_only_session_and_wrong_key", func(t *testing.T) {
 		ro := call(http.MethodPost, "/v1/api-keys", map[string]any{"name": "viewer", "role": "read_only"})
 		list := audienceOf("ro", 1)

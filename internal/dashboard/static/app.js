@@ -105,8 +105,8 @@ function App() {
     setSession(s);
   }
   async function signOut() {
-    try { await api('DELETE', '/v1/session'); } catch { /* the session is gone either way */ }
     closeStream();
+    try { await api('DELETE', '/v1/session'); } catch { /* the session is gone either way */ }
     setCSRF(null);
     setSession(null);
     setNote('You are signed out.');
