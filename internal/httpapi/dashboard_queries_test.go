@@ -15,7 +15,8 @@ import (
 // table: campaigns newest first past any page (the one made last is on the first
 // page, the cursor continues downwards and is not accepted by the other order), the
 // newest events first (the "recent" list, however many older ones the window
-// holds), messages newest first with their subject, a subscriber total under the
+// holds), messages newest first with their subject, one address's suppression, a
+// subscriber total under the
 // listing's filters, and an import's status
 // for rows that name none. Another account's data is never counted or listed.
 func TestListingsTheDashboardNeeds(t *testing.T) {
@@ -73,6 +74,14 @@ func TestListingsTheDashboardNeeds(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond, "%+v", newest)
 	require.Equal(t, "gone2@example.com", fmt.Sprint(newest.Data[1].Data["email"]))
 	require.Nil(t, newest.NextCursor)
+	// One address's suppression, in any case; another account's is not found.
+	sup := decodeAs[api.Suppression](t, e.do(e.keyA, "GET", "/v1/suppressions/Gone1@Example.com", nil))
+	require.Equal(t, "gone1@example.com", sup.Email)
+	require.EqualValues(t, "manual", sup.Reason)
+	require.Equal(t, http.StatusNotFound, e.do(e.keyA, "GET", "/v1/suppressions/nobody@example.com", nil).Status)
+	require.Equal(t, http.StatusNotFound, e.do(e.keyB, "GET", "/v1/suppressions/gone1@example.com", nil).Status)
+	require.Equal(t, http.StatusUnprocessableEntity, e.do(e.keyA, "GET", "/v1/suppressions/not-an-address", nil).Status)
+
 	res = e.do(e.keyA, "GET", "/v1/events?order=newest&after=x", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 	require.Equal(t, []string{"/after"}, decodeAs[problem](t, res).pointers())

@@ -100,6 +100,7 @@ func (s *Server) routes() {
 
 			r.Get("/suppressions", s.handle(s.listSuppressions))
 			r.Post("/suppressions", s.handle(s.addSuppression))
+			r.Get("/suppressions/{email}", s.handle(s.getSuppression))
 			r.Delete("/suppressions/{email}", s.handle(s.removeSuppression))
 
 			r.Get("/templates", s.handle(s.listTemplates))
