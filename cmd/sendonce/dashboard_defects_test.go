@@ -366,6 +366,25 @@ func TestDashboardProduct(t *testing.T) {
 			"one stream is opened for every listener of the page (each more would hold a connection until none is left)")
 	})
 
+	within("subscriber_suppression_and_status", func(t *testing.T) {
+		audienceOf("quit", 1)
+		call(http.MethodPost, "/v1/suppressions", map[string]any{"email": "quit1@example.com", "reason": "unsubscribe", "source": "one-click"})
+		sub := call(http.MethodGet, "/v1/subscribers?email=quit1", nil)["data"].([]any)[0].(map[string]any)
+		require.Equal(t, "unsubscribed", sub["status"])
+		b.open(fmt.Sprintf("#/subscribers/%v", sub["id"]), "quit1@example.com")
+		b.wait(`!!document.querySelector('[data-suppressed]') && document.querySelector('[data-suppressed]').dataset.suppressed === 'unsubscribe'`)
+		require.Contains(t, b.str(`document.querySelector('[data-suppressed]').textContent`), "one-click")
+		b.wait(`!!document.querySelector('[data-gets-nothing]')`)
+		// Setting the status back to confirmed asks first; declining sends nothing.
+		b.eval(`window.__asked = ''; window.confirm = (m) => { window.__asked = m; return false; }; __t.fill('Status', 'confirmed')`)
+		b.wait(`__t.field('Status').value === 'confirmed'`)
+		b.eval(`__t.click('Save subscriber')`)
+		b.wait(`window.__asked.includes('unsubscribed')`)
+		b.eval(`window.confirm = () => true; true`)
+		require.Equal(t, "unsubscribed", call(http.MethodGet, fmt.Sprintf("/v1/subscribers/%v", sub["id"]), nil)["status"])
+		b.audit("subscriber-suppressed")
+	})
+
 	within("read_only_session_and_wrong_key", func(t *testing.T) {
 		ro := call(http.MethodPost, "/v1/api-keys", map[string]any{"name": "viewer", "role": "read_only"})
 		list := audienceOf("ro", 1)
