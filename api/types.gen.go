@@ -1666,6 +1666,24 @@ func (e ListAuditLogParamsActorType) Valid() bool {
 	}
 }
 
+// Defines values for ListCampaignsParamsOrder.
+const (
+	ListCampaignsParamsOrderNewest ListCampaignsParamsOrder = "newest"
+	ListCampaignsParamsOrderOldest ListCampaignsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListCampaignsParamsOrder enum.
+func (e ListCampaignsParamsOrder) Valid() bool {
+	switch e {
+	case ListCampaignsParamsOrderNewest:
+		return true
+	case ListCampaignsParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportCampaignRecipientsParamsFormat.
 const (
 	ExportCampaignRecipientsParamsFormatCsv    ExportCampaignRecipientsParamsFormat = "csv"
@@ -1684,6 +1702,24 @@ func (e ExportCampaignRecipientsParamsFormat) Valid() bool {
 	}
 }
 
+// Defines values for ListEventsParamsOrder.
+const (
+	ListEventsParamsOrderNewest ListEventsParamsOrder = "newest"
+	ListEventsParamsOrderOldest ListEventsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsOrder enum.
+func (e ListEventsParamsOrder) Valid() bool {
+	switch e {
+	case ListEventsParamsOrderNewest:
+		return true
+	case ListEventsParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportEventsParamsFormat.
 const (
 	ExportEventsParamsFormatCsv    ExportEventsParamsFormat = "csv"
@@ -1696,6 +1732,24 @@ func (e ExportEventsParamsFormat) Valid() bool {
 	case ExportEventsParamsFormatCsv:
 		return true
 	case ExportEventsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMessagesParamsOrder.
+const (
+	ListMessagesParamsOrderNewest ListMessagesParamsOrder = "newest"
+	ListMessagesParamsOrderOldest ListMessagesParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListMessagesParamsOrder enum.
+func (e ListMessagesParamsOrder) Valid() bool {
+	switch e {
+	case ListMessagesParamsOrderNewest:
+		return true
+	case ListMessagesParamsOrderOldest:
 		return true
 	default:
 		return false
@@ -1744,6 +1798,30 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	}
 }
 
+// Defines values for CountSubscribersParamsMembership.
+const (
+	CountSubscribersParamsMembershipAny          CountSubscribersParamsMembership = "any"
+	CountSubscribersParamsMembershipPending      CountSubscribersParamsMembership = "pending"
+	CountSubscribersParamsMembershipSubscribed   CountSubscribersParamsMembership = "subscribed"
+	CountSubscribersParamsMembershipUnsubscribed CountSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the CountSubscribersParamsMembership enum.
+func (e CountSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case CountSubscribersParamsMembershipAny:
+		return true
+	case CountSubscribersParamsMembershipPending:
+		return true
+	case CountSubscribersParamsMembershipSubscribed:
+		return true
+	case CountSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportSubscribersParamsFormat.
 const (
 	ExportSubscribersParamsFormatCsv    ExportSubscribersParamsFormat = "csv"
@@ -1780,6 +1858,24 @@ func (e ExportSubscribersParamsMembership) Valid() bool {
 	case ExportSubscribersParamsMembershipSubscribed:
 		return true
 	case ExportSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportSubscribersParamsStatus.
+const (
+	ImportSubscribersParamsStatusConfirmed ImportSubscribersParamsStatus = "confirmed"
+	ImportSubscribersParamsStatusPending   ImportSubscribersParamsStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ImportSubscribersParamsStatus enum.
+func (e ImportSubscribersParamsStatus) Valid() bool {
+	switch e {
+	case ImportSubscribersParamsStatusConfirmed:
+		return true
+	case ImportSubscribersParamsStatusPending:
 		return true
 	default:
 		return false
@@ -2900,7 +2996,7 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
 	Attachments []Attachment    `json:"attachments"`
 	Attempts    int             `json:"attempts"`
@@ -2932,13 +3028,16 @@ type Message struct {
 	SendAt      *time.Time `json:"send_at"`
 
 	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
-	SenderId   *int64     `json:"sender_id"`
-	SentAt     *time.Time `json:"sent_at"`
-	Status     SendStatus `json:"status"`
-	Tags       []string   `json:"tags"`
-	TemplateId *int64     `json:"template_id"`
-	To         string     `json:"to"`
-	ToName     string     `json:"to_name"`
+	SenderId *int64     `json:"sender_id"`
+	SentAt   *time.Time `json:"sent_at"`
+	Status   SendStatus `json:"status"`
+
+	// Subject The subject as accepted (from the template or inline): a template, rendered for the recipient when it is sent.
+	Subject    string   `json:"subject"`
+	Tags       []string `json:"tags"`
+	TemplateId *int64   `json:"template_id"`
+	To         string   `json:"to"`
+	ToName     string   `json:"to_name"`
 
 	// TrackClicks Its literal links are click redirects (docs/engagement.md).
 	TrackClicks bool `json:"track_clicks"`
@@ -2963,10 +3062,10 @@ type MessageBatch struct {
 	} `json:"messages"`
 }
 
-// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","subject":"Your receipt {{.Attributes.order}}","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -3054,7 +3153,7 @@ type MessageEngagement struct {
 	Opens        int64 `json:"opens"`
 }
 
-// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
 type MessagePage struct {
 	Data       []Message `json:"data"`
 	NextCursor *string   `json:"next_cursor"`
@@ -3978,6 +4077,15 @@ type SubscriberConfirmedEvent struct {
 // SubscriberConfirmedEventType defines model for SubscriberConfirmedEvent.Type.
 type SubscriberConfirmedEventType string
 
+// SubscriberCount Example: {"count":1234,"exact":true}
+type SubscriberCount struct {
+	// Count How many subscribers the filters select, counted up to 100,000.
+	Count int64 `json:"count"`
+
+	// Exact false when the count stopped at its bound (100,000): there are at least that many. A page says "more than 100,000" rather than paying for a scan of the whole account on every view.
+	Exact bool `json:"exact"`
+}
+
 // SubscriberCreate Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
 type SubscriberCreate struct {
 	// Attributes Free-form data the templates see as .Attributes.
@@ -4500,9 +4608,15 @@ type ListCampaignsParams struct {
 
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
-	Cursor *Cursor         `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Status *CampaignStatus `form:"status,omitempty" json:"status,omitempty"`
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Order `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+	Order  *ListCampaignsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Status *CampaignStatus           `form:"status,omitempty" json:"status,omitempty"`
 }
+
+// ListCampaignsParamsOrder defines parameters for ListCampaigns.
+type ListCampaignsParamsOrder string
 
 // CreateCampaignParams defines parameters for CreateCampaign.
 type CreateCampaignParams struct {
@@ -4813,7 +4927,13 @@ type ListEventsParams struct {
 
 	// Type Only events of these types, separated with commas (repeating the parameter works too).
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+
+	// Order `oldest` (default): reading order, to poll with next_cursor. `newest`: the newest `limit` events (of the types asked), newest first, as a dashboard's "recent" list; one page, no next_cursor, not combined with `after`.
+	Order *ListEventsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
 }
+
+// ListEventsParamsOrder defines parameters for ListEvents.
+type ListEventsParamsOrder string
 
 // ExportEventsParams defines parameters for ExportEvents.
 type ExportEventsParams struct {
@@ -4902,13 +5022,19 @@ type ListMessagesParams struct {
 
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
-	Cursor *Cursor     `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Order `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+	Order  *ListMessagesParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Status *SendStatus              `form:"status,omitempty" json:"status,omitempty"`
 
 	// To The recipient's address (case-insensitive).
 	To  *string `form:"to,omitempty" json:"to,omitempty"`
 	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
+
+// ListMessagesParamsOrder defines parameters for ListMessages.
+type ListMessagesParamsOrder string
 
 // SendMessageParams defines parameters for SendMessage.
 type SendMessageParams struct {
@@ -5208,6 +5334,23 @@ type CreateSubscriberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CountSubscribersParams defines parameters for CountSubscribers.
+type CountSubscribersParams struct {
+	Status *SubscriberStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// ListId Only members of this list (by default its subscribed members; see membership).
+	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count (as in the listing).
+	Membership *CountSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
+
+	// Email Only addresses whose lower-case form starts with this prefix.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// CountSubscribersParamsMembership defines parameters for CountSubscribers.
+type CountSubscribersParamsMembership string
+
 // ExportSubscribersParams defines parameters for ExportSubscribers.
 type ExportSubscribersParams struct {
 	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
@@ -5238,6 +5381,9 @@ type ImportSubscribersParams struct {
 	// ListId Also add every imported subscriber to this list.
 	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
 
+	// Status The status of every row that names none (a CSV without a `status` column, an empty cell, a JSON row without the member). Without it a new subscriber is pending and an existing one keeps its status. `confirmed` says the people consented to receive mail; an unsubscribed subscriber stays unsubscribed either way.
+	Status *ImportSubscribersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -5252,6 +5398,9 @@ type ImportSubscribersParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ImportSubscribersParamsStatus defines parameters for ImportSubscribers.
+type ImportSubscribersParamsStatus string
 
 // GetSubscriberActivityParams defines parameters for GetSubscriberActivity.
 type GetSubscriberActivityParams struct {

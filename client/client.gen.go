@@ -1673,6 +1673,24 @@ func (e ListAuditLogParamsActorType) Valid() bool {
 	}
 }
 
+// Defines values for ListCampaignsParamsOrder.
+const (
+	ListCampaignsParamsOrderNewest ListCampaignsParamsOrder = "newest"
+	ListCampaignsParamsOrderOldest ListCampaignsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListCampaignsParamsOrder enum.
+func (e ListCampaignsParamsOrder) Valid() bool {
+	switch e {
+	case ListCampaignsParamsOrderNewest:
+		return true
+	case ListCampaignsParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportCampaignRecipientsParamsFormat.
 const (
 	ExportCampaignRecipientsParamsFormatCsv    ExportCampaignRecipientsParamsFormat = "csv"
@@ -1691,6 +1709,24 @@ func (e ExportCampaignRecipientsParamsFormat) Valid() bool {
 	}
 }
 
+// Defines values for ListEventsParamsOrder.
+const (
+	ListEventsParamsOrderNewest ListEventsParamsOrder = "newest"
+	ListEventsParamsOrderOldest ListEventsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsOrder enum.
+func (e ListEventsParamsOrder) Valid() bool {
+	switch e {
+	case ListEventsParamsOrderNewest:
+		return true
+	case ListEventsParamsOrderOldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportEventsParamsFormat.
 const (
 	ExportEventsParamsFormatCsv    ExportEventsParamsFormat = "csv"
@@ -1703,6 +1739,24 @@ func (e ExportEventsParamsFormat) Valid() bool {
 	case ExportEventsParamsFormatCsv:
 		return true
 	case ExportEventsParamsFormatNdjson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMessagesParamsOrder.
+const (
+	ListMessagesParamsOrderNewest ListMessagesParamsOrder = "newest"
+	ListMessagesParamsOrderOldest ListMessagesParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListMessagesParamsOrder enum.
+func (e ListMessagesParamsOrder) Valid() bool {
+	switch e {
+	case ListMessagesParamsOrderNewest:
+		return true
+	case ListMessagesParamsOrderOldest:
 		return true
 	default:
 		return false
@@ -1751,6 +1805,30 @@ func (e ListSubscribersParamsMembership) Valid() bool {
 	}
 }
 
+// Defines values for CountSubscribersParamsMembership.
+const (
+	CountSubscribersParamsMembershipAny          CountSubscribersParamsMembership = "any"
+	CountSubscribersParamsMembershipPending      CountSubscribersParamsMembership = "pending"
+	CountSubscribersParamsMembershipSubscribed   CountSubscribersParamsMembership = "subscribed"
+	CountSubscribersParamsMembershipUnsubscribed CountSubscribersParamsMembership = "unsubscribed"
+)
+
+// Valid indicates whether the value is a known member of the CountSubscribersParamsMembership enum.
+func (e CountSubscribersParamsMembership) Valid() bool {
+	switch e {
+	case CountSubscribersParamsMembershipAny:
+		return true
+	case CountSubscribersParamsMembershipPending:
+		return true
+	case CountSubscribersParamsMembershipSubscribed:
+		return true
+	case CountSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportSubscribersParamsFormat.
 const (
 	ExportSubscribersParamsFormatCsv    ExportSubscribersParamsFormat = "csv"
@@ -1787,6 +1865,24 @@ func (e ExportSubscribersParamsMembership) Valid() bool {
 	case ExportSubscribersParamsMembershipSubscribed:
 		return true
 	case ExportSubscribersParamsMembershipUnsubscribed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportSubscribersParamsStatus.
+const (
+	ImportSubscribersParamsStatusConfirmed ImportSubscribersParamsStatus = "confirmed"
+	ImportSubscribersParamsStatusPending   ImportSubscribersParamsStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ImportSubscribersParamsStatus enum.
+func (e ImportSubscribersParamsStatus) Valid() bool {
+	switch e {
+	case ImportSubscribersParamsStatusConfirmed:
+		return true
+	case ImportSubscribersParamsStatusPending:
 		return true
 	default:
 		return false
@@ -2907,7 +3003,7 @@ type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
 }
 
-// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
+// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
 type Message struct {
 	Attachments []Attachment    `json:"attachments"`
 	Attempts    int             `json:"attempts"`
@@ -2939,13 +3035,16 @@ type Message struct {
 	SendAt      *time.Time `json:"send_at"`
 
 	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
-	SenderId   *int64     `json:"sender_id"`
-	SentAt     *time.Time `json:"sent_at"`
-	Status     SendStatus `json:"status"`
-	Tags       []string   `json:"tags"`
-	TemplateId *int64     `json:"template_id"`
-	To         string     `json:"to"`
-	ToName     string     `json:"to_name"`
+	SenderId *int64     `json:"sender_id"`
+	SentAt   *time.Time `json:"sent_at"`
+	Status   SendStatus `json:"status"`
+
+	// Subject The subject as accepted (from the template or inline): a template, rendered for the recipient when it is sent.
+	Subject    string   `json:"subject"`
+	Tags       []string `json:"tags"`
+	TemplateId *int64   `json:"template_id"`
+	To         string   `json:"to"`
+	ToName     string   `json:"to_name"`
 
 	// TrackClicks Its literal links are click redirects (docs/engagement.md).
 	TrackClicks bool `json:"track_clicks"`
@@ -2970,10 +3069,10 @@ type MessageBatch struct {
 	} `json:"messages"`
 }
 
-// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
+// MessageBatchResult Example: {"results":[{"message":{"attachments":[],"attempts":0,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9002,"idempotency_key":"order-A-1003-receipt","last_error":null,"provider_message_id":null,"reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":null,"status":"queued","subject":"Your receipt {{.Attributes.order}}","tags":[],"template_id":3,"to":"bob@example.com","to_name":"","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"},"status":202}]}
 type MessageBatchResult struct {
 	Results []struct {
-		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
+		// Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
 		Message *Message `json:"message,omitempty"`
 		Problem *Problem `json:"problem,omitempty"`
 
@@ -3061,7 +3160,7 @@ type MessageEngagement struct {
 	Opens        int64 `json:"opens"`
 }
 
-// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
+// MessagePage Example: {"data":[{"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}],"next_cursor":null}
 type MessagePage struct {
 	Data       []Message `json:"data"`
 	NextCursor *string   `json:"next_cursor"`
@@ -3985,6 +4084,15 @@ type SubscriberConfirmedEvent struct {
 // SubscriberConfirmedEventType defines model for SubscriberConfirmedEvent.Type.
 type SubscriberConfirmedEventType string
 
+// SubscriberCount Example: {"count":1234,"exact":true}
+type SubscriberCount struct {
+	// Count How many subscribers the filters select, counted up to 100,000.
+	Count int64 `json:"count"`
+
+	// Exact false when the count stopped at its bound (100,000): there are at least that many. A page says "more than 100,000" rather than paying for a scan of the whole account on every view.
+	Exact bool `json:"exact"`
+}
+
 // SubscriberCreate Example: {"attributes":{"plan":"pro"},"email":"ada@example.com","name":"Ada Lovelace","status":"confirmed"}
 type SubscriberCreate struct {
 	// Attributes Free-form data the templates see as .Attributes.
@@ -4507,9 +4615,15 @@ type ListCampaignsParams struct {
 
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
-	Cursor *Cursor         `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Status *CampaignStatus `form:"status,omitempty" json:"status,omitempty"`
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Order `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+	Order  *ListCampaignsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Status *CampaignStatus           `form:"status,omitempty" json:"status,omitempty"`
 }
+
+// ListCampaignsParamsOrder defines parameters for ListCampaigns.
+type ListCampaignsParamsOrder string
 
 // CreateCampaignParams defines parameters for CreateCampaign.
 type CreateCampaignParams struct {
@@ -4820,7 +4934,13 @@ type ListEventsParams struct {
 
 	// Type Only events of these types, separated with commas (repeating the parameter works too).
 	Type *EventTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+
+	// Order `oldest` (default): reading order, to poll with next_cursor. `newest`: the newest `limit` events (of the types asked), newest first, as a dashboard's "recent" list; one page, no next_cursor, not combined with `after`.
+	Order *ListEventsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
 }
+
+// ListEventsParamsOrder defines parameters for ListEvents.
+type ListEventsParamsOrder string
 
 // ExportEventsParams defines parameters for ExportEvents.
 type ExportEventsParams struct {
@@ -4909,13 +5029,19 @@ type ListMessagesParams struct {
 
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
-	Cursor *Cursor     `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Order `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+	Order  *ListMessagesParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Status *SendStatus              `form:"status,omitempty" json:"status,omitempty"`
 
 	// To The recipient's address (case-insensitive).
 	To  *string `form:"to,omitempty" json:"to,omitempty"`
 	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
+
+// ListMessagesParamsOrder defines parameters for ListMessages.
+type ListMessagesParamsOrder string
 
 // SendMessageParams defines parameters for SendMessage.
 type SendMessageParams struct {
@@ -5215,6 +5341,23 @@ type CreateSubscriberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CountSubscribersParams defines parameters for CountSubscribers.
+type CountSubscribersParams struct {
+	Status *SubscriberStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// ListId Only members of this list (by default its subscribed members; see membership).
+	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
+
+	// Membership With list_id, which memberships count (as in the listing).
+	Membership *CountSubscribersParamsMembership `form:"membership,omitempty" json:"membership,omitempty"`
+
+	// Email Only addresses whose lower-case form starts with this prefix.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+}
+
+// CountSubscribersParamsMembership defines parameters for CountSubscribers.
+type CountSubscribersParamsMembership string
+
 // ExportSubscribersParams defines parameters for ExportSubscribers.
 type ExportSubscribersParams struct {
 	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
@@ -5245,6 +5388,9 @@ type ImportSubscribersParams struct {
 	// ListId Also add every imported subscriber to this list.
 	ListId *int64 `form:"list_id,omitempty" json:"list_id,omitempty"`
 
+	// Status The status of every row that names none (a CSV without a `status` column, an empty cell, a JSON row without the member). Without it a new subscriber is pending and an existing one keeps its status. `confirmed` says the people consented to receive mail; an unsubscribed subscriber stays unsubscribed either way.
+	Status *ImportSubscribersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -5259,6 +5405,9 @@ type ImportSubscribersParams struct {
 	// does not reuse one key for every POST.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ImportSubscribersParamsStatus defines parameters for ImportSubscribers.
+type ImportSubscribersParamsStatus string
 
 // GetSubscriberActivityParams defines parameters for GetSubscriberActivity.
 type GetSubscriberActivityParams struct {
@@ -7326,7 +7475,7 @@ type ClientInterface interface {
 
 	// ListCampaigns List campaigns
 	//
-	// Campaigns of the account, cursor-paginated.
+	// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
 	//
 	// Corresponds with GET /v1/campaigns (the `ListCampaigns` operationId).
 	ListCampaigns(ctx context.Context, params *ListCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7838,7 +7987,7 @@ type ClientInterface interface {
 
 	// ListMessages List messages
 	//
-	// Messages of the account, oldest first, cursor-paginated; filter by status, recipient or tag.
+	// Messages of the account, oldest first (newest first with order=newest), cursor-paginated; filter by status, recipient or tag.
 	//
 	// Corresponds with GET /v1/messages (the `ListMessages` operationId).
 	ListMessages(ctx context.Context, params *ListMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8281,6 +8430,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/subscribers (the `CreateSubscriber` operationId).
 	CreateSubscriber(ctx context.Context, params *CreateSubscriberParams, body CreateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CountSubscribers Count subscribers
+	//
+	// How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+	//
+	// Corresponds with GET /v1/subscribers/count (the `CountSubscribers` operationId).
+	CountSubscribers(ctx context.Context, params *CountSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ExportSubscribers Export subscribers
 	//
 	// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
@@ -8439,6 +8595,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/suppressions/{email} (the `RemoveSuppression` operationId).
 	RemoveSuppression(ctx context.Context, email string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSuppression Get suppression
+	//
+	// Whether the address (any case) is suppressed, why, by what and since when; 404 when it is not.
+	//
+	// Corresponds with GET /v1/suppressions/{email} (the `GetSuppression` operationId).
+	GetSuppression(ctx context.Context, email string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTemplates List templates
 	//
@@ -9222,7 +9385,7 @@ func (c *Raw) ListAuditLog(ctx context.Context, params *ListAuditLogParams, reqE
 
 // ListCampaigns List campaigns
 //
-// Campaigns of the account, cursor-paginated.
+// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
 //
 // Corresponds with GET /v1/campaigns (the `ListCampaigns` operationId).
 func (c *Raw) ListCampaigns(ctx context.Context, params *ListCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10304,7 +10467,7 @@ func (c *Raw) CreateLoginLink(ctx context.Context, reqEditors ...RequestEditorFn
 
 // ListMessages List messages
 //
-// Messages of the account, oldest first, cursor-paginated; filter by status, recipient or tag.
+// Messages of the account, oldest first (newest first with order=newest), cursor-paginated; filter by status, recipient or tag.
 //
 // Corresponds with GET /v1/messages (the `ListMessages` operationId).
 func (c *Raw) ListMessages(ctx context.Context, params *ListMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11207,6 +11370,23 @@ func (c *Raw) CreateSubscriber(ctx context.Context, params *CreateSubscriberPara
 	return c.Client.Do(req)
 }
 
+// CountSubscribers Count subscribers
+//
+// How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+//
+// Corresponds with GET /v1/subscribers/count (the `CountSubscribers` operationId).
+func (c *Raw) CountSubscribers(ctx context.Context, params *CountSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCountSubscribersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ExportSubscribers Export subscribers
 //
 // The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
@@ -11526,6 +11706,23 @@ func (c *Raw) ExportSuppressions(ctx context.Context, params *ExportSuppressions
 // Corresponds with DELETE /v1/suppressions/{email} (the `RemoveSuppression` operationId).
 func (c *Raw) RemoveSuppression(ctx context.Context, email string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveSuppressionRequest(c.Server, email)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSuppression Get suppression
+//
+// Whether the address (any case) is suppressed, why, by what and since when; 404 when it is not.
+//
+// Corresponds with GET /v1/suppressions/{email} (the `GetSuppression` operationId).
+func (c *Raw) GetSuppression(ctx context.Context, email string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSuppressionRequest(c.Server, email)
 	if err != nil {
 		return nil, err
 	}
@@ -13027,6 +13224,18 @@ func NewListCampaignsRequest(server string, params *ListCampaignsParams) (*http.
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -14667,6 +14876,18 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 
 		}
 
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -15285,6 +15506,18 @@ func NewListMessagesRequest(server string, params *ListMessagesParams) (*http.Re
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -17005,6 +17238,96 @@ func NewCreateSubscriberRequestWithBody(server string, params *CreateSubscriberP
 	return req, nil
 }
 
+// NewCountSubscribersRequest constructs an http.Request for the CountSubscribers method
+func NewCountSubscribersRequest(server string, params *CountSubscribersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscribers/count")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ListId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list_id", *params.ListId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Membership != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "membership", *params.Membership, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewExportSubscribersRequest constructs an http.Request for the ExportSubscribers method
 func NewExportSubscribersRequest(server string, params *ExportSubscribersParams) (*http.Request, error) {
 	var err error
@@ -17149,6 +17472,18 @@ func NewImportSubscribersRequestWithBody(server string, params *ImportSubscriber
 		if params.ListId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list_id", *params.ListId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -17745,6 +18080,40 @@ func NewRemoveSuppressionRequest(server string, email string) (*http.Request, er
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSuppressionRequest constructs an http.Request for the GetSuppression method
+func NewGetSuppressionRequest(server string, email string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "email", email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/suppressions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -18822,7 +19191,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListCampaignsWithResponse List campaigns
 	//
-	// Campaigns of the account, cursor-paginated.
+	// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19396,7 +19765,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMessagesWithResponse List messages
 	//
-	// Messages of the account, oldest first, cursor-paginated; filter by status, recipient or tag.
+	// Messages of the account, oldest first (newest first with order=newest), cursor-paginated; filter by status, recipient or tag.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19883,6 +20252,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/subscribers (the `CreateSubscriber` operationId).
 	CreateSubscriberWithResponse(ctx context.Context, params *CreateSubscriberParams, body CreateSubscriberJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSubscriberResponse, error)
 
+	// CountSubscribersWithResponse Count subscribers
+	//
+	// How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscribers/count (the `CountSubscribers` operationId).
+	CountSubscribersWithResponse(ctx context.Context, params *CountSubscribersParams, reqEditors ...RequestEditorFn) (*CountSubscribersResponse, error)
+
 	// ExportSubscribersWithResponse Export subscribers
 	//
 	// The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
@@ -20063,6 +20441,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/suppressions/{email} (the `RemoveSuppression` operationId).
 	RemoveSuppressionWithResponse(ctx context.Context, email string, reqEditors ...RequestEditorFn) (*RemoveSuppressionResponse, error)
+
+	// GetSuppressionWithResponse Get suppression
+	//
+	// Whether the address (any case) is suppressed, why, by what and since when; 404 when it is not.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/suppressions/{email} (the `GetSuppression` operationId).
+	GetSuppressionWithResponse(ctx context.Context, email string, reqEditors ...RequestEditorFn) (*GetSuppressionResponse, error)
 
 	// ListTemplatesWithResponse List templates
 	//
@@ -30942,6 +31329,103 @@ func (r CreateSubscriberResponse) ContentType() string {
 	return ""
 }
 
+// CountSubscribersResponse401Headers the declared response headers of an HTTP 401 response for CountSubscribers
+type CountSubscribersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CountSubscribersResponse429Headers the declared response headers of an HTTP 429 response for CountSubscribers
+type CountSubscribersResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CountSubscribersResponse503Headers the declared response headers of an HTTP 503 response for CountSubscribers
+type CountSubscribersResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CountSubscribersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriberCount
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CountSubscribersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CountSubscribersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CountSubscribersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CountSubscribersResponse) GetJSON200() *SubscriberCount {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CountSubscribersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CountSubscribersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CountSubscribersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CountSubscribersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CountSubscribersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ExportSubscribersResponse200Headers the declared response headers of an HTTP 200 response for ExportSubscribers
 type ExportSubscribersResponse200Headers struct {
 	ContentDisposition *string
@@ -32574,6 +33058,110 @@ func (r RemoveSuppressionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RemoveSuppressionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSuppressionResponse401Headers the declared response headers of an HTTP 401 response for GetSuppression
+type GetSuppressionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSuppressionResponse429Headers the declared response headers of an HTTP 429 response for GetSuppression
+type GetSuppressionResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSuppressionResponse503Headers the declared response headers of an HTTP 503 response for GetSuppression
+type GetSuppressionResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSuppressionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Suppression
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSuppressionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSuppressionResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSuppressionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSuppressionResponse) GetJSON200() *Suppression {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSuppressionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSuppressionResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetSuppressionResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSuppressionResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSuppressionResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSuppressionResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSuppressionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSuppressionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSuppressionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSuppressionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -34754,7 +35342,7 @@ func (c *ClientWithResponses) ListAuditLogWithResponse(ctx context.Context, para
 
 // ListCampaignsWithResponse List campaigns
 //
-// Campaigns of the account, cursor-paginated.
+// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -35670,7 +36258,7 @@ func (c *ClientWithResponses) CreateLoginLinkWithResponse(ctx context.Context, r
 
 // ListMessagesWithResponse List messages
 //
-// Messages of the account, oldest first, cursor-paginated; filter by status, recipient or tag.
+// Messages of the account, oldest first (newest first with order=newest), cursor-paginated; filter by status, recipient or tag.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -36433,6 +37021,21 @@ func (c *ClientWithResponses) CreateSubscriberWithResponse(ctx context.Context, 
 	return ParseCreateSubscriberResponse(rsp)
 }
 
+// CountSubscribersWithResponse Count subscribers
+//
+// How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscribers/count (the `CountSubscribers` operationId).
+func (c *ClientWithResponses) CountSubscribersWithResponse(ctx context.Context, params *CountSubscribersParams, reqEditors ...RequestEditorFn) (*CountSubscribersResponse, error) {
+	rsp, err := c.CountSubscribers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCountSubscribersResponse(rsp)
+}
+
 // ExportSubscribersWithResponse Export subscribers
 //
 // The account's subscribers, with the list page's filters: id, email, name, status, attributes (JSON), created_at, updated_at. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
@@ -36714,6 +37317,21 @@ func (c *ClientWithResponses) RemoveSuppressionWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseRemoveSuppressionResponse(rsp)
+}
+
+// GetSuppressionWithResponse Get suppression
+//
+// Whether the address (any case) is suppressed, why, by what and since when; 404 when it is not.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/suppressions/{email} (the `GetSuppression` operationId).
+func (c *ClientWithResponses) GetSuppressionWithResponse(ctx context.Context, email string, reqEditors ...RequestEditorFn) (*GetSuppressionResponse, error) {
+	rsp, err := c.GetSuppression(ctx, email, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSuppressionResponse(rsp)
 }
 
 // ListTemplatesWithResponse List templates
@@ -47339,6 +47957,100 @@ func ParseCreateSubscriberResponse(rsp *http.Response) (*CreateSubscriberRespons
 	return response, nil
 }
 
+// ParseCountSubscribersResponse parses an HTTP response from a CountSubscribersWithResponse call
+func ParseCountSubscribersResponse(rsp *http.Response) (*CountSubscribersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CountSubscribersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriberCount
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CountSubscribersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CountSubscribersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CountSubscribersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseExportSubscribersResponse parses an HTTP response from a ExportSubscribersWithResponse call
 func ParseExportSubscribersResponse(rsp *http.Response) (*ExportSubscribersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -48952,6 +49664,107 @@ func ParseRemoveSuppressionResponse(rsp *http.Response) (*RemoveSuppressionRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RemoveSuppressionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSuppressionResponse parses an HTTP response from a GetSuppressionWithResponse call
+func ParseGetSuppressionResponse(rsp *http.Response) (*GetSuppressionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSuppressionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Suppression
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSuppressionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSuppressionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSuppressionResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

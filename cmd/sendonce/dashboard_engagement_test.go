@@ -148,6 +148,20 @@ func TestDashboardEngagementAndDomains(t *testing.T) {
 	check := apiCall(t, base, key, http.MethodPost, "/v1/domains/check", map[string]any{"domain": "bad.com"})
 	require.Equal(t, fmt.Sprint(len(check["publish"].([]any))), b.str(`String(document.querySelectorAll('table.publish tbody tr').length)`))
 	require.Equal(t, check["spf"].(map[string]any)["status"], b.str(`document.querySelector('[data-check=spf]').dataset.status`))
+	// The alignments say what the API says, once each, in words (not "DKIM aligned: no"
+	// above a raw dump saying "aligned yes"); each record to publish can be copied.
+	yesNo := func(v any) string {
+		if v == true {
+			return "yes"
+		}
+		return "no"
+	}
+	require.Equal(t, yesNo(check["aligned"]), b.str(`document.querySelector('[data-aligned]').dataset.aligned`))
+	for _, k := range []string{"spf", "dkim"} {
+		require.Equal(t, yesNo(check[k+"_alignment"].(map[string]any)["aligned"]), b.str(`document.querySelector('[data-alignment=`+k+`]').dataset.value`), k)
+	}
+	require.Equal(t, "0", b.str(`String(document.querySelectorAll('[data-field=spf_alignment], [data-field=dkim_alignment]').length)`))
+	require.Equal(t, fmt.Sprint(2*len(check["publish"].([]any))), b.str(`String(document.querySelectorAll('table.publish button').length)`))
 	b.eval(`document.getElementById('domain-check').scrollIntoView(); true`)
 	b.audit("domain-check")
 	// A field the API may gain later (alignment details) is shown as it comes, not hidden.

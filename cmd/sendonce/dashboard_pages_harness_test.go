@@ -30,9 +30,18 @@ type pagesBrowser struct {
 	axe   string
 	shots bool
 	axeIn bool
+	// within bounds each wait (a minute unless a test says otherwise: a test made
+	// to fail first fails sooner with less).
+	within time.Duration
 }
 
 func newPagesBrowser(t *testing.T, bin, axe string) *pagesBrowser {
+	t.Helper()
+	return newPagesBrowserFor(t, bin, axe, 5*time.Minute)
+}
+
+// newPagesBrowserFor is newPagesBrowser whose actions, all together, may take up to total.
+func newPagesBrowserFor(t *testing.T, bin, axe string, total time.Duration) *pagesBrowser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -48,9 +57,9 @@ func newPagesBrowser(t *testing.T, bin, axe string) *pagesBrowser {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
 	_, err := chromedp.Call(ctx, log.Enable, struct{}{})
 	require.NoError(t, err)
-	b := &pagesBrowser{t: t, errs: &browserErrors{}, axe: axe, shots: os.Getenv("SENDONCE_SCREENSHOTS") != ""}
+	b := &pagesBrowser{t: t, errs: &browserErrors{}, axe: axe, shots: os.Getenv("SENDONCE_SCREENSHOTS") != "", within: time.Minute}
 	b.errs.watch(ctx)
-	step, cancelStep := context.WithTimeout(ctx, 5*time.Minute)
+	step, cancelStep := context.WithTimeout(ctx, total)
 	t.Cleanup(cancelStep)
 	b.ctx = step
 	return b
@@ -73,7 +82,7 @@ func (b *pagesBrowser) wait(js string) {
 	b.t.Helper()
 	// A condition that throws (an element not there yet) is false, not a page error.
 	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`(() => { try { return !!(`+js+`); } catch (e) { return false; } })()`,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Minute)))
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(b.within)))
 	if err != nil {
 		text, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body.innerText`))
 		b.t.Fatalf("waiting for %s: %v\nerrors: %v\nthe page says:\n%s", js, err, b.errs.all(), text)

@@ -136,9 +136,11 @@ func TestDashboardPages(t *testing.T) {
 	senderID := strings.TrimPrefix(b.str(`location.hash`), "#/senders/")
 	require.Contains(t, b.str(`__t.text()`), "stored, ending")
 	require.NotContains(t, b.str(`document.documentElement.innerHTML`), "fake-token-1234", "credentials are never shown")
-	// Verify: the http type has no call that checks without sending; the failing step shows.
+	// Verify: the http type has no call that checks without sending; the page says so,
+	// not as a failure.
 	b.eval(`__t.click('Verify credentials')`)
-	b.wait(`!!document.querySelector('[data-verify=failed][data-step=request]') && __t.text().includes('failed at the request step')`)
+	b.wait(`!!document.querySelector('[data-verify=unverifiable]') && __t.text().includes('cannot be verified')`)
+	require.Equal(t, "0", b.str(`String(document.querySelectorAll('main .error').length)`))
 	b.eval(`__t.click('Make default')`)
 	b.wait(`__t.text().includes('yes: the account')`)
 	b.audit("sender")

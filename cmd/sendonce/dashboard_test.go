@@ -228,7 +228,7 @@ true`
 // journey a newcomer makes on a fresh database: sign in with the login link, import
 // a 1,000-row CSV (progress shown, summary right), make a segment (its live count
 // matches the API), create a campaign from a template (audience count), preview,
-// test send, approve, pause and resume, watch the overview's progress bar reach
+// test send, approve through its confirmation, pause and resume, watch the overview's progress bar reach
 // 100 % through intermediate values fed by the event stream, find a recipient in
 // the sends table, suppress an address, read the dev inbox, and sign out. Any
 // JavaScript error fails it, and so does an axe-core violation of impact serious or
@@ -404,6 +404,10 @@ func TestDashboardJourney(t *testing.T) {
 
 	// Approve, pause while it sends, resume.
 	eval(`__t.click('Approve and send now')`)
+	// Approving asks first, with the audience the form showed.
+	wait(`!!document.querySelector('dialog[open]') && (document.querySelector('[data-approve-audience]') || {dataset: {}}).dataset.approveAudience === '600'`)
+	audit("campaign-approve")
+	eval(`__t.click('Approve and send')`)
 	wait(`!!document.querySelector('[data-status=sending]') && [...document.querySelectorAll('button')].some((b) => b.textContent === 'Pause')`)
 	eval(`__t.click('Pause')`)
 	wait(`!!document.querySelector('.tag[data-status=paused]')`)

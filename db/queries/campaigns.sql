@@ -32,6 +32,16 @@ WHERE account_id = @account_id AND id > @after_id AND kind = 'campaign'
 ORDER BY id
 LIMIT @lim;
 
+-- name: CampaignListNewest :many
+-- CampaignList newest first: a keyset page in descending id order, before
+-- @before_id (0: from the newest), so the campaign made last is on the first page
+-- however many the account has.
+SELECT * FROM campaigns
+WHERE account_id = @account_id AND (@before_id::bigint = 0 OR id < @before_id::bigint) AND kind = 'campaign'
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+ORDER BY id DESC
+LIMIT @lim;
+
 -- name: CampaignUpdateDraft :one
 UPDATE campaigns SET
     name             = coalesce(sqlc.narg('name'), name),

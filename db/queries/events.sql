@@ -42,6 +42,17 @@ WHERE e.account_id = @account_id
 ORDER BY e.xid, e.id
 LIMIT @lim;
 
+-- name: EventListNewest :many
+-- The account's newest events below the horizon, newest first, optionally of some
+-- types only: what a dashboard shows as "recent" (the reading-order listing would
+-- need every older page first). Not a reading position: nothing pages from it.
+SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+WHERE e.account_id = @account_id
+  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  AND (cardinality(@types::text[]) = 0 OR e.type = ANY(@types::text[]))
+ORDER BY e.xid DESC, e.id DESC
+LIMIT @lim;
+
 -- name: EventGetMany :many
 -- The events of one delivery. An event past retention is simply missing.
 SELECT id, type, occurred_at, data FROM events

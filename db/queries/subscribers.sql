@@ -23,6 +23,23 @@ WHERE s.account_id = @account_id
 ORDER BY s.id
 LIMIT @lim;
 
+-- name: SubscriberCountBounded :one
+-- How many subscribers SubscriberList's filters select, counted up to @bound rows
+-- and no further: a page shows an exact total for an account of any ordinary size,
+-- and the cost of asking stays that of reading @bound index entries however large
+-- the account grows (the caller says "more than" when the count reaches the bound).
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM subscribers s
+    WHERE s.account_id = @account_id
+      AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
+      AND (sqlc.narg('email_prefix')::text IS NULL OR s.email_lower LIKE sqlc.narg('email_prefix')::text || '%')
+      AND (sqlc.narg('list_id')::bigint IS NULL OR EXISTS (
+            SELECT 1 FROM list_members m
+            WHERE m.account_id = @account_id AND m.list_id = sqlc.narg('list_id')::bigint AND m.subscriber_id = s.id
+              AND m.status = ANY(@membership_statuses::text[])))
+    LIMIT @bound
+) c;
+
 -- name: SubscriberUpdate :one
 -- A NULL argument keeps the column; attributes are replaced as a whole.
 UPDATE subscribers SET

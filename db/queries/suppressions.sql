@@ -32,6 +32,12 @@ WHERE account_id = @account_id AND email_lower > @after_email
 ORDER BY email_lower
 LIMIT @lim;
 
+-- name: SuppressionGet :one
+-- One address's suppression: why and since when (a subscriber's page shows it).
+SELECT account_id, email_lower, reason, source, created_at
+FROM suppressions
+WHERE account_id = @account_id AND email_lower = @email_lower;
+
 -- name: SuppressionRemove :one
 -- Returns how many rows went (0 or 1); a removal writes its suppression.deleted
 -- event in the same statement.

@@ -331,6 +331,20 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, status *st
 	return out, nil
 }
 
+// ListNewest returns up to limit campaigns before beforeID (0: from the newest),
+// newest first, optionally of one status.
+func (s *Service) ListNewest(ctx context.Context, accountID, beforeID int64, status *string, limit int) ([]Campaign, error) {
+	rows, err := store.New(s.pool).CampaignListNewest(ctx, store.CampaignListNewestParams{AccountID: accountID, BeforeID: beforeID, Status: status, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Campaign, len(rows))
+	for i, r := range rows {
+		out[i] = fromStore(r)
+	}
+	return out, nil
+}
+
 // nonZero is nil for nil or 0.
 func nonZero(p *int64) *int64 {
 	if p == nil || *p == 0 {

@@ -37,45 +37,75 @@ func New(pool *pgxpool.Pool, inbox *provider.Inbox) *Service {
 
 // owner reads a job id: a transactional message (`message:<account>:<key>`) names
 // its account; a campaign message (`campaign:<campaign>:<subscriber>`) and a test
-// send (`test:<campaign>:…`) name their campaign, whose account the database knows.
-func owner(jobID string) (accountID, campaignID int64) {
+// send (`test:<campaign>:…`) name their campaign, and a sequence step
+// (`sequence:<sequence>:<step>:<subscriber>[:<run>]`) its sequence, whose account
+// the database knows.
+func owner(jobID string) (o ref) {
 	kind, rest, _ := strings.Cut(jobID, ":")
 	first, _, _ := strings.Cut(rest, ":")
 	n, err := strconv.ParseInt(first, 10, 64)
 	if err != nil {
-		return 0, 0
+		return ref{}
 	}
 	switch kind {
 	case "message":
-		return n, 0
+		return ref{account: n}
 	case "campaign", "test":
-		return 0, n
+		return ref{campaign: n}
+	case "sequence":
+		return ref{sequence: n}
 	}
-	return 0, 0
+	return ref{}
+}
+
+// ref is what a job id names: an account, a campaign or a sequence (one of them).
+type ref struct{ account, campaign, sequence int64 }
+
+// owned tells which of the campaigns and sequences the messages name are the account's.
+func (s *Service) owned(ctx context.Context, accountID int64, msgs []provider.Logged) (campaigns, sequences map[int64]bool, err error) {
+	var cs, ss []int64
+	for _, m := range msgs {
+		o := owner(m.JobID)
+		if o.campaign != 0 {
+			cs = append(cs, o.campaign)
+		}
+		if o.sequence != 0 {
+			ss = append(ss, o.sequence)
+		}
+	}
+	campaigns, sequences = map[int64]bool{}, map[int64]bool{}
+	q := store.New(s.pool)
+	if len(cs) > 0 {
+		ids, err := q.DevInboxCampaigns(ctx, store.DevInboxCampaignsParams{AccountID: accountID, Ids: cs})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, id := range ids {
+			campaigns[id] = true
+		}
+	}
+	if len(ss) > 0 {
+		ids, err := q.DevInboxSequences(ctx, store.DevInboxSequencesParams{AccountID: accountID, Ids: ss})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, id := range ids {
+			sequences[id] = true
+		}
+	}
+	return campaigns, sequences, nil
 }
 
 // List returns the account's kept messages, newest first.
 func (s *Service) List(ctx context.Context, accountID int64) ([]provider.Logged, error) {
 	all := s.inbox.List(func(provider.Logged) bool { return true })
-	var campaigns []int64
-	for _, m := range all {
-		if _, c := owner(m.JobID); c != 0 {
-			campaigns = append(campaigns, c)
-		}
-	}
-	mine := map[int64]bool{}
-	if len(campaigns) > 0 {
-		ids, err := store.New(s.pool).DevInboxCampaigns(ctx, store.DevInboxCampaignsParams{AccountID: accountID, Ids: campaigns})
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range ids {
-			mine[id] = true
-		}
+	campaigns, sequences, err := s.owned(ctx, accountID, all)
+	if err != nil {
+		return nil, err
 	}
 	out := all[:0]
 	for _, m := range all {
-		if a, c := owner(m.JobID); a == accountID || c != 0 && mine[c] {
+		if o := owner(m.JobID); o.account == accountID && o.account != 0 || campaigns[o.campaign] || sequences[o.sequence] {
 			out = append(out, m)
 		}
 	}
@@ -84,20 +114,13 @@ func (s *Service) List(ctx context.Context, accountID int64) ([]provider.Logged,
 
 // Get returns one of the account's kept messages; another account's is not found.
 func (s *Service) Get(ctx context.Context, accountID, id int64) (provider.Logged, error) {
-	m, ok := s.inbox.Get(id)
-	if ok {
-		a, c := owner(m.JobID)
-		if a == accountID {
-			return m, nil
+	if m, ok := s.inbox.Get(id); ok {
+		campaigns, sequences, err := s.owned(ctx, accountID, []provider.Logged{m})
+		if err != nil {
+			return provider.Logged{}, err
 		}
-		if c != 0 {
-			ids, err := store.New(s.pool).DevInboxCampaigns(ctx, store.DevInboxCampaignsParams{AccountID: accountID, Ids: []int64{c}})
-			if err != nil {
-				return provider.Logged{}, err
-			}
-			if len(ids) == 1 {
-				return m, nil
-			}
+		if o := owner(m.JobID); o.account == accountID && o.account != 0 || campaigns[o.campaign] || sequences[o.sequence] {
+			return m, nil
 		}
 	}
 	return provider.Logged{}, apperr.New(apperr.NotFound, "message not found (the dev inbox keeps the last 200)")

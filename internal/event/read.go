@@ -54,6 +54,27 @@ func (s *Service) events(ctx context.Context, accountID int64, auth Authority, a
 	return out, nil
 }
 
+// Newest returns the account's newest limit events that any reader can see (below
+// the horizon), newest first, optionally of some types only.
+func (s *Service) Newest(ctx context.Context, accountID int64, types []string, limit int) ([]Event, error) {
+	if err := CheckTypes(types); err != nil {
+		return nil, err
+	}
+	if types == nil {
+		types = []string{}
+	}
+	rows, err := store.New(s.pool).EventListNewest(ctx, store.EventListNewestParams{AccountID: accountID, Types: types, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Event{ID: EventID(r.ID), Type: r.Type, Timestamp: r.OccurredAt.UTC(), Data: r.Data,
+			Position: Position{Xid: r.Xid, ID: r.ID}})
+	}
+	return out, nil
+}
+
 // CheckTypes validates a ?type= filter.
 func CheckTypes(types []string) error {
 	if len(types) > 2*len(Types) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/campaign"
 )
@@ -59,15 +60,30 @@ func policyPtr(p *api.AmbiguousPolicy) *string {
 }
 
 func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r, "campaigns")
+	// Newest first pages downwards: its cursors are a listing of their own, so one
+	// order's cursor cannot be replayed in the other.
+	listing, newest := "campaigns", false
+	switch r.URL.Query().Get("order") {
+	case "", "oldest":
+	case "newest":
+		listing, newest = "campaigns-newest", true
+	default:
+		return apperr.Invalidf("/order", "order must be oldest or newest")
+	}
+	p, err := parsePage(r, listing)
 	if err != nil {
 		return err
 	}
-	rows, err := s.Campaigns.List(r.Context(), accountID(r), p.AfterID, queryString(r, "status"), p.Limit+1)
+	var rows []campaign.Campaign
+	if newest {
+		rows, err = s.Campaigns.ListNewest(r.Context(), accountID(r), p.AfterID, queryString(r, "status"), p.Limit+1)
+	} else {
+		rows, err = s.Campaigns.List(r.Context(), accountID(r), p.AfterID, queryString(r, "status"), p.Limit+1)
+	}
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "campaigns", p, rows, func(x campaign.Campaign) cursor { return cursor{ID: x.ID} })
+	rows, next := pageOf(r, listing, p, rows, func(x campaign.Campaign) cursor { return cursor{ID: x.ID} })
 	out := api.CampaignPage{Data: make([]api.Campaign, len(rows)), NextCursor: next}
 	for i, x := range rows {
 		out.Data[i] = toAPICampaign(x)

@@ -244,6 +244,13 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	switch r.URL.Query().Get("order") {
+	case "", "oldest":
+	case "newest":
+		return s.listNewestEvents(w, r, p.Limit)
+	default:
+		return apperr.Invalidf("/order", "order must be oldest or newest")
+	}
 	after, err := eventPosition(r, r.URL.Query().Get("after"))
 	if err != nil {
 		return err
@@ -261,6 +268,26 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	if len(evs) > 0 {
 		c := eventCursor(accountID(r), evs[len(evs)-1].Position)
 		out.NextCursor = &c
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+// listNewestEvents answers GET /v1/events?order=newest: the newest events, newest
+// first, with no cursor (a reading position pages forwards only; "recent" is one
+// page). after makes no sense with it and is refused rather than ignored.
+func (s *Server) listNewestEvents(w http.ResponseWriter, r *http.Request, limit int) error {
+	if r.URL.Query().Get("after") != "" {
+		return apperr.Invalidf("/after", "after cannot be combined with order=newest")
+	}
+	evs, err := s.Events.Newest(r.Context(), accountID(r), eventTypes(r), limit)
+	if err != nil {
+		return err
+	}
+	out := api.EventPage{Data: make([]api.Event, len(evs))}
+	for i, x := range evs {
+		if out.Data[i], err = toAPIEvent(x); err != nil {
+			return err
+		}
 	}
 	return encode(w, http.StatusOK, out)
 }

@@ -24,7 +24,7 @@ func toAPIMessage(m transactional.Message) api.Message {
 	for i, a := range m.Attachments {
 		atts[i] = api.Attachment{Filename: a.Filename, ContentType: a.ContentType, ContentId: a.ContentID, Size: a.Size, Sha256: a.SHA256}
 	}
-	return api.Message{Id: m.ID, IdempotencyKey: m.IdempotencyKey, Category: api.MessageCategory(m.Category),
+	return api.Message{Id: m.ID, IdempotencyKey: m.IdempotencyKey, Category: api.MessageCategory(m.Category), Subject: m.Subject,
 		To: m.To, ToName: m.ToName, From: m.From, FromName: m.FromName, ReplyTo: m.ReplyTo, TemplateId: m.TemplateID,
 		ReplyToList: replyTo, Cc: nonNilStrings(m.Cc), Bcc: nonNilStrings(m.Bcc), Attachments: atts,
 		SenderId: m.SenderID,
@@ -171,16 +171,30 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r, "messages")
+	// Newest first pages downwards, with cursors of a listing of its own.
+	listing, newest := "messages", false
+	switch r.URL.Query().Get("order") {
+	case "", "oldest":
+	case "newest":
+		listing, newest = "messages-newest", true
+	default:
+		return apperr.Invalidf("/order", "order must be oldest or newest")
+	}
+	p, err := parsePage(r, listing)
 	if err != nil {
 		return err
 	}
 	f := transactional.Filter{Status: queryString(r, "status"), To: queryString(r, "to"), Tag: queryString(r, "tag")}
-	rows, err := s.Transactional.List(r.Context(), accountID(r), p.AfterID, f, p.Limit+1)
+	var rows []transactional.Message
+	if newest {
+		rows, err = s.Transactional.ListNewest(r.Context(), accountID(r), p.AfterID, f, p.Limit+1)
+	} else {
+		rows, err = s.Transactional.List(r.Context(), accountID(r), p.AfterID, f, p.Limit+1)
+	}
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "messages", p, rows, func(x transactional.Message) cursor { return cursor{ID: x.ID} })
+	rows, next := pageOf(r, listing, p, rows, func(x transactional.Message) cursor { return cursor{ID: x.ID} })
 	out := api.MessagePage{Data: make([]api.Message, len(rows)), NextCursor: next}
 	for i, x := range rows {
 		out.Data[i] = toAPIMessage(x)

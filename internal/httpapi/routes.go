@@ -79,6 +79,7 @@ func (s *Server) routes() {
 			r.With(s.unbounded).Get("/subscribers/export", s.handle(s.exportSubscribers))
 			r.Post("/subscribers", s.handle(s.createSubscriber))
 			r.With(s.unbounded).Post("/subscribers/import", s.handle(s.importSubscribers))
+			r.Get("/subscribers/count", s.handle(s.countSubscribers))
 			r.Get("/subscribers/{id}", s.handle(s.getSubscriber))
 			r.Patch("/subscribers/{id}", s.handle(s.updateSubscriber))
 			r.Delete("/subscribers/{id}", s.handle(s.deleteSubscriber))
@@ -106,6 +107,7 @@ func (s *Server) routes() {
 			r.Get("/suppressions", s.handle(s.listSuppressions))
 			r.With(s.unbounded).Get("/suppressions/export", s.handle(s.exportSuppressions))
 			r.Post("/suppressions", s.handle(s.addSuppression))
+			r.Get("/suppressions/{email}", s.handle(s.getSuppression))
 			r.Delete("/suppressions/{email}", s.handle(s.removeSuppression))
 
 			r.Get("/templates", s.handle(s.listTemplates))

@@ -76,6 +76,23 @@ func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
 	return encode(w, http.StatusOK, out)
 }
 
+// countSubscribers answers GET /v1/subscribers/count: how many subscribers the
+// listing's filters select, exact up to subscriber.CountBound.
+func (s *Server) countSubscribers(w http.ResponseWriter, r *http.Request) error {
+	listID, err := queryInt64(r, "list_id")
+	if err != nil {
+		return err
+	}
+	n, exact, err := s.Subscribers.Count(r.Context(), accountID(r), subscriber.Filter{
+		Status: queryString(r, "status"), ListID: listID, EmailPrefix: queryString(r, "email"),
+		Membership: r.URL.Query().Get("membership"),
+	})
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, api.SubscriberCount{Count: n, Exact: exact})
+}
+
 func (s *Server) createSubscriber(w http.ResponseWriter, r *http.Request) error {
 	in, err := decode[api.SubscriberCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
@@ -216,6 +233,19 @@ func (s *Server) importSubscribers(w http.ResponseWriter, r *http.Request) error
 			w.Header().Set("Accept", "text/csv; charset=utf-8, application/json")
 		}
 		return err
+	}
+	// ?status= is the status of every row that names none (a CSV without the column):
+	// without it a new subscriber is pending and an existing one keeps its status.
+	switch st := r.URL.Query().Get("status"); st {
+	case "":
+	case "pending", "confirmed":
+		for i := range rows {
+			if rows[i].Status == nil {
+				rows[i].Status = &st
+			}
+		}
+	default:
+		return apperr.Invalidf("/status", "status must be pending or confirmed")
 	}
 	res, err := s.Subscribers.Import(r.Context(), accountID(r), rows, rejected, listID)
 	if err != nil {

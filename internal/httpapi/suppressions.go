@@ -67,6 +67,21 @@ func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) error {
 	return encode(w, status, toAPISuppression(x))
 }
 
+// getSuppression answers GET /v1/suppressions/{email}: whether, why and since when
+// the address is suppressed (404: it is not).
+func (s *Server) getSuppression(w http.ResponseWriter, r *http.Request) error {
+	// chi matches on the raw path when the client escaped it (%40 for @).
+	email, err := url.PathUnescape(chi.URLParam(r, "email"))
+	if err != nil {
+		return apperr.Invalidf("/email", "email is not a valid path segment")
+	}
+	x, err := suppression.Get(r.Context(), s.Pool, accountID(r), email)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, toAPISuppression(x))
+}
+
 func (s *Server) removeSuppression(w http.ResponseWriter, r *http.Request) error {
 	// chi matches on the raw path when the client escaped it (%40 for @).
 	email, err := url.PathUnescape(chi.URLParam(r, "email"))

@@ -839,6 +839,85 @@ func (q *Queries) CampaignListBuildsToResume(ctx context.Context, executorID *in
 	return items, nil
 }
 
+const campaignListNewest = `-- name: CampaignListNewest :many
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns
+WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) AND kind = 'campaign'
+  AND ($3::text IS NULL OR status = $3::text)
+ORDER BY id DESC
+LIMIT $4
+`
+
+type CampaignListNewestParams struct {
+	AccountID int64
+	BeforeID  int64
+	Status    *string
+	Lim       int32
+}
+
+// CampaignList newest first: a keyset page in descending id order, before
+// @before_id (0: from the newest), so the campaign made last is on the first page
+// however many the account has.
+func (q *Queries) CampaignListNewest(ctx context.Context, arg CampaignListNewestParams) ([]Campaign, error) {
+	rows, err := q.db.Query(ctx, campaignListNewest,
+		arg.AccountID,
+		arg.BeforeID,
+		arg.Status,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Campaign{}
+	for rows.Next() {
+		var i Campaign
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.Name,
+			&i.Subject,
+			&i.FromEmail,
+			&i.FromName,
+			&i.ReplyTo,
+			&i.HtmlTemplate,
+			&i.TextTemplate,
+			&i.Language,
+			&i.ListIds,
+			&i.Status,
+			&i.AmbiguousPolicy,
+			&i.ScheduledFor,
+			&i.ApprovedAt,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.CancelledAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.SkippedSuppressed,
+			&i.SkippedUnconfirmed,
+			&i.TemplateID,
+			&i.Kind,
+			&i.SenderID,
+			&i.PausedReason,
+			&i.SegmentID,
+			&i.BuildExecutorID,
+			&i.FailedReason,
+			&i.TrackClicks,
+			&i.TrackOpens,
+			&i.Archive,
+			&i.CreatedByType,
+			&i.CreatedByID,
+			&i.FailedRetriedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const campaignNotify = `-- name: CampaignNotify :exec
 SELECT pg_notify($1::text, $2::text)
 `

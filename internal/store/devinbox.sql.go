@@ -39,3 +39,34 @@ func (q *Queries) DevInboxCampaigns(ctx context.Context, arg DevInboxCampaignsPa
 	}
 	return items, nil
 }
+
+const devInboxSequences = `-- name: DevInboxSequences :many
+SELECT id FROM sequences WHERE account_id = $1 AND id = ANY($2::bigint[])
+`
+
+type DevInboxSequencesParams struct {
+	AccountID int64
+	Ids       []int64
+}
+
+// Which of these sequences are the account's: a sequence step's message is the
+// account's when its sequence is.
+func (q *Queries) DevInboxSequences(ctx context.Context, arg DevInboxSequencesParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, devInboxSequences, arg.AccountID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -1244,6 +1244,58 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 	return items, nil
 }
 
+const eventListNewest = `-- name: EventListNewest :many
+SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+WHERE e.account_id = $1
+  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  AND (cardinality($2::text[]) = 0 OR e.type = ANY($2::text[]))
+ORDER BY e.xid DESC, e.id DESC
+LIMIT $3
+`
+
+type EventListNewestParams struct {
+	AccountID int64
+	Types     []string
+	Lim       int32
+}
+
+type EventListNewestRow struct {
+	ID         int64
+	Type       string
+	OccurredAt time.Time
+	Data       json.RawMessage
+	Xid        int64
+}
+
+// The account's newest events below the horizon, newest first, optionally of some
+// types only: what a dashboard shows as "recent" (the reading-order listing would
+// need every older page first). Not a reading position: nothing pages from it.
+func (q *Queries) EventListNewest(ctx context.Context, arg EventListNewestParams) ([]EventListNewestRow, error) {
+	rows, err := q.db.Query(ctx, eventListNewest, arg.AccountID, arg.Types, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventListNewestRow{}
+	for rows.Next() {
+		var i EventListNewestRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Type,
+			&i.OccurredAt,
+			&i.Data,
+			&i.Xid,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventListOfCampaign = `-- name: EventListOfCampaign :many
 SELECT id, type, occurred_at, data FROM events
 WHERE account_id = $1 AND type LIKE 'campaign.%'

@@ -311,7 +311,8 @@ func (q *Queries) MessageFailHeld(ctx context.Context, arg MessageFailHeldParams
 const messageGet = `-- name: MessageGet :one
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
-       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
+       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
+       m.subject
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = $1 AND m.id = $2
@@ -349,6 +350,7 @@ type MessageGetRow struct {
 	SentAt            *time.Time
 	UpdatedAt         time.Time
 	Feedback          *string
+	Subject           string
 }
 
 // (job_id NOT LIKE 'campaign:%', true of every message's job id, lets the planner use
@@ -383,6 +385,7 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 		&i.SentAt,
 		&i.UpdatedAt,
 		&i.Feedback,
+		&i.Subject,
 	)
 	return i, err
 }
@@ -464,7 +467,8 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 const messageList = `-- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
-       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback
+       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
+       m.subject
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = $1 AND m.id > $2
@@ -511,6 +515,7 @@ type MessageListRow struct {
 	SentAt            *time.Time
 	UpdatedAt         time.Time
 	Feedback          *string
+	Subject           string
 }
 
 func (q *Queries) MessageList(ctx context.Context, arg MessageListParams) ([]MessageListRow, error) {
@@ -556,6 +561,118 @@ func (q *Queries) MessageList(ctx context.Context, arg MessageListParams) ([]Mes
 			&i.SentAt,
 			&i.UpdatedAt,
 			&i.Feedback,
+			&i.Subject,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageListNewest = `-- name: MessageListNewest :many
+SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
+       m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
+       m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
+       m.subject
+FROM messages m
+JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
+WHERE m.account_id = $1 AND ($2::bigint = 0 OR m.id < $2::bigint)
+  AND ($3::text IS NULL OR s.status = $3::text)
+  AND ($4::text IS NULL OR lower(m.to_email) = lower($4::text))
+  AND ($5::text IS NULL OR m.tags @> ARRAY[$5::text])
+ORDER BY m.id DESC
+LIMIT $6
+`
+
+type MessageListNewestParams struct {
+	AccountID int64
+	BeforeID  int64
+	Status    *string
+	ToEmail   *string
+	Tag       *string
+	Lim       int32
+}
+
+type MessageListNewestRow struct {
+	ID                int64
+	IdempotencyKey    string
+	Category          string
+	ToEmail           string
+	ToName            string
+	FromEmail         string
+	FromName          string
+	ReplyTo           string
+	TemplateID        *int64
+	Tags              []string
+	SendAt            *time.Time
+	CreatedAt         time.Time
+	SenderID          *int64
+	Cc                []string
+	Bcc               []string
+	ReplyToMore       []string
+	AttachmentCount   int16
+	TrackClicks       bool
+	TrackOpens        bool
+	Status            string
+	Attempts          int32
+	ProviderMessageID *string
+	LastError         *string
+	SentAt            *time.Time
+	UpdatedAt         time.Time
+	Feedback          *string
+	Subject           string
+}
+
+// MessageList newest first: a keyset page in descending id order before @before_id
+// (0: from the newest), so the message accepted last is on the first page.
+func (q *Queries) MessageListNewest(ctx context.Context, arg MessageListNewestParams) ([]MessageListNewestRow, error) {
+	rows, err := q.db.Query(ctx, messageListNewest,
+		arg.AccountID,
+		arg.BeforeID,
+		arg.Status,
+		arg.ToEmail,
+		arg.Tag,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageListNewestRow{}
+	for rows.Next() {
+		var i MessageListNewestRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.IdempotencyKey,
+			&i.Category,
+			&i.ToEmail,
+			&i.ToName,
+			&i.FromEmail,
+			&i.FromName,
+			&i.ReplyTo,
+			&i.TemplateID,
+			&i.Tags,
+			&i.SendAt,
+			&i.CreatedAt,
+			&i.SenderID,
+			&i.Cc,
+			&i.Bcc,
+			&i.ReplyToMore,
+			&i.AttachmentCount,
+			&i.TrackClicks,
+			&i.TrackOpens,
+			&i.Status,
+			&i.Attempts,
+			&i.ProviderMessageID,
+			&i.LastError,
+			&i.SentAt,
+			&i.UpdatedAt,
+			&i.Feedback,
+			&i.Subject,
 		); err != nil {
 			return nil, err
 		}

@@ -44,6 +44,47 @@ func (q *Queries) SubscriberConfirm(ctx context.Context, arg SubscriberConfirmPa
 	return i, err
 }
 
+const subscriberCountBounded = `-- name: SubscriberCountBounded :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM subscribers s
+    WHERE s.account_id = $1
+      AND ($2::text IS NULL OR s.status = $2::text)
+      AND ($3::text IS NULL OR s.email_lower LIKE $3::text || '%')
+      AND ($4::bigint IS NULL OR EXISTS (
+            SELECT 1 FROM list_members m
+            WHERE m.account_id = $1 AND m.list_id = $4::bigint AND m.subscriber_id = s.id
+              AND m.status = ANY($5::text[])))
+    LIMIT $6
+) c
+`
+
+type SubscriberCountBoundedParams struct {
+	AccountID          int64
+	Status             *string
+	EmailPrefix        *string
+	ListID             *int64
+	MembershipStatuses []string
+	Bound              int32
+}
+
+// How many subscribers SubscriberList's filters select, counted up to @bound rows
+// and no further: a page shows an exact total for an account of any ordinary size,
+// and the cost of asking stays that of reading @bound index entries however large
+// the account grows (the caller says "more than" when the count reaches the bound).
+func (q *Queries) SubscriberCountBounded(ctx context.Context, arg SubscriberCountBoundedParams) (int64, error) {
+	row := q.db.QueryRow(ctx, subscriberCountBounded,
+		arg.AccountID,
+		arg.Status,
+		arg.EmailPrefix,
+		arg.ListID,
+		arg.MembershipStatuses,
+		arg.Bound,
+	)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const subscriberCreate = `-- name: SubscriberCreate :one
 INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
 VALUES ($1, $2, $3, $4, $5, $6)

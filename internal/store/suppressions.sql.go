@@ -119,6 +119,31 @@ func (q *Queries) SuppressionFindByEmails(ctx context.Context, arg SuppressionFi
 	return items, nil
 }
 
+const suppressionGet = `-- name: SuppressionGet :one
+SELECT account_id, email_lower, reason, source, created_at
+FROM suppressions
+WHERE account_id = $1 AND email_lower = $2
+`
+
+type SuppressionGetParams struct {
+	AccountID  int64
+	EmailLower string
+}
+
+// One address's suppression: why and since when (a subscriber's page shows it).
+func (q *Queries) SuppressionGet(ctx context.Context, arg SuppressionGetParams) (Suppression, error) {
+	row := q.db.QueryRow(ctx, suppressionGet, arg.AccountID, arg.EmailLower)
+	var i Suppression
+	err := row.Scan(
+		&i.AccountID,
+		&i.EmailLower,
+		&i.Reason,
+		&i.Source,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const suppressionList = `-- name: SuppressionList :many
 SELECT account_id, email_lower, reason, source, created_at
 FROM suppressions

@@ -76,6 +76,47 @@ type Filter struct {
 	Limit       int
 }
 
+// sqlArgs are the filter's email prefix (LIKE wildcards escaped) and the
+// membership statuses a list_id filter counts.
+func (f Filter) sqlArgs() (prefix *string, membership []string, err error) {
+	if f.EmailPrefix != nil {
+		p := likePrefix(*f.EmailPrefix)
+		prefix = &p
+	}
+	switch f.Membership {
+	case "", "subscribed":
+		membership = []string{"subscribed"}
+	case "unsubscribed", "pending":
+		membership = []string{f.Membership}
+	case "any":
+		membership = []string{"subscribed", "unsubscribed", "pending"}
+	default:
+		return nil, nil, apperr.Invalidf("/membership", "membership must be subscribed, unsubscribed, pending or any")
+	}
+	return prefix, membership, nil
+}
+
+// CountBound is where Count stops counting: an exact total up to it, "more
+// than" beyond (counting further would cost a page view a scan of the account).
+const CountBound = 100_000
+
+// Count returns how many subscribers f selects (its AfterID and Limit aside), and
+// whether that is exact: at CountBound it stops and answers CountBound, not exact.
+func (s *Service) Count(ctx context.Context, accountID int64, f Filter) (n int64, exact bool, err error) {
+	prefix, membership, err := f.sqlArgs()
+	if err != nil {
+		return 0, false, err
+	}
+	n, err = store.New(s.pool).SubscriberCountBounded(ctx, store.SubscriberCountBoundedParams{
+		AccountID: accountID, Status: f.Status, EmailPrefix: prefix, ListID: f.ListID,
+		MembershipStatuses: membership, Bound: CountBound,
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return n, n < CountBound, nil
+}
+
 func fromStore(s store.Subscriber) Subscriber {
 	attrs := map[string]any{}
 	_ = json.Unmarshal(s.Attributes, &attrs) // the column is CHECKed to be an object
@@ -142,21 +183,9 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Subscriber, err
 
 // List returns up to f.Limit subscribers after f.AfterID in id order.
 func (s *Service) List(ctx context.Context, accountID int64, f Filter) ([]Subscriber, error) {
-	var prefix *string
-	if f.EmailPrefix != nil {
-		p := likePrefix(*f.EmailPrefix)
-		prefix = &p
-	}
-	var membership []string
-	switch f.Membership {
-	case "", "subscribed":
-		membership = []string{"subscribed"}
-	case "unsubscribed", "pending":
-		membership = []string{f.Membership}
-	case "any":
-		membership = []string{"subscribed", "unsubscribed", "pending"}
-	default:
-		return nil, apperr.Invalidf("/membership", "membership must be subscribed, unsubscribed, pending or any")
+	prefix, membership, err := f.sqlArgs()
+	if err != nil {
+		return nil, err
 	}
 	rows, err := store.New(s.pool).SubscriberList(ctx, store.SubscriberListParams{
 		AccountID: accountID, AfterID: f.AfterID, Status: f.Status, EmailPrefix: prefix,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -21,6 +22,19 @@ func List(ctx context.Context, db store.DBTX, accountID int64, afterEmail string
 		out[i] = Suppression{Email: r.EmailLower, Reason: r.Reason, Source: r.Source, CreatedAt: r.CreatedAt}
 	}
 	return out, nil
+}
+
+// Get returns the suppression of email; an address not suppressed is not found.
+func Get(ctx context.Context, db store.DBTX, accountID int64, email string) (Suppression, error) {
+	addr, err := address.Parse(email)
+	if err != nil {
+		return Suppression{}, apperr.Invalidf("/email", "%s", err.Error())
+	}
+	r, err := store.New(db).SuppressionGet(ctx, store.SuppressionGetParams{AccountID: accountID, EmailLower: addr.Lower})
+	if err != nil {
+		return Suppression{}, postgres.Error(err, "suppression")
+	}
+	return Suppression{Email: r.EmailLower, Reason: r.Reason, Source: r.Source, CreatedAt: r.CreatedAt}, nil
 }
 
 // Remove lifts the suppression of email. The subscriber's status is left as it is:

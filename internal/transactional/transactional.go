@@ -81,6 +81,9 @@ type AttachmentInfo = attachment.Info
 type Message struct {
 	ID             int64
 	IdempotencyKey string
+	// Subject is the subject as accepted: a template, rendered for the recipient
+	// when the message is sent.
+	Subject        string
 	Category       string
 	To, ToName     string
 	From, FromName string
@@ -399,6 +402,27 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, f Filter, 
 	if err != nil {
 		return nil, err
 	}
+	return s.listed(ctx, accountID, rows)
+}
+
+// ListNewest is List newest first: up to limit messages before beforeID (0: from
+// the newest).
+func (s *Service) ListNewest(ctx context.Context, accountID, beforeID int64, f Filter, limit int) ([]Message, error) {
+	newest, err := store.New(s.pool).MessageListNewest(ctx, store.MessageListNewestParams{AccountID: accountID, BeforeID: beforeID,
+		Status: f.Status, ToEmail: f.To, Tag: f.Tag, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]store.MessageListRow, len(newest))
+	for i, r := range newest {
+		rows[i] = store.MessageListRow(r)
+	}
+	return s.listed(ctx, accountID, rows)
+}
+
+// listed makes messages of listed rows, with their attachments and engagement.
+func (s *Service) listed(ctx context.Context, accountID int64, rows []store.MessageListRow) ([]Message, error) {
+	var err error
 	out := make([]Message, len(rows))
 	for i, r := range rows {
 		out[i] = fromRow(r)
@@ -417,5 +441,6 @@ func fromRow(r store.MessageListRow) Message {
 		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, SenderID: r.SenderID, Tags: r.Tags,
 		MoreReplyTo: r.ReplyToMore, Cc: r.Cc, Bcc: r.Bcc, TrackClicks: r.TrackClicks, TrackOpens: r.TrackOpens,
 		SendAt: r.SendAt, Status: r.Status, Attempts: int(r.Attempts), ProviderMessageID: r.ProviderMessageID,
-		LastError: r.LastError, Feedback: r.Feedback, SentAt: r.SentAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		LastError: r.LastError, Feedback: r.Feedback, SentAt: r.SentAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Subject: r.Subject}
 }

@@ -92,13 +92,22 @@ let retry = null;
 /** How many events the stream delivered (the browser test reads it). */
 export const streamStats = { events: 0, opened: 0 };
 
+/** Whether a stream is being opened (its token being minted). */
+let opening = false;
+
 async function openStream() {
   retry = null;
-  if (source || listeners.size === 0) return;
+  // One stream at a time: a second call while the first waits for its token would
+  // open a second EventSource that nothing closes, and each holds one of the
+  // browser's six connections to the origin until requests queue behind them.
+  if (source || opening || listeners.size === 0) return;
+  opening = true;
   try {
     // A short-lived token scoped to the stream: EventSource cannot send headers,
     // and the session cookie never goes in a URL.
     const t = await api('POST', '/v1/events/stream-tokens');
+    opening = false;
+    if (source || listeners.size === 0) return;
     const q = new URLSearchParams({ token: t.token });
     if (lastId) q.set('after', lastId);
     const es = new EventSource('/v1/events/stream?' + q.toString());
@@ -128,6 +137,7 @@ async function openStream() {
       }
     };
   } catch (e) {
+    opening = false;
     if (!retry) retry = setTimeout(openStream, 5000);
   }
 }

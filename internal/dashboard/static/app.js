@@ -2,7 +2,8 @@
 // pages. Every page is a client of the public /v1 API.
 import { html, render, useState, useEffect } from './preact-htm.js';
 import { api, setCSRF, closeStream } from './api.js';
-import { Field, ErrorBox, fieldError } from './ui.js';
+import { Field, ErrorBox, fieldError, NotFound, timeZone } from './ui.js';
+import { Problem } from './api.js';
 import { Overview } from './overview.js';
 import { Campaigns, CampaignNew, CampaignPage } from './campaigns.js';
 import { Subscribers } from './subscribers.js';
@@ -51,7 +52,9 @@ function SignIn({ onSignedIn, note }) {
     try {
       onSignedIn(await api('POST', '/v1/session', { api_key: key }));
     } catch (err) {
-      setError(err);
+      // Refused at sign-in, a 401 is about the key typed, not a session that ended.
+      setError(err instanceof Problem && err.status === 401
+        ? new Error('That API key is not valid: it is wrong, revoked, or of another account or deployment. Check it and try again.') : err);
     } finally {
       setBusy(false);
       setKey(''); // the key leaves the page as soon as it has been used
@@ -102,8 +105,8 @@ function App() {
     setSession(s);
   }
   async function signOut() {
-    try { await api('DELETE', '/v1/session'); } catch { /* the session is gone either way */ }
     closeStream();
+    try { await api('DELETE', '/v1/session'); } catch { /* the session is gone either way */ }
     setCSRF(null);
     setSession(null);
     setNote('You are signed out.');
@@ -113,23 +116,30 @@ function App() {
   if (session === null) return html`<${SignIn} onSignedIn=${signedIn} note=${note} />`;
   let body;
   // A detail page is keyed by its id: opened straight from another of its kind, it
-  // starts afresh instead of keeping the previous one's typed values and errors.
+  // starts afresh instead of keeping the previous one's typed values and errors. An
+  // id that is not a number is no page at all (never asked of the API as NaN).
+  const id = /^[1-9]\d{0,17}$/.test(r.arg) ? Number(r.arg) : null;
+  /** @param {any} list @param {any} detail @param {string} what */
+  const page = (list, detail, what) => (!r.arg ? html`<${list} />` : id !== null ? html`<${detail} key=${r.arg} id=${id} />` : html`<${NotFound} what=${what} />`);
   switch (r.page) {
-    case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : r.arg ? html`<${CampaignPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Campaigns} />`; break;
-    case 'sequences': body = r.arg === 'new' ? html`<${SequenceNew} />` : r.arg ? html`<${SequencePage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Sequences} />`; break;
-    case 'subscribers': body = r.arg ? html`<${SubscriberPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Subscribers} />`; break;
-    case 'lists': body = r.arg ? html`<${ListPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Lists} />`; break;
-    case 'messages': body = r.arg ? html`<${MessagePage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Messages} />`; break;
-    case 'senders': body = r.arg ? html`<${SenderPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${Senders} />`; break;
-    case 'endpoints': body = r.arg ? html`<${EndpointPage} key=${r.arg} id=${Number(r.arg)} />` : html`<${EventEndpoints} />`; break;
-    case 'segments': body = html`<${Segments} />`; break;
-    case 'templates': body = html`<${Templates} />`; break;
-    case 'suppressions': body = html`<${Suppressions} />`; break;
-    case 'inbox': body = html`<${Inbox} />`; break;
-    case 'keys': body = html`<${Keys} />`; break;
-    default: body = html`<${Overview} />`;
+    case 'campaigns': body = r.arg === 'new' ? html`<${CampaignNew} />` : page(Campaigns, CampaignPage, 'campaign'); break;
+    case 'sequences': body = r.arg === 'new' ? html`<${SequenceNew} />` : page(Sequences, SequencePage, 'sequence'); break;
+    case 'subscribers': body = page(Subscribers, SubscriberPage, 'subscriber'); break;
+    case 'lists': body = page(Lists, ListPage, 'list'); break;
+    case 'messages': body = page(Messages, MessagePage, 'message'); break;
+    case 'senders': body = page(Senders, SenderPage, 'sender'); break;
+    case 'endpoints': body = page(EventEndpoints, EndpointPage, 'event endpoint'); break;
+    case 'segments': body = r.arg ? html`<${NotFound} />` : html`<${Segments} />`; break;
+    case 'templates': body = r.arg ? html`<${NotFound} />` : html`<${Templates} />`; break;
+    case 'suppressions': body = r.arg ? html`<${NotFound} />` : html`<${Suppressions} />`; break;
+    case 'inbox': body = r.arg ? html`<${NotFound} />` : html`<${Inbox} />`; break;
+    case 'keys': body = r.arg ? html`<${NotFound} />` : html`<${Keys} />`; break;
+    case 'overview': body = html`<${Overview} />`; break;
+    default: body = html`<${NotFound} />`;
   }
-  return html`<div class="shell">
+  // A read-only session sees no control that would change something: the API would
+  // refuse it, so offering it is a trap (style.css hides them under data-read-only).
+  return html`<div class="shell" data-read-only=${session.role === 'read_only' ? 'yes' : undefined}>
     <a class="skip" href="#main" onClick=${(/** @type {Event} */ e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
     <header>
       <span class="brand">sendonce</span>
@@ -140,11 +150,12 @@ function App() {
       </nav>
       <div class="who">
         <span>${session.account_name}</span>
-        ${session.role === 'read_only' && html`<span class="tag" title="Signed in with a read-only key: changes are refused">read-only</span>`}
+        ${session.role === 'read_only' && html`<span class="tag" title="Signed in with a read-only key: you can look, not change">read-only</span>`}
         <button type="button" class="link" onClick=${signOut}>Sign out</button>
       </div>
     </header>
     <main id="main" tabindex="-1">${body}</main>
+    <footer><small>Times are in your time zone, ${timeZone}; hover one for the exact time.</small></footer>
   </div>`;
 }
 

@@ -1,6 +1,7 @@
 import { html, useState, useEffect, useRef } from './preact-htm.js';
-import { api, subscribe, onStreamOpen } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId } from './ui.js';
+import { api, subscribe, onStreamOpen, Problem } from './api.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId, plural } from './ui.js';
+import { usePaged, Pager } from './pager.js';
 import { CampaignProgress } from './progress.js';
 import { CampaignChart } from './chart.js';
 import { Engagement } from './engagement.js';
@@ -9,96 +10,160 @@ const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sen
 
 export function Campaigns() {
   const [status, setStatus] = useState('');
-  const [page, error] = useLoad(() => api('GET', '/v1/campaigns?limit=200' + (status ? '&status=' + status : '')), [status]);
+  // Newest first, a page at a time: the campaign made last is always on the first page.
+  const paged = usePaged('/v1/campaigns?order=newest&limit=50' + (status ? '&status=' + status : ''));
+  const { page, error } = paged;
   return html`<h1>Campaigns</h1>
     <p><a class="button" href="#/campaigns/new">New campaign</a></p>
     <${Select} label="Status" value=${status} onChange=${setStatus} options=${statuses.map((s) => [s, s || 'any'])} />
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No campaigns${status ? ' with this status' : ''}.">
       <p><a href="#/campaigns/new">Create one</a> from a template or from scratch.</p></${Empty}>`}
-    ${page && page.data.length > 0 && html`<div class="table-wrap"><table>
-      <caption class="sr-only">Campaigns</caption>
+    ${page && page.data.length > 0 && html`<div class="table-wrap"><table class="campaigns">
+      <caption class="sr-only">Campaigns, newest first</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
-      <tbody>${[...page.data].reverse().map((/** @type {any} */ c) => html`<tr key=${c.id}>
+      <tbody>${page.data.map((/** @type {any} */ c) => html`<tr key=${c.id}>
         <td><a href=${'#/campaigns/' + c.id}>${c.name}</a></td><td><span class=${'tag ' + c.status}>${c.status}</span></td><td>${when(c.created_at)}</td></tr>`)}
-      </tbody></table></div>`}`;
+      </tbody></table></div>`}
+    <${Pager} paged=${paged} label="Campaigns" />`;
 }
 
 /**
- * The audience count of lists and a segment, through the segment preview.
- * @param {number[]} listIds @param {number} segmentId @param {any[]} segments
+ * The audience filter of lists and a segment, as the segment preview takes it.
+ * @param {number[]} listIds @param {any} seg @param {string[]} statuses
  */
-async function audience(listIds, segmentId, segments) {
-  const seg = segments.find((s) => s.id === segmentId);
+function audienceFilter(listIds, seg, statuses) {
   /** @type {any} */
-  const filter = { statuses: ['confirmed'] };
+  const filter = { statuses };
   if (seg) {
     if (seg.match) filter.match = seg.match;
-    if (seg.statuses.length) filter.statuses = seg.statuses;
     if (seg.list_ids.length) filter.list_ids = seg.list_ids;
   }
   if (listIds.length) filter.list_ids = listIds;
-  return (await api('POST', '/v1/segments/preview', filter)).count;
+  return filter;
 }
 
-export function CampaignNew() {
+/**
+ * The audience of lists and a segment (confirmed, not suppressed: whom a campaign
+ * goes to), and who of the lists it leaves out: pending subscribers (not confirmed
+ * yet) and unsubscribed ones.
+ * @param {number[]} listIds @param {any} seg
+ * @returns {Promise<{count:number, pending:number, unsubscribed:number}>}
+ */
+async function audience(listIds, seg) {
+  const statuses = seg && seg.statuses.length ? seg.statuses : ['confirmed'];
+  const [count, pending, unsubscribed] = await Promise.all([
+    api('POST', '/v1/segments/preview', audienceFilter(listIds, seg, statuses)),
+    statuses.includes('pending') ? { count: 0 } : api('POST', '/v1/segments/preview', audienceFilter(listIds, seg, ['pending'])),
+    api('POST', '/v1/segments/preview', audienceFilter(listIds, seg, ['unsubscribed'])),
+  ]);
+  return { count: count.count, pending: pending.count, unsubscribed: unsubscribed.count };
+}
+
+/** Why the audience is smaller than the lists. @param {{a:{count:number, pending:number, unsubscribed:number}|null}} p */
+function AudienceNote({ a }) {
+  if (!a || (a.pending === 0 && a.unsubscribed === 0)) return null;
+  const parts = [];
+  if (a.pending) parts.push(`${plural(a.pending, 'subscriber')} ${a.pending === 1 ? 'is' : 'are'} pending (not confirmed yet)`);
+  if (a.unsubscribed) parts.push(`${plural(a.unsubscribed, 'subscriber')} unsubscribed`);
+  return html`<p class="hint" data-audience-note>Not counted: ${parts.join(', and ')}. A campaign goes only to confirmed subscribers who are not suppressed.
+    ${a.pending > 0 && html` Confirm them on their page, or import them again as confirmed if they agreed to receive mail.`}</p>`;
+}
+
+/** A campaign's fields in the form, from a campaign (editing) or empty (new). @param {any} c */
+function formOf(c) {
+  return {
+    name: c ? c.name : '', from_email: c ? c.from_email : '', from_name: c ? c.from_name : '', reply_to: c ? c.reply_to : '',
+    template_id: c && c.template_id ? String(c.template_id) : '', subject: c ? c.subject : '', html_template: c ? c.html_template : '',
+    text_template: c ? c.text_template : '', segment_id: c && c.segment_id ? String(c.segment_id) : '',
+    sender_id: c && c.sender_id ? String(c.sender_id) : '', language: c ? c.language : '',
+    track_clicks: c ? c.track_clicks : true, track_opens: c ? c.track_opens : false, archive: c ? c.archive : false,
+  };
+}
+
+/**
+ * Create a campaign, or edit a draft in full (PATCH with every field of the form).
+ * @param {{campaign?:any, onSaved?:(c:any)=>void}} p
+ */
+export function CampaignForm({ campaign, onSaved }) {
   const [templates] = useLoad(() => api('GET', '/v1/templates?limit=200'));
   const [lists] = useLoad(() => api('GET', '/v1/lists?limit=200'));
   const [segments] = useLoad(() => api('GET', '/v1/segments?limit=200'));
-  const [f, setF] = useState({ name: '', from_email: '', from_name: '', template_id: '', subject: '', html_template: '', text_template: '', segment_id: '' });
-  const [listIds, setListIds] = useState(/** @type {number[]} */ ([]));
-  const [count, setCount] = useState(/** @type {number|null} */ (null));
+  const [senders] = useLoad(() => api('GET', '/v1/senders?limit=200'));
+  const [f, setF] = useState(formOf(campaign));
+  const [listIds, setListIds] = useState(/** @type {number[]} */ (campaign ? campaign.list_ids : []));
+  const [count, setCount] = useState(/** @type {any} */ (null));
   const [error, setError] = useState(/** @type {any} */ (null));
-  const set = (/** @type {string} */ k) => (/** @type {string} */ v) => setF({ ...f, [k]: v });
+  // A functional update: several changes in one tick (boxes ticked at once) all land.
+  const set = (/** @type {string} */ k) => (/** @type {any} */ v) => setF((old) => ({ ...old, [k]: v }));
   useEffect(() => {
     if (!segments) return;
     let live = true;
-    audience(listIds, Number(f.segment_id), segments.data).then((n) => live && setCount(n), () => live && setCount(null));
+    const seg = segments.data.find((/** @type {any} */ s) => s.id === Number(f.segment_id));
+    audience(listIds, seg).then((n) => live && setCount(n), () => live && setCount(null));
     return () => { live = false; };
   }, [listIds.join(','), f.segment_id, segments]);
   const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     /** @type {any} */
-    const body = { name: f.name, from_email: f.from_email, list_ids: listIds };
-    if (f.from_name) body.from_name = f.from_name;
-    if (f.segment_id) body.segment_id = Number(f.segment_id);
+    const body = { name: f.name, from_email: f.from_email, from_name: f.from_name, reply_to: f.reply_to, list_ids: listIds,
+      track_clicks: f.track_clicks, track_opens: f.track_opens, archive: f.archive };
+    if (f.language) body.language = f.language;
+    if (f.segment_id) body.segment_id = Number(f.segment_id); else if (campaign && campaign.segment_id) body.segment_id = null;
+    if (f.sender_id) body.sender_id = Number(f.sender_id); else if (campaign && campaign.sender_id) body.sender_id = null;
     if (f.template_id) body.template_id = Number(f.template_id);
     else {
       body.subject = f.subject;
-      if (f.html_template) body.html_template = f.html_template;
-      if (f.text_template) body.text_template = f.text_template;
+      body.html_template = f.html_template;
+      body.text_template = f.text_template;
     }
     try {
-      const c = await api('POST', '/v1/campaigns', body);
-      go('#/campaigns/' + c.id);
+      const c = campaign ? await api('PATCH', '/v1/campaigns/' + campaign.id, body) : await api('POST', '/v1/campaigns', body);
+      if (onSaved) onSaved(c); else go('#/campaigns/' + c.id);
     } catch (err) { setError(err); }
   };
   const fromTemplate = !!f.template_id;
-  return html`<h1>New campaign</h1>
-    <form onSubmit=${submit} class="form">
+  const check = (/** @type {string} */ k, /** @type {string} */ label) => html`<label class="check"><input type="checkbox" checked=${f[k]}
+    onChange=${(/** @type {any} */ e) => set(k)(e.currentTarget.checked)} /> ${label}</label>`;
+  return html`<form onSubmit=${submit} class="form" aria-label=${campaign ? 'Edit the draft' : 'New campaign'}>
       <${Field} label="Name" value=${f.name} onInput=${set('name')} required error=${fieldError(error, '/name')} />
       <${Field} label="From address" type="email" value=${f.from_email} onInput=${set('from_email')} required error=${fieldError(error, '/from_email')} />
       <${Field} label="From name" value=${f.from_name} onInput=${set('from_name')} error=${fieldError(error, '/from_name')} />
+      <${Field} label="Reply-To" type="email" value=${f.reply_to} onInput=${set('reply_to')} error=${fieldError(error, '/reply_to')} hint="Empty: replies go to the From address." />
+      <${Select} label="Sender" value=${f.sender_id} onChange=${set('sender_id')} error=${fieldError(error, '/sender_id')}
+        options=${[['', "The account's default sender"], ...(senders ? senders.data.map((/** @type {any} */ s) => [String(s.id), s.name]) : [])]} />
       <${Select} label="Template" value=${f.template_id} onChange=${set('template_id')} error=${fieldError(error, '/template_id')}
         options=${[['', 'None: write the message here'], ...(templates ? templates.data.map((/** @type {any} */ t) => [String(t.id), t.name]) : [])]} />
       ${!fromTemplate && html`
         <${Field} label="Subject" value=${f.subject} onInput=${set('subject')} error=${fieldError(error, '/subject')} hint="A template: {{.Name}}, {{.Email}}, {{.Attributes.x}}" />
         <${Field} label="HTML" textarea value=${f.html_template} onInput=${set('html_template')} error=${fieldError(error, '/html_template')} />
         <${Field} label="Text" textarea value=${f.text_template} onInput=${set('text_template')} error=${fieldError(error, '/text_template')} />`}
+      <${Field} label="Language" value=${f.language} onInput=${set('language')} error=${fieldError(error, '/language')} hint="Of the unsubscribe page and footer: en, fr or de." />
+      <fieldset>
+        <legend>Tracking and archive</legend>
+        ${check('track_clicks', 'Track clicks (links become redirects)')}
+        ${check('track_opens', 'Track opens (a pixel; unreliable)')}
+        ${check('archive', 'Publish in the web archive')}
+      </fieldset>
       <fieldset>
         <legend>Lists</legend>
         ${lists && lists.data.length === 0 && html`<p>No lists yet: the audience is the segment, or every confirmed subscriber.</p>`}
         ${lists && lists.data.map((/** @type {any} */ l) => html`<label class="check" key=${l.id}><input type="checkbox" checked=${listIds.includes(l.id)}
-          onChange=${(/** @type {any} */ e) => setListIds(e.currentTarget.checked ? [...listIds, l.id] : listIds.filter((x) => x !== l.id))} /> ${l.name} (${num(l.member_count)})</label>`)}
+          onChange=${(/** @type {any} */ e) => setListIds(e.currentTarget.checked ? [...listIds, l.id] : listIds.filter((x) => x !== l.id))} /> ${l.name} (${plural(l.member_count, 'member')})</label>`)}
         ${fieldError(error, '/list_ids') && html`<p class="field-error">${fieldError(error, '/list_ids')}</p>`}
       </fieldset>
       <${Select} label="Segment" value=${f.segment_id} onChange=${set('segment_id')} error=${fieldError(error, '/segment_id')}
         options=${[['', 'None'], ...(segments ? segments.data.map((/** @type {any} */ s) => [String(s.id), s.name]) : [])]} />
-      <p class="audience" role="status" aria-live="polite">Audience: <strong data-audience=${count ?? ''}>${count === null ? '…' : num(count)}</strong> subscribers</p>
+      <p class="audience" role="status" aria-live="polite">Audience: <strong data-audience=${count ? count.count : ''}>${count === null ? '…' : num(count.count)}</strong> ${count && count.count === 1 ? 'subscriber' : 'subscribers'}</p>
+      <${AudienceNote} a=${count} />
       <${ErrorBox} error=${error} />
-      <button type="submit">Create draft</button>
+      <button type="submit">${campaign ? 'Save draft' : 'Create draft'}</button>
     </form>`;
+}
+
+export function CampaignNew() {
+  return html`<h1>New campaign</h1><${CampaignForm} />`;
 }
 
 /** @param {{campaign:any}} p */
@@ -127,7 +192,7 @@ function Preview({ campaign }) {
     } catch (err) { setError(err); }
   };
   return html`<section aria-labelledby="preview"><h2 id="preview">Preview</h2>
-    <form onSubmit=${show} class="inline">
+    <form onSubmit=${show} class="inline" data-reads aria-label="Preview">
       <${Field} label="As subscriber (address; empty: the template's sample)" type="email" value=${email} onInput=${setEmail} />
       <button type="submit">Preview</button>
     </form>
@@ -144,47 +209,68 @@ function TestSend({ id }) {
   const [to, setTo] = useState('');
   const [res, setRes] = useState(/** @type {any} */ (null));
   const [error, setError] = useState(/** @type {any} */ (null));
+  const addresses = to.split(',').map((s) => s.trim()).filter(Boolean);
+  // A refused address is named by its place in the list: say which one it is.
+  /** @type {Record<string,string>} */
+  const labels = { '/emails': 'To' };
+  addresses.forEach((a, i) => { labels['/emails/' + i] = `To, address ${i + 1} (${a})`; });
+  const bad = error instanceof Problem ? Object.keys(error.fields).filter((p) => p.startsWith('/emails')) : [];
   const send = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
-    try { setRes(await api('POST', `/v1/campaigns/${id}/test`, { emails: to.split(',').map((s) => s.trim()).filter(Boolean) })); } catch (err) { setError(err); }
+    try { setRes(await api('POST', `/v1/campaigns/${id}/test`, { emails: addresses })); } catch (err) { setError(err); }
   };
   return html`<section aria-labelledby="test"><h2 id="test">Test send</h2>
     <form onSubmit=${send} class="inline">
-      <${Field} label="To (up to 10, comma separated)" value=${to} onInput=${setTo} required error=${fieldError(error, '/emails') || fieldError(error, '/emails/0')} />
+      <${Field} label="To (up to 10, comma separated)" value=${to} onInput=${setTo} required
+        error=${bad.length ? bad.map((p) => `${labels[p] || p}: ${fieldError(error, p)}`).join('; ') : undefined} />
       <button type="submit">Send test</button>
     </form>
-    <${ErrorBox} error=${error} />
+    <${ErrorBox} error=${error} labels=${labels} />
     <div role="status">${res && html`<ul class="plain">${res.results.map((/** @type {any} */ r) => html`<li key=${r.email}>${r.email}: ${r.sent ? 'sent' : 'not sent: ' + r.error}</li>`)}</ul>`}</div>
   </section>`;
 }
 
-/** @param {{id:number}} p */
-function Sends({ id }) {
+/**
+ * The campaign's sends, searched by address and filtered by status. progress
+ * changes as the campaign's counts move: the rows shown are asked again then (at
+ * most every two seconds), so they do not stay "queued" after they were sent.
+ * @param {{id:number, progress:number}} p
+ */
+function Sends({ id, progress }) {
   const [status, setStatus] = useState('');
   const [q, setQ] = useState('');
   const [rows, setRows] = useState(/** @type {any[]|null} */ (null));
   const [note, setNote] = useState('');
   const [error, setError] = useState(/** @type {any} */ (null));
   const latest = useRef(0);
+  const applied = useRef(''); // the address searched last: a refresh keeps to it
   const search = async (/** @type {Event|null} */ e) => {
     e && e.preventDefault();
+    if (e) applied.current = q;
     const mine = ++latest.current; // a slower, older search must not overwrite this one
     setError(null);
-    setNote('Searching…');
+    if (e) setNote('Searching…');
     try {
       // The API finds one address (exact, any case) however large the campaign.
-      const addr = q.trim();
+      const addr = applied.current.trim();
       const p = await api('GET', `/v1/campaigns/${id}/sends?limit=100` + (status ? '&status=' + status : '') + (addr ? '&email=' + encodeURIComponent(addr) : ''));
       if (mine !== latest.current) return;
       setRows(p.data);
       setNote(addr ? (p.data.length ? `Found ${addr}.` : `No send to ${addr}${status ? ' with status ' + status : ''}.`)
-        : `${num(p.data.length)} sends shown${p.next_cursor ? ' (the first 100)' : ''}.`);
+        : `${plural(p.data.length, 'send')} shown${p.next_cursor ? ' (the first 100)' : ''}.`);
     } catch (err) { if (mine === latest.current) { setError(err); setNote(''); } }
   };
   useEffect(() => { search(null); }, [id, status]);
+  const lastRefresh = useRef(0);
+  useEffect(() => {
+    if (progress === 0) return;
+    const wait = Math.max(0, lastRefresh.current + 2000 - Date.now());
+    const t = setTimeout(() => { lastRefresh.current = Date.now(); search(null); }, wait);
+    return () => clearTimeout(t);
+  }, [progress]);
   return html`<section aria-labelledby="sends"><h2 id="sends">Sends</h2>
-    <form onSubmit=${search} class="inline">
+    <form onSubmit=${search} class="inline" data-reads aria-label="Find sends">
       <${Field} label="Address" type="search" value=${q} onInput=${setQ} hint="The whole address, any case" error=${fieldError(error, '/email')} />
       <${Select} label="Status" value=${status} onChange=${setStatus}
         options=${['', 'queued', 'sending', 'sent', 'failed', 'suppressed', 'cancelled', 'unknown'].map((s) => [s, s || 'any'])} />
@@ -239,19 +325,66 @@ function CampaignEvents({ id }) {
   </section>`;
 }
 
-/** @param {{id:number, onDone:()=>void}} p */
-function Schedule({ id, onDone }) {
-  const [at, setAt] = useState('');
-  const [error, setError] = useState(/** @type {any} */ (null));
-  const submit = async (/** @type {Event} */ e) => {
-    e.preventDefault();
-    setError(null);
-    try { await api('POST', `/v1/campaigns/${id}/approve`, { scheduled_for: new Date(at).toISOString() }); onDone(); } catch (err) { setError(err); }
+/**
+ * Asks before a campaign is approved, with what will go out: the audience, the
+ * subject, From, the sender, the tracking and when. Nothing is sent until
+ * "Approve and send" is pressed; Escape or "Keep as draft" changes nothing.
+ * @param {{c:any, at:string|null, onClose:()=>void, onDone:()=>void}} p
+ */
+function ApproveDialog({ c, at, onClose, onDone }) {
+  const ref = useRef(/** @type {HTMLDialogElement|null} */ (null));
+  const titleId = useId('approve');
+  const [facts, error] = useLoad(async () => {
+    const [seg, sender] = await Promise.all([
+      c.segment_id ? api('GET', '/v1/segments/' + c.segment_id) : null,
+      c.sender_id ? api('GET', '/v1/senders/' + c.sender_id) : api('GET', '/v1/senders?limit=200').then((p) => p.data.find((/** @type {any} */ s) => s.is_default) || null),
+    ]);
+    return { audience: await audience(c.list_ids, seg), sender, explicit: !!c.sender_id };
+  }, [c.id]);
+  const [busy, setBusy] = useState(false);
+  const [approveError, setApproveError] = useState(/** @type {any} */ (null));
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+  const approve = async () => {
+    setBusy(true);
+    setApproveError(null);
+    try {
+      await api('POST', `/v1/campaigns/${c.id}/approve`, at ? { scheduled_for: new Date(at).toISOString() } : {});
+      ref.current?.close();
+      onDone();
+    } catch (err) { setApproveError(err); setBusy(false); }
   };
-  return html`<form onSubmit=${submit} class="inline">
-    <${Field} label="Send at (your local time)" type="datetime-local" value=${at} onInput=${setAt} required error=${fieldError(error, '/scheduled_for')} />
-    <button type="submit">Schedule</button>
-    <${ErrorBox} error=${error} />
+  const tracking = [c.track_clicks ? 'clicks tracked' : 'clicks not tracked', c.track_opens ? 'opens tracked' : 'opens not tracked'].join(', ');
+  const from = c.from_name ? `${c.from_name} <${c.from_email}>` : c.from_email;
+  const senderName = !facts ? '…' : facts.sender ? facts.sender.name + (facts.explicit ? '' : " (the account's default)") : "the deployment's provider (the account has no default sender)";
+  return html`<dialog ref=${ref} class="confirm" aria-labelledby=${titleId} onClose=${onClose}>
+    <h2 id=${titleId}>${at ? 'Schedule' : 'Send'} “${c.name}”?</h2>
+    <dl class="facts" data-approve-summary>
+      <dt>Audience</dt><dd data-approve-audience=${facts ? facts.audience.count : ''}>${facts ? plural(facts.audience.count, 'subscriber') : '…'}</dd>
+      <dt>Subject</dt><dd>${c.template_id ? html`from the template (${c.subject || 'its subject'})` : c.subject}</dd>
+      <dt>From</dt><dd>${from}${c.reply_to ? `, replies to ${c.reply_to}` : ''}</dd>
+      <dt>Sender</dt><dd>${senderName}</dd>
+      <dt>Tracking</dt><dd>${tracking}${c.archive ? '; published in the web archive' : ''}</dd>
+      <dt>When</dt><dd>${at ? when(new Date(at).toISOString()) : 'now, as soon as it is approved'}</dd>
+    </dl>
+    ${facts && html`<${AudienceNote} a=${facts.audience} />`}
+    <${ErrorBox} error=${error || approveError} />
+    <div class="actions">
+      <button type="button" disabled=${busy || !facts} onClick=${approve}>${at ? 'Approve and schedule' : 'Approve and send'}</button>
+      <button type="button" class="secondary" onClick=${() => ref.current?.close()}>Keep as draft</button>
+    </div>
+  </dialog>`;
+}
+
+/** @param {{onSchedule:(at:string)=>void}} p */
+function Schedule({ onSchedule }) {
+  const [at, setAt] = useState('');
+  const submit = (/** @type {Event} */ e) => { e.preventDefault(); onSchedule(at); };
+  return html`<form onSubmit=${submit} class="inline" aria-label="Schedule">
+    <${Field} label="Send at (your local time)" type="datetime-local" value=${at} onInput=${setAt} required />
+    <button type="submit" class="secondary">Schedule…</button>
   </form>`;
 }
 
@@ -260,14 +393,20 @@ export function CampaignPage({ id }) {
   const [c, error, reload] = useLoad(() => api('GET', '/v1/campaigns/' + id), [id]);
   const [actionError, setActionError] = useState(/** @type {any} */ (null));
   const [busy, setBusy] = useState(false);
+  const [editing, setEditing] = useState(false);
+  // The approval being confirmed: null when none, '' to send now, else the local time.
+  const [approving, setApproving] = useState(/** @type {string|null} */ (null));
+  // Bumped as the progress moves, so the sends table shows the rows' new states.
+  const [progress, setProgress] = useState(0);
   const statusId = useId('status');
   if (error) return html`<h1>Campaign</h1><${ErrorBox} error=${error} />`;
   if (!c) return html`<p>Loading…</p>`;
   const act = async (/** @type {string} */ a) => {
+    if (a === 'approve') { setApproving(''); return; }
     if (a === 'cancel' && !confirm('Cancel this campaign? Recipients not yet sent to will not be.')) return;
     setBusy(true);
     setActionError(null);
-    try { await api('POST', `/v1/campaigns/${id}/${a}`, a === 'approve' ? {} : undefined); } catch (err) { setActionError(err); }
+    try { await api('POST', `/v1/campaigns/${id}/${a}`); } catch (err) { setActionError(err); }
     setBusy(false);
     reload();
   };
@@ -277,14 +416,19 @@ export function CampaignPage({ id }) {
       ${c.paused_reason && html` (${c.paused_reason})`} · created ${when(c.created_at)}</p>
     <div class="actions" role="group" aria-labelledby=${statusId}>
       ${(actions[c.status] || []).map(([a, label]) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)} class=${a === 'cancel' ? 'danger' : ''}>${label}</button>`)}
+      ${c.status === 'draft' && !editing && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit draft</button>`}
     </div>
-    ${c.status === 'draft' && html`<${Schedule} id=${id} onDone=${reload} />`}
+    ${approving !== null && html`<${ApproveDialog} c=${c} at=${approving || null} onClose=${() => setApproving(null)} onDone=${reload} />`}
+    ${c.status === 'draft' && editing && html`<section aria-labelledby="edit"><h2 id="edit">Edit the draft</h2>
+      <${CampaignForm} campaign=${c} onSaved=${() => { setEditing(false); reload(); }} />
+      <p><button type="button" class="secondary" onClick=${() => setEditing(false)}>Stop editing</button></p></section>`}
+    ${c.status === 'draft' && !editing && html`<${Schedule} onSchedule=${(/** @type {string} */ at) => setApproving(at)} />`}
     ${c.scheduled_for && c.status === 'approved' && html`<p>Scheduled for ${when(c.scheduled_for)}.</p>`}
     ${actionError && html`<div class="error" role="alert"><p>${explain(actionError)}</p></div>`}
-    ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} />`}
-    ${c.status === 'draft' && html`<${Preview} campaign=${c} /><${TestSend} id=${id} />`}
+    ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} onStats=${() => setProgress((n) => n + 1)} />`}
+    ${c.status === 'draft' && !editing && html`<${Preview} campaign=${c} /><${TestSend} id=${id} />`}
     ${c.status !== 'draft' && html`<${CampaignChart} id=${id} />`}
     ${c.status !== 'draft' && html`<${Engagement} campaign=${c} />`}
-    ${c.status !== 'draft' && html`<${Sends} id=${id} />`}
+    ${c.status !== 'draft' && html`<${Sends} id=${id} progress=${progress} />`}
     <${CampaignEvents} id=${id} />`;
 }

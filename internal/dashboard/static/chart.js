@@ -17,7 +17,7 @@ const lines = [
 
 /**
  * The timeline as uPlot's columns: seconds, then each line's running total.
- * @param {{points: Array<Record<string, any>>}} tl
+ * @param {{points: Array<Record<string, any>>, step_seconds?: number}} tl
  * @returns {{data: uPlot.AlignedData, totals: number[]}}
  */
 function columns(tl) {
@@ -26,6 +26,13 @@ function columns(tl) {
   /** @type {number[][]} */
   const ys = lines.map(() => []);
   const totals = lines.map(() => 0);
+  // The counts are 0 one step before the first bucket. Drawing that point keeps a
+  // campaign that settled within one bucket from having a range of one instant,
+  // which uPlot would widen to 86,400,000 s (its one-day pad taken as seconds).
+  if (tl.points.length > 0) {
+    xs.push(Date.parse(tl.points[0].at) / 1000 - Math.max(1, Number(tl.step_seconds) || 1));
+    ys.forEach((y) => y.push(0));
+  }
   for (const p of tl.points) {
     xs.push(Date.parse(p.at) / 1000);
     lines.forEach((l, i) => { totals[i] += Number(p[l.key]) || 0; ys[i].push(totals[i]); });
@@ -72,6 +79,8 @@ export function CampaignChart({ id }) {
       scales: { x: { time: true } },
       series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.stroke, width: 2 }))],
       axes: [{}, { size: 56 }],
+      // The range drawn, on the figure: what a test (or a curious reader) checks.
+      hooks: { draw: [(u) => { const fig = el.parentElement; if (fig) { fig.dataset.xMin = String(u.scales.x.min); fig.dataset.xMax = String(u.scales.x.max); } }] },
     }, data, el);
   }, [tl]);
   useEffect(() => {

@@ -6,7 +6,7 @@ import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
 import { Field, Select, ErrorBox, fieldError, useLoad } from './ui.js';
 
-const known = new Set(['domain', 'ok', 'aligned', 'spf', 'dkim', 'dmarc', 'dmarc_policy', 'publish']);
+const known = new Set(['domain', 'ok', 'aligned', 'spf', 'dkim', 'dmarc', 'dmarc_policy', 'publish', 'spf_alignment', 'dkim_alignment']);
 const knownRecord = new Set(['status', 'records', 'selector', 'detail']);
 
 /** A value of a field the page does not know, in words. @param {any} v @returns {any} */
@@ -45,6 +45,10 @@ export function DomainCheck() {
   const [res, setRes] = useState(/** @type {any} */ (null));
   const [error, setError] = useState(/** @type {any} */ (null));
   const [busy, setBusy] = useState(false);
+  const [copied, setCopied] = useState('');
+  const copy = async (/** @type {string} */ text, /** @type {string} */ what) => {
+    try { await navigator.clipboard.writeText(text); setCopied(`Copied ${what}.`); } catch { setCopied(`Select ${what} and copy it.`); }
+  };
   const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
@@ -71,7 +75,9 @@ export function DomainCheck() {
     ${res && html`<div class="domain-result" data-domain=${res.domain} data-ok=${res.ok ? 'yes' : 'no'}>
       <p role="status" class=${res.ok ? 'notice' : 'error'}><strong>${res.domain}:</strong> ${res.ok ? 'SPF, DKIM and DMARC pass, and DKIM is aligned with the domain.' : 'not ready: see what fails below.'}</p>
       <dl class="facts">
-        <dt>DKIM aligned</dt><dd data-aligned=${res.aligned ? 'yes' : 'no'}>${res.aligned ? 'yes: a key is published under the domain itself (d= matches From)' : 'no'}</dd>
+        <dt>DMARC can pass</dt><dd data-aligned=${res.aligned ? 'yes' : 'no'}>${res.aligned ? 'yes: SPF or DKIM is aligned with the domain' : 'no: neither SPF nor DKIM is aligned with the domain'}</dd>
+        ${res.spf_alignment && html`<dt>SPF alignment</dt><dd data-alignment="spf" data-value=${res.spf_alignment.aligned ? 'yes' : 'no'}>${res.spf_alignment.aligned ? 'aligned' : 'not aligned'} (${res.spf_alignment.mode}): ${res.spf_alignment.detail}</dd>`}
+        ${res.dkim_alignment && html`<dt>DKIM alignment</dt><dd data-alignment="dkim" data-value=${res.dkim_alignment.aligned ? 'yes' : 'no'}>${res.dkim_alignment.aligned ? 'aligned' : 'not aligned'} (${res.dkim_alignment.mode}): ${res.dkim_alignment.detail}</dd>`}
         <dt>DMARC policy</dt><dd>${res.dmarc_policy || 'none'}</dd>
       </dl>
       <div class="checks">
@@ -83,8 +89,12 @@ export function DomainCheck() {
       ${(res.publish || []).length > 0 && html`<h3>Publish</h3><div class="table-wrap"><table class="publish">
         <caption class="sr-only">Records to publish</caption>
         <thead><tr><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Why</th></tr></thead>
-        <tbody>${res.publish.map((/** @type {any} */ p, /** @type {number} */ i) => html`<tr key=${i}><td>${p.type}</td><td><code class="url">${p.name}</code></td><td><code class="url">${p.value}</code></td><td>${p.why}</td></tr>`)}</tbody>
-      </table></div>`}
+        <tbody>${res.publish.map((/** @type {any} */ p, /** @type {number} */ i) => html`<tr key=${i}><td>${p.type}</td>
+          <td><code class="url">${p.name}</code> <button type="button" class="link" data-reads onClick=${() => copy(p.name, `the name of record ${i + 1}`)} aria-label=${`Copy the name of record ${i + 1}`}>Copy</button></td>
+          <td><code class="url">${p.value}</code> <button type="button" class="link" data-reads onClick=${() => copy(p.value, `the value of record ${i + 1}`)} aria-label=${`Copy the value of record ${i + 1}`}>Copy</button></td>
+          <td>${p.why}</td></tr>`)}</tbody>
+      </table></div>
+      <p role="status">${copied}</p>`}
     </div>`}
   </section>`;
 }

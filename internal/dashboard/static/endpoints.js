@@ -118,7 +118,7 @@ function Deliveries({ endpoint }) {
     } catch (err) { setActionError(err); }
   };
   return html`<section aria-labelledby="deliveries"><h2 id="deliveries">Deliveries</h2>
-    <div class="actions"><button type="button" onClick=${reload}>Refresh deliveries</button></div>
+    <div class="actions"><button type="button" data-reads onClick=${reload}>Refresh deliveries</button></div>
     <form class="inline" onSubmit=${redeliverSince} aria-label="Redeliver since a time">
       <${Field} label="Redeliver every event since" type="datetime-local" value=${since} onInput=${setSince} error=${fieldError(actionError, '/since')} />
       <button type="submit">Redeliver since</button>

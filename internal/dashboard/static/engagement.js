@@ -25,7 +25,7 @@ export function Engagement({ campaign }) {
   const e = stats && stats.engagement;
   return html`<section aria-labelledby="engagement"><h2 id="engagement">Engagement</h2>
     <p>Hits suspected of being bots (link scanners, prefetches, the hidden honeypot link, clicks within seconds of delivery) count in the totals, not among people.${' '}
-      <button type="button" class="link" onClick=${() => { reloadStats(); reloadClicks(); }}>Refresh</button></p>
+      <button type="button" class="link" data-reads onClick=${() => { reloadStats(); reloadClicks(); }}>Refresh</button></p>
     <${ErrorBox} error=${statsError || clicksError} />
     ${e && html`<div class="table-wrap"><table class="engagement">
       <caption class="sr-only">Clicks and opens</caption>

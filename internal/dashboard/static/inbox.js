@@ -16,12 +16,12 @@ export function Inbox() {
   }
   const m = page && page.data.find((/** @type {any} */ x) => x.id === open);
   return html`<h1>Dev inbox</h1>
-    <p>The last messages the log provider "sent" for this account, kept in memory by <code>sendonce dev</code>. <button type="button" class="link" onClick=${reload}>Refresh</button></p>
+    <p>The last messages the log provider "sent" for this account, kept in memory by <code>sendonce dev</code>. <button type="button" class="link" data-reads onClick=${reload}>Refresh</button></p>
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No messages yet."><p>Send a test from a campaign, or approve one, and its messages appear here.</p></${Empty}>`}
     <div class="inbox">
       ${page && page.data.length > 0 && html`<ul class="messages" aria-label="Messages">
-        ${page.data.map((/** @type {any} */ x) => html`<li key=${x.id}><button type="button" class=${'message' + (x.id === open ? ' open' : '')} aria-pressed=${x.id === open ? 'true' : 'false'} onClick=${() => setOpen(x.id)}>
+        ${page.data.map((/** @type {any} */ x) => html`<li key=${x.id}><button type="button" data-reads class=${'message' + (x.id === open ? ' open' : '')} aria-pressed=${x.id === open ? 'true' : 'false'} onClick=${() => setOpen(x.id)}>
           <strong>${x.subject || '(no subject)'}</strong><span>to ${x.to}</span><small>${when(x.logged_at)}</small></button></li>`)}
       </ul>`}
       ${m && html`<article class="message-view" aria-label="Message">

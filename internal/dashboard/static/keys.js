@@ -1,9 +1,11 @@
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, Select, ErrorBox, fieldError, useLoad, when, useId } from './ui.js';
+import { Field, Select, ErrorBox, fieldError, when, useId } from './ui.js';
+import { usePaged, Pager } from './pager.js';
 
 export function Keys() {
-  const [page, error, reload] = useLoad(() => api('GET', '/v1/api-keys?limit=200'));
+  const paged = usePaged('/v1/api-keys?limit=50');
+  const { page, error, reload } = paged;
   const [name, setName] = useState('');
   const [role, setRole] = useState('full');
   const [created, setCreated] = useState(/** @type {any} */ (null));
@@ -44,6 +46,7 @@ export function Keys() {
         <td>${when(k.last_used_at)}</td><td>${when(k.revoked_at)}</td>
         <td>${!k.revoked_at && html`<button type="button" class="link danger" onClick=${() => revoke(k)} aria-label=${'Revoke ' + k.name}>Revoke</button>`}</td></tr>`)}</tbody>
     </table></div>`}
+    <${Pager} paged=${paged} label="API keys" />
     <section aria-labelledby="links"><h2 id="links">Login link</h2>
       <p>A link that signs a browser in once, within 15 minutes, with no key.</p>
       <button type="button" onClick=${newLink}>New login link</button>

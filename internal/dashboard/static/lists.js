@@ -2,7 +2,7 @@
 // members (subscribed, pending, unsubscribed or any) and adds or removes one.
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, useId } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 /**
@@ -114,6 +114,42 @@ function SignUp({ list, onSaved }) {
     </form></details>`;
 }
 
+/**
+ * A public list's sign-up form: where it posts and the HTML to paste into a web
+ * site (a plain form: no script, so any site's CSP allows it).
+ * @param {{list:any}} p
+ */
+function SignUpForm({ list }) {
+  const [account, error] = useLoad(() => api('GET', '/v1/account'));
+  const [copied, setCopied] = useState('');
+  const urlId = useId('signup-url');
+  const embedId = useId('signup-embed');
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  if (!account) return null;
+  const url = `${location.origin}/p/${account.public_id}/subscribe`;
+  const embed = `<form method="post" action="${url}">
+  <label>Email <input type="email" name="email" required></label>
+  <label>Name <input type="text" name="name"></label>
+  <input type="hidden" name="list_ids" value="${list.id}">
+  <button type="submit">Subscribe</button>
+</form>`;
+  const copy = async (/** @type {string} */ what, /** @type {string} */ text) => {
+    try { await navigator.clipboard.writeText(text); setCopied(`${what} copied.`); } catch { setCopied(`Select the ${what.toLowerCase()} and copy it.`); }
+  };
+  return html`<section aria-labelledby="signup-form"><h2 id="signup-form">Sign-up form</h2>
+    <p>The list is public: people sign up by posting to this address${list.optin === 'double' ? ' (they get a confirmation email first)' : ''}.</p>
+    <div class="field"><label for=${urlId}>Sign-up URL</label>
+      <input id=${urlId} readonly value=${url} data-signup-url onFocus=${(/** @type {any} */ e) => e.currentTarget.select()} /></div>
+    <div class="field"><label for=${embedId}>HTML to embed</label>
+      <textarea id=${embedId} readonly rows=${6} data-signup-embed onFocus=${(/** @type {any} */ e) => e.currentTarget.select()}>${embed}</textarea></div>
+    <div class="actions">
+      <button type="button" class="secondary" data-reads onClick=${() => copy('URL', url)}>Copy URL</button>
+      <button type="button" class="secondary" data-reads onClick=${() => copy('HTML', embed)}>Copy HTML</button>
+    </div>
+    <p role="status">${copied}</p>
+  </section>`;
+}
+
 /** A template's name, by id. @param {{id:number}} p */
 function TemplateName({ id }) {
   const [t] = useLoad(() => api('GET', '/v1/templates/' + id), [id]);
@@ -167,6 +203,7 @@ export function ListPage({ id }) {
     <p><strong data-members=${list.member_count}>${num(list.member_count)}</strong> subscribed members; opt-in ${list.optin}${list.public ? ', public sign-up form' : ''}${list.optin_template_id ? html`; the confirmation email is the template <${TemplateName} id=${list.optin_template_id} />` : ''}.</p>
     <${Rename} key=${list.updated_at} list=${list} onSaved=${reloadList} />
     <${SignUp} key=${'s' + list.updated_at} list=${list} onSaved=${reloadList} />
+    ${list.public && html`<${SignUpForm} list=${list} />`}
     <h2>Add a member</h2>
     <form onSubmit=${add} class="inline" aria-label="Add a member">
       <${Field} label="Subscriber address" type="email" value=${email} onInput=${setEmail} required
@@ -177,7 +214,7 @@ export function ListPage({ id }) {
     ${note && html`<p role="status">${note}</p>`}
     <${ErrorBox} error=${actionError} />
     <h2>Members</h2>
-    <form class="inline" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Which members">
+    <form class="inline" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Which members" data-reads>
       <${Select} label="Membership" value=${membership} onChange=${setMembership}
         options=${[['subscribed', 'subscribed'], ['pending', 'pending confirmation'], ['unsubscribed', 'left the list'], ['any', 'any']]} />
     </form>

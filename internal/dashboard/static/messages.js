@@ -35,7 +35,7 @@ export function Messages() {
   const [to, setTo] = useState('');
   const [tag, setTag] = useState('');
   const [filter, setFilter] = useState({ status: '', to: '', tag: '' });
-  const q = new URLSearchParams({ limit: '50' });
+  const q = new URLSearchParams({ limit: '50', order: 'newest' });
   for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
   const paged = usePaged('/v1/messages?' + q.toString());
   const { page, error, reload } = paged;
@@ -43,7 +43,7 @@ export function Messages() {
   useSendEvents((d) => open.includes(d.message_id), reload, [open.join(',')]);
   const filtered = filter.status || filter.to || filter.tag;
   return html`<h1>Messages</h1>
-    <p>Transactional messages sent with <code>POST /v1/messages</code>, oldest first.</p>
+    <p>Transactional messages sent with <code>POST /v1/messages</code>, newest first.</p>
     <form class="inline" role="search" aria-label="Filter messages" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); setFilter({ status, to: to.trim(), tag: tag.trim() }); }}>
       <${Select} label="Status" value=${status} onChange=${setStatus} options=${[['', 'Any status'], ...statuses.map((s) => [s, s])]} error=${fieldError(error, '/status')} />
       <${Field} label="To address" type="search" value=${to} onInput=${setTo} error=${fieldError(error, '/to')} />
@@ -58,9 +58,9 @@ export function Messages() {
           it shows here with its status, attempts and the provider's id.</p></${Empty}>`)}
     ${page && page.data.length > 0 && html`<div class="table-wrap"><table class="messages-log">
       <caption class="sr-only">Messages</caption>
-      <thead><tr><th scope="col">To</th><th scope="col">Idempotency key</th><th scope="col">Status</th><th scope="col">Tags</th><th scope="col">Attempts</th><th scope="col">Created</th></tr></thead>
+      <thead><tr><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Idempotency key</th><th scope="col">Status</th><th scope="col">Tags</th><th scope="col">Attempts</th><th scope="col">Created</th></tr></thead>
       <tbody>${page.data.map((/** @type {any} */ m) => html`<tr key=${m.id}>
-        <td><a href=${'#/messages/' + m.id}>${m.to}</a></td><td><code>${m.idempotency_key}</code></td>
+        <td><a href=${'#/messages/' + m.id}>${m.to}</a></td><td>${m.subject}</td><td><code>${m.idempotency_key}</code></td>
         <td><${StatusTag} status=${m.status} />${m.feedback && html` <span class="tag failed">${m.feedback}</span>`}</td>
         <td>${m.tags.join(', ')}</td><td>${m.attempts}</td><td>${when(m.created_at)}</td></tr>`)}</tbody>
     </table></div>`}
@@ -75,6 +75,7 @@ export function MessagePage({ id }) {
   if (!m) return html`<p class="loading">Loading…</p>`;
   /** @type {Array<[string, any]>} */
   const rows = [
+    ['Subject', html`<span data-subject>${m.subject}</span> <small>(as accepted: a template, rendered for the recipient when sent)</small>`],
     ['Status', html`<${StatusTag} status=${m.status} />`],
     ['Attempts', m.attempts],
     ['Provider message id', m.provider_message_id ? html`<code data-provider-id>${m.provider_message_id}</code>` : '—'],
@@ -97,5 +98,5 @@ export function MessagePage({ id }) {
     <p><a href="#/messages">All messages</a></p>
     <dl class="facts">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
     ${!final.has(m.status) && html`<p role="status">Not settled yet: this page updates when the send's outcome arrives.</p>`}
-    <button type="button" onClick=${reload}>Refresh</button>`;
+    <button type="button" data-reads onClick=${reload}>Refresh</button>`;
 }

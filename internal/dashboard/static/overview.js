@@ -11,7 +11,8 @@ export function Overview() {
     const pages = await Promise.all(live.map((s) => api('GET', `/v1/campaigns?status=${s}&limit=20`)));
     return pages.flatMap((p) => p.data);
   });
-  const [feedback] = useLoad(() => api('GET', '/v1/events?type=subscriber.bounced,subscriber.complained,subscriber.unsubscribed&limit=100'));
+  // The newest ten, newest first, however many the window holds.
+  const [feedback] = useLoad(() => api('GET', '/v1/events?type=subscriber.bounced,subscriber.complained,subscriber.unsubscribed&order=newest&limit=10'));
   const [senders] = useLoad(() => api('GET', '/v1/senders'));
   // A campaign that finishes while the page is open keeps its card (at 100 %, "sent"):
   // the reload that follows its last status no longer lists it, and a person watching
@@ -27,7 +28,7 @@ export function Overview() {
     reload();
   };
   const shown = campaigns ? [...campaigns, ...done.filter((d) => !campaigns.some((/** @type {any} */ c) => c.id === d.id))] : null;
-  const recent = feedback ? feedback.data.slice(-10).reverse() : [];
+  const recent = feedback ? feedback.data : [];
   const paused = senders ? senders.data.filter((/** @type {any} */ s) => s.paused_reason) : [];
   return html`<h1>Overview</h1>
     <section aria-labelledby="now">
@@ -42,7 +43,7 @@ export function Overview() {
     </section>
     <section aria-labelledby="feedback">
       <h2 id="feedback">Recent bounces, complaints and opt-outs</h2>
-      ${recent.length === 0 ? html`<p>None yet.</p>` : html`<ul class="plain">
+      ${recent.length === 0 ? html`<p>None yet.</p>` : html`<ul class="plain feedback">
         ${recent.map((/** @type {any} */ e) => html`<li key=${e.id}><span class="tag">${e.type.replace('subscriber.', '')}</span> ${e.data.email || ''} <small>${when(e.timestamp)}</small></li>`)}
       </ul>`}
     </section>
@@ -50,6 +51,7 @@ export function Overview() {
       <h2 id="senders">Sender health</h2>
       ${senders && senders.data.length === 0 && html`<p>No senders of the account's own: mail leaves through the deployment's provider. <a href="#/senders">Add one</a>.</p>`}
       ${paused.map((/** @type {any} */ s) => html`<p class="error" key=${s.id}>Sender <a href=${'#/senders/' + s.id}><strong>${s.name}</strong></a> is paused: ${s.paused_reason || 'paused'}</p>`)}
-      ${senders && senders.data.length > 0 && paused.length === 0 && html`<p>All ${senders.data.length} senders are active.</p>`}
+      ${senders && senders.data.length > 0 && paused.length === 0 && html`<p data-senders-paused="0">${senders.data.length === 1 ? 'The one sender is not paused' : `None of the ${senders.data.length} senders is paused`}:
+        mail goes out through ${senders.data.length === 1 ? 'it' : 'them'}. A sender is paused when its provider keeps refusing its credentials; check one on its page with Verify.</p>`}
     </section>`;
 }

@@ -16,9 +16,9 @@ function duration(s) {
 }
 
 /**
- * @param {{id:number, name?:string, onStatus?:(s:string)=>void}} p
+ * @param {{id:number, name?:string, onStatus?:(s:string)=>void, onStats?:(s:any)=>void}} p
  */
-export function CampaignProgress({ id, name, onStatus }) {
+export function CampaignProgress({ id, name, onStatus, onStats }) {
   const [stats, setStats] = useState(/** @type {any} */ (null));
   const samples = useRef(/** @type {Array<[number, number]>} */ ([]));
   const pending = useRef(/** @type {any} */ (null));
@@ -34,6 +34,7 @@ export function CampaignProgress({ id, name, onStatus }) {
         samples.current = samples.current.filter(([t]) => now - t < 10000);
         setStats(s);
         if (onStatus) onStatus(s.status);
+        if (onStats) onStats(s);
       }, () => {});
     };
     load();

@@ -1,11 +1,13 @@
 import { html, useState, useEffect } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, ErrorBox, Empty, fieldError, useLoad, num } from './ui.js';
+import { Field, ErrorBox, Empty, fieldError, num } from './ui.js';
+import { usePaged, Pager } from './pager.js';
 
 const allStatuses = ['pending', 'confirmed', 'unsubscribed'];
 
 export function Segments() {
-  const [page, error, reload] = useLoad(() => api('GET', '/v1/segments?limit=200'));
+  const paged = usePaged('/v1/segments?limit=50');
+  const { page, error, reload } = paged;
   const [name, setName] = useState('');
   const [match, setMatch] = useState('');
   const [statuses, setStatuses] = useState(['confirmed']);
@@ -46,7 +48,7 @@ export function Segments() {
           onChange=${(/** @type {any} */ e) => setStatuses(e.currentTarget.checked ? [...statuses, s] : statuses.filter((x) => x !== s))} /> ${s}</label>`)}
       </fieldset>
       <p role="status" aria-live="polite" class="audience">Matches <strong data-count=${count ?? ''}>${count === null ? '…' : num(count)}</strong> subscribers now.</p>
-      ${previewError && !fieldError(previewError, '/match') && html`<${ErrorBox} error=${previewError} />`}
+      ${previewError && !fieldError(previewError, '/match') && html`<${ErrorBox} error=${previewError} quiet />`}
       <${ErrorBox} error=${saveError} />
       <button type="submit">Save segment</button>
     </form>
@@ -57,5 +59,6 @@ export function Segments() {
       <thead><tr><th scope="col">Name</th><th scope="col">Match</th><th scope="col">Statuses</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>${page.data.map((/** @type {any} */ s) => html`<tr key=${s.id}><td>${s.name}</td><td><code>${s.match}</code></td><td>${s.statuses.join(', ')}</td>
         <td><button type="button" class="link danger" onClick=${() => remove(s)} aria-label=${'Delete segment ' + s.name}>Delete</button></td></tr>`)}</tbody>
-    </table></div>`}`;
+    </table></div>`}
+    <${Pager} paged=${paged} label="Segments" />`;
 }

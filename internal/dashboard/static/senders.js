@@ -194,10 +194,12 @@ export function SenderPage({ id }) {
       <button type="button" class="danger" disabled=${!!busy} onClick=${remove}>Delete sender</button>
     </div>
     ${busy === 'verify' && html`<p role="status">Checking…</p>`}
-    ${verify && html`<div class=${verify.ok ? 'notice' : 'error'} role="status" data-verify=${verify.ok ? 'ok' : 'failed'} data-step=${verify.step || ''}>
+    ${verify && s.type === 'http' && !verify.ok && html`<div class="notice" role="status" data-verify="unverifiable">
+      <p><strong>An http sender cannot be verified:</strong> it has no call that checks credentials without sending. Send a message through it and look at its status on the Messages page.</p>
+    </div>`}
+    ${verify && !(s.type === 'http' && !verify.ok) && html`<div class=${verify.ok ? 'notice' : 'error'} role="status" data-verify=${verify.ok ? 'ok' : 'failed'} data-step=${verify.step || ''}>
       ${verify.ok ? html`<p><strong>Verified:</strong> ${verify.message}</p>`
-        : html`<p><strong>Verification failed at the ${verify.step} step:</strong> ${verify.message}</p>
-          ${s.type === 'http' && html`<p>An http sender cannot be checked without sending: send a message through it and look at its status on the Messages page.</p>`}`}
+        : html`<p><strong>Verification failed at the ${verify.step} step:</strong> ${verify.message}</p>`}
     </div>`}
     <${ErrorBox} error=${actionError} />
     <h2>Change</h2>

@@ -86,7 +86,7 @@ export function SequenceStats({ seq, tick, names }) {
   const e = (stats && stats.enrollments) || {};
   return html`<section aria-labelledby="stats"><h2 id="stats">Steps</h2>
     <p>Enrollments: <strong data-active=${e.active || 0}>${num(e.active)}</strong> active, <strong>${num(e.completed)}</strong> completed, <strong>${num(e.exited)}</strong> exited.${' '}
-      <button type="button" class="link" onClick=${reload}>Refresh</button></p>
+      <button type="button" class="link" data-reads onClick=${reload}>Refresh</button></p>
     <${ErrorBox} error=${error} />
     ${stats && html`<div class="table-wrap"><table class="sequence-stats">
       <caption class="sr-only">Per-step stats</caption>
@@ -115,7 +115,7 @@ export function Enrollments({ seq, tick, names }) {
   const [page, error] = useLoad(() => api('GET', `/v1/sequences/${seq.id}/enrollments?limit=20` + (email ? '&email=' + encodeURIComponent(email) : '')), [seq.id, email, tick]);
   const submit = (/** @type {Event} */ e) => { e.preventDefault(); setEmail(q.trim()); };
   return html`<section aria-labelledby="enrollments"><h2 id="enrollments">Enrollments</h2>
-    <form onSubmit=${submit} class="inline" aria-label="Find an enrollment">
+    <form onSubmit=${submit} class="inline" aria-label="Find an enrollment" data-reads>
       <${Field} label="Find by address" type="search" value=${q} onInput=${setQ} hint="The whole address, any case; empty: the latest 20." error=${(error && error.fields && error.fields['/email']) || undefined} />
       <button type="submit">Find</button>
     </form>

@@ -2,7 +2,7 @@
 // sending, the API's 422 at the field it names), deletion, and the lists it is in
 // (GET /v1/subscribers/{id}/lists), with adding to and removing from one.
 import { html, useState } from './preact-htm.js';
-import { api } from './api.js';
+import { api, Problem } from './api.js';
 import { Field, Select, ErrorBox, fieldError, useLoad, when, go } from './ui.js';
 
 /**
@@ -44,6 +44,11 @@ function EditForm({ s, onSaved }) {
       return;
     }
     setJsonError('');
+    // Confirming by hand says the person agreed to receive mail: ask, above all for
+    // someone who unsubscribed.
+    if (status === 'confirmed' && s.status !== 'confirmed' && !confirm(s.status === 'unsubscribed'
+      ? `${s.email} unsubscribed. Mark them confirmed only if they asked to receive mail again. Continue?`
+      : `Mark ${s.email} confirmed? Only if they agreed to receive your mail.`)) return;
     try {
       onSaved(await api('PATCH', '/v1/subscribers/' + s.id, { email, name, status, attributes }));
       setSaved(true);
@@ -94,6 +99,7 @@ function Memberships({ s }) {
     ${inLists.length === 0 ? html`<p>Not in any list.</p>`
       : html`<ul class="plain memberships">${inLists.map((r) => html`<li key=${r.list.id}>
           <a href=${'#/lists/' + r.list.id}>${r.list.name}</a> <span class="tag">${r.membership}</span>
+          ${r.membership === 'subscribed' && s.status !== 'confirmed' && html`<small data-gets-nothing>(gets nothing from it: the subscriber is ${s.status})</small>`}
           <button type="button" class="link danger" onClick=${() => change('DELETE', r.list.id)} aria-label=${`Remove from ${r.list.name}`}>Remove</button></li>`)}</ul>`}
     ${others.length > 0 && html`<form class="inline" aria-label="Add to a list" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); if (listId) change('POST', Number(listId)); }}>
       <${Select} label="Add to list" value=${listId} onChange=${setListId} options=${[['', 'Choose a list'], ...others.map((/** @type {any} */ l) => [String(l.id), l.name])]} />
@@ -104,6 +110,21 @@ function Memberships({ s }) {
     <p role="status" class="sr-only">${moreNote}</p>
     ${!m.any && html`<p><a href="#/lists">Create a list</a> to group subscribers.</p>`}
     <${ErrorBox} error=${actionError} />`;
+}
+
+/**
+ * Whether the address is suppressed, why, by what and since when: a suppression
+ * wins over the status and every list.
+ * @param {{email:string}} p
+ */
+function Suppressed({ email }) {
+  const [x, error] = useLoad(() => api('GET', '/v1/suppressions/' + encodeURIComponent(email))
+    .catch((err) => (err instanceof Problem && err.status === 404 ? null : Promise.reject(err))), [email]);
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  if (x === undefined) return html`…`;
+  if (x === null) return html`<span data-suppressed="no">no</span>`;
+  return html`<span data-suppressed=${x.reason}><strong>yes: ${x.reason.replace('_', ' ')}</strong>, by ${x.source || 'unknown'}, since ${when(x.created_at)}.
+    No campaign or message reaches it, whatever its status and lists (<a href="#/suppressions">Suppressions</a>).</span>`;
 }
 
 /** @param {{id:number}} p */
@@ -121,6 +142,7 @@ export function SubscriberPage({ id }) {
     <p><a href="#/subscribers">All subscribers</a></p>
     <dl class="facts">
       <dt>Status</dt><dd><span class="tag" data-status=${s.status}>${s.status}</span></dd>
+      <dt>Suppressed</dt><dd><${Suppressed} email=${s.email} /></dd>
       <dt>Created</dt><dd>${when(s.created_at)}</dd>
       <dt>Updated</dt><dd>${when(s.updated_at)}</dd>
     </dl>

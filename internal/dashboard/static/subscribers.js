@@ -1,10 +1,15 @@
 import { html, useState } from './preact-htm.js';
 import { api, upload } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, useId } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, useId, plural } from './ui.js';
+import { usePaged, Pager } from './pager.js';
 
+/** @param {{lists:any[], onDone:()=>void}} p */
 function Import({ lists, onDone }) {
   const [file, setFile] = useState(/** @type {File|null} */ (null));
   const [listId, setListId] = useState('');
+  // The status of rows that name none: a CSV without a status column would
+  // otherwise import everyone pending, whom no campaign reaches.
+  const [status, setStatus] = useState('confirmed');
   const [sent, setSent] = useState(/** @type {[number,number]|null} */ (null));
   const [result, setResult] = useState(/** @type {any} */ (null));
   const [error, setError] = useState(/** @type {any} */ (null));
@@ -19,7 +24,9 @@ function Import({ lists, onDone }) {
     setResult(null);
     setSent([0, file.size]);
     try {
-      const r = await upload('/v1/subscribers/import' + (listId ? '?list_id=' + listId : ''), file, (a, b) => setSent([a, b]));
+      const q = new URLSearchParams({ status });
+      if (listId) q.set('list_id', listId);
+      const r = await upload('/v1/subscribers/import?' + q.toString(), file, (a, b) => setSent([a, b]));
       setResult(r);
       onDone();
     } catch (err) { setError(err); }
@@ -31,14 +38,18 @@ function Import({ lists, onDone }) {
       <div class="field"><label for=${fileId}>CSV file</label>
         <input id=${fileId} type="file" accept=".csv,text/csv" required onChange=${(/** @type {any} */ e) => setFile(e.currentTarget.files[0] || null)} /></div>
       <${Select} label="Also add to list" value=${listId} onChange=${setListId} options=${[['', 'No list'], ...lists.map((/** @type {any} */ l) => [String(l.id), l.name])]} />
+      <${Select} label="Status of rows without one" value=${status} onChange=${setStatus}
+        options=${[['confirmed', 'confirmed: they agreed to receive mail'], ['pending', 'pending: not confirmed, no campaign reaches them']]} />
       <button type="submit" disabled=${busy || !file}>Import</button>
     </form>
+    <p class="hint" data-consent-note>${status === 'confirmed'
+      ? 'Import as confirmed only people who agreed to receive your mail (you may have to show when and how they did). An unsubscribed address stays unsubscribed.'
+      : 'Pending subscribers get no campaign until they are confirmed (on their page, or by importing them again as confirmed). For a double opt-in list, have them sign up through its form, which sends the confirmation email.'}</p>
     ${sent && html`<div class="field"><label for=${progressId}>Upload ${sent[1] ? Math.floor((sent[0] * 100) / sent[1]) : 0} %${busy && sent[0] >= sent[1] ? ', importing…' : ''}</label>
       <progress id=${progressId} max=${sent[1] || 1} value=${sent[0]}></progress></div>`}
     <${ErrorBox} error=${error} />
     ${result && html`<div class="summary" role="status" data-import="done">
-      <p><strong data-inserted=${result.inserted}>${num(result.inserted)}</strong> inserted, <strong data-updated=${result.updated}>${num(result.updated)}</strong> updated,
-        <strong data-rejected=${result.rejected.length}>${num(result.rejected.length)}</strong> rejected.</p>
+      <p data-summary><strong data-inserted=${result.inserted}>${num(result.inserted)}</strong> inserted, <strong data-updated=${result.updated}>${num(result.updated)}</strong> updated, <strong data-rejected=${result.rejected.length}>${num(result.rejected.length)}</strong> rejected${status === 'pending' ? ' (new ones pending)' : ''}.</p>
       ${result.rejected.length > 0 && html`<div class="table-wrap"><table><caption>Rejected rows</caption>
         <thead><tr><th scope="col">Line</th><th scope="col">Address</th><th scope="col">Reason</th></tr></thead>
         <tbody>${result.rejected.slice(0, 200).map((/** @type {any} */ r) => html`<tr key=${r.line}><td>${r.line}</td><td>${r.email}</td><td>${r.reason}</td></tr>`)}</tbody>
@@ -47,6 +58,7 @@ function Import({ lists, onDone }) {
   </section>`;
 }
 
+/** @param {{onDone:()=>void}} p */
 function Create({ onDone }) {
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
@@ -76,7 +88,11 @@ function Create({ onDone }) {
 export function Subscribers() {
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
-  const [page, error, reload] = useLoad(() => api('GET', '/v1/subscribers?limit=50' + (search ? '&email=' + encodeURIComponent(search.toLowerCase()) : '')), [search]);
+  const filter = search ? 'email=' + encodeURIComponent(search.toLowerCase()) : '';
+  const paged = usePaged('/v1/subscribers?limit=50' + (filter ? '&' + filter : ''));
+  const { page, error } = paged;
+  const [total, , reloadTotal] = useLoad(() => api('GET', '/v1/subscribers/count' + (filter ? '?' + filter : '')), [filter]);
+  const reload = () => { paged.reload(); reloadTotal(); };
   const [lists, , reloadLists] = useLoad(() => api('GET', '/v1/lists?limit=200'));
   const [listName, setListName] = useState('');
   const [listError, setListError] = useState(/** @type {any} */ (null));
@@ -93,7 +109,7 @@ export function Subscribers() {
   return html`<h1>Subscribers</h1>
     <${Import} lists=${lists ? lists.data : []} onDone=${() => { reload(); reloadLists(); }} />
     <section aria-labelledby="lists"><h2 id="lists">Lists</h2>
-      ${lists && html`<ul class="plain">${lists.data.map((/** @type {any} */ l) => html`<li key=${l.id}><a href=${'#/lists/' + l.id}>${l.name}</a>: ${num(l.member_count)} members</li>`)}</ul>`}
+      ${lists && html`<ul class="plain">${lists.data.map((/** @type {any} */ l) => html`<li key=${l.id}><a href=${'#/lists/' + l.id}>${l.name}</a>: ${plural(l.member_count, 'member')}</li>`)}</ul>`}
       <form onSubmit=${addList} class="inline">
         <${Field} label="New list name" value=${listName} onInput=${setListName} required error=${fieldError(listError, '/name')} />
         <button type="submit">Create list</button>
@@ -107,6 +123,9 @@ export function Subscribers() {
         <button type="submit">Search</button>
       </form>
       <${ErrorBox} error=${error} />
+      ${total && html`<p role="status" data-total=${total.count} data-exact=${String(total.exact)}>${total.exact
+        ? plural(total.count, search ? 'subscriber matches' : 'subscriber', search ? 'subscribers match' : 'subscribers')
+        : `More than ${num(total.count)} subscribers${search ? ' match' : ''} (counted up to ${num(total.count)}; not counted further)`}.</p>`}
       ${page && page.data.length === 0 && html`<${Empty} title=${search ? 'No address starts with that.' : 'No subscribers yet.'}><p>Import a CSV above, or add one.</p></${Empty}>`}
       ${page && page.data.length > 0 && html`<div class="table-wrap"><table>
         <caption class="sr-only">Subscribers</caption>
@@ -115,6 +134,6 @@ export function Subscribers() {
           <td><code>${JSON.stringify(s.attributes)}</code></td><td>${when(s.created_at)}</td>
           <td><button type="button" class="link danger" onClick=${() => remove(s)} aria-label=${'Delete ' + s.email}>Delete</button></td></tr>`)}</tbody>
       </table></div>`}
-      ${page && page.next_cursor && html`<p>Showing the first 50; search by address to narrow.</p>`}
+      <${Pager} paged=${paged} label="Subscribers" />
     </section>`;
 }

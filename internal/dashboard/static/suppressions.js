@@ -1,9 +1,11 @@
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, when } from './ui.js';
+import { usePaged, Pager } from './pager.js';
 
 export function Suppressions() {
-  const [page, error, reload] = useLoad(() => api('GET', '/v1/suppressions?limit=200'));
+  const paged = usePaged('/v1/suppressions?limit=50');
+  const { page, error, reload } = paged;
   const [email, setEmail] = useState('');
   const [reason, setReason] = useState('manual');
   const [addError, setAddError] = useState(/** @type {any} */ (null));
@@ -32,5 +34,6 @@ export function Suppressions() {
       <thead><tr><th scope="col">Address</th><th scope="col">Reason</th><th scope="col">Source</th><th scope="col">Since</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>${page.data.map((/** @type {any} */ s) => html`<tr key=${s.email}><td>${s.email}</td><td>${s.reason}</td><td>${s.source}</td><td>${when(s.created_at)}</td>
         <td><button type="button" class="link" onClick=${() => remove(s)} aria-label=${'Remove suppression of ' + s.email}>Remove</button></td></tr>`)}</tbody>
-    </table></div>`}`;
+    </table></div>`}
+    <${Pager} paged=${paged} label="Suppressions" />`;
 }

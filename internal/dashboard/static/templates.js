@@ -1,6 +1,7 @@
 import { html, useState, useEffect } from './preact-htm.js';
 import { api, Problem } from './api.js';
-import { Field, ErrorBox, Empty, fieldError, useLoad, when } from './ui.js';
+import { Field, ErrorBox, Empty, fieldError, when } from './ui.js';
+import { usePaged, Pager } from './pager.js';
 
 /** @param {{label:string, value:string, onInput:(v:string)=>void, error?:string, line?:number}} p */
 function Source({ label, value, onInput, error, line }) {
@@ -15,70 +16,116 @@ function lineOf(error, pointer) {
   return error instanceof Problem ? error.lines[pointer] : undefined;
 }
 
-/** @param {{tpl:any, onSaved:()=>void}} p */
+/** The sample data as the editor shows it: a JSON object, pretty. @param {any} tpl */
+function sampleOf(tpl) {
+  return tpl && tpl.sample_data && Object.keys(tpl.sample_data).length ? JSON.stringify(tpl.sample_data, null, 2) : '{}';
+}
+
+/**
+ * The sample data typed, or why it is not a JSON object.
+ * @param {string} text @returns {{data?:any, error?:string}}
+ */
+function parseSample(text) {
+  let data;
+  try { data = JSON.parse(text || '{}'); } catch (err) { return { error: `Not valid JSON: ${err instanceof Error ? err.message : err}.` }; }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return { error: 'The sample data is a JSON object, such as {"plan": "pro"}.' };
+  return { data };
+}
+
+/** @param {{tpl:any, onSaved:(t:any)=>void}} p */
 function Editor({ tpl, onSaved }) {
   const [f, setF] = useState({ name: tpl ? tpl.name : '', subject: tpl ? tpl.subject : '', html: tpl ? tpl.html : '', text: tpl ? tpl.text : '' });
+  const [sample, setSample] = useState(sampleOf(tpl));
   const [error, setError] = useState(/** @type {any} */ (null));
   const [live, setLive] = useState(/** @type {any} */ (null));
   const [out, setOut] = useState(/** @type {any} */ (null));
-  const [saved, setSaved] = useState(tpl);
+  const [saved, setSaved] = useState(tpl && tpl.id ? tpl : null);
   const [note, setNote] = useState('');
   const set = (/** @type {string} */ k) => (/** @type {string} */ v) => { setF({ ...f, [k]: v }); setError(null); };
+  const parsed = parseSample(sample);
   // The live preview: what the editor holds, rendered by the API (nothing saved) a
-  // moment after the typing stops; its errors show at their field and line.
+  // moment after the typing stops, with the sample data typed; its errors show at
+  // their field and line.
   useEffect(() => {
+    if (parsed.error) return;
     let current = true;
     const t = setTimeout(() => {
-      /** @type {any} */
-      const body = { subject: f.subject, html: f.html, text: f.text };
-      if (tpl && tpl.sample_data) body.sample_data = tpl.sample_data;
+      const body = { subject: f.subject, html: f.html, text: f.text, sample_data: parsed.data };
       api('POST', '/v1/templates/preview', body).then((r) => { if (current) { setOut(r); setLive(null); } },
         (err) => { if (current) { setLive(err); setOut(null); } });
     }, 300);
     return () => { current = false; clearTimeout(t); };
-  }, [f.subject, f.html, f.text]);
+  }, [f.subject, f.html, f.text, sample]);
   const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     setNote('');
+    if (parsed.error) return;
     try {
-      const t = saved ? await api('PATCH', '/v1/templates/' + saved.id, f) : await api('POST', '/v1/templates', f);
+      const body = { ...f, sample_data: parsed.data };
+      const t = saved ? await api('PATCH', '/v1/templates/' + saved.id, body) : await api('POST', '/v1/templates', body);
       setSaved(t);
       setNote('Saved.');
-      onSaved();
+      onSaved(t);
     } catch (err) { setError(err); }
   };
   const shown = error || live; // a save's refusal, else the live preview's
-  return html`<form onSubmit=${save} class="form">
+  return html`<form onSubmit=${save} class="form" aria-label="Template">
       <${Field} label="Name" value=${f.name} onInput=${set('name')} required error=${fieldError(error, '/name')} />
       <${Field} label="Subject" value=${f.subject} onInput=${set('subject')} required error=${fieldError(shown, '/subject')}
         hint="Go templates: {{.Name}}, {{.Email}}, {{.Attributes.x}}, {{.UnsubscribeURL}}" />
       <${Source} label="HTML" value=${f.html} onInput=${set('html')} error=${fieldError(shown, '/html')} line=${lineOf(shown, '/html')} />
       <${Source} label="Text" value=${f.text} onInput=${set('text')} error=${fieldError(shown, '/text')} line=${lineOf(shown, '/text')} />
-      <${ErrorBox} error=${error} />
+      <${Field} label="Sample data (JSON object)" textarea rows=${4} value=${sample} onInput=${(/** @type {string} */ v) => { setSample(v); setError(null); }}
+        hint="What {{.Attributes}} holds in the preview (and in a campaign preview without a subscriber)." error=${parsed.error || fieldError(error, '/sample_data')} />
+      <${ErrorBox} error=${error} labels=${{ '/name': 'Name', '/subject': 'Subject', '/html': 'HTML', '/text': 'Text', '/sample_data': 'Sample data' }} />
       <p role="status">${note}</p>
       <button type="submit">${saved ? 'Save and preview' : 'Create and preview'}</button>
     </form>
     <section aria-labelledby="rendered" aria-live="polite" data-rendered=${out ? 'yes' : undefined}><h2 id="rendered">Preview with the sample data</h2>
-      ${!out && html`<p>${live ? 'The template has an error: see the field marked above.' : 'Rendering…'}</p>`}
+      ${!out && html`<p>${live ? 'The template has an error: see the field marked above.' : parsed.error ? 'The sample data is not a JSON object: see its field above.' : 'Rendering…'}</p>`}
       ${out && html`<p>Subject: <strong>${out.subject}</strong></p>
       ${out.html && html`<iframe title="Rendered HTML" sandbox="" srcdoc=${out.html}></iframe>`}
       <pre class="source">${out.text}</pre>`}</section>`;
 }
 
 export function Templates() {
-  const [page, error, reload] = useLoad(() => api('GET', '/v1/templates?limit=200'));
+  const paged = usePaged('/v1/templates?limit=50');
+  const { page, error, reload } = paged;
+  // undefined: no editor; null: a new template; an object: that template (a copy to
+  // clone has no id: saving creates it).
   const [editing, setEditing] = useState(/** @type {any} */ (undefined));
+  const [actionError, setActionError] = useState(/** @type {any} */ (null));
+  const [note, setNote] = useState('');
+  const remove = async (/** @type {any} */ t) => {
+    if (!confirm(`Delete the template ${t.name}? Campaigns already approved keep their copy.`)) return;
+    setActionError(null);
+    setNote('');
+    try {
+      await api('DELETE', '/v1/templates/' + t.id);
+      if (editing && editing.id === t.id) setEditing(undefined);
+      setNote(`The template ${t.name} is deleted.`);
+      reload();
+    } catch (err) { setActionError(err); }
+  };
+  const clone = (/** @type {any} */ t) => setEditing({ ...t, id: undefined, name: 'Copy of ' + t.name });
+  const heading = editing === null ? 'New template' : editing && !editing.id ? 'New template (a copy)' : editing ? 'Edit ' + editing.name : '';
   return html`<h1>Templates</h1>
     <p><button type="button" onClick=${() => setEditing(null)}>New template</button></p>
     <${ErrorBox} error=${error} />
-    ${editing !== undefined && html`<section aria-labelledby="editor"><h2 id="editor">${editing ? 'Edit ' + editing.name : 'New template'}</h2>
-      <${Editor} key=${editing ? editing.id : 'new'} tpl=${editing} onSaved=${reload} /></section>`}
+    <${ErrorBox} error=${actionError} />
+    ${note && html`<p role="status">${note}</p>`}
+    ${editing !== undefined && html`<section aria-labelledby="editor"><h2 id="editor">${heading}</h2>
+      <${Editor} key=${editing ? editing.id || 'copy-' + editing.name : 'new'} tpl=${editing}
+        onSaved=${(/** @type {any} */ t) => { reload(); if (!editing || !editing.id) setEditing(t); }} /></section>`}
     ${page && page.data.length === 0 && html`<${Empty} title="No templates yet."><p>A template serves campaigns and transactional messages alike.</p></${Empty}>`}
     ${page && page.data.length > 0 && html`<div class="table-wrap"><table>
       <caption class="sr-only">Templates</caption>
-      <thead><tr><th scope="col">Name</th><th scope="col">Subject</th><th scope="col">Updated</th></tr></thead>
+      <thead><tr><th scope="col">Name</th><th scope="col">Subject</th><th scope="col">Updated</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>${page.data.map((/** @type {any} */ t) => html`<tr key=${t.id}>
-        <td><button type="button" class="link" onClick=${() => setEditing(t)}>${t.name}</button></td><td><code>${t.subject}</code></td><td>${when(t.updated_at)}</td></tr>`)}</tbody>
-    </table></div>`}`;
+        <td><button type="button" class="link" data-reads onClick=${() => setEditing(t)}>${t.name}</button></td><td><code>${t.subject}</code></td><td>${when(t.updated_at)}</td>
+        <td class="row-actions"><button type="button" class="link" onClick=${() => clone(t)} aria-label=${'Clone ' + t.name}>Clone</button>
+          <button type="button" class="link danger" onClick=${() => remove(t)} aria-label=${'Delete ' + t.name}>Delete</button></td></tr>`)}</tbody>
+    </table></div>`}
+    <${Pager} paged=${paged} label="Templates" />`;
 }

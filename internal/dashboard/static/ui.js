@@ -61,13 +61,34 @@ export function explain(e) {
   return String(e && e.message || e);
 }
 
-/** @param {{error:any}} p */
-export function ErrorBox({ error }) {
+/**
+ * Where a field error is, in words: the label of the field it names when the page
+ * gave one, else the pointer read aloud ("/emails/1" is "emails, item 2").
+ * @param {string} pointer @param {Record<string,string>|undefined} labels
+ */
+export function fieldName(pointer, labels) {
+  if (labels && labels[pointer]) return labels[pointer];
+  const parts = pointer.replace(/^\//, '').split('/').filter(Boolean);
+  if (parts.length === 0) return 'the request';
+  return parts.map((p) => (/^\d+$/.test(p) ? `item ${Number(p) + 1}` : p.replace(/_/g, ' '))).join(', ');
+}
+
+/**
+ * A problem, in words, with each field it names and what is wrong there (so a
+ * field the form does not show is never lost). It takes the focus when it appears,
+ * so a keyboard or screen-reader user lands on it after a refused submit.
+ * A box that comes and goes as something is typed (a live preview's) passes quiet:
+ * it must not take the focus from the field being typed in.
+ * @param {{error:any, labels?:Record<string,string>, quiet?:boolean}} p
+ */
+export function ErrorBox({ error, labels, quiet }) {
+  const ref = useRef(/** @type {HTMLDivElement|null} */ (null));
+  useEffect(() => { if (error && ref.current && !quiet) ref.current.focus(); }, [error]);
   if (!error) return null;
-  const fields = error instanceof Problem ? Object.keys(error.fields) : [];
-  return html`<div class="error" role="alert">
+  const fields = error instanceof Problem ? Object.entries(error.fields) : [];
+  return html`<div class="error" role="alert" tabindex="-1" ref=${ref}>
     <p>${explain(error)}</p>
-    ${fields.length > 0 && html`<p>See the fields marked below.</p>`}
+    ${fields.length > 0 && html`<ul class="field-errors">${fields.map(([ptr, detail]) => html`<li key=${ptr} data-pointer=${ptr}><strong>${fieldName(ptr, labels)}</strong>: ${detail}</li>`)}</ul>`}
   </div>`;
 }
 
@@ -81,11 +102,36 @@ export function Empty({ title, children }) {
   return html`<div class="empty"><p><strong>${title}</strong></p>${children}</div>`;
 }
 
-/** @param {string|null|undefined} t */
+const shortTime = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
+const exactTime = new Intl.DateTimeFormat('en', { dateStyle: 'full', timeStyle: 'long' });
+
+/**
+ * A moment, in the browser's time zone everywhere (the zone named on the page's
+ * footer), with the exact time and zone on hover.
+ * @param {string|null|undefined} t
+ */
 export function when(t) {
   if (!t) return '—';
   const d = new Date(t);
-  return d.toLocaleString();
+  if (isNaN(d.getTime())) return String(t);
+  return html`<time datetime=${d.toISOString()} title=${exactTime.format(d)}>${shortTime.format(d)}</time>`;
+}
+
+/** The browser's time zone, which every time on the pages is in. */
+export const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
+
+/**
+ * "1 member", "2 members", "1,024 members".
+ * @param {number} n @param {string} one @param {string} [many]
+ */
+export function plural(n, one, many) {
+  return `${num(n)} ${n === 1 ? one : many || one + 's'}`;
+}
+
+/** @param {{what?:string}} p */
+export function NotFound({ what }) {
+  return html`<h1>Not found</h1>
+    <p>${what ? `There is no ${what} here.` : 'There is no page at this address.'} <a href="#/overview">Go to the overview</a>.</p>`;
 }
 
 /** @param {number} n */

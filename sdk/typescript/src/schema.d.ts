@@ -341,6 +341,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscribers/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count subscribers
+         * @description How many subscribers the filters of the listing (status, list_id with membership, email) select: exact up to 100,000, beyond that `count` is 100,000 and `exact` false. A dashboard shows the total beside a page of the listing.
+         */
+        get: operations["countSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscribers/import": {
         parameters: {
             query?: never;
@@ -752,7 +772,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get suppression
+         * @description Whether the address (any case) is suppressed, why, by what and since when; 404 when it is not.
+         */
+        get: operations["getSuppression"];
         put?: never;
         post?: never;
         /**
@@ -899,7 +923,7 @@ export interface paths {
         };
         /**
          * List messages
-         * @description Messages of the account, oldest first, cursor-paginated; filter by status, recipient or tag.
+         * @description Messages of the account, oldest first (newest first with order=newest), cursor-paginated; filter by status, recipient or tag.
          */
         get: operations["listMessages"];
         put?: never;
@@ -987,7 +1011,7 @@ export interface paths {
         };
         /**
          * List campaigns
-         * @description Campaigns of the account, cursor-paginated.
+         * @description Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
          */
         get: operations["listCampaigns"];
         put?: never;
@@ -2929,6 +2953,21 @@ export interface components {
             data: components["schemas"]["Subscriber"][];
             next_cursor: string | null;
         };
+        /**
+         * @example {
+         *       "count": 1234,
+         *       "exact": true
+         *     }
+         */
+        SubscriberCount: {
+            /**
+             * Format: int64
+             * @description How many subscribers the filters select, counted up to 100,000.
+             */
+            count: number;
+            /** @description false when the count stopped at its bound (100,000): there are at least that many. A page says "more than 100,000" rather than paying for a scan of the whole account on every view. */
+            exact: boolean;
+        };
         ImportRejection: {
             line: number;
             email: string;
@@ -3588,6 +3627,7 @@ export interface components {
          *       "id": 9001,
          *       "idempotency_key": "order-A-1002-receipt",
          *       "category": "transactional",
+         *       "subject": "Your receipt {{.Attributes.order}}",
          *       "to": "ada@example.com",
          *       "to_name": "Ada",
          *       "from": "shop@example.com",
@@ -3619,6 +3659,8 @@ export interface components {
             /** Format: int64 */
             id: number;
             idempotency_key: string;
+            /** @description The subject as accepted (from the template or inline): a template, rendered for the recipient when it is sent. */
+            subject: string;
             /** @enum {string} */
             category: "transactional" | "marketing";
             to: string;
@@ -3685,6 +3727,7 @@ export interface components {
          *           "id": 9001,
          *           "idempotency_key": "order-A-1002-receipt",
          *           "category": "transactional",
+         *           "subject": "Your receipt {{.Attributes.order}}",
          *           "to": "ada@example.com",
          *           "to_name": "Ada",
          *           "from": "shop@example.com",
@@ -3751,6 +3794,7 @@ export interface components {
          *             "id": 9002,
          *             "idempotency_key": "order-A-1003-receipt",
          *             "category": "transactional",
+         *             "subject": "Your receipt {{.Attributes.order}}",
          *             "to": "bob@example.com",
          *             "to_name": "",
          *             "from": "shop@example.com",
@@ -6244,6 +6288,45 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    countSubscribers: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["SubscriberStatus"];
+                /**
+                 * @description Only members of this list (by default its subscribed members; see membership).
+                 * @example 7
+                 */
+                list_id?: number;
+                /** @description With list_id, which memberships count (as in the listing). */
+                membership?: "subscribed" | "unsubscribed" | "pending" | "any";
+                /**
+                 * @description Only addresses whose lower-case form starts with this prefix.
+                 * @example user99
+                 */
+                email?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriberCount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     importSubscribers: {
         parameters: {
             query?: {
@@ -6252,6 +6335,11 @@ export interface operations {
                  * @example 7
                  */
                 list_id?: number;
+                /**
+                 * @description The status of every row that names none (a CSV without a `status` column, an empty cell, a JSON row without the member). Without it a new subscriber is pending and an existing one keeps its status. `confirmed` says the people consented to receive mail; an unsubscribed subscriber stays unsubscribed either way.
+                 * @example confirmed
+                 */
+                status?: "pending" | "confirmed";
             };
             header?: {
                 /**
@@ -7255,6 +7343,35 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    getSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example user42@example.com */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The suppression. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suppression"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     removeSuppression: {
         parameters: {
             query?: never;
@@ -7608,6 +7725,11 @@ export interface operations {
                  * @example
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+                 * @example newest
+                 */
+                order?: "oldest" | "newest";
                 /** @example sent */
                 status?: components["schemas"]["SendStatus"];
                 /**
@@ -7780,6 +7902,11 @@ export interface operations {
                  * @example
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description `oldest` (default) or `newest` first; a cursor continues in the order that made it.
+                 * @example newest
+                 */
+                order?: "oldest" | "newest";
                 status?: components["schemas"]["CampaignStatus"];
             };
             header?: never;
@@ -9303,6 +9430,11 @@ export interface operations {
                  *     ]
                  */
                 type?: components["parameters"]["EventTypeFilter"];
+                /**
+                 * @description `oldest` (default): reading order, to poll with next_cursor. `newest`: the newest `limit` events (of the types asked), newest first, as a dashboard's "recent" list; one page, no next_cursor, not combined with `after`.
+                 * @example newest
+                 */
+                order?: "oldest" | "newest";
             };
             header?: never;
             path?: never;
