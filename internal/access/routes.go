@@ -54,6 +54,22 @@ var Routes = map[string]Rule{
 	// and checks the key's permission there.
 	"GET /v1/events/stream": read(EventsRead),
 
+	// Reports, exports and a person's data (docs/reports.md).
+	"GET /v1/analytics":                        read(CampaignsRead),
+	"GET /v1/campaigns/{id}/report":            read(CampaignsRead),
+	"GET /v1/campaigns/{id}/recipients/export": read(CampaignsRead),
+	"POST /v1/campaigns/{id}/duplicate":        write(CampaignsWrite, "campaign.duplicate", "campaign"),
+	"POST /v1/campaigns/{id}/retry-failed":     write(CampaignsApprove, "campaign.retry_failed", "campaign"),
+	"GET /v1/subscribers/count":                read(AudienceRead),
+	"GET /v1/subscribers/export":               read(AudienceRead),
+	"GET /v1/subscribers/{id}/activity":        read(AudienceRead),
+	"GET /v1/subscribers/{id}/export":          read(AudienceRead),
+	"POST /v1/subscribers/{id}/erase":          write(AudienceWrite, "subscriber.erase", "subscriber"),
+	"GET /v1/suppressions/export":              read(AudienceRead),
+	"GET /v1/suppressions/{email}":             read(AudienceRead),
+	"GET /v1/messages/export":                  read(MessagesRead),
+	"GET /v1/events/export":                    read(EventsRead),
+
 	"GET /v1/account":   read(AccountRead),
 	"PATCH /v1/account": write(AccountManage, "account.update", "account"),
 
