@@ -100,7 +100,9 @@ func (e *Error) Error() string {
 	}
 	if e.Problem.Errors != nil {
 		for _, f := range *e.Problem.Errors {
-			msg += fmt.Sprintf("; %s: %s", f.Pointer, f.Detail)
+			if f.Detail != msg { // a 422's detail is often its one field error again
+				msg += fmt.Sprintf("; %s: %s", f.Pointer, f.Detail)
+			}
 		}
 	}
 	return fmt.Sprintf("sendonce: %d %s", e.Status, msg)

@@ -75,7 +75,7 @@ func main() {
 	err := newRoot().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sendonce:", err)
+		fmt.Fprintln(os.Stderr, "sendonce:", cli.ErrorText(err))
 		os.Exit(cli.ExitCode(err))
 	}
 }
@@ -93,11 +93,7 @@ The client commands reach a service at --url / $SENDONCE_URL with --api-key / $S
 or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return cli.Usage(fmt.Errorf("unknown command %q (see sendonce --help)", args[0]))
-			}
 			cmd.SetOut(cmd.ErrOrStderr())
 			_ = cmd.Help()
 			return cli.Usage(errors.New("a command is required"))

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -72,6 +73,33 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
+// ErrorText is err as the command line prints it after "sendonce: ": an API
+// refusal as its status and detail, each field error that says more than the
+// detail after it (the SDK's own text starts with "sendonce:" too, and a 422's
+// detail is usually its one field error again).
+func ErrorText(err error) string {
+	text := err.Error()
+	var e *client.Error
+	if !errors.As(err, &e) {
+		return text
+	}
+	msg := e.Problem.Title
+	if e.Problem.Detail != nil && *e.Problem.Detail != "" {
+		msg = *e.Problem.Detail
+	}
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	if e.Problem.Errors != nil {
+		for _, f := range *e.Problem.Errors {
+			if f.Detail != msg {
+				msg += fmt.Sprintf("; %s: %s", f.Pointer, f.Detail)
+			}
+		}
+	}
+	return strings.Replace(text, e.Error(), fmt.Sprintf("%d %s", e.Status, msg), 1)
+}
+
 // AddCommands adds the client commands and their shared flags to root.
 func AddCommands(root *cobra.Command) {
 	(&App{Terminal: isTerminal}).register(root)
@@ -90,6 +118,41 @@ func (app *App) register(root *cobra.Command) {
 		root.AddCommand(c)
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
+	suggest(root)
+}
+
+// suggest makes every command that only groups others (and the root) refuse an
+// unknown subcommand with a usage error that names the nearest ones; cobra
+// suggests only for a root without a Run of its own, and a group would print its
+// help and exit 0. Commands added after AddCommands get this from SuggestCommands.
+func suggest(c *cobra.Command) {
+	if c.HasSubCommands() && c.Args == nil || !c.HasParent() {
+		c.Args = unknownSubcommand
+		if c.Run == nil && c.RunE == nil {
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
+	for _, sub := range c.Commands() {
+		suggest(sub)
+	}
+}
+
+// SuggestCommands applies the unknown-command suggestions to the whole tree under
+// root; call it once every command is added.
+func SuggestCommands(root *cobra.Command) { suggest(root) }
+
+func unknownSubcommand(cmd *cobra.Command, argv []string) error {
+	if len(argv) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", argv[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+	}
+	if s := cmd.SuggestionsFor(argv[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return Usage(fmt.Errorf("%s\n\nRun '%s --help' for its commands.", msg, cmd.CommandPath()))
 }
 
 // ExitCodesHelp is the exit-code table for the root command's help.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/sendonce/sendonce/client"
 )
@@ -72,12 +73,11 @@ else one line of standard input (so it stays out of the shell history).`,
 				return Usage(errors.New("login needs --url (or $SENDONCE_URL)"))
 			}
 			if l.APIKey == "" {
-				fmt.Fprint(cmd.ErrOrStderr(), "API key: ")
-				line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
-				if err != nil && line == "" {
-					return Usage(errors.New("login needs an API key: --api-key, $SENDONCE_API_KEY or standard input"))
+				key, err := readKey(cmd)
+				if err != nil {
+					return err
 				}
-				l.APIKey = strings.TrimSpace(line)
+				l.APIKey = key
 			}
 			c, err := client.New(client.Config{URL: l.URL, APIKey: l.APIKey, UserAgent: "sendonce-cli"})
 			if err != nil {
@@ -105,6 +105,27 @@ else one line of standard input (so it stays out of the shell history).`,
 			return nil
 		},
 	}
+}
+
+// readKey reads the API key from standard input: from a terminal after a prompt,
+// without echo; from a pipe or file silently, its first line (a prompt there
+// would land in a script's output).
+func readKey(cmd *cobra.Command) (string, error) {
+	in := cmd.InOrStdin()
+	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(cmd.ErrOrStderr(), "API key: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(cmd.ErrOrStderr())
+		if err != nil {
+			return "", err
+		}
+		in = strings.NewReader(string(b))
+	}
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	if key := strings.TrimSpace(line); key != "" {
+		return key, nil
+	}
+	return "", Usage(errors.New("login needs an API key: --api-key, $SENDONCE_API_KEY, or one line on standard input"))
 }
 
 func account(ctx context.Context, c *client.Client) (*client.Account, error) {
