@@ -112,8 +112,8 @@ func (app *App) register(root *cobra.Command) {
 	f.StringVar(&app.ConfigPath, "config", "", "the login file (default: $SENDONCE_CONFIG, else sendonce/config.json in the user's config directory)")
 	f.BoolVar(&app.JSON, "json", false, "print JSON (one document, or one line per event) for scripts")
 	root.AddGroup(&cobra.Group{ID: "client", Title: "Client commands (talk to a running service over the API):"})
-	for _, c := range []*cobra.Command{app.loginCmd(), app.subscribersCmd(), app.campaignsCmd(), app.messagesCmd(),
-		app.suppressionsCmd(), app.eventsCmd()} {
+	for _, c := range []*cobra.Command{app.loginCmd(), app.subscribersCmd(), app.listsCmd(), app.templatesCmd(),
+		app.campaignsCmd(), app.segmentsCmd(), app.messagesCmd(), app.suppressionsCmd(), app.eventsCmd()} {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
