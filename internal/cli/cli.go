@@ -34,8 +34,8 @@ const (
 // App holds what the client commands share: the flags that say where the service
 // is and how to print, and the terminal test (tests replace it).
 type App struct {
-	URL, APIKey, ConfigPath string
-	JSON                    bool
+	URL, APIKey, ConfigPath, Profile string
+	JSON                             bool
 	// Terminal reports whether w is a terminal, where progress bars are drawn; in a
 	// pipe the commands print plain lines instead.
 	Terminal func(w io.Writer) bool
@@ -110,9 +110,10 @@ func (app *App) register(root *cobra.Command) {
 	f.StringVar(&app.URL, "url", "", "the service's base URL (default: $SENDONCE_URL, then the login file)")
 	f.StringVar(&app.APIKey, "api-key", "", "the API key (default: $SENDONCE_API_KEY, then the login file)")
 	f.StringVar(&app.ConfigPath, "config", "", "the login file (default: $SENDONCE_CONFIG, else sendonce/config.json in the user's config directory)")
+	f.StringVar(&app.Profile, "profile", "", "use (or, with login, save) this named login of the login file (default: $SENDONCE_PROFILE)")
 	f.BoolVar(&app.JSON, "json", false, "print JSON (one document, or one line per event) for scripts")
 	root.AddGroup(&cobra.Group{ID: "client", Title: "Client commands (talk to a running service over the API):"})
-	for _, c := range []*cobra.Command{app.loginCmd(), app.subscribersCmd(), app.listsCmd(), app.templatesCmd(),
+	for _, c := range []*cobra.Command{app.loginCmd(), app.logoutCmd(), app.whoamiCmd(), app.subscribersCmd(), app.listsCmd(), app.templatesCmd(),
 		app.campaignsCmd(), app.segmentsCmd(), app.messagesCmd(), app.suppressionsCmd(), app.eventsCmd()} {
 		c.GroupID = "client"
 		root.AddCommand(c)
@@ -165,6 +166,12 @@ func isTerminal(w io.Writer) bool {
 
 // client makes the SDK client from the flags, the environment and the login file.
 func (a *App) client() (*client.Client, error) {
+	c, _, err := a.clientURL()
+	return c, err
+}
+
+// clientURL is client and the URL it talks to.
+func (a *App) clientURL() (*client.Client, string, error) {
 	url, key := a.URL, a.APIKey
 	if url == "" {
 		url = os.Getenv("SENDONCE_URL")
@@ -175,7 +182,7 @@ func (a *App) client() (*client.Client, error) {
 	if url == "" || key == "" {
 		saved, err := a.readLogin()
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return nil, "", err
 		}
 		if url == "" {
 			url = saved.URL
@@ -185,9 +192,10 @@ func (a *App) client() (*client.Client, error) {
 		}
 	}
 	if url == "" || key == "" {
-		return nil, Usage(errors.New("no service configured: run `sendonce login`, or set SENDONCE_URL and SENDONCE_API_KEY"))
+		return nil, "", Usage(errors.New("no service configured: run `sendonce login`, or set SENDONCE_URL and SENDONCE_API_KEY"))
 	}
-	return client.New(client.Config{URL: url, APIKey: key, UserAgent: "sendonce-cli"})
+	c, err := client.New(client.Config{URL: url, APIKey: key, UserAgent: "sendonce-cli"})
+	return c, url, err
 }
 
 // args is cobra.ExactArgs with a usage error.
