@@ -5,62 +5,120 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/bench"
+	"github.com/sendonce/sendonce/internal/cli"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
 )
 
-// dispatch runs one subcommand.
-func dispatch(ctx context.Context, cfg config.Config, args []string) error {
-	switch args[0] {
-	case "serve":
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		opts := Options{}
-		fs.BoolVar(&opts.API, "api", true, "serve the HTTP API")
-		fs.BoolVar(&opts.Executor, "executor", true, "run the executor (scheduler and senders)")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
+// serverCommands are the commands that run the service or reach its database,
+// all read SENDONCE_* configuration (docs/configuration.md) except version.
+func serverCommands() []*cobra.Command {
+	var opts Options
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the API and/or the executor (--api=false, --executor=false)",
+		Args:  noArgs,
+		RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, _ []string) error {
+			if cfg.DatabaseURL == "" {
+				return errors.New("SENDONCE_DATABASE_URL is required for serve (use `sendonce dev` for a local database)")
+			}
+			return run(ctx, cfg, opts, os.Stdout, os.Stderr)
+		}),
+	}
+	serve.Flags().BoolVar(&opts.API, "api", true, "serve the HTTP API")
+	serve.Flags().BoolVar(&opts.Executor, "executor", true, "run the executor (scheduler and senders)")
+
+	account := &cobra.Command{Use: "account", Short: "account create NAME: create an account and print its API key; account login NAME: a dashboard login link; account delete ID: delete it and all it holds"}
+	account.AddCommand(
+		&cobra.Command{Use: "create NAME", Short: "Create an account and print its API key", Args: exactly(1),
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
+				return createAccount(ctx, cfg, args[0])
+			})},
+		&cobra.Command{Use: "login NAME", Short: "Print a one-time dashboard login link (15 minutes)", Args: exactly(1),
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
+				return loginLink(ctx, cfg, args[0])
+			})},
+		&cobra.Command{Use: "delete ID", Short: "Delete an account and all it holds, in short batches", Args: exactly(1),
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
+				return deleteAccount(ctx, cfg, args[0])
+			})},
+	)
+	senders := &cobra.Command{Use: "senders", Short: "senders rotate-secrets: re-encrypt sender credentials under the first key"}
+	senders.AddCommand(&cobra.Command{Use: "rotate-secrets", Short: "Re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key",
+		Args: noArgs, RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, _ []string) error {
+			return rotateSecrets(ctx, cfg)
+		})})
+
+	return []*cobra.Command{
+		serve,
+		{Use: "migrate", Short: "Apply database migrations and exit", Args: noArgs,
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, _ []string) error {
+				return migrate(ctx, cfg)
+			})},
+		{Use: "dev", Short: "Local PostgreSQL, migrations, a demo account, and serve", Args: noArgs,
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, _ []string) error {
+				if os.Getenv("SENDONCE_LOG_FORMAT") == "" {
+					cfg.LogFormat = "text"
+				}
+				return dev(ctx, cfg, os.Stdout, os.Stderr)
+			})},
+		account,
+		{Use: "healthcheck [URL|host:port]", Short: "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)",
+			Args: cobra.ArbitraryArgs, // healthURL explains a wrong count itself
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
+				return healthcheck(ctx, cfg.Addr, args, os.Stdout)
+			})},
+		senders,
+		{Use: "bench", Short: "Measure import, build, send and the raw claim/ack ceiling",
+			// Its flags belong to internal/bench, shared with the benchmark tests; -h prints them.
+			DisableFlagParsing: true,
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
+				err := bench.Command(ctx, cfg, args, os.Stdout, os.Stderr, unsubscribeLinks)
+				if errors.Is(err, flag.ErrHelp) { // the flag set printed its usage: asked for, not a failure
+					return nil
+				}
+				return err
+			})},
+		{Use: "version", Short: "Print the release, commit and Go version of this binary (also sendonce --version)", Args: noArgs,
+			// No configuration: a bad SENDONCE_* setting must not stop an operator from
+			// asking which release is installed.
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				_, err := io.WriteString(cmd.OutOrStdout(), versionText())
+				return err
+			}},
+	}
+}
+
+// withConfig runs do with the SENDONCE_* configuration; a bad one is a usage error (exit 2).
+func withConfig(do func(context.Context, config.Config, *cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		cfg, err := config.Load()
+		if err != nil {
+			return cli.Usage(err)
 		}
-		if cfg.DatabaseURL == "" {
-			return errors.New("SENDONCE_DATABASE_URL is required for serve (use `sendonce dev` for a local database)")
+		return do(cmd.Context(), cfg, cmd, args)
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error { return exactly(0)(cmd, args) }
+
+func exactly(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return cli.Usage(fmt.Errorf("usage: %s", cmd.UseLine()))
 		}
-		return run(ctx, cfg, opts, os.Stdout, os.Stderr)
-	case "migrate":
-		return migrate(ctx, cfg)
-	case "healthcheck": // the container HEALTHCHECK (healthcheck.go)
-		return healthcheck(ctx, cfg.Addr, args[1:], os.Stdout)
-	case "dev":
-		if os.Getenv("SENDONCE_LOG_FORMAT") == "" {
-			cfg.LogFormat = "text"
-		}
-		return dev(ctx, cfg, os.Stdout, os.Stderr)
-	case "account":
-		if len(args) == 3 && args[1] == "login" {
-			return loginLink(ctx, cfg, args[2])
-		}
-		if len(args) == 3 && args[1] == "delete" {
-			return deleteAccount(ctx, cfg, args[2])
-		}
-		if len(args) != 3 || args[1] != "create" {
-			return errors.New("usage: sendonce account create NAME | sendonce account login NAME | sendonce account delete ID")
-		}
-		return createAccount(ctx, cfg, args[2])
-	case "senders":
-		if len(args) != 2 || args[1] != "rotate-secrets" {
-			return errors.New("usage: sendonce senders rotate-secrets")
-		}
-		return rotateSecrets(ctx, cfg)
-	case "bench":
-		return bench.Command(ctx, cfg, args[1:], os.Stdout, os.Stderr, unsubscribeLinks)
-	default:
-		return fmt.Errorf("unknown command %q\n\n%s", args[0], usage)
+		return nil
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/cli"
 )
 
 // TestServerCommandHelp: --help of a server command that takes no flags of its
@@ -25,7 +27,7 @@ func TestServerCommandHelp(t *testing.T) {
 		own := args[0] == "serve"
 		var out bytes.Buffer
 		root := newRoot()
-		root.SetArgs(args)
+		root.SetArgs(goFlagSpelling(args)) // as main does
 		root.SetOut(&out)
 		root.SetErr(&out)
 		require.NoError(t, root.ExecuteContext(context.Background()), "%v: %s", args, out.String())
@@ -35,4 +37,31 @@ func TestServerCommandHelp(t *testing.T) {
 		_, err := os.Stat(dataDir)
 		require.True(t, os.IsNotExist(err), "%v made the data folder: it ran", args)
 	}
+}
+
+// TestServerCommandsAreCobraCommands: the server commands are cobra commands like
+// the client ones: serve's flags are in its help (on the command's output), and a
+// mistyped subcommand of account is a usage error (exit 2) naming the right one.
+func TestServerCommandsAreCobraCommands(t *testing.T) {
+	execute := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		root := newRoot()
+		root.SetArgs(goFlagSpelling(args))
+		root.SetOut(&out)
+		root.SetErr(&out)
+		err := root.ExecuteContext(context.Background())
+		return out.String(), err
+	}
+	out, err := execute("serve", "--help")
+	require.NoError(t, err)
+	require.Contains(t, out, "--executor")
+	require.Contains(t, out, "--api")
+
+	_, err = execute("account", "crate", "ops")
+	require.Error(t, err)
+	require.Equal(t, cli.ExitUsage, cli.ExitCode(err))
+	require.Contains(t, err.Error(), "Did you mean this?\n\tcreate")
+
+	_, err = execute("account", "create")
+	require.Equal(t, cli.ExitUsage, cli.ExitCode(err), "NAME is missing")
 }

@@ -6,9 +6,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,66 +14,33 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sendonce/sendonce/internal/cli"
-	"github.com/sendonce/sendonce/internal/config"
 )
 
-const usage = `sendonce: exactly-once email campaigns
-
-Usage:
-  sendonce serve [--api=true] [--executor=true]   run the API and/or the executor
-  sendonce migrate                                 apply database migrations and exit
-  sendonce healthcheck [URL|host:port]             exit 0 when the API's /healthz answers 200 (container HEALTHCHECK)
-  sendonce dev                                     local PostgreSQL + migrations + demo account + serve
-  sendonce account create NAME                     create an account and print its API key
-  sendonce account login NAME                      print a one-time dashboard login link (15 minutes)
-  sendonce account delete ID                       delete an account and all it holds, in short batches
-  sendonce senders rotate-secrets                  re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key
-  sendonce version                                 print the release, commit and Go version of this binary
-  sendonce bench [--recipients=100000] [--batch-size=N] [--workers=N] [--latency=0]
-                 [--provider=instant|smtp --sink=HOST:PORT]
-                                                   measure import, build, send and the raw claim/ack ceiling
-
-Configuration is read from SENDONCE_* environment variables (see docs/configuration.md).
-`
-
-// serverCommands are the commands that run the service or reach its database; they
-// parse their own flags (commands.go), as before the client commands came.
-// flags marks those whose own flag set answers -h/--help with its flags.
-var serverCommands = []struct {
-	name, short string
-	flags       bool
-}{
-	{"serve", "Run the API and/or the executor (--api=false, --executor=false)", true},
-	{"migrate", "Apply database migrations and exit", false},
-	{"dev", "Local PostgreSQL, migrations, a demo account, and serve", false},
-	{"account", "account create NAME: create an account and print its API key; account login NAME: a dashboard login link; account delete ID: delete it and all it holds", false},
-	{"healthcheck", "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)", false},
-	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key", false},
-	{"bench", "Measure import, build, send and the raw claim/ack ceiling", true},
-	{"version", "Print the release, commit and Go version of this binary (also sendonce --version)", false},
-}
-
-// helpAsked reports whether args ask for help: cobra leaves a server command's
-// arguments unparsed, so one without a flag set of its own would otherwise run
-// (dev would start its database and serve) instead of explaining itself.
-func helpAsked(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "-h", "-help", "--help":
-			return true
-		case "--":
-			return false
+// goFlagSpelling rewrites -help, the spelling the server commands' Go flag sets
+// accepted, to --help (a single dash is a cluster of one-letter flags to cobra).
+func goFlagSpelling(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "--" {
+			copy(out[i:], args[i:])
+			break
 		}
+		if a == "-help" {
+			a = "--help"
+		}
+		out[i] = a
 	}
-	return false
+	return out
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRoot().ExecuteContext(ctx)
+	root := newRoot()
+	root.SetArgs(goFlagSpelling(os.Args[1:]))
+	err := root.ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sendonce:", err)
+		fmt.Fprintln(os.Stderr, "sendonce:", cli.ErrorText(err))
 		os.Exit(cli.ExitCode(err))
 	}
 }
@@ -93,11 +58,7 @@ The client commands reach a service at --url / $SENDONCE_URL with --api-key / $S
 or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return cli.Usage(fmt.Errorf("unknown command %q (see sendonce --help)", args[0]))
-			}
 			cmd.SetOut(cmd.ErrOrStderr())
 			_ = cmd.Help()
 			return cli.Usage(errors.New("a command is required"))
@@ -109,36 +70,9 @@ or what ` + "`sendonce login`" + ` saved. ` + cli.ExitCodesHelp,
 	root.Version = version
 	root.SetVersionTemplate(versionText())
 	root.AddGroup(&cobra.Group{ID: "server", Title: "Server commands (run the service or reach its database; SENDONCE_* configuration):"})
-	for _, sc := range serverCommands {
-		root.AddCommand(&cobra.Command{
-			Use:                sc.name,
-			Short:              sc.short,
-			GroupID:            "server",
-			DisableFlagParsing: true,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				if !sc.flags && helpAsked(args) {
-					return cmd.Help()
-				}
-				// version reads no configuration: a bad SENDONCE_* setting must not
-				// stop an operator from asking which release is installed.
-				if sc.name == "version" {
-					if len(args) > 0 {
-						return cli.Usage(errors.New("usage: sendonce version"))
-					}
-					_, err := io.WriteString(cmd.OutOrStdout(), versionText())
-					return err
-				}
-				cfg, err := config.Load()
-				if err != nil {
-					return cli.Usage(err)
-				}
-				err = dispatch(cmd.Context(), cfg, append([]string{sc.name}, args...))
-				if errors.Is(err, flag.ErrHelp) { // the flag set printed its usage: asked for, not a failure
-					return nil
-				}
-				return err
-			},
-		})
+	for _, c := range serverCommands() {
+		c.GroupID = "server"
+		root.AddCommand(c)
 	}
 	cli.AddCommands(root)
 	return root

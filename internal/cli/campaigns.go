@@ -10,6 +10,14 @@ import (
 	"github.com/sendonce/sendonce/client"
 )
 
+// campaignStatuses are the API's CampaignStatus enum, in the order of a campaign's
+// life (a test holds them equal to openapi.yaml's).
+var campaignStatuses = []string{
+	string(client.CampaignStatusDraft), string(client.CampaignStatusApproved), string(client.CampaignStatusBuilding),
+	string(client.CampaignStatusSending), string(client.CampaignStatusPaused), string(client.CampaignStatusSent),
+	string(client.CampaignStatusCancelled), string(client.CampaignStatusFailed),
+}
+
 func (a *App) campaignsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "campaigns", Short: "List, show, approve and control campaigns"}
 
@@ -47,9 +55,8 @@ func (a *App) campaignsCmd() *cobra.Command {
 			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "STATUS", "CREATED", "FINISHED"}, rows)
 		},
 	}
-	list.Flags().StringVar(&status, "status", "", "only campaigns in this status (draft, approved, sending, paused, sent, cancelled)")
-	_ = list.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(
-		[]string{"draft", "approved", "building", "sending", "paused", "sent", "cancelled", "failed"}, cobra.ShellCompDirectiveNoFileComp))
+	list.Flags().StringVar(&status, "status", "", "only campaigns in this status ("+strings.Join(campaignStatuses, ", ")+")")
+	_ = list.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(campaignStatuses, cobra.ShellCompDirectiveNoFileComp))
 
 	show := &cobra.Command{
 		Use:   "show ID",
@@ -131,6 +138,7 @@ counts. It exits 6 when the campaign ends cancelled or with failed or unknown se
 	}
 	approve.Flags().BoolVar(&watch, "watch", false, "follow the campaign until it is sent or cancelled")
 
+	cmd.AddCommand(a.campaignWriteCommands()...)
 	cmd.AddCommand(list, show, a.campaignReportCmd(), approve,
 		a.transition("pause", "Pause a sending campaign (messages already handed to a worker may still go out)",
 			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {

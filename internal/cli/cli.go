@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -33,8 +34,8 @@ const (
 // App holds what the client commands share: the flags that say where the service
 // is and how to print, and the terminal test (tests replace it).
 type App struct {
-	URL, APIKey, ConfigPath string
-	JSON                    bool
+	URL, APIKey, ConfigPath, Profile string
+	JSON                             bool
 	// Terminal reports whether w is a terminal, where progress bars are drawn; in a
 	// pipe the commands print plain lines instead.
 	Terminal func(w io.Writer) bool
@@ -72,6 +73,33 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
+// ErrorText is err as the command line prints it after "sendonce: ": an API
+// refusal as its status and detail, each field error that says more than the
+// detail after it (the SDK's own text starts with "sendonce:" too, and a 422's
+// detail is usually its one field error again).
+func ErrorText(err error) string {
+	text := err.Error()
+	var e *client.Error
+	if !errors.As(err, &e) {
+		return text
+	}
+	msg := e.Problem.Title
+	if e.Problem.Detail != nil && *e.Problem.Detail != "" {
+		msg = *e.Problem.Detail
+	}
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	if e.Problem.Errors != nil {
+		for _, f := range *e.Problem.Errors {
+			if f.Detail != msg {
+				msg += fmt.Sprintf("; %s: %s", f.Pointer, f.Detail)
+			}
+		}
+	}
+	return strings.Replace(text, e.Error(), fmt.Sprintf("%d %s", e.Status, msg), 1)
+}
+
 // AddCommands adds the client commands and their shared flags to root.
 func AddCommands(root *cobra.Command) {
 	(&App{Terminal: isTerminal}).register(root)
@@ -82,14 +110,50 @@ func (app *App) register(root *cobra.Command) {
 	f.StringVar(&app.URL, "url", "", "the service's base URL (default: $SENDONCE_URL, then the login file)")
 	f.StringVar(&app.APIKey, "api-key", "", "the API key (default: $SENDONCE_API_KEY, then the login file)")
 	f.StringVar(&app.ConfigPath, "config", "", "the login file (default: $SENDONCE_CONFIG, else sendonce/config.json in the user's config directory)")
+	f.StringVar(&app.Profile, "profile", "", "use (or, with login, save) this named login of the login file (default: $SENDONCE_PROFILE)")
 	f.BoolVar(&app.JSON, "json", false, "print JSON (one document, or one line per event) for scripts")
 	root.AddGroup(&cobra.Group{ID: "client", Title: "Client commands (talk to a running service over the API):"})
-	for _, c := range []*cobra.Command{app.loginCmd(), app.subscribersCmd(), app.campaignsCmd(), app.messagesCmd(),
-		app.suppressionsCmd(), app.eventsCmd(), app.auditCmd()} {
+	for _, c := range []*cobra.Command{app.loginCmd(), app.logoutCmd(), app.whoamiCmd(), app.subscribersCmd(), app.listsCmd(), app.templatesCmd(),
+		app.campaignsCmd(), app.segmentsCmd(), app.messagesCmd(), app.suppressionsCmd(), app.eventsCmd(), app.auditCmd()} {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
+	suggest(root)
+}
+
+// suggest makes every command that only groups others (and the root) refuse an
+// unknown subcommand with a usage error that names the nearest ones; cobra
+// suggests only for a root without a Run of its own, and a group would print its
+// help and exit 0. Commands added after AddCommands get this from SuggestCommands.
+func suggest(c *cobra.Command) {
+	if c.HasSubCommands() && c.Args == nil || !c.HasParent() {
+		c.Args = unknownSubcommand
+		if c.Run == nil && c.RunE == nil {
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
+	for _, sub := range c.Commands() {
+		suggest(sub)
+	}
+}
+
+// SuggestCommands applies the unknown-command suggestions to the whole tree under
+// root; call it once every command is added.
+func SuggestCommands(root *cobra.Command) { suggest(root) }
+
+func unknownSubcommand(cmd *cobra.Command, argv []string) error {
+	if len(argv) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", argv[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+	}
+	if s := cmd.SuggestionsFor(argv[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return Usage(fmt.Errorf("%s\n\nRun '%s --help' for its commands.", msg, cmd.CommandPath()))
 }
 
 // ExitCodesHelp is the exit-code table for the root command's help.
@@ -102,6 +166,12 @@ func isTerminal(w io.Writer) bool {
 
 // client makes the SDK client from the flags, the environment and the login file.
 func (a *App) client() (*client.Client, error) {
+	c, _, err := a.clientURL()
+	return c, err
+}
+
+// clientURL is client and the URL it talks to.
+func (a *App) clientURL() (*client.Client, string, error) {
 	url, key := a.URL, a.APIKey
 	if url == "" {
 		url = os.Getenv("SENDONCE_URL")
@@ -112,7 +182,7 @@ func (a *App) client() (*client.Client, error) {
 	if url == "" || key == "" {
 		saved, err := a.readLogin()
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return nil, "", err
 		}
 		if url == "" {
 			url = saved.URL
@@ -122,9 +192,10 @@ func (a *App) client() (*client.Client, error) {
 		}
 	}
 	if url == "" || key == "" {
-		return nil, Usage(errors.New("no service configured: run `sendonce login`, or set SENDONCE_URL and SENDONCE_API_KEY"))
+		return nil, "", Usage(errors.New("no service configured: run `sendonce login`, or set SENDONCE_URL and SENDONCE_API_KEY"))
 	}
-	return client.New(client.Config{URL: url, APIKey: key, UserAgent: "sendonce-cli"})
+	c, err := client.New(client.Config{URL: url, APIKey: key, UserAgent: "sendonce-cli"})
+	return c, url, err
 }
 
 // args is cobra.ExactArgs with a usage error.

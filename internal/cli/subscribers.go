@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,11 @@ on a terminal; then the summary: inserted, updated and each rejected line with i
 			}
 			var params client.ImportSubscribersParams
 			if listID != 0 {
+				// Before the upload: a mistyped list id would otherwise cost the whole file first.
+				l, err := c.GetListWithResponse(cmd.Context(), listID)
+				if err := client.Check(l, err); err != nil {
+					return fmt.Errorf("list %d: %w", listID, err)
+				}
 				params.ListId = &listID
 			}
 			return a.importFile(cmd, c, argv[0], &params)
@@ -59,9 +65,9 @@ on a terminal; then the summary: inserted, updated and each rejected line with i
 					if a.JSON {
 						return printJSON(cmd.OutOrStdout(), s)
 					}
-					attrs := "{}"
-					if len(s.Attributes) > 0 {
-						attrs = fmt.Sprint(s.Attributes)
+					attrs, err := attributesText(s.Attributes)
+					if err != nil {
+						return err
 					}
 					return table(cmd.OutOrStdout(), []string{"ID", "EMAIL", "NAME", "STATUS", "CREATED", "ATTRIBUTES"},
 						[][]string{{itoa(s.Id), s.Email, s.Name, string(s.Status), when(&s.CreatedAt), attrs}})
@@ -108,6 +114,16 @@ or NDJSON, from one consistent snapshot. --list and --status narrow it as the li
 	exp.Flags().StringVar(&status, "status", "", "only subscribers with this status (pending, confirmed, unsubscribed)")
 	cmd.AddCommand(imp, get, exp)
 	return cmd
+}
+
+// attributesText is a subscriber's attributes as compact JSON, as the API and
+// the import files write them ({} when there are none).
+func attributesText(a client.Attributes) (string, error) {
+	if len(a) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(a)
+	return string(b), err
 }
 
 // importFile uploads path, drawing the upload on a terminal, and prints the summary.

@@ -155,16 +155,23 @@ type barView struct {
 	bar *progressbar.ProgressBar
 	w   io.Writer
 	id  int64
+	now func() time.Time // the clock the rate is measured on (tests set it)
+
+	// The first reading: the rate and the time left are measured from it. The
+	// library's own estimate averages its last samples, and a stats read that
+	// moves nothing is a sample of zero, so it read 0s for most of a campaign.
+	start     time.Time
+	startDone int64
+	started   bool
 }
 
 func newBarView(w io.Writer, id int64, throttle time.Duration) *barView {
-	return &barView{id: id, w: w, bar: progressbar.NewOptions64(-1,
+	return &barView{id: id, w: w, now: time.Now, bar: progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("sends"),
-		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetPredictTime(false), // the description carries the time left (pace)
+		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionThrottle(throttle),
 		progressbar.OptionSetRenderBlankState(true),
 	)}
@@ -174,8 +181,26 @@ func (v *barView) update(s *client.CampaignStats) {
 	if s.Total > 0 && v.bar.GetMax64() != s.Total {
 		v.bar.ChangeMax64(s.Total)
 	}
-	v.bar.Describe(describe(v.id, s))
-	_ = v.bar.Set64(settled(s))
+	done, now := settled(s), v.now()
+	if !v.started {
+		v.start, v.startDone, v.started = now, done, true
+	}
+	v.bar.Describe(describe(v.id, s) + pace(done-v.startDone, s.Total-done, now.Sub(v.start)))
+	_ = v.bar.Set64(done)
+}
+
+// pace is the rate of n sends settled in elapsed and the time the left ones take
+// at that rate ("" before anything settled).
+func pace(n, left int64, elapsed time.Duration) string {
+	if n <= 0 || elapsed <= 0 {
+		return ""
+	}
+	rate := float64(n) / elapsed.Seconds()
+	text := fmt.Sprintf(" · %.1f/s", rate)
+	if left > 0 {
+		text += " · " + time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second).String() + " left"
+	}
+	return text
 }
 
 func (v *barView) done(s *client.CampaignStats) {

@@ -1,0 +1,315 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sendonce/sendonce/client"
+)
+
+// The create and edit commands of lists, templates, campaigns and segments. Each
+// is a set of flags: create requires some, edit sends only those given (a PATCH;
+// segments, replaced whole by the API, are read first and the given flags
+// changed). Bodies that are files (--html-file, --text-file) are read as they are.
+
+// setOf reports which flags of cmd the user gave.
+type setOf struct{ f *pflag.FlagSet }
+
+func (s setOf) has(name string) bool { return s.f.Changed(name) }
+
+// str is the flag's value when given, else nil (left as it is by an edit).
+func str(s setOf, name, v string) *string {
+	if !s.has(name) {
+		return nil
+	}
+	return &v
+}
+
+// file is the text of the file the flag names when given, else nil.
+func file(s setOf, name, path string) (*string, error) {
+	if !s.has(name) {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Usage(fmt.Errorf("--%s: %w", name, err))
+	}
+	text := string(b)
+	return &text, nil
+}
+
+func need(s setOf, cmd string, names ...string) error {
+	for _, n := range names {
+		if !s.has(n) {
+			return Usage(fmt.Errorf("%s needs --%s", cmd, n))
+		}
+	}
+	return nil
+}
+
+// printMade prints what a create or edit answered: the object with --json, its id
+// alone with --quiet (for LIST=$(sendonce lists create … -q)), else a sentence.
+func (a *App) printMade(cmd *cobra.Command, quiet bool, v any, kind string, id int64, name, verb string) error {
+	switch {
+	case a.JSON:
+		return printJSON(cmd.OutOrStdout(), v)
+	case quiet:
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), id)
+		return err
+	}
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %d (%s) %s\n", kind, id, name, verb)
+	return err
+}
+
+// writeCommands are the create and edit commands of one resource: flags adds the
+// resource's flags to both, do makes the request (id 0: create).
+func (a *App) writeCommands(kind, example string, required []string, flags func(*pflag.FlagSet),
+	do func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (v any, gotID int64, name string, err error)) []*cobra.Command {
+	var quiet bool
+	run := func(cmd *cobra.Command, argv []string) error {
+		s := setOf{cmd.Flags()}
+		var id int64
+		if len(argv) == 1 {
+			var err error
+			if id, err = parseID(argv[0]); err != nil {
+				return err
+			}
+		} else if err := need(s, cmd.CommandPath(), required...); err != nil {
+			return err
+		}
+		c, err := a.client()
+		if err != nil {
+			return err
+		}
+		v, gotID, name, err := do(cmd, c, s, id)
+		if err != nil {
+			return err
+		}
+		verb := "created"
+		if id != 0 {
+			verb = "updated"
+		}
+		return a.printMade(cmd, quiet, v, kind, gotID, name, verb)
+	}
+	create := &cobra.Command{Use: "create", Short: "Create a " + kind + " from flags", Example: example, Args: args(0), RunE: run}
+	edit := &cobra.Command{Use: "edit ID", Short: "Change a " + kind + ": only the flags given are changed", Args: args(1), RunE: run}
+	for _, c := range []*cobra.Command{create, edit} {
+		flags(c.Flags())
+		c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the id")
+	}
+	return []*cobra.Command{create, edit}
+}
+
+func (a *App) listsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "lists", Short: "Create and edit lists"}
+	var (
+		name, description string
+		public            bool
+	)
+	cmd.AddCommand(a.writeCommands("list", `  LIST=$(sendonce lists create --name Newsletter -q)`, []string{"name"},
+		func(f *pflag.FlagSet) {
+			f.StringVar(&name, "name", "", "the list's name")
+			f.StringVar(&description, "description", "", "what the list is for")
+			f.BoolVar(&public, "public", false, "offered on the public sign-up form")
+		},
+		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
+			var pub *bool
+			if s.has("public") {
+				pub = &public
+			}
+			if id == 0 {
+				r, err := c.CreateListWithResponse(cmd.Context(), nil, client.ListCreate{Name: name,
+					Description: str(s, "description", description), Public: pub})
+				if err := client.Check(r, err); err != nil {
+					return nil, 0, "", err
+				}
+				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
+			}
+			r, err := c.UpdateListWithResponse(cmd.Context(), id, client.ListUpdate{Name: str(s, "name", name),
+				Description: str(s, "description", description), Public: pub})
+			if err := client.Check(r, err); err != nil {
+				return nil, 0, "", err
+			}
+			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
+		})...)
+	return cmd
+}
+
+func (a *App) templatesCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "templates", Short: "Create and edit templates (transactional messages and campaigns)"}
+	var name, subject, htmlFile, textFile, sample string
+	cmd.AddCommand(a.writeCommands("template",
+		`  sendonce templates create --name receipt --subject 'Your receipt {{.Attributes.order}}' --html-file receipt.html`,
+		[]string{"name", "subject"},
+		func(f *pflag.FlagSet) {
+			f.StringVar(&name, "name", "", "the template's name")
+			f.StringVar(&subject, "subject", "", "the subject, a Go template")
+			f.StringVar(&htmlFile, "html-file", "", "a file with the HTML body (a Go template)")
+			f.StringVar(&textFile, "text-file", "", "a file with the plain-text body (a Go template)")
+			f.StringVar(&sample, "sample-data", "", "the .Attributes previews use, a JSON object")
+		},
+		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
+			html, err := file(s, "html-file", htmlFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			text, err := file(s, "text-file", textFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			var data *json.RawMessage
+			if s.has("sample-data") {
+				raw := json.RawMessage(sample)
+				if !json.Valid(raw) {
+					return nil, 0, "", Usage(errors.New("--sample-data must be a JSON object"))
+				}
+				data = &raw
+			}
+			if id == 0 {
+				r, err := c.CreateTemplateWithResponse(cmd.Context(), nil, client.TemplateCreate{Name: name, Subject: subject,
+					Html: html, Text: text, SampleData: data})
+				if err := client.Check(r, err); err != nil {
+					return nil, 0, "", err
+				}
+				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
+			}
+			r, err := c.UpdateTemplateWithResponse(cmd.Context(), id, client.TemplateUpdate{Name: str(s, "name", name),
+				Subject: str(s, "subject", subject), Html: html, Text: text, SampleData: data})
+			if err := client.Check(r, err); err != nil {
+				return nil, 0, "", err
+			}
+			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
+		})...)
+	return cmd
+}
+
+// campaignWriteCommands are campaigns create and edit.
+func (a *App) campaignWriteCommands() []*cobra.Command {
+	var (
+		name, from, fromName, subject, htmlFile, textFile, replyTo string
+		template, segment                                          int64
+		lists                                                      []int64
+	)
+	return a.writeCommands("campaign",
+		`  sendonce campaigns create --name 'March news' --from news@example.com --list 1 \
+      --subject 'Hello {{.Name}}' --html-file march.html --text-file march.txt`,
+		[]string{"name", "from"},
+		func(f *pflag.FlagSet) {
+			f.StringVar(&name, "name", "", "the campaign's name (not shown to recipients)")
+			f.StringVar(&from, "from", "", "the From address")
+			f.StringVar(&fromName, "from-name", "", "the From name")
+			f.StringVar(&replyTo, "reply-to", "", "the Reply-To address")
+			f.StringVar(&subject, "subject", "", "the subject, a Go template (or --template's)")
+			f.StringVar(&htmlFile, "html-file", "", "a file with the HTML body (a Go template)")
+			f.StringVar(&textFile, "text-file", "", "a file with the plain-text body (a Go template)")
+			f.Int64Var(&template, "template", 0, "take subject and bodies from this template id")
+			f.Int64SliceVar(&lists, "list", nil, "send to this list id (repeatable)")
+			f.Int64Var(&segment, "segment", 0, "send to this segment id")
+		},
+		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
+			html, err := file(s, "html-file", htmlFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			text, err := file(s, "text-file", textFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			var tpl, seg *int64
+			var ids *[]int64
+			if s.has("template") {
+				tpl = &template
+			}
+			if s.has("segment") {
+				seg = &segment
+			}
+			if s.has("list") {
+				ids = &lists
+			}
+			if id == 0 {
+				r, err := c.CreateCampaignWithResponse(cmd.Context(), nil, client.CampaignCreate{Name: name, FromEmail: from,
+					FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
+					Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
+					TemplateId: tpl, ListIds: ids, SegmentId: seg})
+				if err := client.Check(r, err); err != nil {
+					return nil, 0, "", err
+				}
+				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
+			}
+			r, err := c.UpdateCampaignWithResponse(cmd.Context(), id, client.CampaignUpdate{Name: str(s, "name", name),
+				FromEmail: str(s, "from", from), FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
+				Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
+				TemplateId: tpl, ListIds: ids, SegmentId: seg})
+			if err := client.Check(r, err); err != nil {
+				return nil, 0, "", err
+			}
+			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
+		})
+}
+
+func (a *App) segmentsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "segments", Short: "Create and edit segments (subscribers chosen by a condition)"}
+	var (
+		name, match string
+		lists       []int64
+		statuses    []string
+	)
+	cmd.AddCommand(a.writeCommands("segment", `  sendonce segments create --name 'Pro in France' --match '$.plan == "pro" && $.country == "FR"'`,
+		[]string{"name"},
+		func(f *pflag.FlagSet) {
+			f.StringVar(&name, "name", "", "the segment's name")
+			f.StringVar(&match, "match", "", `the condition on the attributes, a JSONPath predicate such as '$.plan == "pro"'`)
+			f.Int64SliceVar(&lists, "list", nil, "only members of this list id (repeatable)")
+			f.StringSliceVar(&statuses, "status", nil, "only subscribers in this status (repeatable)")
+		},
+		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
+			in := client.SegmentInput{Name: name}
+			if id != 0 { // the API replaces a segment whole: start from what it is
+				r, err := c.GetSegmentWithResponse(cmd.Context(), id)
+				if err := client.Check(r, err); err != nil {
+					return nil, 0, "", err
+				}
+				g := r.JSON200
+				st := make([]client.SegmentInputStatuses, 0, len(g.Statuses))
+				for _, x := range g.Statuses {
+					st = append(st, client.SegmentInputStatuses(x))
+				}
+				in = client.SegmentInput{Name: g.Name, Match: &g.Match, ListIds: &g.ListIds, Statuses: &st,
+					CreatedAfter: g.CreatedAfter, CreatedBefore: g.CreatedBefore}
+				if s.has("name") {
+					in.Name = name
+				}
+			}
+			if s.has("match") {
+				in.Match = &match
+			}
+			if s.has("list") {
+				in.ListIds = &lists
+			}
+			if s.has("status") {
+				st := make([]client.SegmentInputStatuses, 0, len(statuses))
+				for _, x := range statuses {
+					st = append(st, client.SegmentInputStatuses(x))
+				}
+				in.Statuses = &st
+			}
+			if id == 0 {
+				r, err := c.CreateSegmentWithResponse(cmd.Context(), nil, in)
+				if err := client.Check(r, err); err != nil {
+					return nil, 0, "", err
+				}
+				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
+			}
+			r, err := c.UpdateSegmentWithResponse(cmd.Context(), id, in)
+			if err := client.Check(r, err); err != nil {
+				return nil, 0, "", err
+			}
+			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
+		})...)
+	return cmd
+}
