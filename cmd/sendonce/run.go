@@ -23,9 +23,11 @@ import (
 	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/user"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -163,12 +165,19 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 			_, err := tracker.Flush(ctx, true)
 			return err
 		}
+		accounts := account.NewService(pool)
+		sessions := session.NewService(pool, accounts)
+		// The service's own mail (invitations, sign-in links) goes through the
+		// deployment's provider, as test sends do; TOTP secrets are sealed with the
+		// key ring of sender credentials.
+		users := user.NewService(pool, sessions, ring, p, user.Options{PublicURL: cfg.PublicURL,
+			From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: log})
 		handler := httpapi.NewServer(httpapi.Deps{
 			Listener: listener,
 			Tracking: tracker,
 			Pool:     pool, Logger: log, Config: cfg, Registry: reg,
-			Accounts: account.NewService(pool),
-			Senders:  senders, Routes: routes,
+			Accounts: accounts, Sessions: sessions, Users: users,
+			Senders: senders, Routes: routes,
 			OpenAPI:    sendonce.OpenAPI,
 			TestSender: p, Messages: mb,
 			Unsubscribe: unsubscribe.NewService(pool, signer),

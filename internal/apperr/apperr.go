@@ -16,8 +16,10 @@ const (
 	Invalid      Code = "invalid"
 	Conflict     Code = "conflict"
 	Unauthorized Code = "unauthorized"
-	RateLimited  Code = "rate_limited"
-	TooLarge     Code = "too_large"
+	// Forbidden is a caller who is known but whose role does not allow the request.
+	Forbidden   Code = "forbidden"
+	RateLimited Code = "rate_limited"
+	TooLarge    Code = "too_large"
 	// UnsupportedMediaType is a body in a Content-Type the operation does not take.
 	UnsupportedMediaType Code = "unsupported_media_type"
 	// Timeout is a request whose body did not arrive in time.

@@ -26,8 +26,8 @@ func New(pool *pgxpool.Pool, inbox *provider.Inbox) *Service {
 	return &Service{pool: pool, inbox: inbox}
 }
 
-// owner reads a job id: a transactional message (`message:<account>:<key>`) names
-// its account; a campaign message (`campaign:<campaign>:<subscriber>`) and a test
+// owner reads a job id: a transactional message (`message:<account>:<key>`) and
+// the service's own mail (`system:<account>:<kind>:<n>`) name their account; a campaign message (`campaign:<campaign>:<subscriber>`) and a test
 // send (`test:<campaign>:…`) name their campaign, whose account the database knows.
 func owner(jobID string) (accountID, campaignID int64) {
 	kind, rest, _ := strings.Cut(jobID, ":")
@@ -37,7 +37,7 @@ func owner(jobID string) (accountID, campaignID int64) {
 		return 0, 0
 	}
 	switch kind {
-	case "message":
+	case "message", "system": // system: the service's own mail about an account (invitations, sign-in links)
 		return n, 0
 	case "campaign", "test":
 		return 0, n

@@ -40,6 +40,7 @@ import (
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/user"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -100,6 +101,9 @@ type Deps struct {
 	Listener *postgres.Listener
 	// Sessions signs the dashboard in; nil means on Pool with Accounts.
 	Sessions *session.Service
+	// Users manages the accounts' people and their sign-in; nil means on Pool with
+	// Sessions, the key ring of Config.SecretsKey and TestSender for its mail.
+	Users *user.Service
 	// Tracking records clicks and opens and serves the stats, the web view and the
 	// archive; nil means one on Pool with Unsubscribe's key ring and no flusher
 	// (tests flush it themselves). run builds it and runs its flusher.
@@ -118,8 +122,9 @@ type Server struct {
 	limits  *rateLimits
 	// inFlight bounds the API requests worked on at once (shed.go).
 	inFlight *inFlight
-	// authFails limits failed authentications per client address.
-	authFails *addrLimits
+	// authFails limits failed authentications per client address; signInFails
+	// failed sign-ins per email address (or challenge).
+	authFails, signInFails *addrLimits
 	// signupAddrs and signupAccounts limit public sign-ups per client address and
 	// per account.
 	signupAddrs, signupAccounts *keyedLimits
@@ -211,6 +216,15 @@ func NewServer(d Deps) http.Handler {
 	if d.Sessions == nil {
 		d.Sessions = session.NewService(d.Pool, d.Accounts)
 	}
+	if d.Users == nil {
+		ring, err := sender.ParseKeyRing(d.Config.SecretsKey)
+		if err != nil || ring.Empty() {
+			// Only tests get here (run always passes Users): a random key.
+			ring, _ = sender.ParseKeyRing([]string{sender.NewKeyRingEntry("test")})
+		}
+		d.Users = user.NewService(d.Pool, d.Sessions, ring, d.TestSender, user.Options{PublicURL: d.Config.PublicURL,
+			From: d.Config.SystemFrom, FromName: d.Config.SystemFromName, Logger: d.Logger})
+	}
 	if lp, ok := d.TestSender.(*provider.Log); ok && d.DevInbox == nil && d.Config.Dev {
 		d.DevInbox = devinbox.New(d.Pool, lp.KeepLast(devInboxSize))
 	}
@@ -220,9 +234,10 @@ func NewServer(d Deps) http.Handler {
 		panic(err)
 	}
 	s := &Server{Deps: d, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
-		limits:    newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst),
-		inFlight:  newInFlight(d.Config.MaxInFlight(runtime.GOMAXPROCS(0)), d.Config.APIQueueWait, d.Registry),
-		authFails: newAddrLimits(d.Config.AuthFailureRatePerSecond, d.Config.AuthFailureBurst)}
+		limits:      newRateLimits(d.Config.APIRatePerSecond, d.Config.APIRateBurst),
+		inFlight:    newInFlight(d.Config.MaxInFlight(runtime.GOMAXPROCS(0)), d.Config.APIQueueWait, d.Registry),
+		authFails:   newAddrLimits(d.Config.AuthFailureRatePerSecond, d.Config.AuthFailureBurst),
+		signInFails: newAddrLimits(d.Config.SignInEmailFailureRate, d.Config.SignInEmailFailureBurst)}
 	d.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sendonce_event_streams_open", Help: "Event streams (SSE) open in this process.",
 	}, s.streams.open))

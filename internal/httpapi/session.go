@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/session"
+	"github.com/sendonce/sendonce/internal/user"
 )
 
 const (
@@ -46,9 +48,14 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
+	s.setSessionCookie(w, sess)
+	return s.writeSession(w, r, http.StatusCreated, sess)
+}
+
+// setSessionCookie hands the browser a new session's token, and nothing else.
+func (s *Server) setSessionCookie(w http.ResponseWriter, sess session.Session) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sess.Token, Path: "/", Expires: sess.ExpiresAt,
 		HttpOnly: true, Secure: !s.Config.Dev, SameSite: http.SameSiteStrictMode})
-	return s.writeSession(w, r, http.StatusCreated, sess)
 }
 
 func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int, sess session.Session) error {
@@ -58,10 +65,23 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	role := api.Full
-	if sess.ReadOnly {
+	if sess.ReadOnly || sess.MemberRole == user.RoleViewer {
 		role = api.ReadOnly
 	}
-	return encode(w, status, api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt, Role: role})
+	out := api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt, Role: role}
+	if sess.UserID != 0 {
+		if sess.MemberRole == "" { // a session just made: read it back whole
+			if sess, err = s.Sessions.Get(r.Context(), sess.Token); err != nil {
+				return err
+			}
+		}
+		out.User = &api.SessionUser{Id: sess.UserID, Email: sess.UserEmail, Role: api.MemberRole(sess.MemberRole),
+			NeedsTwoFactor: sess.NeedsTwoFactor}
+		if sess.MemberRole == user.RoleViewer {
+			out.Role = api.ReadOnly
+		}
+	}
+	return encode(w, status, out)
 }
 
 // cookieSession returns the live session of the request's cookie.
@@ -129,7 +149,16 @@ func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, nex
 		writeCSRFRefusal(w, r)
 		return
 	}
+	if sess.NeedsTwoFactor && !strings.HasPrefix(r.URL.Path, "/v1/me/two-factor") {
+		writeProblem(w, r, Problem{Type: problemBase + "two-factor-enrolment-required", Title: "Forbidden",
+			Status: http.StatusForbidden, Detail: "this account requires a second factor: set one up first " +
+				"(POST /v1/me/two-factor, then /v1/me/two-factor/confirm)"})
+		return
+	}
 	ctx := context.WithValue(context.WithValue(r.Context(), accountKey{}, sess.AccountID), readOnlyKey{}, sess.ReadOnly)
+	if sess.UserID != 0 {
+		ctx = withUser(ctx, sess.AccountID, sess.UserID, sess.UserEmail, sess.MemberRole)
+	}
 	// A stream token the session mints is bound to the session and to the key it
 	// was signed in with: either's end ends the token's streams.
 	ctx = context.WithValue(context.WithValue(ctx, sessionIDKey{}, sess.ID), apiKeyKey{}, sess.KeyID)
@@ -137,6 +166,33 @@ func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, nex
 }
 
 type sessionIDKey struct{}
+
+type userKey struct{}
+
+// requestUser is the person a user session authenticates, with their role in the
+// request's account.
+type requestUser struct {
+	ID    int64
+	Email string
+	Role  string
+}
+
+// withUser is the one place a signed-in person's authority enters a request: the
+// account, the person, and their role in it. Until permissions are enforced per
+// route from the role, a viewer is mapped to the read-only flag that read-only
+// keys already use, so a viewer cannot write.
+func withUser(ctx context.Context, accountID, userID int64, email, role string) context.Context {
+	ctx = context.WithValue(ctx, accountKey{}, accountID)
+	ctx = context.WithValue(ctx, userKey{}, requestUser{ID: userID, Email: email, Role: role})
+	return context.WithValue(ctx, readOnlyKey{}, role == user.RoleViewer)
+}
+
+// userOf returns the person a user session authenticates (ok false: a key, or a
+// session from a login link or a key).
+func userOf(r *http.Request) (requestUser, bool) {
+	u, ok := r.Context().Value(userKey{}).(requestUser)
+	return u, ok
+}
 
 // sessionID returns the id of the dashboard session that authenticated the
 // request (0: an API key did).

@@ -94,7 +94,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, require_two_factor
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -106,6 +106,7 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
 		&i.PublicID,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }
@@ -123,7 +124,7 @@ func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope, public_id FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id, require_two_factor FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -135,12 +136,13 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
 		&i.PublicID,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope, public_id FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id, require_two_factor FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -152,6 +154,7 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
 		&i.PublicID,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }

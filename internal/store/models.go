@@ -17,6 +17,7 @@ type Account struct {
 	CreatedAt        time.Time
 	UnsubscribeScope string
 	PublicID         string
+	RequireTwoFactor bool
 }
 
 type ApiKey struct {
@@ -108,6 +109,7 @@ type DashboardSession struct {
 	TokenHash []byte
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	UserID    *int64
 }
 
 type Event struct {
@@ -191,6 +193,18 @@ type IdempotencyKey struct {
 	ExpiresAt      time.Time
 }
 
+type Invitation struct {
+	ID         int64
+	AccountID  int64
+	Email      string
+	EmailLower string
+	Role       string
+	TokenHash  []byte
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	AcceptedAt *time.Time
+}
+
 type List struct {
 	ID              int64
 	AccountID       int64
@@ -223,6 +237,13 @@ type LoginLink struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UsedAt    *time.Time
+}
+
+type Membership struct {
+	AccountID int64
+	UserID    int64
+	Role      string
+	CreatedAt time.Time
 }
 
 type Message struct {
@@ -269,6 +290,12 @@ type MessageLink struct {
 	MessageID int64
 	Idx       int32
 	Url       string
+}
+
+type RecoveryCode struct {
+	UserID   int64
+	CodeHash []byte
+	UsedAt   *time.Time
 }
 
 type Segment struct {
@@ -500,6 +527,29 @@ type TrackingHit struct {
 	SuspectedBot bool
 	BotReasons   []string
 	MessageID    *int64
+}
+
+type User struct {
+	ID              int64
+	Email           string
+	EmailLower      string
+	PasswordHash    *string
+	TotpKeyID       *string
+	TotpSealed      []byte
+	TotpConfirmedAt *time.Time
+	TotpLastStep    *int64
+	CreatedAt       time.Time
+}
+
+type UserToken struct {
+	ID        int64
+	UserID    int64
+	Purpose   string
+	AccountID *int64
+	TokenHash []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
 }
 
 type WebhookEndpoint struct {

@@ -11,7 +11,7 @@ import (
 
 const accountSetUnsubscribeScope = `-- name: AccountSetUnsubscribeScope :one
 UPDATE accounts SET unsubscribe_scope = $1 WHERE id = $2
-RETURNING id, name, created_at, unsubscribe_scope, public_id
+RETURNING id, name, created_at, unsubscribe_scope, public_id, require_two_factor
 `
 
 type AccountSetUnsubscribeScopeParams struct {
@@ -28,6 +28,7 @@ func (q *Queries) AccountSetUnsubscribeScope(ctx context.Context, arg AccountSet
 		&i.CreatedAt,
 		&i.UnsubscribeScope,
 		&i.PublicID,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }
