@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/user"
 )
 
 // dispatch runs one subcommand.
@@ -48,10 +49,21 @@ func dispatch(ctx context.Context, cfg config.Config, args []string) error {
 		if len(args) == 3 && args[1] == "delete" {
 			return deleteAccount(ctx, cfg, args[2])
 		}
-		if len(args) != 3 || args[1] != "create" {
-			return errors.New("usage: sendonce account create NAME | sendonce account login NAME | sendonce account delete ID")
+		usage := errors.New("usage: sendonce account create NAME [--owner-email EMAIL] | sendonce account login NAME | sendonce account delete ID")
+		if len(args) < 3 || args[1] != "create" {
+			return usage
 		}
-		return createAccount(ctx, cfg, args[2])
+		var owner string
+		switch rest := args[3:]; {
+		case len(rest) == 0:
+		case len(rest) == 2 && rest[0] == "--owner-email":
+			owner = rest[1]
+		case len(rest) == 1 && strings.HasPrefix(rest[0], "--owner-email="):
+			owner = strings.TrimPrefix(rest[0], "--owner-email=")
+		default:
+			return usage
+		}
+		return createAccount(ctx, cfg, args[2], owner)
 	case "senders":
 		if len(args) != 2 || args[1] != "rotate-secrets" {
 			return errors.New("usage: sendonce senders rotate-secrets")
@@ -84,7 +96,7 @@ func migrate(ctx context.Context, cfg config.Config) error {
 	return nil
 }
 
-func createAccount(ctx context.Context, cfg config.Config, name string) error {
+func createAccount(ctx context.Context, cfg config.Config, name, ownerEmail string) error {
 	if err := needDatabase(cfg); err != nil {
 		return err
 	}
@@ -98,6 +110,14 @@ func createAccount(ctx context.Context, cfg config.Config, name string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "account %d (%s) created\n", acc.ID, acc.Name)
+	if ownerEmail != "" {
+		// The first person of the account: an owner with no password yet, who
+		// signs in by email link (POST /v1/sign-in-links) and may then invite others.
+		if _, err := user.NewService(pool, nil, nil, nil, user.Options{}).AddOwner(ctx, acc.ID, ownerEmail); err != nil {
+			return fmt.Errorf("owner %s: %w", ownerEmail, err)
+		}
+		fmt.Fprintf(os.Stderr, "%s is its owner; they sign in by email link\n", strings.TrimSpace(ownerEmail))
+	}
 	fmt.Printf("SENDONCE_API_KEY=%s\n", token)
 	return nil
 }

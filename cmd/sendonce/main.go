@@ -26,7 +26,7 @@ Usage:
   sendonce migrate                                 apply database migrations and exit
   sendonce healthcheck [URL|host:port]             exit 0 when the API's /healthz answers 200 (container HEALTHCHECK)
   sendonce dev                                     local PostgreSQL + migrations + demo account + serve
-  sendonce account create NAME                     create an account and print its API key
+  sendonce account create NAME [--owner-email E]   create an account and print its API key (E: its first owner)
   sendonce account login NAME                      print a one-time dashboard login link (15 minutes)
   sendonce account delete ID                       delete an account and all it holds, in short batches
   sendonce senders rotate-secrets                  re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key
@@ -48,7 +48,7 @@ var serverCommands = []struct {
 	{"serve", "Run the API and/or the executor (--api=false, --executor=false)", true},
 	{"migrate", "Apply database migrations and exit", false},
 	{"dev", "Local PostgreSQL, migrations, a demo account, and serve", false},
-	{"account", "account create NAME: create an account and print its API key; account login NAME: a dashboard login link; account delete ID: delete it and all it holds", false},
+	{"account", "account create NAME [--owner-email EMAIL]: create an account and print its API key (EMAIL: its first owner, who signs in by email link); account login NAME: a dashboard login link; account delete ID: delete it and all it holds", false},
 	{"healthcheck", "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)", false},
 	{"senders", "senders rotate-secrets: re-encrypt sender credentials under the first key", false},
 	{"bench", "Measure import, build, send and the raw claim/ack ceiling", true},

@@ -85,7 +85,7 @@ func (app *App) register(root *cobra.Command) {
 	f.BoolVar(&app.JSON, "json", false, "print JSON (one document, or one line per event) for scripts")
 	root.AddGroup(&cobra.Group{ID: "client", Title: "Client commands (talk to a running service over the API):"})
 	for _, c := range []*cobra.Command{app.loginCmd(), app.subscribersCmd(), app.campaignsCmd(), app.messagesCmd(),
-		app.suppressionsCmd(), app.eventsCmd()} {
+		app.suppressionsCmd(), app.eventsCmd(), app.usersCmd()} {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
