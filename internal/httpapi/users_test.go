@@ -475,3 +475,24 @@ func TestSwitchAccountAndSessions(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, p.as(bobInB, http.MethodGet, "/v1/account", nil).Status)
 	require.Equal(t, http.StatusForbidden, p.do(p.keyA, http.MethodGet, "/v1/me/sessions", nil).Status, "a key has no sessions of its own")
 }
+
+// TestInvitationInDevInbox: under `sendonce dev` an invitation goes through the
+// deployment's provider (the log provider) and shows in the inviting account's
+// dev inbox only.
+func TestInvitationInDevInbox(t *testing.T) {
+	t.Parallel()
+	lp := provider.NewLog(nil)
+	e := setupDeps(t, func(d *httpapi.Deps) { d.TestSender = lp }, func(c *config.Config) { c.Dev = true })
+	res := e.do(e.keyA, http.MethodPost, "/v1/invitations", map[string]string{"email": "grace@example.com", "role": "editor"})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	inbox := func(key string) []api.DevInboxMessage {
+		res := e.do(key, http.MethodGet, "/v1/dev/inbox", nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		return decodeAs[api.DevInboxPage](t, res).Data
+	}
+	a := inbox(e.keyA)
+	require.Len(t, a, 1)
+	require.Equal(t, "grace@example.com", a[0].To)
+	require.Contains(t, a[0].Subject, "account a")
+	require.Empty(t, inbox(e.keyB))
+}
