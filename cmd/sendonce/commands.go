@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/bench"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -105,6 +106,12 @@ func createAccount(ctx context.Context, cfg config.Config, name, ownerEmail stri
 		return err
 	}
 	defer pool.Close()
+	if ownerEmail != "" {
+		// Checked first, so a bad address creates no account without an owner.
+		if _, err := address.Parse(ownerEmail); err != nil {
+			return fmt.Errorf("--owner-email: %w", err)
+		}
+	}
 	acc, token, err := account.NewService(pool).Create(ctx, strings.TrimSpace(name))
 	if err != nil {
 		return err
