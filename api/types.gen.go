@@ -15,34 +15,34 @@ import (
 
 // Defines values for APIKeyRole.
 const (
-	Admin    APIKeyRole = "admin"
-	Approver APIKeyRole = "approver"
-	Custom   APIKeyRole = "custom"
-	Editor   APIKeyRole = "editor"
-	Full     APIKeyRole = "full"
-	Owner    APIKeyRole = "owner"
-	ReadOnly APIKeyRole = "read_only"
-	Viewer   APIKeyRole = "viewer"
+	APIKeyRoleAdmin    APIKeyRole = "admin"
+	APIKeyRoleApprover APIKeyRole = "approver"
+	APIKeyRoleCustom   APIKeyRole = "custom"
+	APIKeyRoleEditor   APIKeyRole = "editor"
+	APIKeyRoleFull     APIKeyRole = "full"
+	APIKeyRoleOwner    APIKeyRole = "owner"
+	APIKeyRoleReadOnly APIKeyRole = "read_only"
+	APIKeyRoleViewer   APIKeyRole = "viewer"
 )
 
 // Valid indicates whether the value is a known member of the APIKeyRole enum.
 func (e APIKeyRole) Valid() bool {
 	switch e {
-	case Admin:
+	case APIKeyRoleAdmin:
 		return true
-	case Approver:
+	case APIKeyRoleApprover:
 		return true
-	case Custom:
+	case APIKeyRoleCustom:
 		return true
-	case Editor:
+	case APIKeyRoleEditor:
 		return true
-	case Full:
+	case APIKeyRoleFull:
 		return true
-	case Owner:
+	case APIKeyRoleOwner:
 		return true
-	case ReadOnly:
+	case APIKeyRoleReadOnly:
 		return true
-	case Viewer:
+	case APIKeyRoleViewer:
 		return true
 	default:
 		return false
@@ -511,6 +511,33 @@ func (e ListOptin) Valid() bool {
 	case Double:
 		return true
 	case Single:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemberRole.
+const (
+	MemberRoleAdmin    MemberRole = "admin"
+	MemberRoleApprover MemberRole = "approver"
+	MemberRoleEditor   MemberRole = "editor"
+	MemberRoleOwner    MemberRole = "owner"
+	MemberRoleViewer   MemberRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the MemberRole enum.
+func (e MemberRole) Valid() bool {
+	switch e {
+	case MemberRoleAdmin:
+		return true
+	case MemberRoleApprover:
+		return true
+	case MemberRoleEditor:
+		return true
+	case MemberRoleOwner:
+		return true
+	case MemberRoleViewer:
 		return true
 	default:
 		return false
@@ -2012,6 +2039,16 @@ type Account struct {
 	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
 }
 
+// AccountSecurity Example: {"require_two_factor":true}
+type AccountSecurity struct {
+	RequireTwoFactor bool `json:"require_two_factor"`
+}
+
+// AccountSwitch Example: {"account_id":9}
+type AccountSwitch struct {
+	AccountId int64 `json:"account_id"`
+}
+
 // AccountUpdate Example: {"four_eyes":true,"unsubscribe_scope":"account"}
 type AccountUpdate struct {
 	// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
@@ -2659,6 +2696,11 @@ type DomainRecordCheck struct {
 // DomainRecordCheckStatus unknown: the resolver did not answer.
 type DomainRecordCheckStatus string
 
+// EmailRequest Example: {"email":"ada@example.com"}
+type EmailRequest struct {
+	Email string `json:"email"`
+}
+
 // EndpointDisabledEvent defines model for EndpointDisabledEvent.
 type EndpointDisabledEvent struct {
 	Data      EndpointDisabledEventData `json:"data"`
@@ -2893,6 +2935,34 @@ type ImportResult struct {
 	Updated  int64             `json:"updated"`
 }
 
+// Invitation Example: {"created_at":"2026-11-02T09:00:00Z","email":"grace@example.com","expires_at":"2026-11-09T09:00:00Z","id":4,"role":"editor"}
+type Invitation struct {
+	CreatedAt time.Time `json:"created_at"`
+	Email     string    `json:"email"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Id        int64     `json:"id"`
+
+	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
+	// (enforced per route); owners and admins manage members, and only owners manage owners.
+	Role MemberRole `json:"role"`
+}
+
+// InvitationAccept Example: {"password":"correct horse battery staple","token":"soi_c3k9…"}
+type InvitationAccept struct {
+	// Password Absent: the person signs in by email link.
+	Password *string `json:"password,omitempty"`
+	Token    string  `json:"token"`
+}
+
+// InvitationCreate Example: {"email":"grace@example.com","role":"editor"}
+type InvitationCreate struct {
+	Email string `json:"email"`
+
+	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
+	// (enforced per route); owners and admins manage members, and only owners manage owners.
+	Role MemberRole `json:"role"`
+}
+
 // LinkClicks Example: {"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}
 type LinkClicks struct {
 	// Human Hits not suspected of being bots.
@@ -2985,6 +3055,20 @@ type LoginLink struct {
 	Url       string    `json:"url"`
 }
 
+// Member Example: {"created_at":"2026-11-01T08:00:00Z","email":"ada@example.com","role":"owner","two_factor":true,"user_id":12}
+type Member struct {
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	Email     string     `json:"email"`
+
+	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
+	// (enforced per route); owners and admins manage members, and only owners manage owners.
+	Role MemberRole `json:"role"`
+
+	// TwoFactor Whether the person has a second factor.
+	TwoFactor bool  `json:"two_factor"`
+	UserId    int64 `json:"user_id"`
+}
+
 // MemberChange Example: {"changed":2}
 type MemberChange struct {
 	// Changed Rows added or removed.
@@ -2994,6 +3078,23 @@ type MemberChange struct {
 // MemberIDs Example: {"subscriber_ids":[101,102]}
 type MemberIDs struct {
 	SubscriberIds []int64 `json:"subscriber_ids"`
+}
+
+// MemberList Example: {"invitations":[{"created_at":"2026-11-02T09:00:00Z","email":"grace@example.com","expires_at":"2026-11-09T09:00:00Z","id":4,"role":"editor"}],"members":[{"created_at":"2026-11-01T08:00:00Z","email":"ada@example.com","role":"owner","two_factor":true,"user_id":12}]}
+type MemberList struct {
+	Invitations []Invitation `json:"invitations"`
+	Members     []Member     `json:"members"`
+}
+
+// MemberRole A member's role in an account: its permissions are the matrix of docs/teams.md
+// (enforced per route); owners and admins manage members, and only owners manage owners.
+type MemberRole string
+
+// MemberUpdate Example: {"role":"approver"}
+type MemberUpdate struct {
+	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
+	// (enforced per route); owners and admins manage members, and only owners manage owners.
+	Role MemberRole `json:"role"`
 }
 
 // Message Example: {"attachments":[],"attempts":1,"bcc":[],"category":"transactional","cc":[],"created_at":"2026-11-02T09:00:00Z","feedback":null,"from":"shop@example.com","from_name":"","id":9001,"idempotency_key":"order-A-1002-receipt","last_error":null,"provider_message_id":"0100018c-provider-id","reply_to":"","reply_to_list":[],"send_at":null,"sender_id":null,"sent_at":"2026-11-02T09:00:00.050Z","status":"sent","subject":"Your receipt {{.Attributes.order}}","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada","track_clicks":false,"track_opens":false,"updated_at":"2026-11-02T09:00:00.050Z"}
@@ -3176,6 +3277,22 @@ type OneClickBodyListUnsubscribe string
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
 
+// PasswordResetComplete Example: {"password":"a new long passphrase","token":"sor_7y2d…"}
+type PasswordResetComplete struct {
+	Password string `json:"password"`
+	Token    string `json:"token"`
+}
+
+// PasswordSignIn Example: {"email":"ada@example.com","password":"correct horse battery staple"}
+type PasswordSignIn struct {
+	// AccountId Which of the person's accounts (default: the first).
+	AccountId *int64 `json:"account_id,omitempty"`
+	Email     string `json:"email"`
+
+	// Password Refused past 1 KiB, before any hashing.
+	Password string `json:"password"`
+}
+
 // Permission One permission of the matrix in docs/teams.md.
 type Permission string
 
@@ -3245,6 +3362,12 @@ type ProviderFeedbackEventData struct {
 
 	// Source webhook:<source>:<endpoint id>
 	Source string `json:"source"`
+}
+
+// RecoveryCodes Example: {"recovery_codes":["ab3de-fg7hk","…"]}
+type RecoveryCodes struct {
+	// RecoveryCodes Each works once in place of a code; shown only here.
+	RecoveryCodes []string `json:"recovery_codes"`
 }
 
 // RenderRequest Example: {"data":{"order":"A-1002"},"email":"ada@example.com","name":"Ada"}
@@ -3357,6 +3480,14 @@ type RetryFailedResult struct {
 
 	// Requeued Failed sends queued again.
 	Requeued int64 `json:"requeued"`
+}
+
+// SecondFactorAnswer Example: {"challenge":"soc_4kq7…","code":"287082"}
+type SecondFactorAnswer struct {
+	Challenge string `json:"challenge"`
+
+	// Code A 6-digit TOTP code, or a recovery code (xxxxx-xxxxx).
+	Code string `json:"code"`
 }
 
 // Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
@@ -3972,7 +4103,7 @@ type SequenceTrigger struct {
 // SequenceTriggerType defines model for SequenceTrigger.Type.
 type SequenceTriggerType string
 
-// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"full"}
+// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"owner","user":{"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
 	AccountName string `json:"account_name"`
@@ -3992,6 +4123,11 @@ type Session struct {
 	// before anything runs. A dashboard session has the role of the key it was signed in
 	// with; a session from a login link is `full`.
 	Role APIKeyRole `json:"role"`
+
+	// User The person signed in (absent for a session from a login link or a key).
+	//
+	// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}
+	User *SessionUser `json:"user,omitempty"`
 }
 
 // SessionCreate Example: {"login_token":"sol_2x7q…"}
@@ -4000,6 +4136,28 @@ type SessionCreate struct {
 
 	// LoginToken From a login link.
 	LoginToken *string `json:"login_token,omitempty"`
+}
+
+// SessionUser The person signed in (absent for a session from a login link or a key).
+//
+// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}
+type SessionUser struct {
+	Email string `json:"email"`
+	Id    int64  `json:"id"`
+
+	// NeedsTwoFactor The account requires a second factor this person has not set up: enrol first.
+	NeedsTwoFactor bool `json:"needs_two_factor"`
+
+	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
+	// (enforced per route); owners and admins manage members, and only owners manage owners.
+	Role MemberRole `json:"role"`
+}
+
+// SignInChallenge Example: {"challenge":"soc_4kq7…","expires_at":"2026-11-02T09:05:00Z"}
+type SignInChallenge struct {
+	// Challenge Send it with the code to POST /v1/session/second-factor.
+	Challenge string    `json:"challenge"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // SignupAccepted Example: {"confirmation_required":true,"status":"accepted"}
@@ -4400,6 +4558,11 @@ type TestSendResult struct {
 	Results []TestSendOutcome `json:"results"`
 }
 
+// TokenSignIn Example: {"token":"sou_2x7qmz…"}
+type TokenSignIn struct {
+	Token string `json:"token"`
+}
+
 // TrackInput Example: {"data":{"total":42},"email":"ada@example.com","event_id":"order-1234","name":"order.placed"}
 type TrackInput struct {
 	// Data At most 16 KiB as JSON (422 naming /data). A sequence this event triggers shows it to its steps' templates as {{.Event.<key>}}; an event a wait_for_event step awaited is merged in for the steps after it. Conditions on `data` read the same.
@@ -4422,8 +4585,54 @@ type TrackResult struct {
 	Woke int `json:"woke"`
 }
 
+// TwoFactorCode Example: {"code":"287082"}
+type TwoFactorCode struct {
+	Code string `json:"code"`
+}
+
+// TwoFactorEnrolment Example: {"otpauth_url":"otpauth://totp/sendonce:ada%40example.com?algorithm=SHA1\u0026digits=6\u0026issuer=sendonce\u0026period=30\u0026secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP","secret":"JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"}
+type TwoFactorEnrolment struct {
+	// OtpauthUrl The same key as an otpauth:// URI, for a QR code.
+	OtpauthUrl string `json:"otpauth_url"`
+
+	// Secret The key in base32, to type into an authenticator app.
+	Secret string `json:"secret"`
+}
+
 // UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
 type UnsubscribeScope string
+
+// UserAccount Example: {"id":7,"name":"demo","role":"owner"}
+type UserAccount struct {
+	Id   int64  `json:"id"`
+	Name string `json:"name"`
+
+	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
+	// (enforced per route); owners and admins manage members, and only owners manage owners.
+	Role MemberRole `json:"role"`
+}
+
+// UserAccountList Example: {"data":[{"id":7,"name":"demo","role":"owner"},{"id":9,"name":"shop","role":"viewer"}]}
+type UserAccountList struct {
+	Data []UserAccount `json:"data"`
+}
+
+// UserSession Example: {"account_id":7,"account_name":"demo","created_at":"2026-11-02T09:00:00Z","current":true,"expires_at":"2026-11-02T21:00:00Z","id":31}
+type UserSession struct {
+	AccountId   int64     `json:"account_id"`
+	AccountName string    `json:"account_name"`
+	CreatedAt   time.Time `json:"created_at"`
+
+	// Current The session of this request.
+	Current   bool      `json:"current"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Id        int64     `json:"id"`
+}
+
+// UserSessionList Example: {"data":[{"account_id":7,"account_name":"demo","created_at":"2026-11-02T09:00:00Z","current":true,"expires_at":"2026-11-02T21:00:00Z","id":31}]}
+type UserSessionList struct {
+	Data []UserSession `json:"data"`
+}
 
 // WebhookDeliveryResult Example: {"applied":1,"events":1,"replayed":0,"suppressed":1}
 type WebhookDeliveryResult struct {
@@ -4956,6 +5165,23 @@ type StreamEventsParams struct {
 
 // CreateEventStreamTokenParams defines parameters for CreateEventStreamToken.
 type CreateEventStreamTokenParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateInvitationParams defines parameters for CreateInvitation.
+type CreateInvitationParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -5625,6 +5851,9 @@ type UnsubscribeOneClickMultipartRequestBody = OneClickBody
 // UpdateAccountJSONRequestBody defines body for UpdateAccount for application/json ContentType.
 type UpdateAccountJSONRequestBody = AccountUpdate
 
+// UpdateAccountSecurityJSONRequestBody defines body for UpdateAccountSecurity for application/json ContentType.
+type UpdateAccountSecurityJSONRequestBody = AccountSecurity
+
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = APIKeyCreate
 
@@ -5655,6 +5884,12 @@ type RedeliverEventEndpointJSONRequestBody RedeliverEventEndpointJSONBody
 // RotateEventEndpointJSONRequestBody defines body for RotateEventEndpoint for application/json ContentType.
 type RotateEventEndpointJSONRequestBody RotateEventEndpointJSONBody
 
+// CreateInvitationJSONRequestBody defines body for CreateInvitation for application/json ContentType.
+type CreateInvitationJSONRequestBody = InvitationCreate
+
+// AcceptInvitationJSONRequestBody defines body for AcceptInvitation for application/json ContentType.
+type AcceptInvitationJSONRequestBody = InvitationAccept
+
 // CreateListJSONRequestBody defines body for CreateList for application/json ContentType.
 type CreateListJSONRequestBody = ListCreate
 
@@ -5667,11 +5902,29 @@ type RemoveListMembersJSONRequestBody = MemberIDs
 // AddListMembersJSONRequestBody defines body for AddListMembers for application/json ContentType.
 type AddListMembersJSONRequestBody = MemberIDs
 
+// SwitchAccountJSONRequestBody defines body for SwitchAccount for application/json ContentType.
+type SwitchAccountJSONRequestBody = AccountSwitch
+
+// ConfirmTwoFactorJSONRequestBody defines body for ConfirmTwoFactor for application/json ContentType.
+type ConfirmTwoFactorJSONRequestBody = TwoFactorCode
+
+// RemoveTwoFactorJSONRequestBody defines body for RemoveTwoFactor for application/json ContentType.
+type RemoveTwoFactorJSONRequestBody = TwoFactorCode
+
+// UpdateMemberJSONRequestBody defines body for UpdateMember for application/json ContentType.
+type UpdateMemberJSONRequestBody = MemberUpdate
+
 // SendMessageJSONRequestBody defines body for SendMessage for application/json ContentType.
 type SendMessageJSONRequestBody = MessageCreate
 
 // SendMessageBatchJSONRequestBody defines body for SendMessageBatch for application/json ContentType.
 type SendMessageBatchJSONRequestBody = MessageBatch
+
+// RequestPasswordResetJSONRequestBody defines body for RequestPasswordReset for application/json ContentType.
+type RequestPasswordResetJSONRequestBody = EmailRequest
+
+// CompletePasswordResetJSONRequestBody defines body for CompletePasswordReset for application/json ContentType.
+type CompletePasswordResetJSONRequestBody = PasswordResetComplete
 
 // CreateSegmentJSONRequestBody defines body for CreateSegment for application/json ContentType.
 type CreateSegmentJSONRequestBody = SegmentInput
@@ -5699,6 +5952,18 @@ type EnrollSequenceJSONRequestBody = SequenceEnrollInput
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = SessionCreate
+
+// SignInWithEmailLinkJSONRequestBody defines body for SignInWithEmailLink for application/json ContentType.
+type SignInWithEmailLinkJSONRequestBody = TokenSignIn
+
+// SignInWithPasswordJSONRequestBody defines body for SignInWithPassword for application/json ContentType.
+type SignInWithPasswordJSONRequestBody = PasswordSignIn
+
+// SignInSecondFactorJSONRequestBody defines body for SignInSecondFactor for application/json ContentType.
+type SignInSecondFactorJSONRequestBody = SecondFactorAnswer
+
+// RequestSignInLinkJSONRequestBody defines body for RequestSignInLink for application/json ContentType.
+type RequestSignInLinkJSONRequestBody = EmailRequest
 
 // CreateSubscriberJSONRequestBody defines body for CreateSubscriber for application/json ContentType.
 type CreateSubscriberJSONRequestBody = SubscriberCreate

@@ -36,6 +36,7 @@ import (
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/user"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -47,11 +48,13 @@ type shared struct {
 	reg      *prometheus.Registry
 	listener *postgres.Listener
 	// signer signs and verifies every unsubscribe, tracking and confirmation link.
-	signer   *unsubscribe.Signer
-	senders  *sender.Service
-	routes   *sender.Router
-	provider provider.Provider
-	messages *render.Builder
+	signer  *unsubscribe.Signer
+	senders *sender.Service
+	// credentials seals sender credentials and people's second factors.
+	credentials *sender.KeyRing
+	routes      *sender.Router
+	provider    provider.Provider
+	messages    *render.Builder
 }
 
 // apiDeps builds every service the API serves, on the main pool. The tracker's
@@ -96,6 +99,10 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 		d.DevInbox = devinbox.OverLog(pool, lp)
 	}
 	d.Reports = report.NewService(pool, d.Campaigns)
+	// The service's own mail (invitations, sign-in links) goes through the
+	// deployment's provider, as test sends do.
+	d.Users = user.NewService(pool, d.Sessions, sh.credentials, sh.provider, user.Options{PublicURL: cfg.PublicURL,
+		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: sh.log})
 	wireErasure(&d, keys)
 	return d
 }
@@ -138,6 +145,8 @@ func apiOptions(cfg config.Config) httpapi.Options {
 		APIRateBurst:              cfg.APIRateBurst,
 		AuthFailureRatePerSecond:  cfg.AuthFailureRatePerSecond,
 		AuthFailureBurst:          cfg.AuthFailureBurst,
+		SignInEmailFailureRate:    cfg.SignInEmailFailureRate,
+		SignInEmailFailureBurst:   cfg.SignInEmailFailureBurst,
 		OptinAddrRatePerSecond:    cfg.OptinAddrRatePerSecond,
 		OptinAddrBurst:            cfg.OptinAddrBurst,
 		OptinAccountRatePerSecond: cfg.OptinAccountRatePerSecond,

@@ -14,11 +14,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/bench"
 	"github.com/sendonce/sendonce/internal/cli"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/user"
 )
 
 // serverCommands are the commands that run the service or reach its database,
@@ -39,12 +41,14 @@ func serverCommands() []*cobra.Command {
 	serve.Flags().BoolVar(&opts.API, "api", true, "serve the HTTP API")
 	serve.Flags().BoolVar(&opts.Executor, "executor", true, "run the executor (scheduler and senders)")
 
-	account := &cobra.Command{Use: "account", Short: "account create NAME: create an account and print its API key; account login NAME: a dashboard login link; account delete ID: delete it and all it holds"}
-	account.AddCommand(
-		&cobra.Command{Use: "create NAME", Short: "Create an account and print its API key", Args: exactly(1),
-			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
-				return createAccount(ctx, cfg, args[0])
-			})},
+	account := &cobra.Command{Use: "account", Short: "account create NAME [--owner-email EMAIL]: create an account and print its API key (EMAIL: its first owner, who signs in by email link); account login NAME: a dashboard login link; account delete ID: delete it and all it holds"}
+	var ownerEmail string
+	create := &cobra.Command{Use: "create NAME", Short: "Create an account and print its API key", Args: exactly(1),
+		RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
+			return createAccount(ctx, cfg, args[0], ownerEmail)
+		})}
+	create.Flags().StringVar(&ownerEmail, "owner-email", "", "the account's first owner, who signs in by email link and may invite others")
+	account.AddCommand(create,
 		&cobra.Command{Use: "login NAME", Short: "Print a one-time dashboard login link (15 minutes)", Args: exactly(1),
 			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
 				return loginLink(ctx, cfg, args[0])
@@ -142,7 +146,7 @@ func migrate(ctx context.Context, cfg config.Config) error {
 	return nil
 }
 
-func createAccount(ctx context.Context, cfg config.Config, name string) error {
+func createAccount(ctx context.Context, cfg config.Config, name, ownerEmail string) error {
 	if err := needDatabase(cfg); err != nil {
 		return err
 	}
@@ -151,11 +155,25 @@ func createAccount(ctx context.Context, cfg config.Config, name string) error {
 		return err
 	}
 	defer pool.Close()
+	if ownerEmail != "" {
+		// Checked first, so a bad address creates no account without an owner.
+		if _, err := address.Parse(ownerEmail); err != nil {
+			return fmt.Errorf("--owner-email: %w", err)
+		}
+	}
 	acc, token, err := account.NewService(pool).Create(ctx, strings.TrimSpace(name))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "account %d (%s) created\n", acc.ID, acc.Name)
+	if ownerEmail != "" {
+		// The first person of the account: an owner with no password yet, who
+		// signs in by email link (POST /v1/sign-in-links) and may then invite others.
+		if _, err := user.NewService(pool, nil, nil, nil, user.Options{}).AddOwner(ctx, acc.ID, ownerEmail); err != nil {
+			return fmt.Errorf("owner %s: %w", ownerEmail, err)
+		}
+		fmt.Fprintf(os.Stderr, "%s is its owner; they sign in by email link\n", strings.TrimSpace(ownerEmail))
+	}
 	fmt.Printf("SENDONCE_API_KEY=%s\n", token)
 	return nil
 }

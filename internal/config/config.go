@@ -129,6 +129,12 @@ type HTTP struct {
 	// disables); AuthFailureBurst is how many may fail in a row before it applies.
 	AuthFailureRatePerSecond float64 `split_words:"true" default:"1"`
 	AuthFailureBurst         int     `split_words:"true" default:"20"`
+	// SignInEmailFailureRate limits failed sign-ins (and mailed-link requests) per
+	// email address, whoever sends them (0 disables); SignInEmailFailureBurst is
+	// how many may fail in a row first. Unknown addresses are limited alike, so
+	// the limit tells nothing about which addresses exist.
+	SignInEmailFailureRate  float64 `split_words:"true" default:"0.05"`
+	SignInEmailFailureBurst int     `split_words:"true" default:"5"`
 	// ReadTimeout bounds reading one request, headers and body; WriteTimeout bounds
 	// writing its response. ImportTimeout replaces both for POST /v1/subscribers/import,
 	// whose bodies are larger. ReadHeaderTimeout bounds the headers alone.
@@ -218,6 +224,11 @@ type Executor struct {
 // Providers settings: which provider sends, and its connection details.
 type Providers struct {
 	Provider string `split_words:"true" default:"log"`
+	// SystemFrom and SystemFromName are the sender of the service's own mail
+	// (invitations, sign-in links, password resets), sent through Provider;
+	// empty SystemFrom means no-reply@ the host of PublicURL.
+	SystemFrom     string `split_words:"true"`
+	SystemFromName string `split_words:"true" default:"sendonce"`
 
 	SMTPHost     string `split_words:"true" default:"127.0.0.1"`
 	SMTPPort     int    `split_words:"true" default:"25"`

@@ -35,8 +35,8 @@ func New(pool *pgxpool.Pool, inbox *provider.Inbox) *Service {
 	return &Service{pool: pool, inbox: inbox}
 }
 
-// owner reads a job id: a transactional message (`message:<account>:<key>`) names
-// its account; a campaign message (`campaign:<campaign>:<subscriber>`) and a test
+// owner reads a job id: a transactional message (`message:<account>:<key>`) and
+// the service's own mail (`system:<account>:<kind>:<n>`) name their account; a campaign message (`campaign:<campaign>:<subscriber>`) and a test
 // send (`test:<campaign>:…`) name their campaign, and a sequence step
 // (`sequence:<sequence>:<step>:<subscriber>[:<run>]`) its sequence, whose account
 // the database knows.
@@ -48,7 +48,7 @@ func owner(jobID string) (o ref) {
 		return ref{}
 	}
 	switch kind {
-	case "message":
+	case "message", "system": // system: the service's own mail about an account (invitations, sign-in links)
 		return ref{account: n}
 	case "campaign", "test":
 		return ref{campaign: n}

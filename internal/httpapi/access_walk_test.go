@@ -173,18 +173,18 @@ func TestScopedKeys(t *testing.T) {
 
 	// The old shape: full by default, read_only on request, both listed as they were.
 	full := decodeAs[api.APIKeyCreated](t, e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]any{"name": "old"}))
-	require.Equal(t, api.Full, full.Role)
+	require.Equal(t, api.APIKeyRoleFull, full.Role)
 	require.Contains(t, full.Permissions, api.CampaignsApprove)
 	require.NotContains(t, full.Permissions, api.OwnersManage, "full is admin: everything but owners")
 	ro := decodeAs[api.APIKeyCreated](t, e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]any{"name": "ro", "role": "read_only"}))
-	require.Equal(t, api.ReadOnly, ro.Role)
+	require.Equal(t, api.APIKeyRoleReadOnly, ro.Role)
 	require.NotContains(t, ro.Permissions, api.CampaignsWrite)
 
 	// A sending key: messages only.
 	res := e.do(e.keyA, http.MethodPost, "/v1/api-keys", map[string]any{"name": "sending", "permissions": []string{"messages:send"}})
 	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 	sending := decodeAs[api.APIKeyCreated](t, res)
-	require.Equal(t, api.Custom, sending.Role)
+	require.Equal(t, api.APIKeyRoleCustom, sending.Role)
 	require.Equal(t, []api.Permission{api.MessagesSend}, sending.Permissions)
 	res = e.do(sending.Token, http.MethodGet, "/v1/subscribers", nil)
 	require.Equal(t, http.StatusForbidden, res.Status)

@@ -59,6 +59,19 @@ func (s *Server) routes() {
 	r.With(s.shed, s.bodyLimit, s.validateRequest).Post("/v1/session", s.handle(s.createSession))
 	r.With(s.shed).Get("/v1/session", s.handle(s.getSession))
 	r.With(s.shed).Delete("/v1/session", s.handle(s.deleteSession))
+	// People sign in here (password, email link, second factor), accept
+	// invitations and reset passwords; failures are limited per client address
+	// and per email address (users.go).
+	r.Group(func(r chiRouter) {
+		r.Use(s.shed, s.bodyLimit, s.validateRequest)
+		r.Post("/v1/session/password", s.handle(s.signInWithPassword))
+		r.Post("/v1/session/email-link", s.handle(s.signInWithEmailLink))
+		r.Post("/v1/session/second-factor", s.handle(s.signInSecondFactor))
+		r.Post("/v1/sign-in-links", s.handle(s.requestSignInLink))
+		r.Post("/v1/password-resets", s.handle(s.requestPasswordReset))
+		r.Post("/v1/password-resets/complete", s.handle(s.completePasswordReset))
+		r.Post("/v1/invitations/accept", s.handle(s.acceptInvitation))
+	})
 
 	r.Route("/v1", func(r chiRouter) {
 		// authorize enforces the route table (access.Routes: the permission each
@@ -190,6 +203,15 @@ func (s *Server) routes() {
 			r.Get("/sequences/{id}/stats", s.handle(s.sequenceStats))
 			r.Post("/track", s.handle(s.trackEvent))
 
+			// The account's people (users.go); owners and admins manage them.
+			r.Get("/members", s.handle(s.listMembers))
+			r.Patch("/members/{id}", s.handle(s.updateMember))
+			r.Delete("/members/{id}", s.handle(s.removeMember))
+			r.Post("/invitations", s.handle(s.createInvitation))
+			r.Delete("/invitations/{id}", s.handle(s.revokeInvitation))
+			r.Get("/account/security", s.handle(s.getAccountSecurity))
+			r.Patch("/account/security", s.handle(s.updateAccountSecurity))
+
 			r.Get("/api-keys", s.handle(s.listAPIKeys))
 			r.Get("/audit-log", s.handle(s.listAuditLog)) // read only: no route writes it
 			r.Delete("/api-keys/{id}", s.handle(s.revokeAPIKey))
@@ -203,6 +225,20 @@ func (s *Server) routes() {
 			r.Use(s.authorize, s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent, s.recordAudit)
 			r.Post("/api-keys", s.handle(s.createAPIKey))
 			r.Post("/login-links", s.handle(s.createLoginLink))
+		})
+
+		// A signed-in person's own sessions and second factor: every role may
+		// manage its own (no read-only guard), and the answers hold secrets (a new
+		// session, a TOTP secret, recovery codes) no response store may keep.
+		r.Group(func(r chiRouter) {
+			r.Use(s.rateLimit, s.bodyLimit, s.validateRequest, s.notIdempotent)
+			r.Get("/me/accounts", s.handle(s.listMyAccounts))
+			r.Post("/me/switch", s.handle(s.switchAccount))
+			r.Get("/me/sessions", s.handle(s.listMySessions))
+			r.Delete("/me/sessions/{id}", s.handle(s.endMySession))
+			r.Post("/me/two-factor", s.handle(s.startTwoFactor))
+			r.Post("/me/two-factor/confirm", s.handle(s.confirmTwoFactor))
+			r.Post("/me/two-factor/remove", s.handle(s.removeTwoFactor))
 		})
 
 		// A message's Idempotency-Key is its own, kept as long as the message

@@ -42,6 +42,7 @@ import (
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/user"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -103,6 +104,9 @@ type Deps struct {
 	Tracking *tracking.Service
 	// Audit reads the audit log (GET /v1/audit-log).
 	Audit *audit.Service
+	// Users manages the accounts' people and their sign-in (its mail goes through
+	// the deployment's provider; TOTP secrets sealed with the credentials key ring).
+	Users *user.Service
 
 	// Optional.
 
@@ -130,7 +134,7 @@ func (d Deps) required() error {
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Messages": d.Messages != nil, "Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
-		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Reports": d.Reports != nil,
+		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Users": d.Users != nil, "Reports": d.Reports != nil,
 		"Erasure": d.Erasure != nil, "People": d.People != nil, "Exports": d.Exports != nil,
 	} {
 		if !set {
@@ -173,10 +177,13 @@ type Options struct {
 
 	// Rate limits: per API key, failed authentications per client address, public
 	// sign-ups per client address and per account (a rate of 0 disables each).
-	APIRatePerSecond          float64
-	APIRateBurst              int
-	AuthFailureRatePerSecond  float64
-	AuthFailureBurst          int
+	APIRatePerSecond         float64
+	APIRateBurst             int
+	AuthFailureRatePerSecond float64
+	AuthFailureBurst         int
+	// Failed sign-ins allowed per email address (known or not), a rate and a burst.
+	SignInEmailFailureRate    float64
+	SignInEmailFailureBurst   int
 	OptinAddrRatePerSecond    float64
 	OptinAddrBurst            int
 	OptinAccountRatePerSecond float64
@@ -203,8 +210,9 @@ type Server struct {
 	limits  *rateLimits
 	// inFlight bounds the API requests worked on at once (shed.go).
 	inFlight *inFlight
-	// authFails limits failed authentications per client address.
-	authFails *addrLimits
+	// authFails limits failed authentications per client address; signInFails
+	// failed sign-ins per email address (or challenge).
+	authFails, signInFails *addrLimits
 	// signupAddrs and signupAccounts limit public sign-ups per client address and
 	// per account.
 	signupAddrs, signupAccounts *keyedLimits
@@ -239,6 +247,7 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 		limits:         newRateLimits(o.APIRatePerSecond, o.APIRateBurst),
 		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueWait, d.Registry),
 		authFails:      newAddrLimits(o.AuthFailureRatePerSecond, o.AuthFailureBurst),
+		signInFails:    newAddrLimits(o.SignInEmailFailureRate, o.SignInEmailFailureBurst),
 		signupAddrs:    newKeyedLimits(o.OptinAddrRatePerSecond, o.OptinAddrBurst),
 		signupAccounts: newKeyedLimits(o.OptinAccountRatePerSecond, o.OptinAccountBurst),
 		trusted:        o.TrustedProxies}

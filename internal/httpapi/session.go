@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/api"
@@ -47,9 +48,14 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
+	s.setSessionCookie(w, sess)
+	return s.writeSession(w, r, http.StatusCreated, sess)
+}
+
+// setSessionCookie hands the browser a new session's token, and nothing else.
+func (s *Server) setSessionCookie(w http.ResponseWriter, sess session.Session) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sess.Token, Path: "/", Expires: sess.ExpiresAt,
 		HttpOnly: true, Secure: !s.opts.Dev, SameSite: http.SameSiteStrictMode})
-	return s.writeSession(w, r, http.StatusCreated, sess)
 }
 
 func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int, sess session.Session) error {
@@ -58,8 +64,18 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return encode(w, status, api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt,
-		Role: api.APIKeyRole(sess.Role), Permissions: toAPIPermissions(sess.Permissions)})
+	if sess.UserID != 0 && sess.MemberRole == "" { // a person's session just made: read it back whole
+		if sess, err = s.Sessions.Get(r.Context(), sess.Token); err != nil {
+			return err
+		}
+	}
+	out := api.Session{AccountId: a.ID, AccountName: a.Name, CsrfToken: sess.CSRF(), ExpiresAt: sess.ExpiresAt,
+		Role: api.APIKeyRole(sess.Role), Permissions: toAPIPermissions(sess.Permissions)}
+	if sess.UserID != 0 {
+		out.User = &api.SessionUser{Id: sess.UserID, Email: sess.UserEmail, Role: api.MemberRole(sess.MemberRole),
+			NeedsTwoFactor: sess.NeedsTwoFactor}
+	}
+	return encode(w, status, out)
 }
 
 // cookieSession returns the live session of the request's cookie.
@@ -127,7 +143,16 @@ func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, nex
 		writeCSRFRefusal(w, r)
 		return
 	}
+	if sess.NeedsTwoFactor && !strings.HasPrefix(r.URL.Path, "/v1/me/two-factor") {
+		writeProblem(w, r, Problem{Type: problemBase + "two-factor-enrolment-required", Title: "Forbidden",
+			Status: http.StatusForbidden, Detail: "this account requires a second factor: set one up first " +
+				"(POST /v1/me/two-factor, then /v1/me/two-factor/confirm)"})
+		return
+	}
 	ctx := withPrincipal(r.Context(), principalForSession(sess))
+	if sess.UserID != 0 {
+		ctx = withUser(ctx, sess.UserID, sess.UserEmail, sess.MemberRole)
+	}
 	// A stream token the session mints is bound to the session and to the key it
 	// was signed in with: either's end ends the token's streams.
 	ctx = context.WithValue(context.WithValue(ctx, sessionIDKey{}, sess.ID), apiKeyKey{}, sess.KeyID)
@@ -138,6 +163,10 @@ func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, nex
 // with a key acts as that key, with its permissions; one from a login link acts
 // as itself, with full's.
 func principalForSession(sess session.Session) principal {
+	if sess.UserID != 0 { // a person: their membership's role as it is now
+		return principalForRole(sess.AccountID, sess.MemberRole,
+			access.Actor{Type: access.ActorUser, ID: sess.UserID, Label: sess.UserEmail})
+	}
 	actor := access.Actor{Type: access.ActorKey, ID: sess.KeyID, Label: sess.KeyName}
 	if sess.KeyID == 0 {
 		actor = access.Actor{Type: access.ActorSession, ID: sess.ID, Label: "login link"}
@@ -146,6 +175,29 @@ func principalForSession(sess session.Session) principal {
 }
 
 type sessionIDKey struct{}
+
+type userKey struct{}
+
+// requestUser is the person a user session authenticates, with their role in the
+// request's account.
+type requestUser struct {
+	ID    int64
+	Email string
+	Role  string
+}
+
+// withUser names the signed-in person of a request (their authority is the
+// principal's: principalForSession gives it their membership's role).
+func withUser(ctx context.Context, userID int64, email, role string) context.Context {
+	return context.WithValue(ctx, userKey{}, requestUser{ID: userID, Email: email, Role: role})
+}
+
+// userOf returns the person a user session authenticates (ok false: a key, or a
+// session from a login link or a key).
+func userOf(r *http.Request) (requestUser, bool) {
+	u, ok := r.Context().Value(userKey{}).(requestUser)
+	return u, ok
+}
 
 // sessionID returns the id of the dashboard session that authenticated the
 // request (0: an API key did).

@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/postgres"
 )
 
@@ -195,6 +196,55 @@ func TestEventStreamOfADashboardSessionEndsWithIt(t *testing.T) {
 			emitN(t, e, account, 2, 4)
 			require.Empty(t, s.rest(t, 10*time.Second), "nothing committed after the session's end is sent")
 			require.Equal(t, http.StatusUnauthorized, streamStatus(t, srv.URL+"/v1/events/stream?token="+tok))
+		})
+	}
+}
+
+// TestEventStreamOfARemovedMemberEnds: a person's dashboard stream (a stream
+// token their session minted) ends at once, sending nothing committed
+// afterwards, when they are removed from the account or their role changes:
+// their sessions there are deleted with the authority notification.
+func TestEventStreamOfARemovedMemberEnds(t *testing.T) {
+	t.Parallel()
+	for _, end := range []string{"removed", "role changed"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			p := newPeopleEnv(t, func(c *config.Config) {
+				c.EventStreamPoll = 20 * time.Millisecond
+				c.EventStreamRecheck = time.Hour
+			})
+			l := postgres.NewListener(p.pool, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			// The people env's handler has no listener: a second server on the
+			// same database hears the notifications, as another replica would.
+			h := httpapitest.New(t, p.pool, config.Default(), func(d *httpapi.Deps) { d.Listener = l })
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); l.Run(ctx) }()
+			t.Cleanup(func() { cancel(); <-done })
+			srv := httptest.NewServer(h)
+			t.Cleanup(srv.Close)
+
+			ada, _ := p.owner(p.keyA, "ada@example.com")
+			bob, bobID := p.join(ada, "bob@example.com", "editor", "bob's long password")
+			acct := accountOf(t, p.env, p.keyA)
+			res := p.as(bob, http.MethodPost, "/v1/events/stream-tokens", nil)
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			tok := decodeAs[struct {
+				Token string `json:"token"`
+			}](t, res).Token
+			s := openStream(t, srv.URL+"/v1/events/stream?token="+tok)
+			emitN(t, p.env, acct, 1, 1)
+			require.Equal(t, 1, nOf(t, s.next(t)), "the stream runs while the membership lasts")
+
+			if end == "removed" {
+				res = p.as(ada, http.MethodDelete, fmt.Sprint("/v1/members/", bobID), nil)
+				require.Equal(t, http.StatusNoContent, res.Status, "%s", res.Body)
+			} else {
+				res = p.as(ada, http.MethodPatch, fmt.Sprint("/v1/members/", bobID), map[string]string{"role": "viewer"})
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			}
+			emitN(t, p.env, acct, 2, 4)
+			require.Empty(t, s.rest(t, 10*time.Second), "nothing committed after the change is sent")
 		})
 	}
 }

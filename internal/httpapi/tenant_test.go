@@ -84,6 +84,9 @@ func TestCrossTenant(t *testing.T) {
 	var keys api.APIKeyPage
 	require.NoError(t, json.Unmarshal(res.Body, &keys))
 	keyID := keys.Data[0].Id
+	res = e.do(a, "POST", "/v1/invitations", map[string]any{"email": "grace@example.com", "role": "editor"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	inv := decodeAs[api.Invitation](t, res)
 
 	snapshot := func() []string {
 		var out []string
@@ -238,6 +241,30 @@ func TestCrossTenant(t *testing.T) {
 		"deleteSession":   {expect: http.StatusUnauthorized},
 		"listDevInbox":    {},
 		"getDevInboxHTML": {},
+		// People: B lists only its own members and cannot change, remove or
+		// revoke A's (TestMembersOfAnotherTenant404 aims at real members); the
+		// sign-in routes know no account; a key has no "me".
+		"listMembers":           {expect: http.StatusOK},
+		"updateMember":          {body: map[string]any{"role": "viewer"}},
+		"removeMember":          {},
+		"createInvitation":      {body: map[string]any{"email": "b1@example.com", "role": "viewer"}, expect: http.StatusCreated},
+		"revokeInvitation":      {},
+		"getAccountSecurity":    {expect: http.StatusOK},
+		"updateAccountSecurity": {body: map[string]any{"require_two_factor": false}, expect: http.StatusOK},
+		"acceptInvitation":      {body: map[string]any{"token": "soi_x"}, expect: http.StatusUnauthorized},
+		"signInWithPassword":    {body: map[string]any{"email": "a1@example.com", "password": "x"}, expect: http.StatusUnauthorized},
+		"signInWithEmailLink":   {body: map[string]any{"token": "sou_x"}, expect: http.StatusUnauthorized},
+		"signInSecondFactor":    {body: map[string]any{"challenge": "soc_x", "code": "123456"}, expect: http.StatusUnauthorized},
+		"requestSignInLink":     {body: map[string]any{"email": "a1@example.com"}, expect: http.StatusAccepted},
+		"requestPasswordReset":  {body: map[string]any{"email": "a1@example.com"}, expect: http.StatusAccepted},
+		"completePasswordReset": {body: map[string]any{"token": "sor_x", "password": "long enough password"}, expect: http.StatusUnauthorized},
+		"listMyAccounts":        {expect: http.StatusForbidden},
+		"switchAccount":         {body: map[string]any{"account_id": 1}, expect: http.StatusForbidden},
+		"listMySessions":        {expect: http.StatusForbidden},
+		"endMySession":          {expect: http.StatusForbidden},
+		"startTwoFactor":        {expect: http.StatusForbidden},
+		"confirmTwoFactor":      {body: map[string]any{"code": "123456"}, expect: http.StatusForbidden},
+		"removeTwoFactor":       {body: map[string]any{"code": "123456"}, expect: http.StatusForbidden},
 		// Senders: B can neither read, change, verify nor delete A's.
 		"listSenders":  {expect: http.StatusOK},
 		"createSender": {body: map[string]any{"name": "b sender", "type": "resend", "credentials": map[string]any{"api_key": "re_b"}}, expect: http.StatusCreated},
@@ -324,6 +351,10 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(keyID))
 		case strings.HasPrefix(path, "/v1/dev/inbox/"):
 			url = strings.ReplaceAll(url, "{id}", "1")
+		case strings.HasPrefix(path, "/v1/invitations/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(inv.Id))
+		case strings.HasPrefix(path, "/v1/members/"), strings.HasPrefix(path, "/v1/me/sessions/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(sub.Id)) // no member or session of B's has it
 		case strings.HasPrefix(path, "/v1/webhooks/"):
 			url = strings.NewReplacer("{source}", "standard", "{endpoint_id}", itoa(hook.ID)).Replace(url)
 		}
@@ -348,6 +379,10 @@ func TestCrossTenant(t *testing.T) {
 		}
 		if o.id == "countSubscribers" { // A's list counts nothing of A's for B
 			require.JSONEq(t, `{"count":0,"exact":true}`, string(res.Body))
+			continue
+		}
+		if o.id == "listMembers" {
+			require.JSONEq(t, `{"members":[],"invitations":[]}`, string(res.Body))
 			continue
 		}
 		if want == http.StatusOK && strings.HasPrefix(o.id, "list") {

@@ -66,6 +66,15 @@ type Session struct {
 	// label in the audit log); ListIDs are the lists that key may act on (nil: all).
 	KeyName string
 	ListIDs []int64
+	// UserID is the person signed in (0: a login link or a key), with their
+	// address and their role in AccountID as it is now (Role and Permissions are
+	// then that role's).
+	UserID     int64
+	UserEmail  string
+	MemberRole string
+	// NeedsTwoFactor is a member of an account that requires a second factor
+	// who has none yet: the session may only enrol one.
+	NeedsTwoFactor bool
 }
 
 // CSRF is the anti-forgery token of the session: what the dashboard sends back in
@@ -153,15 +162,49 @@ func (s *Service) Get(ctx context.Context, token string) (Session, error) {
 		return Session{}, err
 	}
 	sess := Session{Token: token, ID: row.ID, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt,
-		Role: row.Role, Permissions: account.KeyPermissions(row.Role, row.Permissions), ListIDs: row.ListIds}
+		Role: row.Role, Permissions: account.KeyPermissions(row.Role, row.Permissions), ListIDs: row.ListIds,
+		UserEmail: row.UserEmail, MemberRole: row.MemberRole, NeedsTwoFactor: row.NeedsTwoFactor}
 	if row.ApiKeyID != nil {
 		sess.KeyID = *row.ApiKeyID
 	}
 	if row.KeyName != nil {
 		sess.KeyName = *row.KeyName
 	}
+	if row.UserID != nil {
+		// A person's session has their membership's role, as it is now.
+		sess.UserID = *row.UserID
+		sess.Role = row.MemberRole
+		sess.Permissions = account.KeyPermissions(row.MemberRole, nil)
+	}
 	return sess, nil
 }
+
+// SignInUser makes a session of user userID in accountID, after the caller proved
+// who they are (password, email link, second factor). replacing is the session
+// token the browser held before, if any: it ends here, so a session id planted
+// in a browser before sign-in is never the signed-in one (no fixation).
+func (s *Service) SignInUser(ctx context.Context, userID, accountID int64, replacing string) (Session, error) {
+	now := s.Now()
+	token, hash := newToken(sessionPrefix)
+	q := store.New(s.pool)
+	exp := now.Add(TTL)
+	id, err := q.UserSessionCreate(ctx, store.UserSessionCreateParams{AccountID: accountID, UserID: &userID,
+		TokenHash: hash, ExpiresAt: exp})
+	if err != nil {
+		return Session{}, postgres.Error(err, "session")
+	}
+	if replacing != "" {
+		if err := s.SignOut(ctx, replacing); err != nil {
+			return Session{}, err
+		}
+	}
+	_, _ = q.SessionPurge(ctx, now)
+	return Session{Token: token, ID: id, AccountID: accountID, UserID: userID, ExpiresAt: exp}, nil
+}
+
+// HashOf is the stored form of a session token (to tell a user's current
+// session among their others).
+func HashOf(token string) []byte { return hashOf(token) }
 
 // SignOut ends the session of token (if any), and the event streams of the
 // stream tokens it minted, in every process.

@@ -104,7 +104,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -117,6 +117,7 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.UnsubscribeScope,
 		&i.PublicID,
 		&i.FourEyes,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }
@@ -134,7 +135,7 @@ func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -147,12 +148,13 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.UnsubscribeScope,
 		&i.PublicID,
 		&i.FourEyes,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -165,6 +167,7 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.UnsubscribeScope,
 		&i.PublicID,
 		&i.FourEyes,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }
@@ -331,7 +334,7 @@ UPDATE accounts SET
     unsubscribe_scope = coalesce($1::text, unsubscribe_scope),
     four_eyes         = coalesce($2::bool, four_eyes)
 WHERE id = $3
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor
 `
 
 type AccountUpdateSettingsParams struct {
@@ -351,6 +354,7 @@ func (q *Queries) AccountUpdateSettings(ctx context.Context, arg AccountUpdateSe
 		&i.UnsubscribeScope,
 		&i.PublicID,
 		&i.FourEyes,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }

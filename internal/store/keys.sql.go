@@ -219,12 +219,18 @@ func (q *Queries) LoginLinkUse(ctx context.Context, arg LoginLinkUseParams) (int
 
 const sessionAccount = `-- name: SessionAccount :one
 SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role,
-       k.permissions, k.list_ids, k.name AS key_name
+       k.permissions, k.list_ids, k.name AS key_name,
+       s.user_id, coalesce(u.email, '')::text AS user_email, coalesce(m.role, '')::text AS member_role,
+       (s.user_id IS NOT NULL AND a.require_two_factor AND u.totp_confirmed_at IS NULL)::boolean AS needs_two_factor
 FROM dashboard_sessions s
+JOIN accounts a ON a.id = s.account_id
 LEFT JOIN api_keys k ON k.id = s.api_key_id
+LEFT JOIN users u ON u.id = s.user_id
+LEFT JOIN memberships m ON m.user_id = s.user_id AND m.account_id = s.account_id
 WHERE s.token_hash = $1
   AND s.expires_at > coalesce($2::timestamptz, now())
   AND (s.api_key_id IS NULL OR k.revoked_at IS NULL)
+  AND (s.user_id IS NULL OR m.user_id IS NOT NULL)
 `
 
 type SessionAccountParams struct {
@@ -233,18 +239,25 @@ type SessionAccountParams struct {
 }
 
 type SessionAccountRow struct {
-	ID          int64
-	ApiKeyID    *int64
-	AccountID   int64
-	ExpiresAt   time.Time
-	Role        string
-	Permissions []string
-	ListIds     []int64
-	KeyName     *string
+	ID             int64
+	ApiKeyID       *int64
+	AccountID      int64
+	ExpiresAt      time.Time
+	Role           string
+	Permissions    []string
+	ListIds        []int64
+	KeyName        *string
+	UserID         *int64
+	UserEmail      string
+	MemberRole     string
+	NeedsTwoFactor bool
 }
 
 // A session made with a key lasts no longer than the key, and has its role; one
-// made with a login link (no key) is full.
+// made with a login link (no key) is full. A user's session lasts only while the
+// user is a member of its account, and carries the member's role as it is now;
+// needs_two_factor is a member of an account that requires a second factor who
+// has none yet (sent to enrol before anything else).
 func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) (SessionAccountRow, error) {
 	row := q.db.QueryRow(ctx, sessionAccount, arg.TokenHash, arg.Now)
 	var i SessionAccountRow
@@ -257,6 +270,10 @@ func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) 
 		&i.Permissions,
 		&i.ListIds,
 		&i.KeyName,
+		&i.UserID,
+		&i.UserEmail,
+		&i.MemberRole,
+		&i.NeedsTwoFactor,
 	)
 	return i, err
 }

@@ -18,6 +18,7 @@ type Account struct {
 	UnsubscribeScope string
 	PublicID         string
 	FourEyes         bool
+	RequireTwoFactor bool
 }
 
 type AccountDayCount struct {
@@ -174,6 +175,7 @@ type DashboardSession struct {
 	TokenHash []byte
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	UserID    *int64
 }
 
 type EngagementFirst struct {
@@ -277,6 +279,18 @@ type IdempotencyKey struct {
 	ExpiresAt      time.Time
 }
 
+type Invitation struct {
+	ID         int64
+	AccountID  int64
+	Email      string
+	EmailLower string
+	Role       string
+	TokenHash  []byte
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	AcceptedAt *time.Time
+}
+
 type List struct {
 	ID              int64
 	AccountID       int64
@@ -309,6 +323,13 @@ type LoginLink struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UsedAt    *time.Time
+}
+
+type Membership struct {
+	AccountID int64
+	UserID    int64
+	Role      string
+	CreatedAt time.Time
 }
 
 type Message struct {
@@ -355,6 +376,12 @@ type MessageLink struct {
 	MessageID int64
 	Idx       int32
 	Url       string
+}
+
+type RecoveryCode struct {
+	UserID   int64
+	CodeHash []byte
+	UsedAt   *time.Time
 }
 
 type Segment struct {
@@ -587,6 +614,29 @@ type TrackingHit struct {
 	SuspectedBot bool
 	BotReasons   []string
 	MessageID    *int64
+}
+
+type User struct {
+	ID              int64
+	Email           string
+	EmailLower      string
+	PasswordHash    *string
+	TotpKeyID       *string
+	TotpSealed      []byte
+	TotpConfirmedAt *time.Time
+	TotpLastStep    *int64
+	CreatedAt       time.Time
+}
+
+type UserToken struct {
+	ID        int64
+	UserID    int64
+	Purpose   string
+	AccountID *int64
+	TokenHash []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
 }
 
 type WebhookEndpoint struct {

@@ -11,7 +11,7 @@ import (
 
 const accountSetUnsubscribeScope = `-- name: AccountSetUnsubscribeScope :one
 UPDATE accounts SET unsubscribe_scope = $1 WHERE id = $2
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor
 `
 
 type AccountSetUnsubscribeScopeParams struct {
@@ -29,6 +29,7 @@ func (q *Queries) AccountSetUnsubscribeScope(ctx context.Context, arg AccountSet
 		&i.UnsubscribeScope,
 		&i.PublicID,
 		&i.FourEyes,
+		&i.RequireTwoFactor,
 	)
 	return i, err
 }

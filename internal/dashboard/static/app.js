@@ -137,9 +137,11 @@ function App() {
     case 'overview': body = html`<${Overview} />`; break;
     default: body = html`<${NotFound} />`;
   }
-  // A read-only session sees no control that would change something: the API would
-  // refuse it, so offering it is a trap (style.css hides them under data-read-only).
-  return html`<div class="shell" data-read-only=${session.role === 'read_only' ? 'yes' : undefined}>
+  // A read-only session (a read-only key, a viewer: no permission but reads) sees no
+  // control that would change something: the API would refuse it, so offering it is
+  // a trap (style.css hides them under data-read-only).
+  const readOnly = !(session.permissions || []).some((/** @type {string} */ p) => !p.endsWith(':read'));
+  return html`<div class="shell" data-read-only=${readOnly ? 'yes' : undefined}>
     <a class="skip" href="#main" onClick=${(/** @type {Event} */ e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
     <header>
       <span class="brand">sendonce</span>
@@ -150,7 +152,7 @@ function App() {
       </nav>
       <div class="who">
         <span>${session.account_name}</span>
-        ${session.role === 'read_only' && html`<span class="tag" title="Signed in with a read-only key: you can look, not change">read-only</span>`}
+        ${readOnly && html`<span class="tag" title="This session may read, not change">read-only</span>`}
         <button type="button" class="link" onClick=${signOut}>Sign out</button>
       </div>
     </header>

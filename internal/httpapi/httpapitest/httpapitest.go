@@ -44,6 +44,7 @@ import (
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/user"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -113,6 +114,8 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	erased := suppression.NewErased(keys)
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
 	d.Erasure = erasure.NewService(pool, erased)
+	d.Users = user.NewService(pool, d.Sessions, ring, d.TestSender, user.Options{PublicURL: cfg.PublicURL,
+		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: log})
 	d.People, d.Exports = person.NewService(pool), export.NewService(pool)
 	d.Reports = report.NewService(pool, d.Campaigns)
 	return d
@@ -142,6 +145,8 @@ func Options(cfg config.Config) httpapi.Options {
 		APIRateBurst:              cfg.APIRateBurst,
 		AuthFailureRatePerSecond:  cfg.AuthFailureRatePerSecond,
 		AuthFailureBurst:          cfg.AuthFailureBurst,
+		SignInEmailFailureRate:    cfg.SignInEmailFailureRate,
+		SignInEmailFailureBurst:   cfg.SignInEmailFailureBurst,
 		OptinAddrRatePerSecond:    cfg.OptinAddrRatePerSecond,
 		OptinAddrBurst:            cfg.OptinAddrBurst,
 		OptinAccountRatePerSecond: cfg.OptinAccountRatePerSecond,

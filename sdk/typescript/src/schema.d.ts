@@ -201,6 +201,430 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/session/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a password
+         * @description Sign a person in with their email address and password. A person without a second
+         *     factor gets the session (201, cookie set as POST /v1/session does; a session cookie the
+         *     browser already held ends, so a planted session id is never the signed-in one). A person
+         *     with one gets a challenge (200) to answer at POST /v1/session/second-factor. A wrong
+         *     address or password is the same 401, with the same timing, whether the address is known
+         *     or not. Failures are limited per address (SENDONCE_SIGN_IN_EMAIL_FAILURE_RATE and _BURST)
+         *     and per client address (SENDONCE_AUTH_FAILURE_RATE_PER_SECOND): 429 with Retry-After.
+         *     `account_id` picks which of the person's accounts the session is for (default: the first).
+         */
+        post: operations["signInWithPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/session/email-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with an email link
+         * @description Exchange the token of a mailed sign-in link (POST /v1/sign-in-links; single use, valid
+         *     15 minutes) for a session (201), or for a second-factor challenge (200) when the person
+         *     has one. An unknown, used or expired token is 401.
+         */
+        post: operations["signInWithEmailLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/session/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the second factor
+         * @description Answer a sign-in challenge with the 6-digit code of the person's authenticator app
+         *     (TOTP, RFC 6238) or one of their recovery codes. A code is accepted once: the same code
+         *     again (within its 30 seconds) is refused, and a recovery code works once. A wrong code
+         *     is 401 and leaves the challenge usable until it expires (5 minutes); failures are limited
+         *     per challenge and per client address (429).
+         */
+        post: operations["signInSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sign-in-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a sign-in link
+         * @description Mail a one-time sign-in link to the address if it is a person's. The answer is 202
+         *     whether it is or not, and takes as long (the mail goes in the background). Requests are
+         *     limited per address and per client address (429).
+         */
+        post: operations["requestSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/password-resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a password reset link
+         * @description Mail a one-time password reset link (valid 30 minutes) to the address if it is a
+         *     person's; 202 either way, with the same timing. Limited as POST /v1/sign-in-links.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/password-resets/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password
+         * @description Set a new password with the token of a reset link (single use). Every session of the
+         *     person ends, everywhere. Passwords are 10 characters to 1 KiB.
+         */
+        post: operations["completePasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Accept an invitation with the token of its mailed link (single use, valid 7 days): the
+         *     person (made on first acceptance) becomes a member with the invitation's role, and is
+         *     signed in (201), or challenged for their second factor (200). With `password` the person
+         *     signs in by password from now on (an existing person's password is replaced and their
+         *     other sessions end); without it, by email link.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List members
+         * @description The account's members with their roles, and its pending invitations.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Remove a member (by user id) from this account; their sessions in it end at once. The
+         *     person keeps their other accounts. The last owner cannot be removed (409).
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Change a member's role (by user id). Owners and admins manage members; only an owner
+         *     (or an API key) makes, changes or removes an owner, and the last owner stays. The
+         *     member's sessions in this account end at once (with their event streams).
+         */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/v1/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a member
+         * @description Invite an address to the account with a role. The invitation link is mailed through the
+         *     service's own provider (SENDONCE_PROVIDER; under `sendonce dev` it shows in the dev
+         *     inbox) and never appears in an answer. It works once, within 7 days. If the mail cannot
+         *     be sent the invitation is withdrawn and the answer is 503.
+         */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Withdraw a pending invitation; its link stops working.
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get sign-in requirements
+         * @description Whether the account requires a second factor of every member.
+         */
+        get: operations["getAccountSecurity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change sign-in requirements
+         * @description Require (or stop requiring) a second factor of every member. A member without one is
+         *     then answered 403 (`https://sendonce.dev/problems/two-factor-enrolment-required`) on every
+         *     route but /v1/me/two-factor until they enrol. Owners and admins (or an API key) only.
+         */
+        patch: operations["updateAccountSecurity"];
+        trace?: never;
+    };
+    "/v1/me/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my accounts
+         * @description The accounts the signed-in person is a member of, with their role in each.
+         */
+        get: operations["listMyAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/switch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Switch account
+         * @description Move the signed-in person to another of their accounts: a new session (new cookie, new
+         *     CSRF token) replaces the current one, which ends. Not one of theirs: 404.
+         */
+        post: operations["switchAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my sessions
+         * @description The signed-in person's live sessions, in every account, newest first.
+         */
+        get: operations["listMySessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of my sessions
+         * @description End one of the person's sessions (and its event streams); another person's id is 404.
+         */
+        delete: operations["endMySession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/two-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start second-factor enrolment
+         * @description Make a new TOTP secret (RFC 6238: SHA-1, 30 seconds, 6 digits) for the person, sealed
+         *     at rest with SENDONCE_SECRETS_KEY. It does nothing until confirmed with a first code.
+         *     409 when a confirmed second factor exists (remove it first).
+         */
+        post: operations["startTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/two-factor/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm second-factor enrolment
+         * @description Turn the second factor on with a first code of the new secret. The answer holds the ten
+         *     single-use recovery codes, shown this once (stored hashed).
+         */
+        post: operations["confirmTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/two-factor/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove the second factor
+         * @description Turn the second factor off, proven with a current code or a recovery code.
+         */
+        post: operations["removeTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -2614,7 +3038,13 @@ export interface components {
          *       "account_name": "demo",
          *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
          *       "expires_at": "2026-11-02T21:00:00Z",
-         *       "role": "full"
+         *       "role": "full",
+         *       "user": {
+         *         "id": 12,
+         *         "email": "ada@example.com",
+         *         "role": "owner",
+         *         "needs_two_factor": false
+         *       }
          *     }
          */
         Session: {
@@ -2626,6 +3056,310 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             role: components["schemas"]["APIKeyRole"];
+            user?: components["schemas"]["SessionUser"];
+        };
+        /**
+         * @description The person signed in (absent for a session from a login link or a key).
+         * @example {
+         *       "id": 12,
+         *       "email": "ada@example.com",
+         *       "role": "owner",
+         *       "needs_two_factor": false
+         *     }
+         */
+        SessionUser: {
+            /** Format: int64 */
+            id: number;
+            email: string;
+            role: components["schemas"]["MemberRole"];
+            /** @description The account requires a second factor this person has not set up: enrol first. */
+            needs_two_factor: boolean;
+        };
+        /**
+         * @description A member's role in an account. Until roles are enforced route by route, `viewer` is
+         *     read-only (as a `read_only` key) and the others are full; owners and admins manage
+         *     members, and only owners manage owners.
+         * @enum {string}
+         */
+        MemberRole: "owner" | "admin" | "editor" | "approver" | "viewer";
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        PasswordSignIn: {
+            email: string;
+            /** @description Refused past 1 KiB, before any hashing. */
+            password: string;
+            /**
+             * Format: int64
+             * @description Which of the person's accounts (default: the first).
+             */
+            account_id?: number;
+        };
+        /**
+         * @example {
+         *       "token": "sou_2x7qmz…"
+         *     }
+         */
+        TokenSignIn: {
+            token: string;
+        };
+        /**
+         * @example {
+         *       "challenge": "soc_4kq7…",
+         *       "expires_at": "2026-11-02T09:05:00Z"
+         *     }
+         */
+        SignInChallenge: {
+            /** @description Send it with the code to POST /v1/session/second-factor. */
+            challenge: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /**
+         * @example {
+         *       "challenge": "soc_4kq7…",
+         *       "code": "287082"
+         *     }
+         */
+        SecondFactorAnswer: {
+            challenge: string;
+            /** @description A 6-digit TOTP code, or a recovery code (xxxxx-xxxxx). */
+            code: string;
+        };
+        /**
+         * @example {
+         *       "email": "ada@example.com"
+         *     }
+         */
+        EmailRequest: {
+            email: string;
+        };
+        /**
+         * @example {
+         *       "token": "sor_7y2d…",
+         *       "password": "a new long passphrase"
+         *     }
+         */
+        PasswordResetComplete: {
+            token: string;
+            password: string;
+        };
+        /**
+         * @example {
+         *       "token": "soi_c3k9…",
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        InvitationAccept: {
+            token: string;
+            /** @description Absent: the person signs in by email link. */
+            password?: string;
+        };
+        /**
+         * @example {
+         *       "email": "grace@example.com",
+         *       "role": "editor"
+         *     }
+         */
+        InvitationCreate: {
+            email: string;
+            role: components["schemas"]["MemberRole"];
+        };
+        /**
+         * @example {
+         *       "id": 4,
+         *       "email": "grace@example.com",
+         *       "role": "editor",
+         *       "created_at": "2026-11-02T09:00:00Z",
+         *       "expires_at": "2026-11-09T09:00:00Z"
+         *     }
+         */
+        Invitation: {
+            /** Format: int64 */
+            id: number;
+            email: string;
+            role: components["schemas"]["MemberRole"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /**
+         * @example {
+         *       "user_id": 12,
+         *       "email": "ada@example.com",
+         *       "role": "owner",
+         *       "two_factor": true,
+         *       "created_at": "2026-11-01T08:00:00Z"
+         *     }
+         */
+        Member: {
+            /** Format: int64 */
+            user_id: number;
+            email: string;
+            role: components["schemas"]["MemberRole"];
+            /** @description Whether the person has a second factor. */
+            two_factor: boolean;
+            /** Format: date-time */
+            created_at?: string;
+        };
+        /**
+         * @example {
+         *       "members": [
+         *         {
+         *           "user_id": 12,
+         *           "email": "ada@example.com",
+         *           "role": "owner",
+         *           "two_factor": true,
+         *           "created_at": "2026-11-01T08:00:00Z"
+         *         }
+         *       ],
+         *       "invitations": [
+         *         {
+         *           "id": 4,
+         *           "email": "grace@example.com",
+         *           "role": "editor",
+         *           "created_at": "2026-11-02T09:00:00Z",
+         *           "expires_at": "2026-11-09T09:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        MemberList: {
+            members: components["schemas"]["Member"][];
+            invitations: components["schemas"]["Invitation"][];
+        };
+        /**
+         * @example {
+         *       "role": "approver"
+         *     }
+         */
+        MemberUpdate: {
+            role: components["schemas"]["MemberRole"];
+        };
+        /**
+         * @example {
+         *       "require_two_factor": true
+         *     }
+         */
+        AccountSecurity: {
+            require_two_factor: boolean;
+        };
+        /**
+         * @example {
+         *       "id": 7,
+         *       "name": "demo",
+         *       "role": "owner"
+         *     }
+         */
+        UserAccount: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            role: components["schemas"]["MemberRole"];
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": 7,
+         *           "name": "demo",
+         *           "role": "owner"
+         *         },
+         *         {
+         *           "id": 9,
+         *           "name": "shop",
+         *           "role": "viewer"
+         *         }
+         *       ]
+         *     }
+         */
+        UserAccountList: {
+            data: components["schemas"]["UserAccount"][];
+        };
+        /**
+         * @example {
+         *       "account_id": 9
+         *     }
+         */
+        AccountSwitch: {
+            /** Format: int64 */
+            account_id: number;
+        };
+        /**
+         * @example {
+         *       "id": 31,
+         *       "account_id": 7,
+         *       "account_name": "demo",
+         *       "created_at": "2026-11-02T09:00:00Z",
+         *       "expires_at": "2026-11-02T21:00:00Z",
+         *       "current": true
+         *     }
+         */
+        UserSession: {
+            /** Format: int64 */
+            id: number;
+            /** Format: int64 */
+            account_id: number;
+            account_name: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The session of this request. */
+            current: boolean;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": 31,
+         *           "account_id": 7,
+         *           "account_name": "demo",
+         *           "created_at": "2026-11-02T09:00:00Z",
+         *           "expires_at": "2026-11-02T21:00:00Z",
+         *           "current": true
+         *         }
+         *       ]
+         *     }
+         */
+        UserSessionList: {
+            data: components["schemas"]["UserSession"][];
+        };
+        /**
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauth_url": "otpauth://totp/sendonce:ada%40example.com?algorithm=SHA1&digits=6&issuer=sendonce&period=30&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+         *     }
+         */
+        TwoFactorEnrolment: {
+            /** @description The key in base32, to type into an authenticator app. */
+            secret: string;
+            /** @description The same key as an otpauth:// URI, for a QR code. */
+            otpauth_url: string;
+        };
+        /**
+         * @example {
+         *       "code": "287082"
+         *     }
+         */
+        TwoFactorCode: {
+            code: string;
+        };
+        /**
+         * @example {
+         *       "recovery_codes": [
+         *         "ab3de-fg7hk",
+         *         "…"
+         *       ]
+         *     }
+         */
+        RecoveryCodes: {
+            /** @description Each works once in place of a code; shown only here. */
+            recovery_codes: string[];
         };
         /**
          * @example {
@@ -5973,6 +6707,669 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    signInWithPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordSignIn"];
+            };
+        };
+        responses: {
+            /** @description The password is right and a second factor is needed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInChallenge"];
+                };
+            };
+            /** @description Signed in; the cookie is set. */
+            201: {
+                headers: {
+                    /** @example sendonce_session=sos_…; Path=/; Expires=…; HttpOnly; Secure; SameSite=Strict */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    signInWithEmailLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenSignIn"];
+            };
+        };
+        responses: {
+            /** @description A second factor is needed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInChallenge"];
+                };
+            };
+            /** @description Signed in; the cookie is set. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    signInSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecondFactorAnswer"];
+            };
+        };
+        responses: {
+            /** @description Signed in; the cookie is set. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    requestSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailRequest"];
+            };
+        };
+        responses: {
+            /** @description If the address is a person's, a link is on its way. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailRequest"];
+            };
+        };
+        responses: {
+            /** @description If the address is a person's, a link is on its way. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    completePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetComplete"];
+            };
+        };
+        responses: {
+            /** @description The password is set; the person's sessions ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationAccept"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a second factor is needed to sign in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInChallenge"];
+                };
+            };
+            /** @description Accepted and signed in; the cookie is set. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Members and pending invitations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberUpdate"];
+            };
+        };
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationCreate"];
+            };
+        };
+        responses: {
+            /** @description Invited. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getAccountSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requirements. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSecurity"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateAccountSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountSecurity"];
+            };
+        };
+        responses: {
+            /** @description The requirements. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSecurity"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listMyAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The accounts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserAccountList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    switchAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountSwitch"];
+            };
+        };
+        responses: {
+            /** @description Switched; the new cookie is set. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listMySessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSessionList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    endMySession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    startTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret, for the authenticator app. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorEnrolment"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    confirmTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TwoFactorCode"];
+            };
+        };
+        responses: {
+            /** @description On; the recovery codes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    removeTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TwoFactorCode"];
+            };
+        };
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
