@@ -70,6 +70,34 @@ var Routes = map[string]Rule{
 	"GET /v1/messages/export":                  read(MessagesRead),
 	"GET /v1/events/export":                    read(EventsRead),
 
+	// A person's sign-in, invitation acceptance and password reset carry no key
+	// (docs/teams.md, People and sign-in).
+	"POST /v1/session/password":         Public,
+	"POST /v1/session/email-link":       Public,
+	"POST /v1/session/second-factor":    Public,
+	"POST /v1/sign-in-links":            Public,
+	"POST /v1/password-resets":          Public,
+	"POST /v1/password-resets/complete": Public,
+	"POST /v1/invitations/accept":       Public,
+	// A signed-in person's own accounts, sessions and second factor: every role
+	// manages its own (the handlers refuse anything but a person's session).
+	"GET /v1/me/accounts":            Public,
+	"POST /v1/me/switch":             Public,
+	"GET /v1/me/sessions":            Public,
+	"DELETE /v1/me/sessions/{id}":    Public,
+	"POST /v1/me/two-factor":         Public,
+	"POST /v1/me/two-factor/confirm": Public,
+	"POST /v1/me/two-factor/remove":  Public,
+
+	// The account's people.
+	"GET /v1/members":             read(AccountRead),
+	"PATCH /v1/members/{id}":      write(MembersManage, "member.update", "member"),
+	"DELETE /v1/members/{id}":     write(MembersManage, "member.remove", "member"),
+	"POST /v1/invitations":        write(MembersManage, "invitation.create", "invitation"),
+	"DELETE /v1/invitations/{id}": write(MembersManage, "invitation.revoke", "invitation"),
+	"GET /v1/account/security":    read(AccountRead),
+	"PATCH /v1/account/security":  write(AccountManage, "account.security", "account"),
+
 	"GET /v1/account":   read(AccountRead),
 	"PATCH /v1/account": write(AccountManage, "account.update", "account"),
 
