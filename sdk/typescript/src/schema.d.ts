@@ -741,6 +741,29 @@ export interface paths {
         patch: operations["updateAccount"];
         trace?: never;
     };
+    "/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit log
+         * @description Who changed what: one entry per committed write of the tenant API, written in the
+         *     transaction of the change (a change that rolled back has none), newest first. Needs
+         *     `audit:read`. Read only: nothing in the API writes or changes it; entries older than
+         *     SENDONCE_AUDIT_RETENTION are deleted.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscribers": {
         parameters: {
             query?: never;
@@ -3038,7 +3061,11 @@ export interface components {
          *       "account_name": "demo",
          *       "csrf_token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
          *       "expires_at": "2026-11-02T21:00:00Z",
-         *       "role": "full",
+         *       "role": "owner",
+         *       "permissions": [
+         *         "account:read",
+         *         "campaigns:read"
+         *       ],
          *       "user": {
          *         "id": 12,
          *         "email": "ada@example.com",
@@ -3056,6 +3083,8 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             role: components["schemas"]["APIKeyRole"];
+            /** @description What the session may do; the dashboard shows only the controls these allow. */
+            permissions: components["schemas"]["Permission"][];
             user?: components["schemas"]["SessionUser"];
         };
         /**
@@ -3076,9 +3105,8 @@ export interface components {
             needs_two_factor: boolean;
         };
         /**
-         * @description A member's role in an account. Until roles are enforced route by route, `viewer` is
-         *     read-only (as a `read_only` key) and the others are full; owners and admins manage
-         *     members, and only owners manage owners.
+         * @description A member's role in an account: its permissions are the matrix of docs/teams.md
+         *     (enforced per route); owners and admins manage members, and only owners manage owners.
          * @enum {string}
          */
         MemberRole: "owner" | "admin" | "editor" | "approver" | "viewer";
@@ -3380,7 +3408,12 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
-         *       "role": "full"
+         *       "role": "full",
+         *       "permissions": [
+         *         "account:read",
+         *         "account:manage"
+         *       ],
+         *       "list_ids": null
          *     }
          */
         APIKey: {
@@ -3399,24 +3432,52 @@ export interface components {
             /** Format: date-time */
             revoked_at: string | null;
             role: components["schemas"]["APIKeyRole"];
+            /** @description What the key may do (its role's permissions, or its explicit list). */
+            permissions: components["schemas"]["Permission"][];
+            /** @description The lists the key may act on; null: every list. */
+            list_ids: number[] | null;
         };
         /**
-         * @description What the key may do. `full`: everything. `read_only`: every GET, minting a stream token,
-         *     and the previews that change nothing; any other request is 403
-         *     (`https://sendonce.dev/problems/read-only-key`) and changes nothing. A dashboard session has
-         *     the role of the key it was signed in with; a session from a login link is `full`.
+         * @description What the key may do: one of the roles of docs/teams.md (`owner`, `admin`, `editor`,
+         *     `approver`, `viewer`), or `custom` for a key made with an explicit `permissions` list.
+         *     `full` (the default) and `read_only` are the two roles keys had before: they keep the
+         *     permissions of `admin` and `viewer`. A request the key lacks the permission for is 403
+         *     (`https://sendonce.dev/problems/permission-denied`, naming it in `missing_permission`)
+         *     before anything runs. A dashboard session has the role of the key it was signed in
+         *     with; a session from a login link is `full`.
          * @enum {string}
          */
-        APIKeyRole: "full" | "read_only";
+        APIKeyRole: "full" | "read_only" | "owner" | "admin" | "editor" | "approver" | "viewer" | "custom";
+        /**
+         * @description One permission of the matrix in docs/teams.md.
+         * @enum {string}
+         */
+        Permission: "account:read" | "account:manage" | "audience:read" | "audience:write" | "templates:read" | "templates:write" | "campaigns:read" | "campaigns:write" | "campaigns:approve" | "sequences:read" | "sequences:write" | "sequences:activate" | "tracking:write" | "messages:read" | "messages:send" | "senders:read" | "senders:manage" | "events:read" | "webhooks:manage" | "keys:read" | "keys:manage" | "audit:read" | "members:manage" | "owners:manage";
         /**
          * @example {
-         *       "name": "ci",
-         *       "role": "read_only"
+         *       "name": "sending",
+         *       "permissions": [
+         *         "messages:send"
+         *       ],
+         *       "list_ids": null
          *     }
          */
         APIKeyCreate: {
             name: string;
             role?: components["schemas"]["APIKeyRole"];
+            /**
+             * @description An explicit permission list instead of a role (the key's role reads `custom`); give one
+             *     or the other, not both. A key may be given only permissions its creator holds (else 403).
+             */
+            permissions?: components["schemas"]["Permission"][];
+            /**
+             * @description When set, the lists the key may act on (docs/teams.md says exactly where): the
+             *     /v1/lists/{id} routes of another list are 403 (`…/problems/forbidden`, `reason:
+             *     list_restricted`), and a campaign create, edit, approve or test send, or
+             *     an import, naming (or aimed at) another list, or no list (every subscriber), is 403 too.
+             *     Other routes (subscribers, segments, suppressions, …) are not restricted by list.
+             */
+            list_ids?: number[] | null;
         };
         /**
          * @example {
@@ -3426,7 +3487,11 @@ export interface components {
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "last_used_at": null,
          *       "revoked_at": null,
-         *       "role": "full",
+         *       "role": "custom",
+         *       "permissions": [
+         *         "messages:send"
+         *       ],
+         *       "list_ids": null,
          *       "token": "so_abcdefghijkl…"
          *     }
          */
@@ -3442,8 +3507,77 @@ export interface components {
             /** Format: date-time */
             revoked_at: string | null;
             role: components["schemas"]["APIKeyRole"];
+            /** @description What the key may do (its role's permissions, or its explicit list). */
+            permissions: components["schemas"]["Permission"][];
+            /** @description The lists the key may act on; null: every list. */
+            list_ids: number[] | null;
             /** @description The key; shown this once. */
             token: string;
+        };
+        /**
+         * @example {
+         *       "id": 912,
+         *       "actor": {
+         *         "type": "key",
+         *         "id": 3,
+         *         "label": "ci"
+         *       },
+         *       "action": "campaign.approve",
+         *       "target_type": "campaign",
+         *       "target_id": "42",
+         *       "request_id": "5f2b7c0e9a1d4c3b",
+         *       "source_address": "203.0.113.9",
+         *       "detail": null,
+         *       "in_change_tx": true,
+         *       "created_at": "2026-11-02T09:00:00Z"
+         *     }
+         */
+        AuditEntry: {
+            /** Format: int64 */
+            id: number;
+            actor: components["schemas"]["Actor"];
+            /** @description What was done, target.verb (docs/teams.md lists them). */
+            action: string;
+            target_type: string;
+            /** @description The id of the thing changed; null when the change names none (a batch). */
+            target_id: string | null;
+            request_id: string;
+            /** @description The client address the request came from. */
+            source_address: string;
+            /** @description A few facts of the change; never a secret. */
+            detail: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description True when the entry was written in the transaction of the change; false for the few
+             *     writes that run no transaction (docs/teams.md lists them), whose entry is written
+             *     right after they succeed and before the answer is sent.
+             */
+            in_change_tx: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        AuditEntryPage: {
+            data: components["schemas"]["AuditEntry"][];
+            next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "type": "key",
+         *       "id": 3,
+         *       "label": "ci"
+         *     }
+         */
+        Actor: {
+            /**
+             * @description A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+             * @enum {string}
+             */
+            type: "user" | "key" | "session";
+            /** Format: int64 */
+            id: number;
+            /** @description What the actor was called then: a person's address, a key's name. */
+            label: string;
         };
         APIKeyPage: {
             data: components["schemas"]["APIKey"][];
@@ -3503,7 +3637,8 @@ export interface components {
          *       "name": "demo",
          *       "public_id": "pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f",
          *       "created_at": "2026-11-02T09:00:00Z",
-         *       "unsubscribe_scope": "list"
+         *       "unsubscribe_scope": "list",
+         *       "four_eyes": false
          *     }
          */
         Account: {
@@ -3515,15 +3650,20 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             unsubscribe_scope: components["schemas"]["UnsubscribeScope"];
+            four_eyes: components["schemas"]["FourEyes"];
         };
         /**
          * @example {
-         *       "unsubscribe_scope": "account"
+         *       "unsubscribe_scope": "account",
+         *       "four_eyes": true
          *     }
          */
         AccountUpdate: {
-            unsubscribe_scope: components["schemas"]["UnsubscribeScope"];
+            unsubscribe_scope?: components["schemas"]["UnsubscribeScope"];
+            four_eyes?: components["schemas"]["FourEyes"];
         };
+        /** @description When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held. */
+        FourEyes: boolean;
         /**
          * @description What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
          * @enum {string}
@@ -3546,6 +3686,10 @@ export interface components {
             errors?: components["schemas"]["FieldError"][];
             /** @description On a 409 from a state change, the state the resource is actually in. */
             current_status?: string;
+            /** @description On a 403 of type `…/problems/permission-denied`, the permission the caller lacks. */
+            missing_permission?: string;
+            /** @description On a 403 of type `…/problems/forbidden` other than CSRF, why (`list_restricted`, `four_eyes`, `escalation`). */
+            reason?: string;
         } & {
             [key: string]: unknown;
         };
@@ -4967,6 +5111,13 @@ export interface components {
             attachments?: components["schemas"]["Attachment"][];
             /** @description In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise. */
             domain_check?: components["schemas"]["DomainCheck"];
+            /** @description Who created it (an API key, a person, or a login-link session); null for campaigns made before creators were recorded. The audit log has the rest. */
+            created_by?: {
+                /** @enum {string} */
+                type: "user" | "key" | "session";
+                /** Format: int64 */
+                id: number;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -6044,17 +6195,501 @@ export interface components {
             engagement: components["schemas"]["Engagement"];
             links: components["schemas"]["LinkClicks"][];
         };
-        /** @enum {string} */
+        /**
+         * @description The catalogue of event types (docs/events.md); every Event's type, every endpoint's event_types and ?type= filter item is one of these.
+         * @enum {string}
+         */
         EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
+        /**
+         * @description One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
+         *     schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
+         *     switching on `type`. A type added later is a new member; a client should skip a type it does not know.
+         */
         Event: {
             /** @description evt_…; the webhook-id of a single-event delivery, stable across retries. */
             id: string;
-            type: string;
+            type: components["schemas"]["EventType"];
             /** Format: date-time */
             timestamp: string;
+            /** @description The payload; its schema is the member of the union that `type` selects. */
             data: {
                 [key: string]: unknown;
             };
+        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SubscriberErasedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
+        CampaignApprovedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.approved";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignStartedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.started";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignPausedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.paused";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignResumedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.resumed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignCancelledEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.cancelled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignSentEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.sent";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignFailedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.failed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignEventData"];
+        };
+        SendSentEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.sent";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEventData"];
+        };
+        SendFailedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.failed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEventData"];
+        };
+        SendUnknownEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.unknown";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEventData"];
+        };
+        SendSuppressedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.suppressed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEventData"];
+        };
+        SendClickedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.clicked";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEngagementEventData"];
+        };
+        SendOpenedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "send.opened";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SendEngagementEventData"];
+        };
+        SubscriberUnsubscribedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.unsubscribed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberUnsubscribedEventData"];
+        };
+        SubscriberBouncedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.bounced";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["ProviderFeedbackEventData"];
+        };
+        SubscriberComplainedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.complained";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["ProviderFeedbackEventData"];
+        };
+        SubscriberCreatedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberCreatedEventData"];
+        };
+        SubscriberErasedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.erased";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberErasedEventData"];
+        };
+        SubscriberConfirmedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.confirmed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberListsEventData"];
+        };
+        SubscriberSubscribedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subscriber.subscribed";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SubscriberListsEventData"];
+        };
+        SuppressionCreatedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "suppression.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SuppressionEventData"];
+        };
+        SuppressionDeletedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "suppression.deleted";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SuppressionEventData"];
+        };
+        EndpointDisabledEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "endpoint.disabled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["EndpointDisabledEventData"];
+        };
+        EndpointPingEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "endpoint.ping";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["EndpointPingEventData"];
+        };
+        SenderComplaintRateExceededEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sender.complaint_rate_exceeded";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SenderComplaintRateEventData"];
+        };
+        SequenceStepSentEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sequence.step_sent";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SequenceStepSentEventData"];
+        };
+        SequenceExitedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sequence.exited";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SequenceExitedEventData"];
+        };
+        CampaignEventData: {
+            /** Format: int64 */
+            campaign_id: number;
+            name: string;
+            /** @description The campaign's status after the change. */
+            status: string;
+            /** @description Why it failed (campaign.failed) or was paused by the system (campaign.paused by the complaint guard). */
+            reason?: string;
+        };
+        /**
+         * @description A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
+         *     or sequence step's names subscriber_id; a transactional message's names message_id instead.
+         */
+        SendEventData: {
+            /**
+             * Format: int64
+             * @description The campaign (a transactional message's: the account's message stream).
+             */
+            campaign_id: number;
+            /** Format: int64 */
+            send_id: number;
+            /**
+             * Format: int64
+             * @description A campaign's or sequence step's recipient.
+             */
+            subscriber_id?: number;
+            /**
+             * Format: int64
+             * @description A transactional message (GET /v1/messages/{id}).
+             */
+            message_id?: number;
+            email: string;
+            /** @enum {string} */
+            status: "sent" | "failed" | "unknown" | "suppressed";
+            attempts?: number;
+            provider_message_id?: string | null;
+            error?: string | null;
+            /** @description send.suppressed: left_list when the recipient left the campaign's lists. */
+            reason?: string;
+        };
+        /** @description A tracked link (send.clicked) or the open pixel (send.opened) was hit; a tracked message's names message_id instead of campaign_id, send_id and subscriber_id. */
+        SendEngagementEventData: {
+            /** Format: int64 */
+            campaign_id?: number;
+            /** Format: int64 */
+            send_id?: number;
+            /** Format: int64 */
+            subscriber_id?: number;
+            /** Format: int64 */
+            message_id?: number;
+            email: string;
+            /** @description send.clicked: the link's index (0 is the honeypot). */
+            link_index?: number;
+            url?: string;
+            honeypot?: boolean;
+            human: boolean;
+            suspected_bot: boolean;
+            bot_reasons: string[];
+        };
+        /** @description An opt-out by one-click, the preference page or a provider's unsubscribe event (which carries the provider's fields). */
+        SubscriberUnsubscribedEventData: {
+            email: string;
+            source: string;
+            /** Format: int64 */
+            subscriber_id?: number;
+            /** Format: int64 */
+            campaign_id?: number;
+            /** Format: int64 */
+            message_id?: number;
+            /** @enum {string} */
+            scope?: "list" | "account";
+            list_ids?: number[];
+            kind?: string;
+            provider_event_id?: string;
+            job_id?: string;
+            provider_message_id?: string;
+        };
+        /** @description A provider's bounce or complaint (subscriber.bounced, subscriber.complained), as its webhook reported it. */
+        ProviderFeedbackEventData: {
+            email: string;
+            /** @description hard_bounce, complaint, … */
+            kind: string;
+            /** @description webhook:<source>:<endpoint id> */
+            source: string;
+            provider_event_id: string;
+            /** @description The send's job id when the provider named it, else empty. */
+            job_id: string;
+            provider_message_id: string;
+        };
+        /** @description A person was erased; never the address (their earlier events lost theirs). */
+        SubscriberErasedEventData: {
+            /** Format: int64 */
+            erasure_id: number;
+            /** Format: int64 */
+            subscriber_id?: number;
+            /** @description Who asked: api_key:<id>, user:<id>, or preferences (the person, from the preference page). */
+            requested_by: string;
+        };
+        SubscriberCreatedEventData: {
+            email: string;
+            /** Format: int64 */
+            subscriber_id: number;
+            status: string;
+            source: string;
+        };
+        /** @description An address joined lists (subscriber.subscribed) or confirmed its double opt-in (subscriber.confirmed). */
+        SubscriberListsEventData: {
+            email: string;
+            /** Format: int64 */
+            subscriber_id?: number;
+            /** Format: int64 */
+            campaign_id?: number;
+            list_ids: number[];
+            source: string;
+        };
+        SuppressionEventData: {
+            email: string;
+            /** @enum {string} */
+            reason: "unsubscribe" | "hard_bounce" | "complaint" | "manual";
+            source: string;
+        };
+        EndpointDisabledEventData: {
+            /** Format: int64 */
+            endpoint_id: number;
+            url: string;
+            reason: string;
+        };
+        EndpointPingEventData: {
+            /** Format: int64 */
+            endpoint_id: number;
+        };
+        SenderComplaintRateEventData: {
+            /**
+             * Format: int64
+             * @description null: the environment's provider.
+             */
+            sender_id: number | null;
+            /** Format: double */
+            rate: number;
+            /** Format: int64 */
+            complaints: number;
+            /** Format: int64 */
+            delivered: number;
+            /** Format: int64 */
+            window_seconds: number;
+            /** Format: double */
+            threshold: number;
+            reason: string;
+        };
+        SequenceStepSentEventData: {
+            /** Format: int64 */
+            sequence_id: number;
+            /** Format: int64 */
+            enrollment_id: number;
+            /** Format: int64 */
+            subscriber_id: number;
+            email: string;
+            step: number;
+            /**
+             * Format: int64
+             * @description The step's campaign, whose send.* events follow.
+             */
+            campaign_id: number;
+            job_id: string;
+            run: number;
+        };
+        SequenceExitedEventData: {
+            /** Format: int64 */
+            sequence_id: number;
+            /** Format: int64 */
+            enrollment_id: number;
+            /** Format: int64 */
+            subscriber_id: number;
+            email: string;
+            step: number;
+            /** @description completed, condition, left_list, suppressed, not_confirmed, timed_out, event_received, archived, … */
+            reason: string;
         };
         /**
          * @example {
@@ -6073,7 +6708,7 @@ export interface components {
             url?: string;
             description?: string;
             /** @description The types to receive; empty or absent means every type. */
-            event_types?: string[];
+            event_types?: components["schemas"]["EventType"][];
             enabled?: boolean;
             /** @description Above 1, send.* events are posted as event.batch envelopes of up to this many. */
             batch_size?: number;
@@ -6083,7 +6718,7 @@ export interface components {
             id: number;
             url: string;
             description: string;
-            event_types: string[];
+            event_types: components["schemas"]["EventType"][];
             enabled: boolean;
             disabled_reason: string | null;
             batch_size: number;
@@ -6325,11 +6960,13 @@ export interface components {
         /**
          * @description Refused before anything ran; nothing changed. Either a request authorised by the
          *     dashboard's session cookie that changes something came without the session's
-         *     `X-CSRF-Token` (type `…/problems/forbidden`), or the API key (or the session signed in
-         *     with it) is read-only and the request would change something (type
-         *     `https://sendonce.dev/problems/read-only-key`). A read-only key may call every GET, mint
-         *     a stream token (`POST /v1/events/stream-tokens`), and the previews that change nothing
-         *     (`POST /v1/segments/preview`, `POST /v1/templates/preview`, `POST /v1/templates/{id}/render`).
+         *     `X-CSRF-Token` (type `…/problems/forbidden`); or the API key (or the session signed in
+         *     with it) lacks the route's permission (type `https://sendonce.dev/problems/permission-denied`,
+         *     the permission in `missing_permission`; the route → permission table is in docs/teams.md);
+         *     or a list-restricted key named or reached another list (`…/problems/forbidden`,
+         *     `reason: list_restricted`); or, on an approval, the account requires four eyes and the
+         *     approver created the campaign (`…/problems/forbidden`, `reason: four_eyes`); or a key was to
+         *     be given more than its maker holds (`…/problems/forbidden`, `reason: escalation`).
          */
         Forbidden: {
             headers: {
@@ -6419,13 +7056,13 @@ export interface components {
          */
         MessageIdempotencyKey: string;
         /**
-         * @description Only events of these types (repeat the parameter, or separate with commas).
+         * @description Only events of these types, separated with commas (repeating the parameter works too).
          * @example [
          *       "send.sent",
          *       "send.failed"
          *     ]
          */
-        EventTypeFilter: string[];
+        EventTypeFilter: components["schemas"]["EventType"][];
         /**
          * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
          *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
@@ -7407,6 +8044,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7494,6 +8132,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7522,6 +8161,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -7548,6 +8188,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
@@ -7579,6 +8220,73 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only this kind of actor (with actor_id: only that actor). */
+                actor_type?: "user" | "key" | "session";
+                /** @example 3 */
+                actor_id?: number;
+                /**
+                 * @description Only this action, such as campaign.approve.
+                 * @example campaign.approve
+                 */
+                action?: string;
+                /**
+                 * @description Only entries about this kind of thing, such as campaign.
+                 * @example campaign
+                 */
+                target_type?: string;
+                /**
+                 * @description With target_type: only entries about this one.
+                 * @example 42
+                 */
+                target_id?: string;
+                /**
+                 * @description Entries at or after this time.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                since?: string;
+                /**
+                 * @description Entries before this time.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7629,6 +8337,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -7847,6 +8556,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8109,6 +8819,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8147,6 +8858,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8225,6 +8937,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8418,6 +9131,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8546,6 +9260,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -8675,6 +9390,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8828,6 +9544,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -8906,6 +9623,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9153,6 +9871,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -9278,6 +9997,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9322,6 +10042,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -9400,6 +10121,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9891,6 +10613,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9993,6 +10716,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -10022,6 +10746,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -10097,6 +10822,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -10126,6 +10852,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -10577,6 +11304,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
@@ -10614,6 +11342,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -10692,6 +11421,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -10820,7 +11550,7 @@ export interface operations {
                  */
                 after?: string;
                 /**
-                 * @description Only events of these types (repeat the parameter, or separate with commas).
+                 * @description Only events of these types, separated with commas (repeating the parameter works too).
                  * @example [
                  *       "send.sent",
                  *       "send.failed"
@@ -10849,6 +11579,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -10862,7 +11593,7 @@ export interface operations {
                 /** @example  */
                 after?: string;
                 /**
-                 * @description Only events of these types (repeat the parameter, or separate with commas).
+                 * @description Only events of these types, separated with commas (repeating the parameter works too).
                  * @example [
                  *       "send.sent",
                  *       "send.failed"
@@ -10888,6 +11619,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
         };
@@ -10966,6 +11698,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -11044,6 +11777,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -11312,6 +12046,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -11400,6 +12135,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -11478,6 +12214,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -11630,6 +12367,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -11708,6 +12446,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -12066,6 +12805,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -12095,6 +12835,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
