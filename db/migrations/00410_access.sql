@@ -16,9 +16,9 @@ ALTER TABLE api_keys ADD CONSTRAINT api_keys_custom_check CHECK ((role = 'custom
 -- one who created it.
 ALTER TABLE accounts ADD COLUMN four_eyes boolean NOT NULL DEFAULT false;
 
--- Who made a campaign (an API key or a person; NULL for campaigns made before
--- this was recorded, and for the system's own streams).
-ALTER TABLE campaigns ADD COLUMN created_by_type text CHECK (created_by_type IN ('user', 'key'));
+-- Who made a campaign (an API key, a person, or a dashboard session from a login link;
+-- NULL for campaigns made before this was recorded, and for the system's own streams).
+ALTER TABLE campaigns ADD COLUMN created_by_type text CHECK (created_by_type IN ('user', 'key', 'session'));
 ALTER TABLE campaigns ADD COLUMN created_by_id bigint;
 
 -- The audit log: one row per committed write of the tenant API, written in the

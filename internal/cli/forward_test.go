@@ -58,7 +58,7 @@ func TestCLIEventsForward(t *testing.T) {
 		require.NoError(t, client.Check(resp, err))
 		select {
 		case ev := <-got:
-			require.Equal(t, "suppression.created", ev.Type)
+			require.Equal(t, client.EventType("suppression.created"), ev.Type)
 			require.NotEmpty(t, ev.Id)
 			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 			require.NoError(t, cmd.Wait(), "interrupted, forward exits 0")
