@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 )
 
 // NDJSON exports are checked against openapi.yaml as text, like CSV.
@@ -260,8 +260,9 @@ func TestErasedAddressSuppressedWhenItComesBack(t *testing.T) {
 
 	// The ring rotated: a new signing key first, the old one still verifying.
 	secrets = []string{"k2:second-secret-0123456789abcdef", "k1:first-secret-0123456789abcdef"}
-	e2 := setupDeps(t, func(d *httpapi.Deps) { d.Pool, d.Accounts = pool, account.NewService(pool) },
-		func(c *config.Config) { c.UnsubscribeSecret = secrets })
+	cfg2 := config.Default()
+	cfg2.UnsubscribeSecret = secrets
+	e2 := &env{t: t, pool: pool, handler: httpapitest.New(t, pool, cfg2), keyA: e.keyA, keyB: e.keyB}
 	require.Less(t, e2.do(e.keyA, "POST", "/v1/messages", map[string]any{"to": "ada@example.com", "from": "shop@example.com",
 		"subject": "News", "text": "Hi", "category": "marketing"}, "Idempotency-Key", "m-1").Status, 300)
 	require.Equal(t, "erasure", suppressed(""), "a marketing message to it, after a key rotation: suppressed")

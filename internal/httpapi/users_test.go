@@ -284,7 +284,10 @@ func TestSignInEnumeration(t *testing.T) {
 	median := func(ds []time.Duration) float64 { slices.Sort(ds); return float64(ds[len(ds)/2]) }
 	ratio := median(tu) / median(tk)
 	t.Logf("median known %v, unknown %v, ratio %.2f", time.Duration(median(tk)), time.Duration(median(tu)), ratio)
-	require.InDelta(t, 1, ratio, 0.5, "an unknown address answers in about the time of a known one")
+	// Within a factor of three either way: a missing dummy hash answers an unknown
+	// address ~30 times faster, while load on a shared machine moves a fair ratio
+	// by half (1.52 seen in a full CI run).
+	require.True(t, ratio > 1.0/3 && ratio < 3, "an unknown address answers in about the time of a known one (ratio %.2f)", ratio)
 }
 
 // TestSignInBruteForcePerAddress: failed sign-ins for one email address, from

@@ -165,8 +165,16 @@ func Options(cfg config.Config) httpapi.Options {
 func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*httpapi.Deps)) http.Handler {
 	t.Helper()
 	d := Deps(t, pool, cfg)
+	before := d
 	for _, w := range with {
 		w(&d)
+	}
+	// A hook that swaps the deployment's provider swaps where the service's own
+	// mail (invitations, sign-in links) goes, as run builds them from one provider.
+	if d.TestSender != before.TestSender && d.Users == before.Users {
+		ring, _ := sender.ParseKeyRing([]string{sender.NewKeyRingEntry("test")})
+		d.Users = user.NewService(pool, d.Sessions, ring, d.TestSender, user.Options{PublicURL: cfg.PublicURL,
+			From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: d.Logger})
 	}
 	if lp, ok := d.TestSender.(*provider.Log); ok && cfg.Dev && d.DevInbox == nil {
 		d.DevInbox = devinbox.OverLog(pool, lp)
