@@ -118,6 +118,10 @@ func TestServeErasureLeavesNoTrace(t *testing.T) {
 		return hits >= 2 && html(seqJob) != "" && html("message:"+fmt.Sprint(acct.ID)+":"+msgKey) != "" && settled >= 4
 	}, 30*time.Second, 50*time.Millisecond, "everything delivered, clicked and opened")
 	call("POST", "/v1/suppressions", map[string]any{"email": email, "reason": "manual", "source": "support"})
+	// Un-suppressed and suppressed again: the audit log names a suppression by its
+	// address (the route's {email}), written as the caller spelled it.
+	call("DELETE", "/v1/suppressions/"+url.PathEscape(strings.ToUpper(email)), nil)
+	call("POST", "/v1/suppressions", map[string]any{"email": email, "reason": "manual", "source": "support"})
 
 	before := dump(t, pool.Config().ConnString())
 	for _, x := range secrets[:1] {

@@ -180,3 +180,10 @@ DELETE FROM subscribers WHERE account_id = @account_id AND id = @id;
 
 -- name: ErasureSubscriberByEmail :one
 SELECT id FROM subscribers WHERE account_id = @account_id AND email_lower = @email_lower;
+
+-- name: ErasureAuditTargetsScrub :execrows
+-- The audit log names a suppression by its address (DELETE /v1/suppressions/{email},
+-- as the caller spelled it): the entry stays, without the address. The person's
+-- other entries name ids, never addresses.
+UPDATE audit_log SET target_id = NULL
+WHERE account_id = @account_id AND target_type = 'suppression' AND target_id ~* @pattern::text;

@@ -396,6 +396,9 @@ func (s *Service) scrubRest(ctx context.Context, p person, sends personSends, c 
 			return q.ErasureSoftBouncesDelete(ctx, store.ErasureSoftBouncesDeleteParams{AccountID: p.accountID, EmailLower: p.lower})
 		}},
 		{"import_rows", func() (int64, error) { return q.ErasureImportRowsDelete(ctx, p.lower) }},
+		{"audit_log", func() (int64, error) {
+			return q.ErasureAuditTargetsScrub(ctx, store.ErasureAuditTargetsScrubParams{AccountID: p.accountID, Pattern: p.pattern})
+		}},
 	}
 	for _, st := range steps {
 		n, err := st.run()

@@ -10,6 +10,27 @@ import (
 	"encoding/json"
 )
 
+const erasureAuditTargetsScrub = `-- name: ErasureAuditTargetsScrub :execrows
+UPDATE audit_log SET target_id = NULL
+WHERE account_id = $1 AND target_type = 'suppression' AND target_id ~* $2::text
+`
+
+type ErasureAuditTargetsScrubParams struct {
+	AccountID int64
+	Pattern   string
+}
+
+// The audit log names a suppression by its address (DELETE /v1/suppressions/{email},
+// as the caller spelled it): the entry stays, without the address. The person's
+// other entries name ids, never addresses.
+func (q *Queries) ErasureAuditTargetsScrub(ctx context.Context, arg ErasureAuditTargetsScrubParams) (int64, error) {
+	result, err := q.db.Exec(ctx, erasureAuditTargetsScrub, arg.AccountID, arg.Pattern)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const erasureBlobsDeleteUnused = `-- name: ErasureBlobsDeleteUnused :execrows
 DELETE FROM attachment_blobs b
 WHERE b.account_id = $1 AND b.sha256 = ANY($2::bytea[])
