@@ -3,9 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -48,8 +46,7 @@ delivery: the event type and the receiver's status. A receiver's failure is prin
 				}
 				secret = "whsec_" + base64.StdEncoding.EncodeToString(b)
 			}
-			key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-			if err != nil || !strings.HasPrefix(secret, "whsec_") {
+			if !strings.HasPrefix(secret, "whsec_") || client.Sign(secret, "", time.Time{}, nil) == "" {
 				return Usage(errors.New("--secret must be whsec_ followed by base64"))
 			}
 			c, err := a.client()
@@ -66,7 +63,7 @@ delivery: the event type and the receiver's status. A receiver's failure is prin
 					}
 					return err
 				}
-				status, err := deliver(cmd.Context(), hc, to, key, ev.Event, time.Now())
+				status, err := deliver(cmd.Context(), hc, to, secret, ev.Event, time.Now())
 				line := fmt.Sprintf("%s  %-24s -> %d", ev.Timestamp.UTC().Format(time.RFC3339), ev.Type, status)
 				if err != nil {
 					line = fmt.Sprintf("%s  %-24s -> %v", ev.Timestamp.UTC().Format(time.RFC3339), ev.Type, err)
@@ -82,15 +79,12 @@ delivery: the event type and the receiver's status. A receiver's failure is prin
 	return cmd
 }
 
-// deliver POSTs ev to url signed with key and returns the receiver's status.
-func deliver(ctx context.Context, hc *http.Client, url string, key []byte, ev client.Event, now time.Time) (int, error) {
+// deliver POSTs ev to url signed with secret and returns the receiver's status.
+func deliver(ctx context.Context, hc *http.Client, url, secret string, ev client.Event, now time.Time) (int, error) {
 	body, err := json.Marshal(ev)
 	if err != nil {
 		return 0, err
 	}
-	ts := strconv.FormatInt(now.Unix(), 10)
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(ev.Id + "." + ts + "." + string(body)))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
@@ -98,8 +92,8 @@ func deliver(ctx context.Context, hc *http.Client, url string, key []byte, ev cl
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "sendonce-cli")
 	req.Header.Set("webhook-id", ev.Id)
-	req.Header.Set("webhook-timestamp", ts)
-	req.Header.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set("webhook-signature", client.Sign(secret, ev.Id, now, body))
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err
