@@ -61,18 +61,6 @@ func SetTarget(ctx context.Context, id string) {
 	}
 }
 
-// SetDetail adds key to the entry's detail (never put a secret there).
-func SetDetail(ctx context.Context, key string, value any) {
-	if r, ok := ctx.Value(recorderKey{}).(*Recorder); ok {
-		r.mu.Lock()
-		if r.entry.Detail == nil {
-			r.entry.Detail = map[string]any{}
-		}
-		r.entry.Detail[key] = value
-		r.mu.Unlock()
-	}
-}
-
 // BeforeCommit writes the entry in tx, unless a transaction of the request has
 // committed it already.
 func (r *Recorder) BeforeCommit(ctx context.Context, tx pgx.Tx) error {
