@@ -216,6 +216,14 @@ func bodyOf(resp any) []byte {
 	return nil
 }
 
+// holdsSecret reports whether a POST to path answers with a secret (a key's
+// token, a login link, a session or second factor of one's own), where the
+// server refuses an Idempotency-Key.
+func holdsSecret(path string) bool {
+	path = strings.TrimSuffix(path, "/")
+	return strings.HasSuffix(path, "/v1/api-keys") || strings.HasSuffix(path, "/v1/login-links") || strings.Contains(path, "/v1/me/")
+}
+
 // retryTransport authenticates every request and repeats one that failed for a
 // reason that may pass: a network error, 429 or 5xx. A POST gets an Idempotency-Key
 // when it has none, and every attempt carries the same one, so the server does the
@@ -233,12 +241,15 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", t.cfg.UserAgent)
 	}
-	if req.Method == http.MethodPost && req.Header.Get("Idempotency-Key") == "" {
+	keyless := req.Method == http.MethodPost && holdsSecret(req.URL.Path)
+	if req.Method == http.MethodPost && req.Header.Get("Idempotency-Key") == "" && !keyless {
 		req.Header.Set("Idempotency-Key", NewIdempotencyKey())
 	}
 	// A body that cannot be read again (a stream, such as an import with a progress
-	// reader) is sent once.
-	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	// reader) is sent once, and so is a POST whose answer holds a secret: the
+	// server refuses an Idempotency-Key there (it never stores the secret for a
+	// replay), so a second attempt could do the work twice.
+	replayable := (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) && !keyless
 	parent := req.Context()
 	for attempt := 0; ; attempt++ {
 		resp, err := t.attempt(req)

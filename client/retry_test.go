@@ -104,3 +104,25 @@ func TestTimeoutBoundsACall(t *testing.T) {
 	_, err = c.GetAccountWithResponse(context.Background())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
+
+// A POST whose answer holds a secret (a key's token) goes without an
+// Idempotency-Key, which the server refuses there, and is sent once: a retry
+// after a 503 could create a second key.
+func TestSecretPostsCarryNoKeyAndAreSentOnce(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	c, err := client.New(client.Config{URL: srv.URL, APIKey: "k"})
+	require.NoError(t, err)
+	_, err = c.CreateAPIKeyWithResponse(context.Background(), client.APIKeyCreate{Name: "ci"})
+	require.NoError(t, err)
+	require.Equal(t, []string{""}, keys)
+}

@@ -54,7 +54,6 @@ func TestDashboardCampaignKeyboard(t *testing.T) {
 	require.Less(t, resp.StatusCode, 300)
 	c := apiCall(t, base, key, http.MethodPost, "/v1/campaigns", map[string]any{"name": "Keyboard news",
 		"from_email": "news@example.com", "subject": "Hello {{.Name}}", "text_template": "Hi {{.Name}}. Leave: {{.UnsubscribeURL}}"})
-	apiCall(t, base, key, http.MethodPost, fmt.Sprintf("/v1/campaigns/%v/approve", c["id"]), map[string]any{})
 	link, err := newLoginLink(bg, pool, "demo", base)
 	require.NoError(t, err)
 
@@ -72,16 +71,31 @@ func TestDashboardCampaignKeyboard(t *testing.T) {
 	_, err = chromedp.Call(ctx, log.Enable, struct{}{})
 	require.NoError(t, err)
 	errs.watch(ctx)
-	step, cancelStep := context.WithTimeout(ctx, 3*time.Minute)
+	// Each wait has its own bound; the whole test only a loose one. A single
+	// three-minute budget for every step ran out on a loaded machine at the last
+	// steps, and the page then read as empty because reading it used the expired
+	// context too.
+	step, cancelStep := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancelStep()
+	started := time.Now()
 
+	// waitIn bounds the wait on the Go side too: a poll that cannot start (a page
+	// whose script never answers) would otherwise wait for the whole test's bound.
+	waitIn := func(tab context.Context, js string) {
+		t.Helper()
+		c, cancel := context.WithTimeout(tab, 100*time.Second)
+		defer cancel()
+		_, err := chromedp.Run(c, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(90*time.Second)))
+		if err != nil {
+			read, cancelRead := context.WithTimeout(tab, 10*time.Second)
+			defer cancelRead()
+			text, _ := chromedp.Run(read, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("waiting for %s (%s into the test): %v\nthe page says:\n%s", js, time.Since(started).Round(time.Second), err, text)
+		}
+	}
 	wait := func(js string) {
 		t.Helper()
-		_, err := chromedp.Run(step, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond)))
-		if err != nil {
-			text, _ := chromedp.Run(step, chromedp.Evaluate[string](`document.body.innerText`))
-			t.Fatalf("waiting for %s: %v\nthe page says:\n%s", js, err, text)
-		}
+		waitIn(step, js)
 	}
 	press := func(keys string) {
 		t.Helper()
@@ -134,6 +148,9 @@ func TestDashboardCampaignKeyboard(t *testing.T) {
 	tabTo("Campaigns")
 	press(kb.Enter)
 	wait(`document.querySelector('main h1') && document.querySelector('main h1').textContent === 'Campaigns' && document.body.innerText.includes('Keyboard news')`)
+	// Approved only now, so it is still sending when the page opens however slowly
+	// the keyboard got here (600 recipients at 30 a second: about 20 s).
+	apiCall(t, base, key, http.MethodPost, fmt.Sprintf("/v1/campaigns/%v/approve", c["id"]), map[string]any{})
 	tabTo("Keyboard news")
 	press(kb.Enter)
 	wait(`document.querySelector('main h1') && document.querySelector('main h1').textContent === 'Keyboard news' && !!document.querySelector('.tag[data-status=sending]')`)
@@ -156,23 +173,35 @@ func TestDashboardCampaignKeyboard(t *testing.T) {
 	audit("campaign-chart")
 	require.NoError(t, chromedp.Do(step, chromedp.EmulateViewport(1280, 900)))
 
-	// Opened later, the chart is drawn from history alone. This step hangs with an
-	// empty page in about half of the full package runs (never alone; cause not yet
-	// found), so it runs only when asked: SENDONCE_DASHBOARD_HISTORY=1.
-	if os.Getenv("SENDONCE_DASHBOARD_HISTORY") == "1" {
-		// The page is left for a
-		// blank one first, so the old document and its event stream are gone before the
-		// new one loads (a reload in place hung with an empty page in 2 of 4 full runs).
-		here, err := chromedp.Run(step, chromedp.Location())
+	// Opened later, in a tab of its own, the chart is drawn from history alone.
+	// (Opened again in the same tab, after a reload or a blank page, the next poll
+	// of the page hung in about half of the loaded full runs and never alone: its
+	// cause was not found, see the note of round 4; a new tab is how a person opens
+	// it later anyway.)
+	here, err := chromedp.Run(step, chromedp.Location())
+	require.NoError(t, err)
+	func() {
+		tab, closeTab := chromedp.NewContext(ctx)
+		defer closeTab()
+		var tabErrs browserErrors
+		require.NoError(t, chromedp.Do(tab, chromedp.Navigate("about:blank")))
+		_, err := chromedp.Call(tab, log.Enable, struct{}{})
 		require.NoError(t, err)
-		require.NoError(t, chromedp.Do(step, chromedp.Navigate("about:blank")))
-		require.NoError(t, chromedp.Do(step, chromedp.Navigate(here)))
-		wait(`!!document.querySelector('.chart canvas') && document.querySelector('.legend').innerText.includes('Sent: 600') && document.querySelector('[data-events]').innerText.includes('campaign.paused')`)
-		audit("campaign-chart-history")
-		if shots {
-			require.NoError(t, os.Remove("../../docs/img/dashboard-campaign-chart-history.png"))
+		tabErrs.watch(tab)
+		require.NoError(t, chromedp.Do(tab, chromedp.EmulateViewport(1280, 900)))
+		require.NoError(t, chromedp.Do(tab, chromedp.Navigate(here)))
+		waitIn(tab, `!!document.querySelector('.chart canvas') && document.querySelector('.legend').innerText.includes('Sent: 600') && document.querySelector('[data-events]').innerText.includes('campaign.paused')`)
+		require.Empty(t, tabErrs.all(), "JavaScript errors on the campaign opened later")
+		if axe != "" {
+			_, err = chromedp.Run(tab, chromedp.Evaluate[chromedp.Void](axe))
+			require.NoError(t, err)
+			found, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+				r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.impact + ' ' + v.id))`, chromedp.EvalAwaitPromise))
+			require.NoError(t, err)
+			require.Empty(t, found, "accessibility violations on the campaign opened later")
 		}
-	}
+	}()
+	t.Logf("the keyboard journey took %s", time.Since(started).Round(time.Second))
 
 	// Signed in with a read-only key, the page says so, and a change is refused in words.
 	ro := apiCall(t, base, key, http.MethodPost, "/v1/api-keys", map[string]any{"name": "watcher", "role": "read_only"})

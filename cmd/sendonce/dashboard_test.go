@@ -281,7 +281,10 @@ func TestDashboardJourney(t *testing.T) {
 	_, err = chromedp.Call(ctx, log.Enable, struct{}{})
 	require.NoError(t, err)
 	errs.watch(ctx)
-	step, cancelStep := context.WithTimeout(ctx, 4*time.Minute)
+	// Each wait has its own bound, the whole test a loose one (one budget for every
+	// step runs out at the last steps on a loaded machine, and the failure then
+	// reads as an empty page).
+	step, cancelStep := context.WithTimeout(ctx, 12*time.Minute)
 	defer cancelStep()
 
 	eval := func(js string) {
@@ -292,7 +295,7 @@ func TestDashboardJourney(t *testing.T) {
 	}
 	wait := func(js string) {
 		t.Helper()
-		_, err := chromedp.Run(step, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond)))
+		_, err := chromedp.Run(step, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(90*time.Second)))
 		if err != nil {
 			text, _ := chromedp.Run(step, chromedp.Evaluate[string](`document.body.innerText`))
 			t.Fatalf("waiting for %s: %v\nthe page says:\n%s", js, err, text)
