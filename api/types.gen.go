@@ -2354,6 +2354,8 @@ type CampaignCreate struct {
 
 // CampaignEventData defines model for CampaignEventData.
 type CampaignEventData struct {
+	// Actor Who made the change (a person, a key, a session); absent when the system did (the scheduler starting it, the complaint guard pausing it).
+	Actor      *Actor `json:"actor,omitempty"`
 	CampaignId int64  `json:"campaign_id"`
 	Name       string `json:"name"`
 

@@ -6521,6 +6521,8 @@ export interface components {
             status: string;
             /** @description Why it failed (campaign.failed) or was paused by the system (campaign.paused by the complaint guard). */
             reason?: string;
+            /** @description Who made the change (a person, a key, a session); absent when the system did (the scheduler starting it, the complaint guard pausing it). */
+            actor?: components["schemas"]["Actor"];
         };
         /**
          * @description A recipient's outcome (send.sent, send.failed, send.unknown, send.suppressed). A campaign's
