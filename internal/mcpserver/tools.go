@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -111,20 +112,20 @@ const maxTemplate = 16 << 10
 // campaignDetail is get_campaign's answer.
 type campaignDetail struct {
 	campaignSummary
-	FromName      string     `json:"from_name"`
-	ReplyTo       string     `json:"reply_to"`
-	HTMLTemplate  string     `json:"html_template"`
-	TextTemplate  string     `json:"text_template"`
-	Truncated     bool       `json:"truncated" jsonschema:"true when a template was longer than 16 KB and is cut here"`
-	TrackClicks   bool       `json:"track_clicks"`
-	TrackOpens    bool       `json:"track_opens"`
-	SenderID      *int64     `json:"sender_id" jsonschema:"null: the account's default sender"`
-	FailedReason  *string    `json:"failed_reason"`
-	PausedReason  *string    `json:"paused_reason"`
-	ApprovedAt    *time.Time `json:"approved_at"`
-	CancelledAt   *time.Time `json:"cancelled_at"`
-	Attachments   int        `json:"attachments" jsonschema:"how many files every recipient gets"`
-	AmbiguousPlan string     `json:"ambiguous_policy"`
+	FromName        string     `json:"from_name"`
+	ReplyTo         string     `json:"reply_to"`
+	HTMLTemplate    string     `json:"html_template"`
+	TextTemplate    string     `json:"text_template"`
+	Truncated       bool       `json:"truncated" jsonschema:"true when a template was longer than 16 KB and is cut here"`
+	TrackClicks     bool       `json:"track_clicks"`
+	TrackOpens      bool       `json:"track_opens"`
+	SenderID        *int64     `json:"sender_id" jsonschema:"null: the account's default sender"`
+	FailedReason    *string    `json:"failed_reason"`
+	PausedReason    *string    `json:"paused_reason"`
+	ApprovedAt      *time.Time `json:"approved_at"`
+	CancelledAt     *time.Time `json:"cancelled_at"`
+	Attachments     int        `json:"attachments" jsonschema:"how many files every recipient gets"`
+	AmbiguousPolicy string     `json:"ambiguous_policy" jsonschema:"skip or retry: what happens to a send in flight when a process dies and the provider cannot deduplicate"`
 }
 
 func detail(c *client.Campaign) campaignDetail {
@@ -133,7 +134,7 @@ func detail(c *client.Campaign) campaignDetail {
 	d := campaignDetail{campaignSummary: summary(c), FromName: c.FromName, ReplyTo: c.ReplyTo, HTMLTemplate: html,
 		TextTemplate: text, Truncated: cutHTML || cutText, TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens,
 		SenderID: c.SenderId, FailedReason: c.FailedReason, PausedReason: c.PausedReason, ApprovedAt: c.ApprovedAt,
-		CancelledAt: c.CancelledAt, AmbiguousPlan: string(c.AmbiguousPolicy)}
+		CancelledAt: c.CancelledAt, AmbiguousPolicy: string(c.AmbiguousPolicy)}
 	if c.Attachments != nil {
 		d.Attachments = len(*c.Attachments)
 	}
@@ -145,17 +146,11 @@ func cut(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
 	}
-	s = s[:n]
-	for len(s) > 0 && !utf8RuneStart(s[len(s)-1]) {
-		s = s[:len(s)-1]
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	if len(s) > 0 {
-		s = s[:len(s)-1] // the last rune's first byte: drop it whole
-	}
-	return s, true
+	return s[:n], true
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func (t tools) getCampaign(ctx context.Context, _ *mcp.CallToolRequest, in byID) (*mcp.CallToolResult, campaignDetail, error) {
 	c, err := t.c.Campaigns.Get(ctx, in.ID)
@@ -404,19 +399,19 @@ func (t tools) listSegments(ctx context.Context, _ *mcp.CallToolRequest, in page
 // describe its content and audience (not its tracking or sending policy, which
 // keep the account's defaults).
 type draftInput struct {
-	Name         string  `json:"name" jsonschema:"the campaign's name, for people (recipients do not see it)"`
-	FromEmail    string  `json:"from_email" jsonschema:"the From address; the sender must allow it when the campaign is approved"`
-	FromName     string  `json:"from_name,omitempty"`
-	ReplyTo      string  `json:"reply_to,omitempty"`
-	Subject      string  `json:"subject,omitempty" jsonschema:"the subject, a Go template ({{.Name}}); not needed with template_id"`
-	HTML         string  `json:"html,omitempty" jsonschema:"the HTML body, a Go template"`
-	Text         string  `json:"text,omitempty" jsonschema:"the plain-text body, a Go template"`
-	TemplateID   int64   `json:"template_id,omitempty" jsonschema:"one of the account's templates (list_templates) to take subject and bodies from"`
-	ListIDs      []int64 `json:"list_ids,omitempty" jsonschema:"the lists to send to (list_lists); none means every confirmed subscriber"`
-	SegmentID    int64   `json:"segment_id,omitempty" jsonschema:"a segment (list_segments) that narrows the audience"`
-	Language     string  `json:"language,omitempty" jsonschema:"the content's language, e.g. en"`
-	SenderID     int64   `json:"sender_id,omitempty" jsonschema:"one of the account's senders; none: its default sender"`
-	IdempotentAs string  `json:"idempotency_key,omitempty" jsonschema:"a key naming this draft: calling again with the same key and input returns the same draft instead of a second one"`
+	Name           string  `json:"name" jsonschema:"the campaign's name, for people (recipients do not see it)"`
+	FromEmail      string  `json:"from_email" jsonschema:"the From address; the sender must allow it when the campaign is approved"`
+	FromName       string  `json:"from_name,omitempty"`
+	ReplyTo        string  `json:"reply_to,omitempty"`
+	Subject        string  `json:"subject,omitempty" jsonschema:"the subject, a Go template ({{.Name}}); not needed with template_id"`
+	HTML           string  `json:"html,omitempty" jsonschema:"the HTML body, a Go template"`
+	Text           string  `json:"text,omitempty" jsonschema:"the plain-text body, a Go template"`
+	TemplateID     int64   `json:"template_id,omitempty" jsonschema:"one of the account's templates (list_templates) to take subject and bodies from"`
+	ListIDs        []int64 `json:"list_ids,omitempty" jsonschema:"the lists to send to (list_lists); none means every confirmed subscriber"`
+	SegmentID      int64   `json:"segment_id,omitempty" jsonschema:"a segment (list_segments) that narrows the audience"`
+	Language       string  `json:"language,omitempty" jsonschema:"the content's language, e.g. en"`
+	SenderID       int64   `json:"sender_id,omitempty" jsonschema:"one of the account's senders; none: its default sender"`
+	IdempotencyKey string  `json:"idempotency_key,omitempty" jsonschema:"a key naming this draft: calling again with the same key and input returns the same draft instead of a second one"`
 }
 
 // draftResult is draft_campaign's answer.
@@ -446,8 +441,8 @@ func (t tools) draftCampaign(ctx context.Context, _ *mcp.CallToolRequest, in dra
 		body.ListIds = &in.ListIDs
 	}
 	var opts []client.RequestEditorFn
-	if in.IdempotentAs != "" {
-		opts = append(opts, client.Key(in.IdempotentAs))
+	if in.IdempotencyKey != "" {
+		opts = append(opts, client.Key(in.IdempotencyKey))
 	}
 	c, err := t.c.Campaigns.Create(ctx, &body, opts...)
 	if err != nil {
