@@ -80,4 +80,13 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/segmentio/asm v1.2.1 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.37.0 // indirect
+)
+
 replace github.com/sendonce/sendonce/client => ./client

@@ -39,15 +39,9 @@ delivery: the event type and the receiver's status. A receiver's failure is prin
 			if to == "" {
 				return Usage(errors.New("events forward needs --to URL"))
 			}
-			if secret == "" {
-				b := make([]byte, 24)
-				if _, err := rand.Read(b); err != nil {
-					return err
-				}
-				secret = "whsec_" + base64.StdEncoding.EncodeToString(b)
-			}
-			if !strings.HasPrefix(secret, "whsec_") || client.Sign(secret, "", time.Time{}, nil) == "" {
-				return Usage(errors.New("--secret must be whsec_ followed by base64"))
+			secret, err := signingSecret(secret)
+			if err != nil {
+				return err
 			}
 			c, err := a.client()
 			if err != nil {
@@ -77,6 +71,22 @@ delivery: the event type and the receiver's status. A receiver's failure is prin
 	cmd.Flags().StringVar(&secret, "secret", "", "the whsec_ signing secret (default: a new one, printed)")
 	cmd.Flags().StringArrayVar(&types, "type", nil, "only events of this type (repeatable)")
 	return cmd
+}
+
+// signingSecret is the --secret of the commands that sign deliveries: secret, or
+// a new one when it is empty; one that is not whsec_ and base64 is a usage error.
+func signingSecret(secret string) (string, error) {
+	if secret == "" {
+		b := make([]byte, 24)
+		if _, err := rand.Read(b); err != nil {
+			return "", err
+		}
+		return "whsec_" + base64.StdEncoding.EncodeToString(b), nil
+	}
+	if !strings.HasPrefix(secret, "whsec_") || client.Sign(secret, "", time.Time{}, nil) == "" {
+		return "", Usage(errors.New("--secret must be whsec_ followed by base64"))
+	}
+	return secret, nil
 }
 
 // deliver POSTs ev to url signed with secret and returns the receiver's status.

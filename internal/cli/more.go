@@ -184,6 +184,6 @@ object per line (its "cursor" resumes with --after).`,
 	}
 	tail.Flags().StringArrayVar(&types, "type", nil, "only events of this type (repeatable)")
 	tail.Flags().StringVar(&after, "after", "", "start after this cursor instead of now")
-	cmd.AddCommand(tail, a.forwardCmd())
+	cmd.AddCommand(tail, a.forwardCmd(), a.triggerCmd())
 	return cmd
 }
