@@ -1,34 +1,45 @@
-// The five-minute tour in TypeScript: add a subscriber, send a transactional message,
-// read a campaign's counts. Type-checked in CI (npm run check); run it with a
-// TypeScript runner after `make run` printed your key.
-import { createClient, idempotencyKey, type Schema } from "../src/index.js";
+// The five-minute tour in TypeScript: add a subscriber (or find that it exists), send a
+// transactional message once, and read every campaign's counts. Type-checked in CI
+// (npm run check); the newcomer's script (tools/newcomer.sh) compiles it against the
+// package as `npm pack` makes it and runs it against `make run`:
+//
+//     import { Sendonce } from "@sendonce/client";
+//     await tour(new Sendonce({ url: "http://127.0.0.1:8080", apiKey: process.env.SENDONCE_API_KEY! }));
+import { Sendonce, SendonceError, type Schema } from "../src/index.js";
 
-const api = createClient({ url: "http://127.0.0.1:8080", apiKey: "so_your_key" });
-
-export async function tour(): Promise<void> {
-  // Only the address is required; the status defaults to pending on the server.
-  const created = await api.POST("/v1/subscribers", {
-    params: { header: { "Idempotency-Key": idempotencyKey() } },
-    body: { email: "ada@example.com", name: "Ada Lovelace" },
-  });
-  if (created.error) {
-    throw new Error(`${created.error.status} ${created.error.title}`);
+export async function tour(so: Sendonce): Promise<void> {
+  // Only the address is required. An address the account has is a 409, thrown as a
+  // SendonceError: find the subscriber instead.
+  let subscriber: Schema<"Subscriber">;
+  try {
+    subscriber = await so.subscribers.create({ email: "ada@example.com", name: "Ada Lovelace", status: "confirmed" });
+  } catch (err) {
+    if (!(err instanceof SendonceError && err.status === 409)) throw err;
+    const page = await so.subscribers.list({ email: "ada@example.com", limit: 1 });
+    subscriber = page.data[0]!;
   }
-  const subscriber: Schema<"Subscriber"> = created.data;
-  console.log("subscriber", subscriber.id, subscriber.status);
+  console.log("subscriber", subscriber.id, subscriber.email, subscriber.status);
 
-  // The key names the message: a retry with the same key sends nothing more.
-  const sent = await api.POST("/v1/messages", {
-    params: { header: { "Idempotency-Key": "order-A-1002-receipt" } },
-    body: { to: "ada@example.com", from: "shop@example.com", subject: "Your receipt", text: "Thanks!" },
-  });
-  if (sent.data) {
-    console.log("message", sent.data.id, sent.data.status);
+  // The key names the message: sending it again (a retry, a second run) returns the
+  // same message and sends nothing more.
+  const message = await so.messages.send(
+    { to: subscriber.email, from: "shop@example.com", subject: "Your receipt", text: "Thanks!" },
+    { idempotencyKey: "order-A-1002-receipt" },
+  );
+  console.log("message", message.id, message.status);
+
+  // Every campaign, pages fetched as the loop goes; stats through the typed client of
+  // every other operation (so.api).
+  for await (const campaign of so.campaigns.iter({ limit: 10 })) {
+    const stats = await so.api.GET("/v1/campaigns/{id}/stats", { params: { path: { id: campaign.id } } });
+    console.log("campaign", campaign.id, campaign.name, campaign.status, stats.data?.counts.sent ?? 0, "sent");
   }
 
-  const page = await api.GET("/v1/campaigns", { params: { query: { limit: 10 } } });
-  for (const campaign of page.data?.data ?? []) {
-    const stats = await api.GET("/v1/campaigns/{id}/stats", { params: { path: { id: campaign.id } } });
-    console.log(campaign.name, stats.data?.counts.sent, "sent");
+  // A bad request names its field.
+  try {
+    await so.subscribers.create({ email: "not an address" });
+  } catch (err) {
+    if (!(err instanceof SendonceError)) throw err;
+    console.log("refused", err.status, Object.keys(err.fields).join(","));
   }
 }

@@ -7153,6 +7153,15 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description SENDONCE_METRICS_ADDR is set, so the metrics are served on that listener alone. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     openapi: {
