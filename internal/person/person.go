@@ -8,7 +8,6 @@ package person
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -147,7 +146,7 @@ func (s *Service) ExportAddress(ctx context.Context, accountID int64, email, low
 	if err == nil {
 		return s.ExportSubscriber(ctx, accountID, id)
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if !postgres.NoRows(err) {
 		return Export{}, err
 	}
 	out := Export{Email: email, Consents: []Consent{}}
