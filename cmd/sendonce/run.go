@@ -227,7 +227,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	case err := <-errc:
 		log.Error("fatal", "err", err)
-		shutdown(cfg, log, stops)
+		_ = shutdown(cfg, log, stops) // the fatal error is the one to return; shutdown logs its own
 		return err
 	}
 	return shutdown(cfg, log, stops)

@@ -46,7 +46,7 @@ func smtpService(t *testing.T, n int, s *sink.SMTP) (config.Config, *pgxPool, in
 // serveUntilSIGTERM runs the executor-only service until ready() holds, then
 // delivers the SIGTERM (main's signal.NotifyContext cancels run's context) and
 // returns run's error and how long run took to return after it.
-func serveUntilSIGTERM(t *testing.T, cfg config.Config, ready func() bool) (error, time.Duration) {
+func serveUntilSIGTERM(t *testing.T, cfg config.Config, ready func() bool) (time.Duration, error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -56,7 +56,7 @@ func serveUntilSIGTERM(t *testing.T, cfg config.Config, ready func() bool) (erro
 	cancel()
 	signalled := time.Now()
 	err := <-done
-	return err, time.Since(signalled)
+	return time.Since(signalled), err
 }
 
 // TestSIGTERMWithASlowSMTPRelayExitsWithinTheShutdownTimeout: the relay takes 3 s
@@ -69,7 +69,7 @@ func TestSIGTERMWithASlowSMTPRelayExitsWithinTheShutdownTimeout(t *testing.T) {
 	s := sink.NewSMTP(sink.SMTPOptions{Latency: 3 * time.Second})
 	cfg, pool, id := smtpService(t, 20, s)
 	cfg.ShutdownTimeout = 2 * time.Second
-	err, took := serveUntilSIGTERM(t, cfg, func() bool { return s.Stats().RawAttempts >= int64(cfg.SMTPConns) })
+	took, err := serveUntilSIGTERM(t, cfg, func() bool { return s.Stats().RawAttempts >= int64(cfg.SMTPConns) })
 	require.NoError(t, err)
 	require.Less(t, took, cfg.ShutdownTimeout, "shutdown must end within SENDONCE_SHUTDOWN_TIMEOUT")
 
@@ -93,7 +93,7 @@ func TestSIGTERMAfterIdleSMTPConnectionsExitsZero(t *testing.T) {
 	cfg, pool, id := smtpService(t, 5, s)
 	cfg.SMTPTimeout = 200 * time.Millisecond
 	var sentAt time.Time
-	err, _ := serveUntilSIGTERM(t, cfg, func() bool {
+	_, err := serveUntilSIGTERM(t, cfg, func() bool {
 		if sentAt.IsZero() {
 			var st string
 			_ = pool.QueryRow(context.Background(), `SELECT status FROM campaigns WHERE id = $1`, id).Scan(&st)

@@ -117,7 +117,7 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	defer cluster.Stop()
+	defer func() { _ = cluster.Stop() }()
 	if err := cluster.CreateDatabase(ctx, "upgrade"); err != nil {
 		return err
 	}

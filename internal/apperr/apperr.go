@@ -31,7 +31,11 @@ const (
 	// Unavailable is a dependency (the database) that cannot be reached now; the
 	// same request may succeed when retried later.
 	Unavailable Code = "unavailable"
-	Internal    Code = "internal"
+	// DatabaseTimeout is a statement the database stopped because it ran past its
+	// statement_timeout or waited past its lock_timeout; nothing it did was kept,
+	// and the same request may succeed when retried later.
+	DatabaseTimeout Code = "database_timeout"
+	Internal        Code = "internal"
 )
 
 // FieldError names one invalid input field, as a JSON pointer into the request.

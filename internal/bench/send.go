@@ -57,7 +57,7 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		ex.Start(runCtx)
+		_ = ex.Start(runCtx) // the executor's Start never fails
 		defer func() {
 			if stopErr := ex.Stop(context.WithoutCancel(ctx)); err == nil {
 				err = stopErr

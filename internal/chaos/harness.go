@@ -183,7 +183,7 @@ func (db *chaosDB) close() {
 		db.pool.Close()
 	}
 	if db.cluster != nil {
-		db.cluster.Stop()
+		_ = db.cluster.Stop()
 	}
 	if db.dir != "" {
 		os.RemoveAll(db.dir)

@@ -153,7 +153,7 @@ func unknownSubcommand(cmd *cobra.Command, argv []string) error {
 	if s := cmd.SuggestionsFor(argv[0]); len(s) > 0 {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 	}
-	return Usage(fmt.Errorf("%s\n\nRun '%s --help' for its commands.", msg, cmd.CommandPath()))
+	return Usage(fmt.Errorf("%s\n\nRun '%s --help' for its commands.", msg, cmd.CommandPath())) //nolint:staticcheck // ST1005: printed whole to the user as cobra's own usage errors are, not wrapped
 }
 
 // ExitCodesHelp is the exit-code table for the root command's help.

@@ -14,7 +14,6 @@ package erasure
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -117,7 +116,7 @@ func (s *Service) EraseAddress(ctx context.Context, accountID int64, email, requ
 	switch {
 	case err == nil:
 		return s.erase(ctx, person{accountID: accountID, subscriberID: &id, lower: addr.Lower}, requestedBy)
-	case errors.Is(err, pgx.ErrNoRows):
+	case postgres.NoRows(err):
 		return s.erase(ctx, person{accountID: accountID, lower: addr.Lower}, requestedBy)
 	default:
 		return Result{}, err

@@ -54,7 +54,7 @@ func BenchmarkThrottledSend(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				e.Start(context.Background())
+				_ = e.Start(context.Background()) // the executor's Start never fails
 				for {
 					var st string
 					if err := pool.QueryRow(context.Background(), `SELECT status FROM campaigns WHERE id = $1`, c).Scan(&st); err != nil {

@@ -38,7 +38,7 @@ func BenchmarkDrain(b *testing.B) {
 				}
 				b.StartTimer()
 				start := time.Now()
-				e.Start(context.Background())
+				_ = e.Start(context.Background()) // the executor's Start never fails
 				for {
 					var st string
 					if err := pool.QueryRow(context.Background(), `SELECT status FROM campaigns WHERE id = $1`, c).Scan(&st); err != nil {

@@ -196,8 +196,8 @@ func TestShutdownReleasesUnsentClaims(t *testing.T) {
 	require.NoError(t, err)
 	e.handOutWith(c, e.routeOf(c), rows, clk.Now(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // claiming has stopped before any worker picked a job
-	e.Start(ctx)
+	cancel()         // claiming has stopped before any worker picked a job
+	_ = e.Start(ctx) // the executor's Start never fails
 	require.NoError(t, e.Stop(context.Background()))
 	require.Equal(t, map[string]int{"queued": 10}, f.counts(c.ID))
 	require.Equal(t, int64(0), f.int64(`SELECT count(*) FROM sends WHERE lease_until IS NOT NULL OR attempts <> 0`))
@@ -216,7 +216,7 @@ func TestShutdownLetsInFlightSendsFinish(t *testing.T) {
 	p.block = make(chan struct{})
 	e := newExecutor(t, pool, p, Config{Tick: time.Hour, Workers: 4, BatchSize: 4})
 	ctx, cancel := context.WithCancel(context.Background())
-	e.Start(ctx)
+	_ = e.Start(ctx) // the executor's Start never fails
 	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.inFlight == 4 }, 30*time.Second, time.Millisecond)
 	cancel()
 	stopped := make(chan error, 1)
@@ -243,7 +243,7 @@ func TestShutdownDeadlineRequeuesInterruptedSends(t *testing.T) {
 	p.block = make(chan struct{}) // never opened: every send waits for its context
 	e := newExecutor(t, pool, p, Config{Tick: time.Hour, Workers: 4, BatchSize: 4})
 	ctx, cancel := context.WithCancel(context.Background())
-	e.Start(ctx)
+	_ = e.Start(ctx) // the executor's Start never fails
 	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.inFlight == 4 }, 30*time.Second, time.Millisecond)
 	cancel()
 	expired, cancelDeadline := context.WithCancel(context.Background())

@@ -76,7 +76,7 @@ func TestBuildHeldOpenDoesNotHoldBackAnotherAccountsEvents(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		release()
-		<-done
+		<-done //nolint:errcheck // the run's error is checked where the test ends it
 	})
 	<-hold.reached
 

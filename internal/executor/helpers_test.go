@@ -209,7 +209,7 @@ func newExecutor(t *testing.T, pool *pgxpool.Pool, p Provider, cfg Config) *Exec
 func runUntil(t *testing.T, e *Executor) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	e.Start(ctx)
+	_ = e.Start(ctx) // the executor's Start never fails
 	t.Cleanup(func() {
 		cancel()
 		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)

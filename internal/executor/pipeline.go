@@ -7,6 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/postgres"
 )
 
 // pipeline is a store.DBTX that sends the statements given to Exec together with
@@ -106,8 +108,7 @@ func (e batchSent) SafeToRetry() bool { return false }
 // sentBatchError wraps err as batchSent, unless it is nil or the server's own
 // answer (a PgError: the statement was refused, nothing committed).
 func sentBatchError(err error) error {
-	var pgErr *pgconn.PgError
-	if err == nil || errors.As(err, &pgErr) {
+	if err == nil || postgres.FromServer(err) {
 		return err
 	}
 	return batchSent{err}

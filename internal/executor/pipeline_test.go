@@ -116,7 +116,7 @@ func TestShutdownReleasesPrefetchedRowsUnsent(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e.Start(ctx)
+	_ = e.Start(ctx) // the executor's Start never fails
 	require.Eventually(t, func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgerrcode"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
@@ -53,16 +52,12 @@ func cannotStart(err error, limit time.Duration) (string, bool) {
 	if errors.Is(err, errBuildTimeout) || isQueryCanceled(err) {
 		return fmt.Sprintf("the segment's recipient build exceeded its time limit of %s", limit), true
 	}
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return "", false
-	}
 	// UndefinedObject: a jsonpath variable with no value (a segment saved before
 	// variables were refused); a syntax error or a data exception: a predicate
 	// PostgreSQL cannot evaluate.
-	if pgErr.Code == pgerrcode.UndefinedObject || pgErr.Code == pgerrcode.SyntaxError ||
-		postgres.InClass(pgErr.Code, pgerrcode.DataException) {
-		return "the segment cannot be evaluated: " + pgErr.Message, true
+	if code := postgres.Code(err); code == pgerrcode.UndefinedObject || code == pgerrcode.SyntaxError ||
+		postgres.InClass(code, pgerrcode.DataException) {
+		return "the segment cannot be evaluated: " + postgres.Message(err), true
 	}
 	return "", false
 }

@@ -190,7 +190,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 // previous version claimed, within the keys' 24 hours, is still recognised.
 func rawHash(r *http.Request, body []byte) []byte {
 	h := sha256.New()
-	io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n")
+	_, _ = io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n")
 	h.Write(body)
 	return h.Sum(nil)
 }

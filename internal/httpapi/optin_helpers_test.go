@@ -174,7 +174,7 @@ func (o *optinEnv) sinkExecutor(t *testing.T) *sink.HTTP {
 		slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	ex.Start(ctx)
+	_ = ex.Start(ctx) // the executor's Start never fails
 	t.Cleanup(func() {
 		cancel()
 		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)

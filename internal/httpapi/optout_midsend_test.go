@@ -156,7 +156,7 @@ func TestSignedWebhookStopsMidSendCampaign(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template, status, approved_at, scheduled_for)
 		VALUES ($1, 'bulk', 'Hello', 'news@example.com', 'Hi. Unsubscribe: {{.UnsubscribeURL}}', 'approved', now(), now()) RETURNING id`,
 		acc.ID).Scan(&campaignID))
-	ex.Start(ctx)
+	_ = ex.Start(ctx) // the executor's Start never fails
 	t.Cleanup(func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

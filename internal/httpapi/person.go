@@ -13,7 +13,6 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/person"
-	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -106,13 +105,9 @@ func (s *Server) mailExport(ctx context.Context, rec unsubscribe.Recipient) erro
 	if err != nil {
 		return err
 	}
-	from, err := store.New(s.Pool).ActivityExportSender(ctx, store.ActivityExportSenderParams{
-		AccountID: rec.AccountID, CampaignID: rec.CampaignID, MessageID: rec.MessageID})
+	fromEmail, fromName, err := s.People.ExportSender(ctx, rec.AccountID, rec.CampaignID, rec.MessageID)
 	if err != nil {
 		return err
-	}
-	if len(from) == 0 {
-		return apperr.New(apperr.NotFound, "no such unsubscribe link")
 	}
 	body, err := json.MarshalIndent(toAPIExport(x), "", "  ")
 	if err != nil {
@@ -122,7 +117,7 @@ func (s *Server) mailExport(ctx context.Context, rec unsubscribe.Recipient) erro
 	text := "Attached is everything this sender keeps about you (your-data.json).\n"
 	key := fmt.Sprintf("data-export:%d:%d:%d", rec.SubscriberID, rec.MessageID, s.Now().UnixNano())
 	_, _, err = s.Transactional.Send(ctx, rec.AccountID, key, transactional.Request{
-		To: x.Email, From: from[0].FromEmail, FromName: from[0].FromName, Subject: &subject, Text: &text,
+		To: x.Email, From: fromEmail, FromName: fromName, Subject: &subject, Text: &text,
 		Category: "transactional",
 		Attachments: []transactional.Attachment{{Filename: "your-data.json", ContentType: "application/json",
 			Content: base64.StdEncoding.EncodeToString(body)}},

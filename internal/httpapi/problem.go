@@ -61,6 +61,7 @@ var statusOf = map[apperr.Code]int{
 	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	apperr.Timeout:              http.StatusRequestTimeout,
 	apperr.Unavailable:          http.StatusServiceUnavailable,
+	apperr.DatabaseTimeout:      http.StatusServiceUnavailable,
 }
 
 var titleOf = map[apperr.Code]string{
@@ -78,16 +79,18 @@ var titleOf = map[apperr.Code]string{
 	apperr.UnsupportedMediaType: "Unsupported media type",
 	apperr.Timeout:              "Request timeout",
 	apperr.Unavailable:          "Service unavailable",
+	apperr.DatabaseTimeout:      "Database timeout",
 }
 
-// unavailableRetryAfter is the Retry-After of a 503: long enough for a database
-// restart or failover to finish, short enough that a client does not give up.
+// unavailableRetryAfter is the Retry-After of a 503 (unavailable, database_timeout):
+// long enough for a database restart or failover to finish, short enough that a
+// client does not give up.
 const unavailableRetryAfter = "5"
 
 // writeError answers err as problem+json. It is the one place errors become
 // responses: an *apperr.Error shows its message; a database error nobody
 // classified is classified here (data errors are the client's 4xx, a database out
-// of reach is 503 with Retry-After); anything else is logged with the request id
+// of reach or a statement past its timeout is 503 with Retry-After); anything else is logged with the request id
 // and answered with a fixed message.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	before := apperr.CodeOf(err)
@@ -97,7 +100,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		// A database error reached the edge unclassified: answered, but worth a look.
 		log.WarnContext(r.Context(), "database error answered as "+string(code), "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	if apperr.Is(err, apperr.Unavailable) {
+	if apperr.Is(err, apperr.Unavailable) || apperr.Is(err, apperr.DatabaseTimeout) {
 		w.Header().Set("Retry-After", unavailableRetryAfter)
 	}
 	if !errors.As(err, &e) || e.Code == apperr.Internal {

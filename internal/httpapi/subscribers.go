@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -311,10 +310,6 @@ func parseJSONImport(body io.Reader) ([]subscriber.ImportRow, []subscriber.Rejec
 		return nil, nil, apperr.Invalidf("", "the JSON array is not closed")
 	}
 	return rows, rejected, nil
-}
-
-func isUnknownField(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "json: unknown field ")
 }
 
 func apperrMessage(err error) string {

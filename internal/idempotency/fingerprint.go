@@ -21,12 +21,12 @@ const MessageRoute = "POST /v1/messages"
 // Idempotency-Key).
 func Fingerprint(route string, body []byte) []byte {
 	h := sha256.New()
-	io.WriteString(h, route+"\n")
+	_, _ = io.WriteString(h, route+"\n")
 	if c, err := Canonical(body); err == nil {
-		io.WriteString(h, "json\n")
+		_, _ = io.WriteString(h, "json\n")
 		h.Write(c)
 	} else {
-		io.WriteString(h, "raw\n")
+		_, _ = io.WriteString(h, "raw\n")
 		h.Write(body)
 	}
 	return h.Sum(nil)

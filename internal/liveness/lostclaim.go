@@ -1,10 +1,11 @@
 package liveness
 
 import (
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sendonce/sendonce/internal/postgres"
 )
 
 // A claim can commit while its answer is lost: the connection dies after the
@@ -75,8 +76,7 @@ func OutcomeUnknown(err error) bool {
 	if pgconn.SafeToRetry(err) {
 		return false
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Severity == "ERROR" {
+	if postgres.Severity(err) == "ERROR" {
 		return false
 	}
 	return true

@@ -8,12 +8,12 @@ package person
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -147,7 +147,7 @@ func (s *Service) ExportAddress(ctx context.Context, accountID int64, email, low
 	if err == nil {
 		return s.ExportSubscriber(ctx, accountID, id)
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if !postgres.NoRows(err) {
 		return Export{}, err
 	}
 	out := Export{Email: email, Consents: []Consent{}}
@@ -180,4 +180,19 @@ func (s *Service) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
 		return err
 	}
 	return tx.Commit(ctx)
+}
+
+// ExportSender is the From (address and name) of the mail that carried a
+// preference link — its campaign's, or its message's — which the person's data
+// export is mailed from; not_found when neither is the account's or has a From.
+func (s *Service) ExportSender(ctx context.Context, accountID, campaignID, messageID int64) (email, name string, err error) {
+	from, err := store.New(s.pool).ActivityExportSender(ctx, store.ActivityExportSenderParams{
+		AccountID: accountID, CampaignID: campaignID, MessageID: messageID})
+	if err != nil {
+		return "", "", err
+	}
+	if len(from) == 0 {
+		return "", "", apperr.New(apperr.NotFound, "no such unsubscribe link")
+	}
+	return from[0].FromEmail, from[0].FromName, nil
 }

@@ -203,7 +203,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	c := &Cluster{DataDir: dataDir, Port: port, LogPath: logPath, cmd: cmd, done: make(chan error, 1)}
 	go func() { c.done <- cmd.Wait() }()
 	if err := c.waitReady(ctx); err != nil {
-		c.Stop()
+		_ = c.Stop()
 		return nil, err
 	}
 	return c, nil
@@ -256,11 +256,11 @@ func (c *Cluster) Stop() error {
 	}
 	_ = c.cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-c.done:
+	case <-c.done: //nolint:errcheck // the exit status of a server told to stop says nothing more
 		return nil
 	case <-time.After(30 * time.Second):
 		_ = c.cmd.Process.Kill()
-		<-c.done
+		<-c.done //nolint:errcheck // killed: its exit status is the kill
 		return errors.New("postgres did not stop within 30s and was killed")
 	}
 }
@@ -268,7 +268,7 @@ func (c *Cluster) Stop() error {
 // Kill stops the server abruptly, as a crash would (for outage tests).
 func (c *Cluster) Kill() {
 	_ = c.cmd.Process.Signal(syscall.SIGQUIT)
-	<-c.done
+	<-c.done //nolint:errcheck // crashed on purpose: its exit status is the crash
 }
 
 func freePort() (int, error) {

@@ -32,7 +32,7 @@ func WithTestDB(ctx context.Context, args []string, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		defer cluster.Stop()
+		defer func() { _ = cluster.Stop() }()
 		fmt.Fprintf(stderr, "test PostgreSQL on 127.0.0.1:%d (%s)\n", cluster.Port, dir)
 		os.Setenv("TEST_DATABASE_URL", cluster.URL("postgres"))
 	}

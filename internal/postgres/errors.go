@@ -41,9 +41,10 @@ func Error(err error, what string) error {
 // Translate is the backstop for database errors no caller classified. Errors caused
 // by the data of a request (class 22 data exceptions, class 23 integrity violations,
 // 54 program limits) are the client's: invalid or conflict, never internal. A
-// database that cannot be reached or is going away (refused or lost connections,
-// class 08, 57P01–57P03, class 53, a closed pool, serialization failures and
-// deadlocks that a retry resolves) is unavailable. Anything else, including errors
+// statement stopped by statement_timeout or lock_timeout (57014, 55P03) is a
+// database_timeout. A database that cannot be reached or is going away (refused
+// or lost connections, class 08, 57P01–57P03, class 53, a closed pool) and
+// serialization failures and deadlocks, which a retry resolves, are unavailable. Anything else, including errors
 // that are not from the database, is returned as it is.
 func Translate(err error) error {
 	if err == nil {
@@ -73,12 +74,48 @@ func translateCode(err error, code string) error {
 		return &apperr.Error{Code: apperr.Invalid, Message: "the request violates a constraint of the data", Err: err}
 	case InClass(code, pgerrcode.ProgramLimitExceeded):
 		return &apperr.Error{Code: apperr.Invalid, Message: "a value in the request is too large or too complex to store", Err: err}
+	case code == pgerrcode.QueryCanceled || code == pgerrcode.LockNotAvailable:
+		// statement_timeout (or a cancel) and lock_timeout: the statement was stopped
+		// and rolled back; the same request may pass when the database is less busy.
+		return &apperr.Error{Code: apperr.DatabaseTimeout, Message: "the database did not answer in time; retry later", Err: err}
+	case code == pgerrcode.SerializationFailure || code == pgerrcode.DeadlockDetected:
+		// Lost to a concurrent transaction; nothing was kept, and a retry resolves it.
+		return &apperr.Error{Code: apperr.Unavailable, Message: "the request collided with a concurrent change; retry it", Err: err}
 	case InClass(code, pgerrcode.ConnectionException) || InClass(code, pgerrcode.InsufficientResources) ||
-		code == pgerrcode.AdminShutdown || code == pgerrcode.CrashShutdown || code == pgerrcode.CannotConnectNow ||
-		code == pgerrcode.SerializationFailure || code == pgerrcode.DeadlockDetected || code == pgerrcode.LockNotAvailable:
+		code == pgerrcode.AdminShutdown || code == pgerrcode.CrashShutdown || code == pgerrcode.CannotConnectNow:
 		return &apperr.Error{Code: apperr.Unavailable, Message: "the database is not available; retry later", Err: err}
 	}
 	return err
+}
+
+// FromServer reports whether err carries the database server's answer to a
+// statement (an error it raised, which rolled its statement back), as opposed to
+// an error of the driver, the network or the caller.
+func FromServer(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr)
+}
+
+// Message is the database server's message of err ("" when err carries no server
+// answer): the words PostgreSQL gives a refused jsonpath, for example, which a
+// caller may show to the client that wrote it.
+func Message(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Message
+	}
+	return ""
+}
+
+// Severity is the severity of the database server's answer in err (ERROR, FATAL,
+// PANIC), "" when err carries none. An ERROR ends the statement and its
+// transaction; a FATAL ends the session, saying nothing of a commit already made.
+func Severity(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Severity
+	}
+	return ""
 }
 
 // NoRows reports whether err is a query's "no row" answer: for a compare-and-set

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -37,7 +38,7 @@ func TestDatabaseErrorsByName(t *testing.T) {
 		{`INSERT INTO u VALUES (2, 0)`, pgerrcode.CheckViolation, pgerrcode.IntegrityConstraintViolation, apperr.Invalid},
 		{`SELECT 'x'::int`, pgerrcode.InvalidTextRepresentation, pgerrcode.DataException, apperr.Invalid},
 		{`SELECT 2147483647::int + 1`, pgerrcode.NumericValueOutOfRange, pgerrcode.DataException, apperr.Invalid},
-		{`SET LOCAL statement_timeout = 1; SELECT pg_sleep(1)`, pgerrcode.QueryCanceled, pgerrcode.QueryCanceled, ""},
+		{`SET LOCAL statement_timeout = 1; SELECT pg_sleep(1)`, pgerrcode.QueryCanceled, pgerrcode.QueryCanceled, apperr.DatabaseTimeout},
 	} {
 		_, err := conn.Exec(ctx, tc.sql)
 		require.Error(t, err, tc.sql)
@@ -48,6 +49,21 @@ func TestDatabaseErrorsByName(t *testing.T) {
 			require.True(t, apperr.Is(postgres.Translate(err), tc.app), "%s: %v", tc.sql, postgres.Translate(err))
 		}
 	}
+	// A lock held elsewhere, waited for past lock_timeout.
+	_, err = pool.Exec(ctx, `SELECT pg_advisory_lock(37)`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `SET LOCAL lock_timeout = 1; SELECT pg_advisory_xact_lock(37)`)
+	require.Equal(t, pgerrcode.LockNotAvailable, postgres.Code(err), "%v", err)
+	require.True(t, apperr.Is(postgres.Translate(err), apperr.DatabaseTimeout), "%v", postgres.Translate(err))
+	for _, code := range []string{pgerrcode.SerializationFailure, pgerrcode.DeadlockDetected} {
+		err := postgres.Translate(&pgconn.PgError{Severity: "ERROR", Code: code})
+		require.True(t, apperr.Is(err, apperr.Unavailable), "%s is retried: %v", code, err)
+	}
+	require.Equal(t, "ERROR", postgres.Severity(err))
+	require.True(t, postgres.FromServer(err))
+	require.NotEmpty(t, postgres.Message(err))
+	require.False(t, postgres.FromServer(context.Canceled))
+	require.Empty(t, postgres.Message(context.Canceled))
 	require.Empty(t, postgres.Code(context.Canceled))
 	require.False(t, postgres.IsCode(context.Canceled, pgerrcode.QueryCanceled))
 	require.False(t, postgres.InClass("22", pgerrcode.DataException))

@@ -103,7 +103,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("migrations: %w", err)
 	}
-	defer closeDB()
+	defer func() { _ = closeDB() }()
 	results, err := p.Up(ctx)
 	if err != nil {
 		return len(results), fmt.Errorf("migrate: %w", err)

@@ -86,7 +86,7 @@ func (p *Postmark) Send(ctx context.Context, m Message) (string, error) {
 		body.Headers = append(body.Headers, postmarkHeader{"Message-ID", "<" + m.MessageID + ">"})
 	}
 	for _, h := range m.Headers {
-		body.Headers = append(body.Headers, postmarkHeader{h.Name, h.Value})
+		body.Headers = append(body.Headers, postmarkHeader(h))
 	}
 	for _, a := range m.Attachments {
 		pa := postmarkAttachment{Name: a.Filename, Content: a.Content, ContentType: a.ContentType}

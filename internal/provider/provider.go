@@ -97,13 +97,13 @@ type Header struct {
 type Class int
 
 const (
-	// Temporary: the provider refused for now (4xx, throttling, connection refused
+	// Temporary means the provider refused for now (4xx, throttling, connection refused
 	// before the message was handed over). Retry later with the same job id.
 	Temporary Class = iota + 1
-	// Permanent: the provider will never accept this message (5xx, invalid address).
+	// Permanent means the provider will never accept this message (5xx, invalid address).
 	// Do not retry.
 	Permanent
-	// Ambiguous: the message may or may not have been accepted (connection lost
+	// Ambiguous means the message may or may not have been accepted (connection lost
 	// after DATA, timeout after the request was sent). Only an idempotent provider
 	// can safely be asked again.
 	Ambiguous

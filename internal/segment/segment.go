@@ -7,14 +7,12 @@ package segment
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgerrcode"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -150,21 +148,20 @@ func variable(canonical string) (string, bool) {
 // /match carrying PostgreSQL's own message, and a cancelled statement into a 422
 // saying the predicate took too long. Anything else passes through.
 func pgMatchError(err error, timeout time.Duration) error {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
+	if !postgres.FromServer(err) {
 		return err
 	}
-	switch {
-	case pgErr.Code == pgerrcode.QueryCanceled:
+	switch code := postgres.Code(err); {
+	case code == pgerrcode.QueryCanceled:
 		e := apperr.Invalidf("/match", "the segment query exceeded the time limit of %s", timeout)
 		e.Err = err
 		return e
 	// UndefinedObject: a jsonpath variable with no value (stored before variables
 	// were refused).
-	case pgErr.Code == pgerrcode.SyntaxError, pgErr.Code == pgerrcode.UndefinedObject,
-		postgres.InClass(pgErr.Code, pgerrcode.DataException),
-		postgres.InClass(pgErr.Code, pgerrcode.DependentPrivilegeDescriptorsStillExist):
-		e := apperr.Invalidf("/match", "match: %s", pgErr.Message)
+	case code == pgerrcode.SyntaxError, code == pgerrcode.UndefinedObject,
+		postgres.InClass(code, pgerrcode.DataException),
+		postgres.InClass(code, pgerrcode.DependentPrivilegeDescriptorsStillExist):
+		e := apperr.Invalidf("/match", "match: %s", postgres.Message(err))
 		e.Err = err
 		return e
 	}

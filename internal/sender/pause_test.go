@@ -109,7 +109,7 @@ func TestRevokedKeyPausesTheCampaignOfASenderThatCarriedAMessage(t *testing.T) {
 		BackoffMax: time.Millisecond, Senders: reportingRoutes{p: revoked{}, r: r}}, nil, nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	e.Start(ctx)
+	_ = e.Start(ctx) // the executor's Start never fails
 	t.Cleanup(func() {
 		cancel()
 		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)

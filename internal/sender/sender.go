@@ -182,22 +182,6 @@ func validFromRule(a string) bool {
 	return err == nil
 }
 
-// allowsFrom reports whether from may send through a sender with these rules.
-func allowsFrom(rules []string, from string) bool {
-	if len(rules) == 0 {
-		return true
-	}
-	from = strings.ToLower(from)
-	_, domain, _ := strings.Cut(from, "@")
-	for _, r := range rules {
-		r = strings.ToLower(r)
-		if r == from || r == domain {
-			return true
-		}
-	}
-	return false
-}
-
 func validSettings(typ string, s Settings, g egress.Guard) error {
 	bad := func(field, format string, args ...any) error {
 		return apperr.Invalidf("/settings/"+field, format, args...)

@@ -3,7 +3,6 @@ package sender
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -397,9 +396,6 @@ func Rotate(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) (int, error)
 	}
 	return n, nil
 }
-
-// errNotFound is returned by ForSend when the account has no sender to use.
-var errNotFound = errors.New("no sender")
 
 // CheckFrom refuses, as a 422 naming pointer, a From address that the sender a send
 // goes through (senderID, else the account's default sender) does not allow by

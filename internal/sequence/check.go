@@ -11,9 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -199,9 +198,8 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 			if st.If.Data != "" {
 				canonical, err := store.New(s.pool).SequenceJsonpathCheck(ctx, st.If.Data)
 				if err != nil {
-					var pg *pgconn.PgError
-					if asPg(err, &pg) {
-						return apperr.Invalidf(f("if/data"), "data: %s", pg.Message)
+					if postgres.FromServer(err) {
+						return apperr.Invalidf(f("if/data"), "data: %s", postgres.Message(err))
 					}
 					return err
 				}

@@ -60,7 +60,7 @@ func TestSequenceThroughExecutor(t *testing.T) {
 		Poll: 10 * time.Millisecond, Sequences: e.adv}, nil, nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	ex.Start(ctx)
+	_ = ex.Start(ctx) // the executor's Start never fails
 	t.Cleanup(func() {
 		cancel()
 		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)

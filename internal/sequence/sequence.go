@@ -150,13 +150,6 @@ type Service struct {
 // NewService returns a Service on pool.
 func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
 func nowPtr(f func() time.Time) *time.Time {
 	if f == nil {
 		return nil

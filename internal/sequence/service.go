@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -18,8 +17,6 @@ import (
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 )
-
-func asPg(err error, pg **pgconn.PgError) bool { return errors.As(err, pg) }
 
 func reentryParam(d Definition) string {
 	if d.Reentry == "" {

@@ -98,7 +98,7 @@ func (e env) start(t *testing.T, p executor.Provider, cfg executor.Config, deliv
 	ex, err := executor.New(e.pool, p, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	ex.Start(ctx)
+	_ = ex.Start(ctx) // the executor's Start never fails
 	t.Cleanup(func() {
 		cancel()
 		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -171,7 +170,7 @@ func parseEmail(pointer, s string) (address.Address, error) {
 }
 
 // notFound reports whether err is a query's "no row".
-func notFound(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+func notFound(err error) bool { return postgres.NoRows(err) }
 
 func (s *Service) inTx(ctx context.Context, fn func(q *store.Queries) error) error {
 	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(store.New(tx)) })

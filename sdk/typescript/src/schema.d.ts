@@ -6983,7 +6983,9 @@ export interface components {
          *     within SENDONCE_API_QUEUE_WAIT. Answered before the request was authenticated or did
          *     anything (`overloaded`): nothing changed, and the same request may be sent again, with
          *     the same Idempotency-Key, after Retry-After. Also 503 (`unavailable`, Retry-After 5)
-         *     when the database is unreachable.
+         *     when the database is unreachable or the request lost to a concurrent change, and 503
+         *     (`database_timeout`, Retry-After 5) when a statement ran past the database's
+         *     statement_timeout or lock_timeout; either way nothing was kept.
          */
         Overloaded: {
             headers: {
