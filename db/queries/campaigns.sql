@@ -138,6 +138,30 @@ SELECT coalesce((SELECT c.status FROM campaigns c
        coalesce(sum(n) FILTER (WHERE status = 'unknown'), 0)::bigint    AS unknown
 FROM counted;
 
+-- name: CampaignStatusCounts :one
+-- CampaignSendCounts from the kept counters, whatever the campaign's size: sent
+-- from campaign_counts (SendAckMany), failed, unknown, suppressed and cancelled
+-- from campaign_status_counts (every statement that moves a row into or out of
+-- them adjusts them), and only queued and sending counted from the rows, through
+-- their partial indexes (few once the campaign is done). Retention's deletes leave
+-- the counters as they are, so archived rows are in them already. Status and
+-- counts are read in one statement, as CampaignSendCounts reads them.
+SELECT coalesce((SELECT c.status FROM campaigns c
+                  WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.kind = 'campaign'), '')::text
+           AS campaign_status,
+       (SELECT count(*) FROM sends s
+        WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'queued')::bigint AS queued,
+       (SELECT count(*) FROM sends s
+        WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'sending')::bigint AS sending,
+       (SELECT coalesce(sum(cc.sent), 0) FROM campaign_counts cc
+        WHERE cc.account_id = @account_id AND cc.campaign_id = @campaign_id)::bigint AS sent,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'failed'), 0)::bigint     AS failed,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'suppressed'), 0)::bigint AS suppressed,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'cancelled'), 0)::bigint  AS cancelled,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'unknown'), 0)::bigint    AS unknown
+FROM campaign_status_counts k
+WHERE k.account_id = @account_id AND k.campaign_id = @campaign_id;
+
 -- name: SendList :many
 SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id
 FROM sends
@@ -366,15 +390,23 @@ WHERE account_id = @account_id AND id = @id AND kind = 'campaign' AND status = '
   AND failed_retried_at IS NULL
 RETURNING *;
 
--- name: SendRequeueFailed :execrows
+-- name: SendRequeueFailed :one
 -- A campaign's failed rows back to the queue, due now, with the same job id (the
 -- provider's idempotency key and the Message-ID's seed) and their attempts and
 -- route kept: the claim counts on from there, re-checks the suppressions, the
 -- subscriber's status and its lists as for any row, and replays a row in doubt
 -- only through its recorded route. Rows 'unknown' are not failed rows and stay:
 -- the provider may have taken them.
-UPDATE sends SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
-WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'failed';
+-- The rows leave the campaign's kept failed count in the same statement.
+WITH requeued AS (
+    UPDATE sends s SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
+    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'failed'
+    RETURNING s.id
+), status_counted AS (
+    UPDATE campaign_status_counts k SET n = k.n - (SELECT count(*) FROM requeued)
+    WHERE k.campaign_id = @campaign_id AND k.account_id = @account_id AND k.status = 'failed'
+)
+SELECT count(*) FROM requeued;
 
 -- name: CampaignDuplicate :one
 -- A new draft with everything of the account's campaign @id but its sends and its

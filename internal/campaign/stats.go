@@ -63,6 +63,29 @@ func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error)
 		FinishedAt: c.FinishedAt, SkippedSuppressed: c.SkippedSuppressed, SkippedUnconfirmed: c.SkippedUnconfirmed}, nil
 }
 
+// KeptStats is Stats read from the kept counters (CampaignStatusCounts): a few
+// index reads whatever the campaign's size, never cached, and the same after
+// retention deleted the rows. The report reads it; /stats keeps its recount.
+func (s *Service) KeptStats(ctx context.Context, accountID, id int64) (Stats, error) {
+	q := store.New(s.pool)
+	c, err := q.CampaignGet(ctx, store.CampaignGetParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return Stats{}, postgres.Error(err, "campaign")
+	}
+	n, err := q.CampaignStatusCounts(ctx, store.CampaignStatusCountsParams{AccountID: accountID, CampaignID: id})
+	if err != nil {
+		return Stats{}, err
+	}
+	counts := map[string]int64{"queued": n.Queued, "sending": n.Sending, "sent": n.Sent, "failed": n.Failed,
+		"suppressed": n.Suppressed, "cancelled": n.Cancelled, "unknown": n.Unknown}
+	var total int64
+	for _, v := range counts {
+		total += v
+	}
+	return Stats{CampaignID: c.ID, Status: c.Status, Counts: counts, Total: total, StartedAt: c.StartedAt,
+		FinishedAt: c.FinishedAt, SkippedSuppressed: c.SkippedSuppressed, SkippedUnconfirmed: c.SkippedUnconfirmed}, nil
+}
+
 // Sends returns up to limit sends of the campaign after afterID in id order,
 // optionally of one status.
 func (s *Service) Sends(ctx context.Context, accountID, id, afterID int64, status *string, limit int) ([]Send, error) {

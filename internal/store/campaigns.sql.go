@@ -1188,6 +1188,63 @@ func (q *Queries) CampaignSenderRules(ctx context.Context, arg CampaignSenderRul
 	return i, err
 }
 
+const campaignStatusCounts = `-- name: CampaignStatusCounts :one
+SELECT coalesce((SELECT c.status FROM campaigns c
+                  WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'), '')::text
+           AS campaign_status,
+       (SELECT count(*) FROM sends s
+        WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status = 'queued')::bigint AS queued,
+       (SELECT count(*) FROM sends s
+        WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status = 'sending')::bigint AS sending,
+       (SELECT coalesce(sum(cc.sent), 0) FROM campaign_counts cc
+        WHERE cc.account_id = $1 AND cc.campaign_id = $2)::bigint AS sent,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'failed'), 0)::bigint     AS failed,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'suppressed'), 0)::bigint AS suppressed,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'cancelled'), 0)::bigint  AS cancelled,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'unknown'), 0)::bigint    AS unknown
+FROM campaign_status_counts k
+WHERE k.account_id = $1 AND k.campaign_id = $2
+`
+
+type CampaignStatusCountsParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+type CampaignStatusCountsRow struct {
+	CampaignStatus string
+	Queued         int64
+	Sending        int64
+	Sent           int64
+	Failed         int64
+	Suppressed     int64
+	Cancelled      int64
+	Unknown        int64
+}
+
+// CampaignSendCounts from the kept counters, whatever the campaign's size: sent
+// from campaign_counts (SendAckMany), failed, unknown, suppressed and cancelled
+// from campaign_status_counts (every statement that moves a row into or out of
+// them adjusts them), and only queued and sending counted from the rows, through
+// their partial indexes (few once the campaign is done). Retention's deletes leave
+// the counters as they are, so archived rows are in them already. Status and
+// counts are read in one statement, as CampaignSendCounts reads them.
+func (q *Queries) CampaignStatusCounts(ctx context.Context, arg CampaignStatusCountsParams) (CampaignStatusCountsRow, error) {
+	row := q.db.QueryRow(ctx, campaignStatusCounts, arg.AccountID, arg.CampaignID)
+	var i CampaignStatusCountsRow
+	err := row.Scan(
+		&i.CampaignStatus,
+		&i.Queued,
+		&i.Sending,
+		&i.Sent,
+		&i.Failed,
+		&i.Suppressed,
+		&i.Cancelled,
+		&i.Unknown,
+	)
+	return i, err
+}
+
 const campaignStatusGet = `-- name: CampaignStatusGet :one
 SELECT status FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
@@ -1564,9 +1621,16 @@ func (q *Queries) SendListByEmail(ctx context.Context, arg SendListByEmailParams
 	return items, nil
 }
 
-const sendRequeueFailed = `-- name: SendRequeueFailed :execrows
-UPDATE sends SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
-WHERE account_id = $1 AND campaign_id = $2 AND status = 'failed'
+const sendRequeueFailed = `-- name: SendRequeueFailed :one
+WITH requeued AS (
+    UPDATE sends s SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
+    WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status = 'failed'
+    RETURNING s.id
+), status_counted AS (
+    UPDATE campaign_status_counts k SET n = k.n - (SELECT count(*) FROM requeued)
+    WHERE k.campaign_id = $2 AND k.account_id = $1 AND k.status = 'failed'
+)
+SELECT count(*) FROM requeued
 `
 
 type SendRequeueFailedParams struct {
@@ -1580,10 +1644,10 @@ type SendRequeueFailedParams struct {
 // subscriber's status and its lists as for any row, and replays a row in doubt
 // only through its recorded route. Rows 'unknown' are not failed rows and stay:
 // the provider may have taken them.
+// The rows leave the campaign's kept failed count in the same statement.
 func (q *Queries) SendRequeueFailed(ctx context.Context, arg SendRequeueFailedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendRequeueFailed, arg.AccountID, arg.CampaignID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	row := q.db.QueryRow(ctx, sendRequeueFailed, arg.AccountID, arg.CampaignID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
