@@ -138,16 +138,21 @@ var sendStatuses = map[string]bool{"queued": true, "sending": true, "sent": true
 	"suppressed": true, "cancelled": true, "unknown": true}
 
 // TimelinePoint is one bucket of a campaign's timeline: the sends that settled in
-// it, by status.
+// it, by status; the opens and clicks of people (hits not suspected of being a
+// scanner) that came in it; the recipients whose final feedback came in it.
 type TimelinePoint struct {
 	At                                           time.Time
 	Sent, Failed, Suppressed, Cancelled, Unknown int64
+	OpensPeople, ClicksPeople                    int64
+	HardBounces, SoftBounces, Complaints         int64
+	Unsubscribes                                 int64
 }
 
 // TimelineBuckets is the most buckets a timeline has.
 const TimelineBuckets = 200
 
-// Timeline returns the campaign's settled sends by when they settled, in at most
+// Timeline returns the campaign's settled sends by when they settled, and its
+// engagement and feedback by when they came, in at most
 // TimelineBuckets buckets, and the buckets' width in seconds (0: no point yet).
 // Another account's campaign is not found.
 func (s *Service) Timeline(ctx context.Context, accountID, id int64) ([]TimelinePoint, int64, error) {
@@ -163,7 +168,9 @@ func (s *Service) Timeline(ctx context.Context, accountID, id int64) ([]Timeline
 	var step int64
 	for i, r := range rows {
 		step = r.StepSeconds
-		out[i] = TimelinePoint{At: r.Bucket, Sent: r.Sent, Failed: r.Failed, Suppressed: r.Suppressed, Cancelled: r.Cancelled, Unknown: r.Unknown}
+		out[i] = TimelinePoint{At: r.Bucket, Sent: r.Sent, Failed: r.Failed, Suppressed: r.Suppressed, Cancelled: r.Cancelled,
+			Unknown: r.Unknown, OpensPeople: r.OpensPeople, ClicksPeople: r.ClicksPeople, HardBounces: r.HardBounces,
+			SoftBounces: r.SoftBounces, Complaints: r.Complaints, Unsubscribes: r.Unsubscribes}
 	}
 	return out, step, nil
 }

@@ -1262,22 +1262,39 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, arg CampaignStatusGetPa
 }
 
 const campaignTimeline = `-- name: CampaignTimeline :many
-WITH span AS (
-    SELECT min(coalesce(s.sent_at, s.updated_at)) AS t0,
-           greatest(1, ceil(date_part('epoch', max(coalesce(s.sent_at, s.updated_at)) - min(coalesce(s.sent_at, s.updated_at)))
-                            / $3::int + 1e-9))::bigint AS step
+WITH ev AS (
+    SELECT coalesce(s.sent_at, s.updated_at) AS at, s.status AS what
     FROM sends s
     WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status NOT IN ('queued', 'sending')
+    UNION ALL
+    SELECT s.feedback_at, s.feedback
+    FROM sends s
+    WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.feedback IS NOT NULL
+      AND s.feedback_at IS NOT NULL
+    UNION ALL
+    SELECT h.occurred_at, h.kind
+    FROM tracking_hits h
+    WHERE h.account_id = $1 AND h.campaign_id = $2 AND NOT h.suspected_bot
+      AND (h.kind = 'open' OR h.link_idx > 0)
+), span AS (
+    SELECT min(ev.at) AS t0,
+           greatest(1, ceil(date_part('epoch', max(ev.at) - min(ev.at)) / $3::int + 1e-9))::bigint AS step
+    FROM ev
 )
-SELECT date_bin(span.step * interval '1 second', coalesce(s.sent_at, s.updated_at), span.t0)::timestamptz AS bucket,
+SELECT date_bin(span.step * interval '1 second', ev.at, span.t0)::timestamptz AS bucket,
        span.step::bigint AS step_seconds,
-       count(*) FILTER (WHERE s.status = 'sent')::bigint       AS sent,
-       count(*) FILTER (WHERE s.status = 'failed')::bigint     AS failed,
-       count(*) FILTER (WHERE s.status = 'suppressed')::bigint AS suppressed,
-       count(*) FILTER (WHERE s.status = 'cancelled')::bigint  AS cancelled,
-       count(*) FILTER (WHERE s.status = 'unknown')::bigint    AS unknown
-FROM sends s, span
-WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status NOT IN ('queued', 'sending')
+       count(*) FILTER (WHERE ev.what = 'sent')::bigint        AS sent,
+       count(*) FILTER (WHERE ev.what = 'failed')::bigint      AS failed,
+       count(*) FILTER (WHERE ev.what = 'suppressed')::bigint  AS suppressed,
+       count(*) FILTER (WHERE ev.what = 'cancelled')::bigint   AS cancelled,
+       count(*) FILTER (WHERE ev.what = 'unknown')::bigint     AS unknown,
+       count(*) FILTER (WHERE ev.what = 'open')::bigint        AS opens_people,
+       count(*) FILTER (WHERE ev.what = 'click')::bigint       AS clicks_people,
+       count(*) FILTER (WHERE ev.what = 'hard_bounce')::bigint AS hard_bounces,
+       count(*) FILTER (WHERE ev.what = 'soft_bounce')::bigint AS soft_bounces,
+       count(*) FILTER (WHERE ev.what = 'complaint')::bigint   AS complaints,
+       count(*) FILTER (WHERE ev.what = 'unsubscribe')::bigint AS unsubscribes
+FROM ev, span
 GROUP BY 1, 2
 ORDER BY 1
 `
@@ -1289,21 +1306,30 @@ type CampaignTimelineParams struct {
 }
 
 type CampaignTimelineRow struct {
-	Bucket      time.Time
-	StepSeconds int64
-	Sent        int64
-	Failed      int64
-	Suppressed  int64
-	Cancelled   int64
-	Unknown     int64
+	Bucket       time.Time
+	StepSeconds  int64
+	Sent         int64
+	Failed       int64
+	Suppressed   int64
+	Cancelled    int64
+	Unknown      int64
+	OpensPeople  int64
+	ClicksPeople int64
+	HardBounces  int64
+	SoftBounces  int64
+	Complaints   int64
+	Unsubscribes int64
 }
 
-// A campaign's settled sends counted by when they settled (sent_at for a sent row,
-// else the time of its last change), in at most max_buckets buckets of whole
-// seconds from the first: the history its chart is drawn from. It reads only the
-// campaign's settled rows (sends_campaign_status_idx covers exactly those), as the
-// stats count does; rows moved to campaign_send_archive are counted there without
-// a time, so they are not on the timeline.
+// A campaign's history in at most max_buckets buckets of whole seconds from its
+// first event: settled sends by when they settled (sent_at for a sent row, else
+// the time of its last change); opens and clicks of people (hits not suspected of
+// being a scanner; the hidden honeypot link is no click) by when they came; and
+// recipients by their send's final feedback — hard and soft bounces, complaints,
+// unsubscribes — at its time (feedback_at). It reads the campaign's settled rows
+// (sends_campaign_status_idx covers exactly those), its rows with feedback and its
+// tracking hits (tracking_hits_campaign_idx); rows moved to campaign_send_archive
+// are counted there without a time, so they are not on the timeline.
 func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelineParams) ([]CampaignTimelineRow, error) {
 	rows, err := q.db.Query(ctx, campaignTimeline, arg.AccountID, arg.CampaignID, arg.MaxBuckets)
 	if err != nil {
@@ -1321,6 +1347,12 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 			&i.Suppressed,
 			&i.Cancelled,
 			&i.Unknown,
+			&i.OpensPeople,
+			&i.ClicksPeople,
+			&i.HardBounces,
+			&i.SoftBounces,
+			&i.Complaints,
+			&i.Unsubscribes,
 		); err != nil {
 			return nil, err
 		}
