@@ -28,22 +28,6 @@ CREATE TABLE campaign_status_counts (
 -- status the update really found, after any concurrent change it waited for.
 ALTER TABLE sends ADD COLUMN status_before text;
 
--- The campaigns of before: counted from their live rows plus what retention
--- archived (campaign_send_archive). Recomputed whole, so running it again changes
--- nothing.
-INSERT INTO campaign_status_counts (campaign_id, account_id, status, n)
-SELECT x.campaign_id, x.account_id, x.status, sum(x.n)
-FROM (
-    SELECT s.campaign_id, s.account_id, s.status, count(*) AS n FROM sends s
-    WHERE s.status IN ('failed', 'unknown', 'suppressed', 'cancelled')
-    GROUP BY 1, 2, 3
-    UNION ALL
-    SELECT a.campaign_id, a.account_id, a.status, a.n FROM campaign_send_archive a
-    WHERE a.status IN ('failed', 'unknown', 'suppressed', 'cancelled')
-) x
-GROUP BY 1, 2, 3
-ON CONFLICT (campaign_id, status) DO UPDATE SET n = excluded.n;
-
 -- +goose Down
 ALTER TABLE sends DROP COLUMN status_before;
 DROP TABLE campaign_status_counts;

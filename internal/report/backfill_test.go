@@ -27,8 +27,8 @@ func migrationUp(t *testing.T, name string) string {
 
 // TestBackfillCountersOfOlderCampaigns: a campaign acknowledged before the kept
 // counters (its rows sent, bounced, unsubscribed, failed, some archived by
-// retention, no counter kept) gets its counters from its rows by migrations 00550
-// (statuses) and 00551 (sent and feedback), each run twice to no further change;
+// retention, no counter kept) gets its counters from its rows by migrations 00551
+// (statuses) and 00552 (sent and feedback), each run twice to no further change;
 // a campaign whose counters were kept all along is left as it was.
 func TestBackfillCountersOfOlderCampaigns(t *testing.T) {
 	t.Parallel()
@@ -49,9 +49,8 @@ func TestBackfillCountersOfOlderCampaigns(t *testing.T) {
 		[]int64{old.campaignID, kept.campaignID})
 	old.exec(`DELETE FROM campaign_status_counts WHERE campaign_id = $1`, old.campaignID) // none kept before
 
-	statuses := migrationUp(t, "00550_status_counters.sql")
-	statuses = statuses[strings.Index(statuses, "INSERT INTO campaign_status_counts"):]
-	backfill := migrationUp(t, "00551_report_counters_backfill.sql")
+	statuses := migrationUp(t, "00551_status_counters_backfill.sql")
+	backfill := migrationUp(t, "00552_report_counters_backfill.sql")
 	s := report.NewService(pool, campaign.NewService(pool))
 	keptBefore, err := s.Campaign(old.ctx, kept.accountID, kept.campaignID, report.DefaultDomains)
 	require.NoError(t, err)
