@@ -129,13 +129,14 @@ var Routes = map[string]Rule{
 	"POST /v1/suppressions":           write(AudienceWrite, "suppression.create", "suppression"),
 	"DELETE /v1/suppressions/{email}": write(AudienceWrite, "suppression.delete", "suppression"),
 
-	"GET /v1/templates":                 read(TemplatesRead),
-	"POST /v1/templates":                write(TemplatesWrite, "template.create", "template"),
-	"POST /v1/templates/preview":        read(TemplatesRead),
-	"GET /v1/templates/{id}":            read(TemplatesRead),
-	"PATCH /v1/templates/{id}":          write(TemplatesWrite, "template.update", "template"),
-	"DELETE /v1/templates/{id}":         write(TemplatesWrite, "template.delete", "template"),
-	"POST /v1/templates/{id}/render":    read(TemplatesRead),
+	"GET /v1/templates":              read(TemplatesRead),
+	"POST /v1/templates":             write(TemplatesWrite, "template.create", "template"),
+	"POST /v1/templates/preview":     read(TemplatesRead),
+	"GET /v1/templates/{id}":         read(TemplatesRead),
+	"PATCH /v1/templates/{id}":       write(TemplatesWrite, "template.update", "template"),
+	"DELETE /v1/templates/{id}":      write(TemplatesWrite, "template.delete", "template"),
+	"POST /v1/templates/{id}/render": read(TemplatesRead),
+	// Copying a template writes a new one.
 	"POST /v1/templates/{id}/duplicate": write(TemplatesWrite, "template.duplicate", "template"),
 
 	"GET /v1/messages":        read(MessagesRead),

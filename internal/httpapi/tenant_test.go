@@ -179,12 +179,13 @@ func TestCrossTenant(t *testing.T) {
 		"exportMessages":           {expect: http.StatusOK},
 		"exportEvents":             {query: "?format=ndjson", expect: http.StatusOK},
 		// Templates: B neither reads, renders, changes nor uses A's.
-		"listTemplates":     {expect: http.StatusOK},
-		"createTemplate":    {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},
-		"getTemplate":       {},
-		"updateTemplate":    {body: map[string]any{"subject": "hijacked"}},
-		"deleteTemplate":    {},
-		"renderTemplate":    {body: map[string]any{"data": map[string]any{"order": "B"}}},
+		"listTemplates":  {expect: http.StatusOK},
+		"createTemplate": {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},
+		"getTemplate":    {},
+		"updateTemplate": {body: map[string]any{"subject": "hijacked"}},
+		"deleteTemplate": {},
+		"renderTemplate": {body: map[string]any{"data": map[string]any{"order": "B"}}},
+		// B cannot copy A's template.
 		"duplicateTemplate": {},
 		// An unsaved template names no resource: B previews its own text.
 		"previewTemplate": {body: map[string]any{"subject": "x", "text": "x"}, expect: http.StatusOK},
