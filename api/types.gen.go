@@ -2519,7 +2519,7 @@ type CampaignStats struct {
 // exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
 type CampaignStatus string
 
-// CampaignTimeline Example: {"campaign_id":42,"points":[{"at":"2026-11-02T09:00:00Z","cancelled":0,"failed":1,"sent":30,"suppressed":0,"unknown":0}],"step_seconds":1}
+// CampaignTimeline Example: {"campaign_id":42,"points":[{"at":"2026-11-02T09:00:00Z","cancelled":0,"clicks_people":1,"complaints":0,"failed":1,"hard_bounces":0,"opens_people":4,"sent":30,"soft_bounces":0,"suppressed":0,"unknown":0,"unsubscribes":0}],"step_seconds":1}
 type CampaignTimeline struct {
 	CampaignId int64                   `json:"campaign_id"`
 	Points     []CampaignTimelinePoint `json:"points"`
@@ -2531,12 +2531,30 @@ type CampaignTimeline struct {
 // CampaignTimelinePoint defines model for CampaignTimelinePoint.
 type CampaignTimelinePoint struct {
 	// At The bucket's start.
-	At         time.Time `json:"at"`
-	Cancelled  int64     `json:"cancelled"`
-	Failed     int64     `json:"failed"`
-	Sent       int64     `json:"sent"`
-	Suppressed int64     `json:"suppressed"`
-	Unknown    int64     `json:"unknown"`
+	At        time.Time `json:"at"`
+	Cancelled int64     `json:"cancelled"`
+
+	// ClicksPeople Clicks in the bucket not suspected of being a scanner (hits; the hidden honeypot link is no click).
+	ClicksPeople int64 `json:"clicks_people"`
+
+	// Complaints Recipients whose send's final feedback, a complaint, came in the bucket.
+	Complaints int64 `json:"complaints"`
+	Failed     int64 `json:"failed"`
+
+	// HardBounces Recipients whose send's final feedback, a hard bounce, came in the bucket.
+	HardBounces int64 `json:"hard_bounces"`
+
+	// OpensPeople Opens in the bucket not suspected of being a scanner (hits, not recipients).
+	OpensPeople int64 `json:"opens_people"`
+	Sent        int64 `json:"sent"`
+
+	// SoftBounces Recipients whose send's final feedback, a soft bounce, came in the bucket.
+	SoftBounces int64 `json:"soft_bounces"`
+	Suppressed  int64 `json:"suppressed"`
+	Unknown     int64 `json:"unknown"`
+
+	// Unsubscribes Recipients who unsubscribed through this campaign (any source) in the bucket.
+	Unsubscribes int64 `json:"unsubscribes"`
 }
 
 // CampaignUpdate Example: {"subject":"Hello again {{.Name}}"}
@@ -5739,6 +5757,23 @@ type CreateTemplateParams struct {
 
 // PreviewTemplateParams defines parameters for PreviewTemplate.
 type PreviewTemplateParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DuplicateTemplateParams defines parameters for DuplicateTemplate.
+type DuplicateTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.

@@ -2526,7 +2526,7 @@ type CampaignStats struct {
 // exceeded SENDONCE_SEGMENT_BUILD_TIMEOUT); failed_reason says why, and nothing was sent.
 type CampaignStatus string
 
-// CampaignTimeline Example: {"campaign_id":42,"points":[{"at":"2026-11-02T09:00:00Z","cancelled":0,"failed":1,"sent":30,"suppressed":0,"unknown":0}],"step_seconds":1}
+// CampaignTimeline Example: {"campaign_id":42,"points":[{"at":"2026-11-02T09:00:00Z","cancelled":0,"clicks_people":1,"complaints":0,"failed":1,"hard_bounces":0,"opens_people":4,"sent":30,"soft_bounces":0,"suppressed":0,"unknown":0,"unsubscribes":0}],"step_seconds":1}
 type CampaignTimeline struct {
 	CampaignId int64                   `json:"campaign_id"`
 	Points     []CampaignTimelinePoint `json:"points"`
@@ -2538,12 +2538,30 @@ type CampaignTimeline struct {
 // CampaignTimelinePoint defines model for CampaignTimelinePoint.
 type CampaignTimelinePoint struct {
 	// At The bucket's start.
-	At         time.Time `json:"at"`
-	Cancelled  int64     `json:"cancelled"`
-	Failed     int64     `json:"failed"`
-	Sent       int64     `json:"sent"`
-	Suppressed int64     `json:"suppressed"`
-	Unknown    int64     `json:"unknown"`
+	At        time.Time `json:"at"`
+	Cancelled int64     `json:"cancelled"`
+
+	// ClicksPeople Clicks in the bucket not suspected of being a scanner (hits; the hidden honeypot link is no click).
+	ClicksPeople int64 `json:"clicks_people"`
+
+	// Complaints Recipients whose send's final feedback, a complaint, came in the bucket.
+	Complaints int64 `json:"complaints"`
+	Failed     int64 `json:"failed"`
+
+	// HardBounces Recipients whose send's final feedback, a hard bounce, came in the bucket.
+	HardBounces int64 `json:"hard_bounces"`
+
+	// OpensPeople Opens in the bucket not suspected of being a scanner (hits, not recipients).
+	OpensPeople int64 `json:"opens_people"`
+	Sent        int64 `json:"sent"`
+
+	// SoftBounces Recipients whose send's final feedback, a soft bounce, came in the bucket.
+	SoftBounces int64 `json:"soft_bounces"`
+	Suppressed  int64 `json:"suppressed"`
+	Unknown     int64 `json:"unknown"`
+
+	// Unsubscribes Recipients who unsubscribed through this campaign (any source) in the bucket.
+	Unsubscribes int64 `json:"unsubscribes"`
 }
 
 // CampaignUpdate Example: {"subject":"Hello again {{.Name}}"}
@@ -5761,6 +5779,23 @@ type PreviewTemplateParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// DuplicateTemplateParams defines parameters for DuplicateTemplate.
+type DuplicateTemplateParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // RenderTemplateParams defines parameters for RenderTemplate.
 type RenderTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -7966,10 +8001,12 @@ type ClientInterface interface {
 	// GetCampaignTimeline Campaign timeline
 	//
 	// The campaign's settled sends counted by when they settled (a sent row at its sent_at,
-	// any other at its last change), in at most 200 buckets of `step_seconds` from the first:
-	// what the dashboard's chart of a campaign draws when it is opened (it then adds the
-	// stream's send events live). Reads the campaign's settled rows only, as its stats do;
-	// rows archived by retention are counted in the stats but have no time, so are not here.
+	// any other at its last change), with its opens and clicks by people (not suspected
+	// scanners) by when they came and its recipients' feedback (bounces hard and soft,
+	// complaints, unsubscribes; by the send's final feedback) at its time, in at most 200
+	// buckets of `step_seconds` from the first event: what the dashboard's chart of a campaign
+	// draws when it is opened (it then adds the stream's send events live). Rows archived by
+	// retention are counted in the stats but have no time, so are not here.
 	//
 	// Corresponds with GET /v1/campaigns/{id}/timeline (the `GetCampaignTimeline` operationId).
 	GetCampaignTimeline(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9310,6 +9347,13 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/templates/{id} (the `UpdateTemplate` operationId).
 	UpdateTemplate(ctx context.Context, id ID, body UpdateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DuplicateTemplate Copy a template.
+	//
+	// A new template with everything of the template: subject, HTML and text bodies, language, sample data, click tracking and attachments; named "<name> (copy)", or "<name> (copy 2)", "(copy 3)", … when that name is taken (names are unique in an account). Another account's template is not found (404). Two copies made at the same moment may pick the same name: the second is a conflict (409), which a retry resolves.
+	//
+	// Corresponds with POST /v1/templates/{id}/duplicate (the `DuplicateTemplate` operationId).
+	DuplicateTemplate(ctx context.Context, id ID, params *DuplicateTemplateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RenderTemplateWithBody Render template
 	//
 	// Render the template for a recipient and data (what a preview shows), under the
@@ -10479,10 +10523,12 @@ func (c *Raw) TestCampaign(ctx context.Context, id ID, params *TestCampaignParam
 // GetCampaignTimeline Campaign timeline
 //
 // The campaign's settled sends counted by when they settled (a sent row at its sent_at,
-// any other at its last change), in at most 200 buckets of `step_seconds` from the first:
-// what the dashboard's chart of a campaign draws when it is opened (it then adds the
-// stream's send events live). Reads the campaign's settled rows only, as its stats do;
-// rows archived by retention are counted in the stats but have no time, so are not here.
+// any other at its last change), with its opens and clicks by people (not suspected
+// scanners) by when they came and its recipients' feedback (bounces hard and soft,
+// complaints, unsubscribes; by the send's final feedback) at its time, in at most 200
+// buckets of `step_seconds` from the first event: what the dashboard's chart of a campaign
+// draws when it is opened (it then adds the stream's send events live). Rows archived by
+// retention are counted in the stats but have no time, so are not here.
 //
 // Corresponds with GET /v1/campaigns/{id}/timeline (the `GetCampaignTimeline` operationId).
 func (c *Raw) GetCampaignTimeline(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13213,6 +13259,23 @@ func (c *Raw) UpdateTemplateWithBody(ctx context.Context, id ID, contentType str
 // Corresponds with PATCH /v1/templates/{id} (the `UpdateTemplate` operationId).
 func (c *Raw) UpdateTemplate(ctx context.Context, id ID, body UpdateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateTemplateRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DuplicateTemplate Copy a template.
+//
+// A new template with everything of the template: subject, HTML and text bodies, language, sample data, click tracking and attachments; named "<name> (copy)", or "<name> (copy 2)", "(copy 3)", … when that name is taken (names are unique in an account). Another account's template is not found (404). Two copies made at the same moment may pick the same name: the second is a conflict (409), which a retry resolves.
+//
+// Corresponds with POST /v1/templates/{id}/duplicate (the `DuplicateTemplate` operationId).
+func (c *Raw) DuplicateTemplate(ctx context.Context, id ID, params *DuplicateTemplateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDuplicateTemplateRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -20504,6 +20567,55 @@ func NewUpdateTemplateRequestWithBody(server string, id ID, contentType string, 
 	return req, nil
 }
 
+// NewDuplicateTemplateRequest constructs an http.Request for the DuplicateTemplate method
+func NewDuplicateTemplateRequest(server string, id ID, params *DuplicateTemplateParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates/%s/duplicate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRenderTemplateRequest calls the generic RenderTemplate builder with application/json body
 func NewRenderTemplateRequest(server string, id ID, params *RenderTemplateParams, body RenderTemplateJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -21537,10 +21649,12 @@ type ClientWithResponsesInterface interface {
 	// GetCampaignTimelineWithResponse Campaign timeline
 	//
 	// The campaign's settled sends counted by when they settled (a sent row at its sent_at,
-	// any other at its last change), in at most 200 buckets of `step_seconds` from the first:
-	// what the dashboard's chart of a campaign draws when it is opened (it then adds the
-	// stream's send events live). Reads the campaign's settled rows only, as its stats do;
-	// rows archived by retention are counted in the stats but have no time, so are not here.
+	// any other at its last change), with its opens and clicks by people (not suspected
+	// scanners) by when they came and its recipients' feedback (bounces hard and soft,
+	// complaints, unsubscribes; by the send's final feedback) at its time, in at most 200
+	// buckets of `step_seconds` from the first event: what the dashboard's chart of a campaign
+	// draws when it is opened (it then adds the stream's send events live). Rows archived by
+	// retention are counted in the stats but have no time, so are not here.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -23004,6 +23118,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/templates/{id} (the `UpdateTemplate` operationId).
 	UpdateTemplateWithResponse(ctx context.Context, id ID, body UpdateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateTemplateResponse, error)
+
+	// DuplicateTemplateWithResponse Copy a template.
+	//
+	// A new template with everything of the template: subject, HTML and text bodies, language, sample data, click tracking and attachments; named "<name> (copy)", or "<name> (copy 2)", "(copy 3)", … when that name is taken (names are unique in an account). Another account's template is not found (404). Two copies made at the same moment may pick the same name: the second is a conflict (409), which a retry resolves.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates/{id}/duplicate (the `DuplicateTemplate` operationId).
+	DuplicateTemplateWithResponse(ctx context.Context, id ID, params *DuplicateTemplateParams, reqEditors ...RequestEditorFn) (*DuplicateTemplateResponse, error)
 
 	// RenderTemplateWithBodyWithResponse Render template
 	//
@@ -38703,6 +38826,131 @@ func (r UpdateTemplateResponse) ContentType() string {
 	return ""
 }
 
+// DuplicateTemplateResponse401Headers the declared response headers of an HTTP 401 response for DuplicateTemplate
+type DuplicateTemplateResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DuplicateTemplateResponse409Headers the declared response headers of an HTTP 409 response for DuplicateTemplate
+type DuplicateTemplateResponse409Headers struct {
+	RetryAfter *int
+}
+
+// DuplicateTemplateResponse429Headers the declared response headers of an HTTP 429 response for DuplicateTemplate
+type DuplicateTemplateResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DuplicateTemplateResponse503Headers the declared response headers of an HTTP 503 response for DuplicateTemplate
+type DuplicateTemplateResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DuplicateTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Template
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DuplicateTemplateResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DuplicateTemplateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DuplicateTemplateResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DuplicateTemplateResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r DuplicateTemplateResponse) GetJSON201() *Template {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DuplicateTemplateResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DuplicateTemplateResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DuplicateTemplateResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DuplicateTemplateResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DuplicateTemplateResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DuplicateTemplateResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DuplicateTemplateResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DuplicateTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DuplicateTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DuplicateTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DuplicateTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DuplicateTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RenderTemplateResponse401Headers the declared response headers of an HTTP 401 response for RenderTemplate
 type RenderTemplateResponse401Headers struct {
 	WWWAuthenticate *string
@@ -40545,10 +40793,12 @@ func (c *ClientWithResponses) TestCampaignWithResponse(ctx context.Context, id I
 // GetCampaignTimelineWithResponse Campaign timeline
 //
 // The campaign's settled sends counted by when they settled (a sent row at its sent_at,
-// any other at its last change), in at most 200 buckets of `step_seconds` from the first:
-// what the dashboard's chart of a campaign draws when it is opened (it then adds the
-// stream's send events live). Reads the campaign's settled rows only, as its stats do;
-// rows archived by retention are counted in the stats but have no time, so are not here.
+// any other at its last change), with its opens and clicks by people (not suspected
+// scanners) by when they came and its recipients' feedback (bounces hard and soft,
+// complaints, unsubscribes; by the send's final feedback) at its time, in at most 200
+// buckets of `step_seconds` from the first event: what the dashboard's chart of a campaign
+// draws when it is opened (it then adds the stream's send events live). Rows archived by
+// retention are counted in the stats but have no time, so are not here.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -42851,6 +43101,21 @@ func (c *ClientWithResponses) UpdateTemplateWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseUpdateTemplateResponse(rsp)
+}
+
+// DuplicateTemplateWithResponse Copy a template.
+//
+// A new template with everything of the template: subject, HTML and text bodies, language, sample data, click tracking and attachments; named "<name> (copy)", or "<name> (copy 2)", "(copy 3)", … when that name is taken (names are unique in an account). Another account's template is not found (404). Two copies made at the same moment may pick the same name: the second is a conflict (409), which a retry resolves.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates/{id}/duplicate (the `DuplicateTemplate` operationId).
+func (c *ClientWithResponses) DuplicateTemplateWithResponse(ctx context.Context, id ID, params *DuplicateTemplateParams, reqEditors ...RequestEditorFn) (*DuplicateTemplateResponse, error) {
+	rsp, err := c.DuplicateTemplate(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDuplicateTemplateResponse(rsp)
 }
 
 // RenderTemplateWithBodyWithResponse Render template
@@ -58181,6 +58446,131 @@ func ParseUpdateTemplateResponse(rsp *http.Response) (*UpdateTemplateResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers UpdateTemplateResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDuplicateTemplateResponse parses an HTTP response from a DuplicateTemplateWithResponse call
+func ParseDuplicateTemplateResponse(rsp *http.Response) (*DuplicateTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DuplicateTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Template
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DuplicateTemplateResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DuplicateTemplateResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DuplicateTemplateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DuplicateTemplateResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -138,6 +138,30 @@ SELECT coalesce((SELECT c.status FROM campaigns c
        coalesce(sum(n) FILTER (WHERE status = 'unknown'), 0)::bigint    AS unknown
 FROM counted;
 
+-- name: CampaignStatusCounts :one
+-- CampaignSendCounts from the kept counters, whatever the campaign's size: sent
+-- from campaign_counts (SendAckMany), failed, unknown, suppressed and cancelled
+-- from campaign_status_counts (every statement that moves a row into or out of
+-- them adjusts them), and only queued and sending counted from the rows, through
+-- their partial indexes (few once the campaign is done). Retention's deletes leave
+-- the counters as they are, so archived rows are in them already. Status and
+-- counts are read in one statement, as CampaignSendCounts reads them.
+SELECT coalesce((SELECT c.status FROM campaigns c
+                  WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.kind = 'campaign'), '')::text
+           AS campaign_status,
+       (SELECT count(*) FROM sends s
+        WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'queued')::bigint AS queued,
+       (SELECT count(*) FROM sends s
+        WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'sending')::bigint AS sending,
+       (SELECT coalesce(sum(cc.sent), 0) FROM campaign_counts cc
+        WHERE cc.account_id = @account_id AND cc.campaign_id = @campaign_id)::bigint AS sent,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'failed'), 0)::bigint     AS failed,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'suppressed'), 0)::bigint AS suppressed,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'cancelled'), 0)::bigint  AS cancelled,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'unknown'), 0)::bigint    AS unknown
+FROM campaign_status_counts k
+WHERE k.account_id = @account_id AND k.campaign_id = @campaign_id;
+
 -- name: SendList :many
 SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id
 FROM sends
@@ -321,28 +345,48 @@ WITH failed AS (
 SELECT f.id, f.account_id FROM failed f;
 
 -- name: CampaignTimeline :many
--- A campaign's settled sends counted by when they settled (sent_at for a sent row,
--- else the time of its last change), in at most max_buckets buckets of whole
--- seconds from the first: the history its chart is drawn from. It reads only the
--- campaign's settled rows (sends_campaign_status_idx covers exactly those), as the
--- stats count does; rows moved to campaign_send_archive are counted there without
--- a time, so they are not on the timeline.
-WITH span AS (
-    SELECT min(coalesce(s.sent_at, s.updated_at)) AS t0,
-           greatest(1, ceil(date_part('epoch', max(coalesce(s.sent_at, s.updated_at)) - min(coalesce(s.sent_at, s.updated_at)))
-                            / sqlc.arg('max_buckets')::int + 1e-9))::bigint AS step
+-- A campaign's history in at most max_buckets buckets of whole seconds from its
+-- first event: settled sends by when they settled (sent_at for a sent row, else
+-- the time of its last change); opens and clicks of people (hits not suspected of
+-- being a scanner; the hidden honeypot link is no click) by when they came; and
+-- recipients by their send's final feedback — hard and soft bounces, complaints,
+-- unsubscribes — at its time (feedback_at). It reads the campaign's settled rows
+-- (sends_campaign_status_idx covers exactly those), its rows with feedback and its
+-- tracking hits (tracking_hits_campaign_idx); rows moved to campaign_send_archive
+-- are counted there without a time, so they are not on the timeline.
+WITH ev AS (
+    SELECT coalesce(s.sent_at, s.updated_at) AS at, s.status AS what
     FROM sends s
     WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status NOT IN ('queued', 'sending')
+    UNION ALL
+    SELECT s.feedback_at, s.feedback
+    FROM sends s
+    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.feedback IS NOT NULL
+      AND s.feedback_at IS NOT NULL
+    UNION ALL
+    SELECT h.occurred_at, h.kind
+    FROM tracking_hits h
+    WHERE h.account_id = @account_id AND h.campaign_id = @campaign_id AND NOT h.suspected_bot
+      AND (h.kind = 'open' OR h.link_idx > 0)
+), span AS (
+    SELECT min(ev.at) AS t0,
+           greatest(1, ceil(date_part('epoch', max(ev.at) - min(ev.at)) / sqlc.arg('max_buckets')::int + 1e-9))::bigint AS step
+    FROM ev
 )
-SELECT date_bin(span.step * interval '1 second', coalesce(s.sent_at, s.updated_at), span.t0)::timestamptz AS bucket,
+SELECT date_bin(span.step * interval '1 second', ev.at, span.t0)::timestamptz AS bucket,
        span.step::bigint AS step_seconds,
-       count(*) FILTER (WHERE s.status = 'sent')::bigint       AS sent,
-       count(*) FILTER (WHERE s.status = 'failed')::bigint     AS failed,
-       count(*) FILTER (WHERE s.status = 'suppressed')::bigint AS suppressed,
-       count(*) FILTER (WHERE s.status = 'cancelled')::bigint  AS cancelled,
-       count(*) FILTER (WHERE s.status = 'unknown')::bigint    AS unknown
-FROM sends s, span
-WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status NOT IN ('queued', 'sending')
+       count(*) FILTER (WHERE ev.what = 'sent')::bigint        AS sent,
+       count(*) FILTER (WHERE ev.what = 'failed')::bigint      AS failed,
+       count(*) FILTER (WHERE ev.what = 'suppressed')::bigint  AS suppressed,
+       count(*) FILTER (WHERE ev.what = 'cancelled')::bigint   AS cancelled,
+       count(*) FILTER (WHERE ev.what = 'unknown')::bigint     AS unknown,
+       count(*) FILTER (WHERE ev.what = 'open')::bigint        AS opens_people,
+       count(*) FILTER (WHERE ev.what = 'click')::bigint       AS clicks_people,
+       count(*) FILTER (WHERE ev.what = 'hard_bounce')::bigint AS hard_bounces,
+       count(*) FILTER (WHERE ev.what = 'soft_bounce')::bigint AS soft_bounces,
+       count(*) FILTER (WHERE ev.what = 'complaint')::bigint   AS complaints,
+       count(*) FILTER (WHERE ev.what = 'unsubscribe')::bigint AS unsubscribes
+FROM ev, span
 GROUP BY 1, 2
 ORDER BY 1;
 
@@ -366,15 +410,23 @@ WHERE account_id = @account_id AND id = @id AND kind = 'campaign' AND status = '
   AND failed_retried_at IS NULL
 RETURNING *;
 
--- name: SendRequeueFailed :execrows
+-- name: SendRequeueFailed :one
 -- A campaign's failed rows back to the queue, due now, with the same job id (the
 -- provider's idempotency key and the Message-ID's seed) and their attempts and
 -- route kept: the claim counts on from there, re-checks the suppressions, the
 -- subscriber's status and its lists as for any row, and replays a row in doubt
 -- only through its recorded route. Rows 'unknown' are not failed rows and stay:
 -- the provider may have taken them.
-UPDATE sends SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
-WHERE account_id = @account_id AND campaign_id = @campaign_id AND status = 'failed';
+-- The rows leave the campaign's kept failed count in the same statement.
+WITH requeued AS (
+    UPDATE sends s SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
+    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'failed'
+    RETURNING s.id
+), status_counted AS (
+    UPDATE campaign_status_counts k SET n = k.n - (SELECT count(*) FROM requeued)
+    WHERE k.campaign_id = @campaign_id AND k.account_id = @account_id AND k.status = 'failed'
+)
+SELECT count(*) FROM requeued;
 
 -- name: CampaignDuplicate :one
 -- A new draft with everything of the account's campaign @id but its sends and its

@@ -56,11 +56,21 @@ WHERE s.id > @after_id AND s.id <= @upto_id AND s.account_id = @account_id
   AND (s.email_lower = @email_lower
        OR (s.subscriber_id = sqlc.narg('subscriber_id')::bigint AND s.job_id NOT LIKE 'message:%'));
 
--- name: ErasureSendsSuppressQueued :execrows
+-- name: ErasureSendsSuppressQueued :one
 -- The person's queued rows are settled as suppressed before anything is erased,
 -- so none is claimed with its address gone.
-UPDATE sends SET status = 'suppressed', updated_at = now()
-WHERE account_id = @account_id AND id = ANY(@ids::bigint[]) AND status = 'queued';
+-- They are added to their campaigns' kept status counts in the statement.
+WITH settled AS (
+    UPDATE sends s SET status = 'suppressed', updated_at = now()
+    WHERE s.account_id = @account_id AND s.id = ANY(@ids::bigint[]) AND s.status = 'queued'
+    RETURNING s.campaign_id, s.account_id
+), status_counted AS (
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT x.campaign_id, x.account_id, 'suppressed', count(*) FROM settled x
+    GROUP BY 1, 2 ORDER BY 1
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
+)
+SELECT count(*) FROM settled;
 
 -- name: ErasureSendsInFlight :one
 SELECT count(*) FROM sends WHERE account_id = @account_id AND id = ANY(@ids::bigint[]) AND status = 'sending';

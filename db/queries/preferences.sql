@@ -83,6 +83,13 @@ WITH dropped AS (
           WHERE m.account_id = @account_id AND m.subscriber_id = d.subscriber_id
             AND m.list_id = ANY(c.list_ids) AND m.status = 'subscribed')
     RETURNING d.id, d.account_id, d.campaign_id, d.subscriber_id, d.email, d.status
+), status_counted AS (
+    -- The rows it suppressed, in their campaigns' kept status counts.
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT x.campaign_id, x.account_id, 'suppressed', count(*) FROM dropped x
+    WHERE x.status = 'suppressed'
+    GROUP BY 1, 2 ORDER BY 1
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 )
 INSERT INTO events (account_id, type, data)
 SELECT x.account_id, 'send.suppressed',

@@ -161,6 +161,19 @@ WITH picked AS (
                    ELSE '{}'::jsonb END
     FROM claimed c
     WHERE c.status IN ('suppressed', 'unknown')
+), settled_counted AS (
+    -- The same rows in the campaign's kept status counts (campaign_status_counts).
+    -- One claim is of one campaign: a plain aggregate, no grouping (the plan test
+    -- holds the claim free of any sort).
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT @campaign_id, x.account_id, v.status, v.n
+    FROM (SELECT min(c.account_id) AS account_id,
+                 count(*) FILTER (WHERE c.status = 'suppressed') AS suppressed,
+                 count(*) FILTER (WHERE c.status = 'unknown') AS unknown
+          FROM claimed c) x
+    CROSS JOIN LATERAL (VALUES ('suppressed', x.suppressed), ('unknown', x.unknown)) v (status, n)
+    WHERE v.n > 0
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 )
 SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
        c.executor_id, c.name, c.attributes
@@ -193,6 +206,9 @@ FROM claimed c;
 -- recipient domain, account_day_counts per day and kind): one grouped upsert each
 -- per acknowledgement, in key order so two replicas' acks never deadlock. A row
 -- becomes 'sent' once (no statement moves it out of 'sent'), so it counts once.
+-- Rows it moves into or out of failed, unknown or cancelled adjust
+-- campaign_status_counts (status_before: the status the update found); an ack of
+-- only 'sent' rows from 'sending' writes nothing there.
 -- doubts marks the retries of an ambiguous answer (the provider may have taken
 -- the message): the row is then in_doubt, replayed only through its recorded route.
 -- retry_in_us is how long a retried row waits, from now on the database's clock
@@ -221,12 +237,20 @@ SET status              = CASE WHEN u.status = 'queued'
     in_doubt            = s.in_doubt OR coalesce(u.doubt, false),
     sent_at             = CASE WHEN u.status = 'sent' THEN coalesce(sqlc.narg('now')::timestamptz, now()) END,
     lease_until         = NULL,
+    status_before       = s.status,
     updated_at          = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
 RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_lower, s.status, s.attempts,
-          s.provider_message_id, s.last_error, s.job_id
+          s.provider_message_id, s.last_error, s.job_id, s.status_before
+), status_counted AS (
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT a.campaign_id, a.account_id, v.status, sum(v.d) FROM acked a
+    CROSS JOIN LATERAL (VALUES (a.status, 1), (a.status_before, -1)) v (status, d)
+    WHERE a.status <> a.status_before AND v.status IN ('failed', 'unknown', 'suppressed', 'cancelled')
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 ), sent_by_domain AS (
     INSERT INTO campaign_counts (campaign_id, account_id, domain, sent)
     SELECT a.campaign_id, a.account_id, substring(a.email_lower FROM '[^@]*$'), count(*)
@@ -255,7 +279,7 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_l
 )
 SELECT count(*) FROM acked;
 
--- name: SendReleaseMany :execrows
+-- name: SendReleaseMany :one
 -- Hands claimed rows that were never given to the provider back to the queue (at
 -- shutdown, or when a lease ran too short to start the send); the attempt they were
 -- charged did not happen. Fenced like SendAckMany on the claim's attempts, so a
@@ -271,17 +295,28 @@ WITH u AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id)
     FOR SHARE
-)
+), released AS (
 UPDATE sends s
 SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
-    lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
+    lease_until = NULL, attempts = greatest(s.attempts - 1, 0), status_before = s.status,
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM u, camp c
 WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
   AND (s.status = 'sending'
-       OR (s.status IN ('queued', 'unknown') AND c.status IN ('sending', 'paused')));
+       OR (s.status IN ('queued', 'unknown') AND c.status IN ('sending', 'paused')))
+RETURNING s.campaign_id, s.account_id, s.status, s.status_before
+), status_counted AS (
+    -- Kept status counts (campaign_status_counts): closed as cancelled, or out of unknown.
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT r.campaign_id, r.account_id, v.status, sum(v.d) FROM released r
+    CROSS JOIN LATERAL (VALUES (r.status, 1), (r.status_before, -1)) v (status, d)
+    WHERE r.status <> r.status_before AND v.status IN ('failed', 'unknown', 'suppressed', 'cancelled')
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
+)
+SELECT count(*) FROM released;
 
--- name: SendReleaseLost :execrows
+-- name: SendReleaseLost :one
 -- Hands back the rows of claims whose answer this executor process never saw: the
 -- claim statement committed (under synchronous replication, on the standby too)
 -- but its connection died before the rows came back, as when the primary fails.
@@ -308,14 +343,24 @@ WITH lost AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT l.campaign_id FROM lost l)
     FOR SHARE
-)
+), released AS (
 UPDATE sends s
 SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
     lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM lost l, camp c
 WHERE s.id = l.id AND c.id = s.campaign_id
-  AND s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[]);
+  AND s.status = 'sending' AND s.executor_id = ANY(@executor_ids::bigint[])
+RETURNING s.campaign_id, s.account_id, s.status
+), status_counted AS (
+    -- Kept status counts (campaign_status_counts): the rows closed as cancelled.
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT r.campaign_id, r.account_id, r.status, count(*) FROM released r
+    WHERE r.status = 'cancelled'
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
+)
+SELECT count(*) FROM released;
 
 -- name: SendRescueExpired :many
 -- Rows in flight whose holder is gone: the lease expired (the bound for a process
@@ -395,6 +440,13 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status,
                    ELSE jsonb_build_object('subscriber_id', r.subscriber_id) END
     FROM rescued r
     WHERE r.status IN ('unknown', 'failed')
+), status_counted AS (
+    -- The same rows in the campaign's kept status counts (campaign_status_counts).
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT r.campaign_id, r.account_id, r.status, count(*) FROM rescued r
+    WHERE r.status IN ('unknown', 'failed')
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 )
 SELECT r.id, r.campaign_id, r.status FROM rescued r;
 
@@ -416,7 +468,7 @@ WHERE id IN (
     FOR UPDATE SKIP LOCKED)
   AND status = 'queued';
 
--- name: SendSweepCancelled :execrows
+-- name: SendSweepCancelled :one
 -- Closes up to 1,000 queued rows of a cancelled campaign, in the statement's own
 -- short transaction: the only statement that cancels a campaign's queued rows. The
 -- cancel itself (CampaignCancel) changes the campaign row alone, so its transaction
@@ -427,17 +479,26 @@ WHERE id IN (
 -- this until nothing is left; the executors' maintenance calls it too, for a
 -- request that stopped half-way (a killed process) and for rows in flight at the
 -- cancel that came back to queued (a temporary failure, a rescued lease).
-UPDATE sends
-SET status = 'cancelled', updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-WHERE id IN (
-    SELECT s.id FROM sends s
-    WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'queued'
-      AND EXISTS (SELECT 1 FROM campaigns c
-                  WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.status = 'cancelled')
-    ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
-    LIMIT 1000
-    FOR UPDATE SKIP LOCKED)
-  AND status = 'queued';
+-- The closed rows are added to the campaign's kept status counts in the statement.
+WITH closed AS (
+    UPDATE sends d
+    SET status = 'cancelled', updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
+    WHERE d.id IN (
+        SELECT s.id FROM sends s
+        WHERE s.account_id = @account_id AND s.campaign_id = @campaign_id AND s.status = 'queued'
+          AND EXISTS (SELECT 1 FROM campaigns c
+                      WHERE c.account_id = @account_id AND c.id = @campaign_id AND c.status = 'cancelled')
+        ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
+        LIMIT 1000
+        FOR UPDATE SKIP LOCKED)
+      AND d.status = 'queued'
+    RETURNING d.id
+), status_counted AS (
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT @campaign_id, @account_id, 'cancelled', count(*) FROM closed HAVING count(*) > 0
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
+)
+SELECT count(*) FROM closed;
 
 -- name: SendCountQueued :one
 -- The queued-rows gauge: an index-only count over the partial claim index.

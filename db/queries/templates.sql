@@ -60,3 +60,32 @@ UPDATE campaigns c SET
 FROM templates t
 WHERE c.account_id = @account_id AND c.id = @id AND t.id = c.template_id AND c.kind = 'campaign'
 RETURNING c.*;
+
+-- name: TemplateDuplicate :one
+-- A new template with everything of the account's template @id: subject, bodies,
+-- language, sample data and tracking switch, named "<name> (copy)", or "(copy 2)",
+-- "(copy 3)", … when that name is taken (names are unique per account; cut to fit
+-- 200 characters). Its attachments are copied by TemplateAttachmentsCopy in the same
+-- transaction. Two duplicates at once may pick the same name: the second is a
+-- conflict, which a retry resolves.
+INSERT INTO templates (account_id, name, subject, html, text, language, sample_data, track_clicks)
+SELECT t.account_id, n.name, t.subject, t.html, t.text, t.language, t.sample_data, t.track_clicks
+FROM templates t
+CROSS JOIN LATERAL (
+    SELECT left(t.name, 188) || CASE WHEN g = 1 THEN ' (copy)' ELSE ' (copy ' || g || ')' END AS name
+    FROM generate_series(1, 1000) g
+    WHERE NOT EXISTS (SELECT 1 FROM templates o
+                      WHERE o.account_id = t.account_id
+                        AND o.name = left(t.name, 188) || CASE WHEN g = 1 THEN ' (copy)' ELSE ' (copy ' || g || ')' END)
+    ORDER BY g
+    LIMIT 1) n
+WHERE t.account_id = @account_id AND t.id = @id
+RETURNING *;
+
+-- name: TemplateAttachmentsCopy :exec
+-- The attachments of the account's template @from_id on template @to_id (the same
+-- stored blobs: an attachment is kept once per account by its hash).
+INSERT INTO template_attachments (template_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT @to_id, a.position, a.account_id, a.filename, a.content_type, a.content_id, a.sha256
+FROM template_attachments a
+WHERE a.account_id = @account_id AND a.template_id = @from_id;

@@ -136,6 +136,8 @@ var Routes = map[string]Rule{
 	"PATCH /v1/templates/{id}":       write(TemplatesWrite, "template.update", "template"),
 	"DELETE /v1/templates/{id}":      write(TemplatesWrite, "template.delete", "template"),
 	"POST /v1/templates/{id}/render": read(TemplatesRead),
+	// Copying a template writes a new one.
+	"POST /v1/templates/{id}/duplicate": write(TemplatesWrite, "template.duplicate", "template"),
 
 	"GET /v1/messages":        read(MessagesRead),
 	"GET /v1/messages/{id}":   read(MessagesRead),

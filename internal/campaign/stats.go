@@ -63,6 +63,29 @@ func (s *Service) Stats(ctx context.Context, accountID, id int64) (Stats, error)
 		FinishedAt: c.FinishedAt, SkippedSuppressed: c.SkippedSuppressed, SkippedUnconfirmed: c.SkippedUnconfirmed}, nil
 }
 
+// KeptStats is Stats read from the kept counters (CampaignStatusCounts): a few
+// index reads whatever the campaign's size, never cached, and the same after
+// retention deleted the rows. The report reads it; /stats keeps its recount.
+func (s *Service) KeptStats(ctx context.Context, accountID, id int64) (Stats, error) {
+	q := store.New(s.pool)
+	c, err := q.CampaignGet(ctx, store.CampaignGetParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return Stats{}, postgres.Error(err, "campaign")
+	}
+	n, err := q.CampaignStatusCounts(ctx, store.CampaignStatusCountsParams{AccountID: accountID, CampaignID: id})
+	if err != nil {
+		return Stats{}, err
+	}
+	counts := map[string]int64{"queued": n.Queued, "sending": n.Sending, "sent": n.Sent, "failed": n.Failed,
+		"suppressed": n.Suppressed, "cancelled": n.Cancelled, "unknown": n.Unknown}
+	var total int64
+	for _, v := range counts {
+		total += v
+	}
+	return Stats{CampaignID: c.ID, Status: c.Status, Counts: counts, Total: total, StartedAt: c.StartedAt,
+		FinishedAt: c.FinishedAt, SkippedSuppressed: c.SkippedSuppressed, SkippedUnconfirmed: c.SkippedUnconfirmed}, nil
+}
+
 // Sends returns up to limit sends of the campaign after afterID in id order,
 // optionally of one status.
 func (s *Service) Sends(ctx context.Context, accountID, id, afterID int64, status *string, limit int) ([]Send, error) {
@@ -115,16 +138,21 @@ var sendStatuses = map[string]bool{"queued": true, "sending": true, "sent": true
 	"suppressed": true, "cancelled": true, "unknown": true}
 
 // TimelinePoint is one bucket of a campaign's timeline: the sends that settled in
-// it, by status.
+// it, by status; the opens and clicks of people (hits not suspected of being a
+// scanner) that came in it; the recipients whose final feedback came in it.
 type TimelinePoint struct {
 	At                                           time.Time
 	Sent, Failed, Suppressed, Cancelled, Unknown int64
+	OpensPeople, ClicksPeople                    int64
+	HardBounces, SoftBounces, Complaints         int64
+	Unsubscribes                                 int64
 }
 
 // TimelineBuckets is the most buckets a timeline has.
 const TimelineBuckets = 200
 
-// Timeline returns the campaign's settled sends by when they settled, in at most
+// Timeline returns the campaign's settled sends by when they settled, and its
+// engagement and feedback by when they came, in at most
 // TimelineBuckets buckets, and the buckets' width in seconds (0: no point yet).
 // Another account's campaign is not found.
 func (s *Service) Timeline(ctx context.Context, accountID, id int64) ([]TimelinePoint, int64, error) {
@@ -140,7 +168,9 @@ func (s *Service) Timeline(ctx context.Context, accountID, id int64) ([]Timeline
 	var step int64
 	for i, r := range rows {
 		step = r.StepSeconds
-		out[i] = TimelinePoint{At: r.Bucket, Sent: r.Sent, Failed: r.Failed, Suppressed: r.Suppressed, Cancelled: r.Cancelled, Unknown: r.Unknown}
+		out[i] = TimelinePoint{At: r.Bucket, Sent: r.Sent, Failed: r.Failed, Suppressed: r.Suppressed, Cancelled: r.Cancelled,
+			Unknown: r.Unknown, OpensPeople: r.OpensPeople, ClicksPeople: r.ClicksPeople, HardBounces: r.HardBounces,
+			SoftBounces: r.SoftBounces, Complaints: r.Complaints, Unsubscribes: r.Unsubscribes}
 	}
 	return out, step, nil
 }

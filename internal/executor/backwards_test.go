@@ -9,6 +9,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/store"
 )
 
 // TestLateTemporaryFailureAfterRescueAndFinish reproduces a replica cut off from the
@@ -103,7 +104,8 @@ func TestRetryInACancelledCampaignClosesTheRow(t *testing.T) {
 	res := e.send(ctx, job{campaign: c, row: rows[0]})
 	require.Equal(t, "queued", res.status)
 	f.exec(`UPDATE campaigns SET status = 'cancelled', cancelled_at = now() WHERE id = $1`, c.ID)
-	f.exec(`UPDATE sends SET status = 'cancelled' WHERE campaign_id = $1 AND status = 'queued'`, c.ID)
+	_, err = e.q.SendSweepCancelled(ctx, store.SendSweepCancelledParams{AccountID: c.AccountID, CampaignID: c.ID})
+	require.NoError(t, err)
 
 	e.flush([]result{res})
 	require.Equal(t, map[string]int{"cancelled": 2}, f.counts(c.ID))

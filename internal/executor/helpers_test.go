@@ -196,7 +196,7 @@ func newExecutor(t *testing.T, pool *pgxpool.Pool, p Provider, cfg Config) *Exec
 	e, err := New(pool, p, cfg, nil, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		o := invariant.Options{}
+		o := invariant.Options{KeptCounters: true}
 		if f, ok := p.(*fakeProvider); ok {
 			o.Delivered, o.AllowRepeats = f.delivered(), f.allowRepeats
 		}

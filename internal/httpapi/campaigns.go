@@ -286,7 +286,8 @@ func (s *Server) campaignTimeline(w http.ResponseWriter, r *http.Request) error 
 	out := api.CampaignTimeline{CampaignId: id, StepSeconds: step, Points: make([]api.CampaignTimelinePoint, len(points))}
 	for i, p := range points {
 		out.Points[i] = api.CampaignTimelinePoint{At: p.At, Sent: p.Sent, Failed: p.Failed, Suppressed: p.Suppressed,
-			Cancelled: p.Cancelled, Unknown: p.Unknown}
+			Cancelled: p.Cancelled, Unknown: p.Unknown, OpensPeople: p.OpensPeople, ClicksPeople: p.ClicksPeople,
+			HardBounces: p.HardBounces, SoftBounces: p.SoftBounces, Complaints: p.Complaints, Unsubscribes: p.Unsubscribes}
 	}
 	return encode(w, http.StatusOK, out)
 }

@@ -130,6 +130,7 @@ func (s *Server) routes() {
 			r.Patch("/templates/{id}", s.handle(s.updateTemplate))
 			r.Delete("/templates/{id}", s.handle(s.deleteTemplate))
 			r.Post("/templates/{id}/render", s.handle(s.renderTemplate))
+			r.Post("/templates/{id}/duplicate", s.handle(s.duplicateTemplate))
 
 			r.Get("/messages", s.handle(s.listMessages))
 			r.With(s.unbounded).Get("/messages/export", s.handle(s.exportMessages))

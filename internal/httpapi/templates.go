@@ -135,3 +135,16 @@ func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	return encode(w, http.StatusOK, api.Rendered{Subject: out.Subject, Html: out.HTML, Text: out.Text})
 }
+
+// duplicateTemplate copies a template, attachments included, as a new one.
+func (s *Server) duplicateTemplate(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	t, err := s.Templates.Duplicate(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, toAPITemplate(t))
+}

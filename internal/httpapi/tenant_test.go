@@ -185,6 +185,8 @@ func TestCrossTenant(t *testing.T) {
 		"updateTemplate": {body: map[string]any{"subject": "hijacked"}},
 		"deleteTemplate": {},
 		"renderTemplate": {body: map[string]any{"data": map[string]any{"order": "B"}}},
+		// B cannot copy A's template.
+		"duplicateTemplate": {},
 		// An unsaved template names no resource: B previews its own text.
 		"previewTemplate": {body: map[string]any{"subject": "x", "text": "x"}, expect: http.StatusOK},
 		// Messages: B's key is B's own (the same key makes B a new message), and

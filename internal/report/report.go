@@ -33,7 +33,8 @@ type Service struct {
 	campaigns *campaign.Service
 }
 
-// NewService returns a Service on pool; campaigns gives the send status counts.
+// NewService returns a Service on pool; campaigns gives the send status counts
+// (its kept counters: KeptStats).
 func NewService(pool *pgxpool.Pool, campaigns *campaign.Service) *Service {
 	return &Service{pool: pool, campaigns: campaigns}
 }
@@ -90,7 +91,7 @@ func (s *Service) Campaign(ctx context.Context, accountID, id int64, domains int
 	if domains < 1 || domains > MaxDomains {
 		return Campaign{}, apperr.Invalidf("/domains", "domains must be between 1 and %d", MaxDomains)
 	}
-	st, err := s.campaigns.Stats(ctx, accountID, id)
+	st, err := s.campaigns.KeptStats(ctx, accountID, id)
 	if err != nil {
 		return Campaign{}, err
 	}

@@ -1188,6 +1188,63 @@ func (q *Queries) CampaignSenderRules(ctx context.Context, arg CampaignSenderRul
 	return i, err
 }
 
+const campaignStatusCounts = `-- name: CampaignStatusCounts :one
+SELECT coalesce((SELECT c.status FROM campaigns c
+                  WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'), '')::text
+           AS campaign_status,
+       (SELECT count(*) FROM sends s
+        WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status = 'queued')::bigint AS queued,
+       (SELECT count(*) FROM sends s
+        WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status = 'sending')::bigint AS sending,
+       (SELECT coalesce(sum(cc.sent), 0) FROM campaign_counts cc
+        WHERE cc.account_id = $1 AND cc.campaign_id = $2)::bigint AS sent,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'failed'), 0)::bigint     AS failed,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'suppressed'), 0)::bigint AS suppressed,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'cancelled'), 0)::bigint  AS cancelled,
+       coalesce(sum(k.n) FILTER (WHERE k.status = 'unknown'), 0)::bigint    AS unknown
+FROM campaign_status_counts k
+WHERE k.account_id = $1 AND k.campaign_id = $2
+`
+
+type CampaignStatusCountsParams struct {
+	AccountID  int64
+	CampaignID int64
+}
+
+type CampaignStatusCountsRow struct {
+	CampaignStatus string
+	Queued         int64
+	Sending        int64
+	Sent           int64
+	Failed         int64
+	Suppressed     int64
+	Cancelled      int64
+	Unknown        int64
+}
+
+// CampaignSendCounts from the kept counters, whatever the campaign's size: sent
+// from campaign_counts (SendAckMany), failed, unknown, suppressed and cancelled
+// from campaign_status_counts (every statement that moves a row into or out of
+// them adjusts them), and only queued and sending counted from the rows, through
+// their partial indexes (few once the campaign is done). Retention's deletes leave
+// the counters as they are, so archived rows are in them already. Status and
+// counts are read in one statement, as CampaignSendCounts reads them.
+func (q *Queries) CampaignStatusCounts(ctx context.Context, arg CampaignStatusCountsParams) (CampaignStatusCountsRow, error) {
+	row := q.db.QueryRow(ctx, campaignStatusCounts, arg.AccountID, arg.CampaignID)
+	var i CampaignStatusCountsRow
+	err := row.Scan(
+		&i.CampaignStatus,
+		&i.Queued,
+		&i.Sending,
+		&i.Sent,
+		&i.Failed,
+		&i.Suppressed,
+		&i.Cancelled,
+		&i.Unknown,
+	)
+	return i, err
+}
+
 const campaignStatusGet = `-- name: CampaignStatusGet :one
 SELECT status FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
@@ -1205,22 +1262,39 @@ func (q *Queries) CampaignStatusGet(ctx context.Context, arg CampaignStatusGetPa
 }
 
 const campaignTimeline = `-- name: CampaignTimeline :many
-WITH span AS (
-    SELECT min(coalesce(s.sent_at, s.updated_at)) AS t0,
-           greatest(1, ceil(date_part('epoch', max(coalesce(s.sent_at, s.updated_at)) - min(coalesce(s.sent_at, s.updated_at)))
-                            / $3::int + 1e-9))::bigint AS step
+WITH ev AS (
+    SELECT coalesce(s.sent_at, s.updated_at) AS at, s.status AS what
     FROM sends s
     WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status NOT IN ('queued', 'sending')
+    UNION ALL
+    SELECT s.feedback_at, s.feedback
+    FROM sends s
+    WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.feedback IS NOT NULL
+      AND s.feedback_at IS NOT NULL
+    UNION ALL
+    SELECT h.occurred_at, h.kind
+    FROM tracking_hits h
+    WHERE h.account_id = $1 AND h.campaign_id = $2 AND NOT h.suspected_bot
+      AND (h.kind = 'open' OR h.link_idx > 0)
+), span AS (
+    SELECT min(ev.at) AS t0,
+           greatest(1, ceil(date_part('epoch', max(ev.at) - min(ev.at)) / $3::int + 1e-9))::bigint AS step
+    FROM ev
 )
-SELECT date_bin(span.step * interval '1 second', coalesce(s.sent_at, s.updated_at), span.t0)::timestamptz AS bucket,
+SELECT date_bin(span.step * interval '1 second', ev.at, span.t0)::timestamptz AS bucket,
        span.step::bigint AS step_seconds,
-       count(*) FILTER (WHERE s.status = 'sent')::bigint       AS sent,
-       count(*) FILTER (WHERE s.status = 'failed')::bigint     AS failed,
-       count(*) FILTER (WHERE s.status = 'suppressed')::bigint AS suppressed,
-       count(*) FILTER (WHERE s.status = 'cancelled')::bigint  AS cancelled,
-       count(*) FILTER (WHERE s.status = 'unknown')::bigint    AS unknown
-FROM sends s, span
-WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status NOT IN ('queued', 'sending')
+       count(*) FILTER (WHERE ev.what = 'sent')::bigint        AS sent,
+       count(*) FILTER (WHERE ev.what = 'failed')::bigint      AS failed,
+       count(*) FILTER (WHERE ev.what = 'suppressed')::bigint  AS suppressed,
+       count(*) FILTER (WHERE ev.what = 'cancelled')::bigint   AS cancelled,
+       count(*) FILTER (WHERE ev.what = 'unknown')::bigint     AS unknown,
+       count(*) FILTER (WHERE ev.what = 'open')::bigint        AS opens_people,
+       count(*) FILTER (WHERE ev.what = 'click')::bigint       AS clicks_people,
+       count(*) FILTER (WHERE ev.what = 'hard_bounce')::bigint AS hard_bounces,
+       count(*) FILTER (WHERE ev.what = 'soft_bounce')::bigint AS soft_bounces,
+       count(*) FILTER (WHERE ev.what = 'complaint')::bigint   AS complaints,
+       count(*) FILTER (WHERE ev.what = 'unsubscribe')::bigint AS unsubscribes
+FROM ev, span
 GROUP BY 1, 2
 ORDER BY 1
 `
@@ -1232,21 +1306,30 @@ type CampaignTimelineParams struct {
 }
 
 type CampaignTimelineRow struct {
-	Bucket      time.Time
-	StepSeconds int64
-	Sent        int64
-	Failed      int64
-	Suppressed  int64
-	Cancelled   int64
-	Unknown     int64
+	Bucket       time.Time
+	StepSeconds  int64
+	Sent         int64
+	Failed       int64
+	Suppressed   int64
+	Cancelled    int64
+	Unknown      int64
+	OpensPeople  int64
+	ClicksPeople int64
+	HardBounces  int64
+	SoftBounces  int64
+	Complaints   int64
+	Unsubscribes int64
 }
 
-// A campaign's settled sends counted by when they settled (sent_at for a sent row,
-// else the time of its last change), in at most max_buckets buckets of whole
-// seconds from the first: the history its chart is drawn from. It reads only the
-// campaign's settled rows (sends_campaign_status_idx covers exactly those), as the
-// stats count does; rows moved to campaign_send_archive are counted there without
-// a time, so they are not on the timeline.
+// A campaign's history in at most max_buckets buckets of whole seconds from its
+// first event: settled sends by when they settled (sent_at for a sent row, else
+// the time of its last change); opens and clicks of people (hits not suspected of
+// being a scanner; the hidden honeypot link is no click) by when they came; and
+// recipients by their send's final feedback — hard and soft bounces, complaints,
+// unsubscribes — at its time (feedback_at). It reads the campaign's settled rows
+// (sends_campaign_status_idx covers exactly those), its rows with feedback and its
+// tracking hits (tracking_hits_campaign_idx); rows moved to campaign_send_archive
+// are counted there without a time, so they are not on the timeline.
 func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelineParams) ([]CampaignTimelineRow, error) {
 	rows, err := q.db.Query(ctx, campaignTimeline, arg.AccountID, arg.CampaignID, arg.MaxBuckets)
 	if err != nil {
@@ -1264,6 +1347,12 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 			&i.Suppressed,
 			&i.Cancelled,
 			&i.Unknown,
+			&i.OpensPeople,
+			&i.ClicksPeople,
+			&i.HardBounces,
+			&i.SoftBounces,
+			&i.Complaints,
+			&i.Unsubscribes,
 		); err != nil {
 			return nil, err
 		}
@@ -1564,9 +1653,16 @@ func (q *Queries) SendListByEmail(ctx context.Context, arg SendListByEmailParams
 	return items, nil
 }
 
-const sendRequeueFailed = `-- name: SendRequeueFailed :execrows
-UPDATE sends SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
-WHERE account_id = $1 AND campaign_id = $2 AND status = 'failed'
+const sendRequeueFailed = `-- name: SendRequeueFailed :one
+WITH requeued AS (
+    UPDATE sends s SET status = 'queued', next_attempt_at = now(), lease_until = NULL, last_error = NULL, updated_at = now()
+    WHERE s.account_id = $1 AND s.campaign_id = $2 AND s.status = 'failed'
+    RETURNING s.id
+), status_counted AS (
+    UPDATE campaign_status_counts k SET n = k.n - (SELECT count(*) FROM requeued)
+    WHERE k.campaign_id = $2 AND k.account_id = $1 AND k.status = 'failed'
+)
+SELECT count(*) FROM requeued
 `
 
 type SendRequeueFailedParams struct {
@@ -1580,10 +1676,10 @@ type SendRequeueFailedParams struct {
 // subscriber's status and its lists as for any row, and replays a row in doubt
 // only through its recorded route. Rows 'unknown' are not failed rows and stay:
 // the provider may have taken them.
+// The rows leave the campaign's kept failed count in the same statement.
 func (q *Queries) SendRequeueFailed(ctx context.Context, arg SendRequeueFailedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendRequeueFailed, arg.AccountID, arg.CampaignID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	row := q.db.QueryRow(ctx, sendRequeueFailed, arg.AccountID, arg.CampaignID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }

@@ -516,9 +516,18 @@ func (q *Queries) ErasureSendsScrub(ctx context.Context, arg ErasureSendsScrubPa
 	return result.RowsAffected(), nil
 }
 
-const erasureSendsSuppressQueued = `-- name: ErasureSendsSuppressQueued :execrows
-UPDATE sends SET status = 'suppressed', updated_at = now()
-WHERE account_id = $1 AND id = ANY($2::bigint[]) AND status = 'queued'
+const erasureSendsSuppressQueued = `-- name: ErasureSendsSuppressQueued :one
+WITH settled AS (
+    UPDATE sends s SET status = 'suppressed', updated_at = now()
+    WHERE s.account_id = $1 AND s.id = ANY($2::bigint[]) AND s.status = 'queued'
+    RETURNING s.campaign_id, s.account_id
+), status_counted AS (
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT x.campaign_id, x.account_id, 'suppressed', count(*) FROM settled x
+    GROUP BY 1, 2 ORDER BY 1
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
+)
+SELECT count(*) FROM settled
 `
 
 type ErasureSendsSuppressQueuedParams struct {
@@ -528,12 +537,12 @@ type ErasureSendsSuppressQueuedParams struct {
 
 // The person's queued rows are settled as suppressed before anything is erased,
 // so none is claimed with its address gone.
+// They are added to their campaigns' kept status counts in the statement.
 func (q *Queries) ErasureSendsSuppressQueued(ctx context.Context, arg ErasureSendsSuppressQueuedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, erasureSendsSuppressQueued, arg.AccountID, arg.Ids)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	row := q.db.QueryRow(ctx, erasureSendsSuppressQueued, arg.AccountID, arg.Ids)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const erasureSequenceDataDelete = `-- name: ErasureSequenceDataDelete :execrows

@@ -87,6 +87,19 @@ WITH picked AS (
                    ELSE '{}'::jsonb END
     FROM claimed c
     WHERE c.status IN ('suppressed', 'unknown')
+), settled_counted AS (
+    -- The same rows in the stream's kept status counts (campaign_status_counts).
+    -- One claim is of one stream: a plain aggregate, no grouping (the plan test
+    -- holds the claim free of any sort).
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT $4, x.account_id, v.status, v.n
+    FROM (SELECT min(c.account_id) AS account_id,
+                 count(*) FILTER (WHERE c.status = 'suppressed') AS suppressed,
+                 count(*) FILTER (WHERE c.status = 'unknown') AS unknown
+          FROM claimed c) x
+    CROSS JOIN LATERAL (VALUES ('suppressed', x.suppressed), ('unknown', x.unknown)) v (status, n)
+    WHERE v.n > 0
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 )
 SELECT c.id, c.account_id, c.campaign_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts,
        c.lease_until, c.executor_id, c.to_name, c.from_email, c.from_name, c.reply_to, c.subject, c.html,
@@ -273,6 +286,11 @@ WITH held AS (
            jsonb_build_object('campaign_id', f.campaign_id, 'send_id', f.id, 'message_id', f.subscriber_id,
                               'email', f.email, 'status', f.status, 'attempts', f.attempts, 'error', left(f.last_error, 500))
     FROM failed f
+), status_counted AS (
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT f.campaign_id, f.account_id, 'failed', count(*) FROM failed f
+    GROUP BY 1, 2 ORDER BY 1
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 )
 SELECT f.id FROM failed f
 `

@@ -158,6 +158,13 @@ type CampaignSendArchive struct {
 	N          int64
 }
 
+type CampaignStatusCount struct {
+	CampaignID int64
+	AccountID  int64
+	Status     string
+	N          int64
+}
+
 type ComplaintGuard struct {
 	AccountID  int64
 	SenderKey  int64
@@ -423,6 +430,7 @@ type Send struct {
 	InDoubt           bool
 	LeftList          bool
 	FeedbackSource    *string
+	StatusBefore      *string
 }
 
 type Sender struct {

@@ -51,12 +51,20 @@ SET status              = CASE WHEN u.status = 'queued'
     in_doubt            = s.in_doubt OR coalesce(u.doubt, false),
     sent_at             = CASE WHEN u.status = 'sent' THEN coalesce($8::timestamptz, now()) END,
     lease_until         = NULL,
+    status_before       = s.status,
     updated_at          = coalesce($8::timestamptz, now())
 FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
 RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_lower, s.status, s.attempts,
-          s.provider_message_id, s.last_error, s.job_id
+          s.provider_message_id, s.last_error, s.job_id, s.status_before
+), status_counted AS (
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT a.campaign_id, a.account_id, v.status, sum(v.d) FROM acked a
+    CROSS JOIN LATERAL (VALUES (a.status, 1), (a.status_before, -1)) v (status, d)
+    WHERE a.status <> a.status_before AND v.status IN ('failed', 'unknown', 'suppressed', 'cancelled')
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 ), sent_by_domain AS (
     INSERT INTO campaign_counts (campaign_id, account_id, domain, sent)
     SELECT a.campaign_id, a.account_id, substring(a.email_lower FROM '[^@]*$'), count(*)
@@ -124,6 +132,9 @@ type SendAckManyParams struct {
 // recipient domain, account_day_counts per day and kind): one grouped upsert each
 // per acknowledgement, in key order so two replicas' acks never deadlock. A row
 // becomes 'sent' once (no statement moves it out of 'sent'), so it counts once.
+// Rows it moves into or out of failed, unknown or cancelled adjust
+// campaign_status_counts (status_before: the status the update found); an ack of
+// only 'sent' rows from 'sending' writes nothing there.
 // doubts marks the retries of an ambiguous answer (the provider may have taken
 // the message): the row is then in_doubt, replayed only through its recorded route.
 // retry_in_us is how long a retried row waits, from now on the database's clock
@@ -298,6 +309,19 @@ WITH picked AS (
                    ELSE '{}'::jsonb END
     FROM claimed c
     WHERE c.status IN ('suppressed', 'unknown')
+), settled_counted AS (
+    -- The same rows in the campaign's kept status counts (campaign_status_counts).
+    -- One claim is of one campaign: a plain aggregate, no grouping (the plan test
+    -- holds the claim free of any sort).
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT $4, x.account_id, v.status, v.n
+    FROM (SELECT min(c.account_id) AS account_id,
+                 count(*) FILTER (WHERE c.status = 'suppressed') AS suppressed,
+                 count(*) FILTER (WHERE c.status = 'unknown') AS unknown
+          FROM claimed c) x
+    CROSS JOIN LATERAL (VALUES ('suppressed', x.suppressed), ('unknown', x.unknown)) v (status, n)
+    WHERE v.n > 0
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 )
 SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
        c.executor_id, c.name, c.attributes
@@ -457,28 +481,38 @@ func (q *Queries) SendDeleteFailed(ctx context.Context, arg SendDeleteFailedPara
 	return result.RowsAffected(), nil
 }
 
-const sendReleaseLost = `-- name: SendReleaseLost :execrows
+const sendReleaseLost = `-- name: SendReleaseLost :one
 WITH lost AS (
     SELECT s.id, s.campaign_id FROM sends s
-    WHERE s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
-      AND s.lease_until >= coalesce($1::timestamptz, now()) + $3::bigint * interval '1 microsecond'
+    WHERE s.status = 'sending' AND s.executor_id = ANY($1::bigint[])
+      AND s.lease_until >= coalesce($2::timestamptz, now()) + $3::bigint * interval '1 microsecond'
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT l.campaign_id FROM lost l)
     FOR SHARE
-)
+), released AS (
 UPDATE sends s
 SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
     lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
-    updated_at = coalesce($1::timestamptz, now())
+    updated_at = coalesce($2::timestamptz, now())
 FROM lost l, camp c
 WHERE s.id = l.id AND c.id = s.campaign_id
-  AND s.status = 'sending' AND s.executor_id = ANY($2::bigint[])
+  AND s.status = 'sending' AND s.executor_id = ANY($1::bigint[])
+RETURNING s.campaign_id, s.account_id, s.status
+), status_counted AS (
+    -- Kept status counts (campaign_status_counts): the rows closed as cancelled.
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT r.campaign_id, r.account_id, r.status, count(*) FROM released r
+    WHERE r.status = 'cancelled'
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
+)
+SELECT count(*) FROM released
 `
 
 type SendReleaseLostParams struct {
-	Now           *time.Time
 	ExecutorIds   []int64
+	Now           *time.Time
 	LeaseFromInUs int64
 }
 
@@ -501,35 +535,45 @@ type SendReleaseLostParams struct {
 // offset from now on the database's clock, which stamped lease_until: the
 // executor knows how long ago its claim began, not when on the database's clock.
 func (q *Queries) SendReleaseLost(ctx context.Context, arg SendReleaseLostParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendReleaseLost, arg.Now, arg.ExecutorIds, arg.LeaseFromInUs)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	row := q.db.QueryRow(ctx, sendReleaseLost, arg.ExecutorIds, arg.Now, arg.LeaseFromInUs)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
-const sendReleaseMany = `-- name: SendReleaseMany :execrows
+const sendReleaseMany = `-- name: SendReleaseMany :one
 WITH u AS (
-    SELECT unnest($2::bigint[]) AS id, unnest($3::int[]) AS attempts
+    SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempts
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id)
     FOR SHARE
-)
+), released AS (
 UPDATE sends s
 SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
-    lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
-    updated_at = coalesce($1::timestamptz, now())
+    lease_until = NULL, attempts = greatest(s.attempts - 1, 0), status_before = s.status,
+    updated_at = coalesce($3::timestamptz, now())
 FROM u, camp c
 WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
   AND (s.status = 'sending'
        OR (s.status IN ('queued', 'unknown') AND c.status IN ('sending', 'paused')))
+RETURNING s.campaign_id, s.account_id, s.status, s.status_before
+), status_counted AS (
+    -- Kept status counts (campaign_status_counts): closed as cancelled, or out of unknown.
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT r.campaign_id, r.account_id, v.status, sum(v.d) FROM released r
+    CROSS JOIN LATERAL (VALUES (r.status, 1), (r.status_before, -1)) v (status, d)
+    WHERE r.status <> r.status_before AND v.status IN ('failed', 'unknown', 'suppressed', 'cancelled')
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
+)
+SELECT count(*) FROM released
 `
 
 type SendReleaseManyParams struct {
-	Now      *time.Time
 	Ids      []int64
 	Attempts []int32
+	Now      *time.Time
 }
 
 // Hands claimed rows that were never given to the provider back to the queue (at
@@ -542,11 +586,10 @@ type SendReleaseManyParams struct {
 // The campaigns are read FOR SHARE, so a concurrent finish or cancel is either
 // seen here or sees this statement's rows (CampaignLockSending).
 func (q *Queries) SendReleaseMany(ctx context.Context, arg SendReleaseManyParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendReleaseMany, arg.Now, arg.Ids, arg.Attempts)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	row := q.db.QueryRow(ctx, sendReleaseMany, arg.Ids, arg.Attempts, arg.Now)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const sendRescueExpired = `-- name: SendRescueExpired :many
@@ -606,6 +649,13 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status,
                    ELSE jsonb_build_object('subscriber_id', r.subscriber_id) END
     FROM rescued r
     WHERE r.status IN ('unknown', 'failed')
+), status_counted AS (
+    -- The same rows in the campaign's kept status counts (campaign_status_counts).
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT r.campaign_id, r.account_id, r.status, count(*) FROM rescued r
+    WHERE r.status IN ('unknown', 'failed')
+    GROUP BY 1, 2, 3 ORDER BY 1, 3
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 )
 SELECT r.id, r.campaign_id, r.status FROM rescued r
 `
@@ -675,18 +725,26 @@ func (q *Queries) SendRescueExpired(ctx context.Context, arg SendRescueExpiredPa
 	return items, nil
 }
 
-const sendSweepCancelled = `-- name: SendSweepCancelled :execrows
-UPDATE sends
-SET status = 'cancelled', updated_at = coalesce($1::timestamptz, now())
-WHERE id IN (
-    SELECT s.id FROM sends s
-    WHERE s.account_id = $2 AND s.campaign_id = $3 AND s.status = 'queued'
-      AND EXISTS (SELECT 1 FROM campaigns c
-                  WHERE c.account_id = $2 AND c.id = $3 AND c.status = 'cancelled')
-    ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
-    LIMIT 1000
-    FOR UPDATE SKIP LOCKED)
-  AND status = 'queued'
+const sendSweepCancelled = `-- name: SendSweepCancelled :one
+WITH closed AS (
+    UPDATE sends d
+    SET status = 'cancelled', updated_at = coalesce($1::timestamptz, now())
+    WHERE d.id IN (
+        SELECT s.id FROM sends s
+        WHERE s.account_id = $2 AND s.campaign_id = $3 AND s.status = 'queued'
+          AND EXISTS (SELECT 1 FROM campaigns c
+                      WHERE c.account_id = $2 AND c.id = $3 AND c.status = 'cancelled')
+        ORDER BY s.next_attempt_at, s.id -- the order of sends_claim_idx, which holds them
+        LIMIT 1000
+        FOR UPDATE SKIP LOCKED)
+      AND d.status = 'queued'
+    RETURNING d.id
+), status_counted AS (
+    INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
+    SELECT $3, $2, 'cancelled', count(*) FROM closed HAVING count(*) > 0
+    ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
+)
+SELECT count(*) FROM closed
 `
 
 type SendSweepCancelledParams struct {
@@ -705,10 +763,10 @@ type SendSweepCancelledParams struct {
 // this until nothing is left; the executors' maintenance calls it too, for a
 // request that stopped half-way (a killed process) and for rows in flight at the
 // cancel that came back to queued (a temporary failure, a rescued lease).
+// The closed rows are added to the campaign's kept status counts in the statement.
 func (q *Queries) SendSweepCancelled(ctx context.Context, arg SendSweepCancelledParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendSweepCancelled, arg.Now, arg.AccountID, arg.CampaignID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	row := q.db.QueryRow(ctx, sendSweepCancelled, arg.Now, arg.AccountID, arg.CampaignID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }

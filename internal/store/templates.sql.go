@@ -90,6 +90,26 @@ func (q *Queries) CampaignSetTemplate(ctx context.Context, arg CampaignSetTempla
 	return err
 }
 
+const templateAttachmentsCopy = `-- name: TemplateAttachmentsCopy :exec
+INSERT INTO template_attachments (template_id, position, account_id, filename, content_type, content_id, sha256)
+SELECT $1, a.position, a.account_id, a.filename, a.content_type, a.content_id, a.sha256
+FROM template_attachments a
+WHERE a.account_id = $2 AND a.template_id = $3
+`
+
+type TemplateAttachmentsCopyParams struct {
+	ToID      int64
+	AccountID int64
+	FromID    int64
+}
+
+// The attachments of the account's template @from_id on template @to_id (the same
+// stored blobs: an attachment is kept once per account by its hash).
+func (q *Queries) TemplateAttachmentsCopy(ctx context.Context, arg TemplateAttachmentsCopyParams) error {
+	_, err := q.db.Exec(ctx, templateAttachmentsCopy, arg.ToID, arg.AccountID, arg.FromID)
+	return err
+}
+
 const templateCreate = `-- name: TemplateCreate :one
 
 INSERT INTO templates (account_id, name, subject, html, text, language, sample_data, track_clicks)
@@ -159,6 +179,52 @@ func (q *Queries) TemplateDelete(ctx context.Context, arg TemplateDeleteParams) 
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const templateDuplicate = `-- name: TemplateDuplicate :one
+INSERT INTO templates (account_id, name, subject, html, text, language, sample_data, track_clicks)
+SELECT t.account_id, n.name, t.subject, t.html, t.text, t.language, t.sample_data, t.track_clicks
+FROM templates t
+CROSS JOIN LATERAL (
+    SELECT left(t.name, 188) || CASE WHEN g = 1 THEN ' (copy)' ELSE ' (copy ' || g || ')' END AS name
+    FROM generate_series(1, 1000) g
+    WHERE NOT EXISTS (SELECT 1 FROM templates o
+                      WHERE o.account_id = t.account_id
+                        AND o.name = left(t.name, 188) || CASE WHEN g = 1 THEN ' (copy)' ELSE ' (copy ' || g || ')' END)
+    ORDER BY g
+    LIMIT 1) n
+WHERE t.account_id = $1 AND t.id = $2
+RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks
+`
+
+type TemplateDuplicateParams struct {
+	AccountID int64
+	ID        int64
+}
+
+// A new template with everything of the account's template @id: subject, bodies,
+// language, sample data and tracking switch, named "<name> (copy)", or "(copy 2)",
+// "(copy 3)", … when that name is taken (names are unique per account; cut to fit
+// 200 characters). Its attachments are copied by TemplateAttachmentsCopy in the same
+// transaction. Two duplicates at once may pick the same name: the second is a
+// conflict, which a retry resolves.
+func (q *Queries) TemplateDuplicate(ctx context.Context, arg TemplateDuplicateParams) (Template, error) {
+	row := q.db.QueryRow(ctx, templateDuplicate, arg.AccountID, arg.ID)
+	var i Template
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Subject,
+		&i.Html,
+		&i.Text,
+		&i.Language,
+		&i.SampleData,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.TrackClicks,
+	)
+	return i, err
 }
 
 const templateExists = `-- name: TemplateExists :one

@@ -271,3 +271,25 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	}
 	return apperr.New(apperr.NotFound, "template not found")
 }
+
+// Duplicate copies the account's template id, attachments included, as a new
+// template named "<name> (copy)" (or "(copy 2)", … when that is taken). Another
+// account's template is not found.
+func (s *Service) Duplicate(ctx context.Context, accountID, id int64) (Template, error) {
+	var t store.Template
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		if t, err = q.TemplateDuplicate(ctx, store.TemplateDuplicateParams{AccountID: accountID, ID: id}); err != nil {
+			return postgres.Error(err, "template")
+		}
+		return q.TemplateAttachmentsCopy(ctx, store.TemplateAttachmentsCopyParams{ToID: t.ID, AccountID: accountID, FromID: id})
+	})
+	if apperr.Is(err, apperr.Conflict) {
+		return Template{}, apperr.New(apperr.Conflict, "another copy of this template was made at the same time; try again")
+	}
+	if err != nil {
+		return Template{}, err
+	}
+	return s.withAttachments(ctx, accountID, fromStore(t))
+}

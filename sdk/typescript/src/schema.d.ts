@@ -1317,6 +1317,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a template.
+         * @description A new template with everything of the template: subject, HTML and text bodies, language, sample data, click tracking and attachments; named "<name> (copy)", or "<name> (copy 2)", "(copy 3)", … when that name is taken (names are unique in an account). Another account's template is not found (404). Two copies made at the same moment may pick the same name: the second is a conflict (409), which a retry resolves.
+         */
+        post: operations["duplicateTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{id}/render": {
         parameters: {
             query?: never;
@@ -1801,10 +1824,12 @@ export interface paths {
         /**
          * Campaign timeline
          * @description The campaign's settled sends counted by when they settled (a sent row at its sent_at,
-         *     any other at its last change), in at most 200 buckets of `step_seconds` from the first:
-         *     what the dashboard's chart of a campaign draws when it is opened (it then adds the
-         *     stream's send events live). Reads the campaign's settled rows only, as its stats do;
-         *     rows archived by retention are counted in the stats but have no time, so are not here.
+         *     any other at its last change), with its opens and clicks by people (not suspected
+         *     scanners) by when they came and its recipients' feedback (bounces hard and soft,
+         *     complaints, unsubscribes; by the send's final feedback) at its time, in at most 200
+         *     buckets of `step_seconds` from the first event: what the dashboard's chart of a campaign
+         *     draws when it is opened (it then adds the stream's send events live). Rows archived by
+         *     retention are counted in the stats but have no time, so are not here.
          */
         get: operations["getCampaignTimeline"];
         put?: never;
@@ -4854,7 +4879,13 @@ export interface components {
          *           "failed": 1,
          *           "suppressed": 0,
          *           "cancelled": 0,
-         *           "unknown": 0
+         *           "unknown": 0,
+         *           "opens_people": 4,
+         *           "clicks_people": 1,
+         *           "hard_bounces": 0,
+         *           "soft_bounces": 0,
+         *           "complaints": 0,
+         *           "unsubscribes": 0
          *         }
          *       ]
          *     }
@@ -4885,6 +4916,36 @@ export interface components {
             cancelled: number;
             /** Format: int64 */
             unknown: number;
+            /**
+             * Format: int64
+             * @description Opens in the bucket not suspected of being a scanner (hits, not recipients).
+             */
+            opens_people: number;
+            /**
+             * Format: int64
+             * @description Clicks in the bucket not suspected of being a scanner (hits; the hidden honeypot link is no click).
+             */
+            clicks_people: number;
+            /**
+             * Format: int64
+             * @description Recipients whose send's final feedback, a hard bounce, came in the bucket.
+             */
+            hard_bounces: number;
+            /**
+             * Format: int64
+             * @description Recipients whose send's final feedback, a soft bounce, came in the bucket.
+             */
+            soft_bounces: number;
+            /**
+             * Format: int64
+             * @description Recipients whose send's final feedback, a complaint, came in the bucket.
+             */
+            complaints: number;
+            /**
+             * Format: int64
+             * @description Recipients who unsubscribed through this campaign (any source) in the bucket.
+             */
+            unsubscribes: number;
         };
         /**
          * @example {
@@ -9754,6 +9815,54 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    duplicateTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new template. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
