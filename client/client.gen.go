@@ -4195,7 +4195,7 @@ type SequenceTrigger struct {
 // SequenceTriggerType defines model for SequenceTrigger.Type.
 type SequenceTriggerType string
 
-// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"owner","user":{"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}}
+// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"owner","user":{"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
 	AccountName string `json:"account_name"`
@@ -4218,7 +4218,7 @@ type Session struct {
 
 	// User The person signed in (absent for a session from a login link or a key).
 	//
-	// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}
+	// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}
 	User *SessionUser `json:"user,omitempty"`
 }
 
@@ -4232,7 +4232,7 @@ type SessionCreate struct {
 
 // SessionUser The person signed in (absent for a session from a login link or a key).
 //
-// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}
+// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}
 type SessionUser struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
@@ -4243,6 +4243,9 @@ type SessionUser struct {
 	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
 	// (enforced per route); owners and admins manage members, and only owners manage owners.
 	Role MemberRole `json:"role"`
+
+	// ViaSso Signed in through the account's identity provider: the session acts in this account only (every /v1/me route answers 403), so a client hides the account switcher and the person's own sign-in settings.
+	ViaSso bool `json:"via_sso"`
 }
 
 // SignInChallenge Example: {"challenge":"soc_4kq7…","expires_at":"2026-11-02T09:05:00Z"}

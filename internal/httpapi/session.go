@@ -73,7 +73,7 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int
 		Role: api.APIKeyRole(sess.Role), Permissions: toAPIPermissions(sess.Permissions)}
 	if sess.UserID != 0 {
 		out.User = &api.SessionUser{Id: sess.UserID, Email: sess.UserEmail, Role: api.MemberRole(sess.MemberRole),
-			NeedsTwoFactor: sess.NeedsTwoFactor}
+			NeedsTwoFactor: sess.NeedsTwoFactor, ViaSso: sess.ViaSSO}
 	}
 	return encode(w, status, out)
 }

@@ -161,6 +161,7 @@ func TestSSOSignInEndToEnd(t *testing.T) {
 	require.Equal(t, "grace@example.com", got.User.Email)
 	require.Equal(t, api.MemberRole("editor"), got.User.Role)
 	require.False(t, got.User.NeedsTwoFactor, "the provider's sign-in stands for the account's second factor")
+	require.True(t, got.User.ViaSso, "the dashboard learns the session is its account's only")
 	require.Equal(t, http.StatusOK, s.do("", http.MethodGet, "/v1/subscribers", nil, "Cookie", grace).Status)
 
 	members := decodeAs[api.MemberList](t, s.do(s.keyA, http.MethodGet, "/v1/members", nil))

@@ -3155,7 +3155,8 @@ export interface components {
          *         "id": 12,
          *         "email": "ada@example.com",
          *         "role": "owner",
-         *         "needs_two_factor": false
+         *         "needs_two_factor": false,
+         *         "via_sso": false
          *       }
          *     }
          */
@@ -3178,7 +3179,8 @@ export interface components {
          *       "id": 12,
          *       "email": "ada@example.com",
          *       "role": "owner",
-         *       "needs_two_factor": false
+         *       "needs_two_factor": false,
+         *       "via_sso": false
          *     }
          */
         SessionUser: {
@@ -3188,6 +3190,8 @@ export interface components {
             role: components["schemas"]["MemberRole"];
             /** @description The account requires a second factor this person has not set up: enrol first. */
             needs_two_factor: boolean;
+            /** @description Signed in through the account's identity provider: the session acts in this account only (every /v1/me route answers 403), so a client hides the account switcher and the person's own sign-in settings. */
+            via_sso: boolean;
         };
         /**
          * @description A member's role in an account: its permissions are the matrix of docs/teams.md
