@@ -736,6 +736,54 @@ func (e ReportRatesBasis) Valid() bool {
 	}
 }
 
+// Defines values for SSOSettingsDefaultRole.
+const (
+	SSOSettingsDefaultRoleAdmin    SSOSettingsDefaultRole = "admin"
+	SSOSettingsDefaultRoleApprover SSOSettingsDefaultRole = "approver"
+	SSOSettingsDefaultRoleEditor   SSOSettingsDefaultRole = "editor"
+	SSOSettingsDefaultRoleViewer   SSOSettingsDefaultRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the SSOSettingsDefaultRole enum.
+func (e SSOSettingsDefaultRole) Valid() bool {
+	switch e {
+	case SSOSettingsDefaultRoleAdmin:
+		return true
+	case SSOSettingsDefaultRoleApprover:
+		return true
+	case SSOSettingsDefaultRoleEditor:
+		return true
+	case SSOSettingsDefaultRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SSOSettingsInputDefaultRole.
+const (
+	SSOSettingsInputDefaultRoleAdmin    SSOSettingsInputDefaultRole = "admin"
+	SSOSettingsInputDefaultRoleApprover SSOSettingsInputDefaultRole = "approver"
+	SSOSettingsInputDefaultRoleEditor   SSOSettingsInputDefaultRole = "editor"
+	SSOSettingsInputDefaultRoleViewer   SSOSettingsInputDefaultRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the SSOSettingsInputDefaultRole enum.
+func (e SSOSettingsInputDefaultRole) Valid() bool {
+	switch e {
+	case SSOSettingsInputDefaultRoleAdmin:
+		return true
+	case SSOSettingsInputDefaultRoleApprover:
+		return true
+	case SSOSettingsInputDefaultRoleEditor:
+		return true
+	case SSOSettingsInputDefaultRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SegmentFilterStatuses.
 const (
 	SegmentFilterStatusesConfirmed    SegmentFilterStatuses = "confirmed"
@@ -3502,6 +3550,43 @@ type RetryFailedResult struct {
 	Requeued int64 `json:"requeued"`
 }
 
+// SSOSettings Example: {"allowed_domains":["example.com"],"client_id":"sendonce","client_secret_set":true,"created_at":"2026-12-06T10:00:00Z","default_role":"viewer","enabled":true,"issuer_url":"https://login.example.com","redirect_url":"https://mail.example.com/sso/callback","updated_at":"2026-12-06T10:00:00Z"}
+type SSOSettings struct {
+	AllowedDomains []string `json:"allowed_domains"`
+	ClientId       string   `json:"client_id"`
+
+	// ClientSecretSet A client secret is stored (it is never returned).
+	ClientSecretSet bool                   `json:"client_secret_set"`
+	CreatedAt       time.Time              `json:"created_at"`
+	DefaultRole     SSOSettingsDefaultRole `json:"default_role"`
+	Enabled         bool                   `json:"enabled"`
+	IssuerUrl       string                 `json:"issuer_url"`
+
+	// RedirectUrl The redirect URI to register at the identity provider.
+	RedirectUrl string    `json:"redirect_url"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// SSOSettingsDefaultRole defines model for SSOSettings.DefaultRole.
+type SSOSettingsDefaultRole string
+
+// SSOSettingsInput Example: {"allowed_domains":["example.com"],"client_id":"sendonce","client_secret":"the-client-secret","default_role":"viewer","enabled":true,"issuer_url":"https://login.example.com"}
+type SSOSettingsInput struct {
+	AllowedDomains []string `json:"allowed_domains"`
+	ClientId       string   `json:"client_id"`
+
+	// ClientSecret Required the first time; left out, the stored one is kept.
+	ClientSecret *string                     `json:"client_secret,omitempty"`
+	DefaultRole  SSOSettingsInputDefaultRole `json:"default_role"`
+	Enabled      bool                        `json:"enabled"`
+
+	// IssuerUrl The provider's issuer (https), exactly as its discovery document names it.
+	IssuerUrl string `json:"issuer_url"`
+}
+
+// SSOSettingsInputDefaultRole defines model for SSOSettingsInput.DefaultRole.
+type SSOSettingsInputDefaultRole string
+
 // SecondFactorAnswer Example: {"challenge":"soc_4kq7…","code":"287082"}
 type SecondFactorAnswer struct {
 	Challenge string `json:"challenge"`
@@ -4123,7 +4208,7 @@ type SequenceTrigger struct {
 // SequenceTriggerType defines model for SequenceTrigger.Type.
 type SequenceTriggerType string
 
-// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"owner","user":{"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}}
+// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"owner","user":{"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
 	AccountName string `json:"account_name"`
@@ -4146,7 +4231,7 @@ type Session struct {
 
 	// User The person signed in (absent for a session from a login link or a key).
 	//
-	// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}
+	// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}
 	User *SessionUser `json:"user,omitempty"`
 }
 
@@ -4160,7 +4245,7 @@ type SessionCreate struct {
 
 // SessionUser The person signed in (absent for a session from a login link or a key).
 //
-// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}
+// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}
 type SessionUser struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
@@ -4171,6 +4256,9 @@ type SessionUser struct {
 	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
 	// (enforced per route); owners and admins manage members, and only owners manage owners.
 	Role MemberRole `json:"role"`
+
+	// ViaSso Signed in through the account's identity provider: the session acts in this account only (every /v1/me route answers 403), so a client hides the account switcher and the person's own sign-in settings.
+	ViaSso bool `json:"via_sso"`
 }
 
 // SignInChallenge Example: {"challenge":"soc_4kq7…","expires_at":"2026-11-02T09:05:00Z"}
@@ -4778,6 +4866,27 @@ type UnsupportedMediaType = Problem
 
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = Problem
+
+// SsoCallbackParams defines parameters for SsoCallback.
+type SsoCallbackParams struct {
+	// State The state sent at the start.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Code The authorization code, exchanged once with the PKCE verifier.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// Error The provider's error code, when it signed nobody in (never repeated).
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+}
+
+// SsoStartParams defines parameters for SsoStart.
+type SsoStartParams struct {
+	// Email The address the person typed.
+	Email string `form:"email" json:"email"`
+
+	// Account The public id of the account, when several sign this domain in.
+	Account *string `form:"account,omitempty" json:"account,omitempty"`
+}
 
 // GetAnalyticsParams defines parameters for GetAnalytics.
 type GetAnalyticsParams struct {
@@ -5890,6 +5999,9 @@ type UpdateAccountJSONRequestBody = AccountUpdate
 
 // UpdateAccountSecurityJSONRequestBody defines body for UpdateAccountSecurity for application/json ContentType.
 type UpdateAccountSecurityJSONRequestBody = AccountSecurity
+
+// SetAccountSSOJSONRequestBody defines body for SetAccountSSO for application/json ContentType.
+type SetAccountSSOJSONRequestBody = SSOSettingsInput
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = APIKeyCreate

@@ -743,6 +743,54 @@ func (e ReportRatesBasis) Valid() bool {
 	}
 }
 
+// Defines values for SSOSettingsDefaultRole.
+const (
+	SSOSettingsDefaultRoleAdmin    SSOSettingsDefaultRole = "admin"
+	SSOSettingsDefaultRoleApprover SSOSettingsDefaultRole = "approver"
+	SSOSettingsDefaultRoleEditor   SSOSettingsDefaultRole = "editor"
+	SSOSettingsDefaultRoleViewer   SSOSettingsDefaultRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the SSOSettingsDefaultRole enum.
+func (e SSOSettingsDefaultRole) Valid() bool {
+	switch e {
+	case SSOSettingsDefaultRoleAdmin:
+		return true
+	case SSOSettingsDefaultRoleApprover:
+		return true
+	case SSOSettingsDefaultRoleEditor:
+		return true
+	case SSOSettingsDefaultRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SSOSettingsInputDefaultRole.
+const (
+	SSOSettingsInputDefaultRoleAdmin    SSOSettingsInputDefaultRole = "admin"
+	SSOSettingsInputDefaultRoleApprover SSOSettingsInputDefaultRole = "approver"
+	SSOSettingsInputDefaultRoleEditor   SSOSettingsInputDefaultRole = "editor"
+	SSOSettingsInputDefaultRoleViewer   SSOSettingsInputDefaultRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the SSOSettingsInputDefaultRole enum.
+func (e SSOSettingsInputDefaultRole) Valid() bool {
+	switch e {
+	case SSOSettingsInputDefaultRoleAdmin:
+		return true
+	case SSOSettingsInputDefaultRoleApprover:
+		return true
+	case SSOSettingsInputDefaultRoleEditor:
+		return true
+	case SSOSettingsInputDefaultRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SegmentFilterStatuses.
 const (
 	SegmentFilterStatusesConfirmed    SegmentFilterStatuses = "confirmed"
@@ -3509,6 +3557,43 @@ type RetryFailedResult struct {
 	Requeued int64 `json:"requeued"`
 }
 
+// SSOSettings Example: {"allowed_domains":["example.com"],"client_id":"sendonce","client_secret_set":true,"created_at":"2026-12-06T10:00:00Z","default_role":"viewer","enabled":true,"issuer_url":"https://login.example.com","redirect_url":"https://mail.example.com/sso/callback","updated_at":"2026-12-06T10:00:00Z"}
+type SSOSettings struct {
+	AllowedDomains []string `json:"allowed_domains"`
+	ClientId       string   `json:"client_id"`
+
+	// ClientSecretSet A client secret is stored (it is never returned).
+	ClientSecretSet bool                   `json:"client_secret_set"`
+	CreatedAt       time.Time              `json:"created_at"`
+	DefaultRole     SSOSettingsDefaultRole `json:"default_role"`
+	Enabled         bool                   `json:"enabled"`
+	IssuerUrl       string                 `json:"issuer_url"`
+
+	// RedirectUrl The redirect URI to register at the identity provider.
+	RedirectUrl string    `json:"redirect_url"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// SSOSettingsDefaultRole defines model for SSOSettings.DefaultRole.
+type SSOSettingsDefaultRole string
+
+// SSOSettingsInput Example: {"allowed_domains":["example.com"],"client_id":"sendonce","client_secret":"the-client-secret","default_role":"viewer","enabled":true,"issuer_url":"https://login.example.com"}
+type SSOSettingsInput struct {
+	AllowedDomains []string `json:"allowed_domains"`
+	ClientId       string   `json:"client_id"`
+
+	// ClientSecret Required the first time; left out, the stored one is kept.
+	ClientSecret *string                     `json:"client_secret,omitempty"`
+	DefaultRole  SSOSettingsInputDefaultRole `json:"default_role"`
+	Enabled      bool                        `json:"enabled"`
+
+	// IssuerUrl The provider's issuer (https), exactly as its discovery document names it.
+	IssuerUrl string `json:"issuer_url"`
+}
+
+// SSOSettingsInputDefaultRole defines model for SSOSettingsInput.DefaultRole.
+type SSOSettingsInputDefaultRole string
+
 // SecondFactorAnswer Example: {"challenge":"soc_4kq7…","code":"287082"}
 type SecondFactorAnswer struct {
 	Challenge string `json:"challenge"`
@@ -4130,7 +4215,7 @@ type SequenceTrigger struct {
 // SequenceTriggerType defines model for SequenceTrigger.Type.
 type SequenceTriggerType string
 
-// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"owner","user":{"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}}
+// Session Example: {"account_id":7,"account_name":"demo","csrf_token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","expires_at":"2026-11-02T21:00:00Z","permissions":["account:read","campaigns:read"],"role":"owner","user":{"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}}
 type Session struct {
 	AccountId   int64  `json:"account_id"`
 	AccountName string `json:"account_name"`
@@ -4153,7 +4238,7 @@ type Session struct {
 
 	// User The person signed in (absent for a session from a login link or a key).
 	//
-	// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}
+	// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}
 	User *SessionUser `json:"user,omitempty"`
 }
 
@@ -4167,7 +4252,7 @@ type SessionCreate struct {
 
 // SessionUser The person signed in (absent for a session from a login link or a key).
 //
-// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner"}
+// Example: {"email":"ada@example.com","id":12,"needs_two_factor":false,"role":"owner","via_sso":false}
 type SessionUser struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
@@ -4178,6 +4263,9 @@ type SessionUser struct {
 	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
 	// (enforced per route); owners and admins manage members, and only owners manage owners.
 	Role MemberRole `json:"role"`
+
+	// ViaSso Signed in through the account's identity provider: the session acts in this account only (every /v1/me route answers 403), so a client hides the account switcher and the person's own sign-in settings.
+	ViaSso bool `json:"via_sso"`
 }
 
 // SignInChallenge Example: {"challenge":"soc_4kq7…","expires_at":"2026-11-02T09:05:00Z"}
@@ -4785,6 +4873,27 @@ type UnsupportedMediaType = Problem
 
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = Problem
+
+// SsoCallbackParams defines parameters for SsoCallback.
+type SsoCallbackParams struct {
+	// State The state sent at the start.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Code The authorization code, exchanged once with the PKCE verifier.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// Error The provider's error code, when it signed nobody in (never repeated).
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+}
+
+// SsoStartParams defines parameters for SsoStart.
+type SsoStartParams struct {
+	// Email The address the person typed.
+	Email string `form:"email" json:"email"`
+
+	// Account The public id of the account, when several sign this domain in.
+	Account *string `form:"account,omitempty" json:"account,omitempty"`
+}
 
 // GetAnalyticsParams defines parameters for GetAnalytics.
 type GetAnalyticsParams struct {
@@ -5897,6 +6006,9 @@ type UpdateAccountJSONRequestBody = AccountUpdate
 
 // UpdateAccountSecurityJSONRequestBody defines body for UpdateAccountSecurity for application/json ContentType.
 type UpdateAccountSecurityJSONRequestBody = AccountSecurity
+
+// SetAccountSSOJSONRequestBody defines body for SetAccountSSO for application/json ContentType.
+type SetAccountSSOJSONRequestBody = SSOSettingsInput
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = APIKeyCreate
@@ -7649,6 +7761,30 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SsoCallback Finish a single sign-on (browser route)
+	//
+	// Where the identity provider sends the browser back (the redirect URL to register:
+	// SENDONCE_PUBLIC_URL + /sso/callback). The state must be this browser's and unused; the code
+	// is exchanged with the PKCE verifier and the client secret; the ID token's signature, issuer,
+	// audience, expiry and nonce are verified, and its address must be verified and of an allowed
+	// domain. The person is found or made a member (new people get the default role), a new
+	// session cookie replaces any earlier one, and the browser is redirected to /app. Any failure
+	// is a 401 problem saying what to do, never what the provider said.
+	//
+	// Corresponds with GET /sso/callback (the `SsoCallback` operationId).
+	SsoCallback(ctx context.Context, params *SsoCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SsoStart Start a single sign-on (browser route)
+	//
+	// A browser navigation, no API key: the dashboard's sign-in page sends the typed address here.
+	// The account whose enabled settings list the address's domain is chosen (`account`, its public
+	// id, picks one when several do: 409 without it); the browser is redirected to its identity
+	// provider's authorization endpoint (code flow, PKCE S256, `state`, `nonce`, `login_hint`),
+	// with a short-lived HttpOnly, SameSite=Lax cookie binding the state to this browser.
+	//
+	// Corresponds with GET /sso/start (the `SsoStart` operationId).
+	SsoStart(ctx context.Context, params *SsoStartParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UnsubscribePage Unsubscribe page
 	//
 	// Preference page (plain HTML, no script): the lists the address belongs to as checkboxes, and "unsubscribe from everything"; its forms POST to the same URL. Changes nothing.
@@ -7748,6 +7884,50 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/account/security (the `UpdateAccountSecurity` operationId).
 	UpdateAccountSecurity(ctx context.Context, body UpdateAccountSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAccountSSO Delete single sign-on settings
+	//
+	// Sign-in through the provider stops at once; members and their sessions stay. Owners and admins only.
+	//
+	// Corresponds with DELETE /v1/account/sso (the `DeleteAccountSSO` operationId).
+	DeleteAccountSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAccountSSO Get single sign-on settings
+	//
+	// The account's OpenID Connect settings, with the redirect URL to register at the identity
+	// provider. The client secret is never returned (`client_secret_set` says one is stored).
+	// Owners and admins (or a key of those roles) only; 404 when the account has none.
+	//
+	// Corresponds with GET /v1/account/sso (the `GetAccountSSO` operationId).
+	GetAccountSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetAccountSSOWithBody Set single sign-on settings
+	//
+	// Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+	// (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+	// the stored one. With `enabled: true` the issuer's discovery document is fetched first
+	// (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+	// 422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+	// not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/account/sso (the `SetAccountSSO` operationId).
+	SetAccountSSOWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetAccountSSO Set single sign-on settings
+	//
+	// Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+	// (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+	// the stored one. With `enabled: true` the issuer's discovery document is fetched first
+	// (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+	// 422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+	// not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/account/sso (the `SetAccountSSO` operationId).
+	SetAccountSSO(ctx context.Context, body SetAccountSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAnalytics The account's sending, feedback and engagement per day.
 	//
@@ -9791,6 +9971,50 @@ func (c *Raw) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.
 	return c.Client.Do(req)
 }
 
+// SsoCallback Finish a single sign-on (browser route)
+//
+// Where the identity provider sends the browser back (the redirect URL to register:
+// SENDONCE_PUBLIC_URL + /sso/callback). The state must be this browser's and unused; the code
+// is exchanged with the PKCE verifier and the client secret; the ID token's signature, issuer,
+// audience, expiry and nonce are verified, and its address must be verified and of an allowed
+// domain. The person is found or made a member (new people get the default role), a new
+// session cookie replaces any earlier one, and the browser is redirected to /app. Any failure
+// is a 401 problem saying what to do, never what the provider said.
+//
+// Corresponds with GET /sso/callback (the `SsoCallback` operationId).
+func (c *Raw) SsoCallback(ctx context.Context, params *SsoCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSsoCallbackRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SsoStart Start a single sign-on (browser route)
+//
+// A browser navigation, no API key: the dashboard's sign-in page sends the typed address here.
+// The account whose enabled settings list the address's domain is chosen (`account`, its public
+// id, picks one when several do: 409 without it); the browser is redirected to its identity
+// provider's authorization endpoint (code flow, PKCE S256, `state`, `nonce`, `login_hint`),
+// with a short-lived HttpOnly, SameSite=Lax cookie binding the state to this browser.
+//
+// Corresponds with GET /sso/start (the `SsoStart` operationId).
+func (c *Raw) SsoStart(ctx context.Context, params *SsoStartParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSsoStartRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // UnsubscribePage Unsubscribe page
 //
 // Preference page (plain HTML, no script): the lists the address belongs to as checkboxes, and "unsubscribe from everything"; its forms POST to the same URL. Changes nothing.
@@ -9981,6 +10205,90 @@ func (c *Raw) UpdateAccountSecurityWithBody(ctx context.Context, contentType str
 // Corresponds with PATCH /v1/account/security (the `UpdateAccountSecurity` operationId).
 func (c *Raw) UpdateAccountSecurity(ctx context.Context, body UpdateAccountSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateAccountSecurityRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAccountSSO Delete single sign-on settings
+//
+// Sign-in through the provider stops at once; members and their sessions stay. Owners and admins only.
+//
+// Corresponds with DELETE /v1/account/sso (the `DeleteAccountSSO` operationId).
+func (c *Raw) DeleteAccountSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAccountSSORequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAccountSSO Get single sign-on settings
+//
+// The account's OpenID Connect settings, with the redirect URL to register at the identity
+// provider. The client secret is never returned (`client_secret_set` says one is stored).
+// Owners and admins (or a key of those roles) only; 404 when the account has none.
+//
+// Corresponds with GET /v1/account/sso (the `GetAccountSSO` operationId).
+func (c *Raw) GetAccountSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAccountSSORequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetAccountSSOWithBody Set single sign-on settings
+//
+// Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+// (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+// the stored one. With `enabled: true` the issuer's discovery document is fetched first
+// (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+// 422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+// not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/account/sso (the `SetAccountSSO` operationId).
+func (c *Raw) SetAccountSSOWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetAccountSSORequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetAccountSSO Set single sign-on settings
+//
+// Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+// (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+// the stored one. With `enabled: true` the issuer's discovery document is fetched first
+// (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+// 422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+// not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/account/sso (the `SetAccountSSO` operationId).
+func (c *Raw) SetAccountSSO(ctx context.Context, body SetAccountSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetAccountSSORequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -14019,6 +14327,146 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewSsoCallbackRequest constructs an http.Request for the SsoCallback method
+func NewSsoCallbackRequest(server string, params *SsoCallbackParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sso/callback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSsoStartRequest constructs an http.Request for the SsoStart method
+func NewSsoStartRequest(server string, params *SsoStartParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sso/start")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Account != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account", *params.Account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewUnsubscribePageRequest constructs an http.Request for the UnsubscribePage method
 func NewUnsubscribePageRequest(server string, token string) (*http.Request, error) {
 	var err error
@@ -14259,6 +14707,100 @@ func NewUpdateAccountSecurityRequestWithBody(server string, contentType string, 
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteAccountSSORequest constructs an http.Request for the DeleteAccountSSO method
+func NewDeleteAccountSSORequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/account/sso")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAccountSSORequest constructs an http.Request for the GetAccountSSO method
+func NewGetAccountSSORequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/account/sso")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetAccountSSORequest calls the generic SetAccountSSO builder with application/json body
+func NewSetAccountSSORequest(server string, body SetAccountSSOJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetAccountSSORequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSetAccountSSORequestWithBody constructs an http.Request for the SetAccountSSO method, with any body, and a specified content type
+func NewSetAccountSSORequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/account/sso")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -21253,6 +21795,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
+	// SsoCallbackWithResponse Finish a single sign-on (browser route)
+	//
+	// Where the identity provider sends the browser back (the redirect URL to register:
+	// SENDONCE_PUBLIC_URL + /sso/callback). The state must be this browser's and unused; the code
+	// is exchanged with the PKCE verifier and the client secret; the ID token's signature, issuer,
+	// audience, expiry and nonce are verified, and its address must be verified and of an allowed
+	// domain. The person is found or made a member (new people get the default role), a new
+	// session cookie replaces any earlier one, and the browser is redirected to /app. Any failure
+	// is a 401 problem saying what to do, never what the provider said.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sso/callback (the `SsoCallback` operationId).
+	SsoCallbackWithResponse(ctx context.Context, params *SsoCallbackParams, reqEditors ...RequestEditorFn) (*SsoCallbackResponse, error)
+
+	// SsoStartWithResponse Start a single sign-on (browser route)
+	//
+	// A browser navigation, no API key: the dashboard's sign-in page sends the typed address here.
+	// The account whose enabled settings list the address's domain is chosen (`account`, its public
+	// id, picks one when several do: 409 without it); the browser is redirected to its identity
+	// provider's authorization endpoint (code flow, PKCE S256, `state`, `nonce`, `login_hint`),
+	// with a short-lived HttpOnly, SameSite=Lax cookie binding the state to this browser.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sso/start (the `SsoStart` operationId).
+	SsoStartWithResponse(ctx context.Context, params *SsoStartParams, reqEditors ...RequestEditorFn) (*SsoStartResponse, error)
+
 	// UnsubscribePageWithResponse Unsubscribe page
 	//
 	// Preference page (plain HTML, no script): the lists the address belongs to as checkboxes, and "unsubscribe from everything"; its forms POST to the same URL. Changes nothing.
@@ -21360,6 +21930,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/account/security (the `UpdateAccountSecurity` operationId).
 	UpdateAccountSecurityWithResponse(ctx context.Context, body UpdateAccountSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAccountSecurityResponse, error)
+
+	// DeleteAccountSSOWithResponse Delete single sign-on settings
+	//
+	// Sign-in through the provider stops at once; members and their sessions stay. Owners and admins only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/account/sso (the `DeleteAccountSSO` operationId).
+	DeleteAccountSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteAccountSSOResponse, error)
+
+	// GetAccountSSOWithResponse Get single sign-on settings
+	//
+	// The account's OpenID Connect settings, with the redirect URL to register at the identity
+	// provider. The client secret is never returned (`client_secret_set` says one is stored).
+	// Owners and admins (or a key of those roles) only; 404 when the account has none.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/account/sso (the `GetAccountSSO` operationId).
+	GetAccountSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountSSOResponse, error)
+
+	// SetAccountSSOWithBodyWithResponse Set single sign-on settings
+	//
+	// Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+	// (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+	// the stored one. With `enabled: true` the issuer's discovery document is fetched first
+	// (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+	// 422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+	// not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/account/sso (the `SetAccountSSO` operationId).
+	SetAccountSSOWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetAccountSSOResponse, error)
+
+	// SetAccountSSOWithResponse Set single sign-on settings
+	//
+	// Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+	// (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+	// the stored one. With `enabled: true` the issuer's discovery document is fetched first
+	// (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+	// 422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+	// not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/account/sso (the `SetAccountSSO` operationId).
+	SetAccountSSOWithResponse(ctx context.Context, body SetAccountSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*SetAccountSSOResponse, error)
 
 	// GetAnalyticsWithResponse The account's sending, feedback and engagement per day.
 	//
@@ -23847,6 +24465,207 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// SsoCallbackResponse401Headers the declared response headers of an HTTP 401 response for SsoCallback
+type SsoCallbackResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SsoCallbackResponse429Headers the declared response headers of an HTTP 429 response for SsoCallback
+type SsoCallbackResponse429Headers struct {
+	RetryAfter *int
+}
+
+// SsoCallbackResponse503Headers the declared response headers of an HTTP 503 response for SsoCallback
+type SsoCallbackResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SsoCallbackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SsoCallbackResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SsoCallbackResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SsoCallbackResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SsoCallbackResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SsoCallbackResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SsoCallbackResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SsoCallbackResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SsoCallbackResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SsoCallbackResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SsoCallbackResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SsoCallbackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SsoCallbackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SsoCallbackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SsoCallbackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SsoStartResponse409Headers the declared response headers of an HTTP 409 response for SsoStart
+type SsoStartResponse409Headers struct {
+	RetryAfter *int
+}
+
+// SsoStartResponse429Headers the declared response headers of an HTTP 429 response for SsoStart
+type SsoStartResponse429Headers struct {
+	RetryAfter *int
+}
+
+// SsoStartResponse503Headers the declared response headers of an HTTP 503 response for SsoStart
+type SsoStartResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SsoStartResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SsoStartResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SsoStartResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SsoStartResponse503Headers
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SsoStartResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SsoStartResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SsoStartResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SsoStartResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SsoStartResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SsoStartResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SsoStartResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SsoStartResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SsoStartResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SsoStartResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type UnsubscribePageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24366,6 +25185,325 @@ func (r UpdateAccountSecurityResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateAccountSecurityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteAccountSSOResponse401Headers the declared response headers of an HTTP 401 response for DeleteAccountSSO
+type DeleteAccountSSOResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteAccountSSOResponse429Headers the declared response headers of an HTTP 429 response for DeleteAccountSSO
+type DeleteAccountSSOResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteAccountSSOResponse503Headers the declared response headers of an HTTP 503 response for DeleteAccountSSO
+type DeleteAccountSSOResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteAccountSSOResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteAccountSSOResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteAccountSSOResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteAccountSSOResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteAccountSSOResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteAccountSSOResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteAccountSSOResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteAccountSSOResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteAccountSSOResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteAccountSSOResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAccountSSOResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAccountSSOResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAccountSSOResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAccountSSOResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAccountSSOResponse401Headers the declared response headers of an HTTP 401 response for GetAccountSSO
+type GetAccountSSOResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAccountSSOResponse429Headers the declared response headers of an HTTP 429 response for GetAccountSSO
+type GetAccountSSOResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetAccountSSOResponse503Headers the declared response headers of an HTTP 503 response for GetAccountSSO
+type GetAccountSSOResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetAccountSSOResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SSOSettings
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountSSOResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAccountSSOResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAccountSSOResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAccountSSOResponse) GetJSON200() *SSOSettings {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAccountSSOResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAccountSSOResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetAccountSSOResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetAccountSSOResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetAccountSSOResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetAccountSSOResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAccountSSOResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAccountSSOResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAccountSSOResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAccountSSOResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetAccountSSOResponse401Headers the declared response headers of an HTTP 401 response for SetAccountSSO
+type SetAccountSSOResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetAccountSSOResponse429Headers the declared response headers of an HTTP 429 response for SetAccountSSO
+type SetAccountSSOResponse429Headers struct {
+	RetryAfter *int
+}
+
+// SetAccountSSOResponse503Headers the declared response headers of an HTTP 503 response for SetAccountSSO
+type SetAccountSSOResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SetAccountSSOResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SSOSettings
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetAccountSSOResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetAccountSSOResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetAccountSSOResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetAccountSSOResponse) GetJSON200() *SSOSettings {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetAccountSSOResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SetAccountSSOResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SetAccountSSOResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SetAccountSSOResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SetAccountSSOResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SetAccountSSOResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SetAccountSSOResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SetAccountSSOResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SetAccountSSOResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetAccountSSOResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetAccountSSOResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetAccountSSOResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -40169,6 +41307,46 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
+// SsoCallbackWithResponse Finish a single sign-on (browser route)
+//
+// Where the identity provider sends the browser back (the redirect URL to register:
+// SENDONCE_PUBLIC_URL + /sso/callback). The state must be this browser's and unused; the code
+// is exchanged with the PKCE verifier and the client secret; the ID token's signature, issuer,
+// audience, expiry and nonce are verified, and its address must be verified and of an allowed
+// domain. The person is found or made a member (new people get the default role), a new
+// session cookie replaces any earlier one, and the browser is redirected to /app. Any failure
+// is a 401 problem saying what to do, never what the provider said.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sso/callback (the `SsoCallback` operationId).
+func (c *ClientWithResponses) SsoCallbackWithResponse(ctx context.Context, params *SsoCallbackParams, reqEditors ...RequestEditorFn) (*SsoCallbackResponse, error) {
+	rsp, err := c.SsoCallback(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSsoCallbackResponse(rsp)
+}
+
+// SsoStartWithResponse Start a single sign-on (browser route)
+//
+// A browser navigation, no API key: the dashboard's sign-in page sends the typed address here.
+// The account whose enabled settings list the address's domain is chosen (`account`, its public
+// id, picks one when several do: 409 without it); the browser is redirected to its identity
+// provider's authorization endpoint (code flow, PKCE S256, `state`, `nonce`, `login_hint`),
+// with a short-lived HttpOnly, SameSite=Lax cookie binding the state to this browser.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sso/start (the `SsoStart` operationId).
+func (c *ClientWithResponses) SsoStartWithResponse(ctx context.Context, params *SsoStartParams, reqEditors ...RequestEditorFn) (*SsoStartResponse, error) {
+	rsp, err := c.SsoStart(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSsoStartResponse(rsp)
+}
+
 // UnsubscribePageWithResponse Unsubscribe page
 //
 // Preference page (plain HTML, no script): the lists the address belongs to as checkboxes, and "unsubscribe from everything"; its forms POST to the same URL. Changes nothing.
@@ -40335,6 +41513,78 @@ func (c *ClientWithResponses) UpdateAccountSecurityWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseUpdateAccountSecurityResponse(rsp)
+}
+
+// DeleteAccountSSOWithResponse Delete single sign-on settings
+//
+// Sign-in through the provider stops at once; members and their sessions stay. Owners and admins only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/account/sso (the `DeleteAccountSSO` operationId).
+func (c *ClientWithResponses) DeleteAccountSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteAccountSSOResponse, error) {
+	rsp, err := c.DeleteAccountSSO(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAccountSSOResponse(rsp)
+}
+
+// GetAccountSSOWithResponse Get single sign-on settings
+//
+// The account's OpenID Connect settings, with the redirect URL to register at the identity
+// provider. The client secret is never returned (`client_secret_set` says one is stored).
+// Owners and admins (or a key of those roles) only; 404 when the account has none.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/account/sso (the `GetAccountSSO` operationId).
+func (c *ClientWithResponses) GetAccountSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountSSOResponse, error) {
+	rsp, err := c.GetAccountSSO(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAccountSSOResponse(rsp)
+}
+
+// SetAccountSSOWithBodyWithResponse Set single sign-on settings
+//
+// Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+// (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+// the stored one. With `enabled: true` the issuer's discovery document is fetched first
+// (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+// 422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+// not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/account/sso (the `SetAccountSSO` operationId).
+func (c *ClientWithResponses) SetAccountSSOWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetAccountSSOResponse, error) {
+	rsp, err := c.SetAccountSSOWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetAccountSSOResponse(rsp)
+}
+
+// SetAccountSSOWithResponse Set single sign-on settings
+//
+// Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+// (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+// the stored one. With `enabled: true` the issuer's discovery document is fetched first
+// (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+// 422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+// not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/account/sso (the `SetAccountSSO` operationId).
+func (c *ClientWithResponses) SetAccountSSOWithResponse(ctx context.Context, body SetAccountSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*SetAccountSSOResponse, error) {
+	rsp, err := c.SetAccountSSO(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetAccountSSOResponse(rsp)
 }
 
 // GetAnalyticsWithResponse The account's sending, feedback and engagement per day.
@@ -43701,6 +44951,207 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 	return response, nil
 }
 
+// ParseSsoCallbackResponse parses an HTTP response from a SsoCallbackWithResponse call
+func ParseSsoCallbackResponse(rsp *http.Response) (*SsoCallbackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SsoCallbackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SsoCallbackResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SsoCallbackResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SsoCallbackResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSsoStartResponse parses an HTTP response from a SsoStartWithResponse call
+func ParseSsoStartResponse(rsp *http.Response) (*SsoStartResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SsoStartResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 409:
+		var headers SsoStartResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers SsoStartResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SsoStartResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseUnsubscribePageResponse parses an HTTP response from a UnsubscribePageWithResponse call
 func ParseUnsubscribePageResponse(rsp *http.Response) (*UnsubscribePageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -44147,6 +45598,319 @@ func ParseUpdateAccountSecurityResponse(rsp *http.Response) (*UpdateAccountSecur
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers UpdateAccountSecurityResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAccountSSOResponse parses an HTTP response from a DeleteAccountSSOWithResponse call
+func ParseDeleteAccountSSOResponse(rsp *http.Response) (*DeleteAccountSSOResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAccountSSOResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteAccountSSOResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteAccountSSOResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteAccountSSOResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAccountSSOResponse parses an HTTP response from a GetAccountSSOWithResponse call
+func ParseGetAccountSSOResponse(rsp *http.Response) (*GetAccountSSOResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAccountSSOResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SSOSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAccountSSOResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAccountSSOResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAccountSSOResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetAccountSSOResponse parses an HTTP response from a SetAccountSSOWithResponse call
+func ParseSetAccountSSOResponse(rsp *http.Response) (*SetAccountSSOResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetAccountSSOResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SSOSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetAccountSSOResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetAccountSSOResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetAccountSSOResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
+	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
@@ -29,6 +30,7 @@ import (
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
+	"github.com/sendonce/sendonce/internal/sso"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/suppression"
 	"github.com/sendonce/sendonce/internal/template"
@@ -103,6 +105,10 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 	// deployment's provider, as test sends do.
 	d.Users = user.NewService(pool, d.Sessions, sh.credentials, sh.provider, user.Options{PublicURL: cfg.PublicURL,
 		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: sh.log})
+	// Single sign-on reaches each account's identity provider through the egress
+	// guard, as senders and event deliveries reach theirs.
+	d.SSO = sso.NewService(pool, sh.credentials, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
+		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: sh.log})
 	wireErasure(&d, keys)
 	return d
 }

@@ -49,11 +49,14 @@ VALUES (@account_id, sqlc.narg('api_key_id'), @token_hash, @expires_at);
 -- made with a login link (no key) is full. A user's session lasts only while the
 -- user is a member of its account, and carries the member's role as it is now;
 -- needs_two_factor is a member of an account that requires a second factor who
--- has none yet (sent to enrol before anything else).
+-- has none yet (sent to enrol before anything else); a session signed in through
+-- the account's identity provider (via_sso) is not: the provider's sign-in stands
+-- for both factors there (docs/teams.md, Single sign-on).
 SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role,
        k.permissions, k.list_ids, k.name AS key_name,
        s.user_id, coalesce(u.email, '')::text AS user_email, coalesce(m.role, '')::text AS member_role,
-       (s.user_id IS NOT NULL AND a.require_two_factor AND u.totp_confirmed_at IS NULL)::boolean AS needs_two_factor
+       (s.user_id IS NOT NULL AND NOT s.via_sso AND a.require_two_factor AND u.totp_confirmed_at IS NULL)::boolean AS needs_two_factor,
+       s.via_sso
 FROM dashboard_sessions s
 JOIN accounts a ON a.id = s.account_id
 LEFT JOIN api_keys k ON k.id = s.api_key_id

@@ -97,6 +97,13 @@ var Routes = map[string]Rule{
 	"DELETE /v1/invitations/{id}": write(MembersManage, "invitation.revoke", "invitation"),
 	"GET /v1/account/security":    read(AccountRead),
 	"PATCH /v1/account/security":  write(AccountManage, "account.security", "account"),
+	// Single sign-on settings are the owners' and admins' (the issuer and client
+	// are not for every member to read); the browser routes of a sign-in carry no key.
+	"GET /v1/account/sso":    read(AccountManage),
+	"PUT /v1/account/sso":    write(AccountManage, "account.sso_update", "account"),
+	"DELETE /v1/account/sso": write(AccountManage, "account.sso_delete", "account"),
+	"GET /sso/start":         Public,
+	"GET /sso/callback":      Public,
 
 	"GET /v1/account":   read(AccountRead),
 	"PATCH /v1/account": write(AccountManage, "account.update", "account"),

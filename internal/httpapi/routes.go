@@ -72,6 +72,11 @@ func (s *Server) routes() {
 		r.Post("/v1/password-resets/complete", s.handle(s.completePasswordReset))
 		r.Post("/v1/invitations/accept", s.handle(s.acceptInvitation))
 	})
+	// Single sign-on through an account's identity provider: browser navigations
+	// (a redirect out, a redirect back), no key; failures are limited per client
+	// address like other sign-ins (sso.go).
+	r.With(s.shed).Get("/sso/start", s.handle(s.ssoStart))
+	r.With(s.shed).Get("/sso/callback", s.handle(s.ssoCallback))
 
 	r.Route("/v1", func(r chiRouter) {
 		// authorize enforces the route table (access.Routes: the permission each
@@ -212,6 +217,9 @@ func (s *Server) routes() {
 			r.Delete("/invitations/{id}", s.handle(s.revokeInvitation))
 			r.Get("/account/security", s.handle(s.getAccountSecurity))
 			r.Patch("/account/security", s.handle(s.updateAccountSecurity))
+			r.Get("/account/sso", s.handle(s.getAccountSSO))
+			r.Put("/account/sso", s.handle(s.putAccountSSO))
+			r.Delete("/account/sso", s.handle(s.deleteAccountSSO))
 
 			r.Get("/api-keys", s.handle(s.listAPIKeys))
 			r.Get("/audit-log", s.handle(s.listAuditLog)) // read only: no route writes it

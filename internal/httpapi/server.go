@@ -37,6 +37,7 @@ import (
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
+	"github.com/sendonce/sendonce/internal/sso"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/template"
 	"github.com/sendonce/sendonce/internal/tracking"
@@ -107,6 +108,9 @@ type Deps struct {
 	// Users manages the accounts' people and their sign-in (its mail goes through
 	// the deployment's provider; TOTP secrets sealed with the credentials key ring).
 	Users *user.Service
+	// SSO keeps accounts' single sign-on settings and runs sign-ins through their
+	// identity providers (/sso/start, /sso/callback).
+	SSO *sso.Service
 
 	// Optional.
 
@@ -134,7 +138,7 @@ func (d Deps) required() error {
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Messages": d.Messages != nil, "Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
-		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Users": d.Users != nil, "Reports": d.Reports != nil,
+		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Users": d.Users != nil, "SSO": d.SSO != nil, "Reports": d.Reports != nil,
 		"Erasure": d.Erasure != nil, "People": d.People != nil, "Exports": d.Exports != nil,
 	} {
 		if !set {

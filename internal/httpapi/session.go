@@ -73,7 +73,7 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int
 		Role: api.APIKeyRole(sess.Role), Permissions: toAPIPermissions(sess.Permissions)}
 	if sess.UserID != 0 {
 		out.User = &api.SessionUser{Id: sess.UserID, Email: sess.UserEmail, Role: api.MemberRole(sess.MemberRole),
-			NeedsTwoFactor: sess.NeedsTwoFactor}
+			NeedsTwoFactor: sess.NeedsTwoFactor, ViaSso: sess.ViaSSO}
 	}
 	return encode(w, status, out)
 }
@@ -151,7 +151,7 @@ func (s *Server) authenticateSession(w http.ResponseWriter, r *http.Request, nex
 	}
 	ctx := withPrincipal(r.Context(), principalForSession(sess))
 	if sess.UserID != 0 {
-		ctx = withUser(ctx, sess.UserID, sess.UserEmail, sess.MemberRole)
+		ctx = withUser(ctx, requestUser{ID: sess.UserID, Email: sess.UserEmail, Role: sess.MemberRole, ViaSSO: sess.ViaSSO})
 	}
 	// A stream token the session mints is bound to the session and to the key it
 	// was signed in with: either's end ends the token's streams.
@@ -184,12 +184,15 @@ type requestUser struct {
 	ID    int64
 	Email string
 	Role  string
+	// ViaSSO: signed in through the account's identity provider, which vouches
+	// for the person in this account only.
+	ViaSSO bool
 }
 
 // withUser names the signed-in person of a request (their authority is the
 // principal's: principalForSession gives it their membership's role).
-func withUser(ctx context.Context, userID int64, email, role string) context.Context {
-	return context.WithValue(ctx, userKey{}, requestUser{ID: userID, Email: email, Role: role})
+func withUser(ctx context.Context, u requestUser) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
 }
 
 // userOf returns the person a user session authenticates (ok false: a key, or a

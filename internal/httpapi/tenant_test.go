@@ -68,6 +68,10 @@ func TestCrossTenant(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(res.Body, &snd))
 
+	res = e.do(a, "PUT", "/v1/account/sso", map[string]any{"issuer_url": "https://login.example.com", "client_id": "a",
+		"client_secret": "a-secret", "allowed_domains": []string{"example.com"}, "default_role": "viewer", "enabled": false})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+
 	seqBody := map[string]any{"name": "welcome", "trigger": map[string]any{"type": "event", "event": "signed_up"},
 		"steps": []map[string]any{{"type": "send", "template_id": tpl.Id, "from_email": "hello@example.com"}}}
 	res = e.do(a, "POST", "/v1/sequences", seqBody)
@@ -102,7 +106,7 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/segments", "/v1/segments/" + itoa(seg.Id),
 			"/v1/senders", "/v1/senders/" + itoa(snd.ID), "/v1/api-keys",
 			"/v1/sequences", "/v1/sequences/" + itoa(seq.Id), "/v1/sequences/" + itoa(seq.Id) + "/enrollments",
-			"/v1/sequences/" + itoa(seq.Id) + "/stats"} {
+			"/v1/sequences/" + itoa(seq.Id) + "/stats", "/v1/account/sso"} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -253,6 +257,12 @@ func TestCrossTenant(t *testing.T) {
 		"revokeInvitation":      {},
 		"getAccountSecurity":    {expect: http.StatusOK},
 		"updateAccountSecurity": {body: map[string]any{"require_two_factor": false}, expect: http.StatusOK},
+		// Single sign-on: B's settings are B's; B has none (A's are set below).
+		"getAccountSSO":    {},
+		"deleteAccountSSO": {},
+		"setAccountSSO": {body: map[string]any{"issuer_url": "https://login.example.com", "client_id": "b",
+			"client_secret": "b-secret", "allowed_domains": []string{"b.example"}, "default_role": "viewer",
+			"enabled": false}, expect: http.StatusOK},
 		"acceptInvitation":      {body: map[string]any{"token": "soi_x"}, expect: http.StatusUnauthorized},
 		"signInWithPassword":    {body: map[string]any{"email": "a1@example.com", "password": "x"}, expect: http.StatusUnauthorized},
 		"signInWithEmailLink":   {body: map[string]any{"token": "sou_x"}, expect: http.StatusUnauthorized},

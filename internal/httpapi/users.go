@@ -293,6 +293,14 @@ func me(r *http.Request) (requestUser, error) {
 	if !ok {
 		return u, apperr.New(apperr.Forbidden, "this route is a signed-in person's own: sign in with a password or an email link")
 	}
+	// An account's identity provider vouches for the person in that account
+	// only: its session may not reach their other accounts, sessions or second
+	// factor (a provider an account's admin runs could otherwise act for a
+	// person elsewhere).
+	if u.ViaSSO {
+		return u, apperr.New(apperr.Forbidden, "a single sign-on session acts in its account only: "+
+			"sign in with your password or an email link to switch accounts or manage your own sign-in")
+	}
 	return u, nil
 }
 

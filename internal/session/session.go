@@ -75,6 +75,10 @@ type Session struct {
 	// NeedsTwoFactor is a member of an account that requires a second factor
 	// who has none yet: the session may only enrol one.
 	NeedsTwoFactor bool
+	// ViaSSO is a person's session signed in through the account's identity
+	// provider: it acts in AccountID only (no switching, no changes to the
+	// person's own credentials) and needs no second factor of sendonce's.
+	ViaSSO bool
 }
 
 // CSRF is the anti-forgery token of the session: what the dashboard sends back in
@@ -163,7 +167,7 @@ func (s *Service) Get(ctx context.Context, token string) (Session, error) {
 	}
 	sess := Session{Token: token, ID: row.ID, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt,
 		Role: row.Role, Permissions: account.KeyPermissions(row.Role, row.Permissions), ListIDs: row.ListIds,
-		UserEmail: row.UserEmail, MemberRole: row.MemberRole, NeedsTwoFactor: row.NeedsTwoFactor}
+		UserEmail: row.UserEmail, MemberRole: row.MemberRole, NeedsTwoFactor: row.NeedsTwoFactor, ViaSSO: row.ViaSso}
 	if row.ApiKeyID != nil {
 		sess.KeyID = *row.ApiKeyID
 	}
@@ -200,6 +204,27 @@ func (s *Service) SignInUser(ctx context.Context, userID, accountID int64, repla
 	}
 	_, _ = q.SessionPurge(ctx, now)
 	return Session{Token: token, ID: id, AccountID: accountID, UserID: userID, ExpiresAt: exp}, nil
+}
+
+// SignInUserViaSSO is SignInUser for a person the account's identity provider
+// signed in (internal/sso): the session is marked, so it acts in accountID only.
+func (s *Service) SignInUserViaSSO(ctx context.Context, userID, accountID int64, replacing string) (Session, error) {
+	now := s.Now()
+	token, hash := newToken(sessionPrefix)
+	q := store.New(s.pool)
+	exp := now.Add(TTL)
+	id, err := q.SSOSessionCreate(ctx, store.SSOSessionCreateParams{AccountID: accountID, UserID: &userID,
+		TokenHash: hash, ExpiresAt: exp})
+	if err != nil {
+		return Session{}, postgres.Error(err, "session")
+	}
+	if replacing != "" {
+		if err := s.SignOut(ctx, replacing); err != nil {
+			return Session{}, err
+		}
+	}
+	_, _ = q.SessionPurge(ctx, now)
+	return Session{Token: token, ID: id, AccountID: accountID, UserID: userID, ExpiresAt: exp, ViaSSO: true}, nil
 }
 
 // HashOf is the stored form of a session token (to tell a user's current

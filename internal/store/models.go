@@ -34,6 +34,19 @@ type AccountDayCount struct {
 	ClickedPeople int64
 }
 
+type AccountSso struct {
+	AccountID      int64
+	IssuerUrl      string
+	ClientID       string
+	SecretKeyID    string
+	SecretSealed   []byte
+	AllowedDomains []string
+	DefaultRole    string
+	Enabled        bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
 type ApiKey struct {
 	ID          int64
 	AccountID   int64
@@ -183,6 +196,7 @@ type DashboardSession struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UserID    *int64
+	ViaSso    bool
 }
 
 type EngagementFirst struct {
@@ -532,6 +546,17 @@ type SoftBounce struct {
 	EmailLower string
 	OccurredAt time.Time
 	MessageKey string
+}
+
+type SsoFlow struct {
+	ID        int64
+	AccountID int64
+	StateHash []byte
+	KeyID     string
+	Sealed    []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
 }
 
 type Subscriber struct {

@@ -37,6 +37,7 @@ import (
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
+	"github.com/sendonce/sendonce/internal/sso"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/suppression"
 	"github.com/sendonce/sendonce/internal/template"
@@ -116,6 +117,8 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	d.Erasure = erasure.NewService(pool, erased)
 	d.Users = user.NewService(pool, d.Sessions, ring, d.TestSender, user.Options{PublicURL: cfg.PublicURL,
 		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: log})
+	d.SSO = sso.NewService(pool, ring, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
+		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: log})
 	d.People, d.Exports = person.NewService(pool), export.NewService(pool)
 	d.Reports = report.NewService(pool, d.Campaigns)
 	return d

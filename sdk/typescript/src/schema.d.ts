@@ -481,6 +481,91 @@ export interface paths {
         patch: operations["updateAccountSecurity"];
         trace?: never;
     };
+    "/v1/account/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get single sign-on settings
+         * @description The account's OpenID Connect settings, with the redirect URL to register at the identity
+         *     provider. The client secret is never returned (`client_secret_set` says one is stored).
+         *     Owners and admins (or a key of those roles) only; 404 when the account has none.
+         */
+        get: operations["getAccountSSO"];
+        /**
+         * Set single sign-on settings
+         * @description Create or replace the account's OpenID Connect settings. The client secret is sealed at rest
+         *     (AES-256-GCM, SENDONCE_SECRETS_KEY) and required the first time; leave it out later to keep
+         *     the stored one. With `enabled: true` the issuer's discovery document is fetched first
+         *     (through the egress guard): an issuer that cannot be reached, or names another issuer, is a
+         *     422 on `/issuer_url`. `default_role` is the role of people the provider signs in who are
+         *     not members yet (never `owner`). Owners and admins only. docs/teams.md, Single sign-on.
+         */
+        put: operations["setAccountSSO"];
+        post?: never;
+        /**
+         * Delete single sign-on settings
+         * @description Sign-in through the provider stops at once; members and their sessions stay. Owners and admins only.
+         */
+        delete: operations["deleteAccountSSO"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a single sign-on (browser route)
+         * @description A browser navigation, no API key: the dashboard's sign-in page sends the typed address here.
+         *     The account whose enabled settings list the address's domain is chosen (`account`, its public
+         *     id, picks one when several do: 409 without it); the browser is redirected to its identity
+         *     provider's authorization endpoint (code flow, PKCE S256, `state`, `nonce`, `login_hint`),
+         *     with a short-lived HttpOnly, SameSite=Lax cookie binding the state to this browser.
+         */
+        get: operations["ssoStart"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Finish a single sign-on (browser route)
+         * @description Where the identity provider sends the browser back (the redirect URL to register:
+         *     SENDONCE_PUBLIC_URL + /sso/callback). The state must be this browser's and unused; the code
+         *     is exchanged with the PKCE verifier and the client secret; the ID token's signature, issuer,
+         *     audience, expiry and nonce are verified, and its address must be verified and of an allowed
+         *     domain. The person is found or made a member (new people get the default role), a new
+         *     session cookie replaces any earlier one, and the browser is redirected to /app. Any failure
+         *     is a 401 problem saying what to do, never what the provider said.
+         */
+        get: operations["ssoCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me/accounts": {
         parameters: {
             query?: never;
@@ -3095,7 +3180,8 @@ export interface components {
          *         "id": 12,
          *         "email": "ada@example.com",
          *         "role": "owner",
-         *         "needs_two_factor": false
+         *         "needs_two_factor": false,
+         *         "via_sso": false
          *       }
          *     }
          */
@@ -3118,7 +3204,8 @@ export interface components {
          *       "id": 12,
          *       "email": "ada@example.com",
          *       "role": "owner",
-         *       "needs_two_factor": false
+         *       "needs_two_factor": false,
+         *       "via_sso": false
          *     }
          */
         SessionUser: {
@@ -3128,6 +3215,8 @@ export interface components {
             role: components["schemas"]["MemberRole"];
             /** @description The account requires a second factor this person has not set up: enrol first. */
             needs_two_factor: boolean;
+            /** @description Signed in through the account's identity provider: the session acts in this account only (every /v1/me route answers 403), so a client hides the account switcher and the person's own sign-in settings. */
+            via_sso: boolean;
         };
         /**
          * @description A member's role in an account: its permissions are the matrix of docs/teams.md
@@ -3292,6 +3381,60 @@ export interface components {
          */
         MemberUpdate: {
             role: components["schemas"]["MemberRole"];
+        };
+        /**
+         * @example {
+         *       "issuer_url": "https://login.example.com",
+         *       "client_id": "sendonce",
+         *       "client_secret_set": true,
+         *       "allowed_domains": [
+         *         "example.com"
+         *       ],
+         *       "default_role": "viewer",
+         *       "enabled": true,
+         *       "redirect_url": "https://mail.example.com/sso/callback",
+         *       "created_at": "2026-12-06T10:00:00Z",
+         *       "updated_at": "2026-12-06T10:00:00Z"
+         *     }
+         */
+        SSOSettings: {
+            issuer_url: string;
+            client_id: string;
+            /** @description A client secret is stored (it is never returned). */
+            client_secret_set: boolean;
+            allowed_domains: string[];
+            /** @enum {string} */
+            default_role: "admin" | "editor" | "approver" | "viewer";
+            enabled: boolean;
+            /** @description The redirect URI to register at the identity provider. */
+            redirect_url: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "issuer_url": "https://login.example.com",
+         *       "client_id": "sendonce",
+         *       "client_secret": "the-client-secret",
+         *       "allowed_domains": [
+         *         "example.com"
+         *       ],
+         *       "default_role": "viewer",
+         *       "enabled": true
+         *     }
+         */
+        SSOSettingsInput: {
+            /** @description The provider's issuer (https), exactly as its discovery document names it. */
+            issuer_url: string;
+            client_id: string;
+            /** @description Required the first time; left out, the stored one is kept. */
+            client_secret?: string;
+            allowed_domains: string[];
+            /** @enum {string} */
+            default_role: "admin" | "editor" | "approver" | "viewer";
+            enabled: boolean;
         };
         /**
          * @example {
@@ -7881,6 +8024,164 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getAccountSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SSOSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    setAccountSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SSOSettingsInput"];
+            };
+        };
+        responses: {
+            /** @description The settings as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SSOSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteAccountSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    ssoStart: {
+        parameters: {
+            query: {
+                /**
+                 * @description The address the person typed.
+                 * @example grace@example.com
+                 */
+                email: string;
+                /**
+                 * @description The public id of the account, when several sign this domain in.
+                 * @example 8f3kq2m9x1
+                 */
+                account?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    ssoCallback: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The state sent at the start.
+                 * @example Vq3m0cQyJ1bq3yQFhT6pQ2zJ7x0n4XKkq5cD8r9sW1A
+                 */
+                state?: string;
+                /**
+                 * @description The authorization code, exchanged once with the PKCE verifier.
+                 * @example SplxlOBeZQQYbYS6WxSbIA
+                 */
+                code?: string;
+                /**
+                 * @description The provider's error code, when it signed nobody in (never repeated).
+                 * @example access_denied
+                 */
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in; to the dashboard (/app). */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
