@@ -221,7 +221,8 @@ const sessionAccount = `-- name: SessionAccount :one
 SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role,
        k.permissions, k.list_ids, k.name AS key_name,
        s.user_id, coalesce(u.email, '')::text AS user_email, coalesce(m.role, '')::text AS member_role,
-       (s.user_id IS NOT NULL AND a.require_two_factor AND u.totp_confirmed_at IS NULL)::boolean AS needs_two_factor
+       (s.user_id IS NOT NULL AND a.require_two_factor AND u.totp_confirmed_at IS NULL)::boolean AS needs_two_factor,
+       (a.suspended_at IS NOT NULL)::boolean AS suspended
 FROM dashboard_sessions s
 JOIN accounts a ON a.id = s.account_id
 LEFT JOIN api_keys k ON k.id = s.api_key_id
@@ -231,6 +232,7 @@ WHERE s.token_hash = $1
   AND s.expires_at > coalesce($2::timestamptz, now())
   AND (s.api_key_id IS NULL OR k.revoked_at IS NULL)
   AND (s.user_id IS NULL OR m.user_id IS NOT NULL)
+  AND a.deleted_at IS NULL
 `
 
 type SessionAccountParams struct {
@@ -251,13 +253,15 @@ type SessionAccountRow struct {
 	UserEmail      string
 	MemberRole     string
 	NeedsTwoFactor bool
+	Suspended      bool
 }
 
 // A session made with a key lasts no longer than the key, and has its role; one
 // made with a login link (no key) is full. A user's session lasts only while the
 // user is a member of its account, and carries the member's role as it is now;
 // needs_two_factor is a member of an account that requires a second factor who
-// has none yet (sent to enrol before anything else).
+// has none yet (sent to enrol before anything else). A deleted account's sessions
+// end at once; a suspended one's are found and refused (403).
 func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) (SessionAccountRow, error) {
 	row := q.db.QueryRow(ctx, sessionAccount, arg.TokenHash, arg.Now)
 	var i SessionAccountRow
@@ -274,6 +278,7 @@ func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) 
 		&i.UserEmail,
 		&i.MemberRole,
 		&i.NeedsTwoFactor,
+		&i.Suspended,
 	)
 	return i, err
 }
