@@ -3295,7 +3295,7 @@ type OneClickBodyListUnsubscribe string
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
 
-// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":50000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 type OperatorAccount struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
@@ -3304,7 +3304,7 @@ type OperatorAccount struct {
 
 	// Quotas What the operator holds the account to; null is no limit.
 	//
-	// Example: {"messages_per_day":50000,"senders":null,"subscribers":10000}
+	// Example: {"senders":null,"subscribers":10000}
 	Quotas      Quotas                `json:"quotas"`
 	Status      OperatorAccountStatus `json:"status"`
 	SuspendedAt *time.Time            `json:"suspended_at"`
@@ -3313,26 +3313,26 @@ type OperatorAccount struct {
 // OperatorAccountStatus defines model for OperatorAccount.Status.
 type OperatorAccountStatus string
 
-// OperatorAccountCreate Example: {"name":"acme","quotas":{"messages_per_day":null,"senders":null,"subscribers":10000}}
+// OperatorAccountCreate Example: {"name":"acme","quotas":{"senders":null,"subscribers":10000}}
 type OperatorAccountCreate struct {
 	Name string `json:"name"`
 
 	// Quotas What the operator holds the account to; null is no limit.
 	//
-	// Example: {"messages_per_day":50000,"senders":null,"subscribers":10000}
+	// Example: {"senders":null,"subscribers":10000}
 	Quotas *Quotas `json:"quotas,omitempty"`
 }
 
-// OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":null,"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
+// OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
 type OperatorAccountCreated struct {
-	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":50000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 	Account OperatorAccount `json:"account"`
 
 	// ApiKey The account's first API key (role full); shown only here.
 	ApiKey string `json:"api_key"`
 }
 
-// OperatorAccountPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":null,"senders":null,"subscribers":null},"status":"active","suspended_at":null}],"next_cursor":null}
+// OperatorAccountPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":null},"status":"active","suspended_at":null}],"next_cursor":null}
 type OperatorAccountPage struct {
 	Data       []OperatorAccount `json:"data"`
 	NextCursor *string           `json:"next_cursor"`
@@ -3427,11 +3427,8 @@ type ProviderFeedbackEventData struct {
 
 // Quotas What the operator holds the account to; null is no limit.
 //
-// Example: {"messages_per_day":50000,"senders":null,"subscribers":10000}
+// Example: {"senders":null,"subscribers":10000}
 type Quotas struct {
-	// MessagesPerDay Most messages (campaign sends and transactional) per UTC day.
-	MessagesPerDay *int64 `json:"messages_per_day"`
-
 	// Senders Most senders the account may have.
 	Senders *int64 `json:"senders"`
 

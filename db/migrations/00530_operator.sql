@@ -8,7 +8,6 @@ ALTER TABLE accounts
     ADD COLUMN suspended_at timestamptz,
     ADD COLUMN deleted_at timestamptz,
     ADD COLUMN quota_subscribers bigint CHECK (quota_subscribers >= 0),
-    ADD COLUMN quota_messages_per_day bigint CHECK (quota_messages_per_day >= 0),
     ADD COLUMN quota_senders bigint CHECK (quota_senders >= 0);
 
 -- The accounts the purger still has to remove (few, usually none).
@@ -18,4 +17,4 @@ CREATE INDEX accounts_deleted_idx ON accounts (id) WHERE deleted_at IS NOT NULL;
 DROP INDEX accounts_deleted_idx;
 ALTER TABLE accounts
     DROP COLUMN suspended_at, DROP COLUMN deleted_at, DROP COLUMN quota_subscribers,
-    DROP COLUMN quota_messages_per_day, DROP COLUMN quota_senders;
+    DROP COLUMN quota_senders;

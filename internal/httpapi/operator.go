@@ -48,12 +48,12 @@ func toAPIOperatorAccount(a operator.Account) api.OperatorAccount {
 	}
 	return api.OperatorAccount{Id: a.ID, Name: a.Name, PublicId: a.PublicID, CreatedAt: a.CreatedAt,
 		Status: status, SuspendedAt: a.SuspendedAt, Quotas: api.Quotas{Subscribers: a.Quotas.Subscribers,
-			MessagesPerDay: a.Quotas.MessagesPerDay, Senders: a.Quotas.Senders}}
+			Senders: a.Quotas.Senders}}
 }
 
 func quotaUpdate(q api.Quotas) operator.QuotaUpdate {
-	return operator.QuotaUpdate{SetSubscribers: true, SetMessagesPerDay: true, SetSenders: true,
-		Quotas: operator.Quotas{Subscribers: q.Subscribers, MessagesPerDay: q.MessagesPerDay, Senders: q.Senders}}
+	return operator.QuotaUpdate{SetSubscribers: true, SetSenders: true,
+		Quotas: operator.Quotas{Subscribers: q.Subscribers, Senders: q.Senders}}
 }
 
 func (s *Server) operatorListAccounts(w http.ResponseWriter, r *http.Request) error {

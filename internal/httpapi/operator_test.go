@@ -68,14 +68,14 @@ func TestOperatorAccounts(t *testing.T) {
 	e, op := operatorEnv(t)
 
 	res := e.do(op, http.MethodPost, "/operator/v1/accounts", map[string]any{
-		"name": "acme", "quotas": map[string]any{"subscribers": 10, "messages_per_day": nil, "senders": 2}})
+		"name": "acme", "quotas": map[string]any{"subscribers": 10, "senders": 2}})
 	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 	created := decodeAs[api.OperatorAccountCreated](t, res)
 	acme := created.Account
 	require.Equal(t, "acme", acme.Name)
 	require.Equal(t, api.OperatorAccountStatusActive, acme.Status)
 	require.Equal(t, int64(10), *acme.Quotas.Subscribers)
-	require.Nil(t, acme.Quotas.MessagesPerDay)
+	require.Equal(t, int64(2), *acme.Quotas.Senders)
 	require.Equal(t, acme.Id, e.accountIDOf(created.ApiKey), "the first key opens the new account")
 
 	res = e.do(op, http.MethodPost, "/operator/v1/accounts", map[string]any{"name": ""})
@@ -97,13 +97,13 @@ func TestOperatorAccounts(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 
 	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+itoa(acme.Id)+"/quotas",
-		map[string]any{"subscribers": nil, "messages_per_day": 100, "senders": nil})
+		map[string]any{"subscribers": nil, "senders": 5})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	got := decodeAs[api.OperatorAccount](t, res)
 	require.Nil(t, got.Quotas.Subscribers)
-	require.Equal(t, int64(100), *got.Quotas.MessagesPerDay)
+	require.Equal(t, int64(5), *got.Quotas.Senders)
 	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+itoa(acme.Id)+"/quotas",
-		map[string]any{"subscribers": -1, "messages_per_day": nil, "senders": nil})
+		map[string]any{"subscribers": -1, "senders": nil})
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 
 	// Suspend: the account's key and its session are refused, 403 account-suspended.

@@ -26,15 +26,14 @@ func NewService(pool *pgxpool.Pool, accounts *account.Service) *Service {
 
 // Quotas are the limits an account is held to; nil is no limit.
 type Quotas struct {
-	Subscribers    *int64
-	MessagesPerDay *int64
-	Senders        *int64
+	Subscribers *int64
+	Senders     *int64
 }
 
 // QuotaUpdate changes the quotas whose Set flag is true (to a value, or nil: no
 // limit) and leaves the others.
 type QuotaUpdate struct {
-	SetSubscribers, SetMessagesPerDay, SetSenders bool
+	SetSubscribers, SetSenders bool
 	Quotas
 }
 
@@ -50,7 +49,7 @@ type Account struct {
 
 func fromStore(a store.Account) Account {
 	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt, SuspendedAt: a.SuspendedAt,
-		Quotas: Quotas{Subscribers: a.QuotaSubscribers, MessagesPerDay: a.QuotaMessagesPerDay, Senders: a.QuotaSenders}}
+		Quotas: Quotas{Subscribers: a.QuotaSubscribers, Senders: a.QuotaSenders}}
 }
 
 func notFound(id int64) error { return apperr.New(apperr.NotFound, "account %d not found", id) }
@@ -60,8 +59,7 @@ func checkQuotas(u QuotaUpdate) error {
 		set     bool
 		v       *int64
 		pointer string
-	}{{u.SetSubscribers, u.Subscribers, "/quotas/subscribers"}, {u.SetMessagesPerDay, u.MessagesPerDay, "/quotas/messages_per_day"},
-		{u.SetSenders, u.Senders, "/quotas/senders"}} {
+	}{{u.SetSubscribers, u.Subscribers, "/quotas/subscribers"}, {u.SetSenders, u.Senders, "/quotas/senders"}} {
 		if q.set && q.v != nil && *q.v < 0 {
 			return apperr.Invalidf(q.pointer, "a quota is 0 or more (null: no limit)")
 		}
@@ -112,7 +110,6 @@ func (s *Service) SetQuotas(ctx context.Context, id int64, u QuotaUpdate) (Accou
 	}
 	a, err := store.New(s.pool).OperatorAccountSetQuotas(ctx, store.OperatorAccountSetQuotasParams{
 		SetSubscribers: u.SetSubscribers, Subscribers: u.Subscribers,
-		SetMessagesPerDay: u.SetMessagesPerDay, MessagesPerDay: u.MessagesPerDay,
 		SetSenders: u.SetSenders, Senders: u.Senders, ID: id})
 	if err != nil {
 		return Account{}, postgres.Error(err, "account")

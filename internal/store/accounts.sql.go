@@ -110,7 +110,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -127,7 +127,6 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.SuspendedAt,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
-		&i.QuotaMessagesPerDay,
 		&i.QuotaSenders,
 	)
 	return i, err
@@ -146,7 +145,7 @@ func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -163,14 +162,13 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.SuspendedAt,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
-		&i.QuotaMessagesPerDay,
 		&i.QuotaSenders,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -187,7 +185,6 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.SuspendedAt,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
-		&i.QuotaMessagesPerDay,
 		&i.QuotaSenders,
 	)
 	return i, err
@@ -432,7 +429,7 @@ UPDATE accounts SET
     unsubscribe_scope = coalesce($1::text, unsubscribe_scope),
     four_eyes         = coalesce($2::bool, four_eyes)
 WHERE id = $3
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
 `
 
 type AccountUpdateSettingsParams struct {
@@ -456,7 +453,6 @@ func (q *Queries) AccountUpdateSettings(ctx context.Context, arg AccountUpdateSe
 		&i.SuspendedAt,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
-		&i.QuotaMessagesPerDay,
 		&i.QuotaSenders,
 	)
 	return i, err

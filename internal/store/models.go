@@ -12,18 +12,17 @@ import (
 )
 
 type Account struct {
-	ID                  int64
-	Name                string
-	CreatedAt           time.Time
-	UnsubscribeScope    string
-	PublicID            string
-	FourEyes            bool
-	RequireTwoFactor    bool
-	SuspendedAt         *time.Time
-	DeletedAt           *time.Time
-	QuotaSubscribers    *int64
-	QuotaMessagesPerDay *int64
-	QuotaSenders        *int64
+	ID               int64
+	Name             string
+	CreatedAt        time.Time
+	UnsubscribeScope string
+	PublicID         string
+	FourEyes         bool
+	RequireTwoFactor bool
+	SuspendedAt      *time.Time
+	DeletedAt        *time.Time
+	QuotaSubscribers *int64
+	QuotaSenders     *int64
 }
 
 type AccountDayCount struct {

@@ -10,7 +10,7 @@ import (
 )
 
 const operatorAccountGet = `-- name: OperatorAccountGet :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders FROM accounts WHERE id = $1 AND deleted_at IS NULL
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE id = $1 AND deleted_at IS NULL
 `
 
 func (q *Queries) OperatorAccountGet(ctx context.Context, id int64) (Account, error) {
@@ -27,7 +27,6 @@ func (q *Queries) OperatorAccountGet(ctx context.Context, id int64) (Account, er
 		&i.SuspendedAt,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
-		&i.QuotaMessagesPerDay,
 		&i.QuotaSenders,
 	)
 	return i, err
@@ -35,7 +34,7 @@ func (q *Queries) OperatorAccountGet(ctx context.Context, id int64) (Account, er
 
 const operatorAccountList = `-- name: OperatorAccountList :many
 
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders FROM accounts
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts
 WHERE deleted_at IS NULL AND id > $1
 ORDER BY id
 LIMIT $2
@@ -69,7 +68,6 @@ func (q *Queries) OperatorAccountList(ctx context.Context, arg OperatorAccountLi
 			&i.SuspendedAt,
 			&i.DeletedAt,
 			&i.QuotaSubscribers,
-			&i.QuotaMessagesPerDay,
 			&i.QuotaSenders,
 		); err != nil {
 			return nil, err
@@ -112,7 +110,7 @@ func (q *Queries) OperatorAccountNextDeleted(ctx context.Context) (int64, error)
 const operatorAccountResume = `-- name: OperatorAccountResume :one
 UPDATE accounts SET suspended_at = NULL
 WHERE id = $1 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
 `
 
 func (q *Queries) OperatorAccountResume(ctx context.Context, id int64) (Account, error) {
@@ -129,7 +127,6 @@ func (q *Queries) OperatorAccountResume(ctx context.Context, id int64) (Account,
 		&i.SuspendedAt,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
-		&i.QuotaMessagesPerDay,
 		&i.QuotaSenders,
 	)
 	return i, err
@@ -138,20 +135,17 @@ func (q *Queries) OperatorAccountResume(ctx context.Context, id int64) (Account,
 const operatorAccountSetQuotas = `-- name: OperatorAccountSetQuotas :one
 UPDATE accounts SET
     quota_subscribers = CASE WHEN $1::bool THEN $2::bigint ELSE quota_subscribers END,
-    quota_messages_per_day = CASE WHEN $3::bool THEN $4::bigint ELSE quota_messages_per_day END,
-    quota_senders = CASE WHEN $5::bool THEN $6::bigint ELSE quota_senders END
-WHERE id = $7 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders
+    quota_senders = CASE WHEN $3::bool THEN $4::bigint ELSE quota_senders END
+WHERE id = $5 AND deleted_at IS NULL
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
 `
 
 type OperatorAccountSetQuotasParams struct {
-	SetSubscribers    bool
-	Subscribers       *int64
-	SetMessagesPerDay bool
-	MessagesPerDay    *int64
-	SetSenders        bool
-	Senders           *int64
-	ID                int64
+	SetSubscribers bool
+	Subscribers    *int64
+	SetSenders     bool
+	Senders        *int64
+	ID             int64
 }
 
 // Each quota is set when its set_ flag is true (to a value, or NULL: no limit).
@@ -159,8 +153,6 @@ func (q *Queries) OperatorAccountSetQuotas(ctx context.Context, arg OperatorAcco
 	row := q.db.QueryRow(ctx, operatorAccountSetQuotas,
 		arg.SetSubscribers,
 		arg.Subscribers,
-		arg.SetMessagesPerDay,
-		arg.MessagesPerDay,
 		arg.SetSenders,
 		arg.Senders,
 		arg.ID,
@@ -177,7 +169,6 @@ func (q *Queries) OperatorAccountSetQuotas(ctx context.Context, arg OperatorAcco
 		&i.SuspendedAt,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
-		&i.QuotaMessagesPerDay,
 		&i.QuotaSenders,
 	)
 	return i, err
@@ -186,7 +177,7 @@ func (q *Queries) OperatorAccountSetQuotas(ctx context.Context, arg OperatorAcco
 const operatorAccountSuspend = `-- name: OperatorAccountSuspend :one
 UPDATE accounts SET suspended_at = coalesce(suspended_at, now())
 WHERE id = $1 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_messages_per_day, quota_senders
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
 `
 
 // Idempotent: suspending a suspended account keeps its first suspension time.
@@ -204,7 +195,6 @@ func (q *Queries) OperatorAccountSuspend(ctx context.Context, id int64) (Account
 		&i.SuspendedAt,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
-		&i.QuotaMessagesPerDay,
 		&i.QuotaSenders,
 	)
 	return i, err

@@ -3755,7 +3755,6 @@ export interface components {
          * @description What the operator holds the account to; null is no limit.
          * @example {
          *       "subscribers": 10000,
-         *       "messages_per_day": 50000,
          *       "senders": null
          *     }
          */
@@ -3765,11 +3764,6 @@ export interface components {
              * @description Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded.
              */
             subscribers: number | null;
-            /**
-             * Format: int64
-             * @description Most messages (campaign sends and transactional) per UTC day.
-             */
-            messages_per_day: number | null;
             /**
              * Format: int64
              * @description Most senders the account may have.
@@ -3786,7 +3780,6 @@ export interface components {
          *       "suspended_at": null,
          *       "quotas": {
          *         "subscribers": 10000,
-         *         "messages_per_day": 50000,
          *         "senders": null
          *       }
          *     }
@@ -3809,7 +3802,6 @@ export interface components {
          *       "name": "acme",
          *       "quotas": {
          *         "subscribers": 10000,
-         *         "messages_per_day": null,
          *         "senders": null
          *       }
          *     }
@@ -3829,7 +3821,6 @@ export interface components {
          *         "suspended_at": null,
          *         "quotas": {
          *           "subscribers": 10000,
-         *           "messages_per_day": null,
          *           "senders": null
          *         }
          *       },
@@ -3853,7 +3844,6 @@ export interface components {
          *           "suspended_at": null,
          *           "quotas": {
          *             "subscribers": null,
-         *             "messages_per_day": null,
          *             "senders": null
          *           }
          *         }
