@@ -613,6 +613,24 @@ func (e OneClickBodyAction) Valid() bool {
 	}
 }
 
+// Defines values for OperatorAccountStatus.
+const (
+	OperatorAccountStatusActive    OperatorAccountStatus = "active"
+	OperatorAccountStatusSuspended OperatorAccountStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the OperatorAccountStatus enum.
+func (e OperatorAccountStatus) Valid() bool {
+	switch e {
+	case OperatorAccountStatusActive:
+		return true
+	case OperatorAccountStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Permission.
 const (
 	AccountManage     Permission = "account:manage"
@@ -3345,6 +3363,49 @@ type OneClickBodyListUnsubscribe string
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
 
+// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+type OperatorAccount struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        int64     `json:"id"`
+	Name      string    `json:"name"`
+	PublicId  string    `json:"public_id"`
+
+	// Quotas What the operator holds the account to; null is no limit.
+	//
+	// Example: {"senders":null,"subscribers":10000}
+	Quotas      Quotas                `json:"quotas"`
+	Status      OperatorAccountStatus `json:"status"`
+	SuspendedAt *time.Time            `json:"suspended_at"`
+}
+
+// OperatorAccountStatus defines model for OperatorAccount.Status.
+type OperatorAccountStatus string
+
+// OperatorAccountCreate Example: {"name":"acme","quotas":{"senders":null,"subscribers":10000}}
+type OperatorAccountCreate struct {
+	Name string `json:"name"`
+
+	// Quotas What the operator holds the account to; null is no limit.
+	//
+	// Example: {"senders":null,"subscribers":10000}
+	Quotas *Quotas `json:"quotas,omitempty"`
+}
+
+// OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
+type OperatorAccountCreated struct {
+	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+	Account OperatorAccount `json:"account"`
+
+	// ApiKey The account's first API key (role full); shown only here.
+	ApiKey string `json:"api_key"`
+}
+
+// OperatorAccountPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":null},"status":"active","suspended_at":null}],"next_cursor":null}
+type OperatorAccountPage struct {
+	Data       []OperatorAccount `json:"data"`
+	NextCursor *string           `json:"next_cursor"`
+}
+
 // PasswordResetComplete Example: {"password":"a new long passphrase","token":"sor_7y2d…"}
 type PasswordResetComplete struct {
 	Password string `json:"password"`
@@ -3430,6 +3491,17 @@ type ProviderFeedbackEventData struct {
 
 	// Source webhook:<source>:<endpoint id>
 	Source string `json:"source"`
+}
+
+// Quotas What the operator holds the account to; null is no limit.
+//
+// Example: {"senders":null,"subscribers":10000}
+type Quotas struct {
+	// Senders Most senders the account may have.
+	Senders *int64 `json:"senders"`
+
+	// Subscribers Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded.
+	Subscribers *int64 `json:"subscribers"`
 }
 
 // RecoveryCodes Example: {"recovery_codes":["ab3de-fg7hk","…"]}
@@ -4867,6 +4939,16 @@ type UnsupportedMediaType = Problem
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = Problem
 
+// OperatorListAccountsParams defines parameters for OperatorListAccounts.
+type OperatorListAccountsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // SsoCallbackParams defines parameters for SsoCallback.
 type SsoCallbackParams struct {
 	// State The state sent at the start.
@@ -5978,6 +6060,12 @@ type RotateWebhookEndpointParams struct {
 
 // DeliverWebhookJSONBody defines parameters for DeliverWebhook.
 type DeliverWebhookJSONBody = interface{}
+
+// OperatorCreateAccountJSONRequestBody defines body for OperatorCreateAccount for application/json ContentType.
+type OperatorCreateAccountJSONRequestBody = OperatorAccountCreate
+
+// OperatorSetQuotasJSONRequestBody defines body for OperatorSetQuotas for application/json ContentType.
+type OperatorSetQuotasJSONRequestBody = Quotas
 
 // PublicSignupJSONRequestBody defines body for PublicSignup for application/json ContentType.
 type PublicSignupJSONRequestBody = SignupRequest

@@ -20,6 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -71,6 +72,7 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 	d := httpapi.Deps{
 		Pool: pool, Logger: sh.log, Registry: sh.reg, OpenAPI: sendonce.OpenAPI, Listener: sh.listener,
 		Accounts:    accounts,
+		Operator:    operator.NewService(pool, accounts),
 		Unsubscribe: unsubscribe.NewService(pool, sh.signer),
 		Webhooks: webhook.NewService(pool, webhook.Options{
 			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
@@ -132,6 +134,7 @@ func apiOptions(cfg config.Config) httpapi.Options {
 	// trusts nothing rather than something.
 	trusted, _ := cfg.TrustedProxyPrefixes()
 	return httpapi.Options{
+		OperatorKeyHash:           cfg.OperatorKeyHash,
 		PublicURL:                 cfg.PublicURL,
 		Dev:                       cfg.Dev,
 		DashboardOff:              bool(cfg.DashboardOff),

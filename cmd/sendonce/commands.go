@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/bench"
 	"github.com/sendonce/sendonce/internal/cli"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/user"
@@ -41,7 +42,7 @@ func serverCommands() []*cobra.Command {
 	serve.Flags().BoolVar(&opts.API, "api", true, "serve the HTTP API")
 	serve.Flags().BoolVar(&opts.Executor, "executor", true, "run the executor (scheduler and senders)")
 
-	account := &cobra.Command{Use: "account", Short: "account create NAME [--owner-email EMAIL]: create an account and print its API key (EMAIL: its first owner, who signs in by email link); account login NAME: a dashboard login link; account delete ID: delete it and all it holds"}
+	account := &cobra.Command{Use: "account", Short: "account create NAME [--owner-email EMAIL]: create an account and print its API key (EMAIL: its first owner, who signs in by email link); account login NAME: a dashboard login link; account delete ID: delete it and all it holds; account list; account suspend|resume ID"}
 	var ownerEmail string
 	create := &cobra.Command{Use: "create NAME", Short: "Create an account and print its API key", Args: exactly(1),
 		RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
@@ -57,7 +58,30 @@ func serverCommands() []*cobra.Command {
 			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
 				return deleteAccount(ctx, cfg, args[0])
 			})},
+		&cobra.Command{Use: "list", Short: "List the accounts: id, status, name", Args: noArgs,
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, _ []string) error {
+				return listAccounts(ctx, cfg, os.Stdout)
+			})},
+		&cobra.Command{Use: "suspend ID", Short: "Suspend an account: its keys and sessions get 403, none of its work is sent", Args: exactly(1),
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
+				return suspendAccount(ctx, cfg, args[0], true)
+			})},
+		&cobra.Command{Use: "resume ID", Short: "Resume a suspended account where it stopped", Args: exactly(1),
+			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
+				return suspendAccount(ctx, cfg, args[0], false)
+			})},
 	)
+	opKey := &cobra.Command{Use: "operator", Short: "operator key: make an operator key and the SENDONCE_OPERATOR_KEY_HASH to configure for it"}
+	opKey.AddCommand(&cobra.Command{Use: "key", Short: "Print a new operator key and its SENDONCE_OPERATOR_KEY_HASH", Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			token, hash, err := operator.NewKey()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("SENDONCE_OPERATOR_KEY=%s\nSENDONCE_OPERATOR_KEY_HASH=%s\n", token, hash)
+			fmt.Fprintln(os.Stderr, "configure the server with the hash only; keep the key with the operator")
+			return nil
+		}})
 	senders := &cobra.Command{Use: "senders", Short: "senders rotate-secrets: re-encrypt sender credentials under the first key"}
 	senders.AddCommand(&cobra.Command{Use: "rotate-secrets", Short: "Re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key",
 		Args: noArgs, RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, _ []string) error {
@@ -78,6 +102,7 @@ func serverCommands() []*cobra.Command {
 				return dev(ctx, cfg, os.Stdout, os.Stderr)
 			})},
 		account,
+		opKey,
 		{Use: "healthcheck [URL|host:port]", Short: "Exit 0 when the API's /healthz answers 200 (the container HEALTHCHECK)",
 			Args: cobra.ArbitraryArgs, // healthURL explains a wrong count itself
 			RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, args []string) error {
@@ -198,6 +223,63 @@ func deleteAccount(ctx context.Context, cfg config.Config, arg string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "account %d deleted (%d rows in batches, then the account)\n", id, n)
+	return nil
+}
+
+// listAccounts prints every account that is not deleted, in id order.
+func listAccounts(ctx context.Context, cfg config.Config, out io.Writer) error {
+	if err := needDatabase(cfg); err != nil {
+		return err
+	}
+	pool, _, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ops := operator.NewService(pool, account.NewService(pool))
+	var after int64
+	for {
+		page, err := ops.List(ctx, after, 500)
+		if err != nil {
+			return err
+		}
+		for _, a := range page {
+			status := "active"
+			if a.SuspendedAt != nil {
+				status = "suspended"
+			}
+			fmt.Fprintf(out, "%d\t%s\t%s\n", a.ID, status, a.Name)
+			after = a.ID
+		}
+		if len(page) < 500 {
+			return nil
+		}
+	}
+}
+
+// suspendAccount suspends (or resumes) an account, as the operator API does.
+func suspendAccount(ctx context.Context, cfg config.Config, arg string, suspend bool) error {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || id < 1 {
+		return errors.New("usage: sendonce account suspend|resume ID (the account's numeric id)")
+	}
+	if err := needDatabase(cfg); err != nil {
+		return err
+	}
+	pool, _, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ops := operator.NewService(pool, account.NewService(pool))
+	change, verb := ops.Resume, "resumed"
+	if suspend {
+		change, verb = ops.Suspend, "suspended"
+	}
+	if _, err := change(ctx, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "account %d %s\n", id, verb)
 	return nil
 }
 

@@ -8,10 +8,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/complaint"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/executor"
+	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
@@ -53,10 +55,15 @@ func executorServices(cfg config.Config, execPool, pool *pgxpool.Pool, listener 
 		TTL: cfg.OptinPendingTTL, Every: cfg.OptinPurgeInterval, Log: log}
 	log.Info("executor configured", "provider", cfg.Provider, "idempotent", p.Idempotent(), "batch_size", cfg.BatchSize,
 		"event_allow_private", cfg.EventAllowPrivate, "event_allow_http", cfg.EventAllowHTTP)
+	// And the removal of the accounts the operator deleted, in batches with a
+	// pause between them, so the other tenants' claims are not stalled.
+	accountPurge := operator.Purger{Pool: pool, Accounts: account.NewService(pool), Batch: cfg.AccountPurgeBatch,
+		Pause: cfg.AccountPurgePause, Every: cfg.AccountPurgeInterval, Log: log}
 	return []startstop.Service{e,
 		startstop.NewLoop(func(ctx context.Context) { guard.Run(ctx, time.Minute) }),
 		startstop.NewLoop(events.Run),
 		startstop.NewLoop(purge.Run),
+		startstop.NewLoop(accountPurge.Run),
 	}, nil
 }
 

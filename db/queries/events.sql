@@ -217,6 +217,9 @@ WITH cand AS (
            row_number() OVER (PARTITION BY ep.account_id ORDER BY ep.last_claimed_at NULLS FIRST, ep.id) AS rnk
     FROM event_endpoints ep
     WHERE ep.enabled
+      -- A suspended (or deleted) account's deliveries wait until it is resumed.
+      AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = ep.account_id
+                  AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
       -- Two probes, each on its own index: a due row, or a row of a dead executor.
       AND (EXISTS (
                SELECT 1 FROM event_deliveries d
@@ -393,7 +396,8 @@ WHERE t.token_sha256 = @token_sha256 AND t.expires_at > coalesce(sqlc.narg('now'
       SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.account_id = t.account_id AND k.revoked_at IS NULL))
   AND (t.session_id IS NULL OR EXISTS (
       SELECT 1 FROM dashboard_sessions s
-      WHERE s.id = t.session_id AND s.expires_at > coalesce(sqlc.narg('now')::timestamptz, now())));
+      WHERE s.id = t.session_id AND s.expires_at > coalesce(sqlc.narg('now')::timestamptz, now())))
+  AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id AND a.suspended_at IS NULL AND a.deleted_at IS NULL);
 
 -- name: EventPurge :execrows
 -- Retention, in bounded batches: events, then deliveries, older than @before.

@@ -51,12 +51,14 @@ VALUES (@account_id, sqlc.narg('api_key_id'), @token_hash, @expires_at);
 -- needs_two_factor is a member of an account that requires a second factor who
 -- has none yet (sent to enrol before anything else); a session signed in through
 -- the account's identity provider (via_sso) is not: the provider's sign-in stands
--- for both factors there (docs/teams.md, Single sign-on).
+-- for both factors there (docs/teams.md, Single sign-on). A deleted account's
+-- sessions end at once; a suspended one's are found and refused (403).
 SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full')::text AS role,
        k.permissions, k.list_ids, k.name AS key_name,
        s.user_id, coalesce(u.email, '')::text AS user_email, coalesce(m.role, '')::text AS member_role,
        (s.user_id IS NOT NULL AND NOT s.via_sso AND a.require_two_factor AND u.totp_confirmed_at IS NULL)::boolean AS needs_two_factor,
-       s.via_sso
+       s.via_sso,
+       (a.suspended_at IS NOT NULL)::boolean AS suspended
 FROM dashboard_sessions s
 JOIN accounts a ON a.id = s.account_id
 LEFT JOIN api_keys k ON k.id = s.api_key_id
@@ -65,7 +67,8 @@ LEFT JOIN memberships m ON m.user_id = s.user_id AND m.account_id = s.account_id
 WHERE s.token_hash = @token_hash
   AND s.expires_at > coalesce(sqlc.narg('now')::timestamptz, now())
   AND (s.api_key_id IS NULL OR k.revoked_at IS NULL)
-  AND (s.user_id IS NULL OR m.user_id IS NOT NULL);
+  AND (s.user_id IS NULL OR m.user_id IS NOT NULL)
+  AND a.deleted_at IS NULL;
 
 -- name: SessionDelete :exec
 -- Signing out, with the notification (on commit) that ends the event streams of

@@ -116,6 +116,10 @@ WITH picked AS (
     WHERE s.campaign_id = @campaign_id
       AND s.status = 'queued'
       AND s.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
+      -- One probe per claim (an InitPlan): a suspended or deleted account's
+      -- messages stay queued until it is resumed.
+      AND EXISTS (SELECT 1 FROM campaigns c JOIN accounts a ON a.id = c.account_id
+                  WHERE c.id = @campaign_id AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
     ORDER BY s.next_attempt_at, s.id
     LIMIT @n
     FOR UPDATE OF s SKIP LOCKED
@@ -197,7 +201,9 @@ CROSS JOIN LATERAL (
     ORDER BY s.next_attempt_at, s.id
     LIMIT 1
 ) q
-WHERE c.kind = 'messages' AND c.status = 'sending';
+WHERE c.kind = 'messages' AND c.status = 'sending'
+  -- A suspended (or deleted) account's streams are not due: no sweep wakes for them.
+  AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = c.account_id AND a.suspended_at IS NULL AND a.deleted_at IS NULL);
 
 -- name: MessageFailHeld :many
 -- Messages wait while the sender they go through is paused (its stream is not

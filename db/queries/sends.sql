@@ -71,7 +71,8 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING;
 -- address is now suppressed, or whose subscriber is no longer confirmed (or was
 -- deleted), are MARKED suppressed here rather than filtered out: a filtered row would
 -- stay queued at the head of the index and every later claim would walk over it
--- again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims.
+-- again (DESIGN.md §4). The campaign guard makes pause and cancel stop new claims,
+-- and the account's suspension (or deletion) too.
 -- lease_until comes back so a worker never starts a send its lease cannot cover.
 -- after_id is the caller's cursor through the fresh rows (due at -infinity): the
 -- index scan starts past the ids it already claimed instead of walking the entries
@@ -113,7 +114,11 @@ WITH picked AS (
       AND s.status = 'queued'
       AND (s.next_attempt_at, s.id) > ('-infinity'::timestamptz, @after_id::bigint)
       AND s.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
-      AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = @campaign_id AND c.status = 'sending')
+      -- One probe per claim, not per row (an InitPlan): a suspended or deleted
+      -- account's rows stay queued where they are until it is resumed.
+      AND EXISTS (SELECT 1 FROM campaigns c JOIN accounts a ON a.id = c.account_id
+                  WHERE c.id = @campaign_id AND c.status = 'sending'
+                    AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
     ORDER BY s.next_attempt_at, s.id
     LIMIT @n
     FOR UPDATE OF s SKIP LOCKED

@@ -82,7 +82,7 @@ SELECT count(*) FROM (SELECT 1 FROM memberships WHERE account_id = @account_id A
 
 -- name: UserAccounts :many
 SELECT a.id, a.name, m.role FROM memberships m JOIN accounts a ON a.id = m.account_id
-WHERE m.user_id = @user_id ORDER BY m.created_at, a.id;
+WHERE m.user_id = @user_id AND a.deleted_at IS NULL ORDER BY m.created_at, a.id;
 
 -- name: InvitationCreate :one
 INSERT INTO invitations (account_id, email, email_lower, role, token_hash, expires_at)

@@ -11,11 +11,19 @@ type Rule struct {
 	// Target is the kind of thing the route acts on ("campaign"); its id is the
 	// route's {id} (or {email}) parameter, or what the change reports (a create).
 	Target string
+	// Operator marks a route of the operator API (/operator/v1): no tenant's, so
+	// no permission of the matrix applies; its own middleware, which takes only the
+	// operator key, is its one gate.
+	Operator bool
 }
 
 // Public marks a route that needs no permission: it carries no API key (an
 // opt-out link, a provider's webhook, sign-in) or is outside the tenant API.
 var Public = Rule{}
+
+// OperatorOnly marks a route of the operator API: outside the tenant permission
+// check, behind the operator key alone (httpapi's operatorOnly).
+var OperatorOnly = Rule{Operator: true}
 
 // read is a rule that needs p and records nothing.
 func read(p Permission) Rule { return Rule{Permission: p} }
@@ -50,6 +58,15 @@ var Routes = map[string]Rule{
 	"POST /v1/session":                      Public,
 	"GET /v1/session":                       Public,
 	"DELETE /v1/session":                    Public,
+
+	// The operator API: accounts as tenants (docs/operations.md, Operating accounts).
+	"GET /operator/v1/accounts":               OperatorOnly,
+	"POST /operator/v1/accounts":              OperatorOnly,
+	"GET /operator/v1/accounts/{id}":          OperatorOnly,
+	"DELETE /operator/v1/accounts/{id}":       OperatorOnly,
+	"PUT /operator/v1/accounts/{id}/quotas":   OperatorOnly,
+	"POST /operator/v1/accounts/{id}/suspend": OperatorOnly,
+	"POST /operator/v1/accounts/{id}/resume":  OperatorOnly,
 	// The stream authenticates itself (a key, or a token minted with events:read)
 	// and checks the key's permission there.
 	"GET /v1/events/stream": read(EventsRead),

@@ -177,6 +177,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 	return k.AccountID, err
 }
 
+// ErrSuspended refuses a key or session of an account its operator suspended.
+var ErrSuspended = apperr.New(apperr.AccountSuspended, "account suspended: its operator suspended this account; nothing is sent or changed until it is resumed")
+
 // Caller is an authenticated API key: its id, name and account, and what it may do.
 type Caller struct {
 	ID        int64
@@ -207,6 +210,9 @@ func (s *Service) AuthenticateKey(ctx context.Context, token string) (Caller, er
 	sum := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(sum[:], row.TokenHash) != 1 {
 		return Caller{}, unauthorized
+	}
+	if row.Suspended {
+		return Caller{}, ErrSuspended
 	}
 	if row.TouchDue {
 		_ = q.APIKeyTouch(ctx, row.ID)

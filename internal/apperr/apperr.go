@@ -22,8 +22,13 @@ const (
 	// PermissionDenied is a request whose route needs a permission the caller
 	// does not hold; Extra["missing_permission"] names it.
 	PermissionDenied Code = "permission-denied"
-	RateLimited      Code = "rate_limited"
-	TooLarge         Code = "too_large"
+	// AccountSuspended is a request of an account its operator suspended (403).
+	AccountSuspended Code = "account-suspended"
+	// QuotaExceeded is a write past a size-like quota the operator set (403);
+	// Extra names the quota, its limit and what is used.
+	QuotaExceeded Code = "quota-exceeded"
+	RateLimited   Code = "rate_limited"
+	TooLarge      Code = "too_large"
 	// UnsupportedMediaType is a body in a Content-Type the operation does not take.
 	UnsupportedMediaType Code = "unsupported_media_type"
 	// Timeout is a request whose body did not arrive in time.

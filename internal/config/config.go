@@ -25,7 +25,22 @@ type Config struct {
 	Events
 	Audience
 	Optin
+	Operator
 	Log
+}
+
+// Operator settings: the operator API (accounts as tenants) and the purge of
+// deleted accounts.
+type Operator struct {
+	// OperatorKeyHash is the hex SHA-256 of the operator key (`sendonce operator
+	// key` makes both); empty turns the operator API off (every request 401).
+	OperatorKeyHash string `split_words:"true"`
+	// AccountPurgeBatch rows go per statement when a deleted account's rows are
+	// removed, AccountPurgePause between two statements; AccountPurgeInterval is
+	// how often the purger looks for a deleted account when it found none.
+	AccountPurgeBatch    int32         `split_words:"true" default:"1000"`
+	AccountPurgePause    time.Duration `split_words:"true" default:"20ms"`
+	AccountPurgeInterval time.Duration `split_words:"true" default:"1m"`
 }
 
 // Optin settings: the public sign-up form and double opt-in.
@@ -358,6 +373,9 @@ func Load() (Config, error) {
 func (c Config) Validate() error {
 	if _, err := c.TrustedProxyPrefixes(); err != nil {
 		return err
+	}
+	if c.AccountPurgeBatch < 0 || c.AccountPurgeBatch > 100000 || c.AccountPurgePause < 0 {
+		return fmt.Errorf("configuration: SENDONCE_ACCOUNT_PURGE_BATCH must be 0 (the default, 1000) to 100000 and SENDONCE_ACCOUNT_PURGE_PAUSE not negative")
 	}
 	switch c.DomainCheck {
 	case "off", "warn", "refuse", "":

@@ -19,6 +19,10 @@ type Account struct {
 	PublicID         string
 	FourEyes         bool
 	RequireTwoFactor bool
+	SuspendedAt      *time.Time
+	DeletedAt        *time.Time
+	QuotaSubscribers *int64
+	QuotaSenders     *int64
 }
 
 type AccountDayCount struct {

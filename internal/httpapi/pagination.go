@@ -69,9 +69,9 @@ type pageRequest struct {
 func parsePage(r *http.Request, listing string) (pageRequest, error) {
 	p := pageRequest{Limit: defaultLimit}
 	if s := r.URL.Query().Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxLimit {
-			return p, apperr.Invalidf("/limit", "limit must be an integer from 1 to %d", maxLimit)
+		n, err := parsePageLimit(s)
+		if err != nil {
+			return p, err
 		}
 		p.Limit = n
 	}
@@ -83,6 +83,15 @@ func parsePage(r *http.Request, listing string) (pageRequest, error) {
 		p.AfterID, p.AfterKey = c.ID, c.Key
 	}
 	return p, nil
+}
+
+// parsePageLimit reads a ?limit= value: 1 to maxLimit.
+func parsePageLimit(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, apperr.Invalidf("/limit", "limit must be an integer from 1 to %d", maxLimit)
+	}
+	return n, nil
 }
 
 // pageOf trims rows fetched with limit+1 to the page and returns the cursor of the

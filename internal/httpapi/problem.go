@@ -54,6 +54,8 @@ var statusOf = map[apperr.Code]int{
 	apperr.Forbidden:    http.StatusForbidden,
 
 	apperr.PermissionDenied: http.StatusForbidden,
+	apperr.AccountSuspended: http.StatusForbidden,
+	apperr.QuotaExceeded:    http.StatusForbidden,
 	apperr.RateLimited:      http.StatusTooManyRequests,
 	apperr.TooLarge:         http.StatusRequestEntityTooLarge,
 	apperr.Internal:         http.StatusInternalServerError,
@@ -72,6 +74,8 @@ var titleOf = map[apperr.Code]string{
 	apperr.Forbidden:    "Forbidden",
 
 	apperr.PermissionDenied: "Forbidden",
+	apperr.AccountSuspended: "Account suspended",
+	apperr.QuotaExceeded:    "Quota exceeded",
 	apperr.RateLimited:      "Too many requests",
 	apperr.TooLarge:         "Request body too large",
 	apperr.Internal:         "Internal server error",

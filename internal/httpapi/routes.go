@@ -78,6 +78,19 @@ func (s *Server) routes() {
 	r.With(s.shed).Get("/sso/start", s.handle(s.ssoStart))
 	r.With(s.shed).Get("/sso/callback", s.handle(s.ssoCallback))
 
+	// The operator API: accounts as tenants. The operator key is its one gate
+	// (operatorOnly): no tenant key or session opens it, and it opens no tenant route.
+	r.Route("/operator/v1", func(r chiRouter) {
+		r.Use(s.shed, s.operatorOnly, s.bodyLimit, s.validateRequest)
+		r.Get("/accounts", s.handle(s.operatorListAccounts))
+		r.Post("/accounts", s.handle(s.operatorCreateAccount))
+		r.Get("/accounts/{id}", s.handle(s.operatorGetAccount))
+		r.Delete("/accounts/{id}", s.handle(s.operatorDeleteAccount))
+		r.Put("/accounts/{id}/quotas", s.handle(s.operatorSetQuotas))
+		r.Post("/accounts/{id}/suspend", s.handle(s.operatorSuspendAccount))
+		r.Post("/accounts/{id}/resume", s.handle(s.operatorResumeAccount))
+	})
+
 	r.Route("/v1", func(r chiRouter) {
 		// authorize enforces the route table (access.Routes: the permission each
 		// route needs) before anything else of the route runs; it sits in each

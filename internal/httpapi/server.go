@@ -28,6 +28,7 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -59,6 +60,8 @@ type Deps struct {
 	// against it.
 	OpenAPI  []byte
 	Accounts *account.Service
+	// Operator manages accounts as tenants (/operator/v1, the operator key).
+	Operator *operator.Service
 
 	// Opt-outs: one-click unsubscribe (/u/{token}) and provider webhooks.
 	Unsubscribe *unsubscribe.Service
@@ -132,7 +135,7 @@ func (d Deps) required() error {
 	var missing []string
 	for name, set := range map[string]bool{
 		"Pool": d.Pool != nil, "Logger": d.Logger != nil, "Registry": d.Registry != nil,
-		"OpenAPI": len(d.OpenAPI) > 0, "Accounts": d.Accounts != nil, "Unsubscribe": d.Unsubscribe != nil,
+		"OpenAPI": len(d.OpenAPI) > 0, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
 		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Campaigns": d.Campaigns != nil,
 		"Templates": d.Templates != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Domains": d.Domains != nil,
@@ -155,6 +158,9 @@ func (d Deps) required() error {
 // Options are the configuration values the server reads; the caller copies them
 // from its configuration (SENDONCE_* names in docs/configuration.md).
 type Options struct {
+	// OperatorKeyHash is the hex SHA-256 of the operator key (SENDONCE_OPERATOR_KEY_HASH);
+	// empty turns the operator API off.
+	OperatorKeyHash string
 	// PublicURL is the base of the links the server writes (unsubscribe, login).
 	PublicURL string
 	// Dev drops the session cookie's Secure flag (plain-HTTP localhost).
@@ -207,11 +213,13 @@ type Options struct {
 // Server serves the API.
 type Server struct {
 	Deps
-	opts    Options
-	router  chi.Router
-	metrics *httpMetrics
-	spec    routers.Router
-	limits  *rateLimits
+	opts Options
+	// operatorKey gates /operator/v1 (operator.go).
+	operatorKey operator.Key
+	router      chi.Router
+	metrics     *httpMetrics
+	spec        routers.Router
+	limits      *rateLimits
 	// inFlight bounds the API requests worked on at once (shed.go).
 	inFlight *inFlight
 	// authFails limits failed authentications per client address; signInFails
@@ -247,6 +255,10 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	opKey, err := operator.ParseKeyHash(o.OperatorKeyHash)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{Deps: d, opts: o, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
 		limits:         newRateLimits(o.APIRatePerSecond, o.APIRateBurst),
 		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueWait, d.Registry),
@@ -254,7 +266,7 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 		signInFails:    newAddrLimits(o.SignInEmailFailureRate, o.SignInEmailFailureBurst),
 		signupAddrs:    newKeyedLimits(o.OptinAddrRatePerSecond, o.OptinAddrBurst),
 		signupAccounts: newKeyedLimits(o.OptinAccountRatePerSecond, o.OptinAccountBurst),
-		trusted:        o.TrustedProxies}
+		trusted:        o.TrustedProxies, operatorKey: opKey}
 	d.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sendonce_event_streams_open", Help: "Event streams (SSE) open in this process.",
 	}, s.streams.open))

@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/quota"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
 	"github.com/sendonce/sendonce/internal/text"
@@ -185,10 +186,19 @@ const signupSource = "signup:form"
 func (s *Service) signup(ctx context.Context, tx pgx.Tx, accountID int64, addr address.Address, name string,
 	lists []store.OptinListsForSignupRow) error {
 	q := store.New(tx)
+	// The subscribers quota: counted before, refused only when the sign-up would
+	// add a subscriber (a known address signs up as before).
+	limit, used, limited, err := quota.Room(ctx, q, accountID, quota.Subscribers)
+	if err != nil {
+		return err
+	}
 	sub, err := q.OptinSubscriberUpsert(ctx, store.OptinSubscriberUpsertParams{AccountID: accountID,
 		Email: addr.Email, EmailLower: addr.Lower, Name: name})
 	if err != nil {
 		return fmt.Errorf("sign-up subscriber: %w", err)
+	}
+	if sub.Inserted && limited && used >= limit {
+		return quota.Exceeded(quota.Subscribers, limit, used)
 	}
 	if sub.Inserted {
 		if err := event.Emit(ctx, tx, accountID, event.SubscriberCreated, map[string]any{

@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/quota"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -177,6 +178,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Sender
 	var row store.Sender
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
+		if err := quota.Reserve(ctx, q, accountID, quota.Senders); err != nil {
+			return err
+		}
 		if in.Default {
 			if err := q.SenderClearDefault(ctx, store.SenderClearDefaultParams{AccountID: accountID, ID: 0}); err != nil {
 				return err

@@ -165,6 +165,9 @@ func (s *Service) Get(ctx context.Context, token string) (Session, error) {
 		}
 		return Session{}, err
 	}
+	if row.Suspended {
+		return Session{}, account.ErrSuspended
+	}
 	sess := Session{Token: token, ID: row.ID, AccountID: row.AccountID, ExpiresAt: row.ExpiresAt,
 		Role: row.Role, Permissions: account.KeyPermissions(row.Role, row.Permissions), ListIDs: row.ListIds,
 		UserEmail: row.UserEmail, MemberRole: row.MemberRole, NeedsTwoFactor: row.NeedsTwoFactor, ViaSSO: row.ViaSso}

@@ -56,10 +56,12 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 }
 
 const aPIKeyGetByPrefix = `-- name: APIKeyGetByPrefix :one
-SELECT id, account_id, token_hash, role, permissions, list_ids, name,
-       (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')::bool AS touch_due
-FROM api_keys
-WHERE prefix = $1 AND revoked_at IS NULL
+SELECT k.id, k.account_id, k.token_hash, k.role, k.permissions, k.list_ids, k.name,
+       (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')::bool AS touch_due,
+       (a.suspended_at IS NOT NULL)::bool AS suspended
+FROM api_keys k
+JOIN accounts a ON a.id = k.account_id
+WHERE k.prefix = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL
 `
 
 type APIKeyGetByPrefixRow struct {
@@ -71,11 +73,14 @@ type APIKeyGetByPrefixRow struct {
 	ListIds     []int64
 	Name        string
 	TouchDue    bool
+	Suspended   bool
 }
 
 // Looked up by the visible prefix; the caller compares token_hash in constant time.
 // touch_due says whether last_used_at is due to be written (APIKeyTouch), so a key in
 // steady use costs every request this one statement, not two.
+// A deleted account's keys are gone at once; a suspended one's are found and
+// refused (suspended: 403, not 401, so its owner knows why).
 func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (APIKeyGetByPrefixRow, error) {
 	row := q.db.QueryRow(ctx, aPIKeyGetByPrefix, prefix)
 	var i APIKeyGetByPrefixRow
@@ -88,6 +93,7 @@ func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (APIKeyG
 		&i.ListIds,
 		&i.Name,
 		&i.TouchDue,
+		&i.Suspended,
 	)
 	return i, err
 }
@@ -104,7 +110,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -118,6 +124,10 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.PublicID,
 		&i.FourEyes,
 		&i.RequireTwoFactor,
+		&i.SuspendedAt,
+		&i.DeletedAt,
+		&i.QuotaSubscribers,
+		&i.QuotaSenders,
 	)
 	return i, err
 }
@@ -135,7 +145,7 @@ func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -149,12 +159,16 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.PublicID,
 		&i.FourEyes,
 		&i.RequireTwoFactor,
+		&i.SuspendedAt,
+		&i.DeletedAt,
+		&i.QuotaSubscribers,
+		&i.QuotaSenders,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -168,19 +182,45 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.PublicID,
 		&i.FourEyes,
 		&i.RequireTwoFactor,
+		&i.SuspendedAt,
+		&i.DeletedAt,
+		&i.QuotaSubscribers,
+		&i.QuotaSenders,
 	)
 	return i, err
+}
+
+const accountPurgeAuditLog = `-- name: AccountPurgeAuditLog :execrows
+DELETE FROM audit_log WHERE id IN (SELECT l.id FROM audit_log l WHERE l.account_id = $1 LIMIT $2)
+`
+
+type AccountPurgeAuditLogParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeAuditLog(ctx context.Context, arg AccountPurgeAuditLogParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeAuditLog, arg.AccountID, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const accountPurgeEngagementFirsts = `-- name: AccountPurgeEngagementFirsts :execrows
 DELETE FROM engagement_firsts
 WHERE (campaign_id, send_id, kind, link_idx, people) IN (
     SELECT f.campaign_id, f.send_id, f.kind, f.link_idx, f.people FROM engagement_firsts f
-    WHERE f.account_id = $1 LIMIT 1000)
+    WHERE f.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeEngagementFirsts(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeEngagementFirsts, accountID)
+type AccountPurgeEngagementFirstsParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeEngagementFirsts(ctx context.Context, arg AccountPurgeEngagementFirstsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEngagementFirsts, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -188,11 +228,16 @@ func (q *Queries) AccountPurgeEngagementFirsts(ctx context.Context, accountID in
 }
 
 const accountPurgeEnrollments = `-- name: AccountPurgeEnrollments :execrows
-DELETE FROM sequence_enrollments WHERE id IN (SELECT x.id FROM sequence_enrollments x WHERE x.account_id = $1 LIMIT 1000)
+DELETE FROM sequence_enrollments WHERE id IN (SELECT x.id FROM sequence_enrollments x WHERE x.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeEnrollments(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeEnrollments, accountID)
+type AccountPurgeEnrollmentsParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeEnrollments(ctx context.Context, arg AccountPurgeEnrollmentsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEnrollments, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -200,11 +245,16 @@ func (q *Queries) AccountPurgeEnrollments(ctx context.Context, accountID int64) 
 }
 
 const accountPurgeEventDeliveries = `-- name: AccountPurgeEventDeliveries :execrows
-DELETE FROM event_deliveries WHERE id IN (SELECT d.id FROM event_deliveries d WHERE d.account_id = $1 LIMIT 1000)
+DELETE FROM event_deliveries WHERE id IN (SELECT d.id FROM event_deliveries d WHERE d.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeEventDeliveries(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeEventDeliveries, accountID)
+type AccountPurgeEventDeliveriesParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeEventDeliveries(ctx context.Context, arg AccountPurgeEventDeliveriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEventDeliveries, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -213,17 +263,22 @@ func (q *Queries) AccountPurgeEventDeliveries(ctx context.Context, accountID int
 
 const accountPurgeEvents = `-- name: AccountPurgeEvents :execrows
 
-DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.account_id = $1 LIMIT 1000)
+DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.account_id = $1 LIMIT $2)
 `
 
-// The deletion of an account (`sendonce account delete`), in bounded batches: each
-// statement deletes at most 1,000 of the account's rows of one large table in its
-// own short transaction, so a large account goes without holding back every other
+type AccountPurgeEventsParams struct {
+	AccountID int64
+	N         int32
+}
+
+// The deletion of an account (`sendonce account delete`, and the purger of
+// accounts the operator deleted), in bounded batches: each statement deletes at
+// most @n of the account's rows of one large table in its own short transaction, so a large account goes without holding back every other
 // account's event readers (they wait below the oldest running transaction). The
 // account row goes last (AccountDelete), cascading what is left: small tables, and
 // whatever was written meanwhile. Nothing here is reachable from a request.
-func (q *Queries) AccountPurgeEvents(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeEvents, accountID)
+func (q *Queries) AccountPurgeEvents(ctx context.Context, arg AccountPurgeEventsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEvents, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -232,11 +287,16 @@ func (q *Queries) AccountPurgeEvents(ctx context.Context, accountID int64) (int6
 
 const accountPurgeListMembers = `-- name: AccountPurgeListMembers :execrows
 DELETE FROM list_members WHERE (list_id, subscriber_id) IN (
-    SELECT m.list_id, m.subscriber_id FROM list_members m WHERE m.account_id = $1 LIMIT 1000)
+    SELECT m.list_id, m.subscriber_id FROM list_members m WHERE m.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeListMembers(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeListMembers, accountID)
+type AccountPurgeListMembersParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeListMembers(ctx context.Context, arg AccountPurgeListMembersParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeListMembers, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -244,11 +304,16 @@ func (q *Queries) AccountPurgeListMembers(ctx context.Context, accountID int64) 
 }
 
 const accountPurgeMessages = `-- name: AccountPurgeMessages :execrows
-DELETE FROM messages WHERE id IN (SELECT m.id FROM messages m WHERE m.account_id = $1 LIMIT 1000)
+DELETE FROM messages WHERE id IN (SELECT m.id FROM messages m WHERE m.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeMessages(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeMessages, accountID)
+type AccountPurgeMessagesParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeMessages(ctx context.Context, arg AccountPurgeMessagesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeMessages, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -256,11 +321,16 @@ func (q *Queries) AccountPurgeMessages(ctx context.Context, accountID int64) (in
 }
 
 const accountPurgeSends = `-- name: AccountPurgeSends :execrows
-DELETE FROM sends WHERE id IN (SELECT s.id FROM sends s WHERE s.account_id = $1 LIMIT 1000)
+DELETE FROM sends WHERE id IN (SELECT s.id FROM sends s WHERE s.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeSends(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeSends, accountID)
+type AccountPurgeSendsParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeSends(ctx context.Context, arg AccountPurgeSendsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeSends, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -268,11 +338,16 @@ func (q *Queries) AccountPurgeSends(ctx context.Context, accountID int64) (int64
 }
 
 const accountPurgeSequenceLog = `-- name: AccountPurgeSequenceLog :execrows
-DELETE FROM sequence_step_log WHERE id IN (SELECT l.id FROM sequence_step_log l WHERE l.account_id = $1 LIMIT 1000)
+DELETE FROM sequence_step_log WHERE id IN (SELECT l.id FROM sequence_step_log l WHERE l.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeSequenceLog(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeSequenceLog, accountID)
+type AccountPurgeSequenceLogParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeSequenceLog(ctx context.Context, arg AccountPurgeSequenceLogParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeSequenceLog, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -280,11 +355,16 @@ func (q *Queries) AccountPurgeSequenceLog(ctx context.Context, accountID int64) 
 }
 
 const accountPurgeSubscribers = `-- name: AccountPurgeSubscribers :execrows
-DELETE FROM subscribers WHERE id IN (SELECT s.id FROM subscribers s WHERE s.account_id = $1 LIMIT 1000)
+DELETE FROM subscribers WHERE id IN (SELECT s.id FROM subscribers s WHERE s.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeSubscribers(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeSubscribers, accountID)
+type AccountPurgeSubscribersParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeSubscribers(ctx context.Context, arg AccountPurgeSubscribersParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeSubscribers, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -293,11 +373,16 @@ func (q *Queries) AccountPurgeSubscribers(ctx context.Context, accountID int64) 
 
 const accountPurgeSuppressions = `-- name: AccountPurgeSuppressions :execrows
 DELETE FROM suppressions d WHERE d.account_id = $1 AND d.email_lower IN (
-    SELECT x.email_lower FROM suppressions x WHERE x.account_id = $1 LIMIT 1000)
+    SELECT x.email_lower FROM suppressions x WHERE x.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeSuppressions(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeSuppressions, accountID)
+type AccountPurgeSuppressionsParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeSuppressions(ctx context.Context, arg AccountPurgeSuppressionsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeSuppressions, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -306,11 +391,16 @@ func (q *Queries) AccountPurgeSuppressions(ctx context.Context, accountID int64)
 
 const accountPurgeTrackEvents = `-- name: AccountPurgeTrackEvents :execrows
 DELETE FROM track_events d WHERE d.account_id = $1 AND d.event_id IN (
-    SELECT t.event_id FROM track_events t WHERE t.account_id = $1 LIMIT 1000)
+    SELECT t.event_id FROM track_events t WHERE t.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeTrackEvents(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeTrackEvents, accountID)
+type AccountPurgeTrackEventsParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeTrackEvents(ctx context.Context, arg AccountPurgeTrackEventsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeTrackEvents, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -318,11 +408,16 @@ func (q *Queries) AccountPurgeTrackEvents(ctx context.Context, accountID int64) 
 }
 
 const accountPurgeTrackingHits = `-- name: AccountPurgeTrackingHits :execrows
-DELETE FROM tracking_hits WHERE id IN (SELECT h.id FROM tracking_hits h WHERE h.account_id = $1 LIMIT 1000)
+DELETE FROM tracking_hits WHERE id IN (SELECT h.id FROM tracking_hits h WHERE h.account_id = $1 LIMIT $2)
 `
 
-func (q *Queries) AccountPurgeTrackingHits(ctx context.Context, accountID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, accountPurgeTrackingHits, accountID)
+type AccountPurgeTrackingHitsParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeTrackingHits(ctx context.Context, arg AccountPurgeTrackingHitsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeTrackingHits, arg.AccountID, arg.N)
 	if err != nil {
 		return 0, err
 	}
@@ -334,7 +429,7 @@ UPDATE accounts SET
     unsubscribe_scope = coalesce($1::text, unsubscribe_scope),
     four_eyes         = coalesce($2::bool, four_eyes)
 WHERE id = $3
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
 `
 
 type AccountUpdateSettingsParams struct {
@@ -355,6 +450,10 @@ func (q *Queries) AccountUpdateSettings(ctx context.Context, arg AccountUpdateSe
 		&i.PublicID,
 		&i.FourEyes,
 		&i.RequireTwoFactor,
+		&i.SuspendedAt,
+		&i.DeletedAt,
+		&i.QuotaSubscribers,
+		&i.QuotaSenders,
 	)
 	return i, err
 }

@@ -90,6 +90,8 @@ const campaignListDue = `-- name: CampaignListDue :many
 
 SELECT id FROM campaigns
 WHERE status = 'approved' AND scheduled_for <= coalesce($1::timestamptz, now())
+  -- A suspended account's approved campaigns start when it is resumed.
+  AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = campaigns.account_id AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
 ORDER BY scheduled_for, id
 LIMIT 100
 `
@@ -158,6 +160,8 @@ FROM campaigns c
 LEFT JOIN senders ds ON c.kind = 'messages' AND c.sender_id IS NULL AND ds.account_id = c.account_id AND ds.is_default
 LEFT JOIN senders ns ON c.kind = 'messages' AND ns.account_id = c.account_id AND ns.id = c.sender_id
 WHERE c.status = 'sending'
+  -- A suspended (or deleted) account's campaigns are not dealt: nothing polls them.
+  AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = c.account_id AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
 ORDER BY c.account_id, c.id
 `
 

@@ -222,7 +222,8 @@ SELECT s.id, s.api_key_id, s.account_id, s.expires_at, coalesce(k.role, 'full'):
        k.permissions, k.list_ids, k.name AS key_name,
        s.user_id, coalesce(u.email, '')::text AS user_email, coalesce(m.role, '')::text AS member_role,
        (s.user_id IS NOT NULL AND NOT s.via_sso AND a.require_two_factor AND u.totp_confirmed_at IS NULL)::boolean AS needs_two_factor,
-       s.via_sso
+       s.via_sso,
+       (a.suspended_at IS NOT NULL)::boolean AS suspended
 FROM dashboard_sessions s
 JOIN accounts a ON a.id = s.account_id
 LEFT JOIN api_keys k ON k.id = s.api_key_id
@@ -232,6 +233,7 @@ WHERE s.token_hash = $1
   AND s.expires_at > coalesce($2::timestamptz, now())
   AND (s.api_key_id IS NULL OR k.revoked_at IS NULL)
   AND (s.user_id IS NULL OR m.user_id IS NOT NULL)
+  AND a.deleted_at IS NULL
 `
 
 type SessionAccountParams struct {
@@ -253,6 +255,7 @@ type SessionAccountRow struct {
 	MemberRole     string
 	NeedsTwoFactor bool
 	ViaSso         bool
+	Suspended      bool
 }
 
 // A session made with a key lasts no longer than the key, and has its role; one
@@ -261,7 +264,8 @@ type SessionAccountRow struct {
 // needs_two_factor is a member of an account that requires a second factor who
 // has none yet (sent to enrol before anything else); a session signed in through
 // the account's identity provider (via_sso) is not: the provider's sign-in stands
-// for both factors there (docs/teams.md, Single sign-on).
+// for both factors there (docs/teams.md, Single sign-on). A deleted account's
+// sessions end at once; a suspended one's are found and refused (403).
 func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) (SessionAccountRow, error) {
 	row := q.db.QueryRow(ctx, sessionAccount, arg.TokenHash, arg.Now)
 	var i SessionAccountRow
@@ -279,6 +283,7 @@ func (q *Queries) SessionAccount(ctx context.Context, arg SessionAccountParams) 
 		&i.MemberRole,
 		&i.NeedsTwoFactor,
 		&i.ViaSso,
+		&i.Suspended,
 	)
 	return i, err
 }

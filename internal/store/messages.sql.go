@@ -44,6 +44,10 @@ WITH picked AS (
     WHERE s.campaign_id = $4
       AND s.status = 'queued'
       AND s.next_attempt_at <= coalesce($5::timestamptz, now())
+      -- One probe per claim (an InitPlan): a suspended or deleted account's
+      -- messages stay queued until it is resumed.
+      AND EXISTS (SELECT 1 FROM campaigns c JOIN accounts a ON a.id = c.account_id
+                  WHERE c.id = $4 AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
     ORDER BY s.next_attempt_at, s.id
     LIMIT $6
     FOR UPDATE OF s SKIP LOCKED
@@ -783,6 +787,8 @@ CROSS JOIN LATERAL (
     LIMIT 1
 ) q
 WHERE c.kind = 'messages' AND c.status = 'sending'
+  -- A suspended (or deleted) account's streams are not due: no sweep wakes for them.
+  AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = c.account_id AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
 `
 
 type MessageStreamsDueRow struct {

@@ -11,7 +11,7 @@ import (
 
 const accountSetUnsubscribeScope = `-- name: AccountSetUnsubscribeScope :one
 UPDATE accounts SET unsubscribe_scope = $1 WHERE id = $2
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
 `
 
 type AccountSetUnsubscribeScopeParams struct {
@@ -30,6 +30,10 @@ func (q *Queries) AccountSetUnsubscribeScope(ctx context.Context, arg AccountSet
 		&i.PublicID,
 		&i.FourEyes,
 		&i.RequireTwoFactor,
+		&i.SuspendedAt,
+		&i.DeletedAt,
+		&i.QuotaSubscribers,
+		&i.QuotaSenders,
 	)
 	return i, err
 }

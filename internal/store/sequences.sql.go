@@ -73,6 +73,10 @@ CROSS JOIN LATERAL (
     WHERE e.account_id = a.account_id AND e.state = 'active'
       AND e.due_at <= coalesce($1::timestamptz, now())
       AND EXISTS (SELECT 1 FROM sequences q WHERE q.id = e.sequence_id AND q.status = 'active')
+      -- Once per account (it names only a.account_id): a suspended or deleted
+      -- account's enrollments wait where they are.
+      AND EXISTS (SELECT 1 FROM accounts ac WHERE ac.id = a.account_id
+                  AND ac.suspended_at IS NULL AND ac.deleted_at IS NULL)
     ORDER BY e.due_at, e.id
     LIMIT $2
     FOR UPDATE OF e SKIP LOCKED

@@ -348,7 +348,7 @@ func (q *Queries) RecoveryCodesReplace(ctx context.Context, arg RecoveryCodesRep
 
 const userAccounts = `-- name: UserAccounts :many
 SELECT a.id, a.name, m.role FROM memberships m JOIN accounts a ON a.id = m.account_id
-WHERE m.user_id = $1 ORDER BY m.created_at, a.id
+WHERE m.user_id = $1 AND a.deleted_at IS NULL ORDER BY m.created_at, a.id
 `
 
 type UserAccountsRow struct {

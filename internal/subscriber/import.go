@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/quota"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/text"
 )
@@ -301,10 +302,27 @@ func (s *Service) importBatches(ctx context.Context, accountID int64, staged []s
 		batch := staged[:n]
 		staged = staged[n:]
 		var counts store.SubscriberImportUpsertRow
+		var overQuota []Rejection
 		err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 			q := store.New(tx)
 			if _, err := q.SubscriberImportStage(ctx, batch); err != nil {
 				return fmt.Errorf("copy import rows: %w", err)
+			}
+			// The subscribers quota: new addresses beyond the room it leaves are
+			// taken out of the batch and reported as rejected rows.
+			overQuota = overQuota[:0]
+			if limit, used, ok, err := quota.Room(ctx, q, accountID, quota.Subscribers); err != nil {
+				return err
+			} else if ok {
+				over, err := q.SubscriberImportOverQuota(ctx, store.SubscriberImportOverQuotaParams{
+					ImportID: importID, AccountID: accountID, Room: int32(min(max(limit-used, 0), int64(len(batch))))})
+				if err != nil {
+					return err
+				}
+				for _, o := range over {
+					overQuota = append(overQuota, Rejection{Line: int(o.Line), Email: o.Email,
+						Reason: fmt.Sprintf("quota subscribers reached (limit %d)", limit)})
+				}
 			}
 			if s.Erased != nil {
 				lowers := make([]string, len(batch))
@@ -327,6 +345,7 @@ func (s *Service) importBatches(ctx context.Context, accountID int64, staged []s
 		}
 		res.Inserted += counts.Inserted
 		res.Updated += counts.Updated
+		res.Rejected = append(res.Rejected, overQuota...)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/quota"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
@@ -153,6 +154,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Subscr
 	}
 	var row store.Subscriber
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := quota.Reserve(ctx, store.New(tx), accountID, quota.Subscribers); err != nil {
+			return err
+		}
 		var err error
 		row, err = store.New(tx).SubscriberCreate(ctx, store.SubscriberCreateParams{
 			AccountID: accountID, Email: addr.Email, EmailLower: addr.Lower, Name: in.Name,

@@ -28,6 +28,7 @@ import (
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/provider"
@@ -89,6 +90,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	d := httpapi.Deps{
 		Pool: pool, Logger: log, Registry: prometheus.NewRegistry(), OpenAPI: sendonce.OpenAPI,
 		Accounts:    accounts,
+		Operator:    operator.NewService(pool, accounts),
 		Unsubscribe: unsubscribe.NewService(pool, signer),
 		Webhooks: webhook.NewService(pool, webhook.Options{
 			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
@@ -129,6 +131,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 func Options(cfg config.Config) httpapi.Options {
 	trusted, _ := cfg.TrustedProxyPrefixes()
 	return httpapi.Options{
+		OperatorKeyHash:           cfg.OperatorKeyHash,
 		PublicURL:                 cfg.PublicURL,
 		Dev:                       cfg.Dev,
 		DashboardOff:              bool(cfg.DashboardOff),

@@ -802,6 +802,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/operator/v1/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List accounts
+         * @description Every account that is not deleted, in id order, cursor-paginated.
+         */
+        get: operations["operatorListAccounts"];
+        put?: never;
+        /**
+         * Create account
+         * @description An account with its first API key (`api_key`, shown once) and its quotas.
+         */
+        post: operations["operatorCreateAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/v1/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get account
+         * @description One account (404 once deleted).
+         */
+        get: operations["operatorGetAccount"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete account
+         * @description The account is gone from the API at once (its keys and sessions answer 401, nothing of it is claimed); its rows are removed in the background in bounded batches (SENDONCE_ACCOUNT_PURGE_BATCH, SENDONCE_ACCOUNT_PURGE_PAUSE) so other tenants are not stalled.
+         */
+        delete: operations["operatorDeleteAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/v1/accounts/{id}/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set quotas
+         * @description Replace the account's quotas (null is no limit). Lowering one below what is used refuses new writes only; nothing is removed.
+         */
+        put: operations["operatorSetQuotas"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/v1/accounts/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend account
+         * @description The account's keys and sessions answer 403 `account-suspended` on tenant routes and none of its work (campaign sends, messages, sequence steps, event deliveries) is claimed; what is in flight finishes. Idempotent.
+         */
+        post: operations["operatorSuspendAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/v1/accounts/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume account
+         * @description The account works again: its queued rows are claimed from where they stopped, nothing sent twice and nothing lost. Idempotent.
+         */
+        post: operations["operatorResumeAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account": {
         parameters: {
             query?: never;
@@ -3798,6 +3918,110 @@ export interface components {
          */
         Status: {
             status: string;
+        };
+        /**
+         * @description What the operator holds the account to; null is no limit.
+         * @example {
+         *       "subscribers": 10000,
+         *       "senders": null
+         *     }
+         */
+        Quotas: {
+            /**
+             * Format: int64
+             * @description Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded.
+             */
+            subscribers: number | null;
+            /**
+             * Format: int64
+             * @description Most senders the account may have.
+             */
+            senders: number | null;
+        };
+        /**
+         * @example {
+         *       "id": 1,
+         *       "name": "demo",
+         *       "public_id": "pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f",
+         *       "created_at": "2026-11-02T09:00:00Z",
+         *       "status": "active",
+         *       "suspended_at": null,
+         *       "quotas": {
+         *         "subscribers": 10000,
+         *         "senders": null
+         *       }
+         *     }
+         */
+        OperatorAccount: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            public_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            status: "active" | "suspended";
+            /** Format: date-time */
+            suspended_at: string | null;
+            quotas: components["schemas"]["Quotas"];
+        };
+        /**
+         * @example {
+         *       "name": "acme",
+         *       "quotas": {
+         *         "subscribers": 10000,
+         *         "senders": null
+         *       }
+         *     }
+         */
+        OperatorAccountCreate: {
+            name: string;
+            quotas?: components["schemas"]["Quotas"];
+        };
+        /**
+         * @example {
+         *       "account": {
+         *         "id": 1,
+         *         "name": "acme",
+         *         "public_id": "pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f",
+         *         "created_at": "2026-11-02T09:00:00Z",
+         *         "status": "active",
+         *         "suspended_at": null,
+         *         "quotas": {
+         *           "subscribers": 10000,
+         *           "senders": null
+         *         }
+         *       },
+         *       "api_key": "so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"
+         *     }
+         */
+        OperatorAccountCreated: {
+            account: components["schemas"]["OperatorAccount"];
+            /** @description The account's first API key (role full); shown only here. */
+            api_key: string;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": 1,
+         *           "name": "demo",
+         *           "public_id": "pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f",
+         *           "created_at": "2026-11-02T09:00:00Z",
+         *           "status": "active",
+         *           "suspended_at": null,
+         *           "quotas": {
+         *             "subscribers": null,
+         *             "senders": null
+         *           }
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        OperatorAccountPage: {
+            data: components["schemas"]["OperatorAccount"][];
+            next_cursor: string | null;
         };
         /**
          * @example {
@@ -8533,6 +8757,230 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    operatorListAccounts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of accounts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAccountPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    operatorCreateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorAccountCreate"];
+            };
+        };
+        responses: {
+            /** @description The account and its first API key. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAccountCreated"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    operatorGetAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAccount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    operatorDeleteAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; its data is being removed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    operatorSetQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Quotas"];
+            };
+        };
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAccount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    operatorSuspendAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAccount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    operatorResumeAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAccount"];
                 };
             };
             401: components["responses"]["Unauthorized"];

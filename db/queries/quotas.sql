@@ -1,0 +1,37 @@
+-- The quotas the operator sets on an account (internal/quota), checked where the
+-- write happens. A size-like quota (subscribers, senders) is checked in the
+-- writing transaction after QuotaLock: writers of one account under a quota then
+-- take their turn, and each counts what the ones before it committed, so the
+-- quota is never overshot. The count's cost is bounded by the quota itself.
+-- Accounts without a quota take no lock and count nothing.
+
+-- name: QuotaLimits :one
+SELECT quota_subscribers, quota_senders FROM accounts WHERE id = @account_id;
+
+-- name: QuotaLock :exec
+-- A transaction-scoped lock per (account, quota); a separate statement, so the
+-- count that follows reads a snapshot taken after the lock was granted.
+SELECT pg_advisory_xact_lock(hashtextextended('sendonce.quota.' || @quota::text || '.' || @account_id::bigint, 0));
+
+-- name: QuotaSubscribersUsed :one
+SELECT count(*)::bigint FROM subscribers WHERE account_id = @account_id;
+
+-- name: QuotaSendersUsed :one
+SELECT count(*)::bigint FROM senders WHERE account_id = @account_id;
+
+-- name: SubscriberImportOverQuota :many
+-- The staged rows of an import batch that would add subscribers beyond the room
+-- the quota leaves (new addresses after the first @room, in line order): taken
+-- out of the batch and reported as rejected rows. Rows of existing addresses
+-- (updates) never count.
+WITH fresh AS (
+    SELECT r.email_lower FROM subscriber_import_rows r
+    WHERE r.import_id = @import_id
+      AND NOT EXISTS (SELECT 1 FROM subscribers s WHERE s.account_id = @account_id AND s.email_lower = r.email_lower)
+    ORDER BY r.line
+    OFFSET @room
+)
+DELETE FROM subscriber_import_rows d
+USING fresh f
+WHERE d.import_id = @import_id AND d.email_lower = f.email_lower
+RETURNING d.line, d.email;
