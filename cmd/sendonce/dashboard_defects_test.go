@@ -386,6 +386,8 @@ func TestDashboardProduct(t *testing.T) {
 		b.audit("subscriber-suppressed")
 	})
 
+	within("shell", func(t *testing.T) { checkShell(t, b, call) })
+
 	within("read_only_session_and_wrong_key", func(t *testing.T) {
 		ro := call(http.MethodPost, "/v1/api-keys", map[string]any{"name": "viewer", "role": "read_only"})
 		list := audienceOf("ro", 1)

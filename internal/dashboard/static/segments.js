@@ -1,6 +1,6 @@
 import { html, useState, useEffect } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, ErrorBox, Empty, fieldError, num } from './ui.js';
+import { Field, ErrorBox, Empty, fieldError, num, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 const allStatuses = ['pending', 'confirmed', 'unsubscribed'];
@@ -29,6 +29,7 @@ export function Segments() {
     setSaveError(null);
     try {
       await api('POST', '/v1/segments', { name, match, statuses });
+      toast(`Segment ${name} saved.`);
       setName(''); setMatch('');
       reload();
     } catch (err) { setSaveError(err); }
@@ -38,7 +39,7 @@ export function Segments() {
     try { await api('DELETE', '/v1/segments/' + s.id); } catch { /* shown by the reload */ }
     reload();
   };
-  return html`<h1>Segments</h1>
+  return html`<${PageHeader} title="Segments" />
     <form onSubmit=${save} class="form">
       <${Field} label="Name" value=${name} onInput=${setName} required error=${fieldError(saveError, '/name')} />
       <${Field} label="Match (a jsonpath predicate over attributes)" textarea rows=${2} value=${match} onInput=${setMatch}
@@ -50,7 +51,7 @@ export function Segments() {
       <p role="status" aria-live="polite" class="audience">Matches <strong data-count=${count ?? ''}>${count === null ? '…' : num(count)}</strong> subscribers now.</p>
       ${previewError && !fieldError(previewError, '/match') && html`<${ErrorBox} error=${previewError} quiet />`}
       <${ErrorBox} error=${saveError} />
-      <button type="submit">Save segment</button>
+      <button type="submit" class="primary">Save segment</button>
     </form>
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No segments yet."><p>Write a predicate above and save it; campaigns can then target it.</p></${Empty}>`}
