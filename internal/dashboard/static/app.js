@@ -7,7 +7,7 @@ import { Problem } from './api.js';
 import { Overview } from './overview.js';
 import { Campaigns, CampaignNew, CampaignPage } from './campaigns.js';
 import { Subscribers } from './subscribers.js';
-import { Segments } from './segments.js';
+import { Segments, SegmentPage } from './segments.js';
 import { Suppressions } from './suppressions.js';
 import { Inbox } from './inbox.js';
 import { Keys } from './keys.js';
@@ -172,7 +172,7 @@ function App() {
     case 'messages': body = page(Messages, MessagePage, 'message'); break;
     case 'senders': body = page(Senders, SenderPage, 'sender'); break;
     case 'endpoints': body = page(EventEndpoints, EndpointPage, 'event endpoint'); break;
-    case 'segments': body = r.arg ? html`<${NotFound} />` : html`<${Segments} />`; break;
+    case 'segments': body = page(Segments, SegmentPage, 'segment'); break;
     case 'templates': body = r.arg ? html`<${NotFound} />` : html`<${Templates} />`; break;
     case 'suppressions': body = r.arg ? html`<${NotFound} />` : html`<${Suppressions} />`; break;
     case 'inbox': body = r.arg ? html`<${NotFound} />` : html`<${Inbox} />`; break;
