@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/bench"
 	"github.com/sendonce/sendonce/internal/chaos"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/largeaccount"
 	"github.com/sendonce/sendonce/internal/loadtest"
 	"github.com/sendonce/sendonce/internal/pgcluster"
 	"github.com/sendonce/sendonce/internal/sink"
@@ -33,6 +34,9 @@ Usage:
                                      SIGKILL sendonce serve mid-send and check the delivery promise (make chaos…)
   sendonce-harness loadtest [-sendonce PATH] [FLAGS]
                                      API clients against sendonce serve while a campaign sends (make loadtest)
+  sendonce-harness largeaccount [-sendonce PATH] [-keep] [FLAGS]
+                                     seed 1,000,000 subscribers, 500 campaigns, 5,000,000 sends; time the
+                                     dashboard's API calls (p50/p95 of 20 each)
   sendonce-harness bench [-sendonce PATH] [FLAGS]
                                      sendonce bench; with --provider smtp and no --sink, an SMTP sink
                                      in this process, out of the bench's (make bench)
@@ -71,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cmd, args := args[0], args[1:]
 	switch cmd {
-	case "chaos", "loadtest", "bench":
+	case "chaos", "loadtest", "bench", "largeaccount":
 		bin, args, err := sendonceFlag(args)
 		if err != nil {
 			return err
@@ -85,6 +89,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			return loadtest.Command(ctx, bin, cfg, args, stdout, stderr)
+		case "largeaccount":
+			cfg, err := config.Load()
+			if err != nil {
+				return err
+			}
+			return largeaccount.Command(ctx, bin, cfg, args, stdout, stderr)
 		default:
 			return benchWithSink(ctx, bin, args, stdout, stderr)
 		}

@@ -130,7 +130,8 @@ func (b *pagesBrowser) audit(name string) {
 }
 
 // pagesScreenshots are the pages whose screenshots docs/dashboard.md shows.
-var pagesScreenshots = map[string]bool{"sequences": true, "sequence-new": true, "sequence": true, "campaign-engagement": true, "domain-check": true, "senders": true, "messages": true, "message": true, "sender": true, "endpoint": true, "list": true, "subscriber": true}
+var pagesScreenshots = map[string]bool{"sequences": true, "sequence-new": true, "sequence": true, "campaign-engagement": true, "domain-check": true, "senders": true, "messages": true, "message": true, "sender": true, "endpoint": true, "list": true, "subscriber": true,
+	"menu-open-phone": true, "dark-campaigns": true, "segment-members": true, "segments-edit": true}
 
 // pagesService runs the real service as `sendonce dev` configures it for a
 // developer's machine: deliveries and senders may reach loopback over http (the

@@ -67,7 +67,10 @@ SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
        m.subject
 FROM messages m
-JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
+CROSS JOIN LATERAL (
+    SELECT status, attempts, provider_message_id, last_error, sent_at, updated_at, feedback FROM sends
+    WHERE job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND job_id NOT LIKE 'campaign:%'
+    LIMIT 1) AS s
 WHERE m.account_id = @account_id AND m.id > @after_id
   AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
   AND (sqlc.narg('to_email')::text IS NULL OR lower(m.to_email) = lower(sqlc.narg('to_email')::text))
@@ -78,12 +81,20 @@ LIMIT @lim;
 -- name: MessageListNewest :many
 -- MessageList newest first: a keyset page in descending id order before @before_id
 -- (0: from the newest), so the message accepted last is on the first page.
+-- (Both lists find each message's send through a LATERAL lookup with LIMIT 1, which
+-- the planner cannot flatten into a join: joined, it guessed a few hundred message
+-- sends among millions of campaign sends and hashed every message of the account
+-- before sorting, 0.9 s p95 with 50,000 messages; walked, a page reads its messages
+-- down messages_account_id_idx and one send each through sends_job_id_key.)
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
        m.subject
 FROM messages m
-JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
+CROSS JOIN LATERAL (
+    SELECT status, attempts, provider_message_id, last_error, sent_at, updated_at, feedback FROM sends
+    WHERE job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND job_id NOT LIKE 'campaign:%'
+    LIMIT 1) AS s
 WHERE m.account_id = @account_id AND (@before_id::bigint = 0 OR m.id < @before_id::bigint)
   AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
   AND (sqlc.narg('to_email')::text IS NULL OR lower(m.to_email) = lower(sqlc.narg('to_email')::text))

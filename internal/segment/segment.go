@@ -7,10 +7,14 @@ package segment
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -77,7 +81,7 @@ func (s *Service) check(ctx context.Context, accountID int64, f *Filter) error {
 	if f.Match != "" {
 		canonical, err := store.New(s.pool).SegmentMatchCanonical(ctx, f.Match)
 		if err != nil {
-			return pgMatchError(err, s.Timeout)
+			return matchSyntaxError(pgMatchError(err, s.Timeout), f.Match)
 		}
 		if name, ok := variable(canonical); ok {
 			return apperr.Invalidf("/match",
@@ -166,6 +170,55 @@ func pgMatchError(err error, timeout time.Duration) error {
 		return e
 	}
 	return err
+}
+
+// The parser's messages a match may get (PostgreSQL 15 to 17), each with the token
+// it stopped at.
+var (
+	nearToken   = regexp.MustCompile(`^match: syntax error at or near "(.*)" of jsonpath input$`)
+	atEnd       = regexp.MustCompile(`^match: syntax error at end of jsonpath input$`)
+	badNumber   = regexp.MustCompile(`^match: trailing junk after numeric literal at or near "(.*)" of jsonpath input$`)
+	jsonpathEnd = regexp.MustCompile(` of jsonpath input$`)
+)
+
+// howToWrite ends every syntax error: what a predicate looks like.
+const howToWrite = `write a comparison as $.key == "value" (two equals signs, text in double quotes), joined with && or ||`
+
+// matchSyntaxError rewrites the parser's refusal of match into words with where
+// it is: the character (1-based, counted in characters) the token it stopped at
+// starts (its first place in match: the parser says which token, not where), or
+// that the predicate ends too early. Other errors pass through.
+func matchSyntaxError(err error, match string) error {
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || len(ae.Fields) != 1 || ae.Fields[0].Pointer != "/match" {
+		return err
+	}
+	at := func(token string) int {
+		i := strings.Index(match, token)
+		if i < 0 {
+			return 0
+		}
+		return utf8.RuneCountInString(match[:i]) + 1
+	}
+	detail := ae.Fields[0].Detail
+	var words string
+	switch m := nearToken.FindStringSubmatch(detail); {
+	case m != nil && at(m[1]) > 0:
+		words = fmt.Sprintf("match: unexpected %q at character %d; %s", m[1], at(m[1]), howToWrite)
+	case m != nil:
+		words = fmt.Sprintf("match: unexpected %q; %s", m[1], howToWrite)
+	case atEnd.MatchString(detail):
+		words = fmt.Sprintf("match: the predicate ends too early, after character %d; %s", utf8.RuneCountInString(match), howToWrite)
+	default:
+		if m := badNumber.FindStringSubmatch(detail); m != nil && at(m[1]) > 0 {
+			words = fmt.Sprintf("match: %q at character %d is not a number; a number is digits (such as 5 or 2.5), text is in double quotes", m[1], at(m[1]))
+		} else {
+			words = jsonpathEnd.ReplaceAllString(detail, " in the predicate")
+		}
+	}
+	out := apperr.Invalidf("/match", "%s", words)
+	out.Err = ae.Err
+	return out
 }
 
 func checkName(name string) (string, error) {

@@ -395,3 +395,30 @@ func TestJsonpathVariablesAreRefusedAtSaveAndPreview(t *testing.T) {
 		require.Equal(t, want, count, good)
 	}
 }
+
+// TestMatchSyntaxErrorSaysWhereInWords: a predicate PostgreSQL cannot parse is
+// refused with what is wrong and at which character, in words a person reads,
+// not the parser's own text ("syntax error at or near … of jsonpath input").
+func TestMatchSyntaxErrorSaysWhereInWords(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 0)
+	ctx := context.Background()
+	for _, c := range []struct{ match, want string }{
+		{`$.plan = "pro"`, `unexpected "=" at character 8`},
+		{`$.plan == "pro" &&`, `ends too early, after character 18`},
+		{`$.seats > 5a`, `"5a" at character 11 is not a number`},
+		{`$.plan == "x")`, `unexpected ")" at character 14`},
+	} {
+		for _, call := range []func() error{
+			func() error { _, err := f.svc.Create(ctx, f.acct, "bad", segment.Filter{Match: c.match}); return err },
+			func() error { _, _, err := f.svc.Preview(ctx, f.acct, segment.Filter{Match: c.match}, 10); return err },
+		} {
+			err := call()
+			var ae *apperr.Error
+			require.ErrorAs(t, err, &ae, c.match)
+			require.Equal(t, "/match", ae.Fields[0].Pointer)
+			require.Contains(t, ae.Fields[0].Detail, c.want, c.match)
+			require.NotContains(t, ae.Fields[0].Detail, "jsonpath input", c.match)
+		}
+	}
+}

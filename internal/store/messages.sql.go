@@ -492,7 +492,10 @@ SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
        m.subject
 FROM messages m
-JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
+CROSS JOIN LATERAL (
+    SELECT status, attempts, provider_message_id, last_error, sent_at, updated_at, feedback FROM sends
+    WHERE job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND job_id NOT LIKE 'campaign:%'
+    LIMIT 1) AS s
 WHERE m.account_id = $1 AND m.id > $2
   AND ($3::text IS NULL OR s.status = $3::text)
   AND ($4::text IS NULL OR lower(m.to_email) = lower($4::text))
@@ -601,7 +604,10 @@ SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
        m.subject
 FROM messages m
-JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
+CROSS JOIN LATERAL (
+    SELECT status, attempts, provider_message_id, last_error, sent_at, updated_at, feedback FROM sends
+    WHERE job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND job_id NOT LIKE 'campaign:%'
+    LIMIT 1) AS s
 WHERE m.account_id = $1 AND ($2::bigint = 0 OR m.id < $2::bigint)
   AND ($3::text IS NULL OR s.status = $3::text)
   AND ($4::text IS NULL OR lower(m.to_email) = lower($4::text))
@@ -651,6 +657,11 @@ type MessageListNewestRow struct {
 
 // MessageList newest first: a keyset page in descending id order before @before_id
 // (0: from the newest), so the message accepted last is on the first page.
+// (Both lists find each message's send through a LATERAL lookup with LIMIT 1, which
+// the planner cannot flatten into a join: joined, it guessed a few hundred message
+// sends among millions of campaign sends and hashed every message of the account
+// before sorting, 0.9 s p95 with 50,000 messages; walked, a page reads its messages
+// down messages_account_id_idx and one send each through sends_job_id_key.)
 func (q *Queries) MessageListNewest(ctx context.Context, arg MessageListNewestParams) ([]MessageListNewestRow, error) {
 	rows, err := q.db.Query(ctx, messageListNewest,
 		arg.AccountID,

@@ -1,13 +1,13 @@
 // The dashboard's shell: sign-in, navigation by the address's fragment, and the
 // pages. Every page is a client of the public /v1 API.
-import { html, render, useState, useEffect } from './preact-htm.js';
+import { html, render, useState, useEffect, useRef } from './preact-htm.js';
 import { api, setCSRF, closeStream } from './api.js';
-import { Field, ErrorBox, fieldError, NotFound, timeZone } from './ui.js';
+import { Field, ErrorBox, fieldError, NotFound, timeZone, Toasts } from './ui.js';
 import { Problem } from './api.js';
 import { Overview } from './overview.js';
 import { Campaigns, CampaignNew, CampaignPage } from './campaigns.js';
 import { Subscribers } from './subscribers.js';
-import { Segments } from './segments.js';
+import { Segments, SegmentPage } from './segments.js';
 import { Suppressions } from './suppressions.js';
 import { Inbox } from './inbox.js';
 import { Keys } from './keys.js';
@@ -34,6 +34,44 @@ const pages = [
   ['inbox', 'Dev inbox'],
   ['keys', 'API keys'],
 ];
+
+// The sidebar's groups, in order; a page not named here is under Settings.
+const groups = ['Insights', 'Audience', 'Sending', 'Settings'];
+/** @type {Record<string, string>} */
+const groupOf = {
+  overview: 'Insights', messages: 'Insights',
+  subscribers: 'Audience', lists: 'Audience', segments: 'Audience', suppressions: 'Audience',
+  campaigns: 'Sending', sequences: 'Sending', templates: 'Sending', senders: 'Sending', inbox: 'Sending',
+};
+
+/**
+ * The grouped navigation. On a phone it is closed until the menu button opens it:
+ * opening moves the focus to its first link, Escape closes it and gives the focus
+ * back to the button, and following a link closes it.
+ * @param {{here:string, open:boolean, setOpen:(o:boolean)=>void, button:any}} p
+ */
+function Sidebar({ here, open, setOpen, button }) {
+  const ref = useRef(/** @type {HTMLElement|null} */ (null));
+  useEffect(() => {
+    if (!open) return;
+    ref.current?.querySelector('a')?.focus();
+    const onKey = (/** @type {KeyboardEvent} */ e) => {
+      if (e.key !== 'Escape') return;
+      setOpen(false);
+      button.current?.focus();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [open]);
+  return html`<nav id="sidebar" class=${'sidebar' + (open ? ' open' : '')} aria-label="Main" ref=${ref}>
+    ${groups.map((g) => {
+      const items = pages.filter(([p]) => (groupOf[p] || 'Settings') === g);
+      const id = 'nav-' + g.toLowerCase();
+      return items.length > 0 && html`<h2 id=${id}>${g}</h2>
+        <ul aria-labelledby=${id}>${items.map(([p, label]) => html`<li key=${p}><a href=${'#/' + p} aria-current=${here === p ? 'page' : undefined}>${label}</a></li>`)}</ul>`;
+    })}
+  </nav>`;
+}
 
 function route() {
   const parts = location.hash.replace(/^#\/?/, '').split('/');
@@ -68,7 +106,7 @@ function SignIn({ onSignedIn, note }) {
       <${Field} label="API key" type="password" autocomplete="off" value=${key} onInput=${setKey} required
         hint="The key is exchanged for a session; it is not kept in this browser." error=${fieldError(error, '/api_key')} />
       <${ErrorBox} error=${error} />
-      <button type="submit" disabled=${busy}>Sign in</button>
+      <button type="submit" class="primary" disabled=${busy}>Sign in</button>
     </form>
   </main>`;
 }
@@ -77,10 +115,15 @@ function App() {
   const [session, setSession] = useState(/** @type {any} */ (undefined));
   const [note, setNote] = useState('');
   const [r, setRoute] = useState(route());
+  const [menu, setMenu] = useState(false);
+  const menuButton = useRef(/** @type {HTMLButtonElement|null} */ (null));
   useEffect(() => {
     // A login link opened in a tab that is already signed in: start over, so the
     // link is exchanged (and removed from the address bar) like on a first load.
-    const onHash = () => (route().page === 'login' ? location.reload() : setRoute(route()));
+    const onHash = () => {
+      setMenu(false);
+      if (route().page === 'login') location.reload(); else setRoute(route());
+    };
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
@@ -129,7 +172,7 @@ function App() {
     case 'messages': body = page(Messages, MessagePage, 'message'); break;
     case 'senders': body = page(Senders, SenderPage, 'sender'); break;
     case 'endpoints': body = page(EventEndpoints, EndpointPage, 'event endpoint'); break;
-    case 'segments': body = r.arg ? html`<${NotFound} />` : html`<${Segments} />`; break;
+    case 'segments': body = page(Segments, SegmentPage, 'segment'); break;
     case 'templates': body = r.arg ? html`<${NotFound} />` : html`<${Templates} />`; break;
     case 'suppressions': body = r.arg ? html`<${NotFound} />` : html`<${Suppressions} />`; break;
     case 'inbox': body = r.arg ? html`<${NotFound} />` : html`<${Inbox} />`; break;
@@ -143,21 +186,20 @@ function App() {
   const readOnly = !(session.permissions || []).some((/** @type {string} */ p) => !p.endsWith(':read'));
   return html`<div class="shell" data-read-only=${readOnly ? 'yes' : undefined}>
     <a class="skip" href="#main" onClick=${(/** @type {Event} */ e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
-    <header>
+    <header class="topbar">
+      <button type="button" class="menu-button" aria-expanded=${menu ? 'true' : 'false'} aria-controls="sidebar" ref=${menuButton}
+        onClick=${() => setMenu(!menu)}>Menu</button>
       <span class="brand">sendonce</span>
-      <nav aria-label="Main">
-        <ul>
-          ${pages.map(([p, label]) => html`<li><a href=${'#/' + p} aria-current=${r.page === p ? 'page' : undefined}>${label}</a></li>`)}
-        </ul>
-      </nav>
       <div class="who">
-        <span>${session.account_name}</span>
+        <span class="account" title=${session.account_name}>${session.account_name}</span>
         ${readOnly && html`<span class="tag" title="This session may read, not change">read-only</span>`}
         <button type="button" class="link" onClick=${signOut}>Sign out</button>
       </div>
     </header>
+    <${Sidebar} here=${r.page} open=${menu} setOpen=${setMenu} button=${menuButton} />
     <main id="main" tabindex="-1">${body}</main>
     <footer><small>Times are in your time zone, ${timeZone}; hover one for the exact time.</small></footer>
+    <${Toasts} />
   </div>`;
 }
 

@@ -1,6 +1,6 @@
 import { html, useState, useEffect, useRef } from './preact-htm.js';
 import { api, subscribe, onStreamOpen, Problem } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId, plural } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId, plural, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 import { CampaignProgress } from './progress.js';
 import { CampaignChart } from './chart.js';
@@ -13,8 +13,7 @@ export function Campaigns() {
   // Newest first, a page at a time: the campaign made last is always on the first page.
   const paged = usePaged('/v1/campaigns?order=newest&limit=50' + (status ? '&status=' + status : ''));
   const { page, error } = paged;
-  return html`<h1>Campaigns</h1>
-    <p><a class="button" href="#/campaigns/new">New campaign</a></p>
+  return html`<${PageHeader} title="Campaigns"><a class="button primary" href="#/campaigns/new">New campaign</a></${PageHeader}>
     <${Select} label="Status" value=${status} onChange=${setStatus} options=${statuses.map((s) => [s, s || 'any'])} />
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No campaigns${status ? ' with this status' : ''}.">
@@ -120,6 +119,7 @@ export function CampaignForm({ campaign, onSaved }) {
     }
     try {
       const c = campaign ? await api('PATCH', '/v1/campaigns/' + campaign.id, body) : await api('POST', '/v1/campaigns', body);
+      toast(campaign ? 'Draft saved.' : 'Draft created.');
       if (onSaved) onSaved(c); else go('#/campaigns/' + c.id);
     } catch (err) { setError(err); }
   };
@@ -158,12 +158,12 @@ export function CampaignForm({ campaign, onSaved }) {
       <p class="audience" role="status" aria-live="polite">Audience: <strong data-audience=${count ? count.count : ''}>${count === null ? '…' : num(count.count)}</strong> ${count && count.count === 1 ? 'subscriber' : 'subscribers'}</p>
       <${AudienceNote} a=${count} />
       <${ErrorBox} error=${error} />
-      <button type="submit">${campaign ? 'Save draft' : 'Create draft'}</button>
+      <button type="submit" class="primary">${campaign ? 'Save draft' : 'Create draft'}</button>
     </form>`;
 }
 
 export function CampaignNew() {
-  return html`<h1>New campaign</h1><${CampaignForm} />`;
+  return html`<${PageHeader} title="New campaign" /><${CampaignForm} />`;
 }
 
 /** @param {{campaign:any}} p */
@@ -353,6 +353,7 @@ function ApproveDialog({ c, at, onClose, onDone }) {
     try {
       await api('POST', `/v1/campaigns/${c.id}/approve`, at ? { scheduled_for: new Date(at).toISOString() } : {});
       ref.current?.close();
+      toast(at ? 'Campaign approved and scheduled.' : 'Campaign approved: it is going out.');
       onDone();
     } catch (err) { setApproveError(err); setBusy(false); }
   };
@@ -372,7 +373,7 @@ function ApproveDialog({ c, at, onClose, onDone }) {
     ${facts && html`<${AudienceNote} a=${facts.audience} />`}
     <${ErrorBox} error=${error || approveError} />
     <div class="actions">
-      <button type="button" disabled=${busy || !facts} onClick=${approve}>${at ? 'Approve and schedule' : 'Approve and send'}</button>
+      <button type="button" class="primary" disabled=${busy || !facts} onClick=${approve}>${at ? 'Approve and schedule' : 'Approve and send'}</button>
       <button type="button" class="secondary" onClick=${() => ref.current?.close()}>Keep as draft</button>
     </div>
   </dialog>`;
@@ -411,13 +412,13 @@ export function CampaignPage({ id }) {
     reload();
   };
   return html`<p><a href="#/campaigns">← Campaigns</a></p>
-    <h1>${c.name}</h1>
+    <${PageHeader} title=${c.name}><div class="actions" role="group" aria-labelledby=${statusId}>
+      ${(actions[c.status] || []).map(([a, label], i) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)}
+        class=${a === 'cancel' ? 'danger' : i === 0 && !editing ? 'primary' : ''}>${label}</button>`)}
+      ${c.status === 'draft' && !editing && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit draft</button>`}
+    </div></${PageHeader}>
     <p id=${statusId}>Status: <span class=${'tag ' + c.status} data-status=${c.status}>${c.status}</span>
       ${c.paused_reason && html` (${c.paused_reason})`} · created ${when(c.created_at)}</p>
-    <div class="actions" role="group" aria-labelledby=${statusId}>
-      ${(actions[c.status] || []).map(([a, label]) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)} class=${a === 'cancel' ? 'danger' : ''}>${label}</button>`)}
-      ${c.status === 'draft' && !editing && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit draft</button>`}
-    </div>
     ${approving !== null && html`<${ApproveDialog} c=${c} at=${approving || null} onClose=${() => setApproving(null)} onDone=${reload} />`}
     ${c.status === 'draft' && editing && html`<section aria-labelledby="edit"><h2 id="edit">Edit the draft</h2>
       <${CampaignForm} campaign=${c} onSaved=${() => { setEditing(false); reload(); }} />

@@ -7,7 +7,8 @@ import uPlot from './uplot.js';
 import { api, subscribe, onStreamOpen } from './api.js';
 import { ErrorBox, num } from './ui.js';
 
-/** The lines drawn: cumulative counts of sends by how they settled. */
+/** The lines drawn: cumulative counts of sends by how they settled (each
+ * stroke the fallback of its --series-* token, which the dark scheme changes). */
 const lines = [
   { key: 'sent', label: 'Sent', stroke: '#176b2c' },
   { key: 'failed', label: 'Failed', stroke: '#a3141c' },
@@ -38,6 +39,14 @@ function columns(tl) {
     lines.forEach((l, i) => { totals[i] += Number(p[l.key]) || 0; ys[i].push(totals[i]); });
   }
   return { data: [xs, ...ys], totals };
+}
+
+/**
+ * A design token's value now (tokens.css), or fallback.
+ * @param {string} name @param {string} fallback
+ */
+function token(name, fallback) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
 }
 
 /** @param {{id:number}} p */
@@ -77,8 +86,8 @@ export function CampaignChart({ id }) {
     plot.current = new uPlot({
       width: Math.max(260, el.clientWidth), height: 240, legend: { show: false },
       scales: { x: { time: true } },
-      series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.stroke, width: 2 }))],
-      axes: [{}, { size: 56 }],
+      series: [{}, ...lines.map((l) => ({ label: l.label, stroke: token('--series-' + l.key, l.stroke), width: 2 }))],
+      axes: [{ stroke: token('--muted', '#4b5563') }, { size: 56, stroke: token('--muted', '#4b5563') }],
       // The range drawn, on the figure: what a test (or a curious reader) checks.
       hooks: { draw: [(u) => { const fig = el.parentElement; if (fig) { fig.dataset.xMin = String(u.scales.x.min); fig.dataset.xMax = String(u.scales.x.max); } }] },
     }, data, el);

@@ -4,7 +4,7 @@
 // time, a ping, enable/disable and rotation.
 import { html, useState, useEffect } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, ErrorBox, Empty, fieldError, useLoad, when, go } from './ui.js';
+import { Field, ErrorBox, Empty, fieldError, useLoad, when, go, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 /** The catalogue of docs/events.md, in its order. */
@@ -52,7 +52,7 @@ function EndpointForm({ endpoint, onSaved }) {
     <${Field} label="Batch size" type="number" value=${batch} onInput=${setBatch} error=${fieldError(error, '/batch_size')}
       hint="Above 1, send.* events are posted as event.batch envelopes of up to this many." />
     <${ErrorBox} error=${error} />
-    <button type="submit">${editing ? 'Save changes' : 'Create endpoint'}</button>
+    <button type="submit" class="primary">${editing ? 'Save changes' : 'Create endpoint'}</button>
   </form>`;
 }
 
@@ -60,7 +60,7 @@ export function EventEndpoints() {
   const paged = usePaged('/v1/event-endpoints?limit=50');
   const { page, error, reload } = paged;
   const [created, setCreated] = useState(/** @type {any} */ (null));
-  return html`<h1>Event endpoints</h1>
+  return html`<${PageHeader} title="Event endpoints" />
     <p>Your servers that receive the account's events (sends, opt-outs, bounces, campaign changes) as signed POSTs.</p>
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No event endpoints yet."><p>Add your receiver's URL below; then ping it from its page to check the signature on your side.</p></${Empty}>`}
@@ -156,9 +156,9 @@ export function EndpointPage({ id }) {
     setNote('');
     try { await fn(); } catch (err) { setActionError(err); }
   };
-  if (error) return html`<h1>Endpoint ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/endpoints">All endpoints</a></p>`;
+  if (error) return html`<${PageHeader} title=${`Endpoint ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/endpoints">All endpoints</a></p>`;
   if (!ep) return html`<p class="loading">Loading…</p>`;
-  return html`<h1>Endpoint ${ep.id}</h1>
+  return html`<${PageHeader} title=${`Endpoint ${ep.id}`} />
     <p><a href="#/endpoints">All endpoints</a></p>
     <dl class="facts">
       <dt>URL</dt><dd><code>${ep.url}</code></dd>

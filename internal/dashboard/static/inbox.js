@@ -1,6 +1,6 @@
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { ErrorBox, Empty, useLoad, when } from './ui.js';
+import { ErrorBox, Empty, useLoad, when, PageHeader, toast } from './ui.js';
 
 /** The http(s) links of a text part, to follow them from here. @param {string} text */
 function links(text) {
@@ -11,11 +11,11 @@ export function Inbox() {
   const [page, error, reload] = useLoad(() => api('GET', '/v1/dev/inbox'));
   const [open, setOpen] = useState(/** @type {number|null} */ (null));
   if (error && error.status === 404) {
-    return html`<h1>Dev inbox</h1><${Empty} title="There is no dev inbox here.">
+    return html`<${PageHeader} title="Dev inbox" /><${Empty} title="There is no dev inbox here.">
       <p>It exists under <code>sendonce dev</code> (<code>make run</code>) with the log provider, and shows the messages that would have been sent.</p></${Empty}>`;
   }
   const m = page && page.data.find((/** @type {any} */ x) => x.id === open);
-  return html`<h1>Dev inbox</h1>
+  return html`<${PageHeader} title="Dev inbox" />
     <p>The last messages the log provider "sent" for this account, kept in memory by <code>sendonce dev</code>. <button type="button" class="link" data-reads onClick=${reload}>Refresh</button></p>
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No messages yet."><p>Send a test from a campaign, or approve one, and its messages appear here.</p></${Empty}>`}

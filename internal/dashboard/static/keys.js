@@ -1,6 +1,6 @@
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, Select, ErrorBox, fieldError, when, useId } from './ui.js';
+import { Field, Select, ErrorBox, fieldError, when, useId, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 export function Keys() {
@@ -19,19 +19,19 @@ export function Keys() {
   };
   const revoke = async (/** @type {any} */ k) => {
     if (!confirm(`Revoke ${k.name} (${k.prefix}…)? Whatever uses it stops working.`)) return;
-    try { await api('DELETE', '/v1/api-keys/' + k.id); } catch (err) { setActionError(err); }
+    try { await api('DELETE', '/v1/api-keys/' + k.id); toast(`Key ${k.name} revoked.`); } catch (err) { setActionError(err); }
     reload();
   };
   const newLink = async () => {
     setActionError(null);
     try { setLink(await api('POST', '/v1/login-links')); } catch (err) { setActionError(err); }
   };
-  return html`<h1>API keys</h1>
+  return html`<${PageHeader} title="API keys" />
     <form onSubmit=${create} class="inline">
       <${Field} label="Name of a new key" value=${name} onInput=${setName} required error=${fieldError(actionError, '/name')} />
       <${Select} label="Role" value=${role} onChange=${setRole} error=${fieldError(actionError, '/role')}
         options=${[['full', 'Full: read and change'], ['read_only', 'Read-only: read and watch']]} />
-      <button type="submit">Create key</button>
+      <button type="submit" class="primary">Create key</button>
     </form>
     ${created && html`<div class="notice" role="status">
       <label for=${tokenId}>The key ${created.name}: copy it now, it is not shown again.</label>

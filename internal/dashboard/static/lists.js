@@ -2,7 +2,7 @@
 // members (subscribed, pending, unsubscribed or any) and adds or removes one.
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, useId } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, useId, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 /**
@@ -30,7 +30,7 @@ export function Lists() {
       go('#/lists/' + l.id);
     } catch (err) { setAddError(err); }
   };
-  return html`<h1>Lists</h1>
+  return html`<${PageHeader} title="Lists" />
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No lists yet."><p>Create one below, then add subscribers from its page (or import a CSV into it on the Subscribers page).</p></${Empty}>`}
     ${page && page.data.length > 0 && html`<div class="table-wrap"><table>
@@ -46,7 +46,7 @@ export function Lists() {
       <${Field} label="List name" value=${name} onInput=${setName} required error=${fieldError(addError, '/name')} />
       <${Field} label="Description" value=${description} onInput=${setDescription} error=${fieldError(addError, '/description')} />
       <${ErrorBox} error=${addError} />
-      <button type="submit">Create list</button>
+      <button type="submit" class="primary">Create list</button>
     </form>`;
 }
 
@@ -58,7 +58,7 @@ function Rename({ list, onSaved }) {
   const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
-    try { await api('PATCH', '/v1/lists/' + list.id, { name, description }); onSaved(); } catch (err) { setError(err); }
+    try { await api('PATCH', '/v1/lists/' + list.id, { name, description }); toast('List saved.'); onSaved(); } catch (err) { setError(err); }
   };
   return html`<details><summary>Rename or describe</summary>
     <form onSubmit=${submit} class="form" aria-label="Rename the list">
@@ -195,9 +195,9 @@ export function ListPage({ id }) {
     if (!list || !confirm(`Delete the list ${list.name}? Its subscribers stay.`)) return;
     try { await api('DELETE', '/v1/lists/' + id); go('#/lists'); } catch (err) { setActionError(err); }
   };
-  if (error) return html`<h1>List ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/lists">All lists</a></p>`;
+  if (error) return html`<${PageHeader} title=${`List ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/lists">All lists</a></p>`;
   if (!list) return html`<p class="loading">Loading…</p>`;
-  return html`<h1>${list.name}</h1>
+  return html`<${PageHeader} title=${list.name} />
     <p><a href="#/lists">All lists</a></p>
     ${list.description && html`<p>${list.description}</p>`}
     <p><strong data-members=${list.member_count}>${num(list.member_count)}</strong> subscribed members; opt-in ${list.optin}${list.public ? ', public sign-up form' : ''}${list.optin_template_id ? html`; the confirmation email is the template <${TemplateName} id=${list.optin_template_id} />` : ''}.</p>
@@ -208,7 +208,7 @@ export function ListPage({ id }) {
     <form onSubmit=${add} class="inline" aria-label="Add a member">
       <${Field} label="Subscriber address" type="email" value=${email} onInput=${setEmail} required
         error=${addError && (addError.fields || {})['/email'] || fieldError(addError, '/subscriber_ids') || fieldError(addError, '/subscriber_ids/0')} />
-      <button type="submit">Add to list</button>
+      <button type="submit" class="primary">Add to list</button>
     </form>
     ${addError && !(addError.fields || {})['/email'] && html`<${ErrorBox} error=${addError} />`}
     ${note && html`<p role="status">${note}</p>`}

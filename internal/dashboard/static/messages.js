@@ -3,7 +3,7 @@
 // stream reports the outcome of a message they show.
 import { html, useState, useEffect } from './preact-htm.js';
 import { api, subscribe, onStreamOpen } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 const statuses = ['queued', 'sending', 'sent', 'failed', 'suppressed', 'cancelled', 'unknown'];
@@ -42,7 +42,7 @@ export function Messages() {
   const open = page ? page.data.filter((/** @type {any} */ m) => !final.has(m.status)).map((/** @type {any} */ m) => m.id) : [];
   useSendEvents((d) => open.includes(d.message_id), reload, [open.join(',')]);
   const filtered = filter.status || filter.to || filter.tag;
-  return html`<h1>Messages</h1>
+  return html`<${PageHeader} title="Messages" />
     <p>Transactional messages sent with <code>POST /v1/messages</code>, newest first.</p>
     <form class="inline" role="search" aria-label="Filter messages" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); setFilter({ status, to: to.trim(), tag: tag.trim() }); }}>
       <${Select} label="Status" value=${status} onChange=${setStatus} options=${[['', 'Any status'], ...statuses.map((s) => [s, s])]} error=${fieldError(error, '/status')} />
@@ -71,7 +71,7 @@ export function Messages() {
 export function MessagePage({ id }) {
   const [m, error, reload] = useLoad(() => api('GET', '/v1/messages/' + id), [id]);
   useSendEvents((d) => d.message_id === id, reload, [id]);
-  if (error) return html`<h1>Message ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/messages">All messages</a></p>`;
+  if (error) return html`<${PageHeader} title=${`Message ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/messages">All messages</a></p>`;
   if (!m) return html`<p class="loading">Loading…</p>`;
   /** @type {Array<[string, any]>} */
   const rows = [
@@ -94,7 +94,7 @@ export function MessagePage({ id }) {
     ['Sent', when(m.sent_at)],
     ['Updated', when(m.updated_at)],
   ];
-  return html`<h1>Message ${m.id}</h1>
+  return html`<${PageHeader} title=${`Message ${m.id}`} />
     <p><a href="#/messages">All messages</a></p>
     <dl class="facts">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
     ${!final.has(m.status) && html`<p role="status">Not settled yet: this page updates when the send's outcome arrives.</p>`}

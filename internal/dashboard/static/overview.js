@@ -1,6 +1,6 @@
 import { html, useState, useRef } from './preact-htm.js';
 import { api } from './api.js';
-import { useLoad, ErrorBox, Empty, when } from './ui.js';
+import { useLoad, ErrorBox, Empty, when, PageHeader, toast } from './ui.js';
 import { CampaignProgress } from './progress.js';
 
 const live = ['building', 'sending', 'paused', 'approved'];
@@ -30,7 +30,7 @@ export function Overview() {
   const shown = campaigns ? [...campaigns, ...done.filter((d) => !campaigns.some((/** @type {any} */ c) => c.id === d.id))] : null;
   const recent = feedback ? feedback.data : [];
   const paused = senders ? senders.data.filter((/** @type {any} */ s) => s.paused_reason) : [];
-  return html`<h1>Overview</h1>
+  return html`<${PageHeader} title="Overview"><a class="button primary" href="#/campaigns/new">New campaign</a></${PageHeader}>
     <section aria-labelledby="now">
       <h2 id="now">Campaigns going out</h2>
       <${ErrorBox} error=${error} />

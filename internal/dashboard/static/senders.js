@@ -5,7 +5,7 @@
 import { DomainCheck } from './domains.js';
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, go } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, go, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 /**
@@ -123,7 +123,7 @@ function SenderForm({ sender, onSaved }) {
       hint="Comma separated; empty allows any From." error=${fieldError(error, '/allowed_from') || Object.entries(error && error.fields || {}).filter(([k]) => k.startsWith('/allowed_from/')).map(([, v]) => v)[0]} />
     <label class="check"><input type="checkbox" checked=${isDefault} onChange=${(/** @type {any} */ e) => setDefault(e.currentTarget.checked)} /> The account's default sender</label>
     <${ErrorBox} error=${error} />
-    <p><button type="submit" disabled=${busy}>${editing ? 'Save changes' : 'Create sender'}</button></p>
+    <p><button type="submit" class="primary" disabled=${busy}>${editing ? 'Save changes' : 'Create sender'}</button></p>
   </form>`;
 }
 
@@ -137,7 +137,7 @@ export function Senders() {
   const paged = usePaged('/v1/senders?limit=50');
   const { page, error, reload } = paged;
   const [adding, setAdding] = useState(false);
-  return html`<h1>Senders</h1>
+  return html`<${PageHeader} title="Senders" />
     <p>Where mail leaves from. Without a sender the environment's provider is used; a default sender takes the account's mail, and a campaign or message can name another.</p>
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No senders yet."><p>The account's mail goes through the environment's provider. Add your own SMTP server, HTTP endpoint or provider account below, then verify it.</p></${Empty}>`}
@@ -152,7 +152,7 @@ export function Senders() {
     <${Pager} paged=${paged} label="Senders" />
     <h2 id="new-sender">New sender</h2>
     ${adding ? html`<${SenderForm} onSaved=${(/** @type {any} */ s) => { reload(); go('#/senders/' + s.id); }} />`
-      : html`<button type="button" onClick=${() => setAdding(true)}>Add a sender</button>`}
+      : html`<button type="button" class="primary" onClick=${() => setAdding(true)}>Add a sender</button>`}
     <${DomainCheck} />`;
 }
 
@@ -168,14 +168,14 @@ export function SenderPage({ id }) {
     try { await fn(); } catch (err) { setActionError(err); }
     setBusy('');
   };
-  if (error) return html`<h1>Sender ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/senders">All senders</a></p>`;
+  if (error) return html`<${PageHeader} title=${`Sender ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/senders">All senders</a></p>`;
   if (!s) return html`<p class="loading">Loading…</p>`;
   const remove = () => act('delete', async () => {
     if (!confirm(`Delete the sender ${s.name}?`)) return;
     await api('DELETE', '/v1/senders/' + s.id);
     go('#/senders');
   });
-  return html`<h1>${s.name}</h1>
+  return html`<${PageHeader} title=${s.name} />
     <p><a href="#/senders">All senders</a></p>
     <${PausedNote} s=${s} />
     ${s.paused_reason && html`<p>Its campaigns wait. Fix the cause, then enter the credentials again below: that resumes it.</p>`}

@@ -293,6 +293,6 @@ export function SequenceForm({ sequence, onSaved }) {
     </div>
     <p role="status" class="sr-only">${note}</p>
     <${ErrorBox} error=${error} />
-    <button type="submit" disabled=${busy}>${sequence ? 'Save sequence' : 'Create sequence'}</button>
+    <button type="submit" class="primary" disabled=${busy}>${sequence ? 'Save sequence' : 'Create sequence'}</button>
   </form>`;
 }

@@ -4,7 +4,7 @@
 // its definition's editor.
 import { html, useState, useEffect } from './preact-htm.js';
 import { api, subscribe, onStreamOpen, Problem } from './api.js';
-import { Field, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain } from './ui.js';
+import { Field, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 import { SequenceForm } from './sequence_form.js';
 import { SequenceStats, Enrollments, useNames } from './sequence_stats.js';
@@ -72,8 +72,8 @@ export function Sequences() {
   const { page, error } = paged;
   const lists = useListNames();
   const counts = useCounts(page ? page.data.map((/** @type {any} */ s) => s.id) : []);
-  return html`<h1>Sequences</h1>
-    <p>Automated emails on a trigger and after delays; each step reaches each subscriber once. <a class="button" href="#/sequences/new">New sequence</a></p>
+  return html`<${PageHeader} title="Sequences"><a class="button primary" href="#/sequences/new">New sequence</a></${PageHeader}>
+    <p>Automated emails on a trigger and after delays; each step reaches each subscriber once.</p>
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No sequences yet.">
       <p><a href="#/sequences/new">Create one</a>: a trigger (someone joins a list, an event of your application, a date) and its steps (send, wait, condition, wait for an event).</p></${Empty}>`}
@@ -89,7 +89,7 @@ export function Sequences() {
 
 export function SequenceNew() {
   return html`<p><a href="#/sequences">← Sequences</a></p>
-    <h1>New sequence</h1>
+    <${PageHeader} title="New sequence" />
     <p>It is saved as a draft: nothing is sent until it is activated.</p>
     <${SequenceForm} onSaved=${(/** @type {any} */ s) => go('#/sequences/' + s.id)} />`;
 }
@@ -206,7 +206,7 @@ export function SequencePage({ id }) {
     const offOpen = onStreamOpen(() => setTick((t) => t + 1));
     return () => { off(); offOpen(); if (pending) clearTimeout(pending); };
   }, [id]);
-  if (error) return html`<h1>Sequence ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/sequences">All sequences</a></p>`;
+  if (error) return html`<${PageHeader} title=${`Sequence ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/sequences">All sequences</a></p>`;
   if (!seq) return html`<p class="loading">Loading…</p>`;
   const act = async (/** @type {string} */ a) => {
     if (a === 'archive' && !confirm('Archive this sequence? Every running enrollment exits and queued sends are cancelled.')) return;
@@ -225,14 +225,13 @@ export function SequencePage({ id }) {
   const events = [...new Set([seq.trigger.type === 'event' ? seq.trigger.event : '',
     ...seq.steps.filter((/** @type {any} */ s) => s.type === 'wait_for_event').map((/** @type {any} */ s) => s.event)].filter(Boolean))];
   return html`<p><a href="#/sequences">← Sequences</a></p>
-    <h1>${seq.name}</h1>
+    <${PageHeader} title=${seq.name}><div class="actions" role="group" aria-labelledby="seq-status">
+      ${actions[seq.status].map(([a, label], i) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)}
+        class=${a === 'archive' || a === 'delete' ? 'danger' : i === 0 && !editing ? 'primary' : ''}>${label}</button>`)}
+    </div></${PageHeader}>
     <p id="seq-status">Status: <span class=${'tag ' + seq.status} data-status=${seq.status}>${seq.status}</span>
       · trigger: ${describeTrigger(seq.trigger, lists)} · time zone ${seq.time_zone}${seq.late_after ? ` · a send more than ${seq.late_after} late is skipped` : ''}
       ${seq.activated_at && html` · activated ${when(seq.activated_at)}`}</p>
-    <div class="actions" role="group" aria-labelledby="seq-status">
-      ${actions[seq.status].map(([a, label]) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)}
-        class=${a === 'archive' || a === 'delete' ? 'danger' : ''}>${label}</button>`)}
-    </div>
     ${seq.status === 'draft' && html`<p>A draft enrolls nobody and sends nothing: activate it to start.</p>`}
     <p role="status">${note}</p>
     ${actionError && html`<div class="error" role="alert" data-conflict=${actionError.err instanceof Problem && actionError.err.status === 409 ? 'yes' : 'no'}><p>${conflict(actionError.action, actionError.err)}</p></div>`}

@@ -3,7 +3,7 @@
 // (GET /v1/subscribers/{id}/lists), with adding to and removing from one.
 import { html, useState } from './preact-htm.js';
 import { api, Problem } from './api.js';
-import { Field, Select, ErrorBox, fieldError, useLoad, when, go } from './ui.js';
+import { Field, Select, ErrorBox, fieldError, useLoad, when, go, PageHeader, toast } from './ui.js';
 
 /**
  * The lists the subscriber is in, and how, and the first page of the account's
@@ -51,6 +51,7 @@ function EditForm({ s, onSaved }) {
       : `Mark ${s.email} confirmed? Only if they agreed to receive your mail.`)) return;
     try {
       onSaved(await api('PATCH', '/v1/subscribers/' + s.id, { email, name, status, attributes }));
+      toast('Subscriber saved.');
       setSaved(true);
     } catch (err) { setError(err); }
   };
@@ -63,7 +64,7 @@ function EditForm({ s, onSaved }) {
       hint="Replaces the attributes whole; templates see them as .Attributes." error=${jsonError || fieldError(error, '/attributes')} />
     <${ErrorBox} error=${error} />
     ${saved && html`<p role="status" data-saved>Saved.</p>`}
-    <button type="submit">Save subscriber</button>
+    <button type="submit" class="primary">Save subscriber</button>
   </form>`;
 }
 
@@ -131,14 +132,14 @@ function Suppressed({ email }) {
 export function SubscriberPage({ id }) {
   const [s, error, reload] = useLoad(() => api('GET', '/v1/subscribers/' + id), [id]);
   const [actionError, setActionError] = useState(/** @type {any} */ (null));
-  if (error) return html`<h1>Subscriber ${id}</h1><${ErrorBox} error=${error} /><p><a href="#/subscribers">All subscribers</a></p>`;
+  if (error) return html`<${PageHeader} title=${`Subscriber ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/subscribers">All subscribers</a></p>`;
   if (!s) return html`<p class="loading">Loading…</p>`;
   const remove = async () => {
     if (!confirm(`Delete ${s.email}? Its past sends are kept.`)) return;
     setActionError(null);
     try { await api('DELETE', '/v1/subscribers/' + s.id); go('#/subscribers'); } catch (err) { setActionError(err); }
   };
-  return html`<h1>${s.email}</h1>
+  return html`<${PageHeader} title=${s.email} />
     <p><a href="#/subscribers">All subscribers</a></p>
     <dl class="facts">
       <dt>Status</dt><dd><span class="tag" data-status=${s.status}>${s.status}</span></dd>

@@ -1,6 +1,6 @@
 import { html, useState } from './preact-htm.js';
 import { api, upload } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, useId, plural } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, useId, plural, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 /** @param {{lists:any[], onDone:()=>void}} p */
@@ -40,7 +40,7 @@ function Import({ lists, onDone }) {
       <${Select} label="Also add to list" value=${listId} onChange=${setListId} options=${[['', 'No list'], ...lists.map((/** @type {any} */ l) => [String(l.id), l.name])]} />
       <${Select} label="Status of rows without one" value=${status} onChange=${setStatus}
         options=${[['confirmed', 'confirmed: they agreed to receive mail'], ['pending', 'pending: not confirmed, no campaign reaches them']]} />
-      <button type="submit" disabled=${busy || !file}>Import</button>
+      <button type="submit" class="primary" disabled=${busy || !file}>Import</button>
     </form>
     <p class="hint" data-consent-note>${status === 'confirmed'
       ? 'Import as confirmed only people who agreed to receive your mail (you may have to show when and how they did). An unsubscribed address stays unsubscribed.'
@@ -71,6 +71,7 @@ function Create({ onDone }) {
     try { attributes = JSON.parse(attrs || '{}'); } catch { setError({ message: 'Attributes must be a JSON object.' }); return; }
     try {
       await api('POST', '/v1/subscribers', { email, name, attributes, status: 'confirmed' });
+      toast(`${email} added.`);
       setEmail(''); setName(''); setAttrs('{}');
       onDone();
     } catch (err) { setError(err); }
@@ -104,9 +105,9 @@ export function Subscribers() {
   const addList = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setListError(null);
-    try { await api('POST', '/v1/lists', { name: listName }); setListName(''); reloadLists(); } catch (err) { setListError(err); }
+    try { await api('POST', '/v1/lists', { name: listName }); toast(`List ${listName} created.`); setListName(''); reloadLists(); } catch (err) { setListError(err); }
   };
-  return html`<h1>Subscribers</h1>
+  return html`<${PageHeader} title="Subscribers" />
     <${Import} lists=${lists ? lists.data : []} onDone=${() => { reload(); reloadLists(); }} />
     <section aria-labelledby="lists"><h2 id="lists">Lists</h2>
       ${lists && html`<ul class="plain">${lists.data.map((/** @type {any} */ l) => html`<li key=${l.id}><a href=${'#/lists/' + l.id}>${l.name}</a>: ${plural(l.member_count, 'member')}</li>`)}</ul>`}

@@ -1,6 +1,6 @@
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, Select, ErrorBox, Empty, fieldError, when } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 export function Suppressions() {
@@ -12,19 +12,19 @@ export function Suppressions() {
   const add = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setAddError(null);
-    try { await api('POST', '/v1/suppressions', { email, reason, source: 'dashboard' }); setEmail(''); reload(); } catch (err) { setAddError(err); }
+    try { await api('POST', '/v1/suppressions', { email, reason, source: 'dashboard' }); toast(`${email} suppressed.`); setEmail(''); reload(); } catch (err) { setAddError(err); }
   };
   const remove = async (/** @type {any} */ s) => {
     if (!confirm(`Allow mail to ${s.email} again?`)) return;
     try { await api('DELETE', '/v1/suppressions/' + encodeURIComponent(s.email)); } catch { /* shown by the reload */ }
     reload();
   };
-  return html`<h1>Suppressions</h1>
+  return html`<${PageHeader} title="Suppressions" />
     <p>No campaign or message goes to a suppressed address.</p>
     <form onSubmit=${add} class="inline">
       <${Field} label="Address" type="email" value=${email} onInput=${setEmail} required error=${fieldError(addError, '/email')} />
       <${Select} label="Reason" value=${reason} onChange=${setReason} options=${[['manual', 'manual'], ['unsubscribe', 'unsubscribe'], ['hard_bounce', 'hard bounce'], ['complaint', 'complaint']]} />
-      <button type="submit">Suppress</button>
+      <button type="submit" class="primary">Suppress</button>
     </form>
     <${ErrorBox} error=${addError} />
     <${ErrorBox} error=${error} />

@@ -1,6 +1,6 @@
 import { html, useState, useEffect } from './preact-htm.js';
 import { api, Problem } from './api.js';
-import { Field, ErrorBox, Empty, fieldError, when } from './ui.js';
+import { Field, ErrorBox, Empty, fieldError, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 /** @param {{label:string, value:string, onInput:(v:string)=>void, error?:string, line?:number}} p */
@@ -80,7 +80,7 @@ function Editor({ tpl, onSaved }) {
         hint="What {{.Attributes}} holds in the preview (and in a campaign preview without a subscriber)." error=${parsed.error || fieldError(error, '/sample_data')} />
       <${ErrorBox} error=${error} labels=${{ '/name': 'Name', '/subject': 'Subject', '/html': 'HTML', '/text': 'Text', '/sample_data': 'Sample data' }} />
       <p role="status">${note}</p>
-      <button type="submit">${saved ? 'Save and preview' : 'Create and preview'}</button>
+      <button type="submit" class="primary">${saved ? 'Save and preview' : 'Create and preview'}</button>
     </form>
     <section aria-labelledby="rendered" aria-live="polite" data-rendered=${out ? 'yes' : undefined}><h2 id="rendered">Preview with the sample data</h2>
       ${!out && html`<p>${live ? 'The template has an error: see the field marked above.' : parsed.error ? 'The sample data is not a JSON object: see its field above.' : 'Rendering…'}</p>`}
@@ -110,8 +110,7 @@ export function Templates() {
   };
   const clone = (/** @type {any} */ t) => setEditing({ ...t, id: undefined, name: 'Copy of ' + t.name });
   const heading = editing === null ? 'New template' : editing && !editing.id ? 'New template (a copy)' : editing ? 'Edit ' + editing.name : '';
-  return html`<h1>Templates</h1>
-    <p><button type="button" onClick=${() => setEditing(null)}>New template</button></p>
+  return html`<${PageHeader} title="Templates"><button type="button" class=${editing === undefined ? 'primary' : ''} onClick=${() => setEditing(null)}>New template</button></${PageHeader}>
     <${ErrorBox} error=${error} />
     <${ErrorBox} error=${actionError} />
     ${note && html`<p role="status">${note}</p>`}

@@ -104,17 +104,37 @@ export function Empty({ title, children }) {
 
 const shortTime = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
 const exactTime = new Intl.DateTimeFormat('en', { dateStyle: 'full', timeStyle: 'long' });
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+/** @type {Array<[Intl.RelativeTimeFormatUnit, number]>} */
+const units = [['second', 60], ['minute', 60], ['hour', 24], ['day', 7]];
 
 /**
- * A moment, in the browser's time zone everywhere (the zone named on the page's
- * footer), with the exact time and zone on hover.
+ * How long ago (or how soon) d is from now, in words, within a week ("3 minutes
+ * ago", "in 2 hours", "yesterday"); null beyond, where a date reads better.
+ * @param {Date} d @param {number} [now]
+ */
+export function ago(d, now = Date.now()) {
+  let v = (d.getTime() - now) / 1000;
+  if (Math.abs(v) < 45) return 'just now';
+  for (const [unit, size] of units) {
+    if (Math.abs(v) < size) return relative.format(Math.round(v), unit);
+    v /= size;
+  }
+  return null;
+}
+
+/**
+ * A moment, as every table and page shows one: a <time> element that reads
+ * relatively within a week ("5 minutes ago") and as a date in the browser's time
+ * zone beyond (the zone named on the page's footer), with the exact time and zone
+ * on hover (its title) and the instant in its datetime.
  * @param {string|null|undefined} t
  */
 export function when(t) {
   if (!t) return '—';
   const d = new Date(t);
   if (isNaN(d.getTime())) return String(t);
-  return html`<time datetime=${d.toISOString()} title=${exactTime.format(d)}>${shortTime.format(d)}</time>`;
+  return html`<time datetime=${d.toISOString()} title=${exactTime.format(d)}>${ago(d) || shortTime.format(d)}</time>`;
 }
 
 /** The browser's time zone, which every time on the pages is in. */
@@ -157,3 +177,48 @@ export function useLoad(load, deps = []) {
 
 /** @param {string} s */
 export function go(s) { location.hash = s; }
+
+/**
+ * A page's header: its title, and on the right its actions (the view's primary
+ * action, class "primary", first among them).
+ * @param {{title:any, children?:any}} p
+ */
+export function PageHeader({ title, children }) {
+  return html`<div class="page-head"><h1>${title}</h1>${children && html`<div class="page-actions">${children}</div>`}</div>`;
+}
+
+/** @type {Set<(list: Array<{id:number, text:string}>) => void>} */
+const toastWatchers = new Set();
+/** @type {Array<{id:number, text:string}>} */
+let toastList = [];
+let toastId = 0;
+
+/**
+ * Says a success in a toast for a few seconds (announced by the live region the
+ * shell keeps on every page): "Segment saved.", "Campaign approved."
+ * @param {string} text
+ */
+export function toast(text) {
+  const id = ++toastId;
+  toastList = [...toastList, { id, text }].slice(-3);
+  toastWatchers.forEach((w) => w(toastList));
+  setTimeout(() => {
+    toastList = toastList.filter((x) => x.id !== id);
+    toastWatchers.forEach((w) => w(toastList));
+  }, 6000);
+}
+
+/**
+ * The toasts' live region: always on the page (a region that appears with its
+ * first message is not announced), polite, each toast a paragraph in it.
+ */
+export function Toasts() {
+  const [list, setList] = useState(toastList);
+  useEffect(() => {
+    toastWatchers.add(setList);
+    return () => { toastWatchers.delete(setList); };
+  }, []);
+  return html`<div class="toasts" role="status" aria-live="polite">
+    ${list.map((x) => html`<p class="toast" key=${x.id}>${x.text}</p>`)}
+  </div>`;
+}
