@@ -250,7 +250,7 @@ func serve(ctx context.Context, bin, dbURL string, stderr io.Writer) (base strin
 	go func() { exited <- cmd.Wait() }()
 	stop = func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
+		<-exited //nolint:errcheck // the exit status of a process we stopped tells nothing
 	}
 	base = "http://" + addr
 	deadline := time.Now().Add(time.Minute)
