@@ -3277,6 +3277,14 @@ type OneClickBodyListUnsubscribe string
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
 
+// PasswordChange Example: {"current_password":"correct horse battery staple","password":"a new long passphrase"}
+type PasswordChange struct {
+	CurrentPassword string `json:"current_password"`
+
+	// Password 10 characters to 1 KiB.
+	Password string `json:"password"`
+}
+
 // PasswordResetComplete Example: {"password":"a new long passphrase","token":"sor_7y2d…"}
 type PasswordResetComplete struct {
 	Password string `json:"password"`
@@ -5901,6 +5909,9 @@ type RemoveListMembersJSONRequestBody = MemberIDs
 
 // AddListMembersJSONRequestBody defines body for AddListMembers for application/json ContentType.
 type AddListMembersJSONRequestBody = MemberIDs
+
+// ChangeMyPasswordJSONRequestBody defines body for ChangeMyPassword for application/json ContentType.
+type ChangeMyPasswordJSONRequestBody = PasswordChange
 
 // SwitchAccountJSONRequestBody defines body for SwitchAccount for application/json ContentType.
 type SwitchAccountJSONRequestBody = AccountSwitch
