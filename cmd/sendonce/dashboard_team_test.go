@@ -85,9 +85,9 @@ const noWriteControl = `[...document.querySelectorAll('main button, main form, m
 // TestDashboardTeam drives the team pages in headless Chromium: an admin's session
 // invites three people and turns four eyes on (the Team page); a viewer accepts
 // through the mailed link (read from the dev inbox), sets a password, enables a
-// second factor, signs in again with password and code, switches accounts, and
-// sees no control that changes something; an editor drafts a campaign and sees no
-// approval; an approver approves it and sees no edit; the audit log page and the
+// second factor, changes the password, signs in again with password and code,
+// switches accounts, and sees no control that changes something; an editor drafts
+// a campaign and sees no approval; an approver approves it and sees no edit; the audit log page and the
 // campaign page name both. axe-core finds nothing serious or critical on any page,
 // and none of them scrolls sideways at 390 px.
 func TestDashboardTeam(t *testing.T) {
@@ -192,10 +192,15 @@ func TestDashboardTeam(t *testing.T) {
 	b.eval(`__t.click('I have saved them')`)
 	b.wait(`__t.text().includes('On: signing in asks for a code')`)
 	narrow("profile")
+	// A new password, proven with the current one.
+	const newPassword = "another long enough password"
+	b.eval(fmt.Sprintf(`__t.fill('Current password', %q) && __t.fill('New password', %q)`, password, newPassword))
+	b.eval(`__t.click('Change password')`)
+	b.wait(`__t.text().includes('Your password is changed')`)
 	signOut()
 
 	// Signing in again asks for the code after the password.
-	b.eval(fmt.Sprintf(`__t.fill('Email address', 'vera@example.com') && __t.fill('Password', %q)`, password))
+	b.eval(fmt.Sprintf(`__t.fill('Email address', 'vera@example.com') && __t.fill('Password', %q)`, newPassword))
 	b.eval(`__t.click('Sign in')`)
 	b.wait(`__t.text().includes('Second factor') && __t.field('Code')`)
 	b.audit("second-factor")

@@ -2,7 +2,7 @@
 // recovery codes) and sessions; and the switcher between their accounts that
 // the shell's header shows when they have more than one.
 import { html, useState } from './preact-htm.js';
-import { api } from './api.js';
+import { api, Problem } from './api.js';
 import { Field, ErrorBox, Empty, fieldError, useLoad, when, useId } from './ui.js';
 import { person } from './perm.js';
 
@@ -100,8 +100,24 @@ function TwoFactor({ enrol }) {
 
 /** @param {{email:string}} p */
 function Password({ email }) {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
   const [said, setSaid] = useState('');
   const [error, setError] = useState(/** @type {any} */ (null));
+  const [busy, setBusy] = useState(false);
+  const change = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setSaid('');
+    try {
+      await api('POST', '/v1/me/password', { current_password: current, password: next });
+      setSaid('Your password is changed. Your other sessions have ended; this one goes on.');
+    } catch (err) {
+      setError(err instanceof Problem && err.status === 401
+        ? new Error('The current password is wrong. If you have none (you sign in by email link), mail yourself a password link below.') : err);
+    } finally { setBusy(false); setCurrent(''); setNext(''); }
+  };
   const mail = async () => {
     setError(null);
     try {
@@ -110,8 +126,12 @@ function Password({ email }) {
     } catch (err) { setError(err); }
   };
   return html`<section aria-labelledby="password"><h2 id="password">Password</h2>
-    <p>To set or change your password, follow a link mailed to your address.</p>
-    <button type="button" data-reads onClick=${mail}>Mail me a password link</button>
+    <form onSubmit=${change} data-reads aria-label="Change password">
+      <${Field} label="Current password" type="password" autocomplete="current-password" value=${current} onInput=${setCurrent} required error=${fieldError(error, '/current_password')} />
+      <${Field} label="New password" type="password" autocomplete="new-password" value=${next} onInput=${setNext} required hint="10 characters or more. Your other sessions end." error=${fieldError(error, '/password')} />
+      <button type="submit" disabled=${busy}>Change password</button>
+    </form>
+    <p>No password yet, or forgotten it? <button type="button" class="link" data-reads onClick=${mail}>Mail me a password link</button></p>
     <${ErrorBox} error=${error} />
     ${said && html`<p class="notice" role="status">${said}</p>`}
   </section>`;
