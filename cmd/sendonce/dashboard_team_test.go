@@ -259,6 +259,12 @@ func TestDashboardTeam(t *testing.T) {
 
 	// The approver approves it, and is offered no edit.
 	personSignsIn("april@example.com")
+	// Nor any change of the audience, templates or sequences, which are an editor's.
+	for _, p := range [][2]string{{"#/subscribers", "Subscribers"}, {"#/lists", "Lists"}, {"#/templates", "Templates"}, {"#/sequences", "Sequences"}} {
+		b.open(p[0], p[1])
+		b.wait(`!document.querySelector('main .loading')`)
+		require.Empty(t, b.str(noWriteControl), "write controls on %s of an approver", p[0])
+	}
 	b.open("#/campaigns/"+id, "Spring news")
 	b.wait(`[...document.querySelectorAll('main button')].some((e) => e.textContent === 'Approve and send now')`)
 	require.Equal(t, "false", b.str(`String([...document.querySelectorAll('main button')].some((e) => e.textContent === 'Edit draft'))`))

@@ -21,7 +21,7 @@ import { SignIn } from './signin.js';
 import { Team } from './team.js';
 import { Profile, AccountSwitcher } from './profile.js';
 import { AuditLog } from './audit.js';
-import { setSession as setPermissions } from './perm.js';
+import { setSession as setPermissions, can } from './perm.js';
 
 const pages = [
   ['overview', 'Overview'],
@@ -41,6 +41,12 @@ const pages = [
   ['audit', 'Audit log'],
   ['profile', 'Profile'],
 ];
+
+/** The permission every change of a page needs (docs/teams.md). @type {Record<string,string>} */
+const pageWrites = {
+  subscribers: 'audience:write', lists: 'audience:write', segments: 'audience:write', suppressions: 'audience:write',
+  templates: 'templates:write', senders: 'senders:manage', endpoints: 'webhooks:manage', keys: 'keys:manage',
+};
 
 // The pages a mailed link opens (its token in the fragment): they are shown
 // whether or not this browser is signed in, and never reach the server's logs.
@@ -138,7 +144,12 @@ function App() {
   // control that would change something: the API would refuse it, so offering it is
   // a trap (style.css hides them under data-read-only).
   const readOnly = !(session.permissions || []).some((/** @type {string} */ p) => !p.endsWith(':read'));
-  return html`<div class="shell" data-read-only=${readOnly ? 'yes' : undefined}>
+  // A page whose changes all need one permission the session lacks (an approver on
+  // the audience pages) is read-only for it, the same way; campaigns, sequences
+  // and the team page show each control by its own permission (perm.js).
+  const needs = pageWrites[r.page];
+  const pageReadOnly = readOnly || (needs !== undefined && !can(needs));
+  return html`<div class="shell" data-read-only=${pageReadOnly ? 'yes' : undefined}>
     <a class="skip" href="#main" onClick=${(/** @type {Event} */ e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
     <header>
       <span class="brand">sendonce</span>
