@@ -37,26 +37,32 @@ func totpAt(t *testing.T, secret string, at time.Time) string {
 	return fmt.Sprintf("%06d", v%1_000_000)
 }
 
-var invitationLink = regexp.MustCompile(`#/invitation/([a-z0-9_]+)`)
-
 // invitationToken reads the token of the newest invitation mailed to email from
 // the account's dev inbox (where `sendonce dev` shows the service's own mail).
 func invitationToken(t *testing.T, base, key, email string) string {
 	t.Helper()
+	return mailedToken(t, base, key, email, "invitation")
+}
+
+// mailedToken reads the token of the newest link of page (invitation,
+// reset-password, sign-in) mailed to email, from the account's dev inbox.
+func mailedToken(t *testing.T, base, key, email, page string) string {
+	t.Helper()
+	link := regexp.MustCompile(`#/` + page + `/([a-z0-9_]+)`)
 	var token string
 	require.Eventually(t, func() bool {
 		inbox := apiCall(t, base, key, http.MethodGet, "/v1/dev/inbox", nil)
 		for _, m := range inbox["data"].([]any) {
 			msg := m.(map[string]any)
 			if msg["to"] == email {
-				if g := invitationLink.FindStringSubmatch(msg["text"].(string)); g != nil {
+				if g := link.FindStringSubmatch(msg["text"].(string)); g != nil {
 					token = g[1]
 					return true
 				}
 			}
 		}
 		return false
-	}, 30*time.Second, 100*time.Millisecond, "no invitation for %s in the dev inbox", email)
+	}, 30*time.Second, 100*time.Millisecond, "no %s link for %s in the dev inbox", page, email)
 	return token
 }
 
@@ -287,4 +293,32 @@ func TestDashboardTeam(t *testing.T) {
 	b.eval(`__t.click('Filter')`)
 	b.wait(`!document.querySelector('[data-audit="campaign.approve"]') && document.querySelector('[data-audit="campaign.create"]')`)
 	b.audit("audit-filtered")
+	signOut()
+
+	// Forgot password: the mailed link's page sets a new one, which then signs in.
+	b.eval(`__t.click('Forgot your password?')`)
+	b.eval(`__t.fill('Email address', 'ed@example.com')`)
+	b.eval(`__t.click('Send me a reset link')`)
+	b.wait(`__t.text().includes('a link to choose a new password is on its way')`)
+	fresh(base + "/app#/reset-password/" + mailedToken(t, base, key, "ed@example.com", "reset-password"))
+	b.wait(`__t.text().includes('Choose a new password')`)
+	b.audit("reset-password")
+	b.eval(`__t.fill('New password', 'ed has a new long password')`)
+	b.eval(`__t.click('Set password')`)
+	b.wait(`__t.text().includes('Your password is changed')`)
+	b.eval(`__t.fill('Email address', 'ed@example.com') && __t.fill('Password', 'ed has a new long password')`)
+	b.eval(`__t.click('Sign in')`)
+	b.wait(`document.querySelector('nav')`)
+	helpers()
+	signOut()
+
+	// An email sign-in link signs in without a password.
+	b.eval(`__t.click('Email me a sign-in link')`)
+	b.eval(`__t.fill('Email address', 'april@example.com')`)
+	b.eval(`__t.click('Send me a link')`)
+	b.wait(`__t.text().includes('a sign-in link is on its way')`)
+	b.audit("sign-in-link")
+	fresh(base + "/app#/sign-in/" + mailedToken(t, base, key, "april@example.com", "sign-in"))
+	acrossReload(t, b, `document.querySelector('nav') && document.querySelector('.who').textContent.includes('team')`)
+	require.NotContains(t, b.str(`location.href`), "/sign-in/", "the token leaves the address bar")
 }
