@@ -3406,6 +3406,14 @@ type OperatorAccountPage struct {
 	NextCursor *string           `json:"next_cursor"`
 }
 
+// PasswordChange Example: {"current_password":"correct horse battery staple","password":"a new long passphrase"}
+type PasswordChange struct {
+	CurrentPassword string `json:"current_password"`
+
+	// Password 10 characters to 1 KiB.
+	Password string `json:"password"`
+}
+
 // PasswordResetComplete Example: {"password":"a new long passphrase","token":"sor_7y2d…"}
 type PasswordResetComplete struct {
 	Password string `json:"password"`
@@ -6138,6 +6146,9 @@ type RemoveListMembersJSONRequestBody = MemberIDs
 
 // AddListMembersJSONRequestBody defines body for AddListMembers for application/json ContentType.
 type AddListMembersJSONRequestBody = MemberIDs
+
+// ChangeMyPasswordJSONRequestBody defines body for ChangeMyPassword for application/json ContentType.
+type ChangeMyPasswordJSONRequestBody = PasswordChange
 
 // SwitchAccountJSONRequestBody defines body for SwitchAccount for application/json ContentType.
 type SwitchAccountJSONRequestBody = AccountSwitch

@@ -3413,6 +3413,14 @@ type OperatorAccountPage struct {
 	NextCursor *string           `json:"next_cursor"`
 }
 
+// PasswordChange Example: {"current_password":"correct horse battery staple","password":"a new long passphrase"}
+type PasswordChange struct {
+	CurrentPassword string `json:"current_password"`
+
+	// Password 10 characters to 1 KiB.
+	Password string `json:"password"`
+}
+
 // PasswordResetComplete Example: {"password":"a new long passphrase","token":"sor_7y2d…"}
 type PasswordResetComplete struct {
 	Password string `json:"password"`
@@ -6146,6 +6154,9 @@ type RemoveListMembersJSONRequestBody = MemberIDs
 // AddListMembersJSONRequestBody defines body for AddListMembers for application/json ContentType.
 type AddListMembersJSONRequestBody = MemberIDs
 
+// ChangeMyPasswordJSONRequestBody defines body for ChangeMyPassword for application/json ContentType.
+type ChangeMyPasswordJSONRequestBody = PasswordChange
+
 // SwitchAccountJSONRequestBody defines body for SwitchAccount for application/json ContentType.
 type SwitchAccountJSONRequestBody = AccountSwitch
 
@@ -8720,6 +8731,32 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/me/accounts (the `ListMyAccounts` operationId).
 	ListMyAccounts(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeMyPasswordWithBody Change my password
+	//
+	// Set the signed-in person's password, proven with the current one (a person who has none,
+	// who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+	// password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+	// other session of the person ends; this one stays. Only a person's session may call it (403
+	// for an API key).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/me/password (the `ChangeMyPassword` operationId).
+	ChangeMyPasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeMyPassword Change my password
+	//
+	// Set the signed-in person's password, proven with the current one (a person who has none,
+	// who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+	// password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+	// other session of the person ends; this one stays. Only a person's session may call it (403
+	// for an API key).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/me/password (the `ChangeMyPassword` operationId).
+	ChangeMyPassword(ctx context.Context, body ChangeMyPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMySessions List my sessions
 	//
@@ -11932,6 +11969,52 @@ func (c *Raw) CreateLoginLink(ctx context.Context, reqEditors ...RequestEditorFn
 // Corresponds with GET /v1/me/accounts (the `ListMyAccounts` operationId).
 func (c *Raw) ListMyAccounts(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMyAccountsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeMyPasswordWithBody Change my password
+//
+// Set the signed-in person's password, proven with the current one (a person who has none,
+// who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+// password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+// other session of the person ends; this one stays. Only a person's session may call it (403
+// for an API key).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/me/password (the `ChangeMyPassword` operationId).
+func (c *Raw) ChangeMyPasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeMyPasswordRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeMyPassword Change my password
+//
+// Set the signed-in person's password, proven with the current one (a person who has none,
+// who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+// password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+// other session of the person ends; this one stays. Only a person's session may call it (403
+// for an API key).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/me/password (the `ChangeMyPassword` operationId).
+func (c *Raw) ChangeMyPassword(ctx context.Context, body ChangeMyPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeMyPasswordRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -18213,6 +18296,46 @@ func NewListMyAccountsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewChangeMyPasswordRequest calls the generic ChangeMyPassword builder with application/json body
+func NewChangeMyPasswordRequest(server string, body ChangeMyPasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangeMyPasswordRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewChangeMyPasswordRequestWithBody constructs an http.Request for the ChangeMyPassword method, with any body, and a specified content type
+func NewChangeMyPasswordRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/me/password")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListMySessionsRequest constructs an http.Request for the ListMySessions method
 func NewListMySessionsRequest(server string) (*http.Request, error) {
 	var err error
@@ -23375,6 +23498,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/me/accounts (the `ListMyAccounts` operationId).
 	ListMyAccountsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListMyAccountsResponse, error)
+
+	// ChangeMyPasswordWithBodyWithResponse Change my password
+	//
+	// Set the signed-in person's password, proven with the current one (a person who has none,
+	// who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+	// password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+	// other session of the person ends; this one stays. Only a person's session may call it (403
+	// for an API key).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/me/password (the `ChangeMyPassword` operationId).
+	ChangeMyPasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeMyPasswordResponse, error)
+
+	// ChangeMyPasswordWithResponse Change my password
+	//
+	// Set the signed-in person's password, proven with the current one (a person who has none,
+	// who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+	// password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+	// other session of the person ends; this one stays. Only a person's session may call it (403
+	// for an API key).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/me/password (the `ChangeMyPassword` operationId).
+	ChangeMyPasswordWithResponse(ctx context.Context, body ChangeMyPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeMyPasswordResponse, error)
 
 	// ListMySessionsWithResponse List my sessions
 	//
@@ -33159,6 +33308,117 @@ func (r ListMyAccountsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListMyAccountsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ChangeMyPasswordResponse401Headers the declared response headers of an HTTP 401 response for ChangeMyPassword
+type ChangeMyPasswordResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ChangeMyPasswordResponse429Headers the declared response headers of an HTTP 429 response for ChangeMyPassword
+type ChangeMyPasswordResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ChangeMyPasswordResponse503Headers the declared response headers of an HTTP 503 response for ChangeMyPassword
+type ChangeMyPasswordResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ChangeMyPasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ChangeMyPasswordResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ChangeMyPasswordResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ChangeMyPasswordResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ChangeMyPasswordResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ChangeMyPasswordResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ChangeMyPasswordResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ChangeMyPasswordResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ChangeMyPasswordResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ChangeMyPasswordResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ChangeMyPasswordResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ChangeMyPasswordResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangeMyPasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangeMyPasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangeMyPasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangeMyPasswordResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -44317,6 +44577,44 @@ func (c *ClientWithResponses) ListMyAccountsWithResponse(ctx context.Context, re
 	return ParseListMyAccountsResponse(rsp)
 }
 
+// ChangeMyPasswordWithBodyWithResponse Change my password
+//
+// Set the signed-in person's password, proven with the current one (a person who has none,
+// who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+// password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+// other session of the person ends; this one stays. Only a person's session may call it (403
+// for an API key).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/me/password (the `ChangeMyPassword` operationId).
+func (c *ClientWithResponses) ChangeMyPasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeMyPasswordResponse, error) {
+	rsp, err := c.ChangeMyPasswordWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeMyPasswordResponse(rsp)
+}
+
+// ChangeMyPasswordWithResponse Change my password
+//
+// Set the signed-in person's password, proven with the current one (a person who has none,
+// who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+// password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+// other session of the person ends; this one stays. Only a person's session may call it (403
+// for an API key).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/me/password (the `ChangeMyPassword` operationId).
+func (c *ClientWithResponses) ChangeMyPasswordWithResponse(ctx context.Context, body ChangeMyPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeMyPasswordResponse, error) {
+	rsp, err := c.ChangeMyPassword(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeMyPasswordResponse(rsp)
+}
+
 // ListMySessionsWithResponse List my sessions
 //
 // The signed-in person's live sessions, in every account, newest first.
@@ -54384,6 +54682,117 @@ func ParseListMyAccountsResponse(rsp *http.Response) (*ListMyAccountsResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListMyAccountsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseChangeMyPasswordResponse parses an HTTP response from a ChangeMyPasswordWithResponse call
+func ParseChangeMyPasswordResponse(rsp *http.Response) (*ChangeMyPasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangeMyPasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ChangeMyPasswordResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ChangeMyPasswordResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ChangeMyPasswordResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

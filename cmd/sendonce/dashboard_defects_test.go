@@ -439,6 +439,7 @@ func TestDashboardProduct(t *testing.T) {
 		sub := call(http.MethodGet, "/v1/subscribers?email=ro1", nil)["data"].([]any)[0].(map[string]any)["id"]
 		b.eval(`__t.click('Sign out')`)
 		b.wait(`!!document.querySelector('main.signin')`)
+		b.eval(`__t.click('Sign in with an API key')`) // a person's password form comes first
 		b.eval(`__t.fill('API key', 'sok_this-key-is-wrong')`)
 		b.eval(`__t.click('Sign in')`)
 		b.wait(`!!document.querySelector('.error')`)

@@ -214,6 +214,7 @@ func TestDashboardCampaignKeyboard(t *testing.T) {
 	eval(pageHelpers)
 	eval(`__t.click('Sign out')`)
 	wait(`!!document.querySelector('main.signin')`)
+	eval(`__t.click('Sign in with an API key')`) // a person's password form comes first
 	eval(fmt.Sprintf(`__t.fill('API key', %q)`, ro["token"]))
 	eval(`__t.click('Sign in')`)
 	wait(`!!document.querySelector('nav') && document.querySelector('.who').innerText.includes('read-only')`)

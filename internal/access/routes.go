@@ -105,6 +105,7 @@ var Routes = map[string]Rule{
 	"POST /v1/me/two-factor":         Public,
 	"POST /v1/me/two-factor/confirm": Public,
 	"POST /v1/me/two-factor/remove":  Public,
+	"POST /v1/me/password":           Public,
 
 	// The account's people.
 	"GET /v1/members":             read(AccountRead),

@@ -249,7 +249,7 @@ func (s *Server) routes() {
 			r.Post("/login-links", s.handle(s.createLoginLink))
 		})
 
-		// A signed-in person's own sessions and second factor: every role may
+		// A signed-in person's own sessions, second factor and password: every role may
 		// manage its own (no read-only guard), and the answers hold secrets (a new
 		// session, a TOTP secret, recovery codes) no response store may keep.
 		r.Group(func(r chiRouter) {
@@ -261,6 +261,7 @@ func (s *Server) routes() {
 			r.Post("/me/two-factor", s.handle(s.startTwoFactor))
 			r.Post("/me/two-factor/confirm", s.handle(s.confirmTwoFactor))
 			r.Post("/me/two-factor/remove", s.handle(s.removeTwoFactor))
+			r.Post("/me/password", s.handle(s.changeMyPassword))
 		})
 
 		// A message's Idempotency-Key is its own, kept as long as the message

@@ -277,6 +277,7 @@ func TestCrossTenant(t *testing.T) {
 		"startTwoFactor":        {expect: http.StatusForbidden},
 		"confirmTwoFactor":      {body: map[string]any{"code": "123456"}, expect: http.StatusForbidden},
 		"removeTwoFactor":       {body: map[string]any{"code": "123456"}, expect: http.StatusForbidden},
+		"changeMyPassword":      {body: map[string]any{"current_password": "x", "password": "a long enough password"}, expect: http.StatusForbidden},
 		// Senders: B can neither read, change, verify nor delete A's.
 		"listSenders":  {expect: http.StatusOK},
 		"createSender": {body: map[string]any{"name": "b sender", "type": "resend", "credentials": map[string]any{"api_key": "re_b"}}, expect: http.StatusCreated},

@@ -420,3 +420,26 @@ func (s *Server) removeTwoFactor(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
+
+func (s *Server) changeMyPassword(w http.ResponseWriter, r *http.Request) error {
+	u, err := me(r)
+	if err != nil {
+		return err
+	}
+	in, err := decode[api.PasswordChange](w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	// Guesses at the current password are limited as sign-ins are: a session
+	// left open must not become a way to find the password.
+	now, key := time.Now(), emailKey(u.Email)
+	if !s.signInGate(w, r, key, now) {
+		return nil
+	}
+	if err := s.Users.ChangePassword(r.Context(), u.ID, in.CurrentPassword, in.Password, currentToken(r)); err != nil {
+		s.signInFailed(r, key, now, err)
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

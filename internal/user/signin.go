@@ -220,6 +220,38 @@ func (s *Service) Reset(ctx context.Context, token, password string) error {
 	})
 }
 
+// ChangePassword sets userID's password, proven with the current one: a person
+// who has none (they sign in by email link) sets one through a reset link. A
+// wrong current password is 401, as a sign-in's. Every other session of the
+// person ends; keep, the session token in use, stays.
+func (s *Service) ChangePassword(ctx context.Context, userID int64, current, next, keep string) error {
+	if len(current) > MaxPasswordBytes {
+		return apperr.Invalidf("/current_password", "at most %d bytes", MaxPasswordBytes)
+	}
+	if err := checkPassword("/password", next); err != nil {
+		return err
+	}
+	u, err := store.New(s.pool).UserGet(ctx, userID)
+	if err != nil {
+		return err
+	}
+	encoded := dummyHash
+	if u.PasswordHash != nil {
+		encoded = *u.PasswordHash
+	}
+	if !VerifyPassword(encoded, current) || u.PasswordHash == nil {
+		return errCurrentPassword
+	}
+	hash := HashPassword(next)
+	return s.inTx(ctx, func(q *store.Queries) error {
+		if err := q.UserSetPassword(ctx, store.UserSetPasswordParams{ID: userID, PasswordHash: &hash}); err != nil {
+			return err
+		}
+		_, err := endSessions(ctx, q, store.UserSessionDeleteParams{UserID: &userID, KeepTokenHash: session.HashOf(keep)})
+		return err
+	})
+}
+
 // Account is one of a user's accounts.
 type Account struct {
 	ID   int64

@@ -130,8 +130,10 @@ var (
 	errMembers = apperr.New(apperr.Forbidden, "managing members needs the owner or admin role")
 	errOwners  = apperr.New(apperr.Forbidden, "only an owner may make, change or remove an owner")
 	errSignIn  = apperr.New(apperr.Unauthorized, "the email address or the password is wrong")
-	errToken   = apperr.New(apperr.Unauthorized, "the link is unknown, used or expired; ask for another")
-	errCode    = apperr.New(apperr.Unauthorized, "the code is wrong, used or expired")
+	// errCurrentPassword refuses a password change whose current password is wrong.
+	errCurrentPassword = apperr.New(apperr.Unauthorized, "the current password is wrong")
+	errToken           = apperr.New(apperr.Unauthorized, "the link is unknown, used or expired; ask for another")
+	errCode            = apperr.New(apperr.Unauthorized, "the code is wrong, used or expired")
 )
 
 // newToken returns a random token with prefix and its stored hash.

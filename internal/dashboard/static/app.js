@@ -2,8 +2,7 @@
 // pages. Every page is a client of the public /v1 API.
 import { html, render, useState, useEffect, useRef } from './preact-htm.js';
 import { api, setCSRF, closeStream } from './api.js';
-import { Field, ErrorBox, fieldError, NotFound, timeZone, Toasts } from './ui.js';
-import { Problem } from './api.js';
+import { NotFound, timeZone, Toasts } from './ui.js';
 import { Overview } from './overview.js';
 import { Campaigns, CampaignNew, CampaignPage } from './campaigns.js';
 import { Subscribers } from './subscribers.js';
@@ -18,6 +17,11 @@ import { EventEndpoints, EndpointPage } from './endpoints.js';
 import { Lists, ListPage } from './lists.js';
 import { SubscriberPage } from './subscriber.js';
 import { Sequences, SequenceNew, SequencePage } from './sequences.js';
+import { SignIn } from './signin.js';
+import { Team } from './team.js';
+import { Profile, AccountSwitcher } from './profile.js';
+import { AuditLog } from './audit.js';
+import { setSession as setPermissions, can } from './perm.js';
 
 const pages = [
   ['overview', 'Overview'],
@@ -33,6 +37,9 @@ const pages = [
   ['endpoints', 'Event endpoints'],
   ['inbox', 'Dev inbox'],
   ['keys', 'API keys'],
+  ['team', 'Team'],
+  ['audit', 'Audit log'],
+  ['profile', 'Profile'],
 ];
 
 // The sidebar's groups, in order; a page not named here is under Settings.
@@ -73,42 +80,19 @@ function Sidebar({ here, open, setOpen, button }) {
   </nav>`;
 }
 
+/** The permission every change of a page needs (docs/teams.md). @type {Record<string,string>} */
+const pageWrites = {
+  subscribers: 'audience:write', lists: 'audience:write', segments: 'audience:write', suppressions: 'audience:write',
+  templates: 'templates:write', senders: 'senders:manage', endpoints: 'webhooks:manage', keys: 'keys:manage',
+};
+
+// The pages a mailed link opens (its token in the fragment): they are shown
+// whether or not this browser is signed in, and never reach the server's logs.
+const linkPages = ['login', 'sign-in', 'invitation', 'reset-password'];
+
 function route() {
   const parts = location.hash.replace(/^#\/?/, '').split('/');
   return { page: parts[0] || 'overview', arg: parts[1] || '' };
-}
-
-/** @param {{onSignedIn:(s:any)=>void, note?:string}} p */
-function SignIn({ onSignedIn, note }) {
-  const [key, setKey] = useState('');
-  const [error, setError] = useState(/** @type {any} */ (null));
-  const [busy, setBusy] = useState(false);
-  const submit = async (/** @type {Event} */ e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      onSignedIn(await api('POST', '/v1/session', { api_key: key }));
-    } catch (err) {
-      // Refused at sign-in, a 401 is about the key typed, not a session that ended.
-      setError(err instanceof Problem && err.status === 401
-        ? new Error('That API key is not valid: it is wrong, revoked, or of another account or deployment. Check it and try again.') : err);
-    } finally {
-      setBusy(false);
-      setKey(''); // the key leaves the page as soon as it has been used
-    }
-  };
-  return html`<main class="signin" id="main">
-    <h1>sendonce</h1>
-    <p>Open the login link that <code>make run</code> or <code>sendonce account login NAME</code> printed, or sign in with an API key.</p>
-    ${note && html`<p class="notice" role="status">${note}</p>`}
-    <form onSubmit=${submit}>
-      <${Field} label="API key" type="password" autocomplete="off" value=${key} onInput=${setKey} required
-        hint="The key is exchanged for a session; it is not kept in this browser." error=${fieldError(error, '/api_key')} />
-      <${ErrorBox} error=${error} />
-      <button type="submit" class="primary" disabled=${busy}>Sign in</button>
-    </form>
-  </main>`;
 }
 
 function App() {
@@ -117,12 +101,13 @@ function App() {
   const [r, setRoute] = useState(route());
   const [menu, setMenu] = useState(false);
   const menuButton = useRef(/** @type {HTMLButtonElement|null} */ (null));
+  const [link, setLink] = useState(/** @type {{page:string,arg:string}|null} */ (null));
   useEffect(() => {
     // A login link opened in a tab that is already signed in: start over, so the
     // link is exchanged (and removed from the address bar) like on a first load.
     const onHash = () => {
       setMenu(false);
-      if (route().page === 'login') location.reload(); else setRoute(route());
+      if (linkPages.includes(route().page)) location.reload(); else setRoute(route());
     };
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
@@ -140,23 +125,35 @@ function App() {
       });
       return;
     }
+    if (linkPages.includes(here.page) && here.arg) {
+      // A person's mailed link (sign-in, invitation, password reset): the sign-in
+      // page takes it from here, out of the address bar too.
+      history.replaceState(null, '', location.pathname + '#/overview');
+      setRoute(route());
+      setLink(here);
+      setSession(null);
+      return;
+    }
     api('GET', '/v1/session').then(signedIn, () => setSession(null));
   }, []);
   /** @param {any} s */
   function signedIn(s) {
     setCSRF(s.csrf_token);
+    setPermissions(s);
+    setLink(null);
     setSession(s);
   }
   async function signOut() {
     closeStream();
     try { await api('DELETE', '/v1/session'); } catch { /* the session is gone either way */ }
     setCSRF(null);
+    setPermissions(null);
     setSession(null);
     setNote('You are signed out.');
     location.hash = '#/overview';
   }
   if (session === undefined) return html`<p class="loading">Loading…</p>`;
-  if (session === null) return html`<${SignIn} onSignedIn=${signedIn} note=${note} />`;
+  if (session === null) return html`<${SignIn} key=${link ? link.page : 'none'} onSignedIn=${signedIn} note=${note} link=${link} />`;
   let body;
   // A detail page is keyed by its id: opened straight from another of its kind, it
   // starts afresh instead of keeping the previous one's typed values and errors. An
@@ -178,19 +175,31 @@ function App() {
     case 'inbox': body = r.arg ? html`<${NotFound} />` : html`<${Inbox} />`; break;
     case 'keys': body = r.arg ? html`<${NotFound} />` : html`<${Keys} />`; break;
     case 'overview': body = html`<${Overview} />`; break;
+    case 'team': body = r.arg ? html`<${NotFound} />` : html`<${Team} />`; break;
+    case 'audit': body = html`<${AuditLog} key=${r.arg} arg=${r.arg} />`; break;
+    case 'profile': body = r.arg ? html`<${NotFound} />` : html`<${Profile} />`; break;
     default: body = html`<${NotFound} />`;
   }
+  // A member without the second factor their account requires can do nothing
+  // else until they set it up.
+  if (session.user && session.user.needs_two_factor) body = html`<${Profile} enrol />`;
   // A read-only session (a read-only key, a viewer: no permission but reads) sees no
   // control that would change something: the API would refuse it, so offering it is
   // a trap (style.css hides them under data-read-only).
   const readOnly = !(session.permissions || []).some((/** @type {string} */ p) => !p.endsWith(':read'));
-  return html`<div class="shell" data-read-only=${readOnly ? 'yes' : undefined}>
+  // A page whose changes all need one permission the session lacks (an approver on
+  // the audience pages) is read-only for it, the same way; campaigns, sequences
+  // and the team page show each control by its own permission (perm.js).
+  const needs = pageWrites[r.page];
+  const pageReadOnly = readOnly || (needs !== undefined && !can(needs));
+  return html`<div class="shell" data-read-only=${pageReadOnly ? 'yes' : undefined}>
     <a class="skip" href="#main" onClick=${(/** @type {Event} */ e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
     <header class="topbar">
       <button type="button" class="menu-button" aria-expanded=${menu ? 'true' : 'false'} aria-controls="sidebar" ref=${menuButton}
         onClick=${() => setMenu(!menu)}>Menu</button>
       <span class="brand">sendonce</span>
       <div class="who">
+        <${AccountSwitcher} accountId=${session.account_id} />
         <span class="account" title=${session.account_name}>${session.account_name}</span>
         ${readOnly && html`<span class="tag" title="This session may read, not change">read-only</span>`}
         <button type="button" class="link" onClick=${signOut}>Sign out</button>

@@ -5,6 +5,8 @@ import { usePaged, Pager } from './pager.js';
 import { CampaignProgress } from './progress.js';
 import { CampaignChart } from './chart.js';
 import { Engagement } from './engagement.js';
+import { CampaignPeople } from './audit.js';
+import { can } from './perm.js';
 
 const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sent', 'cancelled', 'failed'];
 
@@ -13,7 +15,7 @@ export function Campaigns() {
   // Newest first, a page at a time: the campaign made last is always on the first page.
   const paged = usePaged('/v1/campaigns?order=newest&limit=50' + (status ? '&status=' + status : ''));
   const { page, error } = paged;
-  return html`<${PageHeader} title="Campaigns"><a class="button primary" href="#/campaigns/new">New campaign</a></${PageHeader}>
+  return html`<${PageHeader} title="Campaigns">${can('campaigns:write') && html`<a class="button primary" href="#/campaigns/new">New campaign</a>`}</${PageHeader}>
     <${Select} label="Status" value=${status} onChange=${setStatus} options=${statuses.map((s) => [s, s || 'any'])} />
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No campaigns${status ? ' with this status' : ''}.">
@@ -400,6 +402,9 @@ export function CampaignPage({ id }) {
   // Bumped as the progress moves, so the sends table shows the rows' new states.
   const [progress, setProgress] = useState(0);
   const statusId = useId('status');
+  // What this session may do: every action button is an approver's; editing and
+  // test sends are an editor's (docs/teams.md).
+  const approver = can('campaigns:approve'), editor = can('campaigns:write');
   if (error) return html`<h1>Campaign</h1><${ErrorBox} error=${error} />`;
   if (!c) return html`<p>Loading…</p>`;
   const act = async (/** @type {string} */ a) => {
@@ -413,21 +418,22 @@ export function CampaignPage({ id }) {
   };
   return html`<p><a href="#/campaigns">← Campaigns</a></p>
     <${PageHeader} title=${c.name}><div class="actions" role="group" aria-labelledby=${statusId}>
-      ${(actions[c.status] || []).map(([a, label], i) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)}
+      ${(approver ? actions[c.status] || [] : []).map(([a, label], i) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)}
         class=${a === 'cancel' ? 'danger' : i === 0 && !editing ? 'primary' : ''}>${label}</button>`)}
-      ${c.status === 'draft' && !editing && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit draft</button>`}
+      ${c.status === 'draft' && !editing && editor && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit draft</button>`}
     </div></${PageHeader}>
     <p id=${statusId}>Status: <span class=${'tag ' + c.status} data-status=${c.status}>${c.status}</span>
       ${c.paused_reason && html` (${c.paused_reason})`} · created ${when(c.created_at)}</p>
+    <${CampaignPeople} id=${id} status=${c.status} />
     ${approving !== null && html`<${ApproveDialog} c=${c} at=${approving || null} onClose=${() => setApproving(null)} onDone=${reload} />`}
     ${c.status === 'draft' && editing && html`<section aria-labelledby="edit"><h2 id="edit">Edit the draft</h2>
       <${CampaignForm} campaign=${c} onSaved=${() => { setEditing(false); reload(); }} />
       <p><button type="button" class="secondary" onClick=${() => setEditing(false)}>Stop editing</button></p></section>`}
-    ${c.status === 'draft' && !editing && html`<${Schedule} onSchedule=${(/** @type {string} */ at) => setApproving(at)} />`}
+    ${c.status === 'draft' && !editing && approver && html`<${Schedule} onSchedule=${(/** @type {string} */ at) => setApproving(at)} />`}
     ${c.scheduled_for && c.status === 'approved' && html`<p>Scheduled for ${when(c.scheduled_for)}.</p>`}
     ${actionError && html`<div class="error" role="alert"><p>${explain(actionError)}</p></div>`}
     ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} onStats=${() => setProgress((n) => n + 1)} />`}
-    ${c.status === 'draft' && !editing && html`<${Preview} campaign=${c} /><${TestSend} id=${id} />`}
+    ${c.status === 'draft' && !editing && html`<${Preview} campaign=${c} />${editor && html`<${TestSend} id=${id} />`}`}
     ${c.status !== 'draft' && html`<${CampaignChart} id=${id} />`}
     ${c.status !== 'draft' && html`<${Engagement} campaign=${c} />`}
     ${c.status !== 'draft' && html`<${Sends} id=${id} progress=${progress} />`}

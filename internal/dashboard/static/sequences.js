@@ -8,6 +8,7 @@ import { Field, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, Pa
 import { usePaged, Pager } from './pager.js';
 import { SequenceForm } from './sequence_form.js';
 import { SequenceStats, Enrollments, useNames } from './sequence_stats.js';
+import { can } from './perm.js';
 
 /** Words for a trigger. @param {any} t @param {Map<number,string>} [lists] */
 export function describeTrigger(t, lists) {
@@ -72,7 +73,7 @@ export function Sequences() {
   const { page, error } = paged;
   const lists = useListNames();
   const counts = useCounts(page ? page.data.map((/** @type {any} */ s) => s.id) : []);
-  return html`<${PageHeader} title="Sequences"><a class="button primary" href="#/sequences/new">New sequence</a></${PageHeader}>
+  return html`<${PageHeader} title="Sequences">${can('sequences:write') && html`<a class="button primary" href="#/sequences/new">New sequence</a>`}</${PageHeader}>
     <p>Automated emails on a trigger and after delays; each step reaches each subscriber once.</p>
     <${ErrorBox} error=${error} />
     ${page && page.data.length === 0 && html`<${Empty} title="No sequences yet.">
@@ -226,7 +227,7 @@ export function SequencePage({ id }) {
     ...seq.steps.filter((/** @type {any} */ s) => s.type === 'wait_for_event').map((/** @type {any} */ s) => s.event)].filter(Boolean))];
   return html`<p><a href="#/sequences">← Sequences</a></p>
     <${PageHeader} title=${seq.name}><div class="actions" role="group" aria-labelledby="seq-status">
-      ${actions[seq.status].map(([a, label], i) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)}
+      ${actions[seq.status].filter(([a]) => can(a === 'delete' ? 'sequences:write' : 'sequences:activate')).map(([a, label], i) => html`<button type="button" key=${a} disabled=${busy} onClick=${() => act(a)}
         class=${a === 'archive' || a === 'delete' ? 'danger' : i === 0 && !editing ? 'primary' : ''}>${label}</button>`)}
     </div></${PageHeader}>
     <p id="seq-status">Status: <span class=${'tag ' + seq.status} data-status=${seq.status}>${seq.status}</span>
@@ -236,10 +237,10 @@ export function SequencePage({ id }) {
     <p role="status">${note}</p>
     ${actionError && html`<div class="error" role="alert" data-conflict=${actionError.err instanceof Problem && actionError.err.status === 409 ? 'yes' : 'no'}><p>${conflict(actionError.action, actionError.err)}</p></div>`}
     <${SequenceStats} seq=${seq} tick=${tick} names=${names} />
-    ${(seq.status === 'active' || seq.status === 'paused') && html`<${Enroll} seq=${seq} onDone=${() => setTick((t) => t + 1)} />`}
-    ${(seq.status === 'active' || seq.status === 'paused') && events.length > 0 && html`<${TrackEvent} names=${events} onDone=${() => setTick((t) => t + 1)} />`}
+    ${(seq.status === 'active' || seq.status === 'paused') && can('sequences:activate') && html`<${Enroll} seq=${seq} onDone=${() => setTick((t) => t + 1)} />`}
+    ${(seq.status === 'active' || seq.status === 'paused') && events.length > 0 && can('tracking:write') && html`<${TrackEvent} names=${events} onDone=${() => setTick((t) => t + 1)} />`}
     <${Enrollments} seq=${seq} tick=${tick} names=${names} />
-    ${seq.status !== 'archived' && html`<section aria-labelledby="edit"><h2 id="edit">Definition</h2>
+    ${seq.status !== 'archived' && can('sequences:write') && html`<section aria-labelledby="edit"><h2 id="edit">Definition</h2>
       <details onToggle=${(/** @type {any} */ e) => setEditing(e.currentTarget.open)}><summary>Edit the trigger and steps</summary>
         ${seq.status !== 'draft' && html`<p>Changes apply to every enrollment at a step it has not reached yet; a step already passed is never sent again.</p>`}
         ${editing && html`<${SequenceForm} key=${seq.updated_at} sequence=${seq} onSaved=${() => { setNote('Saved.'); reload(); }} />`}

@@ -710,6 +710,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change my password
+         * @description Set the signed-in person's password, proven with the current one (a person who has none,
+         *     who signs in by email link, sets one through `POST /v1/password-resets`). A wrong current
+         *     password is 401 and counts as a failed sign-in of the address (429 past the limit). Every
+         *     other session of the person ends; this one stays. Only a person's session may call it (403
+         *     for an API key).
+         */
+        post: operations["changeMyPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -3407,6 +3431,17 @@ export interface components {
          */
         PasswordResetComplete: {
             token: string;
+            password: string;
+        };
+        /**
+         * @example {
+         *       "current_password": "correct horse battery staple",
+         *       "password": "a new long passphrase"
+         *     }
+         */
+        PasswordChange: {
+            current_password: string;
+            /** @description 10 characters to 1 KiB. */
             password: string;
         };
         /**
@@ -8596,6 +8631,36 @@ export interface operations {
         };
         responses: {
             /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    changeMyPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
             204: {
                 headers: {
                     [name: string]: unknown;
