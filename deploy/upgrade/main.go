@@ -44,11 +44,20 @@ import (
 	"github.com/sendonce/sendonce/internal/sink"
 )
 
-// previousRelease is the release this one upgrades from: main as it stood when
-// this round of work began (its last commit before the round's migrations,
-// 00240 on), which is what runs in production when this release is rolled out.
-// Move it forward when a release is cut.
-const previousRelease = "f6603bab381931e0610b29dc42cb43b41d70d5a3"
+// previousRelease is the release this one upgrades from when the clone has no
+// release tag (a clone without tags): v0.1.0's commit. With tags, the newest
+// v* tag reachable from HEAD is the previous release (lastRelease).
+const previousRelease = "9a7e1e8"
+
+// lastRelease is the newest release tag (v*) reachable from HEAD, or
+// previousRelease when git knows none.
+func lastRelease() string {
+	out, err := exec.Command("git", "describe", "--tags", "--abbrev=0", "--match", "v*", "HEAD").Output()
+	if tag := strings.TrimSpace(string(out)); err == nil && tag != "" {
+		return tag
+	}
+	return previousRelease
+}
 
 type options struct {
 	from       string
@@ -62,7 +71,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.from, "from", previousRelease, "the commit of the previous release, built from git history")
+	flag.StringVar(&o.from, "from", "", "the previous release (a tag or commit), built from git history (default: the newest v* tag, else v0.1.0's commit)")
 	flag.StringVar(&o.oldBin, "old", "", "a binary of the previous release already built (skips the build)")
 	flag.StringVar(&o.sendonce, "sendonce", "bin/sendonce", "this release's binary")
 	flag.IntVar(&o.recipients, "recipients", 20000, "campaign size")
@@ -70,6 +79,9 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run folder (logs, data) afterwards")
 	flag.Parse()
+	if o.from == "" {
+		o.from = lastRelease()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
