@@ -191,33 +191,29 @@ func (s *Service) Get(ctx context.Context, token string) (Session, error) {
 // token the browser held before, if any: it ends here, so a session id planted
 // in a browser before sign-in is never the signed-in one (no fixation).
 func (s *Service) SignInUser(ctx context.Context, userID, accountID int64, replacing string) (Session, error) {
-	now := s.Now()
-	token, hash := newToken(sessionPrefix)
-	q := store.New(s.pool)
-	exp := now.Add(TTL)
-	id, err := q.UserSessionCreate(ctx, store.UserSessionCreateParams{AccountID: accountID, UserID: &userID,
-		TokenHash: hash, ExpiresAt: exp})
-	if err != nil {
-		return Session{}, postgres.Error(err, "session")
-	}
-	if replacing != "" {
-		if err := s.SignOut(ctx, replacing); err != nil {
-			return Session{}, err
-		}
-	}
-	_, _ = q.SessionPurge(ctx, now)
-	return Session{Token: token, ID: id, AccountID: accountID, UserID: userID, ExpiresAt: exp}, nil
+	return s.signIn(ctx, userID, accountID, replacing, false)
 }
 
 // SignInUserViaSSO is SignInUser for a person the account's identity provider
 // signed in (internal/sso): the session is marked, so it acts in accountID only.
 func (s *Service) SignInUserViaSSO(ctx context.Context, userID, accountID int64, replacing string) (Session, error) {
+	return s.signIn(ctx, userID, accountID, replacing, true)
+}
+
+func (s *Service) signIn(ctx context.Context, userID, accountID int64, replacing string, viaSSO bool) (Session, error) {
 	now := s.Now()
 	token, hash := newToken(sessionPrefix)
 	q := store.New(s.pool)
 	exp := now.Add(TTL)
-	id, err := q.SSOSessionCreate(ctx, store.SSOSessionCreateParams{AccountID: accountID, UserID: &userID,
-		TokenHash: hash, ExpiresAt: exp})
+	var id int64
+	var err error
+	if viaSSO {
+		id, err = q.SSOSessionCreate(ctx, store.SSOSessionCreateParams{AccountID: accountID, UserID: &userID,
+			TokenHash: hash, ExpiresAt: exp})
+	} else {
+		id, err = q.UserSessionCreate(ctx, store.UserSessionCreateParams{AccountID: accountID, UserID: &userID,
+			TokenHash: hash, ExpiresAt: exp})
+	}
 	if err != nil {
 		return Session{}, postgres.Error(err, "session")
 	}
@@ -227,7 +223,7 @@ func (s *Service) SignInUserViaSSO(ctx context.Context, userID, accountID int64,
 		}
 	}
 	_, _ = q.SessionPurge(ctx, now)
-	return Session{Token: token, ID: id, AccountID: accountID, UserID: userID, ExpiresAt: exp, ViaSSO: true}, nil
+	return Session{Token: token, ID: id, AccountID: accountID, UserID: userID, ExpiresAt: exp, ViaSSO: viaSSO}, nil
 }
 
 // HashOf is the stored form of a session token (to tell a user's current
