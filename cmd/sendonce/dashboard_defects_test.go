@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,6 +194,53 @@ func TestDashboardProduct(t *testing.T) {
 		b.open("#/campaigns/"+id, "follow me")
 		b.wait(`!!document.querySelector('[data-status=approved]')`)
 		b.wait(`document.querySelectorAll('table.sends tbody tr').length === 3 && [...document.querySelectorAll('table.sends tbody tr .tag')].every((e) => e.textContent === 'sent')`)
+	})
+
+	within("report_export_and_retry_failed", func(t *testing.T) {
+		// An HTTP sender whose server refuses one recipient (400: a permanent
+		// failure) until it is told to take it.
+		var refuse atomic.Bool
+		refuse.Store(true)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if refuse.Load() && bytes.Contains(body, []byte("report2@example.com")) {
+				http.Error(w, `{"error":"recipient refused"}`, http.StatusBadRequest)
+				return
+			}
+			_, _ = io.WriteString(w, `{"id":"accepted"}`)
+		}))
+		defer srv.Close()
+		list := audienceOf("report", 3)
+		snd := call(http.MethodPost, "/v1/senders", map[string]any{"name": "report sender", "type": "http",
+			"settings": map[string]any{"url": srv.URL + "/send"}})
+		id := draft("report me", list, map[string]any{"sender_id": snd["id"]})
+		call(http.MethodPost, "/v1/campaigns/"+id+"/approve", map[string]any{})
+		require.Eventually(t, func() bool { return statusOf(id) == "sent" }, time.Minute, 100*time.Millisecond)
+
+		b.open("#/campaigns/"+id, "report me")
+		fact := func(name string) string {
+			return fmt.Sprintf(`(document.querySelector('[data-fact=%s]') || {}).textContent`, name)
+		}
+		b.wait(fact("sent") + ` === '2' && ` + fact("failed") + ` === '1' && ` + fact("audience") + ` === '3'`)
+		b.wait(`[...document.querySelectorAll('[data-report] tbody th')].some((th) => th.textContent === 'example.com')`)
+		require.Contains(t, b.str(`document.querySelector('[data-report]').innerText`), "sent (the provider reports no deliveries)",
+			"the rates say what they are against")
+		// The export link downloads the recipients with the session's cookie.
+		csv, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`fetch(document.querySelector('[data-report] a[download]').href).then((r) => r.text())`, chromedp.EvalAwaitPromise))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(csv), "\n")
+		require.Len(t, lines, 4, "a header and the three recipients: %s", csv)
+		require.True(t, strings.HasPrefix(lines[0], "send_id,"), csv)
+		require.Contains(t, csv, "report2@example.com")
+
+		// Retry: the confirmation (window.confirm answers yes here) and the failed
+		// recipient sent once more; the button goes with the failure.
+		refuse.Store(false)
+		b.eval(`__t.click('Retry 1 failed')`)
+		b.wait(fact("sent") + ` === '3' && ` + fact("failed") + ` === '0'`)
+		require.Eventually(t, func() bool { return statusOf(id) == "sent" }, time.Minute, 100*time.Millisecond)
+		b.wait(`![...document.querySelectorAll('[data-report] button')].some((x) => x.textContent.startsWith('Retry'))`)
+		b.audit("campaign-report")
 	})
 
 	within("recent_feedback_is_newest", func(t *testing.T) {

@@ -7,6 +7,7 @@ import { CampaignChart } from './chart.js';
 import { Engagement } from './engagement.js';
 import { CampaignPeople } from './audit.js';
 import { can } from './perm.js';
+import { CampaignReport } from './report.js';
 
 const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sent', 'cancelled', 'failed'];
 
@@ -435,6 +436,7 @@ export function CampaignPage({ id }) {
     ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} onStats=${() => setProgress((n) => n + 1)} />`}
     ${c.status === 'draft' && !editing && html`<${Preview} campaign=${c} />${editor && html`<${TestSend} id=${id} />`}`}
     ${c.status !== 'draft' && html`<${CampaignChart} id=${id} />`}
+    ${c.status !== 'draft' && html`<${CampaignReport} id=${id} status=${c.status} onRetried=${reload} />`}
     ${c.status !== 'draft' && html`<${Engagement} campaign=${c} />`}
     ${c.status !== 'draft' && html`<${Sends} id=${id} progress=${progress} />`}
     <${CampaignEvents} id=${id} />`;
