@@ -203,13 +203,8 @@ func createAccount(ctx context.Context, cfg config.Config, name, ownerEmail stri
 	return nil
 }
 
-// deleteAccount deletes an account and all it holds, in bounded batches
-// (account.Service.Delete) so the other accounts' events are not held back.
-func deleteAccount(ctx context.Context, cfg config.Config, arg string) error {
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil || id < 1 {
-		return errors.New("usage: sendonce account delete ID (the account's numeric id)")
-	}
+// withDatabase runs fn on a migrated pool of SENDONCE_DATABASE_URL, closed after.
+func withDatabase(ctx context.Context, cfg config.Config, fn func(pool *pgxPool) error) error {
 	if err := needDatabase(cfg); err != nil {
 		return err
 	}
@@ -218,69 +213,78 @@ func deleteAccount(ctx context.Context, cfg config.Config, arg string) error {
 		return err
 	}
 	defer pool.Close()
-	n, err := account.NewService(pool).Delete(ctx, id)
+	return fn(pool)
+}
+
+// accountID reads an account's numeric id from a command's argument.
+func accountID(arg, usage string) (int64, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || id < 1 {
+		return 0, errors.New(usage)
+	}
+	return id, nil
+}
+
+// deleteAccount deletes an account and all it holds, in bounded batches
+// (account.Service.Delete) so the other accounts' events are not held back.
+func deleteAccount(ctx context.Context, cfg config.Config, arg string) error {
+	id, err := accountID(arg, "usage: sendonce account delete ID (the account's numeric id)")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "account %d deleted (%d rows in batches, then the account)\n", id, n)
-	return nil
+	return withDatabase(ctx, cfg, func(pool *pgxPool) error {
+		n, err := account.NewService(pool).Delete(ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "account %d deleted (%d rows in batches, then the account)\n", id, n)
+		return nil
+	})
 }
 
 // listAccounts prints every account that is not deleted, in id order.
 func listAccounts(ctx context.Context, cfg config.Config, out io.Writer) error {
-	if err := needDatabase(cfg); err != nil {
-		return err
-	}
-	pool, _, err := openMigrated(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	ops := operator.NewService(pool, account.NewService(pool))
-	var after int64
-	for {
-		page, err := ops.List(ctx, after, 500)
-		if err != nil {
-			return err
-		}
-		for _, a := range page {
-			status := "active"
-			if a.SuspendedAt != nil {
-				status = "suspended"
+	return withDatabase(ctx, cfg, func(pool *pgxPool) error {
+		ops := operator.NewService(pool, account.NewService(pool))
+		var after int64
+		for {
+			page, err := ops.List(ctx, after, 500)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(out, "%d\t%s\t%s\n", a.ID, status, a.Name)
-			after = a.ID
+			for _, a := range page {
+				status := "active"
+				if a.SuspendedAt != nil {
+					status = "suspended"
+				}
+				fmt.Fprintf(out, "%d\t%s\t%s\n", a.ID, status, a.Name)
+				after = a.ID
+			}
+			if len(page) < 500 {
+				return nil
+			}
 		}
-		if len(page) < 500 {
-			return nil
-		}
-	}
+	})
 }
 
 // suspendAccount suspends (or resumes) an account, as the operator API does.
 func suspendAccount(ctx context.Context, cfg config.Config, arg string, suspend bool) error {
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil || id < 1 {
-		return errors.New("usage: sendonce account suspend|resume ID (the account's numeric id)")
-	}
-	if err := needDatabase(cfg); err != nil {
-		return err
-	}
-	pool, _, err := openMigrated(ctx, cfg)
+	id, err := accountID(arg, "usage: sendonce account suspend|resume ID (the account's numeric id)")
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	ops := operator.NewService(pool, account.NewService(pool))
-	change, verb := ops.Resume, "resumed"
-	if suspend {
-		change, verb = ops.Suspend, "suspended"
-	}
-	if _, err := change(ctx, id); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "account %d %s\n", id, verb)
-	return nil
+	return withDatabase(ctx, cfg, func(pool *pgxPool) error {
+		ops := operator.NewService(pool, account.NewService(pool))
+		change, verb := ops.Resume, "resumed"
+		if suspend {
+			change, verb = ops.Suspend, "suspended"
+		}
+		if _, err := change(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "account %d %s\n", id, verb)
+		return nil
+	})
 }
 
 func openWithTimeout(ctx context.Context, cfg config.Config) (*pgxPool, error) {
