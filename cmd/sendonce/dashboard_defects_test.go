@@ -158,7 +158,7 @@ func TestDashboardProduct(t *testing.T) {
 	})
 
 	within("bad_ids_not_found", func(t *testing.T) {
-		for _, hash := range []string{"#/subscribers/abc", "#/lists/xyz", "#/campaigns/1e3", "#/nowhere"} {
+		for _, hash := range []string{"#/subscribers/abc", "#/lists/xyz", "#/campaigns/1e3", "#/segments/abc", "#/team/xyz", "#/nowhere"} {
 			b.eval(`performance.clearResourceTimings(); location.hash = '#/overview'; true`)
 			b.wait(`h1() === 'Overview'`)
 			b.eval(fmt.Sprintf(`location.hash = %q; true`, hash))
