@@ -42,6 +42,11 @@ type chaosOptions struct {
 	Events       bool
 	EventBatch   int
 	ReceiverDown time.Duration // the receiver answers 503 this long, from the first kill on
+	// RetryFailed: the sink refuses every RefuseEvery-th recipient in a first
+	// pass, then POST /v1/campaigns/{id}/retry-failed sends them again while the
+	// executor is killed as often again (retry.go).
+	RetryFailed bool
+	RefuseEvery int
 }
 
 // Run proves the exactly-once promise under kill -9: a throwaway PostgreSQL, a
@@ -90,11 +95,17 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	fs.BoolVar(&o.Events, "events", false, "subscribe a signature-checking receiver to every event and match its send.* events to the rows")
 	fs.IntVar(&o.EventBatch, "event-batch", 50, "batch_size of the receiver's endpoint (with -events)")
 	fs.DurationVar(&o.ReceiverDown, "receiver-down", 0, "the receiver answers 503 (Retry-After: 1) this long from the first kill (with -events)")
+	fs.BoolVar(&o.RetryFailed, "retry-failed", false, "the sink refuses every -refuse-every'th recipient (422) until the campaign is sent, then "+
+		"POST /v1/campaigns/{id}/retry-failed sends them again while the executor is killed -kills times more")
+	fs.IntVar(&o.RefuseEvery, "refuse-every", 10, "with -retry-failed: refuse r<i>@example.com where i is a multiple of this")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.Provider != "http" && o.Provider != "smtp" {
 		return fmt.Errorf("chaos: -provider must be http or smtp")
+	}
+	if o.RetryFailed && (o.Provider != "http" || o.RefuseEvery < 1 || o.Recipients < o.RefuseEvery) {
+		return fmt.Errorf("chaos: -retry-failed needs -provider http and 1 <= -refuse-every <= -recipients")
 	}
 	if o.Rate < 0 {
 		o.Rate = 0 // SENDONCE_RATE_PER_SECOND=0: unlimited
@@ -108,7 +119,13 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	}
 	defer db.close()
 	pool, q := db.pool, newQueries(db.pool)
-	acct, campaignID, err := chaosCampaign(ctx, q, o.Recipients)
+	var acct, campaignID int64
+	var token string
+	if o.RetryFailed {
+		acct, campaignID, token, err = chaosCampaignWithKey(ctx, q, db, o.Recipients)
+	} else {
+		acct, campaignID, err = chaosCampaign(ctx, q, o.Recipients)
+	}
 	if err != nil {
 		return err
 	}
@@ -136,6 +153,9 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	defer snk.close()
 	env = append(env, snk.env...)
 	stats, delivered := snk.stats, snk.delivered
+	if o.RetryFailed {
+		snk.http.Refuse(func(body []byte) bool { return refusedRecipient(body, o.RefuseEvery) })
+	}
 
 	logTo := io.Discard
 	if o.Verbose {
@@ -216,6 +236,14 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "chaos: kill %d at %s, delivered %d\n", kills, time.Since(start).Round(time.Millisecond), delivered())
 	}
 
+	var requeued int64
+	retryKills := 0
+	if o.RetryFailed {
+		if requeued, retryKills, err = retryPass(ctx, bin, o, env, q, snk, acct, campaignID, token, logTo, stderr); err != nil {
+			return err
+		}
+	}
+
 	unique, dups, raw := stats()
 	c, err := q.CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: acct, CampaignID: campaignID})
 	if err != nil {
@@ -225,8 +253,12 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 		"suppressed": c.Suppressed, "cancelled": c.Cancelled, "unknown": c.Unknown}
 	// KeptCounters: the counters the campaign's report reads equal a full recount
 	// of its rows, after every kill -9 the run made.
-	if err := invariant.Check(ctx, pool, invariant.Options{Recipients: map[int64]int64{campaignID: int64(o.Recipients)},
-		KeptCounters: true}); err != nil {
+	inv := invariant.Options{Recipients: map[int64]int64{campaignID: int64(o.Recipients)}, KeptCounters: true}
+	if o.RetryFailed {
+		// The sink's view too: every sent row's job id accepted exactly once.
+		inv.Delivered = snk.http.AcceptCounts()
+	}
+	if err := invariant.Check(ctx, pool, inv); err != nil {
 		return fmt.Errorf("chaos: delivery invariant violated: %w", err)
 	}
 	if kills > 0 {
@@ -238,6 +270,14 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	switch o.Provider {
 	case "http":
 		lost := int64(o.Recipients) - unique
+		if o.RetryFailed {
+			refused := int64(o.Recipients / o.RefuseEvery)
+			fmt.Fprintf(stdout, "chaos: retry-failed refused=%d (sink refusals %d) requeued=%d retry_kills=%d failed_after=%d\n",
+				refused, snk.http.Stats().Refused, requeued, retryKills, counts["failed"])
+			if requeued != refused {
+				return fmt.Errorf("chaos: retry-failed requeued %d rows, %d were refused", requeued, refused)
+			}
+		}
 		fmt.Fprintf(stdout, "chaos: recipients=%d delivered=%d duplicates=%d lost=%d kills=%d raw_attempts=%d\n",
 			o.Recipients, unique, dups, lost, kills, raw)
 		if dups != 0 || lost != 0 || counts["sent"] != int64(o.Recipients) {

@@ -53,6 +53,8 @@ type HTTPStats struct {
 	// Failed counts injected 503 answers; Dropped counts accepted-then-dropped requests.
 	Failed  int64 `json:"failed"`
 	Dropped int64 `json:"dropped"`
+	// Refused counts requests answered 422 by the rule set with Refuse.
+	Refused int64 `json:"refused"`
 }
 
 // Delivery is one accepted request.
@@ -73,6 +75,7 @@ type HTTP struct {
 	accepts    map[string]int
 	inProgress map[string]bool
 	deliveries map[string]Delivery
+	refuse     func(body []byte) bool
 
 	srv *http.Server
 	ln  net.Listener
@@ -130,6 +133,28 @@ func (s *HTTP) Deliveries() map[string]Delivery {
 	return out
 }
 
+// Refuse makes the sink refuse, with a 422 (a permanent failure to the sender),
+// every new message whose body the rule matches; nil accepts them again. A
+// refused message is not accepted: the same key is accepted later once the
+// rule no longer matches it.
+func (s *HTTP) Refuse(rule func(body []byte) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = rule
+}
+
+// AcceptCounts returns how many times each key was accepted (1 unless a
+// duplicate got through).
+func (s *HTTP) AcceptCounts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.accepts))
+	for k, n := range s.accepts {
+		out[k] = n
+	}
+	return out
+}
+
 // ServeHTTP answers GET /stats and treats any other request as a delivery.
 func (s *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.URL.Path == "/stats" {
@@ -168,6 +193,12 @@ func (s *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stats.InProgress++
 		s.mu.Unlock()
 		http.Error(w, "a request with this key is in progress", http.StatusConflict)
+		return
+	}
+	if s.refuse != nil && s.refuse(body) {
+		s.stats.Refused++
+		s.mu.Unlock()
+		http.Error(w, "recipient refused", http.StatusUnprocessableEntity)
 		return
 	}
 	s.inProgress[key] = true

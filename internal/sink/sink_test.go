@@ -87,3 +87,29 @@ func TestSMTPSinkRatesAreSeeded(t *testing.T) {
 		require.Positive(t, seen[f], "fault %d never drawn", f)
 	}
 }
+
+func TestHTTPSinkRefusesUntilTheRuleGoes(t *testing.T) {
+	t.Parallel()
+	s := NewHTTP(HTTPOptions{})
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	postTo := func(key, to string) int {
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"to":"`+to+`"}`))
+		require.NoError(t, err)
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	s.Refuse(func(body []byte) bool { return strings.Contains(string(body), "no@") })
+	require.Equal(t, http.StatusUnprocessableEntity, postTo("k1", "no@example.com"))
+	require.Equal(t, http.StatusOK, postTo("k2", "yes@example.com"))
+	require.Equal(t, http.StatusUnprocessableEntity, postTo("k1", "no@example.com"))
+	s.Refuse(nil)
+	// The refused key was never accepted: now it is, once.
+	require.Equal(t, http.StatusOK, postTo("k1", "no@example.com"))
+	require.Equal(t, http.StatusOK, postTo("k1", "no@example.com"))
+	require.Equal(t, HTTPStats{RawAttempts: 5, Unique: 2, Replays: 1, Refused: 2}, s.Stats())
+	require.Equal(t, map[string]int{"k1": 1, "k2": 1}, s.AcceptCounts())
+}
