@@ -5516,6 +5516,13 @@ type SendMessageBatchParams struct {
 type ExportMessagesParams struct {
 	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
 	Format *ExportMessagesParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+
+	// Status Only messages whose send has this status.
+	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// To The recipient's address (case-insensitive).
+	To  *string `form:"to,omitempty" json:"to,omitempty"`
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
 
 // ExportMessagesParamsFormat defines parameters for ExportMessages.

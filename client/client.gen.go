@@ -5523,6 +5523,13 @@ type SendMessageBatchParams struct {
 type ExportMessagesParams struct {
 	// Format csv or ndjson; without it the Accept header decides (text/csv, application/x-ndjson), else CSV.
 	Format *ExportMessagesParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+
+	// Status Only messages whose send has this status.
+	Status *SendStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// To The recipient's address (case-insensitive).
+	To  *string `form:"to,omitempty" json:"to,omitempty"`
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
 
 // ExportMessagesParamsFormat defines parameters for ExportMessages.
@@ -8963,7 +8970,7 @@ type ClientInterface interface {
 
 	// ExportMessages Export messages
 	//
-	// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	// Every message of the account, or those the messages list's filters (`status`, `to`, `tag`) keep: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
 	//
 	// Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
 	ExportMessages(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12410,7 +12417,7 @@ func (c *Raw) SendMessageBatch(ctx context.Context, params *SendMessageBatchPara
 
 // ExportMessages Export messages
 //
-// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+// Every message of the account, or those the messages list's filters (`status`, `to`, `tag`) keep: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
 //
 // Corresponds with GET /v1/messages/export (the `ExportMessages` operationId).
 func (c *Raw) ExportMessages(ctx context.Context, params *ExportMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -18914,6 +18921,42 @@ func NewExportMessagesRequest(server string, params *ExportMessagesParams) (*htt
 
 		}
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -23742,7 +23785,7 @@ type ClientWithResponsesInterface interface {
 
 	// ExportMessagesWithResponse Export messages
 	//
-	// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+	// Every message of the account, or those the messages list's filters (`status`, `to`, `tag`) keep: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -27155,6 +27198,8 @@ type GetAnalyticsResponse struct {
 	JSON200 *Analytics
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -27179,6 +27224,11 @@ func (r GetAnalyticsResponse) GetJSON200() *Analytics {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetAnalyticsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAnalyticsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -29144,6 +29194,8 @@ type GetCampaignReportResponse struct {
 	JSON200 *CampaignReport
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -29170,6 +29222,11 @@ func (r GetCampaignReportResponse) GetJSON200() *CampaignReport {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetCampaignReportResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCampaignReportResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -39846,6 +39903,8 @@ type GetSubscriberActivityResponse struct {
 	JSON200 *ActivityPage
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -39872,6 +39931,11 @@ func (r GetSubscriberActivityResponse) GetJSON200() *ActivityPage {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetSubscriberActivityResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSubscriberActivityResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -40205,6 +40269,8 @@ type ExportSubscriberResponse struct {
 	JSON200 *PersonExport
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -40233,6 +40299,11 @@ func (r ExportSubscriberResponse) GetJSON200() *PersonExport {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ExportSubscriberResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExportSubscriberResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -44940,7 +45011,7 @@ func (c *ClientWithResponses) SendMessageBatchWithResponse(ctx context.Context, 
 
 // ExportMessagesWithResponse Export messages
 //
-// Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+// Every message of the account, or those the messages list's filters (`status`, `to`, `tag`) keep: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -48625,6 +48696,13 @@ func ParseGetAnalyticsResponse(rsp *http.Response) (*GetAnalyticsResponse, error
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest ValidationFailed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50587,6 +50665,13 @@ func ParseGetCampaignReportResponse(rsp *http.Response) (*GetCampaignReportRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -61176,6 +61261,13 @@ func ParseGetSubscriberActivityResponse(rsp *http.Response) (*GetSubscriberActiv
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -61526,6 +61618,13 @@ func ParseExportSubscriberResponse(rsp *http.Response) (*ExportSubscriberRespons
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound

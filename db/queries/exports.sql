@@ -45,11 +45,15 @@ ORDER BY email_lower
 LIMIT @lim;
 
 -- name: ExportMessages :many
+-- The messages list's filters (MessageList): the send's status, the whole address, a tag.
 SELECT m.id, m.to_email, m.from_email, m.subject, m.category, m.tags, m.created_at,
        s.status, s.sent_at, s.feedback
 FROM messages m
 LEFT JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = @account_id AND m.id > @after_id
+  AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
+  AND (sqlc.narg('to_email')::text IS NULL OR lower(m.to_email) = lower(sqlc.narg('to_email')::text))
+  AND (sqlc.narg('tag')::text IS NULL OR m.tags @> ARRAY[sqlc.narg('tag')::text])
 ORDER BY m.id
 LIMIT @lim;
 

@@ -42,6 +42,8 @@ type Request struct {
 	EmailPrefix *string // LIKE-escaped, lower case
 	ListID      *int64
 	Membership  []string
+	// The messages' filters, as the messages list takes them.
+	MessageStatus, MessageTo, MessageTag *string
 }
 
 // Columns are the columns of each kind, in order.
@@ -163,7 +165,8 @@ func (s *Service) batches(ctx context.Context, q *store.Queries, r Request, emit
 	case Messages:
 		after := int64(0)
 		for {
-			rows, err := q.ExportMessages(ctx, store.ExportMessagesParams{AccountID: r.AccountID, AfterID: after, Lim: lim})
+			rows, err := q.ExportMessages(ctx, store.ExportMessagesParams{AccountID: r.AccountID, AfterID: after,
+				Status: r.MessageStatus, ToEmail: r.MessageTo, Tag: r.MessageTag, Lim: lim})
 			if err != nil {
 				return err
 			}

@@ -104,7 +104,9 @@ func (s *Server) exportSuppressions(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) exportMessages(w http.ResponseWriter, r *http.Request) error {
-	return s.streamExport(w, r, export.Request{Kind: export.Messages}, "messages")
+	// The messages list's filters (listMessages).
+	return s.streamExport(w, r, export.Request{Kind: export.Messages, MessageStatus: queryString(r, "status"),
+		MessageTo: queryString(r, "to"), MessageTag: queryString(r, "tag")}, "messages")
 }
 
 func (s *Server) exportEvents(w http.ResponseWriter, r *http.Request) error {

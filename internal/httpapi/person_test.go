@@ -270,3 +270,41 @@ func TestErasedAddressSuppressedWhenItComesBack(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM suppressions WHERE email_lower LIKE 'erased:%'`).Scan(&hashes))
 	require.Equal(t, 1, hashes)
 }
+
+// TestMessagesExportFilters: the messages export keeps what the messages list's
+// filters keep (the dashboard's export buttons carry them): a tag, the whole
+// address in any case, the send's status; another account's messages never.
+func TestMessagesExportFilters(t *testing.T) {
+	t.Parallel()
+	e := setupDeps(t, func(d *httpapi.Deps) { d.Exports = export.NewService(d.Pool) })
+	for i, m := range []map[string]any{
+		receipt(nil),
+		receipt(map[string]any{"to": "bob@example.com", "tags": []string{"welcome"}}),
+		receipt(map[string]any{"to": "Ada@Example.com", "tags": []string{"welcome", "vip"}}),
+	} {
+		res := e.do(e.keyA, "POST", "/v1/messages", m, "Idempotency-Key", fmt.Sprintf("exp-%d", i))
+		require.Equal(t, http.StatusAccepted, res.Status, "%s", res.Body)
+	}
+	res := e.do(e.keyB, "POST", "/v1/messages", receipt(map[string]any{"tags": []string{"welcome"}}), "Idempotency-Key", "exp-b")
+	require.Equal(t, http.StatusAccepted, res.Status, "%s", res.Body)
+	rows := func(q string) []string {
+		res := e.do(e.keyA, "GET", "/v1/messages/export?format=ndjson"+q, nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(string(res.Body)), "\n") {
+			if l == "" {
+				continue
+			}
+			var r map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &r))
+			out = append(out, fmt.Sprintf("%v %v", r["to"], r["tags"]))
+		}
+		return out
+	}
+	require.Len(t, rows(""), 3)
+	require.Equal(t, []string{"bob@example.com [welcome]", "Ada@example.com [welcome vip]"}, rows("&tag=welcome"))
+	require.Equal(t, []string{"ada@example.com [receipt]", "Ada@example.com [welcome vip]"}, rows("&to=ADA@example.com"))
+	require.Equal(t, []string{"Ada@example.com [welcome vip]"}, rows("&to=ada@example.com&tag=vip"))
+	require.Len(t, rows("&status=queued"), 3)
+	require.Empty(t, rows("&status=sent"))
+}

@@ -165,13 +165,19 @@ SELECT m.id, m.to_email, m.from_email, m.subject, m.category, m.tags, m.created_
 FROM messages m
 LEFT JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = $1 AND m.id > $2
+  AND ($3::text IS NULL OR s.status = $3::text)
+  AND ($4::text IS NULL OR lower(m.to_email) = lower($4::text))
+  AND ($5::text IS NULL OR m.tags @> ARRAY[$5::text])
 ORDER BY m.id
-LIMIT $3
+LIMIT $6
 `
 
 type ExportMessagesParams struct {
 	AccountID int64
 	AfterID   int64
+	Status    *string
+	ToEmail   *string
+	Tag       *string
 	Lim       int32
 }
 
@@ -188,8 +194,16 @@ type ExportMessagesRow struct {
 	Feedback  *string
 }
 
+// The messages list's filters (MessageList): the send's status, the whole address, a tag.
 func (q *Queries) ExportMessages(ctx context.Context, arg ExportMessagesParams) ([]ExportMessagesRow, error) {
-	rows, err := q.db.Query(ctx, exportMessages, arg.AccountID, arg.AfterID, arg.Lim)
+	rows, err := q.db.Query(ctx, exportMessages,
+		arg.AccountID,
+		arg.AfterID,
+		arg.Status,
+		arg.ToEmail,
+		arg.Tag,
+		arg.Lim,
+	)
 	if err != nil {
 		return nil, err
 	}

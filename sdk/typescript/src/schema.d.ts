@@ -1602,7 +1602,7 @@ export interface paths {
         };
         /**
          * Export messages
-         * @description Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         * @description Every message of the account, or those the messages list's filters (`status`, `to`, `tag`) keep: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
          */
         get: operations["exportMessages"];
         put?: never;
@@ -9599,6 +9599,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9630,6 +9631,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -10745,6 +10747,18 @@ export interface operations {
                  * @example csv
                  */
                 format?: components["parameters"]["ExportFormat"];
+                /**
+                 * @description Only messages whose send has this status.
+                 * @example sent
+                 */
+                status?: components["schemas"]["SendStatus"];
+                /**
+                 * @description The recipient's address (case-insensitive).
+                 * @example ada@example.com
+                 */
+                to?: string;
+                /** @example receipt */
+                tag?: string;
             };
             header?: never;
             path?: never;
@@ -11585,6 +11599,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -11622,6 +11637,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
