@@ -5,6 +5,7 @@ import { html, useState, useEffect } from './preact-htm.js';
 import { api, subscribe, onStreamOpen } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
+import { ExportLinks } from './export.js';
 
 const statuses = ['queued', 'sending', 'sent', 'failed', 'suppressed', 'cancelled', 'unknown'];
 const final = new Set(['sent', 'failed', 'suppressed', 'cancelled', 'unknown']);
@@ -64,7 +65,8 @@ export function Messages() {
         <td><${StatusTag} status=${m.status} />${m.feedback && html` <span class="tag failed">${m.feedback}</span>`}</td>
         <td>${m.tags.join(', ')}</td><td>${m.attempts}</td><td>${when(m.created_at)}</td></tr>`)}</tbody>
     </table></div>`}
-    <${Pager} paged=${paged} label="Messages" />`;
+    <${Pager} paged=${paged} label="Messages" />
+    <${ExportLinks} path="/v1/messages/export" params=${filter} name="messages" label="messages" permission="messages:read" />`;
 }
 
 /** @param {{id:number}} p */

@@ -1,9 +1,11 @@
 // One subscriber: its fields and attributes (JSON, checked in the browser before
 // sending, the API's 422 at the field it names), deletion, and the lists it is in
-// (GET /v1/subscribers/{id}/lists), with adding to and removing from one.
+// (GET /v1/subscribers/{id}/lists), with adding to and removing from one; its
+// activity, data export and erasure (person.js).
 import { html, useState } from './preact-htm.js';
 import { api, Problem } from './api.js';
 import { Field, Select, ErrorBox, fieldError, useLoad, when, go, PageHeader, toast } from './ui.js';
+import { Activity, DataRights } from './person.js';
 
 /**
  * The lists the subscriber is in, and how, and the first page of the account's
@@ -149,9 +151,11 @@ export function SubscriberPage({ id }) {
     </dl>
     <h2>Lists</h2>
     <${Memberships} s=${s} />
+    <${Activity} id=${s.id} />
     <h2>Edit</h2>
     <${EditForm} s=${s} onSaved=${reload} />
     <h2>Delete</h2>
     <${ErrorBox} error=${actionError} />
-    <p><button type="button" class="danger" onClick=${remove}>Delete subscriber</button></p>`;
+    <p><button type="button" class="danger" onClick=${remove}>Delete subscriber</button></p>
+    <${DataRights} s=${s} />`;
 }

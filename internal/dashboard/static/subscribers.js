@@ -2,6 +2,7 @@ import { html, useState } from './preact-htm.js';
 import { api, upload } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, useId, plural, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
+import { ExportLinks } from './export.js';
 
 /** @param {{lists:any[], onDone:()=>void}} p */
 function Import({ lists, onDone }) {
@@ -136,5 +137,6 @@ export function Subscribers() {
           <td><button type="button" class="link danger" onClick=${() => remove(s)} aria-label=${'Delete ' + s.email}>Delete</button></td></tr>`)}</tbody>
       </table></div>`}
       <${Pager} paged=${paged} label="Subscribers" />
+      <${ExportLinks} path="/v1/subscribers/export" params=${{ email: search.toLowerCase() }} name="subscribers" label="subscribers" permission="audience:read" />
     </section>`;
 }

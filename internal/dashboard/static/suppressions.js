@@ -2,6 +2,7 @@ import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
+import { ExportLinks } from './export.js';
 
 export function Suppressions() {
   const paged = usePaged('/v1/suppressions?limit=50');
@@ -35,5 +36,6 @@ export function Suppressions() {
       <tbody>${page.data.map((/** @type {any} */ s) => html`<tr key=${s.email}><td>${s.email}</td><td>${s.reason}</td><td>${s.source}</td><td>${when(s.created_at)}</td>
         <td><button type="button" class="link" onClick=${() => remove(s)} aria-label=${'Remove suppression of ' + s.email}>Remove</button></td></tr>`)}</tbody>
     </table></div>`}
-    <${Pager} paged=${paged} label="Suppressions" />`;
+    <${Pager} paged=${paged} label="Suppressions" />
+    <${ExportLinks} path="/v1/suppressions/export" name="suppressions" label="suppressions" permission="audience:read" />`;
 }
