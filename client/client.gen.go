@@ -8326,7 +8326,7 @@ type ClientInterface interface {
 
 	// GetCampaignStats Counts of the campaign's sends by status, and when sending started and finished.
 	//
-	// The counts may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
+	// The counts come from the campaign's kept counters (the same numbers as a count of its send rows, live and archived by retention; docs/reports.md), `queued` and `sending` counted from the rows. They may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
 	//
 	// Corresponds with GET /v1/campaigns/{id}/stats (the `GetCampaignStats` operationId).
 	GetCampaignStats(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -11133,7 +11133,7 @@ func (c *Raw) ListCampaignSends(ctx context.Context, id ID, params *ListCampaign
 
 // GetCampaignStats Counts of the campaign's sends by status, and when sending started and finished.
 //
-// The counts may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
+// The counts come from the campaign's kept counters (the same numbers as a count of its send rows, live and archived by retention; docs/reports.md), `queued` and `sending` counted from the rows. They may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
 //
 // Corresponds with GET /v1/campaigns/{id}/stats (the `GetCampaignStats` operationId).
 func (c *Raw) GetCampaignStats(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -23089,7 +23089,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetCampaignStatsWithResponse Counts of the campaign's sends by status, and when sending started and finished.
 	//
-	// The counts may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
+	// The counts come from the campaign's kept counters (the same numbers as a count of its send rows, live and archived by retention; docs/reports.md), `queued` and `sending` counted from the rows. They may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -43931,7 +43931,7 @@ func (c *ClientWithResponses) ListCampaignSendsWithResponse(ctx context.Context,
 
 // GetCampaignStatsWithResponse Counts of the campaign's sends by status, and when sending started and finished.
 //
-// The counts may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
+// The counts come from the campaign's kept counters (the same numbers as a count of its send rows, live and archived by retention; docs/reports.md), `queued` and `sending` counted from the rows. They may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
 //
 // Returns a wrapper object for the known response body format(s).
 //

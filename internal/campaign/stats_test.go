@@ -44,6 +44,25 @@ func addSends(t *testing.T, pool *pgxpool.Pool, accountID, campaignID int64, n i
 			campaignID, accountID, job, status)
 		require.NoError(t, err)
 	}
+	keep(t, pool, accountID, campaignID, n, status)
+}
+
+// keep adds n rows of status to the campaign's kept counters, as the statement
+// that settles a row does in its transaction (SendAckMany for sent, the status
+// counters for failed, unknown, suppressed and cancelled); queued and sending are
+// counted from the rows.
+func keep(t *testing.T, pool *pgxpool.Pool, accountID, campaignID int64, n int, status string) {
+	t.Helper()
+	var err error
+	switch status {
+	case "sent":
+		_, err = pool.Exec(context.Background(), `INSERT INTO campaign_counts (campaign_id, account_id, domain, sent) VALUES ($1, $2, 'example.com', $3)
+			ON CONFLICT (campaign_id, domain) DO UPDATE SET sent = campaign_counts.sent + EXCLUDED.sent`, campaignID, accountID, n)
+	case "failed", "unknown", "suppressed", "cancelled":
+		_, err = pool.Exec(context.Background(), `INSERT INTO campaign_status_counts (campaign_id, account_id, status, n) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (campaign_id, status) DO UPDATE SET n = campaign_status_counts.n + EXCLUDED.n`, campaignID, accountID, status, n)
+	}
+	require.NoError(t, err)
 }
 
 // TestStatsCache: counts are served from the cache for less than StatsTTL, are
@@ -181,6 +200,7 @@ func TestStatsFinalStatusFinalCounts(t *testing.T) {
 		// The other process: every row settles, then the campaign finishes.
 		_, err = pool.Exec(ctx, `UPDATE sends SET status = 'sent' WHERE campaign_id = $1`, c.ID)
 		require.NoError(t, err)
+		keep(t, pool, acc.ID, c.ID, 5, "sent")
 		_, err = pool.Exec(ctx, `UPDATE campaigns SET status = $2, finished_at = now() WHERE id = $1`, c.ID, final)
 		require.NoError(t, err)
 

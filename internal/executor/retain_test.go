@@ -31,6 +31,13 @@ func retentionFixture(t *testing.T, clk *clock) (f fixture, old, recent, sending
 			       CASE WHEN ($2::text[])[1 + (row_number() OVER (ORDER BY s.id) - 1) % cardinality($2::text[])] = 'sending'
 			            THEN $3::timestamptz END
 			FROM subscribers s WHERE s.account_id = $4`, id, statuses, ended.Add(time.Hour), acct)
+		// The kept counters, as the statements that settle rows write them (/stats reads them).
+		f.exec(`INSERT INTO campaign_counts (campaign_id, account_id, domain, sent)
+			SELECT campaign_id, account_id, split_part(email_lower, '@', 2), count(*) FROM sends
+			WHERE campaign_id = $1 AND status = 'sent' GROUP BY 1, 2, 3`, id)
+		f.exec(`INSERT INTO campaign_status_counts (campaign_id, account_id, status, n)
+			SELECT campaign_id, account_id, status, count(*) FROM sends
+			WHERE campaign_id = $1 AND status IN ('failed', 'unknown', 'suppressed', 'cancelled') GROUP BY 1, 2, 3`, id)
 		return id
 	}
 	settled := []string{"sent", "sent", "failed", "suppressed", "unknown"}

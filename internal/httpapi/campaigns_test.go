@@ -118,6 +118,10 @@ func TestCampaignTransitions(t *testing.T) {
 	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
 		SELECT id, account_id, $2::bigint, 'r@example.com', 'r@example.com', 'campaign:'||id||':'||$2::bigint, 'sent', now() FROM campaigns WHERE id = $1`, c.Id, subID)
 	require.NoError(t, err)
+	// Its kept counter, as the acknowledgement (SendAckMany) writes it: /stats reads the counters.
+	_, err = e.pool.Exec(ctx, `INSERT INTO campaign_counts (campaign_id, account_id, domain, sent)
+		SELECT id, account_id, 'example.com', 1 FROM campaigns WHERE id = $1`, c.Id)
+	require.NoError(t, err)
 	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
 		SELECT id, account_id, g, 'q'||g||'@example.com', 'q'||g||'@example.com', 'campaign:'||id||':'||g FROM campaigns, generate_series(1000, 1002) g WHERE id = $1`, c.Id)
 	require.NoError(t, err)

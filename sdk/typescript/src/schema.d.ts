@@ -1960,7 +1960,7 @@ export interface paths {
         };
         /**
          * Counts of the campaign's sends by status, and when sending started and finished.
-         * @description The counts may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
+         * @description The counts come from the campaign's kept counters (the same numbers as a count of its send rows, live and archived by retention; docs/reports.md), `queued` and `sending` counted from the rows. They may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
          */
         get: operations["getCampaignStats"];
         put?: never;
