@@ -309,3 +309,23 @@ func TestReportOtherAccount(t *testing.T) {
 	_, err = s.Campaign(a.ctx, a.accountID, a.campaignID, 0)
 	require.True(t, apperr.Is(err, apperr.Invalid), "%v", err)
 }
+
+// TestAnalyticsByKind: the day counters keep each kind of sending apart — a
+// campaign's sends, a message stream's and a sequence step's — as the
+// acknowledgement of each writes them.
+func TestAnalyticsByKind(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	s := report.NewService(pool, campaign.NewService(pool))
+	today := time.Now().UTC()
+	for i, kind := range []string{"campaign", "messages", "sequence"} {
+		f := newFixture(t, pool, "k"+kind, 2+i)
+		f.exec(`UPDATE campaigns SET kind = $2 WHERE id = $1`, f.campaignID, kind)
+		f.ack(f.sendIDs, "sent")
+		days, err := s.Analytics(f.ctx, f.accountID, today, today)
+		require.NoError(t, err)
+		require.Len(t, days, 1, kind)
+		require.Equal(t, kind, days[0].Kind)
+		require.Equal(t, int64(2+i), days[0].Sent, kind)
+	}
+}
