@@ -15,7 +15,7 @@ import (
 )
 
 // TestDashboardExportsAndPerson drives the export buttons of the subscribers,
-// suppressions and messages pages and a subscriber's activity, data export and
+// suppressions, list and messages pages and a subscriber's activity, data export and
 // erasure in headless Chromium. Each export link names the page's current
 // filters, and what it downloads with the session is the API's export (CSV
 // header, rows). The subscriber page lists the person's activity (a campaign,
@@ -112,6 +112,19 @@ func TestDashboardExportsAndPerson(t *testing.T) {
 	require.True(t, strings.HasPrefix(body, "email,reason,source,created_at\r\n"), body)
 	require.Contains(t, body, "gone@example.com,manual")
 	b.audit("suppressions-export")
+
+	// A list's page: its members, by the membership chosen.
+	list := apiCall(t, base, key, http.MethodPost, "/v1/lists", map[string]any{"name": "Beta"})
+	apiCall(t, base, key, http.MethodPost, fmt.Sprintf("/v1/lists/%v/members", list["id"]), map[string]any{"subscriber_ids": []any{bob["id"]}})
+	b.open(fmt.Sprintf("#/lists/%v", list["id"]), "Beta")
+	b.wait(`!!document.querySelector('[data-export^=list-] a[data-format=csv]')`)
+	href, download, status, _, body = fetched(`[data-export^=list-] a[data-format=csv]`)
+	require.Equal(t, fmt.Sprintf("/v1/subscribers/export?format=csv&list_id=%v&membership=subscribed", list["id"]), href)
+	require.Equal(t, fmt.Sprintf("list-%v-members.csv", list["id"]), download)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "bob@example.com")
+	require.NotContains(t, body, "ada@example.com")
+	b.audit("list-export")
 
 	b.open("#/messages", "Messages")
 	b.wait(`__t.fill('Tag', 'vip')`)

@@ -4,6 +4,7 @@ import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, useId, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
+import { ExportLinks } from './export.js';
 
 /**
  * The subscriber with exactly this address (the API filters by prefix).
@@ -229,6 +230,7 @@ export function ListPage({ id }) {
         <td><button type="button" class="link danger" onClick=${() => remove(s)} aria-label=${'Remove ' + s.email + ' from the list'}>Remove</button></td></tr>`)}</tbody>
     </table></div>`}
     <${Pager} paged=${paged} label="Members" />
+    <${ExportLinks} path="/v1/subscribers/export" params=${{ list_id: String(id), membership }} name=${`list-${id}-members`} label="members" permission="audience:read" />
     <h2>Delete</h2>
     <p><button type="button" class="danger" onClick=${removeList}>Delete list</button></p>`;
 }

@@ -23,6 +23,12 @@ export function CampaignProgress({ id, name, onStatus, onStats }) {
   const samples = useRef(/** @type {Array<[number, number]>} */ ([]));
   const pending = useRef(/** @type {any} */ (null));
   const pid = useId('progress');
+  // The callbacks of the latest render: the effect below lives as long as the
+  // page, and a callback it captured at mount would compare a new status with the
+  // campaign's status of then (a retried campaign, sent → sending → sent, would
+  // never be seen sent again).
+  const latest = useRef({ onStatus, onStats });
+  latest.current = { onStatus, onStats };
   useEffect(() => {
     let live = true;
     const load = () => {
@@ -33,8 +39,9 @@ export function CampaignProgress({ id, name, onStatus, onStats }) {
         samples.current.push([now, done(s.counts)]);
         samples.current = samples.current.filter(([t]) => now - t < 10000);
         setStats(s);
-        if (onStatus) onStatus(s.status);
-        if (onStats) onStats(s);
+        const { onStatus: status, onStats: stats } = latest.current;
+        if (status) status(s.status);
+        if (stats) stats(s);
       }, () => {});
     };
     load();
