@@ -198,10 +198,11 @@ type Options struct {
 	OptinAddrBurst            int
 	OptinAccountRatePerSecond float64
 	OptinAccountBurst         int
-	// MaxInFlight bounds the requests worked on at once; past it one waits
-	// APIQueueWait for a slot.
+	// MaxInFlight bounds the requests worked on at once; past it one waits in a
+	// queue of at most APIQueueMax for up to APIQueueWait for a slot.
 	MaxInFlight  int
 	APIQueueWait time.Duration
+	APIQueueMax  int
 
 	// Event streams: how often one looks for new events and re-checks its
 	// credential, and how many one API key may hold open.
@@ -261,7 +262,7 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 	}
 	s := &Server{Deps: d, opts: o, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
 		limits:         newRateLimits(o.APIRatePerSecond, o.APIRateBurst),
-		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueWait, d.Registry),
+		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueMax, o.APIQueueWait, d.Registry),
 		authFails:      newAddrLimits(o.AuthFailureRatePerSecond, o.AuthFailureBurst),
 		signInFails:    newAddrLimits(o.SignInEmailFailureRate, o.SignInEmailFailureBurst),
 		signupAddrs:    newKeyedLimits(o.OptinAddrRatePerSecond, o.OptinAddrBurst),

@@ -159,6 +159,7 @@ func Options(cfg config.Config) httpapi.Options {
 		OptinAccountBurst:         cfg.OptinAccountBurst,
 		MaxInFlight:               cfg.MaxInFlight(runtime.GOMAXPROCS(0)),
 		APIQueueWait:              cfg.APIQueueWait,
+		APIQueueMax:               cfg.QueueMax(cfg.MaxInFlight(runtime.GOMAXPROCS(0))),
 		EventStreamPoll:           cfg.EventStreamPoll,
 		EventStreamRecheck:        cfg.EventStreamRecheck,
 		EventStreamsPerKey:        cfg.EventStreamsPerKey,
