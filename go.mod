@@ -91,4 +91,6 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 )
 
+require golang.org/x/image v0.48.0
+
 replace github.com/sendonce/sendonce/client => ./client

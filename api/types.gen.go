@@ -517,6 +517,27 @@ func (e ListOptin) Valid() bool {
 	}
 }
 
+// Defines values for MediaContentType.
+const (
+	Imagegif  MediaContentType = "image/gif"
+	Imagejpeg MediaContentType = "image/jpeg"
+	Imagepng  MediaContentType = "image/png"
+)
+
+// Valid indicates whether the value is a known member of the MediaContentType enum.
+func (e MediaContentType) Valid() bool {
+	switch e {
+	case Imagegif:
+		return true
+	case Imagejpeg:
+		return true
+	case Imagepng:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemberRole.
 const (
 	MemberRoleAdmin    MemberRole = "admin"
@@ -3141,6 +3162,40 @@ type LoginLink struct {
 	Url       string    `json:"url"`
 }
 
+// Media Example: {"content_type":"image/png","created_at":"2026-12-06T09:00:00Z","height":200,"id":12,"name":"logo.png","sha256":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","size":18342,"thumbnail_url":"https://mail.example.com/media/pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.thumb.png","url":"https://mail.example.com/media/pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png","width":600}
+type Media struct {
+	// ContentType As stored (WebP is stored as PNG).
+	ContentType MediaContentType `json:"content_type"`
+	CreatedAt   time.Time        `json:"created_at"`
+	Height      int              `json:"height"`
+	Id          int64            `json:"id"`
+
+	// Name The display name given at upload.
+	Name string `json:"name"`
+
+	// Sha256 Of the stored bytes, hex; the image's address.
+	Sha256 string `json:"sha256"`
+
+	// Size Bytes, as stored (re-encoded).
+	Size int `json:"size"`
+
+	// ThumbnailUrl A thumbnail at most 320 pixels on a side.
+	ThumbnailUrl string `json:"thumbnail_url"`
+
+	// Url Its public address, for an `<img src>` in content.
+	Url   string `json:"url"`
+	Width int    `json:"width"`
+}
+
+// MediaContentType As stored (WebP is stored as PNG).
+type MediaContentType string
+
+// MediaPage defines model for MediaPage.
+type MediaPage struct {
+	Data       []Media `json:"data"`
+	NextCursor *string `json:"next_cursor"`
+}
+
 // Member Example: {"created_at":"2026-11-01T08:00:00Z","email":"ada@example.com","role":"owner","two_factor":true,"user_id":12}
 type Member struct {
 	CreatedAt *time.Time `json:"created_at,omitempty"`
@@ -5445,6 +5500,36 @@ type CreateListParams struct {
 
 // AddListMembersParams defines parameters for AddListMembers.
 type AddListMembersParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListMediaParams defines parameters for ListMedia.
+type ListMediaParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// UploadMediaParams defines parameters for UploadMedia.
+type UploadMediaParams struct {
+	// Name The image's display name (a file name, not a path; default `image`).
+	Name *string `form:"name,omitempty" json:"name,omitempty"`
+
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.

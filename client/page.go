@@ -77,3 +77,15 @@ func (c *Client) AuditLog(ctx context.Context, params ListAuditLogParams) iter.S
 		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
 	})
 }
+
+// Media yields the account's images, newest first.
+func (c *Client) Media(ctx context.Context, params ListMediaParams) iter.Seq2[Media, error] {
+	return pages(func(cursor *string) ([]Media, *string, error) {
+		params.Cursor = cursor
+		resp, err := c.ListMediaWithResponse(ctx, &params)
+		if err := Check(resp, err); err != nil {
+			return nil, nil, err
+		}
+		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
+	})
+}

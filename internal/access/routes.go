@@ -50,6 +50,7 @@ var Routes = map[string]Rule{
 	"GET /v/{token}":                        Public,
 	"GET /archive/{account_public_id}":      Public,
 	"GET /archive/{account_public_id}/{id}": Public,
+	"GET /media/{account_public_id}/{file}": Public,
 	"POST /p/{account_public_id}/subscribe": Public,
 	"GET /p/confirm/{token}":                Public,
 	"POST /p/confirm/{token}":               Public,
@@ -155,6 +156,10 @@ var Routes = map[string]Rule{
 	"DELETE /v1/suppressions/{email}": write(AudienceWrite, "suppression.delete", "suppression"),
 
 	"GET /v1/templates":              read(TemplatesRead),
+	"GET /v1/media":                  read(TemplatesRead),
+	"POST /v1/media":                 write(TemplatesWrite, "media.upload", "media"),
+	"GET /v1/media/{id}":             read(TemplatesRead),
+	"DELETE /v1/media/{id}":          write(TemplatesWrite, "media.delete", "media"),
 	"POST /v1/templates":             write(TemplatesWrite, "template.create", "template"),
 	"POST /v1/templates/preview":     read(TemplatesRead),
 	"GET /v1/templates/{id}":         read(TemplatesRead),

@@ -42,7 +42,7 @@ func (s *Service) Purge(ctx context.Context, id int64, batch int32, pause time.D
 		purge(q.AccountPurgeEngagementFirsts), purge(q.AccountPurgeSends), purge(q.AccountPurgeMessages),
 		purge(q.AccountPurgeSequenceLog), purge(q.AccountPurgeEnrollments), purge(q.AccountPurgeTrackEvents),
 		purge(q.AccountPurgeListMembers), purge(q.AccountPurgeSuppressions), purge(q.AccountPurgeAuditLog),
-		purge(q.AccountPurgeSubscribers),
+		purge(q.AccountPurgeSubscribers), purge(q.AccountPurgeMedia),
 	}
 	var total int64
 	for _, p := range purges {

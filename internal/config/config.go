@@ -138,8 +138,12 @@ type HTTP struct {
 	APIMaxInFlight int `split_words:"true" default:"0"`
 	// APIQueueWait is how long a request past APIMaxInFlight waits for a slot before
 	// it is answered 503: long enough for a burst to pass, short against the answer
-	// times clients expect (0: answered at once).
-	APIQueueWait time.Duration `split_words:"true" default:"25ms"`
+	// times clients expect (0: answered at once). While the queue stands (has not
+	// drained in 100 ms) a request waits at most 5 ms, newest first.
+	APIQueueWait time.Duration `split_words:"true" default:"100ms"`
+	// APIQueueMax bounds how many requests wait for a slot at once; past it a
+	// request is answered 503 at once. 0 derives it: 64 per in-flight slot.
+	APIQueueMax int `split_words:"true" default:"0"`
 	// AuthFailureRatePerSecond limits failed authentications per client address (0
 	// disables); AuthFailureBurst is how many may fail in a row before it applies.
 	AuthFailureRatePerSecond float64 `split_words:"true" default:"1"`
@@ -359,6 +363,16 @@ func (c Config) MaxInFlight(procs int) int {
 	return n
 }
 
+// QueueMax is the bound on API requests waiting for an in-flight slot:
+// APIQueueMax, or when it is 0, 64 per slot of inFlight (a burst of a few
+// milliseconds of work per request, such as a client's fan-out, fits).
+func (c Config) QueueMax(inFlight int) int {
+	if c.APIQueueMax > 0 {
+		return c.APIQueueMax
+	}
+	return 64 * max(inFlight, 1)
+}
+
 // Load reads the configuration from the environment.
 func Load() (Config, error) {
 	var c Config
@@ -437,6 +451,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: SENDONCE_SOFT_BOUNCE_LIMIT must be at least 1")
 	case c.APIMaxInFlight < 0:
 		return fmt.Errorf("configuration: SENDONCE_API_MAX_IN_FLIGHT must not be negative (0 derives it from the processors)")
+	case c.APIQueueMax < 0:
+		return fmt.Errorf("configuration: SENDONCE_API_QUEUE_MAX must not be negative (0 derives it from SENDONCE_API_MAX_IN_FLIGHT)")
 	case c.APIQueueWait < 0 || c.APIQueueWait > 10*time.Second:
 		return fmt.Errorf("configuration: SENDONCE_API_QUEUE_WAIT must be between 0 and 10s (a request that waits longer is the queueing the bound exists to avoid), not %s", c.APIQueueWait)
 	case c.ExecutorDBConns < 2:

@@ -9,12 +9,15 @@ import (
 
 // TestMaxInFlight: unset, the API's bound is two requests per processor, never
 // more than the API's database connections; set, it is what was set. A negative
-// bound or a queue wait outside 0–10s stops the start with the variable named.
+// bound or queue length, or a queue wait outside 0–10s, stops the start with the variable named.
 func TestMaxInFlight(t *testing.T) {
 	t.Parallel()
 	c := Default()
 	require.Zero(t, c.APIMaxInFlight)
-	require.Equal(t, 25*time.Millisecond, c.APIQueueWait)
+	require.Equal(t, 100*time.Millisecond, c.APIQueueWait)
+	require.Zero(t, c.APIQueueMax)
+	require.Equal(t, 256, c.QueueMax(4), "64 waiting per slot")
+	require.Equal(t, 64, c.QueueMax(0))
 	require.NoError(t, c.Validate())
 	require.Equal(t, 4, c.MaxInFlight(2))
 	require.Equal(t, 2, c.MaxInFlight(0))
@@ -32,6 +35,10 @@ func TestMaxInFlight(t *testing.T) {
 	}
 	c.APIQueueWait = 0
 	require.NoError(t, c.Validate())
+	c.APIQueueMax = 10
+	require.Equal(t, 10, c.QueueMax(4))
+	c.APIQueueMax = -1
+	require.ErrorContains(t, c.Validate(), "SENDONCE_API_QUEUE_MAX must not be negative")
 }
 
 // TestMaxInFlightFromEnvironment: a value that is not a number is refused by

@@ -38,6 +38,7 @@ func (s *Server) routes() {
 	r.Get("/v/{token}", s.handle(s.webView))
 	r.Get("/archive/{account_public_id}", s.handle(s.archiveIndex))
 	r.Get("/archive/{account_public_id}/{id}", s.handle(s.archivePage))
+	r.Get("/media/{account_public_id}/{file}", s.handle(s.mediaFile))
 	// Public sign-up and double opt-in: no API key. The form is named by the
 	// account's random public id and may be posted from any web site (CORS without
 	// credentials), rate-limited per client address and per account; the confirm
@@ -145,6 +146,10 @@ func (s *Server) routes() {
 			r.Get("/suppressions/{email}", s.handle(s.getSuppression))
 			r.Delete("/suppressions/{email}", s.handle(s.removeSuppression))
 
+			r.Get("/media", s.handle(s.listMedia))
+			r.Post("/media", s.handle(s.uploadMedia))
+			r.Get("/media/{id}", s.handle(s.getMedia))
+			r.Delete("/media/{id}", s.handle(s.deleteMedia))
 			r.Get("/templates", s.handle(s.listTemplates))
 			r.Post("/templates", s.handle(s.createTemplate))
 			r.Post("/templates/preview", s.handle(s.previewTemplate))

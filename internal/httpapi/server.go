@@ -28,6 +28,7 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/media"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/person"
@@ -77,6 +78,8 @@ type Deps struct {
 	// Reports reads campaign reports and account analytics.
 	Reports   *report.Service
 	Templates *template.Service
+	// Media is the account's image library (/v1/media and the public /media/…).
+	Media *media.Service
 	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
 	Segments      *segment.Service
@@ -142,7 +145,7 @@ func (d Deps) required() error {
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Messages": d.Messages != nil, "Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
 		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Users": d.Users != nil, "SSO": d.SSO != nil, "Reports": d.Reports != nil,
-		"Erasure": d.Erasure != nil, "People": d.People != nil, "Exports": d.Exports != nil,
+		"Erasure": d.Erasure != nil, "People": d.People != nil, "Exports": d.Exports != nil, "Media": d.Media != nil,
 	} {
 		if !set {
 			missing = append(missing, name)
@@ -198,10 +201,11 @@ type Options struct {
 	OptinAddrBurst            int
 	OptinAccountRatePerSecond float64
 	OptinAccountBurst         int
-	// MaxInFlight bounds the requests worked on at once; past it one waits
-	// APIQueueWait for a slot.
+	// MaxInFlight bounds the requests worked on at once; past it one waits in a
+	// queue of at most APIQueueMax for up to APIQueueWait for a slot.
 	MaxInFlight  int
 	APIQueueWait time.Duration
+	APIQueueMax  int
 
 	// Event streams: how often one looks for new events and re-checks its
 	// credential, and how many one API key may hold open.
@@ -261,7 +265,7 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 	}
 	s := &Server{Deps: d, opts: o, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
 		limits:         newRateLimits(o.APIRatePerSecond, o.APIRateBurst),
-		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueWait, d.Registry),
+		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueMax, o.APIQueueWait, d.Registry),
 		authFails:      newAddrLimits(o.AuthFailureRatePerSecond, o.AuthFailureBurst),
 		signInFails:    newAddrLimits(o.SignInEmailFailureRate, o.SignInEmailFailureBurst),
 		signupAddrs:    newKeyedLimits(o.OptinAddrRatePerSecond, o.OptinAddrBurst),

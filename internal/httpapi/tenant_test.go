@@ -92,6 +92,10 @@ func TestCrossTenant(t *testing.T) {
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	inv := decodeAs[api.Invitation](t, res)
 
+	res = e.do(a, "POST", "/v1/media?name=logo.png", pngBytes(t, 40, 20), "Content-Type", "image/png")
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	img := decodeAs[api.Media](t, res)
+
 	snapshot := func() []string {
 		var out []string
 		for _, p := range []string{"/v1/subscribers/" + itoa(sub.Id), "/v1/lists/" + itoa(list.Id),
@@ -99,7 +103,7 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/campaigns/" + itoa(camp.Id) + "/clicks",
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
 			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
-			"/v1/templates", "/v1/templates/" + itoa(tpl.Id),
+			"/v1/templates", "/v1/templates/" + itoa(tpl.Id), "/v1/media", "/v1/media/" + itoa(img.Id),
 			"/v1/messages", "/v1/messages/" + itoa(msg.Id),
 			"/v1/event-endpoints", "/v1/event-endpoints/" + itoa(eventEndpoint.ID),
 			"/v1/event-endpoints/" + itoa(eventEndpoint.ID) + "/deliveries", "/v1/events",
@@ -183,6 +187,10 @@ func TestCrossTenant(t *testing.T) {
 		"exportMessages":           {expect: http.StatusOK},
 		"exportEvents":             {query: "?format=ndjson", expect: http.StatusOK},
 		// Templates: B neither reads, renders, changes nor uses A's.
+		"listMedia":      {expect: http.StatusOK},
+		"uploadMedia":    {body: pngBytes(t, 40, 20), expect: http.StatusCreated},
+		"getMedia":       {},
+		"deleteMedia":    {},
 		"listTemplates":  {expect: http.StatusOK},
 		"createTemplate": {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},
 		"getTemplate":    {},
@@ -323,7 +331,7 @@ func TestCrossTenant(t *testing.T) {
 		switch {
 		case strings.HasPrefix(o.id, "list"):
 			return 0
-		case strings.HasPrefix(o.id, "create"), o.id == "addSuppression", o.id == "importSubscribers":
+		case strings.HasPrefix(o.id, "create"), o.id == "addSuppression", o.id == "importSubscribers", o.id == "uploadMedia":
 			return 2
 		}
 		return 1
@@ -348,6 +356,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(camp.Id))
 		case strings.HasPrefix(path, "/v1/messages/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(msg.Id))
+		case strings.HasPrefix(path, "/v1/media/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(img.Id))
 		case strings.HasPrefix(path, "/v1/templates/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(tpl.Id))
 		case strings.HasPrefix(path, "/v1/segments/"):
@@ -375,6 +385,9 @@ func TestCrossTenant(t *testing.T) {
 		var headers []string
 		if o.id == "sendMessage" {
 			headers = []string{"Idempotency-Key", "order-1"} // A's key, which B's own space does not know
+		}
+		if o.id == "uploadMedia" {
+			headers = []string{"Content-Type", "image/png"}
 		}
 		res := e.do(e.keyB, method, url+c.query, c.body, headers...)
 		want := c.expect

@@ -73,6 +73,8 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 	switch {
 	case r.URL.Path == importPath:
 		return s.opts.ImportMaxBytes
+	case r.URL.Path == mediaPath && r.Method == http.MethodPost:
+		return mediaMaxBody
 	case r.URL.Path == messagesPath && r.Method == http.MethodPost,
 		r.URL.Path == campaignsPath && r.Method == http.MethodPost,
 		isOnePath(r.URL.Path, campaignsPath) && r.Method == http.MethodPatch,
@@ -122,7 +124,9 @@ func (s *Server) validateRequest(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		isImport := r.URL.Path == importPath && r.Method == http.MethodPost
+		// The import's body and an uploaded image are the handler's alone to read
+		// (a stream of rows; binary bytes, not text).
+		isImport := (r.URL.Path == importPath || r.URL.Path == mediaPath) && r.Method == http.MethodPost
 		if err := checkParamsText(r, params); err != nil {
 			writeError(w, r, s.Logger, err)
 			return

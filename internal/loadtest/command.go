@@ -40,6 +40,8 @@ func Command(ctx context.Context, bin string, cfg config.Config, args []string, 
 	fs.DurationVar(&lo.Duration, "duration", 60*time.Second, "how long the clients run")
 	idle := fs.Duration("idle", 3*time.Second, "how long the executor's idle send rate is measured, before the clients start")
 	fs.BoolVar(&lo.IgnoreRetryAfter, "ignore-retry-after", false, "closed-loop clients send again at once after a 503")
+	burst := fs.Int("burst", 0, "before the clients start, send bursts of this many concurrent requests (POST /v1/events/stream-tokens) and print what each saw (0: none)")
+	bursts := fs.Int("bursts", 5, "how many bursts, a second apart (with -burst)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -116,6 +118,23 @@ func Command(ctx context.Context, bin string, cfg config.Config, args []string, 
 	idleRate, err := measureIdle(ctx, delivered, *idle)
 	if err != nil {
 		return err
+	}
+	// Bursts while the campaign sends, before the clients: served, shed, latencies.
+	for i := range *bursts * min(*burst, 1) {
+		r, err := Burst(ctx, lo.BaseURL, key, *burst)
+		if err != nil {
+			return err
+		}
+		PrintBurst(stdout, i+1, *burst, r)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	if *burst > 0 && lo.Duration == 0 {
+		fmt.Fprintln(stdout, "# loadtest: -duration 0, no clients")
+		return nil
 	}
 	// Read once the campaign is sending (its recipients built), past the counts' cache.
 	st, err := campaigns.Stats(ctx, accountID, lo.CampaignID)

@@ -350,6 +350,20 @@ type LoginLink struct {
 	UsedAt    *time.Time
 }
 
+type Medium struct {
+	ID          int64
+	AccountID   int64
+	Sha256      []byte
+	Name        string
+	ContentType string
+	Width       int32
+	Height      int32
+	Size        int32
+	Content     []byte
+	Thumbnail   []byte
+	CreatedAt   time.Time
+}
+
 type Membership struct {
 	AccountID int64
 	UserID    int64

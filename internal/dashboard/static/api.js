@@ -56,14 +56,15 @@ export async function api(method, path, body) {
 }
 
 /**
- * Uploads a CSV import with progress (fetch cannot report upload progress).
+ * Uploads a file (a CSV import, an image) with progress (fetch cannot report upload progress).
  * @param {string} path @param {Blob} file @param {(sent:number,total:number)=>void} onProgress
+ * @param {string} [contentType]
  */
-export function upload(path, file, onProgress) {
+export function upload(path, file, onProgress, contentType = 'text/csv') {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', path);
-    xhr.setRequestHeader('Content-Type', 'text/csv');
+    xhr.setRequestHeader('Content-Type', contentType);
     xhr.setRequestHeader('Accept', 'application/json');
     if (csrf) xhr.setRequestHeader('X-CSRF-Token', csrf);
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);

@@ -8,6 +8,7 @@ import { Campaigns, CampaignNew, CampaignPage } from './campaigns.js';
 import { Subscribers } from './subscribers.js';
 import { Segments, SegmentPage } from './segments.js';
 import { Suppressions } from './suppressions.js';
+import { Media } from './media.js';
 import { Inbox } from './inbox.js';
 import { Keys } from './keys.js';
 import { Templates } from './templates.js';
@@ -30,6 +31,7 @@ const pages = [
   ['subscribers', 'Subscribers'],
   ['lists', 'Lists'],
   ['templates', 'Templates'],
+  ['media', 'Media'],
   ['segments', 'Segments'],
   ['suppressions', 'Suppressions'],
   ['messages', 'Messages'],
@@ -48,7 +50,7 @@ const groups = ['Insights', 'Audience', 'Sending', 'Settings'];
 const groupOf = {
   overview: 'Insights', messages: 'Insights',
   subscribers: 'Audience', lists: 'Audience', segments: 'Audience', suppressions: 'Audience',
-  campaigns: 'Sending', sequences: 'Sending', templates: 'Sending', senders: 'Sending', inbox: 'Sending',
+  campaigns: 'Sending', sequences: 'Sending', templates: 'Sending', media: 'Sending', senders: 'Sending', inbox: 'Sending',
 };
 
 /**
@@ -83,7 +85,7 @@ function Sidebar({ here, open, setOpen, button }) {
 /** The permission every change of a page needs (docs/teams.md). @type {Record<string,string>} */
 const pageWrites = {
   subscribers: 'audience:write', lists: 'audience:write', segments: 'audience:write', suppressions: 'audience:write',
-  templates: 'templates:write', senders: 'senders:manage', endpoints: 'webhooks:manage', keys: 'keys:manage',
+  templates: 'templates:write', media: 'templates:write', senders: 'senders:manage', endpoints: 'webhooks:manage', keys: 'keys:manage',
 };
 
 // The pages a mailed link opens (its token in the fragment): they are shown
@@ -172,6 +174,7 @@ function App() {
     case 'segments': body = page(Segments, SegmentPage, 'segment'); break;
     case 'templates': body = r.arg ? html`<${NotFound} />` : html`<${Templates} />`; break;
     case 'suppressions': body = r.arg ? html`<${NotFound} />` : html`<${Suppressions} />`; break;
+    case 'media': body = r.arg ? html`<${NotFound} />` : html`<${Media} />`; break;
     case 'inbox': body = r.arg ? html`<${NotFound} />` : html`<${Inbox} />`; break;
     case 'keys': body = r.arg ? html`<${NotFound} />` : html`<${Keys} />`; break;
     case 'overview': body = html`<${Overview} />`; break;

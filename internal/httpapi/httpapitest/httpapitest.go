@@ -28,6 +28,7 @@ import (
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/media"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/person"
@@ -98,6 +99,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Subscribers:   subscriber.NewService(pool),
 		Campaigns:     campaign.NewService(pool),
 		Templates:     template.NewService(pool),
+		Media:         media.NewService(pool),
 		Transactional: messages,
 		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
 		Sequences:     sequence.NewService(pool),
@@ -159,6 +161,7 @@ func Options(cfg config.Config) httpapi.Options {
 		OptinAccountBurst:         cfg.OptinAccountBurst,
 		MaxInFlight:               cfg.MaxInFlight(runtime.GOMAXPROCS(0)),
 		APIQueueWait:              cfg.APIQueueWait,
+		APIQueueMax:               cfg.QueueMax(cfg.MaxInFlight(runtime.GOMAXPROCS(0))),
 		EventStreamPoll:           cfg.EventStreamPoll,
 		EventStreamRecheck:        cfg.EventStreamRecheck,
 		EventStreamsPerKey:        cfg.EventStreamsPerKey,

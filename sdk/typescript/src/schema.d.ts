@@ -1465,6 +1465,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List images
+         * @description The account's image library, newest first, cursor-paginated.
+         */
+        get: operations["listMedia"];
+        put?: never;
+        /**
+         * Upload image
+         * @description Upload one image as the request body (PNG, JPEG, GIF or WebP, at most 5 MiB, at most 16,777,216 pixels and
+         *     10,000 on a side). The format is told by the bytes; a Content-Type of `image/*` must agree with them
+         *     (`application/octet-stream` lets the bytes tell). The image is decoded and re-encoded before it is stored:
+         *     what is served is never the upload's own bytes (metadata such as a photo's location is dropped; a GIF keeps its
+         *     first frame; WebP is stored as PNG). Refused with 422 and nothing stored: SVG, HTML or any markup; a file with
+         *     bytes after the image's end or markup anywhere in it (a polyglot); a header declaring more pixels than allowed
+         *     (a decompression bomb); a truncated or malformed image; a `name` that is a path. The same bytes twice are
+         *     one image: 200 with the stored one. An account's library holds at most 2,000 images and 1 GiB (403
+         *     quota-exceeded naming `media_images` or `media_bytes`).
+         */
+        post: operations["uploadMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get image
+         * @description One image's description and public addresses (not its bytes, which its `url` serves).
+         */
+        get: operations["getMedia"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete image
+         * @description Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
+         *     is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
+         *     not keep it (its preview then shows a broken image).
+         */
+        delete: operations["deleteMedia"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates": {
         parameters: {
             query?: never;
@@ -2258,6 +2319,37 @@ export interface paths {
          * @description The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
          */
         get: operations["archivePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/media/{account_public_id}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /**
+                 * @description `<sha256>.<png|jpg|gif>` for the image, `<sha256>.thumb.<png|jpg>` for its thumbnail (as `url` and `thumbnail_url` give them).
+                 * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * An image of an account's library, public (emails and web views load it)
+         * @description Served with `Cache-Control: public, max-age=31536000, immutable` (the address is the content's hash, so it never changes), an `ETag` (304 to `If-None-Match`), `X-Content-Type-Options: nosniff` and a sandboxing Content-Security-Policy. Another account's public id, or a name that is not one of its images, is 404.
+         */
+        get: operations["mediaFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5217,6 +5309,47 @@ export interface components {
             track_clicks?: boolean;
             /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
             attachments?: components["schemas"]["AttachmentCreate"][];
+        };
+        /**
+         * @example {
+         *       "id": 12,
+         *       "name": "logo.png",
+         *       "content_type": "image/png",
+         *       "width": 600,
+         *       "height": 200,
+         *       "size": 18342,
+         *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+         *       "url": "https://mail.example.com/media/pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png",
+         *       "thumbnail_url": "https://mail.example.com/media/pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.thumb.png",
+         *       "created_at": "2026-12-06T09:00:00Z"
+         *     }
+         */
+        Media: {
+            /** Format: int64 */
+            id: number;
+            /** @description The display name given at upload. */
+            name: string;
+            /**
+             * @description As stored (WebP is stored as PNG).
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg" | "image/gif";
+            width: number;
+            height: number;
+            /** @description Bytes, as stored (re-encoded). */
+            size: number;
+            /** @description Of the stored bytes, hex; the image's address. */
+            sha256: string;
+            /** @description Its public address, for an `<img src>` in content. */
+            url: string;
+            /** @description A thumbnail at most 320 pixels on a side. */
+            thumbnail_url: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        MediaPage: {
+            data: components["schemas"]["Media"][];
+            next_cursor: string | null;
         };
         /**
          * @example {
@@ -10403,6 +10536,169 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    listMedia: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of images. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    uploadMedia: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The image's display name (a file name, not a path; default `image`).
+                 * @example logo.png
+                 */
+                name?: string;
+            };
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/png": string;
+                "image/jpeg": string;
+                "image/gif": string;
+                "image/webp": string;
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The account already had these bytes; the stored image, nothing added. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Media"];
+                };
+            };
+            /** @description Stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Media"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Media"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listTemplates: {
         parameters: {
             query?: {
@@ -11969,6 +12265,53 @@ export interface operations {
                 };
             };
             /** @description Not a published campaign of this account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mediaFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /**
+                 * @description `<sha256>.<png|jpg|gif>` for the image, `<sha256>.thumb.<png|jpg>` for its thumbnail (as `url` and `thumbnail_url` give them).
+                 * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/jpeg": string;
+                    "image/gif": string;
+                };
+            };
+            /** @description Not modified (the ETag matched). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not an image of this account. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,266 @@
+// Package media is an account's image library: uploads checked and re-encoded
+// (image.go), stored once per account by the SHA-256 of the stored bytes with a
+// thumbnail (migration 00660), listed and deleted through the API and served
+// publicly at /media/{account_public_id}/{sha256}.{ext} with long cache headers,
+// for campaigns, templates and the dashboard's editors to show.
+package media
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/audit"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/quota"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// An account's library holds at most MaxImages images of MaxLibraryBytes in all
+// (the stored, re-encoded sizes): 403 quota-exceeded past either.
+const (
+	MaxImages       = 2000
+	MaxLibraryBytes = 1 << 30
+	// MaxNameBytes bounds an image's name.
+	MaxNameBytes = 255
+)
+
+// The quotas, as the problem's "quota" member names them.
+const (
+	QuotaImages = "media_images"
+	QuotaBytes  = "media_bytes"
+)
+
+// Media is one image of the library.
+type Media struct {
+	ID          int64
+	SHA256      string // hex
+	Name        string
+	ContentType string
+	Width       int
+	Height      int
+	Size        int
+	CreatedAt   time.Time
+}
+
+// Path is the image's public path, under the account's public id.
+func (m Media) Path(publicID string) string {
+	return "/media/" + publicID + "/" + m.SHA256 + "." + Ext(m.ContentType)
+}
+
+// ThumbnailPath is the public path of the image's thumbnail.
+func (m Media) ThumbnailPath(publicID string) string {
+	ext := "png"
+	if m.ContentType == string(kindJPEG) {
+		ext = "jpg"
+	}
+	return "/media/" + publicID + "/" + m.SHA256 + ".thumb." + ext
+}
+
+// Service is the media library.
+type Service struct{ pool *pgxpool.Pool }
+
+// NewService returns the library on pool.
+func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// CheckName validates an image's name: a display name, never a path. Empty
+// becomes "image".
+func CheckName(name string) (string, error) {
+	if name == "" {
+		return "image", nil
+	}
+	switch {
+	case len(name) > MaxNameBytes:
+		return "", fmt.Errorf("name is at most %d bytes", MaxNameBytes)
+	case !utf8.ValidString(name):
+		return "", errors.New("name must be UTF-8")
+	case strings.ContainsAny(name, `/\`), name == ".", name == "..", strings.HasPrefix(name, "."):
+		return "", errors.New("name is a file name, not a path: no slash, backslash or leading dot")
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return "", errors.New("name must not hold control or bidirectional-control characters")
+		}
+	}
+	return name, nil
+}
+
+// Upload checks body as an image and stores it under name. declared is the
+// request's Content-Type (image/png, image/jpeg, image/gif, image/webp, or
+// application/octet-stream to let the bytes tell). created is false when the
+// account already had these bytes: the stored image is answered, nothing added.
+// A refused file changes nothing: 422 naming the field at fault (/name,
+// /content_type, /file), 403 quota-exceeded past the library's quotas.
+func (s *Service) Upload(ctx context.Context, accountID int64, name, declared string, body []byte) (m Media, created bool, err error) {
+	if name, err = CheckName(name); err != nil {
+		return Media{}, false, apperr.Invalidf("/name", "%s", err.Error())
+	}
+	if len(body) == 0 {
+		return Media{}, false, apperr.Invalidf("/file", "the body is empty: send the image's bytes")
+	}
+	if len(body) > MaxBytes {
+		return Media{}, false, apperr.New(apperr.TooLarge, "an image is at most %d bytes", MaxBytes)
+	}
+	k, err := sniff(body)
+	if err != nil {
+		return Media{}, false, apperr.Invalidf("/file", "%s", err.Error())
+	}
+	if declared != "application/octet-stream" && declared != string(k) {
+		return Media{}, false, apperr.Invalidf("/content_type", "the body is %s, not the %s its Content-Type says", k, declared)
+	}
+	if err := checkWhole(k, body); err != nil {
+		return Media{}, false, apperr.Invalidf("/file", "%s", err.Error())
+	}
+	d, err := decode(k, body)
+	if err != nil {
+		return Media{}, false, apperr.Invalidf("/file", "%s", err.Error())
+	}
+	sum := sha256.Sum256(d.content)
+	// These bytes already stored: the stored image, in a transaction rolled back
+	// so that nothing, not even an audit entry, is written.
+	errExists := errors.New("exists")
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.MediaLockAccount(ctx, accountID); err != nil {
+			return err
+		}
+		if row, err := q.MediaGetBySha(ctx, store.MediaGetByShaParams{AccountID: accountID, Sha256: sum[:]}); err == nil {
+			m = fromRow(row.ID, row.Sha256, row.Name, row.ContentType, row.Width, row.Height, row.Size, row.CreatedAt)
+			return errExists
+		} else if !postgres.NoRows(err) {
+			return err
+		}
+		use, err := q.MediaUsage(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		if use.Images >= MaxImages {
+			return quota.Exceeded(QuotaImages, MaxImages, use.Images)
+		}
+		if use.Bytes+int64(len(d.content)) > MaxLibraryBytes {
+			return quota.Exceeded(QuotaBytes, MaxLibraryBytes, use.Bytes)
+		}
+		row, err := q.MediaInsert(ctx, store.MediaInsertParams{AccountID: accountID, Sha256: sum[:], Name: name,
+			ContentType: d.contentType, Width: int32(d.width), Height: int32(d.height), Size: int32(len(d.content)),
+			Content: d.content, Thumbnail: d.thumbnail})
+		if err != nil {
+			return err
+		}
+		m, created = fromRow(row.ID, row.Sha256, row.Name, row.ContentType, row.Width, row.Height, row.Size, row.CreatedAt), true
+		audit.SetTarget(ctx, strconv.FormatInt(m.ID, 10))
+		return nil
+	})
+	if errors.Is(err, errExists) {
+		return m, false, nil
+	}
+	return m, created, err
+}
+
+func fromRow(id int64, sum []byte, name, ct string, w, h, size int32, at time.Time) Media {
+	return Media{ID: id, SHA256: hex.EncodeToString(sum), Name: name, ContentType: ct,
+		Width: int(w), Height: int(h), Size: int(size), CreatedAt: at}
+}
+
+// Get is the account's image id.
+func (s *Service) Get(ctx context.Context, accountID, id int64) (Media, error) {
+	row, err := store.New(s.pool).MediaGet(ctx, store.MediaGetParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return Media{}, notFound(err)
+	}
+	return fromRow(row.ID, row.Sha256, row.Name, row.ContentType, row.Width, row.Height, row.Size, row.CreatedAt), nil
+}
+
+// List is the account's images, newest first, limit of them before beforeID
+// (nil: from the newest).
+func (s *Service) List(ctx context.Context, accountID int64, beforeID *int64, limit int) ([]Media, error) {
+	rows, err := store.New(s.pool).MediaList(ctx, store.MediaListParams{AccountID: accountID, BeforeID: beforeID, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Media, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, fromRow(r.ID, r.Sha256, r.Name, r.ContentType, r.Width, r.Height, r.Size, r.CreatedAt))
+	}
+	return out, nil
+}
+
+// ErrInUse is the conflict of deleting an image a campaign past draft shows.
+func errInUse(ids []int64) error {
+	return &apperr.Error{Code: apperr.Conflict,
+		Message: "campaigns past draft show this image (their archive and web view keep showing it); it cannot be deleted",
+		Extra:   map[string]any{"campaign_ids": ids}}
+}
+
+// Delete removes the account's image id unless a campaign past draft shows it
+// (409 naming them): an approved or sent campaign's archive and web view keep
+// showing the images its content names.
+func (s *Service) Delete(ctx context.Context, accountID, id int64, publicID string) error {
+	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.MediaLockAccount(ctx, accountID); err != nil {
+			return err
+		}
+		row, err := q.MediaGet(ctx, store.MediaGetParams{AccountID: accountID, ID: id})
+		if err != nil {
+			return notFound(err)
+		}
+		m := fromRow(row.ID, row.Sha256, row.Name, row.ContentType, row.Width, row.Height, row.Size, row.CreatedAt)
+		// The image's path without its extension covers the thumbnail too.
+		used, err := q.MediaUsedBy(ctx, store.MediaUsedByParams{AccountID: accountID,
+			Path: "/media/" + publicID + "/" + m.SHA256})
+		if err != nil {
+			return err
+		}
+		if len(used) > 0 {
+			return errInUse(used)
+		}
+		_, err = q.MediaDelete(ctx, store.MediaDeleteParams{AccountID: accountID, ID: id})
+		return err
+	})
+}
+
+// Public is an image (or its thumbnail) by its public name "<sha256>.<ext>" or
+// "<sha256>.thumb.<ext>" under the account's public id: its content type and
+// bytes. Anything else is not found.
+func (s *Service) Public(ctx context.Context, publicID, file string) (contentType string, body []byte, err error) {
+	hexSum, rest, _ := strings.Cut(file, ".")
+	sum, err := hex.DecodeString(hexSum)
+	if err != nil || len(sum) != sha256.Size || hexSum != strings.ToLower(hexSum) {
+		return "", nil, apperr.New(apperr.NotFound, "image not found")
+	}
+	row, err := store.New(s.pool).MediaPublic(ctx, store.MediaPublicParams{PublicID: publicID, Sha256: sum})
+	if err != nil {
+		return "", nil, notFound(err)
+	}
+	switch rest {
+	case Ext(row.ContentType):
+		return row.ContentType, row.Content, nil
+	case "thumb.jpg":
+		if row.ContentType == string(kindJPEG) {
+			return row.ContentType, row.Thumbnail, nil
+		}
+	case "thumb.png":
+		if row.ContentType != string(kindJPEG) {
+			return string(kindPNG), row.Thumbnail, nil
+		}
+	}
+	return "", nil, apperr.New(apperr.NotFound, "image not found")
+}
+
+func notFound(err error) error {
+	if postgres.NoRows(err) {
+		return apperr.New(apperr.NotFound, "image not found")
+	}
+	return err
+}
