@@ -38,7 +38,8 @@ func mixStatuses(t *testing.T, e *env, c int64) {
 // TestCampaignSendsListMerged: a campaign's sends, paged without a status and with
 // each status, are exactly its rows in id order (every status group, queued rows
 // waiting for a retry and rows in flight included), each once, never another
-// campaign's or another account's, across cursor pages.
+// campaign's or another account's, across cursor pages; and the statuses the
+// listing has a branch for are all the statuses a send row can have.
 func TestCampaignSendsListMerged(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -84,6 +85,14 @@ func TestCampaignSendsListMerged(t *testing.T) {
 			cursor = *page.NextCursor
 		}
 	}
+
+	// The listing has one branch per status the CHECK of sends admits: a status
+	// added there must get its branch in SendList (db/queries/campaigns.sql).
+	var check string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT pg_get_constraintdef(oid) FROM pg_constraint
+		WHERE conrelid = 'sends'::regclass AND conname = 'sends_status_check'`).Scan(&check))
+	require.Equal(t, `CHECK ((status = ANY (ARRAY['queued'::text, 'sending'::text, 'sent'::text, 'failed'::text, `+
+		`'suppressed'::text, 'cancelled'::text, 'unknown'::text])))`, check, "a send status without a branch in SendList")
 
 	all, statuses := list("")
 	require.Equal(t, want(""), all)
