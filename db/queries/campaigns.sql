@@ -163,12 +163,62 @@ FROM campaign_status_counts k
 WHERE k.account_id = @account_id AND k.campaign_id = @campaign_id;
 
 -- name: SendList :many
+-- A campaign's sends in id order after @after_id, of one status or all, read
+-- through the partial indexes the send path keeps anyway (migrations 00030, 00160)
+-- instead of an index on (campaign_id, id), which every version of every send row
+-- would enter: each status group is an ordered, LIMITed range of one index and the
+-- groups are merged by id. Queued rows not yet tried (due at -infinity) are a range
+-- of sends_claim_idx (campaign_id, next_attempt_at, id) in id order; queued rows
+-- waiting for a retry (a later next_attempt_at, a few) are read from the same index
+-- and sorted; rows in flight from sends_lease_idx (every in-flight row of the
+-- table, a few thousand at most); each settled status is a range of
+-- sends_campaign_status_idx (campaign_id, status, id). The status CHECK of sends
+-- lists exactly these statuses; a branch of another status than the one asked for
+-- is cut before it runs (a one-time filter). TestSendListPlan holds the plan.
 SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id
-FROM sends
-WHERE account_id = @account_id AND campaign_id = @campaign_id AND id > @after_id
-  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+FROM (
+  (SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id FROM sends
+   WHERE campaign_id = @campaign_id::bigint AND status = 'queued' AND next_attempt_at = '-infinity' AND id > @after_id::bigint AND account_id = @account_id::bigint
+     AND (sqlc.narg('status')::text IS NULL OR sqlc.narg('status')::text = 'queued')
+   ORDER BY id LIMIT @lim::integer)
+  UNION ALL
+  (SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id FROM sends
+   WHERE campaign_id = @campaign_id::bigint AND status = 'queued' AND next_attempt_at > '-infinity' AND id > @after_id::bigint AND account_id = @account_id::bigint
+     AND (sqlc.narg('status')::text IS NULL OR sqlc.narg('status')::text = 'queued')
+   ORDER BY id LIMIT @lim::integer)
+  UNION ALL
+  (SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id FROM sends
+   WHERE campaign_id = @campaign_id::bigint AND status = 'sending' AND id > @after_id::bigint AND account_id = @account_id::bigint
+     AND (sqlc.narg('status')::text IS NULL OR sqlc.narg('status')::text = 'sending')
+   ORDER BY id LIMIT @lim::integer)
+  UNION ALL
+  (SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id FROM sends
+   WHERE campaign_id = @campaign_id::bigint AND status = 'sent' AND id > @after_id::bigint AND account_id = @account_id::bigint
+     AND (sqlc.narg('status')::text IS NULL OR sqlc.narg('status')::text = 'sent')
+   ORDER BY id LIMIT @lim::integer)
+  UNION ALL
+  (SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id FROM sends
+   WHERE campaign_id = @campaign_id::bigint AND status = 'failed' AND id > @after_id::bigint AND account_id = @account_id::bigint
+     AND (sqlc.narg('status')::text IS NULL OR sqlc.narg('status')::text = 'failed')
+   ORDER BY id LIMIT @lim::integer)
+  UNION ALL
+  (SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id FROM sends
+   WHERE campaign_id = @campaign_id::bigint AND status = 'suppressed' AND id > @after_id::bigint AND account_id = @account_id::bigint
+     AND (sqlc.narg('status')::text IS NULL OR sqlc.narg('status')::text = 'suppressed')
+   ORDER BY id LIMIT @lim::integer)
+  UNION ALL
+  (SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id FROM sends
+   WHERE campaign_id = @campaign_id::bigint AND status = 'cancelled' AND id > @after_id::bigint AND account_id = @account_id::bigint
+     AND (sqlc.narg('status')::text IS NULL OR sqlc.narg('status')::text = 'cancelled')
+   ORDER BY id LIMIT @lim::integer)
+  UNION ALL
+  (SELECT id, subscriber_id, email, status, attempts, sent_at, last_error, provider_message_id FROM sends
+   WHERE campaign_id = @campaign_id::bigint AND status = 'unknown' AND id > @after_id::bigint AND account_id = @account_id::bigint
+     AND (sqlc.narg('status')::text IS NULL OR sqlc.narg('status')::text = 'unknown')
+   ORDER BY id LIMIT @lim::integer)
+) AS s
 ORDER BY id
-LIMIT @lim;
+LIMIT @lim::integer;
 
 -- name: SendListByEmail :many
 -- A campaign's sends to one address (exact; @email_lower is the address's

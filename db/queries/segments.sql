@@ -58,6 +58,13 @@ SELECT set_config('statement_timeout', @ms::text, true);
 -- the attributes index; planning with the actual values can.
 SELECT set_config('plan_cache_mode', 'force_custom_plan', true);
 
+-- name: SegmentSetNoJIT :exec
+-- No JIT compilation for the rest of the current transaction (SET LOCAL): a preview
+-- over a large account is costed far above jit_above_cost, and compiling its
+-- expressions took longer than the count it served (100 ms of 500 ms at 1,000,000
+-- subscribers, idle; more under load), for a statement run once.
+SELECT set_config('jit', 'off', true);
+
 -- name: SegmentPreviewCount :one
 -- @@ (not jsonb_path_match) because the GIN jsonb_path_ops index serves the operator.
 -- Errors inside the predicate (a string compared with a number) are silent under

@@ -61,6 +61,7 @@ func Command(ctx context.Context, bin string, cfg config.Config, args []string, 
 	fs.IntVar(&sz.Messages, "messages", 50_000, "transactional messages")
 	fs.IntVar(&sz.Events, "events", 200_000, "events over the last 30 days")
 	reps := fs.Int("reps", 20, "times each call is asked")
+	chromium := fs.String("chromium", "", "with the path of Chromium: also time each dashboard page's load in it (headless)")
 	keep := fs.Bool("keep", false, "keep the throwaway cluster's folder after the run, to start it again and time the same data")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,7 +92,9 @@ func Command(ctx context.Context, bin string, cfg config.Config, args []string, 
 	}
 	accounts := account.NewService(pool)
 	var key string
+	var accountID int64
 	if acct, err := accounts.FindByName(ctx, accountName); err == nil {
+		accountID = acct.ID
 		fmt.Fprintf(stdout, "# the database already holds %q (account %d): not seeded again\n", accountName, acct.ID)
 		if key, err = accounts.CreateKey(ctx, acct.ID, "largeaccount"); err != nil {
 			return err
@@ -101,7 +104,7 @@ func Command(ctx context.Context, bin string, cfg config.Config, args []string, 
 		if err != nil {
 			return err
 		}
-		key = k
+		key, accountID = k, acct.ID
 		if err := Seed(ctx, pool, acct.ID, sz, stdout); err != nil {
 			return err
 		}
@@ -134,6 +137,9 @@ func Command(ctx context.Context, bin string, cfg config.Config, args []string, 
 		fmt.Fprintf(stdout, "# p95 of 300 ms or more: %s\n", strings.Join(slow, "; "))
 	} else {
 		fmt.Fprintln(stdout, "# every call's p95 is under 300 ms")
+	}
+	if *chromium != "" {
+		return pageTimes(ctx, *chromium, base, key, pool, accountID, max(*reps/4, 3), stdout)
 	}
 	return nil
 }
