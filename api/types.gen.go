@@ -499,6 +499,42 @@ func (e EventType) Valid() bool {
 	}
 }
 
+// Defines values for LintFindingSeverity.
+const (
+	Note    LintFindingSeverity = "note"
+	Warning LintFindingSeverity = "warning"
+)
+
+// Valid indicates whether the value is a known member of the LintFindingSeverity enum.
+func (e LintFindingSeverity) Valid() bool {
+	switch e {
+	case Note:
+		return true
+	case Warning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LintRequestKind.
+const (
+	LintRequestKindCampaign LintRequestKind = "campaign"
+	LintRequestKindMessage  LintRequestKind = "message"
+)
+
+// Valid indicates whether the value is a known member of the LintRequestKind enum.
+func (e LintRequestKind) Valid() bool {
+	switch e {
+	case LintRequestKindCampaign:
+		return true
+	case LintRequestKindMessage:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListOptin.
 const (
 	Double ListOptin = "double"
@@ -3085,6 +3121,41 @@ type LinkClicks struct {
 
 	// Url The stored URL the redirect answers with.
 	Url string `json:"url"`
+}
+
+// LintFinding defines model for LintFinding.
+type LintFinding struct {
+	// Excerpt The element or words at fault, at most 120 characters; absent when the finding is about the whole part.
+	Excerpt *string `json:"excerpt,omitempty"`
+
+	// Field The part it is in, as a JSON pointer: /subject, /html or /text.
+	Field   string `json:"field"`
+	Message string `json:"message"`
+
+	// Rule image-alt-missing, link-text-generic, images-only, unsubscribe-missing, html-clipped, element-stripped, link-shortener, subject-all-caps, subject-exclamations, subject-empty, text-missing
+	Rule     string              `json:"rule"`
+	Severity LintFindingSeverity `json:"severity"`
+}
+
+// LintFindingSeverity defines model for LintFinding.Severity.
+type LintFindingSeverity string
+
+// LintRequest Example: {"html":"\u003cp\u003e\u003ca href=\"https://bit.ly/x\"\u003eClick here\u003c/a\u003e\u003c/p\u003e","kind":"campaign","subject":"SPRING SALE!!!","text":""}
+type LintRequest struct {
+	Html *string `json:"html,omitempty"`
+
+	// Kind A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+	Kind    *LintRequestKind `json:"kind,omitempty"`
+	Subject string           `json:"subject"`
+	Text    *string          `json:"text,omitempty"`
+}
+
+// LintRequestKind A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+type LintRequestKind string
+
+// LintResult Example: {"findings":[{"excerpt":"\u003ca href=\"https://bit.ly/x\"\u003eClick here\u003c/a\u003e","field":"/html","message":"a link says \"click here\": name where it goes (a screen reader lists links alone)","rule":"link-text-generic","severity":"warning"}]}
+type LintResult struct {
+	Findings []LintFinding `json:"findings"`
 }
 
 // List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"language":"en","member_count":10000,"name":"newsletter","optin":"double","optin_from_email":"news@example.com","optin_from_name":"Example News","optin_template_id":null,"public":true,"updated_at":"2026-11-02T09:00:00Z"}
@@ -6319,6 +6390,9 @@ type AddSuppressionJSONRequestBody = SuppressionCreate
 
 // CreateTemplateJSONRequestBody defines body for CreateTemplate for application/json ContentType.
 type CreateTemplateJSONRequestBody = TemplateCreate
+
+// LintContentJSONRequestBody defines body for LintContent for application/json ContentType.
+type LintContentJSONRequestBody = LintRequest
 
 // PreviewTemplateJSONRequestBody defines body for PreviewTemplate for application/json ContentType.
 type PreviewTemplateJSONRequestBody = TemplatePreview

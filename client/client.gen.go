@@ -506,6 +506,42 @@ func (e EventType) Valid() bool {
 	}
 }
 
+// Defines values for LintFindingSeverity.
+const (
+	Note    LintFindingSeverity = "note"
+	Warning LintFindingSeverity = "warning"
+)
+
+// Valid indicates whether the value is a known member of the LintFindingSeverity enum.
+func (e LintFindingSeverity) Valid() bool {
+	switch e {
+	case Note:
+		return true
+	case Warning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LintRequestKind.
+const (
+	LintRequestKindCampaign LintRequestKind = "campaign"
+	LintRequestKindMessage  LintRequestKind = "message"
+)
+
+// Valid indicates whether the value is a known member of the LintRequestKind enum.
+func (e LintRequestKind) Valid() bool {
+	switch e {
+	case LintRequestKindCampaign:
+		return true
+	case LintRequestKindMessage:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListOptin.
 const (
 	Double ListOptin = "double"
@@ -3092,6 +3128,41 @@ type LinkClicks struct {
 
 	// Url The stored URL the redirect answers with.
 	Url string `json:"url"`
+}
+
+// LintFinding defines model for LintFinding.
+type LintFinding struct {
+	// Excerpt The element or words at fault, at most 120 characters; absent when the finding is about the whole part.
+	Excerpt *string `json:"excerpt,omitempty"`
+
+	// Field The part it is in, as a JSON pointer: /subject, /html or /text.
+	Field   string `json:"field"`
+	Message string `json:"message"`
+
+	// Rule image-alt-missing, link-text-generic, images-only, unsubscribe-missing, html-clipped, element-stripped, link-shortener, subject-all-caps, subject-exclamations, subject-empty, text-missing
+	Rule     string              `json:"rule"`
+	Severity LintFindingSeverity `json:"severity"`
+}
+
+// LintFindingSeverity defines model for LintFinding.Severity.
+type LintFindingSeverity string
+
+// LintRequest Example: {"html":"\u003cp\u003e\u003ca href=\"https://bit.ly/x\"\u003eClick here\u003c/a\u003e\u003c/p\u003e","kind":"campaign","subject":"SPRING SALE!!!","text":""}
+type LintRequest struct {
+	Html *string `json:"html,omitempty"`
+
+	// Kind A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+	Kind    *LintRequestKind `json:"kind,omitempty"`
+	Subject string           `json:"subject"`
+	Text    *string          `json:"text,omitempty"`
+}
+
+// LintRequestKind A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+type LintRequestKind string
+
+// LintResult Example: {"findings":[{"excerpt":"\u003ca href=\"https://bit.ly/x\"\u003eClick here\u003c/a\u003e","field":"/html","message":"a link says \"click here\": name where it goes (a screen reader lists links alone)","rule":"link-text-generic","severity":"warning"}]}
+type LintResult struct {
+	Findings []LintFinding `json:"findings"`
 }
 
 // List Example: {"created_at":"2026-11-02T09:00:00Z","description":"","id":7,"language":"en","member_count":10000,"name":"newsletter","optin":"double","optin_from_email":"news@example.com","optin_from_name":"Example News","optin_template_id":null,"public":true,"updated_at":"2026-11-02T09:00:00Z"}
@@ -6326,6 +6397,9 @@ type AddSuppressionJSONRequestBody = SuppressionCreate
 
 // CreateTemplateJSONRequestBody defines body for CreateTemplate for application/json ContentType.
 type CreateTemplateJSONRequestBody = TemplateCreate
+
+// LintContentJSONRequestBody defines body for LintContent for application/json ContentType.
+type LintContentJSONRequestBody = LintRequest
 
 // PreviewTemplateJSONRequestBody defines body for PreviewTemplate for application/json ContentType.
 type PreviewTemplateJSONRequestBody = TemplatePreview
@@ -9803,6 +9877,32 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/templates (the `CreateTemplate` operationId).
 	CreateTemplate(ctx context.Context, params *CreateTemplateParams, body CreateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LintContentWithBody Lint content
+	//
+	// Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+	// readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+	// campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+	// public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+	// they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
+	LintContentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LintContent Lint content
+	//
+	// Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+	// readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+	// campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+	// public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+	// they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
+	LintContent(ctx context.Context, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreviewTemplateWithBody Preview template
 	//
@@ -14088,6 +14188,52 @@ func (c *Raw) CreateTemplateWithBody(ctx context.Context, params *CreateTemplate
 // Corresponds with POST /v1/templates (the `CreateTemplate` operationId).
 func (c *Raw) CreateTemplate(ctx context.Context, params *CreateTemplateParams, body CreateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateTemplateRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LintContentWithBody Lint content
+//
+// Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+// readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+// campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+// public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+// they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
+func (c *Raw) LintContentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLintContentRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LintContent Lint content
+//
+// Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+// readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+// campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+// public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+// they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
+func (c *Raw) LintContent(ctx context.Context, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLintContentRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -22189,6 +22335,46 @@ func NewCreateTemplateRequestWithBody(server string, params *CreateTemplateParam
 	return req, nil
 }
 
+// NewLintContentRequest calls the generic LintContent builder with application/json body
+func NewLintContentRequest(server string, body LintContentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLintContentRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewLintContentRequestWithBody constructs an http.Request for the LintContent method, with any body, and a specified content type
+func NewLintContentRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates/lint")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPreviewTemplateRequest calls the generic PreviewTemplate builder with application/json body
 func NewPreviewTemplateRequest(server string, params *PreviewTemplateParams, body PreviewTemplateJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -25086,6 +25272,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/templates (the `CreateTemplate` operationId).
 	CreateTemplateWithResponse(ctx context.Context, params *CreateTemplateParams, body CreateTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTemplateResponse, error)
+
+	// LintContentWithBodyWithResponse Lint content
+	//
+	// Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+	// readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+	// campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+	// public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+	// they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
+	LintContentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LintContentResponse, error)
+
+	// LintContentWithResponse Lint content
+	//
+	// Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+	// readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+	// campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+	// public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+	// they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
+	LintContentWithResponse(ctx context.Context, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*LintContentResponse, error)
 
 	// PreviewTemplateWithBodyWithResponse Preview template
 	//
@@ -42277,6 +42489,124 @@ func (r CreateTemplateResponse) ContentType() string {
 	return ""
 }
 
+// LintContentResponse401Headers the declared response headers of an HTTP 401 response for LintContent
+type LintContentResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// LintContentResponse429Headers the declared response headers of an HTTP 429 response for LintContent
+type LintContentResponse429Headers struct {
+	RetryAfter *int
+}
+
+// LintContentResponse503Headers the declared response headers of an HTTP 503 response for LintContent
+type LintContentResponse503Headers struct {
+	RetryAfter *int
+}
+
+type LintContentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LintResult
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LintContentResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *LintContentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LintContentResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LintContentResponse) GetJSON200() *LintResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r LintContentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LintContentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LintContentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LintContentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PreviewTemplateResponse401Headers the declared response headers of an HTTP 401 response for PreviewTemplate
 type PreviewTemplateResponse401Headers struct {
 	WWWAuthenticate *string
@@ -47324,6 +47654,44 @@ func (c *ClientWithResponses) CreateTemplateWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseCreateTemplateResponse(rsp)
+}
+
+// LintContentWithBodyWithResponse Lint content
+//
+// Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+// readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+// campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+// public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+// they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
+func (c *ClientWithResponses) LintContentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LintContentResponse, error) {
+	rsp, err := c.LintContentWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLintContentResponse(rsp)
+}
+
+// LintContentWithResponse Lint content
+//
+// Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+// readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+// campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+// public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+// they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
+func (c *ClientWithResponses) LintContentWithResponse(ctx context.Context, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*LintContentResponse, error) {
+	rsp, err := c.LintContent(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLintContentResponse(rsp)
 }
 
 // PreviewTemplateWithBodyWithResponse Preview template
@@ -64140,6 +64508,121 @@ func ParseCreateTemplateResponse(rsp *http.Response) (*CreateTemplateResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateTemplateResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLintContentResponse parses an HTTP response from a LintContentWithResponse call
+func ParseLintContentResponse(rsp *http.Response) (*LintContentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LintContentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LintResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers LintContentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers LintContentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers LintContentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

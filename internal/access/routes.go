@@ -162,6 +162,7 @@ var Routes = map[string]Rule{
 	"DELETE /v1/media/{id}":          write(TemplatesWrite, "media.delete", "media"),
 	"POST /v1/templates":             write(TemplatesWrite, "template.create", "template"),
 	"POST /v1/templates/preview":     read(TemplatesRead),
+	"POST /v1/templates/lint":        read(TemplatesRead),
 	"GET /v1/templates/{id}":         read(TemplatesRead),
 	"PATCH /v1/templates/{id}":       write(TemplatesWrite, "template.update", "template"),
 	"DELETE /v1/templates/{id}":      write(TemplatesWrite, "template.delete", "template"),

@@ -153,6 +153,7 @@ func (s *Server) routes() {
 			r.Get("/templates", s.handle(s.listTemplates))
 			r.Post("/templates", s.handle(s.createTemplate))
 			r.Post("/templates/preview", s.handle(s.previewTemplate))
+			r.Post("/templates/lint", s.handle(s.lintContent))
 			r.Get("/templates/{id}", s.handle(s.getTemplate))
 			r.Patch("/templates/{id}", s.handle(s.updateTemplate))
 			r.Delete("/templates/{id}", s.handle(s.deleteTemplate))

@@ -192,6 +192,7 @@ func TestCrossTenant(t *testing.T) {
 		"getMedia":       {},
 		"deleteMedia":    {},
 		"listTemplates":  {expect: http.StatusOK},
+		"lintContent":    {body: map[string]any{"subject": "x", "html": "<p>x</p>"}, expect: http.StatusOK},
 		"createTemplate": {body: map[string]any{"name": "receipt", "subject": "x", "text": "x"}, expect: http.StatusCreated},
 		"getTemplate":    {},
 		"updateTemplate": {body: map[string]any{"subject": "hijacked"}},

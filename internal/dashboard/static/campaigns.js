@@ -1,5 +1,6 @@
 import { html, useState, useEffect, useRef } from './preact-htm.js';
 import { api, subscribe, onStreamOpen, Problem } from './api.js';
+import { lintCampaign, LintList } from './lint.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, num, go, explain, useId, plural, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 import { CampaignProgress } from './progress.js';
@@ -342,7 +343,9 @@ function ApproveDialog({ c, at, onClose, onDone }) {
       c.segment_id ? api('GET', '/v1/segments/' + c.segment_id) : null,
       c.sender_id ? api('GET', '/v1/senders/' + c.sender_id) : api('GET', '/v1/senders?limit=200').then((p) => p.data.find((/** @type {any} */ s) => s.is_default) || null),
     ]);
-    return { audience: await audience(c.list_ids, seg), sender, explicit: !!c.sender_id };
+    // The content check advises; a failure of it never holds the approval back.
+    const findings = await lintCampaign(c).catch(() => null);
+    return { audience: await audience(c.list_ids, seg), sender, explicit: !!c.sender_id, findings };
   }, [c.id]);
   const [busy, setBusy] = useState(false);
   const [approveError, setApproveError] = useState(/** @type {any} */ (null));
@@ -374,6 +377,7 @@ function ApproveDialog({ c, at, onClose, onDone }) {
       <dt>When</dt><dd>${at ? when(new Date(at).toISOString()) : 'now, as soon as it is approved'}</dd>
     </dl>
     ${facts && html`<${AudienceNote} a=${facts.audience} />`}
+    ${facts && html`<${LintList} findings=${facts.findings} />`}
     <${ErrorBox} error=${error || approveError} />
     <div class="actions">
       <button type="button" class="primary" disabled=${busy || !facts} onClick=${approve}>${at ? 'Approve and schedule' : 'Approve and send'}</button>

@@ -1607,6 +1607,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/lint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lint content
+         * @description Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+         *     readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+         *     campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+         *     public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+         *     they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+         */
+        post: operations["lintContent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{id}/duplicate": {
         parameters: {
             query?: never;
@@ -5350,6 +5374,52 @@ export interface components {
         MediaPage: {
             data: components["schemas"]["Media"][];
             next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "kind": "campaign",
+         *       "subject": "SPRING SALE!!!",
+         *       "html": "<p><a href=\"https://bit.ly/x\">Click here</a></p>",
+         *       "text": ""
+         *     }
+         */
+        LintRequest: {
+            /**
+             * @description A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+             * @default campaign
+             * @enum {string}
+             */
+            kind: "campaign" | "message";
+            subject: string;
+            html?: string;
+            text?: string;
+        };
+        LintFinding: {
+            /** @description image-alt-missing, link-text-generic, images-only, unsubscribe-missing, html-clipped, element-stripped, link-shortener, subject-all-caps, subject-exclamations, subject-empty, text-missing */
+            rule: string;
+            /** @enum {string} */
+            severity: "warning" | "note";
+            /** @description The part it is in, as a JSON pointer: /subject, /html or /text. */
+            field: string;
+            message: string;
+            /** @description The element or words at fault, at most 120 characters; absent when the finding is about the whole part. */
+            excerpt?: string;
+        };
+        /**
+         * @example {
+         *       "findings": [
+         *         {
+         *           "rule": "link-text-generic",
+         *           "severity": "warning",
+         *           "field": "/html",
+         *           "message": "a link says \"click here\": name where it goes (a screen reader lists links alone)",
+         *           "excerpt": "<a href=\"https://bit.ly/x\">Click here</a>"
+         *         }
+         *       ]
+         *     }
+         */
+        LintResult: {
+            findings: components["schemas"]["LintFinding"][];
         };
         /**
          * @example {
@@ -10925,6 +10995,38 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    lintContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LintRequest"];
+            };
+        };
+        responses: {
+            /** @description The findings, in the order of the parts (empty when there is none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LintResult"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
