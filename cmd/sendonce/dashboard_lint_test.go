@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/sendonce/sendonce/internal/account"
 )
 
 // TestDashboardLintBeforeApproval: the approval dialog of a draft whose content
@@ -16,15 +13,7 @@ import (
 // those findings (advice: approving stays possible), axe-clean; a clean draft's
 // dialog says the check found nothing.
 func TestDashboardLintBeforeApproval(t *testing.T) {
-	bin, axe := chromiumPath(t), axeScript(t)
-	base, cfg := pagesService(t, manyInFlight)
-	b := newPagesBrowser(t, bin, axe)
-	bg := context.Background()
-	pool, err := openWithTimeout(bg, cfg)
-	require.NoError(t, err)
-	defer pool.Close()
-	_, key, err := account.NewService(pool).Create(bg, "lint")
-	require.NoError(t, err)
+	b, base, key, _ := signedIn(t, "lint")
 	list := apiCall(t, base, key, http.MethodPost, "/v1/lists", map[string]any{"name": "readers"})
 	camp := func(name, body string) string {
 		c := apiCall(t, base, key, http.MethodPost, "/v1/campaigns", map[string]any{"name": name, "subject": "Spring news",
@@ -36,12 +25,6 @@ func TestDashboardLintBeforeApproval(t *testing.T) {
 <p><a href="https://shop.example.com">Click here</a> <img src="https://cdn.example.com/a.png"></p>`)
 	clean := camp("clean", `<p>Our spring collection has arrived with twelve new colours and free shipping all week long for you.</p>
 <p><a href="https://shop.example.com">See the collection</a> · <a href="{{.UnsubscribeURL}}">Unsubscribe</a></p>`)
-
-	link, err := newLoginLink(bg, pool, "lint", base)
-	require.NoError(t, err)
-	b.navigate(link)
-	b.wait(`!!document.querySelector('nav')`)
-	b.eval(pageHelpers)
 
 	b.open("#/campaigns/"+faulty, "faulty")
 	b.wait(`__t.click('Approve and send now')`)

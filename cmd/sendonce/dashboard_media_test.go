@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sendonce/sendonce/internal/account"
 )
 
 // TestDashboardMedia: the media page starts empty; an image chosen in the file
@@ -24,15 +21,7 @@ import (
 // confirmation) removes an image; a read-only session sees the images and
 // may copy their addresses, but is offered no upload and no delete. axe-clean.
 func TestDashboardMedia(t *testing.T) {
-	bin, axe := chromiumPath(t), axeScript(t)
-	base, cfg := pagesService(t, manyInFlight)
-	b := newPagesBrowser(t, bin, axe)
-	bg := context.Background()
-	pool, err := openWithTimeout(bg, cfg)
-	require.NoError(t, err)
-	defer pool.Close()
-	_, key, err := account.NewService(pool).Create(bg, "media")
-	require.NoError(t, err)
+	b, base, key, _ := signedIn(t, "media")
 
 	dir := t.TempDir()
 	img := image.NewRGBA(image.Rect(0, 0, 640, 160))
@@ -46,11 +35,6 @@ func TestDashboardMedia(t *testing.T) {
 	svg := filepath.Join(dir, "evil.svg")
 	require.NoError(t, os.WriteFile(svg, []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`), 0o600))
 
-	link, err := newLoginLink(bg, pool, "media", base)
-	require.NoError(t, err)
-	b.navigate(link)
-	b.wait(`!!document.querySelector('nav')`)
-	b.eval(pageHelpers)
 	b.eval(`window.confirm = () => true; window.__copied = ''; navigator.clipboard.writeText = (s) => { window.__copied = s; return Promise.resolve(); }; true`)
 
 	b.open("#/media", "Media")

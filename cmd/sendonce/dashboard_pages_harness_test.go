@@ -13,8 +13,10 @@ import (
 
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -205,4 +207,27 @@ func sendMessage(t *testing.T, base, key, idem string, body map[string]any) map[
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%v", out)
 	return out
+}
+
+// signedIn is a dashboard test's start: the service as pagesService runs it
+// (manyInFlight), an account named name with its key, a pool on the service's
+// database (closed at cleanup), and a browser signed in to the account by a login
+// link with the page helpers loaded.
+func signedIn(t *testing.T, name string) (b *pagesBrowser, base, key string, pool *pgxpool.Pool) {
+	t.Helper()
+	bin, axe := chromiumPath(t), axeScript(t)
+	base, cfg := pagesService(t, manyInFlight)
+	b = newPagesBrowser(t, bin, axe)
+	bg := context.Background()
+	pool, err := openWithTimeout(bg, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, key, err = account.NewService(pool).Create(bg, name)
+	require.NoError(t, err)
+	link, err := newLoginLink(bg, pool, name, base)
+	require.NoError(t, err)
+	b.navigate(link)
+	b.wait(`!!document.querySelector('nav')`)
+	b.eval(pageHelpers)
+	return b, base, key, pool
 }
