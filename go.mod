@@ -91,4 +91,6 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 )
 
+require go.uber.org/goleak v1.3.0
+
 replace github.com/sendonce/sendonce/client => ./client

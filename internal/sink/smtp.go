@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -98,6 +99,10 @@ type SMTP struct {
 	messages []SMTPMessage
 
 	srv *gosmtp.Server
+	// closed ends the sessions' Latency waits when the sink closes, so no session
+	// outlives Close by the rest of its wait.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // NewSMTP returns an SMTP sink; start it with Listen.
@@ -105,7 +110,8 @@ func NewSMTP(opts SMTPOptions) *SMTP {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
-	s := &SMTP{opts: opts, rnd: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)), perID: map[string]int{}}
+	s := &SMTP{opts: opts, rnd: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)), perID: map[string]int{},
+		closed: make(chan struct{})}
 	s.srv = gosmtp.NewServer(gosmtp.BackendFunc(s.newSession))
 	s.srv.Domain = "sink.localhost"
 	s.srv.ReadTimeout = time.Minute
@@ -130,8 +136,12 @@ func (s *SMTP) Listen(addr string) (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// Close stops the server and drops its connections.
-func (s *SMTP) Close() error { return s.srv.Close() }
+// Close stops the server and drops its connections, cutting short any session's
+// Latency wait.
+func (s *SMTP) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return s.srv.Close()
+}
 
 // Stats returns a snapshot of the counters.
 func (s *SMTP) Stats() SMTPStats {
@@ -298,7 +308,14 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		return err
 	}
 	if d := ss.sink.opts.Latency; d > 0 {
-		time.Sleep(d) // the relay's processing time, not a test waiting
+		// The relay's processing time, not a test waiting.
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ss.sink.closed:
+			t.Stop()
+			return errors.New("sink: closed")
+		}
 	}
 	switch ss.fault {
 	case DataTemp:
