@@ -27,19 +27,20 @@ func Main(m *testing.M, ignore ...goleak.Option) {
 	goleak.VerifyTestMain(m, append(processLived[:len(processLived):len(processLived)], ignore...)...)
 }
 
-// Check reports goroutines left running, for a TestMain that runs m itself (tests
-// with a service to stop after m.Run); nil when none.
-func Check(ignore ...goleak.Option) error {
+// check reports goroutines left running; nil when none.
+func check(ignore ...goleak.Option) error {
 	if err := goleak.Find(append(processLived[:len(processLived):len(processLived)], ignore...)...); err != nil {
 		return fmt.Errorf("leaktest: goroutines outlived the tests: %w", err)
 	}
 	return nil
 }
 
-// Exit exits with code, or 1 when it is 0 but goroutines leaked (reported on stderr).
+// Exit is Main for a TestMain that runs m itself (one with a service to stop after
+// m.Run): it exits with code, or 1 when it is 0 but goroutines leaked (reported on
+// stderr).
 func Exit(code int, ignore ...goleak.Option) {
 	if code == 0 {
-		if err := Check(ignore...); err != nil {
+		if err := check(ignore...); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
