@@ -87,3 +87,16 @@ func TestSMTPSinkRatesAreSeeded(t *testing.T) {
 		require.Positive(t, seen[f], "fault %d never drawn", f)
 	}
 }
+
+// An SMTP sink closed right after Listen, before its serving goroutine ran, stops
+// serving all the same (the package's TestMain fails on a goroutine left
+// accepting).
+func TestSMTPCloseRightAfterListen(t *testing.T) {
+	t.Parallel()
+	for range 200 {
+		s := NewSMTP(SMTPOptions{})
+		_, err := s.Listen("127.0.0.1:0")
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	}
+}

@@ -103,6 +103,10 @@ type SMTP struct {
 	// outlives Close by the rest of its wait.
 	closed    chan struct{}
 	closeOnce sync.Once
+	// listeners are closed by Close too: go-smtp's Close closes only the listeners
+	// its Serve goroutine has registered, and one not yet scheduled would then
+	// serve on after Close.
+	listeners []net.Listener
 }
 
 // NewSMTP returns an SMTP sink; start it with Listen.
@@ -132,6 +136,9 @@ func (s *SMTP) Listen(addr string) (string, error) {
 	if s.opts.ImplicitTLS && s.opts.TLSConfig != nil {
 		ln = tls.NewListener(ln, s.opts.TLSConfig)
 	}
+	s.mu.Lock()
+	s.listeners = append(s.listeners, ln)
+	s.mu.Unlock()
 	go s.srv.Serve(ln) //nolint:errcheck // ends when Close closes the listener
 	return ln.Addr().String(), nil
 }
@@ -140,7 +147,13 @@ func (s *SMTP) Listen(addr string) (string, error) {
 // Latency wait.
 func (s *SMTP) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
-	return s.srv.Close()
+	err := s.srv.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ln := range s.listeners {
+		_ = ln.Close() // already closed when Serve had registered it
+	}
+	return err
 }
 
 // Stats returns a snapshot of the counters.
