@@ -93,4 +93,6 @@ require (
 
 require golang.org/x/image v0.48.0
 
+require go.uber.org/goleak v1.3.0
+
 replace github.com/sendonce/sendonce/client => ./client

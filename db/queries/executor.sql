@@ -10,32 +10,6 @@ WHERE status = 'approved' AND scheduled_for <= coalesce(sqlc.narg('now')::timest
 ORDER BY scheduled_for, id
 LIMIT 100;
 
--- name: CampaignStart :one
--- The approved → sending compare-and-set. It runs in the same transaction as
--- SendBuildRecipients, so a crash leaves either an approved campaign or a sending
--- one with its full recipient list. No row back means another executor won. A
--- campaign that names no sender is pinned to the account's default sender of this
--- moment, so every send, test and rescue of it agrees on one sender (NULL: the
--- environment's provider) even if the default changes while it sends. The
--- campaign.started event is written by the same statement.
-WITH started AS (
-    UPDATE campaigns
-    SET status = 'sending',
-        sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
-                                         WHERE s.account_id = campaigns.account_id AND s.is_default)),
-        started_at = coalesce(sqlc.narg('now')::timestamptz, now()),
-        updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
-    WHERE campaigns.id = sqlc.arg('id')::bigint AND campaigns.status = 'approved'
-      AND campaigns.scheduled_for <= coalesce(sqlc.narg('now')::timestamptz, now())
-    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.segment_id, campaigns.name, campaigns.status
-), started_event AS (
-    INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT c.account_id, 'campaign.started', coalesce(sqlc.narg('now')::timestamptz, now()),
-           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
-    FROM started c
-)
-SELECT s.id, s.account_id, s.list_ids, s.segment_id FROM started s;
-
 -- name: CampaignListSending :many
 -- Everything a sender needs of the campaigns being sent; the dispatcher deals them
 -- round-robin per account.

@@ -1,7 +1,7 @@
 -- Segments: saved subscriber filters. The jsonpath predicate always travels as a
 -- bound parameter cast to jsonpath, so PostgreSQL parses it as a jsonpath (a syntax
 -- error is the tenant's 422) and it can never become SQL. The filter is written
--- out in SegmentPreviewCount, SegmentPreviewSample and SendBuildRecipients alike.
+-- out in SegmentPreviewCount, SegmentPreviewSample and CampaignAudiencePage (the build) alike.
 
 -- name: SegmentCreate :one
 INSERT INTO segments (account_id, name, match, statuses, list_ids, created_after, created_before)

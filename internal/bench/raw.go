@@ -6,13 +6,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -36,7 +35,7 @@ func NewCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name 
 }
 
 // rawLoop measures the ceiling: a fresh campaign to the same audience, started and
-// built by the executor's own statements, then claimed and acknowledged by the
+// built by the scheduler's own build (executor.StartCampaign), then claimed and acknowledged by the
 // executor's bare claim and acknowledge statements with its batch size on RawConns
 // connections, each looping claim → ack until a claim comes back empty. No
 // rendering, no provider, no coalescing across connections. The loop runs on a
@@ -50,19 +49,12 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 	if _, err := campaign.NewService(pool).Approve(ctx, accountID, id, nil); err != nil {
 		return raw, cost, err
 	}
-	var built int64
-	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		c, err := q.CampaignStart(ctx, store.CampaignStartParams{Now: nil, ID: id})
-		if err != nil {
-			return err
-		}
-		built, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{
-			CampaignID: c.ID, AccountID: c.AccountID, ListIds: c.ListIds})
-		return err
-	})
+	built, started, err := executor.StartCampaign(ctx, pool, id, nil)
 	if err != nil {
 		return raw, cost, fmt.Errorf("build: %w", err)
+	}
+	if !started {
+		return raw, cost, fmt.Errorf("build: campaign %d did not start", id)
 	}
 	// No ANALYZE here: the executor claims right after its build too, on the same
 	// statistics, so both see the same plan.
@@ -126,8 +118,8 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 	raw.Secs = time.Since(began).Seconds()
 	raw.Rows = done.Load()
 	cost = m.close(w, raw.Rows)
-	if raw.Rows != built {
-		return raw, cost, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, built)
+	if raw.Rows != built.Rows {
+		return raw, cost, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, built.Rows)
 	}
 	return raw, cost, nil
 }

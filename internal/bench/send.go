@@ -18,9 +18,10 @@ const executorConns = 8
 
 // sendCampaign runs one campaign through n real executors in this process, each
 // with its own pool (as n `serve` replicas would have) and its own provider: it
-// approves the campaign (the NOTIFY wakes the schedulers), times the start (CAS
-// and recipient build in one transaction) until the campaign is sending, then the
-// send until its last acknowledgement (the finalizer marks it sent shortly after).
+// approves the campaign (the NOTIFY wakes the schedulers), times the start (the
+// move to building, the windowed recipient build, the move to sending) until the
+// campaign is sending, then the send until its last acknowledgement (the finalizer
+// marks it sent shortly after).
 // Peak memory is the process's high-water mark over the send alone; the cost
 // window runs from `sending` to `sent`.
 func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options, n int) (build Rate, send Send, err error) {

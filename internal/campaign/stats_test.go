@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -16,8 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dbtest"
-	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/executor"
 )
 
 // clock is a settable time for the stats cache.
@@ -258,18 +256,10 @@ func TestStatsBuildSkips(t *testing.T) {
 
 	_, err = s.Approve(ctx, acc.ID, c.ID, nil)
 	require.NoError(t, err)
-	var built int64
-	require.NoError(t, postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		started, err := q.CampaignStart(ctx, store.CampaignStartParams{Now: nil, ID: c.ID})
-		if err != nil {
-			return err
-		}
-		built, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: started.ID,
-			AccountID: started.AccountID, ListIds: started.ListIds})
-		return err
-	}))
-	require.Equal(t, int64(2), built)
+	built, started, err := executor.StartCampaign(ctx, pool, c.ID, nil)
+	require.NoError(t, err)
+	require.True(t, started)
+	require.Equal(t, int64(2), built.Rows)
 	st, err = s.Stats(ctx, acc.ID, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, int64(2), st.Total)

@@ -174,6 +174,10 @@ func newBarView(w io.Writer, id int64, throttle time.Duration) *barView {
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionThrottle(throttle),
 		progressbar.OptionSetRenderBlankState(true),
+		// The spinner turns on each redraw (every stats read and event) instead of
+		// on a goroutine of the library's own, which ran until the bar finished:
+		// a watch that ended early (Ctrl-C, an error) left it ticking.
+		progressbar.OptionSetSpinnerChangeInterval(0),
 	)}
 }
 

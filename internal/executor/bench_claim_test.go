@@ -20,8 +20,8 @@ import (
 
 var benchBatches = []int{20, 100, 500}
 
-// benchCampaign inserts a sending campaign with rows confirmed recipients, each
-// with a queued send row, and returns its id.
+// benchCampaign inserts an approved campaign to rows confirmed recipients, starts
+// it with the scheduler's build (a queued send row each) and returns its id.
 func benchCampaign(b *testing.B, pool *pgxpool.Pool, rows int) int64 {
 	b.Helper()
 	ctx := context.Background()
@@ -33,15 +33,18 @@ func benchCampaign(b *testing.B, pool *pgxpool.Pool, rows int) int64 {
 	}
 	must(pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('bench') RETURNING id`).Scan(&acct))
 	must(pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
-		status, scheduled_for, approved_at, started_at)
-		VALUES ($1, 'bench', 'Hello', 'news@example.com', 'Hi {{.Name}}', 'sending', now(), now(), now())
+		status, scheduled_for, approved_at)
+		VALUES ($1, 'bench', 'Hello', 'news@example.com', 'Hi {{.Name}}', 'approved', now(), now())
 		RETURNING id`, acct).Scan(&id))
 	_, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
 		SELECT $1, 'b' || i || '@example.com', 'b' || i || '@example.com', 'Sub ' || i, 'confirmed'
 		FROM generate_series(1, $2::int) i`, acct, rows)
 	must(err)
-	_, err = store.New(pool).SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: id, AccountID: acct, ListIds: []int64{}})
+	_, started, err := StartCampaign(ctx, pool, id, nil)
 	must(err)
+	if !started {
+		b.Fatal("the campaign did not start")
+	}
 	_, err = pool.Exec(ctx, `VACUUM ANALYZE subscribers, sends`)
 	must(err)
 	return id

@@ -35,9 +35,7 @@ func TestClaimPlanRightAfterBuild(t *testing.T) {
 	acct := f.account("a")
 	f.subscribers(acct, "s", 30000, "confirmed")
 	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
-	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c)
-	_, err = store.New(pool).SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: c, AccountID: acct, ListIds: []int64{}})
-	require.NoError(t, err)
+	f.start(c)
 	f.exec(`ANALYZE sends`)
 	e := newExecutor(t, pool, newFake(true), Config{})
 	var after int64

@@ -103,10 +103,8 @@ func TestClaimAndRescueWriteTheirEvents(t *testing.T) {
 	acct := f.account("a")
 	f.subscribers(acct, "s", 3, "confirmed")
 	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
-	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c)
+	f.start(c)
 	q := store.New(pool)
-	_, err := q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: c, AccountID: acct, ListIds: []int64{}})
-	require.NoError(t, err)
 	f.exec(`INSERT INTO suppressions (account_id, email_lower, reason, source) VALUES ($1, 's1@example.com', 'manual', 't')`, acct)
 	rows, err := q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c, N: 10, Lease: leaseInterval(time.Minute)})
 	require.NoError(t, err)
@@ -128,9 +126,7 @@ func TestClaimAndRescueWriteTheirEvents(t *testing.T) {
 	// An idempotent provider's expired lease is requeued: no event (nor for the
 	// rows of the first campaign, which the rescue leaves as they are).
 	c2 := f.campaign(acct, nil, "retry", time.Now().Add(-time.Minute))
-	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c2)
-	_, err = q.SendBuildRecipients(ctx, store.SendBuildRecipientsParams{CampaignID: c2, AccountID: acct, ListIds: []int64{}})
-	require.NoError(t, err)
+	f.start(c2)
 	_, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c2, N: 10, Lease: leaseInterval(time.Minute),
 		ViaProvider: "http", ViaIdempotent: true})
 	require.NoError(t, err)

@@ -150,6 +150,16 @@ func (f fixture) campaign(acct int64, lists []int64, policy string, scheduled ti
 		RETURNING id`, acct, lists, policy, scheduled)
 }
 
+// start builds and starts an approved, due campaign the way the scheduler does, and
+// returns how many sends the build queued.
+func (f fixture) start(campaign int64) int64 {
+	f.t.Helper()
+	b, started, err := StartCampaign(context.Background(), f.pool, campaign, nil)
+	require.NoError(f.t, err)
+	require.True(f.t, started, "campaign %d did not start", campaign)
+	return b.Rows
+}
+
 func (f fixture) status(campaign int64) string {
 	f.t.Helper()
 	var s string

@@ -191,14 +191,15 @@ func TestFailedHeartbeatSuspendsJudging(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	// Built without newExecutor: there is no database to check invariants in.
-	e, err := New(pool, newFake(true), Config{Heartbeat: 100 * time.Millisecond}, nil, nil)
+	clk := newClock()
+	e, err := New(pool, newFake(true), Config{Heartbeat: 100 * time.Millisecond, Now: clk.Now}, nil, nil)
 	require.NoError(t, err)
-	e.live.Assume(7, time.Now(), time.Now().Add(-time.Hour))
+	e.live.Assume(7, clk.Now(), clk.Now().Add(-time.Hour))
 	require.True(t, e.mayJudgeLiveness())
 	require.True(t, e.sendable(7))
 
 	e.beat(context.Background())
 	require.False(t, e.mayJudgeLiveness(), "a failed heartbeat restarts the wait before judging")
-	time.Sleep(200 * time.Millisecond) // two heartbeats without a successful one
+	clk.Add(200 * time.Millisecond) // two heartbeats without a successful one
 	require.False(t, e.sendable(7), "no send starts on a stale heartbeat")
 }

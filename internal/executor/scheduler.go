@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	campaignsvc "github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
@@ -120,7 +118,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	b, err := e.buildList(ctx, c, owner)
+	b, err := buildList(ctx, e.pool, c, owner, e.cfg.SegmentBuildTimeout)
 	if errors.Is(err, errBuildLost) {
 		return false, nil
 	}
@@ -149,93 +147,12 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 			"reason", reason, "err", err)
 		return false, nil
 	}
-	_, err = e.q.CampaignBuildDone(ctx, store.CampaignBuildDoneParams{ID: id, ExecutorID: owner, Now: e.now(),
-		SkippedSuppressed: b.suppressed, SkippedUnconfirmed: b.unconfirmed})
-	if postgres.NoRows(err) {
-		return false, nil
-	}
-	if err != nil {
+	ok, err := buildDone(ctx, e.q, c, owner, e.now(), b)
+	if !ok || err != nil {
 		return false, err
 	}
-	e.log.Info("campaign started", "campaign_id", id, "recipients", b.rows)
+	e.log.Info("campaign started", "campaign_id", id, "recipients", b.Rows)
 	return true, nil
-}
-
-// buildWindow is how many of an account's subscribers one step of a build reads
-// and inserts: small enough that each insert's transaction is short.
-const buildWindow = 5000
-
-// errBuildLost means the campaign stopped being this executor's build (cancelled,
-// or taken over after this executor was declared dead).
-var errBuildLost = errors.New("the campaign is no longer this executor's build")
-
-// buildResult is what a build did: rows inserted, and whom it left out.
-type buildResult struct{ rows, suppressed, unconfirmed int64 }
-
-// buildList queues a building campaign's recipients. The audience is read window by
-// window in one read-only repeatable-read transaction (one snapshot, and no
-// transaction id, so event readers do not wait for it, however long a segment's
-// predicate runs); each window's confirmed, unsuppressed subscribers are inserted
-// in a short transaction of their own (ON CONFLICT DO NOTHING: a build taken over
-// after a crash inserts nothing twice). A segment's build is bounded by
-// SegmentBuildTimeout as a whole.
-func (e *Executor) buildList(ctx context.Context, c store.CampaignBuildBeginRow, owner *int64) (buildResult, error) {
-	var b buildResult
-	tx, err := e.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return b, err
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	rq := e.q.WithTx(tx)
-	p := store.CampaignAudiencePageParams{AccountID: c.AccountID, ListIds: c.ListIds}
-	var deadline time.Time
-	if c.SegmentID != nil {
-		deadline = time.Now().Add(e.cfg.SegmentBuildTimeout)
-		if err := segmentFilter(ctx, rq, c.AccountID, *c.SegmentID, &p); err != nil {
-			return b, err
-		}
-	}
-	var ids []int64
-	for {
-		if !deadline.IsZero() {
-			if err := boundBuild(ctx, rq, time.Until(deadline)); err != nil {
-				return b, err
-			}
-		}
-		upto, err := rq.CampaignAudienceWindow(ctx, store.CampaignAudienceWindowParams{AccountID: c.AccountID,
-			AfterID: p.AfterID, Lim: buildWindow})
-		if err != nil || upto == 0 {
-			return b, err
-		}
-		p.UptoID = upto
-		rows, err := rq.CampaignAudiencePage(ctx, p)
-		if err != nil {
-			return b, err
-		}
-		ids = ids[:0]
-		for _, r := range rows {
-			switch {
-			case r.Suppressed:
-				b.suppressed++
-			case !r.Confirmed:
-				b.unconfirmed++
-			default:
-				ids = append(ids, r.ID)
-			}
-		}
-		if len(ids) > 0 {
-			r, err := e.q.CampaignBuildInsert(ctx, store.CampaignBuildInsertParams{CampaignID: c.ID,
-				AccountID: c.AccountID, ExecutorID: owner, SubscriberIds: ids})
-			if err != nil {
-				return b, err
-			}
-			if r.Owned == 0 {
-				return b, errBuildLost
-			}
-			b.rows += r.Inserted
-		}
-		p.AfterID = upto
-	}
 }
 
 // listen hears campaign notifications on the process's LISTEN connection

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/executor"
 )
 
 // withLists puts the recipient in lists A and B and makes the campaign a campaign to A.
@@ -42,12 +42,13 @@ func (e *optoutEnv) membership(t *testing.T, list int64) (status, source string)
 func (e *optoutEnv) built(t *testing.T, lists []int64) int64 {
 	t.Helper()
 	var c int64
-	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, list_ids, status)
-		VALUES ($1, 'next', 's', 'news@example.com', $2, 'sending') RETURNING id`, e.accountID, lists).Scan(&c))
-	n, err := store.New(e.pool).SendBuildRecipients(e.ctx, store.SendBuildRecipientsParams{
-		CampaignID: c, AccountID: e.accountID, ListIds: lists})
+	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, list_ids,
+		status, scheduled_for, approved_at)
+		VALUES ($1, 'next', 's', 'news@example.com', $2, 'approved', now(), now()) RETURNING id`, e.accountID, lists).Scan(&c))
+	b, started, err := executor.StartCampaign(e.ctx, e.pool, c, nil)
 	require.NoError(t, err)
-	return n
+	require.True(t, started)
+	return b.Rows
 }
 
 func TestOneClickLeavesOnlyTheCampaignsLists(t *testing.T) {

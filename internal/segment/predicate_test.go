@@ -21,7 +21,6 @@ import (
 // checks call subscriber_in_segment instead of a copy.
 var inlinePredicateAt = map[string]int{
 	"campaigns.sql:CampaignAudiencePage": 1,
-	"sends.sql:SendBuildRecipients":      2, // what is skipped, and what is queued
 	"segments.sql:SegmentPreviewCount":   1,
 	"segments.sql:SegmentPreviewSample":  1,
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/leaktest"
 )
 
 var (
@@ -68,7 +69,7 @@ func Main(m *testing.M, withShared bool, onShared func(Service)) {
 		}
 		return m.Run()
 	}()
-	os.Exit(code)
+	leaktest.Exit(code)
 }
 
 // Binary is the path of the built sendonce binary.

@@ -113,3 +113,16 @@ func TestHTTPSinkRefusesUntilTheRuleGoes(t *testing.T) {
 	require.Equal(t, HTTPStats{RawAttempts: 5, Unique: 2, Replays: 1, Refused: 2}, s.Stats())
 	require.Equal(t, map[string]int{"k1": 1, "k2": 1}, s.AcceptCounts())
 }
+
+// An SMTP sink closed right after Listen, before its serving goroutine ran, stops
+// serving all the same (the package's TestMain fails on a goroutine left
+// accepting).
+func TestSMTPCloseRightAfterListen(t *testing.T) {
+	t.Parallel()
+	for range 200 {
+		s := NewSMTP(SMTPOptions{})
+		_, err := s.Listen("127.0.0.1:0")
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	}
+}

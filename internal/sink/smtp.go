@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -98,6 +99,14 @@ type SMTP struct {
 	messages []SMTPMessage
 
 	srv *gosmtp.Server
+	// closed ends the sessions' Latency waits when the sink closes, so no session
+	// outlives Close by the rest of its wait.
+	closed    chan struct{}
+	closeOnce sync.Once
+	// listeners are closed by Close too: go-smtp's Close closes only the listeners
+	// its Serve goroutine has registered, and one not yet scheduled would then
+	// serve on after Close.
+	listeners []net.Listener
 }
 
 // NewSMTP returns an SMTP sink; start it with Listen.
@@ -105,7 +114,8 @@ func NewSMTP(opts SMTPOptions) *SMTP {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
-	s := &SMTP{opts: opts, rnd: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)), perID: map[string]int{}}
+	s := &SMTP{opts: opts, rnd: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)), perID: map[string]int{},
+		closed: make(chan struct{})}
 	s.srv = gosmtp.NewServer(gosmtp.BackendFunc(s.newSession))
 	s.srv.Domain = "sink.localhost"
 	s.srv.ReadTimeout = time.Minute
@@ -126,12 +136,25 @@ func (s *SMTP) Listen(addr string) (string, error) {
 	if s.opts.ImplicitTLS && s.opts.TLSConfig != nil {
 		ln = tls.NewListener(ln, s.opts.TLSConfig)
 	}
+	s.mu.Lock()
+	s.listeners = append(s.listeners, ln)
+	s.mu.Unlock()
 	go s.srv.Serve(ln) //nolint:errcheck // ends when Close closes the listener
 	return ln.Addr().String(), nil
 }
 
-// Close stops the server and drops its connections.
-func (s *SMTP) Close() error { return s.srv.Close() }
+// Close stops the server and drops its connections, cutting short any session's
+// Latency wait.
+func (s *SMTP) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	err := s.srv.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ln := range s.listeners {
+		_ = ln.Close() // already closed when Serve had registered it
+	}
+	return err
+}
 
 // Stats returns a snapshot of the counters.
 func (s *SMTP) Stats() SMTPStats {
@@ -298,7 +321,14 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		return err
 	}
 	if d := ss.sink.opts.Latency; d > 0 {
-		time.Sleep(d) // the relay's processing time, not a test waiting
+		// The relay's processing time, not a test waiting.
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ss.sink.closed:
+			t.Stop()
+			return errors.New("sink: closed")
+		}
 	}
 	switch ss.fault {
 	case DataTemp:

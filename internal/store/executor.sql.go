@@ -267,57 +267,6 @@ func (q *Queries) CampaignNextDue(ctx context.Context, now *time.Time) (int64, e
 	return due_in_us, err
 }
 
-const campaignStart = `-- name: CampaignStart :one
-WITH started AS (
-    UPDATE campaigns
-    SET status = 'sending',
-        sender_id = coalesce(sender_id, (SELECT s.id FROM senders s
-                                         WHERE s.account_id = campaigns.account_id AND s.is_default)),
-        started_at = coalesce($1::timestamptz, now()),
-        updated_at = coalesce($1::timestamptz, now())
-    WHERE campaigns.id = $2::bigint AND campaigns.status = 'approved'
-      AND campaigns.scheduled_for <= coalesce($1::timestamptz, now())
-    RETURNING campaigns.id, campaigns.account_id, campaigns.list_ids, campaigns.segment_id, campaigns.name, campaigns.status
-), started_event AS (
-    INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT c.account_id, 'campaign.started', coalesce($1::timestamptz, now()),
-           jsonb_build_object('campaign_id', c.id, 'name', c.name, 'status', c.status)
-    FROM started c
-)
-SELECT s.id, s.account_id, s.list_ids, s.segment_id FROM started s
-`
-
-type CampaignStartParams struct {
-	Now *time.Time
-	ID  int64
-}
-
-type CampaignStartRow struct {
-	ID        int64
-	AccountID int64
-	ListIds   []int64
-	SegmentID *int64
-}
-
-// The approved → sending compare-and-set. It runs in the same transaction as
-// SendBuildRecipients, so a crash leaves either an approved campaign or a sending
-// one with its full recipient list. No row back means another executor won. A
-// campaign that names no sender is pinned to the account's default sender of this
-// moment, so every send, test and rescue of it agrees on one sender (NULL: the
-// environment's provider) even if the default changes while it sends. The
-// campaign.started event is written by the same statement.
-func (q *Queries) CampaignStart(ctx context.Context, arg CampaignStartParams) (CampaignStartRow, error) {
-	row := q.db.QueryRow(ctx, campaignStart, arg.Now, arg.ID)
-	var i CampaignStartRow
-	err := row.Scan(
-		&i.ID,
-		&i.AccountID,
-		&i.ListIds,
-		&i.SegmentID,
-	)
-	return i, err
-}
-
 const executorDeleteDead = `-- name: ExecutorDeleteDead :execrows
 DELETE FROM executors
 WHERE heartbeat_at < coalesce($1::timestamptz, now()) - $2::interval

@@ -43,7 +43,7 @@ type SegmentCreateRow struct {
 // Segments: saved subscriber filters. The jsonpath predicate always travels as a
 // bound parameter cast to jsonpath, so PostgreSQL parses it as a jsonpath (a syntax
 // error is the tenant's 422) and it can never become SQL. The filter is written
-// out in SegmentPreviewCount, SegmentPreviewSample and SendBuildRecipients alike.
+// out in SegmentPreviewCount, SegmentPreviewSample and CampaignAudiencePage (the build) alike.
 func (q *Queries) SegmentCreate(ctx context.Context, arg SegmentCreateParams) (SegmentCreateRow, error) {
 	row := q.db.QueryRow(ctx, segmentCreate,
 		arg.AccountID,

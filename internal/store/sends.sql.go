@@ -156,101 +156,8 @@ func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64
 	return count, err
 }
 
-const sendBuildRecipients = `-- name: SendBuildRecipients :execrows
-
-WITH skipped AS (
-    SELECT count(x.email_lower) AS suppressed,
-           count(*) FILTER (WHERE x.email_lower IS NULL AND s.status <> 'confirmed') AS unconfirmed
-    FROM subscribers s
-    LEFT JOIN suppressions x ON x.account_id = s.account_id AND x.email_lower = s.email_lower
-    WHERE s.account_id = $2
-      AND (cardinality($3::bigint[]) = 0 OR EXISTS (
-          SELECT 1 FROM list_members m
-          WHERE m.subscriber_id = s.id AND m.account_id = $2
-            AND m.list_id = ANY($3::bigint[]) AND m.status = 'subscribed'))
-      AND ($4::text IS NULL OR s.attributes @@ $4::text::jsonpath)
-      AND (cardinality(coalesce($5::text[], '{}')) = 0 OR s.status = ANY($5::text[]))
-      AND (cardinality(coalesce($6::bigint[], '{}')) = 0 OR EXISTS (
-          SELECT 1 FROM list_members m
-          WHERE m.subscriber_id = s.id AND m.account_id = $2
-            AND m.list_id = ANY($6::bigint[]) AND m.status = 'subscribed'))
-      AND ($7::timestamptz IS NULL OR s.created_at >= $7::timestamptz)
-      AND ($8::timestamptz IS NULL OR s.created_at < $8::timestamptz)
-      AND (x.email_lower IS NOT NULL OR s.status <> 'confirmed')
-), noted AS (
-    UPDATE campaigns c
-    SET skipped_suppressed = skipped.suppressed, skipped_unconfirmed = skipped.unconfirmed
-    FROM skipped
-    WHERE c.account_id = $2 AND c.id = $1
-)
-INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-SELECT DISTINCT ON (s.email_lower)
-       $1::bigint, s.account_id, s.id, s.email, s.email_lower,
-       'campaign:' || $1::bigint || ':' || s.id
-FROM subscribers s
-WHERE s.account_id = $2
-  AND s.status = 'confirmed'
-  AND (cardinality($3::bigint[]) = 0 OR EXISTS (
-      SELECT 1 FROM list_members m
-      WHERE m.subscriber_id = s.id AND m.account_id = $2
-        AND m.list_id = ANY($3::bigint[]) AND m.status = 'subscribed'))
-  AND ($4::text IS NULL OR s.attributes @@ $4::text::jsonpath)
-  AND (cardinality(coalesce($5::text[], '{}')) = 0 OR s.status = ANY($5::text[]))
-  AND (cardinality(coalesce($6::bigint[], '{}')) = 0 OR EXISTS (
-      SELECT 1 FROM list_members m
-      WHERE m.subscriber_id = s.id AND m.account_id = $2
-        AND m.list_id = ANY($6::bigint[]) AND m.status = 'subscribed'))
-  AND ($7::timestamptz IS NULL OR s.created_at >= $7::timestamptz)
-  AND ($8::timestamptz IS NULL OR s.created_at < $8::timestamptz)
-  AND NOT EXISTS (
-      SELECT 1 FROM suppressions x
-      WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)
-ORDER BY s.email_lower, s.created_at, s.id
-ON CONFLICT (campaign_id, subscriber_id) DO NOTHING
-`
-
-type SendBuildRecipientsParams struct {
-	CampaignID           int64
-	AccountID            int64
-	ListIds              []int64
-	SegmentMatch         *string
-	SegmentStatuses      []string
-	SegmentListIds       []int64
-	SegmentCreatedAfter  *time.Time
-	SegmentCreatedBefore *time.Time
-}
-
-// The per-recipient rows of a campaign: build, claim, acknowledge, rescue.
-// The recipient list, built once in the transaction of CampaignStart. DISTINCT ON
-// (email_lower) sends one message per address even when it sits in several target
-// lists; ON CONFLICT makes a rebuild create nothing new. Only confirmed, unsuppressed
-// subscribers join; an empty list_ids means every confirmed subscriber of the account.
-// A membership counts only while subscribed (an unsubscribe from the list keeps the
-// row, marked). A segment narrows the audience further with the same filter as
-// SegmentPreviewCount; its jsonpath is a parameter, and @@ lets the GIN
-// jsonb_path_ops index on attributes serve it. Empty or NULL segment_* = no filter.
-// The same statement records on the campaign whom it left out (the API's stats show
-// it): suppressed subscribers of the target lists, whatever their status, and of the
-// rest those not confirmed. One extra pass over the audience, with a hash join to the
-// suppressions.
-func (q *Queries) SendBuildRecipients(ctx context.Context, arg SendBuildRecipientsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sendBuildRecipients,
-		arg.CampaignID,
-		arg.AccountID,
-		arg.ListIds,
-		arg.SegmentMatch,
-		arg.SegmentStatuses,
-		arg.SegmentListIds,
-		arg.SegmentCreatedAfter,
-		arg.SegmentCreatedBefore,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const sendClaimBatch = `-- name: SendClaimBatch :many
+
 WITH picked AS (
     SELECT s.id, s.account_id, s.subscriber_id, s.email_lower, s.left_list,
            (s.in_doubt AND NOT $1::bool
@@ -359,6 +266,8 @@ type SendClaimBatchRow struct {
 	Attributes   json.RawMessage
 }
 
+// The per-recipient rows of a campaign: claim, acknowledge, rescue (the build is
+// CampaignBuildInsert, in campaigns.sql).
 // One statement claims a disjoint batch (SKIP LOCKED) of one campaign's due rows,
 // oldest due first: (next_attempt_at, id) is an order only the partial index
 // sends_claim_idx yields, so the plan cannot drift to the primary key plus a filter

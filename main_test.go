@@ -1,0 +1,9 @@
+package sendonce
+
+import (
+	"testing"
+
+	"github.com/sendonce/sendonce/internal/leaktest"
+)
+
+func TestMain(m *testing.M) { leaktest.Main(m) }
