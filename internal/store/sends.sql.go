@@ -174,8 +174,21 @@ WITH skipped AS (
           SELECT 1 FROM list_members m
           WHERE m.subscriber_id = s.id AND m.account_id = $2
             AND m.list_id = ANY($6::bigint[]) AND m.status = 'subscribed'))
-      AND ($7::timestamptz IS NULL OR s.created_at >= $7::timestamptz)
-      AND ($8::timestamptz IS NULL OR s.created_at < $8::timestamptz)
+      AND ($7::text IS NULL OR $8::bool <> EXISTS (
+          SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+          WHERE d.account_id = $2 AND d.subscriber_id = s.id AND h.account_id = $2
+            AND h.kind = $7::text AND (h.kind = 'open' OR h.link_idx > 0)
+            AND ($9::bigint IS NULL OR (d.campaign_id = $9::bigint
+                 AND h.campaign_id = $9::bigint))
+            AND ($10::int IS NULL OR h.occurred_at >= now() - make_interval(days => $10::int))
+            AND (NOT $11::bool OR NOT h.suspected_bot)))
+      AND ($7::text IS NULL OR NOT $8::bool OR EXISTS (
+          SELECT 1 FROM sends d
+          WHERE d.account_id = $2 AND d.subscriber_id = s.id AND d.status = 'sent'
+            AND ($9::bigint IS NULL OR d.campaign_id = $9::bigint)
+            AND ($10::int IS NULL OR d.sent_at >= now() - make_interval(days => $10::int))))
+      AND ($12::timestamptz IS NULL OR s.created_at >= $12::timestamptz)
+      AND ($13::timestamptz IS NULL OR s.created_at < $13::timestamptz)
       AND (x.email_lower IS NOT NULL OR s.status <> 'confirmed')
 ), noted AS (
     UPDATE campaigns c
@@ -200,8 +213,21 @@ WHERE s.account_id = $2
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = $2
         AND m.list_id = ANY($6::bigint[]) AND m.status = 'subscribed'))
-  AND ($7::timestamptz IS NULL OR s.created_at >= $7::timestamptz)
-  AND ($8::timestamptz IS NULL OR s.created_at < $8::timestamptz)
+  AND ($7::text IS NULL OR $8::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = $2 AND d.subscriber_id = s.id AND h.account_id = $2
+        AND h.kind = $7::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND ($9::bigint IS NULL OR (d.campaign_id = $9::bigint
+             AND h.campaign_id = $9::bigint))
+        AND ($10::int IS NULL OR h.occurred_at >= now() - make_interval(days => $10::int))
+        AND (NOT $11::bool OR NOT h.suspected_bot)))
+  AND ($7::text IS NULL OR NOT $8::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = $2 AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND ($9::bigint IS NULL OR d.campaign_id = $9::bigint)
+        AND ($10::int IS NULL OR d.sent_at >= now() - make_interval(days => $10::int))))
+  AND ($12::timestamptz IS NULL OR s.created_at >= $12::timestamptz)
+  AND ($13::timestamptz IS NULL OR s.created_at < $13::timestamptz)
   AND NOT EXISTS (
       SELECT 1 FROM suppressions x
       WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)
@@ -210,14 +236,19 @@ ON CONFLICT (campaign_id, subscriber_id) DO NOTHING
 `
 
 type SendBuildRecipientsParams struct {
-	CampaignID           int64
-	AccountID            int64
-	ListIds              []int64
-	SegmentMatch         *string
-	SegmentStatuses      []string
-	SegmentListIds       []int64
-	SegmentCreatedAfter  *time.Time
-	SegmentCreatedBefore *time.Time
+	CampaignID               int64
+	AccountID                int64
+	ListIds                  []int64
+	SegmentMatch             *string
+	SegmentStatuses          []string
+	SegmentListIds           []int64
+	SegmentEngaged           *string
+	SegmentEngagedNegated    bool
+	SegmentEngagedCampaignID *int64
+	SegmentEngagedDays       *int32
+	SegmentEngagedPeopleOnly bool
+	SegmentCreatedAfter      *time.Time
+	SegmentCreatedBefore     *time.Time
 }
 
 // The per-recipient rows of a campaign: build, claim, acknowledge, rescue.
@@ -241,6 +272,11 @@ func (q *Queries) SendBuildRecipients(ctx context.Context, arg SendBuildRecipien
 		arg.SegmentMatch,
 		arg.SegmentStatuses,
 		arg.SegmentListIds,
+		arg.SegmentEngaged,
+		arg.SegmentEngagedNegated,
+		arg.SegmentEngagedCampaignID,
+		arg.SegmentEngagedDays,
+		arg.SegmentEngagedPeopleOnly,
 		arg.SegmentCreatedAfter,
 		arg.SegmentCreatedBefore,
 	)
