@@ -3721,10 +3721,10 @@ type SegmentEngagement struct {
 	CampaignId *int64                `json:"campaign_id,omitempty"`
 	Kind       SegmentEngagementKind `json:"kind"`
 
-	// Negated Select those who received and did not.
+	// Negated Select those who received and did not (absent: false).
 	Negated *bool `json:"negated,omitempty"`
 
-	// PeopleOnly Count only hits not suspected of being a scanner.
+	// PeopleOnly Count only hits not suspected of being a scanner (absent: true).
 	PeopleOnly *bool `json:"people_only,omitempty"`
 
 	// WithinDays Any message in the last this many days.

@@ -5473,11 +5473,8 @@ export interface components {
         SegmentEngagement: {
             /** @enum {string} */
             kind: "opened" | "clicked";
-            /**
-             * @description Select those who received and did not.
-             * @default false
-             */
-            negated: boolean;
+            /** @description Select those who received and did not (absent: false). */
+            negated?: boolean;
             /**
              * Format: int64
              * @description One of the account's campaigns; another account's or an unknown id is a 422 on /engagement/campaign_id.
@@ -5485,11 +5482,8 @@ export interface components {
             campaign_id?: number;
             /** @description Any message in the last this many days. */
             within_days?: number;
-            /**
-             * @description Count only hits not suspected of being a scanner.
-             * @default true
-             */
-            people_only: boolean;
+            /** @description Count only hits not suspected of being a scanner (absent: true). */
+            people_only?: boolean;
         } | null;
         SegmentPage: {
             data: components["schemas"]["Segment"][];
