@@ -866,6 +866,24 @@ func (e SSOSettingsInputDefaultRole) Valid() bool {
 	}
 }
 
+// Defines values for SegmentEngagementKind.
+const (
+	Clicked SegmentEngagementKind = "clicked"
+	Opened  SegmentEngagementKind = "opened"
+)
+
+// Valid indicates whether the value is a known member of the SegmentEngagementKind enum.
+func (e SegmentEngagementKind) Valid() bool {
+	switch e {
+	case Clicked:
+		return true
+	case Opened:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SegmentFilterStatuses.
 const (
 	SegmentFilterStatusesConfirmed    SegmentFilterStatuses = "confirmed"
@@ -3808,13 +3826,18 @@ type SecondFactorAnswer struct {
 	Code string `json:"code"`
 }
 
-// Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
+// Segment Example: {"created_after":null,"created_at":"2026-11-02T09:00:00Z","created_before":null,"engagement":null,"id":3,"list_ids":[],"match":"($.\"plan\" == \"pro\" \u0026\u0026 $.\"seats\" \u003e 5)","name":"pro teams","statuses":["confirmed"],"updated_at":"2026-11-02T09:00:00Z"}
 type Segment struct {
 	CreatedAfter  *time.Time `json:"created_after"`
 	CreatedAt     time.Time  `json:"created_at"`
 	CreatedBefore *time.Time `json:"created_before"`
-	Id            int64      `json:"id"`
-	ListIds       []int64    `json:"list_ids"`
+
+	// Engagement An engagement condition (null or absent: none). What a person did with the account's mail, read from the click and open tracking joined to the per-recipient send rows. `kind` opened or clicked `campaign_id` (a hit on that campaign's message to the person), or anything within the last `within_days` days (a hit on any message to the person in that window); give exactly one of `campaign_id` and `within_days`. `people_only` (default true) counts only hits not suspected of being a scanner or a link checker; a click on the hidden honeypot link never counts. `negated: true` selects the people who RECEIVED that campaign (a send with status sent; within_days: any message sent in the window) and did not open (click) it: "not opened campaign 42" is the resend-to-non-openers audience and never includes people campaign 42 was not sent to, or whose send failed. Conditions rest on the send rows: after SENDONCE_SEND_RETENTION deletes a campaign's send rows, its condition matches nobody (docs/segments.md).
+	//
+	// Example: {"campaign_id":42,"kind":"opened","negated":true,"people_only":true}
+	Engagement *SegmentEngagement `json:"engagement"`
+	Id         int64              `json:"id"`
+	ListIds    []int64            `json:"list_ids"`
 
 	// Match The predicate as PostgreSQL prints it (normalised); empty: none.
 	Match     string    `json:"match"`
@@ -3823,6 +3846,27 @@ type Segment struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// SegmentEngagement An engagement condition (null or absent: none). What a person did with the account's mail, read from the click and open tracking joined to the per-recipient send rows. `kind` opened or clicked `campaign_id` (a hit on that campaign's message to the person), or anything within the last `within_days` days (a hit on any message to the person in that window); give exactly one of `campaign_id` and `within_days`. `people_only` (default true) counts only hits not suspected of being a scanner or a link checker; a click on the hidden honeypot link never counts. `negated: true` selects the people who RECEIVED that campaign (a send with status sent; within_days: any message sent in the window) and did not open (click) it: "not opened campaign 42" is the resend-to-non-openers audience and never includes people campaign 42 was not sent to, or whose send failed. Conditions rest on the send rows: after SENDONCE_SEND_RETENTION deletes a campaign's send rows, its condition matches nobody (docs/segments.md).
+//
+// Example: {"campaign_id":42,"kind":"opened","negated":true,"people_only":true}
+type SegmentEngagement struct {
+	// CampaignId One of the account's campaigns; another account's or an unknown id is a 422 on /engagement/campaign_id.
+	CampaignId *int64                `json:"campaign_id,omitempty"`
+	Kind       SegmentEngagementKind `json:"kind"`
+
+	// Negated Select those who received and did not (absent: false).
+	Negated *bool `json:"negated,omitempty"`
+
+	// PeopleOnly Count only hits not suspected of being a scanner (absent: true).
+	PeopleOnly *bool `json:"people_only,omitempty"`
+
+	// WithinDays Any message in the last this many days.
+	WithinDays *int `json:"within_days,omitempty"`
+}
+
+// SegmentEngagementKind defines model for SegmentEngagement.Kind.
+type SegmentEngagementKind string
+
 // SegmentFilter Example: {"match":"$.plan == \"pro\" \u0026\u0026 $.seats \u003e 5","statuses":["confirmed"]}
 type SegmentFilter struct {
 	// CreatedAfter Keep subscribers created at or after this time.
@@ -3830,6 +3874,11 @@ type SegmentFilter struct {
 
 	// CreatedBefore Keep subscribers created before this time.
 	CreatedBefore *time.Time `json:"created_before,omitempty"`
+
+	// Engagement An engagement condition (null or absent: none). What a person did with the account's mail, read from the click and open tracking joined to the per-recipient send rows. `kind` opened or clicked `campaign_id` (a hit on that campaign's message to the person), or anything within the last `within_days` days (a hit on any message to the person in that window); give exactly one of `campaign_id` and `within_days`. `people_only` (default true) counts only hits not suspected of being a scanner or a link checker; a click on the hidden honeypot link never counts. `negated: true` selects the people who RECEIVED that campaign (a send with status sent; within_days: any message sent in the window) and did not open (click) it: "not opened campaign 42" is the resend-to-non-openers audience and never includes people campaign 42 was not sent to, or whose send failed. Conditions rest on the send rows: after SENDONCE_SEND_RETENTION deletes a campaign's send rows, its condition matches nobody (docs/segments.md).
+	//
+	// Example: {"campaign_id":42,"kind":"opened","negated":true,"people_only":true}
+	Engagement *SegmentEngagement `json:"engagement,omitempty"`
 
 	// ListIds Keep subscribers subscribed to at least one of these lists; empty keeps all.
 	ListIds *[]int64 `json:"list_ids,omitempty"`
@@ -3846,12 +3895,17 @@ type SegmentFilterStatuses string
 
 // SegmentInput Example: {"match":"$.plan == \"pro\" \u0026\u0026 $.seats \u003e 5","name":"pro teams","statuses":["confirmed"]}
 type SegmentInput struct {
-	CreatedAfter  *time.Time              `json:"created_after,omitempty"`
-	CreatedBefore *time.Time              `json:"created_before,omitempty"`
-	ListIds       *[]int64                `json:"list_ids,omitempty"`
-	Match         *string                 `json:"match,omitempty"`
-	Name          string                  `json:"name"`
-	Statuses      *[]SegmentInputStatuses `json:"statuses,omitempty"`
+	CreatedAfter  *time.Time `json:"created_after,omitempty"`
+	CreatedBefore *time.Time `json:"created_before,omitempty"`
+
+	// Engagement An engagement condition (null or absent: none). What a person did with the account's mail, read from the click and open tracking joined to the per-recipient send rows. `kind` opened or clicked `campaign_id` (a hit on that campaign's message to the person), or anything within the last `within_days` days (a hit on any message to the person in that window); give exactly one of `campaign_id` and `within_days`. `people_only` (default true) counts only hits not suspected of being a scanner or a link checker; a click on the hidden honeypot link never counts. `negated: true` selects the people who RECEIVED that campaign (a send with status sent; within_days: any message sent in the window) and did not open (click) it: "not opened campaign 42" is the resend-to-non-openers audience and never includes people campaign 42 was not sent to, or whose send failed. Conditions rest on the send rows: after SENDONCE_SEND_RETENTION deletes a campaign's send rows, its condition matches nobody (docs/segments.md).
+	//
+	// Example: {"campaign_id":42,"kind":"opened","negated":true,"people_only":true}
+	Engagement *SegmentEngagement      `json:"engagement,omitempty"`
+	ListIds    *[]int64                `json:"list_ids,omitempty"`
+	Match      *string                 `json:"match,omitempty"`
+	Name       string                  `json:"name"`
+	Statuses   *[]SegmentInputStatuses `json:"statuses,omitempty"`
 }
 
 // SegmentInputStatuses defines model for SegmentInput.Statuses.

@@ -481,6 +481,35 @@ func TestDashboardProduct(t *testing.T) {
 		b.audit("segment-members")
 	})
 
+	within("segments_engagement", func(t *testing.T) {
+		list := audienceOf("segE", 2)
+		first := draft("Engaged source", list, nil)
+		b.open("#/segments", "Segments")
+		b.eval(`__t.choose('Condition', 'Received and did not open')`)
+		b.wait(`!!__t.field('Campaign') && [...__t.field('Campaign').options].some((o) => o.textContent === 'Engaged source')`)
+		b.eval(`__t.choose('Campaign', 'Engaged source')`)
+		// A draft was sent to nobody: nobody received it, so nobody is a non-opener.
+		b.wait(`document.querySelector('[data-count]').dataset.count === '0'`)
+		b.eval(`[...document.querySelectorAll('label.check')].find((l) => l.textContent.trim().startsWith('People only')).querySelector('input').checked`)
+		b.audit("segments-engagement")
+		b.eval(`__t.fill('Name', 'non-openers')`)
+		b.eval(`__t.click('Save segment')`)
+		b.wait(`!!document.querySelector('[aria-label="Edit segment non-openers"]')`)
+		var seg map[string]any
+		for _, x := range call(http.MethodGet, "/v1/segments?limit=100", nil)["data"].([]any) {
+			if x.(map[string]any)["name"] == "non-openers" {
+				seg = x.(map[string]any)
+			}
+		}
+		require.NotNil(t, seg)
+		eng, _ := seg["engagement"].(map[string]any)
+		require.Equal(t, map[string]any{"kind": "opened", "negated": true, "campaign_id": eng["campaign_id"], "people_only": true}, eng)
+		require.Equal(t, first, fmt.Sprint(eng["campaign_id"]))
+		b.eval(`[...document.querySelectorAll('table.segments a')].find((a) => a.textContent === 'non-openers').click(); true`)
+		b.wait(`!!document.querySelector('[data-engagement]') && document.querySelector('[data-engagement]').textContent.includes('Engaged source')`)
+		require.Equal(t, "received Engaged source and did not open (people only)", b.str(`document.querySelector('[data-engagement]').textContent`))
+	})
+
 	within("shell", func(t *testing.T) { checkShell(t, b, call) })
 
 	within("read_only_session_and_wrong_key", func(t *testing.T) {

@@ -313,6 +313,19 @@ WHERE s.account_id = @account_id AND s.id > @after_id AND s.id <= @upto_id
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = @account_id
         AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR @segment_engaged_negated::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND h.account_id = @account_id
+        AND h.kind = sqlc.narg('segment_engaged')::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR (d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint
+             AND h.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint))
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR h.occurred_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))
+        AND (NOT @segment_engaged_people_only::bool OR NOT h.suspected_bot)))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR NOT @segment_engaged_negated::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint)
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR d.sent_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))))
   AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
   AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
 ORDER BY s.id;

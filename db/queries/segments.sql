@@ -1,21 +1,28 @@
 -- Segments: saved subscriber filters. The jsonpath predicate always travels as a
 -- bound parameter cast to jsonpath, so PostgreSQL parses it as a jsonpath (a syntax
 -- error is the tenant's 422) and it can never become SQL. The filter is written
--- out in SegmentPreviewCount, SegmentPreviewSample and CampaignAudiencePage (the build) alike.
+-- out in SegmentPreviewCount, SegmentPreviewSample and CampaignAudiencePage (the build) alike,
+-- and per subscriber in subscriber_in_segment (00580).
 
 -- name: SegmentCreate :one
-INSERT INTO segments (account_id, name, match, statuses, list_ids, created_after, created_before)
+INSERT INTO segments (account_id, name, match, statuses, list_ids, created_after, created_before,
+                      engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only)
 VALUES (@account_id, @name, sqlc.narg('match')::text::jsonpath, @statuses::text[], @list_ids::bigint[],
-        sqlc.narg('created_after')::timestamptz, sqlc.narg('created_before')::timestamptz)
-RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at;
+        sqlc.narg('created_after')::timestamptz, sqlc.narg('created_before')::timestamptz,
+        sqlc.narg('engaged_kind')::text, @engaged_negated::bool, sqlc.narg('engaged_campaign_id')::bigint,
+        sqlc.narg('engaged_days')::int, @engaged_people_only::bool)
+RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before,
+       engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at;
 
 -- name: SegmentGet :one
-SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at
+SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before,
+       engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at
 FROM segments
 WHERE account_id = @account_id AND id = @id;
 
 -- name: SegmentList :many
-SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at
+SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before,
+       engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at
 FROM segments
 WHERE account_id = @account_id AND id > @after_id
 ORDER BY id
@@ -31,9 +38,15 @@ UPDATE segments SET
     list_ids       = @list_ids::bigint[],
     created_after  = sqlc.narg('created_after')::timestamptz,
     created_before = sqlc.narg('created_before')::timestamptz,
+    engaged_kind        = sqlc.narg('engaged_kind')::text,
+    engaged_negated     = @engaged_negated::bool,
+    engaged_campaign_id = sqlc.narg('engaged_campaign_id')::bigint,
+    engaged_days        = sqlc.narg('engaged_days')::int,
+    engaged_people_only = @engaged_people_only::bool,
     updated_at     = now()
 WHERE account_id = @account_id AND id = @id
-RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at;
+RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before,
+       engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at;
 
 -- name: SegmentDelete :execrows
 DELETE FROM segments WHERE account_id = @account_id AND id = @id;
@@ -47,6 +60,11 @@ SELECT CAST(CAST(sqlc.arg(match)::text AS jsonpath) AS text) AS canonical;
 -- name: SegmentIDOwned :one
 -- Whether id is one of the account's segments: a campaign may only use its own.
 SELECT EXISTS (SELECT 1 FROM segments WHERE account_id = @account_id AND id = @id);
+
+-- name: SegmentCampaignOwned :one
+-- Whether id is one of the account's campaigns: an engagement condition may only
+-- name the account's own.
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE account_id = @account_id AND id = @id);
 
 -- name: SegmentSetTimeout :exec
 -- Bounds every later statement of the current transaction (SET LOCAL), so a
@@ -77,6 +95,19 @@ WHERE s.account_id = @account_id
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = @account_id
         AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR @segment_engaged_negated::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND h.account_id = @account_id
+        AND h.kind = sqlc.narg('segment_engaged')::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR (d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint
+             AND h.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint))
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR h.occurred_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))
+        AND (NOT @segment_engaged_people_only::bool OR NOT h.suspected_bot)))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR NOT @segment_engaged_negated::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint)
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR d.sent_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))))
   AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
   AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz);
 
@@ -89,6 +120,19 @@ WHERE s.account_id = @account_id
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = @account_id
         AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR @segment_engaged_negated::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND h.account_id = @account_id
+        AND h.kind = sqlc.narg('segment_engaged')::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR (d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint
+             AND h.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint))
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR h.occurred_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))
+        AND (NOT @segment_engaged_people_only::bool OR NOT h.suspected_bot)))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR NOT @segment_engaged_negated::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint)
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR d.sent_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))))
   AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
   AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
 ORDER BY s.id

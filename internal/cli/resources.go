@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -252,12 +253,37 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 		})
 }
 
+// engagementFlags is --engaged with its campaign or days as the API's condition
+// (nil for none); the API checks the campaign and the bounds.
+func engagementFlags(engaged string, campaign int64, days int, includeScanners bool) (*client.SegmentEngagement, error) {
+	if engaged == "none" {
+		return nil, nil
+	}
+	negated := strings.HasPrefix(engaged, "not-")
+	kind := strings.TrimPrefix(engaged, "not-")
+	if kind != "opened" && kind != "clicked" {
+		return nil, Usage(fmt.Errorf("--engaged must be opened, clicked, not-opened, not-clicked or none, not %q", engaged))
+	}
+	people := !includeScanners
+	e := &client.SegmentEngagement{Kind: client.SegmentEngagementKind(kind), Negated: &negated, PeopleOnly: &people}
+	if campaign != 0 {
+		e.CampaignId = &campaign
+	}
+	if days != 0 {
+		e.WithinDays = &days
+	}
+	return e, nil
+}
+
 func (a *App) segmentsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "segments", Short: "Create and edit segments (subscribers chosen by a condition)"}
 	var (
-		name, match string
-		lists       []int64
-		statuses    []string
+		name, match, engaged string
+		lists                []int64
+		statuses             []string
+		engagedCampaign      int64
+		engagedDays          int
+		includeScanners      bool
 	)
 	cmd.AddCommand(a.writeCommands("segment", `  sendonce segments create --name 'Pro in France' --match '$.plan == "pro" && $.country == "FR"'`,
 		[]string{"name"},
@@ -266,6 +292,11 @@ func (a *App) segmentsCmd() *cobra.Command {
 			f.StringVar(&match, "match", "", `the condition on the attributes, a JSONPath predicate such as '$.plan == "pro"'`)
 			f.Int64SliceVar(&lists, "list", nil, "only members of this list id (repeatable)")
 			f.StringSliceVar(&statuses, "status", nil, "only subscribers in this status (repeatable)")
+			f.StringVar(&engaged, "engaged", "", "an engagement condition: opened, clicked, not-opened or not-clicked "+
+				"(not-: received and did not); none removes it")
+			f.Int64Var(&engagedCampaign, "engaged-campaign", 0, "the campaign id --engaged is about")
+			f.IntVar(&engagedDays, "engaged-days", 0, "--engaged about any message in the last this many days")
+			f.BoolVar(&includeScanners, "include-scanners", false, "--engaged counts hits suspected of being scanners too")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			in := client.SegmentInput{Name: name}
@@ -280,7 +311,7 @@ func (a *App) segmentsCmd() *cobra.Command {
 					st = append(st, client.SegmentInputStatuses(x))
 				}
 				in = client.SegmentInput{Name: g.Name, Match: &g.Match, ListIds: &g.ListIds, Statuses: &st,
-					CreatedAfter: g.CreatedAfter, CreatedBefore: g.CreatedBefore}
+					CreatedAfter: g.CreatedAfter, CreatedBefore: g.CreatedBefore, Engagement: g.Engagement}
 				if s.has("name") {
 					in.Name = name
 				}
@@ -297,6 +328,13 @@ func (a *App) segmentsCmd() *cobra.Command {
 					st = append(st, client.SegmentInputStatuses(x))
 				}
 				in.Statuses = &st
+			}
+			if s.has("engaged") {
+				e, err := engagementFlags(engaged, engagedCampaign, engagedDays, includeScanners)
+				if err != nil {
+					return nil, 0, "", err
+				}
+				in.Engagement = e
 			}
 			if id == 0 {
 				r, err := c.CreateSegmentWithResponse(cmd.Context(), nil, in)

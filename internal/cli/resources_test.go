@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,15 @@ func TestCLICreateAndEdit(t *testing.T) {
 	require.Equal(t, "pro users", s.Name)
 	require.Contains(t, s.Match, `plan`, "the condition is kept")
 	require.Contains(t, s.Match, `"pro"`, "the condition is kept")
+	require.NoError(t, json.Unmarshal([]byte(ok("segments", "edit", seg, "--engaged", "not-opened", "--engaged-campaign", camp, "--json")), &s))
+	require.NotNil(t, s.Engagement)
+	require.Equal(t, camp, strconv.FormatInt(*s.Engagement.CampaignId, 10))
+	require.True(t, *s.Engagement.Negated)
+	require.True(t, *s.Engagement.PeopleOnly)
+	require.NoError(t, json.Unmarshal([]byte(ok("segments", "edit", seg, "--name", "pro non-openers", "--json")), &s))
+	require.NotNil(t, s.Engagement, "an edit keeps the engagement condition")
+	require.Equal(t, ExitRefused, run("segments", "edit", seg, "--engaged", "opened", "--engaged-days", "400").code)
+	require.Equal(t, ExitUsage, run("segments", "edit", seg, "--engaged", "bounced").code)
 
 	require.Equal(t, ExitUsage, run("campaigns", "create", "--name", "x").code, "--from is required")
 	require.Equal(t, ExitUsage, run("templates", "create", "--name", "x", "--subject", "y", "--html-file", filepath.Join(dir, "none")).code)

@@ -29,6 +29,8 @@ func segmentFilter(ctx context.Context, q *store.Queries, accountID, segmentID i
 	}
 	p.SegmentStatuses, p.SegmentListIds = g.Statuses, g.ListIds
 	p.SegmentCreatedAfter, p.SegmentCreatedBefore = g.CreatedAfter, g.CreatedBefore
+	p.SegmentEngaged, p.SegmentEngagedNegated, p.SegmentEngagedCampaignID = g.EngagedKind, g.EngagedNegated, g.EngagedCampaignID
+	p.SegmentEngagedDays, p.SegmentEngagedPeopleOnly = g.EngagedDays, g.EngagedPeopleOnly
 	return q.SegmentForceCustomPlan(ctx)
 }
 

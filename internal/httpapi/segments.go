@@ -13,11 +13,47 @@ const previewSample = 10
 
 func toAPISegment(g segment.Segment) api.Segment {
 	return api.Segment{Id: g.ID, Name: g.Name, Match: g.Match, Statuses: g.Statuses, ListIds: g.ListIDs,
-		CreatedAfter: g.CreatedAfter, CreatedBefore: g.CreatedBefore, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+		CreatedAfter: g.CreatedAfter, CreatedBefore: g.CreatedBefore, Engagement: toAPISegmentEngagement(g.Engagement),
+		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
 }
 
-func segmentFilter[S ~string](match *string, statuses *[]S, listIDs *[]int64, after, before *time.Time) segment.Filter {
-	f := segment.Filter{CreatedAfter: after, CreatedBefore: before}
+func toAPISegmentEngagement(e *segment.Engagement) *api.SegmentEngagement {
+	if e == nil {
+		return nil
+	}
+	out := &api.SegmentEngagement{Kind: api.SegmentEngagementKind(e.Kind), Negated: &e.Negated,
+		CampaignId: e.CampaignID, PeopleOnly: &e.PeopleOnly}
+	if e.Days != nil {
+		d := int(*e.Days)
+		out.WithinDays = &d
+	}
+	return out
+}
+
+// engagementFilter is the body's engagement condition (nil: none); people_only
+// defaults to true, negated to false. Days past int32 stay out of bounds for the
+// service's check.
+func engagementFilter(in *api.SegmentEngagement) *segment.Engagement {
+	if in == nil {
+		return nil
+	}
+	e := &segment.Engagement{Kind: string(in.Kind), CampaignID: in.CampaignId, PeopleOnly: true}
+	if in.Negated != nil {
+		e.Negated = *in.Negated
+	}
+	if in.PeopleOnly != nil {
+		e.PeopleOnly = *in.PeopleOnly
+	}
+	if in.WithinDays != nil {
+		d := int32(min(max(*in.WithinDays, -1), segment.MaxEngagementDays+1))
+		e.Days = &d
+	}
+	return e
+}
+
+func segmentFilter[S ~string](match *string, statuses *[]S, listIDs *[]int64, after, before *time.Time,
+	engagement *api.SegmentEngagement) segment.Filter {
+	f := segment.Filter{CreatedAfter: after, CreatedBefore: before, Engagement: engagementFilter(engagement)}
 	if match != nil {
 		f.Match = *match
 	}
@@ -55,7 +91,7 @@ func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	g, err := s.Segments.Create(r.Context(), accountID(r), in.Name,
-		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore))
+		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore, in.Engagement))
 	if err != nil {
 		return err
 	}
@@ -84,7 +120,7 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	g, err := s.Segments.Update(r.Context(), accountID(r), id, in.Name,
-		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore))
+		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore, in.Engagement))
 	if err != nil {
 		return err
 	}
@@ -109,7 +145,7 @@ func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	n, sample, err := s.Segments.Preview(r.Context(), accountID(r),
-		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore), previewSample)
+		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore, in.Engagement), previewSample)
 	if err != nil {
 		return err
 	}

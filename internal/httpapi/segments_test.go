@@ -105,3 +105,72 @@ func TestSegmentVariablesAreRefusedAndAFailedCampaignSaysWhy(t *testing.T) {
 	require.Equal(t, api.CampaignStatusFailed, c.Status)
 	require.Contains(t, *c.FailedReason, `jsonpath variable "x"`)
 }
+
+// TestSegmentEngagementOverTheAPI: an engagement condition is stored and answered
+// as given (people_only defaulting to true); another account's campaign, an
+// unknown one and days out of bounds are 422s naming the field, with nothing
+// stored; the preview counts the people who received the campaign and did not open it.
+func TestSegmentEngagementOverTheAPI(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a := e.keyA
+	camp := map[string]any{"name": "c", "subject": "s", "from_email": "news@example.com", "text_template": "t"}
+	res := e.do(a, "POST", "/v1/campaigns", camp)
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	mine := decodeAs[api.Campaign](t, res).Id
+	res = e.do(e.keyB, "POST", "/v1/campaigns", camp)
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	theirs := decodeAs[api.Campaign](t, res).Id
+
+	for _, bad := range []struct {
+		engagement map[string]any
+		pointer    string
+	}{
+		{map[string]any{"kind": "opened", "campaign_id": theirs}, "/engagement/campaign_id"},
+		{map[string]any{"kind": "opened", "campaign_id": theirs + 1000}, "/engagement/campaign_id"},
+		{map[string]any{"kind": "opened", "within_days": 366}, "/engagement/within_days"},
+		{map[string]any{"kind": "opened", "within_days": 0}, "/engagement/within_days"},
+		{map[string]any{"kind": "opened", "campaign_id": mine, "within_days": 3}, "/engagement/within_days"},
+	} {
+		res = e.do(a, "POST", "/v1/segments", map[string]any{"name": "bad", "engagement": bad.engagement})
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%v: %s", bad.engagement, res.Body)
+		require.Equal(t, []string{bad.pointer}, decodeAs[problem](t, res).pointers(), "%v", bad.engagement)
+		res = e.do(a, "POST", "/v1/segments/preview", map[string]any{"engagement": bad.engagement})
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%v: %s", bad.engagement, res.Body)
+	}
+	res = e.do(a, "GET", "/v1/segments", nil)
+	require.Empty(t, decodeAs[api.SegmentPage](t, res).Data, "nothing stored")
+
+	res = e.do(a, "POST", "/v1/segments", map[string]any{"name": "non-openers",
+		"engagement": map[string]any{"kind": "opened", "negated": true, "campaign_id": mine}})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	g := decodeAs[api.Segment](t, res)
+	require.NotNil(t, g.Engagement)
+	require.Equal(t, api.Opened, g.Engagement.Kind)
+	require.Equal(t, mine, *g.Engagement.CampaignId)
+	require.True(t, *g.Engagement.Negated)
+	require.True(t, *g.Engagement.PeopleOnly, "people only unless asked")
+	require.Nil(t, g.Engagement.WithinDays)
+
+	// Two subscribers, one sent the campaign (a send row, as the executor writes it).
+	var ids []int64
+	for _, email := range []string{"got@example.com", "never@example.com"} {
+		res = e.do(a, "POST", "/v1/subscribers", map[string]any{"email": email, "status": "confirmed"})
+		require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+		ids = append(ids, decodeAs[api.Subscriber](t, res).Id)
+	}
+	_, err := e.pool.Exec(context.Background(), `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
+		SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::text || ':' || id, 'sent', now() FROM subscribers WHERE id = $2`, mine, ids[0])
+	require.NoError(t, err)
+	res = e.do(a, "POST", "/v1/segments/preview", map[string]any{
+		"engagement": map[string]any{"kind": "opened", "negated": true, "campaign_id": mine}})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	pv := decodeAs[api.SegmentPreview](t, res)
+	require.EqualValues(t, 1, pv.Count, "received and did not open; never-sent is not a non-opener")
+	require.Equal(t, ids[0], pv.Sample[0].Id)
+
+	// PUT without engagement clears it.
+	res = e.do(a, "PUT", "/v1/segments/"+itoa(g.Id), map[string]any{"name": "everyone"})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	require.Nil(t, decodeAs[api.Segment](t, res).Engagement)
+}

@@ -61,6 +61,10 @@ func TestSegmentPredicateHasOneText(t *testing.T) {
 	for i, text := range texts {
 		require.Equal(t, texts[0], text, "copy %d of the segment predicate differs", i)
 	}
+	// The engagement condition is part of the one text (and of subscriber_in_segment,
+	// which TestEngagementConditions holds to the preview).
+	require.Contains(t, texts[0], "sqlc.narg('segment_engaged')::text IS NULL", "the engagement condition")
+	require.Contains(t, texts[0], "JOIN tracking_hits h", "the engagement condition")
 }
 
 // TestSubscriberInSegmentAgreesWithPreview: the function the sequences call and the

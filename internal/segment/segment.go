@@ -38,6 +38,58 @@ type Filter struct {
 	Statuses                    []string
 	ListIDs                     []int64
 	CreatedAfter, CreatedBefore *time.Time
+	// Engagement, when not nil, narrows the segment to the people who opened or
+	// clicked (or, negated, did not) a campaign or anything within some days.
+	Engagement *Engagement
+}
+
+// Engagement is a condition on what a person did with the account's mail, read
+// from the tracking hits joined to the sends (docs/segments.md).
+//
+//   - Opened or clicked CampaignID: a hit of that kind on the send of that campaign
+//     to the person; within Days: a hit on any send to the person in the last Days
+//     days. Exactly one of CampaignID and Days is given.
+//   - PeopleOnly counts only hits not suspected of being a scanner or a bot; a click
+//     is never the hidden honeypot link.
+//   - Negated selects the people who RECEIVED (a send with status sent) that
+//     campaign (any mail sent within Days days) and had no such hit: "not opened X"
+//     is the resend-to-non-openers audience, never people X was not sent to.
+type Engagement struct {
+	Kind       string // "opened" or "clicked"
+	Negated    bool
+	CampaignID *int64
+	Days       *int32
+	PeopleOnly bool
+}
+
+// MaxEngagementDays bounds Engagement.Days (the column's CHECK says the same).
+const MaxEngagementDays = 365
+
+// hitKind is the tracking hit kind of an engagement kind.
+var hitKind = map[string]string{"opened": "open", "clicked": "click"}
+
+// Params is an Engagement as the segment queries' segment_engaged_* parameters:
+// the hit kind (nil: no condition), negated, campaign, days, people only.
+func (e *Engagement) Params() (kind *string, negated bool, campaignID *int64, days *int32, peopleOnly bool) {
+	if e == nil {
+		return nil, false, nil, nil, false
+	}
+	k := hitKind[e.Kind]
+	return &k, e.Negated, e.CampaignID, e.Days, e.PeopleOnly
+}
+
+// EngagementOf is the stored engagement columns as an Engagement (nil: none).
+func EngagementOf(kind *string, negated bool, campaignID *int64, days *int32, peopleOnly bool) *Engagement {
+	if kind == nil {
+		return nil
+	}
+	e := &Engagement{Negated: negated, CampaignID: campaignID, Days: days, PeopleOnly: peopleOnly}
+	for k, v := range hitKind {
+		if v == *kind {
+			e.Kind = k
+		}
+	}
+	return e
 }
 
 // Segment is a named, saved Filter of an account.
@@ -116,6 +168,35 @@ func (s *Service) check(ctx context.Context, accountID int64, f *Filter) error {
 	}
 	if f.CreatedAfter != nil && f.CreatedBefore != nil && !f.CreatedAfter.Before(*f.CreatedBefore) {
 		return apperr.Invalidf("/created_before", "created_before must be after created_after")
+	}
+	return s.checkEngagement(ctx, accountID, f.Engagement)
+}
+
+// checkEngagement refuses an engagement condition that is not one of the forms
+// Engagement documents, or that names a campaign the account does not have (an
+// unknown id and another account's answer alike).
+func (s *Service) checkEngagement(ctx context.Context, accountID int64, e *Engagement) error {
+	if e == nil {
+		return nil
+	}
+	if _, ok := hitKind[e.Kind]; !ok {
+		return apperr.Invalidf("/engagement/kind", "kind must be opened or clicked")
+	}
+	switch {
+	case e.CampaignID == nil && e.Days == nil:
+		return apperr.Invalidf("/engagement/campaign_id", "give campaign_id (one campaign) or within_days (any campaign in that many days)")
+	case e.CampaignID != nil && e.Days != nil:
+		return apperr.Invalidf("/engagement/within_days", "give campaign_id or within_days, not both")
+	case e.Days != nil && (*e.Days < 1 || *e.Days > MaxEngagementDays):
+		return apperr.Invalidf("/engagement/within_days", "within_days must be 1 to %d", MaxEngagementDays)
+	case e.CampaignID != nil:
+		owned, err := store.New(s.pool).SegmentCampaignOwned(ctx, store.SegmentCampaignOwnedParams{AccountID: accountID, ID: *e.CampaignID})
+		if err != nil {
+			return err
+		}
+		if !owned {
+			return apperr.Invalidf("/engagement/campaign_id", "campaign %d not found", *e.CampaignID)
+		}
 	}
 	return nil
 }

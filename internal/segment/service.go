@@ -17,7 +17,9 @@ type row = store.SegmentGetRow
 
 func fromRow(r row) Segment {
 	return Segment{ID: r.ID, Name: r.Name, Filter: Filter{Match: r.Match, Statuses: r.Statuses, ListIDs: r.ListIds,
-		CreatedAfter: r.CreatedAfter, CreatedBefore: r.CreatedBefore}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		CreatedAfter: r.CreatedAfter, CreatedBefore: r.CreatedBefore,
+		Engagement: EngagementOf(r.EngagedKind, r.EngagedNegated, r.EngagedCampaignID, r.EngagedDays, r.EngagedPeopleOnly)},
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // Create saves a segment. PostgreSQL parses the predicate as it is stored: a
@@ -32,11 +34,14 @@ func (s *Service) Create(ctx context.Context, accountID int64, name string, f Fi
 	}
 	// In a transaction, which carries the request's audit entry.
 	var r store.SegmentCreateRow
+	kind, negated, campaignID, days, people := f.Engagement.Params()
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		r, err = store.New(tx).SegmentCreate(ctx, store.SegmentCreateParams{AccountID: accountID, Name: name,
 			Match: matchParam(f.Match), Statuses: f.Statuses, ListIds: f.ListIDs,
-			CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore})
+			CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
+			EngagedKind: kind, EngagedNegated: negated, EngagedCampaignID: campaignID, EngagedDays: days,
+			EngagedPeopleOnly: people})
 		return err
 	})
 	if err != nil {
@@ -77,9 +82,12 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, name string, 
 	if err := s.check(ctx, accountID, &f); err != nil {
 		return Segment{}, err
 	}
+	kind, negated, campaignID, days, people := f.Engagement.Params()
 	r, err := store.New(s.pool).SegmentUpdate(ctx, store.SegmentUpdateParams{AccountID: accountID, ID: id, Name: name,
 		Match: matchParam(f.Match), Statuses: f.Statuses, ListIds: f.ListIDs,
-		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore})
+		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
+		EngagedKind: kind, EngagedNegated: negated, EngagedCampaignID: campaignID, EngagedDays: days,
+		EngagedPeopleOnly: people})
 	if err != nil {
 		return Segment{}, postgres.Error(pgMatchError(err, s.Timeout), "segment")
 	}
@@ -119,6 +127,7 @@ func (s *Service) Preview(ctx context.Context, accountID int64, f Filter, sample
 	}
 	var count int64
 	var sample []store.Subscriber
+	kind, negated, campaignID, days, people := f.Engagement.Params()
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if err := Bound(ctx, q, s.Timeout); err != nil {
@@ -127,13 +136,17 @@ func (s *Service) Preview(ctx context.Context, accountID int64, f Filter, sample
 		var err error
 		count, err = q.SegmentPreviewCount(ctx, store.SegmentPreviewCountParams{AccountID: accountID,
 			SegmentMatch: matchParam(f.Match), SegmentStatuses: f.Statuses, SegmentListIds: f.ListIDs,
-			SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore})
+			SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore,
+			SegmentEngaged: kind, SegmentEngagedNegated: negated, SegmentEngagedCampaignID: campaignID,
+			SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people})
 		if err != nil {
 			return err
 		}
 		sample, err = q.SegmentPreviewSample(ctx, store.SegmentPreviewSampleParams{AccountID: accountID,
 			SegmentMatch: matchParam(f.Match), SegmentStatuses: f.Statuses, SegmentListIds: f.ListIDs,
-			SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore, Lim: int32(sampleSize)})
+			SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore, Lim: int32(sampleSize),
+			SegmentEngaged: kind, SegmentEngagedNegated: negated, SegmentEngagedCampaignID: campaignID,
+			SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people})
 		return err
 	})
 	if err != nil {

@@ -122,21 +122,39 @@ WHERE s.account_id = $1 AND s.id > $2 AND s.id <= $3
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = $1
         AND m.list_id = ANY($7::bigint[]) AND m.status = 'subscribed'))
-  AND ($8::timestamptz IS NULL OR s.created_at >= $8::timestamptz)
-  AND ($9::timestamptz IS NULL OR s.created_at < $9::timestamptz)
+  AND ($8::text IS NULL OR $9::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND h.account_id = $1
+        AND h.kind = $8::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND ($10::bigint IS NULL OR (d.campaign_id = $10::bigint
+             AND h.campaign_id = $10::bigint))
+        AND ($11::int IS NULL OR h.occurred_at >= now() - make_interval(days => $11::int))
+        AND (NOT $12::bool OR NOT h.suspected_bot)))
+  AND ($8::text IS NULL OR NOT $9::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND ($10::bigint IS NULL OR d.campaign_id = $10::bigint)
+        AND ($11::int IS NULL OR d.sent_at >= now() - make_interval(days => $11::int))))
+  AND ($13::timestamptz IS NULL OR s.created_at >= $13::timestamptz)
+  AND ($14::timestamptz IS NULL OR s.created_at < $14::timestamptz)
 ORDER BY s.id
 `
 
 type CampaignAudiencePageParams struct {
-	AccountID            int64
-	AfterID              int64
-	UptoID               int64
-	ListIds              []int64
-	SegmentMatch         *string
-	SegmentStatuses      []string
-	SegmentListIds       []int64
-	SegmentCreatedAfter  *time.Time
-	SegmentCreatedBefore *time.Time
+	AccountID                int64
+	AfterID                  int64
+	UptoID                   int64
+	ListIds                  []int64
+	SegmentMatch             *string
+	SegmentStatuses          []string
+	SegmentListIds           []int64
+	SegmentEngaged           *string
+	SegmentEngagedNegated    bool
+	SegmentEngagedCampaignID *int64
+	SegmentEngagedDays       *int32
+	SegmentEngagedPeopleOnly bool
+	SegmentCreatedAfter      *time.Time
+	SegmentCreatedBefore     *time.Time
 }
 
 type CampaignAudiencePageRow struct {
@@ -160,6 +178,11 @@ func (q *Queries) CampaignAudiencePage(ctx context.Context, arg CampaignAudience
 		arg.SegmentMatch,
 		arg.SegmentStatuses,
 		arg.SegmentListIds,
+		arg.SegmentEngaged,
+		arg.SegmentEngagedNegated,
+		arg.SegmentEngagedCampaignID,
+		arg.SegmentEngagedDays,
+		arg.SegmentEngagedPeopleOnly,
 		arg.SegmentCreatedAfter,
 		arg.SegmentCreatedBefore,
 	)

@@ -424,16 +424,21 @@ type RecoveryCode struct {
 }
 
 type Segment struct {
-	ID            int64
-	AccountID     int64
-	Name          string
-	Match         interface{}
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID                int64
+	AccountID         int64
+	Name              string
+	Match             interface{}
+	Statuses          []string
+	ListIds           []int64
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	EngagedKind       *string
+	EngagedNegated    bool
+	EngagedCampaignID *int64
+	EngagedDays       *int32
+	EngagedPeopleOnly bool
 }
 
 type Send struct {

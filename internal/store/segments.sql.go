@@ -10,40 +10,73 @@ import (
 	"time"
 )
 
+const segmentCampaignOwned = `-- name: SegmentCampaignOwned :one
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE account_id = $1 AND id = $2)
+`
+
+type SegmentCampaignOwnedParams struct {
+	AccountID int64
+	ID        int64
+}
+
+// Whether id is one of the account's campaigns: an engagement condition may only
+// name the account's own.
+func (q *Queries) SegmentCampaignOwned(ctx context.Context, arg SegmentCampaignOwnedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, segmentCampaignOwned, arg.AccountID, arg.ID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const segmentCreate = `-- name: SegmentCreate :one
 
-INSERT INTO segments (account_id, name, match, statuses, list_ids, created_after, created_before)
+INSERT INTO segments (account_id, name, match, statuses, list_ids, created_after, created_before,
+                      engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only)
 VALUES ($1, $2, $3::text::jsonpath, $4::text[], $5::bigint[],
-        $6::timestamptz, $7::timestamptz)
-RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at
+        $6::timestamptz, $7::timestamptz,
+        $8::text, $9::bool, $10::bigint,
+        $11::int, $12::bool)
+RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before,
+       engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at
 `
 
 type SegmentCreateParams struct {
-	AccountID     int64
-	Name          string
-	Match         *string
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
+	AccountID         int64
+	Name              string
+	Match             *string
+	Statuses          []string
+	ListIds           []int64
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	EngagedKind       *string
+	EngagedNegated    bool
+	EngagedCampaignID *int64
+	EngagedDays       *int32
+	EngagedPeopleOnly bool
 }
 
 type SegmentCreateRow struct {
-	ID            int64
-	Name          string
-	Match         string
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID                int64
+	Name              string
+	Match             string
+	Statuses          []string
+	ListIds           []int64
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	EngagedKind       *string
+	EngagedNegated    bool
+	EngagedCampaignID *int64
+	EngagedDays       *int32
+	EngagedPeopleOnly bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // Segments: saved subscriber filters. The jsonpath predicate always travels as a
 // bound parameter cast to jsonpath, so PostgreSQL parses it as a jsonpath (a syntax
 // error is the tenant's 422) and it can never become SQL. The filter is written
-// out in SegmentPreviewCount, SegmentPreviewSample and CampaignAudiencePage (the build) alike.
+// out in SegmentPreviewCount, SegmentPreviewSample and CampaignAudiencePage (the build) alike,
+// and per subscriber in subscriber_in_segment (00580).
 func (q *Queries) SegmentCreate(ctx context.Context, arg SegmentCreateParams) (SegmentCreateRow, error) {
 	row := q.db.QueryRow(ctx, segmentCreate,
 		arg.AccountID,
@@ -53,6 +86,11 @@ func (q *Queries) SegmentCreate(ctx context.Context, arg SegmentCreateParams) (S
 		arg.ListIds,
 		arg.CreatedAfter,
 		arg.CreatedBefore,
+		arg.EngagedKind,
+		arg.EngagedNegated,
+		arg.EngagedCampaignID,
+		arg.EngagedDays,
+		arg.EngagedPeopleOnly,
 	)
 	var i SegmentCreateRow
 	err := row.Scan(
@@ -63,6 +101,11 @@ func (q *Queries) SegmentCreate(ctx context.Context, arg SegmentCreateParams) (S
 		&i.ListIds,
 		&i.CreatedAfter,
 		&i.CreatedBefore,
+		&i.EngagedKind,
+		&i.EngagedNegated,
+		&i.EngagedCampaignID,
+		&i.EngagedDays,
+		&i.EngagedPeopleOnly,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -98,7 +141,8 @@ func (q *Queries) SegmentForceCustomPlan(ctx context.Context) error {
 }
 
 const segmentGet = `-- name: SegmentGet :one
-SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at
+SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before,
+       engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at
 FROM segments
 WHERE account_id = $1 AND id = $2
 `
@@ -109,15 +153,20 @@ type SegmentGetParams struct {
 }
 
 type SegmentGetRow struct {
-	ID            int64
-	Name          string
-	Match         string
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID                int64
+	Name              string
+	Match             string
+	Statuses          []string
+	ListIds           []int64
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	EngagedKind       *string
+	EngagedNegated    bool
+	EngagedCampaignID *int64
+	EngagedDays       *int32
+	EngagedPeopleOnly bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 func (q *Queries) SegmentGet(ctx context.Context, arg SegmentGetParams) (SegmentGetRow, error) {
@@ -131,6 +180,11 @@ func (q *Queries) SegmentGet(ctx context.Context, arg SegmentGetParams) (Segment
 		&i.ListIds,
 		&i.CreatedAfter,
 		&i.CreatedBefore,
+		&i.EngagedKind,
+		&i.EngagedNegated,
+		&i.EngagedCampaignID,
+		&i.EngagedDays,
+		&i.EngagedPeopleOnly,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -155,7 +209,8 @@ func (q *Queries) SegmentIDOwned(ctx context.Context, arg SegmentIDOwnedParams) 
 }
 
 const segmentList = `-- name: SegmentList :many
-SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at
+SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before,
+       engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at
 FROM segments
 WHERE account_id = $1 AND id > $2
 ORDER BY id
@@ -169,15 +224,20 @@ type SegmentListParams struct {
 }
 
 type SegmentListRow struct {
-	ID            int64
-	Name          string
-	Match         string
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID                int64
+	Name              string
+	Match             string
+	Statuses          []string
+	ListIds           []int64
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	EngagedKind       *string
+	EngagedNegated    bool
+	EngagedCampaignID *int64
+	EngagedDays       *int32
+	EngagedPeopleOnly bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 func (q *Queries) SegmentList(ctx context.Context, arg SegmentListParams) ([]SegmentListRow, error) {
@@ -197,6 +257,11 @@ func (q *Queries) SegmentList(ctx context.Context, arg SegmentListParams) ([]Seg
 			&i.ListIds,
 			&i.CreatedAfter,
 			&i.CreatedBefore,
+			&i.EngagedKind,
+			&i.EngagedNegated,
+			&i.EngagedCampaignID,
+			&i.EngagedDays,
+			&i.EngagedPeopleOnly,
 			&i.CreatedAt,
 			&i.UpdatedAt,
 		); err != nil {
@@ -233,17 +298,35 @@ WHERE s.account_id = $1
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = $1
         AND m.list_id = ANY($4::bigint[]) AND m.status = 'subscribed'))
-  AND ($5::timestamptz IS NULL OR s.created_at >= $5::timestamptz)
-  AND ($6::timestamptz IS NULL OR s.created_at < $6::timestamptz)
+  AND ($5::text IS NULL OR $6::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND h.account_id = $1
+        AND h.kind = $5::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND ($7::bigint IS NULL OR (d.campaign_id = $7::bigint
+             AND h.campaign_id = $7::bigint))
+        AND ($8::int IS NULL OR h.occurred_at >= now() - make_interval(days => $8::int))
+        AND (NOT $9::bool OR NOT h.suspected_bot)))
+  AND ($5::text IS NULL OR NOT $6::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND ($7::bigint IS NULL OR d.campaign_id = $7::bigint)
+        AND ($8::int IS NULL OR d.sent_at >= now() - make_interval(days => $8::int))))
+  AND ($10::timestamptz IS NULL OR s.created_at >= $10::timestamptz)
+  AND ($11::timestamptz IS NULL OR s.created_at < $11::timestamptz)
 `
 
 type SegmentPreviewCountParams struct {
-	AccountID            int64
-	SegmentMatch         *string
-	SegmentStatuses      []string
-	SegmentListIds       []int64
-	SegmentCreatedAfter  *time.Time
-	SegmentCreatedBefore *time.Time
+	AccountID                int64
+	SegmentMatch             *string
+	SegmentStatuses          []string
+	SegmentListIds           []int64
+	SegmentEngaged           *string
+	SegmentEngagedNegated    bool
+	SegmentEngagedCampaignID *int64
+	SegmentEngagedDays       *int32
+	SegmentEngagedPeopleOnly bool
+	SegmentCreatedAfter      *time.Time
+	SegmentCreatedBefore     *time.Time
 }
 
 // @@ (not jsonb_path_match) because the GIN jsonb_path_ops index serves the operator.
@@ -255,6 +338,11 @@ func (q *Queries) SegmentPreviewCount(ctx context.Context, arg SegmentPreviewCou
 		arg.SegmentMatch,
 		arg.SegmentStatuses,
 		arg.SegmentListIds,
+		arg.SegmentEngaged,
+		arg.SegmentEngagedNegated,
+		arg.SegmentEngagedCampaignID,
+		arg.SegmentEngagedDays,
+		arg.SegmentEngagedPeopleOnly,
 		arg.SegmentCreatedAfter,
 		arg.SegmentCreatedBefore,
 	)
@@ -272,20 +360,38 @@ WHERE s.account_id = $1
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = $1
         AND m.list_id = ANY($4::bigint[]) AND m.status = 'subscribed'))
-  AND ($5::timestamptz IS NULL OR s.created_at >= $5::timestamptz)
-  AND ($6::timestamptz IS NULL OR s.created_at < $6::timestamptz)
+  AND ($5::text IS NULL OR $6::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND h.account_id = $1
+        AND h.kind = $5::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND ($7::bigint IS NULL OR (d.campaign_id = $7::bigint
+             AND h.campaign_id = $7::bigint))
+        AND ($8::int IS NULL OR h.occurred_at >= now() - make_interval(days => $8::int))
+        AND (NOT $9::bool OR NOT h.suspected_bot)))
+  AND ($5::text IS NULL OR NOT $6::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND ($7::bigint IS NULL OR d.campaign_id = $7::bigint)
+        AND ($8::int IS NULL OR d.sent_at >= now() - make_interval(days => $8::int))))
+  AND ($10::timestamptz IS NULL OR s.created_at >= $10::timestamptz)
+  AND ($11::timestamptz IS NULL OR s.created_at < $11::timestamptz)
 ORDER BY s.id
-LIMIT $7
+LIMIT $12
 `
 
 type SegmentPreviewSampleParams struct {
-	AccountID            int64
-	SegmentMatch         *string
-	SegmentStatuses      []string
-	SegmentListIds       []int64
-	SegmentCreatedAfter  *time.Time
-	SegmentCreatedBefore *time.Time
-	Lim                  int32
+	AccountID                int64
+	SegmentMatch             *string
+	SegmentStatuses          []string
+	SegmentListIds           []int64
+	SegmentEngaged           *string
+	SegmentEngagedNegated    bool
+	SegmentEngagedCampaignID *int64
+	SegmentEngagedDays       *int32
+	SegmentEngagedPeopleOnly bool
+	SegmentCreatedAfter      *time.Time
+	SegmentCreatedBefore     *time.Time
+	Lim                      int32
 }
 
 func (q *Queries) SegmentPreviewSample(ctx context.Context, arg SegmentPreviewSampleParams) ([]Subscriber, error) {
@@ -294,6 +400,11 @@ func (q *Queries) SegmentPreviewSample(ctx context.Context, arg SegmentPreviewSa
 		arg.SegmentMatch,
 		arg.SegmentStatuses,
 		arg.SegmentListIds,
+		arg.SegmentEngaged,
+		arg.SegmentEngagedNegated,
+		arg.SegmentEngagedCampaignID,
+		arg.SegmentEngagedDays,
+		arg.SegmentEngagedPeopleOnly,
 		arg.SegmentCreatedAfter,
 		arg.SegmentCreatedBefore,
 		arg.Lim,
@@ -360,32 +471,48 @@ UPDATE segments SET
     list_ids       = $4::bigint[],
     created_after  = $5::timestamptz,
     created_before = $6::timestamptz,
+    engaged_kind        = $7::text,
+    engaged_negated     = $8::bool,
+    engaged_campaign_id = $9::bigint,
+    engaged_days        = $10::int,
+    engaged_people_only = $11::bool,
     updated_at     = now()
-WHERE account_id = $7 AND id = $8
-RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before, created_at, updated_at
+WHERE account_id = $12 AND id = $13
+RETURNING id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, created_after, created_before,
+       engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at
 `
 
 type SegmentUpdateParams struct {
-	Name          string
-	Match         *string
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	AccountID     int64
-	ID            int64
+	Name              string
+	Match             *string
+	Statuses          []string
+	ListIds           []int64
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	EngagedKind       *string
+	EngagedNegated    bool
+	EngagedCampaignID *int64
+	EngagedDays       *int32
+	EngagedPeopleOnly bool
+	AccountID         int64
+	ID                int64
 }
 
 type SegmentUpdateRow struct {
-	ID            int64
-	Name          string
-	Match         string
-	Statuses      []string
-	ListIds       []int64
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID                int64
+	Name              string
+	Match             string
+	Statuses          []string
+	ListIds           []int64
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	EngagedKind       *string
+	EngagedNegated    bool
+	EngagedCampaignID *int64
+	EngagedDays       *int32
+	EngagedPeopleOnly bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // The whole definition is replaced: a segment is small, and a full PUT-like body
@@ -398,6 +525,11 @@ func (q *Queries) SegmentUpdate(ctx context.Context, arg SegmentUpdateParams) (S
 		arg.ListIds,
 		arg.CreatedAfter,
 		arg.CreatedBefore,
+		arg.EngagedKind,
+		arg.EngagedNegated,
+		arg.EngagedCampaignID,
+		arg.EngagedDays,
+		arg.EngagedPeopleOnly,
 		arg.AccountID,
 		arg.ID,
 	)
@@ -410,6 +542,11 @@ func (q *Queries) SegmentUpdate(ctx context.Context, arg SegmentUpdateParams) (S
 		&i.ListIds,
 		&i.CreatedAfter,
 		&i.CreatedBefore,
+		&i.EngagedKind,
+		&i.EngagedNegated,
+		&i.EngagedCampaignID,
+		&i.EngagedDays,
+		&i.EngagedPeopleOnly,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)

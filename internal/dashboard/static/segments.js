@@ -1,6 +1,6 @@
 import { html, useState, useEffect } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, ErrorBox, Empty, fieldError, num, useLoad, when, PageHeader, toast, plural } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, num, useLoad, when, PageHeader, toast, plural } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 const allStatuses = ['pending', 'confirmed', 'unsubscribed'];
@@ -14,7 +14,49 @@ function filterOf(seg) {
   const f = { match: seg.match, statuses: seg.statuses, list_ids: seg.list_ids };
   if (seg.created_after) f.created_after = seg.created_after;
   if (seg.created_before) f.created_before = seg.created_before;
+  if (seg.engagement) f.engagement = seg.engagement;
   return f;
+}
+
+/** The engagement conditions the editor offers: [value, label]. */
+const engagementChoices = /** @type {Array<[string,string]>} */ ([
+  ['', 'No engagement condition'], ['opened', 'Opened'], ['not-opened', 'Received and did not open'],
+  ['clicked', 'Clicked'], ['not-clicked', 'Received and did not click'],
+]);
+
+/**
+ * The editor's engagement state as the API's condition (undefined: none).
+ * @param {{cond:string, scope:string, campaign:string, days:string, people:boolean}} e
+ */
+function engagementOf(e) {
+  if (!e.cond) return undefined;
+  /** @type {any} */
+  const out = { kind: e.cond.replace('not-', ''), negated: e.cond.startsWith('not-'), people_only: e.people };
+  if (e.scope === 'days') out.within_days = Number(e.days);
+  else out.campaign_id = Number(e.campaign);
+  return out;
+}
+
+/** @param {any} seg */
+function engagementState(seg) {
+  const g = seg && seg.engagement;
+  if (!g) return { cond: '', scope: 'campaign', campaign: '', days: '30', people: true };
+  return { cond: (g.negated ? 'not-' : '') + g.kind, scope: g.within_days ? 'days' : 'campaign',
+    campaign: g.campaign_id ? String(g.campaign_id) : '', days: String(g.within_days || 30), people: g.people_only !== false };
+}
+
+/**
+ * An engagement condition in words.
+ * @param {any} g @param {any[]} campaigns
+ */
+function engagementWords(g, campaigns) {
+  if (!g) return 'none';
+  const verb = g.kind === 'opened' ? 'open' : 'click';
+  const what = g.campaign_id
+    ? (campaigns.find((c) => c.id === g.campaign_id) || { name: `campaign ${g.campaign_id}` }).name
+    : `any message in the last ${g.within_days} days`;
+  const who = g.people_only === false ? '' : ' (people only)';
+  return g.negated ? `received ${what} and did not ${verb}${who}` : `${g.kind} ${what}${who}`;
 }
 
 /**
@@ -37,6 +79,12 @@ export function Segments() {
   const [match, setMatch] = useState('');
   const [statuses, setStatuses] = useState(['confirmed']);
   const [listIds, setListIds] = useState(/** @type {number[]} */ ([]));
+  const [eng, setEng] = useState(engagementState(null));
+  const [campaigns] = useLoad(() => api('GET', '/v1/campaigns?limit=200'));
+  const allCampaigns = campaigns ? campaigns.data : [];
+  const engagement = engagementOf(eng);
+  /** @param {any} change */
+  const setE = (change) => setEng({ ...eng, ...change });
   const [count, setCount] = useState(/** @type {number|null} */ (null));
   const [previewError, setPreviewError] = useState(/** @type {any} */ (null));
   const [saveError, setSaveError] = useState(/** @type {any} */ (null));
@@ -44,17 +92,19 @@ export function Segments() {
     // A live count as the predicate is typed, a moment after the last key.
     let live = true;
     const t = setTimeout(() => {
-      api('POST', '/v1/segments/preview', { match, statuses, list_ids: listIds }).then(
+      if (engagement && engagement.campaign_id === 0) { setCount(null); setPreviewError(null); return; }
+      api('POST', '/v1/segments/preview', { match, statuses, list_ids: listIds, engagement }).then(
         (p) => { if (live) { setCount(p.count); setPreviewError(null); } },
         (err) => { if (live) { setCount(null); setPreviewError(err); } });
     }, 300);
     return () => { live = false; clearTimeout(t); };
-  }, [match, statuses.join(','), listIds.join(',')]);
+  }, [match, statuses.join(','), listIds.join(','), JSON.stringify(engagement)]);
   /** @param {any} s */
   const edit = (s) => {
     setEditing(s);
     setName(s ? s.name : ''); setMatch(s ? s.match : '');
     setStatuses(s ? s.statuses : ['confirmed']); setListIds(s ? s.list_ids : []);
+    setEng(engagementState(s));
     setSaveError(null);
     if (s) setTimeout(() => document.getElementById('segment-form')?.scrollIntoView({ block: 'start' }), 0);
   };
@@ -63,9 +113,9 @@ export function Segments() {
     setSaveError(null);
     try {
       if (editing) {
-        await api('PUT', '/v1/segments/' + editing.id, { ...filterOf(editing), name, match, statuses, list_ids: listIds });
+        await api('PUT', '/v1/segments/' + editing.id, { ...filterOf(editing), name, match, statuses, list_ids: listIds, engagement });
       } else {
-        await api('POST', '/v1/segments', { name, match, statuses, list_ids: listIds });
+        await api('POST', '/v1/segments', { name, match, statuses, list_ids: listIds, engagement });
       }
       toast(`Segment ${name} saved.`);
       edit(null);
@@ -93,6 +143,25 @@ export function Segments() {
         ${allLists.length === 0 && html`<p class="hint">No lists yet.</p>`}
         ${allLists.map((/** @type {any} */ l) => html`<label class="check" key=${l.id}><input type="checkbox" checked=${listIds.includes(l.id)}
           onChange=${toggle('list', setListIds, listIds, l.id)} /> ${l.name}</label>`)}
+      </fieldset>
+      <fieldset class="engagement"><legend>Engagement</legend>
+        <${Select} label="Condition" value=${eng.cond} onChange=${(/** @type {string} */ v) => setE({ cond: v })} options=${engagementChoices} />
+        ${eng.cond && html`
+          <fieldset><legend>Of</legend>
+            <label class="check"><input type="radio" name="engagement-scope" checked=${eng.scope === 'campaign'}
+              onChange=${() => setE({ scope: 'campaign' })} /> one campaign</label>
+            <label class="check"><input type="radio" name="engagement-scope" checked=${eng.scope === 'days'}
+              onChange=${() => setE({ scope: 'days' })} /> any message within some days</label>
+          </fieldset>
+          ${eng.scope === 'campaign'
+            ? html`<${Select} label="Campaign" value=${eng.campaign} onChange=${(/** @type {string} */ v) => setE({ campaign: v })}
+                options=${[['', 'Choose a campaign'], ...allCampaigns.map((/** @type {any} */ c) => [String(c.id), c.name])]}
+                error=${fieldError(previewError, '/engagement/campaign_id') || fieldError(saveError, '/engagement/campaign_id')} />`
+            : html`<${Field} label="Within the last days (1 to 365)" type="number" value=${eng.days} onInput=${(/** @type {string} */ v) => setE({ days: v })}
+                error=${fieldError(previewError, '/engagement/within_days') || fieldError(saveError, '/engagement/within_days')} />`}
+          <label class="check"><input type="checkbox" checked=${eng.people} onChange=${(/** @type {any} */ e) => setE({ people: e.currentTarget.checked })} />
+            People only (leave out opens and clicks suspected of being scanners)</label>
+          ${eng.cond.startsWith('not-') && html`<p class="hint">Only people the campaign (or, within days, any message) was sent to: someone it was never sent to is not a non-opener.</p>`}`}
       </fieldset>
       <p role="status" aria-live="polite" class="audience">Matches <strong data-count=${count ?? ''}>${count === null ? '…' : num(count)}</strong> subscribers now.</p>
       ${previewError && !fieldError(previewError, '/match') && html`<${ErrorBox} error=${previewError} quiet />`}
@@ -126,6 +195,7 @@ const shown = 10;
 export function SegmentPage({ id }) {
   const [seg, error] = useLoad(() => api('GET', '/v1/segments/' + id), [id]);
   const [lists] = useLoad(() => api('GET', '/v1/lists?limit=200'));
+  const [campaigns] = useLoad(() => api('GET', '/v1/campaigns?limit=200'));
   const [members, membersError] = useLoad(() => (seg ? api('POST', '/v1/segments/preview', filterOf(seg)) : Promise.resolve(null)), [seg]);
   if (error) return html`<${PageHeader} title=${`Segment ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/segments">All segments</a></p>`;
   if (!seg) return html`<p class="loading">Loading…</p>`;
@@ -135,6 +205,7 @@ export function SegmentPage({ id }) {
       <dt>Match</dt><dd>${seg.match ? html`<code>${seg.match}</code>` : 'every subscriber'}</dd>
       <dt>Statuses</dt><dd>${seg.statuses.length ? seg.statuses.join(', ') : 'any'}</dd>
       <dt>Lists</dt><dd>${listNames(seg.list_ids, lists ? lists.data : [])}</dd>
+      <dt>Engagement</dt><dd data-engagement>${engagementWords(seg.engagement, campaigns ? campaigns.data : [])}</dd>
       ${seg.created_after && html`<dt>Created after</dt><dd>${when(seg.created_after)}</dd>`}
       ${seg.created_before && html`<dt>Created before</dt><dd>${when(seg.created_before)}</dd>`}
       <dt>Updated</dt><dd>${when(seg.updated_at)}</dd>

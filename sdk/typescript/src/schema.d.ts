@@ -5608,6 +5608,7 @@ export interface components {
              * @description Keep subscribers created before this time.
              */
             created_before?: string;
+            engagement?: components["schemas"]["SegmentEngagement"];
         };
         /**
          * @example {
@@ -5627,6 +5628,7 @@ export interface components {
             created_after?: string;
             /** Format: date-time */
             created_before?: string;
+            engagement?: components["schemas"]["SegmentEngagement"];
         };
         /**
          * @example {
@@ -5639,6 +5641,7 @@ export interface components {
          *       "list_ids": [],
          *       "created_after": null,
          *       "created_before": null,
+         *       "engagement": null,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
@@ -5655,11 +5658,36 @@ export interface components {
             created_after: string | null;
             /** Format: date-time */
             created_before: string | null;
+            engagement: components["schemas"]["SegmentEngagement"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
         };
+        /**
+         * @description An engagement condition (null or absent: none). What a person did with the account's mail, read from the click and open tracking joined to the per-recipient send rows. `kind` opened or clicked `campaign_id` (a hit on that campaign's message to the person), or anything within the last `within_days` days (a hit on any message to the person in that window); give exactly one of `campaign_id` and `within_days`. `people_only` (default true) counts only hits not suspected of being a scanner or a link checker; a click on the hidden honeypot link never counts. `negated: true` selects the people who RECEIVED that campaign (a send with status sent; within_days: any message sent in the window) and did not open (click) it: "not opened campaign 42" is the resend-to-non-openers audience and never includes people campaign 42 was not sent to, or whose send failed. Conditions rest on the send rows: after SENDONCE_SEND_RETENTION deletes a campaign's send rows, its condition matches nobody (docs/segments.md).
+         * @example {
+         *       "kind": "opened",
+         *       "negated": true,
+         *       "campaign_id": 42,
+         *       "people_only": true
+         *     }
+         */
+        SegmentEngagement: {
+            /** @enum {string} */
+            kind: "opened" | "clicked";
+            /** @description Select those who received and did not (absent: false). */
+            negated?: boolean;
+            /**
+             * Format: int64
+             * @description One of the account's campaigns; another account's or an unknown id is a 422 on /engagement/campaign_id.
+             */
+            campaign_id?: number;
+            /** @description Any message in the last this many days. */
+            within_days?: number;
+            /** @description Count only hits not suspected of being a scanner (absent: true). */
+            people_only?: boolean;
+        } | null;
         SegmentPage: {
             data: components["schemas"]["Segment"][];
             next_cursor: string | null;
