@@ -183,7 +183,7 @@ nothing (exit 2) unless it is.`,
 	return []*cobra.Command{activity, download, erase}
 }
 
-// countsOf is "table n, …" in the tables' order.
+// countsOf is "table n, …", the tables in alphabetical order.
 func countsOf(m map[string]int64) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
