@@ -186,6 +186,7 @@ func (a *App) templatesCmd() *cobra.Command {
 			}
 			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
 		})...)
+	cmd.AddCommand(a.templateDuplicateCmd())
 	return cmd
 }
 

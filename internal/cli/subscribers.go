@@ -113,6 +113,7 @@ or NDJSON, from one consistent snapshot. --list and --status narrow it as the li
 	exp.Flags().Int64Var(&listID, "list", 0, "only the subscribed members of this list id")
 	exp.Flags().StringVar(&status, "status", "", "only subscribers with this status (pending, confirmed, unsubscribed)")
 	cmd.AddCommand(imp, get, exp)
+	cmd.AddCommand(a.subscriberRightsCommands()...)
 	return cmd
 }
 

@@ -35,8 +35,8 @@ import (
 // Window is how many ids of a table one scanning statement covers.
 const Window = 20_000
 
-// chunk is how many of the person's rows one statement changes.
-const chunk = 500
+// Chunk is how many of the person's rows one statement changes.
+const Chunk = 500
 
 // Forgetter drops what a process holds in memory for an address (the dev inbox).
 type Forgetter interface {
@@ -51,12 +51,15 @@ type Service struct {
 	Memory Forgetter
 	// Window overrides the scan window (tests make it small to cross windows).
 	Window int64
+	// Chunk overrides how many of the person's rows one statement changes (tests
+	// make it small to cross chunks).
+	Chunk int
 }
 
 // NewService returns a Service on pool; erased hashes the address kept in the
 // suppression list and must not be nil.
 func NewService(pool *pgxpool.Pool, erased *suppression.Erased) *Service {
-	return &Service{pool: pool, erased: erased, Window: Window}
+	return &Service{pool: pool, erased: erased, Window: Window, Chunk: Chunk}
 }
 
 // Result is one erasure: what was done, never to whom (no address).
@@ -200,7 +203,7 @@ func (s *Service) erase(ctx context.Context, p person, requestedBy string) (Resu
 	if err := s.scrubMessages(ctx, p, msgs, c); err != nil {
 		return Result{}, err
 	}
-	for _, ids := range chunks(sends.ids) {
+	for _, ids := range chunks(s.Chunk, sends.ids) {
 		n, err := q.ErasureSendsScrub(ctx, store.ErasureSendsScrubParams{Pattern: p.pattern, AccountID: p.accountID, Ids: ids})
 		if err != nil {
 			return Result{}, fmt.Errorf("erase sends: %w", err)
@@ -275,7 +278,7 @@ func (s *Service) findSends(ctx context.Context, p person, maxID int64, c counts
 			}
 		}
 	}
-	for _, ids := range chunks(queued) {
+	for _, ids := range chunks(s.Chunk, queued) {
 		n, err := q.ErasureSendsSuppressQueued(ctx, store.ErasureSendsSuppressQueuedParams{AccountID: p.accountID, Ids: ids})
 		if err != nil {
 			return out, fmt.Errorf("suppress queued sends: %w", err)
@@ -283,7 +286,7 @@ func (s *Service) findSends(ctx context.Context, p person, maxID int64, c counts
 		c.add("sends_suppressed", n)
 	}
 	if len(queued) > 0 { // a claim may have taken one between the look and the update
-		for _, ids := range chunks(queued) {
+		for _, ids := range chunks(s.Chunk, queued) {
 			n, err := q.ErasureSendsInFlight(ctx, store.ErasureSendsInFlightParams{AccountID: p.accountID, Ids: ids})
 			if err != nil {
 				return out, err
@@ -371,7 +374,7 @@ func (s *Service) scrubRest(ctx context.Context, p person, sends personSends, c 
 		}},
 		{"sequence_send_data", func() (int64, error) {
 			var total int64
-			for _, jobs := range chunks(sends.seqJobs) {
+			for _, jobs := range chunks(s.Chunk, sends.seqJobs) {
 				n, err := q.ErasureSequenceDataDelete(ctx, store.ErasureSequenceDataDeleteParams{AccountID: p.accountID, JobIds: jobs})
 				if err != nil {
 					return total, err
@@ -411,7 +414,7 @@ func (s *Service) scrubRest(ctx context.Context, p person, sends personSends, c 
 
 func (s *Service) scrubMessages(ctx context.Context, p person, msgs personMessages, c counts) error {
 	q := store.New(s.pool)
-	for _, ids := range chunks(msgs.to) {
+	for _, ids := range chunks(s.Chunk, msgs.to) {
 		n, err := q.ErasureMessageLinksDelete(ctx, store.ErasureMessageLinksDeleteParams{AccountID: p.accountID, Ids: ids})
 		if err != nil {
 			return fmt.Errorf("erase message links: %w", err)
@@ -464,10 +467,10 @@ func without(list []string, lower string) []string {
 	return out
 }
 
-func chunks[T any](all []T) [][]T {
+func chunks[T any](size int, all []T) [][]T {
 	var out [][]T
 	for len(all) > 0 {
-		n := min(len(all), chunk)
+		n := min(len(all), max(size, 1))
 		out = append(out, all[:n])
 		all = all[n:]
 	}

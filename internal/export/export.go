@@ -91,6 +91,9 @@ func (s *Service) Stream(ctx context.Context, r Request, w Writer) (int64, error
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	q := store.New(tx)
+	if err := q.ExportReadInOrder(ctx); err != nil {
+		return 0, err
+	}
 	var n int64
 	emit := func(row []any) error {
 		n++
