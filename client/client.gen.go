@@ -278,6 +278,60 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for CampaignWinnerChosenEventType.
+const (
+	CampaignWinnerChosenEventTypeCampaignWinnerChosen CampaignWinnerChosenEventType = "campaign.winner_chosen"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerChosenEventType enum.
+func (e CampaignWinnerChosenEventType) Valid() bool {
+	switch e {
+	case CampaignWinnerChosenEventTypeCampaignWinnerChosen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignWinnerEventDataChosenBy.
+const (
+	CampaignWinnerEventDataChosenByAutomatic CampaignWinnerEventDataChosenBy = "automatic"
+	CampaignWinnerEventDataChosenByManual    CampaignWinnerEventDataChosenBy = "manual"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerEventDataChosenBy enum.
+func (e CampaignWinnerEventDataChosenBy) Valid() bool {
+	switch e {
+	case CampaignWinnerEventDataChosenByAutomatic:
+		return true
+	case CampaignWinnerEventDataChosenByManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignWinnerEventDataMetric.
+const (
+	CampaignWinnerEventDataMetricClicks CampaignWinnerEventDataMetric = "clicks"
+	CampaignWinnerEventDataMetricManual CampaignWinnerEventDataMetric = "manual"
+	CampaignWinnerEventDataMetricOpens  CampaignWinnerEventDataMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerEventDataMetric enum.
+func (e CampaignWinnerEventDataMetric) Valid() bool {
+	switch e {
+	case CampaignWinnerEventDataMetricClicks:
+		return true
+	case CampaignWinnerEventDataMetricManual:
+		return true
+	case CampaignWinnerEventDataMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConsentStatus.
 const (
 	ConsentStatusPending      ConsentStatus = "pending"
@@ -422,6 +476,7 @@ const (
 	EventTypeCampaignResumed             EventType = "campaign.resumed"
 	EventTypeCampaignSent                EventType = "campaign.sent"
 	EventTypeCampaignStarted             EventType = "campaign.started"
+	EventTypeCampaignWinnerChosen        EventType = "campaign.winner_chosen"
 	EventTypeEndpointDisabled            EventType = "endpoint.disabled"
 	EventTypeEndpointPing                EventType = "endpoint.ping"
 	EventTypeSendClicked                 EventType = "send.clicked"
@@ -460,6 +515,8 @@ func (e EventType) Valid() bool {
 	case EventTypeCampaignSent:
 		return true
 	case EventTypeCampaignStarted:
+		return true
+	case EventTypeCampaignWinnerChosen:
 		return true
 	case EventTypeEndpointDisabled:
 		return true
@@ -2664,6 +2721,37 @@ type CampaignUpdate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignWinnerChosenEvent defines model for CampaignWinnerChosenEvent.
+type CampaignWinnerChosenEvent struct {
+	// Data The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it.
+	Data      CampaignWinnerEventData       `json:"data"`
+	Id        string                        `json:"id"`
+	Timestamp time.Time                     `json:"timestamp"`
+	Type      CampaignWinnerChosenEventType `json:"type"`
+}
+
+// CampaignWinnerChosenEventType defines model for CampaignWinnerChosenEvent.Type.
+type CampaignWinnerChosenEventType string
+
+// CampaignWinnerEventData The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it.
+type CampaignWinnerEventData struct {
+	CampaignId int64 `json:"campaign_id"`
+
+	// ChosenBy automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+	ChosenBy CampaignWinnerEventDataChosenBy `json:"chosen_by"`
+	Metric   CampaignWinnerEventDataMetric   `json:"metric"`
+	Name     string                          `json:"name"`
+
+	// Variant The variant's letter (A is the first).
+	Variant string `json:"variant"`
+}
+
+// CampaignWinnerEventDataChosenBy automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+type CampaignWinnerEventDataChosenBy string
+
+// CampaignWinnerEventDataMetric defines model for CampaignWinnerEventData.Metric.
+type CampaignWinnerEventDataMetric string
 
 // Consent Example: {"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"signup:form","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}
 type Consent struct {
@@ -6705,6 +6793,42 @@ func (t *Event) MergeCampaignFailedEvent(v CampaignFailedEvent) error {
 	return err
 }
 
+// AsCampaignWinnerChosenEvent returns the union data inside the Event as a CampaignWinnerChosenEvent
+func (t Event) AsCampaignWinnerChosenEvent() (CampaignWinnerChosenEvent, error) {
+	var body CampaignWinnerChosenEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignWinnerChosenEvent overwrites any union data inside the Event as the provided CampaignWinnerChosenEvent
+func (t *Event) FromCampaignWinnerChosenEvent(v CampaignWinnerChosenEvent) error {
+	t.Type = "campaign.winner_chosen"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.winner_chosen"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignWinnerChosenEvent performs a merge with any union data inside the Event, using the provided CampaignWinnerChosenEvent
+func (t *Event) MergeCampaignWinnerChosenEvent(v CampaignWinnerChosenEvent) error {
+	t.Type = "campaign.winner_chosen"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.winner_chosen"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsSendSentEvent returns the union data inside the Event as a SendSentEvent
 func (t Event) AsSendSentEvent() (SendSentEvent, error) {
 	var body SendSentEvent
@@ -7453,6 +7577,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCampaignSentEvent()
 	case "campaign.started":
 		return t.AsCampaignStartedEvent()
+	case "campaign.winner_chosen":
+		return t.AsCampaignWinnerChosenEvent()
 	case "endpoint.disabled":
 		return t.AsEndpointDisabledEvent()
 	case "endpoint.ping":

@@ -6662,7 +6662,7 @@ export interface components {
          * @description The catalogue of event types (docs/events.md); every Event's type, every endpoint's event_types and ?type= filter item is one of these.
          * @enum {string}
          */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "campaign.winner_chosen" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
         /**
          * @description One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
          *     schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
@@ -6678,7 +6678,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SubscriberErasedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
+        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["CampaignWinnerChosenEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SubscriberErasedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
         CampaignApprovedEvent: {
             id: string;
             /**
@@ -6755,6 +6755,32 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignWinnerChosenEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.winner_chosen";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignWinnerEventData"];
+        };
+        /** @description The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it. */
+        CampaignWinnerEventData: {
+            /** Format: int64 */
+            campaign_id: number;
+            name: string;
+            /** @description The variant's letter (A is the first). */
+            variant: string;
+            /**
+             * @description automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+             * @enum {string}
+             */
+            chosen_by: "automatic" | "manual";
+            /** @enum {string} */
+            metric: "clicks" | "opens" | "manual";
         };
         SendSentEvent: {
             id: string;
