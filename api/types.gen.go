@@ -13,6 +13,102 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ABTestChosenBy.
+const (
+	ABTestChosenByAutomatic ABTestChosenBy = "automatic"
+	ABTestChosenByManual    ABTestChosenBy = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ABTestChosenBy enum.
+func (e ABTestChosenBy) Valid() bool {
+	switch e {
+	case ABTestChosenByAutomatic:
+		return true
+	case ABTestChosenByManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestMetric.
+const (
+	ABTestMetricClicks ABTestMetric = "clicks"
+	ABTestMetricManual ABTestMetric = "manual"
+	ABTestMetricOpens  ABTestMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the ABTestMetric enum.
+func (e ABTestMetric) Valid() bool {
+	switch e {
+	case ABTestMetricClicks:
+		return true
+	case ABTestMetricManual:
+		return true
+	case ABTestMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestMode.
+const (
+	ABTestModeSplit ABTestMode = "split"
+	ABTestModeTest  ABTestMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ABTestMode enum.
+func (e ABTestMode) Valid() bool {
+	switch e {
+	case ABTestModeSplit:
+		return true
+	case ABTestModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestInputMetric.
+const (
+	ABTestInputMetricClicks ABTestInputMetric = "clicks"
+	ABTestInputMetricManual ABTestInputMetric = "manual"
+	ABTestInputMetricOpens  ABTestInputMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the ABTestInputMetric enum.
+func (e ABTestInputMetric) Valid() bool {
+	switch e {
+	case ABTestInputMetricClicks:
+		return true
+	case ABTestInputMetricManual:
+		return true
+	case ABTestInputMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestInputMode.
+const (
+	ABTestInputModeSplit ABTestInputMode = "split"
+	ABTestInputModeTest  ABTestInputMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ABTestInputMode enum.
+func (e ABTestInputMode) Valid() bool {
+	switch e {
+	case ABTestInputModeSplit:
+		return true
+	case ABTestInputModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for APIKeyRole.
 const (
 	APIKeyRoleAdmin    APIKeyRole = "admin"
@@ -2048,6 +2144,101 @@ func (e ExportSuppressionsParamsFormat) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// ABTest defines model for ABTest.
+type ABTest struct {
+	ChosenBy *ABTestChosenBy `json:"chosen_by,omitempty"`
+	Metric   *ABTestMetric   `json:"metric,omitempty"`
+	Mode     ABTestMode      `json:"mode"`
+
+	// Report Per variant (in GET), in variant order.
+	Report      *[]ABVariantReport `json:"report,omitempty"`
+	TestPercent *int               `json:"test_percent,omitempty"`
+	Variants    []ABVariant        `json:"variants"`
+	WaitSeconds *int               `json:"wait_seconds,omitempty"`
+
+	// Winner Mode test: the winner's letter once chosen.
+	Winner         *string    `json:"winner,omitempty"`
+	WinnerChosenAt *time.Time `json:"winner_chosen_at,omitempty"`
+}
+
+// ABTestChosenBy defines model for ABTest.ChosenBy.
+type ABTestChosenBy string
+
+// ABTestMetric defines model for ABTest.Metric.
+type ABTestMetric string
+
+// ABTestMode defines model for ABTest.Mode.
+type ABTestMode string
+
+// ABTestInput Example: {"metric":"clicks","mode":"test","test_percent":20,"variants":[{"subject":"Our spring sale"},{"subject":"{{.Name}}, 20% off until Sunday"}],"wait_seconds":14400}
+type ABTestInput struct {
+	// Metric Mode test: how the winner is chosen; opens are unreliable (image proxies, privacy protection).
+	Metric *ABTestInputMetric `json:"metric,omitempty"`
+	Mode   ABTestInputMode    `json:"mode"`
+
+	// TestPercent Mode test: the test group's share of the audience, in %.
+	TestPercent *int             `json:"test_percent,omitempty"`
+	Variants    []ABVariantInput `json:"variants"`
+
+	// WaitSeconds Mode test: from the start of the send until the winner is chosen.
+	WaitSeconds *int `json:"wait_seconds,omitempty"`
+}
+
+// ABTestInputMetric Mode test: how the winner is chosen; opens are unreliable (image proxies, privacy protection).
+type ABTestInputMetric string
+
+// ABTestInputMode defines model for ABTestInput.Mode.
+type ABTestInputMode string
+
+// ABVariant A variant as stored; an absent field is the campaign's own.
+type ABVariant struct {
+	FromName     *string `json:"from_name,omitempty"`
+	HtmlTemplate *string `json:"html_template,omitempty"`
+	Subject      *string `json:"subject,omitempty"`
+	TemplateId   *int64  `json:"template_id,omitempty"`
+	TextTemplate *string `json:"text_template,omitempty"`
+
+	// Variant Its letter: A is the first.
+	Variant string `json:"variant"`
+}
+
+// ABVariantInput What this variant changes; an absent field is the campaign's own.
+type ABVariantInput struct {
+	FromName     *string `json:"from_name,omitempty"`
+	HtmlTemplate *string `json:"html_template,omitempty"`
+	Subject      *string `json:"subject,omitempty"`
+
+	// TemplateId A template of the account whose subject and content the variant takes at approval (instead of its own).
+	TemplateId   *int64  `json:"template_id,omitempty"`
+	TextTemplate *string `json:"text_template,omitempty"`
+}
+
+// ABVariantReport defines model for ABVariantReport.
+type ABVariantReport struct {
+	// ClickRate clicked / sent.
+	ClickRate float64 `json:"click_rate"`
+
+	// Clicked Recipients who clicked a tracked link, people only.
+	Clicked int64 `json:"clicked"`
+
+	// Leader The highest rate by the test's metric (clicks for a split); a tie goes to the earlier variant.
+	Leader bool `json:"leader"`
+
+	// OpenRate opened / sent.
+	OpenRate float64 `json:"open_rate"`
+
+	// Opened Recipients who opened, people only.
+	Opened int64 `json:"opened"`
+
+	// PValue Two-sided p-value of a two-proportion z-test against the leader by the metric (1 for the leader): below 0.05, the difference is unlikely to be noise.
+	PValue float64 `json:"p_value"`
+
+	// Recipients Recipients given this variant (the rest of a test counts once the winner is chosen).
+	Recipients int64  `json:"recipients"`
+	Sent       int64  `json:"sent"`
+	Variant    string `json:"variant"`
 }
 
 // APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"list_ids":null,"name":"ci","permissions":["account:read","account:manage"],"prefix":"so_abcdefghijkl","revoked_at":null,"role":"full"}
@@ -4987,6 +5178,11 @@ type WebhookEndpointWithCredentials struct {
 	TopicArns    *[]string `json:"topic_arns,omitempty"`
 }
 
+// WinnerRequest Example: {"variant":"B"}
+type WinnerRequest struct {
+	Variant string `json:"variant"`
+}
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
@@ -6196,11 +6392,17 @@ type CreateCampaignJSONRequestBody = CampaignCreate
 // UpdateCampaignJSONRequestBody defines body for UpdateCampaign for application/json ContentType.
 type UpdateCampaignJSONRequestBody = CampaignUpdate
 
+// SetCampaignABTestJSONRequestBody defines body for SetCampaignABTest for application/json ContentType.
+type SetCampaignABTestJSONRequestBody = ABTestInput
+
 // ApproveCampaignJSONRequestBody defines body for ApproveCampaign for application/json ContentType.
 type ApproveCampaignJSONRequestBody = ApproveRequest
 
 // TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
 type TestCampaignJSONRequestBody = TestSendRequest
+
+// ChooseCampaignWinnerJSONRequestBody defines body for ChooseCampaignWinner for application/json ContentType.
+type ChooseCampaignWinnerJSONRequestBody = WinnerRequest
 
 // CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
 type CheckDomainJSONRequestBody = DomainCheckRequest

@@ -31,7 +31,7 @@ RETURNING id;
 -- the campaign's own template is frozen by CampaignFreezeTemplate), so a later edit
 -- of the template does not change what the variant sends.
 UPDATE campaign_variants v
-SET subject = t.subject, html_template = t.html_template, text_template = t.text_template
+SET subject = t.subject, html_template = t.html, text_template = t.text
 FROM templates t
 WHERE v.account_id = @account_id AND v.campaign_id = @campaign_id
   AND t.account_id = @account_id AND t.id = v.template_id;

@@ -285,7 +285,7 @@ func (q *Queries) CampaignVariantsForSend(ctx context.Context, arg CampaignVaria
 
 const campaignVariantsFreezeTemplates = `-- name: CampaignVariantsFreezeTemplates :exec
 UPDATE campaign_variants v
-SET subject = t.subject, html_template = t.html_template, text_template = t.text_template
+SET subject = t.subject, html_template = t.html, text_template = t.text
 FROM templates t
 WHERE v.account_id = $1 AND v.campaign_id = $2
   AND t.account_id = $1 AND t.id = v.template_id
