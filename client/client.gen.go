@@ -5519,6 +5519,23 @@ type UnapproveCampaignParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ChooseCampaignWinnerParams defines parameters for ChooseCampaignWinner.
+type ChooseCampaignWinnerParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CheckDomainParams defines parameters for CheckDomain.
 type CheckDomainParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -8735,7 +8752,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
-	ChooseCampaignWinnerWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ChooseCampaignWinnerWithBody(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ChooseCampaignWinner Choose the winner of an A/B test in test mode.
 	//
@@ -8744,7 +8761,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
-	ChooseCampaignWinner(ctx context.Context, id ID, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ChooseCampaignWinner(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListDevInbox List dev inbox
 	//
@@ -11682,8 +11699,8 @@ func (c *Raw) UnapproveCampaign(ctx context.Context, id ID, params *UnapproveCam
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
-func (c *Raw) ChooseCampaignWinnerWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewChooseCampaignWinnerRequestWithBody(c.Server, id, contentType, body)
+func (c *Raw) ChooseCampaignWinnerWithBody(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChooseCampaignWinnerRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11701,8 +11718,8 @@ func (c *Raw) ChooseCampaignWinnerWithBody(ctx context.Context, id ID, contentTy
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
-func (c *Raw) ChooseCampaignWinner(ctx context.Context, id ID, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewChooseCampaignWinnerRequest(c.Server, id, body)
+func (c *Raw) ChooseCampaignWinner(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChooseCampaignWinnerRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -17495,18 +17512,18 @@ func NewUnapproveCampaignRequest(server string, id ID, params *UnapproveCampaign
 }
 
 // NewChooseCampaignWinnerRequest calls the generic ChooseCampaignWinner builder with application/json body
-func NewChooseCampaignWinnerRequest(server string, id ID, body ChooseCampaignWinnerJSONRequestBody) (*http.Request, error) {
+func NewChooseCampaignWinnerRequest(server string, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewChooseCampaignWinnerRequestWithBody(server, id, "application/json", bodyReader)
+	return NewChooseCampaignWinnerRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
 // NewChooseCampaignWinnerRequestWithBody constructs an http.Request for the ChooseCampaignWinner method, with any body, and a specified content type
-func NewChooseCampaignWinnerRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+func NewChooseCampaignWinnerRequestWithBody(server string, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17537,6 +17554,21 @@ func NewChooseCampaignWinnerRequestWithBody(server string, id ID, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -23794,7 +23826,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
-	ChooseCampaignWinnerWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error)
+	ChooseCampaignWinnerWithBodyWithResponse(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error)
 
 	// ChooseCampaignWinnerWithResponse Choose the winner of an A/B test in test mode.
 	//
@@ -23803,7 +23835,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
-	ChooseCampaignWinnerWithResponse(ctx context.Context, id ID, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error)
+	ChooseCampaignWinnerWithResponse(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error)
 
 	// ListDevInboxWithResponse List dev inbox
 	//
@@ -29006,6 +29038,8 @@ type DeleteCampaignABTestResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -29040,6 +29074,11 @@ func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -29110,6 +29149,8 @@ type GetCampaignABTestResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -29137,6 +29178,11 @@ func (r GetCampaignABTestResponse) GetApplicationproblemJSON401() *Unauthorized 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetCampaignABTestResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCampaignABTestResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -29216,6 +29262,10 @@ type SetCampaignABTestResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -29257,6 +29307,16 @@ func (r SetCampaignABTestResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r SetCampaignABTestResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -31143,6 +31203,10 @@ type ChooseCampaignWinnerResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -31184,6 +31248,16 @@ func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -45174,8 +45248,8 @@ func (c *ClientWithResponses) UnapproveCampaignWithResponse(ctx context.Context,
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
-func (c *ClientWithResponses) ChooseCampaignWinnerWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error) {
-	rsp, err := c.ChooseCampaignWinnerWithBody(ctx, id, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ChooseCampaignWinnerWithBodyWithResponse(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error) {
+	rsp, err := c.ChooseCampaignWinnerWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -45189,8 +45263,8 @@ func (c *ClientWithResponses) ChooseCampaignWinnerWithBodyWithResponse(ctx conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
-func (c *ClientWithResponses) ChooseCampaignWinnerWithResponse(ctx context.Context, id ID, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error) {
-	rsp, err := c.ChooseCampaignWinner(ctx, id, body, reqEditors...)
+func (c *ClientWithResponses) ChooseCampaignWinnerWithResponse(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error) {
+	rsp, err := c.ChooseCampaignWinner(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -51014,6 +51088,13 @@ func ParseDeleteCampaignABTestResponse(rsp *http.Response) (*DeleteCampaignABTes
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -51117,6 +51198,13 @@ func ParseGetCampaignABTestResponse(rsp *http.Response) (*GetCampaignABTestRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -51225,6 +51313,20 @@ func ParseSetCampaignABTestResponse(rsp *http.Response) (*SetCampaignABTestRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest ValidationFailed
@@ -53132,6 +53234,20 @@ func ParseChooseCampaignWinnerResponse(rsp *http.Response) (*ChooseCampaignWinne
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest ValidationFailed
