@@ -13,6 +13,102 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ABTestChosenBy.
+const (
+	ABTestChosenByAutomatic ABTestChosenBy = "automatic"
+	ABTestChosenByManual    ABTestChosenBy = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ABTestChosenBy enum.
+func (e ABTestChosenBy) Valid() bool {
+	switch e {
+	case ABTestChosenByAutomatic:
+		return true
+	case ABTestChosenByManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestMetric.
+const (
+	ABTestMetricClicks ABTestMetric = "clicks"
+	ABTestMetricManual ABTestMetric = "manual"
+	ABTestMetricOpens  ABTestMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the ABTestMetric enum.
+func (e ABTestMetric) Valid() bool {
+	switch e {
+	case ABTestMetricClicks:
+		return true
+	case ABTestMetricManual:
+		return true
+	case ABTestMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestMode.
+const (
+	ABTestModeSplit ABTestMode = "split"
+	ABTestModeTest  ABTestMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ABTestMode enum.
+func (e ABTestMode) Valid() bool {
+	switch e {
+	case ABTestModeSplit:
+		return true
+	case ABTestModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestInputMetric.
+const (
+	ABTestInputMetricClicks ABTestInputMetric = "clicks"
+	ABTestInputMetricManual ABTestInputMetric = "manual"
+	ABTestInputMetricOpens  ABTestInputMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the ABTestInputMetric enum.
+func (e ABTestInputMetric) Valid() bool {
+	switch e {
+	case ABTestInputMetricClicks:
+		return true
+	case ABTestInputMetricManual:
+		return true
+	case ABTestInputMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestInputMode.
+const (
+	ABTestInputModeSplit ABTestInputMode = "split"
+	ABTestInputModeTest  ABTestInputMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ABTestInputMode enum.
+func (e ABTestInputMode) Valid() bool {
+	switch e {
+	case ABTestInputModeSplit:
+		return true
+	case ABTestInputModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for APIKeyRole.
 const (
 	APIKeyRoleAdmin    APIKeyRole = "admin"
@@ -271,6 +367,60 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for CampaignWinnerChosenEventType.
+const (
+	CampaignWinnerChosenEventTypeCampaignWinnerChosen CampaignWinnerChosenEventType = "campaign.winner_chosen"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerChosenEventType enum.
+func (e CampaignWinnerChosenEventType) Valid() bool {
+	switch e {
+	case CampaignWinnerChosenEventTypeCampaignWinnerChosen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignWinnerEventDataChosenBy.
+const (
+	CampaignWinnerEventDataChosenByAutomatic CampaignWinnerEventDataChosenBy = "automatic"
+	CampaignWinnerEventDataChosenByManual    CampaignWinnerEventDataChosenBy = "manual"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerEventDataChosenBy enum.
+func (e CampaignWinnerEventDataChosenBy) Valid() bool {
+	switch e {
+	case CampaignWinnerEventDataChosenByAutomatic:
+		return true
+	case CampaignWinnerEventDataChosenByManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignWinnerEventDataMetric.
+const (
+	CampaignWinnerEventDataMetricClicks CampaignWinnerEventDataMetric = "clicks"
+	CampaignWinnerEventDataMetricManual CampaignWinnerEventDataMetric = "manual"
+	CampaignWinnerEventDataMetricOpens  CampaignWinnerEventDataMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerEventDataMetric enum.
+func (e CampaignWinnerEventDataMetric) Valid() bool {
+	switch e {
+	case CampaignWinnerEventDataMetricClicks:
+		return true
+	case CampaignWinnerEventDataMetricManual:
+		return true
+	case CampaignWinnerEventDataMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConsentStatus.
 const (
 	ConsentStatusPending      ConsentStatus = "pending"
@@ -415,6 +565,7 @@ const (
 	EventTypeCampaignResumed             EventType = "campaign.resumed"
 	EventTypeCampaignSent                EventType = "campaign.sent"
 	EventTypeCampaignStarted             EventType = "campaign.started"
+	EventTypeCampaignWinnerChosen        EventType = "campaign.winner_chosen"
 	EventTypeEndpointDisabled            EventType = "endpoint.disabled"
 	EventTypeEndpointPing                EventType = "endpoint.ping"
 	EventTypeSendClicked                 EventType = "send.clicked"
@@ -453,6 +604,8 @@ func (e EventType) Valid() bool {
 	case EventTypeCampaignSent:
 		return true
 	case EventTypeCampaignStarted:
+		return true
+	case EventTypeCampaignWinnerChosen:
 		return true
 	case EventTypeEndpointDisabled:
 		return true
@@ -2068,6 +2221,101 @@ func (e ExportSuppressionsParamsFormat) Valid() bool {
 	}
 }
 
+// ABTest defines model for ABTest.
+type ABTest struct {
+	ChosenBy *ABTestChosenBy `json:"chosen_by,omitempty"`
+	Metric   *ABTestMetric   `json:"metric,omitempty"`
+	Mode     ABTestMode      `json:"mode"`
+
+	// Report Per variant (in GET), in variant order.
+	Report      *[]ABVariantReport `json:"report,omitempty"`
+	TestPercent *int               `json:"test_percent,omitempty"`
+	Variants    []ABVariant        `json:"variants"`
+	WaitSeconds *int               `json:"wait_seconds,omitempty"`
+
+	// Winner Mode test: the winner's letter once chosen.
+	Winner         *string    `json:"winner,omitempty"`
+	WinnerChosenAt *time.Time `json:"winner_chosen_at,omitempty"`
+}
+
+// ABTestChosenBy defines model for ABTest.ChosenBy.
+type ABTestChosenBy string
+
+// ABTestMetric defines model for ABTest.Metric.
+type ABTestMetric string
+
+// ABTestMode defines model for ABTest.Mode.
+type ABTestMode string
+
+// ABTestInput Example: {"metric":"clicks","mode":"test","test_percent":20,"variants":[{"subject":"Our spring sale"},{"subject":"{{.Name}}, 20% off until Sunday"}],"wait_seconds":14400}
+type ABTestInput struct {
+	// Metric Mode test: how the winner is chosen; opens are unreliable (image proxies, privacy protection).
+	Metric *ABTestInputMetric `json:"metric,omitempty"`
+	Mode   ABTestInputMode    `json:"mode"`
+
+	// TestPercent Mode test: the test group's share of the audience, in %.
+	TestPercent *int             `json:"test_percent,omitempty"`
+	Variants    []ABVariantInput `json:"variants"`
+
+	// WaitSeconds Mode test: from the start of the send until the winner is chosen.
+	WaitSeconds *int `json:"wait_seconds,omitempty"`
+}
+
+// ABTestInputMetric Mode test: how the winner is chosen; opens are unreliable (image proxies, privacy protection).
+type ABTestInputMetric string
+
+// ABTestInputMode defines model for ABTestInput.Mode.
+type ABTestInputMode string
+
+// ABVariant A variant as stored; an absent field is the campaign's own.
+type ABVariant struct {
+	FromName     *string `json:"from_name,omitempty"`
+	HtmlTemplate *string `json:"html_template,omitempty"`
+	Subject      *string `json:"subject,omitempty"`
+	TemplateId   *int64  `json:"template_id,omitempty"`
+	TextTemplate *string `json:"text_template,omitempty"`
+
+	// Variant Its letter: A is the first.
+	Variant string `json:"variant"`
+}
+
+// ABVariantInput What this variant changes; an absent field is the campaign's own.
+type ABVariantInput struct {
+	FromName     *string `json:"from_name,omitempty"`
+	HtmlTemplate *string `json:"html_template,omitempty"`
+	Subject      *string `json:"subject,omitempty"`
+
+	// TemplateId A template of the account whose subject and content the variant takes at approval (instead of its own).
+	TemplateId   *int64  `json:"template_id,omitempty"`
+	TextTemplate *string `json:"text_template,omitempty"`
+}
+
+// ABVariantReport defines model for ABVariantReport.
+type ABVariantReport struct {
+	// ClickRate clicked / sent.
+	ClickRate float64 `json:"click_rate"`
+
+	// Clicked Recipients who clicked a tracked link, people only.
+	Clicked int64 `json:"clicked"`
+
+	// Leader The highest rate by the test's metric (clicks for a split); a tie goes to the earlier variant.
+	Leader bool `json:"leader"`
+
+	// OpenRate opened / sent.
+	OpenRate float64 `json:"open_rate"`
+
+	// Opened Recipients who opened, people only.
+	Opened int64 `json:"opened"`
+
+	// PValue Two-sided p-value of a two-proportion z-test against the leader by the metric (1 for the leader): below 0.05, the difference is unlikely to be noise.
+	PValue float64 `json:"p_value"`
+
+	// Recipients Recipients given this variant (the rest of a test counts once the winner is chosen).
+	Recipients int64  `json:"recipients"`
+	Sent       int64  `json:"sent"`
+	Variant    string `json:"variant"`
+}
+
 // APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"list_ids":null,"name":"ci","permissions":["account:read","account:manage"],"prefix":"so_abcdefghijkl","revoked_at":null,"role":"full"}
 type APIKey struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -2732,6 +2980,37 @@ type CampaignUpdate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignWinnerChosenEvent defines model for CampaignWinnerChosenEvent.
+type CampaignWinnerChosenEvent struct {
+	// Data The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it.
+	Data      CampaignWinnerEventData       `json:"data"`
+	Id        string                        `json:"id"`
+	Timestamp time.Time                     `json:"timestamp"`
+	Type      CampaignWinnerChosenEventType `json:"type"`
+}
+
+// CampaignWinnerChosenEventType defines model for CampaignWinnerChosenEvent.Type.
+type CampaignWinnerChosenEventType string
+
+// CampaignWinnerEventData The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it.
+type CampaignWinnerEventData struct {
+	CampaignId int64 `json:"campaign_id"`
+
+	// ChosenBy automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+	ChosenBy CampaignWinnerEventDataChosenBy `json:"chosen_by"`
+	Metric   CampaignWinnerEventDataMetric   `json:"metric"`
+	Name     string                          `json:"name"`
+
+	// Variant The variant's letter (A is the first).
+	Variant string `json:"variant"`
+}
+
+// CampaignWinnerEventDataChosenBy automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+type CampaignWinnerEventDataChosenBy string
+
+// CampaignWinnerEventDataMetric defines model for CampaignWinnerEventData.Metric.
+type CampaignWinnerEventDataMetric string
 
 // Consent Example: {"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"signup:form","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}
 type Consent struct {
@@ -5079,6 +5358,11 @@ type WebhookEndpointWithCredentials struct {
 	TopicArns    *[]string `json:"topic_arns,omitempty"`
 }
 
+// WinnerRequest Example: {"variant":"B"}
+type WinnerRequest struct {
+	Variant string `json:"variant"`
+}
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
@@ -5393,6 +5677,23 @@ type TestCampaignParams struct {
 
 // UnapproveCampaignParams defines parameters for UnapproveCampaign.
 type UnapproveCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ChooseCampaignWinnerParams defines parameters for ChooseCampaignWinner.
+type ChooseCampaignWinnerParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -6325,11 +6626,17 @@ type CreateCampaignJSONRequestBody = CampaignCreate
 // UpdateCampaignJSONRequestBody defines body for UpdateCampaign for application/json ContentType.
 type UpdateCampaignJSONRequestBody = CampaignUpdate
 
+// SetCampaignABTestJSONRequestBody defines body for SetCampaignABTest for application/json ContentType.
+type SetCampaignABTestJSONRequestBody = ABTestInput
+
 // ApproveCampaignJSONRequestBody defines body for ApproveCampaign for application/json ContentType.
 type ApproveCampaignJSONRequestBody = ApproveRequest
 
 // TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
 type TestCampaignJSONRequestBody = TestSendRequest
+
+// ChooseCampaignWinnerJSONRequestBody defines body for ChooseCampaignWinner for application/json ContentType.
+type ChooseCampaignWinnerJSONRequestBody = WinnerRequest
 
 // CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
 type CheckDomainJSONRequestBody = DomainCheckRequest
@@ -6909,6 +7216,42 @@ func (t *Event) MergeCampaignFailedEvent(v CampaignFailedEvent) error {
 		return err
 	}
 	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.failed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCampaignWinnerChosenEvent returns the union data inside the Event as a CampaignWinnerChosenEvent
+func (t Event) AsCampaignWinnerChosenEvent() (CampaignWinnerChosenEvent, error) {
+	var body CampaignWinnerChosenEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignWinnerChosenEvent overwrites any union data inside the Event as the provided CampaignWinnerChosenEvent
+func (t *Event) FromCampaignWinnerChosenEvent(v CampaignWinnerChosenEvent) error {
+	t.Type = "campaign.winner_chosen"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.winner_chosen"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignWinnerChosenEvent performs a merge with any union data inside the Event, using the provided CampaignWinnerChosenEvent
+func (t *Event) MergeCampaignWinnerChosenEvent(v CampaignWinnerChosenEvent) error {
+	t.Type = "campaign.winner_chosen"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.winner_chosen"}`))
 	if err != nil {
 		return err
 	}
@@ -7666,6 +8009,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCampaignSentEvent()
 	case "campaign.started":
 		return t.AsCampaignStartedEvent()
+	case "campaign.winner_chosen":
+		return t.AsCampaignWinnerChosenEvent()
 	case "endpoint.disabled":
 		return t.AsEndpointDisabledEvent()
 	case "endpoint.ping":

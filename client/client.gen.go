@@ -20,6 +20,102 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ABTestChosenBy.
+const (
+	ABTestChosenByAutomatic ABTestChosenBy = "automatic"
+	ABTestChosenByManual    ABTestChosenBy = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ABTestChosenBy enum.
+func (e ABTestChosenBy) Valid() bool {
+	switch e {
+	case ABTestChosenByAutomatic:
+		return true
+	case ABTestChosenByManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestMetric.
+const (
+	ABTestMetricClicks ABTestMetric = "clicks"
+	ABTestMetricManual ABTestMetric = "manual"
+	ABTestMetricOpens  ABTestMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the ABTestMetric enum.
+func (e ABTestMetric) Valid() bool {
+	switch e {
+	case ABTestMetricClicks:
+		return true
+	case ABTestMetricManual:
+		return true
+	case ABTestMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestMode.
+const (
+	ABTestModeSplit ABTestMode = "split"
+	ABTestModeTest  ABTestMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ABTestMode enum.
+func (e ABTestMode) Valid() bool {
+	switch e {
+	case ABTestModeSplit:
+		return true
+	case ABTestModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestInputMetric.
+const (
+	ABTestInputMetricClicks ABTestInputMetric = "clicks"
+	ABTestInputMetricManual ABTestInputMetric = "manual"
+	ABTestInputMetricOpens  ABTestInputMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the ABTestInputMetric enum.
+func (e ABTestInputMetric) Valid() bool {
+	switch e {
+	case ABTestInputMetricClicks:
+		return true
+	case ABTestInputMetricManual:
+		return true
+	case ABTestInputMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ABTestInputMode.
+const (
+	ABTestInputModeSplit ABTestInputMode = "split"
+	ABTestInputModeTest  ABTestInputMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ABTestInputMode enum.
+func (e ABTestInputMode) Valid() bool {
+	switch e {
+	case ABTestInputModeSplit:
+		return true
+	case ABTestInputModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for APIKeyRole.
 const (
 	APIKeyRoleAdmin    APIKeyRole = "admin"
@@ -278,6 +374,60 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for CampaignWinnerChosenEventType.
+const (
+	CampaignWinnerChosenEventTypeCampaignWinnerChosen CampaignWinnerChosenEventType = "campaign.winner_chosen"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerChosenEventType enum.
+func (e CampaignWinnerChosenEventType) Valid() bool {
+	switch e {
+	case CampaignWinnerChosenEventTypeCampaignWinnerChosen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignWinnerEventDataChosenBy.
+const (
+	CampaignWinnerEventDataChosenByAutomatic CampaignWinnerEventDataChosenBy = "automatic"
+	CampaignWinnerEventDataChosenByManual    CampaignWinnerEventDataChosenBy = "manual"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerEventDataChosenBy enum.
+func (e CampaignWinnerEventDataChosenBy) Valid() bool {
+	switch e {
+	case CampaignWinnerEventDataChosenByAutomatic:
+		return true
+	case CampaignWinnerEventDataChosenByManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignWinnerEventDataMetric.
+const (
+	CampaignWinnerEventDataMetricClicks CampaignWinnerEventDataMetric = "clicks"
+	CampaignWinnerEventDataMetricManual CampaignWinnerEventDataMetric = "manual"
+	CampaignWinnerEventDataMetricOpens  CampaignWinnerEventDataMetric = "opens"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWinnerEventDataMetric enum.
+func (e CampaignWinnerEventDataMetric) Valid() bool {
+	switch e {
+	case CampaignWinnerEventDataMetricClicks:
+		return true
+	case CampaignWinnerEventDataMetricManual:
+		return true
+	case CampaignWinnerEventDataMetricOpens:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConsentStatus.
 const (
 	ConsentStatusPending      ConsentStatus = "pending"
@@ -422,6 +572,7 @@ const (
 	EventTypeCampaignResumed             EventType = "campaign.resumed"
 	EventTypeCampaignSent                EventType = "campaign.sent"
 	EventTypeCampaignStarted             EventType = "campaign.started"
+	EventTypeCampaignWinnerChosen        EventType = "campaign.winner_chosen"
 	EventTypeEndpointDisabled            EventType = "endpoint.disabled"
 	EventTypeEndpointPing                EventType = "endpoint.ping"
 	EventTypeSendClicked                 EventType = "send.clicked"
@@ -460,6 +611,8 @@ func (e EventType) Valid() bool {
 	case EventTypeCampaignSent:
 		return true
 	case EventTypeCampaignStarted:
+		return true
+	case EventTypeCampaignWinnerChosen:
 		return true
 	case EventTypeEndpointDisabled:
 		return true
@@ -2075,6 +2228,101 @@ func (e ExportSuppressionsParamsFormat) Valid() bool {
 	}
 }
 
+// ABTest defines model for ABTest.
+type ABTest struct {
+	ChosenBy *ABTestChosenBy `json:"chosen_by,omitempty"`
+	Metric   *ABTestMetric   `json:"metric,omitempty"`
+	Mode     ABTestMode      `json:"mode"`
+
+	// Report Per variant (in GET), in variant order.
+	Report      *[]ABVariantReport `json:"report,omitempty"`
+	TestPercent *int               `json:"test_percent,omitempty"`
+	Variants    []ABVariant        `json:"variants"`
+	WaitSeconds *int               `json:"wait_seconds,omitempty"`
+
+	// Winner Mode test: the winner's letter once chosen.
+	Winner         *string    `json:"winner,omitempty"`
+	WinnerChosenAt *time.Time `json:"winner_chosen_at,omitempty"`
+}
+
+// ABTestChosenBy defines model for ABTest.ChosenBy.
+type ABTestChosenBy string
+
+// ABTestMetric defines model for ABTest.Metric.
+type ABTestMetric string
+
+// ABTestMode defines model for ABTest.Mode.
+type ABTestMode string
+
+// ABTestInput Example: {"metric":"clicks","mode":"test","test_percent":20,"variants":[{"subject":"Our spring sale"},{"subject":"{{.Name}}, 20% off until Sunday"}],"wait_seconds":14400}
+type ABTestInput struct {
+	// Metric Mode test: how the winner is chosen; opens are unreliable (image proxies, privacy protection).
+	Metric *ABTestInputMetric `json:"metric,omitempty"`
+	Mode   ABTestInputMode    `json:"mode"`
+
+	// TestPercent Mode test: the test group's share of the audience, in %.
+	TestPercent *int             `json:"test_percent,omitempty"`
+	Variants    []ABVariantInput `json:"variants"`
+
+	// WaitSeconds Mode test: from the start of the send until the winner is chosen.
+	WaitSeconds *int `json:"wait_seconds,omitempty"`
+}
+
+// ABTestInputMetric Mode test: how the winner is chosen; opens are unreliable (image proxies, privacy protection).
+type ABTestInputMetric string
+
+// ABTestInputMode defines model for ABTestInput.Mode.
+type ABTestInputMode string
+
+// ABVariant A variant as stored; an absent field is the campaign's own.
+type ABVariant struct {
+	FromName     *string `json:"from_name,omitempty"`
+	HtmlTemplate *string `json:"html_template,omitempty"`
+	Subject      *string `json:"subject,omitempty"`
+	TemplateId   *int64  `json:"template_id,omitempty"`
+	TextTemplate *string `json:"text_template,omitempty"`
+
+	// Variant Its letter: A is the first.
+	Variant string `json:"variant"`
+}
+
+// ABVariantInput What this variant changes; an absent field is the campaign's own.
+type ABVariantInput struct {
+	FromName     *string `json:"from_name,omitempty"`
+	HtmlTemplate *string `json:"html_template,omitempty"`
+	Subject      *string `json:"subject,omitempty"`
+
+	// TemplateId A template of the account whose subject and content the variant takes at approval (instead of its own).
+	TemplateId   *int64  `json:"template_id,omitempty"`
+	TextTemplate *string `json:"text_template,omitempty"`
+}
+
+// ABVariantReport defines model for ABVariantReport.
+type ABVariantReport struct {
+	// ClickRate clicked / sent.
+	ClickRate float64 `json:"click_rate"`
+
+	// Clicked Recipients who clicked a tracked link, people only.
+	Clicked int64 `json:"clicked"`
+
+	// Leader The highest rate by the test's metric (clicks for a split); a tie goes to the earlier variant.
+	Leader bool `json:"leader"`
+
+	// OpenRate opened / sent.
+	OpenRate float64 `json:"open_rate"`
+
+	// Opened Recipients who opened, people only.
+	Opened int64 `json:"opened"`
+
+	// PValue Two-sided p-value of a two-proportion z-test against the leader by the metric (1 for the leader): below 0.05, the difference is unlikely to be noise.
+	PValue float64 `json:"p_value"`
+
+	// Recipients Recipients given this variant (the rest of a test counts once the winner is chosen).
+	Recipients int64  `json:"recipients"`
+	Sent       int64  `json:"sent"`
+	Variant    string `json:"variant"`
+}
+
 // APIKey Example: {"created_at":"2026-11-02T09:00:00Z","id":3,"last_used_at":null,"list_ids":null,"name":"ci","permissions":["account:read","account:manage"],"prefix":"so_abcdefghijkl","revoked_at":null,"role":"full"}
 type APIKey struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -2739,6 +2987,37 @@ type CampaignUpdate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignWinnerChosenEvent defines model for CampaignWinnerChosenEvent.
+type CampaignWinnerChosenEvent struct {
+	// Data The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it.
+	Data      CampaignWinnerEventData       `json:"data"`
+	Id        string                        `json:"id"`
+	Timestamp time.Time                     `json:"timestamp"`
+	Type      CampaignWinnerChosenEventType `json:"type"`
+}
+
+// CampaignWinnerChosenEventType defines model for CampaignWinnerChosenEvent.Type.
+type CampaignWinnerChosenEventType string
+
+// CampaignWinnerEventData The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it.
+type CampaignWinnerEventData struct {
+	CampaignId int64 `json:"campaign_id"`
+
+	// ChosenBy automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+	ChosenBy CampaignWinnerEventDataChosenBy `json:"chosen_by"`
+	Metric   CampaignWinnerEventDataMetric   `json:"metric"`
+	Name     string                          `json:"name"`
+
+	// Variant The variant's letter (A is the first).
+	Variant string `json:"variant"`
+}
+
+// CampaignWinnerEventDataChosenBy automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+type CampaignWinnerEventDataChosenBy string
+
+// CampaignWinnerEventDataMetric defines model for CampaignWinnerEventData.Metric.
+type CampaignWinnerEventDataMetric string
 
 // Consent Example: {"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"signup:form","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}
 type Consent struct {
@@ -5086,6 +5365,11 @@ type WebhookEndpointWithCredentials struct {
 	TopicArns    *[]string `json:"topic_arns,omitempty"`
 }
 
+// WinnerRequest Example: {"variant":"B"}
+type WinnerRequest struct {
+	Variant string `json:"variant"`
+}
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
@@ -5400,6 +5684,23 @@ type TestCampaignParams struct {
 
 // UnapproveCampaignParams defines parameters for UnapproveCampaign.
 type UnapproveCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ChooseCampaignWinnerParams defines parameters for ChooseCampaignWinner.
+type ChooseCampaignWinnerParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -6332,11 +6633,17 @@ type CreateCampaignJSONRequestBody = CampaignCreate
 // UpdateCampaignJSONRequestBody defines body for UpdateCampaign for application/json ContentType.
 type UpdateCampaignJSONRequestBody = CampaignUpdate
 
+// SetCampaignABTestJSONRequestBody defines body for SetCampaignABTest for application/json ContentType.
+type SetCampaignABTestJSONRequestBody = ABTestInput
+
 // ApproveCampaignJSONRequestBody defines body for ApproveCampaign for application/json ContentType.
 type ApproveCampaignJSONRequestBody = ApproveRequest
 
 // TestCampaignJSONRequestBody defines body for TestCampaign for application/json ContentType.
 type TestCampaignJSONRequestBody = TestSendRequest
+
+// ChooseCampaignWinnerJSONRequestBody defines body for ChooseCampaignWinner for application/json ContentType.
+type ChooseCampaignWinnerJSONRequestBody = WinnerRequest
 
 // CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
 type CheckDomainJSONRequestBody = DomainCheckRequest
@@ -6916,6 +7223,42 @@ func (t *Event) MergeCampaignFailedEvent(v CampaignFailedEvent) error {
 		return err
 	}
 	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.failed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCampaignWinnerChosenEvent returns the union data inside the Event as a CampaignWinnerChosenEvent
+func (t Event) AsCampaignWinnerChosenEvent() (CampaignWinnerChosenEvent, error) {
+	var body CampaignWinnerChosenEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignWinnerChosenEvent overwrites any union data inside the Event as the provided CampaignWinnerChosenEvent
+func (t *Event) FromCampaignWinnerChosenEvent(v CampaignWinnerChosenEvent) error {
+	t.Type = "campaign.winner_chosen"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.winner_chosen"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignWinnerChosenEvent performs a merge with any union data inside the Event, using the provided CampaignWinnerChosenEvent
+func (t *Event) MergeCampaignWinnerChosenEvent(v CampaignWinnerChosenEvent) error {
+	t.Type = "campaign.winner_chosen"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.winner_chosen"}`))
 	if err != nil {
 		return err
 	}
@@ -7673,6 +8016,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCampaignSentEvent()
 	case "campaign.started":
 		return t.AsCampaignStartedEvent()
+	case "campaign.winner_chosen":
+		return t.AsCampaignWinnerChosenEvent()
 	case "endpoint.disabled":
 		return t.AsEndpointDisabledEvent()
 	case "endpoint.ping":
@@ -8438,6 +8783,38 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/campaigns/{id} (the `UpdateCampaign` operationId).
 	UpdateCampaign(ctx context.Context, id ID, body UpdateCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteCampaignABTest Make a draft campaign an ordinary one again.
+	//
+	// Only a draft; otherwise a 409 and nothing changes.
+	//
+	// Corresponds with DELETE /v1/campaigns/{id}/ab-test (the `DeleteCampaignABTest` operationId).
+	DeleteCampaignABTest(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCampaignABTest The campaign's A/B test and its report per variant.
+	//
+	// The test's settings, its variants and, per variant, recipients, messages sent, recipients who opened or clicked as people (hits suspected of coming from scanners are left out, as in the report), their rates, and a significance hint: the two-sided p-value of a two-proportion z-test of each variant against the leader by the test's metric (clicks for a split). A p-value above 0.05 means the difference may well be noise. The rest of a test gets its variant when the winner is chosen, so until then it is in no variant's counts. A campaign without an A/B test is a 404 (docs/ab-tests.md).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/ab-test (the `GetCampaignABTest` operationId).
+	GetCampaignABTest(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetCampaignABTestWithBody Make a draft campaign an A/B test, or replace its test.
+	//
+	// 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/campaigns/{id}/ab-test (the `SetCampaignABTest` operationId).
+	SetCampaignABTestWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetCampaignABTest Make a draft campaign an A/B test, or replace its test.
+	//
+	// 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/campaigns/{id}/ab-test (the `SetCampaignABTest` operationId).
+	SetCampaignABTest(ctx context.Context, id ID, body SetCampaignABTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ApproveCampaignWithBody Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
@@ -8594,6 +8971,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/campaigns/{id}/unapprove (the `UnapproveCampaign` operationId).
 	UnapproveCampaign(ctx context.Context, id ID, params *UnapproveCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChooseCampaignWinnerWithBody Choose the winner of an A/B test in test mode.
+	//
+	// For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
+	ChooseCampaignWinnerWithBody(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChooseCampaignWinner Choose the winner of an A/B test in test mode.
+	//
+	// For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
+	ChooseCampaignWinner(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListDevInbox List dev inbox
 	//
@@ -11208,6 +11603,78 @@ func (c *Raw) UpdateCampaign(ctx context.Context, id ID, body UpdateCampaignJSON
 	return c.Client.Do(req)
 }
 
+// DeleteCampaignABTest Make a draft campaign an ordinary one again.
+//
+// Only a draft; otherwise a 409 and nothing changes.
+//
+// Corresponds with DELETE /v1/campaigns/{id}/ab-test (the `DeleteCampaignABTest` operationId).
+func (c *Raw) DeleteCampaignABTest(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteCampaignABTestRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaignABTest The campaign's A/B test and its report per variant.
+//
+// The test's settings, its variants and, per variant, recipients, messages sent, recipients who opened or clicked as people (hits suspected of coming from scanners are left out, as in the report), their rates, and a significance hint: the two-sided p-value of a two-proportion z-test of each variant against the leader by the test's metric (clicks for a split). A p-value above 0.05 means the difference may well be noise. The rest of a test gets its variant when the winner is chosen, so until then it is in no variant's counts. A campaign without an A/B test is a 404 (docs/ab-tests.md).
+//
+// Corresponds with GET /v1/campaigns/{id}/ab-test (the `GetCampaignABTest` operationId).
+func (c *Raw) GetCampaignABTest(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignABTestRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetCampaignABTestWithBody Make a draft campaign an A/B test, or replace its test.
+//
+// 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/campaigns/{id}/ab-test (the `SetCampaignABTest` operationId).
+func (c *Raw) SetCampaignABTestWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetCampaignABTestRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetCampaignABTest Make a draft campaign an A/B test, or replace its test.
+//
+// 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/campaigns/{id}/ab-test (the `SetCampaignABTest` operationId).
+func (c *Raw) SetCampaignABTest(ctx context.Context, id ID, body SetCampaignABTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetCampaignABTestRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ApproveCampaignWithBody Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
@@ -11525,6 +11992,44 @@ func (c *Raw) GetCampaignTimeline(ctx context.Context, id ID, reqEditors ...Requ
 // Corresponds with POST /v1/campaigns/{id}/unapprove (the `UnapproveCampaign` operationId).
 func (c *Raw) UnapproveCampaign(ctx context.Context, id ID, params *UnapproveCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUnapproveCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChooseCampaignWinnerWithBody Choose the winner of an A/B test in test mode.
+//
+// For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
+func (c *Raw) ChooseCampaignWinnerWithBody(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChooseCampaignWinnerRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChooseCampaignWinner Choose the winner of an A/B test in test mode.
+//
+// For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
+func (c *Raw) ChooseCampaignWinner(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChooseCampaignWinnerRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -16595,6 +17100,121 @@ func NewUpdateCampaignRequestWithBody(server string, id ID, contentType string, 
 	return req, nil
 }
 
+// NewDeleteCampaignABTestRequest constructs an http.Request for the DeleteCampaignABTest method
+func NewDeleteCampaignABTestRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/ab-test", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCampaignABTestRequest constructs an http.Request for the GetCampaignABTest method
+func NewGetCampaignABTestRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/ab-test", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetCampaignABTestRequest calls the generic SetCampaignABTest builder with application/json body
+func NewSetCampaignABTestRequest(server string, id ID, body SetCampaignABTestJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetCampaignABTestRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSetCampaignABTestRequestWithBody constructs an http.Request for the SetCampaignABTest method, with any body, and a specified content type
+func NewSetCampaignABTestRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/ab-test", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewApproveCampaignRequest calls the generic ApproveCampaign builder with application/json body
 func NewApproveCampaignRequest(server string, id ID, params *ApproveCampaignParams, body ApproveCampaignJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -17349,6 +17969,68 @@ func NewUnapproveCampaignRequest(server string, id ID, params *UnapproveCampaign
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewChooseCampaignWinnerRequest calls the generic ChooseCampaignWinner builder with application/json body
+func NewChooseCampaignWinnerRequest(server string, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChooseCampaignWinnerRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewChooseCampaignWinnerRequestWithBody constructs an http.Request for the ChooseCampaignWinner method, with any body, and a specified content type
+func NewChooseCampaignWinnerRequestWithBody(server string, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/winner", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -23685,6 +24367,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/campaigns/{id} (the `UpdateCampaign` operationId).
 	UpdateCampaignWithResponse(ctx context.Context, id ID, body UpdateCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCampaignResponse, error)
 
+	// DeleteCampaignABTestWithResponse Make a draft campaign an ordinary one again.
+	//
+	// Only a draft; otherwise a 409 and nothing changes.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/campaigns/{id}/ab-test (the `DeleteCampaignABTest` operationId).
+	DeleteCampaignABTestWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*DeleteCampaignABTestResponse, error)
+
+	// GetCampaignABTestWithResponse The campaign's A/B test and its report per variant.
+	//
+	// The test's settings, its variants and, per variant, recipients, messages sent, recipients who opened or clicked as people (hits suspected of coming from scanners are left out, as in the report), their rates, and a significance hint: the two-sided p-value of a two-proportion z-test of each variant against the leader by the test's metric (clicks for a split). A p-value above 0.05 means the difference may well be noise. The rest of a test gets its variant when the winner is chosen, so until then it is in no variant's counts. A campaign without an A/B test is a 404 (docs/ab-tests.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/ab-test (the `GetCampaignABTest` operationId).
+	GetCampaignABTestWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetCampaignABTestResponse, error)
+
+	// SetCampaignABTestWithBodyWithResponse Make a draft campaign an A/B test, or replace its test.
+	//
+	// 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/campaigns/{id}/ab-test (the `SetCampaignABTest` operationId).
+	SetCampaignABTestWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetCampaignABTestResponse, error)
+
+	// SetCampaignABTestWithResponse Make a draft campaign an A/B test, or replace its test.
+	//
+	// 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/campaigns/{id}/ab-test (the `SetCampaignABTest` operationId).
+	SetCampaignABTestWithResponse(ctx context.Context, id ID, body SetCampaignABTestJSONRequestBody, reqEditors ...RequestEditorFn) (*SetCampaignABTestResponse, error)
+
 	// ApproveCampaignWithBodyWithResponse Approve campaign
 	//
 	// draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
@@ -23867,6 +24585,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/campaigns/{id}/unapprove (the `UnapproveCampaign` operationId).
 	UnapproveCampaignWithResponse(ctx context.Context, id ID, params *UnapproveCampaignParams, reqEditors ...RequestEditorFn) (*UnapproveCampaignResponse, error)
+
+	// ChooseCampaignWinnerWithBodyWithResponse Choose the winner of an A/B test in test mode.
+	//
+	// For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
+	ChooseCampaignWinnerWithBodyWithResponse(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error)
+
+	// ChooseCampaignWinnerWithResponse Choose the winner of an A/B test in test mode.
+	//
+	// For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
+	ChooseCampaignWinnerWithResponse(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error)
 
 	// ListDevInboxWithResponse List dev inbox
 	//
@@ -29151,6 +29887,367 @@ func (r UpdateCampaignResponse) ContentType() string {
 	return ""
 }
 
+// DeleteCampaignABTestResponse401Headers the declared response headers of an HTTP 401 response for DeleteCampaignABTest
+type DeleteCampaignABTestResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteCampaignABTestResponse409Headers the declared response headers of an HTTP 409 response for DeleteCampaignABTest
+type DeleteCampaignABTestResponse409Headers struct {
+	RetryAfter *int
+}
+
+// DeleteCampaignABTestResponse429Headers the declared response headers of an HTTP 429 response for DeleteCampaignABTest
+type DeleteCampaignABTestResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteCampaignABTestResponse503Headers the declared response headers of an HTTP 503 response for DeleteCampaignABTest
+type DeleteCampaignABTestResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteCampaignABTestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteCampaignABTestResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteCampaignABTestResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteCampaignABTestResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteCampaignABTestResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteCampaignABTestResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteCampaignABTestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteCampaignABTestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteCampaignABTestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteCampaignABTestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignABTestResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignABTest
+type GetCampaignABTestResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignABTestResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignABTest
+type GetCampaignABTestResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetCampaignABTestResponse503Headers the declared response headers of an HTTP 503 response for GetCampaignABTest
+type GetCampaignABTestResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignABTestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ABTest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignABTestResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignABTestResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCampaignABTestResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignABTestResponse) GetJSON200() *ABTest {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignABTestResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCampaignABTestResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCampaignABTestResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignABTestResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCampaignABTestResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignABTestResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignABTestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignABTestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignABTestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignABTestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetCampaignABTestResponse401Headers the declared response headers of an HTTP 401 response for SetCampaignABTest
+type SetCampaignABTestResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetCampaignABTestResponse409Headers the declared response headers of an HTTP 409 response for SetCampaignABTest
+type SetCampaignABTestResponse409Headers struct {
+	RetryAfter *int
+}
+
+// SetCampaignABTestResponse429Headers the declared response headers of an HTTP 429 response for SetCampaignABTest
+type SetCampaignABTestResponse429Headers struct {
+	RetryAfter *int
+}
+
+// SetCampaignABTestResponse503Headers the declared response headers of an HTTP 503 response for SetCampaignABTest
+type SetCampaignABTestResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SetCampaignABTestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ABTest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetCampaignABTestResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SetCampaignABTestResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetCampaignABTestResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetCampaignABTestResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetCampaignABTestResponse) GetJSON200() *ABTest {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SetCampaignABTestResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SetCampaignABTestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetCampaignABTestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetCampaignABTestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetCampaignABTestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ApproveCampaignResponse401Headers the declared response headers of an HTTP 401 response for ApproveCampaign
 type ApproveCampaignResponse401Headers struct {
 	WWWAuthenticate *string
@@ -30954,6 +32051,145 @@ func (r UnapproveCampaignResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UnapproveCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ChooseCampaignWinnerResponse401Headers the declared response headers of an HTTP 401 response for ChooseCampaignWinner
+type ChooseCampaignWinnerResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ChooseCampaignWinnerResponse409Headers the declared response headers of an HTTP 409 response for ChooseCampaignWinner
+type ChooseCampaignWinnerResponse409Headers struct {
+	RetryAfter *int
+}
+
+// ChooseCampaignWinnerResponse429Headers the declared response headers of an HTTP 429 response for ChooseCampaignWinner
+type ChooseCampaignWinnerResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ChooseCampaignWinnerResponse503Headers the declared response headers of an HTTP 503 response for ChooseCampaignWinner
+type ChooseCampaignWinnerResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ChooseCampaignWinnerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ABTest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ChooseCampaignWinnerResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ChooseCampaignWinnerResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ChooseCampaignWinnerResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ChooseCampaignWinnerResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChooseCampaignWinnerResponse) GetJSON200() *ABTest {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ChooseCampaignWinnerResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ChooseCampaignWinnerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChooseCampaignWinnerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChooseCampaignWinnerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChooseCampaignWinnerResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -45138,6 +46374,66 @@ func (c *ClientWithResponses) UpdateCampaignWithResponse(ctx context.Context, id
 	return ParseUpdateCampaignResponse(rsp)
 }
 
+// DeleteCampaignABTestWithResponse Make a draft campaign an ordinary one again.
+//
+// Only a draft; otherwise a 409 and nothing changes.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/campaigns/{id}/ab-test (the `DeleteCampaignABTest` operationId).
+func (c *ClientWithResponses) DeleteCampaignABTestWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*DeleteCampaignABTestResponse, error) {
+	rsp, err := c.DeleteCampaignABTest(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteCampaignABTestResponse(rsp)
+}
+
+// GetCampaignABTestWithResponse The campaign's A/B test and its report per variant.
+//
+// The test's settings, its variants and, per variant, recipients, messages sent, recipients who opened or clicked as people (hits suspected of coming from scanners are left out, as in the report), their rates, and a significance hint: the two-sided p-value of a two-proportion z-test of each variant against the leader by the test's metric (clicks for a split). A p-value above 0.05 means the difference may well be noise. The rest of a test gets its variant when the winner is chosen, so until then it is in no variant's counts. A campaign without an A/B test is a 404 (docs/ab-tests.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/ab-test (the `GetCampaignABTest` operationId).
+func (c *ClientWithResponses) GetCampaignABTestWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetCampaignABTestResponse, error) {
+	rsp, err := c.GetCampaignABTest(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignABTestResponse(rsp)
+}
+
+// SetCampaignABTestWithBodyWithResponse Make a draft campaign an A/B test, or replace its test.
+//
+// 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/campaigns/{id}/ab-test (the `SetCampaignABTest` operationId).
+func (c *ClientWithResponses) SetCampaignABTestWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetCampaignABTestResponse, error) {
+	rsp, err := c.SetCampaignABTestWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetCampaignABTestResponse(rsp)
+}
+
+// SetCampaignABTestWithResponse Make a draft campaign an A/B test, or replace its test.
+//
+// 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/campaigns/{id}/ab-test (the `SetCampaignABTest` operationId).
+func (c *ClientWithResponses) SetCampaignABTestWithResponse(ctx context.Context, id ID, body SetCampaignABTestJSONRequestBody, reqEditors ...RequestEditorFn) (*SetCampaignABTestResponse, error) {
+	rsp, err := c.SetCampaignABTest(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetCampaignABTestResponse(rsp)
+}
+
 // ApproveCampaignWithBodyWithResponse Approve campaign
 //
 // draft → approved. Sending starts at scheduled_for (default now). The templates are validated again.
@@ -45421,6 +46717,36 @@ func (c *ClientWithResponses) UnapproveCampaignWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseUnapproveCampaignResponse(rsp)
+}
+
+// ChooseCampaignWinnerWithBodyWithResponse Choose the winner of an A/B test in test mode.
+//
+// For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
+func (c *ClientWithResponses) ChooseCampaignWinnerWithBodyWithResponse(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error) {
+	rsp, err := c.ChooseCampaignWinnerWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChooseCampaignWinnerResponse(rsp)
+}
+
+// ChooseCampaignWinnerWithResponse Choose the winner of an A/B test in test mode.
+//
+// For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/winner (the `ChooseCampaignWinner` operationId).
+func (c *ClientWithResponses) ChooseCampaignWinnerWithResponse(ctx context.Context, id ID, params *ChooseCampaignWinnerParams, body ChooseCampaignWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*ChooseCampaignWinnerResponse, error) {
+	rsp, err := c.ChooseCampaignWinner(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChooseCampaignWinnerResponse(rsp)
 }
 
 // ListDevInboxWithResponse List dev inbox
@@ -51326,6 +52652,367 @@ func ParseUpdateCampaignResponse(rsp *http.Response) (*UpdateCampaignResponse, e
 	return response, nil
 }
 
+// ParseDeleteCampaignABTestResponse parses an HTTP response from a DeleteCampaignABTestWithResponse call
+func ParseDeleteCampaignABTestResponse(rsp *http.Response) (*DeleteCampaignABTestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteCampaignABTestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteCampaignABTestResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteCampaignABTestResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteCampaignABTestResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteCampaignABTestResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignABTestResponse parses an HTTP response from a GetCampaignABTestWithResponse call
+func ParseGetCampaignABTestResponse(rsp *http.Response) (*GetCampaignABTestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignABTestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ABTest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignABTestResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignABTestResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCampaignABTestResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetCampaignABTestResponse parses an HTTP response from a SetCampaignABTestWithResponse call
+func ParseSetCampaignABTestResponse(rsp *http.Response) (*SetCampaignABTestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetCampaignABTestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ABTest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetCampaignABTestResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers SetCampaignABTestResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetCampaignABTestResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetCampaignABTestResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseApproveCampaignResponse parses an HTTP response from a ApproveCampaignWithResponse call
 func ParseApproveCampaignResponse(rsp *http.Response) (*ApproveCampaignResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -53102,6 +54789,145 @@ func ParseUnapproveCampaignResponse(rsp *http.Response) (*UnapproveCampaignRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers UnapproveCampaignResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseChooseCampaignWinnerResponse parses an HTTP response from a ChooseCampaignWinnerWithResponse call
+func ParseChooseCampaignWinnerResponse(rsp *http.Response) (*ChooseCampaignWinnerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChooseCampaignWinnerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ABTest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ChooseCampaignWinnerResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers ChooseCampaignWinnerResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ChooseCampaignWinnerResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ChooseCampaignWinnerResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

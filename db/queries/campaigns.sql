@@ -337,16 +337,30 @@ ORDER BY s.id;
 -- the move to sending waits for this insert or makes it insert nothing, so no row
 -- joins a campaign after its build ended. owned = 0 tells the builder to stop.
 -- subscribers is UNIQUE (account_id, email_lower): one row per address.
+-- An A/B campaign's row gets its variant here, from hashes of its job id (seed 0
+-- for the test group, 1 for the variant), so any rebuild picks the same: the test
+-- group of a 'test' campaign is the rows whose first hash falls below
+-- ab_test_percent of 100; the others (the rest) get no variant yet and are due at
+-- 'infinity', out of the claim's reach until the winner releases them
+-- (SendReleaseRest, migration 00630).
 WITH owner AS (
-    SELECT c.id FROM campaigns c
+    SELECT c.id, c.ab_mode, c.ab_variants, c.ab_test_percent FROM campaigns c
     WHERE c.id = @campaign_id AND c.account_id = @account_id AND c.status = 'building'
       AND c.build_executor_id IS NOT DISTINCT FROM sqlc.narg('executor_id')::bigint
     FOR SHARE
 ), ins AS (
-    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || o.id || ':' || s.id
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, variant, next_attempt_at)
+    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, h.job_id,
+           CASE WHEN o.ab_mode IS NULL OR h.rest THEN NULL
+                ELSE 1 + mod(mod(hashtextextended(h.job_id, 1), o.ab_variants) + o.ab_variants, o.ab_variants) END,
+           CASE WHEN h.rest THEN 'infinity'::timestamptz ELSE '-infinity'::timestamptz END
     FROM owner o
     JOIN subscribers s ON s.account_id = @account_id AND s.id = ANY(@subscriber_ids::bigint[])
+    CROSS JOIN LATERAL (SELECT 'campaign:' || o.id || ':' || s.id AS job_id) j
+    CROSS JOIN LATERAL (SELECT j.job_id,
+                               coalesce(o.ab_mode = 'test'
+                                        AND mod(mod(hashtextextended(j.job_id, 0), 100) + 100, 100) >= o.ab_test_percent,
+                                        false) AS rest) h
     WHERE s.status = 'confirmed'
       AND NOT EXISTS (SELECT 1 FROM suppressions x
                       WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)

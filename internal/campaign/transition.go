@@ -207,6 +207,9 @@ func (s *Service) approve(ctx context.Context, accountID, id int64, scheduledFor
 			if err := validateTemplates(*c); err != nil {
 				return err
 			}
+			if err := approveVariants(ctx, q, *c); err != nil {
+				return err
+			}
 			if err := checkSenderFrom(ctx, q, *c); err != nil {
 				return err
 			}

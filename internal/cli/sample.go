@@ -64,6 +64,10 @@ func sampleEvent(typ client.EventType, id string, now time.Time) (client.Event, 
 	case client.EventTypeCampaignFailed:
 		return typed(client.CampaignFailedEvent{Id: id, Timestamp: now, Type: "campaign.failed",
 			Data: campaign("failed", client.Ptr("the segment cannot be evaluated - jsonpath: division by zero"))})
+	case client.EventTypeCampaignWinnerChosen:
+		return typed(client.CampaignWinnerChosenEvent{Id: id, Timestamp: now, Type: "campaign.winner_chosen",
+			Data: client.CampaignWinnerEventData{CampaignId: 7, Name: "March news", Variant: "B",
+				ChosenBy: client.CampaignWinnerEventDataChosenByAutomatic, Metric: client.CampaignWinnerEventDataMetricClicks}})
 	case client.EventTypeCampaignSent:
 		return typed(client.CampaignSentEvent{Id: id, Timestamp: now, Type: "campaign.sent", Data: campaign("sent", nil)})
 	case client.EventTypeSendSent:
@@ -144,7 +148,7 @@ func eventTypes() []string {
 
 // allEventTypes is the EventType enum (a test holds it to openapi.yaml's).
 var allEventTypes = []client.EventType{
-	client.EventTypeCampaignApproved, client.EventTypeCampaignCancelled, client.EventTypeCampaignFailed,
+	client.EventTypeCampaignApproved, client.EventTypeCampaignCancelled, client.EventTypeCampaignFailed, client.EventTypeCampaignWinnerChosen,
 	client.EventTypeCampaignPaused, client.EventTypeCampaignResumed, client.EventTypeCampaignSent,
 	client.EventTypeCampaignStarted, client.EventTypeEndpointDisabled, client.EventTypeEndpointPing,
 	client.EventTypeSendClicked, client.EventTypeSendFailed, client.EventTypeSendOpened, client.EventTypeSendSent,

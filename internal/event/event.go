@@ -30,6 +30,10 @@ const (
 	// CampaignFailed: the executor could not start the campaign (written in SQL,
 	// campaigns.sql CampaignFail); data carries the reason.
 	CampaignFailed = "campaign.failed"
+	// CampaignWinnerChosen: an A/B test's winner was chosen, by its metric or by a
+	// person (written in SQL, abtests.sql CampaignWinnerSet); data names the
+	// variant and who chose it.
+	CampaignWinnerChosen = "campaign.winner_chosen"
 
 	SendSent       = "send.sent"
 	SendFailed     = "send.failed"
@@ -78,6 +82,7 @@ const (
 // name. openapi.yaml's EventType enum lists the same (a test holds them equal).
 var Types = []string{
 	CampaignApproved, CampaignStarted, CampaignPaused, CampaignResumed, CampaignCancelled, CampaignSent, CampaignFailed,
+	CampaignWinnerChosen,
 	SendSent, SendFailed, SendUnknown, SendSuppressed, SendClicked, SendOpened,
 	SubscriberUnsubscribed, SubscriberBounced, SubscriberComplained,
 	SubscriberCreated, SubscriberConfirmed, SubscriberSubscribed, SubscriberErased,

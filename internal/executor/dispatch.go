@@ -19,6 +19,9 @@ type campaign struct {
 	store.CampaignListSendingRow
 	tmpl    *render.Prepared
 	tmplErr error // a template that does not parse fails every recipient permanently
+	// variants are an A/B campaign's parsed variants by idx (nil: not an A/B
+	// campaign); each row is rendered with the variant recorded on it.
+	variants map[int16]variant
 	// files are the campaign's attachments, loaded with its templates and shared
 	// by every recipient's message (providers do not modify them).
 	files []provider.Attachment
@@ -343,14 +346,16 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 // with ==, every campaign with a sender looked new on every refresh and lost its
 // parsed templates, idle mark and claim cursor.
 func sameCampaignRow(a, b store.CampaignListSendingRow) bool {
-	if !samePtr(a.SenderID, b.SenderID) || !samePtr(a.StreamSenderID, b.StreamSenderID) {
+	if !samePtr(a.SenderID, b.SenderID) || !samePtr(a.StreamSenderID, b.StreamSenderID) ||
+		!samePtr(a.AbVariants, b.AbVariants) {
 		return false
 	}
 	a.SenderID, a.StreamSenderID, b.SenderID, b.StreamSenderID = nil, nil, nil, nil
+	a.AbVariants, b.AbVariants = nil, nil
 	return a == b
 }
 
-func samePtr(a, b *int64) bool { return a == b || (a != nil && b != nil && *a == *b) }
+func samePtr[T comparable](a, b *T) bool { return a == b || (a != nil && b != nil && *a == *b) }
 
 // refresh re-reads the campaigns being sent, keeping parsed templates and idle marks.
 func (e *Executor) refresh(ctx context.Context, d *dealer) error {
@@ -372,6 +377,9 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 				ReplyTo: row.ReplyTo, Subject: row.Subject, HTML: row.HtmlTemplate, Text: row.TextTemplate})
 			if !c.isStream() {
 				if c.files, err = attachment.LoadCampaign(ctx, e.q, row.AccountID, row.ID); err != nil {
+					return err
+				}
+				if err = e.prepareVariants(ctx, c); err != nil {
 					return err
 				}
 			}

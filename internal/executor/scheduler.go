@@ -20,6 +20,10 @@ func (e *Executor) schedule(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("start due campaigns", "err", err)
 		}
+		if aerr := e.abRound(ctx); aerr != nil && ctx.Err() == nil {
+			e.log.Warn("a/b tests", "err", aerr)
+			err = errors.Join(err, aerr)
+		}
 		// Resumed campaigns need no start, but the dispatcher must see them.
 		signal(e.wakeRefresh)
 		wait := e.untilNextDue(ctx)
@@ -52,6 +56,7 @@ func (e *Executor) untilNextDue(ctx context.Context) time.Duration {
 	if building, err := e.q.CampaignBuildAny(ctx); err == nil && building {
 		wait = min(wait, e.cfg.Heartbeat)
 	}
+	wait = e.untilWinnerDue(ctx, wait)
 	dueIn, err := e.q.CampaignNextDue(ctx, e.now())
 	if err != nil {
 		return wait

@@ -289,16 +289,17 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		return e.cfg.Transactional.BuildMessage(*j.message)
 	}
 	c, r := j.campaign, j.row
-	if c.tmplErr != nil {
-		return provider.Message{}, c.tmplErr
+	tmpl, err := c.templateOf(r)
+	if err != nil {
+		return provider.Message{}, err
 	}
 	httpsURL, mailto := e.cfg.Links(r.AccountID, c.ID, r.SubscriberID)
 	links := render.Links{HTTPS: httpsURL, Mailto: mailto}
 	if e.cfg.Tracking != nil {
-		links.Click, links.Open, links.WebView = e.cfg.Tracking(r.AccountID, c.ID, r.ID, c.tmpl.NumLinks(),
+		links.Click, links.Open, links.WebView = e.cfg.Tracking(r.AccountID, c.ID, r.ID, tmpl.NumLinks(),
 			c.TrackClicks, c.TrackOpens)
 	}
-	m, err := c.tmpl.Build(render.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes,
+	m, err := tmpl.Build(render.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes,
 		Event: j.event}, links)
 	m.Attachments = e.encoded.Attach(c.ID, c.files)
 	return m, err

@@ -168,8 +168,14 @@ func TestCrossTenant(t *testing.T) {
 		"getCampaignReport":   {},
 		"retryFailedCampaign": {},
 		"duplicateCampaign":   {},
-		"getAnalytics":        {expect: http.StatusOK},
-		"listCampaignSends":   {},
+		// A/B tests: B neither reads, sets, clears nor decides A's.
+		"getCampaignABTest": {},
+		"setCampaignABTest": {body: map[string]any{"mode": "split",
+			"variants": []map[string]any{{"subject": "x"}, {"subject": "y"}}}},
+		"deleteCampaignABTest": {},
+		"chooseCampaignWinner": {body: map[string]any{"variant": "A"}},
+		"getAnalytics":         {expect: http.StatusOK},
+		"listCampaignSends":    {},
 		// The campaign page's chart and events (sends by address: TestCampaignSendsByEmail).
 		"getCampaignTimeline": {},
 		"listCampaignEvents":  {},

@@ -20,7 +20,7 @@ WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
   AND (NOT $4::boolean
        OR (from_email = $5::text
            AND sender_id IS NOT DISTINCT FROM $6::bigint))
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignApproveParams struct {
@@ -82,6 +82,14 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
@@ -341,15 +349,23 @@ func (q *Queries) CampaignBuildDone(ctx context.Context, arg CampaignBuildDonePa
 
 const campaignBuildInsert = `-- name: CampaignBuildInsert :one
 WITH owner AS (
-    SELECT c.id FROM campaigns c
+    SELECT c.id, c.ab_mode, c.ab_variants, c.ab_test_percent FROM campaigns c
     WHERE c.id = $1 AND c.account_id = $2 AND c.status = 'building'
       AND c.build_executor_id IS NOT DISTINCT FROM $3::bigint
     FOR SHARE
 ), ins AS (
-    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || o.id || ':' || s.id
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, variant, next_attempt_at)
+    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, h.job_id,
+           CASE WHEN o.ab_mode IS NULL OR h.rest THEN NULL
+                ELSE 1 + mod(mod(hashtextextended(h.job_id, 1), o.ab_variants) + o.ab_variants, o.ab_variants) END,
+           CASE WHEN h.rest THEN 'infinity'::timestamptz ELSE '-infinity'::timestamptz END
     FROM owner o
     JOIN subscribers s ON s.account_id = $2 AND s.id = ANY($4::bigint[])
+    CROSS JOIN LATERAL (SELECT 'campaign:' || o.id || ':' || s.id AS job_id) j
+    CROSS JOIN LATERAL (SELECT j.job_id,
+                               coalesce(o.ab_mode = 'test'
+                                        AND mod(mod(hashtextextended(j.job_id, 0), 100) + 100, 100) >= o.ab_test_percent,
+                                        false) AS rest) h
     WHERE s.status = 'confirmed'
       AND NOT EXISTS (SELECT 1 FROM suppressions x
                       WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)
@@ -378,6 +394,12 @@ type CampaignBuildInsertRow struct {
 // the move to sending waits for this insert or makes it insert nothing, so no row
 // joins a campaign after its build ended. owned = 0 tells the builder to stop.
 // subscribers is UNIQUE (account_id, email_lower): one row per address.
+// An A/B campaign's row gets its variant here, from hashes of its job id (seed 0
+// for the test group, 1 for the variant), so any rebuild picks the same: the test
+// group of a 'test' campaign is the rows whose first hash falls below
+// ab_test_percent of 100; the others (the rest) get no variant yet and are due at
+// 'infinity', out of the claim's reach until the winner releases them
+// (SendReleaseRest, migration 00630).
 func (q *Queries) CampaignBuildInsert(ctx context.Context, arg CampaignBuildInsertParams) (CampaignBuildInsertRow, error) {
 	row := q.db.QueryRow(ctx, campaignBuildInsert,
 		arg.CampaignID,
@@ -394,7 +416,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignCancelParams struct {
@@ -441,6 +463,14 @@ func (q *Queries) CampaignCancel(ctx context.Context, arg CampaignCancelParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
@@ -453,7 +483,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11, $12,
         $13::bigint, $14::text, $15::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignCreateParams struct {
@@ -540,6 +570,14 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
@@ -570,7 +608,7 @@ SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.
        c.track_clicks, c.track_opens, c.archive
 FROM campaigns c
 WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignDuplicateParams struct {
@@ -621,6 +659,14 @@ func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicatePa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
@@ -706,7 +752,7 @@ func (q *Queries) CampaignFourEyesBlocked(ctx context.Context, arg CampaignFourE
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 type CampaignGetParams struct {
@@ -753,12 +799,20 @@ func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -822,6 +876,14 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.CreatedByType,
 			&i.CreatedByID,
 			&i.FailedRetriedAt,
+			&i.AbMode,
+			&i.AbVariants,
+			&i.AbTestPercent,
+			&i.AbWaitSeconds,
+			&i.AbMetric,
+			&i.AbWinner,
+			&i.AbWinnerAt,
+			&i.AbWinnerBy,
 		); err != nil {
 			return nil, err
 		}
@@ -863,7 +925,7 @@ func (q *Queries) CampaignListBuildsToResume(ctx context.Context, executorID *in
 }
 
 const campaignListNewest = `-- name: CampaignListNewest :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by FROM campaigns
 WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id DESC
@@ -930,6 +992,14 @@ func (q *Queries) CampaignListNewest(ctx context.Context, arg CampaignListNewest
 			&i.CreatedByType,
 			&i.CreatedByID,
 			&i.FailedRetriedAt,
+			&i.AbMode,
+			&i.AbVariants,
+			&i.AbTestPercent,
+			&i.AbWaitSeconds,
+			&i.AbMetric,
+			&i.AbWinner,
+			&i.AbWinnerAt,
+			&i.AbWinnerBy,
 		); err != nil {
 			return nil, err
 		}
@@ -959,7 +1029,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, arg CampaignNotifyParams) 
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignPauseParams struct {
@@ -1007,6 +1077,14 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
@@ -1014,7 +1092,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignResumeParams struct {
@@ -1063,6 +1141,14 @@ func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
@@ -1071,7 +1157,7 @@ const campaignRetryFailedBegin = `-- name: CampaignRetryFailedBegin :one
 UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND kind = 'campaign' AND status = 'sent'
   AND failed_retried_at IS NULL
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignRetryFailedBeginParams struct {
@@ -1122,6 +1208,14 @@ func (q *Queries) CampaignRetryFailedBegin(ctx context.Context, arg CampaignRetr
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
@@ -1390,7 +1484,7 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignUnapproveParams struct {
@@ -1437,6 +1531,14 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, arg CampaignUnapprovePa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }
@@ -1461,7 +1563,7 @@ UPDATE campaigns SET
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = $13 AND id = $14 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by
 `
 
 type CampaignUpdateDraftParams struct {
@@ -1535,6 +1637,14 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
 	)
 	return i, err
 }

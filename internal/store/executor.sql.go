@@ -154,7 +154,7 @@ func (q *Queries) CampaignListFailedWithQueued(ctx context.Context) ([]CampaignL
 
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
-       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, c.track_clicks, c.track_opens, ds.id AS stream_sender_id,
+       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, c.track_clicks, c.track_opens, c.ab_variants, ds.id AS stream_sender_id,
        (coalesce(ns.paused_reason, ds.paused_reason) IS NOT NULL)::bool AS sender_paused
 FROM campaigns c
 LEFT JOIN senders ds ON c.kind = 'messages' AND c.sender_id IS NULL AND ds.account_id = c.account_id AND ds.is_default
@@ -179,6 +179,7 @@ type CampaignListSendingRow struct {
 	Kind            string
 	TrackClicks     bool
 	TrackOpens      bool
+	AbVariants      *int16
 	StreamSenderID  *int64
 	SenderPaused    bool
 }
@@ -216,6 +217,7 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.Kind,
 			&i.TrackClicks,
 			&i.TrackOpens,
+			&i.AbVariants,
 			&i.StreamSenderID,
 			&i.SenderPaused,
 		); err != nil {

@@ -125,6 +125,14 @@ type Campaign struct {
 	CreatedByType      *string
 	CreatedByID        *int64
 	FailedRetriedAt    *time.Time
+	AbMode             *string
+	AbVariants         *int16
+	AbTestPercent      *int16
+	AbWaitSeconds      *int32
+	AbMetric           *string
+	AbWinner           *int16
+	AbWinnerAt         *time.Time
+	AbWinnerBy         *string
 }
 
 type CampaignAttachment struct {
@@ -180,6 +188,17 @@ type CampaignStatusCount struct {
 	AccountID  int64
 	Status     string
 	N          int64
+}
+
+type CampaignVariant struct {
+	AccountID    int64
+	CampaignID   int64
+	Idx          int16
+	Subject      *string
+	FromName     *string
+	HtmlTemplate *string
+	TextTemplate *string
+	TemplateID   *int64
 }
 
 type ComplaintGuard struct {
@@ -468,6 +487,7 @@ type Send struct {
 	LeftList          bool
 	FeedbackSource    *string
 	StatusBefore      *string
+	Variant           *int16
 }
 
 type Sender struct {

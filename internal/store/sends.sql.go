@@ -207,7 +207,7 @@ WITH picked AS (
     WHERE s.id = j.id
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, coalesce(j.name, '')::text AS name,
-              coalesce(j.attributes, '{}')::jsonb AS attributes, j.left_list, s.last_error
+              coalesce(j.attributes, '{}')::jsonb AS attributes, j.left_list, s.last_error, s.variant
 ), settled_events AS (
     -- send.suppressed (with reason left_list when so) and send.unknown for the rows
     -- settled here, in this statement (events.sql).
@@ -235,7 +235,7 @@ WITH picked AS (
     ON CONFLICT (campaign_id, status) DO UPDATE SET n = k.n + excluded.n
 )
 SELECT c.id, c.account_id, c.subscriber_id, c.email, c.job_id, c.status, c.attempts, c.lease_until,
-       c.executor_id, c.name, c.attributes
+       c.executor_id, c.name, c.attributes, c.variant
 FROM claimed c
 `
 
@@ -264,6 +264,7 @@ type SendClaimBatchRow struct {
 	ExecutorID   *int64
 	Name         string
 	Attributes   json.RawMessage
+	Variant      *int16
 }
 
 // The per-recipient rows of a campaign: claim, acknowledge, rescue (the build is
@@ -340,6 +341,7 @@ func (q *Queries) SendClaimBatch(ctx context.Context, arg SendClaimBatchParams) 
 			&i.ExecutorID,
 			&i.Name,
 			&i.Attributes,
+			&i.Variant,
 		); err != nil {
 			return nil, err
 		}

@@ -1938,6 +1938,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/ab-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The campaign's A/B test and its report per variant.
+         * @description The test's settings, its variants and, per variant, recipients, messages sent, recipients who opened or clicked as people (hits suspected of coming from scanners are left out, as in the report), their rates, and a significance hint: the two-sided p-value of a two-proportion z-test of each variant against the leader by the test's metric (clicks for a split). A p-value above 0.05 means the difference may well be noise. The rest of a test gets its variant when the winner is chosen, so until then it is in no variant's counts. A campaign without an A/B test is a 404 (docs/ab-tests.md).
+         */
+        get: operations["getCampaignABTest"];
+        /**
+         * Make a draft campaign an A/B test, or replace its test.
+         * @description 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+         */
+        put: operations["setCampaignABTest"];
+        post?: never;
+        /**
+         * Make a draft campaign an ordinary one again.
+         * @description Only a draft; otherwise a 409 and nothing changes.
+         */
+        delete: operations["deleteCampaignABTest"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/winner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose the winner of an A/B test in test mode.
+         * @description For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+         */
+        post: operations["chooseCampaignWinner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/retry-failed": {
         parameters: {
             query?: never;
@@ -6003,6 +6057,121 @@ export interface components {
         };
         /**
          * @example {
+         *       "mode": "test",
+         *       "test_percent": 20,
+         *       "wait_seconds": 14400,
+         *       "metric": "clicks",
+         *       "variants": [
+         *         {
+         *           "subject": "Our spring sale"
+         *         },
+         *         {
+         *           "subject": "{{.Name}}, 20% off until Sunday"
+         *         }
+         *       ]
+         *     }
+         */
+        ABTestInput: {
+            /** @enum {string} */
+            mode: "split" | "test";
+            /** @description Mode test: the test group's share of the audience, in %. */
+            test_percent?: number;
+            /** @description Mode test: from the start of the send until the winner is chosen. */
+            wait_seconds?: number;
+            /**
+             * @description Mode test: how the winner is chosen; opens are unreliable (image proxies, privacy protection).
+             * @enum {string}
+             */
+            metric?: "clicks" | "opens" | "manual";
+            variants: components["schemas"]["ABVariantInput"][];
+        };
+        /** @description What this variant changes; an absent field is the campaign's own. */
+        ABVariantInput: {
+            subject?: string;
+            from_name?: string;
+            html_template?: string;
+            text_template?: string;
+            /**
+             * Format: int64
+             * @description A template of the account whose subject and content the variant takes at approval (instead of its own).
+             */
+            template_id?: number;
+        };
+        /** @description A variant as stored; an absent field is the campaign's own. */
+        ABVariant: {
+            /** @description Its letter: A is the first. */
+            variant: string;
+            subject?: string;
+            from_name?: string;
+            html_template?: string;
+            text_template?: string;
+            /** Format: int64 */
+            template_id?: number;
+        };
+        ABTest: {
+            /** @enum {string} */
+            mode: "split" | "test";
+            test_percent?: number | null;
+            wait_seconds?: number | null;
+            /** @enum {string|null} */
+            metric?: "clicks" | "opens" | "manual" | null;
+            variants: components["schemas"]["ABVariant"][];
+            /** @description Mode test: the winner's letter once chosen. */
+            winner?: string | null;
+            /** Format: date-time */
+            winner_chosen_at?: string | null;
+            /** @enum {string|null} */
+            chosen_by?: "automatic" | "manual" | null;
+            /** @description Per variant (in GET), in variant order. */
+            report?: components["schemas"]["ABVariantReport"][];
+        };
+        ABVariantReport: {
+            variant: string;
+            /**
+             * Format: int64
+             * @description Recipients given this variant (the rest of a test counts once the winner is chosen).
+             */
+            recipients: number;
+            /** Format: int64 */
+            sent: number;
+            /**
+             * Format: int64
+             * @description Recipients who opened, people only.
+             */
+            opened: number;
+            /**
+             * Format: int64
+             * @description Recipients who clicked a tracked link, people only.
+             */
+            clicked: number;
+            /**
+             * Format: double
+             * @description opened / sent.
+             */
+            open_rate: number;
+            /**
+             * Format: double
+             * @description clicked / sent.
+             */
+            click_rate: number;
+            /**
+             * Format: double
+             * @description Two-sided p-value of a two-proportion z-test against the leader by the metric (1 for the leader): below 0.05, the difference is unlikely to be noise.
+             */
+            p_value: number;
+            /** @description The highest rate by the test's metric (clicks for a split); a tie goes to the earlier variant. */
+            leader: boolean;
+        };
+        /**
+         * @example {
+         *       "variant": "B"
+         *     }
+         */
+        WinnerRequest: {
+            variant: string;
+        };
+        /**
+         * @example {
          *       "requeued": 8,
          *       "campaign": {
          *         "id": 42,
@@ -6893,7 +7062,7 @@ export interface components {
          * @description The catalogue of event types (docs/events.md); every Event's type, every endpoint's event_types and ?type= filter item is one of these.
          * @enum {string}
          */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "campaign.winner_chosen" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
         /**
          * @description One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
          *     schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
@@ -6909,7 +7078,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SubscriberErasedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
+        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["CampaignWinnerChosenEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SubscriberErasedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
         CampaignApprovedEvent: {
             id: string;
             /**
@@ -6986,6 +7155,32 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignWinnerChosenEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.winner_chosen";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignWinnerEventData"];
+        };
+        /** @description The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it. */
+        CampaignWinnerEventData: {
+            /** Format: int64 */
+            campaign_id: number;
+            name: string;
+            /** @description The variant's letter (A is the first). */
+            variant: string;
+            /**
+             * @description automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+             * @enum {string}
+             */
+            chosen_by: "automatic" | "manual";
+            /** @enum {string} */
+            metric: "clicks" | "opens" | "manual";
         };
         SendSentEvent: {
             id: string;
@@ -11763,6 +11958,155 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getCampaignABTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test and its report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ABTest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    setCampaignABTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ABTestInput"];
+            };
+        };
+        responses: {
+            /** @description The test as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ABTest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteCampaignABTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign has no A/B test. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    chooseCampaignWinner: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WinnerRequest"];
+            };
+        };
+        responses: {
+            /** @description The test with its winner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ABTest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
