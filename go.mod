@@ -91,4 +91,6 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 )
 
+require github.com/emersion/go-msgauth v0.7.0
+
 replace github.com/sendonce/sendonce/client => ./client

@@ -3994,6 +3994,9 @@ type SenderSettings struct {
 	// ConfigurationSet The SES configuration set.
 	ConfigurationSet *string `json:"configuration_set,omitempty"`
 
+	// DkimSign smtp: false sends unsigned even when the From domain has an active DKIM key (a relay that signs itself); absent or true signs with it (see POST /v1/domains/{domain}/dkim-keys).
+	DkimSign *bool `json:"dkim_sign,omitempty"`
+
 	// Domain The Mailgun sending domain.
 	Domain *string `json:"domain,omitempty"`
 

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/dkim"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
@@ -26,6 +27,8 @@ type Service struct {
 	guard egress.Guard
 	// noChunking is SENDONCE_SMTP_CHUNKING=false for smtp senders.
 	noChunking bool
+	// dkim holds the accounts' DKIM keys (sealed with ring) that smtp senders sign with.
+	dkim *dkim.Service
 }
 
 // Option configures a Service.
@@ -45,12 +48,16 @@ func NewService(pool *pgxpool.Pool, ring *KeyRing, opts ...Option) *Service {
 	if ring == nil {
 		ring = &KeyRing{}
 	}
-	s := &Service{pool: pool, ring: ring}
+	s := &Service{pool: pool, ring: ring, dkim: dkim.NewService(pool, ring)}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
+
+// DKIM returns the service of the accounts' DKIM keys, sealed with the same
+// ring as sender credentials; smtp senders sign with their active keys.
+func (s *Service) DKIM() *dkim.Service { return s.dkim }
 
 // aad binds a ciphertext to its sender (and account), so a ciphertext copied onto
 // another sender's row, whose destination may differ, does not decrypt there.

@@ -6355,6 +6355,8 @@ export interface components {
             /** @enum {string} */
             security?: "none" | "starttls" | "tls";
             username?: string;
+            /** @description smtp: false sends unsigned even when the From domain has an active DKIM key (a relay that signs itself); absent or true signs with it (see POST /v1/domains/{domain}/dkim-keys). */
+            dkim_sign?: boolean;
             /** @description No user name or password in it (they go in credentials); no literal internal address or localhost unless private destinations are allowed. */
             url?: string;
             /** @description Replaces the native provider's API origin; the same rules as url. */
