@@ -185,7 +185,7 @@ func TestRotation(t *testing.T) {
 	next, err := f.keys.Create(f.ctx, f.account, "news.example.com", "next", dkim.Ed25519)
 	require.NoError(t, err)
 	lookup := zoneOf(t, old, next) // both published during the rotation
-	f.send(t, message(2)) // the new key is not active yet
+	f.send(t, message(2))          // the new key is not active yet
 	_, err = f.keys.Activate(f.ctx, f.account, "news.example.com", next.ID)
 	require.NoError(t, err)
 	f.send(t, message(3))

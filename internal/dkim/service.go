@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
@@ -141,6 +142,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, domain, selector,
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		row, err = store.New(tx).DKIMKeyCreate(ctx, store.DKIMKeyCreateParams{AccountID: accountID, Domain: d,
 			Selector: selector, Algorithm: alg, PublicKey: public, SecretKeyID: keyID, Secret: sealed})
+		if err == nil {
+			audit.SetTarget(ctx, strconv.FormatInt(row.ID, 10)) // the entry is written as this transaction commits
+		}
 		return err
 	})
 	if err != nil {
