@@ -35,3 +35,13 @@ DELETE FROM dkim_keys WHERE account_id = @account_id AND domain = @domain AND id
 -- name: DKIMKeyActive :one
 -- The key a message From the domain is signed with, if any.
 SELECT * FROM dkim_keys WHERE account_id = @account_id AND domain = @domain AND active;
+
+-- name: DKIMKeySecretsAll :many
+-- Every stored private key, for the start-up decryption check and key-ring
+-- rotation (an operator's command, across accounts).
+SELECT id, account_id, domain, selector, secret_key_id, secret FROM dkim_keys ORDER BY id;
+
+-- name: DKIMKeySecretReplace :execrows
+-- Re-sealed under the ring's first key, unless the key changed meanwhile.
+UPDATE dkim_keys SET secret_key_id = @secret_key_id, secret = @secret
+WHERE account_id = @account_id AND id = @id AND secret = @old_secret;

@@ -239,3 +239,32 @@ func TestPublished(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, dkim.Published(dkim.TXTValue(dkim.Ed25519, other), dkim.Ed25519, pub))
 }
+
+// TestKeyRingRotation: a DKIM key sealed under an old SENDONCE_SECRETS_KEY entry
+// is re-sealed by the rotation, after which the old entry can leave the ring;
+// before it, a ring without that entry fails the start-up check.
+func TestKeyRingRotation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.New(t)
+	acc, _, err := account.NewService(pool).Create(ctx, "a")
+	require.NoError(t, err)
+	k1, k2 := sender.NewKeyRingEntry("k1"), sender.NewKeyRingEntry("k2")
+	old, err := sender.ParseKeyRing([]string{k1})
+	require.NoError(t, err)
+	_, err = dkim.NewService(pool, old).Create(ctx, acc.ID, "news.example.com", "s1", dkim.Ed25519)
+	require.NoError(t, err)
+	onlyNew, err := sender.ParseKeyRing([]string{k2})
+	require.NoError(t, err)
+	require.ErrorContains(t, sender.CheckKeys(ctx, pool, onlyNew), "cannot decrypt 1 DKIM key")
+
+	both, err := sender.ParseKeyRing([]string{k2, k1})
+	require.NoError(t, err)
+	n, err := dkim.Rotate(ctx, pool, both)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = dkim.Rotate(ctx, pool, both)
+	require.NoError(t, err)
+	require.Zero(t, n, "idempotent")
+	require.NoError(t, sender.CheckKeys(ctx, pool, onlyNew))
+}

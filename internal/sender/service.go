@@ -348,8 +348,8 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	return postgres.Error(err, "sender")
 }
 
-// CheckKeys decrypts every stored credential and returns an error naming the
-// senders the ring cannot decrypt: serve refuses to start rather than fail at send time.
+// CheckKeys decrypts every stored credential (and DKIM key) and returns an error
+// naming the senders (or keys) the ring cannot decrypt: serve refuses to start rather than fail at send time.
 func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) error {
 	rows, err := store.New(pool).SenderSecretsAll(ctx)
 	if err != nil {
@@ -369,7 +369,8 @@ func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) error {
 		return fmt.Errorf("SENDONCE_SECRETS_KEY cannot decrypt the credentials of %d sender(s) (ids %s): %w; "+
 			"add the key they were encrypted with to the ring", len(bad), strings.Join(bad, ", "), first)
 	}
-	return nil
+	// DKIM keys are sealed with the same ring.
+	return dkim.CheckKeys(ctx, pool, ring)
 }
 
 // Rotate re-encrypts every stored credential under the ring's first key, bound to

@@ -226,3 +226,73 @@ func (q *Queries) DKIMKeyList(ctx context.Context, arg DKIMKeyListParams) ([]Dki
 	}
 	return items, nil
 }
+
+const dKIMKeySecretReplace = `-- name: DKIMKeySecretReplace :execrows
+UPDATE dkim_keys SET secret_key_id = $1, secret = $2
+WHERE account_id = $3 AND id = $4 AND secret = $5
+`
+
+type DKIMKeySecretReplaceParams struct {
+	SecretKeyID string
+	Secret      []byte
+	AccountID   int64
+	ID          int64
+	OldSecret   []byte
+}
+
+// Re-sealed under the ring's first key, unless the key changed meanwhile.
+func (q *Queries) DKIMKeySecretReplace(ctx context.Context, arg DKIMKeySecretReplaceParams) (int64, error) {
+	result, err := q.db.Exec(ctx, dKIMKeySecretReplace,
+		arg.SecretKeyID,
+		arg.Secret,
+		arg.AccountID,
+		arg.ID,
+		arg.OldSecret,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const dKIMKeySecretsAll = `-- name: DKIMKeySecretsAll :many
+SELECT id, account_id, domain, selector, secret_key_id, secret FROM dkim_keys ORDER BY id
+`
+
+type DKIMKeySecretsAllRow struct {
+	ID          int64
+	AccountID   int64
+	Domain      string
+	Selector    string
+	SecretKeyID string
+	Secret      []byte
+}
+
+// Every stored private key, for the start-up decryption check and key-ring
+// rotation (an operator's command, across accounts).
+func (q *Queries) DKIMKeySecretsAll(ctx context.Context) ([]DKIMKeySecretsAllRow, error) {
+	rows, err := q.db.Query(ctx, dKIMKeySecretsAll)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DKIMKeySecretsAllRow{}
+	for rows.Next() {
+		var i DKIMKeySecretsAllRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.Domain,
+			&i.Selector,
+			&i.SecretKeyID,
+			&i.Secret,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
