@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	msgdkim "github.com/emersion/go-msgauth/dkim"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/account"
@@ -31,6 +32,8 @@ type fixture struct {
 	keys    *dkim.Service
 	sink    *sink.SMTP
 	send    func(t *testing.T, m provider.Message)
+	prov    provider.Provider
+	pool    *pgxpool.Pool
 }
 
 func setup(t *testing.T, settings func(*sender.Settings)) fixture {
@@ -60,7 +63,7 @@ func setup(t *testing.T, settings func(*sender.Settings)) fixture {
 	prov, err := svc.Built(row)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = prov.Close() })
-	return fixture{ctx: ctx, account: acc.ID, keys: svc.DKIM(), sink: sk, send: func(t *testing.T, m provider.Message) {
+	return fixture{ctx: ctx, account: acc.ID, keys: svc.DKIM(), sink: sk, prov: prov, pool: pool, send: func(t *testing.T, m provider.Message) {
 		t.Helper()
 		_, err := prov.Send(ctx, m)
 		require.NoError(t, err)
@@ -267,4 +270,24 @@ func TestKeyRingRotation(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "idempotent")
 	require.NoError(t, sender.CheckKeys(ctx, pool, onlyNew))
+}
+
+// TestUnusableKeyFailsTheSend: a key the ring cannot decrypt fails the send as
+// temporary (nothing handed over) and as the sender's configuration failure, so
+// a run of them pauses the sender instead of sending unsigned mail.
+func TestUnusableKeyFailsTheSend(t *testing.T) {
+	t.Parallel()
+	f := setup(t, nil)
+	k, err := f.keys.Create(f.ctx, f.account, "news.example.com", "s1", dkim.Ed25519)
+	require.NoError(t, err)
+	_, err = f.keys.Activate(f.ctx, f.account, "news.example.com", k.ID)
+	require.NoError(t, err)
+	_, err = f.pool.Exec(f.ctx, `UPDATE dkim_keys SET secret_key_id = 'gone' WHERE id = $1`, k.ID)
+	require.NoError(t, err)
+	_, err = f.prov.Send(f.ctx, message(1))
+	pe, ok := provider.AsError(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, provider.Temporary, pe.Class)
+	require.True(t, pe.Config)
+	require.Empty(t, f.sink.Messages())
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -295,11 +296,11 @@ func (s *Service) signingKey(ctx context.Context, accountID int64, domain string
 	default:
 		pkcs8, err := s.ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID, r.Domain, r.Selector))
 		if err != nil {
-			return nil, fmt.Errorf("DKIM key %s of %s: %w", r.Selector, r.Domain, err)
+			return nil, fmt.Errorf("%w: DKIM key %s of %s: %w", provider.ErrSigningKey, r.Selector, r.Domain, err)
 		}
 		signer, err := ParsePrivate(pkcs8)
 		if err != nil {
-			return nil, fmt.Errorf("DKIM key %s of %s: %w", r.Selector, r.Domain, err)
+			return nil, fmt.Errorf("%w: DKIM key %s of %s: %w", provider.ErrSigningKey, r.Selector, r.Domain, err)
 		}
 		k = &Key{Domain: r.Domain, Selector: r.Selector, Signer: signer}
 	}

@@ -55,6 +55,10 @@ type Signer interface {
 	Signature(ctx context.Context, from string, msg []byte) ([]byte, error)
 }
 
+// ErrSigningKey wraps a Signer's error when the key itself cannot be used (it
+// does not decrypt or parse), as opposed to a lookup that failed.
+var ErrSigningKey = errors.New("the signing key cannot be used")
+
 // SMTP sends through an SMTP relay over a small pool of persistent connections,
 // one recipient per message. go-mail opens each connection (TLS, EHLO, STARTTLS,
 // AUTH) and closes it (QUIT); the transaction itself (smtptx.go) writes the
@@ -220,10 +224,10 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	if p.settings.Signer != nil {
 		sig, err := p.settings.Signer.Signature(ctx, m.From, msg)
 		if err != nil {
-			// The key could not be read (SENDONCE_SECRETS_KEY lacks it, the database
-			// did not answer): nothing was handed over; a run of these pauses the
-			// sender, as an auth failure does.
-			return "", &Error{Class: Temporary, Err: fmt.Errorf("dkim: %w", err), Config: true}
+			// Nothing was handed over. A key that cannot be used (SENDONCE_SECRETS_KEY
+			// lacks its entry) is the sender's setup: a run of these pauses the
+			// sender, as an auth failure does; a database that did not answer is not.
+			return "", &Error{Class: Temporary, Err: fmt.Errorf("dkim: %w", err), Config: errors.Is(err, ErrSigningKey)}
 		}
 		msg = prepend(msg, sig)
 	}
