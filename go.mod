@@ -95,4 +95,6 @@ require golang.org/x/image v0.48.0
 
 require go.uber.org/goleak v1.3.0
 
+require github.com/emersion/go-msgauth v0.7.0
+
 replace github.com/sendonce/sendonce/client => ./client

@@ -442,6 +442,57 @@ func (e ConsentStatus) Valid() bool {
 	}
 }
 
+// Defines values for DkimKeyAlgorithm.
+const (
+	DkimKeyAlgorithmEd25519 DkimKeyAlgorithm = "ed25519"
+	DkimKeyAlgorithmRsa2048 DkimKeyAlgorithm = "rsa-2048"
+)
+
+// Valid indicates whether the value is a known member of the DkimKeyAlgorithm enum.
+func (e DkimKeyAlgorithm) Valid() bool {
+	switch e {
+	case DkimKeyAlgorithmEd25519:
+		return true
+	case DkimKeyAlgorithmRsa2048:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DkimKeyRecordType.
+const (
+	TXT DkimKeyRecordType = "TXT"
+)
+
+// Valid indicates whether the value is a known member of the DkimKeyRecordType enum.
+func (e DkimKeyRecordType) Valid() bool {
+	switch e {
+	case TXT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DkimKeyCreateAlgorithm.
+const (
+	DkimKeyCreateAlgorithmEd25519 DkimKeyCreateAlgorithm = "ed25519"
+	DkimKeyCreateAlgorithmRsa2048 DkimKeyCreateAlgorithm = "rsa-2048"
+)
+
+// Valid indicates whether the value is a known member of the DkimKeyCreateAlgorithm enum.
+func (e DkimKeyCreateAlgorithm) Valid() bool {
+	switch e {
+	case DkimKeyCreateAlgorithmEd25519:
+		return true
+	case DkimKeyCreateAlgorithmRsa2048:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DomainAlignmentMode.
 const (
 	Relaxed DomainAlignmentMode = "relaxed"
@@ -454,6 +505,30 @@ func (e DomainAlignmentMode) Valid() bool {
 	case Relaxed:
 		return true
 	case Strict:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DomainCheckDkimKeyStatus.
+const (
+	DomainCheckDkimKeyStatusMatch    DomainCheckDkimKeyStatus = "match"
+	DomainCheckDkimKeyStatusMismatch DomainCheckDkimKeyStatus = "mismatch"
+	DomainCheckDkimKeyStatusMissing  DomainCheckDkimKeyStatus = "missing"
+	DomainCheckDkimKeyStatusUnknown  DomainCheckDkimKeyStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the DomainCheckDkimKeyStatus enum.
+func (e DomainCheckDkimKeyStatus) Valid() bool {
+	switch e {
+	case DomainCheckDkimKeyStatusMatch:
+		return true
+	case DomainCheckDkimKeyStatusMismatch:
+		return true
+	case DomainCheckDkimKeyStatusMissing:
+		return true
+	case DomainCheckDkimKeyStatusUnknown:
 		return true
 	default:
 		return false
@@ -3052,6 +3127,50 @@ type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
 }
 
+// DkimKey Example: {"activated_at":null,"active":false,"algorithm":"ed25519","created_at":"2026-12-06T15:00:00Z","domain":"news.example.com","id":3,"record":{"name":"s2026._domainkey.news.example.com","type":"TXT","value":"v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="},"selector":"s2026"}
+type DkimKey struct {
+	// ActivatedAt When it last became active.
+	ActivatedAt *time.Time `json:"activated_at"`
+
+	// Active Signs the domain's mail (SMTP senders). At most one key per domain.
+	Active    bool             `json:"active"`
+	Algorithm DkimKeyAlgorithm `json:"algorithm"`
+	CreatedAt time.Time        `json:"created_at"`
+	Domain    string           `json:"domain"`
+	Id        int64            `json:"id"`
+
+	// Record The TXT record to publish. An RSA value is longer than 255 characters: DNS providers split it into several strings of one record themselves (or enter it as such); the strings are joined when read.
+	Record struct {
+		Name  string            `json:"name"`
+		Type  DkimKeyRecordType `json:"type"`
+		Value string            `json:"value"`
+	} `json:"record"`
+	Selector string `json:"selector"`
+}
+
+// DkimKeyAlgorithm defines model for DkimKey.Algorithm.
+type DkimKeyAlgorithm string
+
+// DkimKeyRecordType defines model for DkimKey.Record.Type.
+type DkimKeyRecordType string
+
+// DkimKeyCreate Example: {"algorithm":"rsa-2048","selector":"s2026"}
+type DkimKeyCreate struct {
+	// Algorithm Absent: rsa-2048.
+	Algorithm *DkimKeyCreateAlgorithm `json:"algorithm,omitempty"`
+
+	// Selector One DNS label (letters, digits, hyphens; stored lower-case), unique per domain; absent: generated.
+	Selector *string `json:"selector,omitempty"`
+}
+
+// DkimKeyCreateAlgorithm Absent: rsa-2048.
+type DkimKeyCreateAlgorithm string
+
+// DkimKeyList defines model for DkimKeyList.
+type DkimKeyList struct {
+	Data []DkimKey `json:"data"`
+}
+
 // DomainAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
 type DomainAlignment struct {
 	Aligned bool `json:"aligned"`
@@ -3070,15 +3189,22 @@ type DomainAlignment struct {
 // DomainAlignmentMode strict when the DMARC record says aspf=s (SPF) or adkim=s (DKIM): the domains must be equal; relaxed: they share the organizational domain (Public Suffix List).
 type DomainAlignmentMode string
 
-// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dkim_alignment":{"aligned":true,"detail":"the DKIM signing domain (d=) example.com aligns with example.com (relaxed)","domain":"example.com","mode":"relaxed"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"},"spf_alignment":{"aligned":true,"authorized":true,"detail":"the envelope sender send.example.com aligns with example.com (relaxed) and its SPF record names include:amazonses.com","domain":"send.example.com","mode":"relaxed"}}
+// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dkim_alignment":{"aligned":true,"detail":"the DKIM signing domain (d=) example.com aligns with example.com (relaxed)","domain":"example.com","mode":"relaxed"},"dkim_keys":[{"active":true,"detail":"the record at s2026._domainkey.example.com carries this key","id":3,"selector":"s2026","status":"match"}],"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"},"spf_alignment":{"aligned":true,"authorized":true,"detail":"the envelope sender send.example.com aligns with example.com (relaxed) and its SPF record names include:amazonses.com","domain":"send.example.com","mode":"relaxed"}}
 type DomainCheck struct {
 	// Aligned DMARC can pass: SPF passes for an aligned envelope domain that authorizes the provider (or whose mechanism is not known), or a DKIM key is published under an aligned signing domain.
 	Aligned bool              `json:"aligned"`
 	Dkim    DomainRecordCheck `json:"dkim"`
 
 	// DkimAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
-	DkimAlignment DomainAlignment   `json:"dkim_alignment"`
-	Dmarc         DomainRecordCheck `json:"dmarc"`
+	DkimAlignment DomainAlignment `json:"dkim_alignment"`
+
+	// DkimKeys The account's own DKIM keys of the domain (POST /v1/domains/{domain}/dkim-keys), each looked up at its
+	// record's name: `match` when a published record carries exactly this key, `missing` when none is
+	// published there, `mismatch` when the record there holds another key (or a revoked one), `unknown` when
+	// the lookup failed. When the account has an active key and no `dkim_selector` is given, the `dkim`
+	// check above looks at the active key's selector. Empty on approval checks and for a domain without keys.
+	DkimKeys []DomainCheckDkimKey `json:"dkim_keys"`
+	Dmarc    DomainRecordCheck    `json:"dmarc"`
 
 	// DmarcPolicy p= of the DMARC record; empty when none.
 	DmarcPolicy string `json:"dmarc_policy"`
@@ -3097,6 +3223,18 @@ type DomainCheck struct {
 	// SpfAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
 	SpfAlignment DomainAlignment `json:"spf_alignment"`
 }
+
+// DomainCheckDkimKey defines model for DomainCheckDkimKey.
+type DomainCheckDkimKey struct {
+	Active   bool                     `json:"active"`
+	Detail   string                   `json:"detail"`
+	Id       int64                    `json:"id"`
+	Selector string                   `json:"selector"`
+	Status   DomainCheckDkimKeyStatus `json:"status"`
+}
+
+// DomainCheckDkimKeyStatus defines model for DomainCheckDkimKey.Status.
+type DomainCheckDkimKeyStatus string
 
 // DomainCheckRequest Example: {"dkim_selector":"resend","domain":"example.com"}
 type DomainCheckRequest struct {
@@ -4446,6 +4584,9 @@ type SenderSettings struct {
 	// ConfigurationSet The SES configuration set.
 	ConfigurationSet *string `json:"configuration_set,omitempty"`
 
+	// DkimSign smtp: false sends unsigned even when the From domain has an active DKIM key (a relay that signs itself); absent or true signs with it (see POST /v1/domains/{domain}/dkim-keys).
+	DkimSign *bool `json:"dkim_sign,omitempty"`
+
 	// Domain The Mailgun sending domain.
 	Domain *string `json:"domain,omitempty"`
 
@@ -5726,6 +5867,40 @@ type CheckDomainParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateDkimKeyParams defines parameters for CreateDkimKey.
+type CreateDkimKeyParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ActivateDkimKeyParams defines parameters for ActivateDkimKey.
+type ActivateDkimKeyParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListEventEndpointsParams defines parameters for ListEventEndpoints.
 type ListEventEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -6640,6 +6815,9 @@ type ChooseCampaignWinnerJSONRequestBody = WinnerRequest
 
 // CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
 type CheckDomainJSONRequestBody = DomainCheckRequest
+
+// CreateDkimKeyJSONRequestBody defines body for CreateDkimKey for application/json ContentType.
+type CreateDkimKeyJSONRequestBody = DkimKeyCreate
 
 // CreateEventEndpointJSONRequestBody defines body for CreateEventEndpoint for application/json ContentType.
 type CreateEventEndpointJSONRequestBody = EventEndpointInput

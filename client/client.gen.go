@@ -449,6 +449,57 @@ func (e ConsentStatus) Valid() bool {
 	}
 }
 
+// Defines values for DkimKeyAlgorithm.
+const (
+	DkimKeyAlgorithmEd25519 DkimKeyAlgorithm = "ed25519"
+	DkimKeyAlgorithmRsa2048 DkimKeyAlgorithm = "rsa-2048"
+)
+
+// Valid indicates whether the value is a known member of the DkimKeyAlgorithm enum.
+func (e DkimKeyAlgorithm) Valid() bool {
+	switch e {
+	case DkimKeyAlgorithmEd25519:
+		return true
+	case DkimKeyAlgorithmRsa2048:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DkimKeyRecordType.
+const (
+	TXT DkimKeyRecordType = "TXT"
+)
+
+// Valid indicates whether the value is a known member of the DkimKeyRecordType enum.
+func (e DkimKeyRecordType) Valid() bool {
+	switch e {
+	case TXT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DkimKeyCreateAlgorithm.
+const (
+	DkimKeyCreateAlgorithmEd25519 DkimKeyCreateAlgorithm = "ed25519"
+	DkimKeyCreateAlgorithmRsa2048 DkimKeyCreateAlgorithm = "rsa-2048"
+)
+
+// Valid indicates whether the value is a known member of the DkimKeyCreateAlgorithm enum.
+func (e DkimKeyCreateAlgorithm) Valid() bool {
+	switch e {
+	case DkimKeyCreateAlgorithmEd25519:
+		return true
+	case DkimKeyCreateAlgorithmRsa2048:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DomainAlignmentMode.
 const (
 	Relaxed DomainAlignmentMode = "relaxed"
@@ -461,6 +512,30 @@ func (e DomainAlignmentMode) Valid() bool {
 	case Relaxed:
 		return true
 	case Strict:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DomainCheckDkimKeyStatus.
+const (
+	DomainCheckDkimKeyStatusMatch    DomainCheckDkimKeyStatus = "match"
+	DomainCheckDkimKeyStatusMismatch DomainCheckDkimKeyStatus = "mismatch"
+	DomainCheckDkimKeyStatusMissing  DomainCheckDkimKeyStatus = "missing"
+	DomainCheckDkimKeyStatusUnknown  DomainCheckDkimKeyStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the DomainCheckDkimKeyStatus enum.
+func (e DomainCheckDkimKeyStatus) Valid() bool {
+	switch e {
+	case DomainCheckDkimKeyStatusMatch:
+		return true
+	case DomainCheckDkimKeyStatusMismatch:
+		return true
+	case DomainCheckDkimKeyStatusMissing:
+		return true
+	case DomainCheckDkimKeyStatusUnknown:
 		return true
 	default:
 		return false
@@ -3059,6 +3134,50 @@ type DevInboxPage struct {
 	Data []DevInboxMessage `json:"data"`
 }
 
+// DkimKey Example: {"activated_at":null,"active":false,"algorithm":"ed25519","created_at":"2026-12-06T15:00:00Z","domain":"news.example.com","id":3,"record":{"name":"s2026._domainkey.news.example.com","type":"TXT","value":"v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="},"selector":"s2026"}
+type DkimKey struct {
+	// ActivatedAt When it last became active.
+	ActivatedAt *time.Time `json:"activated_at"`
+
+	// Active Signs the domain's mail (SMTP senders). At most one key per domain.
+	Active    bool             `json:"active"`
+	Algorithm DkimKeyAlgorithm `json:"algorithm"`
+	CreatedAt time.Time        `json:"created_at"`
+	Domain    string           `json:"domain"`
+	Id        int64            `json:"id"`
+
+	// Record The TXT record to publish. An RSA value is longer than 255 characters: DNS providers split it into several strings of one record themselves (or enter it as such); the strings are joined when read.
+	Record struct {
+		Name  string            `json:"name"`
+		Type  DkimKeyRecordType `json:"type"`
+		Value string            `json:"value"`
+	} `json:"record"`
+	Selector string `json:"selector"`
+}
+
+// DkimKeyAlgorithm defines model for DkimKey.Algorithm.
+type DkimKeyAlgorithm string
+
+// DkimKeyRecordType defines model for DkimKey.Record.Type.
+type DkimKeyRecordType string
+
+// DkimKeyCreate Example: {"algorithm":"rsa-2048","selector":"s2026"}
+type DkimKeyCreate struct {
+	// Algorithm Absent: rsa-2048.
+	Algorithm *DkimKeyCreateAlgorithm `json:"algorithm,omitempty"`
+
+	// Selector One DNS label (letters, digits, hyphens; stored lower-case), unique per domain; absent: generated.
+	Selector *string `json:"selector,omitempty"`
+}
+
+// DkimKeyCreateAlgorithm Absent: rsa-2048.
+type DkimKeyCreateAlgorithm string
+
+// DkimKeyList defines model for DkimKeyList.
+type DkimKeyList struct {
+	Data []DkimKey `json:"data"`
+}
+
 // DomainAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
 type DomainAlignment struct {
 	Aligned bool `json:"aligned"`
@@ -3077,15 +3196,22 @@ type DomainAlignment struct {
 // DomainAlignmentMode strict when the DMARC record says aspf=s (SPF) or adkim=s (DKIM): the domains must be equal; relaxed: they share the organizational domain (Public Suffix List).
 type DomainAlignmentMode string
 
-// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dkim_alignment":{"aligned":true,"detail":"the DKIM signing domain (d=) example.com aligns with example.com (relaxed)","domain":"example.com","mode":"relaxed"},"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"},"spf_alignment":{"aligned":true,"authorized":true,"detail":"the envelope sender send.example.com aligns with example.com (relaxed) and its SPF record names include:amazonses.com","domain":"send.example.com","mode":"relaxed"}}
+// DomainCheck Example: {"aligned":true,"dkim":{"detail":"a DKIM key at resend._domainkey.example.com","records":["p=MIGfMA0…"],"selector":"resend","status":"pass"},"dkim_alignment":{"aligned":true,"detail":"the DKIM signing domain (d=) example.com aligns with example.com (relaxed)","domain":"example.com","mode":"relaxed"},"dkim_keys":[{"active":true,"detail":"the record at s2026._domainkey.example.com carries this key","id":3,"selector":"s2026","status":"match"}],"dmarc":{"detail":"no DMARC record (TXT \"v=DMARC1; p=…\") at _dmarc.example.com","records":[],"status":"missing"},"dmarc_policy":"","domain":"example.com","ok":false,"publish":[{"name":"_dmarc.example.com","type":"TXT","value":"v=DMARC1; p=none; rua=mailto:dmarc-reports@example.com","why":"Gmail and Yahoo require a DMARC record for the From domain (p=none is enough to start)"}],"spf":{"detail":"one SPF record","records":["v=spf1 include:amazonses.com ~all"],"status":"pass"},"spf_alignment":{"aligned":true,"authorized":true,"detail":"the envelope sender send.example.com aligns with example.com (relaxed) and its SPF record names include:amazonses.com","domain":"send.example.com","mode":"relaxed"}}
 type DomainCheck struct {
 	// Aligned DMARC can pass: SPF passes for an aligned envelope domain that authorizes the provider (or whose mechanism is not known), or a DKIM key is published under an aligned signing domain.
 	Aligned bool              `json:"aligned"`
 	Dkim    DomainRecordCheck `json:"dkim"`
 
 	// DkimAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
-	DkimAlignment DomainAlignment   `json:"dkim_alignment"`
-	Dmarc         DomainRecordCheck `json:"dmarc"`
+	DkimAlignment DomainAlignment `json:"dkim_alignment"`
+
+	// DkimKeys The account's own DKIM keys of the domain (POST /v1/domains/{domain}/dkim-keys), each looked up at its
+	// record's name: `match` when a published record carries exactly this key, `missing` when none is
+	// published there, `mismatch` when the record there holds another key (or a revoked one), `unknown` when
+	// the lookup failed. When the account has an active key and no `dkim_selector` is given, the `dkim`
+	// check above looks at the active key's selector. Empty on approval checks and for a domain without keys.
+	DkimKeys []DomainCheckDkimKey `json:"dkim_keys"`
+	Dmarc    DomainRecordCheck    `json:"dmarc"`
 
 	// DmarcPolicy p= of the DMARC record; empty when none.
 	DmarcPolicy string `json:"dmarc_policy"`
@@ -3104,6 +3230,18 @@ type DomainCheck struct {
 	// SpfAlignment How SPF (for the envelope sender's domain) or DKIM (for the signing d= domain) lines up with the From domain, as DMARC judges it.
 	SpfAlignment DomainAlignment `json:"spf_alignment"`
 }
+
+// DomainCheckDkimKey defines model for DomainCheckDkimKey.
+type DomainCheckDkimKey struct {
+	Active   bool                     `json:"active"`
+	Detail   string                   `json:"detail"`
+	Id       int64                    `json:"id"`
+	Selector string                   `json:"selector"`
+	Status   DomainCheckDkimKeyStatus `json:"status"`
+}
+
+// DomainCheckDkimKeyStatus defines model for DomainCheckDkimKey.Status.
+type DomainCheckDkimKeyStatus string
 
 // DomainCheckRequest Example: {"dkim_selector":"resend","domain":"example.com"}
 type DomainCheckRequest struct {
@@ -4453,6 +4591,9 @@ type SenderSettings struct {
 	// ConfigurationSet The SES configuration set.
 	ConfigurationSet *string `json:"configuration_set,omitempty"`
 
+	// DkimSign smtp: false sends unsigned even when the From domain has an active DKIM key (a relay that signs itself); absent or true signs with it (see POST /v1/domains/{domain}/dkim-keys).
+	DkimSign *bool `json:"dkim_sign,omitempty"`
+
 	// Domain The Mailgun sending domain.
 	Domain *string `json:"domain,omitempty"`
 
@@ -5733,6 +5874,40 @@ type CheckDomainParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateDkimKeyParams defines parameters for CreateDkimKey.
+type CreateDkimKeyParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ActivateDkimKeyParams defines parameters for ActivateDkimKey.
+type ActivateDkimKeyParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListEventEndpointsParams defines parameters for ListEventEndpoints.
 type ListEventEndpointsParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -6647,6 +6822,9 @@ type ChooseCampaignWinnerJSONRequestBody = WinnerRequest
 
 // CheckDomainJSONRequestBody defines body for CheckDomain for application/json ContentType.
 type CheckDomainJSONRequestBody = DomainCheckRequest
+
+// CreateDkimKeyJSONRequestBody defines body for CreateDkimKey for application/json ContentType.
+type CreateDkimKeyJSONRequestBody = DkimKeyCreate
 
 // CreateEventEndpointJSONRequestBody defines body for CreateEventEndpoint for application/json ContentType.
 type CreateEventEndpointJSONRequestBody = EventEndpointInput
@@ -9038,6 +9216,58 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
 	CheckDomain(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDkimKeys List a domain's DKIM keys
+	//
+	// The account's DKIM keys of the domain (without their private halves), oldest first, with the TXT record each needs published.
+	//
+	// Corresponds with GET /v1/domains/{domain}/dkim-keys (the `ListDkimKeys` operationId).
+	ListDkimKeys(ctx context.Context, domain string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDkimKeyWithBody Generate a DKIM key
+	//
+	// Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+	// (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+	// `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+	// POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+	// with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+	// signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/domains/{domain}/dkim-keys (the `CreateDkimKey` operationId).
+	CreateDkimKeyWithBody(ctx context.Context, domain string, params *CreateDkimKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDkimKey Generate a DKIM key
+	//
+	// Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+	// (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+	// `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+	// POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+	// with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+	// signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/domains/{domain}/dkim-keys (the `CreateDkimKey` operationId).
+	CreateDkimKey(ctx context.Context, domain string, params *CreateDkimKeyParams, body CreateDkimKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteDkimKey Delete an inactive DKIM key
+	//
+	// Deletes a key that no longer signs (after a rotation, once mail signed with it has been delivered: a few
+	// days); remove its TXT record afterwards. The active key cannot be deleted (409): activate another first.
+	//
+	// Corresponds with DELETE /v1/domains/{domain}/dkim-keys/{id} (the `DeleteDkimKey` operationId).
+	DeleteDkimKey(ctx context.Context, domain string, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ActivateDkimKey Activate a DKIM key (rotation)
+	//
+	// Makes the key the domain's signing key. The previously active key stops signing but stays (keep its record
+	// published until mail signed with it is delivered, then delete it). Running processes pick the change up
+	// within 30 seconds. Activating the active key changes nothing.
+	//
+	// Corresponds with POST /v1/domains/{domain}/dkim-keys/{id}/activate (the `ActivateDkimKey` operationId).
+	ActivateDkimKey(ctx context.Context, domain string, id int64, params *ActivateDkimKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEventEndpoints List event endpoints
 	//
@@ -12119,6 +12349,108 @@ func (c *Raw) CheckDomainWithBody(ctx context.Context, params *CheckDomainParams
 // Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
 func (c *Raw) CheckDomain(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCheckDomainRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDkimKeys List a domain's DKIM keys
+//
+// The account's DKIM keys of the domain (without their private halves), oldest first, with the TXT record each needs published.
+//
+// Corresponds with GET /v1/domains/{domain}/dkim-keys (the `ListDkimKeys` operationId).
+func (c *Raw) ListDkimKeys(ctx context.Context, domain string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDkimKeysRequest(c.Server, domain)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDkimKeyWithBody Generate a DKIM key
+//
+// Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+// (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+// `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+// POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+// with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+// signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/domains/{domain}/dkim-keys (the `CreateDkimKey` operationId).
+func (c *Raw) CreateDkimKeyWithBody(ctx context.Context, domain string, params *CreateDkimKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDkimKeyRequestWithBody(c.Server, domain, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDkimKey Generate a DKIM key
+//
+// Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+// (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+// `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+// POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+// with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+// signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/domains/{domain}/dkim-keys (the `CreateDkimKey` operationId).
+func (c *Raw) CreateDkimKey(ctx context.Context, domain string, params *CreateDkimKeyParams, body CreateDkimKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDkimKeyRequest(c.Server, domain, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteDkimKey Delete an inactive DKIM key
+//
+// Deletes a key that no longer signs (after a rotation, once mail signed with it has been delivered: a few
+// days); remove its TXT record afterwards. The active key cannot be deleted (409): activate another first.
+//
+// Corresponds with DELETE /v1/domains/{domain}/dkim-keys/{id} (the `DeleteDkimKey` operationId).
+func (c *Raw) DeleteDkimKey(ctx context.Context, domain string, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDkimKeyRequest(c.Server, domain, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ActivateDkimKey Activate a DKIM key (rotation)
+//
+// Makes the key the domain's signing key. The previously active key stops signing but stays (keep its record
+// published until mail signed with it is delivered, then delete it). Running processes pick the change up
+// within 30 seconds. Activating the active key changes nothing.
+//
+// Corresponds with POST /v1/domains/{domain}/dkim-keys/{id}/activate (the `ActivateDkimKey` operationId).
+func (c *Raw) ActivateDkimKey(ctx context.Context, domain string, id int64, params *ActivateDkimKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewActivateDkimKeyRequest(c.Server, domain, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18147,6 +18479,199 @@ func NewCheckDomainRequestWithBody(server string, params *CheckDomainParams, con
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListDkimKeysRequest constructs an http.Request for the ListDkimKeys method
+func NewListDkimKeysRequest(server string, domain string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/domains/%s/dkim-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateDkimKeyRequest calls the generic CreateDkimKey builder with application/json body
+func NewCreateDkimKeyRequest(server string, domain string, params *CreateDkimKeyParams, body CreateDkimKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateDkimKeyRequestWithBody(server, domain, params, "application/json", bodyReader)
+}
+
+// NewCreateDkimKeyRequestWithBody constructs an http.Request for the CreateDkimKey method, with any body, and a specified content type
+func NewCreateDkimKeyRequestWithBody(server string, domain string, params *CreateDkimKeyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/domains/%s/dkim-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteDkimKeyRequest constructs an http.Request for the DeleteDkimKey method
+func NewDeleteDkimKeyRequest(server string, domain string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/domains/%s/dkim-keys/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewActivateDkimKeyRequest constructs an http.Request for the ActivateDkimKey method
+func NewActivateDkimKeyRequest(server string, domain string, id int64, params *ActivateDkimKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/domains/%s/dkim-keys/%s/activate", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -24656,6 +25181,64 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/domains/check (the `CheckDomain` operationId).
 	CheckDomainWithResponse(ctx context.Context, params *CheckDomainParams, body CheckDomainJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckDomainResponse, error)
+
+	// ListDkimKeysWithResponse List a domain's DKIM keys
+	//
+	// The account's DKIM keys of the domain (without their private halves), oldest first, with the TXT record each needs published.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/domains/{domain}/dkim-keys (the `ListDkimKeys` operationId).
+	ListDkimKeysWithResponse(ctx context.Context, domain string, reqEditors ...RequestEditorFn) (*ListDkimKeysResponse, error)
+
+	// CreateDkimKeyWithBodyWithResponse Generate a DKIM key
+	//
+	// Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+	// (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+	// `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+	// POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+	// with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+	// signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/domains/{domain}/dkim-keys (the `CreateDkimKey` operationId).
+	CreateDkimKeyWithBodyWithResponse(ctx context.Context, domain string, params *CreateDkimKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDkimKeyResponse, error)
+
+	// CreateDkimKeyWithResponse Generate a DKIM key
+	//
+	// Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+	// (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+	// `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+	// POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+	// with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+	// signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/domains/{domain}/dkim-keys (the `CreateDkimKey` operationId).
+	CreateDkimKeyWithResponse(ctx context.Context, domain string, params *CreateDkimKeyParams, body CreateDkimKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDkimKeyResponse, error)
+
+	// DeleteDkimKeyWithResponse Delete an inactive DKIM key
+	//
+	// Deletes a key that no longer signs (after a rotation, once mail signed with it has been delivered: a few
+	// days); remove its TXT record afterwards. The active key cannot be deleted (409): activate another first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/domains/{domain}/dkim-keys/{id} (the `DeleteDkimKey` operationId).
+	DeleteDkimKeyWithResponse(ctx context.Context, domain string, id int64, reqEditors ...RequestEditorFn) (*DeleteDkimKeyResponse, error)
+
+	// ActivateDkimKeyWithResponse Activate a DKIM key (rotation)
+	//
+	// Makes the key the domain's signing key. The previously active key stops signing but stays (keep its record
+	// published until mail signed with it is delivered, then delete it). Running processes pick the change up
+	// within 30 seconds. Activating the active key changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/domains/{domain}/dkim-keys/{id}/activate (the `ActivateDkimKey` operationId).
+	ActivateDkimKeyWithResponse(ctx context.Context, domain string, id int64, params *ActivateDkimKeyParams, reqEditors ...RequestEditorFn) (*ActivateDkimKeyResponse, error)
 
 	// ListEventEndpointsWithResponse List event endpoints
 	//
@@ -32530,6 +33113,499 @@ func (r CheckDomainResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CheckDomainResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDkimKeysResponse401Headers the declared response headers of an HTTP 401 response for ListDkimKeys
+type ListDkimKeysResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListDkimKeysResponse429Headers the declared response headers of an HTTP 429 response for ListDkimKeys
+type ListDkimKeysResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListDkimKeysResponse503Headers the declared response headers of an HTTP 503 response for ListDkimKeys
+type ListDkimKeysResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListDkimKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DkimKeyList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDkimKeysResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDkimKeysResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDkimKeysResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDkimKeysResponse) GetJSON200() *DkimKeyList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListDkimKeysResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListDkimKeysResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListDkimKeysResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListDkimKeysResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListDkimKeysResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListDkimKeysResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListDkimKeysResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDkimKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDkimKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDkimKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDkimKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateDkimKeyResponse401Headers the declared response headers of an HTTP 401 response for CreateDkimKey
+type CreateDkimKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CreateDkimKeyResponse409Headers the declared response headers of an HTTP 409 response for CreateDkimKey
+type CreateDkimKeyResponse409Headers struct {
+	RetryAfter *int
+}
+
+// CreateDkimKeyResponse429Headers the declared response headers of an HTTP 429 response for CreateDkimKey
+type CreateDkimKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CreateDkimKeyResponse503Headers the declared response headers of an HTTP 503 response for CreateDkimKey
+type CreateDkimKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CreateDkimKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *DkimKey
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateDkimKeyResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateDkimKeyResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateDkimKeyResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateDkimKeyResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateDkimKeyResponse) GetJSON201() *DkimKey {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateDkimKeyResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateDkimKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateDkimKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateDkimKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateDkimKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteDkimKeyResponse401Headers the declared response headers of an HTTP 401 response for DeleteDkimKey
+type DeleteDkimKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteDkimKeyResponse409Headers the declared response headers of an HTTP 409 response for DeleteDkimKey
+type DeleteDkimKeyResponse409Headers struct {
+	RetryAfter *int
+}
+
+// DeleteDkimKeyResponse429Headers the declared response headers of an HTTP 429 response for DeleteDkimKey
+type DeleteDkimKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteDkimKeyResponse503Headers the declared response headers of an HTTP 503 response for DeleteDkimKey
+type DeleteDkimKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteDkimKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteDkimKeyResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteDkimKeyResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteDkimKeyResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteDkimKeyResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteDkimKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteDkimKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteDkimKeyResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteDkimKeyResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteDkimKeyResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteDkimKeyResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteDkimKeyResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteDkimKeyResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteDkimKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteDkimKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteDkimKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteDkimKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ActivateDkimKeyResponse401Headers the declared response headers of an HTTP 401 response for ActivateDkimKey
+type ActivateDkimKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ActivateDkimKeyResponse409Headers the declared response headers of an HTTP 409 response for ActivateDkimKey
+type ActivateDkimKeyResponse409Headers struct {
+	RetryAfter *int
+}
+
+// ActivateDkimKeyResponse429Headers the declared response headers of an HTTP 429 response for ActivateDkimKey
+type ActivateDkimKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ActivateDkimKeyResponse503Headers the declared response headers of an HTTP 503 response for ActivateDkimKey
+type ActivateDkimKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ActivateDkimKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DkimKey
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ActivateDkimKeyResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ActivateDkimKeyResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ActivateDkimKeyResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ActivateDkimKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ActivateDkimKeyResponse) GetJSON200() *DkimKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ActivateDkimKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ActivateDkimKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ActivateDkimKeyResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ActivateDkimKeyResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ActivateDkimKeyResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ActivateDkimKeyResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ActivateDkimKeyResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ActivateDkimKeyResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ActivateDkimKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ActivateDkimKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ActivateDkimKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ActivateDkimKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -46826,6 +47902,94 @@ func (c *ClientWithResponses) CheckDomainWithResponse(ctx context.Context, param
 	return ParseCheckDomainResponse(rsp)
 }
 
+// ListDkimKeysWithResponse List a domain's DKIM keys
+//
+// The account's DKIM keys of the domain (without their private halves), oldest first, with the TXT record each needs published.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/domains/{domain}/dkim-keys (the `ListDkimKeys` operationId).
+func (c *ClientWithResponses) ListDkimKeysWithResponse(ctx context.Context, domain string, reqEditors ...RequestEditorFn) (*ListDkimKeysResponse, error) {
+	rsp, err := c.ListDkimKeys(ctx, domain, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDkimKeysResponse(rsp)
+}
+
+// CreateDkimKeyWithBodyWithResponse Generate a DKIM key
+//
+// Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+// (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+// `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+// POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+// with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+// signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/domains/{domain}/dkim-keys (the `CreateDkimKey` operationId).
+func (c *ClientWithResponses) CreateDkimKeyWithBodyWithResponse(ctx context.Context, domain string, params *CreateDkimKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDkimKeyResponse, error) {
+	rsp, err := c.CreateDkimKeyWithBody(ctx, domain, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDkimKeyResponse(rsp)
+}
+
+// CreateDkimKeyWithResponse Generate a DKIM key
+//
+// Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+// (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+// `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+// POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+// with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+// signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/domains/{domain}/dkim-keys (the `CreateDkimKey` operationId).
+func (c *ClientWithResponses) CreateDkimKeyWithResponse(ctx context.Context, domain string, params *CreateDkimKeyParams, body CreateDkimKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDkimKeyResponse, error) {
+	rsp, err := c.CreateDkimKey(ctx, domain, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDkimKeyResponse(rsp)
+}
+
+// DeleteDkimKeyWithResponse Delete an inactive DKIM key
+//
+// Deletes a key that no longer signs (after a rotation, once mail signed with it has been delivered: a few
+// days); remove its TXT record afterwards. The active key cannot be deleted (409): activate another first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/domains/{domain}/dkim-keys/{id} (the `DeleteDkimKey` operationId).
+func (c *ClientWithResponses) DeleteDkimKeyWithResponse(ctx context.Context, domain string, id int64, reqEditors ...RequestEditorFn) (*DeleteDkimKeyResponse, error) {
+	rsp, err := c.DeleteDkimKey(ctx, domain, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDkimKeyResponse(rsp)
+}
+
+// ActivateDkimKeyWithResponse Activate a DKIM key (rotation)
+//
+// Makes the key the domain's signing key. The previously active key stops signing but stays (keep its record
+// published until mail signed with it is delivered, then delete it). Running processes pick the change up
+// within 30 seconds. Activating the active key changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/domains/{domain}/dkim-keys/{id}/activate (the `ActivateDkimKey` operationId).
+func (c *ClientWithResponses) ActivateDkimKeyWithResponse(ctx context.Context, domain string, id int64, params *ActivateDkimKeyParams, reqEditors ...RequestEditorFn) (*ActivateDkimKeyResponse, error) {
+	rsp, err := c.ActivateDkimKey(ctx, domain, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseActivateDkimKeyResponse(rsp)
+}
+
 // ListEventEndpointsWithResponse List event endpoints
 //
 // The account's event endpoints, without secrets.
@@ -55262,6 +56426,499 @@ func ParseCheckDomainResponse(rsp *http.Response) (*CheckDomainResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CheckDomainResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDkimKeysResponse parses an HTTP response from a ListDkimKeysWithResponse call
+func ParseListDkimKeysResponse(rsp *http.Response) (*ListDkimKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDkimKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DkimKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListDkimKeysResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListDkimKeysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDkimKeysResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateDkimKeyResponse parses an HTTP response from a CreateDkimKeyWithResponse call
+func ParseCreateDkimKeyResponse(rsp *http.Response) (*CreateDkimKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateDkimKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest DkimKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateDkimKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateDkimKeyResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateDkimKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateDkimKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteDkimKeyResponse parses an HTTP response from a DeleteDkimKeyWithResponse call
+func ParseDeleteDkimKeyResponse(rsp *http.Response) (*DeleteDkimKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteDkimKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteDkimKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteDkimKeyResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteDkimKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteDkimKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseActivateDkimKeyResponse parses an HTTP response from a ActivateDkimKeyWithResponse call
+func ParseActivateDkimKeyResponse(rsp *http.Response) (*ActivateDkimKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ActivateDkimKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DkimKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ActivateDkimKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers ActivateDkimKeyResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ActivateDkimKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ActivateDkimKeyResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/bench"
 	"github.com/sendonce/sendonce/internal/cli"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/dkim"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -328,5 +329,9 @@ func rotateSecrets(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	fmt.Printf("sender credentials re-encrypted under %q: %d\n", ring.First(), n)
+	if n, err = dkim.Rotate(ctx, pool, ring); err != nil {
+		return err
+	}
+	fmt.Printf("DKIM keys re-encrypted under %q: %d\n", ring.First(), n)
 	return nil
 }

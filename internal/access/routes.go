@@ -214,13 +214,17 @@ var Routes = map[string]Rule{
 	"POST /v1/event-endpoints/{id}/redeliver": write(WebhooksManage, "event_endpoint.redeliver", "event_endpoint"),
 	"GET /v1/event-endpoints/{id}/deliveries": read(EventsRead),
 
-	"GET /v1/senders":              read(SendersRead),
-	"POST /v1/senders":             write(SendersManage, "sender.create", "sender"),
-	"GET /v1/senders/{id}":         read(SendersRead),
-	"PATCH /v1/senders/{id}":       write(SendersManage, "sender.update", "sender"),
-	"DELETE /v1/senders/{id}":      write(SendersManage, "sender.delete", "sender"),
-	"POST /v1/senders/{id}/verify": write(SendersManage, "sender.verify", "sender"),
-	"POST /v1/domains/check":       read(SendersManage), // a DNS look-up: changes nothing
+	"GET /v1/senders":                                   read(SendersRead),
+	"POST /v1/senders":                                  write(SendersManage, "sender.create", "sender"),
+	"GET /v1/senders/{id}":                              read(SendersRead),
+	"PATCH /v1/senders/{id}":                            write(SendersManage, "sender.update", "sender"),
+	"DELETE /v1/senders/{id}":                           write(SendersManage, "sender.delete", "sender"),
+	"POST /v1/senders/{id}/verify":                      write(SendersManage, "sender.verify", "sender"),
+	"POST /v1/domains/check":                            read(SendersManage), // a DNS look-up: changes nothing
+	"GET /v1/domains/{domain}/dkim-keys":                read(SendersRead),
+	"POST /v1/domains/{domain}/dkim-keys":               write(SendersManage, "dkim_key.create", "dkim_key"),
+	"POST /v1/domains/{domain}/dkim-keys/{id}/activate": write(SendersManage, "dkim_key.activate", "dkim_key"),
+	"DELETE /v1/domains/{domain}/dkim-keys/{id}":        write(SendersManage, "dkim_key.delete", "dkim_key"),
 
 	"GET /v1/sequences":                  read(SequencesRead),
 	"POST /v1/sequences":                 write(SequencesWrite, "sequence.create", "sequence"),

@@ -461,3 +461,38 @@ func publish(r Result, kind, mech string) []Record {
 	}
 	return out
 }
+
+// DKIMRecords returns the DKIM key records (those with a p= tag, v=DKIM1 or no
+// v=) published at <selector>._domainkey.<domain>: none and no error when there
+// are none. The selector is one or more DNS labels and the domain a public one,
+// as for Check; other TXT content at the name is never returned.
+func (c *Checker) DKIMRecords(ctx context.Context, selector, domain string) ([]string, error) {
+	d, err := Normalize(domain)
+	if err != nil {
+		return nil, err
+	}
+	if !ValidSelector(selector) {
+		return nil, errors.New("a DKIM selector is DNS labels (letters, digits, hyphens, dots)")
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	recs, err := c.txt(ctx, selector+"._domainkey."+d)
+	if err != nil {
+		return nil, errors.New(lookupError(err))
+	}
+	var out []string
+	for _, t := range recs {
+		tags := tagList(t)
+		if v, ok := tags["v"]; ok && v != "DKIM1" {
+			continue
+		}
+		if _, ok := tags["p"]; ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

@@ -222,6 +222,20 @@ type DashboardSession struct {
 	ViaSso    bool
 }
 
+type DkimKey struct {
+	ID          int64
+	AccountID   int64
+	Domain      string
+	Selector    string
+	Algorithm   string
+	PublicKey   string
+	SecretKeyID string
+	Secret      []byte
+	Active      bool
+	ActivatedAt *time.Time
+	CreatedAt   time.Time
+}
+
 type EngagementFirst struct {
 	CampaignID int64
 	AccountID  int64

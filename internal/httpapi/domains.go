@@ -41,7 +41,7 @@ func toAPIDomainCheck(r dnscheck.Result) api.DomainCheck {
 	}
 	return api.DomainCheck{Domain: r.Domain, Ok: r.OK, Aligned: r.Aligned, Spf: rec(r.SPF), Dkim: rec(r.DKIM),
 		Dmarc: rec(r.DMARC), DmarcPolicy: r.DMARCPolicy, SpfAlignment: align(r.SPFAlignment),
-		DkimAlignment: align(r.DKIMAlignment), Publish: pub}
+		DkimAlignment: align(r.DKIMAlignment), Publish: pub, DkimKeys: []api.DomainCheckDkimKey{}}
 }
 
 // spfMechanismRe is one SPF mechanism with its argument (RFC 7208 §5): the
@@ -103,11 +103,22 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	o.Kind = kind
+	// The account's own keys: the active one's selector is where its mail's
+	// signatures point, so that is the DKIM key to check.
+	keys, active, err := s.accountDkimKeys(r.Context(), accountID(r), d)
+	if err != nil {
+		return err
+	}
+	if active != "" && in.DkimSelector == nil && o.DKIMDomain == "" {
+		o.Selectors = []string{active}
+	}
 	res, err := s.Domains.Check(r.Context(), d, o)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPIDomainCheck(res))
+	out := toAPIDomainCheck(res)
+	out.DkimKeys = s.dkimKeyChecks(r.Context(), keys)
+	return encode(w, http.StatusOK, out)
 }
 
 // approvalDomainCheck checks the From domain of campaign id before approval, as

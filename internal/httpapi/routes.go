@@ -220,6 +220,11 @@ func (s *Server) routes() {
 			r.Delete("/senders/{id}", s.handle(s.deleteSender))
 			r.With(s.unbounded).Post("/senders/{id}/verify", s.handle(s.verifySender))
 			r.Post("/domains/check", s.handle(s.checkDomain))
+			// DKIM keys of a sending domain: private halves sealed, never returned.
+			r.Get("/domains/{domain}/dkim-keys", s.handle(s.listDkimKeys))
+			r.Post("/domains/{domain}/dkim-keys", s.handle(s.createDkimKey))
+			r.Post("/domains/{domain}/dkim-keys/{id}/activate", s.handle(s.activateDkimKey))
+			r.Delete("/domains/{domain}/dkim-keys/{id}", s.handle(s.deleteDkimKey))
 
 			// Sequences: triggers, steps, enrollments; /track takes custom events.
 			r.Get("/sequences", s.handle(s.listSequences))

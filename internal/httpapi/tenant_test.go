@@ -91,6 +91,9 @@ func TestCrossTenant(t *testing.T) {
 	res = e.do(a, "POST", "/v1/invitations", map[string]any{"email": "grace@example.com", "role": "editor"})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	inv := decodeAs[api.Invitation](t, res)
+	res = e.do(a, "POST", "/v1/domains/news.example.com/dkim-keys", map[string]any{"selector": "a1", "algorithm": "ed25519"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	dk := decodeAs[api.DkimKey](t, res)
 
 	res = e.do(a, "POST", "/v1/media?name=logo.png", pngBytes(t, 40, 20), "Content-Type", "image/png")
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
@@ -110,7 +113,7 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/segments", "/v1/segments/" + itoa(seg.Id),
 			"/v1/senders", "/v1/senders/" + itoa(snd.ID), "/v1/api-keys",
 			"/v1/sequences", "/v1/sequences/" + itoa(seq.Id), "/v1/sequences/" + itoa(seq.Id) + "/enrollments",
-			"/v1/sequences/" + itoa(seq.Id) + "/stats", "/v1/account/sso"} {
+			"/v1/sequences/" + itoa(seq.Id) + "/stats", "/v1/account/sso", "/v1/domains/news.example.com/dkim-keys"} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -220,6 +223,12 @@ func TestCrossTenant(t *testing.T) {
 		"updateAccount": {body: map[string]any{"unsubscribe_scope": "account"}, expect: http.StatusOK},
 		// Domain checks: B cannot name A's sender (nothing is looked up).
 		"checkDomain": {body: map[string]any{"domain": "example.com", "sender_id": snd.ID}, expect: http.StatusUnprocessableEntity},
+		// DKIM keys: B lists none of A's keys of a domain, cannot activate or delete
+		// them, and its own key of the same domain and selector is its own.
+		"listDkimKeys":    {expect: http.StatusOK},
+		"createDkimKey":   {body: map[string]any{"selector": "a1"}, expect: http.StatusCreated},
+		"activateDkimKey": {},
+		"deleteDkimKey":   {},
 		// Segments: B cannot read, replace or delete A's, nor filter on A's lists.
 		"listSegments":   {expect: http.StatusOK},
 		"createSegment":  {body: map[string]any{"name": "pro", "list_ids": []int64{list.Id}}, expect: http.StatusUnprocessableEntity},
@@ -385,6 +394,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(inv.Id))
 		case strings.HasPrefix(path, "/v1/members/"), strings.HasPrefix(path, "/v1/me/sessions/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(sub.Id)) // no member or session of B's has it
+		case strings.HasPrefix(path, "/v1/domains/"):
+			url = strings.NewReplacer("{domain}", "news.example.com", "{id}", itoa(dk.Id)).Replace(url)
 		case strings.HasPrefix(path, "/v1/webhooks/"):
 			url = strings.NewReplacer("{source}", "standard", "{endpoint_id}", itoa(hook.ID)).Replace(url)
 		}
@@ -412,6 +423,10 @@ func TestCrossTenant(t *testing.T) {
 		}
 		if o.id == "countSubscribers" { // A's list counts nothing of A's for B
 			require.JSONEq(t, `{"count":0,"exact":true}`, string(res.Body))
+			continue
+		}
+		if o.id == "listDkimKeys" {
+			require.JSONEq(t, `{"data":[]}`, string(res.Body))
 			continue
 		}
 		if o.id == "listMembers" {

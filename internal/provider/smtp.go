@@ -42,7 +42,22 @@ type SMTPSettings struct {
 	// DNS). A sender (aimed by a tenant) always sets it; nil is for the operator's
 	// own relay and tests: any address.
 	Guard *egress.Guard
+	// Signer, when set, adds a DKIM signature to each message as it is sent (the
+	// account's active key of the From domain, if it has one).
+	Signer Signer
 }
+
+// Signer signs a message's final bytes: the DKIM-Signature header field (name,
+// value, CRLF) to put on top of msg, or nil to send it unsigned. It is called on
+// the bytes about to be sent, so a message sent again (a retry, even with the
+// same Message-ID) is signed again over its new Date and boundary.
+type Signer interface {
+	Signature(ctx context.Context, from string, msg []byte) ([]byte, error)
+}
+
+// ErrSigningKey wraps a Signer's error when the key itself cannot be used (it
+// does not decrypt or parse), as opposed to a lookup that failed.
+var ErrSigningKey = errors.New("the signing key cannot be used")
 
 // SMTP sends through an SMTP relay over a small pool of persistent connections,
 // one recipient per message. go-mail opens each connection (TLS, EHLO, STARTTLS,
@@ -206,6 +221,16 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	if !bytes.HasSuffix(msg, []byte("\r\n")) {
 		msg = append(msg, '\r', '\n') // its last line ended, as the end-of-data mark would
 	}
+	if p.settings.Signer != nil {
+		sig, err := p.settings.Signer.Signature(ctx, m.From, msg)
+		if err != nil {
+			// Nothing was handed over. A key that cannot be used (SENDONCE_SECRETS_KEY
+			// lacks its entry) is the sender's setup: a run of these pauses the
+			// sender, as an auth failure does; a database that did not answer is not.
+			return "", &Error{Class: Temporary, Err: fmt.Errorf("dkim: %w", err), Config: errors.Is(err, ErrSigningKey)}
+		}
+		msg = prepend(msg, sig)
+	}
 	*buf = msg
 	// The message goes as it is in a BDAT chunk, or dot-stuffed with the
 	// end-of-data mark after DATA; stuffing is in place, so once a transaction
@@ -272,6 +297,18 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		}
 		return "", classed(f.class(), f.code, err)
 	}
+}
+
+// prepend puts head before msg, in msg's buffer when it has room.
+func prepend(msg, head []byte) []byte {
+	if len(head) == 0 {
+		return msg
+	}
+	n := len(msg)
+	msg = append(msg, head...)
+	copy(msg[len(head):], msg[:n])
+	copy(msg, head)
+	return msg
 }
 
 // mimeBufs holds message buffers between sends: a message is assembled into one,

@@ -25,7 +25,8 @@ const Timeout = 30 * time.Second
 
 // build makes the provider a sender describes; every connection it makes goes
 // through g.
-func build(typ string, st Settings, c Credentials, conns int, g egress.Guard, noChunking bool) (Provider, error) {
+// signer, when not nil, signs smtp messages with DKIM unless the settings opt out.
+func build(typ string, st Settings, c Credentials, conns int, g egress.Guard, noChunking bool, signer provider.Signer) (Provider, error) {
 	guard := &g
 	native := provider.NativeSettings{BaseURL: st.Endpoint, Timeout: Timeout, Guard: guard}
 	switch typ {
@@ -37,8 +38,12 @@ func build(typ string, st Settings, c Credentials, conns int, g egress.Guard, no
 		if sec == "" {
 			sec = "starttls"
 		}
+		if st.DKIMSign != nil && !*st.DKIMSign {
+			signer = nil
+		}
 		return provider.NewSMTP(provider.SMTPSettings{Host: st.Host, Port: st.Port, Username: st.Username,
-			Password: c.Password, Security: sec, Conns: conns, Timeout: Timeout, Guard: guard, NoChunking: noChunking})
+			Password: c.Password, Security: sec, Conns: conns, Timeout: Timeout, Guard: guard, NoChunking: noChunking,
+			Signer: signer})
 	case "http":
 		return provider.NewHTTP(provider.HTTPSettings{URL: st.URL, Authorization: c.Authorization, Timeout: Timeout, Guard: guard})
 	case "resend":
@@ -75,7 +80,11 @@ func (s *Service) Built(r store.Sender) (Provider, error) {
 	}
 	var st Settings
 	_ = json.Unmarshal(r.Settings, &st) // as stored: toSender redacts for display
-	return build(r.Type, st, c, int(r.MaxConnections), s.guard, s.noChunking)
+	var signer provider.Signer
+	if s.dkim != nil {
+		signer = s.dkim.For(r.AccountID)
+	}
+	return build(r.Type, st, c, int(r.MaxConnections), s.guard, s.noChunking, signer)
 }
 
 // VerifyResult is the answer of a credentials check.

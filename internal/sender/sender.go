@@ -49,6 +49,9 @@ type Settings struct {
 	Port     int    `json:"port,omitempty"`
 	Security string `json:"security,omitempty"` // none, starttls (default), tls
 	Username string `json:"username,omitempty"`
+	// DKIMSign false sends unsigned even when the From domain has an active DKIM
+	// key (a relay that signs itself); nil or true signs.
+	DKIMSign *bool `json:"dkim_sign,omitempty"`
 	// http: the URL that receives one POST per message.
 	URL string `json:"url,omitempty"`
 	// Endpoint replaces a native provider's API origin (a proxy, a test server).
@@ -187,7 +190,7 @@ func validSettings(typ string, s Settings, g egress.Guard) error {
 		return apperr.Invalidf("/settings/"+field, format, args...)
 	}
 	allowed := map[string][]string{
-		"smtp":     {"host", "port", "security", "username"},
+		"smtp":     {"host", "port", "security", "username", "dkim_sign"},
 		"http":     {"url"},
 		"resend":   {"endpoint"},
 		"postmark": {"endpoint", "message_stream"},

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/dkim"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
@@ -26,6 +27,8 @@ type Service struct {
 	guard egress.Guard
 	// noChunking is SENDONCE_SMTP_CHUNKING=false for smtp senders.
 	noChunking bool
+	// dkim holds the accounts' DKIM keys (sealed with ring) that smtp senders sign with.
+	dkim *dkim.Service
 }
 
 // Option configures a Service.
@@ -45,12 +48,16 @@ func NewService(pool *pgxpool.Pool, ring *KeyRing, opts ...Option) *Service {
 	if ring == nil {
 		ring = &KeyRing{}
 	}
-	s := &Service{pool: pool, ring: ring}
+	s := &Service{pool: pool, ring: ring, dkim: dkim.NewService(pool, ring)}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
+
+// DKIM returns the service of the accounts' DKIM keys, sealed with the same
+// ring as sender credentials; smtp senders sign with their active keys.
+func (s *Service) DKIM() *dkim.Service { return s.dkim }
 
 // aad binds a ciphertext to its sender (and account), so a ciphertext copied onto
 // another sender's row, whose destination may differ, does not decrypt there.
@@ -341,8 +348,8 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 	return postgres.Error(err, "sender")
 }
 
-// CheckKeys decrypts every stored credential and returns an error naming the
-// senders the ring cannot decrypt: serve refuses to start rather than fail at send time.
+// CheckKeys decrypts every stored credential (and DKIM key) and returns an error
+// naming the senders (or keys) the ring cannot decrypt: serve refuses to start rather than fail at send time.
 func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) error {
 	rows, err := store.New(pool).SenderSecretsAll(ctx)
 	if err != nil {
@@ -362,7 +369,8 @@ func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *KeyRing) error {
 		return fmt.Errorf("SENDONCE_SECRETS_KEY cannot decrypt the credentials of %d sender(s) (ids %s): %w; "+
 			"add the key they were encrypted with to the ring", len(bad), strings.Join(bad, ", "), first)
 	}
-	return nil
+	// DKIM keys are sealed with the same ring.
+	return dkim.CheckKeys(ctx, pool, ring)
 }
 
 // Rotate re-encrypts every stored credential under the ring's first key, bound to

@@ -2904,6 +2904,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/domains/{domain}/dkim-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The sending (From) domain: a public domain name, any case.
+                 * @example news.example.com
+                 */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a domain's DKIM keys
+         * @description The account's DKIM keys of the domain (without their private halves), oldest first, with the TXT record each needs published.
+         */
+        get: operations["listDkimKeys"];
+        put?: never;
+        /**
+         * Generate a DKIM key
+         * @description Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+         *     (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+         *     `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+         *     POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+         *     with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+         *     signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+         */
+        post: operations["createDkimKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/domains/{domain}/dkim-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example news.example.com */
+                domain: string;
+                /** @example 3 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an inactive DKIM key
+         * @description Deletes a key that no longer signs (after a rotation, once mail signed with it has been delivered: a few
+         *     days); remove its TXT record afterwards. The active key cannot be deleted (409): activate another first.
+         */
+        delete: operations["deleteDkimKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/domains/{domain}/dkim-keys/{id}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example news.example.com */
+                domain: string;
+                /** @example 3 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Activate a DKIM key (rotation)
+         * @description Makes the key the domain's signing key. The previously active key stops signing but stays (keep its record
+         *     published until mail signed with it is delivered, then delete it). Running processes pick the change up
+         *     within 30 seconds. Activating the active key changes nothing.
+         */
+        post: operations["activateDkimKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/senders": {
         parameters: {
             query?: never;
@@ -5001,6 +5089,73 @@ export interface components {
         };
         /**
          * @example {
+         *       "selector": "s2026",
+         *       "algorithm": "rsa-2048"
+         *     }
+         */
+        DkimKeyCreate: {
+            /** @description One DNS label (letters, digits, hyphens; stored lower-case), unique per domain; absent: generated. */
+            selector?: string;
+            /**
+             * @description Absent: rsa-2048.
+             * @enum {string}
+             */
+            algorithm?: "rsa-2048" | "ed25519";
+        };
+        /**
+         * @example {
+         *       "id": 3,
+         *       "domain": "news.example.com",
+         *       "selector": "s2026",
+         *       "algorithm": "ed25519",
+         *       "active": false,
+         *       "activated_at": null,
+         *       "created_at": "2026-12-06T15:00:00Z",
+         *       "record": {
+         *         "type": "TXT",
+         *         "name": "s2026._domainkey.news.example.com",
+         *         "value": "v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="
+         *       }
+         *     }
+         */
+        DkimKey: {
+            /** Format: int64 */
+            id: number;
+            domain: string;
+            selector: string;
+            /** @enum {string} */
+            algorithm: "rsa-2048" | "ed25519";
+            /** @description Signs the domain's mail (SMTP senders). At most one key per domain. */
+            active: boolean;
+            /**
+             * Format: date-time
+             * @description When it last became active.
+             */
+            activated_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The TXT record to publish. An RSA value is longer than 255 characters: DNS providers split it into several strings of one record themselves (or enter it as such); the strings are joined when read. */
+            record: {
+                /** @enum {string} */
+                type: "TXT";
+                name: string;
+                value: string;
+            };
+        };
+        DkimKeyList: {
+            data: components["schemas"]["DkimKey"][];
+        };
+        DomainCheckDkimKey: {
+            /** Format: int64 */
+            id: number;
+            selector: string;
+            active: boolean;
+            /** @enum {string} */
+            status: "match" | "missing" | "mismatch" | "unknown";
+            detail: string;
+        };
+        /**
+         * @example {
          *       "domain": "example.com",
          *       "ok": false,
          *       "aligned": true,
@@ -5038,6 +5193,15 @@ export interface components {
          *         "aligned": true,
          *         "detail": "the DKIM signing domain (d=) example.com aligns with example.com (relaxed)"
          *       },
+         *       "dkim_keys": [
+         *         {
+         *           "id": 3,
+         *           "selector": "s2026",
+         *           "active": true,
+         *           "status": "match",
+         *           "detail": "the record at s2026._domainkey.example.com carries this key"
+         *         }
+         *       ],
          *       "publish": [
          *         {
          *           "type": "TXT",
@@ -5061,6 +5225,14 @@ export interface components {
             dmarc_policy: string;
             spf_alignment: components["schemas"]["DomainAlignment"];
             dkim_alignment: components["schemas"]["DomainAlignment"];
+            /**
+             * @description The account's own DKIM keys of the domain (POST /v1/domains/{domain}/dkim-keys), each looked up at its
+             *     record's name: `match` when a published record carries exactly this key, `missing` when none is
+             *     published there, `mismatch` when the record there holds another key (or a revoked one), `unknown` when
+             *     the lookup failed. When the account has an active key and no `dkim_selector` is given, the `dkim`
+             *     check above looks at the active key's selector. Empty on approval checks and for a domain without keys.
+             */
+            dkim_keys: components["schemas"]["DomainCheckDkimKey"][];
             publish: {
                 type: string;
                 name: string;
@@ -6755,6 +6927,8 @@ export interface components {
             /** @enum {string} */
             security?: "none" | "starttls" | "tls";
             username?: string;
+            /** @description smtp: false sends unsigned even when the From domain has an active DKIM key (a relay that signs itself); absent or true signs with it (see POST /v1/domains/{domain}/dkim-keys). */
+            dkim_sign?: boolean;
             /** @description No user name or password in it (they go in credentials); no literal internal address or localhost unless private destinations are allowed. */
             url?: string;
             /** @description Replaces the native provider's API origin; the same rules as url. */
@@ -13867,6 +14041,177 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listDkimKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The sending (From) domain: a public domain name, any case.
+                 * @example news.example.com
+                 */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DkimKeyList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createDkimKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The sending (From) domain: a public domain name, any case.
+                 * @example news.example.com
+                 */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DkimKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description Created, inactive. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DkimKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteDkimKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example news.example.com */
+                domain: string;
+                /** @example 3 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    activateDkimKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example news.example.com */
+                domain: string;
+                /** @example 3 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DkimKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
