@@ -91,4 +91,6 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 )
 
+require github.com/yuin/goldmark v1.8.7
+
 replace github.com/sendonce/sendonce/client => ./client
