@@ -145,6 +145,11 @@ func (s *Server) routes() {
 			r.Get("/suppressions/{email}", s.handle(s.getSuppression))
 			r.Delete("/suppressions/{email}", s.handle(s.removeSuppression))
 
+			r.Get("/layouts", s.handle(s.listLayouts))
+			r.Post("/layouts", s.handle(s.createLayout))
+			r.Get("/layouts/{id}", s.handle(s.getLayout))
+			r.Patch("/layouts/{id}", s.handle(s.updateLayout))
+			r.Delete("/layouts/{id}", s.handle(s.deleteLayout))
 			r.Get("/templates", s.handle(s.listTemplates))
 			r.Post("/templates", s.handle(s.createTemplate))
 			r.Post("/templates/preview", s.handle(s.previewTemplate))

@@ -20,7 +20,7 @@ WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
   AND (NOT $4::boolean
        OR (from_email = $5::text
            AND sender_id IS NOT DISTINCT FROM $6::bigint))
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignApproveParams struct {
@@ -82,6 +82,9 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
@@ -371,7 +374,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignCancelParams struct {
@@ -418,6 +421,9 @@ func (q *Queries) CampaignCancel(ctx context.Context, arg CampaignCancelParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
@@ -430,7 +436,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11, $12,
         $13::bigint, $14::text, $15::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignCreateParams struct {
@@ -517,6 +523,9 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
@@ -547,7 +556,7 @@ SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.
        c.track_clicks, c.track_opens, c.archive
 FROM campaigns c
 WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignDuplicateParams struct {
@@ -598,6 +607,9 @@ func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicatePa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
@@ -683,7 +695,7 @@ func (q *Queries) CampaignFourEyesBlocked(ctx context.Context, arg CampaignFourE
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 type CampaignGetParams struct {
@@ -730,12 +742,15 @@ func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -799,6 +814,9 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.CreatedByType,
 			&i.CreatedByID,
 			&i.FailedRetriedAt,
+			&i.ContentType,
+			&i.Markdown,
+			&i.LayoutID,
 		); err != nil {
 			return nil, err
 		}
@@ -840,7 +858,7 @@ func (q *Queries) CampaignListBuildsToResume(ctx context.Context, executorID *in
 }
 
 const campaignListNewest = `-- name: CampaignListNewest :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id FROM campaigns
 WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id DESC
@@ -907,6 +925,9 @@ func (q *Queries) CampaignListNewest(ctx context.Context, arg CampaignListNewest
 			&i.CreatedByType,
 			&i.CreatedByID,
 			&i.FailedRetriedAt,
+			&i.ContentType,
+			&i.Markdown,
+			&i.LayoutID,
 		); err != nil {
 			return nil, err
 		}
@@ -936,7 +957,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, arg CampaignNotifyParams) 
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignPauseParams struct {
@@ -984,6 +1005,9 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
@@ -991,7 +1015,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignResumeParams struct {
@@ -1040,6 +1064,9 @@ func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
@@ -1048,7 +1075,7 @@ const campaignRetryFailedBegin = `-- name: CampaignRetryFailedBegin :one
 UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND kind = 'campaign' AND status = 'sent'
   AND failed_retried_at IS NULL
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignRetryFailedBeginParams struct {
@@ -1099,6 +1126,9 @@ func (q *Queries) CampaignRetryFailedBegin(ctx context.Context, arg CampaignRetr
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
@@ -1367,7 +1397,7 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignUnapproveParams struct {
@@ -1414,6 +1444,9 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, arg CampaignUnapprovePa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }
@@ -1438,7 +1471,7 @@ UPDATE campaigns SET
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = $13 AND id = $14 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, content_type, markdown, layout_id
 `
 
 type CampaignUpdateDraftParams struct {
@@ -1512,6 +1545,9 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
 	)
 	return i, err
 }

@@ -125,6 +125,9 @@ type Campaign struct {
 	CreatedByType      *string
 	CreatedByID        *int64
 	FailedRetriedAt    *time.Time
+	ContentType        string
+	Markdown           string
+	LayoutID           *int64
 }
 
 type CampaignAttachment struct {
@@ -314,6 +317,17 @@ type Invitation struct {
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
 	AcceptedAt *time.Time
+}
+
+type Layout struct {
+	ID        int64
+	AccountID int64
+	Name      string
+	Html      string
+	Text      string
+	IsDefault bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 type List struct {
@@ -607,6 +621,9 @@ type Template struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	TrackClicks bool
+	ContentType string
+	Markdown    string
+	LayoutID    *int64
 }
 
 type TemplateAttachment struct {

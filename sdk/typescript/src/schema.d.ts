@@ -1465,6 +1465,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/layouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List layouts
+         * @description Layouts of the account, cursor-paginated.
+         */
+        get: operations["listLayouts"];
+        put?: never;
+        /**
+         * Create layout
+         * @description Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+         *     Markdown body goes. It must parse and render within the limits of any template (422
+         *     naming `/html` or `/text`). `default: true` makes it the account's default layout,
+         *     which frames Markdown content that names no layout. Names are unique per account (409).
+         */
+        post: operations["createLayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/layouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get layout
+         * @description One layout.
+         */
+        get: operations["getLayout"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete layout
+         * @description Delete a layout. One a template or draft campaign names, or the account's default, is 409.
+         */
+        delete: operations["deleteLayout"];
+        options?: never;
+        head?: never;
+        /**
+         * Update layout
+         * @description Change a layout. Every Markdown template and draft campaign it frames is composed
+         *     again in the same transaction (a body that would no longer render is 422 and nothing
+         *     changes); campaigns already approved keep what approval pinned.
+         */
+        patch: operations["updateLayout"];
+        trace?: never;
+    };
     "/v1/templates": {
         parameters: {
             query?: never;
@@ -5148,6 +5208,8 @@ export interface components {
          *         "order": "A-1001"
          *       },
          *       "track_clicks": false,
+         *       "content_type": "html",
+         *       "markdown": "",
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
@@ -5167,6 +5229,18 @@ export interface components {
             };
             /** @description The default track_clicks of messages made from the template (a message's own track_clicks overrides it); default false. */
             track_clicks: boolean;
+            /**
+             * @description html: html and text are the author's. markdown: they are what markdown composes to in its layout (recomposed when the layout changes).
+             * @enum {string}
+             */
+            content_type: "html" | "markdown";
+            /** @description The Markdown body (content_type markdown); empty otherwise. */
+            markdown: string;
+            /**
+             * Format: int64
+             * @description The layout framing the Markdown; null: the account's default layout, if any.
+             */
+            layout_id?: number | null;
             /** @description Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings. */
             attachments?: components["schemas"]["Attachment"][];
             /** Format: date-time */
@@ -5196,6 +5270,18 @@ export interface components {
             };
             /** @description Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update). */
             track_clicks?: boolean;
+            /**
+             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+             * @enum {string}
+             */
+            content_type?: "html" | "markdown";
+            /** @description The Markdown body when content_type is markdown. */
+            markdown?: string;
+            /**
+             * Format: int64
+             * @description The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+             */
+            layout_id?: number;
             /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
             attachments?: components["schemas"]["AttachmentCreate"][];
         };
@@ -5215,6 +5301,18 @@ export interface components {
             };
             /** @description Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update). */
             track_clicks?: boolean;
+            /**
+             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+             * @enum {string}
+             */
+            content_type?: "html" | "markdown";
+            /** @description The Markdown body when content_type is markdown. */
+            markdown?: string;
+            /**
+             * Format: int64
+             * @description The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+             */
+            layout_id?: number;
             /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
             attachments?: components["schemas"]["AttachmentCreate"][];
         };
@@ -5232,6 +5330,8 @@ export interface components {
          *             "order": "A-1001"
          *           },
          *           "track_clicks": false,
+         *           "content_type": "html",
+         *           "markdown": "",
          *           "created_at": "2026-11-02T09:00:00Z",
          *           "updated_at": "2026-11-02T09:00:00Z"
          *         }
@@ -5241,6 +5341,77 @@ export interface components {
          */
         TemplatePage: {
             data: components["schemas"]["Template"][];
+            next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "id": 5,
+         *       "name": "brand",
+         *       "html": "<html><body style=\"background:#f4f4f4\"><div style=\"max-width:600px;margin:auto\">{{content}}<p><a href=\"{{.UnsubscribeURL}}\">Unsubscribe</a></p></div></body></html>",
+         *       "text": "{{content}}\n\nUnsubscribe: {{.UnsubscribeURL}}",
+         *       "default": true,
+         *       "created_at": "2026-11-02T09:00:00Z",
+         *       "updated_at": "2026-11-02T09:00:00Z"
+         *     }
+         */
+        Layout: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            /** @description An HTML template with {{content}} exactly once, where the body goes; other actions ({{.UnsubscribeURL}}, …) work as in any template. */
+            html: string;
+            /** @description The text frame with {{content}} once, or empty (the text part is then the body's alone). */
+            text: string;
+            /** @description The account's default layout: it frames Markdown content that names none. */
+            default: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "brand",
+         *       "html": "<div style=\"max-width:600px\">{{content}}</div>",
+         *       "text": "{{content}}",
+         *       "default": true
+         *     }
+         */
+        LayoutCreate: {
+            name: string;
+            html: string;
+            text?: string;
+            default?: boolean;
+        };
+        /**
+         * @example {
+         *       "html": "<div style=\"max-width:640px\">{{content}}</div>"
+         *     }
+         */
+        LayoutUpdate: {
+            name?: string;
+            html?: string;
+            text?: string;
+            default?: boolean;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": 5,
+         *           "name": "brand",
+         *           "html": "<div>{{content}}</div>",
+         *           "text": "",
+         *           "default": true,
+         *           "created_at": "2026-11-02T09:00:00Z",
+         *           "updated_at": "2026-11-02T09:00:00Z"
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        LayoutPage: {
+            data: components["schemas"]["Layout"][];
             next_cursor: string | null;
         };
         /**
@@ -5257,6 +5428,18 @@ export interface components {
             subject: string;
             html?: string;
             text?: string;
+            /**
+             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+             * @enum {string}
+             */
+            content_type?: "html" | "markdown";
+            /** @description The Markdown body when content_type is markdown. */
+            markdown?: string;
+            /**
+             * Format: int64
+             * @description The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+             */
+            layout_id?: number;
             /** @description {{.Attributes}} when data is absent. */
             sample_data?: {
                 [key: string]: unknown;
@@ -10395,6 +10578,190 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listLayouts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of layouts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LayoutPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createLayout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LayoutCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Layout"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getLayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The layout. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Layout"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteLayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateLayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LayoutUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated layout. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Layout"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
