@@ -109,6 +109,24 @@ func (e AnalyticsDayKind) Valid() bool {
 	}
 }
 
+// Defines values for CampaignContentType.
+const (
+	CampaignContentTypeHtml     CampaignContentType = "html"
+	CampaignContentTypeMarkdown CampaignContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignContentType enum.
+func (e CampaignContentType) Valid() bool {
+	switch e {
+	case CampaignContentTypeHtml:
+		return true
+	case CampaignContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CampaignCreatedByType.
 const (
 	CampaignCreatedByTypeKey     CampaignCreatedByType = "key"
@@ -154,6 +172,24 @@ const (
 func (e CampaignCancelledEventType) Valid() bool {
 	switch e {
 	case CampaignCancelledEventTypeCampaignCancelled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCreateContentType.
+const (
+	CampaignCreateContentTypeHtml     CampaignCreateContentType = "html"
+	CampaignCreateContentTypeMarkdown CampaignCreateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCreateContentType enum.
+func (e CampaignCreateContentType) Valid() bool {
+	switch e {
+	case CampaignCreateContentTypeHtml:
+		return true
+	case CampaignCreateContentTypeMarkdown:
 		return true
 	default:
 		return false
@@ -265,6 +301,24 @@ func (e CampaignStatus) Valid() bool {
 	case CampaignStatusSending:
 		return true
 	case CampaignStatusSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignUpdateContentType.
+const (
+	CampaignUpdateContentTypeHtml     CampaignUpdateContentType = "html"
+	CampaignUpdateContentTypeMarkdown CampaignUpdateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignUpdateContentType enum.
+func (e CampaignUpdateContentType) Valid() bool {
+	switch e {
+	case CampaignUpdateContentTypeHtml:
+		return true
+	case CampaignUpdateContentTypeMarkdown:
 		return true
 	default:
 		return false
@@ -2354,7 +2408,10 @@ type Campaign struct {
 	// Attachments The files every recipient gets (not their bytes); in single-campaign answers, not in listings.
 	Attachments *[]Attachment `json:"attachments,omitempty"`
 	CancelledAt *time.Time    `json:"cancelled_at"`
-	CreatedAt   time.Time     `json:"created_at"`
+
+	// ContentType markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+	ContentType *CampaignContentType `json:"content_type,omitempty"`
+	CreatedAt   time.Time            `json:"created_at"`
 
 	// CreatedBy Who created it (an API key, a person, or a login-link session); null for campaigns made before creators were recorded. The audit log has the rest.
 	CreatedBy *struct {
@@ -2374,9 +2431,15 @@ type Campaign struct {
 	Id           int64      `json:"id"`
 	Language     string     `json:"language"`
 
+	// LayoutId The layout framing the Markdown; null: the account's default.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
 	// ListIds Target lists; empty means every confirmed subscriber.
 	ListIds []int64 `json:"list_ids"`
-	Name    string  `json:"name"`
+
+	// Markdown The Markdown body (content_type markdown).
+	Markdown *string `json:"markdown,omitempty"`
+	Name     string  `json:"name"`
 
 	// PausedReason Why the system paused it (its sender's repeated auth/config failures); null when paused by hand.
 	PausedReason *string    `json:"paused_reason"`
@@ -2409,6 +2472,9 @@ type Campaign struct {
 	TrackOpens bool      `json:"track_opens"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
+
+// CampaignContentType markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+type CampaignContentType string
 
 // CampaignCreatedByType defines model for Campaign.CreatedBy.Type.
 type CampaignCreatedByType string
@@ -2465,14 +2531,23 @@ type CampaignCreate struct {
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
-	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
-	FromEmail    string              `json:"from_email"`
-	FromName     *string             `json:"from_name,omitempty"`
-	HtmlTemplate *string             `json:"html_template,omitempty"`
-	Language     *string             `json:"language,omitempty"`
-	ListIds      *[]int64            `json:"list_ids,omitempty"`
-	Name         string              `json:"name"`
-	ReplyTo      *string             `json:"reply_to,omitempty"`
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+	ContentType  *CampaignCreateContentType `json:"content_type,omitempty"`
+	FromEmail    string                     `json:"from_email"`
+	FromName     *string                    `json:"from_name,omitempty"`
+	HtmlTemplate *string                    `json:"html_template,omitempty"`
+	Language     *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+	LayoutId *int64   `json:"layout_id,omitempty"`
+	ListIds  *[]int64 `json:"list_ids,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown *string `json:"markdown,omitempty"`
+	Name     string  `json:"name"`
+	ReplyTo  *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -2489,6 +2564,9 @@ type CampaignCreate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignCreateContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+type CampaignCreateContentType string
 
 // CampaignEventData defines model for CampaignEventData.
 type CampaignEventData struct {
@@ -2705,14 +2783,23 @@ type CampaignUpdate struct {
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
-	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
-	FromEmail    *string             `json:"from_email,omitempty"`
-	FromName     *string             `json:"from_name,omitempty"`
-	HtmlTemplate *string             `json:"html_template,omitempty"`
-	Language     *string             `json:"language,omitempty"`
-	ListIds      *[]int64            `json:"list_ids,omitempty"`
-	Name         *string             `json:"name,omitempty"`
-	ReplyTo      *string             `json:"reply_to,omitempty"`
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+	ContentType  *CampaignUpdateContentType `json:"content_type,omitempty"`
+	FromEmail    *string                    `json:"from_email,omitempty"`
+	FromName     *string                    `json:"from_name,omitempty"`
+	HtmlTemplate *string                    `json:"html_template,omitempty"`
+	Language     *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+	LayoutId *int64   `json:"layout_id,omitempty"`
+	ListIds  *[]int64 `json:"list_ids,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown *string `json:"markdown,omitempty"`
+	Name     *string `json:"name,omitempty"`
+	ReplyTo  *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; null removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -2729,6 +2816,9 @@ type CampaignUpdate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignUpdateContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+type CampaignUpdateContentType string
 
 // Consent Example: {"created_at":"2026-11-02T08:59:00Z","list_id":7,"list_name":"News","source":"signup:form","status":"subscribed","status_at":"2026-11-02T09:00:00Z"}
 type Consent struct {

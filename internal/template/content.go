@@ -61,9 +61,9 @@ func (c *content) apply(typ, md *string, layoutID *int64, htmlGiven bool) error 
 	return nil
 }
 
-// markdownError names /markdown in a render error of composed Markdown content,
+// MarkdownError names /markdown in a render error of composed Markdown content,
 // whose html and text the author did not write.
-func markdownError(err error) error {
+func MarkdownError(err error) error {
 	e, ok := err.(*apperr.Error)
 	if !ok || e.Code != apperr.Invalid {
 		return err
@@ -71,7 +71,8 @@ func markdownError(err error) error {
 	out := *e
 	out.Fields = make([]apperr.FieldError, len(e.Fields))
 	for i, f := range e.Fields {
-		if f.Pointer == "/html" || f.Pointer == "/text" {
+		switch f.Pointer {
+		case "/html", "/text", "/html_template", "/text_template":
 			f.Pointer = "/markdown"
 		}
 		out.Fields[i] = f

@@ -204,7 +204,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Templa
 				return err
 			}
 			if err := validate(store.Template{Subject: arg.Subject, Html: arg.Html, Text: arg.Text, SampleData: arg.SampleData}); err != nil {
-				return markdownError(err)
+				return MarkdownError(err)
 			}
 		}
 		var err error
@@ -292,7 +292,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 		out = t
 		if err := validate(t); err != nil {
 			if c.Type == "markdown" {
-				return markdownError(err)
+				return MarkdownError(err)
 			}
 			return err
 		}

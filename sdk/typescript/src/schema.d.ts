@@ -5715,6 +5715,18 @@ export interface components {
             from_email: string;
             from_name: string;
             reply_to: string;
+            /**
+             * @description markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+             * @enum {string}
+             */
+            content_type?: "html" | "markdown";
+            /** @description The Markdown body (content_type markdown). */
+            markdown?: string;
+            /**
+             * Format: int64
+             * @description The layout framing the Markdown; null: the account's default.
+             */
+            layout_id?: number | null;
             html_template: string;
             text_template: string;
             language: string;
@@ -5796,6 +5808,18 @@ export interface components {
             from_email: string;
             from_name?: string;
             reply_to?: string;
+            /**
+             * @description html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+             * @enum {string}
+             */
+            content_type?: "html" | "markdown";
+            /** @description The Markdown body when content_type is markdown. */
+            markdown?: string;
+            /**
+             * Format: int64
+             * @description The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+             */
+            layout_id?: number;
             html_template?: string;
             text_template?: string;
             language?: string;
@@ -5836,6 +5860,18 @@ export interface components {
             from_email?: string;
             from_name?: string;
             reply_to?: string;
+            /**
+             * @description html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+             * @enum {string}
+             */
+            content_type?: "html" | "markdown";
+            /** @description The Markdown body when content_type is markdown. */
+            markdown?: string;
+            /**
+             * Format: int64
+             * @description The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+             */
+            layout_id?: number;
             html_template?: string;
             text_template?: string;
             language?: string;
