@@ -205,6 +205,48 @@ func (a *App) templatesCmd() *cobra.Command {
 	return cmd
 }
 
+func (a *App) layoutsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "layouts", Short: "Create and edit layouts (the frames Markdown content goes in)"}
+	var name, htmlFile, textFile string
+	var isDefault bool
+	cmd.AddCommand(a.writeCommands("layout",
+		`  sendonce layouts create --name brand --html-file brand.html --text-file brand.txt --default`,
+		[]string{"name", "html-file"},
+		func(f *pflag.FlagSet) {
+			f.StringVar(&name, "name", "", "the layout's name")
+			f.StringVar(&htmlFile, "html-file", "", "a file with the HTML frame: {{content}} once, where the body goes")
+			f.StringVar(&textFile, "text-file", "", "a file with the text frame: {{content}} once (or empty)")
+			f.BoolVar(&isDefault, "default", false, "make it the account's default layout (--default=false: no longer)")
+		},
+		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
+			html, err := file(s, "html-file", htmlFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			text, err := file(s, "text-file", textFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			var def *bool
+			if s.has("default") {
+				def = &isDefault
+			}
+			if id == 0 {
+				r, err := c.CreateLayoutWithResponse(cmd.Context(), nil, client.LayoutCreate{Name: name, Html: *html, Text: text, Default: def})
+				if err := client.Check(r, err); err != nil {
+					return nil, 0, "", err
+				}
+				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
+			}
+			r, err := c.UpdateLayoutWithResponse(cmd.Context(), id, client.LayoutUpdate{Name: str(s, "name", name), Html: html, Text: text, Default: def})
+			if err := client.Check(r, err); err != nil {
+				return nil, 0, "", err
+			}
+			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
+		})...)
+	return cmd
+}
+
 // campaignWriteCommands are campaigns create and edit.
 func (a *App) campaignWriteCommands() []*cobra.Command {
 	var (
