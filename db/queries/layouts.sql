@@ -70,7 +70,7 @@ SELECT EXISTS (SELECT 1 FROM layouts WHERE account_id = @account_id AND id = @id
 -- The Markdown templates a layout frames: those naming it, and, when it is the
 -- default (@is_default), those naming none. Locked, so a concurrent save of one
 -- of them is wholly before or after the recomposition.
-SELECT id, markdown, layout_id FROM templates
+SELECT id, subject, sample_data, markdown, layout_id FROM templates
 WHERE account_id = @account_id AND content_type = 'markdown'
   AND (layout_id = @layout_id OR (layout_id IS NULL AND @is_default::boolean))
 ORDER BY id
@@ -83,7 +83,7 @@ WHERE account_id = @account_id AND id = @id;
 -- name: CampaignMarkdownDraftsByLayout :many
 -- As TemplateMarkdownByLayout, for draft campaigns with Markdown of their own. A
 -- campaign approved before this lock keeps what approval pinned.
-SELECT id, markdown, layout_id FROM campaigns
+SELECT id, subject, markdown, layout_id FROM campaigns
 WHERE account_id = @account_id AND content_type = 'markdown' AND status = 'draft'
   AND (layout_id = @layout_id OR (layout_id IS NULL AND @is_default::boolean))
 ORDER BY id

@@ -153,7 +153,7 @@ func recompose(ctx context.Context, q *store.Queries, accountID, id int64, isDef
 	for _, t := range tpls {
 		html, text, err := Compose(ctx, q, accountID, t.LayoutID, t.Markdown)
 		if err == nil {
-			err = render.Validate("sample", html, text)
+			err = validateFor(t.Subject, html, text, t.SampleData)
 		}
 		if err != nil {
 			return dependent("template", t.ID, err)
@@ -169,7 +169,7 @@ func recompose(ctx context.Context, q *store.Queries, accountID, id int64, isDef
 	for _, c := range drafts {
 		html, text, err := Compose(ctx, q, accountID, c.LayoutID, c.Markdown)
 		if err == nil {
-			err = render.Validate("sample", html, text)
+			err = render.Validate(c.Subject, html, text)
 		}
 		if err != nil {
 			return dependent("campaign", c.ID, err)
@@ -179,6 +179,19 @@ func recompose(ctx context.Context, q *store.Queries, accountID, id int64, isDef
 		}
 	}
 	return nil
+}
+
+// validateFor renders a template as saving it does: for the sample recipient
+// with the template's sample data.
+func validateFor(subject, html, text string, sample []byte) error {
+	tpl, err := render.Parse(subject, html, text)
+	if err != nil {
+		return err
+	}
+	r := render.Sample
+	r.Attributes = sample
+	_, err = tpl.Render(r, render.SampleUnsubscribeURL)
+	return err
 }
 
 // dependent says which content a layout change would break.

@@ -7,10 +7,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 )
 
 const campaignMarkdownDraftsByLayout = `-- name: CampaignMarkdownDraftsByLayout :many
-SELECT id, markdown, layout_id FROM campaigns
+SELECT id, subject, markdown, layout_id FROM campaigns
 WHERE account_id = $1 AND content_type = 'markdown' AND status = 'draft'
   AND (layout_id = $2 OR (layout_id IS NULL AND $3::boolean))
 ORDER BY id
@@ -25,6 +26,7 @@ type CampaignMarkdownDraftsByLayoutParams struct {
 
 type CampaignMarkdownDraftsByLayoutRow struct {
 	ID       int64
+	Subject  string
 	Markdown string
 	LayoutID *int64
 }
@@ -40,7 +42,12 @@ func (q *Queries) CampaignMarkdownDraftsByLayout(ctx context.Context, arg Campai
 	items := []CampaignMarkdownDraftsByLayoutRow{}
 	for rows.Next() {
 		var i CampaignMarkdownDraftsByLayoutRow
-		if err := rows.Scan(&i.ID, &i.Markdown, &i.LayoutID); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Subject,
+			&i.Markdown,
+			&i.LayoutID,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -448,7 +455,7 @@ func (q *Queries) LayoutUpdate(ctx context.Context, arg LayoutUpdateParams) (Lay
 }
 
 const templateMarkdownByLayout = `-- name: TemplateMarkdownByLayout :many
-SELECT id, markdown, layout_id FROM templates
+SELECT id, subject, sample_data, markdown, layout_id FROM templates
 WHERE account_id = $1 AND content_type = 'markdown'
   AND (layout_id = $2 OR (layout_id IS NULL AND $3::boolean))
 ORDER BY id
@@ -462,9 +469,11 @@ type TemplateMarkdownByLayoutParams struct {
 }
 
 type TemplateMarkdownByLayoutRow struct {
-	ID       int64
-	Markdown string
-	LayoutID *int64
+	ID         int64
+	Subject    string
+	SampleData json.RawMessage
+	Markdown   string
+	LayoutID   *int64
 }
 
 // The Markdown templates a layout frames: those naming it, and, when it is the
@@ -479,7 +488,13 @@ func (q *Queries) TemplateMarkdownByLayout(ctx context.Context, arg TemplateMark
 	items := []TemplateMarkdownByLayoutRow{}
 	for rows.Next() {
 		var i TemplateMarkdownByLayoutRow
-		if err := rows.Scan(&i.ID, &i.Markdown, &i.LayoutID); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Subject,
+			&i.SampleData,
+			&i.Markdown,
+			&i.LayoutID,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
