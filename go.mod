@@ -97,4 +97,6 @@ require go.uber.org/goleak v1.3.0
 
 require github.com/emersion/go-msgauth v0.7.0
 
+require github.com/yuin/goldmark v1.8.7
+
 replace github.com/sendonce/sendonce/client => ./client

@@ -205,6 +205,24 @@ func (e AnalyticsDayKind) Valid() bool {
 	}
 }
 
+// Defines values for CampaignContentType.
+const (
+	CampaignContentTypeHtml     CampaignContentType = "html"
+	CampaignContentTypeMarkdown CampaignContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignContentType enum.
+func (e CampaignContentType) Valid() bool {
+	switch e {
+	case CampaignContentTypeHtml:
+		return true
+	case CampaignContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CampaignCreatedByType.
 const (
 	CampaignCreatedByTypeKey     CampaignCreatedByType = "key"
@@ -250,6 +268,24 @@ const (
 func (e CampaignCancelledEventType) Valid() bool {
 	switch e {
 	case CampaignCancelledEventTypeCampaignCancelled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCreateContentType.
+const (
+	CampaignCreateContentTypeHtml     CampaignCreateContentType = "html"
+	CampaignCreateContentTypeMarkdown CampaignCreateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCreateContentType enum.
+func (e CampaignCreateContentType) Valid() bool {
+	switch e {
+	case CampaignCreateContentTypeHtml:
+		return true
+	case CampaignCreateContentTypeMarkdown:
 		return true
 	default:
 		return false
@@ -361,6 +397,24 @@ func (e CampaignStatus) Valid() bool {
 	case CampaignStatusSending:
 		return true
 	case CampaignStatusSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignUpdateContentType.
+const (
+	CampaignUpdateContentTypeHtml     CampaignUpdateContentType = "html"
+	CampaignUpdateContentTypeMarkdown CampaignUpdateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignUpdateContentType enum.
+func (e CampaignUpdateContentType) Valid() bool {
+	switch e {
+	case CampaignUpdateContentTypeHtml:
+		return true
+	case CampaignUpdateContentTypeMarkdown:
 		return true
 	default:
 		return false
@@ -1975,6 +2029,78 @@ func (e SuppressionReason) Valid() bool {
 	}
 }
 
+// Defines values for TemplateContentType.
+const (
+	TemplateContentTypeHtml     TemplateContentType = "html"
+	TemplateContentTypeMarkdown TemplateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplateContentType enum.
+func (e TemplateContentType) Valid() bool {
+	switch e {
+	case TemplateContentTypeHtml:
+		return true
+	case TemplateContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplateCreateContentType.
+const (
+	TemplateCreateContentTypeHtml     TemplateCreateContentType = "html"
+	TemplateCreateContentTypeMarkdown TemplateCreateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplateCreateContentType enum.
+func (e TemplateCreateContentType) Valid() bool {
+	switch e {
+	case TemplateCreateContentTypeHtml:
+		return true
+	case TemplateCreateContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplatePreviewContentType.
+const (
+	TemplatePreviewContentTypeHtml     TemplatePreviewContentType = "html"
+	TemplatePreviewContentTypeMarkdown TemplatePreviewContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplatePreviewContentType enum.
+func (e TemplatePreviewContentType) Valid() bool {
+	switch e {
+	case TemplatePreviewContentTypeHtml:
+		return true
+	case TemplatePreviewContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplateUpdateContentType.
+const (
+	TemplateUpdateContentTypeHtml     TemplateUpdateContentType = "html"
+	TemplateUpdateContentTypeMarkdown TemplateUpdateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplateUpdateContentType enum.
+func (e TemplateUpdateContentType) Valid() bool {
+	switch e {
+	case TemplateUpdateContentTypeHtml:
+		return true
+	case TemplateUpdateContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UnsubscribeScope.
 const (
 	UnsubscribeScopeAccount UnsubscribeScope = "account"
@@ -2680,7 +2806,10 @@ type Campaign struct {
 	// Attachments The files every recipient gets (not their bytes); in single-campaign answers, not in listings.
 	Attachments *[]Attachment `json:"attachments,omitempty"`
 	CancelledAt *time.Time    `json:"cancelled_at"`
-	CreatedAt   time.Time     `json:"created_at"`
+
+	// ContentType markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+	ContentType *CampaignContentType `json:"content_type,omitempty"`
+	CreatedAt   time.Time            `json:"created_at"`
 
 	// CreatedBy Who created it (an API key, a person, or a login-link session); null for campaigns made before creators were recorded. The audit log has the rest.
 	CreatedBy *struct {
@@ -2700,9 +2829,15 @@ type Campaign struct {
 	Id           int64      `json:"id"`
 	Language     string     `json:"language"`
 
+	// LayoutId The layout framing the Markdown; null: the account's default.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
 	// ListIds Target lists; empty means every confirmed subscriber.
 	ListIds []int64 `json:"list_ids"`
-	Name    string  `json:"name"`
+
+	// Markdown The Markdown body (content_type markdown).
+	Markdown *string `json:"markdown,omitempty"`
+	Name     string  `json:"name"`
 
 	// PausedReason Why the system paused it (its sender's repeated auth/config failures); null when paused by hand.
 	PausedReason *string    `json:"paused_reason"`
@@ -2735,6 +2870,9 @@ type Campaign struct {
 	TrackOpens bool      `json:"track_opens"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
+
+// CampaignContentType markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+type CampaignContentType string
 
 // CampaignCreatedByType defines model for Campaign.CreatedBy.Type.
 type CampaignCreatedByType string
@@ -2791,14 +2929,23 @@ type CampaignCreate struct {
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
-	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
-	FromEmail    string              `json:"from_email"`
-	FromName     *string             `json:"from_name,omitempty"`
-	HtmlTemplate *string             `json:"html_template,omitempty"`
-	Language     *string             `json:"language,omitempty"`
-	ListIds      *[]int64            `json:"list_ids,omitempty"`
-	Name         string              `json:"name"`
-	ReplyTo      *string             `json:"reply_to,omitempty"`
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+	ContentType  *CampaignCreateContentType `json:"content_type,omitempty"`
+	FromEmail    string                     `json:"from_email"`
+	FromName     *string                    `json:"from_name,omitempty"`
+	HtmlTemplate *string                    `json:"html_template,omitempty"`
+	Language     *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+	LayoutId *int64   `json:"layout_id,omitempty"`
+	ListIds  *[]int64 `json:"list_ids,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown *string `json:"markdown,omitempty"`
+	Name     string  `json:"name"`
+	ReplyTo  *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -2815,6 +2962,9 @@ type CampaignCreate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignCreateContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+type CampaignCreateContentType string
 
 // CampaignEventData defines model for CampaignEventData.
 type CampaignEventData struct {
@@ -3031,14 +3181,23 @@ type CampaignUpdate struct {
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
-	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
-	FromEmail    *string             `json:"from_email,omitempty"`
-	FromName     *string             `json:"from_name,omitempty"`
-	HtmlTemplate *string             `json:"html_template,omitempty"`
-	Language     *string             `json:"language,omitempty"`
-	ListIds      *[]int64            `json:"list_ids,omitempty"`
-	Name         *string             `json:"name,omitempty"`
-	ReplyTo      *string             `json:"reply_to,omitempty"`
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+	ContentType  *CampaignUpdateContentType `json:"content_type,omitempty"`
+	FromEmail    *string                    `json:"from_email,omitempty"`
+	FromName     *string                    `json:"from_name,omitempty"`
+	HtmlTemplate *string                    `json:"html_template,omitempty"`
+	Language     *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+	LayoutId *int64   `json:"layout_id,omitempty"`
+	ListIds  *[]int64 `json:"list_ids,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown *string `json:"markdown,omitempty"`
+	Name     *string `json:"name,omitempty"`
+	ReplyTo  *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; null removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -3055,6 +3214,9 @@ type CampaignUpdate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignUpdateContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+type CampaignUpdateContentType string
 
 // CampaignWinnerChosenEvent defines model for CampaignWinnerChosenEvent.
 type CampaignWinnerChosenEvent struct {
@@ -3539,6 +3701,45 @@ type InvitationCreate struct {
 	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
 	// (enforced per route); owners and admins manage members, and only owners manage owners.
 	Role MemberRole `json:"role"`
+}
+
+// Layout Example: {"created_at":"2026-11-02T09:00:00Z","default":true,"html":"\u003chtml\u003e\u003cbody style=\"background:#f4f4f4\"\u003e\u003cdiv style=\"max-width:600px;margin:auto\"\u003e{{content}}\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e\u003c/div\u003e\u003c/body\u003e\u003c/html\u003e","id":5,"name":"brand","text":"{{content}}\n\nUnsubscribe: {{.UnsubscribeURL}}","updated_at":"2026-11-02T09:00:00Z"}
+type Layout struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Default The account's default layout: it frames Markdown content that names none.
+	Default bool `json:"default"`
+
+	// Html An HTML template with {{content}} exactly once, where the body goes; other actions ({{.UnsubscribeURL}}, …) work as in any template.
+	Html string `json:"html"`
+	Id   int64  `json:"id"`
+	Name string `json:"name"`
+
+	// Text The text frame with {{content}} once, or empty (the text part is then the body's alone).
+	Text      string    `json:"text"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// LayoutCreate Example: {"default":true,"html":"\u003cdiv style=\"max-width:600px\"\u003e{{content}}\u003c/div\u003e","name":"brand","text":"{{content}}"}
+type LayoutCreate struct {
+	Default *bool   `json:"default,omitempty"`
+	Html    string  `json:"html"`
+	Name    string  `json:"name"`
+	Text    *string `json:"text,omitempty"`
+}
+
+// LayoutPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","default":true,"html":"\u003cdiv\u003e{{content}}\u003c/div\u003e","id":5,"name":"brand","text":"","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+type LayoutPage struct {
+	Data       []Layout `json:"data"`
+	NextCursor *string  `json:"next_cursor"`
+}
+
+// LayoutUpdate Example: {"html":"\u003cdiv style=\"max-width:640px\"\u003e{{content}}\u003c/div\u003e"}
+type LayoutUpdate struct {
+	Default *bool   `json:"default,omitempty"`
+	Html    *string `json:"html,omitempty"`
+	Name    *string `json:"name,omitempty"`
+	Text    *string `json:"text,omitempty"`
 }
 
 // LinkClicks Example: {"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}
@@ -5250,15 +5451,24 @@ type SuppressionPage struct {
 // SuppressionReason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 type SuppressionReason string
 
-// Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
+// Template Example: {"content_type":"html","created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","markdown":"","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
 type Template struct {
 	// Attachments Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings.
 	Attachments *[]Attachment `json:"attachments,omitempty"`
-	CreatedAt   time.Time     `json:"created_at"`
-	Html        string        `json:"html"`
-	Id          int64         `json:"id"`
-	Language    string        `json:"language"`
-	Name        string        `json:"name"`
+
+	// ContentType html: html and text are the author's. markdown: they are what markdown composes to in its layout (recomposed when the layout changes).
+	ContentType TemplateContentType `json:"content_type"`
+	CreatedAt   time.Time           `json:"created_at"`
+	Html        string              `json:"html"`
+	Id          int64               `json:"id"`
+	Language    string              `json:"language"`
+
+	// LayoutId The layout framing the Markdown; null: the account's default layout, if any.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The Markdown body (content_type markdown); empty otherwise.
+	Markdown string `json:"markdown"`
+	Name     string `json:"name"`
 
 	// SampleData What previews render as .Attributes without data.
 	SampleData json.RawMessage `json:"sample_data"`
@@ -5272,22 +5482,37 @@ type Template struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
+// TemplateContentType html: html and text are the author's. markdown: they are what markdown composes to in its layout (recomposed when the layout changes).
+type TemplateContentType string
+
 // TemplateCreate Example: {"html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}."}
 type TemplateCreate struct {
 	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
-	Html        *string             `json:"html,omitempty"`
-	Language    *string             `json:"language,omitempty"`
-	Name        string              `json:"name"`
-	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
-	Subject     string              `json:"subject"`
-	Text        *string             `json:"text,omitempty"`
+
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	ContentType *TemplateCreateContentType `json:"content_type,omitempty"`
+	Html        *string                    `json:"html,omitempty"`
+	Language    *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown   *string          `json:"markdown,omitempty"`
+	Name       string           `json:"name"`
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    string           `json:"subject"`
+	Text       *string          `json:"text,omitempty"`
 
 	// TrackClicks Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update).
 	TrackClicks *bool `json:"track_clicks,omitempty"`
 }
 
-// TemplatePage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+// TemplateCreateContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+type TemplateCreateContentType string
+
+// TemplatePage Example: {"data":[{"content_type":"html","created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","markdown":"","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
 type TemplatePage struct {
 	Data       []Template `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
@@ -5295,12 +5520,21 @@ type TemplatePage struct {
 
 // TemplatePreview Example: {"html":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e","sample_data":{"plan":"pro"},"subject":"Hello {{.Name}}","text":"Hi {{.Name}}"}
 type TemplatePreview struct {
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	ContentType *TemplatePreviewContentType `json:"content_type,omitempty"`
+
 	// Data {{.Attributes}}; default sample_data.
 	Data *json.RawMessage `json:"data,omitempty"`
 
 	// Email {{.Email}}; default sample@example.com.
 	Email *string `json:"email,omitempty"`
 	Html  *string `json:"html,omitempty"`
+
+	// LayoutId The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown *string `json:"markdown,omitempty"`
 
 	// Name {{.Name}}; default Sample Subscriber.
 	Name *string `json:"name,omitempty"`
@@ -5311,20 +5545,35 @@ type TemplatePreview struct {
 	Text       *string          `json:"text,omitempty"`
 }
 
+// TemplatePreviewContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+type TemplatePreviewContentType string
+
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
 type TemplateUpdate struct {
 	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
-	Html        *string             `json:"html,omitempty"`
-	Language    *string             `json:"language,omitempty"`
-	Name        *string             `json:"name,omitempty"`
-	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
-	Subject     *string             `json:"subject,omitempty"`
-	Text        *string             `json:"text,omitempty"`
+
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	ContentType *TemplateUpdateContentType `json:"content_type,omitempty"`
+	Html        *string                    `json:"html,omitempty"`
+	Language    *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown   *string          `json:"markdown,omitempty"`
+	Name       *string          `json:"name,omitempty"`
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    *string          `json:"subject,omitempty"`
+	Text       *string          `json:"text,omitempty"`
 
 	// TrackClicks Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update).
 	TrackClicks *bool `json:"track_clicks,omitempty"`
 }
+
+// TemplateUpdateContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+type TemplateUpdateContentType string
 
 // TestSendOutcome defines model for TestSendOutcome.
 type TestSendOutcome struct {
@@ -6057,6 +6306,33 @@ type CreateEventStreamTokenParams struct {
 
 // CreateInvitationParams defines parameters for CreateInvitation.
 type CreateInvitationParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListLayoutsParams defines parameters for ListLayouts.
+type ListLayoutsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateLayoutParams defines parameters for CreateLayout.
+type CreateLayoutParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -6836,6 +7112,12 @@ type CreateInvitationJSONRequestBody = InvitationCreate
 
 // AcceptInvitationJSONRequestBody defines body for AcceptInvitation for application/json ContentType.
 type AcceptInvitationJSONRequestBody = InvitationAccept
+
+// CreateLayoutJSONRequestBody defines body for CreateLayout for application/json ContentType.
+type CreateLayoutJSONRequestBody = LayoutCreate
+
+// UpdateLayoutJSONRequestBody defines body for UpdateLayout for application/json ContentType.
+type UpdateLayoutJSONRequestBody = LayoutUpdate
 
 // CreateListJSONRequestBody defines body for CreateList for application/json ContentType.
 type CreateListJSONRequestBody = ListCreate

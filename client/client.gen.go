@@ -212,6 +212,24 @@ func (e AnalyticsDayKind) Valid() bool {
 	}
 }
 
+// Defines values for CampaignContentType.
+const (
+	CampaignContentTypeHtml     CampaignContentType = "html"
+	CampaignContentTypeMarkdown CampaignContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignContentType enum.
+func (e CampaignContentType) Valid() bool {
+	switch e {
+	case CampaignContentTypeHtml:
+		return true
+	case CampaignContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CampaignCreatedByType.
 const (
 	CampaignCreatedByTypeKey     CampaignCreatedByType = "key"
@@ -257,6 +275,24 @@ const (
 func (e CampaignCancelledEventType) Valid() bool {
 	switch e {
 	case CampaignCancelledEventTypeCampaignCancelled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCreateContentType.
+const (
+	CampaignCreateContentTypeHtml     CampaignCreateContentType = "html"
+	CampaignCreateContentTypeMarkdown CampaignCreateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCreateContentType enum.
+func (e CampaignCreateContentType) Valid() bool {
+	switch e {
+	case CampaignCreateContentTypeHtml:
+		return true
+	case CampaignCreateContentTypeMarkdown:
 		return true
 	default:
 		return false
@@ -368,6 +404,24 @@ func (e CampaignStatus) Valid() bool {
 	case CampaignStatusSending:
 		return true
 	case CampaignStatusSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignUpdateContentType.
+const (
+	CampaignUpdateContentTypeHtml     CampaignUpdateContentType = "html"
+	CampaignUpdateContentTypeMarkdown CampaignUpdateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the CampaignUpdateContentType enum.
+func (e CampaignUpdateContentType) Valid() bool {
+	switch e {
+	case CampaignUpdateContentTypeHtml:
+		return true
+	case CampaignUpdateContentTypeMarkdown:
 		return true
 	default:
 		return false
@@ -1982,6 +2036,78 @@ func (e SuppressionReason) Valid() bool {
 	}
 }
 
+// Defines values for TemplateContentType.
+const (
+	TemplateContentTypeHtml     TemplateContentType = "html"
+	TemplateContentTypeMarkdown TemplateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplateContentType enum.
+func (e TemplateContentType) Valid() bool {
+	switch e {
+	case TemplateContentTypeHtml:
+		return true
+	case TemplateContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplateCreateContentType.
+const (
+	TemplateCreateContentTypeHtml     TemplateCreateContentType = "html"
+	TemplateCreateContentTypeMarkdown TemplateCreateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplateCreateContentType enum.
+func (e TemplateCreateContentType) Valid() bool {
+	switch e {
+	case TemplateCreateContentTypeHtml:
+		return true
+	case TemplateCreateContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplatePreviewContentType.
+const (
+	TemplatePreviewContentTypeHtml     TemplatePreviewContentType = "html"
+	TemplatePreviewContentTypeMarkdown TemplatePreviewContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplatePreviewContentType enum.
+func (e TemplatePreviewContentType) Valid() bool {
+	switch e {
+	case TemplatePreviewContentTypeHtml:
+		return true
+	case TemplatePreviewContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplateUpdateContentType.
+const (
+	TemplateUpdateContentTypeHtml     TemplateUpdateContentType = "html"
+	TemplateUpdateContentTypeMarkdown TemplateUpdateContentType = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplateUpdateContentType enum.
+func (e TemplateUpdateContentType) Valid() bool {
+	switch e {
+	case TemplateUpdateContentTypeHtml:
+		return true
+	case TemplateUpdateContentTypeMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UnsubscribeScope.
 const (
 	UnsubscribeScopeAccount UnsubscribeScope = "account"
@@ -2687,7 +2813,10 @@ type Campaign struct {
 	// Attachments The files every recipient gets (not their bytes); in single-campaign answers, not in listings.
 	Attachments *[]Attachment `json:"attachments,omitempty"`
 	CancelledAt *time.Time    `json:"cancelled_at"`
-	CreatedAt   time.Time     `json:"created_at"`
+
+	// ContentType markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+	ContentType *CampaignContentType `json:"content_type,omitempty"`
+	CreatedAt   time.Time            `json:"created_at"`
 
 	// CreatedBy Who created it (an API key, a person, or a login-link session); null for campaigns made before creators were recorded. The audit log has the rest.
 	CreatedBy *struct {
@@ -2707,9 +2836,15 @@ type Campaign struct {
 	Id           int64      `json:"id"`
 	Language     string     `json:"language"`
 
+	// LayoutId The layout framing the Markdown; null: the account's default.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
 	// ListIds Target lists; empty means every confirmed subscriber.
 	ListIds []int64 `json:"list_ids"`
-	Name    string  `json:"name"`
+
+	// Markdown The Markdown body (content_type markdown).
+	Markdown *string `json:"markdown,omitempty"`
+	Name     string  `json:"name"`
 
 	// PausedReason Why the system paused it (its sender's repeated auth/config failures); null when paused by hand.
 	PausedReason *string    `json:"paused_reason"`
@@ -2742,6 +2877,9 @@ type Campaign struct {
 	TrackOpens bool      `json:"track_opens"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
+
+// CampaignContentType markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+type CampaignContentType string
 
 // CampaignCreatedByType defines model for Campaign.CreatedBy.Type.
 type CampaignCreatedByType string
@@ -2798,14 +2936,23 @@ type CampaignCreate struct {
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
-	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
-	FromEmail    string              `json:"from_email"`
-	FromName     *string             `json:"from_name,omitempty"`
-	HtmlTemplate *string             `json:"html_template,omitempty"`
-	Language     *string             `json:"language,omitempty"`
-	ListIds      *[]int64            `json:"list_ids,omitempty"`
-	Name         string              `json:"name"`
-	ReplyTo      *string             `json:"reply_to,omitempty"`
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+	ContentType  *CampaignCreateContentType `json:"content_type,omitempty"`
+	FromEmail    string                     `json:"from_email"`
+	FromName     *string                    `json:"from_name,omitempty"`
+	HtmlTemplate *string                    `json:"html_template,omitempty"`
+	Language     *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+	LayoutId *int64   `json:"layout_id,omitempty"`
+	ListIds  *[]int64 `json:"list_ids,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown *string `json:"markdown,omitempty"`
+	Name     string  `json:"name"`
+	ReplyTo  *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -2822,6 +2969,9 @@ type CampaignCreate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignCreateContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+type CampaignCreateContentType string
 
 // CampaignEventData defines model for CampaignEventData.
 type CampaignEventData struct {
@@ -3038,14 +3188,23 @@ type CampaignUpdate struct {
 
 	// Attachments Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
-	Attachments  *[]AttachmentCreate `json:"attachments,omitempty"`
-	FromEmail    *string             `json:"from_email,omitempty"`
-	FromName     *string             `json:"from_name,omitempty"`
-	HtmlTemplate *string             `json:"html_template,omitempty"`
-	Language     *string             `json:"language,omitempty"`
-	ListIds      *[]int64            `json:"list_ids,omitempty"`
-	Name         *string             `json:"name,omitempty"`
-	ReplyTo      *string             `json:"reply_to,omitempty"`
+	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
+
+	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+	ContentType  *CampaignUpdateContentType `json:"content_type,omitempty"`
+	FromEmail    *string                    `json:"from_email,omitempty"`
+	FromName     *string                    `json:"from_name,omitempty"`
+	HtmlTemplate *string                    `json:"html_template,omitempty"`
+	Language     *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+	LayoutId *int64   `json:"layout_id,omitempty"`
+	ListIds  *[]int64 `json:"list_ids,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown *string `json:"markdown,omitempty"`
+	Name     *string `json:"name,omitempty"`
+	ReplyTo  *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; null removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -3062,6 +3221,9 @@ type CampaignUpdate struct {
 	// TrackOpens Add the open pixel (default false; opens are unreliable, see docs/engagement.md).
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
+
+// CampaignUpdateContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+type CampaignUpdateContentType string
 
 // CampaignWinnerChosenEvent defines model for CampaignWinnerChosenEvent.
 type CampaignWinnerChosenEvent struct {
@@ -3546,6 +3708,45 @@ type InvitationCreate struct {
 	// Role A member's role in an account: its permissions are the matrix of docs/teams.md
 	// (enforced per route); owners and admins manage members, and only owners manage owners.
 	Role MemberRole `json:"role"`
+}
+
+// Layout Example: {"created_at":"2026-11-02T09:00:00Z","default":true,"html":"\u003chtml\u003e\u003cbody style=\"background:#f4f4f4\"\u003e\u003cdiv style=\"max-width:600px;margin:auto\"\u003e{{content}}\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e\u003c/div\u003e\u003c/body\u003e\u003c/html\u003e","id":5,"name":"brand","text":"{{content}}\n\nUnsubscribe: {{.UnsubscribeURL}}","updated_at":"2026-11-02T09:00:00Z"}
+type Layout struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Default The account's default layout: it frames Markdown content that names none.
+	Default bool `json:"default"`
+
+	// Html An HTML template with {{content}} exactly once, where the body goes; other actions ({{.UnsubscribeURL}}, …) work as in any template.
+	Html string `json:"html"`
+	Id   int64  `json:"id"`
+	Name string `json:"name"`
+
+	// Text The text frame with {{content}} once, or empty (the text part is then the body's alone).
+	Text      string    `json:"text"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// LayoutCreate Example: {"default":true,"html":"\u003cdiv style=\"max-width:600px\"\u003e{{content}}\u003c/div\u003e","name":"brand","text":"{{content}}"}
+type LayoutCreate struct {
+	Default *bool   `json:"default,omitempty"`
+	Html    string  `json:"html"`
+	Name    string  `json:"name"`
+	Text    *string `json:"text,omitempty"`
+}
+
+// LayoutPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","default":true,"html":"\u003cdiv\u003e{{content}}\u003c/div\u003e","id":5,"name":"brand","text":"","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+type LayoutPage struct {
+	Data       []Layout `json:"data"`
+	NextCursor *string  `json:"next_cursor"`
+}
+
+// LayoutUpdate Example: {"html":"\u003cdiv style=\"max-width:640px\"\u003e{{content}}\u003c/div\u003e"}
+type LayoutUpdate struct {
+	Default *bool   `json:"default,omitempty"`
+	Html    *string `json:"html,omitempty"`
+	Name    *string `json:"name,omitempty"`
+	Text    *string `json:"text,omitempty"`
 }
 
 // LinkClicks Example: {"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}
@@ -5257,15 +5458,24 @@ type SuppressionPage struct {
 // SuppressionReason `erasure` is written by an erasure only (POST /v1/subscribers/{id}/erase), never accepted on create: its row's email is `erased:` and a keyed hash of the erased address, not an address.
 type SuppressionReason string
 
-// Template Example: {"created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
+// Template Example: {"content_type":"html","created_at":"2026-11-02T09:00:00Z","html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","id":3,"language":"en","markdown":"","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}
 type Template struct {
 	// Attachments Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings.
 	Attachments *[]Attachment `json:"attachments,omitempty"`
-	CreatedAt   time.Time     `json:"created_at"`
-	Html        string        `json:"html"`
-	Id          int64         `json:"id"`
-	Language    string        `json:"language"`
-	Name        string        `json:"name"`
+
+	// ContentType html: html and text are the author's. markdown: they are what markdown composes to in its layout (recomposed when the layout changes).
+	ContentType TemplateContentType `json:"content_type"`
+	CreatedAt   time.Time           `json:"created_at"`
+	Html        string              `json:"html"`
+	Id          int64               `json:"id"`
+	Language    string              `json:"language"`
+
+	// LayoutId The layout framing the Markdown; null: the account's default layout, if any.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The Markdown body (content_type markdown); empty otherwise.
+	Markdown string `json:"markdown"`
+	Name     string `json:"name"`
 
 	// SampleData What previews render as .Attributes without data.
 	SampleData json.RawMessage `json:"sample_data"`
@@ -5279,22 +5489,37 @@ type Template struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
+// TemplateContentType html: html and text are the author's. markdown: they are what markdown composes to in its layout (recomposed when the layout changes).
+type TemplateContentType string
+
 // TemplateCreate Example: {"html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}."}
 type TemplateCreate struct {
 	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
-	Html        *string             `json:"html,omitempty"`
-	Language    *string             `json:"language,omitempty"`
-	Name        string              `json:"name"`
-	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
-	Subject     string              `json:"subject"`
-	Text        *string             `json:"text,omitempty"`
+
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	ContentType *TemplateCreateContentType `json:"content_type,omitempty"`
+	Html        *string                    `json:"html,omitempty"`
+	Language    *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown   *string          `json:"markdown,omitempty"`
+	Name       string           `json:"name"`
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    string           `json:"subject"`
+	Text       *string          `json:"text,omitempty"`
 
 	// TrackClicks Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update).
 	TrackClicks *bool `json:"track_clicks,omitempty"`
 }
 
-// TemplatePage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+// TemplateCreateContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+type TemplateCreateContentType string
+
+// TemplatePage Example: {"data":[{"content_type":"html","created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","markdown":"","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
 type TemplatePage struct {
 	Data       []Template `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
@@ -5302,12 +5527,21 @@ type TemplatePage struct {
 
 // TemplatePreview Example: {"html":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e","sample_data":{"plan":"pro"},"subject":"Hello {{.Name}}","text":"Hi {{.Name}}"}
 type TemplatePreview struct {
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	ContentType *TemplatePreviewContentType `json:"content_type,omitempty"`
+
 	// Data {{.Attributes}}; default sample_data.
 	Data *json.RawMessage `json:"data,omitempty"`
 
 	// Email {{.Email}}; default sample@example.com.
 	Email *string `json:"email,omitempty"`
 	Html  *string `json:"html,omitempty"`
+
+	// LayoutId The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown *string `json:"markdown,omitempty"`
 
 	// Name {{.Name}}; default Sample Subscriber.
 	Name *string `json:"name,omitempty"`
@@ -5318,20 +5552,35 @@ type TemplatePreview struct {
 	Text       *string          `json:"text,omitempty"`
 }
 
+// TemplatePreviewContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+type TemplatePreviewContentType string
+
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
 type TemplateUpdate struct {
 	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
-	Html        *string             `json:"html,omitempty"`
-	Language    *string             `json:"language,omitempty"`
-	Name        *string             `json:"name,omitempty"`
-	SampleData  *json.RawMessage    `json:"sample_data,omitempty"`
-	Subject     *string             `json:"subject,omitempty"`
-	Text        *string             `json:"text,omitempty"`
+
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	ContentType *TemplateUpdateContentType `json:"content_type,omitempty"`
+	Html        *string                    `json:"html,omitempty"`
+	Language    *string                    `json:"language,omitempty"`
+
+	// LayoutId The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The Markdown body when content_type is markdown.
+	Markdown   *string          `json:"markdown,omitempty"`
+	Name       *string          `json:"name,omitempty"`
+	SampleData *json.RawMessage `json:"sample_data,omitempty"`
+	Subject    *string          `json:"subject,omitempty"`
+	Text       *string          `json:"text,omitempty"`
 
 	// TrackClicks Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update).
 	TrackClicks *bool `json:"track_clicks,omitempty"`
 }
+
+// TemplateUpdateContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+type TemplateUpdateContentType string
 
 // TestSendOutcome defines model for TestSendOutcome.
 type TestSendOutcome struct {
@@ -6064,6 +6313,33 @@ type CreateEventStreamTokenParams struct {
 
 // CreateInvitationParams defines parameters for CreateInvitation.
 type CreateInvitationParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListLayoutsParams defines parameters for ListLayouts.
+type ListLayoutsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateLayoutParams defines parameters for CreateLayout.
+type CreateLayoutParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
 	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
 	// the same key with another body is 422; a retry while the first is running is 409.
@@ -6843,6 +7119,12 @@ type CreateInvitationJSONRequestBody = InvitationCreate
 
 // AcceptInvitationJSONRequestBody defines body for AcceptInvitation for application/json ContentType.
 type AcceptInvitationJSONRequestBody = InvitationAccept
+
+// CreateLayoutJSONRequestBody defines body for CreateLayout for application/json ContentType.
+type CreateLayoutJSONRequestBody = LayoutCreate
+
+// UpdateLayoutJSONRequestBody defines body for UpdateLayout for application/json ContentType.
+type UpdateLayoutJSONRequestBody = LayoutUpdate
 
 // CreateListJSONRequestBody defines body for CreateList for application/json ContentType.
 type CreateListJSONRequestBody = ListCreate
@@ -9474,6 +9756,73 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/invitations/{id} (the `RevokeInvitation` operationId).
 	RevokeInvitation(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListLayouts List layouts
+	//
+	// Layouts of the account, cursor-paginated.
+	//
+	// Corresponds with GET /v1/layouts (the `ListLayouts` operationId).
+	ListLayouts(ctx context.Context, params *ListLayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLayoutWithBody Create layout
+	//
+	// Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+	// Markdown body goes. It must parse and render within the limits of any template (422
+	// naming `/html` or `/text`). `default: true` makes it the account's default layout,
+	// which frames Markdown content that names no layout. Names are unique per account (409).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/layouts (the `CreateLayout` operationId).
+	CreateLayoutWithBody(ctx context.Context, params *CreateLayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLayout Create layout
+	//
+	// Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+	// Markdown body goes. It must parse and render within the limits of any template (422
+	// naming `/html` or `/text`). `default: true` makes it the account's default layout,
+	// which frames Markdown content that names no layout. Names are unique per account (409).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/layouts (the `CreateLayout` operationId).
+	CreateLayout(ctx context.Context, params *CreateLayoutParams, body CreateLayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteLayout Delete layout
+	//
+	// Delete a layout. One a template or draft campaign names, or the account's default, is 409.
+	//
+	// Corresponds with DELETE /v1/layouts/{id} (the `DeleteLayout` operationId).
+	DeleteLayout(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLayout Get layout
+	//
+	// One layout.
+	//
+	// Corresponds with GET /v1/layouts/{id} (the `GetLayout` operationId).
+	GetLayout(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateLayoutWithBody Update layout
+	//
+	// Change a layout. Every Markdown template and draft campaign it frames is composed
+	// again in the same transaction (a body that would no longer render is 422 and nothing
+	// changes); campaigns already approved keep what approval pinned.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/layouts/{id} (the `UpdateLayout` operationId).
+	UpdateLayoutWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateLayout Update layout
+	//
+	// Change a layout. Every Markdown template and draft campaign it frames is composed
+	// again in the same transaction (a body that would no longer render is 422 and nothing
+	// changes); campaigns already approved keep what approval pinned.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/layouts/{id} (the `UpdateLayout` operationId).
+	UpdateLayout(ctx context.Context, id ID, body UpdateLayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListLists List lists
 	//
@@ -12877,6 +13226,143 @@ func (c *Raw) AcceptInvitation(ctx context.Context, body AcceptInvitationJSONReq
 // Corresponds with DELETE /v1/invitations/{id} (the `RevokeInvitation` operationId).
 func (c *Raw) RevokeInvitation(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeInvitationRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListLayouts List layouts
+//
+// Layouts of the account, cursor-paginated.
+//
+// Corresponds with GET /v1/layouts (the `ListLayouts` operationId).
+func (c *Raw) ListLayouts(ctx context.Context, params *ListLayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLayoutsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLayoutWithBody Create layout
+//
+// Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+// Markdown body goes. It must parse and render within the limits of any template (422
+// naming `/html` or `/text`). `default: true` makes it the account's default layout,
+// which frames Markdown content that names no layout. Names are unique per account (409).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/layouts (the `CreateLayout` operationId).
+func (c *Raw) CreateLayoutWithBody(ctx context.Context, params *CreateLayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLayoutRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLayout Create layout
+//
+// Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+// Markdown body goes. It must parse and render within the limits of any template (422
+// naming `/html` or `/text`). `default: true` makes it the account's default layout,
+// which frames Markdown content that names no layout. Names are unique per account (409).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/layouts (the `CreateLayout` operationId).
+func (c *Raw) CreateLayout(ctx context.Context, params *CreateLayoutParams, body CreateLayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLayoutRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteLayout Delete layout
+//
+// Delete a layout. One a template or draft campaign names, or the account's default, is 409.
+//
+// Corresponds with DELETE /v1/layouts/{id} (the `DeleteLayout` operationId).
+func (c *Raw) DeleteLayout(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteLayoutRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLayout Get layout
+//
+// One layout.
+//
+// Corresponds with GET /v1/layouts/{id} (the `GetLayout` operationId).
+func (c *Raw) GetLayout(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLayoutRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateLayoutWithBody Update layout
+//
+// Change a layout. Every Markdown template and draft campaign it frames is composed
+// again in the same transaction (a body that would no longer render is 422 and nothing
+// changes); campaigns already approved keep what approval pinned.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/layouts/{id} (the `UpdateLayout` operationId).
+func (c *Raw) UpdateLayoutWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateLayoutRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateLayout Update layout
+//
+// Change a layout. Every Markdown template and draft campaign it frames is composed
+// again in the same transaction (a body that would no longer render is 422 and nothing
+// changes); campaigns already approved keep what approval pinned.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/layouts/{id} (the `UpdateLayout` operationId).
+func (c *Raw) UpdateLayout(ctx context.Context, id ID, body UpdateLayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateLayoutRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19581,6 +20067,242 @@ func NewRevokeInvitationRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListLayoutsRequest constructs an http.Request for the ListLayouts method
+func NewListLayoutsRequest(server string, params *ListLayoutsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/layouts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateLayoutRequest calls the generic CreateLayout builder with application/json body
+func NewCreateLayoutRequest(server string, params *CreateLayoutParams, body CreateLayoutJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateLayoutRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateLayoutRequestWithBody constructs an http.Request for the CreateLayout method, with any body, and a specified content type
+func NewCreateLayoutRequestWithBody(server string, params *CreateLayoutParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/layouts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteLayoutRequest constructs an http.Request for the DeleteLayout method
+func NewDeleteLayoutRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/layouts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetLayoutRequest constructs an http.Request for the GetLayout method
+func NewGetLayoutRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/layouts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateLayoutRequest calls the generic UpdateLayout builder with application/json body
+func NewUpdateLayoutRequest(server string, id ID, body UpdateLayoutJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateLayoutRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateLayoutRequestWithBody constructs an http.Request for the UpdateLayout method, with any body, and a specified content type
+func NewUpdateLayoutRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/layouts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListListsRequest constructs an http.Request for the ListLists method
 func NewListListsRequest(server string, params *ListListsParams) (*http.Request, error) {
 	var err error
@@ -25465,6 +26187,79 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/invitations/{id} (the `RevokeInvitation` operationId).
 	RevokeInvitationWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*RevokeInvitationResponse, error)
+
+	// ListLayoutsWithResponse List layouts
+	//
+	// Layouts of the account, cursor-paginated.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/layouts (the `ListLayouts` operationId).
+	ListLayoutsWithResponse(ctx context.Context, params *ListLayoutsParams, reqEditors ...RequestEditorFn) (*ListLayoutsResponse, error)
+
+	// CreateLayoutWithBodyWithResponse Create layout
+	//
+	// Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+	// Markdown body goes. It must parse and render within the limits of any template (422
+	// naming `/html` or `/text`). `default: true` makes it the account's default layout,
+	// which frames Markdown content that names no layout. Names are unique per account (409).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/layouts (the `CreateLayout` operationId).
+	CreateLayoutWithBodyWithResponse(ctx context.Context, params *CreateLayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLayoutResponse, error)
+
+	// CreateLayoutWithResponse Create layout
+	//
+	// Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+	// Markdown body goes. It must parse and render within the limits of any template (422
+	// naming `/html` or `/text`). `default: true` makes it the account's default layout,
+	// which frames Markdown content that names no layout. Names are unique per account (409).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/layouts (the `CreateLayout` operationId).
+	CreateLayoutWithResponse(ctx context.Context, params *CreateLayoutParams, body CreateLayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLayoutResponse, error)
+
+	// DeleteLayoutWithResponse Delete layout
+	//
+	// Delete a layout. One a template or draft campaign names, or the account's default, is 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/layouts/{id} (the `DeleteLayout` operationId).
+	DeleteLayoutWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*DeleteLayoutResponse, error)
+
+	// GetLayoutWithResponse Get layout
+	//
+	// One layout.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/layouts/{id} (the `GetLayout` operationId).
+	GetLayoutWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetLayoutResponse, error)
+
+	// UpdateLayoutWithBodyWithResponse Update layout
+	//
+	// Change a layout. Every Markdown template and draft campaign it frames is composed
+	// again in the same transaction (a body that would no longer render is 422 and nothing
+	// changes); campaigns already approved keep what approval pinned.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/layouts/{id} (the `UpdateLayout` operationId).
+	UpdateLayoutWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateLayoutResponse, error)
+
+	// UpdateLayoutWithResponse Update layout
+	//
+	// Change a layout. Every Markdown template and draft campaign it frames is composed
+	// again in the same transaction (a body that would no longer render is 422 and nothing
+	// changes); campaigns already approved keep what approval pinned.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/layouts/{id} (the `UpdateLayout` operationId).
+	UpdateLayoutWithResponse(ctx context.Context, id ID, body UpdateLayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateLayoutResponse, error)
 
 	// ListListsWithResponse List lists
 	//
@@ -35452,6 +36247,610 @@ func (r RevokeInvitationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeInvitationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListLayoutsResponse401Headers the declared response headers of an HTTP 401 response for ListLayouts
+type ListLayoutsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListLayoutsResponse429Headers the declared response headers of an HTTP 429 response for ListLayouts
+type ListLayoutsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListLayoutsResponse503Headers the declared response headers of an HTTP 503 response for ListLayouts
+type ListLayoutsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListLayoutsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LayoutPage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListLayoutsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListLayoutsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLayoutsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListLayoutsResponse) GetJSON200() *LayoutPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListLayoutsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListLayoutsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListLayoutsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListLayoutsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListLayoutsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListLayoutsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListLayoutsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListLayoutsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListLayoutsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListLayoutsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateLayoutResponse401Headers the declared response headers of an HTTP 401 response for CreateLayout
+type CreateLayoutResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CreateLayoutResponse409Headers the declared response headers of an HTTP 409 response for CreateLayout
+type CreateLayoutResponse409Headers struct {
+	RetryAfter *int
+}
+
+// CreateLayoutResponse429Headers the declared response headers of an HTTP 429 response for CreateLayout
+type CreateLayoutResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CreateLayoutResponse503Headers the declared response headers of an HTTP 503 response for CreateLayout
+type CreateLayoutResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CreateLayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Layout
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateLayoutResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateLayoutResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateLayoutResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateLayoutResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateLayoutResponse) GetJSON201() *Layout {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateLayoutResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateLayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateLayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateLayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateLayoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteLayoutResponse401Headers the declared response headers of an HTTP 401 response for DeleteLayout
+type DeleteLayoutResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteLayoutResponse409Headers the declared response headers of an HTTP 409 response for DeleteLayout
+type DeleteLayoutResponse409Headers struct {
+	RetryAfter *int
+}
+
+// DeleteLayoutResponse429Headers the declared response headers of an HTTP 429 response for DeleteLayout
+type DeleteLayoutResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteLayoutResponse503Headers the declared response headers of an HTTP 503 response for DeleteLayout
+type DeleteLayoutResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteLayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteLayoutResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteLayoutResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteLayoutResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteLayoutResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteLayoutResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteLayoutResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteLayoutResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteLayoutResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteLayoutResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteLayoutResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteLayoutResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteLayoutResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteLayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteLayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteLayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteLayoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLayoutResponse401Headers the declared response headers of an HTTP 401 response for GetLayout
+type GetLayoutResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetLayoutResponse429Headers the declared response headers of an HTTP 429 response for GetLayout
+type GetLayoutResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetLayoutResponse503Headers the declared response headers of an HTTP 503 response for GetLayout
+type GetLayoutResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetLayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Layout
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLayoutResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLayoutResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLayoutResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLayoutResponse) GetJSON200() *Layout {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLayoutResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLayoutResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLayoutResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetLayoutResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetLayoutResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetLayoutResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetLayoutResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLayoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateLayoutResponse401Headers the declared response headers of an HTTP 401 response for UpdateLayout
+type UpdateLayoutResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// UpdateLayoutResponse409Headers the declared response headers of an HTTP 409 response for UpdateLayout
+type UpdateLayoutResponse409Headers struct {
+	RetryAfter *int
+}
+
+// UpdateLayoutResponse429Headers the declared response headers of an HTTP 429 response for UpdateLayout
+type UpdateLayoutResponse429Headers struct {
+	RetryAfter *int
+}
+
+// UpdateLayoutResponse503Headers the declared response headers of an HTTP 503 response for UpdateLayout
+type UpdateLayoutResponse503Headers struct {
+	RetryAfter *int
+}
+
+type UpdateLayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Layout
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateLayoutResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateLayoutResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateLayoutResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateLayoutResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateLayoutResponse) GetJSON200() *Layout {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdateLayoutResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateLayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateLayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateLayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateLayoutResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -48348,6 +49747,121 @@ func (c *ClientWithResponses) RevokeInvitationWithResponse(ctx context.Context, 
 	return ParseRevokeInvitationResponse(rsp)
 }
 
+// ListLayoutsWithResponse List layouts
+//
+// Layouts of the account, cursor-paginated.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/layouts (the `ListLayouts` operationId).
+func (c *ClientWithResponses) ListLayoutsWithResponse(ctx context.Context, params *ListLayoutsParams, reqEditors ...RequestEditorFn) (*ListLayoutsResponse, error) {
+	rsp, err := c.ListLayouts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListLayoutsResponse(rsp)
+}
+
+// CreateLayoutWithBodyWithResponse Create layout
+//
+// Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+// Markdown body goes. It must parse and render within the limits of any template (422
+// naming `/html` or `/text`). `default: true` makes it the account's default layout,
+// which frames Markdown content that names no layout. Names are unique per account (409).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/layouts (the `CreateLayout` operationId).
+func (c *ClientWithResponses) CreateLayoutWithBodyWithResponse(ctx context.Context, params *CreateLayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLayoutResponse, error) {
+	rsp, err := c.CreateLayoutWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLayoutResponse(rsp)
+}
+
+// CreateLayoutWithResponse Create layout
+//
+// Create a layout: a frame of HTML (and text) with `{{content}}` exactly once where a
+// Markdown body goes. It must parse and render within the limits of any template (422
+// naming `/html` or `/text`). `default: true` makes it the account's default layout,
+// which frames Markdown content that names no layout. Names are unique per account (409).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/layouts (the `CreateLayout` operationId).
+func (c *ClientWithResponses) CreateLayoutWithResponse(ctx context.Context, params *CreateLayoutParams, body CreateLayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLayoutResponse, error) {
+	rsp, err := c.CreateLayout(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLayoutResponse(rsp)
+}
+
+// DeleteLayoutWithResponse Delete layout
+//
+// Delete a layout. One a template or draft campaign names, or the account's default, is 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/layouts/{id} (the `DeleteLayout` operationId).
+func (c *ClientWithResponses) DeleteLayoutWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*DeleteLayoutResponse, error) {
+	rsp, err := c.DeleteLayout(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteLayoutResponse(rsp)
+}
+
+// GetLayoutWithResponse Get layout
+//
+// One layout.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/layouts/{id} (the `GetLayout` operationId).
+func (c *ClientWithResponses) GetLayoutWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetLayoutResponse, error) {
+	rsp, err := c.GetLayout(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLayoutResponse(rsp)
+}
+
+// UpdateLayoutWithBodyWithResponse Update layout
+//
+// Change a layout. Every Markdown template and draft campaign it frames is composed
+// again in the same transaction (a body that would no longer render is 422 and nothing
+// changes); campaigns already approved keep what approval pinned.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/layouts/{id} (the `UpdateLayout` operationId).
+func (c *ClientWithResponses) UpdateLayoutWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateLayoutResponse, error) {
+	rsp, err := c.UpdateLayoutWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateLayoutResponse(rsp)
+}
+
+// UpdateLayoutWithResponse Update layout
+//
+// Change a layout. Every Markdown template and draft campaign it frames is composed
+// again in the same transaction (a body that would no longer render is 422 and nothing
+// changes); campaigns already approved keep what approval pinned.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/layouts/{id} (the `UpdateLayout` operationId).
+func (c *ClientWithResponses) UpdateLayoutWithResponse(ctx context.Context, id ID, body UpdateLayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateLayoutResponse, error) {
+	rsp, err := c.UpdateLayout(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateLayoutResponse(rsp)
+}
+
 // ListListsWithResponse List lists
 //
 // Lists of the account, cursor-paginated.
@@ -58741,6 +60255,607 @@ func ParseRevokeInvitationResponse(rsp *http.Response) (*RevokeInvitationRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RevokeInvitationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListLayoutsResponse parses an HTTP response from a ListLayoutsWithResponse call
+func ParseListLayoutsResponse(rsp *http.Response) (*ListLayoutsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListLayoutsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LayoutPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListLayoutsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListLayoutsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLayoutsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateLayoutResponse parses an HTTP response from a CreateLayoutWithResponse call
+func ParseCreateLayoutResponse(rsp *http.Response) (*CreateLayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateLayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Layout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateLayoutResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateLayoutResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateLayoutResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateLayoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteLayoutResponse parses an HTTP response from a DeleteLayoutWithResponse call
+func ParseDeleteLayoutResponse(rsp *http.Response) (*DeleteLayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteLayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteLayoutResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteLayoutResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteLayoutResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteLayoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLayoutResponse parses an HTTP response from a GetLayoutWithResponse call
+func ParseGetLayoutResponse(rsp *http.Response) (*GetLayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Layout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetLayoutResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLayoutResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLayoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateLayoutResponse parses an HTTP response from a UpdateLayoutWithResponse call
+func ParseUpdateLayoutResponse(rsp *http.Response) (*UpdateLayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateLayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Layout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateLayoutResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateLayoutResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateLayoutResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateLayoutResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

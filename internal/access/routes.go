@@ -159,6 +159,11 @@ var Routes = map[string]Rule{
 	"POST /v1/suppressions":           write(AudienceWrite, "suppression.create", "suppression"),
 	"DELETE /v1/suppressions/{email}": write(AudienceWrite, "suppression.delete", "suppression"),
 
+	"GET /v1/layouts":                read(TemplatesRead),
+	"POST /v1/layouts":               write(TemplatesWrite, "layout.create", "layout"),
+	"GET /v1/layouts/{id}":           read(TemplatesRead),
+	"PATCH /v1/layouts/{id}":         write(TemplatesWrite, "layout.update", "layout"),
+	"DELETE /v1/layouts/{id}":        write(TemplatesWrite, "layout.delete", "layout"),
 	"GET /v1/templates":              read(TemplatesRead),
 	"GET /v1/media":                  read(TemplatesRead),
 	"POST /v1/media":                 write(TemplatesWrite, "media.upload", "media"),

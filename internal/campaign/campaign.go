@@ -18,10 +18,12 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/audit"
+	"github.com/sendonce/sendonce/internal/layout"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/template"
 )
 
 // Campaign statuses.
@@ -64,7 +66,12 @@ type Campaign struct {
 	CreatedByID   *int64
 	// TemplateID is the template the campaign takes its content from when it is
 	// approved; nil means its own subject and templates.
-	TemplateID                          *int64
+	TemplateID *int64
+	// ContentType is "html" or "markdown": then Markdown is the author's and
+	// HTMLTemplate and TextTemplate what it composes to in LayoutID (nil: the
+	// account's default layout), recomposed while a draft, pinned at approval.
+	ContentType, Markdown               string
+	LayoutID                            *int64
 	SegmentID                           *int64 // narrows the lists' audience; nil: none
 	Status, AmbiguousPolicy             string
 	ScheduledFor, ApprovedAt, StartedAt *time.Time
@@ -106,6 +113,9 @@ type Fields struct {
 	// Attachments replace the campaign's files (an empty list removes them).
 	Attachments *[]attachment.Input
 	files       []provider.Attachment // Attachments checked and decoded by normalize
+	// ContentType, Markdown and LayoutID set Markdown content (template.Content's rules).
+	ContentType, Markdown *string
+	LayoutID              *int64
 }
 
 // engagement reports whether f sets any of the tracking and archive switches.
@@ -144,7 +154,7 @@ func (f Fields) inline() bool {
 func fromStore(c store.Campaign) Campaign {
 	return Campaign{ID: c.ID, Name: c.Name, Subject: c.Subject, FromEmail: c.FromEmail, FromName: c.FromName,
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
-		ListIDs: c.ListIds, TemplateID: c.TemplateID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
+		ListIDs: c.ListIds, TemplateID: c.TemplateID, ContentType: c.ContentType, Markdown: c.Markdown, LayoutID: c.LayoutID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
@@ -245,6 +255,23 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 	return nil
 }
 
+// htmlPointers names the campaign's fields (html_template) in a content error.
+func htmlPointers(err error) error {
+	e, ok := err.(*apperr.Error)
+	if !ok {
+		return err
+	}
+	out := *e
+	out.Fields = make([]apperr.FieldError, len(e.Fields))
+	for i, f := range e.Fields {
+		if f.Pointer == "/html" {
+			f.Pointer = "/html_template"
+		}
+		out.Fields[i] = f
+	}
+	return &out
+}
+
 // errBoth refuses a campaign given both a template and content of its own.
 var errBoth = apperr.Invalidf("/template_id",
 	"a campaign takes its content from template_id or from subject, html_template and text_template, not both")
@@ -258,8 +285,18 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 	if f.TemplateID == nil && f.Subject == nil {
 		return Campaign{}, apperr.Invalidf("/subject", "subject is required unless the campaign names a template_id")
 	}
-	if err := render.Validate(val(f.Subject), val(f.HTMLTemplate), val(f.TextTemplate)); err != nil {
-		return Campaign{}, err
+	ct, md, layoutID, err := template.Content("html", "", nil, f.ContentType, f.Markdown, f.LayoutID,
+		f.HTMLTemplate != nil || f.TextTemplate != nil)
+	if err != nil {
+		return Campaign{}, htmlPointers(err)
+	}
+	if ct == "markdown" && f.TemplateID != nil {
+		return Campaign{}, errBoth
+	}
+	if ct != "markdown" {
+		if err := render.Validate(val(f.Subject), val(f.HTMLTemplate), val(f.TextTemplate)); err != nil {
+			return Campaign{}, err
+		}
 	}
 	listIDs := []int64{}
 	if f.ListIDs != nil {
@@ -276,8 +313,18 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 		createdByType, createdByID = &a.Type, &a.ID
 	}
 	var c store.Campaign
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
+		if ct == "markdown" {
+			html, text, err := layout.Compose(ctx, q, accountID, layoutID, md)
+			if err != nil {
+				return err
+			}
+			if err := render.Validate(val(f.Subject), html, text); err != nil {
+				return template.MarkdownError(err)
+			}
+			f.HTMLTemplate, f.TextTemplate = &html, &text
+		}
 		var err error
 		c, err = q.CampaignCreate(ctx, store.CampaignCreateParams{
 			AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
@@ -291,6 +338,12 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			return err
 		}
 		audit.SetTarget(ctx, strconv.FormatInt(c.ID, 10))
+		if ct == "markdown" {
+			if c, err = q.CampaignSetContent(ctx, store.CampaignSetContentParams{AccountID: accountID, ID: c.ID,
+				ContentType: ct, Markdown: md, LayoutID: layoutID}); err != nil {
+				return err
+			}
+		}
 		if err := setEngagement(ctx, q, accountID, c.ID, f, &c); err != nil {
 			return err
 		}

@@ -11,10 +11,12 @@ import (
 	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/layout"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/template"
 )
 
 // cas runs one compare-and-set update in a transaction, then after (same transaction)
@@ -60,6 +62,42 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what, evType str
 		return Campaign{}, err
 	}
 	return fromStore(out), nil
+}
+
+// setMarkdown applies a change of content type, Markdown or layout to the draft c
+// (in q's transaction) and composes Markdown content in its layout. It reports
+// whether c's content is Markdown.
+func setMarkdown(ctx context.Context, q *store.Queries, accountID int64, f Fields, c *store.Campaign) (bool, error) {
+	if f.ContentType == nil && f.Markdown == nil && f.LayoutID == nil && c.ContentType != "markdown" {
+		return false, nil
+	}
+	ct, md, layoutID, err := template.Content(c.ContentType, c.Markdown, c.LayoutID, f.ContentType, f.Markdown, f.LayoutID,
+		f.HTMLTemplate != nil || f.TextTemplate != nil)
+	if err != nil {
+		return false, htmlPointers(err)
+	}
+	if ct == "markdown" && c.TemplateID != nil {
+		return false, errBoth
+	}
+	var html, text string
+	if ct == "markdown" {
+		if html, text, err = layout.Compose(ctx, q, accountID, layoutID, md); err != nil {
+			return false, err
+		}
+	}
+	row, err := q.CampaignSetContent(ctx, store.CampaignSetContentParams{AccountID: accountID, ID: c.ID,
+		ContentType: ct, Markdown: md, LayoutID: layoutID})
+	if err != nil {
+		return false, postgres.Error(err, "campaign")
+	}
+	if ct == "markdown" {
+		if err := q.CampaignSetComposed(ctx, store.CampaignSetComposedParams{AccountID: accountID, ID: c.ID, Html: html, Text: text}); err != nil {
+			return false, err
+		}
+		row.HtmlTemplate, row.TextTemplate = html, text
+	}
+	*c = row
+	return ct == "markdown", nil
 }
 
 // validateTemplates renders the stored templates against the sample subscriber. A
@@ -115,7 +153,16 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 			} else if c.TemplateID != nil && f.inline() {
 				return errBoth
 			}
-			return validateTemplates(*c)
+			markdown, err := setMarkdown(ctx, q, accountID, f, c)
+			if err != nil {
+				return err
+			}
+			if err := validateTemplates(*c); err != nil && markdown {
+				return template.MarkdownError(err)
+			} else if err != nil {
+				return err
+			}
+			return nil
 		})
 	if err != nil {
 		return c, err

@@ -143,7 +143,8 @@ func (a *App) listsCmd() *cobra.Command {
 
 func (a *App) templatesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "templates", Short: "Create and edit templates (transactional messages and campaigns)"}
-	var name, subject, htmlFile, textFile, sample string
+	var name, subject, htmlFile, textFile, mdFile, sample string
+	var layoutID int64
 	cmd.AddCommand(a.writeCommands("template",
 		`  sendonce templates create --name receipt --subject 'Your receipt {{.Attributes.order}}' --html-file receipt.html`,
 		[]string{"name", "subject"},
@@ -153,6 +154,8 @@ func (a *App) templatesCmd() *cobra.Command {
 			f.StringVar(&htmlFile, "html-file", "", "a file with the HTML body (a Go template)")
 			f.StringVar(&textFile, "text-file", "", "a file with the plain-text body (a Go template)")
 			f.StringVar(&sample, "sample-data", "", "the .Attributes previews use, a JSON object")
+			f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside); html and text are made from it")
+			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			html, err := file(s, "html-file", htmlFile)
@@ -162,6 +165,19 @@ func (a *App) templatesCmd() *cobra.Command {
 			text, err := file(s, "text-file", textFile)
 			if err != nil {
 				return nil, 0, "", err
+			}
+			md, err := file(s, "markdown", mdFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			var ct *client.TemplateCreateContentType
+			if md != nil {
+				v := client.TemplateCreateContentTypeMarkdown
+				ct = &v
+			}
+			var lay *int64
+			if s.has("layout") {
+				lay = &layoutID
 			}
 			var data *json.RawMessage
 			if s.has("sample-data") {
@@ -173,14 +189,57 @@ func (a *App) templatesCmd() *cobra.Command {
 			}
 			if id == 0 {
 				r, err := c.CreateTemplateWithResponse(cmd.Context(), nil, client.TemplateCreate{Name: name, Subject: subject,
-					Html: html, Text: text, SampleData: data})
+					Html: html, Text: text, SampleData: data, ContentType: ct, Markdown: md, LayoutId: lay})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
 				}
 				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
 			}
 			r, err := c.UpdateTemplateWithResponse(cmd.Context(), id, client.TemplateUpdate{Name: str(s, "name", name),
-				Subject: str(s, "subject", subject), Html: html, Text: text, SampleData: data})
+				Subject: str(s, "subject", subject), Html: html, Text: text, SampleData: data,
+				ContentType: (*client.TemplateUpdateContentType)(ct), Markdown: md, LayoutId: lay})
+			if err := client.Check(r, err); err != nil {
+				return nil, 0, "", err
+			}
+			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
+		})...)
+	return cmd
+}
+
+func (a *App) layoutsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "layouts", Short: "Create and edit layouts (the frames Markdown content goes in)"}
+	var name, htmlFile, textFile string
+	var isDefault bool
+	cmd.AddCommand(a.writeCommands("layout",
+		`  sendonce layouts create --name brand --html-file brand.html --text-file brand.txt --default`,
+		[]string{"name", "html-file"},
+		func(f *pflag.FlagSet) {
+			f.StringVar(&name, "name", "", "the layout's name")
+			f.StringVar(&htmlFile, "html-file", "", "a file with the HTML frame: {{content}} once, where the body goes")
+			f.StringVar(&textFile, "text-file", "", "a file with the text frame: {{content}} once (or empty)")
+			f.BoolVar(&isDefault, "default", false, "make it the account's default layout (--default=false: no longer)")
+		},
+		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
+			html, err := file(s, "html-file", htmlFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			text, err := file(s, "text-file", textFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			var def *bool
+			if s.has("default") {
+				def = &isDefault
+			}
+			if id == 0 {
+				r, err := c.CreateLayoutWithResponse(cmd.Context(), nil, client.LayoutCreate{Name: name, Html: *html, Text: text, Default: def})
+				if err := client.Check(r, err); err != nil {
+					return nil, 0, "", err
+				}
+				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
+			}
+			r, err := c.UpdateLayoutWithResponse(cmd.Context(), id, client.LayoutUpdate{Name: str(s, "name", name), Html: html, Text: text, Default: def})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}
@@ -193,9 +252,9 @@ func (a *App) templatesCmd() *cobra.Command {
 // campaignWriteCommands are campaigns create and edit.
 func (a *App) campaignWriteCommands() []*cobra.Command {
 	var (
-		name, from, fromName, subject, htmlFile, textFile, replyTo string
-		template, segment                                          int64
-		lists                                                      []int64
+		name, from, fromName, subject, htmlFile, textFile, replyTo, mdFile string
+		template, segment, layoutID                                        int64
+		lists                                                              []int64
 	)
 	return a.writeCommands("campaign",
 		`  sendonce campaigns create --name 'March news' --from news@example.com --list 1 \
@@ -212,6 +271,8 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			f.Int64Var(&template, "template", 0, "take subject and bodies from this template id")
 			f.Int64SliceVar(&lists, "list", nil, "send to this list id (repeatable)")
 			f.Int64Var(&segment, "segment", 0, "send to this segment id")
+			f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside); html and text are made from it")
+			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			html, err := file(s, "html-file", htmlFile)
@@ -221,6 +282,19 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			text, err := file(s, "text-file", textFile)
 			if err != nil {
 				return nil, 0, "", err
+			}
+			md, err := file(s, "markdown", mdFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			var ct *client.CampaignCreateContentType
+			if md != nil {
+				v := client.CampaignCreateContentTypeMarkdown
+				ct = &v
+			}
+			var lay *int64
+			if s.has("layout") {
+				lay = &layoutID
 			}
 			var tpl, seg *int64
 			var ids *[]int64
@@ -237,7 +311,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				r, err := c.CreateCampaignWithResponse(cmd.Context(), nil, client.CampaignCreate{Name: name, FromEmail: from,
 					FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 					Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
-					TemplateId: tpl, ListIds: ids, SegmentId: seg})
+					TemplateId: tpl, ListIds: ids, SegmentId: seg, ContentType: ct, Markdown: md, LayoutId: lay})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
 				}
@@ -246,7 +320,8 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			r, err := c.UpdateCampaignWithResponse(cmd.Context(), id, client.CampaignUpdate{Name: str(s, "name", name),
 				FromEmail: str(s, "from", from), FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 				Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
-				TemplateId: tpl, ListIds: ids, SegmentId: seg})
+				TemplateId: tpl, ListIds: ids, SegmentId: seg,
+				ContentType: (*client.CampaignUpdateContentType)(ct), Markdown: md, LayoutId: lay})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}

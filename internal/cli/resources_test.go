@@ -52,6 +52,26 @@ func TestCLICreateAndEdit(t *testing.T) {
 	require.Equal(t, "<p>Hi {{.Name}}</p>", c.HtmlTemplate)
 	require.Contains(t, ok("campaigns", "edit", camp, "--subject", "April"), "campaign "+camp+" (March news) updated")
 
+	frame := filepath.Join(dir, "frame.html")
+	require.NoError(t, os.WriteFile(frame, []byte(`<div class="frame">{{content}}</div>`), 0o600))
+	lay := ok("layouts", "create", "--name", "brand", "--html-file", frame, "--default", "-q")
+	_, err = parseID(lay)
+	require.NoError(t, err, lay)
+	require.Equal(t, ExitRefused, run("layouts", "create", "--name", "bad", "--html-file", html).code, "no {{content}}")
+	// Markdown bodies: html and text are made from the file.
+	md := filepath.Join(dir, "b.md")
+	require.NoError(t, os.WriteFile(md, []byte("# Hi {{.Name}}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"), 0o600))
+	mdTpl := ok("templates", "create", "--name", "md", "--subject", "Hi", "--markdown", md, "--json")
+	require.NoError(t, json.Unmarshal([]byte(mdTpl), &tp))
+	require.Equal(t, "markdown", string(tp.ContentType))
+	require.Contains(t, tp.Html, `<div class="frame"><h1>Hi {{.Name}}</h1>`, "in the default layout")
+	require.Contains(t, tp.Html, "<table>")
+	mdCamp := ok("campaigns", "create", "--name", "md", "--from", "news@example.com", "--list", list,
+		"--subject", "March", "--markdown", md, "--json")
+	require.NoError(t, json.Unmarshal([]byte(mdCamp), &c))
+	require.Contains(t, c.HtmlTemplate, "<h1>Hi {{.Name}}</h1>")
+	require.Contains(t, c.TextTemplate, "Hi {{.Name}}\n=")
+
 	seg := ok("segments", "create", "--name", "pro", "--match", `$.plan == "pro"`, "-q")
 	var s client.Segment
 	require.NoError(t, json.Unmarshal([]byte(ok("segments", "edit", seg, "--name", "pro users", "--json")), &s))

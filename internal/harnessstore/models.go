@@ -133,6 +133,9 @@ type Campaign struct {
 	AbWinner           *int16
 	AbWinnerAt         *time.Time
 	AbWinnerBy         *string
+	ContentType        string
+	Markdown           string
+	LayoutID           *int64
 }
 
 type CampaignAttachment struct {
@@ -347,6 +350,17 @@ type Invitation struct {
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
 	AcceptedAt *time.Time
+}
+
+type Layout struct {
+	ID        int64
+	AccountID int64
+	Name      string
+	Html      string
+	Text      string
+	IsDefault bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 type List struct {
@@ -660,6 +674,9 @@ type Template struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	TrackClicks bool
+	ContentType string
+	Markdown    string
+	LayoutID    *int64
 }
 
 type TemplateAttachment struct {

@@ -24,7 +24,8 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
-		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c)}
+		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c),
+		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, LayoutId: c.LayoutID}
 }
 
 // toAPIAttachments describes stored files; nil (a listing) leaves the field out.
@@ -105,6 +106,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
+		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId,
 	})
 	if err != nil {
 		return err
@@ -152,6 +154,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
+		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId,
 	})
 	if err != nil {
 		return err

@@ -10,7 +10,8 @@ import (
 
 func toAPITemplate(t template.Template) api.Template {
 	return api.Template{Id: t.ID, Name: t.Name, Subject: t.Subject, Html: t.HTML, Text: t.Text, Language: t.Language,
-		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Attachments: toAPIAttachments(t.Attachments)}
+		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Attachments: toAPIAttachments(t.Attachments),
+		ContentType: api.TemplateContentType(t.ContentType), Markdown: t.Markdown, LayoutId: t.LayoutID}
 }
 
 func raw(p *json.RawMessage) json.RawMessage {
@@ -44,7 +45,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := s.Templates.Create(r.Context(), accountID(r), template.Fields{Name: &in.Name, Subject: &in.Subject,
 		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
-		Attachments: fromAPIAttachments(in.Attachments)})
+		Attachments: fromAPIAttachments(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId})
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := s.Templates.Update(r.Context(), accountID(r), id, template.Fields{Name: in.Name, Subject: in.Subject,
 		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
-		Attachments: fromAPIAttachments(in.Attachments)})
+		Attachments: fromAPIAttachments(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId})
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,13 @@ func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request) error {
 	if in.Name != nil {
 		p.Name = *in.Name
 	}
-	out, err := template.PreviewUnsaved(in.Subject, deref(in.Html), deref(in.Text), raw(in.SampleData), p)
+	html, text := deref(in.Html), deref(in.Text)
+	if ct := enumString(in.ContentType); ct != nil || in.Markdown != nil || in.LayoutId != nil {
+		if html, text, err = s.Templates.ComposeUnsaved(r.Context(), accountID(r), ct, in.Markdown, in.LayoutId, in.Html != nil || in.Text != nil, html, text); err != nil {
+			return err
+		}
+	}
+	out, err := template.PreviewUnsaved(in.Subject, html, text, raw(in.SampleData), p)
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,12 @@ func TestCrossTenant(t *testing.T) {
 		"text": "Thanks for {{.Attributes.order}}", "sample_data": map[string]any{"order": "A-1"}})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	tpl := decodeAs[api.Template](t, res)
+	res = e.do(a, "POST", "/v1/layouts", map[string]any{"name": "brand", "html": "<div>{{content}}</div>", "default": true})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	lay := decodeAs[api.Layout](t, res)
+	res = e.do(a, "POST", "/v1/templates", map[string]any{"name": "md", "subject": "News",
+		"content_type": "markdown", "markdown": "# Hi {{.Name}}", "layout_id": lay.Id})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	res = e.do(a, "POST", "/v1/messages", map[string]any{"to": "a1@example.com", "from": "shop@example.com",
 		"template_id": tpl.Id, "tags": []string{"receipt"}}, "Idempotency-Key", "order-1")
 	require.Equal(t, http.StatusAccepted, res.Status, string(res.Body))
@@ -107,6 +113,7 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/suppressions", "/v1/subscribers", "/v1/lists", "/v1/campaigns",
 			"/v1/webhook-endpoints", "/v1/webhook-endpoints/" + itoa(hook.ID),
 			"/v1/templates", "/v1/templates/" + itoa(tpl.Id), "/v1/media", "/v1/media/" + itoa(img.Id),
+			"/v1/templates", "/v1/templates/" + itoa(tpl.Id), "/v1/layouts", "/v1/layouts/" + itoa(lay.Id),
 			"/v1/messages", "/v1/messages/" + itoa(msg.Id),
 			"/v1/event-endpoints", "/v1/event-endpoints/" + itoa(eventEndpoint.ID),
 			"/v1/event-endpoints/" + itoa(eventEndpoint.ID) + "/deliveries", "/v1/events",
@@ -195,6 +202,12 @@ func TestCrossTenant(t *testing.T) {
 		"exportSuppressions":       {expect: http.StatusOK},
 		"exportMessages":           {expect: http.StatusOK},
 		"exportEvents":             {query: "?format=ndjson", expect: http.StatusOK},
+		// Layouts: B neither reads, changes nor deletes A's (B's own is B's).
+		"listLayouts":  {expect: http.StatusOK},
+		"createLayout": {body: map[string]any{"name": "brand", "html": "<p>{{content}}</p>", "default": true}, expect: http.StatusCreated},
+		"getLayout":    {},
+		"updateLayout": {body: map[string]any{"html": "<b>{{content}}</b>"}},
+		"deleteLayout": {},
 		// Templates: B neither reads, renders, changes nor uses A's.
 		"listMedia":      {expect: http.StatusOK},
 		"uploadMedia":    {body: pngBytes(t, 40, 20), expect: http.StatusCreated},
@@ -374,6 +387,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(msg.Id))
 		case strings.HasPrefix(path, "/v1/media/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(img.Id))
+		case strings.HasPrefix(path, "/v1/layouts/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(lay.Id))
 		case strings.HasPrefix(path, "/v1/templates/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(tpl.Id))
 		case strings.HasPrefix(path, "/v1/segments/"):

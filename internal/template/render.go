@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/layout"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/store"
 )
 
 // Preview is what a template is rendered for: the recipient's address and name
@@ -82,4 +87,26 @@ func RenderFor(subject, html, text string, r render.Recipient) (render.Rendered,
 		return render.Rendered{}, Repoint(err, "")
 	}
 	return out, nil
+}
+
+// ComposeUnsaved returns the html and text of unsaved content (an editor's live
+// preview): html and text as given for HTML content, or the Markdown composed in
+// its layout. Errors name /content_type, /markdown or /layout_id. Nothing is written.
+func (s *Service) ComposeUnsaved(ctx context.Context, accountID int64, typ, md *string, layoutID *int64, htmlGiven bool, html, text string) (string, string, error) {
+	c := content{Type: "html"}
+	if err := c.apply(typ, md, layoutID, htmlGiven); err != nil {
+		return "", "", err
+	}
+	if c.Type != "markdown" {
+		return html, text, nil
+	}
+	var err error
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		html, text, err = layout.Compose(ctx, store.New(tx), accountID, c.LayoutID, c.Markdown)
+		return err
+	})
+	if err != nil {
+		return "", "", err
+	}
+	return html, text, nil
 }

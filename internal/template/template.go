@@ -16,6 +16,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
+	"github.com/sendonce/sendonce/internal/layout"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -32,7 +33,13 @@ type Template struct {
 	SampleData json.RawMessage
 	// TrackClicks is the default of the messages made from the template: their
 	// literal links become click redirects unless the message says otherwise.
-	TrackClicks          bool
+	TrackClicks bool
+	// ContentType is "html" (HTML and Text are the author's) or "markdown"
+	// (Markdown is the author's; HTML and Text are what it composes to in
+	// LayoutID, or in the account's default layout when LayoutID is nil).
+	ContentType          string
+	Markdown             string
+	LayoutID             *int64
 	CreatedAt, UpdatedAt time.Time
 	// Attachments are the files messages and campaigns made from the template
 	// get when they have none of their own; filled by Get, Create and Update.
@@ -48,6 +55,9 @@ type Fields struct {
 	// Attachments replace the template's files ([] removes them).
 	Attachments *[]attachment.Input
 	files       []provider.Attachment
+	// ContentType, Markdown and LayoutID set the Markdown content.
+	ContentType, Markdown *string
+	LayoutID              *int64
 }
 
 // Service manages templates.
@@ -60,7 +70,8 @@ func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
 func fromStore(t store.Template) Template {
 	return Template{ID: t.ID, Name: t.Name, Subject: t.Subject, HTML: t.Html, Text: t.Text, Language: t.Language,
-		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		ContentType: t.ContentType, Markdown: t.Markdown, LayoutID: t.LayoutID}
 }
 
 // pointers renames the render package's field pointers to this resource's fields.
@@ -175,18 +186,42 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Templa
 	arg := store.TemplateCreateParams{AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject),
 		Html: val(f.HTML), Text: val(f.Text), Language: val(f.Language), SampleData: f.SampleData,
 		TrackClicks: f.TrackClicks != nil && *f.TrackClicks}
-	if err := validate(store.Template{Subject: arg.Subject, Html: arg.Html, Text: arg.Text, SampleData: arg.SampleData}); err != nil {
+	c := content{Type: "html"}
+	if err := c.apply(f.ContentType, f.Markdown, f.LayoutID, f.HTML != nil || f.Text != nil); err != nil {
 		return Template{}, err
+	}
+	if c.Type == "html" {
+		if err := validate(store.Template{Subject: arg.Subject, Html: arg.Html, Text: arg.Text, SampleData: arg.SampleData}); err != nil {
+			return Template{}, err
+		}
 	}
 	var t store.Template
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
+		if c.Type == "markdown" {
+			var err error
+			if arg.Html, arg.Text, err = layout.Compose(ctx, q, accountID, c.LayoutID, c.Markdown); err != nil {
+				return err
+			}
+			if err := validate(store.Template{Subject: arg.Subject, Html: arg.Html, Text: arg.Text, SampleData: arg.SampleData}); err != nil {
+				return MarkdownError(err)
+			}
+		}
 		var err error
 		if t, err = q.TemplateCreate(ctx, arg); err != nil {
 			return err
 		}
+		if c.Type == "markdown" {
+			if t, err = q.TemplateSetContent(ctx, store.TemplateSetContentParams{AccountID: accountID, ID: t.ID,
+				ContentType: c.Type, Markdown: c.Markdown, LayoutID: c.LayoutID}); err != nil {
+				return err
+			}
+		}
 		return storeAttachments(ctx, q, accountID, t.ID, f.files)
 	})
+	if apperr.Is(err, apperr.Invalid) {
+		return Template{}, err
+	}
 	if err != nil {
 		return Template{}, postgres.Error(err, "a template with this name")
 	}
@@ -230,8 +265,35 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 		if err != nil {
 			return postgres.Error(err, "template")
 		}
+		c := content{Type: t.ContentType, Markdown: t.Markdown, LayoutID: t.LayoutID}
+		if f.ContentType != nil || f.Markdown != nil || f.LayoutID != nil || c.Type == "markdown" {
+			if err := c.apply(f.ContentType, f.Markdown, f.LayoutID, f.HTML != nil || f.Text != nil); err != nil {
+				return err
+			}
+			q := store.New(tx)
+			var html, text string
+			if c.Type == "markdown" {
+				// Composed first: a layout that is not the account's is a 422 naming it.
+				if html, text, err = layout.Compose(ctx, q, accountID, c.LayoutID, c.Markdown); err != nil {
+					return err
+				}
+			}
+			if t, err = q.TemplateSetContent(ctx, store.TemplateSetContentParams{AccountID: accountID, ID: id,
+				ContentType: c.Type, Markdown: c.Markdown, LayoutID: c.LayoutID}); err != nil {
+				return err
+			}
+			if c.Type == "markdown" {
+				t.Html, t.Text = html, text
+				if err := q.TemplateSetComposed(ctx, store.TemplateSetComposedParams{AccountID: accountID, ID: id, Html: t.Html, Text: t.Text}); err != nil {
+					return err
+				}
+			}
+		}
 		out = t
 		if err := validate(t); err != nil {
+			if c.Type == "markdown" {
+				return MarkdownError(err)
+			}
 			return err
 		}
 		if f.Attachments != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/layout"
 	"github.com/sendonce/sendonce/internal/media"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
@@ -100,6 +101,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Campaigns:     campaign.NewService(pool),
 		Templates:     template.NewService(pool),
 		Media:         media.NewService(pool),
+		Layouts:       layout.NewService(pool),
 		Transactional: messages,
 		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
 		Sequences:     sequence.NewService(pool),

@@ -1,0 +1,336 @@
+// Package layout keeps an account's layouts: frames of HTML (and text) with one
+// {{content}} where a message's body goes. Markdown content is converted and put
+// in its layout (the one it names, or the account's default) when it is saved, and
+// the result is stored as the content's html and text, which every sender reads:
+// so a change of a layout recomposes, in its own transaction, every template and
+// draft campaign it frames, and never a campaign already approved (approval
+// pinned what it sends).
+package layout
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/audit"
+	"github.com/sendonce/sendonce/internal/markdown"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// Token marks where the body goes in a layout's HTML and text.
+const Token = "{{content}}"
+
+// Layout is one layout of an account.
+type Layout struct {
+	ID                   int64
+	Name, HTML, Text     string
+	Default              bool
+	CreatedAt, UpdatedAt time.Time
+}
+
+// Fields are the editable fields of a layout; nil keeps (or defaults) a field.
+type Fields struct {
+	Name, HTML, Text *string
+	// Default makes the layout the account's default (true) or no longer (false).
+	Default *bool
+}
+
+// Service manages layouts.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// NewService returns a Service on pool.
+func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+func fromStore(l store.Layout) Layout {
+	return Layout{ID: l.ID, Name: l.Name, HTML: l.Html, Text: l.Text, Default: l.IsDefault,
+		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+}
+
+// check refuses a layout that cannot frame content: its HTML needs exactly one
+// {{content}}, its text (when it has one) too, and framing a sample body must
+// parse and render within the limits of HTML content.
+func check(l store.Layout) error {
+	n := strings.TrimSpace(l.Name)
+	if n == "" || len(n) > 200 {
+		return apperr.Invalidf("/name", "name must be 1 to 200 characters")
+	}
+	if c := strings.Count(l.Html, Token); c != 1 {
+		return apperr.Invalidf("/html", "html must contain %s exactly once (found %d)", Token, c)
+	}
+	if l.Text != "" && strings.Count(l.Text, Token) != 1 {
+		return apperr.Invalidf("/text", "text must be empty or contain %s exactly once", Token)
+	}
+	if len(l.Html) > markdown.MaxBytes || len(l.Text) > markdown.MaxBytes {
+		return apperr.Invalidf("/html", "a layout's html and text are at most %d bytes each", markdown.MaxBytes)
+	}
+	html, text := frame(&l, "<p>sample</p>", "sample")
+	if err := render.Validate("sample", html, text); err != nil {
+		return repoint(err)
+	}
+	return nil
+}
+
+// repoint names a layout's fields in a render error.
+func repoint(err error) error {
+	e, ok := err.(*apperr.Error)
+	if !ok {
+		return err
+	}
+	out := *e
+	out.Fields = nil
+	for _, f := range e.Fields {
+		switch f.Pointer {
+		case "/html_template":
+			f.Pointer = "/html"
+		case "/text_template":
+			f.Pointer = "/text"
+		}
+		out.Fields = append(out.Fields, f)
+	}
+	return &out
+}
+
+// frame puts a body in l (nil: no layout).
+func frame(l *store.Layout, html, text string) (string, string) {
+	if l == nil {
+		return html, text
+	}
+	h := strings.Replace(l.Html, Token, html, 1)
+	if l.Text == "" {
+		return h, text
+	}
+	return h, strings.Replace(l.Text, Token, text, 1)
+}
+
+// Compose converts md and frames it in the account's layout layoutID, or in the
+// account's default layout when layoutID is nil (no frame when there is none). It
+// reads through q, so it sees the caller's transaction. Errors name /markdown and
+// /layout_id; another account's layout is not found.
+func Compose(ctx context.Context, q *store.Queries, accountID int64, layoutID *int64, md string) (html, text string, err error) {
+	conv, err := markdown.Convert(md)
+	if err != nil {
+		return "", "", apperr.Invalidf("/markdown", "markdown %s", err.Error())
+	}
+	var l *store.Layout
+	if layoutID != nil {
+		row, err := q.LayoutGetShare(ctx, store.LayoutGetShareParams{AccountID: accountID, ID: *layoutID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return "", "", apperr.Invalidf("/layout_id", "layout %d not found", *layoutID)
+		} else if err != nil {
+			return "", "", err
+		}
+		l = &row
+	} else {
+		row, err := q.LayoutGetDefaultShare(ctx, accountID)
+		if err == nil {
+			l = &row
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return "", "", err
+		}
+	}
+	html, text = frame(l, conv.HTML, conv.Text)
+	return html, text, nil
+}
+
+// recompose composes again the Markdown templates and draft campaigns that layout
+// id frames (and, when isDefault, those that name no layout), in q's transaction.
+// A body that no longer renders in the changed frame refuses the change.
+func recompose(ctx context.Context, q *store.Queries, accountID, id int64, isDefault bool) error {
+	tpls, err := q.TemplateMarkdownByLayout(ctx, store.TemplateMarkdownByLayoutParams{AccountID: accountID, LayoutID: &id, IsDefault: isDefault})
+	if err != nil {
+		return err
+	}
+	for _, t := range tpls {
+		html, text, err := Compose(ctx, q, accountID, t.LayoutID, t.Markdown)
+		if err == nil {
+			err = validateFor(t.Subject, html, text, t.SampleData)
+		}
+		if err != nil {
+			return dependent("template", t.ID, err)
+		}
+		if err := q.TemplateSetComposed(ctx, store.TemplateSetComposedParams{AccountID: accountID, ID: t.ID, Html: html, Text: text}); err != nil {
+			return err
+		}
+	}
+	drafts, err := q.CampaignMarkdownDraftsByLayout(ctx, store.CampaignMarkdownDraftsByLayoutParams{AccountID: accountID, LayoutID: &id, IsDefault: isDefault})
+	if err != nil {
+		return err
+	}
+	for _, c := range drafts {
+		html, text, err := Compose(ctx, q, accountID, c.LayoutID, c.Markdown)
+		if err == nil {
+			err = render.Validate(c.Subject, html, text)
+		}
+		if err != nil {
+			return dependent("campaign", c.ID, err)
+		}
+		if err := q.CampaignSetComposed(ctx, store.CampaignSetComposedParams{AccountID: accountID, ID: c.ID, Html: html, Text: text}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateFor renders a template as saving it does: for the sample recipient
+// with the template's sample data.
+func validateFor(subject, html, text string, sample []byte) error {
+	tpl, err := render.Parse(subject, html, text)
+	if err != nil {
+		return err
+	}
+	r := render.Sample
+	r.Attributes = sample
+	_, err = tpl.Render(r, render.SampleUnsubscribeURL)
+	return err
+}
+
+// dependent says which content a layout change would break.
+func dependent(kind string, id int64, err error) error {
+	var e *apperr.Error
+	if errors.As(err, &e) && e.Code == apperr.Invalid {
+		return apperr.Invalidf("/html", "%s %d would no longer render in this layout: %s", kind, id, e.Message)
+	}
+	return err
+}
+
+// Create stores a layout after checking it.
+func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Layout, error) {
+	row := store.Layout{Name: deref(f.Name), Html: deref(f.HTML), Text: deref(f.Text)}
+	row.Name = strings.TrimSpace(row.Name)
+	if err := check(row); err != nil {
+		return Layout{}, err
+	}
+	var out store.Layout
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		if out, err = q.LayoutCreate(ctx, store.LayoutCreateParams{AccountID: accountID, Name: row.Name, Html: row.Html, Text: row.Text}); err != nil {
+			return postgres.Error(err, "a layout with this name")
+		}
+		audit.SetTarget(ctx, strconv.FormatInt(out.ID, 10))
+		if f.Default != nil && *f.Default {
+			out.IsDefault = true
+			return setDefault(ctx, q, accountID, out.ID, true)
+		}
+		return nil
+	})
+	if err != nil {
+		return Layout{}, err
+	}
+	return fromStore(out), nil
+}
+
+// setDefault makes id the account's default layout (or no longer) and recomposes
+// the content that names no layout.
+func setDefault(ctx context.Context, q *store.Queries, accountID, id int64, on bool) error {
+	if on {
+		if err := q.LayoutClearDefault(ctx, store.LayoutClearDefaultParams{AccountID: accountID, ID: id}); err != nil {
+			return err
+		}
+	}
+	if err := q.LayoutSetDefault(ctx, store.LayoutSetDefaultParams{AccountID: accountID, ID: id, IsDefault: on}); err != nil {
+		return err
+	}
+	return recompose(ctx, q, accountID, 0, true)
+}
+
+// Get returns one layout.
+func (s *Service) Get(ctx context.Context, accountID, id int64) (Layout, error) {
+	l, err := store.New(s.pool).LayoutGet(ctx, store.LayoutGetParams{AccountID: accountID, ID: id})
+	if err != nil {
+		return Layout{}, postgres.Error(err, "layout")
+	}
+	return fromStore(l), nil
+}
+
+// List returns up to limit layouts after afterID in id order.
+func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int) ([]Layout, error) {
+	rows, err := store.New(s.pool).LayoutList(ctx, store.LayoutListParams{AccountID: accountID, AfterID: afterID, Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Layout, len(rows))
+	for i, r := range rows {
+		out[i] = fromStore(r)
+	}
+	return out, nil
+}
+
+// Update changes a layout and, in the same transaction, recomposes every template
+// and draft campaign it frames; a bad change changes nothing. Campaigns approved
+// before keep what approval pinned.
+func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Layout, error) {
+	if f.Name != nil {
+		n := strings.TrimSpace(*f.Name)
+		f.Name = &n
+	}
+	var out store.Layout
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		out, err = q.LayoutUpdate(ctx, store.LayoutUpdateParams{AccountID: accountID, ID: id, Name: f.Name, Html: f.HTML, Text: f.Text})
+		if err != nil {
+			return postgres.Error(err, "layout")
+		}
+		if err := check(out); err != nil {
+			return err
+		}
+		if f.Default != nil && *f.Default != out.IsDefault {
+			out.IsDefault = *f.Default
+			if err := setDefault(ctx, q, accountID, id, *f.Default); err != nil {
+				return err
+			}
+		}
+		return recompose(ctx, q, accountID, id, out.IsDefault)
+	})
+	if apperr.Is(err, apperr.Conflict) {
+		return Layout{}, apperr.New(apperr.Conflict, "a layout with this name already exists")
+	}
+	if err != nil {
+		return Layout{}, err
+	}
+	return fromStore(out), nil
+}
+
+// Delete removes a layout that no template or draft campaign names and that is
+// not the account's default (409 otherwise).
+func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
+	var n int64
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.LayoutRelease(ctx, store.LayoutReleaseParams{AccountID: accountID, ID: &id}); err != nil {
+			return err
+		}
+		var err error
+		n, err = q.LayoutDelete(ctx, store.LayoutDeleteParams{AccountID: accountID, ID: id})
+		if err == nil && n == 0 {
+			ok, err := q.LayoutExists(ctx, store.LayoutExistsParams{AccountID: accountID, ID: id})
+			if err != nil {
+				return err
+			}
+			if ok {
+				return apperr.New(apperr.Conflict, "this layout is the account's default or a template or draft campaign uses it; change them before deleting it")
+			}
+			return apperr.New(apperr.NotFound, "layout not found")
+		}
+		return err
+	})
+	return err
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
