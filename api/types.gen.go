@@ -3780,13 +3780,13 @@ type LintFindingSeverity string
 type LintRequest struct {
 	Html *string `json:"html,omitempty"`
 
-	// Kind A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+	// Kind A campaign or sequence step (the default) must carry an unsubscribe link; a transactional message need not.
 	Kind    *LintRequestKind `json:"kind,omitempty"`
 	Subject string           `json:"subject"`
 	Text    *string          `json:"text,omitempty"`
 }
 
-// LintRequestKind A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+// LintRequestKind A campaign or sequence step (the default) must carry an unsubscribe link; a transactional message need not.
 type LintRequestKind string
 
 // LintResult Example: {"findings":[{"excerpt":"\u003ca href=\"https://bit.ly/x\"\u003eClick here\u003c/a\u003e","field":"/html","message":"a link says \"click here\": name where it goes (a screen reader lists links alone)","rule":"link-text-generic","severity":"warning"}]}

@@ -3787,13 +3787,13 @@ type LintFindingSeverity string
 type LintRequest struct {
 	Html *string `json:"html,omitempty"`
 
-	// Kind A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+	// Kind A campaign or sequence step (the default) must carry an unsubscribe link; a transactional message need not.
 	Kind    *LintRequestKind `json:"kind,omitempty"`
 	Subject string           `json:"subject"`
 	Text    *string          `json:"text,omitempty"`
 }
 
-// LintRequestKind A campaign or sequence step must carry an unsubscribe link; a transactional message need not.
+// LintRequestKind A campaign or sequence step (the default) must carry an unsubscribe link; a transactional message need not.
 type LintRequestKind string
 
 // LintResult Example: {"findings":[{"excerpt":"\u003ca href=\"https://bit.ly/x\"\u003eClick here\u003c/a\u003e","field":"/html","message":"a link says \"click here\": name where it goes (a screen reader lists links alone)","rule":"link-text-generic","severity":"warning"}]}
@@ -38812,6 +38812,11 @@ type UploadMediaResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// UploadMediaResponse409Headers the declared response headers of an HTTP 409 response for UploadMedia
+type UploadMediaResponse409Headers struct {
+	RetryAfter *int
+}
+
 // UploadMediaResponse429Headers the declared response headers of an HTTP 429 response for UploadMedia
 type UploadMediaResponse429Headers struct {
 	RetryAfter *int
@@ -38833,6 +38838,8 @@ type UploadMediaResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -38847,6 +38854,8 @@ type UploadMediaResponse struct {
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UploadMediaResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UploadMediaResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UploadMediaResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -38871,6 +38880,11 @@ func (r UploadMediaResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r UploadMediaResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UploadMediaResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -62837,6 +62851,13 @@ func ParseUploadMediaResponse(rsp *http.Response) (*UploadMediaResponse, error) 
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -62892,6 +62913,16 @@ func ParseUploadMediaResponse(rsp *http.Response) (*UploadMediaResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers UploadMediaResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers UploadMediaResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
