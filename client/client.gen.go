@@ -6930,6 +6930,23 @@ type CreateTemplateParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// LintContentParams defines parameters for LintContent.
+type LintContentParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // PreviewTemplateParams defines parameters for PreviewTemplate.
 type PreviewTemplateParams struct {
 	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
@@ -10917,7 +10934,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
-	LintContentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	LintContentWithBody(ctx context.Context, params *LintContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LintContent Lint content
 	//
@@ -10930,7 +10947,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
-	LintContent(ctx context.Context, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	LintContent(ctx context.Context, params *LintContentParams, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreviewTemplateWithBody Preview template
 	//
@@ -15586,8 +15603,8 @@ func (c *Raw) CreateTemplate(ctx context.Context, params *CreateTemplateParams, 
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
-func (c *Raw) LintContentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLintContentRequestWithBody(c.Server, contentType, body)
+func (c *Raw) LintContentWithBody(ctx context.Context, params *LintContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLintContentRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15609,8 +15626,8 @@ func (c *Raw) LintContentWithBody(ctx context.Context, contentType string, body 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
-func (c *Raw) LintContent(ctx context.Context, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLintContentRequest(c.Server, body)
+func (c *Raw) LintContent(ctx context.Context, params *LintContentParams, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLintContentRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -24319,18 +24336,18 @@ func NewCreateTemplateRequestWithBody(server string, params *CreateTemplateParam
 }
 
 // NewLintContentRequest calls the generic LintContent builder with application/json body
-func NewLintContentRequest(server string, body LintContentJSONRequestBody) (*http.Request, error) {
+func NewLintContentRequest(server string, params *LintContentParams, body LintContentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewLintContentRequestWithBody(server, "application/json", bodyReader)
+	return NewLintContentRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewLintContentRequestWithBody constructs an http.Request for the LintContent method, with any body, and a specified content type
-func NewLintContentRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewLintContentRequestWithBody(server string, params *LintContentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -24354,6 +24371,21 @@ func NewLintContentRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -27452,7 +27484,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
-	LintContentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LintContentResponse, error)
+	LintContentWithBodyWithResponse(ctx context.Context, params *LintContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LintContentResponse, error)
 
 	// LintContentWithResponse Lint content
 	//
@@ -27465,7 +27497,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
-	LintContentWithResponse(ctx context.Context, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*LintContentResponse, error)
+	LintContentWithResponse(ctx context.Context, params *LintContentParams, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*LintContentResponse, error)
 
 	// PreviewTemplateWithBodyWithResponse Preview template
 	//
@@ -38977,6 +39009,8 @@ type DeleteMediaResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -39011,6 +39045,11 @@ func (r DeleteMediaResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r DeleteMediaResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteMediaResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -39083,6 +39122,8 @@ type GetMediaResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -39115,6 +39156,11 @@ func (r GetMediaResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetMediaResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetMediaResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -46273,6 +46319,11 @@ type LintContentResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// LintContentResponse409Headers the declared response headers of an HTTP 409 response for LintContent
+type LintContentResponse409Headers struct {
+	RetryAfter *int
+}
+
 // LintContentResponse429Headers the declared response headers of an HTTP 429 response for LintContent
 type LintContentResponse429Headers struct {
 	RetryAfter *int
@@ -46292,6 +46343,8 @@ type LintContentResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -46306,6 +46359,8 @@ type LintContentResponse struct {
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *LintContentResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *LintContentResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LintContentResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -46325,6 +46380,11 @@ func (r LintContentResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r LintContentResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r LintContentResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -51739,8 +51799,8 @@ func (c *ClientWithResponses) CreateTemplateWithResponse(ctx context.Context, pa
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
-func (c *ClientWithResponses) LintContentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LintContentResponse, error) {
-	rsp, err := c.LintContentWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) LintContentWithBodyWithResponse(ctx context.Context, params *LintContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LintContentResponse, error) {
+	rsp, err := c.LintContentWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -51758,8 +51818,8 @@ func (c *ClientWithResponses) LintContentWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/templates/lint (the `LintContent` operationId).
-func (c *ClientWithResponses) LintContentWithResponse(ctx context.Context, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*LintContentResponse, error) {
-	rsp, err := c.LintContent(ctx, body, reqEditors...)
+func (c *ClientWithResponses) LintContentWithResponse(ctx context.Context, params *LintContentParams, body LintContentJSONRequestBody, reqEditors ...RequestEditorFn) (*LintContentResponse, error) {
+	rsp, err := c.LintContent(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -62993,6 +63053,13 @@ func ParseDeleteMediaResponse(rsp *http.Response) (*DeleteMediaResponse, error) 
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -63103,6 +63170,13 @@ func ParseGetMediaResponse(rsp *http.Response) (*GetMediaResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -70239,6 +70313,13 @@ func ParseLintContentResponse(rsp *http.Response) (*LintContentResponse, error) 
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -70294,6 +70375,16 @@ func ParseLintContentResponse(rsp *http.Response) (*LintContentResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers LintContentResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers LintContentResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
