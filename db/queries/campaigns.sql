@@ -324,14 +324,23 @@ ORDER BY s.id;
 -- the move to sending waits for this insert or makes it insert nothing, so no row
 -- joins a campaign after its build ended. owned = 0 tells the builder to stop.
 -- subscribers is UNIQUE (account_id, email_lower): one row per address.
+-- A campaign with deliver_at_local queues each row due at that wall-clock time
+-- in the recipient's zone, at or after @now (sendonce_local_due, migration
+-- 00680); otherwise due at once (the column's default, -infinity).
 WITH owner AS (
-    SELECT c.id FROM campaigns c
+    SELECT c.id, c.deliver_at_local,
+           (SELECT a.time_zone FROM accounts a WHERE a.id = c.account_id) AS account_zone
+    FROM campaigns c
     WHERE c.id = @campaign_id AND c.account_id = @account_id AND c.status = 'building'
       AND c.build_executor_id IS NOT DISTINCT FROM sqlc.narg('executor_id')::bigint
     FOR SHARE
 ), ins AS (
-    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || o.id || ':' || s.id
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, next_attempt_at)
+    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || o.id || ':' || s.id,
+           CASE WHEN o.deliver_at_local IS NULL THEN '-infinity'::timestamptz
+                ELSE coalesce(sendonce_local_due(s.attributes->>'timezone', o.account_zone, o.deliver_at_local,
+                                                 coalesce(sqlc.narg('now')::timestamptz, now())),
+                              coalesce(sqlc.narg('now')::timestamptz, now())) END
     FROM owner o
     JOIN subscribers s ON s.account_id = @account_id AND s.id = ANY(@subscriber_ids::bigint[])
     WHERE s.status = 'confirmed'
@@ -500,3 +509,10 @@ INSERT INTO campaign_attachments (campaign_id, position, account_id, filename, c
 SELECT @to_id, a.position, a.account_id, a.filename, a.content_type, a.content_id, a.sha256
 FROM campaign_attachments a
 WHERE a.account_id = @account_id AND a.campaign_id = @from_id;
+
+-- name: CampaignSetDeliverAtLocal :one
+-- Sets or clears (NULL) a draft's local delivery time ("HH:MM"), in the
+-- transaction of the create or edit that carries it.
+UPDATE campaigns SET deliver_at_local = sqlc.narg('deliver_at_local')::text, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
+RETURNING *;

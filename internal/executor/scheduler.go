@@ -225,7 +225,7 @@ func (e *Executor) buildList(ctx context.Context, c store.CampaignBuildBeginRow,
 		}
 		if len(ids) > 0 {
 			r, err := e.q.CampaignBuildInsert(ctx, store.CampaignBuildInsertParams{CampaignID: c.ID,
-				AccountID: c.AccountID, ExecutorID: owner, SubscriberIds: ids})
+				AccountID: c.AccountID, ExecutorID: owner, SubscriberIds: ids, Now: e.now()})
 			if err != nil {
 				return b, err
 			}

@@ -23,6 +23,7 @@ type Account struct {
 	DeletedAt        *time.Time
 	QuotaSubscribers *int64
 	QuotaSenders     *int64
+	TimeZone         string
 }
 
 type AccountDayCount struct {
@@ -125,6 +126,7 @@ type Campaign struct {
 	CreatedByType      *string
 	CreatedByID        *int64
 	FailedRetriedAt    *time.Time
+	DeliverAtLocal     *string
 }
 
 type CampaignAttachment struct {

@@ -20,7 +20,7 @@ WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
   AND (NOT $4::boolean
        OR (from_email = $5::text
            AND sender_id IS NOT DISTINCT FROM $6::bigint))
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignApproveParams struct {
@@ -82,6 +82,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -318,15 +319,21 @@ func (q *Queries) CampaignBuildDone(ctx context.Context, arg CampaignBuildDonePa
 
 const campaignBuildInsert = `-- name: CampaignBuildInsert :one
 WITH owner AS (
-    SELECT c.id FROM campaigns c
+    SELECT c.id, c.deliver_at_local,
+           (SELECT a.time_zone FROM accounts a WHERE a.id = c.account_id) AS account_zone
+    FROM campaigns c
     WHERE c.id = $1 AND c.account_id = $2 AND c.status = 'building'
       AND c.build_executor_id IS NOT DISTINCT FROM $3::bigint
     FOR SHARE
 ), ins AS (
-    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || o.id || ':' || s.id
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, next_attempt_at)
+    SELECT o.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || o.id || ':' || s.id,
+           CASE WHEN o.deliver_at_local IS NULL THEN '-infinity'::timestamptz
+                ELSE coalesce(sendonce_local_due(s.attributes->>'timezone', o.account_zone, o.deliver_at_local,
+                                                 coalesce($4::timestamptz, now())),
+                              coalesce($4::timestamptz, now())) END
     FROM owner o
-    JOIN subscribers s ON s.account_id = $2 AND s.id = ANY($4::bigint[])
+    JOIN subscribers s ON s.account_id = $2 AND s.id = ANY($5::bigint[])
     WHERE s.status = 'confirmed'
       AND NOT EXISTS (SELECT 1 FROM suppressions x
                       WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower)
@@ -341,6 +348,7 @@ type CampaignBuildInsertParams struct {
 	CampaignID    int64
 	AccountID     int64
 	ExecutorID    *int64
+	Now           *time.Time
 	SubscriberIds []int64
 }
 
@@ -355,11 +363,15 @@ type CampaignBuildInsertRow struct {
 // the move to sending waits for this insert or makes it insert nothing, so no row
 // joins a campaign after its build ended. owned = 0 tells the builder to stop.
 // subscribers is UNIQUE (account_id, email_lower): one row per address.
+// A campaign with deliver_at_local queues each row due at that wall-clock time
+// in the recipient's zone, at or after @now (sendonce_local_due, migration
+// 00680); otherwise due at once (the column's default, -infinity).
 func (q *Queries) CampaignBuildInsert(ctx context.Context, arg CampaignBuildInsertParams) (CampaignBuildInsertRow, error) {
 	row := q.db.QueryRow(ctx, campaignBuildInsert,
 		arg.CampaignID,
 		arg.AccountID,
 		arg.ExecutorID,
+		arg.Now,
 		arg.SubscriberIds,
 	)
 	var i CampaignBuildInsertRow
@@ -371,7 +383,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignCancelParams struct {
@@ -418,6 +430,7 @@ func (q *Queries) CampaignCancel(ctx context.Context, arg CampaignCancelParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -430,7 +443,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11, $12,
         $13::bigint, $14::text, $15::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignCreateParams struct {
@@ -517,6 +530,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -547,7 +561,7 @@ SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.
        c.track_clicks, c.track_opens, c.archive
 FROM campaigns c
 WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignDuplicateParams struct {
@@ -598,6 +612,7 @@ func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicatePa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -683,7 +698,7 @@ func (q *Queries) CampaignFourEyesBlocked(ctx context.Context, arg CampaignFourE
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 type CampaignGetParams struct {
@@ -730,12 +745,13 @@ func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -799,6 +815,7 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.CreatedByType,
 			&i.CreatedByID,
 			&i.FailedRetriedAt,
+			&i.DeliverAtLocal,
 		); err != nil {
 			return nil, err
 		}
@@ -840,7 +857,7 @@ func (q *Queries) CampaignListBuildsToResume(ctx context.Context, executorID *in
 }
 
 const campaignListNewest = `-- name: CampaignListNewest :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local FROM campaigns
 WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id DESC
@@ -907,6 +924,7 @@ func (q *Queries) CampaignListNewest(ctx context.Context, arg CampaignListNewest
 			&i.CreatedByType,
 			&i.CreatedByID,
 			&i.FailedRetriedAt,
+			&i.DeliverAtLocal,
 		); err != nil {
 			return nil, err
 		}
@@ -936,7 +954,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, arg CampaignNotifyParams) 
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignPauseParams struct {
@@ -984,6 +1002,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -991,7 +1010,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignResumeParams struct {
@@ -1040,6 +1059,7 @@ func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) 
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -1048,7 +1068,7 @@ const campaignRetryFailedBegin = `-- name: CampaignRetryFailedBegin :one
 UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND kind = 'campaign' AND status = 'sent'
   AND failed_retried_at IS NULL
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignRetryFailedBeginParams struct {
@@ -1099,6 +1119,7 @@ func (q *Queries) CampaignRetryFailedBegin(ctx context.Context, arg CampaignRetr
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -1185,6 +1206,64 @@ func (q *Queries) CampaignSenderRules(ctx context.Context, arg CampaignSenderRul
 	row := q.db.QueryRow(ctx, campaignSenderRules, arg.AccountID, arg.SenderID)
 	var i CampaignSenderRulesRow
 	err := row.Scan(&i.ID, &i.AllowedFrom)
+	return i, err
+}
+
+const campaignSetDeliverAtLocal = `-- name: CampaignSetDeliverAtLocal :one
+UPDATE campaigns SET deliver_at_local = $1::text, updated_at = now()
+WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
+`
+
+type CampaignSetDeliverAtLocalParams struct {
+	DeliverAtLocal *string
+	AccountID      int64
+	ID             int64
+}
+
+// Sets or clears (NULL) a draft's local delivery time ("HH:MM"), in the
+// transaction of the create or edit that carries it.
+func (q *Queries) CampaignSetDeliverAtLocal(ctx context.Context, arg CampaignSetDeliverAtLocalParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignSetDeliverAtLocal, arg.DeliverAtLocal, arg.AccountID, arg.ID)
+	var i Campaign
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Subject,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ReplyTo,
+		&i.HtmlTemplate,
+		&i.TextTemplate,
+		&i.Language,
+		&i.ListIds,
+		&i.Status,
+		&i.AmbiguousPolicy,
+		&i.ScheduledFor,
+		&i.ApprovedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CancelledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
+		&i.TemplateID,
+		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
+		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
+		&i.TrackClicks,
+		&i.TrackOpens,
+		&i.Archive,
+		&i.CreatedByType,
+		&i.CreatedByID,
+		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
+	)
 	return i, err
 }
 
@@ -1367,7 +1446,7 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignUnapproveParams struct {
@@ -1414,6 +1493,7 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, arg CampaignUnapprovePa
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -1438,7 +1518,7 @@ UPDATE campaigns SET
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = $13 AND id = $14 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, deliver_at_local
 `
 
 type CampaignUpdateDraftParams struct {
@@ -1512,6 +1592,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.CreatedByType,
 		&i.CreatedByID,
 		&i.FailedRetriedAt,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
