@@ -24,7 +24,7 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
-		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c)}
+		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c), DeliverAtLocal: c.DeliverAtLocal}
 }
 
 // toAPIAttachments describes stored files; nil (a listing) leaves the field out.
@@ -104,7 +104,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
-		Attachments: fromAPIAttachments(in.Attachments),
+		Attachments: fromAPIAttachments(in.Attachments), DeliverAtLocal: in.DeliverAtLocal,
 	})
 	if err != nil {
 		return err
@@ -141,6 +141,10 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	if nulls["sender_id"] {
 		in.SenderId = &none
 	}
+	if nulls["deliver_at_local"] {
+		clear := ""
+		in.DeliverAtLocal = &clear
+	}
 	if in.ListIds != nil {
 		if err := checkLists(r, *in.ListIds); err != nil {
 			return err
@@ -151,7 +155,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
-		Attachments: fromAPIAttachments(in.Attachments),
+		Attachments: fromAPIAttachments(in.Attachments), DeliverAtLocal: in.DeliverAtLocal,
 	})
 	if err != nil {
 		return err
