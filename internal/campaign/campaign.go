@@ -5,9 +5,9 @@ package campaign
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strconv"
-	"regexp"
 	"strings"
 	"time"
 
@@ -111,7 +111,7 @@ type Fields struct {
 	Attachments *[]attachment.Input
 	// DeliverAtLocal sets the local delivery time ("HH:MM"); "" clears it.
 	DeliverAtLocal *string
-	files       []provider.Attachment // Attachments checked and decoded by normalize
+	files          []provider.Attachment // Attachments checked and decoded by normalize
 }
 
 // engagement reports whether f sets any of the tracking and archive switches.
