@@ -2688,7 +2688,7 @@ type CampaignUpdate struct {
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
 
-	// DeliverAtLocal Send each recipient at this local time (HH:MM, 24 h) in their zone; null sends as soon as it starts.
+	// DeliverAtLocal Send each recipient at this local time (HH:MM, 24 h) in their zone; null or an empty string: as soon as it starts.
 	//
 	// Example: 09:00
 	DeliverAtLocal *string  `json:"deliver_at_local,omitempty"`
@@ -3713,7 +3713,7 @@ type ReportRates struct {
 // ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
 type ReportRatesBasis string
 
-// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
+// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
 type RetryFailedResult struct {
 	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
 	Campaign Campaign `json:"campaign"`

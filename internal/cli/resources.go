@@ -192,6 +192,7 @@ func (a *App) templatesCmd() *cobra.Command {
 func (a *App) campaignWriteCommands() []*cobra.Command {
 	var (
 		name, from, fromName, subject, htmlFile, textFile, replyTo string
+		deliverAt                                                  string
 		template, segment                                          int64
 		lists                                                      []int64
 	)
@@ -210,6 +211,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			f.Int64Var(&template, "template", 0, "take subject and bodies from this template id")
 			f.Int64SliceVar(&lists, "list", nil, "send to this list id (repeatable)")
 			f.Int64Var(&segment, "segment", 0, "send to this segment id")
+			f.StringVar(&deliverAt, "deliver-at-local", "", "send each recipient at this local time, HH:MM in their zone ('' on edit: at once)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			html, err := file(s, "html-file", htmlFile)
@@ -235,7 +237,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				r, err := c.CreateCampaignWithResponse(cmd.Context(), nil, client.CampaignCreate{Name: name, FromEmail: from,
 					FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 					Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
-					TemplateId: tpl, ListIds: ids, SegmentId: seg})
+					TemplateId: tpl, ListIds: ids, SegmentId: seg, DeliverAtLocal: str(s, "deliver-at-local", deliverAt)})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
 				}
@@ -244,7 +246,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			r, err := c.UpdateCampaignWithResponse(cmd.Context(), id, client.CampaignUpdate{Name: str(s, "name", name),
 				FromEmail: str(s, "from", from), FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 				Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
-				TemplateId: tpl, ListIds: ids, SegmentId: seg})
+				TemplateId: tpl, ListIds: ids, SegmentId: seg, DeliverAtLocal: str(s, "deliver-at-local", deliverAt)})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}

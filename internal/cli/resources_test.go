@@ -50,6 +50,15 @@ func TestCLICreateAndEdit(t *testing.T) {
 	require.Equal(t, "March", c.Subject)
 	require.Equal(t, "<p>Hi {{.Name}}</p>", c.HtmlTemplate)
 	require.Contains(t, ok("campaigns", "edit", camp, "--subject", "April"), "campaign "+camp+" (March news) updated")
+	require.NoError(t, json.Unmarshal([]byte(ok("campaigns", "edit", camp, "--deliver-at-local", "09:30", "--json")), &c))
+	require.Equal(t, "09:30", *c.DeliverAtLocal)
+	require.NoError(t, json.Unmarshal([]byte(ok("campaigns", "edit", camp, "--name", "April news", "--json")), &c))
+	require.Equal(t, "09:30", *c.DeliverAtLocal, "a flag not given is not changed")
+	require.NoError(t, json.Unmarshal([]byte(ok("campaigns", "edit", camp, "--deliver-at-local", "", "--json")), &c))
+	require.Nil(t, c.DeliverAtLocal, "'' sends at once again")
+	r := run("campaigns", "edit", camp, "--deliver-at-local", "9am")
+	require.Equal(t, ExitRefused, r.code, r.stderr)
+	require.Contains(t, r.stderr, "deliver_at_local")
 
 	seg := ok("segments", "create", "--name", "pro", "--match", `$.plan == "pro"`, "-q")
 	var s client.Segment
@@ -60,7 +69,7 @@ func TestCLICreateAndEdit(t *testing.T) {
 
 	require.Equal(t, ExitUsage, run("campaigns", "create", "--name", "x").code, "--from is required")
 	require.Equal(t, ExitUsage, run("templates", "create", "--name", "x", "--subject", "y", "--html-file", filepath.Join(dir, "none")).code)
-	r := run("segments", "create", "--name", "broken", "--match", "$.plan ==")
+	r = run("segments", "create", "--name", "broken", "--match", "$.plan ==")
 	require.Equal(t, ExitRefused, r.code, r.stderr)
 	require.Contains(t, r.stderr, "match")
 	require.Equal(t, ExitNotFound, run("lists", "edit", "999999", "--name", "x").code)

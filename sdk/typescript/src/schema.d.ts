@@ -5816,7 +5816,7 @@ export interface components {
             segment_id?: number | null;
             ambiguous_policy?: components["schemas"]["AmbiguousPolicy"];
             /**
-             * @description Send each recipient at this local time (HH:MM, 24 h) in their zone; null sends as soon as it starts.
+             * @description Send each recipient at this local time (HH:MM, 24 h) in their zone; null or an empty string: as soon as it starts.
              * @example 09:00
              */
             deliver_at_local?: string | null;
