@@ -2613,7 +2613,7 @@ type APIKeyPage struct {
 // with; a session from a login link is `full`.
 type APIKeyRole string
 
-// Account Example: {"created_at":"2026-11-02T09:00:00Z","four_eyes":false,"id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","unsubscribe_scope":"list"}
+// Account Example: {"created_at":"2026-11-02T09:00:00Z","four_eyes":false,"id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","time_zone":"UTC","unsubscribe_scope":"list"}
 type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 
@@ -2624,6 +2624,11 @@ type Account struct {
 
 	// PublicId The account's stable public identifier (random; not the numeric id), for the public sign-up form: POST /p/{public_id}/subscribe.
 	PublicId string `json:"public_id"`
+
+	// TimeZone The account's default IANA time zone (default UTC): a campaign's deliver_at_local applies in it to every recipient whose attributes.timezone is missing or names no known zone.
+	//
+	// Example: Europe/Berlin
+	TimeZone AccountTimeZone `json:"time_zone"`
 
 	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
 	UnsubscribeScope UnsubscribeScope `json:"unsubscribe_scope"`
@@ -2639,10 +2644,20 @@ type AccountSwitch struct {
 	AccountId int64 `json:"account_id"`
 }
 
+// AccountTimeZone The account's default IANA time zone (default UTC): a campaign's deliver_at_local applies in it to every recipient whose attributes.timezone is missing or names no known zone.
+//
+// Example: Europe/Berlin
+type AccountTimeZone = string
+
 // AccountUpdate Example: {"four_eyes":true,"unsubscribe_scope":"account"}
 type AccountUpdate struct {
 	// FourEyes When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held.
 	FourEyes *FourEyes `json:"four_eyes,omitempty"`
+
+	// TimeZone The account's default IANA time zone (default UTC): a campaign's deliver_at_local applies in it to every recipient whose attributes.timezone is missing or names no known zone.
+	//
+	// Example: Europe/Berlin
+	TimeZone *AccountTimeZone `json:"time_zone,omitempty"`
 
 	// UnsubscribeScope What a one-click unsubscribe (POST /u/{token}) removes the address from: `list` (default) the lists of the campaign the link came from, as Gmail's bulk-sender rules expect; `account` every mail of the account (a suppression). A campaign sent to every subscriber (no lists) always suppresses. "Unsubscribe from everything" on the preference page and provider opt-outs always suppress.
 	UnsubscribeScope *UnsubscribeScope `json:"unsubscribe_scope,omitempty"`
@@ -2794,7 +2809,7 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
@@ -2816,6 +2831,11 @@ type Campaign struct {
 		Id   int64                 `json:"id"`
 		Type CampaignCreatedByType `json:"type"`
 	} `json:"created_by,omitempty"`
+
+	// DeliverAtLocal The wall-clock time (HH:MM, 24 h) at which each recipient gets it in their own zone (attributes.timezone when it names a known zone, else the account's time_zone); null: as soon as it starts. See docs/executor.md, When mail goes out.
+	//
+	// Example: 09:00
+	DeliverAtLocal *string `json:"deliver_at_local"`
 
 	// DomainCheck In the answer to approve when SENDONCE_DOMAIN_CHECK is warn or refuse; absent otherwise.
 	DomainCheck *DomainCheck `json:"domain_check,omitempty"`
@@ -2932,11 +2952,16 @@ type CampaignCreate struct {
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
 
 	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
-	ContentType  *CampaignCreateContentType `json:"content_type,omitempty"`
-	FromEmail    string                     `json:"from_email"`
-	FromName     *string                    `json:"from_name,omitempty"`
-	HtmlTemplate *string                    `json:"html_template,omitempty"`
-	Language     *string                    `json:"language,omitempty"`
+	ContentType *CampaignCreateContentType `json:"content_type,omitempty"`
+
+	// DeliverAtLocal Send each recipient at this local time (HH:MM, 24 h): the next occurrence in their zone (attributes.timezone when it names a known zone, else the account's time_zone) at or after the moment the campaign starts; absent: as soon as it starts.
+	//
+	// Example: 09:00
+	DeliverAtLocal *string `json:"deliver_at_local,omitempty"`
+	FromEmail      string  `json:"from_email"`
+	FromName       *string `json:"from_name,omitempty"`
+	HtmlTemplate   *string `json:"html_template,omitempty"`
+	Language       *string `json:"language,omitempty"`
 
 	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
 	LayoutId *int64   `json:"layout_id,omitempty"`
@@ -3184,11 +3209,16 @@ type CampaignUpdate struct {
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
 
 	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
-	ContentType  *CampaignUpdateContentType `json:"content_type,omitempty"`
-	FromEmail    *string                    `json:"from_email,omitempty"`
-	FromName     *string                    `json:"from_name,omitempty"`
-	HtmlTemplate *string                    `json:"html_template,omitempty"`
-	Language     *string                    `json:"language,omitempty"`
+	ContentType *CampaignUpdateContentType `json:"content_type,omitempty"`
+
+	// DeliverAtLocal Send each recipient at this local time (HH:MM, 24 h) in their zone; null or an empty string: as soon as it starts.
+	//
+	// Example: 09:00
+	DeliverAtLocal *string `json:"deliver_at_local,omitempty"`
+	FromEmail      *string `json:"from_email,omitempty"`
+	FromName       *string `json:"from_name,omitempty"`
+	HtmlTemplate   *string `json:"html_template,omitempty"`
+	Language       *string `json:"language,omitempty"`
 
 	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
 	LayoutId *int64   `json:"layout_id,omitempty"`
@@ -4383,9 +4413,9 @@ type ReportRates struct {
 // ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
 type ReportRatesBasis string
 
-// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
+// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
 type RetryFailedResult struct {
-	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
+	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
 	Campaign Campaign `json:"campaign"`
 
 	// Requeued Failed sends queued again.

@@ -89,6 +89,7 @@ DELETE FROM accounts WHERE id = @id;
 -- PATCH /v1/account: each setting changes only when given.
 UPDATE accounts SET
     unsubscribe_scope = coalesce(sqlc.narg('unsubscribe_scope')::text, unsubscribe_scope),
-    four_eyes         = coalesce(sqlc.narg('four_eyes')::bool, four_eyes)
+    four_eyes         = coalesce(sqlc.narg('four_eyes')::bool, four_eyes),
+    time_zone         = coalesce(sqlc.narg('time_zone')::text, time_zone)
 WHERE id = @account_id
 RETURNING *;

@@ -343,8 +343,14 @@ ORDER BY s.id;
 -- ab_test_percent of 100; the others (the rest) get no variant yet and are due at
 -- 'infinity', out of the claim's reach until the winner releases them
 -- (SendReleaseRest, migration 00630).
+-- A campaign with deliver_at_local queues each row due at that wall-clock time
+-- in the recipient's zone, at or after @now (sendonce_local_due, migration
+-- 00680); otherwise due at once (-infinity). An A/B test of mode 'test' and a
+-- local time exclude each other (approval refuses the pair).
 WITH owner AS (
-    SELECT c.id, c.ab_mode, c.ab_variants, c.ab_test_percent FROM campaigns c
+    SELECT c.id, c.ab_mode, c.ab_variants, c.ab_test_percent, c.deliver_at_local,
+           (SELECT a.time_zone FROM accounts a WHERE a.id = c.account_id) AS account_zone
+    FROM campaigns c
     WHERE c.id = @campaign_id AND c.account_id = @account_id AND c.status = 'building'
       AND c.build_executor_id IS NOT DISTINCT FROM sqlc.narg('executor_id')::bigint
     FOR SHARE
@@ -353,7 +359,11 @@ WITH owner AS (
     SELECT o.id, s.account_id, s.id, s.email, s.email_lower, h.job_id,
            CASE WHEN o.ab_mode IS NULL OR h.rest THEN NULL
                 ELSE 1 + mod(mod(hashtextextended(h.job_id, 1), o.ab_variants) + o.ab_variants, o.ab_variants) END,
-           CASE WHEN h.rest THEN 'infinity'::timestamptz ELSE '-infinity'::timestamptz END
+           CASE WHEN h.rest THEN 'infinity'::timestamptz
+                WHEN o.deliver_at_local IS NULL THEN '-infinity'::timestamptz
+                ELSE coalesce(sendonce_local_due(s.attributes->>'timezone', o.account_zone, o.deliver_at_local,
+                                                 coalesce(sqlc.narg('now')::timestamptz, now())),
+                              coalesce(sqlc.narg('now')::timestamptz, now())) END
     FROM owner o
     JOIN subscribers s ON s.account_id = @account_id AND s.id = ANY(@subscriber_ids::bigint[])
     CROSS JOIN LATERAL (SELECT 'campaign:' || o.id || ':' || s.id AS job_id) j
@@ -527,3 +537,10 @@ INSERT INTO campaign_attachments (campaign_id, position, account_id, filename, c
 SELECT @to_id, a.position, a.account_id, a.filename, a.content_type, a.content_id, a.sha256
 FROM campaign_attachments a
 WHERE a.account_id = @account_id AND a.campaign_id = @from_id;
+
+-- name: CampaignSetDeliverAtLocal :one
+-- Sets or clears (NULL) a draft's local delivery time ("HH:MM"), in the
+-- transaction of the create or edit that carries it.
+UPDATE campaigns SET deliver_at_local = sqlc.narg('deliver_at_local')::text, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
+RETURNING *;

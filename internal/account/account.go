@@ -46,11 +46,14 @@ type Account struct {
 	UnsubscribeScope string
 	// FourEyes bars a campaign's creator from approving it.
 	FourEyes bool
+	// TimeZone is the IANA zone a campaign's deliver_at_local applies in for a
+	// subscriber without a valid attributes.timezone (default UTC).
+	TimeZone string
 }
 
 func fromStore(a store.Account) Account {
 	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt,
-		UnsubscribeScope: a.UnsubscribeScope, FourEyes: a.FourEyes}
+		UnsubscribeScope: a.UnsubscribeScope, FourEyes: a.FourEyes, TimeZone: a.TimeZone}
 }
 
 // Get returns an account by id.
@@ -66,6 +69,7 @@ func (s *Service) Get(ctx context.Context, id int64) (Account, error) {
 type Settings struct {
 	UnsubscribeScope *string
 	FourEyes         *bool
+	TimeZone         *string
 }
 
 // Update changes the account's settings, in a transaction (which carries the
@@ -74,10 +78,15 @@ func (s *Service) Update(ctx context.Context, id int64, set Settings) (Account, 
 	if set.UnsubscribeScope != nil && *set.UnsubscribeScope != "list" && *set.UnsubscribeScope != "account" {
 		return Account{}, apperr.Invalidf("/unsubscribe_scope", "unsubscribe_scope must be list or account")
 	}
+	if z := set.TimeZone; z != nil {
+		if _, err := time.LoadLocation(*z); err != nil || *z == "" || len(*z) > 64 || strings.EqualFold(*z, "local") {
+			return Account{}, apperr.Invalidf("/time_zone", "%q is not an IANA time zone", *z)
+		}
+	}
 	var out Account
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		a, err := store.New(tx).AccountUpdateSettings(ctx, store.AccountUpdateSettingsParams{
-			UnsubscribeScope: set.UnsubscribeScope, FourEyes: set.FourEyes, AccountID: id})
+			UnsubscribeScope: set.UnsubscribeScope, FourEyes: set.FourEyes, TimeZone: set.TimeZone, AccountID: id})
 		if err != nil {
 			return postgres.Error(err, "account")
 		}

@@ -299,6 +299,12 @@ func approveVariants(ctx context.Context, q *store.Queries, c store.Campaign) er
 	if c.AbMode == nil {
 		return nil
 	}
+	// A test group's winner releases the rest at once, which a time of delivery
+	// in each recipient's zone would contradict: the two do not combine.
+	if *c.AbMode == "test" && c.DeliverAtLocal != nil {
+		return apperr.Invalidf("/deliver_at_local", "an A/B test with a test group and a local delivery time do not combine: "+
+			"the winner goes to the rest as soon as it is chosen; split the audience instead, or drop the local time")
+	}
 	if err := q.CampaignVariantsFreezeTemplates(ctx, store.CampaignVariantsFreezeTemplatesParams{AccountID: c.AccountID, CampaignID: c.ID}); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package campaign
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,6 +86,9 @@ type Campaign struct {
 	PausedReason *string
 	// FailedReason says why the campaign could not start (status failed).
 	FailedReason *string
+	// DeliverAtLocal ("HH:MM") sends each recipient at that wall-clock time in
+	// their own zone (docs/executor.md, When mail goes out); nil: at once.
+	DeliverAtLocal *string
 	// TrackClicks rewrites the campaign's literal links to signed redirects;
 	// TrackOpens adds the open pixel; Archive publishes it in the account's web
 	// archive once it goes out (docs/engagement.md).
@@ -116,6 +120,8 @@ type Fields struct {
 	// ContentType, Markdown and LayoutID set Markdown content (template.Content's rules).
 	ContentType, Markdown *string
 	LayoutID              *int64
+	// DeliverAtLocal sets the local delivery time ("HH:MM"); "" clears it.
+	DeliverAtLocal *string
 }
 
 // engagement reports whether f sets any of the tracking and archive switches.
@@ -128,8 +134,29 @@ func (f Fields) onlyArchive() bool {
 	return f.Archive != nil && f.Name == nil && f.Subject == nil && f.FromEmail == nil && f.FromName == nil &&
 		f.ReplyTo == nil && f.HTMLTemplate == nil && f.TextTemplate == nil && f.Language == nil && f.ListIDs == nil &&
 		f.AmbiguousPolicy == nil && f.SegmentID == nil && f.SenderID == nil && f.TemplateID == nil &&
-		f.TrackClicks == nil && f.TrackOpens == nil && f.Attachments == nil
+		f.TrackClicks == nil && f.TrackOpens == nil && f.Attachments == nil && f.DeliverAtLocal == nil
 }
+
+// setDeliverAtLocal applies f's local delivery time to a draft.
+func setDeliverAtLocal(ctx context.Context, q *store.Queries, accountID, id int64, f Fields, c *store.Campaign) error {
+	if f.DeliverAtLocal == nil {
+		return nil
+	}
+	var at *string
+	if *f.DeliverAtLocal != "" {
+		at = f.DeliverAtLocal
+	}
+	out, err := q.CampaignSetDeliverAtLocal(ctx, store.CampaignSetDeliverAtLocalParams{AccountID: accountID, ID: id, DeliverAtLocal: at})
+	if err != nil {
+		return postgres.Error(err, "campaign")
+	}
+	out.TemplateID = c.TemplateID
+	*c = out
+	return nil
+}
+
+// localTime is a deliver_at_local: HH:MM on a 24-hour clock.
+var localTime = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 
 // setEngagement applies f's tracking and archive switches to a draft.
 func setEngagement(ctx context.Context, q *store.Queries, accountID, id int64, f Fields, c *store.Campaign) error {
@@ -158,7 +185,7 @@ func fromStore(c store.Campaign) Campaign {
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
-		CreatedByType: c.CreatedByType, CreatedByID: c.CreatedByID}
+		CreatedByType: c.CreatedByType, CreatedByID: c.CreatedByID, DeliverAtLocal: c.DeliverAtLocal}
 }
 
 func val(p *string) string {
@@ -200,6 +227,9 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 	}
 	if f.AmbiguousPolicy != nil && *f.AmbiguousPolicy != "skip" && *f.AmbiguousPolicy != "retry" {
 		return apperr.Invalidf("/ambiguous_policy", "ambiguous_policy must be skip or retry")
+	}
+	if f.DeliverAtLocal != nil && *f.DeliverAtLocal != "" && !localTime.MatchString(*f.DeliverAtLocal) {
+		return apperr.Invalidf("/deliver_at_local", "deliver_at_local must be HH:MM on a 24-hour clock, such as 09:00")
 	}
 	if f.TemplateID != nil {
 		ok, err := store.New(s.pool).TemplateExists(ctx, store.TemplateExistsParams{AccountID: accountID, ID: *f.TemplateID})
@@ -345,6 +375,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			}
 		}
 		if err := setEngagement(ctx, q, accountID, c.ID, f, &c); err != nil {
+			return err
+		}
+		if err := setDeliverAtLocal(ctx, q, accountID, c.ID, f, &c); err != nil {
 			return err
 		}
 		if err := storeAttachments(ctx, q, accountID, c.ID, f.files); err != nil {

@@ -252,9 +252,9 @@ func (a *App) layoutsCmd() *cobra.Command {
 // campaignWriteCommands are campaigns create and edit.
 func (a *App) campaignWriteCommands() []*cobra.Command {
 	var (
-		name, from, fromName, subject, htmlFile, textFile, replyTo, mdFile string
-		template, segment, layoutID                                        int64
-		lists                                                              []int64
+		name, from, fromName, subject, htmlFile, textFile, replyTo, mdFile, deliverAt string
+		template, segment, layoutID                                                   int64
+		lists                                                                         []int64
 	)
 	return a.writeCommands("campaign",
 		`  sendonce campaigns create --name 'March news' --from news@example.com --list 1 \
@@ -273,6 +273,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			f.Int64Var(&segment, "segment", 0, "send to this segment id")
 			f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside); html and text are made from it")
 			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
+			f.StringVar(&deliverAt, "deliver-at-local", "", "send each recipient at this local time, HH:MM in their zone ('' on edit: at once)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			html, err := file(s, "html-file", htmlFile)
@@ -311,7 +312,8 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				r, err := c.CreateCampaignWithResponse(cmd.Context(), nil, client.CampaignCreate{Name: name, FromEmail: from,
 					FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 					Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
-					TemplateId: tpl, ListIds: ids, SegmentId: seg, ContentType: ct, Markdown: md, LayoutId: lay})
+					TemplateId: tpl, ListIds: ids, SegmentId: seg, ContentType: ct, Markdown: md, LayoutId: lay,
+					DeliverAtLocal: str(s, "deliver-at-local", deliverAt)})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
 				}
@@ -321,7 +323,8 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				FromEmail: str(s, "from", from), FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 				Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
 				TemplateId: tpl, ListIds: ids, SegmentId: seg,
-				ContentType: (*client.CampaignUpdateContentType)(ct), Markdown: md, LayoutId: lay})
+				ContentType: (*client.CampaignUpdateContentType)(ct), Markdown: md, LayoutId: lay,
+				DeliverAtLocal: str(s, "deliver-at-local", deliverAt)})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}

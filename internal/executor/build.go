@@ -44,7 +44,7 @@ func StartCampaign(ctx context.Context, pool *pgxpool.Pool, id int64, now *time.
 	}
 	var cfg Config
 	cfg.defaults()
-	b, err = buildList(ctx, pool, c, nil, cfg.SegmentBuildTimeout)
+	b, err = buildList(ctx, pool, c, nil, now, cfg.SegmentBuildTimeout)
 	if errors.Is(err, errBuildLost) {
 		return b, false, nil
 	}
@@ -63,7 +63,7 @@ func StartCampaign(ctx context.Context, pool *pgxpool.Pool, id int64, now *time.
 // after a crash inserts nothing twice). A segment's build is bounded by limit as a
 // whole, on the monotonic wall clock: the bound is the server's statement_timeout,
 // which no injected clock moves.
-func buildList(ctx context.Context, pool *pgxpool.Pool, c store.CampaignBuildBeginRow, owner *int64,
+func buildList(ctx context.Context, pool *pgxpool.Pool, c store.CampaignBuildBeginRow, owner *int64, now *time.Time,
 	limit time.Duration) (Built, error) {
 	var b Built
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
@@ -111,7 +111,7 @@ func buildList(ctx context.Context, pool *pgxpool.Pool, c store.CampaignBuildBeg
 		}
 		if len(ids) > 0 {
 			r, err := q.CampaignBuildInsert(ctx, store.CampaignBuildInsertParams{CampaignID: c.ID,
-				AccountID: c.AccountID, ExecutorID: owner, SubscriberIds: ids})
+				AccountID: c.AccountID, ExecutorID: owner, SubscriberIds: ids, Now: now})
 			if err != nil {
 				return b, err
 			}

@@ -123,7 +123,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	b, err := buildList(ctx, e.pool, c, owner, e.cfg.SegmentBuildTimeout)
+	b, err := buildList(ctx, e.pool, c, owner, e.now(), e.cfg.SegmentBuildTimeout)
 	if errors.Is(err, errBuildLost) {
 		return false, nil
 	}

@@ -23,6 +23,7 @@ type Account struct {
 	DeletedAt        *time.Time
 	QuotaSubscribers *int64
 	QuotaSenders     *int64
+	TimeZone         string
 }
 
 type AccountDayCount struct {
@@ -136,6 +137,7 @@ type Campaign struct {
 	ContentType        string
 	Markdown           string
 	LayoutID           *int64
+	DeliverAtLocal     *string
 }
 
 type CampaignAttachment struct {

@@ -133,3 +133,29 @@ func TestABTestApprovalChecksVariantLinks(t *testing.T) {
 	res = e.do(a, "GET", path, nil)
 	require.Equal(t, "draft", string(decodeAs[api.Campaign](t, res).Status), "nothing changed")
 }
+
+// An A/B test with a test group and a local delivery time do not combine (the
+// winner goes to the rest at once): approval is 422 naming /deliver_at_local and
+// leaves the draft; a split test with a local time is approved.
+func TestABTestWithLocalTimeRefused(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a := e.keyA
+	res := e.do(a, "POST", "/v1/campaigns", map[string]any{"name": "c", "subject": "Hi", "text_template": "Hi",
+		"from_email": "news@example.com", "deliver_at_local": "09:00"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	path := "/v1/campaigns/" + itoa(decodeAs[api.Campaign](t, res).Id)
+	two := []map[string]any{{"subject": "A"}, {"subject": "B"}}
+	res = e.do(a, "PUT", path+"/ab-test", map[string]any{"mode": "test", "test_percent": 20, "wait_seconds": 3600,
+		"metric": "clicks", "variants": two})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	res = e.do(a, "POST", path+"/approve", map[string]any{})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, string(res.Body))
+	require.Equal(t, []string{"/deliver_at_local"}, decodeAs[problem](t, res).pointers())
+	require.Equal(t, "draft", string(decodeAs[api.Campaign](t, e.do(a, "GET", path, nil)).Status), "nothing changed")
+
+	res = e.do(a, "PUT", path+"/ab-test", map[string]any{"mode": "split", "variants": two})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	res = e.do(a, "POST", path+"/approve", map[string]any{})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+}

@@ -9,7 +9,7 @@ import (
 
 func toAPIAccount(a account.Account) api.Account {
 	return api.Account{Id: a.ID, Name: a.Name, PublicId: a.PublicID, CreatedAt: a.CreatedAt,
-		UnsubscribeScope: api.UnsubscribeScope(a.UnsubscribeScope), FourEyes: a.FourEyes}
+		UnsubscribeScope: api.UnsubscribeScope(a.UnsubscribeScope), FourEyes: a.FourEyes, TimeZone: a.TimeZone}
 }
 
 // updateAccount changes the account's settings.
@@ -23,7 +23,7 @@ func (s *Server) updateAccount(w http.ResponseWriter, r *http.Request) error {
 		v := string(*in.UnsubscribeScope)
 		scope = &v
 	}
-	a, err := s.Accounts.Update(r.Context(), accountID(r), account.Settings{UnsubscribeScope: scope, FourEyes: in.FourEyes})
+	a, err := s.Accounts.Update(r.Context(), accountID(r), account.Settings{UnsubscribeScope: scope, FourEyes: in.FourEyes, TimeZone: in.TimeZone})
 	if err != nil {
 		return err
 	}

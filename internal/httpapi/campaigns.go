@@ -25,7 +25,7 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
 		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c),
-		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, LayoutId: c.LayoutID}
+		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, LayoutId: c.LayoutID, DeliverAtLocal: c.DeliverAtLocal}
 }
 
 // toAPIAttachments describes stored files; nil (a listing) leaves the field out.
@@ -106,7 +106,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
-		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId,
+		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
 	})
 	if err != nil {
 		return err
@@ -143,6 +143,10 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	if nulls["sender_id"] {
 		in.SenderId = &none
 	}
+	if nulls["deliver_at_local"] {
+		clear := ""
+		in.DeliverAtLocal = &clear
+	}
 	if in.ListIds != nil {
 		if err := checkLists(r, *in.ListIds); err != nil {
 			return err
@@ -154,7 +158,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
-		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId,
+		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
 	})
 	if err != nil {
 		return err

@@ -110,7 +110,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -128,6 +128,7 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.TimeZone,
 	)
 	return i, err
 }
@@ -145,7 +146,7 @@ func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -163,12 +164,13 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.TimeZone,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -186,6 +188,7 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.TimeZone,
 	)
 	return i, err
 }
@@ -427,20 +430,27 @@ func (q *Queries) AccountPurgeTrackingHits(ctx context.Context, arg AccountPurge
 const accountUpdateSettings = `-- name: AccountUpdateSettings :one
 UPDATE accounts SET
     unsubscribe_scope = coalesce($1::text, unsubscribe_scope),
-    four_eyes         = coalesce($2::bool, four_eyes)
-WHERE id = $3
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
+    four_eyes         = coalesce($2::bool, four_eyes),
+    time_zone         = coalesce($3::text, time_zone)
+WHERE id = $4
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
 `
 
 type AccountUpdateSettingsParams struct {
 	UnsubscribeScope *string
 	FourEyes         *bool
+	TimeZone         *string
 	AccountID        int64
 }
 
 // PATCH /v1/account: each setting changes only when given.
 func (q *Queries) AccountUpdateSettings(ctx context.Context, arg AccountUpdateSettingsParams) (Account, error) {
-	row := q.db.QueryRow(ctx, accountUpdateSettings, arg.UnsubscribeScope, arg.FourEyes, arg.AccountID)
+	row := q.db.QueryRow(ctx, accountUpdateSettings,
+		arg.UnsubscribeScope,
+		arg.FourEyes,
+		arg.TimeZone,
+		arg.AccountID,
+	)
 	var i Account
 	err := row.Scan(
 		&i.ID,
@@ -454,6 +464,7 @@ func (q *Queries) AccountUpdateSettings(ctx context.Context, arg AccountUpdateSe
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.TimeZone,
 	)
 	return i, err
 }

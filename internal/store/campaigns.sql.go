@@ -20,7 +20,7 @@ WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
   AND (NOT $4::boolean
        OR (from_email = $5::text
            AND sender_id IS NOT DISTINCT FROM $6::bigint))
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignApproveParams struct {
@@ -93,6 +93,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -352,7 +353,9 @@ func (q *Queries) CampaignBuildDone(ctx context.Context, arg CampaignBuildDonePa
 
 const campaignBuildInsert = `-- name: CampaignBuildInsert :one
 WITH owner AS (
-    SELECT c.id, c.ab_mode, c.ab_variants, c.ab_test_percent FROM campaigns c
+    SELECT c.id, c.ab_mode, c.ab_variants, c.ab_test_percent, c.deliver_at_local,
+           (SELECT a.time_zone FROM accounts a WHERE a.id = c.account_id) AS account_zone
+    FROM campaigns c
     WHERE c.id = $1 AND c.account_id = $2 AND c.status = 'building'
       AND c.build_executor_id IS NOT DISTINCT FROM $3::bigint
     FOR SHARE
@@ -361,9 +364,13 @@ WITH owner AS (
     SELECT o.id, s.account_id, s.id, s.email, s.email_lower, h.job_id,
            CASE WHEN o.ab_mode IS NULL OR h.rest THEN NULL
                 ELSE 1 + mod(mod(hashtextextended(h.job_id, 1), o.ab_variants) + o.ab_variants, o.ab_variants) END,
-           CASE WHEN h.rest THEN 'infinity'::timestamptz ELSE '-infinity'::timestamptz END
+           CASE WHEN h.rest THEN 'infinity'::timestamptz
+                WHEN o.deliver_at_local IS NULL THEN '-infinity'::timestamptz
+                ELSE coalesce(sendonce_local_due(s.attributes->>'timezone', o.account_zone, o.deliver_at_local,
+                                                 coalesce($4::timestamptz, now())),
+                              coalesce($4::timestamptz, now())) END
     FROM owner o
-    JOIN subscribers s ON s.account_id = $2 AND s.id = ANY($4::bigint[])
+    JOIN subscribers s ON s.account_id = $2 AND s.id = ANY($5::bigint[])
     CROSS JOIN LATERAL (SELECT 'campaign:' || o.id || ':' || s.id AS job_id) j
     CROSS JOIN LATERAL (SELECT j.job_id,
                                coalesce(o.ab_mode = 'test'
@@ -383,6 +390,7 @@ type CampaignBuildInsertParams struct {
 	CampaignID    int64
 	AccountID     int64
 	ExecutorID    *int64
+	Now           *time.Time
 	SubscriberIds []int64
 }
 
@@ -403,11 +411,16 @@ type CampaignBuildInsertRow struct {
 // ab_test_percent of 100; the others (the rest) get no variant yet and are due at
 // 'infinity', out of the claim's reach until the winner releases them
 // (SendReleaseRest, migration 00630).
+// A campaign with deliver_at_local queues each row due at that wall-clock time
+// in the recipient's zone, at or after @now (sendonce_local_due, migration
+// 00680); otherwise due at once (-infinity). An A/B test of mode 'test' and a
+// local time exclude each other (approval refuses the pair).
 func (q *Queries) CampaignBuildInsert(ctx context.Context, arg CampaignBuildInsertParams) (CampaignBuildInsertRow, error) {
 	row := q.db.QueryRow(ctx, campaignBuildInsert,
 		arg.CampaignID,
 		arg.AccountID,
 		arg.ExecutorID,
+		arg.Now,
 		arg.SubscriberIds,
 	)
 	var i CampaignBuildInsertRow
@@ -419,7 +432,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignCancelParams struct {
@@ -477,6 +490,7 @@ func (q *Queries) CampaignCancel(ctx context.Context, arg CampaignCancelParams) 
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -489,7 +503,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11, $12,
         $13::bigint, $14::text, $15::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignCreateParams struct {
@@ -587,6 +601,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -617,7 +632,7 @@ SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.
        c.track_clicks, c.track_opens, c.archive
 FROM campaigns c
 WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignDuplicateParams struct {
@@ -679,6 +694,7 @@ func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicatePa
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -764,7 +780,7 @@ func (q *Queries) CampaignFourEyesBlocked(ctx context.Context, arg CampaignFourE
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 type CampaignGetParams struct {
@@ -822,12 +838,13 @@ func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campa
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -902,6 +919,7 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.ContentType,
 			&i.Markdown,
 			&i.LayoutID,
+			&i.DeliverAtLocal,
 		); err != nil {
 			return nil, err
 		}
@@ -943,7 +961,7 @@ func (q *Queries) CampaignListBuildsToResume(ctx context.Context, executorID *in
 }
 
 const campaignListNewest = `-- name: CampaignListNewest :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local FROM campaigns
 WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id DESC
@@ -1021,6 +1039,7 @@ func (q *Queries) CampaignListNewest(ctx context.Context, arg CampaignListNewest
 			&i.ContentType,
 			&i.Markdown,
 			&i.LayoutID,
+			&i.DeliverAtLocal,
 		); err != nil {
 			return nil, err
 		}
@@ -1050,7 +1069,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, arg CampaignNotifyParams) 
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignPauseParams struct {
@@ -1109,6 +1128,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -1116,7 +1136,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignResumeParams struct {
@@ -1176,6 +1196,7 @@ func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) 
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -1184,7 +1205,7 @@ const campaignRetryFailedBegin = `-- name: CampaignRetryFailedBegin :one
 UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND kind = 'campaign' AND status = 'sent'
   AND failed_retried_at IS NULL
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignRetryFailedBeginParams struct {
@@ -1246,6 +1267,7 @@ func (q *Queries) CampaignRetryFailedBegin(ctx context.Context, arg CampaignRetr
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -1332,6 +1354,75 @@ func (q *Queries) CampaignSenderRules(ctx context.Context, arg CampaignSenderRul
 	row := q.db.QueryRow(ctx, campaignSenderRules, arg.AccountID, arg.SenderID)
 	var i CampaignSenderRulesRow
 	err := row.Scan(&i.ID, &i.AllowedFrom)
+	return i, err
+}
+
+const campaignSetDeliverAtLocal = `-- name: CampaignSetDeliverAtLocal :one
+UPDATE campaigns SET deliver_at_local = $1::text, updated_at = now()
+WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
+`
+
+type CampaignSetDeliverAtLocalParams struct {
+	DeliverAtLocal *string
+	AccountID      int64
+	ID             int64
+}
+
+// Sets or clears (NULL) a draft's local delivery time ("HH:MM"), in the
+// transaction of the create or edit that carries it.
+func (q *Queries) CampaignSetDeliverAtLocal(ctx context.Context, arg CampaignSetDeliverAtLocalParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignSetDeliverAtLocal, arg.DeliverAtLocal, arg.AccountID, arg.ID)
+	var i Campaign
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Subject,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ReplyTo,
+		&i.HtmlTemplate,
+		&i.TextTemplate,
+		&i.Language,
+		&i.ListIds,
+		&i.Status,
+		&i.AmbiguousPolicy,
+		&i.ScheduledFor,
+		&i.ApprovedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CancelledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
+		&i.TemplateID,
+		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
+		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
+		&i.TrackClicks,
+		&i.TrackOpens,
+		&i.Archive,
+		&i.CreatedByType,
+		&i.CreatedByID,
+		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
+		&i.DeliverAtLocal,
+	)
 	return i, err
 }
 
@@ -1514,7 +1605,7 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignUnapproveParams struct {
@@ -1572,6 +1663,7 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, arg CampaignUnapprovePa
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }
@@ -1596,7 +1688,7 @@ UPDATE campaigns SET
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = $13 AND id = $14 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local
 `
 
 type CampaignUpdateDraftParams struct {
@@ -1681,6 +1773,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.DeliverAtLocal,
 	)
 	return i, err
 }

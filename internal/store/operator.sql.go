@@ -10,7 +10,7 @@ import (
 )
 
 const operatorAccountGet = `-- name: OperatorAccountGet :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE id = $1 AND deleted_at IS NULL
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone FROM accounts WHERE id = $1 AND deleted_at IS NULL
 `
 
 func (q *Queries) OperatorAccountGet(ctx context.Context, id int64) (Account, error) {
@@ -28,13 +28,14 @@ func (q *Queries) OperatorAccountGet(ctx context.Context, id int64) (Account, er
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.TimeZone,
 	)
 	return i, err
 }
 
 const operatorAccountList = `-- name: OperatorAccountList :many
 
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone FROM accounts
 WHERE deleted_at IS NULL AND id > $1
 ORDER BY id
 LIMIT $2
@@ -69,6 +70,7 @@ func (q *Queries) OperatorAccountList(ctx context.Context, arg OperatorAccountLi
 			&i.DeletedAt,
 			&i.QuotaSubscribers,
 			&i.QuotaSenders,
+			&i.TimeZone,
 		); err != nil {
 			return nil, err
 		}
@@ -110,7 +112,7 @@ func (q *Queries) OperatorAccountNextDeleted(ctx context.Context) (int64, error)
 const operatorAccountResume = `-- name: OperatorAccountResume :one
 UPDATE accounts SET suspended_at = NULL
 WHERE id = $1 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
 `
 
 func (q *Queries) OperatorAccountResume(ctx context.Context, id int64) (Account, error) {
@@ -128,6 +130,7 @@ func (q *Queries) OperatorAccountResume(ctx context.Context, id int64) (Account,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.TimeZone,
 	)
 	return i, err
 }
@@ -137,7 +140,7 @@ UPDATE accounts SET
     quota_subscribers = CASE WHEN $1::bool THEN $2::bigint ELSE quota_subscribers END,
     quota_senders = CASE WHEN $3::bool THEN $4::bigint ELSE quota_senders END
 WHERE id = $5 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
 `
 
 type OperatorAccountSetQuotasParams struct {
@@ -170,6 +173,7 @@ func (q *Queries) OperatorAccountSetQuotas(ctx context.Context, arg OperatorAcco
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.TimeZone,
 	)
 	return i, err
 }
@@ -177,7 +181,7 @@ func (q *Queries) OperatorAccountSetQuotas(ctx context.Context, arg OperatorAcco
 const operatorAccountSuspend = `-- name: OperatorAccountSuspend :one
 UPDATE accounts SET suspended_at = coalesce(suspended_at, now())
 WHERE id = $1 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
 `
 
 // Idempotent: suspending a suspended account keeps its first suspension time.
@@ -196,6 +200,7 @@ func (q *Queries) OperatorAccountSuspend(ctx context.Context, id int64) (Account
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.TimeZone,
 	)
 	return i, err
 }

@@ -81,6 +81,7 @@ function formOf(c) {
     text_template: c ? c.text_template : '', segment_id: c && c.segment_id ? String(c.segment_id) : '',
     sender_id: c && c.sender_id ? String(c.sender_id) : '', language: c ? c.language : '',
     track_clicks: c ? c.track_clicks : true, track_opens: c ? c.track_opens : false, archive: c ? c.archive : false,
+    deliver_at_local: c && c.deliver_at_local ? c.deliver_at_local : '',
   };
 }
 
@@ -115,6 +116,7 @@ export function CampaignForm({ campaign, onSaved }) {
     if (f.language) body.language = f.language;
     if (f.segment_id) body.segment_id = Number(f.segment_id); else if (campaign && campaign.segment_id) body.segment_id = null;
     if (f.sender_id) body.sender_id = Number(f.sender_id); else if (campaign && campaign.sender_id) body.sender_id = null;
+    if (f.deliver_at_local) body.deliver_at_local = f.deliver_at_local; else if (campaign && campaign.deliver_at_local) body.deliver_at_local = null;
     if (f.template_id) body.template_id = Number(f.template_id);
     else {
       body.subject = f.subject;
@@ -144,6 +146,8 @@ export function CampaignForm({ campaign, onSaved }) {
         <${Field} label="HTML" textarea value=${f.html_template} onInput=${set('html_template')} error=${fieldError(error, '/html_template')} />
         <${Field} label="Text" textarea value=${f.text_template} onInput=${set('text_template')} error=${fieldError(error, '/text_template')} />`}
       <${Field} label="Language" value=${f.language} onInput=${set('language')} error=${fieldError(error, '/language')} hint="Of the unsubscribe page and footer: en, fr or de." />
+      <${Field} label="Deliver at local time" type="time" value=${f.deliver_at_local} onInput=${set('deliver_at_local')} error=${fieldError(error, '/deliver_at_local')}
+        hint="Empty: as soon as it starts. Otherwise each recipient at this time in their zone (attributes.timezone, else the account's time zone), the next occurrence after the start." />
       <fieldset>
         <legend>Tracking and archive</legend>
         ${check('track_clicks', 'Track clicks (links become redirects)')}

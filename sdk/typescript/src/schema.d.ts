@@ -4125,7 +4125,8 @@ export interface components {
          *       "public_id": "pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f",
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "unsubscribe_scope": "list",
-         *       "four_eyes": false
+         *       "four_eyes": false,
+         *       "time_zone": "UTC"
          *     }
          */
         Account: {
@@ -4138,6 +4139,7 @@ export interface components {
             created_at: string;
             unsubscribe_scope: components["schemas"]["UnsubscribeScope"];
             four_eyes: components["schemas"]["FourEyes"];
+            time_zone: components["schemas"]["AccountTimeZone"];
         };
         /**
          * @example {
@@ -4148,7 +4150,13 @@ export interface components {
         AccountUpdate: {
             unsubscribe_scope?: components["schemas"]["UnsubscribeScope"];
             four_eyes?: components["schemas"]["FourEyes"];
+            time_zone?: components["schemas"]["AccountTimeZone"];
         };
+        /**
+         * @description The account's default IANA time zone (default UTC): a campaign's deliver_at_local applies in it to every recipient whose attributes.timezone is missing or names no known zone.
+         * @example Europe/Berlin
+         */
+        AccountTimeZone: string;
         /** @description When true, a campaign may not be approved by the actor (API key, person, or session) that created it: the approval is 403 (`https://sendonce.dev/problems/forbidden`, `reason: four_eyes`) and changes nothing. A key and the dashboard sessions signed in with it are one actor. Campaigns made before creators were recorded have no creator and are not held. */
         FourEyes: boolean;
         /**
@@ -5686,6 +5694,7 @@ export interface components {
          *       "segment_id": null,
          *       "status": "draft",
          *       "ambiguous_policy": "skip",
+         *       "deliver_at_local": null,
          *       "scheduled_for": null,
          *       "approved_at": null,
          *       "started_at": null,
@@ -5746,6 +5755,11 @@ export interface components {
             segment_id: number | null;
             status: components["schemas"]["CampaignStatus"];
             ambiguous_policy: components["schemas"]["AmbiguousPolicy"];
+            /**
+             * @description The wall-clock time (HH:MM, 24 h) at which each recipient gets it in their own zone (attributes.timezone when it names a known zone, else the account's time_zone); null: as soon as it starts. See docs/executor.md, When mail goes out.
+             * @example 09:00
+             */
+            deliver_at_local: string | null;
             /** Format: date-time */
             scheduled_for: string | null;
             /** Format: date-time */
@@ -5831,6 +5845,11 @@ export interface components {
             segment_id?: number;
             ambiguous_policy?: components["schemas"]["AmbiguousPolicy"];
             /**
+             * @description Send each recipient at this local time (HH:MM, 24 h): the next occurrence in their zone (attributes.timezone when it names a known zone, else the account's time_zone) at or after the moment the campaign starts; absent: as soon as it starts.
+             * @example 09:00
+             */
+            deliver_at_local?: string;
+            /**
              * Format: int64
              * @description One of the account's senders (absent: the account's default sender). Approval checks its allowed_from.
              */
@@ -5882,6 +5901,11 @@ export interface components {
              */
             segment_id?: number | null;
             ambiguous_policy?: components["schemas"]["AmbiguousPolicy"];
+            /**
+             * @description Send each recipient at this local time (HH:MM, 24 h) in their zone; null or an empty string: as soon as it starts.
+             * @example 09:00
+             */
+            deliver_at_local?: string | null;
             /**
              * Format: int64
              * @description One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
@@ -6009,6 +6033,7 @@ export interface components {
          *         "segment_id": null,
          *         "status": "sending",
          *         "ambiguous_policy": "skip",
+         *         "deliver_at_local": null,
          *         "scheduled_for": null,
          *         "approved_at": "2026-11-02T09:00:00Z",
          *         "started_at": "2026-11-02T09:00:00Z",
