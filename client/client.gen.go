@@ -58,15 +58,18 @@ func (e APIKeyRole) Valid() bool {
 
 // Defines values for ActorType.
 const (
-	ActorTypeKey     ActorType = "key"
-	ActorTypeSession ActorType = "session"
-	ActorTypeUser    ActorType = "user"
+	ActorTypeKey      ActorType = "key"
+	ActorTypeOperator ActorType = "operator"
+	ActorTypeSession  ActorType = "session"
+	ActorTypeUser     ActorType = "user"
 )
 
 // Valid indicates whether the value is a known member of the ActorType enum.
 func (e ActorType) Valid() bool {
 	switch e {
 	case ActorTypeKey:
+		return true
+	case ActorTypeOperator:
 		return true
 	case ActorTypeSession:
 		return true
@@ -1747,15 +1750,18 @@ func (e ExportFormat) Valid() bool {
 
 // Defines values for ListAuditLogParamsActorType.
 const (
-	ListAuditLogParamsActorTypeKey     ListAuditLogParamsActorType = "key"
-	ListAuditLogParamsActorTypeSession ListAuditLogParamsActorType = "session"
-	ListAuditLogParamsActorTypeUser    ListAuditLogParamsActorType = "user"
+	ListAuditLogParamsActorTypeKey      ListAuditLogParamsActorType = "key"
+	ListAuditLogParamsActorTypeOperator ListAuditLogParamsActorType = "operator"
+	ListAuditLogParamsActorTypeSession  ListAuditLogParamsActorType = "session"
+	ListAuditLogParamsActorTypeUser     ListAuditLogParamsActorType = "user"
 )
 
 // Valid indicates whether the value is a known member of the ListAuditLogParamsActorType enum.
 func (e ListAuditLogParamsActorType) Valid() bool {
 	switch e {
 	case ListAuditLogParamsActorTypeKey:
+		return true
+	case ListAuditLogParamsActorTypeOperator:
 		return true
 	case ListAuditLogParamsActorTypeSession:
 		return true
@@ -2156,11 +2162,11 @@ type Actor struct {
 	// Label What the actor was called then: a person's address, a key's name.
 	Label string `json:"label"`
 
-	// Type A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+	// Type A person, an API key (or a dashboard session signed in with it), a session from a login link, or the service's operator (id 0: no person, no key of the account).
 	Type ActorType `json:"type"`
 }
 
-// ActorType A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+// ActorType A person, an API key (or a dashboard session signed in with it), a session from a login link, or the service's operator (id 0: no person, no key of the account).
 type ActorType string
 
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
@@ -5013,7 +5019,7 @@ type ListAuditLogParams struct {
 	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// ActorType Only this kind of actor (with actor_id: only that actor).
+	// ActorType Only this kind of actor (with actor_id: only that actor); operator: the service's operator (account created, quotas changed, suspended, resumed).
 	ActorType *ListAuditLogParamsActorType `form:"actor_type,omitempty" json:"actor_type,omitempty"`
 	ActorId   *int64                       `form:"actor_id,omitempty" json:"actor_id,omitempty"`
 

@@ -3893,10 +3893,10 @@ export interface components {
          */
         Actor: {
             /**
-             * @description A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+             * @description A person, an API key (or a dashboard session signed in with it), a session from a login link, or the service's operator (id 0: no person, no key of the account).
              * @enum {string}
              */
-            type: "user" | "key" | "session";
+            type: "user" | "key" | "session" | "operator";
             /** Format: int64 */
             id: number;
             /** @description What the actor was called then: a person's address, a key's name. */
@@ -9128,8 +9128,8 @@ export interface operations {
                  * @example
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Only this kind of actor (with actor_id: only that actor). */
-                actor_type?: "user" | "key" | "session";
+                /** @description Only this kind of actor (with actor_id: only that actor); operator: the service's operator (account created, quotas changed, suspended, resumed). */
+                actor_type?: "user" | "key" | "session" | "operator";
                 /** @example 3 */
                 actor_id?: number;
                 /**
