@@ -3369,7 +3369,7 @@ type OneClickBodyListUnsubscribe string
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
 
-// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 type OperatorAccount struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
@@ -3378,7 +3378,7 @@ type OperatorAccount struct {
 
 	// Quotas What the operator holds the account to; null is no limit.
 	//
-	// Example: {"senders":null,"subscribers":10000}
+	// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 	Quotas      Quotas                `json:"quotas"`
 	Status      OperatorAccountStatus `json:"status"`
 	SuspendedAt *time.Time            `json:"suspended_at"`
@@ -3393,13 +3393,13 @@ type OperatorAccountCreate struct {
 
 	// Quotas What the operator holds the account to; null is no limit.
 	//
-	// Example: {"senders":null,"subscribers":10000}
+	// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 	Quotas *Quotas `json:"quotas,omitempty"`
 }
 
 // OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
 type OperatorAccountCreated struct {
-	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 	Account OperatorAccount `json:"account"`
 
 	// ApiKey The account's first API key (role full); shown only here.
@@ -3509,12 +3509,18 @@ type ProviderFeedbackEventData struct {
 
 // Quotas What the operator holds the account to; null is no limit.
 //
-// Example: {"senders":null,"subscribers":10000}
+// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 type Quotas struct {
+	// MessagesPerDay Most transactional messages the account's API may accept per UTC day (POST /v1/messages, each item of
+	// POST /v1/messages/batch); past it a message is 429 daily-quota-exceeded with Retry-After to the next UTC
+	// midnight, and nothing is stored. Campaign sends are not counted (the subscribers quota bounds them),
+	// nor are sequence steps, double opt-in confirmations or a recipient's copy of their data.
+	MessagesPerDay *int64 `json:"messages_per_day"`
+
 	// Senders Most senders the account may have.
 	Senders *int64 `json:"senders"`
 
-	// Subscribers Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded.
+	// Subscribers Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded. Also what bounds campaign sends (one per subscriber and campaign).
 	Subscribers *int64 `json:"subscribers"`
 }
 
@@ -4931,6 +4937,9 @@ type Conflict = Problem
 
 // Forbidden defines model for Forbidden.
 type Forbidden = Problem
+
+// MessageRateLimited defines model for MessageRateLimited.
+type MessageRateLimited = Problem
 
 // NotFound defines model for NotFound.
 type NotFound = Problem

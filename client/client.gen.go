@@ -3376,7 +3376,7 @@ type OneClickBodyListUnsubscribe string
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
 
-// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 type OperatorAccount struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
@@ -3385,7 +3385,7 @@ type OperatorAccount struct {
 
 	// Quotas What the operator holds the account to; null is no limit.
 	//
-	// Example: {"senders":null,"subscribers":10000}
+	// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 	Quotas      Quotas                `json:"quotas"`
 	Status      OperatorAccountStatus `json:"status"`
 	SuspendedAt *time.Time            `json:"suspended_at"`
@@ -3400,13 +3400,13 @@ type OperatorAccountCreate struct {
 
 	// Quotas What the operator holds the account to; null is no limit.
 	//
-	// Example: {"senders":null,"subscribers":10000}
+	// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 	Quotas *Quotas `json:"quotas,omitempty"`
 }
 
 // OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
 type OperatorAccountCreated struct {
-	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 	Account OperatorAccount `json:"account"`
 
 	// ApiKey The account's first API key (role full); shown only here.
@@ -3516,12 +3516,18 @@ type ProviderFeedbackEventData struct {
 
 // Quotas What the operator holds the account to; null is no limit.
 //
-// Example: {"senders":null,"subscribers":10000}
+// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 type Quotas struct {
+	// MessagesPerDay Most transactional messages the account's API may accept per UTC day (POST /v1/messages, each item of
+	// POST /v1/messages/batch); past it a message is 429 daily-quota-exceeded with Retry-After to the next UTC
+	// midnight, and nothing is stored. Campaign sends are not counted (the subscribers quota bounds them),
+	// nor are sequence steps, double opt-in confirmations or a recipient's copy of their data.
+	MessagesPerDay *int64 `json:"messages_per_day"`
+
 	// Senders Most senders the account may have.
 	Senders *int64 `json:"senders"`
 
-	// Subscribers Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded.
+	// Subscribers Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded. Also what bounds campaign sends (one per subscriber and campaign).
 	Subscribers *int64 `json:"subscribers"`
 }
 
@@ -4938,6 +4944,9 @@ type Conflict = Problem
 
 // Forbidden defines model for Forbidden.
 type Forbidden = Problem
+
+// MessageRateLimited defines model for MessageRateLimited.
+type MessageRateLimited = Problem
 
 // NotFound defines model for NotFound.
 type NotFound = Problem
@@ -8949,7 +8958,9 @@ type ClientInterface interface {
 	//
 	// Send up to 100 messages, each under its own idempotency_key with the semantics of
 	// POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-	// bad item does not stop the others. The request's own Idempotency-Key is optional.
+	// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+	// item counts toward the account's messages_per_day quota; items past it are answered 429
+	// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8960,7 +8971,9 @@ type ClientInterface interface {
 	//
 	// Send up to 100 messages, each under its own idempotency_key with the semantics of
 	// POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-	// bad item does not stop the others. The request's own Idempotency-Key is optional.
+	// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+	// item counts toward the account's messages_per_day quota; items past it are answered 429
+	// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -12376,7 +12389,9 @@ func (c *Raw) SendMessage(ctx context.Context, params *SendMessageParams, body S
 //
 // Send up to 100 messages, each under its own idempotency_key with the semantics of
 // POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-// bad item does not stop the others. The request's own Idempotency-Key is optional.
+// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+// item counts toward the account's messages_per_day quota; items past it are answered 429
+// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 //
 // Takes any type of body and a specified content type.
 //
@@ -12397,7 +12412,9 @@ func (c *Raw) SendMessageBatchWithBody(ctx context.Context, params *SendMessageB
 //
 // Send up to 100 messages, each under its own idempotency_key with the semantics of
 // POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-// bad item does not stop the others. The request's own Idempotency-Key is optional.
+// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+// item counts toward the account's messages_per_day quota; items past it are answered 429
+// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -23728,7 +23745,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Send up to 100 messages, each under its own idempotency_key with the semantics of
 	// POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-	// bad item does not stop the others. The request's own Idempotency-Key is optional.
+	// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+	// item counts toward the account's messages_per_day quota; items past it are answered 429
+	// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23739,7 +23758,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Send up to 100 messages, each under its own idempotency_key with the semantics of
 	// POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-	// bad item does not stop the others. The request's own Idempotency-Key is optional.
+	// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+	// item counts toward the account's messages_per_day quota; items past it are answered 429
+	// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34600,7 +34621,7 @@ type SendMessageResponse struct {
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *RateLimited
+	ApplicationproblemJSON429 *MessageRateLimited
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Overloaded
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
@@ -34651,7 +34672,7 @@ func (r SendMessageResponse) GetApplicationproblemJSON422() *ValidationFailed {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r SendMessageResponse) GetApplicationproblemJSON429() *RateLimited {
+func (r SendMessageResponse) GetApplicationproblemJSON429() *MessageRateLimited {
 	return r.ApplicationproblemJSON429
 }
 
@@ -44914,7 +44935,9 @@ func (c *ClientWithResponses) SendMessageWithResponse(ctx context.Context, param
 //
 // Send up to 100 messages, each under its own idempotency_key with the semantics of
 // POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-// bad item does not stop the others. The request's own Idempotency-Key is optional.
+// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+// item counts toward the account's messages_per_day quota; items past it are answered 429
+// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -44931,7 +44954,9 @@ func (c *ClientWithResponses) SendMessageBatchWithBodyWithResponse(ctx context.C
 //
 // Send up to 100 messages, each under its own idempotency_key with the semantics of
 // POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-// bad item does not stop the others. The request's own Idempotency-Key is optional.
+// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+// item counts toward the account's messages_per_day quota; items past it are answered 429
+// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -55998,7 +56023,7 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest RateLimited
+		var dest MessageRateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

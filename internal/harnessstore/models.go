@@ -12,17 +12,18 @@ import (
 )
 
 type Account struct {
-	ID               int64
-	Name             string
-	CreatedAt        time.Time
-	UnsubscribeScope string
-	PublicID         string
-	FourEyes         bool
-	RequireTwoFactor bool
-	SuspendedAt      *time.Time
-	DeletedAt        *time.Time
-	QuotaSubscribers *int64
-	QuotaSenders     *int64
+	ID                  int64
+	Name                string
+	CreatedAt           time.Time
+	UnsubscribeScope    string
+	PublicID            string
+	FourEyes            bool
+	RequireTwoFactor    bool
+	SuspendedAt         *time.Time
+	DeletedAt           *time.Time
+	QuotaSubscribers    *int64
+	QuotaSenders        *int64
+	QuotaMessagesPerDay *int64
 }
 
 type AccountDayCount struct {
@@ -36,6 +37,12 @@ type AccountDayCount struct {
 	Unsubscribes  int64
 	OpenedPeople  int64
 	ClickedPeople int64
+}
+
+type AccountMessageCount struct {
+	AccountID int64
+	Day       pgtype.Date
+	Messages  int64
 }
 
 type AccountSso struct {

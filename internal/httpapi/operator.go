@@ -60,12 +60,12 @@ func toAPIOperatorAccount(a operator.Account) api.OperatorAccount {
 	}
 	return api.OperatorAccount{Id: a.ID, Name: a.Name, PublicId: a.PublicID, CreatedAt: a.CreatedAt,
 		Status: status, SuspendedAt: a.SuspendedAt, Quotas: api.Quotas{Subscribers: a.Quotas.Subscribers,
-			Senders: a.Quotas.Senders}}
+			Senders: a.Quotas.Senders, MessagesPerDay: a.Quotas.MessagesPerDay}}
 }
 
 func quotaUpdate(q api.Quotas) operator.QuotaUpdate {
-	return operator.QuotaUpdate{SetSubscribers: true, SetSenders: true,
-		Quotas: operator.Quotas{Subscribers: q.Subscribers, Senders: q.Senders}}
+	return operator.QuotaUpdate{SetSubscribers: true, SetSenders: true, SetMessagesPerDay: true,
+		Quotas: operator.Quotas{Subscribers: q.Subscribers, Senders: q.Senders, MessagesPerDay: q.MessagesPerDay}}
 }
 
 func (s *Server) operatorListAccounts(w http.ResponseWriter, r *http.Request) error {

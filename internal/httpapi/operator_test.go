@@ -68,7 +68,7 @@ func TestOperatorAccounts(t *testing.T) {
 	e, op := operatorEnv(t)
 
 	res := e.do(op, http.MethodPost, "/operator/v1/accounts", map[string]any{
-		"name": "acme", "quotas": map[string]any{"subscribers": 10, "senders": 2}})
+		"name": "acme", "quotas": map[string]any{"subscribers": 10, "senders": 2, "messages_per_day": nil}})
 	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 	created := decodeAs[api.OperatorAccountCreated](t, res)
 	acme := created.Account
@@ -97,13 +97,18 @@ func TestOperatorAccounts(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 
 	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+itoa(acme.Id)+"/quotas",
-		map[string]any{"subscribers": nil, "senders": 5})
+		map[string]any{"subscribers": nil, "senders": 5, "messages_per_day": 100})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	got := decodeAs[api.OperatorAccount](t, res)
 	require.Nil(t, got.Quotas.Subscribers)
 	require.Equal(t, int64(5), *got.Quotas.Senders)
+	require.Equal(t, int64(100), *got.Quotas.MessagesPerDay)
 	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+itoa(acme.Id)+"/quotas",
-		map[string]any{"subscribers": -1, "senders": nil})
+		map[string]any{"subscribers": nil, "senders": nil, "messages_per_day": -5})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Contains(t, string(res.Body), "/messages_per_day")
+	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+itoa(acme.Id)+"/quotas",
+		map[string]any{"subscribers": -1, "senders": nil, "messages_per_day": nil})
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 
 	// Suspend: the account's key and its session are refused, 403 account-suspended.
@@ -166,13 +171,13 @@ func TestOperatorActionsAudited(t *testing.T) {
 	}
 
 	res := e.do(op, http.MethodPost, "/operator/v1/accounts", map[string]any{
-		"name": "acme", "quotas": map[string]any{"subscribers": 10, "senders": 2}}, "X-Request-Id", "op-create")
+		"name": "acme", "quotas": map[string]any{"subscribers": 10, "senders": 2, "messages_per_day": nil}}, "X-Request-Id", "op-create")
 	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 	created := decodeAs[api.OperatorAccountCreated](t, res)
 	id := itoa(created.Account.Id)
 	require.Equal(t, "account.create", acct("op-create").Action)
 
-	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+id+"/quotas", map[string]any{"subscribers": -1, "senders": nil},
+	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+id+"/quotas", map[string]any{"subscribers": -1, "senders": nil, "messages_per_day": nil},
 		"X-Request-Id", "op-bad-quota")
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 	require.Empty(t, e.auditOf("op-bad-quota"), "a refused change records nothing")
@@ -185,7 +190,7 @@ func TestOperatorActionsAudited(t *testing.T) {
 		body              any
 		action            string
 	}{
-		{"op-quotas", http.MethodPut, "/quotas", map[string]any{"subscribers": nil, "senders": 5}, "account.quotas"},
+		{"op-quotas", http.MethodPut, "/quotas", map[string]any{"subscribers": nil, "senders": 5, "messages_per_day": 9}, "account.quotas"},
 		{"op-suspend", http.MethodPost, "/suspend", nil, "account.suspend"},
 		{"op-resume", http.MethodPost, "/resume", nil, "account.resume"},
 	} {
@@ -206,7 +211,7 @@ func TestOperatorActionsAudited(t *testing.T) {
 	require.Equal(t, []string{"account.resume", "account.suspend", "account.quotas", "account.create"}, actions)
 	quotas := page.Data[2].Detail
 	require.NotNil(t, quotas)
-	require.Equal(t, map[string]any{"subscribers": nil, "senders": float64(5)}, (*quotas)["quotas"])
+	require.Equal(t, map[string]any{"subscribers": nil, "senders": float64(5), "messages_per_day": float64(9)}, (*quotas)["quotas"])
 	res = e.do(e.keyA, http.MethodGet, "/v1/audit-log?actor_type=operator", nil)
 	require.Empty(t, decodeAs[api.AuditEntryPage](t, res).Data, "another account's log holds none of them")
 

@@ -31,12 +31,15 @@ func NewService(pool *pgxpool.Pool, accounts *account.Service) *Service {
 type Quotas struct {
 	Subscribers *int64
 	Senders     *int64
+	// MessagesPerDay bounds the messages the account's API accepts per UTC day
+	// (internal/quota); campaign sends are bounded by Subscribers instead.
+	MessagesPerDay *int64
 }
 
 // QuotaUpdate changes the quotas whose Set flag is true (to a value, or nil: no
 // limit) and leaves the others.
 type QuotaUpdate struct {
-	SetSubscribers, SetSenders bool
+	SetSubscribers, SetSenders, SetMessagesPerDay bool
 	Quotas
 }
 
@@ -52,7 +55,7 @@ type Account struct {
 
 func fromStore(a store.Account) Account {
 	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt, SuspendedAt: a.SuspendedAt,
-		Quotas: Quotas{Subscribers: a.QuotaSubscribers, Senders: a.QuotaSenders}}
+		Quotas: Quotas{Subscribers: a.QuotaSubscribers, Senders: a.QuotaSenders, MessagesPerDay: a.QuotaMessagesPerDay}}
 }
 
 func notFound(id int64) error { return apperr.New(apperr.NotFound, "account %d not found", id) }
@@ -62,7 +65,8 @@ func checkQuotas(u QuotaUpdate) error {
 		set     bool
 		v       *int64
 		pointer string
-	}{{u.SetSubscribers, u.Subscribers, "/quotas/subscribers"}, {u.SetSenders, u.Senders, "/quotas/senders"}} {
+	}{{u.SetSubscribers, u.Subscribers, "/quotas/subscribers"}, {u.SetSenders, u.Senders, "/quotas/senders"},
+		{u.SetMessagesPerDay, u.MessagesPerDay, "/quotas/messages_per_day"}} {
 		if q.set && q.v != nil && *q.v < 0 {
 			return apperr.Invalidf(q.pointer, "a quota is 0 or more (null: no limit)")
 		}
@@ -138,12 +142,13 @@ func (s *Service) SetQuotas(ctx context.Context, id int64, u QuotaUpdate) (Accou
 func setQuotas(ctx context.Context, q *store.Queries, id int64, u QuotaUpdate) (store.Account, error) {
 	return q.OperatorAccountSetQuotas(ctx, store.OperatorAccountSetQuotasParams{
 		SetSubscribers: u.SetSubscribers, Subscribers: u.Subscribers,
-		SetSenders: u.SetSenders, Senders: u.Senders, ID: id})
+		SetSenders: u.SetSenders, Senders: u.Senders,
+		SetMessagesPerDay: u.SetMessagesPerDay, MessagesPerDay: u.MessagesPerDay, ID: id})
 }
 
 // quotaDetail is the audit detail of quotas: each by name, null for no limit.
 func quotaDetail(q Quotas) map[string]any {
-	return map[string]any{"subscribers": q.Subscribers, "senders": q.Senders}
+	return map[string]any{"subscribers": q.Subscribers, "senders": q.Senders, "messages_per_day": q.MessagesPerDay}
 }
 
 // Suspend stops an account: its keys and sessions are refused with 403 and none

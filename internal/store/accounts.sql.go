@@ -110,7 +110,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -128,6 +128,7 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 	)
 	return i, err
 }
@@ -145,7 +146,7 @@ func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -163,12 +164,13 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -186,6 +188,7 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 	)
 	return i, err
 }
@@ -429,7 +432,7 @@ UPDATE accounts SET
     unsubscribe_scope = coalesce($1::text, unsubscribe_scope),
     four_eyes         = coalesce($2::bool, four_eyes)
 WHERE id = $3
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day
 `
 
 type AccountUpdateSettingsParams struct {
@@ -454,6 +457,7 @@ func (q *Queries) AccountUpdateSettings(ctx context.Context, arg AccountUpdateSe
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 	)
 	return i, err
 }

@@ -1669,7 +1669,9 @@ export interface paths {
          * Send message batch
          * @description Send up to 100 messages, each under its own idempotency_key with the semantics of
          *     POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-         *     bad item does not stop the others. The request's own Idempotency-Key is optional.
+         *     bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+         *     item counts toward the account's messages_per_day quota; items past it are answered 429
+         *     daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
          */
         post: operations["sendMessageBatch"];
         delete?: never;
@@ -3958,13 +3960,14 @@ export interface components {
          * @description What the operator holds the account to; null is no limit.
          * @example {
          *       "subscribers": 10000,
-         *       "senders": null
+         *       "senders": null,
+         *       "messages_per_day": 5000
          *     }
          */
         Quotas: {
             /**
              * Format: int64
-             * @description Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded.
+             * @description Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded. Also what bounds campaign sends (one per subscriber and campaign).
              */
             subscribers: number | null;
             /**
@@ -3972,6 +3975,14 @@ export interface components {
              * @description Most senders the account may have.
              */
             senders: number | null;
+            /**
+             * Format: int64
+             * @description Most transactional messages the account's API may accept per UTC day (POST /v1/messages, each item of
+             *     POST /v1/messages/batch); past it a message is 429 daily-quota-exceeded with Retry-After to the next UTC
+             *     midnight, and nothing is stored. Campaign sends are not counted (the subscribers quota bounds them),
+             *     nor are sequence steps, double opt-in confirmations or a recipient's copy of their data.
+             */
+            messages_per_day: number | null;
         };
         /**
          * @example {
@@ -3983,7 +3994,8 @@ export interface components {
          *       "suspended_at": null,
          *       "quotas": {
          *         "subscribers": 10000,
-         *         "senders": null
+         *         "senders": null,
+         *         "messages_per_day": 5000
          *       }
          *     }
          */
@@ -4005,7 +4017,8 @@ export interface components {
          *       "name": "acme",
          *       "quotas": {
          *         "subscribers": 10000,
-         *         "senders": null
+         *         "senders": null,
+         *         "messages_per_day": 5000
          *       }
          *     }
          */
@@ -4024,7 +4037,8 @@ export interface components {
          *         "suspended_at": null,
          *         "quotas": {
          *           "subscribers": 10000,
-         *           "senders": null
+         *           "senders": null,
+         *           "messages_per_day": 5000
          *         }
          *       },
          *       "api_key": "so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"
@@ -4047,7 +4061,8 @@ export interface components {
          *           "suspended_at": null,
          *           "quotas": {
          *             "subscribers": null,
-         *             "senders": null
+         *             "senders": null,
+         *             "messages_per_day": null
          *           }
          *         }
          *       ],
@@ -7469,6 +7484,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description More than SENDONCE_API_RATE_PER_SECOND requests per second for this API key (rate_limited), or the account's
+         *     messages_per_day quota is used up for the UTC day (daily-quota-exceeded: the quota named, its limit, what is
+         *     used, resets_at; Retry-After is the seconds to the next UTC midnight). Nothing was stored.
+         */
+        MessageRateLimited: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description More than SENDONCE_API_RATE_PER_SECOND requests per second for this API key. */
         RateLimited: {
             headers: {
@@ -10856,7 +10885,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
+            429: components["responses"]["MessageRateLimited"];
             503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
