@@ -3394,7 +3394,7 @@ type OperatorAccount struct {
 // OperatorAccountStatus defines model for OperatorAccount.Status.
 type OperatorAccountStatus string
 
-// OperatorAccountCreate Example: {"name":"acme","quotas":{"senders":null,"subscribers":10000}}
+// OperatorAccountCreate Example: {"name":"acme","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000}}
 type OperatorAccountCreate struct {
 	Name string `json:"name"`
 
@@ -3404,7 +3404,7 @@ type OperatorAccountCreate struct {
 	Quotas *Quotas `json:"quotas,omitempty"`
 }
 
-// OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
+// OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
 type OperatorAccountCreated struct {
 	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 	Account OperatorAccount `json:"account"`
@@ -3413,7 +3413,7 @@ type OperatorAccountCreated struct {
 	ApiKey string `json:"api_key"`
 }
 
-// OperatorAccountPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":null},"status":"active","suspended_at":null}],"next_cursor":null}
+// OperatorAccountPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":null,"senders":null,"subscribers":null},"status":"active","suspended_at":null}],"next_cursor":null}
 type OperatorAccountPage struct {
 	Data       []OperatorAccount `json:"data"`
 	NextCursor *string           `json:"next_cursor"`
