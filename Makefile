@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check lint tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences postman failover upgrade
+.PHONY: run test check lint tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences chaos-approvals postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -148,6 +148,13 @@ SUBSCRIBERS ?= 5000
 JOIN        ?= 1m
 chaos-sequences: build harness
 	./bin/sendonce-harness chaos -sendonce bin/sendonce -sequences -subscribers $(SUBSCRIBERS) -join $(JOIN) -kills $(KILLS) $(CHAOS_FLAGS)
+
+## chaos-approvals: approve CAMPAIGNS draft campaigns from concurrent clients while the API process is SIGKILLed
+##                  KILLS times: GET /v1/audit-log shows exactly the approvals that committed (one campaign.approve
+##                  entry and one campaign.approved event per approved campaign, none for a draft)
+CAMPAIGNS ?= 400
+chaos-approvals: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -approvals -campaigns $(CAMPAIGNS) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
 ##        `sendonce bench`, run by the harness, which starts the SMTP sink of --provider smtp in its own process

@@ -154,15 +154,18 @@ func (e APIKeyRole) Valid() bool {
 
 // Defines values for ActorType.
 const (
-	ActorTypeKey     ActorType = "key"
-	ActorTypeSession ActorType = "session"
-	ActorTypeUser    ActorType = "user"
+	ActorTypeKey      ActorType = "key"
+	ActorTypeOperator ActorType = "operator"
+	ActorTypeSession  ActorType = "session"
+	ActorTypeUser     ActorType = "user"
 )
 
 // Valid indicates whether the value is a known member of the ActorType enum.
 func (e ActorType) Valid() bool {
 	switch e {
 	case ActorTypeKey:
+		return true
+	case ActorTypeOperator:
 		return true
 	case ActorTypeSession:
 		return true
@@ -2176,15 +2179,18 @@ func (e ExportFormat) Valid() bool {
 
 // Defines values for ListAuditLogParamsActorType.
 const (
-	ListAuditLogParamsActorTypeKey     ListAuditLogParamsActorType = "key"
-	ListAuditLogParamsActorTypeSession ListAuditLogParamsActorType = "session"
-	ListAuditLogParamsActorTypeUser    ListAuditLogParamsActorType = "user"
+	ListAuditLogParamsActorTypeKey      ListAuditLogParamsActorType = "key"
+	ListAuditLogParamsActorTypeOperator ListAuditLogParamsActorType = "operator"
+	ListAuditLogParamsActorTypeSession  ListAuditLogParamsActorType = "session"
+	ListAuditLogParamsActorTypeUser     ListAuditLogParamsActorType = "user"
 )
 
 // Valid indicates whether the value is a known member of the ListAuditLogParamsActorType enum.
 func (e ListAuditLogParamsActorType) Valid() bool {
 	switch e {
 	case ListAuditLogParamsActorTypeKey:
+		return true
+	case ListAuditLogParamsActorTypeOperator:
 		return true
 	case ListAuditLogParamsActorTypeSession:
 		return true
@@ -2695,11 +2701,11 @@ type Actor struct {
 	// Label What the actor was called then: a person's address, a key's name.
 	Label string `json:"label"`
 
-	// Type A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+	// Type A person, an API key (or a dashboard session signed in with it), a session from a login link, or the service's operator (id 0: no person, no key of the account).
 	Type ActorType `json:"type"`
 }
 
-// ActorType A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+// ActorType A person, an API key (or a dashboard session signed in with it), a session from a login link, or the service's operator (id 0: no person, no key of the account).
 type ActorType string
 
 // AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
@@ -4162,7 +4168,7 @@ type OneClickBodyListUnsubscribe string
 // OneClickBodyAction The preference page's forms.
 type OneClickBodyAction string
 
-// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+// OperatorAccount Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 type OperatorAccount struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        int64     `json:"id"`
@@ -4171,7 +4177,7 @@ type OperatorAccount struct {
 
 	// Quotas What the operator holds the account to; null is no limit.
 	//
-	// Example: {"senders":null,"subscribers":10000}
+	// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 	Quotas      Quotas                `json:"quotas"`
 	Status      OperatorAccountStatus `json:"status"`
 	SuspendedAt *time.Time            `json:"suspended_at"`
@@ -4180,26 +4186,26 @@ type OperatorAccount struct {
 // OperatorAccountStatus defines model for OperatorAccount.Status.
 type OperatorAccountStatus string
 
-// OperatorAccountCreate Example: {"name":"acme","quotas":{"senders":null,"subscribers":10000}}
+// OperatorAccountCreate Example: {"name":"acme","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000}}
 type OperatorAccountCreate struct {
 	Name string `json:"name"`
 
 	// Quotas What the operator holds the account to; null is no limit.
 	//
-	// Example: {"senders":null,"subscribers":10000}
+	// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 	Quotas *Quotas `json:"quotas,omitempty"`
 }
 
-// OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
+// OperatorAccountCreated Example: {"account":{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"acme","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null},"api_key":"so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"}
 type OperatorAccountCreated struct {
-	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
+	// Account Example: {"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":5000,"senders":null,"subscribers":10000},"status":"active","suspended_at":null}
 	Account OperatorAccount `json:"account"`
 
 	// ApiKey The account's first API key (role full); shown only here.
 	ApiKey string `json:"api_key"`
 }
 
-// OperatorAccountPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"senders":null,"subscribers":null},"status":"active","suspended_at":null}],"next_cursor":null}
+// OperatorAccountPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","id":1,"name":"demo","public_id":"pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f","quotas":{"messages_per_day":null,"senders":null,"subscribers":null},"status":"active","suspended_at":null}],"next_cursor":null}
 type OperatorAccountPage struct {
 	Data       []OperatorAccount `json:"data"`
 	NextCursor *string           `json:"next_cursor"`
@@ -4302,12 +4308,18 @@ type ProviderFeedbackEventData struct {
 
 // Quotas What the operator holds the account to; null is no limit.
 //
-// Example: {"senders":null,"subscribers":10000}
+// Example: {"messages_per_day":5000,"senders":null,"subscribers":10000}
 type Quotas struct {
+	// MessagesPerDay Most transactional messages the account's API may accept per UTC day (POST /v1/messages, each item of
+	// POST /v1/messages/batch); past it a message is 429 daily-quota-exceeded with Retry-After to the next UTC
+	// midnight, and nothing is stored. Campaign sends are not counted (the subscribers quota bounds them),
+	// nor are sequence steps, double opt-in confirmations or a recipient's copy of their data.
+	MessagesPerDay *int64 `json:"messages_per_day"`
+
 	// Senders Most senders the account may have.
 	Senders *int64 `json:"senders"`
 
-	// Subscribers Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded.
+	// Subscribers Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded. Also what bounds campaign sends (one per subscriber and campaign).
 	Subscribers *int64 `json:"subscribers"`
 }
 
@@ -5817,6 +5829,9 @@ type Conflict = Problem
 // Forbidden defines model for Forbidden.
 type Forbidden = Problem
 
+// MessageRateLimited defines model for MessageRateLimited.
+type MessageRateLimited = Problem
+
 // NotFound defines model for NotFound.
 type NotFound = Problem
 
@@ -5897,7 +5912,7 @@ type ListAuditLogParams struct {
 	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// ActorType Only this kind of actor (with actor_id: only that actor).
+	// ActorType Only this kind of actor (with actor_id: only that actor); operator: the service's operator (account created, quotas changed, suspended, resumed).
 	ActorType *ListAuditLogParamsActorType `form:"actor_type,omitempty" json:"actor_type,omitempty"`
 	ActorId   *int64                       `form:"actor_id,omitempty" json:"actor_id,omitempty"`
 
@@ -10231,7 +10246,9 @@ type ClientInterface interface {
 	//
 	// Send up to 100 messages, each under its own idempotency_key with the semantics of
 	// POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-	// bad item does not stop the others. The request's own Idempotency-Key is optional.
+	// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+	// item counts toward the account's messages_per_day quota; items past it are answered 429
+	// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10242,7 +10259,9 @@ type ClientInterface interface {
 	//
 	// Send up to 100 messages, each under its own idempotency_key with the semantics of
 	// POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-	// bad item does not stop the others. The request's own Idempotency-Key is optional.
+	// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+	// item counts toward the account's messages_per_day quota; items past it are answered 429
+	// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -14130,7 +14149,9 @@ func (c *Raw) SendMessage(ctx context.Context, params *SendMessageParams, body S
 //
 // Send up to 100 messages, each under its own idempotency_key with the semantics of
 // POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-// bad item does not stop the others. The request's own Idempotency-Key is optional.
+// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+// item counts toward the account's messages_per_day quota; items past it are answered 429
+// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 //
 // Takes any type of body and a specified content type.
 //
@@ -14151,7 +14172,9 @@ func (c *Raw) SendMessageBatchWithBody(ctx context.Context, params *SendMessageB
 //
 // Send up to 100 messages, each under its own idempotency_key with the semantics of
 // POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-// bad item does not stop the others. The request's own Idempotency-Key is optional.
+// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+// item counts toward the account's messages_per_day quota; items past it are answered 429
+// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -26711,7 +26734,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Send up to 100 messages, each under its own idempotency_key with the semantics of
 	// POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-	// bad item does not stop the others. The request's own Idempotency-Key is optional.
+	// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+	// item counts toward the account's messages_per_day quota; items past it are answered 429
+	// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26722,7 +26747,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Send up to 100 messages, each under its own idempotency_key with the semantics of
 	// POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-	// bad item does not stop the others. The request's own Idempotency-Key is optional.
+	// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+	// item counts toward the account's messages_per_day quota; items past it are answered 429
+	// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -39726,7 +39753,7 @@ type SendMessageResponse struct {
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *ValidationFailed
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationproblemJSON429 *RateLimited
+	ApplicationproblemJSON429 *MessageRateLimited
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Overloaded
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
@@ -39777,7 +39804,7 @@ func (r SendMessageResponse) GetApplicationproblemJSON422() *ValidationFailed {
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r SendMessageResponse) GetApplicationproblemJSON429() *RateLimited {
+func (r SendMessageResponse) GetApplicationproblemJSON429() *MessageRateLimited {
 	return r.ApplicationproblemJSON429
 }
 
@@ -50564,7 +50591,9 @@ func (c *ClientWithResponses) SendMessageWithResponse(ctx context.Context, param
 //
 // Send up to 100 messages, each under its own idempotency_key with the semantics of
 // POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-// bad item does not stop the others. The request's own Idempotency-Key is optional.
+// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+// item counts toward the account's messages_per_day quota; items past it are answered 429
+// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50581,7 +50610,9 @@ func (c *ClientWithResponses) SendMessageBatchWithBodyWithResponse(ctx context.C
 //
 // Send up to 100 messages, each under its own idempotency_key with the semantics of
 // POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-// bad item does not stop the others. The request's own Idempotency-Key is optional.
+// bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+// item counts toward the account's messages_per_day quota; items past it are answered 429
+// daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -63779,7 +63810,7 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest RateLimited
+		var dest MessageRateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -34,6 +34,13 @@ export SENDONCE_LOG_FORMAT=text
 export SENDONCE_LOG_LEVEL=warn
 export SENDONCE_API_RATE_PER_SECOND=0
 export SENDONCE_UNSUBSCRIBE_SECRET="k1:$(head -c 32 /dev/urandom | od -An -v -tx1 | tr -d ' \n')"
+# Single sign-on client secrets are sealed with this key ring; the operator folder needs the operator
+# API on: the server gets the key's hash, newman the key.
+export SENDONCE_SECRETS_KEY="k1:$(head -c 32 /dev/urandom | base64)"
+opkeys=$(timeout 60 "$bin" operator key)
+operator_key=$(printf '%s\n' "$opkeys" | sed -n 's/^SENDONCE_OPERATOR_KEY=//p')
+export SENDONCE_OPERATOR_KEY_HASH=$(printf '%s\n' "$opkeys" | sed -n 's/^SENDONCE_OPERATOR_KEY_HASH=//p')
+[ -n "$operator_key" ] && [ -n "$SENDONCE_OPERATOR_KEY_HASH" ] || { echo "could not make an operator key" >&2; exit 1; }
 
 timeout 120 "$bin" migrate >/dev/null
 key=$(timeout 60 "$bin" account create postman | sed -n 's/^SENDONCE_API_KEY=//p')
@@ -54,6 +61,6 @@ echo "postman: sendonce serve on http://$addr (pid $pid)"
 
 timeout -k 10 300 newman run "$dir/sendonce.postman_collection.json" \
   -e "$dir/sendonce.postman_environment.json" \
-  --env-var "baseUrl=http://$addr" --env-var "apiKey=$key" \
+  --env-var "baseUrl=http://$addr" --env-var "apiKey=$key" --env-var "operatorKey=$operator_key" \
   --timeout-request 30000 --timeout-script 30000 --timeout 240000 \
   --color off --disable-unicode --no-insecure-file-read

@@ -30,8 +30,9 @@ import (
 const usage = `sendonce-harness: the test and measurement harnesses of sendonce (not shipped)
 
 Usage:
-  sendonce-harness chaos [-sendonce PATH] [-senders|-messages|-sequences] [FLAGS]
-                                     SIGKILL sendonce serve mid-send and check the delivery promise (make chaos…)
+  sendonce-harness chaos [-sendonce PATH] [-senders|-messages|-sequences|-approvals] [FLAGS]
+                                     SIGKILL sendonce serve mid-send and check the delivery promise (make chaos…);
+                                     -approvals: mid-approval, and check the audit log shows exactly what committed
   sendonce-harness loadtest [-sendonce PATH] [FLAGS]
                                      API clients against sendonce serve while a campaign sends (make loadtest)
   sendonce-harness largeaccount [-sendonce PATH] [-keep] [FLAGS]

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/account"
@@ -15,7 +16,8 @@ import (
 
 // The operator's account commands: list shows each account's state, suspend and
 // resume change it, delete removes the account; a bad id is a usage error that
-// changes nothing. A second account is around, untouched.
+// changes nothing. A second account is around, untouched. Suspend and resume are
+// in the account's audit log.
 func TestAccountCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -43,6 +45,13 @@ func TestAccountCommands(t *testing.T) {
 	require.Contains(t, list(), fmt.Sprintf("%d\tactive\tbystander\n", other.ID))
 	require.NoError(t, suspendAccount(ctx, cfg, id, false))
 	require.Contains(t, list(), id+"\tactive\ttenant\n")
+	// Both are in the account's audit log, the operator at the command line as actor.
+	rows, err := pool.Query(ctx, `SELECT action FROM audit_log
+		WHERE account_id = $1 AND actor_type = 'operator' AND source_addr = 'command line' ORDER BY id`, acct.ID)
+	require.NoError(t, err)
+	actions, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"account.suspend", "account.resume"}, actions)
 
 	for _, bad := range []string{"", "0", "-3", "x1"} {
 		require.ErrorContains(t, suspendAccount(ctx, cfg, bad, true), "usage: sendonce account suspend|resume ID")

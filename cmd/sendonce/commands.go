@@ -187,7 +187,9 @@ func createAccount(ctx context.Context, cfg config.Config, name, ownerEmail stri
 			return fmt.Errorf("--owner-email: %w", err)
 		}
 	}
-	acc, token, err := account.NewService(pool).Create(ctx, strings.TrimSpace(name))
+	// Through the operator's service, so the creation is in the account's audit
+	// log (actor "operator") as one made through the operator API is.
+	acc, token, err := operator.NewService(pool, account.NewService(pool)).Create(ctx, strings.TrimSpace(name), operator.QuotaUpdate{})
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,9 @@ RETURNING id;
 -- Each quota is set when its set_ flag is true (to a value, or NULL: no limit).
 UPDATE accounts SET
     quota_subscribers = CASE WHEN @set_subscribers::bool THEN sqlc.narg('subscribers')::bigint ELSE quota_subscribers END,
-    quota_senders = CASE WHEN @set_senders::bool THEN sqlc.narg('senders')::bigint ELSE quota_senders END
+    quota_senders = CASE WHEN @set_senders::bool THEN sqlc.narg('senders')::bigint ELSE quota_senders END,
+    quota_messages_per_day = CASE WHEN @set_messages_per_day::bool THEN sqlc.narg('messages_per_day')::bigint
+                             ELSE quota_messages_per_day END
 WHERE id = @id AND deleted_at IS NULL
 RETURNING *;
 

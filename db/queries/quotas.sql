@@ -6,7 +6,7 @@
 -- Accounts without a quota take no lock and count nothing.
 
 -- name: QuotaLimits :one
-SELECT quota_subscribers, quota_senders FROM accounts WHERE id = @account_id;
+SELECT quota_subscribers, quota_senders, quota_messages_per_day FROM accounts WHERE id = @account_id;
 
 -- name: QuotaLock :exec
 -- A transaction-scoped lock per (account, quota); a separate statement, so the
@@ -18,6 +18,25 @@ SELECT count(*)::bigint FROM subscribers WHERE account_id = @account_id;
 
 -- name: QuotaSendersUsed :one
 SELECT count(*)::bigint FROM senders WHERE account_id = @account_id;
+
+-- name: QuotaMessagesTake :one
+-- Takes one message of the account's UTC day from its messages_per_day quota, in
+-- the transaction that accepts the message: the first of the day inserts the
+-- row, the next raise it while it is below @lim. Concurrent takers of one account
+-- queue on the row (ON CONFLICT DO UPDATE locks it, and a waiter re-checks the
+-- WHERE against the committed count), so no more than @lim are ever accepted in a
+-- day; a transaction that rolls back gives its message back. No row: the day's
+-- quota is used up (@lim must be at least 1: the insert takes the first).
+INSERT INTO account_message_counts AS c (account_id, day, messages)
+SELECT @account_id::bigint, timezone('UTC', @now::timestamptz)::date, 1
+ON CONFLICT (account_id, day) DO UPDATE SET messages = c.messages + 1
+WHERE c.messages < @lim::bigint
+RETURNING c.messages;
+
+-- name: QuotaMessagesUsed :one
+-- What the account accepted on the UTC day of @now (0 before its first).
+SELECT coalesce((SELECT messages FROM account_message_counts
+                 WHERE account_id = @account_id AND day = timezone('UTC', @now::timestamptz)::date), 0)::bigint;
 
 -- name: SubscriberImportOverQuota :many
 -- The staged rows of an import batch that would add subscribers beyond the room

@@ -4,12 +4,18 @@ import "context"
 
 // The kinds of actor: a person signed in, an API key (or a dashboard session
 // signed in with one, which acts as that key), or a dashboard session signed in
-// with a one-time login link, which names no key and no person.
+// with a one-time login link, which names no key and no person; or the
+// operator, acting on an account as a tenant from outside it (no user, no key).
 const (
-	ActorUser    = "user"
-	ActorKey     = "key"
-	ActorSession = "session"
+	ActorUser     = "user"
+	ActorKey      = "key"
+	ActorSession  = "session"
+	ActorOperator = "operator"
 )
+
+// Operator is the actor of the operator's actions on an account: the operator
+// API and the `sendonce account` commands.
+var Operator = Actor{Type: ActorOperator, Label: "operator"}
 
 // Actor is who a request acts as: what the audit log records and the campaign
 // events carry.

@@ -111,23 +111,32 @@ func (s *Service) SetUnsubscribeScope(ctx context.Context, id int64, scope strin
 // Create makes an account with one API key and returns the key's token, the only
 // time it is ever seen.
 func (s *Service) Create(ctx context.Context, name string) (Account, string, error) {
+	var acc Account
+	var token string
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		acc, token, err = CreateIn(ctx, store.New(tx), name)
+		return err
+	})
+	return acc, token, postgres.Error(err, "account")
+}
+
+// CreateIn is Create in the transaction q runs in, for a caller that writes more
+// with the new account in that transaction (the operator: its quotas and audit entry).
+func CreateIn(ctx context.Context, q *store.Queries, name string) (Account, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 200 {
 		return Account{}, "", apperr.Invalidf("/name", "account name must be 1 to 200 characters")
 	}
-	var acc Account
-	var token string
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		a, err := q.AccountCreate(ctx, name)
-		if err != nil {
-			return err
-		}
-		acc = Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt}
-		token, err = createKey(ctx, q, a.ID, "default", RoleFull)
-		return err
-	})
-	return acc, token, postgres.Error(err, "account")
+	a, err := q.AccountCreate(ctx, name)
+	if err != nil {
+		return Account{}, "", err
+	}
+	token, err := createKey(ctx, q, a.ID, "default", RoleFull)
+	if err != nil {
+		return Account{}, "", err
+	}
+	return Account{ID: a.ID, Name: a.Name, PublicID: a.PublicID, CreatedAt: a.CreatedAt}, token, nil
 }
 
 // CreateKey adds an API key to an account and returns its token.

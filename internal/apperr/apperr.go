@@ -27,8 +27,12 @@ const (
 	// QuotaExceeded is a write past a size-like quota the operator set (403);
 	// Extra names the quota, its limit and what is used.
 	QuotaExceeded Code = "quota-exceeded"
-	RateLimited   Code = "rate_limited"
-	TooLarge      Code = "too_large"
+	// DailyQuotaExceeded is a message past the account's messages_per_day quota
+	// (429); Extra names the quota, its limit, what is used, and retry_after, the
+	// seconds to the next UTC midnight (the Retry-After).
+	DailyQuotaExceeded Code = "daily-quota-exceeded"
+	RateLimited        Code = "rate_limited"
+	TooLarge           Code = "too_large"
 	// UnsupportedMediaType is a body in a Content-Type the operation does not take.
 	UnsupportedMediaType Code = "unsupported_media_type"
 	// Timeout is a request whose body did not arrive in time.

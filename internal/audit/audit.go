@@ -3,8 +3,10 @@
 // something carries a Recorder in its context (httpapi attaches it to every write
 // route); postgres.InTx runs the Recorder in every transaction of that context, so
 // the first transaction of the request that commits carries the entry, and a
-// transaction that rolls back takes its entry with it. No domain package writes
-// the entry itself: a write cannot forget it by running in a transaction.
+// transaction that rolls back takes its entry with it. No domain package of the
+// tenant API writes the entry itself: a write cannot forget it by running in a
+// transaction. The operator, who acts on accounts from outside them, writes its
+// entries with Write in the transaction of each change (internal/operator).
 package audit
 
 import (
@@ -100,6 +102,12 @@ func (r *Recorder) Finish(ctx context.Context, db store.DBTX) error {
 	}
 	r.written = true
 	return nil
+}
+
+// Write records e in the transaction q runs in: the operator's actions on an
+// account, which are no request of the tenant API (internal/operator).
+func Write(ctx context.Context, q *store.Queries, e Entry) error {
+	return insert(ctx, q, e, true)
 }
 
 func insert(ctx context.Context, q *store.Queries, e Entry, inTx bool) error {

@@ -81,6 +81,9 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	if len(args) > 0 && (args[0] == "-messages" || args[0] == "--messages") {
 		return runMessagesChaos(ctx, bin, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "-approvals" || args[0] == "--approvals") {
+		return runApprovalsChaos(ctx, bin, args[1:], stdout, stderr) // approvals.go
+	}
 	if len(args) > 0 && (args[0] == "-skew" || args[0] == "--skew") {
 		return runSkewChaos(ctx, bin, args[1:], stdout, stderr) // skew.go
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/operator"
 )
 
@@ -37,8 +38,19 @@ func (s *Server) operatorOnly(next http.Handler) http.Handler {
 			writeError(w, r, s.Logger, apperr.New(apperr.Unauthorized, "%s", msg))
 			return
 		}
-		next.ServeHTTP(w, r)
+		// Every action is recorded in the account's audit log with this request's
+		// id and address (operator.Service writes it with the change).
+		ctx := operator.WithOrigin(r.Context(), operator.Origin{RequestID: logging.RequestID(r.Context()),
+			SourceAddr: addr})
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// logAction writes an operator action that took effect to the process log: the
+// account's audit log holds it too, but a deleted account's log goes with it.
+func (s *Server) logAction(r *http.Request, action string, accountID int64) {
+	s.Logger.InfoContext(r.Context(), "operator action", "action", action, "account_id", accountID,
+		"source_addr", s.clientAddr(r))
 }
 
 func toAPIOperatorAccount(a operator.Account) api.OperatorAccount {
@@ -48,12 +60,12 @@ func toAPIOperatorAccount(a operator.Account) api.OperatorAccount {
 	}
 	return api.OperatorAccount{Id: a.ID, Name: a.Name, PublicId: a.PublicID, CreatedAt: a.CreatedAt,
 		Status: status, SuspendedAt: a.SuspendedAt, Quotas: api.Quotas{Subscribers: a.Quotas.Subscribers,
-			Senders: a.Quotas.Senders}}
+			Senders: a.Quotas.Senders, MessagesPerDay: a.Quotas.MessagesPerDay}}
 }
 
 func quotaUpdate(q api.Quotas) operator.QuotaUpdate {
-	return operator.QuotaUpdate{SetSubscribers: true, SetSenders: true,
-		Quotas: operator.Quotas{Subscribers: q.Subscribers, Senders: q.Senders}}
+	return operator.QuotaUpdate{SetSubscribers: true, SetSenders: true, SetMessagesPerDay: true,
+		Quotas: operator.Quotas{Subscribers: q.Subscribers, Senders: q.Senders, MessagesPerDay: q.MessagesPerDay}}
 }
 
 func (s *Server) operatorListAccounts(w http.ResponseWriter, r *http.Request) error {
@@ -102,6 +114,7 @@ func (s *Server) operatorCreateAccount(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
+	s.logAction(r, "account.create", a.ID)
 	return encode(w, http.StatusCreated, api.OperatorAccountCreated{Account: toAPIOperatorAccount(a), ApiKey: token})
 }
 
@@ -130,18 +143,19 @@ func (s *Server) operatorSetQuotas(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	s.logAction(r, "account.quotas", id)
 	return encode(w, http.StatusOK, toAPIOperatorAccount(a))
 }
 
 func (s *Server) operatorSuspendAccount(w http.ResponseWriter, r *http.Request) error {
-	return s.operatorTransition(w, r, s.Operator.Suspend)
+	return s.operatorTransition(w, r, "account.suspend", s.Operator.Suspend)
 }
 
 func (s *Server) operatorResumeAccount(w http.ResponseWriter, r *http.Request) error {
-	return s.operatorTransition(w, r, s.Operator.Resume)
+	return s.operatorTransition(w, r, "account.resume", s.Operator.Resume)
 }
 
-func (s *Server) operatorTransition(w http.ResponseWriter, r *http.Request,
+func (s *Server) operatorTransition(w http.ResponseWriter, r *http.Request, action string,
 	change func(ctx context.Context, id int64) (operator.Account, error)) error {
 	id, err := pathID(r)
 	if err != nil {
@@ -151,6 +165,7 @@ func (s *Server) operatorTransition(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
+	s.logAction(r, action, id)
 	return encode(w, http.StatusOK, toAPIOperatorAccount(a))
 }
 
@@ -162,6 +177,7 @@ func (s *Server) operatorDeleteAccount(w http.ResponseWriter, r *http.Request) e
 	if err := s.Operator.Delete(r.Context(), id); err != nil {
 		return err
 	}
+	s.logAction(r, "account.delete", id)
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }

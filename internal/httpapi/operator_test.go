@@ -68,7 +68,7 @@ func TestOperatorAccounts(t *testing.T) {
 	e, op := operatorEnv(t)
 
 	res := e.do(op, http.MethodPost, "/operator/v1/accounts", map[string]any{
-		"name": "acme", "quotas": map[string]any{"subscribers": 10, "senders": 2}})
+		"name": "acme", "quotas": map[string]any{"subscribers": 10, "senders": 2, "messages_per_day": nil}})
 	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 	created := decodeAs[api.OperatorAccountCreated](t, res)
 	acme := created.Account
@@ -97,13 +97,18 @@ func TestOperatorAccounts(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 
 	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+itoa(acme.Id)+"/quotas",
-		map[string]any{"subscribers": nil, "senders": 5})
+		map[string]any{"subscribers": nil, "senders": 5, "messages_per_day": 100})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	got := decodeAs[api.OperatorAccount](t, res)
 	require.Nil(t, got.Quotas.Subscribers)
 	require.Equal(t, int64(5), *got.Quotas.Senders)
+	require.Equal(t, int64(100), *got.Quotas.MessagesPerDay)
 	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+itoa(acme.Id)+"/quotas",
-		map[string]any{"subscribers": -1, "senders": nil})
+		map[string]any{"subscribers": nil, "senders": nil, "messages_per_day": -5})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Contains(t, string(res.Body), "/messages_per_day")
+	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+itoa(acme.Id)+"/quotas",
+		map[string]any{"subscribers": -1, "senders": nil, "messages_per_day": nil})
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 
 	// Suspend: the account's key and its session are refused, 403 account-suspended.
@@ -142,4 +147,75 @@ func TestOperatorAccounts(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, res.Status, "and its sessions")
 	res = e.do(op, http.MethodGet, "/operator/v1/accounts", nil)
 	require.Len(t, decodeAs[api.OperatorAccountPage](t, res).Data, 2)
+}
+
+// TestOperatorActionsAudited: every operator action on an account (create, quota
+// change, suspend, resume, delete) is an entry of that account's audit log with
+// the actor "operator", written in the transaction of the change, with the
+// request id and what changed; the account reads them in GET /v1/audit-log. A
+// refused action (a bad quota, an unknown account) records nothing. A deleted
+// account's entry is written with the deletion mark and goes with the account
+// when it is purged.
+func TestOperatorActionsAudited(t *testing.T) {
+	t.Parallel()
+	e, op := operatorEnv(t)
+	acct := func(rid string) api.AuditEntry {
+		t.Helper()
+		entries := e.auditOf(rid)
+		require.Len(t, entries, 1, "request %s", rid)
+		require.Equal(t, api.ActorType("operator"), entries[0].Actor.Type)
+		require.Equal(t, "operator", entries[0].Actor.Label)
+		require.True(t, entries[0].InChangeTx, "written in the transaction of the change")
+		require.Equal(t, "account", entries[0].TargetType)
+		return entries[0]
+	}
+
+	res := e.do(op, http.MethodPost, "/operator/v1/accounts", map[string]any{
+		"name": "acme", "quotas": map[string]any{"subscribers": 10, "senders": 2, "messages_per_day": nil}}, "X-Request-Id", "op-create")
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	created := decodeAs[api.OperatorAccountCreated](t, res)
+	id := itoa(created.Account.Id)
+	require.Equal(t, "account.create", acct("op-create").Action)
+
+	res = e.do(op, http.MethodPut, "/operator/v1/accounts/"+id+"/quotas", map[string]any{"subscribers": -1, "senders": nil, "messages_per_day": nil},
+		"X-Request-Id", "op-bad-quota")
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Empty(t, e.auditOf("op-bad-quota"), "a refused change records nothing")
+	res = e.do(op, http.MethodPost, "/operator/v1/accounts/999999/suspend", nil, "X-Request-Id", "op-unknown")
+	require.Equal(t, http.StatusNotFound, res.Status)
+	require.Empty(t, e.auditOf("op-unknown"))
+
+	for _, step := range []struct {
+		rid, method, path string
+		body              any
+		action            string
+	}{
+		{"op-quotas", http.MethodPut, "/quotas", map[string]any{"subscribers": nil, "senders": 5, "messages_per_day": 9}, "account.quotas"},
+		{"op-suspend", http.MethodPost, "/suspend", nil, "account.suspend"},
+		{"op-resume", http.MethodPost, "/resume", nil, "account.resume"},
+	} {
+		res := e.do(op, step.method, "/operator/v1/accounts/"+id+step.path, step.body, "X-Request-Id", step.rid)
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		require.Equal(t, step.action, acct(step.rid).Action)
+	}
+
+	// The account reads them in its own log, the operator named as actor.
+	res = e.do(created.ApiKey, http.MethodGet, "/v1/audit-log?actor_type=operator", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	page := decodeAs[api.AuditEntryPage](t, res)
+	var actions []string
+	for _, a := range page.Data {
+		actions = append(actions, a.Action)
+		require.Equal(t, id, *a.TargetId)
+	}
+	require.Equal(t, []string{"account.resume", "account.suspend", "account.quotas", "account.create"}, actions)
+	quotas := page.Data[2].Detail
+	require.NotNil(t, quotas)
+	require.Equal(t, map[string]any{"subscribers": nil, "senders": float64(5), "messages_per_day": float64(9)}, (*quotas)["quotas"])
+	res = e.do(e.keyA, http.MethodGet, "/v1/audit-log?actor_type=operator", nil)
+	require.Empty(t, decodeAs[api.AuditEntryPage](t, res).Data, "another account's log holds none of them")
+
+	res = e.do(op, http.MethodDelete, "/operator/v1/accounts/"+id, nil, "X-Request-Id", "op-delete")
+	require.Equal(t, http.StatusAccepted, res.Status, "%s", res.Body)
+	require.Equal(t, "account.delete", acct("op-delete").Action)
 }

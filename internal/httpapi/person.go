@@ -116,7 +116,7 @@ func (s *Server) mailExport(ctx context.Context, rec unsubscribe.Recipient) erro
 	subject := "Your data"
 	text := "Attached is everything this sender keeps about you (your-data.json).\n"
 	key := fmt.Sprintf("data-export:%d:%d:%d", rec.SubscriberID, rec.MessageID, s.Now().UnixNano())
-	_, _, err = s.Transactional.Send(ctx, rec.AccountID, key, transactional.Request{
+	_, _, err = s.Transactional.SendForRecipient(ctx, rec.AccountID, key, transactional.Request{
 		To: x.Email, From: fromEmail, FromName: fromName, Subject: &subject, Text: &text,
 		Category: "transactional",
 		Attachments: []transactional.Attachment{{Filename: "your-data.json", ContentType: "application/json",

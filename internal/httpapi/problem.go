@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -57,8 +58,10 @@ var statusOf = map[apperr.Code]int{
 	apperr.AccountSuspended: http.StatusForbidden,
 	apperr.QuotaExceeded:    http.StatusForbidden,
 	apperr.RateLimited:      http.StatusTooManyRequests,
-	apperr.TooLarge:         http.StatusRequestEntityTooLarge,
-	apperr.Internal:         http.StatusInternalServerError,
+
+	apperr.DailyQuotaExceeded: http.StatusTooManyRequests,
+	apperr.TooLarge:           http.StatusRequestEntityTooLarge,
+	apperr.Internal:           http.StatusInternalServerError,
 
 	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	apperr.Timeout:              http.StatusRequestTimeout,
@@ -77,8 +80,10 @@ var titleOf = map[apperr.Code]string{
 	apperr.AccountSuspended: "Account suspended",
 	apperr.QuotaExceeded:    "Quota exceeded",
 	apperr.RateLimited:      "Too many requests",
-	apperr.TooLarge:         "Request body too large",
-	apperr.Internal:         "Internal server error",
+
+	apperr.DailyQuotaExceeded: "Daily quota exceeded",
+	apperr.TooLarge:           "Request body too large",
+	apperr.Internal:           "Internal server error",
 
 	apperr.UnsupportedMediaType: "Unsupported media type",
 	apperr.Timeout:              "Request timeout",
@@ -106,6 +111,11 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	if apperr.Is(err, apperr.Unavailable) || apperr.Is(err, apperr.DatabaseTimeout) {
 		w.Header().Set("Retry-After", unavailableRetryAfter)
+	}
+	if errors.As(err, &e) && e.Code == apperr.DailyQuotaExceeded {
+		if secs, ok := e.Extra["retry_after"].(int); ok {
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+		}
 	}
 	if !errors.As(err, &e) || e.Code == apperr.Internal {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)

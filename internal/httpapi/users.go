@@ -2,11 +2,14 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/audit"
+	"github.com/sendonce/sendonce/internal/logging"
 	"github.com/sendonce/sendonce/internal/user"
 )
 
@@ -436,7 +439,16 @@ func (s *Server) changeMyPassword(w http.ResponseWriter, r *http.Request) error 
 	if !s.signInGate(w, r, key, now) {
 		return nil
 	}
-	if err := s.Users.ChangePassword(r.Context(), u.ID, in.CurrentPassword, in.Password, currentToken(r)); err != nil {
+	// The change is the person's own, recorded in the account they are signed in
+	// to, in the transaction that sets the password (audit.Begin hooks it); a
+	// refused change commits nothing and records nothing.
+	ctx := r.Context()
+	if p, ok := principalOf(r); ok {
+		ctx, _ = audit.Begin(ctx, audit.Entry{AccountID: p.AccountID, Actor: p.Actor, Action: "user.password_change",
+			TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10), RequestID: logging.RequestID(ctx),
+			SourceAddr: s.clientAddr(r)})
+	}
+	if err := s.Users.ChangePassword(ctx, u.ID, in.CurrentPassword, in.Password, currentToken(r)); err != nil {
 		s.signInFailed(r, key, now, err)
 		return err
 	}

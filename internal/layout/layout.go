@@ -124,7 +124,7 @@ func Compose(ctx context.Context, q *store.Queries, accountID int64, layoutID *i
 	var l *store.Layout
 	if layoutID != nil {
 		row, err := q.LayoutGetShare(ctx, store.LayoutGetShareParams{AccountID: accountID, ID: *layoutID})
-		if errors.Is(err, pgx.ErrNoRows) {
+		if postgres.NoRows(err) {
 			return "", "", apperr.Invalidf("/layout_id", "layout %d not found", *layoutID)
 		} else if err != nil {
 			return "", "", err
@@ -134,7 +134,7 @@ func Compose(ctx context.Context, q *store.Queries, accountID int64, layoutID *i
 		row, err := q.LayoutGetDefaultShare(ctx, accountID)
 		if err == nil {
 			l = &row
-		} else if !errors.Is(err, pgx.ErrNoRows) {
+		} else if !postgres.NoRows(err) {
 			return "", "", err
 		}
 	}

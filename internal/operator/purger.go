@@ -2,14 +2,13 @@ package operator
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -54,7 +53,7 @@ func (p Purger) Run(ctx context.Context) {
 // PurgeOne purges the oldest deleted account and returns its id (0: none left).
 func (p Purger) PurgeOne(ctx context.Context) (int64, error) {
 	id, err := store.New(p.Pool).OperatorAccountNextDeleted(ctx)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return 0, nil
 	}
 	if err != nil {

@@ -2,14 +2,11 @@ package sso
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -53,7 +50,7 @@ var errNone = apperr.New(apperr.NotFound, "this account has no single sign-on se
 // Get returns the account's settings; an account without any is not found.
 func (s *Service) Get(ctx context.Context, accountID int64) (Settings, error) {
 	row, err := store.New(s.pool).SSOGet(ctx, accountID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return Settings{}, errNone
 	}
 	if err != nil {
@@ -81,7 +78,7 @@ func (s *Service) Put(ctx context.Context, accountID int64, in Input) (Settings,
 			return Settings{}, apperr.Invalidf("/client_secret", "cannot be stored: %v", err)
 		}
 		p.SecretKeyID, p.SecretSealed = &keyID, sealed
-	} else if _, err := q.SSOGet(ctx, accountID); errors.Is(err, pgx.ErrNoRows) {
+	} else if _, err := q.SSOGet(ctx, accountID); postgres.NoRows(err) {
 		return Settings{}, apperr.Invalidf("/client_secret", "is required the first time the settings are saved")
 	} else if err != nil {
 		return Settings{}, err

@@ -22,13 +22,13 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/oauth2"
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/store"
@@ -218,7 +218,7 @@ func (s *Service) Finish(ctx context.Context, cb Callback) (session.Session, err
 	}
 	now := s.opts.Now()
 	flow, err := store.New(s.pool).SSOFlowUse(ctx, store.SSOFlowUseParams{Now: &now, StateHash: hashOf(cb.State)})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if postgres.NoRows(err) {
 		return session.Session{}, errState
 	}
 	if err != nil {
@@ -284,7 +284,7 @@ func (s *Service) Finish(ctx context.Context, cb Callback) (session.Session, err
 // config is the account's enabled settings as an OAuth 2 client.
 func (s *Service) config(ctx context.Context, accountID int64) (*oauth2.Config, store.AccountSso, error) {
 	row, err := store.New(s.pool).SSOGet(ctx, accountID)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !row.Enabled) {
+	if postgres.NoRows(err) || (err == nil && !row.Enabled) {
 		return nil, row, errOff
 	}
 	if err != nil {

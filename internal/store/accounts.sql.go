@@ -110,7 +110,7 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id int64) error {
 }
 
 const accountCreate = `-- name: AccountCreate :one
-INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
+INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone
 `
 
 func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, error) {
@@ -128,6 +128,7 @@ func (q *Queries) AccountCreate(ctx context.Context, name string) (Account, erro
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err
@@ -146,7 +147,7 @@ func (q *Queries) AccountDelete(ctx context.Context, id int64) (int64, error) {
 }
 
 const accountGetByID = `-- name: AccountGetByID :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone FROM accounts WHERE id = $1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone FROM accounts WHERE id = $1
 `
 
 func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error) {
@@ -164,13 +165,14 @@ func (q *Queries) AccountGetByID(ctx context.Context, id int64) (Account, error)
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err
 }
 
 const accountGetFirstByName = `-- name: AccountGetFirstByName :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone FROM accounts WHERE name = $1 ORDER BY id LIMIT 1
 `
 
 func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Account, error) {
@@ -188,6 +190,7 @@ func (q *Queries) AccountGetFirstByName(ctx context.Context, name string) (Accou
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err
@@ -433,7 +436,7 @@ UPDATE accounts SET
     four_eyes         = coalesce($2::bool, four_eyes),
     time_zone         = coalesce($3::text, time_zone)
 WHERE id = $4
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone
 `
 
 type AccountUpdateSettingsParams struct {
@@ -464,6 +467,7 @@ func (q *Queries) AccountUpdateSettings(ctx context.Context, arg AccountUpdateSe
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err

@@ -12,18 +12,19 @@ import (
 )
 
 type Account struct {
-	ID               int64
-	Name             string
-	CreatedAt        time.Time
-	UnsubscribeScope string
-	PublicID         string
-	FourEyes         bool
-	RequireTwoFactor bool
-	SuspendedAt      *time.Time
-	DeletedAt        *time.Time
-	QuotaSubscribers *int64
-	QuotaSenders     *int64
-	TimeZone         string
+	ID                  int64
+	Name                string
+	CreatedAt           time.Time
+	UnsubscribeScope    string
+	PublicID            string
+	FourEyes            bool
+	RequireTwoFactor    bool
+	SuspendedAt         *time.Time
+	DeletedAt           *time.Time
+	QuotaSubscribers    *int64
+	QuotaSenders        *int64
+	QuotaMessagesPerDay *int64
+	TimeZone            string
 }
 
 type AccountDayCount struct {
@@ -37,6 +38,12 @@ type AccountDayCount struct {
 	Unsubscribes  int64
 	OpenedPeople  int64
 	ClickedPeople int64
+}
+
+type AccountMessageCount struct {
+	AccountID int64
+	Day       pgtype.Date
+	Messages  int64
 }
 
 type AccountSso struct {

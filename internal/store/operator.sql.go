@@ -10,7 +10,7 @@ import (
 )
 
 const operatorAccountGet = `-- name: OperatorAccountGet :one
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone FROM accounts WHERE id = $1 AND deleted_at IS NULL
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone FROM accounts WHERE id = $1 AND deleted_at IS NULL
 `
 
 func (q *Queries) OperatorAccountGet(ctx context.Context, id int64) (Account, error) {
@@ -28,6 +28,7 @@ func (q *Queries) OperatorAccountGet(ctx context.Context, id int64) (Account, er
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err
@@ -35,7 +36,7 @@ func (q *Queries) OperatorAccountGet(ctx context.Context, id int64) (Account, er
 
 const operatorAccountList = `-- name: OperatorAccountList :many
 
-SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone FROM accounts
+SELECT id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone FROM accounts
 WHERE deleted_at IS NULL AND id > $1
 ORDER BY id
 LIMIT $2
@@ -70,6 +71,7 @@ func (q *Queries) OperatorAccountList(ctx context.Context, arg OperatorAccountLi
 			&i.DeletedAt,
 			&i.QuotaSubscribers,
 			&i.QuotaSenders,
+			&i.QuotaMessagesPerDay,
 			&i.TimeZone,
 		); err != nil {
 			return nil, err
@@ -112,7 +114,7 @@ func (q *Queries) OperatorAccountNextDeleted(ctx context.Context) (int64, error)
 const operatorAccountResume = `-- name: OperatorAccountResume :one
 UPDATE accounts SET suspended_at = NULL
 WHERE id = $1 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone
 `
 
 func (q *Queries) OperatorAccountResume(ctx context.Context, id int64) (Account, error) {
@@ -130,6 +132,7 @@ func (q *Queries) OperatorAccountResume(ctx context.Context, id int64) (Account,
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err
@@ -138,17 +141,21 @@ func (q *Queries) OperatorAccountResume(ctx context.Context, id int64) (Account,
 const operatorAccountSetQuotas = `-- name: OperatorAccountSetQuotas :one
 UPDATE accounts SET
     quota_subscribers = CASE WHEN $1::bool THEN $2::bigint ELSE quota_subscribers END,
-    quota_senders = CASE WHEN $3::bool THEN $4::bigint ELSE quota_senders END
-WHERE id = $5 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
+    quota_senders = CASE WHEN $3::bool THEN $4::bigint ELSE quota_senders END,
+    quota_messages_per_day = CASE WHEN $5::bool THEN $6::bigint
+                             ELSE quota_messages_per_day END
+WHERE id = $7 AND deleted_at IS NULL
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone
 `
 
 type OperatorAccountSetQuotasParams struct {
-	SetSubscribers bool
-	Subscribers    *int64
-	SetSenders     bool
-	Senders        *int64
-	ID             int64
+	SetSubscribers    bool
+	Subscribers       *int64
+	SetSenders        bool
+	Senders           *int64
+	SetMessagesPerDay bool
+	MessagesPerDay    *int64
+	ID                int64
 }
 
 // Each quota is set when its set_ flag is true (to a value, or NULL: no limit).
@@ -158,6 +165,8 @@ func (q *Queries) OperatorAccountSetQuotas(ctx context.Context, arg OperatorAcco
 		arg.Subscribers,
 		arg.SetSenders,
 		arg.Senders,
+		arg.SetMessagesPerDay,
+		arg.MessagesPerDay,
 		arg.ID,
 	)
 	var i Account
@@ -173,6 +182,7 @@ func (q *Queries) OperatorAccountSetQuotas(ctx context.Context, arg OperatorAcco
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err
@@ -181,7 +191,7 @@ func (q *Queries) OperatorAccountSetQuotas(ctx context.Context, arg OperatorAcco
 const operatorAccountSuspend = `-- name: OperatorAccountSuspend :one
 UPDATE accounts SET suspended_at = coalesce(suspended_at, now())
 WHERE id = $1 AND deleted_at IS NULL
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone
 `
 
 // Idempotent: suspending a suspended account keeps its first suspension time.
@@ -200,6 +210,7 @@ func (q *Queries) OperatorAccountSuspend(ctx context.Context, id int64) (Account
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err

@@ -11,7 +11,7 @@ import (
 
 const accountSetUnsubscribeScope = `-- name: AccountSetUnsubscribeScope :one
 UPDATE accounts SET unsubscribe_scope = $1 WHERE id = $2
-RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, time_zone
+RETURNING id, name, created_at, unsubscribe_scope, public_id, four_eyes, require_two_factor, suspended_at, deleted_at, quota_subscribers, quota_senders, quota_messages_per_day, time_zone
 `
 
 type AccountSetUnsubscribeScopeParams struct {
@@ -34,6 +34,7 @@ func (q *Queries) AccountSetUnsubscribeScope(ctx context.Context, arg AccountSet
 		&i.DeletedAt,
 		&i.QuotaSubscribers,
 		&i.QuotaSenders,
+		&i.QuotaMessagesPerDay,
 		&i.TimeZone,
 	)
 	return i, err

@@ -7,16 +7,18 @@ package store
 
 import (
 	"context"
+	"time"
 )
 
 const quotaLimits = `-- name: QuotaLimits :one
 
-SELECT quota_subscribers, quota_senders FROM accounts WHERE id = $1
+SELECT quota_subscribers, quota_senders, quota_messages_per_day FROM accounts WHERE id = $1
 `
 
 type QuotaLimitsRow struct {
-	QuotaSubscribers *int64
-	QuotaSenders     *int64
+	QuotaSubscribers    *int64
+	QuotaSenders        *int64
+	QuotaMessagesPerDay *int64
 }
 
 // The quotas the operator sets on an account (internal/quota), checked where the
@@ -28,7 +30,7 @@ type QuotaLimitsRow struct {
 func (q *Queries) QuotaLimits(ctx context.Context, accountID int64) (QuotaLimitsRow, error) {
 	row := q.db.QueryRow(ctx, quotaLimits, accountID)
 	var i QuotaLimitsRow
-	err := row.Scan(&i.QuotaSubscribers, &i.QuotaSenders)
+	err := row.Scan(&i.QuotaSubscribers, &i.QuotaSenders, &i.QuotaMessagesPerDay)
 	return i, err
 }
 
@@ -46,6 +48,52 @@ type QuotaLockParams struct {
 func (q *Queries) QuotaLock(ctx context.Context, arg QuotaLockParams) error {
 	_, err := q.db.Exec(ctx, quotaLock, arg.Quota, arg.AccountID)
 	return err
+}
+
+const quotaMessagesTake = `-- name: QuotaMessagesTake :one
+INSERT INTO account_message_counts AS c (account_id, day, messages)
+SELECT $1::bigint, timezone('UTC', $2::timestamptz)::date, 1
+ON CONFLICT (account_id, day) DO UPDATE SET messages = c.messages + 1
+WHERE c.messages < $3::bigint
+RETURNING c.messages
+`
+
+type QuotaMessagesTakeParams struct {
+	AccountID int64
+	Now       time.Time
+	Lim       int64
+}
+
+// Takes one message of the account's UTC day from its messages_per_day quota, in
+// the transaction that accepts the message: the first of the day inserts the
+// row, the next raise it while it is below @lim. Concurrent takers of one account
+// queue on the row (ON CONFLICT DO UPDATE locks it, and a waiter re-checks the
+// WHERE against the committed count), so no more than @lim are ever accepted in a
+// day; a transaction that rolls back gives its message back. No row: the day's
+// quota is used up (@lim must be at least 1: the insert takes the first).
+func (q *Queries) QuotaMessagesTake(ctx context.Context, arg QuotaMessagesTakeParams) (int64, error) {
+	row := q.db.QueryRow(ctx, quotaMessagesTake, arg.AccountID, arg.Now, arg.Lim)
+	var messages int64
+	err := row.Scan(&messages)
+	return messages, err
+}
+
+const quotaMessagesUsed = `-- name: QuotaMessagesUsed :one
+SELECT coalesce((SELECT messages FROM account_message_counts
+                 WHERE account_id = $1 AND day = timezone('UTC', $2::timestamptz)::date), 0)::bigint
+`
+
+type QuotaMessagesUsedParams struct {
+	AccountID int64
+	Now       time.Time
+}
+
+// What the account accepted on the UTC day of @now (0 before its first).
+func (q *Queries) QuotaMessagesUsed(ctx context.Context, arg QuotaMessagesUsedParams) (int64, error) {
+	row := q.db.QueryRow(ctx, quotaMessagesUsed, arg.AccountID, arg.Now)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const quotaSendersUsed = `-- name: QuotaSendersUsed :one

@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/quota"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
@@ -121,6 +122,15 @@ type Service struct {
 	// Erased recognises an erased address a message goes to: it is suppressed
 	// again by address (which blocks marketing messages, as an unsubscribe does).
 	Erased *suppression.Erased
+	// Now is the clock of the messages_per_day quota's UTC day (nil: time.Now).
+	Now func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // NewService returns a Service on pool. b builds each message once when it is
@@ -143,11 +153,25 @@ var errKeyReused = &apperr.Error{Code: apperr.Invalid,
 	Message: "this Idempotency-Key was used for another message; use a new key for a different message",
 	Fields:  []apperr.FieldError{{Pointer: "/Idempotency-Key", Detail: "already used with a different request body"}}}
 
-// Send accepts a message under key. The same key with the same request returns
-// the message stored first (created false), however long ago; with another
-// request it is refused (422). Concurrent requests with one key make one message:
-// the second insert waits for the first to commit, then finds it.
+// Send accepts a message of the account's API under key. The same key with the
+// same request returns the message stored first (created false), however long
+// ago; with another request it is refused (422). Concurrent requests with one key
+// make one message: the second insert waits for the first to commit, then finds
+// it. A new message takes one from the account's messages_per_day quota, in the
+// transaction that stores it (past the quota: DailyQuotaExceeded, nothing stored);
+// a retry of a stored one takes nothing.
 func (s *Service) Send(ctx context.Context, accountID int64, key string, in Request) (Message, bool, error) {
+	return s.send(ctx, accountID, key, in, true)
+}
+
+// SendForRecipient is Send for a message the service sends for the account at a
+// recipient's own request (the copy of their data): not counted against the
+// account's messages_per_day quota, which would otherwise refuse the recipient.
+func (s *Service) SendForRecipient(ctx context.Context, accountID int64, key string, in Request) (Message, bool, error) {
+	return s.send(ctx, accountID, key, in, false)
+}
+
+func (s *Service) send(ctx context.Context, accountID int64, key string, in Request, counted bool) (Message, bool, error) {
 	id, found, err := stored(ctx, store.New(s.pool), accountID, key, in)
 	if err != nil || found {
 		if err != nil {
@@ -165,8 +189,14 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 		if id, created, err = insert(ctx, tx, accountID, key, in, c); err != nil || !created {
 			return err
 		}
-		_, err = s.Erased.Recall(ctx, tx, accountID, strings.ToLower(c.to))
-		return err
+		if _, err = s.Erased.Recall(ctx, tx, accountID, strings.ToLower(c.to)); err != nil {
+			return err
+		}
+		if counted {
+			// Last, so the account's counter row is locked only until the commit.
+			return quota.TakeMessage(ctx, store.New(tx), accountID, s.now())
+		}
+		return nil
 	})
 	if err != nil {
 		return Message{}, false, postgres.Error(err, "message")
@@ -178,6 +208,9 @@ func (s *Service) Send(ctx context.Context, accountID int64, key string, in Requ
 // SendTx is Send inside the caller's transaction tx, so that the message exists
 // exactly when the caller's own change commits (a double opt-in confirmation and
 // its pending subscriber). It returns the message's id and whether it was created.
+// Such a message is the service's, asked for by a subscriber's sign-up: not
+// counted against the messages_per_day quota (the sign-up form's own rate limits
+// bound them).
 func (s *Service) SendTx(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Request) (int64, bool, error) {
 	if id, found, err := stored(ctx, store.New(tx), accountID, key, in); err != nil || found {
 		return id, false, err

@@ -9,6 +9,7 @@ import { can } from './perm.js';
 
 /** @param {any} a an entry's actor */
 function actorName(a) {
+  if (a.type === 'operator') return 'the operator';
   const kind = a.type === 'user' ? '' : a.type === 'key' ? 'key ' : 'login-link session ';
   return kind + (a.label || '#' + a.id);
 }
@@ -41,6 +42,7 @@ export function AuditLog({ arg }) {
     setApplied(query(actor, action, targetType, targetID, since, until));
   };
   const actors = /** @type {Array<[string,string]>} */ ([['', 'anyone'], ['key', 'any API key'], ['session', 'any login-link session'],
+    ['operator', 'the operator'],
     ...((people && people.members) || []).map((/** @type {any} */ m) => [`user:${m.user_id}`, m.email])]);
   return html`<h1>Audit log</h1>
     <p>Every change made through the API or this dashboard: who, what, when and from where. Nothing can change it.</p>

@@ -1729,7 +1729,9 @@ export interface paths {
          * Send message batch
          * @description Send up to 100 messages, each under its own idempotency_key with the semantics of
          *     POST /v1/messages, each answered on its own (202 with the message, or a problem): one
-         *     bad item does not stop the others. The request's own Idempotency-Key is optional.
+         *     bad item does not stop the others. The request's own Idempotency-Key is optional. Each new
+         *     item counts toward the account's messages_per_day quota; items past it are answered 429
+         *     daily-quota-exceeded (with retry_after, the seconds to the next UTC midnight) and not stored.
          */
         post: operations["sendMessageBatch"];
         delete?: never;
@@ -3953,10 +3955,10 @@ export interface components {
          */
         Actor: {
             /**
-             * @description A person, an API key (or a dashboard session signed in with it), or a session from a login link.
+             * @description A person, an API key (or a dashboard session signed in with it), a session from a login link, or the service's operator (id 0: no person, no key of the account).
              * @enum {string}
              */
-            type: "user" | "key" | "session";
+            type: "user" | "key" | "session" | "operator";
             /** Format: int64 */
             id: number;
             /** @description What the actor was called then: a person's address, a key's name. */
@@ -4018,13 +4020,14 @@ export interface components {
          * @description What the operator holds the account to; null is no limit.
          * @example {
          *       "subscribers": 10000,
-         *       "senders": null
+         *       "senders": null,
+         *       "messages_per_day": 5000
          *     }
          */
         Quotas: {
             /**
              * Format: int64
-             * @description Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded.
+             * @description Most subscribers the account may hold; past it a create or import row is 403 quota-exceeded. Also what bounds campaign sends (one per subscriber and campaign).
              */
             subscribers: number | null;
             /**
@@ -4032,6 +4035,14 @@ export interface components {
              * @description Most senders the account may have.
              */
             senders: number | null;
+            /**
+             * Format: int64
+             * @description Most transactional messages the account's API may accept per UTC day (POST /v1/messages, each item of
+             *     POST /v1/messages/batch); past it a message is 429 daily-quota-exceeded with Retry-After to the next UTC
+             *     midnight, and nothing is stored. Campaign sends are not counted (the subscribers quota bounds them),
+             *     nor are sequence steps, double opt-in confirmations or a recipient's copy of their data.
+             */
+            messages_per_day: number | null;
         };
         /**
          * @example {
@@ -4043,7 +4054,8 @@ export interface components {
          *       "suspended_at": null,
          *       "quotas": {
          *         "subscribers": 10000,
-         *         "senders": null
+         *         "senders": null,
+         *         "messages_per_day": 5000
          *       }
          *     }
          */
@@ -4065,7 +4077,8 @@ export interface components {
          *       "name": "acme",
          *       "quotas": {
          *         "subscribers": 10000,
-         *         "senders": null
+         *         "senders": null,
+         *         "messages_per_day": 5000
          *       }
          *     }
          */
@@ -4084,7 +4097,8 @@ export interface components {
          *         "suspended_at": null,
          *         "quotas": {
          *           "subscribers": 10000,
-         *           "senders": null
+         *           "senders": null,
+         *           "messages_per_day": 5000
          *         }
          *       },
          *       "api_key": "so_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqr"
@@ -4107,7 +4121,8 @@ export interface components {
          *           "suspended_at": null,
          *           "quotas": {
          *             "subscribers": null,
-         *             "senders": null
+         *             "senders": null,
+         *             "messages_per_day": null
          *           }
          *         }
          *       ],
@@ -7713,6 +7728,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description More than SENDONCE_API_RATE_PER_SECOND requests per second for this API key (rate_limited), or the account's
+         *     messages_per_day quota is used up for the UTC day (daily-quota-exceeded: the quota named, its limit, what is
+         *     used, resets_at; Retry-After is the seconds to the next UTC midnight). Nothing was stored.
+         */
+        MessageRateLimited: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description More than SENDONCE_API_RATE_PER_SECOND requests per second for this API key. */
         RateLimited: {
             headers: {
@@ -9372,8 +9401,8 @@ export interface operations {
                  * @example
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Only this kind of actor (with actor_id: only that actor). */
-                actor_type?: "user" | "key" | "session";
+                /** @description Only this kind of actor (with actor_id: only that actor); operator: the service's operator (account created, quotas changed, suspended, resumed). */
+                actor_type?: "user" | "key" | "session" | "operator";
                 /** @example 3 */
                 actor_id?: number;
                 /**
@@ -11284,7 +11313,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["RateLimited"];
+            429: components["responses"]["MessageRateLimited"];
             503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
         };
