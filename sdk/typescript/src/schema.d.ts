@@ -1465,6 +1465,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List images
+         * @description The account's image library, newest first, cursor-paginated.
+         */
+        get: operations["listMedia"];
+        put?: never;
+        /**
+         * Upload image
+         * @description Upload one image as the request body (PNG, JPEG, GIF or WebP, at most 5 MiB, at most 16,777,216 pixels and
+         *     10,000 on a side). The format is told by the bytes; a Content-Type of `image/*` must agree with them
+         *     (`application/octet-stream` lets the bytes tell). The image is decoded and re-encoded before it is stored:
+         *     what is served is never the upload's own bytes (metadata such as a photo's location is dropped; a GIF keeps its
+         *     first frame; WebP is stored as PNG). Refused with 422 and nothing stored: SVG, HTML or any markup; a file with
+         *     bytes after the image's end or markup anywhere in it (a polyglot); a header declaring more pixels than allowed
+         *     (a decompression bomb); a truncated or malformed image; a `name` that is a path. The same bytes twice are
+         *     one image: 200 with the stored one. An account's library holds at most 2,000 images and 1 GiB (403
+         *     quota-exceeded naming `media_images` or `media_bytes`).
+         */
+        post: operations["uploadMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get image
+         * @description One image's description and public addresses (not its bytes, which its `url` serves).
+         */
+        get: operations["getMedia"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete image
+         * @description Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
+         *     is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
+         *     not keep it (its preview then shows a broken image).
+         */
+        delete: operations["deleteMedia"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/layouts": {
         parameters: {
             query?: never;
@@ -1606,6 +1667,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/lint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lint content
+         * @description Read an email's content as written (subject, HTML and text: template source) for what hurts its reach or its
+         *     readers: an image without alt text, a link that says "click here", an email that is almost only images, a
+         *     campaign without an unsubscribe link in its body, HTML past the 102 KB Gmail clips, elements mail clients strip,
+         *     public URL shorteners, a subject in capitals or with three exclamation marks, no text part. Findings advise;
+         *     they never block a send. Changes nothing. `kind: message` (a transactional message) needs no unsubscribe link.
+         */
+        post: operations["lintContent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{id}/duplicate": {
         parameters: {
             query?: never;
@@ -1662,7 +1747,7 @@ export interface paths {
         };
         /**
          * Export messages
-         * @description Every message of the account: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
+         * @description Every message of the account, or those the messages list's filters (`status`, `to`, `tag`) keep: id, to, from, subject, category, tags, created_at, and its send's status, sent_at and feedback. Streamed as CSV (RFC 4180, UTF-8, a header line; a cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe so spreadsheets do not run it) or NDJSON, by `format` or the Accept header (CSV when neither says), from one consistent snapshot read in batches: memory stays flat and the export holds back no account's events (docs/reports.md). A failure after the first row cuts the response off.
          */
         get: operations["exportMessages"];
         put?: never;
@@ -1915,6 +2000,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/ab-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The campaign's A/B test and its report per variant.
+         * @description The test's settings, its variants and, per variant, recipients, messages sent, recipients who opened or clicked as people (hits suspected of coming from scanners are left out, as in the report), their rates, and a significance hint: the two-sided p-value of a two-proportion z-test of each variant against the leader by the test's metric (clicks for a split). A p-value above 0.05 means the difference may well be noise. The rest of a test gets its variant when the winner is chosen, so until then it is in no variant's counts. A campaign without an A/B test is a 404 (docs/ab-tests.md).
+         */
+        get: operations["getCampaignABTest"];
+        /**
+         * Make a draft campaign an A/B test, or replace its test.
+         * @description 2 to 5 variants, each overriding any of the campaign's subject, from name, HTML and text templates, or naming a template of the account (taken when the campaign is approved). Mode `split` sends every recipient one variant; mode `test` sends a test group of `test_percent` % first, waits `wait_seconds` from the start, and sends the winner to the rest: chosen by `metric` (`clicks` or `opens` by people; opens are unreliable) or by a person (`manual`, POST /winner). Each recipient's variant (and test-group membership) is a hash of the campaign and the subscriber: one message per recipient, whatever the variant. With click tracking on, every variant's HTML must carry the campaign's links in the same order (checked at approval). Only a draft: otherwise a 409 and nothing changes.
+         */
+        put: operations["setCampaignABTest"];
+        post?: never;
+        /**
+         * Make a draft campaign an ordinary one again.
+         * @description Only a draft; otherwise a 409 and nothing changes.
+         */
+        delete: operations["deleteCampaignABTest"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/winner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose the winner of an A/B test in test mode.
+         * @description For metric `manual`, or to choose before the automatic pick. Once per campaign (a compare-and-set): a winner already chosen (by a person or by the metric), a campaign that is not sending or paused, or one that is not a test in test mode is a 409 and changes nothing. The rest of the audience then gets the winner; a `campaign.winner_chosen` event is written.
+         */
+        post: operations["chooseCampaignWinner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/retry-failed": {
         parameters: {
             query?: never;
@@ -2022,7 +2161,7 @@ export interface paths {
         };
         /**
          * Counts of the campaign's sends by status, and when sending started and finished.
-         * @description The counts may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
+         * @description The counts come from the campaign's kept counters (the same numbers as a count of its send rows, live and archived by retention; docs/reports.md), `queued` and `sending` counted from the rows. They may be up to 1 s old: they are cached per campaign for a second, so dashboards polling a large campaign do not recount its sends on every request. They are never older than the status beside them: a `sent` or `cancelled` campaign comes with counts taken after it got there, so a dashboard that polls until `sent` records the final numbers. The campaign's status and timestamps are always current. `skipped` counts the subscribers the recipient build left out (suppressed, or not confirmed), who have no send row.
          */
         get: operations["getCampaignStats"];
         put?: never;
@@ -2320,6 +2459,37 @@ export interface paths {
          * @description The template decides what stands in for the recipient, e.g. `{{if .Archive}}reader{{else}}{{.Name}}{{end}}`. Links are the original ones (no tracking). Another account's or an unpublished campaign is 404.
          */
         get: operations["archivePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/media/{account_public_id}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /**
+                 * @description `<sha256>.<png|jpg|gif>` for the image, `<sha256>.thumb.<png|jpg>` for its thumbnail (as `url` and `thumbnail_url` give them).
+                 * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * An image of an account's library, public (emails and web views load it)
+         * @description Served with `Cache-Control: public, max-age=31536000, immutable` (the address is the content's hash, so it never changes), an `ETag` (304 to `If-None-Match`), `X-Content-Type-Options: nosniff` and a sandboxing Content-Security-Policy. Another account's public id, or a name that is not one of its images, is 404.
+         */
+        get: operations["mediaFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2790,6 +2960,94 @@ export interface paths {
          *     only SPF, DKIM and DMARC records are echoed.
          */
         post: operations["checkDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/domains/{domain}/dkim-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The sending (From) domain: a public domain name, any case.
+                 * @example news.example.com
+                 */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a domain's DKIM keys
+         * @description The account's DKIM keys of the domain (without their private halves), oldest first, with the TXT record each needs published.
+         */
+        get: operations["listDkimKeys"];
+        put?: never;
+        /**
+         * Generate a DKIM key
+         * @description Generates a key pair for the domain (RSA 2048 by default, or Ed25519), stores the private half encrypted
+         *     (AES-GCM, SENDONCE_SECRETS_KEY; never returned) and answers the TXT record to publish at
+         *     `<selector>._domainkey.<domain>`. The key starts inactive: publish the record, check it with
+         *     POST /v1/domains/check (`dkim_key`), then activate it; from then on SMTP senders sign mail From the domain
+         *     with it. Without `selector` one is generated (`so<yyyymmdd>-<hex>`). Mind that receivers verify Ed25519
+         *     signatures less widely than RSA ones (RFC 8463): sign with RSA unless you know your recipients' servers.
+         */
+        post: operations["createDkimKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/domains/{domain}/dkim-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example news.example.com */
+                domain: string;
+                /** @example 3 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an inactive DKIM key
+         * @description Deletes a key that no longer signs (after a rotation, once mail signed with it has been delivered: a few
+         *     days); remove its TXT record afterwards. The active key cannot be deleted (409): activate another first.
+         */
+        delete: operations["deleteDkimKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/domains/{domain}/dkim-keys/{id}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example news.example.com */
+                domain: string;
+                /** @example 3 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Activate a DKIM key (rotation)
+         * @description Makes the key the domain's signing key. The previously active key stops signing but stays (keep its record
+         *     published until mail signed with it is delivered, then delete it). Running processes pick the change up
+         *     within 30 seconds. Activating the active key changes nothing.
+         */
+        post: operations["activateDkimKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4914,6 +5172,73 @@ export interface components {
         };
         /**
          * @example {
+         *       "selector": "s2026",
+         *       "algorithm": "rsa-2048"
+         *     }
+         */
+        DkimKeyCreate: {
+            /** @description One DNS label (letters, digits, hyphens; stored lower-case), unique per domain; absent: generated. */
+            selector?: string;
+            /**
+             * @description Absent: rsa-2048.
+             * @enum {string}
+             */
+            algorithm?: "rsa-2048" | "ed25519";
+        };
+        /**
+         * @example {
+         *       "id": 3,
+         *       "domain": "news.example.com",
+         *       "selector": "s2026",
+         *       "algorithm": "ed25519",
+         *       "active": false,
+         *       "activated_at": null,
+         *       "created_at": "2026-12-06T15:00:00Z",
+         *       "record": {
+         *         "type": "TXT",
+         *         "name": "s2026._domainkey.news.example.com",
+         *         "value": "v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="
+         *       }
+         *     }
+         */
+        DkimKey: {
+            /** Format: int64 */
+            id: number;
+            domain: string;
+            selector: string;
+            /** @enum {string} */
+            algorithm: "rsa-2048" | "ed25519";
+            /** @description Signs the domain's mail (SMTP senders). At most one key per domain. */
+            active: boolean;
+            /**
+             * Format: date-time
+             * @description When it last became active.
+             */
+            activated_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The TXT record to publish. An RSA value is longer than 255 characters: DNS providers split it into several strings of one record themselves (or enter it as such); the strings are joined when read. */
+            record: {
+                /** @enum {string} */
+                type: "TXT";
+                name: string;
+                value: string;
+            };
+        };
+        DkimKeyList: {
+            data: components["schemas"]["DkimKey"][];
+        };
+        DomainCheckDkimKey: {
+            /** Format: int64 */
+            id: number;
+            selector: string;
+            active: boolean;
+            /** @enum {string} */
+            status: "match" | "missing" | "mismatch" | "unknown";
+            detail: string;
+        };
+        /**
+         * @example {
          *       "domain": "example.com",
          *       "ok": false,
          *       "aligned": true,
@@ -4951,6 +5276,15 @@ export interface components {
          *         "aligned": true,
          *         "detail": "the DKIM signing domain (d=) example.com aligns with example.com (relaxed)"
          *       },
+         *       "dkim_keys": [
+         *         {
+         *           "id": 3,
+         *           "selector": "s2026",
+         *           "active": true,
+         *           "status": "match",
+         *           "detail": "the record at s2026._domainkey.example.com carries this key"
+         *         }
+         *       ],
          *       "publish": [
          *         {
          *           "type": "TXT",
@@ -4974,6 +5308,14 @@ export interface components {
             dmarc_policy: string;
             spf_alignment: components["schemas"]["DomainAlignment"];
             dkim_alignment: components["schemas"]["DomainAlignment"];
+            /**
+             * @description The account's own DKIM keys of the domain (POST /v1/domains/{domain}/dkim-keys), each looked up at its
+             *     record's name: `match` when a published record carries exactly this key, `missing` when none is
+             *     published there, `mismatch` when the record there holds another key (or a revoked one), `unknown` when
+             *     the lookup failed. When the account has an active key and no `dkim_selector` is given, the `dkim`
+             *     check above looks at the active key's selector. Empty on approval checks and for a domain without keys.
+             */
+            dkim_keys: components["schemas"]["DomainCheckDkimKey"][];
             publish: {
                 type: string;
                 name: string;
@@ -5341,6 +5683,92 @@ export interface components {
         };
         /**
          * @example {
+         *       "id": 12,
+         *       "name": "logo.png",
+         *       "content_type": "image/png",
+         *       "width": 600,
+         *       "height": 200,
+         *       "size": 18342,
+         *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+         *       "url": "https://mail.example.com/media/pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png",
+         *       "thumbnail_url": "https://mail.example.com/media/pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.thumb.png",
+         *       "created_at": "2026-12-06T09:00:00Z"
+         *     }
+         */
+        Media: {
+            /** Format: int64 */
+            id: number;
+            /** @description The display name given at upload. */
+            name: string;
+            /**
+             * @description As stored (WebP is stored as PNG).
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg" | "image/gif";
+            width: number;
+            height: number;
+            /** @description Bytes, as stored (re-encoded). */
+            size: number;
+            /** @description Of the stored bytes, hex; the image's address. */
+            sha256: string;
+            /** @description Its public address, for an `<img src>` in content. */
+            url: string;
+            /** @description A thumbnail at most 320 pixels on a side. */
+            thumbnail_url: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        MediaPage: {
+            data: components["schemas"]["Media"][];
+            next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "kind": "campaign",
+         *       "subject": "SPRING SALE!!!",
+         *       "html": "<p><a href=\"https://bit.ly/x\">Click here</a></p>",
+         *       "text": ""
+         *     }
+         */
+        LintRequest: {
+            /**
+             * @description A campaign or sequence step (the default) must carry an unsubscribe link; a transactional message need not.
+             * @enum {string}
+             */
+            kind?: "campaign" | "message";
+            subject: string;
+            html?: string;
+            text?: string;
+        };
+        LintFinding: {
+            /** @description image-alt-missing, link-text-generic, images-only, unsubscribe-missing, html-clipped, element-stripped, link-shortener, subject-all-caps, subject-exclamations, subject-empty, text-missing */
+            rule: string;
+            /** @enum {string} */
+            severity: "warning" | "note";
+            /** @description The part it is in, as a JSON pointer: /subject, /html or /text. */
+            field: string;
+            message: string;
+            /** @description The element or words at fault, at most 120 characters; absent when the finding is about the whole part. */
+            excerpt?: string;
+        };
+        /**
+         * @example {
+         *       "findings": [
+         *         {
+         *           "rule": "link-text-generic",
+         *           "severity": "warning",
+         *           "field": "/html",
+         *           "message": "a link says \"click here\": name where it goes (a screen reader lists links alone)",
+         *           "excerpt": "<a href=\"https://bit.ly/x\">Click here</a>"
+         *         }
+         *       ]
+         *     }
+         */
+        LintResult: {
+            findings: components["schemas"]["LintFinding"][];
+        };
+        /**
+         * @example {
          *       "data": [
          *         {
          *           "id": 3,
@@ -5611,6 +6039,7 @@ export interface components {
              * @description Keep subscribers created before this time.
              */
             created_before?: string;
+            engagement?: components["schemas"]["SegmentEngagement"];
         };
         /**
          * @example {
@@ -5630,6 +6059,7 @@ export interface components {
             created_after?: string;
             /** Format: date-time */
             created_before?: string;
+            engagement?: components["schemas"]["SegmentEngagement"];
         };
         /**
          * @example {
@@ -5642,6 +6072,7 @@ export interface components {
          *       "list_ids": [],
          *       "created_after": null,
          *       "created_before": null,
+         *       "engagement": null,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
          *     }
@@ -5658,11 +6089,36 @@ export interface components {
             created_after: string | null;
             /** Format: date-time */
             created_before: string | null;
+            engagement: components["schemas"]["SegmentEngagement"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
         };
+        /**
+         * @description An engagement condition (null or absent: none). What a person did with the account's mail, read from the click and open tracking joined to the per-recipient send rows. `kind` opened or clicked `campaign_id` (a hit on that campaign's message to the person), or anything within the last `within_days` days (a hit on any message to the person in that window); give exactly one of `campaign_id` and `within_days`. `people_only` (default true) counts only hits not suspected of being a scanner or a link checker; a click on the hidden honeypot link never counts. `negated: true` selects the people who RECEIVED that campaign (a send with status sent; within_days: any message sent in the window) and did not open (click) it: "not opened campaign 42" is the resend-to-non-openers audience and never includes people campaign 42 was not sent to, or whose send failed. Conditions rest on the send rows: after SENDONCE_SEND_RETENTION deletes a campaign's send rows, its condition matches nobody (docs/segments.md).
+         * @example {
+         *       "kind": "opened",
+         *       "negated": true,
+         *       "campaign_id": 42,
+         *       "people_only": true
+         *     }
+         */
+        SegmentEngagement: {
+            /** @enum {string} */
+            kind: "opened" | "clicked";
+            /** @description Select those who received and did not (absent: false). */
+            negated?: boolean;
+            /**
+             * Format: int64
+             * @description One of the account's campaigns; another account's or an unknown id is a 422 on /engagement/campaign_id.
+             */
+            campaign_id?: number;
+            /** @description Any message in the last this many days. */
+            within_days?: number;
+            /** @description Count only hits not suspected of being a scanner (absent: true). */
+            people_only?: boolean;
+        } | null;
         SegmentPage: {
             data: components["schemas"]["Segment"][];
             next_cursor: string | null;
@@ -6027,6 +6483,121 @@ export interface components {
              * @description Of the rest, subscribers not confirmed (pending or unsubscribed).
              */
             unconfirmed: number;
+        };
+        /**
+         * @example {
+         *       "mode": "test",
+         *       "test_percent": 20,
+         *       "wait_seconds": 14400,
+         *       "metric": "clicks",
+         *       "variants": [
+         *         {
+         *           "subject": "Our spring sale"
+         *         },
+         *         {
+         *           "subject": "{{.Name}}, 20% off until Sunday"
+         *         }
+         *       ]
+         *     }
+         */
+        ABTestInput: {
+            /** @enum {string} */
+            mode: "split" | "test";
+            /** @description Mode test: the test group's share of the audience, in %. */
+            test_percent?: number;
+            /** @description Mode test: from the start of the send until the winner is chosen. */
+            wait_seconds?: number;
+            /**
+             * @description Mode test: how the winner is chosen; opens are unreliable (image proxies, privacy protection).
+             * @enum {string}
+             */
+            metric?: "clicks" | "opens" | "manual";
+            variants: components["schemas"]["ABVariantInput"][];
+        };
+        /** @description What this variant changes; an absent field is the campaign's own. */
+        ABVariantInput: {
+            subject?: string;
+            from_name?: string;
+            html_template?: string;
+            text_template?: string;
+            /**
+             * Format: int64
+             * @description A template of the account whose subject and content the variant takes at approval (instead of its own).
+             */
+            template_id?: number;
+        };
+        /** @description A variant as stored; an absent field is the campaign's own. */
+        ABVariant: {
+            /** @description Its letter: A is the first. */
+            variant: string;
+            subject?: string;
+            from_name?: string;
+            html_template?: string;
+            text_template?: string;
+            /** Format: int64 */
+            template_id?: number;
+        };
+        ABTest: {
+            /** @enum {string} */
+            mode: "split" | "test";
+            test_percent?: number | null;
+            wait_seconds?: number | null;
+            /** @enum {string|null} */
+            metric?: "clicks" | "opens" | "manual" | null;
+            variants: components["schemas"]["ABVariant"][];
+            /** @description Mode test: the winner's letter once chosen. */
+            winner?: string | null;
+            /** Format: date-time */
+            winner_chosen_at?: string | null;
+            /** @enum {string|null} */
+            chosen_by?: "automatic" | "manual" | null;
+            /** @description Per variant (in GET), in variant order. */
+            report?: components["schemas"]["ABVariantReport"][];
+        };
+        ABVariantReport: {
+            variant: string;
+            /**
+             * Format: int64
+             * @description Recipients given this variant (the rest of a test counts once the winner is chosen).
+             */
+            recipients: number;
+            /** Format: int64 */
+            sent: number;
+            /**
+             * Format: int64
+             * @description Recipients who opened, people only.
+             */
+            opened: number;
+            /**
+             * Format: int64
+             * @description Recipients who clicked a tracked link, people only.
+             */
+            clicked: number;
+            /**
+             * Format: double
+             * @description opened / sent.
+             */
+            open_rate: number;
+            /**
+             * Format: double
+             * @description clicked / sent.
+             */
+            click_rate: number;
+            /**
+             * Format: double
+             * @description Two-sided p-value of a two-proportion z-test against the leader by the metric (1 for the leader): below 0.05, the difference is unlikely to be noise.
+             */
+            p_value: number;
+            /** @description The highest rate by the test's metric (clicks for a split); a tie goes to the earlier variant. */
+            leader: boolean;
+        };
+        /**
+         * @example {
+         *       "variant": "B"
+         *     }
+         */
+        WinnerRequest: {
+            variant: string;
         };
         /**
          * @example {
@@ -6614,6 +7185,8 @@ export interface components {
             /** @enum {string} */
             security?: "none" | "starttls" | "tls";
             username?: string;
+            /** @description smtp: false sends unsigned even when the From domain has an active DKIM key (a relay that signs itself); absent or true signs with it (see POST /v1/domains/{domain}/dkim-keys). */
+            dkim_sign?: boolean;
             /** @description No user name or password in it (they go in credentials); no literal internal address or localhost unless private destinations are allowed. */
             url?: string;
             /** @description Replaces the native provider's API origin; the same rules as url. */
@@ -6921,7 +7494,7 @@ export interface components {
          * @description The catalogue of event types (docs/events.md); every Event's type, every endpoint's event_types and ?type= filter item is one of these.
          * @enum {string}
          */
-        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
+        EventType: "campaign.approved" | "campaign.started" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.sent" | "campaign.failed" | "campaign.winner_chosen" | "send.sent" | "send.failed" | "send.unknown" | "send.suppressed" | "send.clicked" | "send.opened" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained" | "subscriber.created" | "subscriber.confirmed" | "subscriber.subscribed" | "subscriber.erased" | "suppression.created" | "suppression.deleted" | "endpoint.disabled" | "endpoint.ping" | "sender.complaint_rate_exceeded" | "sequence.step_sent" | "sequence.exited";
         /**
          * @description One event: in webhook bodies, the pull API and the stream. A union on `type`: each type has its
          *     schema (`SendSentEvent`, …) whose `data` is that type's payload, so a client narrows `data` by
@@ -6937,7 +7510,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SubscriberErasedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
+        } & (components["schemas"]["CampaignApprovedEvent"] | components["schemas"]["CampaignStartedEvent"] | components["schemas"]["CampaignPausedEvent"] | components["schemas"]["CampaignResumedEvent"] | components["schemas"]["CampaignCancelledEvent"] | components["schemas"]["CampaignSentEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["CampaignWinnerChosenEvent"] | components["schemas"]["SendSentEvent"] | components["schemas"]["SendFailedEvent"] | components["schemas"]["SendUnknownEvent"] | components["schemas"]["SendSuppressedEvent"] | components["schemas"]["SendClickedEvent"] | components["schemas"]["SendOpenedEvent"] | components["schemas"]["SubscriberUnsubscribedEvent"] | components["schemas"]["SubscriberBouncedEvent"] | components["schemas"]["SubscriberComplainedEvent"] | components["schemas"]["SubscriberCreatedEvent"] | components["schemas"]["SubscriberConfirmedEvent"] | components["schemas"]["SubscriberSubscribedEvent"] | components["schemas"]["SubscriberErasedEvent"] | components["schemas"]["SuppressionCreatedEvent"] | components["schemas"]["SuppressionDeletedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointPingEvent"] | components["schemas"]["SenderComplaintRateExceededEvent"] | components["schemas"]["SequenceStepSentEvent"] | components["schemas"]["SequenceExitedEvent"]);
         CampaignApprovedEvent: {
             id: string;
             /**
@@ -7014,6 +7587,32 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             data: components["schemas"]["CampaignEventData"];
+        };
+        CampaignWinnerChosenEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "campaign.winner_chosen";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["CampaignWinnerEventData"];
+        };
+        /** @description The winner of an A/B test in test mode (docs/ab-tests.md); the rest of the audience gets it. */
+        CampaignWinnerEventData: {
+            /** Format: int64 */
+            campaign_id: number;
+            name: string;
+            /** @description The variant's letter (A is the first). */
+            variant: string;
+            /**
+             * @description automatic: the scheduler, by the metric, once the wait ran out; manual: a person (POST /v1/campaigns/{id}/winner).
+             * @enum {string}
+             */
+            chosen_by: "automatic" | "manual";
+            /** @enum {string} */
+            metric: "clicks" | "opens" | "manual";
         };
         SendSentEvent: {
             id: string;
@@ -9872,6 +10471,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -9903,6 +10503,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -10674,6 +11275,172 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    listMedia: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of images. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    uploadMedia: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The image's display name (a file name, not a path; default `image`).
+                 * @example logo.png
+                 */
+                name?: string;
+            };
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/png": string;
+                "image/jpeg": string;
+                "image/gif": string;
+                "image/webp": string;
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The account already had these bytes; the stored image, nothing added. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Media"];
+                };
+            };
+            /** @description Stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Media"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Media"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listLayouts: {
         parameters: {
             query?: {
@@ -11092,6 +11859,56 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    lintContent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LintRequest"];
+            };
+        };
+        responses: {
+            /** @description The findings, in the order of the parts (empty when there is none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LintResult"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     duplicateTemplate: {
         parameters: {
             query?: never;
@@ -11202,6 +12019,18 @@ export interface operations {
                  * @example csv
                  */
                 format?: components["parameters"]["ExportFormat"];
+                /**
+                 * @description Only messages whose send has this status.
+                 * @example sent
+                 */
+                status?: components["schemas"]["SendStatus"];
+                /**
+                 * @description The recipient's address (case-insensitive).
+                 * @example ada@example.com
+                 */
+                to?: string;
+                /** @example receipt */
+                tag?: string;
             };
             header?: never;
             path?: never;
@@ -11786,6 +12615,155 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    getCampaignABTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test and its report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ABTest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    setCampaignABTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ABTestInput"];
+            };
+        };
+        responses: {
+            /** @description The test as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ABTest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteCampaignABTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign has no A/B test. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    chooseCampaignWinner: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WinnerRequest"];
+            };
+        };
+        responses: {
+            /** @description The test with its winner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ABTest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     retryFailedCampaign: {
         parameters: {
             query?: never;
@@ -12042,6 +13020,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -12079,6 +13058,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
@@ -12410,6 +13390,53 @@ export interface operations {
                 };
             };
             /** @description Not a published campaign of this account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mediaFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `public_id`.
+                 * @example pub_3f6c1d2e9a8b4c7d8e9f0a1b2c3d4e5f
+                 */
+                account_public_id: string;
+                /**
+                 * @description `<sha256>.<png|jpg|gif>` for the image, `<sha256>.thumb.<png|jpg>` for its thumbnail (as `url` and `thumbnail_url` give them).
+                 * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/jpeg": string;
+                    "image/gif": string;
+                };
+            };
+            /** @description Not modified (the ETag matched). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not an image of this account. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13491,6 +14518,177 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listDkimKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The sending (From) domain: a public domain name, any case.
+                 * @example news.example.com
+                 */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DkimKeyList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createDkimKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The sending (From) domain: a public domain name, any case.
+                 * @example news.example.com
+                 */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DkimKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description Created, inactive. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DkimKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteDkimKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example news.example.com */
+                domain: string;
+                /** @example 3 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    activateDkimKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example news.example.com */
+                domain: string;
+                /** @example 3 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DkimKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
