@@ -111,6 +111,7 @@ func runApprovalsChaos(ctx context.Context, bin string, args []string, stdout, s
 	a := &approver{c: c, ids: ids, later: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339),
 		ok: map[int64]bool{}, pause: time.Duration(float64(*clients) / rate * float64(time.Second))}
 	start := time.Now()
+	made := 0 // SIGKILLs made
 	for k := 0; ; k++ {
 		genCtx, stop := context.WithCancel(ctx)
 		var wg sync.WaitGroup
@@ -124,7 +125,16 @@ func runApprovalsChaos(ctx context.Context, bin string, args []string, stdout, s
 			time.Sleep(5 * time.Millisecond)
 		}
 		sleepCtx(ctx, time.Duration(100+rand.Int64N(400))*time.Millisecond)
-		if k == *kills {
+		// Kill while an approval is in the process's hands: wait (a bounded while)
+		// until a client has one under way, so the kill cuts it rather than land
+		// between two requests (on a loaded machine the gaps are most of the time).
+		for deadline := time.Now().Add(2 * time.Second); a.inFlight.Load() == 0 && time.Now().Before(deadline) &&
+			ctx.Err() == nil && a.next.Load() < int64(len(ids)); {
+			time.Sleep(200 * time.Microsecond)
+		}
+		// The planned kills done, the run ends; unless no kill has cut an approval
+		// yet, when up to ten more are made (a run that cut none proves nothing).
+		if k >= *kills && (a.cut.Load() > 0 || k >= *kills+10 || a.next.Load() >= int64(len(ids))) {
 			stop()
 			wg.Wait()
 			_ = api.Process.Signal(syscall.SIGTERM)
@@ -133,6 +143,7 @@ func runApprovalsChaos(ctx context.Context, bin string, args []string, stdout, s
 			}
 			break
 		}
+		made++
 		_ = api.Process.Kill() // SIGKILL, approvals in flight
 		_ = api.Wait()
 		stop()
@@ -174,7 +185,7 @@ func runApprovalsChaos(ctx context.Context, bin string, args []string, stdout, s
 		}
 	}
 	fmt.Fprintf(stdout, "chaos-approvals: campaigns=%d approved=%d draft=%d kills=%d requests=%d cut=%d answered_200=%d conflicts_409=%d\n",
-		len(rows), approved, draft, *kills, a.requests.Load(), a.cut.Load(), len(a.ok), a.conflicts.Load())
+		len(rows), approved, draft, made, a.requests.Load(), a.cut.Load(), len(a.ok), a.conflicts.Load())
 	if len(bad) > 0 {
 		return fmt.Errorf("chaos -approvals: the audit log does not show exactly the approvals that committed:\n%s",
 			errors.Join(errorsOf(bad)...))
@@ -203,6 +214,8 @@ type approver struct {
 	next  atomic.Int64
 
 	requests, answered, cut, conflicts atomic.Int64
+	// inFlight is the approvals sent and not yet answered.
+	inFlight atomic.Int64
 
 	mu sync.Mutex
 	ok map[int64]bool
@@ -223,7 +236,9 @@ func (a *approver) run(ctx context.Context) {
 			id = a.ids[i]
 		}
 		a.requests.Add(1)
+		a.inFlight.Add(1)
 		status, err := a.approve(ctx, id)
+		a.inFlight.Add(-1)
 		switch {
 		case err != nil:
 			a.cut.Add(1) // the process died under it (or the run moved on): not retried
