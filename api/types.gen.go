@@ -6543,6 +6543,9 @@ type ListSegmentsParams struct {
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Name Only segments whose name contains this text (any case; surrounding spaces ignored). Longer than 200 characters is 422 on /name. Keep it the same while following next_cursor.
+	Name *string `form:"name,omitempty" json:"name,omitempty"`
 }
 
 // CreateSegmentParams defines parameters for CreateSegment.

@@ -6550,6 +6550,9 @@ type ListSegmentsParams struct {
 	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
 	// Absent or empty means the first page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Name Only segments whose name contains this text (any case; surrounding spaces ignored). Longer than 200 characters is 422 on /name. Keep it the same while following next_cursor.
+	Name *string `form:"name,omitempty" json:"name,omitempty"`
 }
 
 // CreateSegmentParams defines parameters for CreateSegment.
@@ -10324,7 +10327,7 @@ type ClientInterface interface {
 
 	// ListSegments List segments
 	//
-	// Segments of the account, cursor-paginated.
+	// Segments of the account, oldest first, cursor-paginated.
 	//
 	// Corresponds with GET /v1/segments (the `ListSegments` operationId).
 	ListSegments(ctx context.Context, params *ListSegmentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -14307,7 +14310,7 @@ func (c *Raw) CompletePasswordReset(ctx context.Context, body CompletePasswordRe
 
 // ListSegments List segments
 //
-// Segments of the account, cursor-paginated.
+// Segments of the account, oldest first, cursor-paginated.
 //
 // Corresponds with GET /v1/segments (the `ListSegments` operationId).
 func (c *Raw) ListSegments(ctx context.Context, params *ListSegmentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -21811,6 +21814,18 @@ func NewListSegmentsRequest(server string, params *ListSegmentsParams) (*http.Re
 
 		}
 
+		if params.Name != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", *params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26816,7 +26831,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListSegmentsWithResponse List segments
 	//
-	// Segments of the account, cursor-paginated.
+	// Segments of the account, oldest first, cursor-paginated.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -50721,7 +50736,7 @@ func (c *ClientWithResponses) CompletePasswordResetWithResponse(ctx context.Cont
 
 // ListSegmentsWithResponse List segments
 //
-// Segments of the account, cursor-paginated.
+// Segments of the account, oldest first, cursor-paginated.
 //
 // Returns a wrapper object for the known response body format(s).
 //

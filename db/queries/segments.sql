@@ -25,6 +25,8 @@ SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, c
        engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at
 FROM segments
 WHERE account_id = @account_id AND id > @after_id
+  -- name_contains: '' for every segment, else those whose name holds it (any case).
+  AND (@name_contains::text = '' OR strpos(lower(name), lower(@name_contains::text)) > 0)
 ORDER BY id
 LIMIT @lim;
 

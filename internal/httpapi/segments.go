@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/segment"
 )
 
@@ -73,7 +75,11 @@ func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.Segments.List(r.Context(), accountID(r), p.AfterID, p.Limit+1)
+	name := strings.TrimSpace(r.URL.Query().Get("name"))
+	if len(name) > 200 {
+		return apperr.Invalidf("/name", "name must be at most 200 characters")
+	}
+	rows, err := s.Segments.List(r.Context(), accountID(r), p.AfterID, name, p.Limit+1)
 	if err != nil {
 		return err
 	}

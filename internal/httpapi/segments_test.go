@@ -174,3 +174,49 @@ func TestSegmentEngagementOverTheAPI(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 	require.Nil(t, decodeAs[api.Segment](t, res).Engagement)
 }
+
+// GET /v1/segments?name= narrows to names holding the text in any case, pages
+// within the narrowed set, keeps to the account, and refuses an over-long text.
+func TestSegmentsNameFilter(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for _, n := range []string{"Pro teams", "free plan", "PRO trial", "churned", "approved pros"} {
+		res := e.do(e.keyA, "POST", "/v1/segments", map[string]any{"name": n})
+		require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	}
+	res := e.do(e.keyB, "POST", "/v1/segments", map[string]any{"name": "pro elsewhere"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+
+	names := func(p api.SegmentPage) []string {
+		var out []string
+		for _, g := range p.Data {
+			out = append(out, g.Name)
+		}
+		return out
+	}
+	res = e.do(e.keyA, "GET", "/v1/segments?name=%20pRo%20", nil)
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	require.Equal(t, []string{"Pro teams", "PRO trial", "approved pros"}, names(decodeAs[api.SegmentPage](t, res)))
+
+	res = e.do(e.keyA, "GET", "/v1/segments?name=pro&limit=2", nil)
+	first := decodeAs[api.SegmentPage](t, res)
+	require.Equal(t, []string{"Pro teams", "PRO trial"}, names(first))
+	require.NotNil(t, first.NextCursor)
+	res = e.do(e.keyA, "GET", "/v1/segments?name=pro&limit=2&cursor="+*first.NextCursor, nil)
+	second := decodeAs[api.SegmentPage](t, res)
+	require.Equal(t, []string{"approved pros"}, names(second))
+	require.Nil(t, second.NextCursor)
+
+	res = e.do(e.keyA, "GET", "/v1/segments?name=nothing-like-it", nil)
+	require.Empty(t, decodeAs[api.SegmentPage](t, res).Data)
+	res = e.do(e.keyA, "GET", "/v1/segments?name=", nil)
+	require.Len(t, decodeAs[api.SegmentPage](t, res).Data, 5)
+
+	long := make([]byte, 201)
+	for i := range long {
+		long[i] = 'a'
+	}
+	res = e.do(e.keyA, "GET", "/v1/segments?name="+string(long), nil)
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+	require.Equal(t, []string{"/name"}, decodeAs[problem](t, res).pointers())
+}

@@ -60,8 +60,9 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Segment, error)
 }
 
 // List returns up to limit segments after afterID in id order.
-func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int) ([]Segment, error) {
-	rows, err := store.New(s.pool).SegmentList(ctx, store.SegmentListParams{AccountID: accountID, AfterID: afterID, Lim: int32(limit)})
+func (s *Service) List(ctx context.Context, accountID, afterID int64, nameContains string, limit int) ([]Segment, error) {
+	rows, err := store.New(s.pool).SegmentList(ctx, store.SegmentListParams{AccountID: accountID, AfterID: afterID,
+		NameContains: nameContains, Lim: int32(limit)})
 	if err != nil {
 		return nil, err
 	}

@@ -213,14 +213,17 @@ SELECT id, name, coalesce(match::text, '')::text AS match, statuses, list_ids, c
        engaged_kind, engaged_negated, engaged_campaign_id, engaged_days, engaged_people_only, created_at, updated_at
 FROM segments
 WHERE account_id = $1 AND id > $2
+  -- name_contains: '' for every segment, else those whose name holds it (any case).
+  AND ($3::text = '' OR strpos(lower(name), lower($3::text)) > 0)
 ORDER BY id
-LIMIT $3
+LIMIT $4
 `
 
 type SegmentListParams struct {
-	AccountID int64
-	AfterID   int64
-	Lim       int32
+	AccountID    int64
+	AfterID      int64
+	NameContains string
+	Lim          int32
 }
 
 type SegmentListRow struct {
@@ -241,7 +244,12 @@ type SegmentListRow struct {
 }
 
 func (q *Queries) SegmentList(ctx context.Context, arg SegmentListParams) ([]SegmentListRow, error) {
-	rows, err := q.db.Query(ctx, segmentList, arg.AccountID, arg.AfterID, arg.Lim)
+	rows, err := q.db.Query(ctx, segmentList,
+		arg.AccountID,
+		arg.AfterID,
+		arg.NameContains,
+		arg.Lim,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -68,8 +68,18 @@ function listNames(ids, lists) {
   return ids.map((id) => (lists.find((l) => l.id === id) || { name: `list ${id}` }).name).join(', ');
 }
 
+/** How many segments the list shows a page. */
+const segmentsPage = 50;
+
 export function Segments() {
-  const paged = usePaged('/v1/segments?limit=50');
+  // The name filter: typed in q, applied (to the API's ?name=) a moment after the last key, or at once on Enter.
+  const [q, setQ] = useState('');
+  const [applied, setApplied] = useState('');
+  useEffect(() => {
+    const t = setTimeout(() => setApplied(q.trim()), 300);
+    return () => clearTimeout(t);
+  }, [q]);
+  const paged = usePaged(`/v1/segments?limit=${segmentsPage}` + (applied ? '&name=' + encodeURIComponent(applied) : ''));
   const { page, error, reload } = paged;
   const [lists] = useLoad(() => api('GET', '/v1/lists?limit=200'));
   const allLists = lists ? lists.data : [];
@@ -171,8 +181,14 @@ export function Segments() {
         ${editing && html`<button type="button" onClick=${() => edit(null)}>Cancel editing</button>`}
       </div>
     </form>
+    <section aria-labelledby="saved-segments"><h2 id="saved-segments">Saved segments</h2>
+    <form role="search" aria-label="Filter segments" class="inline" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); setApplied(q.trim()); }}>
+      <${Field} label="Segment name contains" type="search" value=${q} onInput=${setQ} hint="Any case; the list narrows as you type."
+        error=${fieldError(error, '/name')} />
+    </form>
     <${ErrorBox} error=${error} />
-    ${page && page.data.length === 0 && html`<${Empty} title="No segments yet."><p>Write a predicate above and save it; campaigns can then target it.</p></${Empty}>`}
+    ${page && page.data.length === 0 && !applied && html`<${Empty} title="No segments yet."><p>Write a predicate above and save it; campaigns can then target it.</p></${Empty}>`}
+    ${page && page.data.length === 0 && applied && html`<${Empty} title="No segment's name contains that."><p>Try fewer letters, or clear the filter to see every segment.</p></${Empty}>`}
     ${page && page.data.length > 0 && html`<div class="table-wrap"><table class="segments">
       <caption class="sr-only">Segments</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Match</th><th scope="col">Statuses</th><th scope="col">Lists</th><th scope="col">Updated</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
@@ -181,7 +197,8 @@ export function Segments() {
         <td class="row-actions"><button type="button" class="link" onClick=${() => edit(s)} aria-label=${'Edit segment ' + s.name}>Edit</button>
           <button type="button" class="link danger" onClick=${() => remove(s)} aria-label=${'Delete segment ' + s.name}>Delete</button></td></tr>`)}</tbody>
     </table></div>`}
-    <${Pager} paged=${paged} label="Segments" />`;
+    <${Pager} paged=${paged} label="Segments" />
+    </section>`;
 }
 
 /** How many of a segment's members its page shows (the preview's sample). */

@@ -1328,7 +1328,7 @@ export interface paths {
         };
         /**
          * List segments
-         * @description Segments of the account, cursor-paginated.
+         * @description Segments of the account, oldest first, cursor-paginated.
          */
         get: operations["listSegments"];
         put?: never;
@@ -10876,6 +10876,11 @@ export interface operations {
                  * @example
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only segments whose name contains this text (any case; surrounding spaces ignored). Longer than 200 characters is 422 on /name. Keep it the same while following next_cursor.
+                 * @example pro
+                 */
+                name?: string;
             };
             header?: never;
             path?: never;
