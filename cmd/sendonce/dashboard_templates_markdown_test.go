@@ -37,6 +37,8 @@ func TestDashboardTemplateMarkdown(t *testing.T) {
 	b.eval(`__t.click('Create and preview')`)
 	// Created: the editor reopens on the saved template (its Markdown and layout kept).
 	b.wait(`[...document.querySelectorAll('button')].some((x) => x.textContent.trim() === 'Save and preview') && __t.field('Layout').selectedOptions[0].textContent === 'brand'`)
+	// Saved with a named layout: an update cannot go back to the default one, so it is not offered.
+	b.wait(`![...__t.field('Layout').options].some((o) => o.value === '') && __t.text().includes('keeps the layout it names')`)
 
 	list := apiCall(t, base, key, http.MethodGet, "/v1/templates?limit=50", nil)["data"].([]any)
 	var tpl map[string]any

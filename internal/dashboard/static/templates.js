@@ -58,6 +58,9 @@ function Editor({ tpl, onSaved }) {
   const [out, setOut] = useState(/** @type {any} */ (null));
   const [saved, setSaved] = useState(tpl && tpl.id ? tpl : null);
   const [note, setNote] = useState('');
+  // An update cannot go back from a named layout to the default one (an absent
+  // layout_id leaves the saved one), so the choice is not offered then.
+  const pinned = !!(saved && saved.layout_id);
   const set = (/** @type {string} */ k) => (/** @type {string} */ v) => { setF({ ...f, [k]: v }); setError(null); };
   const parsed = parseSample(sample);
   // The live preview: what the editor holds, rendered by the API (nothing saved) a
@@ -96,7 +99,8 @@ function Editor({ tpl, onSaved }) {
       ${markdown ? html`
       <${Source} label="Markdown" value=${f.markdown} onInput=${set('markdown')} error=${fieldError(shown, '/markdown')} line=${lineOf(shown, '/markdown')} />
       <${Select} label="Layout" value=${f.layout_id} onChange=${set('layout_id')} error=${fieldError(shown, '/layout_id')}
-        options=${[['', "The account's default layout"], ...layouts.map((/** @type {any} */ l) => [String(l.id), l.name + (l.default ? ' (default)' : '')])]} />` : html`
+        options=${[...(pinned ? [] : [['', "The account's default layout"]]), ...layouts.map((/** @type {any} */ l) => [String(l.id), l.name + (l.default ? ' (default)' : '')])]} />
+      ${pinned && html`<p class="hint">A saved template keeps the layout it names: pick another, or clone it to use the default layout.</p>`}` : html`
       <${Source} label="HTML" value=${f.html} onInput=${set('html')} error=${fieldError(shown, '/html')} line=${lineOf(shown, '/html')} />
       <${Source} label="Text" value=${f.text} onInput=${set('text')} error=${fieldError(shown, '/text')} line=${lineOf(shown, '/text')} />`}
       <${Field} label="Sample data (JSON object)" textarea rows=${4} value=${sample} onInput=${(/** @type {string} */ v) => { setSample(v); setError(null); }}
