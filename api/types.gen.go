@@ -4040,7 +4040,7 @@ type MessageBatch struct {
 	Messages []struct {
 		IdempotencyKey string `json:"idempotency_key"`
 
-		// Message Either template_id, or subject with html and/or text. Optionally the sender it leaves through (sender_id).
+		// Message Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
 		//
 		// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 		Message MessageCreate `json:"message"`
@@ -4059,7 +4059,7 @@ type MessageBatchResult struct {
 	} `json:"results"`
 }
 
-// MessageCreate Either template_id, or subject with html and/or text. Optionally the sender it leaves through (sender_id).
+// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
@@ -4082,6 +4082,12 @@ type MessageCreate struct {
 	// Headers Extra headers; only X- headers (not X-Sendonce-), In-Reply-To and References.
 	Headers *map[string]string `json:"headers,omitempty"`
 	Html    *string            `json:"html,omitempty"`
+
+	// LayoutId The account's layout that frames the markdown (absent: the account's default layout, if any). Only with markdown; another account's layout is 422 naming /layout_id. Part of the Idempotency-Key's request.
+	LayoutId *int64 `json:"layout_id,omitempty"`
+
+	// Markdown The body in Markdown instead of html and text (giving both is 422 naming /markdown): converted when the message is accepted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; the html and text parts are composed from it. Part of the Idempotency-Key's request.
+	Markdown *string `json:"markdown,omitempty"`
 
 	// ReplyTo One address, or a list of up to 10 (every provider carries them all).
 	ReplyTo *MessageCreate_ReplyTo `json:"reply_to,omitempty"`

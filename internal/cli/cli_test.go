@@ -216,6 +216,16 @@ func TestCLIMessagesSuppressionsEvents(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m2))
 	require.Equal(t, m1.Id, m2.Id, "the same key is the same message")
 	require.Equal(t, ExitUsage, run("messages", "send", "--to", "ada@example.com").code)
+	mdPath := filepath.Join(t.TempDir(), "receipt.md")
+	require.NoError(t, os.WriteFile(mdPath, []byte("# Thanks for {{.Attributes.order}}"), 0o600))
+	r = run("messages", "send", "--to", "ada@example.com", "--from", "shop@example.com", "--subject", "Receipt",
+		"--markdown", mdPath, "--idempotency-key", "order-md", "--data", `{"order":"A-2"}`, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m1))
+	// Accepted: the body was the Markdown (a message without one is refused).
+	require.Equal(t, "Receipt", m1.Subject)
+	require.Equal(t, ExitUsage, run("messages", "send", "--to", "ada@example.com", "--from", "shop@example.com",
+		"--template", itoa(tpl.JSON201.Id), "--markdown", mdPath, "--idempotency-key", "both").code)
 
 	// events tail from a cursor: the suppression made after it is the first line.
 	sdkAdd := func(email string) {

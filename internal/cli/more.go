@@ -16,23 +16,38 @@ func (a *App) messagesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "messages", Short: "Send transactional messages"}
 	var (
 		to, from, key, data, toName string
-		template                    int64
+		subject, mdFile             string
+		template, layoutID          int64
 		tags                        []string
 	)
 	send := &cobra.Command{
-		Use:   "send --to ADDRESS --template ID --idempotency-key KEY",
-		Short: "Send one transactional message from a template; the key makes a repeat of the command send it once",
-		Long: `Send one transactional message from a template. The Idempotency-Key names the message: running
+		Use:   "send --to ADDRESS (--template ID | --subject S --markdown FILE) --idempotency-key KEY",
+		Short: "Send one transactional message from a template or Markdown; the key makes a repeat of the command send it once",
+		Long: `Send one transactional message from a template, or with a subject and a Markdown body (framed in
+--layout, else the account's default layout). The Idempotency-Key names the message: running
 the command again with the same key and flags answers the same message instead of sending another
 (with other flags it is refused, exit 4).`,
 		Example: `  sendonce messages send --to ada@example.com --from shop@example.com --template 3 \
       --idempotency-key order-A-1002-receipt --data '{"order":"A-1002"}'`,
 		Args: args(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if to == "" || template == 0 || key == "" || from == "" {
-				return Usage(errors.New("messages send needs --to, --from, --template and --idempotency-key"))
+			s := setOf{cmd.Flags()}
+			if to == "" || (template == 0) == (mdFile == "") || key == "" || from == "" {
+				return Usage(errors.New("messages send needs --to, --from, --idempotency-key and either --template or --subject with --markdown"))
 			}
-			body := client.MessageCreate{To: to, From: from, TemplateId: &template}
+			body := client.MessageCreate{To: to, From: from}
+			if template != 0 {
+				body.TemplateId = &template
+			} else {
+				md, err := file(s, "markdown", mdFile)
+				if err != nil {
+					return err
+				}
+				body.Subject, body.Markdown = &subject, md
+				if s.has("layout") {
+					body.LayoutId = &layoutID
+				}
+			}
 			if toName != "" {
 				body.ToName = &toName
 			}
@@ -67,6 +82,9 @@ the command again with the same key and flags answers the same message instead o
 	f.StringVar(&toName, "to-name", "", "the recipient's name")
 	f.StringVar(&from, "from", "", "the From address")
 	f.Int64Var(&template, "template", 0, "the template id")
+	f.StringVar(&subject, "subject", "", "the subject (a Go template), with --markdown")
+	f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside) instead of --template")
+	f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
 	f.StringVar(&key, "idempotency-key", "", "names the message: a repeat with the same key sends nothing more")
 	f.StringVar(&data, "data", "", "the template's .Attributes, a JSON object")
 	f.StringSliceVar(&tags, "tag", nil, "a tag (repeatable)")

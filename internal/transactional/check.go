@@ -11,6 +11,7 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
+	"github.com/sendonce/sendonce/internal/layout"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -140,10 +141,14 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 	if d := bytes.TrimSpace(c.data); len(d) == 0 || d[0] != '{' || !json.Valid(d) {
 		return c, apperr.Invalidf("/data", "data must be a JSON object")
 	}
-	inline := in.Subject != nil || in.HTML != nil || in.Text != nil
+	inline := in.Subject != nil || in.HTML != nil || in.Text != nil || in.Markdown != nil
 	switch {
 	case in.TemplateID != nil && inline:
 		return c, apperr.Invalidf("/template_id", "a message takes its content from template_id or from subject, html and text, not both")
+	case in.Markdown != nil && (in.HTML != nil || in.Text != nil):
+		return c, apperr.Invalidf("/markdown", "a message takes its body from markdown or from html and text, not both")
+	case in.LayoutID != nil && in.Markdown == nil:
+		return c, apperr.Invalidf("/layout_id", "layout_id frames markdown: it needs a markdown body")
 	case in.TemplateID != nil:
 		t, err := store.New(s.pool).TemplateGet(ctx, store.TemplateGetParams{AccountID: accountID, ID: *in.TemplateID})
 		if err = postgres.Error(err, "template"); apperr.Is(err, apperr.NotFound) {
@@ -155,6 +160,15 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		c.trackClicks = t.TrackClicks
 	case in.Subject == nil || strings.TrimSpace(*in.Subject) == "":
 		return c, apperr.Invalidf("/subject", "subject is required unless the message names a template_id")
+	case in.Markdown != nil:
+		if strings.TrimSpace(*in.Markdown) == "" {
+			return c, apperr.Invalidf("/markdown", "markdown must not be empty")
+		}
+		// Composed as a Markdown template is (the same conversion and frame).
+		c.subject = *in.Subject
+		if c.html, c.text, err = layout.Compose(ctx, store.New(s.pool), accountID, in.LayoutID, *in.Markdown); err != nil {
+			return c, err
+		}
 	default:
 		c.subject, c.html, c.text = *in.Subject, deref(in.HTML), deref(in.Text)
 		if strings.TrimSpace(c.html) == "" && strings.TrimSpace(c.text) == "" {
@@ -173,6 +187,10 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 	_, err = build(s.b, c.from, in.FromName, c.replyTo, c.subject, c.html, c.text,
 		render.Recipient{JobID: JobID(accountID, key), Email: c.to, Name: in.ToName, Attributes: c.data},
 		render.Links{}, nil)
+	if err != nil && in.Markdown != nil {
+		// The html and text were composed from the markdown: name what was sent.
+		err = template.MarkdownError(err)
+	}
 	return c, err
 }
 

@@ -65,6 +65,12 @@ type Request struct {
 	// nil, so a message accepted before these existed keeps its hash.
 	TrackClicks *bool `json:",omitempty"`
 	TrackOpens  *bool `json:",omitempty"`
+	// Markdown is the body instead of HTML and Text: converted and framed in
+	// the layout LayoutID (nil: the account's default) when the message is
+	// accepted, as a Markdown template is. Left out of the request hash when
+	// nil, so a message accepted before these existed keeps its hash.
+	Markdown *string `json:",omitempty"`
+	LayoutID *int64  `json:",omitempty"`
 }
 
 // Attachment is one file of a request: Resend's fields, content in base64.

@@ -1,6 +1,6 @@
 import { html, useState, useEffect } from './preact-htm.js';
 import { api, Problem } from './api.js';
-import { Field, ErrorBox, Empty, fieldError, when, PageHeader, toast } from './ui.js';
+import { Field, Select, ErrorBox, Empty, fieldError, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
 /** @param {{label:string, value:string, onInput:(v:string)=>void, error?:string, line?:number}} p */
@@ -32,15 +32,35 @@ function parseSample(text) {
   return { data };
 }
 
+/**
+ * What the editor sends for its content: html and text, or Markdown with its
+ * layout ('' : the account's default layout, so layout_id is left out).
+ * @param {any} f
+ */
+function contentOf(f) {
+  if (f.content_type !== 'markdown') return { content_type: 'html', html: f.html, text: f.text };
+  const c = /** @type {any} */ ({ content_type: 'markdown', markdown: f.markdown });
+  if (f.layout_id) c.layout_id = Number(f.layout_id);
+  return c;
+}
+
 /** @param {{tpl:any, onSaved:(t:any)=>void}} p */
 function Editor({ tpl, onSaved }) {
-  const [f, setF] = useState({ name: tpl ? tpl.name : '', subject: tpl ? tpl.subject : '', html: tpl ? tpl.html : '', text: tpl ? tpl.text : '' });
+  const [f, setF] = useState({ name: tpl ? tpl.name : '', subject: tpl ? tpl.subject : '', html: tpl ? tpl.html : '', text: tpl ? tpl.text : '',
+    content_type: (tpl && tpl.content_type) || 'html', markdown: (tpl && tpl.markdown) || '', layout_id: tpl && tpl.layout_id ? String(tpl.layout_id) : '' });
+  // The account's layouts, for the Markdown layout picker.
+  const [layouts, setLayouts] = useState(/** @type {any[]} */ ([]));
+  useEffect(() => { api('GET', '/v1/layouts?limit=100').then((r) => setLayouts(r.data || []), () => setLayouts([])); }, []);
+  const markdown = f.content_type === 'markdown';
   const [sample, setSample] = useState(sampleOf(tpl));
   const [error, setError] = useState(/** @type {any} */ (null));
   const [live, setLive] = useState(/** @type {any} */ (null));
   const [out, setOut] = useState(/** @type {any} */ (null));
   const [saved, setSaved] = useState(tpl && tpl.id ? tpl : null);
   const [note, setNote] = useState('');
+  // An update cannot go back from a named layout to the default one (an absent
+  // layout_id leaves the saved one), so the choice is not offered then.
+  const pinned = !!(saved && saved.layout_id);
   const set = (/** @type {string} */ k) => (/** @type {string} */ v) => { setF({ ...f, [k]: v }); setError(null); };
   const parsed = parseSample(sample);
   // The live preview: what the editor holds, rendered by the API (nothing saved) a
@@ -50,19 +70,19 @@ function Editor({ tpl, onSaved }) {
     if (parsed.error) return;
     let current = true;
     const t = setTimeout(() => {
-      const body = { subject: f.subject, html: f.html, text: f.text, sample_data: parsed.data };
+      const body = { subject: f.subject, ...contentOf(f), sample_data: parsed.data };
       api('POST', '/v1/templates/preview', body).then((r) => { if (current) { setOut(r); setLive(null); } },
         (err) => { if (current) { setLive(err); setOut(null); } });
     }, 300);
     return () => { current = false; clearTimeout(t); };
-  }, [f.subject, f.html, f.text, sample]);
+  }, [f.subject, f.html, f.text, f.content_type, f.markdown, f.layout_id, sample]);
   const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     setNote('');
     if (parsed.error) return;
     try {
-      const body = { ...f, sample_data: parsed.data };
+      const body = { name: f.name, subject: f.subject, ...contentOf(f), sample_data: parsed.data };
       const t = saved ? await api('PATCH', '/v1/templates/' + saved.id, body) : await api('POST', '/v1/templates', body);
       setSaved(t);
       setNote('Saved.');
@@ -74,11 +94,18 @@ function Editor({ tpl, onSaved }) {
       <${Field} label="Name" value=${f.name} onInput=${set('name')} required error=${fieldError(error, '/name')} />
       <${Field} label="Subject" value=${f.subject} onInput=${set('subject')} required error=${fieldError(shown, '/subject')}
         hint="Go templates: {{.Name}}, {{.Email}}, {{.Attributes.x}}, {{.UnsubscribeURL}}" />
+      <${Select} label="Content type" value=${f.content_type} onChange=${set('content_type')} error=${fieldError(shown, '/content_type')}
+        options=${[['html', 'HTML'], ['markdown', 'Markdown']]} />
+      ${markdown ? html`
+      <${Source} label="Markdown" value=${f.markdown} onInput=${set('markdown')} error=${fieldError(shown, '/markdown')} line=${lineOf(shown, '/markdown')} />
+      <${Select} label="Layout" value=${f.layout_id} onChange=${set('layout_id')} error=${fieldError(shown, '/layout_id')}
+        options=${[...(pinned ? [] : [['', "The account's default layout"]]), ...layouts.map((/** @type {any} */ l) => [String(l.id), l.name + (l.default ? ' (default)' : '')])]} />
+      ${pinned && html`<p class="hint">A saved template keeps the layout it names: pick another, or clone it to use the default layout.</p>`}` : html`
       <${Source} label="HTML" value=${f.html} onInput=${set('html')} error=${fieldError(shown, '/html')} line=${lineOf(shown, '/html')} />
-      <${Source} label="Text" value=${f.text} onInput=${set('text')} error=${fieldError(shown, '/text')} line=${lineOf(shown, '/text')} />
+      <${Source} label="Text" value=${f.text} onInput=${set('text')} error=${fieldError(shown, '/text')} line=${lineOf(shown, '/text')} />`}
       <${Field} label="Sample data (JSON object)" textarea rows=${4} value=${sample} onInput=${(/** @type {string} */ v) => { setSample(v); setError(null); }}
         hint="What {{.Attributes}} holds in the preview (and in a campaign preview without a subscriber)." error=${parsed.error || fieldError(error, '/sample_data')} />
-      <${ErrorBox} error=${error} labels=${{ '/name': 'Name', '/subject': 'Subject', '/html': 'HTML', '/text': 'Text', '/sample_data': 'Sample data' }} />
+      <${ErrorBox} error=${error} labels=${{ '/name': 'Name', '/subject': 'Subject', '/html': 'HTML', '/text': 'Text', '/content_type': 'Content type', '/markdown': 'Markdown', '/layout_id': 'Layout', '/sample_data': 'Sample data' }} />
       <p role="status">${note}</p>
       <button type="submit" class="primary">${saved ? 'Save and preview' : 'Create and preview'}</button>
     </form>

@@ -5050,7 +5050,7 @@ export interface components {
          */
         AmbiguousPolicy: "skip" | "retry";
         /**
-         * @description Either template_id, or subject with html and/or text. Optionally the sender it leaves through (sender_id).
+         * @description Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
          * @example {
          *       "to": "ada@example.com",
          *       "to_name": "Ada",
@@ -5081,6 +5081,13 @@ export interface components {
             subject?: string;
             html?: string;
             text?: string;
+            /** @description The body in Markdown instead of html and text (giving both is 422 naming /markdown): converted when the message is accepted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; the html and text parts are composed from it. Part of the Idempotency-Key's request. */
+            markdown?: string;
+            /**
+             * Format: int64
+             * @description The account's layout that frames the markdown (absent: the account's default layout, if any). Only with markdown; another account's layout is 422 naming /layout_id. Part of the Idempotency-Key's request.
+             */
+            layout_id?: number;
             /** @description The templates' .Attributes (at most 64 KiB). */
             data?: {
                 [key: string]: unknown;
