@@ -53,7 +53,8 @@ const abBaseSubject = "The campaign's own subject"
 //
 //	chaos: ab test_group=T rest=R winner=W kills=K (test=a winner_call=b rest=c) winner_answer=S duplicates=0 lost=0 variant_mismatch=0 raw_attempts=N
 //
-// (winner_answer 409-same: the first call was cut by the kill after it committed.)
+// (winner_answer …-after-cut: the call had no answer when the kill came and was
+// retried after the restart; 409-same-after-cut: the cut call had committed.)
 func runABChaos(ctx context.Context, bin string, args []string, stdout, stderr io.Writer) error {
 	o := chaosOptions{}
 	fs := flag.NewFlagSet("chaos -ab", flag.ContinueOnError)
@@ -202,21 +203,30 @@ func runABChaos(ctx context.Context, bin string, args []string, stdout, stderr i
 		status, _, body, err := cl.do(ctx, http.MethodPost, winnerPath, "", map[string]string{"variant": abtest.Name(winner)})
 		answered <- answer{status, body, err}
 	}()
+	var a answer
+	cut := false
 	if winnerKills > 0 {
 		sleepCtx(ctx, time.Duration(rand.Int64N(int64(20*time.Millisecond))))
+		select {
+		case a = <-answered: // answered before the kill
+		default:
+			cut = true // in flight (or not yet sent): retried after the restart
+		}
 		kill("winner's call")
 		if err := serve(restRate); err != nil {
 			return err
 		}
 	}
-	a := <-answered
+	if winnerKills == 0 || cut {
+		a = <-answered
+	}
 	if a.err != nil {
 		return fmt.Errorf("chaos -ab: POST %s: %w", winnerPath, a.err)
 	}
 	winnerAnswer := strconv.Itoa(a.status)
 	switch {
 	case a.status == http.StatusOK && abWinnerOf(a.body) == abtest.Name(winner):
-	case a.status == http.StatusConflict && abWinnerOf(a.body) == abtest.Name(winner):
+	case a.status == http.StatusConflict && abWinnerOf(a.body) == abtest.Name(winner) && cut:
 		winnerAnswer = "409-same" // the cut call had committed; its retry finds the same winner
 	default:
 		return fmt.Errorf("chaos -ab: POST %s {variant: %s} answered %d %s", winnerPath, abtest.Name(winner), a.status, a.body)
@@ -275,6 +285,9 @@ func runABChaos(ctx context.Context, bin string, args []string, stdout, stderr i
 		Delivered: snk.AcceptCounts()}
 	if err := invariant.Check(ctx, db.pool, inv); err != nil {
 		return fmt.Errorf("chaos -ab: delivery invariant violated: %w", err)
+	}
+	if cut {
+		winnerAnswer += "-after-cut"
 	}
 	fmt.Fprintf(stdout, "chaos: ab test_group=%d rest=%d winner=%s kills=%d (test=%d winner_call=%d rest=%d) winner_answer=%s duplicates=%d lost=%d variant_mismatch=%d raw_attempts=%d\n",
 		testGroup, rest, abtest.Name(winner), testKills+winnerKills+restKills, testKills, winnerKills, restKills, winnerAnswer,
