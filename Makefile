@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check lint tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences chaos-approvals postman failover upgrade
+.PHONY: run test check lint tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences chaos-approvals chaos-ab postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -155,6 +155,13 @@ chaos-sequences: build harness
 CAMPAIGNS ?= 400
 chaos-approvals: build harness
 	./bin/sendonce-harness chaos -sendonce bin/sendonce -approvals -campaigns $(CAMPAIGNS) -kills $(KILLS) $(CHAOS_FLAGS)
+
+## chaos-ab: an A/B test (3 variants, a 20 % test group, winner chosen by hand through the API) to RECIPIENTS
+##           while `sendonce serve` is SIGKILLed KILLS times: in the test phase, at the winner's call and during the
+##           winner's send; each recipient exactly once, of one variant (its hash's in the test group, the winner's in
+##           the rest), the sink's subject that of the row's variant (docs/ab-tests.md)
+chaos-ab: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -ab -provider http -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
 ##        `sendonce bench`, run by the harness, which starts the SMTP sink of --provider smtp in its own process

@@ -1,5 +1,5 @@
 // Package chaos is the kill -9 harness behind `sendonce-harness chaos` (`make chaos`,
-// `make chaos-messages`, `make chaos-senders`, `make chaos-sequences`): it starts a
+// `make chaos-messages`, `make chaos-senders`, `make chaos-sequences`, `make chaos-ab`): it starts a
 // throwaway PostgreSQL, fake providers and `sendonce serve` processes, SIGKILLs the
 // service while it sends, and checks that every recipient got what the delivery
 // promise says. The service processes run the product binary whose path Run is
@@ -83,6 +83,9 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	}
 	if len(args) > 0 && (args[0] == "-approvals" || args[0] == "--approvals") {
 		return runApprovalsChaos(ctx, bin, args[1:], stdout, stderr) // approvals.go
+	}
+	if len(args) > 0 && (args[0] == "-ab" || args[0] == "--ab") {
+		return runABChaos(ctx, bin, args[1:], stdout, stderr) // abtest.go
 	}
 	if len(args) > 0 && (args[0] == "-skew" || args[0] == "--skew") {
 		return runSkewChaos(ctx, bin, args[1:], stdout, stderr) // skew.go
