@@ -9,6 +9,7 @@ import { Engagement } from './engagement.js';
 import { CampaignPeople } from './audit.js';
 import { can } from './perm.js';
 import { CampaignReport } from './report.js';
+import { ABTest } from './ab.js';
 
 const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sent', 'cancelled', 'failed'];
 
@@ -443,6 +444,7 @@ export function CampaignPage({ id }) {
     ${actionError && html`<div class="error" role="alert"><p>${explain(actionError)}</p></div>`}
     ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} onStats=${() => setProgress((n) => n + 1)} />`}
     ${c.status === 'draft' && !editing && html`<${Preview} campaign=${c} />${editor && html`<${TestSend} id=${id} />`}`}
+    ${!editing && html`<${ABTest} campaign=${c} />`}
     ${c.status !== 'draft' && html`<${CampaignChart} id=${id} />`}
     ${c.status !== 'draft' && html`<${CampaignReport} id=${id} status=${c.status} onRetried=${reload} />`}
     ${c.status !== 'draft' && html`<${Engagement} campaign=${c} />`}

@@ -4,9 +4,10 @@
 // API gains later is never hidden.
 import { html, useState } from './preact-htm.js';
 import { api } from './api.js';
-import { Field, Select, ErrorBox, fieldError, useLoad } from './ui.js';
+import { Field, Select, ErrorBox, fieldError, useLoad, when, toast } from './ui.js';
+import { can } from './perm.js';
 
-const known = new Set(['domain', 'ok', 'aligned', 'spf', 'dkim', 'dmarc', 'dmarc_policy', 'publish', 'spf_alignment', 'dkim_alignment']);
+const known = new Set(['domain', 'ok', 'aligned', 'spf', 'dkim', 'dmarc', 'dmarc_policy', 'publish', 'spf_alignment', 'dkim_alignment', 'dkim_keys']);
 const knownRecord = new Set(['status', 'records', 'selector', 'detail']);
 
 /** A value of a field the page does not know, in words. @param {any} v @returns {any} */
@@ -95,6 +96,86 @@ export function DomainCheck() {
           <td>${p.why}</td></tr>`)}</tbody>
       </table></div>
       <p role="status">${copied}</p>`}
+      <${DkimKeys} domain=${res.domain} checked=${res.dkim_keys || []} key=${res.domain} />
     </div>`}
+  </section>`;
+}
+
+/**
+ * The account's DKIM keys of a checked domain (docs/providers.md, DKIM signing):
+ * each with its published status from the check, the TXT record to publish, and
+ * (senders:manage) Generate, Activate and Delete.
+ * @param {{domain:string, checked:any[]}} p
+ */
+function DkimKeys({ domain, checked }) {
+  const path = `/v1/domains/${encodeURIComponent(domain)}/dkim-keys`;
+  const [keys, loadError, reload] = useLoad(() => api('GET', path), [domain]);
+  const [algorithm, setAlgorithm] = useState('rsa-2048');
+  const [selector, setSelector] = useState('');
+  const [error, setError] = useState(/** @type {any} */ (null));
+  const [busy, setBusy] = useState(false);
+  const [copied, setCopied] = useState('');
+  const manage = can('senders:manage');
+  const copy = async (/** @type {string} */ text, /** @type {string} */ what) => {
+    try { await navigator.clipboard.writeText(text); setCopied(`Copied ${what}.`); } catch { setCopied(`Select ${what} and copy it.`); }
+  };
+  /** @param {string} method @param {string} sub @param {any} [body] @param {string} [done] */
+  const call = async (method, sub, body, done) => {
+    setError(null);
+    setBusy(true);
+    try {
+      await api(method, path + sub, body);
+      if (done) toast(done);
+      reload();
+    } catch (err) { setError(err); }
+    setBusy(false);
+  };
+  const generate = (/** @type {Event} */ e) => {
+    e.preventDefault();
+    /** @type {any} */
+    const body = { algorithm };
+    if (selector.trim()) body.selector = selector.trim();
+    call('POST', '', body, 'Key generated: publish its TXT record, check the domain again, then activate it.').then(() => setSelector(''));
+  };
+  const activate = (/** @type {any} */ k) => {
+    if (!confirm(`Activate the key ${k.selector}? It signs ${domain}'s mail from SMTP senders within 30 seconds; the record must be published first.`)) return;
+    call('POST', `/${k.id}/activate`, undefined, `Key ${k.selector} is active.`);
+  };
+  const remove = (/** @type {any} */ k) => {
+    if (!confirm(`Delete the key ${k.selector}? Keep its record published until mail signed with it has been delivered.`)) return;
+    call('DELETE', `/${k.id}`, undefined, `Key ${k.selector} deleted.`);
+  };
+  /** @type {Record<number, any>} */
+  const status = {};
+  for (const c of checked) status[c.id] = c;
+  const list = keys ? keys.data : [];
+  return html`<section aria-labelledby="dkim-keys" class="dkim-keys"><h3 id="dkim-keys">DKIM keys of ${domain}</h3>
+    <p>Mail through an SMTP sender is signed with the domain's active key. Publish a key's TXT record, check the domain again, then activate it.</p>
+    <${ErrorBox} error=${loadError} />
+    ${keys && list.length === 0 && html`<p>No keys for this domain yet.</p>`}
+    ${list.length > 0 && html`<div class="table-wrap"><table class="dkim">
+      <caption class="sr-only">DKIM keys of ${domain}</caption>
+      <thead><tr><th scope="col">Selector</th><th scope="col">Algorithm</th><th scope="col">Active</th><th scope="col">Published</th><th scope="col">TXT record</th>${manage && html`<th scope="col">Actions</th>`}</tr></thead>
+      <tbody>${list.map((/** @type {any} */ k) => {
+        const s = status[k.id];
+        return html`<tr key=${k.id} data-dkim-key=${k.selector} data-active=${k.active ? 'yes' : 'no'} data-published=${s ? s.status : ''}>
+          <td><code>${k.selector}</code></td><td>${k.algorithm}</td>
+          <td>${k.active ? html`yes${k.activated_at ? html` <small>since ${when(k.activated_at)}</small>` : ''}` : 'no'}</td>
+          <td>${s ? html`<span class=${'tag ' + (s.status === 'match' ? 'pass' : s.status)}>${s.status}</span> <small>${s.detail}</small>` : 'not checked: check the domain again'}</td>
+          <td class="dkim-record"><p>Name: <code class="url" data-record-name>${k.record.name}</code> <button type="button" class="link" data-reads onClick=${() => copy(k.record.name, `the name of key ${k.selector}`)} aria-label=${`Copy the record name of key ${k.selector}`}>Copy</button></p>
+            <p>Value: <code class="url" data-record-value>${k.record.value}</code> <button type="button" class="link" data-reads onClick=${() => copy(k.record.value, `the value of key ${k.selector}`)} aria-label=${`Copy the record value of key ${k.selector}`}>Copy</button></p></td>
+          ${manage && html`<td>${!k.active && html`<button type="button" disabled=${busy} onClick=${() => activate(k)} aria-label=${`Activate key ${k.selector}`}>Activate</button>`}
+            <button type="button" class="danger" disabled=${busy} onClick=${() => remove(k)} aria-label=${`Delete key ${k.selector}`}>Delete</button></td>`}
+        </tr>`;
+      })}</tbody>
+    </table></div>
+    <p role="status">${copied}</p>`}
+    ${manage && html`<form onSubmit=${generate} class="inline" aria-label="Generate a DKIM key">
+      <${Select} label="Algorithm" value=${algorithm} onChange=${setAlgorithm} error=${fieldError(error, '/algorithm')}
+        options=${[['rsa-2048', 'RSA 2048 (verified everywhere)'], ['ed25519', 'Ed25519 (fewer receivers verify it)']]} />
+      <${Field} label="Selector" value=${selector} onInput=${setSelector} error=${fieldError(error, '/selector')} hint="Optional: one DNS label; empty: generated." />
+      <button type="submit" disabled=${busy}>Generate key</button>
+    </form>`}
+    <${ErrorBox} error=${error} />
   </section>`;
 }
