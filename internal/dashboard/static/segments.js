@@ -90,7 +90,7 @@ export function Segments() {
   const [statuses, setStatuses] = useState(['confirmed']);
   const [listIds, setListIds] = useState(/** @type {number[]} */ ([]));
   const [eng, setEng] = useState(engagementState(null));
-  const [campaigns] = useLoad(() => api('GET', '/v1/campaigns?limit=200'));
+  const [campaigns] = useLoad(() => api('GET', '/v1/campaigns?limit=200&order=newest'));
   const allCampaigns = campaigns ? campaigns.data : [];
   const engagement = engagementOf(eng);
   /** @param {any} change */
@@ -212,7 +212,7 @@ const shown = 10;
 export function SegmentPage({ id }) {
   const [seg, error] = useLoad(() => api('GET', '/v1/segments/' + id), [id]);
   const [lists] = useLoad(() => api('GET', '/v1/lists?limit=200'));
-  const [campaigns] = useLoad(() => api('GET', '/v1/campaigns?limit=200'));
+  const [campaigns] = useLoad(() => api('GET', '/v1/campaigns?limit=200&order=newest'));
   const [members, membersError] = useLoad(() => (seg ? api('POST', '/v1/segments/preview', filterOf(seg)) : Promise.resolve(null)), [seg]);
   if (error) return html`<${PageHeader} title=${`Segment ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/segments">All segments</a></p>`;
   if (!seg) return html`<p class="loading">Loading…</p>`;
