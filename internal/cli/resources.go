@@ -203,6 +203,7 @@ func (a *App) templatesCmd() *cobra.Command {
 			}
 			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
 		})...)
+	cmd.AddCommand(a.templateDuplicateCmd())
 	return cmd
 }
 
@@ -245,7 +246,6 @@ func (a *App) layoutsCmd() *cobra.Command {
 			}
 			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
 		})...)
-	cmd.AddCommand(a.templateDuplicateCmd())
 	return cmd
 }
 

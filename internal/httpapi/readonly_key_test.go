@@ -20,6 +20,7 @@ var readOnlyAllowed = map[string]bool{
 	"POST /v1/events/stream-tokens":  true,
 	"POST /v1/segments/preview":      true,
 	"POST /v1/templates/preview":     true,
+	"POST /v1/templates/lint":        true,
 	"POST /v1/templates/{id}/render": true,
 }
 
