@@ -208,12 +208,21 @@ func thumbnail(img image.Image, contentType string) ([]byte, error) {
 	draw.CatmullRom.Scale(dst, dst.Bounds(), img, r, draw.Src, nil)
 	var buf bytes.Buffer
 	var err error
-	if contentType == string(kindJPEG) {
+	if thumbType(contentType) == string(kindJPEG) {
 		err = jpeg.Encode(&buf, dst, &jpeg.Options{Quality: 85})
 	} else {
 		err = png.Encode(&buf, dst)
 	}
 	return buf.Bytes(), err
+}
+
+// thumbType is the content type of the thumbnail of an image stored as
+// contentType: JPEG for a JPEG (a photo), PNG for the rest (sharp edges, transparency).
+func thumbType(contentType string) string {
+	if contentType == string(kindJPEG) {
+		return string(kindJPEG)
+	}
+	return string(kindPNG)
 }
 
 // Ext is the file extension of a stored content type, for the public address.

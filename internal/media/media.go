@@ -61,11 +61,7 @@ func (m Media) Path(publicID string) string {
 
 // ThumbnailPath is the public path of the image's thumbnail.
 func (m Media) ThumbnailPath(publicID string) string {
-	ext := "png"
-	if m.ContentType == string(kindJPEG) {
-		ext = "jpg"
-	}
-	return "/media/" + publicID + "/" + m.SHA256 + ".thumb." + ext
+	return "/media/" + publicID + "/" + m.SHA256 + ".thumb." + Ext(thumbType(m.ContentType))
 }
 
 // Service is the media library.
@@ -246,14 +242,8 @@ func (s *Service) Public(ctx context.Context, publicID, file string) (contentTyp
 	switch rest {
 	case Ext(row.ContentType):
 		return row.ContentType, row.Content, nil
-	case "thumb.jpg":
-		if row.ContentType == string(kindJPEG) {
-			return row.ContentType, row.Thumbnail, nil
-		}
-	case "thumb.png":
-		if row.ContentType != string(kindJPEG) {
-			return string(kindPNG), row.Thumbnail, nil
-		}
+	case "thumb." + Ext(thumbType(row.ContentType)):
+		return thumbType(row.ContentType), row.Thumbnail, nil
 	}
 	return "", nil, apperr.New(apperr.NotFound, "image not found")
 }
