@@ -1358,6 +1358,39 @@ func (e SendUnknownEventType) Valid() bool {
 	}
 }
 
+// Defines values for SendWindowDays.
+const (
+	SendWindowDaysFri SendWindowDays = "fri"
+	SendWindowDaysMon SendWindowDays = "mon"
+	SendWindowDaysSat SendWindowDays = "sat"
+	SendWindowDaysSun SendWindowDays = "sun"
+	SendWindowDaysThu SendWindowDays = "thu"
+	SendWindowDaysTue SendWindowDays = "tue"
+	SendWindowDaysWed SendWindowDays = "wed"
+)
+
+// Valid indicates whether the value is a known member of the SendWindowDays enum.
+func (e SendWindowDays) Valid() bool {
+	switch e {
+	case SendWindowDaysFri:
+		return true
+	case SendWindowDaysMon:
+		return true
+	case SendWindowDaysSat:
+		return true
+	case SendWindowDaysSun:
+		return true
+	case SendWindowDaysThu:
+		return true
+	case SendWindowDaysTue:
+		return true
+	case SendWindowDaysWed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SenderType.
 const (
 	SenderTypeHttp     SenderType = "http"
@@ -1651,31 +1684,31 @@ func (e SequenceStepType) Valid() bool {
 
 // Defines values for SequenceStepWeekdays.
 const (
-	Fri SequenceStepWeekdays = "fri"
-	Mon SequenceStepWeekdays = "mon"
-	Sat SequenceStepWeekdays = "sat"
-	Sun SequenceStepWeekdays = "sun"
-	Thu SequenceStepWeekdays = "thu"
-	Tue SequenceStepWeekdays = "tue"
-	Wed SequenceStepWeekdays = "wed"
+	SequenceStepWeekdaysFri SequenceStepWeekdays = "fri"
+	SequenceStepWeekdaysMon SequenceStepWeekdays = "mon"
+	SequenceStepWeekdaysSat SequenceStepWeekdays = "sat"
+	SequenceStepWeekdaysSun SequenceStepWeekdays = "sun"
+	SequenceStepWeekdaysThu SequenceStepWeekdays = "thu"
+	SequenceStepWeekdaysTue SequenceStepWeekdays = "tue"
+	SequenceStepWeekdaysWed SequenceStepWeekdays = "wed"
 )
 
 // Valid indicates whether the value is a known member of the SequenceStepWeekdays enum.
 func (e SequenceStepWeekdays) Valid() bool {
 	switch e {
-	case Fri:
+	case SequenceStepWeekdaysFri:
 		return true
-	case Mon:
+	case SequenceStepWeekdaysMon:
 		return true
-	case Sat:
+	case SequenceStepWeekdaysSat:
 		return true
-	case Sun:
+	case SequenceStepWeekdaysSun:
 		return true
-	case Thu:
+	case SequenceStepWeekdaysThu:
 		return true
-	case Tue:
+	case SequenceStepWeekdaysTue:
 		return true
-	case Wed:
+	case SequenceStepWeekdaysWed:
 		return true
 	default:
 		return false
@@ -2822,7 +2855,7 @@ type BuildSkips struct {
 	Unconfirmed int64 `json:"unconfirmed"`
 }
 
-// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
+// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"send_window":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
 type Campaign struct {
 	// AmbiguousPolicy What to do with a recipient whose send was in flight when a process died and whose provider cannot deduplicate; skip marks it unknown, retry risks a copy.
 	AmbiguousPolicy AmbiguousPolicy `json:"ambiguous_policy"`
@@ -2879,6 +2912,9 @@ type Campaign struct {
 
 	// SegmentId A segment that narrows the lists' audience (applied when the campaign starts).
 	SegmentId *int64 `json:"segment_id"`
+
+	// SendWindow The weekdays and hours during which its rows are sent (quiet hours outside); null: at any time. See docs/executor.md, Sending windows.
+	SendWindow *SendWindow `json:"send_window"`
 
 	// SenderId The sender it goes through; null means the account's default sender, else the environment's provider.
 	SenderId  *int64     `json:"sender_id"`
@@ -2987,6 +3023,11 @@ type CampaignCreate struct {
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
+
+	// SendWindow A sending window: rows are claimed only on these weekdays between start and end (HH:MM, 24 h; end before start runs overnight into the next day: fri 22:00–06:00 is Friday night to Saturday morning), read in time_zone. Outside it the rows wait, without any work, until the next opening; a batch claimed just before the end may finish shortly after it. See docs/executor.md, Sending windows.
+	//
+	// Example: {"days":["mon","tue","wed","thu","fri"],"end":"17:00","start":"09:00","time_zone":"Europe/Berlin"}
+	SendWindow *SendWindow `json:"send_window,omitempty"`
 
 	// SenderId One of the account's senders (absent: the account's default sender). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
@@ -3244,6 +3285,9 @@ type CampaignUpdate struct {
 
 	// SegmentId A segment of the account; null removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
+
+	// SendWindow The sending window; null clears it (sent at any time).
+	SendWindow *SendWindow `json:"send_window,omitempty"`
 
 	// SenderId One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
@@ -4438,9 +4482,9 @@ type ReportRates struct {
 // ReportRatesBasis What the rates are against: delivered where the provider reports delivery, else sent.
 type ReportRatesBasis string
 
-// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
+// RetryFailedResult Example: {"campaign":{"ambiguous_policy":"skip","approved_at":"2026-11-02T09:00:00Z","archive":false,"cancelled_at":null,"created_at":"2026-11-02T08:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"send_window":null,"sender_id":null,"started_at":"2026-11-02T09:00:00Z","status":"sending","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}","track_clicks":true,"track_opens":false,"updated_at":"2026-11-03T10:00:00Z"},"requeued":8}
 type RetryFailedResult struct {
-	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
+	// Campaign Example: {"ambiguous_policy":"skip","approved_at":null,"archive":false,"cancelled_at":null,"created_at":"2026-11-02T09:00:00Z","deliver_at_local":null,"failed_reason":null,"finished_at":null,"from_email":"news@example.com","from_name":"Example News","html_template":"\u003cp\u003eHi {{.Name}}, you are on {{.Attributes.plan}}.\u003c/p\u003e\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e","id":42,"language":"en","list_ids":[7],"name":"November news","paused_reason":null,"reply_to":"","scheduled_for":null,"segment_id":null,"send_window":null,"sender_id":null,"started_at":null,"status":"draft","subject":"Hello {{.Name}}","template_id":null,"text_template":"Hi {{.Name}}, you are on {{.Attributes.plan}}.","track_clicks":true,"track_opens":false,"updated_at":"2026-11-02T09:00:00Z"}
 	Campaign Campaign `json:"campaign"`
 
 	// Requeued Failed sends queued again.
@@ -4740,6 +4784,27 @@ type SendUnknownEvent struct {
 // SendUnknownEventType defines model for SendUnknownEvent.Type.
 type SendUnknownEventType string
 
+// SendWindow A sending window: rows are claimed only on these weekdays between start and end (HH:MM, 24 h; end before start runs overnight into the next day: fri 22:00–06:00 is Friday night to Saturday morning), read in time_zone. Outside it the rows wait, without any work, until the next opening; a batch claimed just before the end may finish shortly after it. See docs/executor.md, Sending windows.
+//
+// Example: {"days":["mon","tue","wed","thu","fri"],"end":"17:00","start":"09:00","time_zone":"Europe/Berlin"}
+type SendWindow struct {
+	Days []SendWindowDays `json:"days"`
+
+	// End Example: 17:00
+	End string `json:"end"`
+
+	// Start Example: 09:00
+	Start string `json:"start"`
+
+	// TimeZone IANA zone; absent: the account's time_zone (a sequence's: the sequence's time_zone).
+	//
+	// Example: Europe/Berlin
+	TimeZone *string `json:"time_zone,omitempty"`
+}
+
+// SendWindowDays defines model for SendWindow.Days.
+type SendWindowDays string
+
 // Sender defines model for Sender.
 type Sender struct {
 	AllowedFrom []string  `json:"allowed_from"`
@@ -4900,9 +4965,14 @@ type Sequence struct {
 	Name         string           `json:"name"`
 	Reentry      *SequenceReentry `json:"reentry,omitempty"`
 	ReentryAfter *string          `json:"reentry_after,omitempty"`
-	Status       SequenceStatus   `json:"status"`
-	Steps        []SequenceStep   `json:"steps"`
-	TimeZone     string           `json:"time_zone"`
+
+	// SendWindow A sending window: rows are claimed only on these weekdays between start and end (HH:MM, 24 h; end before start runs overnight into the next day: fri 22:00–06:00 is Friday night to Saturday morning), read in time_zone. Outside it the rows wait, without any work, until the next opening; a batch claimed just before the end may finish shortly after it. See docs/executor.md, Sending windows.
+	//
+	// Example: {"days":["mon","tue","wed","thu","fri"],"end":"17:00","start":"09:00","time_zone":"Europe/Berlin"}
+	SendWindow *SendWindow    `json:"send_window,omitempty"`
+	Status     SequenceStatus `json:"status"`
+	Steps      []SequenceStep `json:"steps"`
+	TimeZone   string         `json:"time_zone"`
 
 	// Trigger manual: POST /v1/sequences/{id}/enroll only. list_joined: a membership of list_id became subscribed after activation (a join to a single opt-in list, a confirmation on a double opt-in one). confirmed: the same, for confirmed subscribers only. event: POST /v1/track with event name `event`. date_attribute: each confirmed subscriber once, at attributes.<attribute> (a YYYY-MM-DD date) plus offset_days, at `at` (HH:MM, default 09:00) in the subscriber's attributes.timezone when it names a known zone, else the sequence's time_zone; a missing or malformed date enrolls nobody. segment_entered: each confirmed subscriber once, when they match segment_id while the sequence is active — at once when a subscriber write (create, update, confirm) makes them match, else by the executors' sweep (a chunk of the account's subscribers per pass; a full scan at most once a minute), which also enrolls those already matching at activation. list_id also scopes the sequence's mail: leaving that list stops its sends (and for date_attribute and segment_entered, only its members are enrolled).
 	Trigger   SequenceTrigger `json:"trigger"`
@@ -5003,8 +5073,11 @@ type SequenceInput struct {
 	Reentry *SequenceInputReentry `json:"reentry,omitempty"`
 
 	// ReentryAfter after_exit: the least time from the end of a run to a trigger that starts the next (90m, 72h, 3d).
-	ReentryAfter *string        `json:"reentry_after,omitempty"`
-	Steps        []SequenceStep `json:"steps"`
+	ReentryAfter *string `json:"reentry_after,omitempty"`
+
+	// SendWindow The weekdays and hours during which its steps are sent (read in time_zone unless it names its own); absent: at any time. A step due outside waits for the next opening. See docs/executor.md, Sending windows.
+	SendWindow *SendWindow    `json:"send_window,omitempty"`
+	Steps      []SequenceStep `json:"steps"`
 
 	// TimeZone IANA zone of time-of-day waits; absent means UTC.
 	TimeZone *string `json:"time_zone,omitempty"`

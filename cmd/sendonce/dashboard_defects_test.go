@@ -114,7 +114,10 @@ func TestDashboardProduct(t *testing.T) {
 		b.eval(`__t.fill('Language', 'fr')`)
 		b.wait(`__t.choose('Sender', 'edit sender')`)
 		b.eval(`const box = (t) => [...document.querySelectorAll('label.check')].find((l) => l.textContent.includes(t)).querySelector('input');
-			box('Track clicks').click(); box('Track opens').click(); box('web archive').click(); true`)
+			box('Track clicks').click(); box('Track opens').click(); box('web archive').click(); box('Send only on these days').click(); true`)
+		b.wait(`!!__t.field('Time zone')`)
+		b.eval(`__t.fill('Time zone', 'Europe/Paris')`)
+		b.eval(`[...document.querySelectorAll('label.check')].find((l) => l.textContent.trim() === 'Fri').querySelector('input').click(); true`)
 		b.audit("campaign-edit")
 		b.eval(`__t.click('Save draft')`)
 		b.wait(`!__t.field('Reply-To') && __t.text().includes('Edit draft')`)
@@ -126,6 +129,9 @@ func TestDashboardProduct(t *testing.T) {
 		require.Equal(t, false, c["track_clicks"])
 		require.Equal(t, true, c["track_opens"])
 		require.Equal(t, true, c["archive"])
+		require.Equal(t, map[string]any{"days": []any{"mon", "tue", "wed", "thu"}, "start": "09:00", "end": "17:00",
+			"time_zone": "Europe/Paris"}, c["send_window"])
+		b.wait(`(document.querySelector('[data-send-window]') || {textContent: ''}).textContent.includes('Mon, Tue, Wed, Thu 09:00–17:00 (Europe/Paris)')`)
 	})
 
 	within("import_status_and_audience_explained", func(t *testing.T) {

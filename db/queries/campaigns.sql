@@ -544,3 +544,10 @@ WHERE a.account_id = @account_id AND a.campaign_id = @from_id;
 UPDATE campaigns SET deliver_at_local = sqlc.narg('deliver_at_local')::text, updated_at = now()
 WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
 RETURNING *;
+
+-- name: CampaignSetSendWindow :one
+-- Sets or clears (NULL) a draft's sending window (internal/sendwindow, validated
+-- there), in the transaction of the create or edit that carries it.
+UPDATE campaigns SET send_window = sqlc.narg('send_window')::jsonb, updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
+RETURNING *;

@@ -4,10 +4,10 @@
 
 -- name: SequenceCreate :one
 INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
-                       date_attribute, date_offset_days, date_at, reentry, reentry_after)
+                       date_attribute, date_offset_days, date_at, reentry, reentry_after, send_window)
 VALUES (@account_id, @name, @trigger_type, sqlc.narg('list_id'), sqlc.narg('event_name'), sqlc.arg(time_zone),
         sqlc.narg('late_after')::interval, @steps, sqlc.narg('segment_id'), sqlc.narg('date_attribute'), @date_offset_days, @date_at,
-        @reentry, sqlc.narg('reentry_after')::interval)
+        @reentry, sqlc.narg('reentry_after')::interval, sqlc.narg('send_window')::jsonb)
 RETURNING *;
 
 -- name: SequenceGet :one
@@ -26,6 +26,7 @@ SET name = @name, trigger_type = @trigger_type, list_id = sqlc.narg('list_id'), 
     time_zone = sqlc.arg(time_zone), late_after = sqlc.narg('late_after')::interval, steps = @steps,
     date_attribute = sqlc.narg('date_attribute'), date_offset_days = @date_offset_days, date_at = @date_at,
     reentry = @reentry, reentry_after = sqlc.narg('reentry_after')::interval,
+    send_window = sqlc.narg('send_window')::jsonb,
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 WHERE account_id = @account_id AND id = @id AND status <> 'archived'
 RETURNING *;

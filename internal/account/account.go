@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/internal/access"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sendwindow"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -79,7 +80,7 @@ func (s *Service) Update(ctx context.Context, id int64, set Settings) (Account, 
 		return Account{}, apperr.Invalidf("/unsubscribe_scope", "unsubscribe_scope must be list or account")
 	}
 	if z := set.TimeZone; z != nil {
-		if _, err := time.LoadLocation(*z); err != nil || *z == "" || len(*z) > 64 || strings.EqualFold(*z, "local") {
+		if !sendwindow.ValidZone(*z) {
 			return Account{}, apperr.Invalidf("/time_zone", "%q is not an IANA time zone", *z)
 		}
 	}

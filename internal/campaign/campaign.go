@@ -5,6 +5,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/sendwindow"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/template"
 )
@@ -89,6 +91,9 @@ type Campaign struct {
 	// DeliverAtLocal ("HH:MM") sends each recipient at that wall-clock time in
 	// their own zone (docs/executor.md, When mail goes out); nil: at once.
 	DeliverAtLocal *string
+	// SendWindow is when its rows may be claimed (weekdays and hours in a zone,
+	// docs/executor.md, Sending windows); nil: at any time.
+	SendWindow *sendwindow.Window
 	// TrackClicks rewrites the campaign's literal links to signed redirects;
 	// TrackOpens adds the open pixel; Archive publishes it in the account's web
 	// archive once it goes out (docs/engagement.md).
@@ -97,6 +102,9 @@ type Campaign struct {
 	// by Get, Create and Update, not by List.
 	Attachments []attachment.Info
 }
+
+// SendWindow is a campaign's sending window (internal/sendwindow).
+type SendWindow = sendwindow.Window
 
 // Fields are the editable fields of a campaign; nil keeps (or defaults) a field.
 type Fields struct {
@@ -122,6 +130,9 @@ type Fields struct {
 	LayoutID              *int64
 	// DeliverAtLocal sets the local delivery time ("HH:MM"); "" clears it.
 	DeliverAtLocal *string
+	// SendWindow sets the sending window; ClearSendWindow clears it.
+	SendWindow      *sendwindow.Window
+	ClearSendWindow bool
 }
 
 // engagement reports whether f sets any of the tracking and archive switches.
@@ -134,7 +145,8 @@ func (f Fields) onlyArchive() bool {
 	return f.Archive != nil && f.Name == nil && f.Subject == nil && f.FromEmail == nil && f.FromName == nil &&
 		f.ReplyTo == nil && f.HTMLTemplate == nil && f.TextTemplate == nil && f.Language == nil && f.ListIDs == nil &&
 		f.AmbiguousPolicy == nil && f.SegmentID == nil && f.SenderID == nil && f.TemplateID == nil &&
-		f.TrackClicks == nil && f.TrackOpens == nil && f.Attachments == nil && f.DeliverAtLocal == nil
+		f.TrackClicks == nil && f.TrackOpens == nil && f.Attachments == nil && f.DeliverAtLocal == nil &&
+		f.SendWindow == nil && !f.ClearSendWindow
 }
 
 // setDeliverAtLocal applies f's local delivery time to a draft.
@@ -147,6 +159,27 @@ func setDeliverAtLocal(ctx context.Context, q *store.Queries, accountID, id int6
 		at = f.DeliverAtLocal
 	}
 	out, err := q.CampaignSetDeliverAtLocal(ctx, store.CampaignSetDeliverAtLocalParams{AccountID: accountID, ID: id, DeliverAtLocal: at})
+	if err != nil {
+		return postgres.Error(err, "campaign")
+	}
+	out.TemplateID = c.TemplateID
+	*c = out
+	return nil
+}
+
+// setSendWindow applies f's sending window to a draft.
+func setSendWindow(ctx context.Context, q *store.Queries, accountID, id int64, f Fields, c *store.Campaign) error {
+	if f.SendWindow == nil && !f.ClearSendWindow {
+		return nil
+	}
+	var raw []byte
+	if f.SendWindow != nil {
+		var err error
+		if raw, err = json.Marshal(f.SendWindow); err != nil {
+			return err
+		}
+	}
+	out, err := q.CampaignSetSendWindow(ctx, store.CampaignSetSendWindowParams{AccountID: accountID, ID: id, SendWindow: raw})
 	if err != nil {
 		return postgres.Error(err, "campaign")
 	}
@@ -185,7 +218,18 @@ func fromStore(c store.Campaign) Campaign {
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
-		CreatedByType: c.CreatedByType, CreatedByID: c.CreatedByID, DeliverAtLocal: c.DeliverAtLocal}
+		CreatedByType: c.CreatedByType, CreatedByID: c.CreatedByID, DeliverAtLocal: c.DeliverAtLocal,
+		SendWindow: storedWindow(c.SendWindow)}
+}
+
+// storedWindow reads a stored sending window; one that does not parse (never
+// written so: Fields are checked) reads as none.
+func storedWindow(raw []byte) *sendwindow.Window {
+	w, err := sendwindow.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	return w
 }
 
 func val(p *string) string {
@@ -230,6 +274,11 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 	}
 	if f.DeliverAtLocal != nil && *f.DeliverAtLocal != "" && !localTime.MatchString(*f.DeliverAtLocal) {
 		return apperr.Invalidf("/deliver_at_local", "deliver_at_local must be HH:MM on a 24-hour clock, such as 09:00")
+	}
+	if f.SendWindow != nil {
+		if err := f.SendWindow.Check("/send_window"); err != nil {
+			return err
+		}
 	}
 	if f.TemplateID != nil {
 		ok, err := store.New(s.pool).TemplateExists(ctx, store.TemplateExistsParams{AccountID: accountID, ID: *f.TemplateID})
@@ -378,6 +427,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			return err
 		}
 		if err := setDeliverAtLocal(ctx, q, accountID, c.ID, f, &c); err != nil {
+			return err
+		}
+		if err := setSendWindow(ctx, q, accountID, c.ID, f, &c); err != nil {
 			return err
 		}
 		if err := storeAttachments(ctx, q, accountID, c.ID, f.files); err != nil {

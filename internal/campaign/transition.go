@@ -143,6 +143,9 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 			if err := setDeliverAtLocal(ctx, q, accountID, id, f, c); err != nil {
 				return err
 			}
+			if err := setSendWindow(ctx, q, accountID, id, f, c); err != nil {
+				return err
+			}
 			if f.Attachments != nil {
 				if err := storeAttachments(ctx, q, accountID, id, f.files); err != nil {
 					return err

@@ -252,9 +252,9 @@ func (a *App) layoutsCmd() *cobra.Command {
 // campaignWriteCommands are campaigns create and edit.
 func (a *App) campaignWriteCommands() []*cobra.Command {
 	var (
-		name, from, fromName, subject, htmlFile, textFile, replyTo, mdFile, deliverAt string
-		template, segment, layoutID                                                   int64
-		lists                                                                         []int64
+		name, from, fromName, subject, htmlFile, textFile, replyTo, mdFile, deliverAt, window string
+		template, segment, layoutID                                                           int64
+		lists                                                                                 []int64
 	)
 	return a.writeCommands("campaign",
 		`  sendonce campaigns create --name 'March news' --from news@example.com --list 1 \
@@ -274,6 +274,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside); html and text are made from it")
 			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
 			f.StringVar(&deliverAt, "deliver-at-local", "", "send each recipient at this local time, HH:MM in their zone ('' on edit: at once)")
+			f.StringVar(&window, "window", "", "send only in this window: DAYS HH:MM-HH:MM [ZONE], such as 'mon-fri 09:00-17:00 Europe/Berlin'")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			html, err := file(s, "html-file", htmlFile)
@@ -297,6 +298,12 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			if s.has("layout") {
 				lay = &layoutID
 			}
+			var win *client.SendWindow
+			if s.has("window") {
+				if win, err = parseWindow(window); err != nil {
+					return nil, 0, "", err
+				}
+			}
 			var tpl, seg *int64
 			var ids *[]int64
 			if s.has("template") {
@@ -313,7 +320,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 					FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 					Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
 					TemplateId: tpl, ListIds: ids, SegmentId: seg, ContentType: ct, Markdown: md, LayoutId: lay,
-					DeliverAtLocal: str(s, "deliver-at-local", deliverAt)})
+					DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
 				}
@@ -324,7 +331,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
 				TemplateId: tpl, ListIds: ids, SegmentId: seg,
 				ContentType: (*client.CampaignUpdateContentType)(ct), Markdown: md, LayoutId: lay,
-				DeliverAtLocal: str(s, "deliver-at-local", deliverAt)})
+				DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/sendwindow"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -42,6 +43,11 @@ type campaign struct {
 	rt            atomic.Pointer[route]
 	senderLimiter *rate.Limiter
 	routeErr      error
+	// window is its sending window bound to its zone (nil: any time), and
+	// windowOpens when it opens next while shut: until then the dealer passes it
+	// over on a comparison, asking PostgreSQL nothing. Dispatcher only.
+	window      *sendwindow.Schedule
+	windowOpens time.Time
 	// wake says when a message stream is claimed (stream.go); campaigns ignore it.
 	wake streamWake
 	// unacked counts its rows handed to workers and not yet acknowledged. A claim
@@ -311,7 +317,7 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 				c.finishWait.Store(false)
 				c.idleUntil = time.Time{}
 			}
-			if c.isStream() || c.claiming || wall.Before(c.idleUntil) || c.routeErr != nil {
+			if c.isStream() || c.claiming || wall.Before(c.idleUntil) || c.routeErr != nil || c.shut(now) {
 				continue
 			}
 			cn := an
@@ -355,6 +361,38 @@ func sameCampaignRow(a, b store.CampaignListSendingRow) bool {
 	return a == b
 }
 
+// shut reports whether c's sending window is closed at now, remembering when it
+// opens so that until then the question costs a comparison.
+func (c *campaign) shut(now time.Time) bool {
+	if c.window == nil {
+		return false
+	}
+	if now.Before(c.windowOpens) {
+		return true
+	}
+	if next := c.window.Next(now); next.After(now) {
+		c.windowOpens = next
+		return true
+	}
+	return false
+}
+
+// bindWindow parses a campaign's stored sending window; one that does not parse
+// (the API checks what it stores) is logged and read as none, as a bad zone in
+// it reads as the fallback's.
+func (e *Executor) bindWindow(c *campaign) {
+	w, err := sendwindow.Parse([]byte(c.SendWindow))
+	if w == nil && err == nil {
+		return
+	}
+	if err != nil {
+		e.log.Warn("campaign send_window unreadable: sent at any time", "campaign", c.ID, "err", err)
+		return
+	}
+	s := w.Bind(c.WindowZone)
+	c.window = &s
+}
+
 func samePtr[T comparable](a, b *T) bool { return a == b || (a != nil && b != nil && *a == *b) }
 
 // refresh re-reads the campaigns being sent, keeping parsed templates and idle marks.
@@ -382,6 +420,7 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 				if err = e.prepareVariants(ctx, c); err != nil {
 					return err
 				}
+				e.bindWindow(c)
 			}
 		} else {
 			// A wake-up (NOTIFY, resume) may mean new work: forget the idle mark.

@@ -145,6 +145,7 @@ type Campaign struct {
 	Markdown           string
 	LayoutID           *int64
 	DeliverAtLocal     *string
+	SendWindow         json.RawMessage
 }
 
 type CampaignAttachment struct {
@@ -570,6 +571,7 @@ type Sequence struct {
 	SegmentSweepAfterID int64
 	Reentry             string
 	ReentryAfter        pgtype.Interval
+	SendWindow          json.RawMessage
 }
 
 type SequenceEnrollment struct {

@@ -25,7 +25,34 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
 		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c),
-		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, LayoutId: c.LayoutID, DeliverAtLocal: c.DeliverAtLocal}
+		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, LayoutId: c.LayoutID, DeliverAtLocal: c.DeliverAtLocal,
+		SendWindow: toAPISendWindow(c.SendWindow)}
+}
+
+// toAPISendWindow and fromAPISendWindow convert a sending window (nil: none).
+func toAPISendWindow(w *campaign.SendWindow) *api.SendWindow {
+	if w == nil {
+		return nil
+	}
+	out := &api.SendWindow{Start: w.Start, End: w.End, Days: make([]api.SendWindowDays, len(w.Days))}
+	for i, d := range w.Days {
+		out.Days[i] = api.SendWindowDays(d)
+	}
+	if w.TimeZone != "" {
+		out.TimeZone = &w.TimeZone
+	}
+	return out
+}
+
+func fromAPISendWindow(w *api.SendWindow) *campaign.SendWindow {
+	if w == nil {
+		return nil
+	}
+	out := &campaign.SendWindow{Start: w.Start, End: w.End, TimeZone: deref(w.TimeZone), Days: make([]string, len(w.Days))}
+	for i, d := range w.Days {
+		out.Days[i] = string(d)
+	}
+	return out
 }
 
 // toAPIAttachments describes stored files; nil (a listing) leaves the field out.
@@ -107,6 +134,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
 		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
+		SendWindow: fromAPISendWindow(in.SendWindow),
 	})
 	if err != nil {
 		return err
@@ -159,6 +187,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
 		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
+		SendWindow: fromAPISendWindow(in.SendWindow), ClearSendWindow: nulls["send_window"],
 	})
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ func toAPISequence(q sequence.Sequence) api.Sequence {
 		ActivatedAt: q.ActivatedAt, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
 		Trigger: api.SequenceTrigger{Type: api.SequenceTriggerType(q.Trigger.Type), ListId: q.Trigger.ListID,
 			SegmentId: q.Trigger.SegmentID},
-		Steps: convert[[]api.SequenceStep](q.Steps)}
+		Steps: convert[[]api.SequenceStep](q.Steps), SendWindow: toAPISendWindow(q.SendWindow)}
 	if q.Trigger.Event != "" {
 		out.Trigger.Event = &q.Trigger.Event
 	}
@@ -43,7 +43,7 @@ func toAPISequence(q sequence.Sequence) api.Sequence {
 func sequenceDefinition(in api.SequenceInput) sequence.Definition {
 	d := sequence.Definition{Name: in.Name, Trigger: sequence.Trigger{Type: string(in.Trigger.Type), ListID: in.Trigger.ListId,
 		SegmentID: in.Trigger.SegmentId},
-		Steps: convert[[]sequence.Step](in.Steps)}
+		Steps: convert[[]sequence.Step](in.Steps), SendWindow: fromAPISendWindow(in.SendWindow)}
 	if in.Trigger.Event != nil {
 		d.Trigger.Event = *in.Trigger.Event
 	}

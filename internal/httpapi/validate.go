@@ -298,6 +298,13 @@ func collectFieldErrors(err error, prefix string, out *[]apperr.FieldError) {
 		if p := e.JSONPointer(); len(p) > 0 {
 			ptr += "/" + strings.Join(p, "/")
 		}
+		// A nullable field that refers to a schema (allOf: [$ref]) reports its
+		// element's error (its pointer whole) under it: name the member inside.
+		var inner *openapi3.SchemaError
+		if e.Origin != nil && errors.As(e.Origin, &inner) && inner != e {
+			collectFieldErrors(inner, prefix, out)
+			return
+		}
 		// An unknown property is reported on its object; name the property itself.
 		if strings.HasSuffix(e.Reason, "\" is unsupported") {
 			if _, rest, ok := strings.Cut(e.Reason, `property "`); ok {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sendwindow"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -577,7 +578,7 @@ func waitUntil(st Step, now time.Time, loc *time.Location) time.Time {
 			return true
 		}
 		for _, w := range st.Weekdays {
-			if weekdays[w] == d {
+			if sendwindow.Weekdays[w] == d {
 				return true
 			}
 		}

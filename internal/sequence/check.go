@@ -13,15 +13,12 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sendwindow"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
 // attributeName is what a date_attribute trigger may name (it becomes a jsonpath key).
 var attributeName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-
-// weekdays maps the API's day names to time.Weekday.
-var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday,
-	"wed": time.Wednesday, "thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
 
 // ParseDuration reads a wait: a Go duration (90m, 72h) or whole days (3d),
 // positive and at most 366 days.
@@ -128,8 +125,13 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 	if d.TimeZone == "" {
 		d.TimeZone = "UTC"
 	}
-	if _, err := time.LoadLocation(d.TimeZone); err != nil || len(d.TimeZone) > 64 || strings.EqualFold(d.TimeZone, "local") {
+	if !sendwindow.ValidZone(d.TimeZone) {
 		return apperr.Invalidf("/time_zone", "%q is not an IANA time zone", d.TimeZone)
+	}
+	if d.SendWindow != nil {
+		if err := d.SendWindow.Check("/send_window"); err != nil {
+			return err
+		}
 	}
 	if d.LateAfterText != "" {
 		late, err := ParseDuration(d.LateAfterText)
@@ -296,7 +298,7 @@ func checkStep(st *Step, f func(string) string) error {
 			}
 		}
 		for j, w := range st.Weekdays {
-			if _, ok := weekdays[w]; !ok {
+			if _, ok := sendwindow.Weekdays[w]; !ok {
 				return apperr.Invalidf(fmt.Sprintf("%s/%d", f("weekdays"), j), "%q is not a weekday (mon … sun)", w)
 			}
 		}

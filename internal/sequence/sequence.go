@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/internal/sendwindow"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -128,6 +129,9 @@ type Definition struct {
 	ReentryAfter     time.Duration
 	ReentryAfterText string
 	Steps            []Step
+	// SendWindow is when its step campaigns may send (read in TimeZone unless it
+	// names its own zone); nil: at any time (docs/executor.md, Sending windows).
+	SendWindow *sendwindow.Window
 }
 
 // Sequence is a stored sequence.
@@ -169,6 +173,7 @@ func fromRow(r store.Sequence) Sequence {
 		q.Trigger.Attribute, q.Trigger.OffsetDays, q.Trigger.At = *r.DateAttribute, int(r.DateOffsetDays), r.DateAt
 	}
 	q.TimeZone = r.TimeZone
+	q.SendWindow, _ = sendwindow.Parse(r.SendWindow) // written by check: it parses
 	q.Reentry = r.Reentry
 	if r.ReentryAfter.Valid {
 		q.ReentryAfter = time.Duration(r.ReentryAfter.Microseconds)*time.Microsecond +

@@ -60,6 +60,15 @@ func eventParam(d Definition) *string {
 	return &d.Trigger.Event
 }
 
+// windowParam is d's sending window as stored (nil: none).
+func windowParam(d Definition) []byte {
+	if d.SendWindow == nil {
+		return nil
+	}
+	b, _ := json.Marshal(d.SendWindow) // strings only
+	return b
+}
+
 // Create saves a draft sequence.
 func (s *Service) Create(ctx context.Context, accountID int64, d Definition) (Sequence, error) {
 	if err := s.check(ctx, accountID, &d); err != nil {
@@ -72,7 +81,8 @@ func (s *Service) Create(ctx context.Context, accountID int64, d Definition) (Se
 	r, err := store.New(s.pool).SequenceCreate(ctx, store.SequenceCreateParams{AccountID: accountID, Name: d.Name,
 		TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
 		LateAfter: lateParam(d), Steps: steps, DateAttribute: attributeParam(d), DateOffsetDays: int32(d.Trigger.OffsetDays),
-		DateAt: atParam(d), SegmentID: d.Trigger.SegmentID, Reentry: reentryParam(d), ReentryAfter: reentryAfterParam(d)})
+		DateAt: atParam(d), SegmentID: d.Trigger.SegmentID, Reentry: reentryParam(d), ReentryAfter: reentryAfterParam(d),
+		SendWindow: windowParam(d)})
 	if err != nil {
 		return Sequence{}, postgres.Error(err, "sequence")
 	}
@@ -120,7 +130,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, d Definition)
 			TriggerType: d.Trigger.Type, ListID: d.Trigger.ListID, EventName: eventParam(d), TimeZone: d.TimeZone,
 			LateAfter: lateParam(d), Steps: steps, Now: nowPtr(s.Now), DateAttribute: attributeParam(d),
 			DateOffsetDays: int32(d.Trigger.OffsetDays), DateAt: atParam(d), SegmentID: d.Trigger.SegmentID,
-			Reentry: reentryParam(d), ReentryAfter: reentryAfterParam(d)})
+			Reentry: reentryParam(d), ReentryAfter: reentryAfterParam(d), SendWindow: windowParam(d)})
 		if postgres.NoRows(err) {
 			return s.stateError(ctx, q, accountID, id)
 		}

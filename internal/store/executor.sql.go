@@ -155,8 +155,14 @@ func (q *Queries) CampaignListFailedWithQueued(ctx context.Context) ([]CampaignL
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
        c.text_template, c.ambiguous_policy, c.sender_id, c.kind, c.track_clicks, c.track_opens, c.ab_variants, ds.id AS stream_sender_id,
-       (coalesce(ns.paused_reason, ds.paused_reason) IS NOT NULL)::bool AS sender_paused
+       (coalesce(ns.paused_reason, ds.paused_reason) IS NOT NULL)::bool AS sender_paused,
+       -- The sending window (internal/sendwindow) and the zone it falls back to:
+       -- a step campaign's is its sequence's, read in the sequence's zone.
+       coalesce(c.send_window, sq.send_window, 'null'::jsonb)::text AS send_window,
+       coalesce(sq.time_zone, (SELECT a.time_zone FROM accounts a WHERE a.id = c.account_id))::text AS window_zone
 FROM campaigns c
+LEFT JOIN sequence_steps st ON c.kind = 'sequence' AND st.account_id = c.account_id AND st.campaign_id = c.id
+LEFT JOIN sequences sq ON sq.account_id = st.account_id AND sq.id = st.sequence_id
 LEFT JOIN senders ds ON c.kind = 'messages' AND c.sender_id IS NULL AND ds.account_id = c.account_id AND ds.is_default
 LEFT JOIN senders ns ON c.kind = 'messages' AND ns.account_id = c.account_id AND ns.id = c.sender_id
 WHERE c.status = 'sending'
@@ -182,6 +188,8 @@ type CampaignListSendingRow struct {
 	AbVariants      *int16
 	StreamSenderID  *int64
 	SenderPaused    bool
+	SendWindow      string
+	WindowZone      string
 }
 
 // Everything a sender needs of the campaigns being sent; the dispatcher deals them
@@ -220,6 +228,8 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.AbVariants,
 			&i.StreamSenderID,
 			&i.SenderPaused,
+			&i.SendWindow,
+			&i.WindowZone,
 		); err != nil {
 			return nil, err
 		}

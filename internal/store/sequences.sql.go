@@ -171,11 +171,11 @@ func (q *Queries) SequenceClicked(ctx context.Context, arg SequenceClickedParams
 const sequenceCreate = `-- name: SequenceCreate :one
 
 INSERT INTO sequences (account_id, name, trigger_type, list_id, event_name, time_zone, late_after, steps, segment_id,
-                       date_attribute, date_offset_days, date_at, reentry, reentry_after)
+                       date_attribute, date_offset_days, date_at, reentry, reentry_after, send_window)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7::interval, $8, $9, $10, $11, $12,
-        $13, $14::interval)
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
+        $13, $14::interval, $15::jsonb)
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after, send_window
 `
 
 type SequenceCreateParams struct {
@@ -193,6 +193,7 @@ type SequenceCreateParams struct {
 	DateAt         string
 	Reentry        string
 	ReentryAfter   pgtype.Interval
+	SendWindow     json.RawMessage
 }
 
 // Sequences (migration 00290): definitions, their step campaigns, enrollments and
@@ -214,6 +215,7 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		arg.DateAt,
 		arg.Reentry,
 		arg.ReentryAfter,
+		arg.SendWindow,
 	)
 	var i Sequence
 	err := row.Scan(
@@ -239,6 +241,7 @@ func (q *Queries) SequenceCreate(ctx context.Context, arg SequenceCreateParams) 
 		&i.SegmentSweepAfterID,
 		&i.Reentry,
 		&i.ReentryAfter,
+		&i.SendWindow,
 	)
 	return i, err
 }
@@ -613,7 +616,7 @@ func (q *Queries) SequenceForAdvance(ctx context.Context, id int64) (SequenceFor
 }
 
 const sequenceGet = `-- name: SequenceGet :one
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after FROM sequences WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after, send_window FROM sequences WHERE account_id = $1 AND id = $2
 `
 
 type SequenceGetParams struct {
@@ -647,6 +650,7 @@ func (q *Queries) SequenceGet(ctx context.Context, arg SequenceGetParams) (Seque
 		&i.SegmentSweepAfterID,
 		&i.Reentry,
 		&i.ReentryAfter,
+		&i.SendWindow,
 	)
 	return i, err
 }
@@ -703,7 +707,7 @@ func (q *Queries) SequenceLeftList(ctx context.Context, arg SequenceLeftListPara
 }
 
 const sequenceList = `-- name: SequenceList :many
-SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
+SELECT id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after, send_window FROM sequences WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3
 `
 
 type SequenceListParams struct {
@@ -744,6 +748,7 @@ func (q *Queries) SequenceList(ctx context.Context, arg SequenceListParams) ([]S
 			&i.SegmentSweepAfterID,
 			&i.Reentry,
 			&i.ReentryAfter,
+			&i.SendWindow,
 		); err != nil {
 			return nil, err
 		}
@@ -1890,7 +1895,7 @@ SET status = $1::text,
                     THEN coalesce(swept_at, coalesce($2::timestamptz, now())) ELSE swept_at END,
     updated_at = coalesce($2::timestamptz, now())
 WHERE account_id = $3 AND id = $4 AND status = ANY($5::text[])
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after, send_window
 `
 
 type SequenceTransitionParams struct {
@@ -1935,6 +1940,7 @@ func (q *Queries) SequenceTransition(ctx context.Context, arg SequenceTransition
 		&i.SegmentSweepAfterID,
 		&i.Reentry,
 		&i.ReentryAfter,
+		&i.SendWindow,
 	)
 	return i, err
 }
@@ -1957,9 +1963,10 @@ SET name = $1, trigger_type = $2, list_id = $3, event_name = $4,
     time_zone = $6, late_after = $7::interval, steps = $8,
     date_attribute = $9, date_offset_days = $10, date_at = $11,
     reentry = $12, reentry_after = $13::interval,
-    updated_at = coalesce($14::timestamptz, now())
-WHERE account_id = $15 AND id = $16 AND status <> 'archived'
-RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after
+    send_window = $14::jsonb,
+    updated_at = coalesce($15::timestamptz, now())
+WHERE account_id = $16 AND id = $17 AND status <> 'archived'
+RETURNING id, account_id, name, status, trigger_type, list_id, event_name, time_zone, late_after, steps, swept_at, activated_at, created_at, updated_at, date_attribute, date_offset_days, date_at, segment_id, segment_sweep_due_at, segment_sweep_after_id, reentry, reentry_after, send_window
 `
 
 type SequenceUpdateParams struct {
@@ -1976,6 +1983,7 @@ type SequenceUpdateParams struct {
 	DateAt         string
 	Reentry        string
 	ReentryAfter   pgtype.Interval
+	SendWindow     json.RawMessage
 	Now            *time.Time
 	AccountID      int64
 	ID             int64
@@ -1998,6 +2006,7 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		arg.DateAt,
 		arg.Reentry,
 		arg.ReentryAfter,
+		arg.SendWindow,
 		arg.Now,
 		arg.AccountID,
 		arg.ID,
@@ -2026,6 +2035,7 @@ func (q *Queries) SequenceUpdate(ctx context.Context, arg SequenceUpdateParams) 
 		&i.SegmentSweepAfterID,
 		&i.Reentry,
 		&i.ReentryAfter,
+		&i.SendWindow,
 	)
 	return i, err
 }

@@ -83,7 +83,19 @@ function formOf(c) {
     sender_id: c && c.sender_id ? String(c.sender_id) : '', language: c ? c.language : '',
     track_clicks: c ? c.track_clicks : true, track_opens: c ? c.track_opens : false, archive: c ? c.archive : false,
     deliver_at_local: c && c.deliver_at_local ? c.deliver_at_local : '',
+    window: !!(c && c.send_window), window_days: c && c.send_window ? c.send_window.days : ['mon', 'tue', 'wed', 'thu', 'fri'],
+    window_start: c && c.send_window ? c.send_window.start : '09:00', window_end: c && c.send_window ? c.send_window.end : '17:00',
+    window_zone: c && c.send_window && c.send_window.time_zone ? c.send_window.time_zone : '',
   };
+}
+
+const weekDays = [['mon', 'Mon'], ['tue', 'Tue'], ['wed', 'Wed'], ['thu', 'Thu'], ['fri', 'Fri'], ['sat', 'Sat'], ['sun', 'Sun']];
+
+/** A sending window in words, such as "Mon, Tue 09:00–17:00 (Europe/Berlin)". @param {any} w */
+export function windowText(w) {
+  if (!w) return 'Any time';
+  const days = weekDays.filter(([d]) => w.days.includes(d)).map(([, l]) => l).join(', ');
+  return `${days} ${w.start}–${w.end}${w.end < w.start ? ' (overnight)' : ''} (${w.time_zone || "the account's time zone"})`;
 }
 
 /**
@@ -118,6 +130,10 @@ export function CampaignForm({ campaign, onSaved }) {
     if (f.segment_id) body.segment_id = Number(f.segment_id); else if (campaign && campaign.segment_id) body.segment_id = null;
     if (f.sender_id) body.sender_id = Number(f.sender_id); else if (campaign && campaign.sender_id) body.sender_id = null;
     if (f.deliver_at_local) body.deliver_at_local = f.deliver_at_local; else if (campaign && campaign.deliver_at_local) body.deliver_at_local = null;
+    if (f.window) {
+      body.send_window = { days: weekDays.map(([d]) => d).filter((d) => f.window_days.includes(d)), start: f.window_start, end: f.window_end };
+      if (f.window_zone) body.send_window.time_zone = f.window_zone;
+    } else if (campaign && campaign.send_window) body.send_window = null;
     if (f.template_id) body.template_id = Number(f.template_id);
     else {
       body.subject = f.subject;
@@ -149,6 +165,20 @@ export function CampaignForm({ campaign, onSaved }) {
       <${Field} label="Language" value=${f.language} onInput=${set('language')} error=${fieldError(error, '/language')} hint="Of the unsubscribe page and footer: en, fr or de." />
       <${Field} label="Deliver at local time" type="time" value=${f.deliver_at_local} onInput=${set('deliver_at_local')} error=${fieldError(error, '/deliver_at_local')}
         hint="Empty: as soon as it starts. Otherwise each recipient at this time in their zone (attributes.timezone, else the account's time zone), the next occurrence after the start." />
+      <fieldset>
+        <legend>Sending window</legend>
+        ${check('window', 'Send only on these days and hours (quiet hours outside)')}
+        ${f.window && html`
+          <div class="days" role="group" aria-label="Days">${weekDays.map(([d, l]) => html`<label class="check" key=${d}><input type="checkbox"
+            checked=${f.window_days.includes(d)} onChange=${(/** @type {any} */ e) => set('window_days')(e.currentTarget.checked
+              ? [...f.window_days, d] : f.window_days.filter((/** @type {string} */ x) => x !== d))} /> ${l}</label>`)}</div>
+          ${fieldError(error, '/send_window/days') && html`<p class="field-error">${fieldError(error, '/send_window/days')}</p>`}
+          <${Field} label="From" type="time" value=${f.window_start} onInput=${set('window_start')} error=${fieldError(error, '/send_window/start')} />
+          <${Field} label="Until" type="time" value=${f.window_end} onInput=${set('window_end')} error=${fieldError(error, '/send_window/end')}
+            hint="Before the start: the window runs overnight into the next day." />
+          <${Field} label="Time zone" value=${f.window_zone} onInput=${set('window_zone')} error=${fieldError(error, '/send_window/time_zone')}
+            hint="An IANA zone such as Europe/Berlin. Empty: the account's time zone." />`}
+      </fieldset>
       <fieldset>
         <legend>Tracking and archive</legend>
         ${check('track_clicks', 'Track clicks (links become redirects)')}
@@ -380,6 +410,7 @@ function ApproveDialog({ c, at, onClose, onDone }) {
       <dt>Sender</dt><dd>${senderName}</dd>
       <dt>Tracking</dt><dd>${tracking}${c.archive ? '; published in the web archive' : ''}</dd>
       <dt>When</dt><dd>${at ? when(new Date(at).toISOString()) : 'now, as soon as it is approved'}</dd>
+      ${c.send_window && html`<dt>Sending window</dt><dd data-approve-window>${windowText(c.send_window)}: outside it the rows wait</dd>`}
     </dl>
     ${facts && html`<${AudienceNote} a=${facts.audience} />`}
     ${facts && html`<${LintList} findings=${facts.findings} />`}
@@ -441,6 +472,7 @@ export function CampaignPage({ id }) {
       <p><button type="button" class="secondary" onClick=${() => setEditing(false)}>Stop editing</button></p></section>`}
     ${c.status === 'draft' && !editing && approver && html`<${Schedule} onSchedule=${(/** @type {string} */ at) => setApproving(at)} />`}
     ${c.scheduled_for && c.status === 'approved' && html`<p>Scheduled for ${when(c.scheduled_for)}.</p>`}
+    ${c.send_window && html`<p data-send-window>Sends only ${windowText(c.send_window)}.</p>`}
     ${actionError && html`<div class="error" role="alert"><p>${explain(actionError)}</p></div>`}
     ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} onStats=${() => setProgress((n) => n + 1)} />`}
     ${c.status === 'draft' && !editing && html`<${Preview} campaign=${c} />${editor && html`<${TestSend} id=${id} />`}`}
