@@ -3456,6 +3456,8 @@ export interface components {
             trigger: components["schemas"]["SequenceTrigger"];
             /** @description IANA zone of time-of-day waits; absent means UTC. */
             time_zone?: string;
+            /** @description The weekdays and hours during which its steps are sent (read in time_zone unless it names its own); absent: at any time. A step due outside waits for the next opening. See docs/executor.md, Sending windows. */
+            send_window?: components["schemas"]["SendWindow"];
             /** @description A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late. */
             late_after?: string;
             /**
@@ -3492,6 +3494,7 @@ export interface components {
             name: string;
             trigger: components["schemas"]["SequenceTrigger"];
             time_zone: string;
+            send_window?: components["schemas"]["SendWindow"];
             late_after?: string;
             /** @enum {string} */
             reentry?: "never" | "after_exit";
@@ -6155,6 +6158,33 @@ export interface components {
             sample: components["schemas"]["Subscriber"][];
         };
         /**
+         * @description A sending window: rows are claimed only on these weekdays between start and end (HH:MM, 24 h; end before start runs overnight into the next day: fri 22:00–06:00 is Friday night to Saturday morning), read in time_zone. Outside it the rows wait, without any work, until the next opening; a batch claimed just before the end may finish shortly after it. See docs/executor.md, Sending windows.
+         * @example {
+         *       "days": [
+         *         "mon",
+         *         "tue",
+         *         "wed",
+         *         "thu",
+         *         "fri"
+         *       ],
+         *       "start": "09:00",
+         *       "end": "17:00",
+         *       "time_zone": "Europe/Berlin"
+         *     }
+         */
+        SendWindow: {
+            days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+            /** @example 09:00 */
+            start: string;
+            /** @example 17:00 */
+            end: string;
+            /**
+             * @description IANA zone; absent: the account's time_zone (a sequence's: the sequence's time_zone).
+             * @example Europe/Berlin
+             */
+            time_zone?: string;
+        };
+        /**
          * @example {
          *       "id": 42,
          *       "name": "November news",
@@ -6173,6 +6203,7 @@ export interface components {
          *       "status": "draft",
          *       "ambiguous_policy": "skip",
          *       "deliver_at_local": null,
+         *       "send_window": null,
          *       "scheduled_for": null,
          *       "approved_at": null,
          *       "started_at": null,
@@ -6238,6 +6269,8 @@ export interface components {
              * @example 09:00
              */
             deliver_at_local: string | null;
+            /** @description The weekdays and hours during which its rows are sent (quiet hours outside); null: at any time. See docs/executor.md, Sending windows. */
+            send_window: components["schemas"]["SendWindow"] | null;
             /** Format: date-time */
             scheduled_for: string | null;
             /** Format: date-time */
@@ -6327,6 +6360,7 @@ export interface components {
              * @example 09:00
              */
             deliver_at_local?: string;
+            send_window?: components["schemas"]["SendWindow"];
             /**
              * Format: int64
              * @description One of the account's senders (absent: the account's default sender). Approval checks its allowed_from.
@@ -6384,6 +6418,8 @@ export interface components {
              * @example 09:00
              */
             deliver_at_local?: string | null;
+            /** @description The sending window; null clears it (sent at any time). */
+            send_window?: components["schemas"]["SendWindow"] | null;
             /**
              * Format: int64
              * @description One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
@@ -6627,6 +6663,7 @@ export interface components {
          *         "status": "sending",
          *         "ambiguous_policy": "skip",
          *         "deliver_at_local": null,
+         *         "send_window": null,
          *         "scheduled_for": null,
          *         "approved_at": "2026-11-02T09:00:00Z",
          *         "started_at": "2026-11-02T09:00:00Z",
