@@ -6661,6 +6661,16 @@ type PreviewSegmentParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSegmentSubscribersParams defines parameters for ListSegmentSubscribers.
+type ListSegmentSubscribersParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListSendersParams defines parameters for ListSenders.
 type ListSendersParams struct {
 	// Limit Page size, 1 to 500 (default 50).

@@ -6668,6 +6668,16 @@ type PreviewSegmentParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSegmentSubscribersParams defines parameters for ListSegmentSubscribers.
+type ListSegmentSubscribersParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListSendersParams defines parameters for ListSenders.
 type ListSendersParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -10478,6 +10488,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/segments/{id} (the `UpdateSegment` operationId).
 	UpdateSegment(ctx context.Context, id ID, body UpdateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSegmentSubscribers List segment members
+	//
+	// The subscribers the segment selects now (its filter evaluated at each request), oldest first, cursor-paginated like the subscribers listing. The total is GET /v1/segments/{id}/subscribers/count. A predicate that runs past the segment time limit is 422 on /match.
+	//
+	// Corresponds with GET /v1/segments/{id}/subscribers (the `ListSegmentSubscribers` operationId).
+	ListSegmentSubscribers(ctx context.Context, id ID, params *ListSegmentSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CountSegmentSubscribers Count segment members
+	//
+	// How many subscribers the segment selects now: exact up to 100,000, beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A dashboard shows it beside a page of the members.
+	//
+	// Corresponds with GET /v1/segments/{id}/subscribers/count (the `CountSegmentSubscribers` operationId).
+	CountSegmentSubscribers(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSenders List senders
 	//
@@ -14542,6 +14566,40 @@ func (c *Raw) UpdateSegmentWithBody(ctx context.Context, id ID, contentType stri
 // Corresponds with PUT /v1/segments/{id} (the `UpdateSegment` operationId).
 func (c *Raw) UpdateSegment(ctx context.Context, id ID, body UpdateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateSegmentRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSegmentSubscribers List segment members
+//
+// The subscribers the segment selects now (its filter evaluated at each request), oldest first, cursor-paginated like the subscribers listing. The total is GET /v1/segments/{id}/subscribers/count. A predicate that runs past the segment time limit is 422 on /match.
+//
+// Corresponds with GET /v1/segments/{id}/subscribers (the `ListSegmentSubscribers` operationId).
+func (c *Raw) ListSegmentSubscribers(ctx context.Context, id ID, params *ListSegmentSubscribersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSegmentSubscribersRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CountSegmentSubscribers Count segment members
+//
+// How many subscribers the segment selects now: exact up to 100,000, beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A dashboard shows it beside a page of the members.
+//
+// Corresponds with GET /v1/segments/{id}/subscribers/count (the `CountSegmentSubscribers` operationId).
+func (c *Raw) CountSegmentSubscribers(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCountSegmentSubscribersRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -22144,6 +22202,113 @@ func NewUpdateSegmentRequestWithBody(server string, id ID, contentType string, b
 	return req, nil
 }
 
+// NewListSegmentSubscribersRequest constructs an http.Request for the ListSegmentSubscribers method
+func NewListSegmentSubscribersRequest(server string, id ID, params *ListSegmentSubscribersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/segments/%s/subscribers", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCountSegmentSubscribersRequest constructs an http.Request for the CountSegmentSubscribers method
+func NewCountSegmentSubscribersRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/segments/%s/subscribers/count", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSendersRequest constructs an http.Request for the ListSenders method
 func NewListSendersRequest(server string, params *ListSendersParams) (*http.Request, error) {
 	var err error
@@ -26988,6 +27153,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/segments/{id} (the `UpdateSegment` operationId).
 	UpdateSegmentWithResponse(ctx context.Context, id ID, body UpdateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSegmentResponse, error)
+
+	// ListSegmentSubscribersWithResponse List segment members
+	//
+	// The subscribers the segment selects now (its filter evaluated at each request), oldest first, cursor-paginated like the subscribers listing. The total is GET /v1/segments/{id}/subscribers/count. A predicate that runs past the segment time limit is 422 on /match.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/segments/{id}/subscribers (the `ListSegmentSubscribers` operationId).
+	ListSegmentSubscribersWithResponse(ctx context.Context, id ID, params *ListSegmentSubscribersParams, reqEditors ...RequestEditorFn) (*ListSegmentSubscribersResponse, error)
+
+	// CountSegmentSubscribersWithResponse Count segment members
+	//
+	// How many subscribers the segment selects now: exact up to 100,000, beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A dashboard shows it beside a page of the members.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/segments/{id}/subscribers/count (the `CountSegmentSubscribers` operationId).
+	CountSegmentSubscribersWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*CountSegmentSubscribersResponse, error)
 
 	// ListSendersWithResponse List senders
 	//
@@ -41225,6 +41408,228 @@ func (r UpdateSegmentResponse) ContentType() string {
 	return ""
 }
 
+// ListSegmentSubscribersResponse401Headers the declared response headers of an HTTP 401 response for ListSegmentSubscribers
+type ListSegmentSubscribersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSegmentSubscribersResponse429Headers the declared response headers of an HTTP 429 response for ListSegmentSubscribers
+type ListSegmentSubscribersResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListSegmentSubscribersResponse503Headers the declared response headers of an HTTP 503 response for ListSegmentSubscribers
+type ListSegmentSubscribersResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSegmentSubscribersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriberPage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSegmentSubscribersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSegmentSubscribersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSegmentSubscribersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSegmentSubscribersResponse) GetJSON200() *SubscriberPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSegmentSubscribersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSegmentSubscribersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSegmentSubscribersResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListSegmentSubscribersResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSegmentSubscribersResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSegmentSubscribersResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListSegmentSubscribersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSegmentSubscribersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSegmentSubscribersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSegmentSubscribersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSegmentSubscribersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CountSegmentSubscribersResponse401Headers the declared response headers of an HTTP 401 response for CountSegmentSubscribers
+type CountSegmentSubscribersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CountSegmentSubscribersResponse429Headers the declared response headers of an HTTP 429 response for CountSegmentSubscribers
+type CountSegmentSubscribersResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CountSegmentSubscribersResponse503Headers the declared response headers of an HTTP 503 response for CountSegmentSubscribers
+type CountSegmentSubscribersResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CountSegmentSubscribersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriberCount
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CountSegmentSubscribersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CountSegmentSubscribersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CountSegmentSubscribersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CountSegmentSubscribersResponse) GetJSON200() *SubscriberCount {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CountSegmentSubscribersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CountSegmentSubscribersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CountSegmentSubscribersResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CountSegmentSubscribersResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CountSegmentSubscribersResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CountSegmentSubscribersResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CountSegmentSubscribersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CountSegmentSubscribersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CountSegmentSubscribersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CountSegmentSubscribersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CountSegmentSubscribersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSendersResponse401Headers the declared response headers of an HTTP 401 response for ListSenders
 type ListSendersResponse401Headers struct {
 	WWWAuthenticate *string
@@ -50946,6 +51351,36 @@ func (c *ClientWithResponses) UpdateSegmentWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseUpdateSegmentResponse(rsp)
+}
+
+// ListSegmentSubscribersWithResponse List segment members
+//
+// The subscribers the segment selects now (its filter evaluated at each request), oldest first, cursor-paginated like the subscribers listing. The total is GET /v1/segments/{id}/subscribers/count. A predicate that runs past the segment time limit is 422 on /match.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/segments/{id}/subscribers (the `ListSegmentSubscribers` operationId).
+func (c *ClientWithResponses) ListSegmentSubscribersWithResponse(ctx context.Context, id ID, params *ListSegmentSubscribersParams, reqEditors ...RequestEditorFn) (*ListSegmentSubscribersResponse, error) {
+	rsp, err := c.ListSegmentSubscribers(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSegmentSubscribersResponse(rsp)
+}
+
+// CountSegmentSubscribersWithResponse Count segment members
+//
+// How many subscribers the segment selects now: exact up to 100,000, beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A dashboard shows it beside a page of the members.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/segments/{id}/subscribers/count (the `CountSegmentSubscribers` operationId).
+func (c *ClientWithResponses) CountSegmentSubscribersWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*CountSegmentSubscribersResponse, error) {
+	rsp, err := c.CountSegmentSubscribers(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCountSegmentSubscribersResponse(rsp)
 }
 
 // ListSendersWithResponse List senders
@@ -65234,6 +65669,222 @@ func ParseUpdateSegmentResponse(rsp *http.Response) (*UpdateSegmentResponse, err
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers UpdateSegmentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSegmentSubscribersResponse parses an HTTP response from a ListSegmentSubscribersWithResponse call
+func ParseListSegmentSubscribersResponse(rsp *http.Response) (*ListSegmentSubscribersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSegmentSubscribersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriberPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSegmentSubscribersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSegmentSubscribersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSegmentSubscribersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCountSegmentSubscribersResponse parses an HTTP response from a CountSegmentSubscribersWithResponse call
+func ParseCountSegmentSubscribersResponse(rsp *http.Response) (*CountSegmentSubscribersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CountSegmentSubscribersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriberCount
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CountSegmentSubscribersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CountSegmentSubscribersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CountSegmentSubscribersResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -42,6 +42,20 @@ func (c *Client) CampaignSends(ctx context.Context, id int64, params ListCampaig
 	})
 }
 
+// SegmentSubscribers yields the subscribers segment id selects now, oldest first
+// (each page evaluates the segment's filter again). Their number, exact up to
+// 100,000: c.CountSegmentSubscribersWithResponse.
+func (c *Client) SegmentSubscribers(ctx context.Context, id int64, params ListSegmentSubscribersParams) iter.Seq2[Subscriber, error] {
+	return pages(func(cursor *string) ([]Subscriber, *string, error) {
+		params.Cursor = cursor
+		resp, err := c.ListSegmentSubscribersWithResponse(ctx, id, &params)
+		if err := Check(resp, err); err != nil {
+			return nil, nil, err
+		}
+		return resp.JSON200.Data, resp.JSON200.NextCursor, nil
+	})
+}
+
 // Suppressions yields every suppressed address.
 func (c *Client) Suppressions(ctx context.Context, params ListSuppressionsParams) iter.Seq2[Suppression, error] {
 	return pages(func(cursor *string) ([]Suppression, *string, error) {

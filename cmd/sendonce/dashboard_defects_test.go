@@ -479,7 +479,8 @@ func TestDashboardProduct(t *testing.T) {
 		b.audit("segments-edit")
 		// Opened: its members.
 		b.eval(`[...document.querySelectorAll('table.segments a')].find((a) => a.textContent === 'in segA, edited').click(); true`)
-		b.wait(`h1() === 'in segA, edited' && !!document.querySelector('[data-members]')`)
+		// The count and the first page are two answers: wait for both.
+		b.wait(`h1() === 'in segA, edited' && !!document.querySelector('[data-members]') && !!document.querySelector('table.segment-members')`)
 		require.Equal(t, "2", b.str(`document.querySelector('[data-members]').dataset.members`))
 		members := b.str(`document.querySelector('table.segment-members').innerText`)
 		require.Contains(t, members, "segA1@example.com")

@@ -86,10 +86,12 @@ SELECT set_config('plan_cache_mode', 'force_custom_plan', true);
 SELECT set_config('jit', 'off', true);
 
 -- name: SegmentPreviewCount :one
+-- How many subscribers the filter selects, counted up to @bound (the preview
+-- counts them all, the members listing's total stops at subscriber.CountBound).
 -- @@ (not jsonb_path_match) because the GIN jsonb_path_ops index serves the operator.
 -- Errors inside the predicate (a string compared with a number) are silent under
 -- @@: such a subscriber simply does not match.
-SELECT count(*) FROM subscribers s
+SELECT count(*) FROM (SELECT 1 FROM subscribers s
 WHERE s.account_id = @account_id
   AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
   AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
@@ -111,11 +113,14 @@ WHERE s.account_id = @account_id
         AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint)
         AND (sqlc.narg('segment_engaged_days')::int IS NULL OR d.sent_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))))
   AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
-  AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz);
+  AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
+LIMIT @bound) x;
 
 -- name: SegmentPreviewSample :many
+-- The first @lim subscribers the filter selects after @after_id, in id order: the
+-- preview's sample (from 0) and a page of a segment's members (keyset).
 SELECT s.* FROM subscribers s
-WHERE s.account_id = @account_id
+WHERE s.account_id = @account_id AND s.id > @after_id
   AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
   AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
   AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (

@@ -107,6 +107,28 @@ func TestCLICreateAndEdit(t *testing.T) {
 	require.Equal(t, ExitRefused, run("segments", "edit", seg, "--engaged", "opened", "--engaged-days", "400").code)
 	require.Equal(t, ExitUsage, run("segments", "edit", seg, "--engaged", "bounced").code)
 
+	// Its members: none yet, then the pro subscribers, a page at a time.
+	r = run("segments", "members", seg)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "0 members")
+	people := filepath.Join(dir, "people.json")
+	require.NoError(t, os.WriteFile(people, []byte(`[{"email":"p1@example.com","attributes":{"plan":"pro"}},
+		{"email":"f1@example.com","attributes":{"plan":"free"}},{"email":"p2@example.com","attributes":{"plan":"pro"}}]`), 0o600))
+	ok("subscribers", "import", people)
+	ok("segments", "edit", seg, "--engaged", "none", "-q")
+	r = run("segments", "members", seg, "--limit", "1")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "p1@example.com")
+	require.NotContains(t, r.stdout, "p2@example.com")
+	require.Contains(t, r.stderr, "2 members")
+	require.Contains(t, r.stderr, "more: --cursor ")
+	var all []client.Subscriber
+	require.NoError(t, json.Unmarshal([]byte(ok("segments", "members", seg, "--limit", "1", "--all", "--json")), &all))
+	require.Len(t, all, 2)
+	require.Equal(t, "p2@example.com", all[1].Email)
+	require.Equal(t, ExitNotFound, run("segments", "members", "999999").code)
+	require.Equal(t, ExitUsage, run("segments", "members", "x").code)
+
 	require.Equal(t, ExitUsage, run("campaigns", "create", "--name", "x").code, "--from is required")
 	require.Equal(t, ExitUsage, run("templates", "create", "--name", "x", "--subject", "y", "--html-file", filepath.Join(dir, "none")).code)
 	r = run("segments", "create", "--name", "broken", "--match", "$.plan ==")

@@ -139,6 +139,8 @@ func (s *Server) routes() {
 			r.Get("/segments/{id}", s.handle(s.getSegment))
 			r.Put("/segments/{id}", s.handle(s.updateSegment))
 			r.Delete("/segments/{id}", s.handle(s.deleteSegment))
+			r.Get("/segments/{id}/subscribers", s.handle(s.listSegmentSubscribers))
+			r.Get("/segments/{id}/subscribers/count", s.handle(s.countSegmentSubscribers))
 
 			r.Get("/suppressions", s.handle(s.listSuppressions))
 			r.With(s.unbounded).Get("/suppressions/export", s.handle(s.exportSuppressions))

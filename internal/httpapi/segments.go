@@ -2,12 +2,14 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/segment"
+	"github.com/sendonce/sendonce/internal/subscriber"
 )
 
 // previewSample is how many subscribers a segment preview shows.
@@ -160,4 +162,43 @@ func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request) error {
 		out.Sample[i] = toAPISubscriber(x)
 	}
 	return encode(w, http.StatusOK, out)
+}
+
+// listSegmentSubscribers answers GET /v1/segments/{id}/subscribers: a page of the
+// subscribers the segment selects now, in id order.
+func (s *Server) listSegmentSubscribers(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	// The cursor is bound to this segment's listing.
+	listing := "segment-subscribers:" + strconv.FormatInt(id, 10)
+	p, err := parsePage(r, listing)
+	if err != nil {
+		return err
+	}
+	rows, err := s.Segments.Members(r.Context(), accountID(r), id, p.AfterID, p.Limit+1)
+	if err != nil {
+		return err
+	}
+	rows, next := pageOf(r, listing, p, rows, func(x subscriber.Subscriber) cursor { return cursor{ID: x.ID} })
+	out := api.SubscriberPage{Data: make([]api.Subscriber, len(rows)), NextCursor: next}
+	for i, x := range rows {
+		out.Data[i] = toAPISubscriber(x)
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+// countSegmentSubscribers answers GET /v1/segments/{id}/subscribers/count: how
+// many subscribers the segment selects now, exact up to subscriber.CountBound.
+func (s *Server) countSegmentSubscribers(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	n, exact, err := s.Segments.MembersCount(r.Context(), accountID(r), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, api.SubscriberCount{Count: n, Exact: exact})
 }

@@ -249,6 +249,9 @@ func TestCrossTenant(t *testing.T) {
 		"updateSegment":  {body: map[string]any{"name": "hijacked", "match": "$.x == 1"}},
 		"deleteSegment":  {},
 		"previewSegment": {body: map[string]any{"list_ids": []int64{list.Id}}, expect: http.StatusUnprocessableEntity},
+		// Nor page or count its members.
+		"listSegmentSubscribers":  {},
+		"countSegmentSubscribers": {},
 		// Webhook endpoints are tenant resources like the rest.
 		"listWebhookEndpoints":  {expect: http.StatusOK},
 		"createWebhookEndpoint": {body: map[string]any{"source": "standard", "name": "a hook"}, expect: http.StatusCreated},

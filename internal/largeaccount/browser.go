@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"time"
 
@@ -49,7 +50,7 @@ const settled = `new Promise((resolve) => {
 // the page, its modules from the browser's cache) and prints the median and the
 // slowest time to its data shown.
 func pageTimes(ctx context.Context, chromium, base, key string, pool *pgxpool.Pool, accountID int64, reps int, stdout io.Writer) error {
-	var ids struct{ campaign, subscriber, list, message string }
+	var ids struct{ campaign, subscriber, list, message, segment string }
 	var page1 struct {
 		Data []map[string]any `json:"data"`
 	}
@@ -74,6 +75,9 @@ func pageTimes(ctx context.Context, chromium, base, key string, pool *pgxpool.Po
 		return err
 	}
 	if ids.message, err = pick("/v1/messages?limit=50&order=newest"); err != nil {
+		return err
+	}
+	if ids.segment, err = pick("/v1/segments?limit=50&name=" + url.QueryEscape(benchSegmentName)); err != nil {
 		return err
 	}
 	token, _, err := session.NewService(pool, account.NewService(pool)).NewLoginLink(ctx, accountID)
@@ -108,7 +112,7 @@ func pageTimes(ctx context.Context, chromium, base, key string, pool *pgxpool.Po
 	}
 	pages := []string{"overview", "campaigns", "campaigns/" + ids.campaign, "campaigns/new", "subscribers",
 		"subscribers/" + ids.subscriber, "messages", "messages/" + ids.message, "lists", "lists/" + ids.list,
-		"segments", "templates", "suppressions"}
+		"segments", "segments/" + ids.segment, "templates", "suppressions"}
 	fmt.Fprintf(stdout, "# each page loaded %d times in headless Chromium (1280 × 900), after one unmeasured load: milliseconds"+
 		" from navigation to its heading shown with no API request in flight for %d ms\n", reps, quietMs)
 	fmt.Fprintf(stdout, "%-30s %8s %8s\n", "page", "p50", "max")

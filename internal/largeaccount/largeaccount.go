@@ -326,7 +326,12 @@ func pageCalls(ctx context.Context, base, key string) ([]call, error) {
 	preview := func(status string) any {
 		return map[string]any{"list_ids": []int64{lid}, "statuses": []string{status}}
 	}
+	segmentID, err := benchSegment(ctx, base, key, lid)
+	if err != nil {
+		return nil, err
+	}
 	c := "/v1/campaigns/" + campaignID
+	g := "/v1/segments/" + segmentID
 	return []call{
 		{"overview", "GET", "/v1/campaigns?status=sending&limit=20", nil},
 		{"overview", "GET", "/v1/campaigns?status=approved&limit=20", nil},
@@ -348,6 +353,12 @@ func pageCalls(ctx context.Context, base, key string) ([]call, error) {
 		{"new campaign", "POST", "/v1/segments/preview (list, unsubscribed)", preview("unsubscribed")},
 		{"new campaign", "GET", "/v1/templates?limit=200", nil},
 		{"new campaign", "GET", "/v1/segments?limit=200", nil},
+		// The segments page's live count of its form (confirmed, any list) and its list.
+		{"segments", "POST", "/v1/segments/preview (confirmed)", map[string]any{"statuses": []string{"confirmed"}}},
+		{"segments", "GET", "/v1/segments?limit=50", nil},
+		{"segment", "GET", g, nil},
+		{"segment", "GET", g + "/subscribers/count", nil},
+		{"segment", "GET", g + "/subscribers?limit=50", nil},
 		{"subscribers", "GET", "/v1/subscribers?limit=50", nil},
 		{"subscribers", "GET", "/v1/subscribers/count", nil},
 		{"subscribers", "GET", "/v1/subscribers?limit=50&email=user12345", nil},
@@ -367,6 +378,56 @@ func pageCalls(ctx context.Context, base, key string) ([]call, error) {
 		{"events", "GET", "/v1/events?limit=50&order=newest", nil},
 		{"events", "GET", "/v1/events?limit=50", nil},
 	}, nil
+}
+
+// benchSegmentName names the segment the bench times (the first list's confirmed
+// members), made through the API once per database.
+const benchSegmentName = "largeaccount: first list, confirmed"
+
+// benchSegment returns the id of the bench's segment of list lid, creating it
+// when the account does not have it yet.
+func benchSegment(ctx context.Context, base, key string, lid int64) (string, error) {
+	var page struct {
+		Data []struct {
+			ID   json.Number `json:"id"`
+			Name string      `json:"name"`
+		} `json:"data"`
+	}
+	if err := getJSON(ctx, base, key, "/v1/segments?limit=50&name="+url.QueryEscape(benchSegmentName), &page); err != nil {
+		return "", err
+	}
+	for _, g := range page.Data {
+		if g.Name == benchSegmentName {
+			return g.ID.String(), nil
+		}
+	}
+	b, err := json.Marshal(map[string]any{"name": benchSegmentName, "list_ids": []int64{lid}, "statuses": []string{"confirmed"}})
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/segments", strings.NewReader(string(b)))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var created struct {
+		ID json.Number `json:"id"`
+	}
+	if resp.StatusCode != http.StatusCreated {
+		return "", fmt.Errorf("largeaccount: POST /v1/segments answered %d", resp.StatusCode)
+	}
+	d := json.NewDecoder(resp.Body)
+	d.UseNumber()
+	if err := d.Decode(&created); err != nil {
+		return "", err
+	}
+	return created.ID.String(), nil
 }
 
 // timeCall asks c reps times, one after another (after one call not measured, that

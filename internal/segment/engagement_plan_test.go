@@ -3,6 +3,7 @@ package segment_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,8 @@ func TestEngagementPlansAtScale(t *testing.T) {
 		var c captured
 		_, err := store.New(&c).SegmentPreviewCount(ctx, store.SegmentPreviewCountParams{AccountID: f.acct,
 			SegmentStatuses: []string{}, SegmentListIds: []int64{}, SegmentEngaged: kind, SegmentEngagedNegated: negated,
-			SegmentEngagedCampaignID: campaignID, SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people})
+			SegmentEngagedCampaignID: campaignID, SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people,
+			Bound: math.MaxInt32}) // the preview's: no bound
 		require.NoError(t, err)
 		require.Contains(t, c.sql, "tracking_hits", "the preview count's statement")
 

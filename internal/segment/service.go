@@ -3,6 +3,7 @@ package segment
 import (
 	"context"
 	"encoding/json"
+	"math"
 
 	"github.com/jackc/pgx/v5"
 
@@ -120,6 +121,47 @@ func toSubscriber(r store.Subscriber) subscriber.Subscriber {
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
+// countParams are the count's parameters for f, counting up to bound.
+func countParams(accountID int64, f Filter, bound int32) store.SegmentPreviewCountParams {
+	kind, negated, campaignID, days, people := f.Engagement.Params()
+	return store.SegmentPreviewCountParams{AccountID: accountID,
+		SegmentMatch: matchParam(f.Match), SegmentStatuses: f.Statuses, SegmentListIds: f.ListIDs,
+		SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore,
+		SegmentEngaged: kind, SegmentEngagedNegated: negated, SegmentEngagedCampaignID: campaignID,
+		SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people, Bound: bound}
+}
+
+// pageParams are the parameters for the first limit subscribers f selects after afterID.
+func pageParams(accountID int64, f Filter, afterID int64, limit int) store.SegmentPreviewSampleParams {
+	kind, negated, campaignID, days, people := f.Engagement.Params()
+	return store.SegmentPreviewSampleParams{AccountID: accountID, AfterID: afterID,
+		SegmentMatch: matchParam(f.Match), SegmentStatuses: f.Statuses, SegmentListIds: f.ListIDs,
+		SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore, Lim: int32(limit),
+		SegmentEngaged: kind, SegmentEngagedNegated: negated, SegmentEngagedCampaignID: campaignID,
+		SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people}
+}
+
+// bounded runs fn in one transaction bounded by the Service's Timeout (Bound); a
+// predicate PostgreSQL refuses or that runs too long is a 422 on /match.
+func (s *Service) bounded(ctx context.Context, fn func(q *store.Queries) error) error {
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := Bound(ctx, q, s.Timeout); err != nil {
+			return err
+		}
+		return fn(q)
+	})
+	return pgMatchError(err, s.Timeout)
+}
+
+func toSubscribers(rows []store.Subscriber) []subscriber.Subscriber {
+	out := make([]subscriber.Subscriber, len(rows))
+	for i, r := range rows {
+		out[i] = toSubscriber(r)
+	}
+	return out
+}
+
 // Preview counts the subscribers f selects and returns up to sampleSize of them
 // in id order, both in one transaction bounded by the Service's Timeout.
 func (s *Service) Preview(ctx context.Context, accountID int64, f Filter, sampleSize int) (int64, []subscriber.Subscriber, error) {
@@ -128,34 +170,53 @@ func (s *Service) Preview(ctx context.Context, accountID int64, f Filter, sample
 	}
 	var count int64
 	var sample []store.Subscriber
-	kind, negated, campaignID, days, people := f.Engagement.Params()
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		if err := Bound(ctx, q, s.Timeout); err != nil {
-			return err
-		}
+	err := s.bounded(ctx, func(q *store.Queries) error {
 		var err error
-		count, err = q.SegmentPreviewCount(ctx, store.SegmentPreviewCountParams{AccountID: accountID,
-			SegmentMatch: matchParam(f.Match), SegmentStatuses: f.Statuses, SegmentListIds: f.ListIDs,
-			SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore,
-			SegmentEngaged: kind, SegmentEngagedNegated: negated, SegmentEngagedCampaignID: campaignID,
-			SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people})
-		if err != nil {
+		if count, err = q.SegmentPreviewCount(ctx, countParams(accountID, f, math.MaxInt32)); err != nil {
 			return err
 		}
-		sample, err = q.SegmentPreviewSample(ctx, store.SegmentPreviewSampleParams{AccountID: accountID,
-			SegmentMatch: matchParam(f.Match), SegmentStatuses: f.Statuses, SegmentListIds: f.ListIDs,
-			SegmentCreatedAfter: f.CreatedAfter, SegmentCreatedBefore: f.CreatedBefore, Lim: int32(sampleSize),
-			SegmentEngaged: kind, SegmentEngagedNegated: negated, SegmentEngagedCampaignID: campaignID,
-			SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people})
+		sample, err = q.SegmentPreviewSample(ctx, pageParams(accountID, f, 0, sampleSize))
 		return err
 	})
 	if err != nil {
-		return 0, nil, pgMatchError(err, s.Timeout)
+		return 0, nil, err
 	}
-	out := make([]subscriber.Subscriber, len(sample))
-	for i, r := range sample {
-		out[i] = toSubscriber(r)
+	return count, toSubscribers(sample), nil
+}
+
+// Members returns up to limit of the subscribers segment id selects now, after
+// afterID in id order (a page of its members); an unknown segment is not found.
+func (s *Service) Members(ctx context.Context, accountID, id, afterID int64, limit int) ([]subscriber.Subscriber, error) {
+	g, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return nil, err
 	}
-	return count, out, nil
+	var rows []store.Subscriber
+	err = s.bounded(ctx, func(q *store.Queries) error {
+		var err error
+		rows, err = q.SegmentPreviewSample(ctx, pageParams(accountID, g.Filter, afterID, limit))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toSubscribers(rows), nil
+}
+
+// MembersCount is how many subscribers segment id selects now, and whether that
+// is exact: at subscriber.CountBound it stops and answers the bound, not exact (as
+// the subscribers listing's total).
+func (s *Service) MembersCount(ctx context.Context, accountID, id int64) (n int64, exact bool, err error) {
+	g, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return 0, false, err
+	}
+	err = s.bounded(ctx, func(q *store.Queries) error {
+		n, err = q.SegmentPreviewCount(ctx, countParams(accountID, g.Filter, subscriber.CountBound))
+		return err
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return n, n < subscriber.CountBound, nil
 }

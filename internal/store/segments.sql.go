@@ -298,7 +298,7 @@ func (q *Queries) SegmentMatchCanonical(ctx context.Context, match string) (stri
 }
 
 const segmentPreviewCount = `-- name: SegmentPreviewCount :one
-SELECT count(*) FROM subscribers s
+SELECT count(*) FROM (SELECT 1 FROM subscribers s
 WHERE s.account_id = $1
   AND ($2::text IS NULL OR s.attributes @@ $2::text::jsonpath)
   AND (cardinality(coalesce($3::text[], '{}')) = 0 OR s.status = ANY($3::text[]))
@@ -321,6 +321,7 @@ WHERE s.account_id = $1
         AND ($8::int IS NULL OR d.sent_at >= now() - make_interval(days => $8::int))))
   AND ($10::timestamptz IS NULL OR s.created_at >= $10::timestamptz)
   AND ($11::timestamptz IS NULL OR s.created_at < $11::timestamptz)
+LIMIT $12) x
 `
 
 type SegmentPreviewCountParams struct {
@@ -335,8 +336,11 @@ type SegmentPreviewCountParams struct {
 	SegmentEngagedPeopleOnly bool
 	SegmentCreatedAfter      *time.Time
 	SegmentCreatedBefore     *time.Time
+	Bound                    int32
 }
 
+// How many subscribers the filter selects, counted up to @bound (the preview
+// counts them all, the members listing's total stops at subscriber.CountBound).
 // @@ (not jsonb_path_match) because the GIN jsonb_path_ops index serves the operator.
 // Errors inside the predicate (a string compared with a number) are silent under
 // @@: such a subscriber simply does not match.
@@ -353,6 +357,7 @@ func (q *Queries) SegmentPreviewCount(ctx context.Context, arg SegmentPreviewCou
 		arg.SegmentEngagedPeopleOnly,
 		arg.SegmentCreatedAfter,
 		arg.SegmentCreatedBefore,
+		arg.Bound,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -361,34 +366,35 @@ func (q *Queries) SegmentPreviewCount(ctx context.Context, arg SegmentPreviewCou
 
 const segmentPreviewSample = `-- name: SegmentPreviewSample :many
 SELECT s.id, s.account_id, s.email, s.email_lower, s.name, s.attributes, s.status, s.created_at, s.updated_at, s.signup, s.optin_sent_at FROM subscribers s
-WHERE s.account_id = $1
-  AND ($2::text IS NULL OR s.attributes @@ $2::text::jsonpath)
-  AND (cardinality(coalesce($3::text[], '{}')) = 0 OR s.status = ANY($3::text[]))
-  AND (cardinality(coalesce($4::bigint[], '{}')) = 0 OR EXISTS (
+WHERE s.account_id = $1 AND s.id > $2
+  AND ($3::text IS NULL OR s.attributes @@ $3::text::jsonpath)
+  AND (cardinality(coalesce($4::text[], '{}')) = 0 OR s.status = ANY($4::text[]))
+  AND (cardinality(coalesce($5::bigint[], '{}')) = 0 OR EXISTS (
       SELECT 1 FROM list_members m
       WHERE m.subscriber_id = s.id AND m.account_id = $1
-        AND m.list_id = ANY($4::bigint[]) AND m.status = 'subscribed'))
-  AND ($5::text IS NULL OR $6::bool <> EXISTS (
+        AND m.list_id = ANY($5::bigint[]) AND m.status = 'subscribed'))
+  AND ($6::text IS NULL OR $7::bool <> EXISTS (
       SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
       WHERE d.account_id = $1 AND d.subscriber_id = s.id AND h.account_id = $1
-        AND h.kind = $5::text AND (h.kind = 'open' OR h.link_idx > 0)
-        AND ($7::bigint IS NULL OR (d.campaign_id = $7::bigint
-             AND h.campaign_id = $7::bigint))
-        AND ($8::int IS NULL OR h.occurred_at >= now() - make_interval(days => $8::int))
-        AND (NOT $9::bool OR NOT h.suspected_bot)))
-  AND ($5::text IS NULL OR NOT $6::bool OR EXISTS (
+        AND h.kind = $6::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND ($8::bigint IS NULL OR (d.campaign_id = $8::bigint
+             AND h.campaign_id = $8::bigint))
+        AND ($9::int IS NULL OR h.occurred_at >= now() - make_interval(days => $9::int))
+        AND (NOT $10::bool OR NOT h.suspected_bot)))
+  AND ($6::text IS NULL OR NOT $7::bool OR EXISTS (
       SELECT 1 FROM sends d
       WHERE d.account_id = $1 AND d.subscriber_id = s.id AND d.status = 'sent'
-        AND ($7::bigint IS NULL OR d.campaign_id = $7::bigint)
-        AND ($8::int IS NULL OR d.sent_at >= now() - make_interval(days => $8::int))))
-  AND ($10::timestamptz IS NULL OR s.created_at >= $10::timestamptz)
-  AND ($11::timestamptz IS NULL OR s.created_at < $11::timestamptz)
+        AND ($8::bigint IS NULL OR d.campaign_id = $8::bigint)
+        AND ($9::int IS NULL OR d.sent_at >= now() - make_interval(days => $9::int))))
+  AND ($11::timestamptz IS NULL OR s.created_at >= $11::timestamptz)
+  AND ($12::timestamptz IS NULL OR s.created_at < $12::timestamptz)
 ORDER BY s.id
-LIMIT $12
+LIMIT $13
 `
 
 type SegmentPreviewSampleParams struct {
 	AccountID                int64
+	AfterID                  int64
 	SegmentMatch             *string
 	SegmentStatuses          []string
 	SegmentListIds           []int64
@@ -402,9 +408,12 @@ type SegmentPreviewSampleParams struct {
 	Lim                      int32
 }
 
+// The first @lim subscribers the filter selects after @after_id, in id order: the
+// preview's sample (from 0) and a page of a segment's members (keyset).
 func (q *Queries) SegmentPreviewSample(ctx context.Context, arg SegmentPreviewSampleParams) ([]Subscriber, error) {
 	rows, err := q.db.Query(ctx, segmentPreviewSample,
 		arg.AccountID,
+		arg.AfterID,
 		arg.SegmentMatch,
 		arg.SegmentStatuses,
 		arg.SegmentListIds,

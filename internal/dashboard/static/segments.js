@@ -201,19 +201,22 @@ export function Segments() {
     </section>`;
 }
 
-/** How many of a segment's members its page shows (the preview's sample). */
-const shown = 10;
+/** How many of a segment's members its page shows at a time. */
+const membersPage = 50;
 
 /**
- * A segment's page: its filter in words and who is in it now (the count, and the
- * first members by id, from POST /v1/segments/preview with its filter).
+ * A segment's page: its filter in words and who is in it now: the count (exact up
+ * to a bound, GET /v1/segments/{id}/subscribers/count) and its members by id, a
+ * page at a time (GET /v1/segments/{id}/subscribers).
  * @param {{id:number}} p
  */
 export function SegmentPage({ id }) {
   const [seg, error] = useLoad(() => api('GET', '/v1/segments/' + id), [id]);
   const [lists] = useLoad(() => api('GET', '/v1/lists?limit=200'));
   const [campaigns] = useLoad(() => api('GET', '/v1/campaigns?limit=200&order=newest'));
-  const [members, membersError] = useLoad(() => (seg ? api('POST', '/v1/segments/preview', filterOf(seg)) : Promise.resolve(null)), [seg]);
+  const [total, totalError] = useLoad(() => api('GET', `/v1/segments/${id}/subscribers/count`), [id]);
+  const paged = usePaged(`/v1/segments/${id}/subscribers?limit=${membersPage}`);
+  const members = paged.page;
   if (error) return html`<${PageHeader} title=${`Segment ${id}`} /><${ErrorBox} error=${error} /><p><a href="#/segments">All segments</a></p>`;
   if (!seg) return html`<p class="loading">Loading…</p>`;
   return html`<p><a href="#/segments">← Segments</a></p>
@@ -228,13 +231,16 @@ export function SegmentPage({ id }) {
       <dt>Updated</dt><dd>${when(seg.updated_at)}</dd>
     </dl>
     <section aria-labelledby="members"><h2 id="members">Members</h2>
-      <${ErrorBox} error=${membersError} />
-      ${members && html`<p role="status" data-members=${members.count}>${plural(members.count, 'subscriber matches', 'subscribers match')} now${members.count > shown ? `; the first ${shown} by when they were added:` : '.'}</p>`}
-      ${members && members.sample.length > 0 && html`<div class="table-wrap"><table class="segment-members">
-        <caption class="sr-only">Members of ${seg.name}</caption>
+      <${ErrorBox} error=${totalError || paged.error} />
+      ${total && html`<p role="status" data-members=${total.count} data-exact=${String(total.exact)}>${total.exact
+        ? plural(total.count, 'subscriber matches', 'subscribers match') + ' now, oldest first.'
+        : `More than ${num(total.count)} subscribers match now (counted up to ${num(total.count)}; not counted further), oldest first.`}</p>`}
+      ${members && members.data.length > 0 && html`<div class="table-wrap"><table class="segment-members">
+        <caption class="sr-only">Members of ${seg.name}, page ${paged.number}</caption>
         <thead><tr><th scope="col">Address</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Attributes</th><th scope="col">Created</th></tr></thead>
-        <tbody>${members.sample.map((/** @type {any} */ s) => html`<tr key=${s.id}><td><a href=${'#/subscribers/' + s.id}>${s.email}</a></td><td>${s.name}</td>
+        <tbody>${members.data.map((/** @type {any} */ s) => html`<tr key=${s.id}><td><a href=${'#/subscribers/' + s.id}>${s.email}</a></td><td>${s.name}</td>
           <td>${s.status}</td><td><code>${JSON.stringify(s.attributes)}</code></td><td>${when(s.created_at)}</td></tr>`)}</tbody>
       </table></div>`}
+      <${Pager} paged=${paged} label="Members" />
     </section>`;
 }
