@@ -3011,6 +3011,11 @@ type CampaignEventData struct {
 	Status string `json:"status"`
 }
 
+// CampaignEventList A campaign's lifecycle events, newest first.
+type CampaignEventList struct {
+	Data []Event `json:"data"`
+}
+
 // CampaignFailedEvent defines model for CampaignFailedEvent.
 type CampaignFailedEvent struct {
 	Data      CampaignEventData       `json:"data"`

@@ -3018,6 +3018,11 @@ type CampaignEventData struct {
 	Status string `json:"status"`
 }
 
+// CampaignEventList A campaign's lifecycle events, newest first.
+type CampaignEventList struct {
+	Data []Event `json:"data"`
+}
+
 // CampaignFailedEvent defines model for CampaignFailedEvent.
 type CampaignFailedEvent struct {
 	Data      CampaignEventData       `json:"data"`
@@ -32255,9 +32260,7 @@ type ListCampaignEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data []Event `json:"data"`
-	}
+	JSON200 *CampaignEventList
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -32281,9 +32284,7 @@ type ListCampaignEventsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListCampaignEventsResponse) GetJSON200() *struct {
-	Data []Event `json:"data"`
-} {
+func (r ListCampaignEventsResponse) GetJSON200() *CampaignEventList {
 	return r.JSON200
 }
 
@@ -56359,9 +56360,7 @@ func ParseListCampaignEventsResponse(rsp *http.Response) (*ListCampaignEventsRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data []Event `json:"data"`
-		}
+		var dest CampaignEventList
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
