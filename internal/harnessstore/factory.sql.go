@@ -13,9 +13,9 @@ import (
 
 const factoryCampaign = `-- name: FactoryCampaign :one
 INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template, status, list_ids,
-                       archive, started_at)
+                       archive, sender_id, scheduled_for, approved_at, started_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint[],
-        $9, $10)
+        $9, $10, $11, $12, $13)
 RETURNING id
 `
 
@@ -29,6 +29,9 @@ type FactoryCampaignParams struct {
 	Status       string
 	ListIds      []int64
 	Archive      bool
+	SenderID     *int64
+	ScheduledFor *time.Time
+	ApprovedAt   *time.Time
 	StartedAt    *time.Time
 }
 
@@ -43,6 +46,9 @@ func (q *Queries) FactoryCampaign(ctx context.Context, arg FactoryCampaignParams
 		arg.Status,
 		arg.ListIds,
 		arg.Archive,
+		arg.SenderID,
+		arg.ScheduledFor,
+		arg.ApprovedAt,
 		arg.StartedAt,
 	)
 	var id int64
@@ -89,6 +95,29 @@ func (q *Queries) FactorySend(ctx context.Context, arg FactorySendParams) (int64
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const factorySendsToAll = `-- name: FactorySendsToAll :execrows
+INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
+SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower,
+       'campaign:' || $1::bigint || ':' || s.id, $2::text
+FROM subscribers s
+WHERE s.account_id = $3::bigint
+`
+
+type FactorySendsToAllParams struct {
+	CampaignID int64
+	Status     string
+	AccountID  int64
+}
+
+// A send of the campaign to every subscriber of the account, with the executor's job ids.
+func (q *Queries) FactorySendsToAll(ctx context.Context, arg FactorySendsToAllParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factorySendsToAll, arg.CampaignID, arg.Status, arg.AccountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const factorySubscriber = `-- name: FactorySubscriber :one

@@ -108,8 +108,10 @@ type Campaign struct {
 	Status                   string
 	ListIDs                  []int64
 	// Archive shows the campaign in the account's public archive once sent.
-	Archive   bool
-	StartedAt *time.Time
+	Archive bool
+	// SenderID is the sender it leaves through (nil: the account's default).
+	SenderID                            *int64
+	ScheduledFor, ApprovedAt, StartedAt *time.Time
 }
 
 // Campaign creates the campaign in the account and returns its id.
@@ -117,7 +119,8 @@ func (f *Factory) Campaign(t testing.TB, accountID int64, c Campaign) int64 {
 	t.Helper()
 	p := harnessstore.FactoryCampaignParams{AccountID: accountID, Name: or(c.Name, "c"), Subject: or(c.Subject, "s"),
 		FromEmail: or(c.FromEmail, "a@example.com"), HtmlTemplate: c.HTML, TextTemplate: c.Text,
-		Status: or(c.Status, "draft"), ListIds: c.ListIDs, Archive: c.Archive, StartedAt: c.StartedAt}
+		Status: or(c.Status, "draft"), ListIds: c.ListIDs, Archive: c.Archive, SenderID: c.SenderID,
+		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt}
 	if p.ListIds == nil {
 		p.ListIds = []int64{}
 	}
@@ -158,6 +161,16 @@ func (f *Factory) Send(t testing.TB, accountID, campaignID, subscriberID int64, 
 		t.Fatalf("testfactory: send of campaign %d to %q: %v", campaignID, s.Email, err)
 	}
 	return id
+}
+
+// SendsToAll creates the campaign's send to every subscriber of the account, in
+// the status (empty: queued), with the executor's job ids, in one statement.
+func (f *Factory) SendsToAll(t testing.TB, accountID, campaignID int64, status string) {
+	t.Helper()
+	if _, err := f.h.FactorySendsToAll(t.Context(), harnessstore.FactorySendsToAllParams{AccountID: accountID,
+		CampaignID: campaignID, Status: or(status, "queued")}); err != nil {
+		t.Fatalf("testfactory: sends of campaign %d: %v", campaignID, err)
+	}
 }
 
 // TrackedLinks records the campaign's trackable links, numbered from 1 in order.

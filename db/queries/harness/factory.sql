@@ -9,9 +9,9 @@ RETURNING id;
 
 -- name: FactoryCampaign :one
 INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template, status, list_ids,
-                       archive, started_at)
+                       archive, sender_id, scheduled_for, approved_at, started_at)
 VALUES (@account_id, @name, @subject, @from_email, @html_template, @text_template, @status, @list_ids::bigint[],
-        @archive, sqlc.narg('started_at'))
+        @archive, sqlc.narg('sender_id'), sqlc.narg('scheduled_for'), sqlc.narg('approved_at'), sqlc.narg('started_at'))
 RETURNING id;
 
 -- name: FactorySend :one
@@ -31,3 +31,11 @@ INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES (@account_i
 INSERT INTO subscribers (account_id, email, email_lower, status)
 SELECT @account_id, @prefix::text || i || '@example.com', lower(@prefix::text) || i || '@example.com', @status
 FROM generate_series(1, @n::int) i;
+
+-- name: FactorySendsToAll :execrows
+-- A send of the campaign to every subscriber of the account, with the executor's job ids.
+INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
+SELECT @campaign_id::bigint, s.account_id, s.id, s.email, s.email_lower,
+       'campaign:' || @campaign_id::bigint || ':' || s.id, @status::text
+FROM subscribers s
+WHERE s.account_id = @account_id::bigint;
