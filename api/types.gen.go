@@ -3052,6 +3052,11 @@ type CampaignEventData struct {
 	Status string `json:"status"`
 }
 
+// CampaignEventList A campaign's lifecycle events, newest first.
+type CampaignEventList struct {
+	Data []Event `json:"data"`
+}
+
 // CampaignFailedEvent defines model for CampaignFailedEvent.
 type CampaignFailedEvent struct {
 	Data      CampaignEventData       `json:"data"`

@@ -3059,6 +3059,11 @@ type CampaignEventData struct {
 	Status string `json:"status"`
 }
 
+// CampaignEventList A campaign's lifecycle events, newest first.
+type CampaignEventList struct {
+	Data []Event `json:"data"`
+}
+
 // CampaignFailedEvent defines model for CampaignFailedEvent.
 type CampaignFailedEvent struct {
 	Data      CampaignEventData       `json:"data"`
@@ -32511,9 +32516,7 @@ type ListCampaignEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data []Event `json:"data"`
-	}
+	JSON200 *CampaignEventList
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -32537,9 +32540,7 @@ type ListCampaignEventsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListCampaignEventsResponse) GetJSON200() *struct {
-	Data []Event `json:"data"`
-} {
+func (r ListCampaignEventsResponse) GetJSON200() *CampaignEventList {
 	return r.JSON200
 }
 
@@ -56867,9 +56868,7 @@ func ParseListCampaignEventsResponse(rsp *http.Response) (*ListCampaignEventsRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data []Event `json:"data"`
-		}
+		var dest CampaignEventList
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

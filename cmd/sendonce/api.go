@@ -9,9 +9,11 @@ import (
 
 	"github.com/sendonce/sendonce"
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/apidoc"
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
@@ -64,15 +66,22 @@ type shared struct {
 
 // apiDeps builds every service the API serves, on the main pool. The tracker's
 // flusher is the caller's to run (tracking.Service.Run).
-func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
+func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 	pool := sh.pool
 	keys := sh.signer.Ring()
 	accounts := account.NewService(pool)
 	messages := transactional.NewService(pool, sh.messages)
 	events := event.NewService(pool, event.Guard{AllowHTTP: cfg.EventAllowHTTP, AllowPrivate: cfg.EventAllowPrivate})
 	events.MaxEndpoints = cfg.EventEndpointsPerAccount
+	reference, err := apidoc.Render(sendonce.OpenAPI)
+	if err != nil {
+		return httpapi.Deps{}, err
+	}
+	campaigns := campaign.NewService(pool)
+	campaigns.Messages = sh.messages
 	d := httpapi.Deps{
 		Pool: pool, Logger: sh.log, Registry: sh.reg, OpenAPI: sendonce.OpenAPI, Listener: sh.listener,
+		Reference: reference, Dashboard: dashboard.New(),
 		Accounts:    accounts,
 		Operator:    operator.NewService(pool, accounts),
 		Unsubscribe: unsubscribe.NewService(pool, sh.signer),
@@ -80,7 +89,7 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
 		}),
 		Subscribers:   subscriber.NewService(pool),
-		Campaigns:     campaign.NewService(pool),
+		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
 		Media:         media.NewService(pool),
 		Layouts:       layout.NewService(pool),
@@ -92,7 +101,6 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
 		TestSender:    sh.provider,
 		Events:        events,
-		Messages:      sh.messages,
 		Optin: optin.NewService(pool, messages, keys, optin.Options{
 			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
 		Idempotency: idempotency.NewStore(pool),
@@ -103,8 +111,10 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 		Tracking: tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log),
 	}
 	// `sendonce dev` shows what the log provider "sent" in the dashboard.
+	var inbox *devinbox.Service
 	if lp, ok := sh.provider.(*provider.Log); ok && cfg.Dev {
-		d.DevInbox = devinbox.OverLog(pool, lp)
+		inbox = devinbox.OverLog(pool, lp)
+		d.DevInbox = inbox
 	}
 	d.Reports = report.NewService(pool, d.Campaigns)
 	// The service's own mail (invitations, sign-in links) goes through the
@@ -115,19 +125,20 @@ func apiDeps(cfg config.Config, sh shared) httpapi.Deps {
 	// guard, as senders and event deliveries reach theirs.
 	d.SSO = sso.NewService(pool, sh.credentials, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
 		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: sh.log})
-	wireErasure(&d, keys)
-	return d
+	wireErasure(&d, keys, inbox)
+	return d, nil
 }
 
 // wireErasure builds the erasure, person and export services and hands the
 // erased-address hasher (on the unsubscribe key ring) to every way an address
 // comes into an account, so an erased one comes back suppressed.
-func wireErasure(d *httpapi.Deps, keys *token.Ring) {
+// The erasure forgets what the dev inbox holds, when there is one.
+func wireErasure(d *httpapi.Deps, keys *token.Ring, inbox *devinbox.Service) {
 	erased := suppression.NewErased(keys)
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
 	d.Erasure = erasure.NewService(d.Pool, erased)
-	if d.DevInbox != nil {
-		d.Erasure.Memory = d.DevInbox
+	if inbox != nil {
+		d.Erasure.Memory = inbox
 	}
 	d.People, d.Exports = person.NewService(d.Pool), export.NewService(d.Pool)
 }

@@ -146,8 +146,11 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	var api *http.Server
 	var apiListener net.Listener
 	if opts.API {
-		deps := apiDeps(cfg, shared{pool: pool, log: log, reg: reg, listener: listener, signer: signer, credentials: ring,
+		deps, err := apiDeps(cfg, shared{pool: pool, log: log, reg: reg, listener: listener, signer: signer, credentials: ring,
 			senders: senders, routes: routes, provider: p, messages: mb})
+		if err != nil {
+			return err
+		}
 		// Clicks and opens are held in memory and written in batches by this
 		// flusher; the hits still held at shutdown are written after the HTTP
 		// server stops (a crash loses at most the last second or two of them).

@@ -9,6 +9,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestDeleteAccountInBoundedTransactions: deleting an account removes all it
@@ -32,15 +33,13 @@ func TestDeleteAccountInBoundedTransactions(t *testing.T) {
 		require.NoError(t, err)
 	}
 	const n = 2500
+	fx := testfactory.New(pool)
 	for _, acct := range []int64{a.ID, b.ID} {
-		exec(`INSERT INTO subscribers (account_id, email, email_lower, status)
-			SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i`, acct, n)
+		fx.Subscribers(t, acct, "s", n, "confirmed")
 		exec(`WITH l AS (INSERT INTO lists (account_id, name) VALUES ($1, 'all') RETURNING id)
 			INSERT INTO list_members (list_id, subscriber_id, account_id) SELECT l.id, s.id, $1 FROM l, subscribers s WHERE s.account_id = $1`, acct)
-		exec(`WITH c AS (INSERT INTO campaigns (account_id, name, subject, from_email, text_template, status)
-			VALUES ($1, 'c', 'C', 'news@example.com', 'Hi', 'sent') RETURNING id)
-			INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
-			SELECT c.id, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || c.id || ':' || s.id, 'sent' FROM c, subscribers s WHERE s.account_id = $1`, acct)
+		c := fx.Campaign(t, acct, testfactory.Campaign{Subject: "C", FromEmail: "news@example.com", Text: "Hi", Status: "sent"})
+		fx.SendsToAll(t, acct, c, "sent")
 		exec(`INSERT INTO events (account_id, type, data) SELECT $1, 'send.sent', '{}' FROM generate_series(1, $2::int)`, acct, n)
 		exec(`INSERT INTO suppressions (account_id, email_lower, reason) SELECT $1, 'x' || i || '@example.com', 'manual' FROM generate_series(1, $2::int) i`, acct, n)
 	}

@@ -45,6 +45,9 @@ const (
 type Service struct {
 	pool  *pgxpool.Pool
 	stats *statsCache
+	// Messages builds test sends exactly as the executor builds real ones (the
+	// same Message-ID key); the caller sets it before Test is called.
+	Messages *render.Builder
 }
 
 // NewService returns a Service on pool.

@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/executor"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // clock is a settable time for the stats cache.
@@ -223,15 +224,12 @@ func TestStatsBuildSkips(t *testing.T) {
 	acc, _, err := account.NewService(pool).Create(ctx, "a")
 	require.NoError(t, err)
 	s := campaign.NewService(pool)
-	var list int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO lists (account_id, name) VALUES ($1, 'l') RETURNING id`, acc.ID).Scan(&list))
+	fx := testfactory.New(pool)
+	list := fx.List(t, acc.ID, "l")
 	add := func(email, status string, member, suppressed bool) {
-		var id int64
-		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-			VALUES ($1, $2, lower($2), $3) RETURNING id`, acc.ID, email, status).Scan(&id))
+		id := fx.Subscriber(t, acc.ID, testfactory.Subscriber{Email: email, Status: status})
 		if member {
-			_, err := pool.Exec(ctx, `INSERT INTO list_members (account_id, list_id, subscriber_id) VALUES ($1, $2, $3)`, acc.ID, list, id)
-			require.NoError(t, err)
+			fx.Members(t, acc.ID, list, id)
 		}
 		if suppressed {
 			_, err := pool.Exec(ctx, `INSERT INTO suppressions (account_id, email_lower, reason, source) VALUES ($1, lower($2), 'manual', 't')`, acc.ID, email)

@@ -41,20 +41,14 @@ func (r TestResult) Err() error { return r.err }
 // belongs to no recipient of the campaign, so no real token is signed for it.
 const testUnsubscribeURL = "https://example.com/u/test-send"
 
-// TestVia is what a test send goes through: the deployment's provider and message
-// builder, wired once by the caller.
-type TestVia struct {
-	Sender   Sender
-	Messages *render.Builder
-}
-
 // Test renders the campaign for each address (with the data of the account's
 // subscriber at that address, if any) and sends it with the subject prefixed
 // "[TEST] ", through the same builder as the campaign's real sends. A suppressed
-// address is not sent to: its result says so, as the executor would skip it.
+// address is not sent to: its result says so, as the executor would skip it. via
+// is the provider the test leaves through; the message is built by s.Messages.
 // Nothing is recorded in sends; the campaign may be in any state. A failure to one
 // address is reported in its result, not as an error.
-func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string, via TestVia) ([]TestResult, error) {
+func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string, via Sender) ([]TestResult, error) {
 	if len(emails) == 0 || len(emails) > MaxTestRecipients {
 		return nil, apperr.Invalidf("/emails", "emails must hold 1 to %d addresses", MaxTestRecipients)
 	}
@@ -82,7 +76,7 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 		}
 		subject, html, text = t.Subject, t.Html, t.Text
 	}
-	p, err := via.Messages.Prepare(render.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo,
+	p, err := s.Messages.Prepare(render.Campaign{FromEmail: c.FromEmail, FromName: c.FromName, ReplyTo: c.ReplyTo,
 		Subject: "[TEST] " + subject, HTML: html, Text: text})
 	if err != nil {
 		return nil, err
@@ -127,7 +121,7 @@ func (s *Service) Test(ctx context.Context, accountID, id int64, emails []string
 			out[i].Error = "suppressed (" + reason + "): not sent"
 			continue
 		}
-		id, err := via.Sender.Send(ctx, msgs[i])
+		id, err := via.Send(ctx, msgs[i])
 		if err != nil {
 			// The class and the provider's status, not the cause: the cause may name
 			// internal hosts. The caller logs err in full.

@@ -11,6 +11,7 @@ import (
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/complaint"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 type fx struct {
@@ -67,8 +68,8 @@ func TestComplaintGuard(t *testing.T) {
 	pool := dbtest.New(t)
 	f := fx{t, pool}
 	now := time.Date(2030, 1, 8, 12, 0, 0, 0, time.UTC)
-	a := f.id(`INSERT INTO accounts (name) VALUES ('a') RETURNING id`)
-	b := f.id(`INSERT INTO accounts (name) VALUES ('b') RETURNING id`)
+	accounts := testfactory.New(pool)
+	a, b := accounts.Account(t, "a").ID, accounts.Account(t, "b").ID
 	bad := f.id(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'bad', 'http') RETURNING id`, a)
 	fine := f.id(`INSERT INTO senders (account_id, name, type, is_default) VALUES ($1, 'fine', 'http', true) RETURNING id`, a)
 	bSender := f.id(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'b', 'http') RETURNING id`, b)
@@ -128,7 +129,7 @@ func TestComplaintGuardClears(t *testing.T) {
 	pool := dbtest.New(t)
 	f := fx{t, pool}
 	now := time.Date(2030, 1, 8, 12, 0, 0, 0, time.UTC)
-	a := f.id(`INSERT INTO accounts (name) VALUES ('a') RETURNING id`)
+	a := testfactory.New(pool).Account(t, "a").ID
 	f.campaign(a, nil, nil, 1000, 5, now.Add(-time.Hour))
 	g := &complaint.Guard{Pool: pool, Max: 0.003, Window: 24 * time.Hour, MinDelivered: 500, Now: func() time.Time { return now }}
 	_, err := g.Pass(ctx)

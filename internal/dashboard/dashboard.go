@@ -118,6 +118,18 @@ func securityHeaders(h http.Header) {
 const MessageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data: https: http:; " +
 	"form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox"
 
+// Message writes a dev inbox message's HTML (MessagePage) for the dashboard's
+// sandboxed iframe, under MessageCSP: nothing of it runs.
+func (d *Dashboard) Message(w http.ResponseWriter, html string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", MessageCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	_, _ = w.Write(MessagePage(html))
+}
+
 // MessagePage wraps a message's HTML for the iframe: a base that opens links in a
 // new tab (the frame is sandboxed; a link followed inside it would go nowhere).
 func MessagePage(html string) []byte {

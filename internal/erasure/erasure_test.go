@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/suppression"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 )
 
@@ -30,22 +31,17 @@ func TestEraseInBoundedBatches(t *testing.T) {
 	}
 	acc, _, err := account.NewService(pool).Create(ctx, "erasing")
 	require.NoError(t, err)
-	var ada, bob int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
-		VALUES ($1, 'Ada@Example.com', 'ada@example.com', 'Ada', 'confirmed') RETURNING id`, acc.ID).Scan(&ada))
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
-		VALUES ($1, 'bob@example.com', 'bob@example.com', 'Bob', 'confirmed') RETURNING id`, acc.ID).Scan(&bob))
+	fx := testfactory.New(pool)
+	ada := fx.Subscriber(t, acc.ID, testfactory.Subscriber{Email: "Ada@Example.com", Name: "Ada", Status: "confirmed"})
+	bob := fx.Subscriber(t, acc.ID, testfactory.Subscriber{Email: "bob@example.com", Name: "Bob", Status: "confirmed"})
 	const campaigns, events = 12, 15
 	for i := range campaigns {
-		var c int64
-		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email)
-			VALUES ($1, $2, 's', 'n@example.com') RETURNING id`, acc.ID, fmt.Sprint("c", i)).Scan(&c))
+		c := fx.Campaign(t, acc.ID, testfactory.Campaign{Name: fmt.Sprint("c", i), FromEmail: "n@example.com"})
 		for _, p := range []struct {
 			id    int64
 			email string
 		}{{ada, "Ada@Example.com"}, {bob, "bob@example.com"}} {
-			exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
-				VALUES ($1, $2, $3, $4, lower($4), $5, 'sent')`, c, acc.ID, p.id, p.email, fmt.Sprintf("campaign:%d:%d", c, p.id))
+			fx.Send(t, acc.ID, c, p.id, testfactory.Send{Email: p.email, Status: "sent"})
 		}
 	}
 	for i := range events {

@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // fakeProvider stands in for the outside world: it records every call per job id
@@ -114,7 +115,7 @@ func (f fixture) int64(sql string, args ...any) int64 {
 }
 
 func (f fixture) account(name string) int64 {
-	return f.int64(`INSERT INTO accounts (name) VALUES ($1) RETURNING id`, name)
+	return testfactory.New(f.pool).Account(f.t, name).ID
 }
 
 // subscribers adds n subscribers prefix<i>@example.com with status and returns the first id.
@@ -128,7 +129,7 @@ func (f fixture) subscribers(acct int64, prefix string, n int, status string) in
 }
 
 func (f fixture) list(acct int64, name string) int64 {
-	return f.int64(`INSERT INTO lists (account_id, name) VALUES ($1, $2) RETURNING id`, acct, name)
+	return testfactory.New(f.pool).List(f.t, acct, name)
 }
 
 // members puts every subscriber of acct whose email starts with prefix into list.

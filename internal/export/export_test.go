@@ -17,6 +17,7 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // blockingWriter holds the export open after its first row until released.
@@ -49,10 +50,9 @@ func TestExportDoesNotHoldBackEvents(t *testing.T) {
 	require.NoError(t, err)
 	b, _, err := accounts.Create(ctx, "other")
 	require.NoError(t, err)
+	fx := testfactory.New(pool)
 	for i := range 5 {
-		_, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower) VALUES ($1, $2, $2)`,
-			a.ID, "p"+string(rune('a'+i))+"@example.com")
-		require.NoError(t, err)
+		fx.Subscriber(t, a.ID, testfactory.Subscriber{Email: "p" + string(rune('a'+i)) + "@example.com"})
 	}
 	visible := func(typ string) bool {
 		rows, err := store.New(pool).EventListAfter(ctx, store.EventListAfterParams{AccountID: b.ID, Types: []string{typ}, Lim: 10})
@@ -125,9 +125,7 @@ func TestExportReadsEachRowOnce(t *testing.T) {
 	a, _, err := account.NewService(pool).Create(ctx, "bulk")
 	require.NoError(t, err)
 	const n = 3000
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower)
-		SELECT $1, 'p' || i || '@example.com', 'p' || i || '@example.com' FROM generate_series(1, $2::int) i`, a.ID, n)
-	require.NoError(t, err)
+	testfactory.New(pool).Subscribers(t, a.ID, "p", n, "")
 	read := func() int64 {
 		_, err := pool.Exec(ctx, `SELECT pg_stat_force_next_flush()`)
 		require.NoError(t, err)

@@ -341,7 +341,13 @@ func (s *Server) campaignEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"data": evs})
+	out := api.CampaignEventList{Data: make([]api.Event, len(evs))}
+	for i, e := range evs {
+		if out.Data[i], err = toAPIEvent(e); err != nil {
+			return err
+		}
+	}
+	return encode(w, http.StatusOK, out)
 }
 
 func createdBy(c campaign.Campaign) *struct {

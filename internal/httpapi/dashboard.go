@@ -7,7 +7,6 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/provider"
 )
 
@@ -68,12 +67,6 @@ func (s *Server) getDevInboxHTML(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", dashboard.MessageCSP)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
-	_, _ = w.Write(dashboard.MessagePage(m.HTML))
+	s.Dashboard.Message(w, m.HTML)
 	return nil
 }

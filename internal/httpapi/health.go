@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
 )
@@ -45,7 +46,7 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) error 
 
 // healthz answers while the process is up.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	return encode(w, http.StatusOK, map[string]string{"status": "ok"})
+	return encode(w, http.StatusOK, api.Status{Status: "ok"})
 }
 
 // readyz answers 200 when the database is reachable and has every migration this
@@ -77,7 +78,7 @@ func readiness(pool *pgxpool.Pool, log *slog.Logger) apiHandler {
 		if !current {
 			return unready("database migrations are pending: run `sendonce migrate`")
 		}
-		return encode(w, http.StatusOK, map[string]string{"status": "ready"})
+		return encode(w, http.StatusOK, api.Status{Status: "ready"})
 	}
 }
 
@@ -100,11 +101,8 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 // apiReference serves the API reference rendered from openapi.yaml: no script, its one
 // style block allowed by hash.
 func (s *Server) apiReference(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", s.reference.CSP)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, err := w.Write(s.reference.HTML)
-	return err
+	s.Reference.ServeHTTP(w, r)
+	return nil
 }
 
 // getAccount returns the account of the API key: the simplest authenticated call.

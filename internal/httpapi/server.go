@@ -3,6 +3,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,11 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sendonce/sendonce/internal/account"
-	"github.com/sendonce/sendonce/internal/apidoc"
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/dashboard"
-	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
@@ -34,7 +32,7 @@ import (
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/report"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -60,8 +58,13 @@ type Deps struct {
 	Registry *prometheus.Registry
 	// OpenAPI is the contract served at GET /openapi.yaml; requests are validated
 	// against it.
-	OpenAPI  []byte
-	Accounts *account.Service
+	OpenAPI []byte
+	// Reference serves the API reference rendered from OpenAPI (GET /docs).
+	Reference http.Handler
+	// Dashboard serves the dashboard's page and assets (served unless
+	// Options.DashboardOff) and the dev inbox's message frames.
+	Dashboard Dashboard
+	Accounts  *account.Service
 	// Operator manages accounts as tenants (/operator/v1, the operator key).
 	Operator *operator.Service
 
@@ -100,9 +103,6 @@ type Deps struct {
 	TestSender campaign.Sender
 	// Events serves the accounts' events and their endpoints.
 	Events *event.Service
-	// Messages builds test messages exactly as the executor builds real ones (the
-	// same Message-ID key).
-	Messages *render.Builder
 	// Optin serves the public sign-up form and double opt-in confirmations.
 	Optin *optin.Service
 	// Idempotency stores Idempotency-Key claims and responses.
@@ -132,7 +132,24 @@ type Deps struct {
 	Listener *postgres.Listener
 	// DevInbox shows the log provider's last messages (sendonce dev); nil answers
 	// its routes 404.
-	DevInbox *devinbox.Service
+	DevInbox DevInbox
+}
+
+// Dashboard is the browser application (internal/dashboard) as the server mounts it.
+type Dashboard interface {
+	Page(w http.ResponseWriter, r *http.Request)
+	// Asset writes the named asset of the version and reports whether there is one.
+	Asset(w http.ResponseWriter, r *http.Request, version, name string) bool
+	// Message writes a dev inbox message's HTML as the page of the dashboard's
+	// sandboxed frame, with the policy that runs nothing of it.
+	Message(w http.ResponseWriter, html string)
+}
+
+// DevInbox reads the messages the log provider kept (internal/devinbox), each
+// only to the account that sent it.
+type DevInbox interface {
+	List(ctx context.Context, accountID int64) ([]provider.Logged, error)
+	Get(ctx context.Context, accountID, id int64) (provider.Logged, error)
 }
 
 // required names the Deps fields NewServer cannot do without, so a service added
@@ -141,12 +158,12 @@ func (d Deps) required() error {
 	var missing []string
 	for name, set := range map[string]bool{
 		"Pool": d.Pool != nil, "Logger": d.Logger != nil, "Registry": d.Registry != nil,
-		"OpenAPI": len(d.OpenAPI) > 0, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
+		"OpenAPI": len(d.OpenAPI) > 0, "Reference": d.Reference != nil, "Dashboard": d.Dashboard != nil, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
 		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Campaigns": d.Campaigns != nil,
 		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
-		"Messages": d.Messages != nil, "Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
+		"Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
 		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Users": d.Users != nil, "SSO": d.SSO != nil, "Reports": d.Reports != nil,
 		"Erasure": d.Erasure != nil, "People": d.People != nil, "Exports": d.Exports != nil, "Media": d.Media != nil,
 	} {
@@ -244,9 +261,7 @@ type Server struct {
 	// watch wakes the open event streams of a revoked key or ended session.
 	watch streamWatch
 	// dash is the dashboard; nil when it is turned off.
-	dash *dashboard.Dashboard
-	// reference is the API reference rendered from OpenAPI (GET /docs).
-	reference apidoc.Page
+	dash Dashboard
 }
 
 // NewServer returns the API handler with every route of routes.go, or an error
@@ -277,11 +292,8 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 	d.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sendonce_event_streams_open", Help: "Event streams (SSE) open in this process.",
 	}, s.streams.open))
-	if s.reference, err = apidoc.Render(d.OpenAPI); err != nil {
-		return nil, err
-	}
 	if !o.DashboardOff {
-		s.dash = dashboard.New()
+		s.dash = d.Dashboard
 	}
 	if d.Listener != nil {
 		d.Listener.Handle(postgres.AuthorityChannel, s.watch.ended, s.watch.wakeAll)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/campaign"
 )
 
 // testCampaign renders the campaign for up to 10 addresses and sends it now. Results
@@ -35,7 +34,7 @@ func (s *Server) testCampaign(w http.ResponseWriter, r *http.Request) error {
 		via = p
 	}
 	results, err := s.Campaigns.Test(r.Context(), accountID(r), id, in.Emails,
-		campaign.TestVia{Sender: via, Messages: s.Messages})
+		via)
 	if err != nil {
 		return err
 	}

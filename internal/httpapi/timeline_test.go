@@ -92,13 +92,10 @@ func TestCampaignEvents(t *testing.T) {
 	}{{e.keyA, c, "pause"}, {e.keyB, cB, "pause"}, {e.keyA, other, "pause"}, {e.keyA, c, "resume"}} {
 		require.Equal(t, http.StatusOK, e.do(step.key, http.MethodPost, fmt.Sprintf("/v1/campaigns/%d/%s", step.id, step.act), nil).Status)
 	}
-	type page struct {
-		Data []api.Event `json:"data"`
-	}
 	res := e.do(e.keyA, http.MethodGet, fmt.Sprintf("/v1/campaigns/%d/events", c), nil)
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	var types []string
-	for _, ev := range decodeAs[page](t, res).Data {
+	for _, ev := range decodeAs[api.CampaignEventList](t, res).Data {
 		types = append(types, string(ev.Type))
 		require.EqualValues(t, c, ev.Data["campaign_id"])
 	}

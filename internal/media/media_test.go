@@ -19,6 +19,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/media"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // picture is a w×h test image with a gradient (so encoders have something to do).
@@ -88,12 +89,7 @@ func setup(t *testing.T) (*media.Service, func(name string) int64, func(acct int
 		require.NoError(t, pool.QueryRow(context.Background(), `SELECT public_id FROM accounts WHERE id = $1`, acct).Scan(&pub))
 		return pub
 	}
-	account := func(name string) int64 {
-		var id int64
-		require.NoError(t, pool.QueryRow(context.Background(),
-			`INSERT INTO accounts (name) VALUES ($1) RETURNING id`, name).Scan(&id))
-		return id
-	}
+	account := func(name string) int64 { return testfactory.New(pool).Account(t, name).ID }
 	return media.NewService(pool), account, publicID
 }
 
@@ -207,21 +203,17 @@ func TestDeleteKeepsWhatASentCampaignShows(t *testing.T) {
 	pool := dbtest.New(t)
 	ctx := context.Background()
 	s := media.NewService(pool)
-	var acct, other int64
-	var pub string
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('a') RETURNING id, public_id`).Scan(&acct, &pub))
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('b') RETURNING id`).Scan(&other))
+	fx := testfactory.New(pool)
+	a := fx.Account(t, "a")
+	acct, pub, other := a.ID, a.PublicID, fx.Account(t, "b").ID
 	shown, _, err := s.Upload(ctx, acct, "shown.png", "image/png", encoded(t, "png", picture(20, 20)))
 	require.NoError(t, err)
 	drafted, _, err := s.Upload(ctx, acct, "drafted.png", "image/png", encoded(t, "png", picture(30, 30)))
 	require.NoError(t, err)
 	var sent int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, html_template, status)
-		VALUES ($1, 'sent', 's', 'a@example.com', $2, 'sent') RETURNING id`, acct,
-		`<img src="https://mail.example.com`+shown.ThumbnailPath(pub)+`">`).Scan(&sent))
-	_, err = pool.Exec(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, html_template)
-		VALUES ($1, 'draft', 's', 'a@example.com', $2)`, acct, `<img src="`+drafted.Path(pub)+`">`)
-	require.NoError(t, err)
+	sent = fx.Campaign(t, acct, testfactory.Campaign{Name: "sent", Status: "sent",
+		HTML: `<img src="https://mail.example.com` + shown.ThumbnailPath(pub) + `">`})
+	fx.Campaign(t, acct, testfactory.Campaign{Name: "draft", HTML: `<img src="` + drafted.Path(pub) + `">`})
 
 	err = s.Delete(ctx, acct, shown.ID, pub)
 	require.Equal(t, apperr.Conflict, apperr.CodeOf(err))

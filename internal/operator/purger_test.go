@@ -17,6 +17,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // sendingAccount makes an account with n confirmed subscribers, a sending
@@ -25,19 +26,13 @@ import (
 func sendingAccount(t *testing.T, pool *pgxpool.Pool, name string, n, events int) (int64, int64) {
 	t.Helper()
 	ctx := context.Background()
-	var acct, camp int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ($1) RETURNING id`, name).Scan(&acct))
-	_, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i`, acct, n)
-	require.NoError(t, err)
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, html_template,
-		text_template, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at)
-		VALUES ($1, 'c', 'Hi', 'news@example.com', '<p>Hi</p>', 'Hi', '{}', 'sending', 'skip', now(), now(), now())
-		RETURNING id`, acct).Scan(&camp))
-	_, err = pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-		SELECT $1, account_id, id, email, email_lower, 'campaign:' || $1::bigint || ':' || id FROM subscribers WHERE account_id = $2`, camp, acct)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO events (account_id, type, data)
+	fx, now := testfactory.New(pool), time.Now()
+	acct := fx.Account(t, name).ID
+	fx.Subscribers(t, acct, "s", n, "confirmed")
+	camp := fx.Campaign(t, acct, testfactory.Campaign{Subject: "Hi", FromEmail: "news@example.com", HTML: "<p>Hi</p>",
+		Text: "Hi", Status: "sending", ScheduledFor: &now, ApprovedAt: &now, StartedAt: &now})
+	fx.SendsToAll(t, acct, camp, "")
+	_, err := pool.Exec(ctx, `INSERT INTO events (account_id, type, data)
 		SELECT $1, 'send.sent', jsonb_build_object('n', i) FROM generate_series(1, $2::int) i`, acct, events)
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `ANALYZE sends; ANALYZE events; ANALYZE subscribers`)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/optin"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -22,9 +23,9 @@ func TestPurgePendingSignups(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
 	ctx := context.Background()
-	var acct, list int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('a') RETURNING id`).Scan(&acct))
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO lists (account_id, name) VALUES ($1, 'l') RETURNING id`, acct).Scan(&list))
+	fx := testfactory.New(pool)
+	acct := fx.Account(t, "a").ID
+	list := fx.List(t, acct, "l")
 	old := time.Now().Add(-40 * 24 * time.Hour)
 	n := optin.PurgeBatch + 250
 	// Old unconfirmed sign-ups, each with a pending membership: purged.
@@ -43,8 +44,7 @@ func TestPurgePendingSignups(t *testing.T) {
 		($1, 'conf@example.com', 'conf@example.com', 'confirmed', true, $2),
 		($1, 'api@example.com', 'api@example.com', 'pending', false, $2)`, acct, old)
 	require.NoError(t, err)
-	var list2 int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO lists (account_id, name) VALUES ($1, 'l2') RETURNING id`, acct).Scan(&list2))
+	list2 := fx.List(t, acct, "l2")
 	_, err = pool.Exec(ctx, `INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_at)
 		SELECT $2::bigint, id, $1::bigint, 'pending', $3::timestamptz FROM subscribers WHERE email_lower = 'conf@example.com'
 		UNION ALL SELECT $4::bigint, id, $1::bigint, 'subscribed', $3::timestamptz FROM subscribers WHERE email_lower = 'conf@example.com'`, acct, list, old, list2)

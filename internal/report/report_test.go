@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/report"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 func str(s string) *string { return &s }
@@ -44,16 +45,14 @@ func newFixture(t *testing.T, pool *pgxpool.Pool, name string, n int) *fixture {
 	require.NoError(t, err)
 	f := &fixture{t: t, ctx: ctx, pool: pool, q: store.New(pool), accountID: acc.ID, campaignID: c.ID}
 	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c.ID)
-	f.exec(`INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES ($1, $2, 1, 'https://a.example/1'),
-		($1, $2, 2, 'https://a.example/2')`, acc.ID, c.ID)
+	fx := testfactory.New(pool)
+	fx.TrackedLinks(t, acc.ID, c.ID, "https://a.example/1", "https://a.example/2")
 	for i := range n {
 		email := fmt.Sprintf("%s-%d@%s", name, i, domains[i%len(domains)])
-		var sub, send int64
-		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-			VALUES ($1, $2, lower($2), 'confirmed') RETURNING id`, acc.ID, email).Scan(&sub))
-		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower,
-			job_id, status, attempts, lease_until) VALUES ($1, $2, $3, $4, lower($4), 'campaign:' || $1::bigint || ':' || $3::bigint, 'sending', 1,
-			now() + interval '1 minute') RETURNING id`, c.ID, acc.ID, sub, email).Scan(&send))
+		sub := fx.Subscriber(t, acc.ID, testfactory.Subscriber{Email: email, Status: "confirmed"})
+		lease := time.Now().Add(time.Minute)
+		send := fx.Send(t, acc.ID, c.ID, sub, testfactory.Send{Email: email, Status: "sending", Attempts: 1,
+			LeaseUntil: &lease})
 		f.sendIDs = append(f.sendIDs, send)
 	}
 	return f

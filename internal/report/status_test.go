@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/harnessstore"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestStatusCountersEqualRecount walks a campaign's rows through every statement
@@ -30,6 +31,7 @@ func TestStatusCountersEqualRecount(t *testing.T) {
 	pool := dbtest.New(t)
 	ctx := context.Background()
 	q := store.New(pool)
+	fx := testfactory.New(pool)
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		_, err := pool.Exec(ctx, sql, args...)
@@ -44,12 +46,8 @@ func TestStatusCountersEqualRecount(t *testing.T) {
 		exec(`UPDATE campaigns SET status = 'sending' WHERE id = $1`, c.ID)
 		for i := range n {
 			email := fmt.Sprintf("%s-%d@%s", name, i, domains[i%len(domains)])
-			var sub, send int64
-			require.NoError(t, pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-				VALUES ($1, $2, lower($2), 'confirmed') RETURNING id`, acc.ID, email).Scan(&sub))
-			require.NoError(t, pool.QueryRow(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email,
-				email_lower, job_id) VALUES ($1, $2, $3, $4, lower($4), 'campaign:' || $1::bigint || ':' || $3::bigint)
-				RETURNING id`, c.ID, acc.ID, sub, email).Scan(&send))
+			sub := fx.Subscriber(t, acc.ID, testfactory.Subscriber{Email: email, Status: "confirmed"})
+			send := fx.Send(t, acc.ID, c.ID, sub, testfactory.Send{Email: email})
 			subs, sends = append(subs, sub), append(sends, send)
 		}
 		return acc.ID, c.ID, subs, sends
@@ -134,8 +132,7 @@ func TestStatusCountersEqualRecount(t *testing.T) {
 	check("a late ack and a release of an unknown row")
 
 	// s[7] (queued by its retry) leaves the campaign's list; s[10] is erased.
-	list := int64(0)
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO lists (account_id, name) VALUES ($1, 'l') RETURNING id`, acct).Scan(&list))
+	list := fx.List(t, acct, "l")
 	exec(`UPDATE campaigns SET list_ids = ARRAY[$1::bigint] WHERE id = $2`, list, cid)
 	_, err = q.SendSuppressLeftLists(ctx, store.SendSuppressLeftListsParams{AccountID: acct, SubscriberIds: []int64{subs[7]}})
 	require.NoError(t, err)

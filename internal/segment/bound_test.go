@@ -38,7 +38,7 @@ func TestPreviewWithoutJIT(t *testing.T) {
 	f := setup(t, 0)
 	ctx := context.Background()
 	f.subscriber(1, map[string]any{"plan": "pro"})
-	l := f.int64(`INSERT INTO lists (account_id, name) VALUES ($1, 'l') RETURNING id`, f.acct)
+	l := f.make.List(t, f.acct, "l")
 
 	rec := &statements{}
 	cfg := f.pool.Config()

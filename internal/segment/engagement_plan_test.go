@@ -14,6 +14,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // captured is a store.DBTX that keeps the statement a query would run, with its
@@ -64,9 +65,8 @@ func TestEngagementPlansAtScale(t *testing.T) {
 		_, err := f.pool.Exec(ctx, sql, args...)
 		require.NoError(t, err)
 	}
-	x := f.int64(`INSERT INTO campaigns (account_id, name, subject, from_email) VALUES ($1, 'x', 's', 'a@example.com') RETURNING id`, f.acct)
-	exec(`INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 'p' || i || '@example.com', 'p' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i`, f.acct, n)
+	x := f.make.Campaign(t, f.acct, testfactory.Campaign{Name: "x"})
+	f.make.Subscribers(t, f.acct, "p", n, "confirmed")
 	exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
 		SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::text || ':' || id, 'sent', now() - interval '3 days'
 		FROM subscribers WHERE account_id = $2`, x, f.acct)

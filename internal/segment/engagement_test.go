@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/segment"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // engagementFixture: campaign x sent to subscribers 0-5 (5's send failed), campaign
@@ -32,14 +34,17 @@ func newEngagementFixture(t *testing.T) engagementFixture {
 		f.subs = append(f.subs, f.subscriber(i, map[string]any{}))
 	}
 	campaign := func(name string) int64 {
-		return f.int64(`INSERT INTO campaigns (account_id, name, subject, from_email) VALUES ($1, $2, 's', 'a@example.com') RETURNING id`,
-			f.acct, name)
+		return f.make.Campaign(t, f.acct, testfactory.Campaign{Name: name})
 	}
 	f.x, f.y = campaign("x"), campaign("y")
 	send := func(campaign int64, i int, status string, daysAgo int) int64 {
-		return f.int64(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
-			VALUES ($1, $2, $3, $4, $4, $5, $6, CASE WHEN $6 = 'sent' THEN now() - make_interval(days => $7) END) RETURNING id`,
-			campaign, f.acct, f.subs[i], fmt.Sprintf("s%d@example.com", i), fmt.Sprintf("t:%d:%d", campaign, i), status, daysAgo)
+		s := testfactory.Send{Email: fmt.Sprintf("s%d@example.com", i), JobID: fmt.Sprintf("t:%d:%d", campaign, i),
+			Status: status}
+		if status == "sent" {
+			at := time.Now().AddDate(0, 0, -daysAgo)
+			s.SentAt = &at
+		}
+		return f.make.Send(t, f.acct, campaign, f.subs[i], s)
 	}
 	hit := func(campaign, send int64, kind string, link int, bot bool, daysAgo int) {
 		_, err := f.pool.Exec(ctx, `INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
@@ -124,8 +129,8 @@ func TestEngagementIsValidated(t *testing.T) {
 	t.Parallel()
 	f := newEngagementFixture(t)
 	ctx := context.Background()
-	other := f.int64(`INSERT INTO accounts (name) VALUES ('b') RETURNING id`)
-	theirs := f.int64(`INSERT INTO campaigns (account_id, name, subject, from_email) VALUES ($1, 'z', 's', 'a@example.com') RETURNING id`, other)
+	other := f.make.Account(t, "b").ID
+	theirs := f.make.Campaign(t, other, testfactory.Campaign{Name: "z"})
 	cases := []struct {
 		e       segment.Engagement
 		pointer string

@@ -88,10 +88,9 @@ func TestSubscriberInSegmentAgreesWithPreview(t *testing.T) {
 	exec(`UPDATE subscribers SET status = 'pending' WHERE id = $1`, subs[2])
 	exec(`UPDATE subscribers SET status = 'unsubscribed' WHERE id = $1`, subs[3])
 	exec(`UPDATE subscribers SET created_at = '2020-01-01' WHERE id = $1`, subs[0])
-	l1 := f.int64(`INSERT INTO lists (account_id, name) VALUES ($1, 'l1') RETURNING id`, f.acct)
-	l2 := f.int64(`INSERT INTO lists (account_id, name) VALUES ($1, 'l2') RETURNING id`, f.acct)
-	exec(`INSERT INTO list_members (list_id, subscriber_id, account_id) VALUES ($1, $2, $4), ($1, $3, $4), ($5, $3, $4)`,
-		l1, subs[0], subs[1], f.acct, l2)
+	l1, l2 := f.make.List(t, f.acct, "l1"), f.make.List(t, f.acct, "l2")
+	f.make.Members(t, f.acct, l1, subs[0], subs[1])
+	f.make.Members(t, f.acct, l2, subs[1])
 	exec(`UPDATE list_members SET status = 'unsubscribed' WHERE subscriber_id = $1 AND list_id = $2`, subs[1], l1)
 
 	cut := time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -106,7 +105,7 @@ func TestSubscriberInSegmentAgreesWithPreview(t *testing.T) {
 		{CreatedAfter: &cut, Statuses: []string{"confirmed"}},
 		{Match: `$.plan == "pro"`, ListIDs: []int64{l1}, CreatedBefore: &cut},
 	}
-	other := f.int64(`INSERT INTO accounts (name) VALUES ('b') RETURNING id`)
+	other := f.make.Account(t, "b").ID
 	for i, fl := range filters {
 		seg, err := f.svc.Create(ctx, f.acct, "s"+strings.Repeat("x", i), fl)
 		require.NoError(t, err)

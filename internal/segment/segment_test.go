@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/segment"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 type fixture struct {
@@ -23,13 +24,14 @@ type fixture struct {
 	pool *pgxpool.Pool
 	acct int64
 	svc  *segment.Service
+	make *testfactory.Factory
 }
 
 func setup(t *testing.T, timeout time.Duration) fixture {
 	t.Helper()
 	pool := dbtest.New(t)
-	f := fixture{t: t, pool: pool, svc: segment.NewService(pool, timeout)}
-	f.acct = f.int64(`INSERT INTO accounts (name) VALUES ('a') RETURNING id`)
+	f := fixture{t: t, pool: pool, svc: segment.NewService(pool, timeout), make: testfactory.New(pool)}
+	f.acct = f.make.Account(t, "a").ID
 	return f
 }
 
@@ -44,9 +46,8 @@ func (f fixture) subscriber(i int, attrs map[string]any) int64 {
 	f.t.Helper()
 	b, err := json.Marshal(attrs)
 	require.NoError(f.t, err)
-	email := fmt.Sprintf("s%d@example.com", i)
-	return f.int64(`INSERT INTO subscribers (account_id, email, email_lower, status, attributes)
-		VALUES ($1, $2, $2, 'confirmed', $3) RETURNING id`, f.acct, email, b)
+	return f.make.Subscriber(f.t, f.acct, testfactory.Subscriber{Email: fmt.Sprintf("s%d@example.com", i),
+		Status: "confirmed", Attributes: b})
 }
 
 // tri is SQL/jsonpath three-valued logic: a predicate is true, false or unknown.
@@ -310,9 +311,8 @@ func TestStructuredFilters(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.pool.Exec(ctx, `UPDATE subscribers SET created_at = '2020-01-01' WHERE id = $1`, a)
 	require.NoError(t, err)
-	l1 := f.int64(`INSERT INTO lists (account_id, name) VALUES ($1, 'l1') RETURNING id`, f.acct)
-	_, err = f.pool.Exec(ctx, `INSERT INTO list_members (list_id, subscriber_id, account_id) VALUES ($1, $2, $3), ($1, $4, $3)`, l1, a, f.acct, b)
-	require.NoError(t, err)
+	l1 := f.make.List(t, f.acct, "l1")
+	f.make.Members(t, f.acct, l1, a, b)
 	_, err = f.pool.Exec(ctx, `UPDATE list_members SET status = 'unsubscribed' WHERE subscriber_id = $1`, b)
 	require.NoError(t, err)
 
@@ -350,7 +350,7 @@ func TestStructuredFilters(t *testing.T) {
 		require.Equal(t, tc.pointer, ae.Fields[0].Pointer)
 	}
 	// Another account's list is not found.
-	other := f.int64(`INSERT INTO accounts (name) VALUES ('b') RETURNING id`)
+	other := f.make.Account(t, "b").ID
 	_, err = f.svc.Create(ctx, other, "x", segment.Filter{ListIDs: []int64{l1}})
 	require.True(t, apperr.Is(err, apperr.Invalid))
 	_, err = f.svc.Get(ctx, other, 1)

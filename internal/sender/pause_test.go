@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 var errRevoked = &provider.Error{Class: provider.Temporary, Code: 401, Config: true, Err: errors.New("API key revoked")}
@@ -32,18 +33,17 @@ func pauseFixture(t *testing.T, n int) (pool *pgxpool.Pool, acct, snd, campaign,
 		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&id))
 		return id
 	}
-	one(`INSERT INTO accounts (name) VALUES ('other') RETURNING id`)
-	acct = one(`INSERT INTO accounts (name) VALUES ('a') RETURNING id`)
+	fx := testfactory.New(pool)
+	fx.Account(t, "other")
+	acct = fx.Account(t, "a").ID
 	one(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'unrelated', 'http') RETURNING id`, acct)
 	snd = one(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'esp', 'postmark') RETURNING id`, acct)
 	stream, err := store.New(pool).MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: acct, SenderID: &snd})
 	require.NoError(t, err)
-	one(`WITH s AS (INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i
-		RETURNING 1) SELECT count(*) FROM s`, acct, n)
-	campaign = one(`INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template,
-		status, scheduled_for, approved_at, sender_id)
-		VALUES ($1, 'c', 'Hi', 'news@example.com', '<p>Hi</p>', 'Hi', 'approved', now(), now(), $2) RETURNING id`, acct, snd)
+	fx.Subscribers(t, acct, "r", n, "confirmed")
+	now := time.Now()
+	campaign = fx.Campaign(t, acct, testfactory.Campaign{Subject: "Hi", FromEmail: "news@example.com", HTML: "<p>Hi</p>",
+		Text: "Hi", Status: "approved", ScheduledFor: &now, ApprovedAt: &now, SenderID: &snd})
 	return pool, acct, snd, campaign, stream
 }
 

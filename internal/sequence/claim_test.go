@@ -10,6 +10,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestConcurrentAdvancersEachStepOnce: four advancers (replicas) on one database
@@ -23,8 +24,7 @@ func TestConcurrentAdvancersEachStepOnce(t *testing.T) {
 	_, err = e.svc.Transition(e.ctx, acct, seq.ID, sequence.Activate)
 	require.NoError(t, err)
 	const n = 60
-	e.exec(`INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i`, acct, n)
+	testfactory.New(e.pool).Subscribers(t, acct, "s", n, "confirmed")
 	e.exec(`INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
 		SELECT account_id, $2, id, email, $3, 'manual' FROM subscribers WHERE account_id = $1`, acct, seq.ID, e.clock.Now())
 	run := func() {
@@ -64,8 +64,7 @@ func TestClaimIsFairAcrossAccounts(t *testing.T) {
 		if acct == small {
 			count = 3
 		}
-		e.exec(`INSERT INTO subscribers (account_id, email, email_lower, status)
-			SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i`, acct, count)
+		testfactory.New(e.pool).Subscribers(t, acct, "s", count, "confirmed")
 		// the big account's backlog fell due first
 		due := e.clock.Now().Add(-time.Hour)
 		if acct == small {

@@ -2,6 +2,7 @@ package sequence_test
 
 import (
 	"context"
+	"crypto/rand"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // clock is a time the test moves by hand.
@@ -62,7 +64,7 @@ func (e *env) exec(sql string, args ...any) {
 }
 
 func (e *env) account(name string) int64 {
-	return e.int64(`INSERT INTO accounts (name) VALUES ($1) RETURNING id`, name)
+	return testfactory.New(e.pool).Account(e.t, name).ID
 }
 
 func (e *env) template(acct int64) int64 {
@@ -70,13 +72,13 @@ func (e *env) template(acct int64) int64 {
 }
 
 func (e *env) list(acct int64) int64 {
-	return e.int64(`INSERT INTO lists (account_id, name) VALUES ($1, 'l' || random()::text) RETURNING id`, acct)
+	return testfactory.New(e.pool).List(e.t, acct, "l"+rand.Text())
 }
 
 // subscriber adds a confirmed subscriber; list (when not 0) gets it as a
 // subscribed member joined at the clock's now.
 func (e *env) subscriber(acct int64, email string, list int64) int64 {
-	id := e.int64(`INSERT INTO subscribers (account_id, email, email_lower, status) VALUES ($1, $2, lower($2), 'confirmed') RETURNING id`, acct, email)
+	id := testfactory.New(e.pool).Subscriber(e.t, acct, testfactory.Subscriber{Email: email, Status: "confirmed"})
 	if list != 0 {
 		e.exec(`INSERT INTO list_members (list_id, subscriber_id, account_id, status_at) VALUES ($1, $2, $3, $4)`, list, id, acct, e.clock.Now())
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestDeleteListInBoundedTransactions: deleting a list of 2,500 members removes
@@ -42,10 +43,9 @@ func TestDeleteListInBoundedTransactions(t *testing.T) {
 		return n
 	}
 	const n = 2500
-	exec(`INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i`, a.ID, n)
-	doomed := count(`INSERT INTO lists (account_id, name) VALUES ($1, 'doomed') RETURNING id`, a.ID)
-	kept := count(`INSERT INTO lists (account_id, name) VALUES ($1, 'kept') RETURNING id`, a.ID)
+	fx := testfactory.New(pool)
+	fx.Subscribers(t, a.ID, "s", n, "confirmed")
+	doomed, kept := fx.List(t, a.ID, "doomed"), fx.List(t, a.ID, "kept")
 	for _, l := range []int64{doomed, kept} {
 		exec(`INSERT INTO list_members (list_id, subscriber_id, account_id) SELECT $1, id, account_id FROM subscribers WHERE account_id = $2`, l, a.ID)
 	}
@@ -88,10 +88,9 @@ func TestDeleteListWithAMemberAddedMidway(t *testing.T) {
 		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&n))
 		return n
 	}
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, 1500) i`, a.ID)
-	require.NoError(t, err)
-	l := count(`INSERT INTO lists (account_id, name) VALUES ($1, 'l') RETURNING id`, a.ID)
+	fx := testfactory.New(pool)
+	fx.Subscribers(t, a.ID, "s", 1500, "confirmed")
+	l := fx.List(t, a.ID, "l")
 	_, err = pool.Exec(ctx, `INSERT INTO list_members (list_id, subscriber_id, account_id)
 		SELECT $1, id, account_id FROM subscribers WHERE account_id = $2 AND email_lower <> 's1@example.com'`, l, a.ID)
 	require.NoError(t, err)

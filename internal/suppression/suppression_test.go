@@ -10,6 +10,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 func TestAddIsIdempotentAndUnsubscribes(t *testing.T) {
@@ -19,8 +20,7 @@ func TestAddIsIdempotentAndUnsubscribes(t *testing.T) {
 	q := store.New(pool)
 	acc, err := q.AccountCreate(ctx, "a")
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status) VALUES ($1, 'Ada@example.com', 'ada@example.com', 'confirmed')`, acc.ID)
-	require.NoError(t, err)
+	testfactory.New(pool).Subscriber(t, acc.ID, testfactory.Subscriber{Email: "Ada@example.com", Status: "confirmed"})
 
 	s, inserted, err := suppression.Add(ctx, pool, acc.ID, " ADA@Example.com", suppression.ReasonUnsubscribe, "test")
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/tracking"
 )
 
@@ -62,29 +63,26 @@ func setup(t *testing.T) env {
 	exec(t, pool, `SELECT setval(pg_get_serial_sequence('accounts','id'), 100)`)
 	exec(t, pool, `SELECT setval(pg_get_serial_sequence('campaigns','id'), 500)`)
 	exec(t, pool, `SELECT setval(pg_get_serial_sequence('sends','id'), 9000)`)
-	e.accountA = id(t, pool, `INSERT INTO accounts (name) VALUES ('Acme News') RETURNING id`)
-	e.accB = id(t, pool, `INSERT INTO accounts (name) VALUES ('Other') RETURNING id`)
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT public_id FROM accounts WHERE id = $1`, e.accountA).Scan(&e.publicA))
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT public_id FROM accounts WHERE id = $1`, e.accB).Scan(&e.publicB))
+	fx := testfactory.New(pool)
+	a, b := fx.Account(t, "Acme News"), fx.Account(t, "Other")
+	e.accountA, e.accB, e.publicA, e.publicB = a.ID, b.ID, a.PublicID, b.PublicID
 	camp := func(acct int64, name string) int64 {
-		return id(t, pool, `INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template, status, archive, started_at)
-			VALUES ($1, $2, 'Hello {{if .Archive}}reader{{else}}{{.Name}}{{end}}', 'news@example.com',
-			'<p>Dear {{.Name}} ({{.Email}}, {{.Attributes.city}})</p><a href="https://shop.example/a">A</a> <a href="https://shop.example/b">B</a><a href="{{.WebViewURL}}">web</a>',
-			'Dear {{.Name}}', 'sent', true, $3) RETURNING id`, acct, name, e.sentAt)
+		c := fx.Campaign(t, acct, testfactory.Campaign{Name: name,
+			Subject:   "Hello {{if .Archive}}reader{{else}}{{.Name}}{{end}}",
+			FromEmail: "news@example.com",
+			HTML:      `<p>Dear {{.Name}} ({{.Email}}, {{.Attributes.city}})</p><a href="https://shop.example/a">A</a> <a href="https://shop.example/b">B</a><a href="{{.WebViewURL}}">web</a>`,
+			Text:      "Dear {{.Name}}", Status: "sent", Archive: true, StartedAt: &e.sentAt})
+		fx.TrackedLinks(t, acct, c, "https://shop.example/a", "https://shop.example/b")
+		return c
 	}
 	e.campaign, e.campB = camp(e.accountA, "december"), camp(e.accB, "other")
-	for _, c := range []struct{ acct, camp int64 }{{e.accountA, e.campaign}, {e.accB, e.campB}} {
-		exec(t, pool, `INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES ($1, $2, 1, 'https://shop.example/a'), ($1, $2, 2, 'https://shop.example/b')`, c.acct, c.camp)
-	}
 	for i, email := range []string{"ann@example.org", "bob@example.org", "cy@example.org"} {
-		sub := id(t, pool, `INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
-			VALUES ($1, $2, $2, $3, '{"city":"Lyon"}', 'confirmed') RETURNING id`, e.accountA, email, []string{"Ann Secret", "Bob Secret", "Cy Secret"}[i])
-		e.sends = append(e.sends, id(t, pool, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
-			VALUES ($1, $2, $3, $4, $4, 'campaign:' || $1::bigint || ':' || $3::bigint, 'sent', $5) RETURNING id`, e.campaign, e.accountA, sub, email, e.sentAt))
+		sub := fx.Subscriber(t, e.accountA, testfactory.Subscriber{Email: email,
+			Name: []string{"Ann Secret", "Bob Secret", "Cy Secret"}[i], Attributes: []byte(`{"city":"Lyon"}`), Status: "confirmed"})
+		e.sends = append(e.sends, fx.Send(t, e.accountA, e.campaign, sub, testfactory.Send{Email: email, Status: "sent", SentAt: &e.sentAt}))
 	}
-	subB := id(t, pool, `INSERT INTO subscribers (account_id, email, email_lower, status) VALUES ($1, 'zed@example.org', 'zed@example.org', 'confirmed') RETURNING id`, e.accB)
-	e.sendB = id(t, pool, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
-		VALUES ($1, $2, $3, 'zed@example.org', 'zed@example.org', 'campaign:' || $1::bigint || ':' || $3::bigint, 'sent', $4) RETURNING id`, e.campB, e.accB, subB, e.sentAt)
+	subB := fx.Subscriber(t, e.accB, testfactory.Subscriber{Email: "zed@example.org", Status: "confirmed"})
+	e.sendB = fx.Send(t, e.accB, e.campB, subB, testfactory.Send{Email: "zed@example.org", Status: "sent", SentAt: &e.sentAt})
 	e.svc = tracking.New(pool, e.tk, tracking.Config{Now: e.clock.Now}, nil)
 	return e
 }

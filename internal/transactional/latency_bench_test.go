@@ -76,7 +76,7 @@ func BenchmarkMessageLatency(b *testing.B) {
 		cfg := config.Default()
 		cfg.APIRatePerSecond = 0
 		api := httptest.NewServer(httpapitest.New(b, pool, cfg, func(d *httpapi.Deps) {
-			d.Messages, d.Transactional = mb, transactional.NewService(pool, mb)
+			d.Campaigns.Messages, d.Transactional = mb, transactional.NewService(pool, mb)
 		}))
 		b.Cleanup(api.Close)
 		p := &stopwatch{latency: 5 * time.Millisecond, arrived: map[string]chan time.Time{}}

@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/sink"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/transactional"
 )
 
@@ -80,8 +81,7 @@ type env struct {
 func setup(t *testing.T) env {
 	t.Helper()
 	pool := dbtest.New(t)
-	var acct int64
-	require.NoError(t, pool.QueryRow(context.Background(), `INSERT INTO accounts (name) VALUES ('a') RETURNING id`).Scan(&acct))
+	acct := testfactory.New(pool).Account(t, "a").ID
 	mb := render.NewRandomBuilder()
 	links := func(a, c, m int64, email string) (string, string) {
 		return fmt.Sprintf("https://example.com/u/%d.%d.%d.%s", a, c, m, email), ""
@@ -338,19 +338,11 @@ func TestMessageRescuedAfterACrash(t *testing.T) {
 // confirmed recipients queued, and returns its id.
 func (e env) sendingCampaign(t *testing.T, n int) int64 {
 	t.Helper()
-	ctx := context.Background()
-	var camp int64
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
-		status, approved_at, started_at) VALUES ($1, 'news', 'News', 'news@example.com', 'Hello', 'sending', now(), now())
-		RETURNING id`, e.account).Scan(&camp))
-	_, err := e.pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed' FROM generate_series(1, $2::int) i`,
-		e.account, n)
-	require.NoError(t, err)
-	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-		SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::bigint || ':' || id FROM subscribers WHERE account_id = $2`,
-		camp, e.account)
-	require.NoError(t, err)
+	fx, now := testfactory.New(e.pool), time.Now()
+	camp := fx.Campaign(t, e.account, testfactory.Campaign{Name: "news", Subject: "News", FromEmail: "news@example.com",
+		Text: "Hello", Status: "sending", ApprovedAt: &now, StartedAt: &now})
+	fx.Subscribers(t, e.account, "s", n, "confirmed")
+	fx.SendsToAll(t, e.account, camp, "")
 	return camp
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -70,12 +71,10 @@ func (e *env) count(table string) int {
 // send inserts a sent message to email with the given ids and returns a func
 // reading its feedback.
 func (e *env) send(email, jobID, providerMessageID string) func() string {
-	var campaignID int64
-	require.NoError(e.t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email)
-		VALUES ($1, 'c', 's', 'f@example.com') RETURNING id`, e.account).Scan(&campaignID))
-	_, err := e.pool.Exec(e.ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, provider_message_id)
-		VALUES ($1, $2, 1, $3, lower($3), $4, 'sent', $5)`, campaignID, e.account, email, jobID, providerMessageID)
-	require.NoError(e.t, err)
+	fx := testfactory.New(e.pool)
+	campaignID := fx.Campaign(e.t, e.account, testfactory.Campaign{FromEmail: "f@example.com"})
+	fx.Send(e.t, e.account, campaignID, 1, testfactory.Send{Email: email, JobID: jobID, Status: "sent",
+		ProviderMessageID: providerMessageID})
 	return func() string {
 		var fb *string
 		require.NoError(e.t, e.pool.QueryRow(e.ctx, `SELECT feedback FROM sends WHERE job_id = $1`, jobID).Scan(&fb))

@@ -17,9 +17,11 @@ import (
 
 	"github.com/sendonce/sendonce"
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/apidoc"
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
@@ -82,6 +84,12 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	routes := sender.NewRouter(senders, log)
 	t.Cleanup(func() { _ = routes.Close() })
 	mb := render.NewRandomBuilder()
+	reference, err := apidoc.Render(sendonce.OpenAPI)
+	if err != nil {
+		t.Fatalf("httpapitest: API reference: %v", err)
+	}
+	campaigns := campaign.NewService(pool)
+	campaigns.Messages = mb
 	accounts := account.NewService(pool)
 	messages := transactional.NewService(pool, mb)
 	events := event.NewService(pool, event.Guard{AllowHTTP: cfg.EventAllowHTTP, AllowPrivate: cfg.EventAllowPrivate})
@@ -91,6 +99,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	signer := unsubscribe.NewSigner(keys)
 	d := httpapi.Deps{
 		Pool: pool, Logger: log, Registry: prometheus.NewRegistry(), OpenAPI: sendonce.OpenAPI,
+		Reference: reference, Dashboard: dashboard.New(),
 		Accounts:    accounts,
 		Operator:    operator.NewService(pool, accounts),
 		Unsubscribe: unsubscribe.NewService(pool, signer),
@@ -98,7 +107,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
 		}),
 		Subscribers:   subscriber.NewService(pool),
-		Campaigns:     campaign.NewService(pool),
+		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
 		Media:         media.NewService(pool),
 		Layouts:       layout.NewService(pool),
@@ -110,7 +119,6 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
 		TestSender:    provider.NewLog(log),
 		Events:        events,
-		Messages:      mb,
 		Optin: optin.NewService(pool, messages, keys, optin.Options{
 			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
 		Idempotency: idempotency.NewStore(pool),
@@ -187,8 +195,10 @@ func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*http
 		d.Users = user.NewService(pool, d.Sessions, ring, d.TestSender, user.Options{PublicURL: cfg.PublicURL,
 			From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: d.Logger})
 	}
+	var inbox *devinbox.Service
 	if lp, ok := d.TestSender.(*provider.Log); ok && cfg.Dev && d.DevInbox == nil {
-		d.DevInbox = devinbox.OverLog(pool, lp)
+		inbox = devinbox.OverLog(pool, lp)
+		d.DevInbox = inbox
 	}
 	// A hook may replace a service: the erased-address hasher follows it, and the
 	// erasure forgets what the dev inbox holds, as run wires them.
@@ -199,8 +209,8 @@ func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*http
 	if d.Transactional.Erased == nil {
 		d.Transactional.Erased = erased
 	}
-	if d.DevInbox != nil && d.Erasure.Memory == nil {
-		d.Erasure.Memory = d.DevInbox
+	if inbox != nil && d.Erasure.Memory == nil {
+		d.Erasure.Memory = inbox
 	}
 	h, err := httpapi.NewServer(d, Options(cfg))
 	if err != nil {

@@ -8168,6 +8168,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /** @description A campaign's lifecycle events, newest first. */
+        CampaignEventList: {
+            data: components["schemas"]["Event"][];
+        };
         EventPage: {
             data: components["schemas"]["Event"][];
             /** @description The position after the last event returned; null when none was. */
@@ -13250,9 +13254,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Event"][];
-                    };
+                    "application/json": components["schemas"]["CampaignEventList"];
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -1,0 +1,41 @@
+-- The shared test factory's rows (internal/testfactory): the shapes tests build by
+-- hand where the product has no query that writes them as they are (a subscriber in
+-- any status, a campaign in any state, a send already settled). Only tests use them.
+
+-- name: FactorySubscriber :one
+INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
+VALUES (@account_id, @email::text, lower(@email::text), @name, @attributes, @status)
+RETURNING id;
+
+-- name: FactoryCampaign :one
+INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template, status, list_ids,
+                       archive, sender_id, scheduled_for, approved_at, started_at)
+VALUES (@account_id, @name, @subject, @from_email, @html_template, @text_template, @status, @list_ids::bigint[],
+        @archive, sqlc.narg('sender_id'), sqlc.narg('scheduled_for'), sqlc.narg('approved_at'), sqlc.narg('started_at'))
+RETURNING id;
+
+-- name: FactorySend :one
+-- The job id is the executor's, campaign:<campaign>:<subscriber>, unless one is given.
+INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts, sent_at,
+                   lease_until, provider_message_id)
+VALUES (@campaign_id, @account_id, @subscriber_id, @email::text, lower(@email::text),
+        coalesce(sqlc.narg('job_id')::text, 'campaign:' || @campaign_id::bigint || ':' || @subscriber_id::bigint),
+        @status, @attempts, sqlc.narg('sent_at'), sqlc.narg('lease_until'), sqlc.narg('provider_message_id'))
+RETURNING id;
+
+-- name: FactoryTrackedLink :exec
+INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES (@account_id, @campaign_id, @idx, @url);
+
+-- name: FactorySubscribers :execrows
+-- n subscribers <prefix>1@example.com … <prefix>n@example.com in one statement.
+INSERT INTO subscribers (account_id, email, email_lower, status)
+SELECT @account_id, @prefix::text || i || '@example.com', lower(@prefix::text) || i || '@example.com', @status
+FROM generate_series(1, @n::int) i;
+
+-- name: FactorySendsToAll :execrows
+-- A send of the campaign to every subscriber of the account, with the executor's job ids.
+INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
+SELECT @campaign_id::bigint, s.account_id, s.id, s.email, s.email_lower,
+       'campaign:' || @campaign_id::bigint || ':' || s.id, @status::text
+FROM subscribers s
+WHERE s.account_id = @account_id::bigint;

@@ -1,0 +1,192 @@
+// Package testfactory builds the rows tests start from: accounts, lists and their
+// members, subscribers, campaigns, sends and tracked links. It writes them through the
+// product's own queries where one writes the row as the test wants it (an account, a
+// list, a membership) and through the harness's queries (db/queries/harness/factory.sql)
+// where none does (a subscriber in any status, a campaign in any state, a send already
+// settled), so no test writes SQL of its own to set up. Only tests import it.
+package testfactory
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/harnessstore"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// DB is what the factory writes on: a pool, a connection or a transaction.
+type DB interface {
+	store.DBTX
+	harnessstore.DBTX
+}
+
+// Factory writes fixtures on one database; every method fails the test on an error.
+type Factory struct {
+	q *store.Queries
+	h *harnessstore.Queries
+}
+
+// New returns a factory writing on db.
+func New(db DB) *Factory { return &Factory{q: store.New(db), h: harnessstore.New(db)} }
+
+// Account creates an account named name.
+func (f *Factory) Account(t testing.TB, name string) store.Account {
+	t.Helper()
+	a, err := f.q.AccountCreate(t.Context(), name)
+	if err != nil {
+		t.Fatalf("testfactory: account %q: %v", name, err)
+	}
+	return a
+}
+
+// List creates a list of the account named name, with the table's defaults
+// (single opt-in, not public, no description).
+func (f *Factory) List(t testing.TB, accountID int64, name string) int64 {
+	t.Helper()
+	l, err := f.q.ListCreate(t.Context(), store.ListCreateParams{AccountID: accountID, Name: name, Optin: "single"})
+	if err != nil {
+		t.Fatalf("testfactory: list %q: %v", name, err)
+	}
+	return l.ID
+}
+
+// Members adds the account's subscribers to the list.
+func (f *Factory) Members(t testing.TB, accountID, listID int64, subscriberIDs ...int64) {
+	t.Helper()
+	n, err := f.q.ListMembersAdd(t.Context(), store.ListMembersAddParams{ListID: listID, AccountID: accountID,
+		SubscriberIds: subscriberIDs})
+	if err != nil {
+		t.Fatalf("testfactory: members of list %d: %v", listID, err)
+	}
+	if n != int64(len(subscriberIDs)) {
+		t.Fatalf("testfactory: %d of %d subscribers joined list %d (another account's, or one twice?)", n,
+			len(subscriberIDs), listID)
+	}
+}
+
+// Subscriber is a subscriber to create; the zero values are the table's defaults
+// (status pending, no name, no attributes). Its email_lower is lower(Email).
+type Subscriber struct {
+	Email      string
+	Name       string
+	Status     string
+	Attributes json.RawMessage
+}
+
+// Subscriber creates the subscriber in the account and returns its id.
+func (f *Factory) Subscriber(t testing.TB, accountID int64, s Subscriber) int64 {
+	t.Helper()
+	p := harnessstore.FactorySubscriberParams{AccountID: accountID, Email: s.Email, Name: s.Name,
+		Status: or(s.Status, "pending"), Attributes: s.Attributes}
+	if p.Attributes == nil {
+		p.Attributes = json.RawMessage(`{}`)
+	}
+	id, err := f.h.FactorySubscriber(t.Context(), p)
+	if err != nil {
+		t.Fatalf("testfactory: subscriber %q: %v", s.Email, err)
+	}
+	return id
+}
+
+// Subscribers creates n subscribers of the account in one statement,
+// <prefix>1@example.com to <prefix>n@example.com, in the status (empty: pending).
+func (f *Factory) Subscribers(t testing.TB, accountID int64, prefix string, n int, status string) {
+	t.Helper()
+	got, err := f.h.FactorySubscribers(t.Context(), harnessstore.FactorySubscribersParams{AccountID: accountID,
+		Prefix: prefix, Status: or(status, "pending"), N: int32(n)})
+	if err != nil || got != int64(n) {
+		t.Fatalf("testfactory: %d subscribers %s…: %d made, %v", n, prefix, got, err)
+	}
+}
+
+// Campaign is a campaign to create; an empty Name, Subject or FromEmail is "c",
+// "s" or "a@example.com", an empty Status the table's draft.
+type Campaign struct {
+	Name, Subject, FromEmail string
+	HTML, Text               string
+	Status                   string
+	ListIDs                  []int64
+	// Archive shows the campaign in the account's public archive once sent.
+	Archive bool
+	// SenderID is the sender it leaves through (nil: the account's default).
+	SenderID                            *int64
+	ScheduledFor, ApprovedAt, StartedAt *time.Time
+}
+
+// Campaign creates the campaign in the account and returns its id.
+func (f *Factory) Campaign(t testing.TB, accountID int64, c Campaign) int64 {
+	t.Helper()
+	p := harnessstore.FactoryCampaignParams{AccountID: accountID, Name: or(c.Name, "c"), Subject: or(c.Subject, "s"),
+		FromEmail: or(c.FromEmail, "a@example.com"), HtmlTemplate: c.HTML, TextTemplate: c.Text,
+		Status: or(c.Status, "draft"), ListIds: c.ListIDs, Archive: c.Archive, SenderID: c.SenderID,
+		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt}
+	if p.ListIds == nil {
+		p.ListIds = []int64{}
+	}
+	id, err := f.h.FactoryCampaign(t.Context(), p)
+	if err != nil {
+		t.Fatalf("testfactory: campaign %q: %v", p.Name, err)
+	}
+	return id
+}
+
+// Send is a campaign send to create; an empty Status is the table's queued, an
+// empty JobID the executor's campaign:<campaign>:<subscriber>. Its email_lower is
+// lower(Email).
+type Send struct {
+	Email             string
+	Status            string
+	JobID             string
+	Attempts          int32
+	SentAt            *time.Time
+	LeaseUntil        *time.Time
+	ProviderMessageID string
+}
+
+// Send creates the campaign's send to the subscriber and returns its id.
+func (f *Factory) Send(t testing.TB, accountID, campaignID, subscriberID int64, s Send) int64 {
+	t.Helper()
+	p := harnessstore.FactorySendParams{CampaignID: campaignID, AccountID: accountID, SubscriberID: subscriberID,
+		Email: s.Email, Status: or(s.Status, "queued"), Attempts: s.Attempts, SentAt: s.SentAt,
+		LeaseUntil: s.LeaseUntil}
+	if s.JobID != "" {
+		p.JobID = &s.JobID
+	}
+	if s.ProviderMessageID != "" {
+		p.ProviderMessageID = &s.ProviderMessageID
+	}
+	id, err := f.h.FactorySend(t.Context(), p)
+	if err != nil {
+		t.Fatalf("testfactory: send of campaign %d to %q: %v", campaignID, s.Email, err)
+	}
+	return id
+}
+
+// SendsToAll creates the campaign's send to every subscriber of the account, in
+// the status (empty: queued), with the executor's job ids, in one statement.
+func (f *Factory) SendsToAll(t testing.TB, accountID, campaignID int64, status string) {
+	t.Helper()
+	if _, err := f.h.FactorySendsToAll(t.Context(), harnessstore.FactorySendsToAllParams{AccountID: accountID,
+		CampaignID: campaignID, Status: or(status, "queued")}); err != nil {
+		t.Fatalf("testfactory: sends of campaign %d: %v", campaignID, err)
+	}
+}
+
+// TrackedLinks records the campaign's trackable links, numbered from 1 in order.
+func (f *Factory) TrackedLinks(t testing.TB, accountID, campaignID int64, urls ...string) {
+	t.Helper()
+	for i, u := range urls {
+		if err := f.h.FactoryTrackedLink(t.Context(), harnessstore.FactoryTrackedLinkParams{AccountID: accountID,
+			CampaignID: campaignID, Idx: int32(i + 1), Url: u}); err != nil {
+			t.Fatalf("testfactory: link %d of campaign %d: %v", i+1, campaignID, err)
+		}
+	}
+}
+
+func or(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}

@@ -1,0 +1,87 @@
+package testfactory_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
+)
+
+// TestRowsAsDescribed: each row reads back as the factory's comments promise: the
+// table's defaults where a field is empty, lower(email), the executor's job id.
+func TestRowsAsDescribed(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	f := testfactory.New(pool)
+	q := store.New(pool)
+	acct := f.Account(t, "a")
+	other := f.Account(t, "b")
+	require.NotEqual(t, acct.PublicID, other.PublicID)
+
+	list := f.List(t, acct.ID, "l")
+	ada := f.Subscriber(t, acct.ID, testfactory.Subscriber{Email: "Ada@Example.com"})
+	bob := f.Subscriber(t, acct.ID, testfactory.Subscriber{Email: "bob@example.com", Name: "Bob", Status: "confirmed",
+		Attributes: []byte(`{"plan":"pro"}`)})
+	f.Members(t, acct.ID, list, ada, bob)
+	s, err := q.SubscriberGet(t.Context(), store.SubscriberGetParams{AccountID: acct.ID, ID: ada})
+	require.NoError(t, err)
+	require.Equal(t, "pending", s.Status)
+	require.Equal(t, "ada@example.com", s.EmailLower)
+	require.JSONEq(t, `{}`, string(s.Attributes))
+	s, err = q.SubscriberGet(t.Context(), store.SubscriberGetParams{AccountID: acct.ID, ID: bob})
+	require.NoError(t, err)
+	require.Equal(t, "confirmed", s.Status)
+	require.Equal(t, "Bob", s.Name)
+	require.JSONEq(t, `{"plan":"pro"}`, string(s.Attributes))
+
+	f.Subscribers(t, other.ID, "P", 3, "")
+	var pending int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM subscribers WHERE account_id = $1
+		AND status = 'pending' AND email_lower IN ('p1@example.com', 'p2@example.com', 'p3@example.com')`,
+		other.ID).Scan(&pending))
+	require.Equal(t, 3, pending)
+
+	c := f.Campaign(t, acct.ID, testfactory.Campaign{})
+	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	sent := f.Campaign(t, acct.ID, testfactory.Campaign{Name: "news", Status: "sent", ListIDs: []int64{list},
+		Archive: true, StartedAt: &started})
+	var name, subject, from, status string
+	var lists []int64
+	var archive bool
+	var startedAt *time.Time
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT name, subject, from_email, status, list_ids, archive, started_at
+		FROM campaigns WHERE id = $1`, c).Scan(&name, &subject, &from, &status, &lists, &archive, &startedAt))
+	require.Equal(t, []any{"c", "s", "a@example.com", "draft", []int64{}, false, (*time.Time)(nil)},
+		[]any{name, subject, from, status, lists, archive, startedAt})
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT name, status, list_ids, archive, started_at
+		FROM campaigns WHERE id = $1`, sent).Scan(&name, &status, &lists, &archive, &startedAt))
+	require.Equal(t, []any{"news", "sent", []int64{list}, true}, []any{name, status, lists, archive})
+	require.True(t, startedAt.Equal(started))
+
+	queued := f.Send(t, acct.ID, c, ada, testfactory.Send{Email: "Ada@Example.com"})
+	done := f.Send(t, acct.ID, sent, bob, testfactory.Send{Email: "bob@example.com", JobID: "mine", Status: "sent",
+		Attempts: 1, SentAt: &started, ProviderMessageID: "p-1"})
+	var job, lower string
+	var pmid *string
+	var attempts int32
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT job_id, email_lower, status, attempts, provider_message_id
+		FROM sends WHERE id = $1`, queued).Scan(&job, &lower, &status, &attempts, &pmid))
+	require.Equal(t, []any{"campaign:" + itoa(c) + ":" + itoa(ada), "ada@example.com", "queued", int32(0), (*string)(nil)},
+		[]any{job, lower, status, attempts, pmid})
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT job_id, status, attempts, provider_message_id
+		FROM sends WHERE id = $1`, done).Scan(&job, &status, &attempts, &pmid))
+	require.Equal(t, []any{"mine", "sent", int32(1), "p-1"}, []any{job, status, attempts, *pmid})
+
+	f.TrackedLinks(t, acct.ID, sent, "https://a.example/1", "https://a.example/2")
+	var urls []string
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(url ORDER BY idx) FROM tracked_links
+		WHERE campaign_id = $1 AND idx IN (1, 2)`, sent).Scan(&urls))
+	require.Equal(t, []string{"https://a.example/1", "https://a.example/2"}, urls)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
