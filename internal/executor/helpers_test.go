@@ -186,17 +186,17 @@ func (f fixture) counts(campaign int64) map[string]int {
 	return m
 }
 
-// clock is an injectable time that tests move by hand.
-type clock struct {
+// heldClock is an injectable date that tests move by hand.
+type heldClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func newClock() *clock { return &clock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)} }
+func newClock() *heldClock { return &heldClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)} }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *heldClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func (c *heldClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // newExecutor builds an executor whose test ends with the shared delivery
 // invariant check; registered here, the check runs after runUntil's Stop (cleanups

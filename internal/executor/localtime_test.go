@@ -66,7 +66,7 @@ func TestLocalTimeDelivery(t *testing.T) {
 	f := fixture{t, pool}
 	ctx := context.Background()
 	// 10:00 UTC on a Monday without offset changes near.
-	clk := &clock{t: time.Date(2030, 6, 10, 10, 0, 0, 0, time.UTC)}
+	clk := &heldClock{t: time.Date(2030, 6, 10, 10, 0, 0, 0, time.UTC)}
 	acct := f.account("a")
 	f.exec(`UPDATE accounts SET time_zone = 'America/Los_Angeles' WHERE id = $1`, acct)
 	zones := map[string]string{
@@ -157,4 +157,4 @@ func TestLocalTimeDelivery(t *testing.T) {
 }
 
 // set moves the clock to t.
-func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func (c *heldClock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
