@@ -48,7 +48,9 @@ func (w *Worker) deliver(d store.EventDeliveryClaimRow) {
 	if err := w.record(ctx, d, out, latency); err != nil {
 		// The lease runs out and the delivery is attempted again: at least once.
 		w.log.Warn("record event delivery", "delivery", d.ID, "err", err)
+		return
 	}
+	w.signals.recorded.Signal(attemptSignal{delivery: d.ID, status: out.status})
 }
 
 // attempt posts the delivery and classifies the answer (Standard Webhooks: 2xx

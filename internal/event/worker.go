@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/liveness"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testsignal"
 )
 
 // Schedule is the wait after each failed attempt (Standard Webhooks' example):
@@ -73,6 +74,22 @@ type Worker struct {
 	wg   sync.WaitGroup
 	// done is signalled when a delivery finishes, so the loop claims again at once.
 	done chan struct{}
+	// signals are the moments tests wait on; never initialised in production.
+	signals workerSignals
+}
+
+// workerSignals are the moments of the worker its tests wait on instead of
+// driving its steps in a polling loop (internal/testsignal).
+type workerSignals struct {
+	// recorded: a delivery attempt's outcome was written (deliver).
+	recorded testsignal.Signal[attemptSignal]
+}
+
+// attemptSignal is one recorded attempt: the delivery and the status it left
+// (delivered, pending, failed).
+type attemptSignal struct {
+	delivery int64
+	status   string
 }
 
 // NewWorker returns a Worker on pool.

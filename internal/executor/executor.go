@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testsignal"
 )
 
 // Provider is what the executor needs of an email provider.
@@ -270,6 +271,8 @@ type Executor struct {
 	stopOnce   sync.Once
 	started    bool // Start ran: claims wait for the liveness registration
 
+	// signals are the moments tests wait on; never initialised in production.
+	signals testSignals
 	// observeClaim, when set (tests), wraps every claim statement.
 	observeClaim func(claim func() []store.SendClaimBatchRow) []store.SendClaimBatchRow
 }
@@ -447,6 +450,30 @@ func (e *Executor) depth() int { return prefetchDepth(e.cfg) }
 func prefetchDepth(cfg Config) int { return 2 * cfg.BatchSize }
 
 func (e *Executor) claimsStopped() bool { return e.claimCtx.Err() != nil }
+
+// testSignals are the moments of the executor that its tests wait on instead
+// of sleeping or polling the database (internal/testsignal). Production never
+// initialises them: signalling is a nil check.
+type testSignals struct {
+	// claimed: a campaign's claim came back (claimFrom), dated as it claimed.
+	claimed testsignal.Signal[claimSignal]
+	// finished: a campaign was marked sent (finish); its id.
+	finished testsignal.Signal[int64]
+}
+
+// claimSignal is one claim of a campaign: the rows it took, and the date it
+// asked for due rows at (at least at; nil: the database's now()).
+type claimSignal struct {
+	campaign int64
+	rows     int
+	at       *time.Time
+}
+
+// Init readies every signal (tests, before Start).
+func (s *testSignals) Init() {
+	s.claimed.Init()
+	s.finished.Init()
+}
 
 func signal(c chan struct{}) {
 	select {

@@ -222,6 +222,7 @@ func (e *Executor) finish(ctx context.Context, id int64) bool {
 	}
 	e.log.Info("campaign sent", "campaign_id", id)
 	e.encoded.Forget(id)
+	e.signals.finished.Signal(id)
 	return true
 }
 

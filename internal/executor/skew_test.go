@@ -80,7 +80,7 @@ func TestSkewedClockSendsOnlyWithinTheDatabaseLease(t *testing.T) {
 				c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Hour))
 				e := newExecutor(t, pool, p, cfg)
 				runUntil(t, e)
-				require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 20*time.Millisecond)
+				waitSent(t, f, e, c)
 				require.Equal(t, map[string]int{"sent": n}, f.counts(c))
 				p.mu.Lock()
 				defer p.mu.Unlock()
