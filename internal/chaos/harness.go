@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/harnessstore"
 	"github.com/sendonce/sendonce/internal/pgcluster"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -99,16 +100,8 @@ func waitProgress(ctx context.Context, delivered func() int64) {
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+// sleepCtx waits d on the wall clock or until ctx ends (clock.Clock.Sleep).
+func sleepCtx(ctx context.Context, d time.Duration) bool { return clock.Clock{}.Sleep(ctx, d) }
 
 // serviceFlags are the flags of the service settings every run shares.
 func (o *chaosOptions) serviceFlags(fs *flag.FlagSet) {

@@ -36,9 +36,9 @@ type outcome struct {
 func (w *Worker) deliver(d store.EventDeliveryClaimRow) {
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout+10*time.Second)
 	defer cancel()
-	start := time.Now()
+	start := w.clk.Instant()
 	out := w.attempt(ctx, d)
-	latency := time.Since(start)
+	latency := w.clk.Since(start)
 	w.metrics.latency.Observe(latency.Seconds())
 	label := out.status
 	if out.status == "pending" {
@@ -48,7 +48,9 @@ func (w *Worker) deliver(d store.EventDeliveryClaimRow) {
 	if err := w.record(ctx, d, out, latency); err != nil {
 		// The lease runs out and the delivery is attempted again: at least once.
 		w.log.Warn("record event delivery", "delivery", d.ID, "err", err)
+		return
 	}
+	w.signals.recorded.Signal(attemptSignal{delivery: d.ID, status: out.status})
 }
 
 // attempt posts the delivery and classifies the answer (Standard Webhooks: 2xx
@@ -74,7 +76,7 @@ func (w *Worker) attempt(ctx context.Context, d store.EventDeliveryClaimRow) out
 	if err != nil {
 		return outcome{status: "failed", failures: d.Failures + 1, err: "bad url: " + err.Error()}
 	}
-	setHeaders(req, id, w.opts.Now(), body, append([]string{ep.Secret}, ep.Previous...))
+	setHeaders(req, id, w.clk.Now(), body, append([]string{ep.Secret}, ep.Previous...))
 	res, err := w.client.Do(req)
 	if err != nil {
 		msg := err.Error()
@@ -93,7 +95,7 @@ func (w *Worker) attempt(ctx context.Context, d store.EventDeliveryClaimRow) out
 		return outcome{status: "failed", failures: d.Failures + 1, code: &code, err: "410 Gone",
 			disable: "the endpoint answered 410 Gone"}
 	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
-		if after, ok := retryAfter(res.Header.Get("Retry-After"), w.opts.Now()); ok {
+		if after, ok := retryAfter(res.Header.Get("Retry-After"), w.clk.Now()); ok {
 			return w.failure(d, &code, res.Status, &after)
 		}
 	case res.StatusCode >= 300 && res.StatusCode < 400:
@@ -113,7 +115,7 @@ func (w *Worker) failure(d store.EventDeliveryClaimRow, code *int32, msg string,
 	if after == nil {
 		failures++
 	}
-	next, ok := w.retryAt(int(failures), d.CreatedAt, w.opts.Now(), after)
+	next, ok := w.retryAt(int(failures), d.CreatedAt, w.clk.Now(), after)
 	if !ok {
 		return outcome{status: "failed", failures: failures, code: code, err: msg}
 	}
@@ -156,7 +158,7 @@ func payload(d store.EventDeliveryClaimRow, rows []store.EventGetManyRow) (strin
 // health, and disables an endpoint that answered 410 or has failed for
 // DisableAfter without a success.
 func (w *Worker) record(ctx context.Context, d store.EventDeliveryClaimRow, out outcome, latency time.Duration) error {
-	now := w.opts.Now()
+	now := w.clk.Now()
 	var errMsg *string
 	if out.err != "" {
 		m := out.err

@@ -73,8 +73,7 @@ func TestDeliveryRetriesKeepTheID(t *testing.T) {
 	ep, secret := e.endpoint(rcv.URL, EndpointInput{})
 	rcv.secrets = []string{secret}
 	e.emit(SendFailed, map[string]any{"send_id": 1})
-	w := e.worker()
-	eventually(t, func() bool { w.round(t); got, _ := rcv.received(); return len(got) == 3 })
+	e.running().attempts(t, 3)
 	got, bad := rcv.received()
 	require.Empty(t, bad)
 	require.Equal(t, got[0].ID, got[1].ID)
@@ -174,9 +173,8 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	rcv.header.Set("Retry-After", "3600")
 	ep, _ := e.endpoint(rcv.URL, EndpointInput{})
 	e.emit(SendSent, map[string]any{"send_id": 1})
-	w := e.worker()
 	start := time.Now()
-	eventually(t, func() bool { w.round(t); got, _ := rcv.received(); return len(got) == 1 })
+	require.Equal(t, "pending", e.running().attempts(t, 1)[0].status)
 	ds := e.deliveries(ep.ID)
 	require.Equal(t, "pending", ds[0].Status)
 	require.Equal(t, 429, *ds[0].StatusCode)
@@ -196,8 +194,8 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	require.NotEqual(t, old, fresh)
 	rcv.secrets = []string{old, fresh}
 	e.emit(SendSent, map[string]any{"send_id": 1})
-	w := e.worker()
-	eventually(t, func() bool { w.round(t); got, _ := rcv.received(); return len(got) == 1 })
+	w := e.running()
+	w.attempts(t, 1)
 	_, bad := rcv.received()
 	require.Empty(t, bad)
 
@@ -208,7 +206,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	rcv.secrets = []string{newest}
 	rcv.mu.Unlock()
 	e.emit(SendSent, map[string]any{"send_id": 2})
-	eventually(t, func() bool { w.round(t); got, _ := rcv.received(); return len(got) == 2 })
+	w.attempts(t, 1)
 	got, bad := rcv.received()
 	require.Empty(t, bad)
 	require.Len(t, strings.Fields(got[1].Sig), 2, "the new secret and the first one, still in its grace period")

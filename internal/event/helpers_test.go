@@ -48,6 +48,31 @@ func (e *env) worker(mutate ...func(*WorkerOptions)) *Worker {
 	return NewWorker(e.pool, o)
 }
 
+// running is a worker that runs (Run, polling every 10 ms) until the test ends,
+// its attempts signalled: the test waits on them (attempts) instead of stepping
+// the worker in a polling loop until an event becomes visible.
+func (e *env) running(mutate ...func(*WorkerOptions)) *Worker {
+	e.t.Helper()
+	w := e.worker(append([]func(*WorkerOptions){func(o *WorkerOptions) { o.Poll = 10 * time.Millisecond }}, mutate...)...)
+	w.signals.recorded.Init()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	e.t.Cleanup(func() { cancel(); <-done })
+	return w
+}
+
+// attempts waits for the next n recorded attempts of a running worker and
+// returns them in order.
+func (w *Worker) attempts(t *testing.T, n int) []attemptSignal {
+	t.Helper()
+	got := make([]attemptSignal, 0, n)
+	for range n {
+		got = append(got, w.signals.recorded.Wait(t))
+	}
+	return got
+}
+
 // emit commits one event of the env's account.
 func (e *env) emit(typ string, data any) {
 	e.t.Helper()

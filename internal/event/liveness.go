@@ -21,7 +21,7 @@ import (
 func (w *Worker) heartbeat(ctx context.Context) {
 	for {
 		w.live.BeatIfDue(ctx)
-		t := time.NewTimer(w.opts.Heartbeat)
+		t := w.clk.NewTimer(w.opts.Heartbeat)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -62,7 +62,7 @@ func (w *Worker) releaseLost(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	n, err := store.New(w.pool).EventDeliveryReleaseLost(ctx, store.EventDeliveryReleaseLostParams{
-		Now: w.live.SQLNow(), ExecutorIds: ids, LeaseFromInUs: w.lost.LeaseFromIn(lease, w.opts.Now()).Microseconds()})
+		Now: w.live.SQLNow(), ExecutorIds: ids, LeaseFromInUs: w.lost.LeaseFromIn(lease, w.clk.Now()).Microseconds()})
 	if err != nil {
 		return false, err
 	}

@@ -12,8 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sendonce/sendonce/internal/backoff"
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/liveness"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testsignal"
 )
 
 // Schedule is the wait after each failed attempt (Standard Webhooks' example):
@@ -46,15 +48,19 @@ type WorkerOptions struct {
 	Schedule []time.Duration
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
-	// Now is the clock; default time.Now.
+	// Now injects the date (tests); nil: the wall clock. The worker's time is
+	// read through its clock.Clock only.
 	Now func() time.Time
 }
 
 // Worker fans events out to endpoints and delivers them. Any number of replicas
 // may run one against the same database.
 type Worker struct {
-	pool    *pgxpool.Pool
-	opts    WorkerOptions
+	pool *pgxpool.Pool
+	opts WorkerOptions
+	// clk is the worker's time (internal/clock): the date opts.Now injects, the
+	// pace of its poll and heartbeat.
+	clk     clock.Clock
 	client  *http.Client
 	metrics *metrics
 	log     *slog.Logger
@@ -68,6 +74,22 @@ type Worker struct {
 	wg   sync.WaitGroup
 	// done is signalled when a delivery finishes, so the loop claims again at once.
 	done chan struct{}
+	// signals are the moments tests wait on; never initialised in production.
+	signals workerSignals
+}
+
+// workerSignals are the moments of the worker its tests wait on instead of
+// driving its steps in a polling loop (internal/testsignal).
+type workerSignals struct {
+	// recorded: a delivery attempt's outcome was written (deliver).
+	recorded testsignal.Signal[attemptSignal]
+}
+
+// attemptSignal is one recorded attempt: the delivery and the status it left
+// (delivered, pending, failed).
+type attemptSignal struct {
+	delivery int64
+	status   string
 }
 
 // NewWorker returns a Worker on pool.
@@ -99,13 +121,11 @@ func NewWorker(pool *pgxpool.Pool, opts WorkerOptions) *Worker {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	// The statements use an injected clock instead of the database's now().
-	live := liveness.New(store.New(pool), liveness.Options{Heartbeat: opts.Heartbeat, Now: opts.Now,
+	clk := clock.New(opts.Now, 0)
+	// The liveness statements use an injected date instead of the database's now().
+	live := liveness.New(store.New(pool), liveness.Options{Heartbeat: opts.Heartbeat, Clock: clk,
 		Logger: opts.Logger, Name: "event worker"})
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &Worker{pool: pool, opts: opts, client: opts.Guard.newClient(), metrics: newMetrics(opts.Registry),
+	return &Worker{pool: pool, opts: opts, clk: clk, client: opts.Guard.newClient(), metrics: newMetrics(opts.Registry),
 		log: opts.Logger, free: opts.Concurrency, done: make(chan struct{}, 1), live: live}
 }
 
@@ -121,9 +141,9 @@ func (w *Worker) Run(ctx context.Context) {
 	// The row beats until the deliveries in flight have settled, then goes.
 	defer func() { stopBeats(); <-beats }()
 	defer w.wg.Wait()
-	tick := time.NewTicker(w.opts.Poll)
+	tick := w.clk.NewTicker(w.opts.Poll)
 	defer tick.Stop()
-	var lastMaintain time.Time
+	var lastMaintain clock.Instant
 	fanout := true
 	for {
 		if fanout {
@@ -134,8 +154,8 @@ func (w *Worker) Run(ctx context.Context) {
 		if err := w.claim(ctx); err != nil && ctx.Err() == nil {
 			w.log.Warn("event delivery claim", "err", err)
 		}
-		if time.Since(lastMaintain) > 15*time.Second {
-			lastMaintain = time.Now()
+		if w.clk.Since(lastMaintain) > 15*time.Second {
+			lastMaintain = w.clk.Instant()
 			w.maintain(ctx)
 		}
 		select {
@@ -166,7 +186,7 @@ func (w *Worker) claim(ctx context.Context) error {
 			return nil
 		}
 		// Claimed under WithoutCancel: a shutdown must not strand rows it locked.
-		claimedAt := w.opts.Now()
+		claimedAt := w.clk.Now()
 		rows, err := w.claimRows(context.WithoutCancel(ctx), n)
 		if err != nil {
 			return w.lost.Failed(err, claimedAt)
@@ -239,7 +259,7 @@ func (e commitSent) SafeToRetry() bool { return false }
 // maintain applies retention and refreshes the backlog gauge.
 func (w *Worker) maintain(ctx context.Context) {
 	q := store.New(w.pool)
-	before := w.opts.Now().Add(-w.opts.Retention)
+	before := w.clk.Now().Add(-w.opts.Retention)
 	for range 100 {
 		n, err := q.EventPurge(ctx, before)
 		if err != nil || n == 0 {
@@ -258,7 +278,7 @@ func (w *Worker) maintain(ctx context.Context) {
 		return
 	}
 	w.metrics.oldest.Reset()
-	now := w.opts.Now()
+	now := w.clk.Now()
 	for _, r := range rows {
 		w.metrics.oldest.WithLabelValues(itoa(r.EndpointID)).Set(now.Sub(r.Oldest).Seconds())
 	}

@@ -20,7 +20,7 @@ import (
 // worst a little later), or a winner with rows still held (released again; the
 // release touches only rows still held).
 func (e *Executor) abRound(ctx context.Context) error {
-	due, err := e.q.CampaignListWinnerDue(ctx, e.now())
+	due, err := e.q.CampaignListWinnerDue(ctx, e.clk.DB())
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (e *Executor) abRound(ctx context.Context) error {
 	}
 	for _, c := range held {
 		for ctx.Err() == nil {
-			n, err := e.q.SendReleaseRest(ctx, store.SendReleaseRestParams{AccountID: c.AccountID, CampaignID: c.ID, Now: e.now()})
+			n, err := e.q.SendReleaseRest(ctx, store.SendReleaseRestParams{AccountID: c.AccountID, CampaignID: c.ID, Now: e.clk.DB()})
 			if err != nil {
 				errs = append(errs, fmt.Errorf("campaign %d: release the rest: %w", c.ID, err))
 				break
@@ -66,7 +66,7 @@ func (e *Executor) pickWinner(ctx context.Context, c store.CampaignListWinnerDue
 	}
 	winner := abtest.Leader(stats, metric)
 	_, err = e.q.CampaignWinnerSet(ctx, store.CampaignWinnerSetParams{AccountID: c.AccountID, ID: c.ID,
-		Variant: winner, ChosenBy: "automatic", Now: e.now()})
+		Variant: winner, ChosenBy: "automatic", Now: e.clk.DB()})
 	if postgres.NoRows(err) {
 		return nil // chosen already, or the campaign moved on
 	}
@@ -79,7 +79,7 @@ func (e *Executor) pickWinner(ctx context.Context, c store.CampaignListWinnerDue
 // untilWinnerDue is how long until the next automatic winner falls due (wait
 // when none is).
 func (e *Executor) untilWinnerDue(ctx context.Context, wait time.Duration) time.Duration {
-	dueIn, err := e.q.CampaignWinnerNextDue(ctx, e.now())
+	dueIn, err := e.q.CampaignWinnerNextDue(ctx, e.clk.DB())
 	if err != nil {
 		return wait
 	}

@@ -87,7 +87,7 @@ func TestABSplitSendsEachRecipientOneVariant(t *testing.T) {
 	p := newFake(false)
 	e := newExecutor(t, pool, p, Config{Tick: 50 * time.Millisecond, Workers: 8, BatchSize: 50, Poll: 20 * time.Millisecond})
 	runUntil(t, e)
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 20*time.Millisecond)
+	waitSent(t, f, e, c)
 
 	requireOneVariantEach(t, f, p, c, map[int16]string{1: "A ", 2: "B ", 3: "Hello "})
 	require.Zero(t, f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1

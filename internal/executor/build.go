@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -44,7 +45,7 @@ func StartCampaign(ctx context.Context, pool *pgxpool.Pool, id int64, now *time.
 	}
 	var cfg Config
 	cfg.defaults()
-	b, err = buildList(ctx, pool, c, nil, now, cfg.SegmentBuildTimeout)
+	b, err = buildList(ctx, pool, c, nil, clock.Clock{}, now, cfg.SegmentBuildTimeout)
 	if errors.Is(err, errBuildLost) {
 		return b, false, nil
 	}
@@ -61,10 +62,10 @@ func StartCampaign(ctx context.Context, pool *pgxpool.Pool, id int64, now *time.
 // predicate runs); each window's confirmed, unsuppressed subscribers are inserted
 // in a short transaction of their own (ON CONFLICT DO NOTHING: a build taken over
 // after a crash inserts nothing twice). A segment's build is bounded by limit as a
-// whole, on the monotonic wall clock: the bound is the server's statement_timeout,
-// which no injected clock moves.
-func buildList(ctx context.Context, pool *pgxpool.Pool, c store.CampaignBuildBeginRow, owner *int64, now *time.Time,
-	limit time.Duration) (Built, error) {
+// whole, on clk's pace: the bound is the server's statement_timeout, which no
+// injected date moves.
+func buildList(ctx context.Context, pool *pgxpool.Pool, c store.CampaignBuildBeginRow, owner *int64, clk clock.Clock,
+	now *time.Time, limit time.Duration) (Built, error) {
 	var b Built
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -74,9 +75,9 @@ func buildList(ctx context.Context, pool *pgxpool.Pool, c store.CampaignBuildBeg
 	q := store.New(pool)
 	rq := q.WithTx(tx)
 	p := store.CampaignAudiencePageParams{AccountID: c.AccountID, ListIds: c.ListIds}
-	var deadline time.Time
+	var deadline clock.Instant
 	if c.SegmentID != nil {
-		deadline = time.Now().Add(limit)
+		deadline = clk.Instant().Add(limit)
 		if err := segmentFilter(ctx, rq, c.AccountID, *c.SegmentID, &p); err != nil {
 			return b, err
 		}
@@ -84,7 +85,7 @@ func buildList(ctx context.Context, pool *pgxpool.Pool, c store.CampaignBuildBeg
 	var ids []int64
 	for {
 		if !deadline.IsZero() {
-			if err := boundBuild(ctx, rq, time.Until(deadline)); err != nil {
+			if err := boundBuild(ctx, rq, clk.Until(deadline)); err != nil {
 				return b, err
 			}
 		}

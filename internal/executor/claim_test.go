@@ -20,7 +20,7 @@ import (
 
 // started returns a fixture with one started campaign of n confirmed recipients
 // s1..sn@example.com, the executor (not running) and its campaign state.
-func started(t *testing.T, n int, policy string, p Provider, clk *clock) (fixture, *Executor, *campaign) {
+func started(t *testing.T, n int, policy string, p Provider, clk *heldClock) (fixture, *Executor, *campaign) {
 	t.Helper()
 	pool := dbtest.New(t)
 	f := fixture{t, pool}

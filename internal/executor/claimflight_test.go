@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/dbtest"
 )
 
@@ -55,7 +56,7 @@ func TestOneClaimPerCampaignAtATime(t *testing.T) {
 	second := f.campaign(other, nil, "skip", time.Now().Add(-time.Minute))
 	_, err = e.startDue(ctx)
 	require.NoError(t, err)
-	d.refreshed = time.Time{}
+	d.refreshed = clock.Instant{}
 	for range 2 {
 		_, err = e.deal(ctx, d)
 		require.NoError(t, err)

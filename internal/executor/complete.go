@@ -45,7 +45,7 @@ func (e *Executor) complete() {
 	batch := make([]result, 0, e.cfg.AckBatch)
 	// A batch as large as a claim is worth a statement at once.
 	full := max(1, min(e.cfg.AckBatch, e.cfg.BatchSize))
-	timer := time.NewTimer(time.Hour)
+	timer := e.clk.NewTimer(time.Hour)
 	timer.Stop()
 	// due: the batch goes out as soon as the acker is free. While it is busy (a
 	// slow commit, a durable cluster) results keep joining it, up to AckBatch, so
@@ -117,14 +117,14 @@ func (a *acker) flush(batch []result) {
 	}
 	e := a.e
 	p := &a.p
-	p.Now = e.now()
+	p.Now = e.clk.DB()
 	p.Ids, p.Attempts, p.Statuses = p.Ids[:0], p.Attempts[:0], p.Statuses[:0]
 	p.ProviderIds, p.Errors, p.RetryInUs = p.ProviderIds[:0], p.Errors[:0], p.RetryInUs[:0]
 	p.Doubts = p.Doubts[:0]
 	a.released = a.released[:0]
 	// A retry's time is this process's (r.next); the database gets the wait left
 	// until then, which it adds to its own clock.
-	now := e.clock()
+	now := e.clk.Now()
 	for _, r := range batch {
 		if r.status == statusRelease {
 			a.released = append(a.released, claimRef{r.id, r.attempts})
@@ -141,13 +141,13 @@ func (a *acker) flush(batch []result) {
 	acked, releasedDone := len(p.Ids) == 0, len(a.released) == 0
 	backoff := newStepBackoff(50*time.Millisecond, 5*time.Second)
 	for {
-		start := time.Now()
+		start := e.clk.Instant()
 		ctx, cancel := context.WithTimeout(e.writeCtx, 30*time.Second)
 		var err error
 		if !acked {
 			if _, err = e.q.SendAckMany(ctx, *p); err == nil {
 				acked = true
-				e.metrics.ackSeconds.Observe(time.Since(start).Seconds())
+				e.metrics.ackSeconds.Observe(e.clk.Since(start).Seconds())
 				e.metrics.ackBatch.Observe(float64(len(p.Ids)))
 			}
 		}

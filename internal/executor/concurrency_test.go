@@ -48,13 +48,17 @@ func TestFourExecutorsSendEveryRecipientExactlyOnce(t *testing.T) {
 		}
 		return nil
 	}
-	for range 4 {
-		e := newExecutor(t, openPool(t, url, 4), p, Config{Tick: 50 * time.Millisecond, Workers: 32,
+	es := make([]*Executor, 4)
+	for i := range es {
+		es[i] = newExecutor(t, openPool(t, url, 4), p, Config{Tick: 50 * time.Millisecond, Workers: 32,
 			BatchSize: 100, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
 			Poll: 20 * time.Millisecond, Maintenance: 100 * time.Millisecond})
+	}
+	shareFinished(es...)
+	for _, e := range es {
 		runUntil(t, e)
 	}
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 5*time.Minute, 50*time.Millisecond)
+	waitSent(t, f, es[0], c)
 	_, accepted, _ := p.snapshot()
 	require.Len(t, accepted, n, "every recipient accepted")
 	for job, k := range accepted {
@@ -126,7 +130,7 @@ func TestOptOutsDuringTheSendAreObeyed(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 3*time.Minute, 20*time.Millisecond)
+	waitSent(t, f, e, c)
 
 	_, accepted, order := p.snapshot()
 	sentTo := map[string]bool{}
@@ -170,7 +174,7 @@ func TestAccountsAreServedRoundRobin(t *testing.T) {
 	_, err := e.startDue(context.Background())
 	require.NoError(t, err)
 	runUntil(t, e)
-	require.Eventually(t, func() bool { return f.status(cb) == "sent" }, 3*time.Minute, 20*time.Millisecond)
+	waitSent(t, f, e, cb)
 	require.Equal(t, "sent", f.status(cs))
 	_, _, order := p.snapshot()
 	last := 0

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/sendonce/sendonce/internal/attachment"
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/sendwindow"
@@ -27,7 +28,7 @@ type campaign struct {
 	// by every recipient's message (providers do not modify them).
 	files []provider.Attachment
 	// idleUntil: the last claim came back empty; ask again after this (dispatcher only).
-	idleUntil time.Time
+	idleUntil clock.Instant
 	// after is the claim cursor: the highest id the last full claim took (0: from
 	// the start). Dispatcher only.
 	after int64
@@ -82,7 +83,7 @@ type dealer struct {
 	// senderLimiters are the per-sender rate limiters, by sender id.
 	senderLimiters map[int64]*rate.Limiter
 	global         *rate.Limiter
-	refreshed      time.Time
+	refreshed      clock.Instant
 	// inflight claims run on their own goroutines and report on done.
 	inflight int
 	done     chan claimDone
@@ -133,13 +134,13 @@ func (e *Executor) dispatch(ctx context.Context) {
 // await waits up to wait for a reason to deal again: freed slots, a change of
 // campaigns, or a claim's result, which it takes in.
 func (e *Executor) await(ctx context.Context, d *dealer, wait time.Duration) error {
-	t := time.NewTimer(wait)
+	t := e.clk.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-e.wakeDispatch:
 	case <-e.wakeRefresh:
-		d.refreshed = time.Time{}
+		d.refreshed = clock.Instant{}
 	case r := <-d.done:
 		return e.claimed(ctx, d, r)
 	case <-t.C:
@@ -164,7 +165,7 @@ func (e *Executor) launch(ctx context.Context, d *dealer, a *account, c *campaig
 	d.inflight++
 	c.claiming = true
 	after := c.after
-	r := claimDone{a: a, c: c, n: n, claimedAt: e.clock(), rt: e.routeOf(c)}
+	r := claimDone{a: a, c: c, n: n, claimedAt: e.clk.Now(), rt: e.routeOf(c)}
 	go func() {
 		r.rows, r.err = e.claimFrom(ctx, c, r.rt, n, after)
 		d.done <- r
@@ -183,8 +184,8 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 	c := r.c
 	c.advance(r.rows, r.n)
 	if len(r.rows) == 0 {
-		// Idle marks pace the asking on the wall clock, whatever clock dates the work.
-		c.idleUntil = time.Now().Add(e.cfg.Poll)
+		// Idle marks pace the asking, whatever date the work is on.
+		c.idleUntil = e.clk.Instant().Add(e.cfg.Poll)
 		acks := c.acks.Load()
 		if !e.finish(ctx, c.ID) && (c.unacked.Load() > 0 || c.acks.Load() != acks) {
 			c.finishWait.Store(true)
@@ -192,7 +193,7 @@ func (e *Executor) claimed(ctx context.Context, d *dealer, r claimDone) error {
 		return nil
 	}
 	sending := e.handOutWith(c, r.rt, r.rows, r.claimedAt, nil)
-	now := e.clock() // the clock the budgets are computed on (deal)
+	now := e.clk.Now() // the clock the budgets are computed on (deal)
 	if r.a.limiter != nil {
 		r.a.limiter.AllowN(now, sending)
 	}
@@ -246,17 +247,17 @@ func budgetWait(l *rate.Limiter, now time.Time, want int) time.Duration {
 // deal makes one claim if it can and returns how long to wait before the next
 // (0: go again at once).
 func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
-	// Polling (refresh, idle marks) runs on the wall clock; the rate budgets on the
-	// executor's clock, which tests hold still.
-	wall, now := time.Now(), e.clock()
+	// Polling (refresh, idle marks) keeps the clock's pace; the rate budgets are
+	// computed on its date, which tests hold still.
+	pace, now := e.clk.Instant(), e.clk.Now()
 	if wait, hold, err := e.settleLostClaims(ctx, d); hold {
 		return wait, err
 	}
-	if wall.Sub(d.refreshed) >= e.cfg.Poll {
+	if pace.Sub(d.refreshed) >= e.cfg.Poll {
 		if err := e.refresh(ctx, d); err != nil {
 			return 0, err
 		}
-		d.refreshed = wall
+		d.refreshed = pace
 	}
 	free := int(e.free.Load())
 	// A campaign's claim is of a whole batch, whatever the workers are doing: it
@@ -315,9 +316,9 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 				// Its rows in flight at its last (empty) claim are acknowledged: the
 				// next claim finds it done, or finds a row they put back.
 				c.finishWait.Store(false)
-				c.idleUntil = time.Time{}
+				c.idleUntil = clock.Instant{}
 			}
-			if c.isStream() || c.claiming || wall.Before(c.idleUntil) || c.routeErr != nil || c.shut(now) {
+			if c.isStream() || c.claiming || pace.Before(c.idleUntil) || c.routeErr != nil || c.shut(now) {
 				continue
 			}
 			cn := an
@@ -424,7 +425,7 @@ func (e *Executor) refresh(ctx context.Context, d *dealer) error {
 			}
 		} else {
 			// A wake-up (NOTIFY, resume) may mean new work: forget the idle mark.
-			c.idleUntil = time.Time{}
+			c.idleUntil = clock.Instant{}
 		}
 		// Re-resolved on every refresh: a sender's new credentials or rate apply
 		// within a poll (Senders caches what it built).
@@ -480,9 +481,13 @@ func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendC
 // the start when that finds nothing. It leaves c alone, so it may run off the
 // dispatch goroutine.
 func (e *Executor) claimFrom(ctx context.Context, c *campaign, rt *route, n int, after int64) ([]store.SendClaimBatchRow, error) {
+	at := e.clk.DB()
 	rows, err := e.claimAfter(ctx, c, rt, n, after)
 	if err == nil && len(rows) == 0 && after != 0 {
 		rows, err = e.claimAfter(ctx, c, rt, n, 0)
+	}
+	if err == nil {
+		e.signals.claimed.Signal(claimSignal{campaign: c.ID, rows: len(rows), at: at})
 	}
 	return rows, err
 }
@@ -511,7 +516,7 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, rt *route, n int
 	}
 	var err error
 	run := func() []store.SendClaimBatchRow {
-		start := time.Now()
+		start := e.clk.Instant()
 		var rows []store.SendClaimBatchRow
 		// One round trip: the claim on its cached generic plan (ClaimPlanGeneric).
 		q := store.New(&pipeline{pool: e.pool})
@@ -519,7 +524,7 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, rt *route, n int
 			return nil
 		}
 		rows, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{
-			Now:            e.now(),
+			Now:            e.clk.DB(),
 			Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 			ExecutorID:     executorID,
 			CampaignID:     c.ID,
@@ -530,7 +535,7 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, rt *route, n int
 			ViaIdempotent:  rt.idempotent,
 			RetryAmbiguous: c.AmbiguousPolicy == "retry",
 		})
-		e.metrics.claimSeconds.Observe(time.Since(start).Seconds())
+		e.metrics.claimSeconds.Observe(e.clk.Since(start).Seconds())
 		return rows
 	}
 	var rows []store.SendClaimBatchRow

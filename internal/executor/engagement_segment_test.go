@@ -33,7 +33,7 @@ func TestResendToNonOpenersGoesToExactlyThoseOnce(t *testing.T) {
 	p := newFake(true)
 	e := newExecutor(t, pool, p, Config{Now: clk.Now, Tick: 50 * time.Millisecond})
 	runUntil(t, e)
-	require.Eventually(t, func() bool { return f.status(first) == "sent" }, time.Minute, 20*time.Millisecond)
+	waitSent(t, f, e, first)
 	require.Equal(t, map[string]int{"sent": 10}, f.counts(first))
 
 	// s1..s3 opened as people (s3 twice, once more by a scanner); s4, s5 only by a
@@ -58,7 +58,7 @@ func TestResendToNonOpenersGoesToExactlyThoseOnce(t *testing.T) {
 		VALUES ($1, 'non-openers', 'open', true, $2, true) RETURNING id`, acct, first)
 	second := f.campaign(acct, []int64{l}, "skip", clk.Now())
 	f.exec(`UPDATE campaigns SET segment_id = $1 WHERE id = $2`, seg, second)
-	require.Eventually(t, func() bool { return f.status(second) == "sent" }, time.Minute, 20*time.Millisecond)
+	waitSent(t, f, e, second)
 
 	var want []string
 	for i := 4; i <= 10; i++ {

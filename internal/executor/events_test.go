@@ -74,7 +74,7 @@ func TestSendEventsMatchTheSendRows(t *testing.T) {
 	e := newExecutor(t, pool, fake, Config{Tick: 50 * time.Millisecond, BackoffBase: time.Millisecond,
 		BackoffMax: time.Millisecond, Poll: 10 * time.Millisecond, Maintenance: 20 * time.Millisecond})
 	runUntil(t, e)
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 60*time.Second, 20*time.Millisecond)
+	waitSent(t, f, e, c)
 
 	final, events := f.finalSends(c), f.sendEvents(c)
 	require.Len(t, final, 200)

@@ -17,11 +17,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sendonce/sendonce/internal/attachment"
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/liveness"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testsignal"
 )
 
 // Provider is what the executor needs of an email provider.
@@ -127,9 +129,11 @@ type Config struct {
 	// fails on its credentials or setup (paused after repeated auth failures)
 	// before it fails with the reason; default 24h.
 	MessageHoldMax time.Duration
-	// Now is the clock; nil means the database's now() and time.Now. Tests inject it.
+	// Now injects the date (tests); nil means the database's now() and the wall
+	// clock. The executor reads all its time through one clock.Clock built of Now
+	// and ClockSkew (its clk).
 	Now func() time.Time
-	// ClockSkew offsets this process's clock (Now, or time.Now) and nothing the
+	// ClockSkew offsets this process's date (Now, or the wall clock) and nothing the
 	// database reads: it plays a host whose clock is off from PostgreSQL's
 	// (SENDONCE_CLOCK_SKEW, for tests and the skewed-clock chaos run). Whatever
 	// it is, leases, heartbeats and retry times must hold on the database's clock.
@@ -198,9 +202,16 @@ type Executor struct {
 	own      *route // the route through provider
 	log      *slog.Logger
 	metrics  *metrics
-	retry    retryPolicy
-	live     *liveness.Registration
-	lost     liveness.LostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
+	// clk is this process's time (internal/clock): the date, injected by tests
+	// (Config.Now) and skewed by Config.ClockSkew, for what the process dates and
+	// measures for itself (the time left of a lease since its claim began, a
+	// heartbeat's age, a retry's wait; never compared with a timestamp the
+	// database wrote); DB() for the date handed to SQL; the pace its timers,
+	// polls and metrics keep.
+	clk   clock.Clock
+	retry retryPolicy
+	live  *liveness.Registration
+	lost  liveness.LostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
 
 	wakeSched    chan struct{} // a NOTIFY or a start: look for due campaigns
 	wakeDispatch chan struct{} // worker slots freed
@@ -210,7 +221,7 @@ type Executor struct {
 	// a message stream is claimed again only when named or due (stream.go).
 	notified notifiedSet
 	// streamsSwept is when the dispatcher last ran the streams' sweep.
-	streamsSwept time.Time
+	streamsSwept clock.Instant
 	// messageJobs holds claimed transactional messages; workers take them before
 	// any campaign row, so a message never queues behind a campaign's prefetched batch.
 	messageJobs chan job
@@ -260,6 +271,8 @@ type Executor struct {
 	stopOnce   sync.Once
 	started    bool // Start ran: claims wait for the liveness registration
 
+	// signals are the moments tests wait on; never initialised in production.
+	signals testSignals
 	// observeClaim, when set (tests), wraps every claim statement.
 	observeClaim func(claim func() []store.SendClaimBatchRow) []store.SendClaimBatchRow
 }
@@ -280,6 +293,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 	e := &Executor{
 		cfg: cfg, pool: pool, q: store.New(pool), provider: p, log: log.With("component", "executor"),
 		metrics:      m,
+		clk:          clock.New(cfg.Now, cfg.ClockSkew),
 		retry:        retryPolicy{base: cfg.BackoffBase, max: cfg.BackoffMax},
 		wakeSched:    make(chan struct{}, 1),
 		wakeDispatch: make(chan struct{}, 1),
@@ -347,7 +361,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 		cutCtx := ctx
 		if d, ok := ctx.Deadline(); ok {
 			var cancel context.CancelFunc
-			cutCtx, cancel = context.WithDeadline(ctx, d.Add(-min(time.Until(d)/5, time.Second)))
+			cutCtx, cancel = context.WithDeadline(ctx, d.Add(-min(e.clk.UntilDeadline(d)/5, time.Second)))
 			defer cancel()
 		}
 		e.dispatcher.Wait()
@@ -411,7 +425,7 @@ var releaseTimeout = 10 * time.Second
 // release hands claims that never reached the provider back to the queue, each
 // fenced on its own attempts so another replica's live claim is never touched.
 func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) {
-	p := store.SendReleaseManyParams{Now: e.now()}
+	p := store.SendReleaseManyParams{Now: e.clk.DB()}
 	for _, r := range refs {
 		p.Ids = append(p.Ids, r.id)
 		p.Attempts = append(p.Attempts, r.attempts)
@@ -437,41 +451,33 @@ func prefetchDepth(cfg Config) int { return 2 * cfg.BatchSize }
 
 func (e *Executor) claimsStopped() bool { return e.claimCtx.Err() != nil }
 
-// now returns the injected time for SQL, or nil for the database's now().
-func (e *Executor) now() *time.Time {
-	if e.cfg.Now == nil {
-		return nil
-	}
-	t := e.cfg.Now()
-	return &t
+// testSignals are the moments of the executor that its tests wait on instead
+// of sleeping or polling the database (internal/testsignal). Production never
+// initialises them: signalling is a nil check.
+type testSignals struct {
+	// claimed: a campaign's claim came back (claimFrom), dated as it claimed.
+	claimed testsignal.Signal[claimSignal]
+	// finished: a campaign was marked sent (finish); its id.
+	finished testsignal.Signal[int64]
 }
 
-// clock is this process's clock: the injected time, or the wall clock, shifted
-// by ClockSkew. It dates what the process measures for itself (the time left of a
-// lease since its claim began, a heartbeat's age, a retry's wait); it is never
-// compared with a timestamp the database wrote, nor written as one.
-func (e *Executor) clock() time.Time {
-	if e.cfg.Now == nil {
-		return time.Now().Add(e.cfg.ClockSkew)
-	}
-	return e.cfg.Now().Add(e.cfg.ClockSkew)
+// claimSignal is one claim of a campaign: the rows it took, and the date it
+// asked for due rows at (at least at; nil: the database's now()).
+type claimSignal struct {
+	campaign int64
+	rows     int
+	at       *time.Time
+}
+
+// Init readies every signal (tests, before Start).
+func (s *testSignals) Init() {
+	s.claimed.Init()
+	s.finished.Init()
 }
 
 func signal(c chan struct{}) {
 	select {
 	case c <- struct{}{}:
 	default:
-	}
-}
-
-// sleep waits d or until ctx ends; it reports whether ctx is still alive.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -187,17 +187,17 @@ func (f fixture) counts(campaign int64) map[string]int {
 	return m
 }
 
-// clock is an injectable time that tests move by hand.
-type clock struct {
+// heldClock is an injectable date that tests move by hand.
+type heldClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func newClock() *clock { return &clock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)} }
+func newClock() *heldClock { return &heldClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)} }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *heldClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func (c *heldClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // newExecutor builds an executor whose test ends with the shared delivery
 // invariant check; registered here, the check runs after runUntil's Stop (cleanups
@@ -206,6 +206,7 @@ func newExecutor(t *testing.T, pool *pgxpool.Pool, p Provider, cfg Config) *Exec
 	t.Helper()
 	e, err := New(pool, p, cfg, nil, nil)
 	require.NoError(t, err)
+	e.signals.finished.Init() // a campaign at a time: waitSent reads them
 	t.Cleanup(func() {
 		o := invariant.Options{KeptCounters: true}
 		if f, ok := p.(*fakeProvider); ok {
@@ -214,6 +215,33 @@ func newExecutor(t *testing.T, pool *pgxpool.Pool, p Provider, cfg Config) *Exec
 		invariant.Require(t, pool, o)
 	})
 	return e
+}
+
+// waitSent waits for e to mark campaign c sent (its finished signal: no poll of
+// the database, no sleep), then checks the campaign reads so.
+func waitSent(t *testing.T, f fixture, e *Executor, c int64) {
+	t.Helper()
+	e.signals.finished.WaitFor(t, func(id int64) bool { return id == c })
+	require.Equal(t, "sent", f.status(c))
+}
+
+// waitNothingDue waits until e has claimed campaign c on the date at (or later),
+// found no row due, and holds none unacknowledged: the dispatcher looked after
+// the date moved, where a sleep could only hope it had. e.signals.claimed must be
+// initialised before e starts.
+func waitNothingDue(t *testing.T, e *Executor, c int64, at time.Time) {
+	t.Helper()
+	e.signals.claimed.WaitFor(t, func(s claimSignal) bool {
+		return s.campaign == c && s.rows == 0 && s.at != nil && !s.at.Before(at) && e.unacked.Load() == 0
+	})
+}
+
+// shareFinished has es report the campaigns they finish on the first one's
+// signal, for waitSent on a campaign any of them may finish. Before they start.
+func shareFinished(es ...*Executor) {
+	for _, e := range es[1:] {
+		e.signals.finished = es[0].signals.finished
+	}
 }
 
 // runUntil starts e and stops it (gracefully) when the test ends.

@@ -14,7 +14,7 @@ import (
 // finds the database reachable again (sleepUnlessBack).
 
 func (e *Executor) newLiveness() *liveness.Registration {
-	return liveness.New(e.q, liveness.Options{Heartbeat: e.cfg.Heartbeat, Now: e.cfg.Now, Logger: e.log, Name: "executor"})
+	return liveness.New(e.q, liveness.Options{Heartbeat: e.cfg.Heartbeat, Clock: e.clk, Logger: e.log, Name: "executor"})
 }
 
 // sleepUnlessBack waits d, or less when the heartbeat finds the database
@@ -39,7 +39,7 @@ func (e *Executor) heartbeat(ctx context.Context) {
 				e.log.Warn("rescue rows of stopped executors", "err", err)
 			}
 		}
-		if !sleep(ctx, e.cfg.Heartbeat) {
+		if !e.clk.Sleep(ctx, e.cfg.Heartbeat) {
 			return
 		}
 	}

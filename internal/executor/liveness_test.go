@@ -14,7 +14,7 @@ import (
 
 // twoExecutors starts a campaign of n recipients and two registered executors on
 // one injected clock, with a lease far longer than the liveness bound.
-func twoExecutors(t *testing.T, n int, policy string, p *fakeProvider) (fixture, *clock, *Executor, *Executor, *campaign) {
+func twoExecutors(t *testing.T, n int, policy string, p *fakeProvider) (fixture, *heldClock, *Executor, *Executor, *campaign) {
 	t.Helper()
 	clk := newClock()
 	pool := dbtest.New(t)

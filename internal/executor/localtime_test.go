@@ -66,7 +66,7 @@ func TestLocalTimeDelivery(t *testing.T) {
 	f := fixture{t, pool}
 	ctx := context.Background()
 	// 10:00 UTC on a Monday without offset changes near.
-	clk := &clock{t: time.Date(2030, 6, 10, 10, 0, 0, 0, time.UTC)}
+	clk := &heldClock{t: time.Date(2030, 6, 10, 10, 0, 0, 0, time.UTC)}
 	acct := f.account("a")
 	f.exec(`UPDATE accounts SET time_zone = 'America/Los_Angeles' WHERE id = $1`, acct)
 	zones := map[string]string{
@@ -93,6 +93,7 @@ func TestLocalTimeDelivery(t *testing.T) {
 	cfg := Config{Now: clk.Now, Lease: time.Minute, MaxAttempts: 3, BackoffBase: time.Second,
 		BackoffMax: time.Minute, Workers: 4, BatchSize: 10, Poll: 20 * time.Millisecond}
 	first := newExecutor(t, pool, p, cfg)
+	first.signals.claimed.Init()
 	runCtx, cancel := context.WithCancel(ctx)
 	_ = first.Start(runCtx)
 	stopped := false
@@ -119,37 +120,38 @@ func TestLocalTimeDelivery(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, 10, n)
 
-	sentTo := func(prefixes ...string) {
+	sentTo := func(e *Executor, prefixes ...string) {
 		t.Helper()
 		exp := len(prefixes) * 2
 		require.Eventually(t, func() bool { return f.counts(c)["sent"] == exp }, 30*time.Second, 10*time.Millisecond)
-		time.Sleep(200 * time.Millisecond) // ten polls more: nothing else goes out
+		waitNothingDue(t, e, c, clk.Now()) // nothing else goes out
 		require.Equal(t, exp, f.counts(c)["sent"])
 		require.Equal(t, int64(exp), f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sent'
 			AND regexp_replace(email_lower, '[0-9]+@.*$', '') = ANY($2)`, c, prefixes))
 	}
 	clk.set(time.Date(2030, 6, 10, 12, 59, 0, 0, time.UTC))
-	time.Sleep(200 * time.Millisecond)
+	waitNothingDue(t, first, c, clk.Now())
 	require.Zero(t, f.counts(c)["sent"], "nothing is due before 09:00 in New York")
 	clk.Add(time.Minute)
-	sentTo("ny")
+	sentTo(first, "ny")
 
 	// A restart between zones: the next executor neither resends nor loses.
 	cancel()
 	require.NoError(t, first.Stop(context.Background()))
 	stopped = true
 	second := newExecutor(t, pool, p, cfg)
+	second.signals.claimed.Init()
 	runUntil(t, second)
 	clk.Add(3 * time.Hour)
-	sentTo("ny", "bad", "none")
+	sentTo(second, "ny", "bad", "none")
 	clk.set(want["tokyo"])
-	sentTo("ny", "bad", "none", "tokyo")
+	sentTo(second, "ny", "bad", "none", "tokyo")
 	clk.set(want["berlin"].Add(-time.Minute))
-	time.Sleep(200 * time.Millisecond)
+	waitNothingDue(t, second, c, clk.Now())
 	require.Equal(t, "sending", f.status(c), "the campaign waits for its last zone")
 	clk.Add(time.Minute)
-	sentTo("ny", "bad", "none", "tokyo", "berlin")
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 30*time.Second, 10*time.Millisecond)
+	sentTo(second, "ny", "bad", "none", "tokyo", "berlin")
+	waitSent(t, f, second, c)
 	for job, calls := range p.delivered() {
 		require.Equal(t, 1, calls, job)
 	}
@@ -157,4 +159,4 @@ func TestLocalTimeDelivery(t *testing.T) {
 }
 
 // set moves the clock to t.
-func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func (c *heldClock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }

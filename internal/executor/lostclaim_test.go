@@ -72,11 +72,11 @@ func lostClaimReleased(t *testing.T, skew time.Duration) {
 	skewed.ClockSkew = skew
 	cutting := newExecutor(t, cuttingPool(t, url, cut), p, skewed)
 	other := newExecutor(t, openPool(t, url, 4), p, cfg)
+	shareFinished(cutting, other)
 	runUntil(t, cutting)
 	runUntil(t, other)
 
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 20*time.Millisecond,
-		"the cut claim's rows still wait for their lease")
+	waitSent(t, f, cutting, c) // the cut claim's rows waited for their lease
 	require.Equal(t, 1, cut.cuts(), "one claim's answer was lost")
 	require.Positive(t, cut.rowsLost(), "the lost answer carried claimed rows")
 	require.Equal(t, map[string]int{"sent": n}, f.counts(c))

@@ -22,7 +22,7 @@ func (e *Executor) maintain(ctx context.Context) {
 		if err := e.maintainOnce(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("maintenance", "err", err)
 		}
-		if !sleep(ctx, e.cfg.Maintenance) {
+		if !e.clk.Sleep(ctx, e.cfg.Maintenance) {
 			return
 		}
 	}
@@ -34,7 +34,7 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	}
 	if e.mayJudgeLiveness() {
 		// Their rows were rescued above; a dead executor's row has no use left.
-		if _, err := e.q.ExecutorDeleteDead(ctx, store.ExecutorDeleteDeadParams{Now: e.now(), DeadAfter: interval(e.deadAfter())}); err != nil {
+		if _, err := e.q.ExecutorDeleteDead(ctx, store.ExecutorDeleteDeadParams{Now: e.clk.DB(), DeadAfter: interval(e.deadAfter())}); err != nil {
 			return err
 		}
 	}
@@ -46,7 +46,7 @@ func (e *Executor) maintainOnce(ctx context.Context) error {
 	}
 	// An archive's running enrollments end in batches after it commits; what a
 	// cut-short archive left ends here.
-	if n, err := sequence.ExitArchivedLeftovers(ctx, e.q, e.now()); err != nil {
+	if n, err := sequence.ExitArchivedLeftovers(ctx, e.q, e.clk.DB()); err != nil {
 		return err
 	} else if n > 0 {
 		e.log.Info("ended the running enrollments an archive left", "enrollments", n)
@@ -91,7 +91,7 @@ const queuedEvery = time.Minute
 
 // countQueued refreshes sendonce_queued_rows when its last count is queuedEvery old.
 func (e *Executor) countQueued(ctx context.Context) error {
-	if e.clock().Before(e.queuedAfter) {
+	if e.clk.Now().Before(e.queuedAfter) {
 		return nil
 	}
 	n, err := e.q.SendCountQueued(ctx)
@@ -99,7 +99,7 @@ func (e *Executor) countQueued(ctx context.Context) error {
 		return err
 	}
 	e.metrics.queuedRows.Set(float64(n))
-	e.queuedAfter = e.clock().Add(queuedEvery)
+	e.queuedAfter = e.clk.Now().Add(queuedEvery)
 	return nil
 }
 
@@ -111,7 +111,7 @@ func (e *Executor) rescue(ctx context.Context) (int, error) {
 	self := e.live.ID()
 	p := store.SendRescueExpiredParams{
 		MaxAttempts:   int32(e.cfg.MaxAttempts),
-		Now:           e.now(),
+		Now:           e.clk.DB(),
 		ExpiryDelays:  e.retry.expiryTable(e.cfg.MaxAttempts),
 		CheckLiveness: e.mayJudgeLiveness(),
 		DeadAfter:     interval(e.deadAfter()),
@@ -150,7 +150,7 @@ func (e *Executor) failHeld(ctx context.Context) error {
 		return nil // this process sends no messages
 	}
 	for {
-		ids, err := e.q.MessageFailHeld(ctx, store.MessageFailHeldParams{Now: e.now(), HoldMax: interval(e.cfg.MessageHoldMax)})
+		ids, err := e.q.MessageFailHeld(ctx, store.MessageFailHeldParams{Now: e.clk.DB(), HoldMax: interval(e.cfg.MessageHoldMax)})
 		if err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func (e *Executor) sweepCancelled(ctx context.Context) error {
 		return err
 	}
 	for _, c := range campaigns {
-		n, err := campaignsvc.CloseCancelled(ctx, e.q, c.AccountID, c.ID, e.now())
+		n, err := campaignsvc.CloseCancelled(ctx, e.q, c.AccountID, c.ID, e.clk.DB())
 		e.metrics.sends.WithLabelValues("cancelled").Add(float64(n))
 		if err != nil {
 			return err
@@ -208,7 +208,7 @@ func (e *Executor) finish(ctx context.Context, id int64) bool {
 		if _, err := q.CampaignLockSending(ctx, id); err != nil {
 			return err
 		}
-		_, err := q.CampaignFinish(ctx, store.CampaignFinishParams{Now: e.now(), CampaignID: id})
+		_, err := q.CampaignFinish(ctx, store.CampaignFinishParams{Now: e.clk.DB(), CampaignID: id})
 		return err
 	})
 	switch {
@@ -222,6 +222,7 @@ func (e *Executor) finish(ctx context.Context, id int64) bool {
 	}
 	e.log.Info("campaign sent", "campaign_id", id)
 	e.encoded.Forget(id)
+	e.signals.finished.Signal(id)
 	return true
 }
 

@@ -13,11 +13,11 @@ import (
 // pass finds nothing more to delete, the next looks again after retentionEvery.
 // It returns the messages deleted.
 func (e *Executor) retainMessages(ctx context.Context) (int64, error) {
-	if e.cfg.MessageRetention <= 0 || e.clock().Before(e.retainMessagesAfter) {
+	if e.cfg.MessageRetention <= 0 || e.clk.Now().Before(e.retainMessagesAfter) {
 		return 0, nil
 	}
-	cutoff := e.clock().Add(-e.cfg.MessageRetention)
-	n, done, err := e.deleteInBatches(time.Now(), func() (int64, error) {
+	cutoff := e.clk.Now().Add(-e.cfg.MessageRetention)
+	n, done, err := e.deleteInBatches(e.clk.Instant(), func() (int64, error) {
 		return e.q.MessageDeleteRetired(ctx, store.MessageDeleteRetiredParams{Cutoff: cutoff, N: e.retainBatch})
 	})
 	if n > 0 {
@@ -25,7 +25,7 @@ func (e *Executor) retainMessages(ctx context.Context) (int64, error) {
 		e.log.Info("deleted messages past retention", "messages", n, "retention", e.cfg.MessageRetention.String())
 	}
 	if err == nil && done {
-		e.retainMessagesAfter = e.clock().Add(retentionEvery)
+		e.retainMessagesAfter = e.clk.Now().Add(retentionEvery)
 	}
 	return n, err // not done: more to do, the next pass continues
 }
@@ -40,18 +40,18 @@ const attachmentGrace = time.Hour
 // deleted or their files replaced), retentionBatch at a time, every
 // retentionEvery. It returns the files deleted.
 func (e *Executor) sweepAttachments(ctx context.Context) (int64, error) {
-	if e.clock().Before(e.sweepAttachmentsAfter) {
+	if e.clk.Now().Before(e.sweepAttachmentsAfter) {
 		return 0, nil
 	}
-	cutoff := e.clock().Add(-attachmentGrace)
-	n, done, err := e.deleteInBatches(time.Now(), func() (int64, error) {
+	cutoff := e.clk.Now().Add(-attachmentGrace)
+	n, done, err := e.deleteInBatches(e.clk.Instant(), func() (int64, error) {
 		return e.q.AttachmentBlobDeleteUnreferenced(ctx, store.AttachmentBlobDeleteUnreferencedParams{Cutoff: cutoff, N: min(e.retainBatch, 100)})
 	})
 	if n > 0 {
 		e.log.Info("deleted unreferenced attachments", "files", n)
 	}
 	if err == nil && done {
-		e.sweepAttachmentsAfter = e.clock().Add(retentionEvery)
+		e.sweepAttachmentsAfter = e.clk.Now().Add(retentionEvery)
 	}
 	return n, err
 }

@@ -27,9 +27,13 @@ func TestDatabaseOutageMidCampaign(t *testing.T) {
 
 	p := newFake(true)
 	p.fail = func(provider.Message, int) error { time.Sleep(time.Millisecond); return nil }
-	for range 2 {
-		e := newExecutor(t, openPool(t, url, 4), p, Config{Tick: 200 * time.Millisecond, Workers: 8,
+	es := make([]*Executor, 2)
+	for i := range es {
+		es[i] = newExecutor(t, openPool(t, url, 4), p, Config{Tick: 200 * time.Millisecond, Workers: 8,
 			BatchSize: 20, Lease: 2 * time.Second, Maintenance: 200 * time.Millisecond, Poll: 20 * time.Millisecond})
+	}
+	shareFinished(es...)
+	for _, e := range es {
 		runUntil(t, e)
 	}
 	for cut := range 3 {
@@ -46,7 +50,7 @@ func TestDatabaseOutageMidCampaign(t *testing.T) {
 			  AND backend_type = 'client backend') k`)
 		t.Logf("cut %d: terminated %d connections", cut+1, killed)
 	}
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 2*time.Minute, 50*time.Millisecond)
+	waitSent(t, f, es[0], c)
 	_, accepted, _ := p.snapshot()
 	require.Len(t, accepted, n)
 	replays := 0

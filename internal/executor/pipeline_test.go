@@ -12,6 +12,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testsignal"
 )
 
 // TestDispatcherPrefetchesTwoBatches: claims are of a whole batch whatever the
@@ -69,7 +70,7 @@ func TestDispatcherPrefetchesTwoBatches(t *testing.T) {
 			unblocked.Store(true)
 			mu.Unlock()
 			close(p.block)
-			require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 10*time.Millisecond)
+			waitSent(t, f, e, c)
 			require.Equal(t, map[string]int{"sent": 50}, f.counts(c))
 			calls, _, _ := p.snapshot()
 			require.Len(t, calls, 50)
@@ -128,7 +129,11 @@ func TestShutdownReleasesPrefetchedRowsUnsent(t *testing.T) {
 		defer scancel()
 		stopped <- e.Stop(sctx)
 	}()
-	require.Eventually(t, e.claimsStopped, 30*time.Second, time.Millisecond)
+	select {
+	case <-e.claimCtx.Done(): // Stop ends claiming first
+	case <-time.After(testsignal.Timeout):
+		t.Fatal("Stop did not stop claiming")
+	}
 	close(p.block) // the sends in flight end after claiming stopped
 	require.NoError(t, <-stopped)
 	require.Equal(t, map[string]int{"sent": 2, "queued": 8}, f.counts(c))
@@ -214,7 +219,7 @@ func TestPrefetchedRowWithTooLittleLeaseIsHandedBack(t *testing.T) {
 	}, 30*time.Second, 5*time.Millisecond, "one row in the worker's hands, one prefetched")
 	clk.Add(41 * time.Second) // both leases now have less than a third (20 s) left
 	close(p.block)
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 10*time.Millisecond)
+	waitSent(t, f, e, c)
 	require.Equal(t, map[string]int{"sent": 2}, f.counts(c))
 	calls, accepted, _ := p.snapshot()
 	require.Len(t, calls, 2)

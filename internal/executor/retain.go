@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/store"
 	"time"
 )
@@ -24,14 +25,14 @@ const retentionEvery = time.Minute
 // retentionBudget and the next maintenance pass goes on; when it found nothing
 // more to do, the next pass waits retentionEvery.
 func (e *Executor) retain(ctx context.Context) (int64, error) {
-	if e.cfg.SendRetention <= 0 || e.clock().Before(e.retainAfter) {
+	if e.cfg.SendRetention <= 0 || e.clk.Now().Before(e.retainAfter) {
 		return 0, nil
 	}
-	ids, err := e.q.CampaignListRetired(ctx, store.CampaignListRetiredParams{Now: e.now(), Retention: interval(e.cfg.SendRetention)})
+	ids, err := e.q.CampaignListRetired(ctx, store.CampaignListRetiredParams{Now: e.clk.DB(), Retention: interval(e.cfg.SendRetention)})
 	if err != nil {
 		return 0, err
 	}
-	start := time.Now()
+	start := e.clk.Instant()
 	var total int64
 	defer func() {
 		if total > 0 {
@@ -49,7 +50,7 @@ func (e *Executor) retain(ctx context.Context) (int64, error) {
 		}
 	}
 	if len(ids) < 100 {
-		e.retainAfter = e.clock().Add(retentionEvery)
+		e.retainAfter = e.clk.Now().Add(retentionEvery)
 	}
 	return total, nil
 }
@@ -57,7 +58,7 @@ func (e *Executor) retain(ctx context.Context) (int64, error) {
 // deleteInBatches runs del (one retention statement of at most retainBatch rows)
 // until it deletes less than a batch (done) or the pass has run retentionBudget
 // since start, and returns the rows deleted.
-func (e *Executor) deleteInBatches(start time.Time, del func() (int64, error)) (total int64, done bool, err error) {
+func (e *Executor) deleteInBatches(start clock.Instant, del func() (int64, error)) (total int64, done bool, err error) {
 	for {
 		n, err := del()
 		if err != nil {
@@ -67,7 +68,7 @@ func (e *Executor) deleteInBatches(start time.Time, del func() (int64, error)) (
 		if n < int64(e.retainBatch) {
 			return total, true, nil
 		}
-		if time.Since(start) >= retentionBudget {
+		if e.clk.Since(start) >= retentionBudget {
 			return total, false, nil
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // retentionFixture has one account with 30 subscribers and four campaigns: sent
 // ten days ago, sent an hour ago, still sending, and cancelled ten days ago with
 // one lease still out. Each campaign's rows cycle through the statuses given.
-func retentionFixture(t *testing.T, clk *clock) (f fixture, old, recent, sending, cancelled int64) {
+func retentionFixture(t *testing.T, clk *heldClock) (f fixture, old, recent, sending, cancelled int64) {
 	pool := dbtest.New(t)
 	f = fixture{t, pool}
 	acct := f.account("a")

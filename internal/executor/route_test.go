@@ -87,7 +87,7 @@ func streamOf(t *testing.T, e *Executor, d *dealer, acct int64) *campaign {
 // messageSetup is an executor with a message builder and routes over an account
 // (not the first: ids of accounts, senders and messages differ) whose default
 // sender is of type typ.
-func messageSetup(t *testing.T, env Provider, typ string, viaDefault Provider) (fixture, *Executor, *swapRoutes, int64, int64, *clock) {
+func messageSetup(t *testing.T, env Provider, typ string, viaDefault Provider) (fixture, *Executor, *swapRoutes, int64, int64, *heldClock) {
 	t.Helper()
 	pool := dbtest.New(t)
 	f := fixture{t, pool}
@@ -184,7 +184,7 @@ func TestAClaimRecordsItsRoute(t *testing.T) {
 
 // claimAndSend claims stream c's due messages through its current route, as
 // dealStream does, sends them and acknowledges the outcomes.
-func claimAndSend(t *testing.T, e *Executor, c *campaign, clk *clock) {
+func claimAndSend(t *testing.T, e *Executor, c *campaign, clk *heldClock) {
 	t.Helper()
 	rt := e.routeOf(c)
 	msgs, err := e.claimMessages(context.Background(), c, rt, 10)

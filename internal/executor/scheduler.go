@@ -32,7 +32,7 @@ func (e *Executor) schedule(ctx context.Context) {
 			// it soon, not in a tight loop.
 			wait = max(wait, min(e.cfg.Tick, scheduleRetry))
 		}
-		timer := time.NewTimer(wait)
+		timer := e.clk.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -57,7 +57,7 @@ func (e *Executor) untilNextDue(ctx context.Context) time.Duration {
 		wait = min(wait, e.cfg.Heartbeat)
 	}
 	wait = e.untilWinnerDue(ctx, wait)
-	dueIn, err := e.q.CampaignNextDue(ctx, e.now())
+	dueIn, err := e.q.CampaignNextDue(ctx, e.clk.DB())
 	if err != nil {
 		return wait
 	}
@@ -70,7 +70,7 @@ func (e *Executor) untilNextDue(ctx context.Context) time.Duration {
 // cannot start is failed with its reason, and any other error is returned after
 // the rest were tried (the campaign is tried again next round).
 func (e *Executor) startDue(ctx context.Context) (int, error) {
-	ids, err := e.q.CampaignListDue(ctx, e.now())
+	ids, err := e.q.CampaignListDue(ctx, e.clk.DB())
 	if err != nil {
 		return 0, err
 	}
@@ -116,14 +116,14 @@ func (e *Executor) builderID() *int64 {
 // could not start and was failed.
 func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 	owner := e.builderID()
-	c, err := e.q.CampaignBuildBegin(ctx, store.CampaignBuildBeginParams{ID: id, ExecutorID: owner, Now: e.now()})
+	c, err := e.q.CampaignBuildBegin(ctx, store.CampaignBuildBeginParams{ID: id, ExecutorID: owner, Now: e.clk.DB()})
 	if postgres.NoRows(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	b, err := buildList(ctx, e.pool, c, owner, e.now(), e.cfg.SegmentBuildTimeout)
+	b, err := buildList(ctx, e.pool, c, owner, e.clk, e.clk.DB(), e.cfg.SegmentBuildTimeout)
 	if errors.Is(err, errBuildLost) {
 		return false, nil
 	}
@@ -139,7 +139,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 		// alone, with its reason on the campaign and in a campaign.failed event.
 		// What its build queued goes afterwards, in bounded batches; what a crash
 		// leaves of it the maintenance deletes (sweepFailed).
-		f, ferr := e.q.CampaignFail(ctx, store.CampaignFailParams{ID: id, ExecutorID: owner, Reason: reason, Now: e.now()})
+		f, ferr := e.q.CampaignFail(ctx, store.CampaignFailParams{ID: id, ExecutorID: owner, Reason: reason, Now: e.clk.DB()})
 		if ferr != nil && !postgres.NoRows(ferr) {
 			return false, errors.Join(err, ferr)
 		}
@@ -152,7 +152,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 			"reason", reason, "err", err)
 		return false, nil
 	}
-	ok, err := buildDone(ctx, e.q, c, owner, e.now(), b)
+	ok, err := buildDone(ctx, e.q, c, owner, e.clk.DB(), b)
 	if !ok || err != nil {
 		return false, err
 	}

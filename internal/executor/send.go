@@ -140,7 +140,7 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	// the lease is left, and its context ends there. Otherwise the row goes back
 	// to the queue uncharged, without the provider ever seeing it.
 	deadline := e.sendDeadline(j)
-	left := deadline.Sub(e.clock())
+	left := deadline.Sub(e.clk.Now())
 	if left <= 0 || !e.sendable(claimant(r)) {
 		// Too little lease, or this process's heartbeat is too old (or it was
 		// declared dead): a rescuer may take the row at any moment, so the provider
@@ -155,7 +155,7 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	if pe, ok := provider.AsError(err); ok && pe.Class == provider.Temporary {
 		// What the message carries could not be read (its attachments): nothing
 		// was sent; retry later like a provider's temporary refusal.
-		status, next := "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
+		status, next := "queued", e.clk.Now().Add(e.retry.jittered(int(r.Attempts)))
 		if int(r.Attempts) >= e.cfg.MaxAttempts {
 			status = "failed"
 		}
@@ -167,14 +167,14 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	}
 	sctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
-	start := time.Now()
+	start := e.clk.Instant()
 	rt := j.route
 	if rt == nil {
 		rt = e.routeOf(j.campaign)
 	}
 	pid, err := rt.provider.Send(sctx, msg)
 	e.report(rt, r.AccountID, r.Email, err)
-	e.metrics.providerSeconds.Observe(time.Since(start).Seconds())
+	e.metrics.providerSeconds.Observe(e.clk.Since(start).Seconds())
 	if err == nil {
 		return result{id: r.ID, attempts: r.Attempts, status: "sent", providerID: pid}
 	}
@@ -184,24 +184,24 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		// connection): the provider has not seen the message.
 		return result{id: r.ID, attempts: r.Attempts, status: statusRelease}
 	}
-	res := result{id: r.ID, attempts: r.Attempts, err: err.Error(), next: e.clock()}
+	res := result{id: r.ID, attempts: r.Attempts, err: err.Error(), next: e.clk.Now()}
 	exhausted := int(r.Attempts) >= e.cfg.MaxAttempts
 	switch provider.ClassOf(err) {
 	case provider.Permanent:
 		res.status = "failed"
 	case provider.Temporary:
-		res.status, res.next = "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
+		res.status, res.next = "queued", e.clk.Now().Add(e.retry.jittered(int(r.Attempts)))
 		pe, _ := provider.AsError(err)
-		if pe != nil && pe.RetryAfter > 0 && e.clock().Add(pe.RetryAfter).After(res.next) {
+		if pe != nil && pe.RetryAfter > 0 && e.clk.Now().Add(pe.RetryAfter).After(res.next) {
 			// The provider said when (a rate limit or quota): no sooner.
-			res.next = e.clock().Add(pe.RetryAfter)
+			res.next = e.clk.Now().Add(pe.RetryAfter)
 		}
 		if pe != nil && pe.Config && j.message != nil {
 			// The sender's credentials or setup failed, not this message: it waits
 			// for the sender to be fixed (its stream is held once the sender is
 			// paused), as a campaign's recipients do, but at most MessageHoldMax.
 			exhausted = false
-			if waited := e.clock().Sub(j.message.DueAt); waited >= e.cfg.MessageHoldMax {
+			if waited := e.clk.Now().Sub(j.message.DueAt); waited >= e.cfg.MessageHoldMax {
 				res.status = "failed"
 				res.err = fmt.Sprintf("held longer than %s while its sender fails: %s", e.cfg.MessageHoldMax, res.err)
 			}
@@ -211,7 +211,7 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		case rt.idempotent || j.campaign.AmbiguousPolicy == "retry":
 			// A replay with the same job id (and Message-ID) is dropped downstream,
 			// or the campaign accepted the risk of a copy; only through this route.
-			res.status, res.next = "queued", e.clock().Add(e.retry.jittered(int(r.Attempts)))
+			res.status, res.next = "queued", e.clk.Now().Add(e.retry.jittered(int(r.Attempts)))
 			res.doubt = true
 		default:
 			res.status = "unknown"
@@ -221,7 +221,7 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	if res.status == "queued" && ctx.Err() != nil {
 		// Our shutdown deadline cut the call, not the provider: no backoff, and this
 		// attempt cannot be the one that fails the row.
-		res.next, exhausted = e.clock(), false
+		res.next, exhausted = e.clk.Now(), false
 	}
 	if res.status == "queued" && exhausted {
 		res.status = "failed"
@@ -245,7 +245,7 @@ func (e *Executor) sendDeadline(j job) time.Time {
 	case j.row.LeaseUntil != nil:
 		until = *j.row.LeaseUntil
 	default:
-		until = e.clock().Add(e.cfg.Lease)
+		until = e.clk.Now().Add(e.cfg.Lease)
 	}
 	return until.Add(-e.sendMargin())
 }

@@ -23,7 +23,7 @@ func (e *Executor) advanceSequences(ctx context.Context) {
 		if n > 0 {
 			signal(e.wakeRefresh) // step campaigns may have new rows
 		}
-		if !sleep(ctx, e.cfg.Poll) {
+		if !e.clk.Sleep(ctx, e.cfg.Poll) {
 			return
 		}
 	}

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"time"
 
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -14,11 +13,11 @@ import (
 // finds nothing more to delete, the next looks again after retentionEvery. It
 // returns the rows deleted.
 func (e *Executor) retainSequences(ctx context.Context) (int64, error) {
-	if e.cfg.SequenceRetention <= 0 || e.clock().Before(e.retainSequencesAfter) {
+	if e.cfg.SequenceRetention <= 0 || e.clk.Now().Before(e.retainSequencesAfter) {
 		return 0, nil
 	}
-	cutoff := e.clock().Add(-e.cfg.SequenceRetention)
-	start := time.Now()
+	cutoff := e.clk.Now().Add(-e.cfg.SequenceRetention)
+	start := e.clk.Instant()
 	var total int64
 	for _, del := range []func() (int64, error){
 		func() (int64, error) {
@@ -39,7 +38,7 @@ func (e *Executor) retainSequences(ctx context.Context) (int64, error) {
 		}
 	}
 	e.logRetainedSequences(total)
-	e.retainSequencesAfter = e.clock().Add(retentionEvery)
+	e.retainSequencesAfter = e.clk.Now().Add(retentionEvery)
 	return total, nil
 }
 

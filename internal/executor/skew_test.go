@@ -80,7 +80,7 @@ func TestSkewedClockSendsOnlyWithinTheDatabaseLease(t *testing.T) {
 				c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Hour))
 				e := newExecutor(t, pool, p, cfg)
 				runUntil(t, e)
-				require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 20*time.Millisecond)
+				waitSent(t, f, e, c)
 				require.Equal(t, map[string]int{"sent": n}, f.counts(c))
 				p.mu.Lock()
 				defer p.mu.Unlock()
@@ -221,7 +221,7 @@ func TestSkewedClockWakesForTheQueuedMessage(t *testing.T) {
 			require.NotNil(t, s)
 			s.wake = streamWake{quiet: true}
 			require.NoError(t, e.wakeStreams(ctx, d))
-			in := s.wake.wakeAt.Sub(e.clock())
+			in := s.wake.wakeAt.Sub(e.clk.Now())
 			require.InDelta(t, 20*time.Second, in, float64(2*time.Second),
 				"the stream would wake %s from now for a message due in 20 s", in)
 			f.exec(`DELETE FROM sends WHERE campaign_id = $1`, c)

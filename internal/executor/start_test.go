@@ -90,8 +90,9 @@ func TestSubscriberAddedAfterStartDoesNotJoin(t *testing.T) {
 
 	late := f.subscribers(acct, "late", 1, "confirmed")
 	f.members(acct, l, "late")
-	runUntil(t, newExecutor(t, pool, p, Config{Tick: time.Hour}))
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 30*time.Second, 10*time.Millisecond)
+	sender := newExecutor(t, pool, p, Config{Tick: time.Hour})
+	runUntil(t, sender)
+	waitSent(t, f, sender, c)
 	calls, _, _ := p.snapshot()
 	require.Len(t, calls, 5)
 	require.NotContains(t, calls, jobID(c, late))
@@ -142,7 +143,7 @@ func TestNotifyStartsAnApprovedCampaignAtOnce(t *testing.T) {
 		return len(accepted) > 0
 	}, 30*time.Second, time.Millisecond)
 	t.Logf("approval → first send: %s (tick 1h, NOTIFY path)", time.Since(approved))
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 30*time.Second, 10*time.Millisecond)
+	waitSent(t, f, e, c)
 }
 
 // TestScheduledCampaignStartsWhenDueNotATickLater: the approval's NOTIFY arrives
@@ -155,11 +156,12 @@ func TestScheduledCampaignStartsWhenDueNotATickLater(t *testing.T) {
 	acct := f.account("a")
 	f.subscribers(acct, "s", 2, "confirmed")
 	p := newFake(true)
-	runUntil(t, newExecutor(t, pool, p, Config{Tick: time.Hour}))
+	e := newExecutor(t, pool, p, Config{Tick: time.Hour})
+	runUntil(t, e)
 	due := time.Now().Add(300 * time.Millisecond)
 	c := f.campaign(acct, nil, "skip", due)
 	f.exec(`SELECT pg_notify($1, $2)`, postgres.CampaignChannel, strconv.FormatInt(c, 10))
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 30*time.Second, 10*time.Millisecond)
+	waitSent(t, f, e, c)
 	var started time.Time
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT started_at FROM campaigns WHERE id = $1`, c).Scan(&started))
 	require.False(t, started.Before(due), "started %s before it was due %s", started, due)

@@ -71,7 +71,7 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 	// than sending through the executor's provider; so does one whose sender is
 	// paused after repeated auth/config failures (a stream is never paused itself),
 	// until the sender is fixed or MessageFailHeld gives up on its messages.
-	if c.routeErr != nil || c.SenderPaused || !c.wake.due(e.clock()) {
+	if c.routeErr != nil || c.SenderPaused || !c.wake.due(e.clk.Now()) {
 		return false, nil
 	}
 	lower := func(w time.Duration) {
@@ -100,7 +100,7 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 		lower(w)
 		return false, nil
 	}
-	claimedAt := e.clock() // before the statement: the lease began no earlier
+	claimedAt := e.clk.Now() // before the statement: the lease began no earlier
 	msgs, err := e.claimMessages(ctx, c, rt, an)
 	if err != nil {
 		return false, e.claimFailed(err, claimedAt)
@@ -154,17 +154,17 @@ func (e *Executor) wakeStreams(ctx context.Context, d *dealer) error {
 			c.wake = streamWake{}
 		}
 	}
-	if time.Since(e.streamsSwept) < e.cfg.MessageSweep {
+	if e.clk.Since(e.streamsSwept) < e.cfg.MessageSweep {
 		return nil
 	}
-	rows, err := e.q.MessageStreamsDue(ctx, e.now())
+	rows, err := e.q.MessageStreamsDue(ctx, e.clk.DB())
 	if err != nil {
 		return err
 	}
-	e.streamsSwept = time.Now()
+	e.streamsSwept = e.clk.Instant()
 	// The database says how long until each stream's row is due; the wake time is
 	// that far ahead on this process's clock, which due() reads.
-	now := e.clock()
+	now := e.clk.Now()
 	for _, r := range rows {
 		at := now.Add(time.Duration(r.DueInUs) * time.Microsecond)
 		if c := d.byID[r.ID]; c != nil && c.isStream() && c.wake.quiet &&
@@ -214,9 +214,9 @@ func (e *Executor) claimMessages(ctx context.Context, c *campaign, rt *route, n 
 	if id := e.live.ID(); id != 0 {
 		executorID = &id
 	}
-	start := time.Now()
+	start := e.clk.Instant()
 	rows, err := e.q.MessageClaimBatch(ctx, store.MessageClaimBatchParams{
-		Now:            e.now(),
+		Now:            e.clk.DB(),
 		Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 		ExecutorID:     executorID,
 		CampaignID:     c.ID,
@@ -226,7 +226,7 @@ func (e *Executor) claimMessages(ctx context.Context, c *campaign, rt *route, n 
 		ViaIdempotent:  rt.idempotent,
 		RetryAmbiguous: c.AmbiguousPolicy == "retry",
 	})
-	e.metrics.claimSeconds.Observe(time.Since(start).Seconds())
+	e.metrics.claimSeconds.Observe(e.clk.Since(start).Seconds())
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -31,9 +32,10 @@ type Queries interface {
 type Options struct {
 	// Heartbeat is how often the caller beats; three of them silent make a process dead.
 	Heartbeat time.Duration
-	// Now is an injected clock (tests): the statements then use it instead of the
-	// database's now(). Nil means now() in SQL and time.Now here.
-	Now func() time.Time
+	// Clock is the caller's clock: its date dates the beats here, and an
+	// injected date (tests) is what the statements use instead of the database's
+	// now() (Clock.DB). The zero Clock is the wall clock and now() in SQL.
+	Clock clock.Clock
 	// Logger and Name ("executor", "event worker") label the log lines.
 	Logger *slog.Logger
 	Name   string
@@ -82,20 +84,9 @@ func (r *Registration) DeadAfter() time.Duration { return 3 * r.opts.Heartbeat }
 
 // SQLNow is the time the statements compare heartbeats and leases with: nil for
 // the database's now() (one clock for every replica), or the injected clock.
-func (r *Registration) SQLNow() *time.Time {
-	if r.opts.Now == nil {
-		return nil
-	}
-	t := r.opts.Now()
-	return &t
-}
+func (r *Registration) SQLNow() *time.Time { return r.opts.Clock.DB() }
 
-func (r *Registration) clock() time.Time {
-	if r.opts.Now == nil {
-		return time.Now()
-	}
-	return r.opts.Now()
-}
+func (r *Registration) clock() time.Time { return r.opts.Clock.Now() }
 
 // Beat writes one heartbeat, registering first (or again, when another process
 // declared this one dead and deleted its row) as needed. It reports whether it
@@ -244,7 +235,7 @@ func (r *Registration) Back() <-chan struct{} {
 // still alive.
 func (r *Registration) SleepUnlessBack(ctx context.Context, d time.Duration) bool {
 	back := r.Back()
-	t := time.NewTimer(d)
+	t := r.opts.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

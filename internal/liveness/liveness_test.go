@@ -14,20 +14,21 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
-// clock is an injected clock; the statements use it too.
-type clock struct {
+// heldClock is an injected date; the statements use it too.
+type heldClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
-func newReg(pool *pgxpool.Pool, c *clock) *Registration {
-	return New(store.New(pool), Options{Heartbeat: 2 * time.Second, Now: c.Now})
+func (c *heldClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *heldClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+func newReg(pool *pgxpool.Pool, c *heldClock) *Registration {
+	return New(store.New(pool), Options{Heartbeat: 2 * time.Second, Clock: clock.New(c.Now, 0)})
 }
 
 func heartbeatAt(t *testing.T, pool *pgxpool.Pool, id int64) (time.Time, bool) {
@@ -46,7 +47,7 @@ func heartbeatAt(t *testing.T, pool *pgxpool.Pool, id int64) (time.Time, bool) {
 func TestJudgesOnlyAfterADeadIntervalOfGoodBeats(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
-	c := &clock{now: time.Now()}
+	c := &heldClock{now: time.Now()}
 	r := newReg(pool, c)
 	ctx := context.Background()
 	require.Zero(t, r.ID())
@@ -93,7 +94,7 @@ func TestJudgesOnlyAfterADeadIntervalOfGoodBeats(t *testing.T) {
 func TestDeclaredDeadRegistersAgain(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
-	c := &clock{now: time.Now()}
+	c := &heldClock{now: time.Now()}
 	r, judge := newReg(pool, c), newReg(pool, c)
 	ctx := context.Background()
 	r.Beat(ctx)
@@ -121,7 +122,7 @@ func TestDeclaredDeadRegistersAgain(t *testing.T) {
 func TestBeatIfDue(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
-	c := &clock{now: time.Now()}
+	c := &heldClock{now: time.Now()}
 	r := newReg(pool, c)
 	ctx := context.Background()
 	require.True(t, r.BeatIfDue(ctx))
