@@ -41,7 +41,7 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 	kills := fs.Int("kills", 2, "SIGKILLs while the campaign is sending (at least one)")
 	rate := fs.Float64("rate", 0, "the senders' rate_per_second (0: sized so the kills land mid-send)")
 	latency := fs.Duration("latency", 30*time.Millisecond, "each sink's answer time, so kills and the death find messages in flight")
-	dieAt := fs.Float64("die-at", 0.3, "the primary dies once this fraction of the recipients was delivered")
+	dieAt := fs.Float64("die-at", 0.25, "the primary dies once this fraction of the recipients was delivered")
 	dying := fs.Duration("dying", 300*time.Millisecond, "how long the dying primary drops its answers before it closes")
 	lease := fs.Duration("lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
 	verbose := fs.Bool("v", false, "show the service's log")
@@ -60,6 +60,7 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 	pool, q := db.pool, newQueries(db.pool)
 
 	var down atomic.Bool // the primary is dying: it stores and drops every answer
+	var dead atomic.Bool // the primary is closed: connections refused
 	primary := sink.NewSMTP(sink.SMTPOptions{Latency: *latency, KeepMessages: true, Fault: func(string) sink.Fault {
 		if down.Load() {
 			return sink.DropAfterData
@@ -145,6 +146,7 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "chaos-pool: the primary is dying after %d deliveries\n", at)
 		sleepCtx(dctx, *dying)
 		_ = primary.Close()
+		dead.Store(true)
 		diedAfter <- at
 	}()
 
@@ -168,6 +170,11 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 			break
 		}
 		waitProgress(ctx, delivered)
+		for k == *kills-1 && !dead.Load() && ctx.Err() == nil {
+			// The last kill lands after the primary died: a process that starts
+			// with the primary gone learns it from its own sends.
+			sleepCtx(ctx, 20*time.Millisecond)
+		}
 		if !sleepCtx(ctx, time.Duration(rand.Int64N(int64(1500*time.Millisecond)))) {
 			_ = child.Process.Kill()
 			_ = child.Wait()

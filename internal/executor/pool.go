@@ -70,8 +70,9 @@ func (r *refusals) down(id int64, now time.Time) bool {
 }
 
 // poolRoute resolves a pool campaign's route: its first member neither held nor
-// refusing that can be built. None: the campaign waits out of the deal (its rows
-// stay queued, uncharged) until one is, at the latest when the refusals expire.
+// refusing that can be built, else its first member not held (every one refuses).
+// None (every member held or unbuildable): the campaign waits out of the deal,
+// its rows queued and uncharged, until one is usable again.
 // Dispatcher goroutine only.
 func (e *Executor) poolRoute(ctx context.Context, d *dealer, c *campaign) {
 	pr, ok := e.cfg.Senders.(PoolRouter)
@@ -87,20 +88,28 @@ func (e *Executor) poolRoute(ctx context.Context, d *dealer, c *campaign) {
 	}
 	now := time.Now()
 	var skipped []string
-	for i, m := range members {
-		if m.Held || e.refused.down(m.SenderID, now) {
-			skipped = append(skipped, strconv.FormatInt(m.SenderID, 10))
-			continue
+	// First the members neither held nor refusing; when every one that is not held
+	// refuses, the first of them anyway: a refusal only orders the pool, and the
+	// rows then wait out the refusals as through a single sender (retried with
+	// backoff, failover() having nowhere to move them) instead of holding the
+	// whole campaign until PoolFailback ends.
+	for _, refusing := range []bool{false, true} {
+		skipped = skipped[:0]
+		for i, m := range members {
+			if m.Held || !refusing && e.refused.down(m.SenderID, now) {
+				skipped = append(skipped, strconv.FormatInt(m.SenderID, 10))
+				continue
+			}
+			r, err := e.cfg.Senders.Route(ctx, c.AccountID, m.SenderID)
+			if err != nil {
+				skipped = append(skipped, strconv.FormatInt(m.SenderID, 10))
+				continue
+			}
+			e.useRoute(d, c, m.SenderID, r, &poolPick{id: *c.PoolID, members: members, position: i})
+			return
 		}
-		r, err := e.cfg.Senders.Route(ctx, c.AccountID, m.SenderID)
-		if err != nil {
-			skipped = append(skipped, strconv.FormatInt(m.SenderID, 10))
-			continue
-		}
-		e.useRoute(d, c, m.SenderID, r, &poolPick{id: *c.PoolID, members: members, position: i})
-		return
 	}
-	c.routeErr = fmt.Errorf("pool %d: no usable sender (held, refusing or unbuildable: %v)", *c.PoolID, skipped)
+	c.routeErr = fmt.Errorf("pool %d: no usable sender (held or unbuildable: %v)", *c.PoolID, skipped)
 	e.log.Warn("no sender of the pool is usable: its campaign waits", "campaign", c.ID, "pool", *c.PoolID,
 		"senders", skipped)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/provider"
 )
 
@@ -75,24 +76,41 @@ func TestPoolFailsOverOnlyRowsNotAccepted(t *testing.T) {
 	const n, inDoubt = 120, 6
 	primary, secondary := newFake(false), newFake(false)
 	var calls atomic.Int64
-	primary.fail = func(provider.Message, int) error {
+	var mu sync.Mutex
+	doubtful := map[string]bool{} // the primary may have queued these
+	primary.fail = func(m provider.Message, _ int) error {
 		if calls.Add(1) <= inDoubt {
+			mu.Lock()
+			doubtful[m.JobID] = true
+			mu.Unlock()
 			return errLostDot
 		}
 		return errRefused
 	}
 	f, c, one, two, r := poolCampaign(t, n, primary, secondary)
 	env := newFake(true)
-	e := newExecutor(t, f.pool, env, Config{Tick: 50 * time.Millisecond, Workers: 4, BatchSize: 10,
-		Poll: 20 * time.Millisecond, Senders: r, PoolFailback: time.Hour, PrefetchNonIdempotent: true})
+	e, err := New(f.pool, env, Config{Tick: 50 * time.Millisecond, Workers: 4, BatchSize: 10,
+		Poll: 20 * time.Millisecond, Senders: r, PoolFailback: time.Hour, PrefetchNonIdempotent: true}, nil, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// What reached recipients: the secondary's copies (the primary accepted
+		// none; its lost answers are the unknown rows, which may or may not have).
+		invariant.Require(t, f.pool, invariant.Options{KeptCounters: true, Delivered: secondary.delivered()})
+	})
 	runUntil(t, e)
 	require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 20*time.Millisecond)
 
 	pc, pa, _ := primary.snapshot()
 	_, sa, _ := secondary.snapshot()
 	require.Empty(t, pa, "the primary accepted nothing")
-	for job := range pc {
-		require.Zero(t, sa[job], "%s went to the primary and then to the secondary", job)
+	require.Len(t, doubtful, inDoubt)
+	for job := range doubtful {
+		require.Zero(t, sa[job], "%s, in doubt at the primary, went to the secondary too", job)
+	}
+	for job, k := range pc {
+		if !doubtful[job] {
+			require.Equal(t, 1, sa[job], "%s, refused by the primary (%d calls), not sent once by the secondary", job, k)
+		}
 	}
 	for job, k := range sa {
 		require.Equal(t, 1, k, "%s sent twice", job)
@@ -144,7 +162,19 @@ func TestPoolRouteSkipsHeldAndRefusingSenders(t *testing.T) {
 	require.False(t, e.failover(current(), temporary("451 greylisted")), "a recipient's refusal is no route's")
 	require.Equal(t, two, *current().senderID, "the refusing primary is passed over")
 	require.False(t, e.failover(current(), errRefused), "no third member to go to")
+	require.Equal(t, one, *current().senderID, "every member refuses: the first anyway, its rows retried as through one sender")
+	require.NoError(t, d.byID[c].routeErr)
+	r.hold(one, true)
+	require.Equal(t, two, *current().senderID, "the refusing secondary rather than the held primary")
+	r.hold(two, true)
 	require.ErrorContains(t, func() error { current(); return d.byID[c].routeErr }(), "no usable sender")
+	r.hold(one, false)
+	r.hold(two, false)
+	e.refused.mu.Lock()
+	e.refused.until = nil // the refusals forgotten
+	e.refused.mu.Unlock()
+	e.refused.trip(one, time.Now().Add(300*time.Millisecond))
+	require.Equal(t, two, *current().senderID, "the refusing primary is passed over")
 	time.Sleep(350 * time.Millisecond)
 	require.Equal(t, one, *current().senderID, "after PoolFailback the pool tries its primary again")
 	require.NoError(t, d.byID[c].routeErr)
