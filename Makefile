@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check lint tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences chaos-approvals chaos-ab postman failover upgrade
+.PHONY: run test check lint tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences chaos-approvals chaos-ab chaos-pool postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -162,6 +162,12 @@ chaos-approvals: build harness
 ##           the rest), the sink's subject that of the row's variant (docs/ab-tests.md)
 chaos-ab: build harness
 	./bin/sendonce-harness chaos -sendonce bin/sendonce -ab -provider http -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
+
+## chaos-pool: a campaign on a sender pool of two SMTP sinks; the primary dies mid-campaign (drops its answers after
+##             DATA, then refuses connections) while `sendonce serve` is SIGKILLed KILLS times: the refused rows move
+##             to the secondary, the in-doubt ones stay unknown (skip): 0 duplicates, 0 lost (docs/providers.md)
+chaos-pool: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -pool -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## bench: import, build, send and the raw claim/ack ceiling on a throwaway cluster (BENCH_FLAGS="--recipients=1000000 --batch-size=500")
 ##        `sendonce bench`, run by the harness, which starts the SMTP sink of --provider smtp in its own process

@@ -2899,7 +2899,10 @@ type Campaign struct {
 	Name     string  `json:"name"`
 
 	// PausedReason Why the system paused it (its sender's repeated auth/config failures); null when paused by hand.
-	PausedReason *string    `json:"paused_reason"`
+	PausedReason *string `json:"paused_reason"`
+
+	// PoolId The sender pool it goes through instead of a sender (its first usable sender, failing over to the next: see createSenderPool); null: none.
+	PoolId       *int64     `json:"pool_id,omitempty"`
 	ReplyTo      string     `json:"reply_to"`
 	ScheduledFor *time.Time `json:"scheduled_for"`
 
@@ -3012,7 +3015,10 @@ type CampaignCreate struct {
 	// Markdown The Markdown body when content_type is markdown.
 	Markdown *string `json:"markdown,omitempty"`
 	Name     string  `json:"name"`
-	ReplyTo  *string `json:"reply_to,omitempty"`
+
+	// PoolId One of the account's sender pools instead of a sender (422 naming /pool_id with sender_id too, or another account's). Approval checks the allowed_from of each of its senders.
+	PoolId  *int64  `json:"pool_id,omitempty"`
+	ReplyTo *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -3279,7 +3285,10 @@ type CampaignUpdate struct {
 	// Markdown The Markdown body when content_type is markdown.
 	Markdown *string `json:"markdown,omitempty"`
 	Name     *string `json:"name,omitempty"`
-	ReplyTo  *string `json:"reply_to,omitempty"`
+
+	// PoolId One of the account's sender pools (leaving the sender it named); null clears it.
+	PoolId  *int64  `json:"pool_id,omitempty"`
+	ReplyTo *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; null removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -3287,7 +3296,7 @@ type CampaignUpdate struct {
 	// SendWindow The sending window; null clears it (sent at any time).
 	SendWindow *SendWindow `json:"send_window,omitempty"`
 
-	// SenderId One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
+	// SenderId One of the account's senders (leaving the sender pool it named); null clears it (the default applies again). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
@@ -4698,9 +4707,12 @@ type SendEventData struct {
 	ProviderMessageId *string `json:"provider_message_id,omitempty"`
 
 	// Reason send.suppressed: left_list when the recipient left the campaign's lists.
-	Reason *string             `json:"reason,omitempty"`
-	SendId int64               `json:"send_id"`
-	Status SendEventDataStatus `json:"status"`
+	Reason *string `json:"reason,omitempty"`
+	SendId int64   `json:"send_id"`
+
+	// SenderId send.sent, send.failed, send.unknown from an acknowledgement: the sender the send went through (recorded on the row at claim; a sender pool's member); null: the environment's provider.
+	SenderId *int64              `json:"sender_id,omitempty"`
+	Status   SendEventDataStatus `json:"status"`
 
 	// SubscriberId A campaign's or sequence step's recipient.
 	SubscriberId *int64 `json:"subscriber_id,omitempty"`
@@ -4896,6 +4908,37 @@ type SenderCredentials struct {
 type SenderPage struct {
 	Data       []Sender `json:"data"`
 	NextCursor *string  `json:"next_cursor"`
+}
+
+// SenderPool defines model for SenderPool.
+type SenderPool struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        int64     `json:"id"`
+	Name      string    `json:"name"`
+
+	// Senders Sender ids in order: the primary first.
+	Senders   []int64   `json:"senders"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SenderPoolCreate Example: {"name":"relays","senders":[2,3]}
+type SenderPoolCreate struct {
+	Name string `json:"name"`
+
+	// Senders The account's senders in order, primary first, each once.
+	Senders []int64 `json:"senders"`
+}
+
+// SenderPoolPage defines model for SenderPoolPage.
+type SenderPoolPage struct {
+	Data       []SenderPool `json:"data"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
+// SenderPoolUpdate Example: {"senders":[3,2]}
+type SenderPoolUpdate struct {
+	Name    *string  `json:"name,omitempty"`
+	Senders *[]int64 `json:"senders,omitempty"`
 }
 
 // SenderSettings Type-specific settings; a field that does not apply to the type is refused.
@@ -6676,6 +6719,33 @@ type ListSegmentSubscribersParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListSenderPoolsParams defines parameters for ListSenderPools.
+type ListSenderPoolsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateSenderPoolParams defines parameters for CreateSenderPool.
+type CreateSenderPoolParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListSendersParams defines parameters for ListSenders.
 type ListSendersParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -7325,6 +7395,12 @@ type PreviewSegmentJSONRequestBody = SegmentFilter
 
 // UpdateSegmentJSONRequestBody defines body for UpdateSegment for application/json ContentType.
 type UpdateSegmentJSONRequestBody = SegmentInput
+
+// CreateSenderPoolJSONRequestBody defines body for CreateSenderPool for application/json ContentType.
+type CreateSenderPoolJSONRequestBody = SenderPoolCreate
+
+// UpdateSenderPoolJSONRequestBody defines body for UpdateSenderPool for application/json ContentType.
+type UpdateSenderPoolJSONRequestBody = SenderPoolUpdate
 
 // CreateSenderJSONRequestBody defines body for CreateSender for application/json ContentType.
 type CreateSenderJSONRequestBody = SenderCreate

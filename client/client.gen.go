@@ -2906,7 +2906,10 @@ type Campaign struct {
 	Name     string  `json:"name"`
 
 	// PausedReason Why the system paused it (its sender's repeated auth/config failures); null when paused by hand.
-	PausedReason *string    `json:"paused_reason"`
+	PausedReason *string `json:"paused_reason"`
+
+	// PoolId The sender pool it goes through instead of a sender (its first usable sender, failing over to the next: see createSenderPool); null: none.
+	PoolId       *int64     `json:"pool_id,omitempty"`
 	ReplyTo      string     `json:"reply_to"`
 	ScheduledFor *time.Time `json:"scheduled_for"`
 
@@ -3019,7 +3022,10 @@ type CampaignCreate struct {
 	// Markdown The Markdown body when content_type is markdown.
 	Markdown *string `json:"markdown,omitempty"`
 	Name     string  `json:"name"`
-	ReplyTo  *string `json:"reply_to,omitempty"`
+
+	// PoolId One of the account's sender pools instead of a sender (422 naming /pool_id with sender_id too, or another account's). Approval checks the allowed_from of each of its senders.
+	PoolId  *int64  `json:"pool_id,omitempty"`
+	ReplyTo *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account that narrows the audience.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -3286,7 +3292,10 @@ type CampaignUpdate struct {
 	// Markdown The Markdown body when content_type is markdown.
 	Markdown *string `json:"markdown,omitempty"`
 	Name     *string `json:"name,omitempty"`
-	ReplyTo  *string `json:"reply_to,omitempty"`
+
+	// PoolId One of the account's sender pools (leaving the sender it named); null clears it.
+	PoolId  *int64  `json:"pool_id,omitempty"`
+	ReplyTo *string `json:"reply_to,omitempty"`
 
 	// SegmentId A segment of the account; null removes the segment.
 	SegmentId *int64 `json:"segment_id,omitempty"`
@@ -3294,7 +3303,7 @@ type CampaignUpdate struct {
 	// SendWindow The sending window; null clears it (sent at any time).
 	SendWindow *SendWindow `json:"send_window,omitempty"`
 
-	// SenderId One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
+	// SenderId One of the account's senders (leaving the sender pool it named); null clears it (the default applies again). Approval checks its allowed_from.
 	SenderId     *int64  `json:"sender_id,omitempty"`
 	Subject      *string `json:"subject,omitempty"`
 	TemplateId   *int64  `json:"template_id,omitempty"`
@@ -4705,9 +4714,12 @@ type SendEventData struct {
 	ProviderMessageId *string `json:"provider_message_id,omitempty"`
 
 	// Reason send.suppressed: left_list when the recipient left the campaign's lists.
-	Reason *string             `json:"reason,omitempty"`
-	SendId int64               `json:"send_id"`
-	Status SendEventDataStatus `json:"status"`
+	Reason *string `json:"reason,omitempty"`
+	SendId int64   `json:"send_id"`
+
+	// SenderId send.sent, send.failed, send.unknown from an acknowledgement: the sender the send went through (recorded on the row at claim; a sender pool's member); null: the environment's provider.
+	SenderId *int64              `json:"sender_id,omitempty"`
+	Status   SendEventDataStatus `json:"status"`
 
 	// SubscriberId A campaign's or sequence step's recipient.
 	SubscriberId *int64 `json:"subscriber_id,omitempty"`
@@ -4903,6 +4915,37 @@ type SenderCredentials struct {
 type SenderPage struct {
 	Data       []Sender `json:"data"`
 	NextCursor *string  `json:"next_cursor"`
+}
+
+// SenderPool defines model for SenderPool.
+type SenderPool struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        int64     `json:"id"`
+	Name      string    `json:"name"`
+
+	// Senders Sender ids in order: the primary first.
+	Senders   []int64   `json:"senders"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SenderPoolCreate Example: {"name":"relays","senders":[2,3]}
+type SenderPoolCreate struct {
+	Name string `json:"name"`
+
+	// Senders The account's senders in order, primary first, each once.
+	Senders []int64 `json:"senders"`
+}
+
+// SenderPoolPage defines model for SenderPoolPage.
+type SenderPoolPage struct {
+	Data       []SenderPool `json:"data"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
+// SenderPoolUpdate Example: {"senders":[3,2]}
+type SenderPoolUpdate struct {
+	Name    *string  `json:"name,omitempty"`
+	Senders *[]int64 `json:"senders,omitempty"`
 }
 
 // SenderSettings Type-specific settings; a field that does not apply to the type is refused.
@@ -6683,6 +6726,33 @@ type ListSegmentSubscribersParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListSenderPoolsParams defines parameters for ListSenderPools.
+type ListSenderPoolsParams struct {
+	// Limit Page size, 1 to 500 (default 50).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The next_cursor of the previous page; opaque and bound to the account and listing.
+	// Absent or empty means the first page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateSenderPoolParams defines parameters for CreateSenderPool.
+type CreateSenderPoolParams struct {
+	// IdempotencyKey Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+	// 24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+	// the same key with another body is 422; a retry while the first is running is 409.
+	// "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+	// path with query) and the body as canonical JSON — object keys sorted at every depth,
+	// insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+	// keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+	// A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+	// so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+	// values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+	// `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+	// does not reuse one key for every POST.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListSendersParams defines parameters for ListSenders.
 type ListSendersParams struct {
 	// Limit Page size, 1 to 500 (default 50).
@@ -7332,6 +7402,12 @@ type PreviewSegmentJSONRequestBody = SegmentFilter
 
 // UpdateSegmentJSONRequestBody defines body for UpdateSegment for application/json ContentType.
 type UpdateSegmentJSONRequestBody = SegmentInput
+
+// CreateSenderPoolJSONRequestBody defines body for CreateSenderPool for application/json ContentType.
+type CreateSenderPoolJSONRequestBody = SenderPoolCreate
+
+// UpdateSenderPoolJSONRequestBody defines body for UpdateSenderPool for application/json ContentType.
+type UpdateSenderPoolJSONRequestBody = SenderPoolUpdate
 
 // CreateSenderJSONRequestBody defines body for CreateSender for application/json ContentType.
 type CreateSenderJSONRequestBody = SenderCreate
@@ -10507,6 +10583,75 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/segments/{id}/subscribers/count (the `CountSegmentSubscribers` operationId).
 	CountSegmentSubscribers(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSenderPools List sender pools
+	//
+	// The account's sender pools, each with its senders in order (primary first).
+	//
+	// Corresponds with GET /v1/sender-pools (the `ListSenderPools` operationId).
+	ListSenderPools(ctx context.Context, params *ListSenderPoolsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSenderPoolWithBody Create a sender pool
+	//
+	// An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+	// (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+	// guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+	// failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+	// lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+	// refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+	// the account's is 422 naming /senders/i.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/sender-pools (the `CreateSenderPool` operationId).
+	CreateSenderPoolWithBody(ctx context.Context, params *CreateSenderPoolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSenderPool Create a sender pool
+	//
+	// An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+	// (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+	// guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+	// failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+	// lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+	// refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+	// the account's is 422 naming /senders/i.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/sender-pools (the `CreateSenderPool` operationId).
+	CreateSenderPool(ctx context.Context, params *CreateSenderPoolParams, body CreateSenderPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSenderPool Delete sender pool
+	//
+	// Delete a pool no campaign names (409 otherwise). Its senders stay.
+	//
+	// Corresponds with DELETE /v1/sender-pools/{id} (the `DeleteSenderPool` operationId).
+	DeleteSenderPool(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSenderPool Get sender pool
+	//
+	// One sender pool with its senders in order.
+	//
+	// Corresponds with GET /v1/sender-pools/{id} (the `GetSenderPool` operationId).
+	GetSenderPool(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSenderPoolWithBody Update sender pool
+	//
+	// Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/sender-pools/{id} (the `UpdateSenderPool` operationId).
+	UpdateSenderPoolWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSenderPool Update sender pool
+	//
+	// Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/sender-pools/{id} (the `UpdateSenderPool` operationId).
+	UpdateSenderPool(ctx context.Context, id int64, body UpdateSenderPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSenders List senders
 	//
@@ -14605,6 +14750,145 @@ func (c *Raw) ListSegmentSubscribers(ctx context.Context, id ID, params *ListSeg
 // Corresponds with GET /v1/segments/{id}/subscribers/count (the `CountSegmentSubscribers` operationId).
 func (c *Raw) CountSegmentSubscribers(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCountSegmentSubscribersRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSenderPools List sender pools
+//
+// The account's sender pools, each with its senders in order (primary first).
+//
+// Corresponds with GET /v1/sender-pools (the `ListSenderPools` operationId).
+func (c *Raw) ListSenderPools(ctx context.Context, params *ListSenderPoolsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSenderPoolsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSenderPoolWithBody Create a sender pool
+//
+// An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+// (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+// guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+// failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+// lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+// refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+// the account's is 422 naming /senders/i.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/sender-pools (the `CreateSenderPool` operationId).
+func (c *Raw) CreateSenderPoolWithBody(ctx context.Context, params *CreateSenderPoolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSenderPoolRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSenderPool Create a sender pool
+//
+// An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+// (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+// guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+// failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+// lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+// refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+// the account's is 422 naming /senders/i.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/sender-pools (the `CreateSenderPool` operationId).
+func (c *Raw) CreateSenderPool(ctx context.Context, params *CreateSenderPoolParams, body CreateSenderPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSenderPoolRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSenderPool Delete sender pool
+//
+// Delete a pool no campaign names (409 otherwise). Its senders stay.
+//
+// Corresponds with DELETE /v1/sender-pools/{id} (the `DeleteSenderPool` operationId).
+func (c *Raw) DeleteSenderPool(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSenderPoolRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSenderPool Get sender pool
+//
+// One sender pool with its senders in order.
+//
+// Corresponds with GET /v1/sender-pools/{id} (the `GetSenderPool` operationId).
+func (c *Raw) GetSenderPool(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSenderPoolRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSenderPoolWithBody Update sender pool
+//
+// Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/sender-pools/{id} (the `UpdateSenderPool` operationId).
+func (c *Raw) UpdateSenderPoolWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSenderPoolRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSenderPool Update sender pool
+//
+// Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/sender-pools/{id} (the `UpdateSenderPool` operationId).
+func (c *Raw) UpdateSenderPool(ctx context.Context, id int64, body UpdateSenderPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSenderPoolRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -22314,6 +22598,242 @@ func NewCountSegmentSubscribersRequest(server string, id ID) (*http.Request, err
 	return req, nil
 }
 
+// NewListSenderPoolsRequest constructs an http.Request for the ListSenderPools method
+func NewListSenderPoolsRequest(server string, params *ListSenderPoolsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sender-pools")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateSenderPoolRequest calls the generic CreateSenderPool builder with application/json body
+func NewCreateSenderPoolRequest(server string, params *CreateSenderPoolParams, body CreateSenderPoolJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateSenderPoolRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateSenderPoolRequestWithBody constructs an http.Request for the CreateSenderPool method, with any body, and a specified content type
+func NewCreateSenderPoolRequestWithBody(server string, params *CreateSenderPoolParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sender-pools")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteSenderPoolRequest constructs an http.Request for the DeleteSenderPool method
+func NewDeleteSenderPoolRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sender-pools/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSenderPoolRequest constructs an http.Request for the GetSenderPool method
+func NewGetSenderPoolRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sender-pools/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateSenderPoolRequest calls the generic UpdateSenderPool builder with application/json body
+func NewUpdateSenderPoolRequest(server string, id int64, body UpdateSenderPoolJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSenderPoolRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateSenderPoolRequestWithBody constructs an http.Request for the UpdateSenderPool method, with any body, and a specified content type
+func NewUpdateSenderPoolRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sender-pools/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListSendersRequest constructs an http.Request for the ListSenders method
 func NewListSendersRequest(server string, params *ListSendersParams) (*http.Request, error) {
 	var err error
@@ -27176,6 +27696,81 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/segments/{id}/subscribers/count (the `CountSegmentSubscribers` operationId).
 	CountSegmentSubscribersWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*CountSegmentSubscribersResponse, error)
+
+	// ListSenderPoolsWithResponse List sender pools
+	//
+	// The account's sender pools, each with its senders in order (primary first).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sender-pools (the `ListSenderPools` operationId).
+	ListSenderPoolsWithResponse(ctx context.Context, params *ListSenderPoolsParams, reqEditors ...RequestEditorFn) (*ListSenderPoolsResponse, error)
+
+	// CreateSenderPoolWithBodyWithResponse Create a sender pool
+	//
+	// An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+	// (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+	// guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+	// failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+	// lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+	// refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+	// the account's is 422 naming /senders/i.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sender-pools (the `CreateSenderPool` operationId).
+	CreateSenderPoolWithBodyWithResponse(ctx context.Context, params *CreateSenderPoolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSenderPoolResponse, error)
+
+	// CreateSenderPoolWithResponse Create a sender pool
+	//
+	// An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+	// (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+	// guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+	// failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+	// lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+	// refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+	// the account's is 422 naming /senders/i.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sender-pools (the `CreateSenderPool` operationId).
+	CreateSenderPoolWithResponse(ctx context.Context, params *CreateSenderPoolParams, body CreateSenderPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSenderPoolResponse, error)
+
+	// DeleteSenderPoolWithResponse Delete sender pool
+	//
+	// Delete a pool no campaign names (409 otherwise). Its senders stay.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/sender-pools/{id} (the `DeleteSenderPool` operationId).
+	DeleteSenderPoolWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DeleteSenderPoolResponse, error)
+
+	// GetSenderPoolWithResponse Get sender pool
+	//
+	// One sender pool with its senders in order.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sender-pools/{id} (the `GetSenderPool` operationId).
+	GetSenderPoolWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*GetSenderPoolResponse, error)
+
+	// UpdateSenderPoolWithBodyWithResponse Update sender pool
+	//
+	// Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/sender-pools/{id} (the `UpdateSenderPool` operationId).
+	UpdateSenderPoolWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSenderPoolResponse, error)
+
+	// UpdateSenderPoolWithResponse Update sender pool
+	//
+	// Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/sender-pools/{id} (the `UpdateSenderPool` operationId).
+	UpdateSenderPoolWithResponse(ctx context.Context, id int64, body UpdateSenderPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSenderPoolResponse, error)
 
 	// ListSendersWithResponse List senders
 	//
@@ -41631,6 +42226,610 @@ func (r CountSegmentSubscribersResponse) ContentType() string {
 	return ""
 }
 
+// ListSenderPoolsResponse401Headers the declared response headers of an HTTP 401 response for ListSenderPools
+type ListSenderPoolsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSenderPoolsResponse429Headers the declared response headers of an HTTP 429 response for ListSenderPools
+type ListSenderPoolsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListSenderPoolsResponse503Headers the declared response headers of an HTTP 503 response for ListSenderPools
+type ListSenderPoolsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSenderPoolsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SenderPoolPage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSenderPoolsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSenderPoolsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSenderPoolsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSenderPoolsResponse) GetJSON200() *SenderPoolPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSenderPoolsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSenderPoolsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListSenderPoolsResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSenderPoolsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSenderPoolsResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListSenderPoolsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSenderPoolsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSenderPoolsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSenderPoolsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSenderPoolsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateSenderPoolResponse401Headers the declared response headers of an HTTP 401 response for CreateSenderPool
+type CreateSenderPoolResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CreateSenderPoolResponse409Headers the declared response headers of an HTTP 409 response for CreateSenderPool
+type CreateSenderPoolResponse409Headers struct {
+	RetryAfter *int
+}
+
+// CreateSenderPoolResponse429Headers the declared response headers of an HTTP 429 response for CreateSenderPool
+type CreateSenderPoolResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CreateSenderPoolResponse503Headers the declared response headers of an HTTP 503 response for CreateSenderPool
+type CreateSenderPoolResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CreateSenderPoolResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *SenderPool
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateSenderPoolResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateSenderPoolResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateSenderPoolResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateSenderPoolResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateSenderPoolResponse) GetJSON201() *SenderPool {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateSenderPoolResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSenderPoolResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSenderPoolResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSenderPoolResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSenderPoolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteSenderPoolResponse401Headers the declared response headers of an HTTP 401 response for DeleteSenderPool
+type DeleteSenderPoolResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteSenderPoolResponse409Headers the declared response headers of an HTTP 409 response for DeleteSenderPool
+type DeleteSenderPoolResponse409Headers struct {
+	RetryAfter *int
+}
+
+// DeleteSenderPoolResponse429Headers the declared response headers of an HTTP 429 response for DeleteSenderPool
+type DeleteSenderPoolResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteSenderPoolResponse503Headers the declared response headers of an HTTP 503 response for DeleteSenderPool
+type DeleteSenderPoolResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteSenderPoolResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSenderPoolResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteSenderPoolResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSenderPoolResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSenderPoolResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteSenderPoolResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteSenderPoolResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteSenderPoolResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteSenderPoolResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteSenderPoolResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteSenderPoolResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteSenderPoolResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteSenderPoolResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSenderPoolResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSenderPoolResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSenderPoolResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSenderPoolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSenderPoolResponse401Headers the declared response headers of an HTTP 401 response for GetSenderPool
+type GetSenderPoolResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSenderPoolResponse429Headers the declared response headers of an HTTP 429 response for GetSenderPool
+type GetSenderPoolResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSenderPoolResponse503Headers the declared response headers of an HTTP 503 response for GetSenderPool
+type GetSenderPoolResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSenderPoolResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SenderPool
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSenderPoolResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSenderPoolResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSenderPoolResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSenderPoolResponse) GetJSON200() *SenderPool {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSenderPoolResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSenderPoolResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSenderPoolResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetSenderPoolResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSenderPoolResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSenderPoolResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSenderPoolResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSenderPoolResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSenderPoolResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSenderPoolResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSenderPoolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateSenderPoolResponse401Headers the declared response headers of an HTTP 401 response for UpdateSenderPool
+type UpdateSenderPoolResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// UpdateSenderPoolResponse409Headers the declared response headers of an HTTP 409 response for UpdateSenderPool
+type UpdateSenderPoolResponse409Headers struct {
+	RetryAfter *int
+}
+
+// UpdateSenderPoolResponse429Headers the declared response headers of an HTTP 429 response for UpdateSenderPool
+type UpdateSenderPoolResponse429Headers struct {
+	RetryAfter *int
+}
+
+// UpdateSenderPoolResponse503Headers the declared response headers of an HTTP 503 response for UpdateSenderPool
+type UpdateSenderPoolResponse503Headers struct {
+	RetryAfter *int
+}
+
+type UpdateSenderPoolResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SenderPool
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateSenderPoolResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateSenderPoolResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateSenderPoolResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateSenderPoolResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSenderPoolResponse) GetJSON200() *SenderPool {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdateSenderPoolResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSenderPoolResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSenderPoolResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSenderPoolResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSenderPoolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSendersResponse401Headers the declared response headers of an HTTP 401 response for ListSenders
 type ListSendersResponse401Headers struct {
 	WWWAuthenticate *string
@@ -51382,6 +52581,123 @@ func (c *ClientWithResponses) CountSegmentSubscribersWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseCountSegmentSubscribersResponse(rsp)
+}
+
+// ListSenderPoolsWithResponse List sender pools
+//
+// The account's sender pools, each with its senders in order (primary first).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sender-pools (the `ListSenderPools` operationId).
+func (c *ClientWithResponses) ListSenderPoolsWithResponse(ctx context.Context, params *ListSenderPoolsParams, reqEditors ...RequestEditorFn) (*ListSenderPoolsResponse, error) {
+	rsp, err := c.ListSenderPools(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSenderPoolsResponse(rsp)
+}
+
+// CreateSenderPoolWithBodyWithResponse Create a sender pool
+//
+// An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+// (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+// guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+// failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+// lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+// refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+// the account's is 422 naming /senders/i.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sender-pools (the `CreateSenderPool` operationId).
+func (c *ClientWithResponses) CreateSenderPoolWithBodyWithResponse(ctx context.Context, params *CreateSenderPoolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSenderPoolResponse, error) {
+	rsp, err := c.CreateSenderPoolWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSenderPoolResponse(rsp)
+}
+
+// CreateSenderPoolWithResponse Create a sender pool
+//
+// An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+// (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+// guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+// failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+// lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+// refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+// the account's is 422 naming /senders/i.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sender-pools (the `CreateSenderPool` operationId).
+func (c *ClientWithResponses) CreateSenderPoolWithResponse(ctx context.Context, params *CreateSenderPoolParams, body CreateSenderPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSenderPoolResponse, error) {
+	rsp, err := c.CreateSenderPool(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSenderPoolResponse(rsp)
+}
+
+// DeleteSenderPoolWithResponse Delete sender pool
+//
+// Delete a pool no campaign names (409 otherwise). Its senders stay.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/sender-pools/{id} (the `DeleteSenderPool` operationId).
+func (c *ClientWithResponses) DeleteSenderPoolWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DeleteSenderPoolResponse, error) {
+	rsp, err := c.DeleteSenderPool(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSenderPoolResponse(rsp)
+}
+
+// GetSenderPoolWithResponse Get sender pool
+//
+// One sender pool with its senders in order.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sender-pools/{id} (the `GetSenderPool` operationId).
+func (c *ClientWithResponses) GetSenderPoolWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*GetSenderPoolResponse, error) {
+	rsp, err := c.GetSenderPool(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSenderPoolResponse(rsp)
+}
+
+// UpdateSenderPoolWithBodyWithResponse Update sender pool
+//
+// Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/sender-pools/{id} (the `UpdateSenderPool` operationId).
+func (c *ClientWithResponses) UpdateSenderPoolWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSenderPoolResponse, error) {
+	rsp, err := c.UpdateSenderPoolWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSenderPoolResponse(rsp)
+}
+
+// UpdateSenderPoolWithResponse Update sender pool
+//
+// Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/sender-pools/{id} (the `UpdateSenderPool` operationId).
+func (c *ClientWithResponses) UpdateSenderPoolWithResponse(ctx context.Context, id int64, body UpdateSenderPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSenderPoolResponse, error) {
+	rsp, err := c.UpdateSenderPool(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSenderPoolResponse(rsp)
 }
 
 // ListSendersWithResponse List senders
@@ -65884,6 +67200,607 @@ func ParseCountSegmentSubscribersResponse(rsp *http.Response) (*CountSegmentSubs
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CountSegmentSubscribersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSenderPoolsResponse parses an HTTP response from a ListSenderPoolsWithResponse call
+func ParseListSenderPoolsResponse(rsp *http.Response) (*ListSenderPoolsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSenderPoolsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SenderPoolPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSenderPoolsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSenderPoolsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSenderPoolsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateSenderPoolResponse parses an HTTP response from a CreateSenderPoolWithResponse call
+func ParseCreateSenderPoolResponse(rsp *http.Response) (*CreateSenderPoolResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSenderPoolResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest SenderPool
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateSenderPoolResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateSenderPoolResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateSenderPoolResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateSenderPoolResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSenderPoolResponse parses an HTTP response from a DeleteSenderPoolWithResponse call
+func ParseDeleteSenderPoolResponse(rsp *http.Response) (*DeleteSenderPoolResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSenderPoolResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteSenderPoolResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteSenderPoolResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSenderPoolResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSenderPoolResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSenderPoolResponse parses an HTTP response from a GetSenderPoolWithResponse call
+func ParseGetSenderPoolResponse(rsp *http.Response) (*GetSenderPoolResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSenderPoolResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SenderPool
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSenderPoolResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSenderPoolResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSenderPoolResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSenderPoolResponse parses an HTTP response from a UpdateSenderPoolWithResponse call
+func ParseUpdateSenderPoolResponse(rsp *http.Response) (*UpdateSenderPoolResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSenderPoolResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SenderPool
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateSenderPoolResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateSenderPoolResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateSenderPoolResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateSenderPoolResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

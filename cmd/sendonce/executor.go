@@ -128,6 +128,7 @@ func executorConfig(cfg config.Config, links func(accountID, campaignID, subscri
 		StartupGrace:          cfg.StartupGrace,
 		MessageSweep:          cfg.MessageSweep,
 		MessageHoldMax:        cfg.MessageHoldMax,
+		PoolFailback:          cfg.PoolFailback,
 		AttachmentCacheBytes:  attachmentCacheBytes(cfg.AttachmentCacheMB),
 		ProviderName:          cfg.Provider,
 		Links:                 links,

@@ -86,3 +86,16 @@ func (s executorSenders) Route(ctx context.Context, accountID, senderID int64) (
 func (s executorSenders) Report(ctx context.Context, accountID, senderID int64, email string, err error) {
 	s.r.Report(ctx, accountID, senderID, email, err)
 }
+
+// Pool reads a sender pool's members for the executor's route choice.
+func (s executorSenders) Pool(ctx context.Context, accountID, poolID int64) ([]executor.PoolMember, error) {
+	ms, err := s.r.Pool(ctx, accountID, poolID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]executor.PoolMember, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, executor.PoolMember{SenderID: m.SenderID, Held: m.Held})
+	}
+	return out, nil
+}

@@ -57,6 +57,8 @@ UPDATE campaigns SET
     -- sender_id: NULL keeps it, 0 clears it (the account default applies again).
     sender_id        = CASE WHEN sqlc.narg('sender_id')::bigint IS NULL THEN sender_id
                             ELSE nullif(sqlc.narg('sender_id')::bigint, 0) END,
+    -- Naming a sender leaves the sender pool it named (a campaign names one or the other).
+    pool_id          = CASE WHEN coalesce(sqlc.narg('sender_id')::bigint, 0) <> 0 THEN NULL ELSE pool_id END,
     -- 0 clears the segment; NULL keeps it.
     segment_id       = CASE WHEN sqlc.narg('segment_id')::bigint IS NULL THEN segment_id
                             ELSE nullif(sqlc.narg('segment_id')::bigint, 0) END,
@@ -551,3 +553,21 @@ RETURNING *;
 UPDATE campaigns SET send_window = sqlc.narg('send_window')::jsonb, updated_at = now()
 WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
 RETURNING *;
+
+-- name: CampaignSetPool :one
+-- Names (or, with NULL, stops naming) one of the account's sender pools, in the
+-- transaction of the create or edit that carries it; naming a pool leaves the
+-- sender the campaign named (one or the other: campaigns_sender_or_pool).
+UPDATE campaigns
+SET pool_id = sqlc.narg('pool_id')::bigint,
+    sender_id = CASE WHEN sqlc.narg('pool_id')::bigint IS NULL THEN sender_id END,
+    updated_at = now()
+WHERE account_id = @account_id AND id = @id AND status = 'draft' AND kind = 'campaign'
+RETURNING *;
+
+-- name: CampaignPoolSenderRules :many
+-- The allowed_from rules of every sender of a campaign's pool, in pool order.
+SELECT s.id, s.allowed_from FROM sender_pool_members m
+JOIN senders s ON s.account_id = m.account_id AND s.id = m.sender_id
+WHERE m.account_id = @account_id AND m.pool_id = @pool_id
+ORDER BY m.position;

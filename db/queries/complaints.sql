@@ -39,11 +39,12 @@ DELETE FROM complaint_guards WHERE account_id = @account_id AND sender_key = @se
 -- Pauses every sending campaign whose route has a guard: the campaign names the
 -- sender, or names none and the sender is the account's default (sender_key 0:
 -- no default sender, the environment's provider). A CAS on 'sending', so a
--- campaign paused, resumed or finished meanwhile is left alone.
+-- campaign paused, resumed or finished meanwhile is left alone. A campaign on a
+-- sender pool is not paused: its route passes over the guarded sender (PoolRoute).
 UPDATE campaigns c
 SET status = 'paused', paused_reason = g.reason, updated_at = now()
 FROM complaint_guards g
-WHERE c.account_id = g.account_id AND c.kind = 'campaign' AND c.status = 'sending'
+WHERE c.account_id = g.account_id AND c.kind = 'campaign' AND c.status = 'sending' AND c.pool_id IS NULL
   AND g.sender_key = coalesce(c.sender_id,
                               (SELECT d.id FROM senders d WHERE d.account_id = c.account_id AND d.is_default),
                               0)

@@ -22,7 +22,7 @@ LIMIT 100;
 -- a stream cannot be paused like a campaign (it is always sending), so its messages
 -- wait unclaimed until the sender is fixed, at most MessageFailHeld's hold_max.
 SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
-       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, c.track_clicks, c.track_opens, c.ab_variants, ds.id AS stream_sender_id,
+       c.text_template, c.ambiguous_policy, c.sender_id, c.pool_id, c.kind, c.track_clicks, c.track_opens, c.ab_variants, ds.id AS stream_sender_id,
        (coalesce(ns.paused_reason, ds.paused_reason) IS NOT NULL)::bool AS sender_paused,
        -- The sending window (internal/sendwindow) and the zone it falls back to:
        -- a step campaign's is its sequence's, read in the sequence's zone.

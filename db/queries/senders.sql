@@ -43,11 +43,15 @@ WHERE account_id = @account_id AND is_default AND id <> @id;
 DELETE FROM senders WHERE account_id = @account_id AND id = @id;
 
 -- name: SenderInUse :one
--- Whether a campaign that may still send names the sender.
-SELECT EXISTS (
-    SELECT 1 FROM campaigns
-    WHERE account_id = @account_id AND sender_id = @id
-) AS in_use;
+-- Whether a campaign that may still send names the sender, or a sender pool
+-- holds it (a pool's member cannot be deleted: take it out of the pool first).
+SELECT (EXISTS (
+    SELECT 1 FROM campaigns c
+    WHERE c.account_id = @account_id AND c.sender_id = @id
+) OR EXISTS (
+    SELECT 1 FROM sender_pool_members m
+    WHERE m.account_id = @account_id AND m.sender_id = @id
+))::bool AS in_use;
 
 -- name: SenderSecretsAll :many
 -- Every stored credential, for the start-up check that the key ring decrypts them

@@ -143,7 +143,8 @@ FROM claimed c;
 -- later waits for this statement, so its own sweep of queued rows sees ours.
 -- Cancelled and suppressed rows keep their state.
 -- The same statement writes the per-recipient events (send.sent, send.failed,
--- send.unknown; a retry writes none) into the outbox, so they commit with the ack
+-- send.unknown; a retry writes none, each naming the sender recorded on the row:
+-- the route the send took) into the outbox, so they commit with the ack
 -- and cost no round trip of their own. The count is of acknowledged rows.
 -- It also adds the rows it made 'sent' to the report counters (campaign_counts per
 -- recipient domain, account_day_counts per day and kind): one grouped upsert each
@@ -186,7 +187,7 @@ FROM u
 WHERE s.id = u.id AND s.attempts = u.attempts
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
 RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_lower, s.status, s.attempts,
-          s.provider_message_id, s.last_error, s.job_id, s.status_before
+          s.provider_message_id, s.last_error, s.job_id, s.status_before, s.via_sender_id
 ), status_counted AS (
     INSERT INTO campaign_status_counts AS k (campaign_id, account_id, status, n)
     SELECT a.campaign_id, a.account_id, v.status, sum(v.d) FROM acked a
@@ -214,7 +215,8 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_l
     SELECT a.account_id, 'send.' || a.status, coalesce(sqlc.narg('now')::timestamptz, now()),
            jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
                               'email', a.email, 'status', a.status, 'attempts', a.attempts,
-                              'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500))
+                              'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500),
+                              'sender_id', a.via_sender_id)
            || CASE WHEN a.job_id LIKE 'message:%' THEN jsonb_build_object('message_id', a.subscriber_id)
                    ELSE jsonb_build_object('subscriber_id', a.subscriber_id) END
     FROM acked a

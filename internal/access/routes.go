@@ -221,6 +221,11 @@ var Routes = map[string]Rule{
 	"POST /v1/event-endpoints/{id}/redeliver": write(WebhooksManage, "event_endpoint.redeliver", "event_endpoint"),
 	"GET /v1/event-endpoints/{id}/deliveries": read(EventsRead),
 
+	"GET /v1/sender-pools":                              read(SendersRead),
+	"POST /v1/sender-pools":                             write(SendersManage, "sender_pool.create", "sender_pool"),
+	"GET /v1/sender-pools/{id}":                         read(SendersRead),
+	"PATCH /v1/sender-pools/{id}":                       write(SendersManage, "sender_pool.update", "sender_pool"),
+	"DELETE /v1/sender-pools/{id}":                      write(SendersManage, "sender_pool.delete", "sender_pool"),
 	"GET /v1/senders":                                   read(SendersRead),
 	"POST /v1/senders":                                  write(SendersManage, "sender.create", "sender"),
 	"GET /v1/senders/{id}":                              read(SendersRead),

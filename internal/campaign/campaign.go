@@ -86,6 +86,9 @@ type Campaign struct {
 	// SenderID is the sender the campaign names; nil: the account default sender,
 	// else the environment's provider.
 	SenderID *int64
+	// PoolID is the sender pool the campaign names instead of a sender (its first
+	// usable sender, failing over to the next: docs/providers.md); nil: none.
+	PoolID *int64
 	// PausedReason says why the system paused the campaign (a sender's repeated
 	// auth/config failures); nil when paused by hand or not paused.
 	PausedReason *string
@@ -119,6 +122,8 @@ type Fields struct {
 	SegmentID *int64
 	// SenderID names one of the account's senders; 0 clears it.
 	SenderID *int64
+	// PoolID names one of the account's sender pools (and clears the sender); 0 clears it.
+	PoolID *int64
 	// TemplateID makes the campaign take its content from a template (the
 	// account's) at approval, instead of its own subject and templates.
 	TemplateID *int64
@@ -147,9 +152,23 @@ func (f Fields) engagement() bool {
 func (f Fields) onlyArchive() bool {
 	return f.Archive != nil && f.Name == nil && f.Subject == nil && f.FromEmail == nil && f.FromName == nil &&
 		f.ReplyTo == nil && f.HTMLTemplate == nil && f.TextTemplate == nil && f.Language == nil && f.ListIDs == nil &&
-		f.AmbiguousPolicy == nil && f.SegmentID == nil && f.SenderID == nil && f.TemplateID == nil &&
+		f.AmbiguousPolicy == nil && f.SegmentID == nil && f.SenderID == nil && f.PoolID == nil && f.TemplateID == nil &&
 		f.TrackClicks == nil && f.TrackOpens == nil && f.Attachments == nil && f.DeliverAtLocal == nil &&
 		f.SendWindow == nil && !f.ClearSendWindow
+}
+
+// setPool applies f's sender pool to a draft.
+func setPool(ctx context.Context, q *store.Queries, accountID, id int64, f Fields, c *store.Campaign) error {
+	if f.PoolID == nil {
+		return nil
+	}
+	out, err := q.CampaignSetPool(ctx, store.CampaignSetPoolParams{AccountID: accountID, ID: id, PoolID: nonZero(f.PoolID)})
+	if err != nil {
+		return postgres.Error(err, "campaign")
+	}
+	out.TemplateID = c.TemplateID
+	*c = out
+	return nil
 }
 
 // setDeliverAtLocal applies f's local delivery time to a draft.
@@ -219,7 +238,7 @@ func fromStore(c store.Campaign) Campaign {
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
 		ListIDs: c.ListIds, TemplateID: c.TemplateID, ContentType: c.ContentType, Markdown: c.Markdown, LayoutID: c.LayoutID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PoolID: c.PoolID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
 		CreatedByType: c.CreatedByType, CreatedByID: c.CreatedByID, DeliverAtLocal: c.DeliverAtLocal,
 		SendWindow: storedWindow(c.SendWindow)}
@@ -309,6 +328,17 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 		}
 		if !owned {
 			return apperr.Invalidf("/segment_id", "segment %d not found", *f.SegmentID)
+		}
+	}
+	if f.PoolID != nil && *f.PoolID != 0 {
+		if f.SenderID != nil && *f.SenderID != 0 {
+			return apperr.Invalidf("/pool_id", "name a sender or a sender pool, not both")
+		}
+		if _, err := store.New(s.pool).PoolGet(ctx, store.PoolGetParams{AccountID: accountID, ID: *f.PoolID}); err != nil {
+			if apperr.Is(postgres.Error(err, "sender pool"), apperr.NotFound) {
+				return apperr.Invalidf("/pool_id", "sender pool %d not found", *f.PoolID)
+			}
+			return err
 		}
 	}
 	if f.SenderID != nil && *f.SenderID != 0 {
@@ -433,6 +463,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			return err
 		}
 		if err := setSendWindow(ctx, q, accountID, c.ID, f, &c); err != nil {
+			return err
+		}
+		if err := setPool(ctx, q, accountID, c.ID, f, &c); err != nil {
 			return err
 		}
 		if err := storeAttachments(ctx, q, accountID, c.ID, f.files); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -144,6 +145,9 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 				return err
 			}
 			if err := setSendWindow(ctx, q, accountID, id, f, c); err != nil {
+				return err
+			}
+			if err := setPool(ctx, q, accountID, id, f, c); err != nil {
 				return err
 			}
 			if f.Attachments != nil {
@@ -312,7 +316,22 @@ func storeTrackedLinks(ctx context.Context, q *store.Queries, c store.Campaign) 
 }
 
 // checkSenderFrom refuses a From that the campaign's sender does not allow.
+// A campaign on a sender pool is held to the rules of every sender of the pool:
+// its rows may leave through any of them.
 func checkSenderFrom(ctx context.Context, q *store.Queries, c store.Campaign) error {
+	if c.PoolID != nil {
+		rules, err := q.CampaignPoolSenderRules(ctx, store.CampaignPoolSenderRulesParams{AccountID: c.AccountID, PoolID: *c.PoolID})
+		if err != nil {
+			return err
+		}
+		for _, r := range rules {
+			if !sender.AllowsFrom(r.AllowedFrom, c.FromEmail) {
+				return apperr.Invalidf("/from_email", "sender %d of the campaign's pool does not allow sending from %s (allowed: %s)",
+					r.ID, c.FromEmail, strings.Join(r.AllowedFrom, ", "))
+			}
+		}
+		return nil
+	}
 	_, err := sender.CheckFrom(ctx, q, c.AccountID, c.SenderID, c.FromEmail, "/from_email")
 	return err
 }

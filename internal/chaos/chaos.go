@@ -84,6 +84,9 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	if len(args) > 0 && (args[0] == "-approvals" || args[0] == "--approvals") {
 		return runApprovalsChaos(ctx, bin, args[1:], stdout, stderr) // approvals.go
 	}
+	if len(args) > 0 && (args[0] == "-pool" || args[0] == "--pool") {
+		return runPoolChaos(ctx, bin, args[1:], stdout, stderr) // pool.go
+	}
 	if len(args) > 0 && (args[0] == "-ab" || args[0] == "--ab") {
 		return runABChaos(ctx, bin, args[1:], stdout, stderr) // abtest.go
 	}

@@ -141,6 +141,40 @@ func (a *App) listsCmd() *cobra.Command {
 	return cmd
 }
 
+func (a *App) poolsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "pools", Short: "Create and edit sender pools (senders in order, failing over to the next)"}
+	var (
+		name    string
+		senders []int64
+	)
+	cmd.AddCommand(a.writeCommands("sender pool", `  POOL=$(sendonce pools create --name relays --sender 2 --sender 3 -q)   # 2 is the primary
+  sendonce campaigns create --name 'March news' --from news@example.com --list 1 --pool $POOL --template 4`,
+		[]string{"name", "sender"},
+		func(f *pflag.FlagSet) {
+			f.StringVar(&name, "name", "", "the pool's name")
+			f.Int64SliceVar(&senders, "sender", nil, "a sender id, in order: the first is the primary (repeatable; on edit the list replaces the pool's)")
+		},
+		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
+			if id == 0 {
+				r, err := c.CreateSenderPoolWithResponse(cmd.Context(), nil, client.SenderPoolCreate{Name: name, Senders: senders})
+				if err := client.Check(r, err); err != nil {
+					return nil, 0, "", err
+				}
+				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
+			}
+			var ids *[]int64
+			if s.has("sender") {
+				ids = &senders
+			}
+			r, err := c.UpdateSenderPoolWithResponse(cmd.Context(), id, client.SenderPoolUpdate{Name: str(s, "name", name), Senders: ids})
+			if err := client.Check(r, err); err != nil {
+				return nil, 0, "", err
+			}
+			return r.JSON200, r.JSON200.Id, r.JSON200.Name, nil
+		})...)
+	return cmd
+}
+
 func (a *App) templatesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "templates", Short: "Create and edit templates (transactional messages and campaigns)"}
 	var name, subject, htmlFile, textFile, mdFile, sample string
@@ -253,7 +287,7 @@ func (a *App) layoutsCmd() *cobra.Command {
 func (a *App) campaignWriteCommands() []*cobra.Command {
 	var (
 		name, from, fromName, subject, htmlFile, textFile, replyTo, mdFile, deliverAt, window string
-		template, segment, layoutID                                                           int64
+		template, segment, layoutID, pool                                                     int64
 		lists                                                                                 []int64
 	)
 	return a.writeCommands("campaign",
@@ -275,6 +309,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
 			f.StringVar(&deliverAt, "deliver-at-local", "", "send each recipient at this local time, HH:MM in their zone ('' on edit: at once)")
 			f.StringVar(&window, "window", "", "send only in this window: DAYS HH:MM-HH:MM [ZONE], such as 'mon-fri 09:00-17:00 Europe/Berlin'")
+			f.Int64Var(&pool, "pool", 0, "send through this sender pool id (its first usable sender, failing over to the next)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			html, err := file(s, "html-file", htmlFile)
@@ -315,12 +350,16 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			if s.has("list") {
 				ids = &lists
 			}
+			var pl *int64
+			if s.has("pool") {
+				pl = &pool
+			}
 			if id == 0 {
 				r, err := c.CreateCampaignWithResponse(cmd.Context(), nil, client.CampaignCreate{Name: name, FromEmail: from,
 					FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 					Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
 					TemplateId: tpl, ListIds: ids, SegmentId: seg, ContentType: ct, Markdown: md, LayoutId: lay,
-					DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win})
+					DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win, PoolId: pl})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
 				}
@@ -331,7 +370,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
 				TemplateId: tpl, ListIds: ids, SegmentId: seg,
 				ContentType: (*client.CampaignUpdateContentType)(ct), Markdown: md, LayoutId: lay,
-				DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win})
+				DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win, PoolId: pl})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}

@@ -230,6 +230,10 @@ type Executor struct {
 	// MessageHoldMax is how long a transactional message waits for a sender that
 	// fails on its credentials or setup (paused) before it fails with the reason.
 	MessageHoldMax time.Duration `split_words:"true" default:"24h"`
+	// PoolFailback is how long a sender pool passes over a sender that refused
+	// before accepting (connection refused, TLS or AUTH failure, 421, MAIL FROM
+	// refused) before it tries that sender again.
+	PoolFailback time.Duration `split_words:"true" default:"1m"`
 	// AttachmentCacheMB caps the base64 encodings of campaigns' files the
 	// executor keeps, so each file is encoded once per campaign (0: no cache).
 	AttachmentCacheMB int `envconfig:"ATTACHMENT_CACHE_MB" default:"64"`
@@ -441,6 +445,8 @@ func (c Config) Validate() error {
 			"(a tracked event's id must outlive client retries), not %s", c.SequenceRetention)
 	case c.MessageHoldMax < time.Minute:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_HOLD_MAX must be at least 1m")
+	case c.PoolFailback < time.Second || c.PoolFailback > 24*time.Hour:
+		return fmt.Errorf("configuration: SENDONCE_POOL_FAILBACK must be between 1s and 24h")
 	case c.MessageSweep < 10*time.Millisecond:
 		return fmt.Errorf("configuration: SENDONCE_MESSAGE_SWEEP must be at least 10ms")
 	case c.Heartbeat < 100*time.Millisecond:

@@ -354,10 +354,11 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 // parsed templates, idle mark and claim cursor.
 func sameCampaignRow(a, b store.CampaignListSendingRow) bool {
 	if !samePtr(a.SenderID, b.SenderID) || !samePtr(a.StreamSenderID, b.StreamSenderID) ||
-		!samePtr(a.AbVariants, b.AbVariants) {
+		!samePtr(a.AbVariants, b.AbVariants) || !samePtr(a.PoolID, b.PoolID) {
 		return false
 	}
 	a.SenderID, a.StreamSenderID, b.SenderID, b.StreamSenderID = nil, nil, nil, nil
+	a.PoolID, b.PoolID = nil, nil
 	a.AbVariants, b.AbVariants = nil, nil
 	return a == b
 }

@@ -125,6 +125,10 @@ type Config struct {
 	// ProviderName names the executor's own provider (SENDONCE_PROVIDER), recorded on
 	// every row sent through it; default "default".
 	ProviderName string
+	// PoolFailback is how long a sender pool passes over a sender that refused
+	// before accepting (connection refused, TLS or AUTH failure, 421, MAIL FROM
+	// refused) before it tries it again; default 1m (SENDONCE_POOL_FAILBACK).
+	PoolFailback time.Duration
 	// MessageHoldMax is how long a transactional message waits for a sender that
 	// fails on its credentials or setup (paused after repeated auth failures)
 	// before it fails with the reason; default 24h.
@@ -169,6 +173,7 @@ func (c *Config) defaults() {
 	def(&c.StartupGrace, 30*time.Second)
 	def(&c.AckInterval, 5*time.Millisecond)
 	def(&c.MessageHoldMax, 24*time.Hour)
+	def(&c.PoolFailback, time.Minute)
 	if c.ProviderName == "" {
 		c.ProviderName = "default"
 	}
@@ -212,6 +217,7 @@ type Executor struct {
 	retry retryPolicy
 	live  *liveness.Registration
 	lost  liveness.LostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
+	refused refusals // pool senders that refused before accepting (pool.go)
 
 	wakeSched    chan struct{} // a NOTIFY or a start: look for due campaigns
 	wakeDispatch chan struct{} // worker slots freed

@@ -17,6 +17,8 @@ type metrics struct {
 	activeCampaigns prometheus.Gauge
 	queuedRows      prometheus.Gauge
 	retiredRows     prometheus.Counter
+	poolSends       *prometheus.CounterVec
+	poolFailovers   prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -54,12 +56,20 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "sendonce_send_rows_deleted_total",
 			Help: "Send rows of finished campaigns deleted past SENDONCE_SEND_RETENTION (their counts are kept).",
 		}),
+		poolSends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sendonce_pool_sends_total",
+			Help: "Sends through sender pools by the member's position (0: the primary) and outcome (sent, refused: the route refused before accepting, failed: any other failure).",
+		}, []string{"position", "outcome"}),
+		poolFailovers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sendonce_pool_failovers_total",
+			Help: "Rows a pool's sender refused before accepting, handed back uncharged for the pool's next sender.",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.sends, m.claimSeconds, m.claimBatch, m.ackSeconds,
-		m.ackBatch, m.providerSeconds, m.activeCampaigns, m.queuedRows, m.retiredRows} {
+		m.ackBatch, m.providerSeconds, m.activeCampaigns, m.queuedRows, m.retiredRows, m.poolSends, m.poolFailovers} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

@@ -27,4 +27,9 @@ func TestSameCampaignRowComparesSenderIDsByValue(t *testing.T) {
 	b.Subject = "t"
 	require.False(t, sameCampaignRow(a, b))
 	require.True(t, sameCampaignRow(store.CampaignListSendingRow{ID: 1}, store.CampaignListSendingRow{ID: 1}))
+	// A sender pool's id too (a pool campaign kept its cursor and templates only so).
+	a, b = store.CampaignListSendingRow{ID: 4, PoolID: id(2)}, store.CampaignListSendingRow{ID: 4, PoolID: id(2)}
+	require.True(t, sameCampaignRow(a, b))
+	b.PoolID = id(5)
+	require.False(t, sameCampaignRow(a, b))
 }

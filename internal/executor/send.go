@@ -175,8 +175,17 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	pid, err := rt.provider.Send(sctx, msg)
 	e.report(rt, r.AccountID, r.Email, err)
 	e.metrics.providerSeconds.Observe(e.clk.Since(start).Seconds())
+	if rt.pool != nil {
+		e.metrics.poolSends.WithLabelValues(rt.positionLabel(), outcomeLabel(err)).Inc()
+	}
 	if err == nil {
 		return result{id: r.ID, attempts: r.Attempts, status: "sent", providerID: pid}
+	}
+	if sctx.Err() == nil && e.failover(rt, err) {
+		// The pool's sender refused before taking anything (and not because our
+		// own deadline cut the call): the row goes back, uncharged, to be claimed
+		// through the pool's next sender (pool.go).
+		return result{id: r.ID, attempts: r.Attempts, status: statusRelease}
 	}
 	if ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) &&
 		errors.Is(err, context.DeadlineExceeded) && provider.ClassOf(err) == provider.Temporary {

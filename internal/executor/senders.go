@@ -41,6 +41,8 @@ type route struct {
 	// idempotent is the provider's own answer (Provider.Idempotent): whether a
 	// replay of a job id is dropped, so an interrupted send may be repeated.
 	idempotent bool
+	// pool is set when the route is a sender pool's member (pool.go).
+	pool *poolPick
 }
 
 // ownRoute is the route through the executor's provider.
@@ -53,6 +55,10 @@ func (e *Executor) ownRoute() *route {
 // next claims. A sender that cannot be built keeps the campaign out of the deal
 // until it can. Dispatcher goroutine only (senderLimiter, routeErr).
 func (e *Executor) route(ctx context.Context, d *dealer, c *campaign) {
+	if c.PoolID != nil && e.cfg.Senders != nil {
+		e.poolRoute(ctx, d, c)
+		return
+	}
 	id := c.sender()
 	if id == nil || e.cfg.Senders == nil {
 		c.rt.Store(e.own)
@@ -67,22 +73,28 @@ func (e *Executor) route(ctx context.Context, d *dealer, c *campaign) {
 		e.log.Warn("sender unavailable: its campaign waits", "campaign", c.ID, "sender", *id, "err", err)
 		return
 	}
+	e.useRoute(d, c, *id, r, nil)
+}
+
+// useRoute publishes r, sender sid's route (a pool's member when pick is set), as
+// c's route for its next claims, with the sender's limiter. Dispatcher goroutine only.
+func (e *Executor) useRoute(d *dealer, c *campaign, sid int64, r Route, pick *poolPick) {
 	var limiter *rate.Limiter
 	if r.RatePerSecond > 0 {
-		limiter = d.senderLimiters[*id]
+		limiter = d.senderLimiters[sid]
 		if limiter == nil || float64(limiter.Limit()) != r.RatePerSecond {
 			limiter = e.newLimiter(r.RatePerSecond)
-			d.senderLimiters[*id] = limiter
+			d.senderLimiters[sid] = limiter
 		}
 	}
 	kind := r.Kind
 	if kind == "" {
 		kind = "sender"
 	}
-	sid := *id
 	if old := c.rt.Load(); old == nil || old.provider != r.Provider || old.senderID == nil || *old.senderID != sid ||
-		old.kind != kind {
-		c.rt.Store(&route{provider: r.Provider, senderID: &sid, kind: kind, idempotent: r.Provider.Idempotent()})
+		old.kind != kind || pick != nil || old.pool != nil {
+		c.rt.Store(&route{provider: r.Provider, senderID: &sid, kind: kind, idempotent: r.Provider.Idempotent(),
+			pool: pick})
 	}
 	c.senderLimiter, c.routeErr = limiter, nil
 }

@@ -50,6 +50,21 @@ func (q *Queries) ChaosCampaignCreate(ctx context.Context, accountID int64) (int
 	return id, err
 }
 
+const chaosCampaignSetPool = `-- name: ChaosCampaignSetPool :exec
+UPDATE campaigns SET pool_id = $1, sender_id = NULL WHERE account_id = $2 AND id = $3
+`
+
+type ChaosCampaignSetPoolParams struct {
+	PoolID    *int64
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) ChaosCampaignSetPool(ctx context.Context, arg ChaosCampaignSetPoolParams) error {
+	_, err := q.db.Exec(ctx, chaosCampaignSetPool, arg.PoolID, arg.AccountID, arg.ID)
+	return err
+}
+
 const chaosCampaignSetSender = `-- name: ChaosCampaignSetSender :exec
 UPDATE campaigns SET sender_id = $1 WHERE account_id = $2 AND id = $3
 `
@@ -105,6 +120,39 @@ func (q *Queries) ChaosMessageStream(ctx context.Context, accountID int64) (int6
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const chaosRoutes = `-- name: ChaosRoutes :many
+SELECT coalesce(via_sender_id, 0)::bigint AS sender_id, status, count(*) AS n
+FROM sends WHERE campaign_id = $1
+GROUP BY 1, 2 ORDER BY 1, 2
+`
+
+type ChaosRoutesRow struct {
+	SenderID int64
+	Status   string
+	N        int64
+}
+
+// The campaign's rows by the sender recorded on them and status (`chaos -pool`).
+func (q *Queries) ChaosRoutes(ctx context.Context, campaignID int64) ([]ChaosRoutesRow, error) {
+	rows, err := q.db.Query(ctx, chaosRoutes, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChaosRoutesRow{}
+	for rows.Next() {
+		var i ChaosRoutesRow
+		if err := rows.Scan(&i.SenderID, &i.Status, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const chaosSendStatuses = `-- name: ChaosSendStatuses :many

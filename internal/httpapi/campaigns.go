@@ -22,7 +22,7 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		ListIds: ids, TemplateId: c.TemplateID, SegmentId: c.SegmentID, Status: api.CampaignStatus(c.Status), AmbiguousPolicy: api.AmbiguousPolicy(c.AmbiguousPolicy),
 		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		SenderId: c.SenderID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
+		SenderId: c.SenderID, PoolId: c.PoolID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
 		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c),
 		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, LayoutId: c.LayoutID, DeliverAtLocal: c.DeliverAtLocal,
@@ -130,7 +130,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.Campaigns.Create(r.Context(), accountID(r), campaign.Fields{
 		Name: &in.Name, Subject: in.Subject, FromEmail: &in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
-		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
+		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId, PoolID: in.PoolId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
 		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
@@ -171,6 +171,9 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	if nulls["sender_id"] {
 		in.SenderId = &none
 	}
+	if nulls["pool_id"] {
+		in.PoolId = &none
+	}
 	if nulls["deliver_at_local"] {
 		clear := ""
 		in.DeliverAtLocal = &clear
@@ -183,7 +186,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.Campaigns.Update(r.Context(), accountID(r), id, campaign.Fields{
 		Name: in.Name, Subject: in.Subject, FromEmail: in.FromEmail, FromName: in.FromName, ReplyTo: in.ReplyTo,
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
-		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId,
+		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId, PoolID: in.PoolId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
 		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,

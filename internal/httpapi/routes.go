@@ -220,6 +220,11 @@ func (s *Server) routes() {
 			r.Post("/event-endpoints/{id}/redeliver", s.handle(s.redeliverEventEndpoint))
 			r.Get("/event-endpoints/{id}/deliveries", s.handle(s.listEventEndpointDeliveries))
 			// Senders: credentials are write-only (a masked hint comes back).
+			r.Get("/sender-pools", s.handle(s.listSenderPools))
+			r.Post("/sender-pools", s.handle(s.createSenderPool))
+			r.Get("/sender-pools/{id}", s.handle(s.getSenderPool))
+			r.Patch("/sender-pools/{id}", s.handle(s.updateSenderPool))
+			r.Delete("/sender-pools/{id}", s.handle(s.deleteSenderPool))
 			r.Get("/senders", s.handle(s.listSenders))
 			r.Post("/senders", s.handle(s.createSender))
 			r.Get("/senders/{id}", s.handle(s.getSender))

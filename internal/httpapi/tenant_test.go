@@ -73,6 +73,9 @@ func TestCrossTenant(t *testing.T) {
 		ID int64 `json:"id"`
 	}
 	require.NoError(t, json.Unmarshal(res.Body, &snd))
+	res = e.do(a, "POST", "/v1/sender-pools", map[string]any{"name": "a pool", "senders": []int64{snd.ID}})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	pl := decodeAs[api.SenderPool](t, res)
 
 	res = e.do(a, "PUT", "/v1/account/sso", map[string]any{"issuer_url": "https://login.example.com", "client_id": "a",
 		"client_secret": "a-secret", "allowed_domains": []string{"example.com"}, "default_role": "viewer", "enabled": false})
@@ -119,6 +122,7 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/event-endpoints/" + itoa(eventEndpoint.ID) + "/deliveries", "/v1/events",
 			"/v1/segments", "/v1/segments/" + itoa(seg.Id),
 			"/v1/senders", "/v1/senders/" + itoa(snd.ID), "/v1/api-keys",
+			"/v1/sender-pools", "/v1/sender-pools/" + itoa(pl.Id),
 			"/v1/sequences", "/v1/sequences/" + itoa(seq.Id), "/v1/sequences/" + itoa(seq.Id) + "/enrollments",
 			"/v1/sequences/" + itoa(seq.Id) + "/stats", "/v1/account/sso", "/v1/domains/news.example.com/dkim-keys"} {
 			r := e.do(a, "GET", p, nil)
@@ -325,6 +329,13 @@ func TestCrossTenant(t *testing.T) {
 		"updateSender": {body: map[string]any{"name": "hijacked", "credentials": map[string]any{"server_token": "b-token"}}},
 		"deleteSender": {},
 		"verifySender": {},
+		// Sender pools: B neither reads nor changes A's, nor builds one of A's sender
+		// (422 naming /senders/0), nor names A's pool in a campaign (422 /pool_id).
+		"listSenderPools":  {expect: http.StatusOK},
+		"createSenderPool": {body: map[string]any{"name": "b pool", "senders": []int64{snd.ID}}, expect: http.StatusUnprocessableEntity},
+		"getSenderPool":    {},
+		"updateSenderPool": {body: map[string]any{"name": "hijacked"}},
+		"deleteSenderPool": {},
 		// Sequences: B can neither read, change, run nor enroll into A's, nor
 		// build one from A's template; B's /track with A's event id and address is
 		// B's own event (B has no such subscriber: it triggers nothing).
@@ -400,6 +411,8 @@ func TestCrossTenant(t *testing.T) {
 			url = strings.ReplaceAll(url, "{id}", itoa(hook.ID))
 		case strings.HasPrefix(path, "/v1/event-endpoints/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(eventEndpoint.ID))
+		case strings.HasPrefix(path, "/v1/sender-pools/"):
+			url = strings.ReplaceAll(url, "{id}", itoa(pl.Id))
 		case strings.HasPrefix(path, "/v1/senders/"):
 			url = strings.ReplaceAll(url, "{id}", itoa(snd.ID))
 		case strings.HasPrefix(path, "/v1/sequences/"):

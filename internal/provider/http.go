@@ -150,7 +150,9 @@ func (p *HTTP) Send(ctx context.Context, m Message) (string, error) {
 		if wrote.Load() {
 			return "", classed(Ambiguous, 0, err)
 		}
-		return "", classed(Temporary, 0, err)
+		e := classed(Temporary, 0, err)
+		e.RouteDown = true // nothing was written: the endpoint was not reached
+		return "", e
 	}
 	defer resp.Body.Close()
 	data, readErr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

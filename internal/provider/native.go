@@ -131,7 +131,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, header http.Hea
 		if wrote.Load() && method == http.MethodPost {
 			return apiAnswer{}, classed(Ambiguous, 0, err)
 		}
-		return apiAnswer{}, classed(Temporary, 0, err)
+		e := classed(Temporary, 0, err)
+		e.RouteDown = !wrote.Load() // nothing was written: the endpoint was not reached
+		return apiAnswer{}, e
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -297,7 +299,7 @@ var errRefused = errors.New("destination not allowed")
 // refusedError is a send the guard refused: nothing left, and the sender's
 // destination is the fault (counted toward pausing it).
 func refusedError() *Error {
-	return &Error{Class: Temporary, Err: errRefused, Config: true}
+	return &Error{Class: Temporary, Err: errRefused, Config: true, RouteDown: true}
 }
 
 // errNoVerify is answered by senders whose API has no call that checks the

@@ -137,6 +137,13 @@ type Error struct {
 	// Suppress marks a recipient the provider itself refuses for good (Postmark's
 	// inactive recipient): the address should be suppressed, not only failed.
 	Suppress bool
+	// RouteDown marks a refusal of the route itself before any message was handed
+	// over: the connection refused or broken before the message, TLS or AUTH
+	// failed, the relay closing (421) or refusing the envelope sender (MAIL FROM
+	// 4xx/5xx). Not a verdict on the recipient (a refused RCPT is not one): a
+	// sender pool moves the row to its next sender, which cannot make a copy.
+	// Never set on an Ambiguous failure.
+	RouteDown bool
 }
 
 func (e *Error) Error() string {

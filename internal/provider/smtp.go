@@ -295,7 +295,9 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		if cutHappened {
 			err = fmt.Errorf("%w (cut: %w)", err, context.Cause(ctx))
 		}
-		return "", classed(f.class(), f.code, err)
+		e := classed(f.class(), f.code, err)
+		e.RouteDown = f.routeDown()
+		return "", e
 	}
 }
 
@@ -426,6 +428,7 @@ func (p *SMTP) Shutdown(ctx context.Context) error {
 // its campaigns instead of retrying every recipient.
 func dialError(err error) *Error {
 	e := classed(Temporary, 0, fmt.Errorf("smtp connect: %w", err))
+	e.RouteDown = true
 	var te *textproto.Error
 	if errors.As(err, &te) {
 		e.Code = te.Code

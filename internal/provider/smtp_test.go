@@ -119,6 +119,9 @@ func TestSMTPClassifiesFaults(t *testing.T) {
 		var pe *provider.Error
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, tc.code, pe.Code, tc.rcpt)
+		// A refusal of this recipient or message, or an answer lost: never the
+		// route's refusal, which would move the row to a pool's next sender.
+		require.False(t, pe.RouteDown, tc.rcpt)
 	}
 	st := s.Stats()
 	// The dropped message was stored: ambiguous really means "maybe delivered".
@@ -162,6 +165,8 @@ func TestSMTPConnectFailureIsTemporary(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.Send(context.Background(), testMessage("campaign:1:1"))
 	require.Equal(t, provider.Temporary, provider.ClassOf(err), "%v", err)
+	pe, _ := provider.AsError(err)
+	require.True(t, pe.RouteDown, "connection refused: nothing was handed over, a pool may fail over")
 	require.NoError(t, p.Close())
 	require.NoError(t, p.Close())
 }

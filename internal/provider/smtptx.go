@@ -54,6 +54,14 @@ func (f *smtpFailure) class() Class {
 	return Temporary
 }
 
+// routeDown reports whether the failure refuses the route rather than the
+// recipient, before any of the message was written: the connection broke or the
+// relay closed it (421) before the body, or it refused the envelope sender.
+// A refused RCPT or DATA is about this message, not the relay.
+func (f *smtpFailure) routeDown() bool {
+	return f.stage < stageBody && (f.stage <= stageMail || f.code == 0 || f.code == 421)
+}
+
 // stale reports whether the failure is how a connection the relay closed while
 // it sat idle fails: before any of the message was sent, without an answer or
 // with 421 ("421 4.4.2 Idle timeout"). Sending again on a fresh connection cannot

@@ -21,7 +21,7 @@ WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
   AND (NOT $4::boolean
        OR (from_email = $5::text
            AND sender_id IS NOT DISTINCT FROM $6::bigint))
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignApproveParams struct {
@@ -95,6 +95,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -434,7 +435,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignCancelParams struct {
@@ -493,6 +494,7 @@ func (q *Queries) CampaignCancel(ctx context.Context, arg CampaignCancelParams) 
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -506,7 +508,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11, $12,
         $13::bigint, $14::text, $15::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignCreateParams struct {
@@ -605,6 +607,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -636,7 +639,7 @@ SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.
        c.track_clicks, c.track_opens, c.archive
 FROM campaigns c
 WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignDuplicateParams struct {
@@ -699,6 +702,7 @@ func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicatePa
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -785,7 +789,7 @@ func (q *Queries) CampaignFourEyesBlocked(ctx context.Context, arg CampaignFourE
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 type CampaignGetParams struct {
@@ -844,13 +848,14 @@ func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campa
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -926,6 +931,7 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.Markdown,
 			&i.LayoutID,
 			&i.DeliverAtLocal,
+			&i.PoolID,
 			&i.SendWindow,
 		); err != nil {
 			return nil, err
@@ -968,7 +974,7 @@ func (q *Queries) CampaignListBuildsToResume(ctx context.Context, executorID *in
 }
 
 const campaignListNewest = `-- name: CampaignListNewest :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window FROM campaigns
 WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id DESC
@@ -1047,6 +1053,7 @@ func (q *Queries) CampaignListNewest(ctx context.Context, arg CampaignListNewest
 			&i.Markdown,
 			&i.LayoutID,
 			&i.DeliverAtLocal,
+			&i.PoolID,
 			&i.SendWindow,
 		); err != nil {
 			return nil, err
@@ -1077,7 +1084,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, arg CampaignNotifyParams) 
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignPauseParams struct {
@@ -1137,15 +1144,54 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
 }
 
+const campaignPoolSenderRules = `-- name: CampaignPoolSenderRules :many
+SELECT s.id, s.allowed_from FROM sender_pool_members m
+JOIN senders s ON s.account_id = m.account_id AND s.id = m.sender_id
+WHERE m.account_id = $1 AND m.pool_id = $2
+ORDER BY m.position
+`
+
+type CampaignPoolSenderRulesParams struct {
+	AccountID int64
+	PoolID    int64
+}
+
+type CampaignPoolSenderRulesRow struct {
+	ID          int64
+	AllowedFrom []string
+}
+
+// The allowed_from rules of every sender of a campaign's pool, in pool order.
+func (q *Queries) CampaignPoolSenderRules(ctx context.Context, arg CampaignPoolSenderRulesParams) ([]CampaignPoolSenderRulesRow, error) {
+	rows, err := q.db.Query(ctx, campaignPoolSenderRules, arg.AccountID, arg.PoolID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignPoolSenderRulesRow{}
+	for rows.Next() {
+		var i CampaignPoolSenderRulesRow
+		if err := rows.Scan(&i.ID, &i.AllowedFrom); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignResumeParams struct {
@@ -1206,6 +1252,7 @@ func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) 
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1215,7 +1262,7 @@ const campaignRetryFailedBegin = `-- name: CampaignRetryFailedBegin :one
 UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND kind = 'campaign' AND status = 'sent'
   AND failed_retried_at IS NULL
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignRetryFailedBeginParams struct {
@@ -1278,6 +1325,7 @@ func (q *Queries) CampaignRetryFailedBegin(ctx context.Context, arg CampaignRetr
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1371,7 +1419,7 @@ func (q *Queries) CampaignSenderRules(ctx context.Context, arg CampaignSenderRul
 const campaignSetDeliverAtLocal = `-- name: CampaignSetDeliverAtLocal :one
 UPDATE campaigns SET deliver_at_local = $1::text, updated_at = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignSetDeliverAtLocalParams struct {
@@ -1433,6 +1481,82 @@ func (q *Queries) CampaignSetDeliverAtLocal(ctx context.Context, arg CampaignSet
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
+		&i.SendWindow,
+	)
+	return i, err
+}
+
+const campaignSetPool = `-- name: CampaignSetPool :one
+UPDATE campaigns
+SET pool_id = $1::bigint,
+    sender_id = CASE WHEN $1::bigint IS NULL THEN sender_id END,
+    updated_at = now()
+WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+`
+
+type CampaignSetPoolParams struct {
+	PoolID    *int64
+	AccountID int64
+	ID        int64
+}
+
+// Names (or, with NULL, stops naming) one of the account's sender pools, in the
+// transaction of the create or edit that carries it; naming a pool leaves the
+// sender the campaign named (one or the other: campaigns_sender_or_pool).
+func (q *Queries) CampaignSetPool(ctx context.Context, arg CampaignSetPoolParams) (Campaign, error) {
+	row := q.db.QueryRow(ctx, campaignSetPool, arg.PoolID, arg.AccountID, arg.ID)
+	var i Campaign
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.Subject,
+		&i.FromEmail,
+		&i.FromName,
+		&i.ReplyTo,
+		&i.HtmlTemplate,
+		&i.TextTemplate,
+		&i.Language,
+		&i.ListIds,
+		&i.Status,
+		&i.AmbiguousPolicy,
+		&i.ScheduledFor,
+		&i.ApprovedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CancelledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.SkippedSuppressed,
+		&i.SkippedUnconfirmed,
+		&i.TemplateID,
+		&i.Kind,
+		&i.SenderID,
+		&i.PausedReason,
+		&i.SegmentID,
+		&i.BuildExecutorID,
+		&i.FailedReason,
+		&i.TrackClicks,
+		&i.TrackOpens,
+		&i.Archive,
+		&i.CreatedByType,
+		&i.CreatedByID,
+		&i.FailedRetriedAt,
+		&i.AbMode,
+		&i.AbVariants,
+		&i.AbTestPercent,
+		&i.AbWaitSeconds,
+		&i.AbMetric,
+		&i.AbWinner,
+		&i.AbWinnerAt,
+		&i.AbWinnerBy,
+		&i.ContentType,
+		&i.Markdown,
+		&i.LayoutID,
+		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1441,7 +1565,7 @@ func (q *Queries) CampaignSetDeliverAtLocal(ctx context.Context, arg CampaignSet
 const campaignSetSendWindow = `-- name: CampaignSetSendWindow :one
 UPDATE campaigns SET send_window = $1::jsonb, updated_at = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignSetSendWindowParams struct {
@@ -1503,6 +1627,7 @@ func (q *Queries) CampaignSetSendWindow(ctx context.Context, arg CampaignSetSend
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1687,7 +1812,7 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignUnapproveParams struct {
@@ -1746,6 +1871,7 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, arg CampaignUnapprovePa
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1766,12 +1892,14 @@ UPDATE campaigns SET
     -- sender_id: NULL keeps it, 0 clears it (the account default applies again).
     sender_id        = CASE WHEN $11::bigint IS NULL THEN sender_id
                             ELSE nullif($11::bigint, 0) END,
+    -- Naming a sender leaves the sender pool it named (a campaign names one or the other).
+    pool_id          = CASE WHEN coalesce($11::bigint, 0) <> 0 THEN NULL ELSE pool_id END,
     -- 0 clears the segment; NULL keeps it.
     segment_id       = CASE WHEN $12::bigint IS NULL THEN segment_id
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = $13 AND id = $14 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
 `
 
 type CampaignUpdateDraftParams struct {
@@ -1857,6 +1985,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err

@@ -154,7 +154,7 @@ func (q *Queries) CampaignListFailedWithQueued(ctx context.Context) ([]CampaignL
 
 const campaignListSending = `-- name: CampaignListSending :many
 SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
-       c.text_template, c.ambiguous_policy, c.sender_id, c.kind, c.track_clicks, c.track_opens, c.ab_variants, ds.id AS stream_sender_id,
+       c.text_template, c.ambiguous_policy, c.sender_id, c.pool_id, c.kind, c.track_clicks, c.track_opens, c.ab_variants, ds.id AS stream_sender_id,
        (coalesce(ns.paused_reason, ds.paused_reason) IS NOT NULL)::bool AS sender_paused,
        -- The sending window (internal/sendwindow) and the zone it falls back to:
        -- a step campaign's is its sequence's, read in the sequence's zone.
@@ -182,6 +182,7 @@ type CampaignListSendingRow struct {
 	TextTemplate    string
 	AmbiguousPolicy string
 	SenderID        *int64
+	PoolID          *int64
 	Kind            string
 	TrackClicks     bool
 	TrackOpens      bool
@@ -222,6 +223,7 @@ func (q *Queries) CampaignListSending(ctx context.Context) ([]CampaignListSendin
 			&i.TextTemplate,
 			&i.AmbiguousPolicy,
 			&i.SenderID,
+			&i.PoolID,
 			&i.Kind,
 			&i.TrackClicks,
 			&i.TrackOpens,

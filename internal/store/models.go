@@ -145,6 +145,7 @@ type Campaign struct {
 	Markdown           string
 	LayoutID           *int64
 	DeliverAtLocal     *string
+	PoolID             *int64
 	SendWindow         json.RawMessage
 }
 
@@ -546,6 +547,21 @@ type Sender struct {
 	PausedAt       *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+}
+
+type SenderPool struct {
+	ID        int64
+	AccountID int64
+	Name      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type SenderPoolMember struct {
+	PoolID    int64
+	AccountID int64
+	Position  int16
+	SenderID  int64
 }
 
 type Sequence struct {

@@ -210,10 +210,13 @@ func (q *Queries) SenderGetForUpdate(ctx context.Context, arg SenderGetForUpdate
 }
 
 const senderInUse = `-- name: SenderInUse :one
-SELECT EXISTS (
-    SELECT 1 FROM campaigns
-    WHERE account_id = $1 AND sender_id = $2
-) AS in_use
+SELECT (EXISTS (
+    SELECT 1 FROM campaigns c
+    WHERE c.account_id = $1 AND c.sender_id = $2
+) OR EXISTS (
+    SELECT 1 FROM sender_pool_members m
+    WHERE m.account_id = $1 AND m.sender_id = $2
+))::bool AS in_use
 `
 
 type SenderInUseParams struct {
@@ -221,7 +224,8 @@ type SenderInUseParams struct {
 	ID        *int64
 }
 
-// Whether a campaign that may still send names the sender.
+// Whether a campaign that may still send names the sender, or a sender pool
+// holds it (a pool's member cannot be deleted: take it out of the pool first).
 func (q *Queries) SenderInUse(ctx context.Context, arg SenderInUseParams) (bool, error) {
 	row := q.db.QueryRow(ctx, senderInUse, arg.AccountID, arg.ID)
 	var in_use bool

@@ -19,7 +19,7 @@ UPDATE campaigns c SET
     updated_at    = now()
 FROM templates t
 WHERE c.account_id = $1 AND c.id = $2 AND t.id = c.template_id AND c.kind = 'campaign'
-RETURNING c.id, c.account_id, c.name, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template, c.text_template, c.language, c.list_ids, c.status, c.ambiguous_policy, c.scheduled_for, c.approved_at, c.started_at, c.finished_at, c.cancelled_at, c.created_at, c.updated_at, c.skipped_suppressed, c.skipped_unconfirmed, c.template_id, c.kind, c.sender_id, c.paused_reason, c.segment_id, c.build_executor_id, c.failed_reason, c.track_clicks, c.track_opens, c.archive, c.created_by_type, c.created_by_id, c.failed_retried_at, c.ab_mode, c.ab_variants, c.ab_test_percent, c.ab_wait_seconds, c.ab_metric, c.ab_winner, c.ab_winner_at, c.ab_winner_by, c.content_type, c.markdown, c.layout_id, c.deliver_at_local, c.send_window
+RETURNING c.id, c.account_id, c.name, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template, c.text_template, c.language, c.list_ids, c.status, c.ambiguous_policy, c.scheduled_for, c.approved_at, c.started_at, c.finished_at, c.cancelled_at, c.created_at, c.updated_at, c.skipped_suppressed, c.skipped_unconfirmed, c.template_id, c.kind, c.sender_id, c.paused_reason, c.segment_id, c.build_executor_id, c.failed_reason, c.track_clicks, c.track_opens, c.archive, c.created_by_type, c.created_by_id, c.failed_retried_at, c.ab_mode, c.ab_variants, c.ab_test_percent, c.ab_wait_seconds, c.ab_metric, c.ab_winner, c.ab_winner_at, c.ab_winner_by, c.content_type, c.markdown, c.layout_id, c.deliver_at_local, c.pool_id, c.send_window
 `
 
 type CampaignFreezeTemplateParams struct {
@@ -81,6 +81,7 @@ func (q *Queries) CampaignFreezeTemplate(ctx context.Context, arg CampaignFreeze
 		&i.Markdown,
 		&i.LayoutID,
 		&i.DeliverAtLocal,
+		&i.PoolID,
 		&i.SendWindow,
 	)
 	return i, err

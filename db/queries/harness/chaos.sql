@@ -39,3 +39,12 @@ SELECT id FROM campaigns WHERE account_id = @account_id AND kind = 'messages' AN
 -- has is past its start (its signal handling is in place). A killed process of
 -- an earlier generation may have had the same pid: its row is older than since.
 SELECT count(DISTINCT pid) FROM executors WHERE pid = ANY(@pids::int[]) AND started_at >= @since::timestamptz;
+
+-- name: ChaosCampaignSetPool :exec
+UPDATE campaigns SET pool_id = @pool_id, sender_id = NULL WHERE account_id = @account_id AND id = @id;
+
+-- name: ChaosRoutes :many
+-- The campaign's rows by the sender recorded on them and status (`chaos -pool`).
+SELECT coalesce(via_sender_id, 0)::bigint AS sender_id, status, count(*) AS n
+FROM sends WHERE campaign_id = @campaign_id
+GROUP BY 1, 2 ORDER BY 1, 2;

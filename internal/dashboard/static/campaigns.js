@@ -80,7 +80,8 @@ function formOf(c) {
     name: c ? c.name : '', from_email: c ? c.from_email : '', from_name: c ? c.from_name : '', reply_to: c ? c.reply_to : '',
     template_id: c && c.template_id ? String(c.template_id) : '', subject: c ? c.subject : '', html_template: c ? c.html_template : '',
     text_template: c ? c.text_template : '', segment_id: c && c.segment_id ? String(c.segment_id) : '',
-    sender_id: c && c.sender_id ? String(c.sender_id) : '', language: c ? c.language : '',
+    // The route: a sender's id, or "pool:<id>" for a sender pool (one or the other).
+    sender_id: c && c.pool_id ? 'pool:' + c.pool_id : c && c.sender_id ? String(c.sender_id) : '', language: c ? c.language : '',
     track_clicks: c ? c.track_clicks : true, track_opens: c ? c.track_opens : false, archive: c ? c.archive : false,
     deliver_at_local: c && c.deliver_at_local ? c.deliver_at_local : '',
     window: !!(c && c.send_window), window_days: c && c.send_window ? c.send_window.days : ['mon', 'tue', 'wed', 'thu', 'fri'],
@@ -107,6 +108,7 @@ export function CampaignForm({ campaign, onSaved }) {
   const [lists] = useLoad(() => api('GET', '/v1/lists?limit=200'));
   const [segments] = useLoad(() => api('GET', '/v1/segments?limit=200'));
   const [senders] = useLoad(() => api('GET', '/v1/senders?limit=200'));
+  const [pools] = useLoad(() => api('GET', '/v1/sender-pools?limit=200'));
   const [f, setF] = useState(formOf(campaign));
   const [listIds, setListIds] = useState(/** @type {number[]} */ (campaign ? campaign.list_ids : []));
   const [count, setCount] = useState(/** @type {any} */ (null));
@@ -128,7 +130,12 @@ export function CampaignForm({ campaign, onSaved }) {
       track_clicks: f.track_clicks, track_opens: f.track_opens, archive: f.archive };
     if (f.language) body.language = f.language;
     if (f.segment_id) body.segment_id = Number(f.segment_id); else if (campaign && campaign.segment_id) body.segment_id = null;
-    if (f.sender_id) body.sender_id = Number(f.sender_id); else if (campaign && campaign.sender_id) body.sender_id = null;
+    if (f.sender_id.startsWith('pool:')) body.pool_id = Number(f.sender_id.slice(5));
+    else if (f.sender_id) body.sender_id = Number(f.sender_id);
+    else {
+      if (campaign && campaign.sender_id) body.sender_id = null;
+      if (campaign && campaign.pool_id) body.pool_id = null;
+    }
     if (f.deliver_at_local) body.deliver_at_local = f.deliver_at_local; else if (campaign && campaign.deliver_at_local) body.deliver_at_local = null;
     if (f.window) {
       body.send_window = { days: weekDays.map(([d]) => d).filter((d) => f.window_days.includes(d)), start: f.window_start, end: f.window_end };
@@ -154,8 +161,9 @@ export function CampaignForm({ campaign, onSaved }) {
       <${Field} label="From address" type="email" value=${f.from_email} onInput=${set('from_email')} required error=${fieldError(error, '/from_email')} />
       <${Field} label="From name" value=${f.from_name} onInput=${set('from_name')} error=${fieldError(error, '/from_name')} />
       <${Field} label="Reply-To" type="email" value=${f.reply_to} onInput=${set('reply_to')} error=${fieldError(error, '/reply_to')} hint="Empty: replies go to the From address." />
-      <${Select} label="Sender" value=${f.sender_id} onChange=${set('sender_id')} error=${fieldError(error, '/sender_id')}
-        options=${[['', "The account's default sender"], ...(senders ? senders.data.map((/** @type {any} */ s) => [String(s.id), s.name]) : [])]} />
+      <${Select} label="Sender" value=${f.sender_id} onChange=${set('sender_id')} error=${fieldError(error, '/sender_id') || fieldError(error, '/pool_id')}
+        options=${[['', "The account's default sender"], ...(senders ? senders.data.map((/** @type {any} */ s) => [String(s.id), s.name]) : []),
+          ...(pools ? pools.data.map((/** @type {any} */ p) => ['pool:' + p.id, 'Pool: ' + p.name]) : [])]} />
       <${Select} label="Template" value=${f.template_id} onChange=${set('template_id')} error=${fieldError(error, '/template_id')}
         options=${[['', 'None: write the message here'], ...(templates ? templates.data.map((/** @type {any} */ t) => [String(t.id), t.name]) : [])]} />
       ${!fromTemplate && html`

@@ -133,6 +133,58 @@ function PausedNote({ s }) {
   return html`<p class="paused-note" data-paused>Paused ${when(s.paused_at)}: ${s.paused_reason}</p>`;
 }
 
+/**
+ * The account's sender pools: each an ordered list of its senders (the primary
+ * first). A campaign naming a pool sends through its first usable sender and
+ * moves the rows a refusing sender did not take to the next (docs/providers.md).
+ * @param {{senders:any[]}} p
+ */
+function Pools({ senders }) {
+  const paged = usePaged('/v1/sender-pools?limit=50');
+  const { page, error, reload } = paged;
+  const [name, setName] = useState('');
+  const [order, setOrder] = useState('');
+  const [formError, setFormError] = useState(/** @type {any} */ (null));
+  const nameOf = (/** @type {number} */ id) => (senders.find((/** @type {any} */ s) => s.id === id) || { name: `sender ${id}` }).name;
+  const create = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setFormError(null);
+    const ids = order.split(',').map((x) => x.trim()).filter(Boolean).map((x) => {
+      const byName = senders.find((/** @type {any} */ s) => s.name === x);
+      return byName ? byName.id : Number(x);
+    });
+    try {
+      await api('POST', '/v1/sender-pools', { name, senders: ids });
+      toast('Pool created.');
+      setName(''); setOrder('');
+      reload();
+    } catch (err) { setFormError(err); }
+  };
+  const remove = async (/** @type {any} */ p) => {
+    if (!confirm(`Delete the pool ${p.name}?`)) return;
+    try { await api('DELETE', '/v1/sender-pools/' + p.id); reload(); } catch (err) { setFormError(err); }
+  };
+  return html`<h2 id="pools">Sender pools</h2>
+    <p>A pool lists senders in order. A campaign on a pool sends through its first sender that is neither paused nor refusing; what a sender refused before accepting moves to the next one, and a message whose answer was lost never changes sender.</p>
+    <${ErrorBox} error=${error} />
+    ${page && page.data.length === 0 && html`<p>No pools yet.</p>`}
+    ${page && page.data.length > 0 && html`<div class="table-wrap"><table data-pools>
+      <caption class="sr-only">Sender pools</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Senders, primary first</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+      <tbody>${page.data.map((/** @type {any} */ p) => html`<tr key=${p.id}>
+        <td>${p.name}</td><td>${p.senders.map(nameOf).join(' → ')}</td>
+        <td><button type="button" class="danger" onClick=${() => remove(p)}>Delete</button></td></tr>`)}</tbody>
+    </table></div>`}
+    <${Pager} paged=${paged} label="Sender pools" />
+    <form onSubmit=${create} class="form" aria-label="New sender pool">
+      <${Field} label="Pool name" value=${name} onInput=${setName} required error=${fieldError(formError, '/name')} />
+      <${Field} label="Senders in order" value=${order} onInput=${setOrder} required error=${fieldError(formError, '/senders') || fieldError(formError, '/senders/0') || fieldError(formError, '/senders/1')}
+        hint="Sender names or ids, separated by commas: the primary first." />
+      <${ErrorBox} error=${formError} />
+      <p><button type="submit">Create pool</button></p>
+    </form>`;
+}
+
 export function Senders() {
   const paged = usePaged('/v1/senders?limit=50');
   const { page, error, reload } = paged;
@@ -150,6 +202,7 @@ export function Senders() {
         <td>${s.rate_per_second ? `${s.rate_per_second}/s` : 'unlimited'}</td><td>${when(s.updated_at)}</td></tr>`)}</tbody>
     </table></div>`}
     <${Pager} paged=${paged} label="Senders" />
+    ${page && html`<${Pools} senders=${page.data} />`}
     <h2 id="new-sender">New sender</h2>
     ${adding ? html`<${SenderForm} onSaved=${(/** @type {any} */ s) => { reload(); go('#/senders/' + s.id); }} />`
       : html`<button type="button" class="primary" onClick=${() => setAdding(true)}>Add a sender</button>`}

@@ -3100,6 +3100,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sender-pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sender pools
+         * @description The account's sender pools, each with its senders in order (primary first).
+         */
+        get: operations["listSenderPools"];
+        put?: never;
+        /**
+         * Create a sender pool
+         * @description An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+         *     (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+         *     guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+         *     failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+         *     lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+         *     refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+         *     the account's is 422 naming /senders/i.
+         */
+        post: operations["createSenderPool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sender-pools/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get sender pool
+         * @description One sender pool with its senders in order.
+         */
+        get: operations["getSenderPool"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete sender pool
+         * @description Delete a pool no campaign names (409 otherwise). Its senders stay.
+         */
+        delete: operations["deleteSenderPool"];
+        options?: never;
+        head?: never;
+        /**
+         * Update sender pool
+         * @description Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+         */
+        patch: operations["updateSenderPool"];
+        trace?: never;
+    };
     "/v1/senders": {
         parameters: {
             query?: never;
@@ -6332,6 +6393,11 @@ export interface components {
              * @description The sender it goes through; null means the account's default sender, else the environment's provider.
              */
             sender_id: number | null;
+            /**
+             * Format: int64
+             * @description The sender pool it goes through instead of a sender (its first usable sender, failing over to the next: see createSenderPool); null: none.
+             */
+            pool_id?: number | null;
             /** @description Why the system paused it (its sender's repeated auth/config failures); null when paused by hand. */
             paused_reason: string | null;
             /** @description Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise. */
@@ -6413,6 +6479,11 @@ export interface components {
              */
             sender_id?: number;
             /**
+             * Format: int64
+             * @description One of the account's sender pools instead of a sender (422 naming /pool_id with sender_id too, or another account's). Approval checks the allowed_from of each of its senders.
+             */
+            pool_id?: number;
+            /**
              * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
              *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
              */
@@ -6468,9 +6539,14 @@ export interface components {
             send_window?: components["schemas"]["SendWindow"] | null;
             /**
              * Format: int64
-             * @description One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
+             * @description One of the account's senders (leaving the sender pool it named); null clears it (the default applies again). Approval checks its allowed_from.
              */
             sender_id?: number | null;
+            /**
+             * Format: int64
+             * @description One of the account's sender pools (leaving the sender it named); null clears it.
+             */
+            pool_id?: number | null;
             /**
              * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
              *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
@@ -7380,6 +7456,47 @@ export interface components {
             data: components["schemas"]["Sender"][];
             next_cursor: string | null;
         };
+        /**
+         * @example {
+         *       "name": "relays",
+         *       "senders": [
+         *         2,
+         *         3
+         *       ]
+         *     }
+         */
+        SenderPoolCreate: {
+            name: string;
+            /** @description The account's senders in order, primary first, each once. */
+            senders: number[];
+        };
+        /**
+         * @example {
+         *       "senders": [
+         *         3,
+         *         2
+         *       ]
+         *     }
+         */
+        SenderPoolUpdate: {
+            name?: string;
+            senders?: number[];
+        };
+        SenderPool: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            /** @description Sender ids in order: the primary first. */
+            senders: number[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        SenderPoolPage: {
+            data: components["schemas"]["SenderPool"][];
+            next_cursor: string | null;
+        };
         SenderVerifyResult: {
             ok: boolean;
             /** @enum {string} */
@@ -7963,6 +8080,11 @@ export interface components {
             attempts?: number;
             provider_message_id?: string | null;
             error?: string | null;
+            /**
+             * Format: int64
+             * @description send.sent, send.failed, send.unknown from an acknowledgement: the sender the send went through (recorded on the row at claim; a sender pool's member); null: the environment's provider.
+             */
+            sender_id?: number | null;
             /** @description send.suppressed: left_list when the recipient left the campaign's lists. */
             reason?: string;
         };
@@ -14858,6 +14980,190 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listSenderPools: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sender pools. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderPoolPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createSenderPool: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SenderPoolCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderPool"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getSenderPool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sender pool. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderPool"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteSenderPool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateSenderPool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SenderPoolUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed sender pool. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderPool"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];

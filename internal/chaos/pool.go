@@ -1,0 +1,243 @@
+package chaos
+
+import (
+	"context"
+	cryptorand "crypto/rand"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/harnessstore"
+	"github.com/sendonce/sendonce/internal/invariant"
+	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/sink"
+	"github.com/sendonce/sendonce/internal/store"
+)
+
+// runPoolChaos is `sendonce-harness chaos -pool`: a campaign (ambiguous_policy
+// skip) on a sender pool of two SMTP sinks, primary and secondary. Mid-campaign
+// the primary dies: for a moment it stores each message and drops the connection
+// instead of answering the final dot (a relay that queued mail and crashed: the
+// sender cannot know), then it closes for good (connection refused). Meanwhile
+// `sendonce serve` is SIGKILLed. The rows the primary refused move to the
+// secondary; the rows in doubt (the lost answers, the sends in flight at a kill)
+// never change route and end unknown. It prints:
+//
+//	chaos-pool: recipients=N delivered=D duplicates=0 lost=0 unknown=U
+//	chaos-pool: route primary sent=… unknown=…; route secondary sent=… unknown=…
+//	chaos-pool: kills=K primary died after P deliveries, in T
+//
+// duplicates counts Message-IDs accepted more than once, by one sink or by both;
+// lost counts rows neither sent nor unknown, and rows marked sent that no sink holds.
+func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chaos -pool", flag.ContinueOnError)
+	n := fs.Int("recipients", 2000, "recipients of the campaign")
+	kills := fs.Int("kills", 2, "SIGKILLs while the campaign is sending (at least one)")
+	rate := fs.Float64("rate", 0, "the senders' rate_per_second (0: sized so the kills land mid-send)")
+	latency := fs.Duration("latency", 30*time.Millisecond, "each sink's answer time, so kills and the death find messages in flight")
+	dieAt := fs.Float64("die-at", 0.25, "the primary dies once this fraction of the recipients was delivered")
+	dying := fs.Duration("dying", 300*time.Millisecond, "how long the dying primary drops its answers before it closes")
+	lease := fs.Duration("lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
+	verbose := fs.Bool("v", false, "show the service's log")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	*kills = max(*kills, 1)
+	if *rate <= 0 {
+		*rate = max(50, float64(*n)/(3*float64(*kills+1)))
+	}
+	db, err := startChaosDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.close()
+	pool, q := db.pool, newQueries(db.pool)
+
+	var down atomic.Bool // the primary is dying: it stores and drops every answer
+	var dead atomic.Bool // the primary is closed: connections refused
+	primary := sink.NewSMTP(sink.SMTPOptions{Latency: *latency, KeepMessages: true, Fault: func(string) sink.Fault {
+		if down.Load() {
+			return sink.DropAfterData
+		}
+		return sink.Deliver
+	}})
+	secondary := sink.NewSMTP(sink.SMTPOptions{Latency: *latency, KeepMessages: true})
+	primaryAddr, err := primary.Listen("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer primary.Close()
+	secondaryAddr, err := secondary.Listen("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer secondary.Close()
+
+	acct, campaign, err := chaosCampaign(ctx, q, *n)
+	if err != nil {
+		return err
+	}
+	// The sinks listen on loopback: private destinations allowed, here and in serve.
+	svc := sender.NewService(pool, nil, sender.WithGuard(egress.Guard{AllowPrivate: true}))
+	relay := func(name, addr string) (int64, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return 0, err
+		}
+		p, _ := strconv.Atoi(port)
+		sn, err := svc.Create(ctx, acct, sender.Input{Name: name, Type: "smtp", RatePerSecond: *rate,
+			Settings: sender.Settings{Host: host, Port: p, Security: "none"}})
+		return sn.ID, err
+	}
+	one, err := relay("primary", primaryAddr)
+	if err != nil {
+		return err
+	}
+	two, err := relay("secondary", secondaryAddr)
+	if err != nil {
+		return err
+	}
+	pl, err := svc.CreatePool(ctx, acct, sender.PoolInput{Name: "relays", Senders: []int64{one, two}})
+	if err != nil {
+		return err
+	}
+	if err := q.ChaosCampaignSetPool(ctx, harnessstore.ChaosCampaignSetPoolParams{PoolID: &pl.ID, AccountID: acct,
+		ID: campaign}); err != nil {
+		return err
+	}
+
+	env := []string{
+		"SENDONCE_DATABASE_URL=" + db.url,
+		"SENDONCE_PROVIDER=log",
+		"SENDONCE_TICK=1s",
+		"SENDONCE_WORKERS=16",
+		"SENDONCE_BATCH_SIZE=50",
+		"SENDONCE_LOG_LEVEL=warn",
+		"SENDONCE_DB_MAX_CONNS=8",
+		"SENDONCE_LEASE=" + lease.String(),
+		"SENDONCE_POOL_FAILBACK=1h", // the dead primary is not tried again during the run
+		"SENDONCE_EVENT_ALLOW_PRIVATE=true",
+		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
+	}
+	logTo := io.Discard
+	if *verbose {
+		logTo = stderr
+	}
+	delivered := func() int64 { return primary.Stats().Unique + secondary.Stats().Unique }
+
+	// The primary's death, once enough was delivered, at a moment of its own.
+	diedAfter := make(chan int64, 1)
+	dctx, stopDeath := context.WithCancel(ctx)
+	defer stopDeath()
+	go func() {
+		for delivered() < int64(*dieAt*float64(*n)) {
+			if !sleepCtx(dctx, 10*time.Millisecond) {
+				return
+			}
+		}
+		down.Store(true)
+		at := delivered()
+		fmt.Fprintf(stderr, "chaos-pool: the primary is dying after %d deliveries\n", at)
+		sleepCtx(dctx, *dying)
+		_ = primary.Close()
+		dead.Store(true)
+		diedAfter <- at
+	}()
+
+	start := time.Now()
+	k := 0
+	for {
+		started := time.Now()
+		child, err := startServe(bin, env, logTo)
+		if err != nil {
+			return err
+		}
+		if k == *kills {
+			werr := waitSent(ctx, q, campaign, 15*time.Minute)
+			terr := terminate(ctx, q, started, child)
+			if werr != nil {
+				return fmt.Errorf("chaos-pool: not sent in time: %w", werr)
+			}
+			if terr != nil {
+				return fmt.Errorf("chaos-pool: the last serve did not exit cleanly on SIGTERM: %w", terr)
+			}
+			break
+		}
+		waitProgress(ctx, delivered)
+		for k == *kills-1 && !dead.Load() && ctx.Err() == nil {
+			// The last kill lands after the primary died: a process that starts
+			// with the primary gone learns it from its own sends.
+			sleepCtx(ctx, 20*time.Millisecond)
+		}
+		if !sleepCtx(ctx, time.Duration(rand.Int64N(int64(1500*time.Millisecond)))) {
+			_ = child.Process.Kill()
+			_ = child.Wait()
+			return ctx.Err()
+		}
+		_ = child.Process.Kill() // SIGKILL
+		_ = child.Wait()
+		k++
+		fmt.Fprintf(stderr, "chaos-pool: kill %d at %s, delivered %d\n", k, time.Since(start).Round(time.Millisecond), delivered())
+	}
+	elapsed := time.Since(start)
+	died := int64(-1)
+	select {
+	case died = <-diedAfter:
+	default:
+	}
+
+	if err := invariant.Check(ctx, pool, invariant.Options{Recipients: map[int64]int64{campaign: int64(*n)}}); err != nil {
+		return fmt.Errorf("chaos-pool: delivery invariant violated: %w", err)
+	}
+	counts, err := q.CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: acct, CampaignID: campaign})
+	if err != nil {
+		return err
+	}
+	copies := map[string]int{}
+	for _, s := range []*sink.SMTP{primary, secondary} {
+		for _, m := range s.Messages() {
+			copies[m.MessageID]++
+		}
+	}
+	duplicates := 0
+	for _, c := range copies {
+		duplicates += c - 1
+	}
+	lost := int64(*n) - counts.Sent - counts.Unknown
+	if int64(len(copies)) < counts.Sent {
+		lost += counts.Sent - int64(len(copies)) // rows marked sent that no sink holds
+	}
+	routes, err := q.ChaosRoutes(ctx, campaign)
+	if err != nil {
+		return err
+	}
+	per := map[int64]map[string]int64{one: {}, two: {}}
+	for _, r := range routes {
+		if per[r.SenderID] == nil {
+			per[r.SenderID] = map[string]int64{}
+		}
+		per[r.SenderID][r.Status] = r.N
+	}
+	fmt.Fprintf(stdout, "chaos-pool: recipients=%d delivered=%d duplicates=%d lost=%d unknown=%d\n",
+		*n, len(copies), duplicates, lost, counts.Unknown)
+	fmt.Fprintf(stdout, "chaos-pool: route primary sent=%d unknown=%d; route secondary sent=%d unknown=%d; other routes=%d\n",
+		per[one]["sent"], per[one]["unknown"], per[two]["sent"], per[two]["unknown"], len(per)-2)
+	fmt.Fprintf(stdout, "chaos-pool: kills=%d primary died after %d deliveries, in %s\n", k, died, elapsed.Round(time.Millisecond))
+	switch {
+	case duplicates != 0 || lost != 0:
+		return fmt.Errorf("chaos-pool: exactly-once violated (duplicates %d, lost %d)", duplicates, lost)
+	case died < 0:
+		return fmt.Errorf("chaos-pool: the campaign ended before the primary died (raise -recipients or lower -die-at)")
+	case per[two]["sent"] == 0:
+		return fmt.Errorf("chaos-pool: nothing failed over to the secondary")
+	case len(per) != 2:
+		return fmt.Errorf("chaos-pool: rows went through a route outside the pool: %v", per)
+	}
+	return nil
+}

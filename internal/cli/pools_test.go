@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/client"
+)
+
+// TestCLIPools: `pools create` makes a sender pool in the order of its --sender
+// flags, `campaigns create --pool` names it, a sender not the account's is
+// refused (exit 4), and `pools edit` replaces the order.
+func TestCLIPools(t *testing.T) {
+	t.Parallel()
+	run, sdk, _ := setup(t)
+	var ids []string
+	for _, n := range []string{"one", "two"} {
+		r, err := sdk.CreateSenderWithResponse(context.Background(), nil, client.SenderCreate{Name: n,
+			Type: client.SenderCreateTypeHttp, Settings: &client.SenderSettings{Url: client.Ptr("https://relay.example/" + n)}})
+		require.NoError(t, client.Check(r, err))
+		ids = append(ids, itoa(r.JSON201.Id))
+	}
+	r := run("pools", "create", "--name", "relays", "--sender", ids[1], "--sender", ids[0], "-q")
+	require.Equal(t, 0, r.code, r.stderr)
+	pool := strings.TrimSpace(r.stdout)
+
+	r = run("campaigns", "create", "--name", "on a pool", "--from", "news@example.com", "--subject", "Hi",
+		"--pool", pool, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var c client.Campaign
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
+	require.NotNil(t, c.PoolId)
+	require.Equal(t, pool, itoa(*c.PoolId))
+	require.Nil(t, c.SenderId)
+
+	r = run("pools", "create", "--name", "bad", "--sender", "999999999")
+	require.Equal(t, ExitRefused, r.code, r.stderr)
+	require.Contains(t, r.stderr, "sender 999999999 not found")
+
+	r = run("pools", "edit", pool, "--sender", ids[0], "--sender", ids[1], "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var p client.SenderPool
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p))
+	require.Equal(t, []string{ids[0], ids[1]}, []string{itoa(p.Senders[0]), itoa(p.Senders[1])})
+}
