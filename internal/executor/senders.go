@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/sendonce/sendonce/internal/pacing"
 )
 
 // Senders gives each campaign the provider of its sender (an account's own SMTP
@@ -27,6 +29,11 @@ type Route struct {
 	// Kind names the provider (the sender's type), recorded on every row claimed
 	// through the route; empty: "sender".
 	Kind string
+	// DomainLimits cap the sender's sends per recipient domain group (by the
+	// group's name, internal/pacing), on top of RatePerSecond; nil: none.
+	DomainLimits map[string]float64
+	// Warmup is the sender's warm-up schedule; nil: none.
+	Warmup *pacing.Warmup
 }
 
 // route is what a claim sends its rows through, fixed at claim: the claim
@@ -41,6 +48,8 @@ type route struct {
 	// idempotent is the provider's own answer (Provider.Idempotent): whether a
 	// replay of a job id is dropped, so an interrupted send may be repeated.
 	idempotent bool
+	// pace is the sender's pacing (nil: none): pacing.go.
+	pace *routePace
 }
 
 // ownRoute is the route through the executor's provider.
@@ -80,9 +89,14 @@ func (e *Executor) route(ctx context.Context, d *dealer, c *campaign) {
 		kind = "sender"
 	}
 	sid := *id
+	var pace *routePace
+	if len(r.DomainLimits) > 0 || r.Warmup != nil {
+		pace = &routePace{limits: r.DomainLimits, warm: r.Warmup}
+	}
 	if old := c.rt.Load(); old == nil || old.provider != r.Provider || old.senderID == nil || *old.senderID != sid ||
-		old.kind != kind {
-		c.rt.Store(&route{provider: r.Provider, senderID: &sid, kind: kind, idempotent: r.Provider.Idempotent()})
+		old.kind != kind || !samePace(old.pace, pace) {
+		c.rt.Store(&route{provider: r.Provider, senderID: &sid, kind: kind, idempotent: r.Provider.Idempotent(),
+			pace: pace})
 	}
 	c.senderLimiter, c.routeErr = limiter, nil
 }

@@ -545,6 +545,16 @@ type Sender struct {
 	PausedAt       *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	DomainLimits   json.RawMessage
+	Warmup         json.RawMessage
+}
+
+type SenderWarmupUsage struct {
+	AccountID int64
+	SenderID  int64
+	Day       pgtype.Date
+	Used      int32
+	LastGrant int32
 }
 
 type Sequence struct {
