@@ -84,6 +84,7 @@ func TestDomainLimitPacesOnlyItsGroup(t *testing.T) {
 		first, last = minTime(first, at), later(last, at)
 	}
 	rate := float64(len(gmail)-1) / last.Sub(first).Seconds()
+	t.Logf("gmail: %d sends at %.2f/s (limit 10/s)", len(gmail), rate)
 	require.InDelta(t, 10, rate, 1, "gmail's measured rate")
 	other := st.of("example.org")
 	require.Len(t, other, 20)
