@@ -1465,6 +1465,33 @@ func (e SenderCreateType) Valid() bool {
 	}
 }
 
+// Defines values for SenderDomainLimitGroup.
+const (
+	Apple     SenderDomainLimitGroup = "apple"
+	Gmail     SenderDomainLimitGroup = "gmail"
+	Gmx       SenderDomainLimitGroup = "gmx"
+	Microsoft SenderDomainLimitGroup = "microsoft"
+	Yahoo     SenderDomainLimitGroup = "yahoo"
+)
+
+// Valid indicates whether the value is a known member of the SenderDomainLimitGroup enum.
+func (e SenderDomainLimitGroup) Valid() bool {
+	switch e {
+	case Apple:
+		return true
+	case Gmail:
+		return true
+	case Gmx:
+		return true
+	case Microsoft:
+		return true
+	case Yahoo:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SenderSettingsSecurity.
 const (
 	SenderSettingsSecurityNone     SenderSettingsSecurity = "none"
@@ -1513,6 +1540,21 @@ func (e SenderVerifyResultStep) Valid() bool {
 	case SenderVerifyResultStepStarttls:
 		return true
 	case SenderVerifyResultStepTls:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SenderWarmupPreset.
+const (
+	SenderWarmupPresetStandard SenderWarmupPreset = "standard"
+)
+
+// Valid indicates whether the value is a known member of the SenderWarmupPreset enum.
+func (e SenderWarmupPreset) Valid() bool {
+	switch e {
+	case SenderWarmupPresetStandard:
 		return true
 	default:
 		return false
@@ -4821,9 +4863,10 @@ type Sender struct {
 	CreatedAt   time.Time `json:"created_at"`
 
 	// CredentialsHint The stored secret's last four characters (…f3a9), or … for a short one; empty when none.
-	CredentialsHint string `json:"credentials_hint"`
-	Default         bool   `json:"default"`
-	Id              int64  `json:"id"`
+	CredentialsHint string              `json:"credentials_hint"`
+	Default         bool                `json:"default"`
+	DomainLimits    []SenderDomainLimit `json:"domain_limits"`
+	Id              int64               `json:"id"`
 
 	// Idempotent Whether the provider deduplicates on our job id (resend, http): interrupted sends are replayed; otherwise ambiguous_policy applies.
 	Idempotent     bool       `json:"idempotent"`
@@ -4839,6 +4882,10 @@ type Sender struct {
 	Settings  SenderSettings `json:"settings"`
 	Type      SenderType     `json:"type"`
 	UpdatedAt time.Time      `json:"updated_at"`
+	Warmup    *SenderWarmup  `json:"warmup"`
+
+	// WarmupToday Null without a warm-up schedule.
+	WarmupToday *SenderWarmupToday `json:"warmup_today"`
 }
 
 // SenderType defines model for Sender.Type.
@@ -4877,7 +4924,8 @@ type SenderCreate struct {
 	Credentials *SenderCredentials `json:"credentials,omitempty"`
 
 	// Default The account's default sender (one at most; this takes the flag).
-	Default *bool `json:"default,omitempty"`
+	Default      *bool                `json:"default,omitempty"`
+	DomainLimits *[]SenderDomainLimit `json:"domain_limits,omitempty"`
 
 	// MaxConnections 0: the default (smtp: 4).
 	MaxConnections *int   `json:"max_connections,omitempty"`
@@ -4889,6 +4937,9 @@ type SenderCreate struct {
 	// Settings Type-specific settings; a field that does not apply to the type is refused.
 	Settings *SenderSettings  `json:"settings,omitempty"`
 	Type     SenderCreateType `json:"type"`
+
+	// Warmup A warm-up schedule: on the n-th UTC day from start (day 0) the sender sends at most the n-th daily cap; rows above it wait for the next UTC day; after the last day, no cap. A preset or caps, not both.
+	Warmup *SenderWarmup `json:"warmup,omitempty"`
 }
 
 // SenderCreateType defines model for SenderCreate.Type.
@@ -4903,6 +4954,19 @@ type SenderCredentials struct {
 	SecretAccessKey *string `json:"secret_access_key,omitempty"`
 	ServerToken     *string `json:"server_token,omitempty"`
 }
+
+// SenderDomainLimit Caps the sender's sends to one recipient domain group per second, on top of rate_per_second. Name a built-in group (gmail: gmail.com, googlemail.com; microsoft: outlook.com, hotmail.com, live.com, msn.com, …; yahoo: yahoo.com, aol.com, ymail.com, …; apple: icloud.com, me.com, mac.com; gmx: gmx.*, web.de, mail.com) or a domain (a domain of a built-in group names its group). No group has a default limit: no mailbox provider publishes one (docs/executor.md).
+type SenderDomainLimit struct {
+	// Domain A recipient domain; not with group.
+	Domain *string `json:"domain,omitempty"`
+
+	// Group A built-in group; not with domain.
+	Group     *SenderDomainLimitGroup `json:"group,omitempty"`
+	PerSecond float64                 `json:"per_second"`
+}
+
+// SenderDomainLimitGroup A built-in group; not with domain.
+type SenderDomainLimitGroup string
 
 // SenderPage defines model for SenderPage.
 type SenderPage struct {
@@ -4976,15 +5040,24 @@ type SenderSettingsSecurity string
 type SenderUpdate struct {
 	AllowedFrom *[]string `json:"allowed_from,omitempty"`
 
+	// ClearWarmup true removes the warm-up schedule (not with warmup).
+	ClearWarmup *bool `json:"clear_warmup,omitempty"`
+
 	// Credentials Write-only; stored encrypted (AES-GCM, SENDONCE_SECRETS_KEY) and never returned.
-	Credentials    *SenderCredentials `json:"credentials,omitempty"`
-	Default        *bool              `json:"default,omitempty"`
-	MaxConnections *int               `json:"max_connections,omitempty"`
-	Name           *string            `json:"name,omitempty"`
-	RatePerSecond  *float64           `json:"rate_per_second,omitempty"`
+	Credentials *SenderCredentials `json:"credentials,omitempty"`
+	Default     *bool              `json:"default,omitempty"`
+
+	// DomainLimits Replaces the stored limits whole; [] removes them.
+	DomainLimits   *[]SenderDomainLimit `json:"domain_limits,omitempty"`
+	MaxConnections *int                 `json:"max_connections,omitempty"`
+	Name           *string              `json:"name,omitempty"`
+	RatePerSecond  *float64             `json:"rate_per_second,omitempty"`
 
 	// Settings Type-specific settings; a field that does not apply to the type is refused.
 	Settings *SenderSettings `json:"settings,omitempty"`
+
+	// Warmup A warm-up schedule: on the n-th UTC day from start (day 0) the sender sends at most the n-th daily cap; rows above it wait for the next UTC day; after the last day, no cap. A preset or caps, not both.
+	Warmup *SenderWarmup `json:"warmup,omitempty"`
 }
 
 // SenderVerifyResult defines model for SenderVerifyResult.
@@ -4996,6 +5069,33 @@ type SenderVerifyResult struct {
 
 // SenderVerifyResultStep defines model for SenderVerifyResult.Step.
 type SenderVerifyResultStep string
+
+// SenderWarmup A warm-up schedule: on the n-th UTC day from start (day 0) the sender sends at most the n-th daily cap; rows above it wait for the next UTC day; after the last day, no cap. A preset or caps, not both.
+type SenderWarmup struct {
+	Caps *[]int `json:"caps,omitempty"`
+
+	// Preset standard: 50, 100, 200, 400, 750, 1,000 … 500,000 over 24 days.
+	Preset *SenderWarmupPreset `json:"preset,omitempty"`
+
+	// Start The schedule's first day (UTC).
+	Start openapi_types.Date `json:"start"`
+}
+
+// SenderWarmupPreset standard: 50, 100, 200, 400, 750, 1,000 … 500,000 over 24 days.
+type SenderWarmupPreset string
+
+// SenderWarmupToday Today's (UTC) place in the warm-up schedule.
+type SenderWarmupToday struct {
+	// Cap Today's cap; null once the schedule is over.
+	Cap *int               `json:"cap"`
+	Day openapi_types.Date `json:"day"`
+
+	// DayNumber Days since the schedule's start (0 on its first day).
+	DayNumber int `json:"day_number"`
+
+	// Used Sends counted against today's cap.
+	Used int `json:"used"`
+}
 
 // Sequence defines model for Sequence.
 type Sequence struct {

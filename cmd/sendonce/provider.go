@@ -79,7 +79,8 @@ func (s executorSenders) Route(ctx context.Context, accountID, senderID int64) (
 	if err != nil {
 		return executor.Route{}, err
 	}
-	return executor.Route{Provider: p, RatePerSecond: rate, Kind: kind}, nil
+	limits, warm := s.r.Pacing(senderID)
+	return executor.Route{Provider: p, RatePerSecond: rate, Kind: kind, DomainLimits: limits, Warmup: warm}, nil
 }
 
 // Report keeps the sender's health.

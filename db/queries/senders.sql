@@ -1,8 +1,8 @@
 -- name: SenderCreate :one
 INSERT INTO senders (account_id, name, type, settings, secret_key_id, secret, secret_hint,
-                     rate_per_second, max_connections, allowed_from, is_default)
+                     rate_per_second, max_connections, allowed_from, is_default, domain_limits, warmup)
 VALUES (@account_id, @name, @type, @settings, @secret_key_id, @secret, @secret_hint,
-        @rate_per_second, @max_connections, @allowed_from, @is_default)
+        @rate_per_second, @max_connections, @allowed_from, @is_default, @domain_limits, @warmup)
 RETURNING *;
 
 -- name: SenderList :many
@@ -26,6 +26,7 @@ UPDATE senders
 SET name = @name, settings = @settings, secret_key_id = @secret_key_id, secret = @secret,
     secret_hint = @secret_hint, rate_per_second = @rate_per_second,
     max_connections = @max_connections, allowed_from = @allowed_from, is_default = @is_default,
+    domain_limits = @domain_limits, warmup = @warmup,
     auth_failures = CASE WHEN @secret_changed::boolean THEN 0 ELSE auth_failures END,
     paused_reason = CASE WHEN @secret_changed::boolean THEN NULL ELSE paused_reason END,
     paused_at = CASE WHEN @secret_changed::boolean THEN NULL ELSE paused_at END,
@@ -134,3 +135,21 @@ WHERE c.account_id = @account_id AND c.sender_id = @id AND c.kind = 'messages' A
 UPDATE senders SET secret_key_id = @secret_key_id, secret = @secret, secret_hint = @secret_hint
 WHERE account_id = @account_id AND id = @id
 RETURNING *;
+
+-- name: SenderWarmupTake :one
+-- Takes @want sends from a warming-up sender's cap of @day (@day_cap), for every
+-- executor process at once: the row lock orders concurrent takes, and each SET
+-- expression reads the row as it was, so last_grant is what this take got (0:
+-- the day's cap is used up). Not a tenant query: the executor runs it.
+INSERT INTO sender_warmup_usage AS u (account_id, sender_id, day, used, last_grant)
+VALUES (@account_id, @sender_id, @day, least(@want::integer, @day_cap::integer),
+        least(@want::integer, @day_cap::integer))
+ON CONFLICT (sender_id, day) DO UPDATE
+SET used = greatest(u.used, least(u.used + @want::integer, @day_cap::integer)),
+    last_grant = greatest(u.used, least(u.used + @want::integer, @day_cap::integer)) - u.used
+RETURNING last_grant;
+
+-- name: SenderWarmupUsed :one
+-- What the sender used of @day's warm-up cap (0 when it sent nothing that day).
+SELECT coalesce((SELECT used FROM sender_warmup_usage
+                 WHERE account_id = @account_id AND sender_id = @sender_id AND day = @day), 0)::integer AS used;

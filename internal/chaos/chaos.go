@@ -90,6 +90,9 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	if len(args) > 0 && (args[0] == "-ab" || args[0] == "--ab") {
 		return runABChaos(ctx, bin, args[1:], stdout, stderr) // abtest.go
 	}
+	if len(args) > 0 && (args[0] == "-pacing" || args[0] == "--pacing") {
+		return runPacingChaos(ctx, bin, args[1:], stdout, stderr) // pacing.go
+	}
 	if len(args) > 0 && (args[0] == "-skew" || args[0] == "--skew") {
 		return runSkewChaos(ctx, bin, args[1:], stdout, stderr) // skew.go
 	}

@@ -118,6 +118,21 @@ func (app *App) register(root *cobra.Command) {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
+	// `senders` is also the server's (sendonce senders rotate-secrets): create
+	// and edit join it there.
+	senders := app.sendersCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "senders" {
+			c.Short = senders.Short + "; rotate-secrets (server)"
+			c.AddCommand(senders.Commands()...)
+			senders = nil
+			break
+		}
+	}
+	if senders != nil {
+		senders.GroupID = "client"
+		root.AddCommand(senders)
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
 	suggest(root)
 }

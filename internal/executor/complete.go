@@ -97,7 +97,10 @@ type acker struct {
 	batch    []result // the results being acknowledged (complete's copy)
 	p        store.SendAckManyParams
 	released []claimRef
-	counters map[string]prometheus.Counter
+	// releasedUntil is when each released row may be claimed again (its result's
+	// next: zero for at once).
+	releasedUntil []time.Time
+	counters      map[string]prometheus.Counter
 }
 
 func newAcker(e *Executor) *acker {
@@ -121,13 +124,14 @@ func (a *acker) flush(batch []result) {
 	p.Ids, p.Attempts, p.Statuses = p.Ids[:0], p.Attempts[:0], p.Statuses[:0]
 	p.ProviderIds, p.Errors, p.RetryInUs = p.ProviderIds[:0], p.Errors[:0], p.RetryInUs[:0]
 	p.Doubts = p.Doubts[:0]
-	a.released = a.released[:0]
+	a.released, a.releasedUntil = a.released[:0], a.releasedUntil[:0]
 	// A retry's time is this process's (r.next); the database gets the wait left
 	// until then, which it adds to its own clock.
 	now := e.clk.Now()
 	for _, r := range batch {
 		if r.status == statusRelease {
 			a.released = append(a.released, claimRef{r.id, r.attempts})
+			a.releasedUntil = append(a.releasedUntil, r.next)
 			continue
 		}
 		p.Ids = append(p.Ids, r.id)
@@ -152,7 +156,7 @@ func (a *acker) flush(batch []result) {
 			}
 		}
 		if err == nil && !releasedDone {
-			if _, err = e.release(ctx, a.released); err == nil {
+			if _, err = e.releaseUntil(ctx, a.released, a.releasedUntil); err == nil {
 				releasedDone = true
 			}
 		}

@@ -321,6 +321,9 @@ func (e *Executor) deal(ctx context.Context, d *dealer) (time.Duration, error) {
 			if c.isStream() || c.claiming || pace.Before(c.idleUntil) || c.routeErr != nil || c.shut(now) {
 				continue
 			}
+			if e.pace.warmFull(e.routeOf(c), now) {
+				continue // its sender's warm-up cap is used up until the next UTC day
+			}
 			cn := an
 			if e.shallow(c, e.routeOf(c)) {
 				if cn = min(cn, e.idleRoom()); cn < 1 {

@@ -205,6 +205,7 @@ type Executor struct {
 	q        *store.Queries
 	provider Provider
 	own      *route // the route through provider
+	pace     *pacer // per domain group pacing and warm-up caps (pacing.go)
 	log      *slog.Logger
 	metrics  *metrics
 	// clk is this process's time (internal/clock): the date, injected by tests
@@ -311,6 +312,7 @@ func New(pool *pgxpool.Pool, p Provider, cfg Config, log *slog.Logger, reg prome
 	e.live = e.newLiveness()
 	e.encoded = attachment.NewEncodedCache(cfg.AttachmentCacheBytes)
 	e.own = e.ownRoute()
+	e.pace = newPacer(e.q)
 	e.free.Store(int64(e.depth()))
 	e.retainBatch = retentionBatch
 	// Until Start, nothing is stopped; tests drive the steps directly.
@@ -431,10 +433,22 @@ var releaseTimeout = 10 * time.Second
 // release hands claims that never reached the provider back to the queue, each
 // fenced on its own attempts so another replica's live claim is never touched.
 func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) {
+	return e.releaseUntil(ctx, refs, nil)
+}
+
+// releaseUntil is release with a time before which each row may not be claimed
+// again (notBefore[i] for refs[i]; nil or a zero time: at once): the rows the
+// pacing of their domain or sender held back (pacing.go).
+func (e *Executor) releaseUntil(ctx context.Context, refs []claimRef, notBefore []time.Time) (int64, error) {
 	p := store.SendReleaseManyParams{Now: e.clk.DB()}
-	for _, r := range refs {
+	for i, r := range refs {
 		p.Ids = append(p.Ids, r.id)
 		p.Attempts = append(p.Attempts, r.attempts)
+		nb := time.Unix(0, 0)
+		if i < len(notBefore) && !notBefore[i].IsZero() {
+			nb = notBefore[i]
+		}
+		p.NotBefore = append(p.NotBefore, nb)
 	}
 	return e.q.SendReleaseMany(ctx, p)
 }

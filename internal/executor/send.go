@@ -165,14 +165,22 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		// A template that cannot render for this recipient will never render.
 		return result{id: r.ID, attempts: r.Attempts, status: "failed", err: err.Error()}
 	}
-	sctx, cancel := context.WithTimeout(ctx, left)
-	defer cancel()
-	start := e.clk.Instant()
 	rt := j.route
 	if rt == nil {
 		rt = e.routeOf(j.campaign)
 	}
+	adm, held := e.paced(ctx, j, rt, left)
+	if held != nil {
+		return *held
+	}
+	left = deadline.Sub(e.clk.Now())
+	sctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	start := e.clk.Instant()
 	pid, err := rt.provider.Send(sctx, msg)
+	if j.message == nil {
+		e.pace.done(rt, r.Email, adm, err, e.clk.Now())
+	}
 	e.report(rt, r.AccountID, r.Email, err)
 	e.metrics.providerSeconds.Observe(e.clk.Since(start).Seconds())
 	if rt.pool != nil {
@@ -200,6 +208,10 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		res.status = "failed"
 	case provider.Temporary:
 		res.status, res.next = "queued", e.clk.Now().Add(e.retry.jittered(int(r.Attempts)))
+		if rest := e.pace.restUntil(rt, r.Email); j.message == nil && rest.After(res.next) {
+			// Its domain deferred: it waits with the group's other rows.
+			res.next = rest
+		}
 		pe, _ := provider.AsError(err)
 		if pe != nil && pe.RetryAfter > 0 && e.clk.Now().Add(pe.RetryAfter).After(res.next) {
 			// The provider said when (a rate limit or quota): no sooner.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/sendonce/sendonce/internal/pacing"
 )
 
 // Senders gives each campaign the provider of its sender (an account's own SMTP
@@ -27,6 +29,11 @@ type Route struct {
 	// Kind names the provider (the sender's type), recorded on every row claimed
 	// through the route; empty: "sender".
 	Kind string
+	// DomainLimits cap the sender's sends per recipient domain group (by the
+	// group's name, internal/pacing), on top of RatePerSecond; nil: none.
+	DomainLimits map[string]float64
+	// Warmup is the sender's warm-up schedule; nil: none.
+	Warmup *pacing.Warmup
 }
 
 // route is what a claim sends its rows through, fixed at claim: the claim
@@ -43,6 +50,8 @@ type route struct {
 	idempotent bool
 	// pool is set when the route is a sender pool's member (pool.go).
 	pool *poolPick
+	// pace is the sender's pacing (nil: none): pacing.go.
+	pace *routePace
 }
 
 // ownRoute is the route through the executor's provider.
@@ -91,10 +100,14 @@ func (e *Executor) useRoute(d *dealer, c *campaign, sid int64, r Route, pick *po
 	if kind == "" {
 		kind = "sender"
 	}
+	var pace *routePace
+	if len(r.DomainLimits) > 0 || r.Warmup != nil {
+		pace = &routePace{limits: r.DomainLimits, warm: r.Warmup}
+	}
 	if old := c.rt.Load(); old == nil || old.provider != r.Provider || old.senderID == nil || *old.senderID != sid ||
-		old.kind != kind || pick != nil || old.pool != nil {
+		old.kind != kind || pick != nil || old.pool != nil || !samePace(old.pace, pace) {
 		c.rt.Store(&route{provider: r.Provider, senderID: &sid, kind: kind, idempotent: r.Provider.Idempotent(),
-			pool: pick})
+			pool: pick, pace: pace})
 	}
 	c.senderLimiter, c.routeErr = limiter, nil
 }

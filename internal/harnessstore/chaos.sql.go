@@ -204,3 +204,22 @@ func (q *Queries) ChaosSubscribersCreate(ctx context.Context, arg ChaosSubscribe
 	}
 	return result.RowsAffected(), nil
 }
+
+const chaosSubscribersSpread = `-- name: ChaosSubscribersSpread :exec
+UPDATE subscribers
+SET email = split_part(email, '@', 1) || '@' || ($1::text[])[1 + id % cardinality($1::text[])],
+    email_lower = split_part(email_lower, '@', 1) || '@' || ($1::text[])[1 + id % cardinality($1::text[])]
+WHERE account_id = $2
+`
+
+type ChaosSubscribersSpreadParams struct {
+	Domains   []string
+	AccountID int64
+}
+
+// Moves the account's subscribers to the given domains in turn (by id), before
+// a campaign is built (`sendonce-harness chaos -pacing`).
+func (q *Queries) ChaosSubscribersSpread(ctx context.Context, arg ChaosSubscribersSpreadParams) error {
+	_, err := q.db.Exec(ctx, chaosSubscribersSpread, arg.Domains, arg.AccountID)
+	return err
+}

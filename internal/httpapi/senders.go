@@ -2,8 +2,13 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
+	"time"
+
+	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/pacing"
 	"github.com/sendonce/sendonce/internal/sender"
 )
 
@@ -34,10 +39,60 @@ func unset[T ~string](p *T) string {
 }
 
 func toAPISender(s sender.Sender) api.Sender {
-	return api.Sender{Id: s.ID, Name: s.Name, Type: api.SenderType(s.Type), Settings: toAPISenderSettings(s.Settings),
+	out := api.Sender{Id: s.ID, Name: s.Name, Type: api.SenderType(s.Type), Settings: toAPISenderSettings(s.Settings),
 		CredentialsHint: s.CredentialsHint, RatePerSecond: s.RatePerSecond, MaxConnections: s.MaxConnections,
 		AllowedFrom: nonNil(s.AllowedFrom), Default: s.Default, Idempotent: s.Idempotent,
-		PausedReason: s.PausedReason, PausedAt: s.PausedAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+		PausedReason: s.PausedReason, PausedAt: s.PausedAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		DomainLimits: toAPIDomainLimits(s.DomainLimits), Warmup: toAPIWarmup(s.Warmup)}
+	if d := s.WarmupToday; d != nil {
+		out.WarmupToday = &api.SenderWarmupToday{Day: openapi_types.Date{Time: d.Day}, DayNumber: d.DayNumber,
+			Cap: d.Cap, Used: d.Used}
+	}
+	return out
+}
+
+func toAPIDomainLimits(in []pacing.DomainLimit) []api.SenderDomainLimit {
+	out := make([]api.SenderDomainLimit, len(in))
+	for i, l := range in {
+		out[i] = api.SenderDomainLimit{Group: ifSet[api.SenderDomainLimitGroup](l.Group), Domain: ifSet[string](l.Domain),
+			PerSecond: l.PerSecond}
+	}
+	return out
+}
+
+func toAPIWarmup(w *pacing.Warmup) *api.SenderWarmup {
+	if w == nil {
+		return nil
+	}
+	out := &api.SenderWarmup{Preset: ifSet[api.SenderWarmupPreset](w.Preset)}
+	out.Start.Time, _ = time.Parse(time.DateOnly, w.Start)
+	if len(w.Caps) > 0 {
+		caps := slices.Clone(w.Caps)
+		out.Caps = &caps
+	}
+	return out
+}
+
+func domainLimits(in *[]api.SenderDomainLimit) []pacing.DomainLimit {
+	if in == nil {
+		return nil
+	}
+	out := make([]pacing.DomainLimit, len(*in))
+	for i, l := range *in {
+		out[i] = pacing.DomainLimit{Group: unset(l.Group), Domain: unset(l.Domain), PerSecond: l.PerSecond}
+	}
+	return out
+}
+
+func warmup(in *api.SenderWarmup) *pacing.Warmup {
+	if in == nil {
+		return nil
+	}
+	out := &pacing.Warmup{Preset: unset(in.Preset), Start: in.Start.Format(time.DateOnly)}
+	if in.Caps != nil {
+		out.Caps = slices.Clone(*in.Caps)
+	}
+	return out
 }
 
 func toAPISenderSettings(s sender.Settings) api.SenderSettings {
@@ -88,6 +143,7 @@ func senderInput(in api.SenderCreate) sender.Input {
 	if in.Default != nil {
 		out.Default = *in.Default
 	}
+	out.DomainLimits, out.Warmup = domainLimits(in.DomainLimits), warmup(in.Warmup)
 	return out
 }
 
@@ -98,6 +154,11 @@ func senderPatch(in api.SenderUpdate) sender.Patch {
 		s := senderSettings(in.Settings)
 		out.Settings = &s
 	}
+	if in.DomainLimits != nil {
+		l := domainLimits(in.DomainLimits)
+		out.DomainLimits = &l
+	}
+	out.Warmup, out.ClearWarmup = warmup(in.Warmup), in.ClearWarmup != nil && *in.ClearWarmup
 	return out
 }
 

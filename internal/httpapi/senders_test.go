@@ -116,3 +116,45 @@ func TestSenderVerify(t *testing.T) {
 	require.Equal(t, false, v["ok"])
 	require.Contains(t, v["message"], "without sending")
 }
+
+// TestSenderPacingOverHTTP: domain limits and a warm-up go through the wire and
+// back; bad ones are a 422 naming the field; an edit replaces and clears them.
+func TestSenderPacingOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	base := func(extra map[string]any) map[string]any {
+		b := map[string]any{"name": "x", "type": "http", "settings": map[string]any{"url": "https://x.example"}}
+		for k, v := range extra {
+			b[k] = v
+		}
+		return b
+	}
+	for pointer, extra := range map[string]map[string]any{
+		"/domain_limits/0/group":      {"domain_limits": []any{map[string]any{"group": "hotmail", "per_second": 1}}},
+		"/domain_limits/0/per_second": {"domain_limits": []any{map[string]any{"domain": "example.org", "per_second": 0}}},
+		"/warmup/start":               {"warmup": map[string]any{"preset": "standard", "start": "soon"}},
+		"/warmup/caps/0":              {"warmup": map[string]any{"caps": []int{-5}, "start": "2026-12-01"}},
+	} {
+		res := e.do(e.keyA, "POST", "/v1/senders", base(extra))
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%v: %s", extra, res.Body)
+		require.Contains(t, string(res.Body), pointer, "%v", extra)
+	}
+	res := e.do(e.keyA, "POST", "/v1/senders", base(map[string]any{
+		"domain_limits": []any{map[string]any{"group": "gmail", "per_second": 5}, map[string]any{"domain": "example.org", "per_second": 0.5}},
+		"warmup":        map[string]any{"caps": []int{10, 20}, "start": "2020-01-01"}}))
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	sn := decodeAs[map[string]any](t, res)
+	require.Equal(t, []any{map[string]any{"group": "gmail", "per_second": 5.0}, map[string]any{"domain": "example.org", "per_second": 0.5}},
+		sn["domain_limits"])
+	require.Equal(t, map[string]any{"caps": []any{10.0, 20.0}, "start": "2020-01-01"}, sn["warmup"])
+	today := sn["warmup_today"].(map[string]any)
+	require.Nil(t, today["cap"], "a schedule that is over caps nothing")
+	require.Greater(t, today["day_number"].(float64), 2.0)
+	id := itoa(int64(sn["id"].(float64)))
+	res = e.do(e.keyA, "PATCH", "/v1/senders/"+id, map[string]any{"domain_limits": []any{}, "clear_warmup": true})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	sn = decodeAs[map[string]any](t, res)
+	require.Equal(t, []any{}, sn["domain_limits"])
+	require.Nil(t, sn["warmup"])
+	require.Nil(t, sn["warmup_today"])
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/pacing"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
@@ -33,6 +34,9 @@ type routed struct {
 	p       provider.Provider
 	rate    float64
 	typ     string
+	// limits and warm are the sender's pacing (internal/pacing).
+	limits map[string]float64
+	warm   *pacing.Warmup
 	// fails counts consecutive auth/config failures seen by this process.
 	fails int
 }
@@ -76,8 +80,21 @@ func (r *Router) Route(ctx context.Context, accountID, id int64) (provider.Provi
 		// In-flight sends may still hold the old one: close it once they are done.
 		go old.p.Close() //nolint:errcheck // nothing to do about it
 	}
-	r.built[id] = &routed{updated: row.UpdatedAt, p: wrapped, rate: row.RatePerSecond, typ: row.Type}
+	sn := toSender(row)
+	r.built[id] = &routed{updated: row.UpdatedAt, p: wrapped, rate: row.RatePerSecond, typ: row.Type,
+		limits: pacing.Limits(sn.DomainLimits), warm: sn.Warmup}
 	return wrapped, row.RatePerSecond, row.Type, nil
+}
+
+// Pacing is the domain limits (by group) and warm-up schedule of a sender Route
+// built last; none for a sender it has not built.
+func (r *Router) Pacing(id int64) (map[string]float64, *pacing.Warmup) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b := r.built[id]; b != nil {
+		return b.limits, b.warm
+	}
+	return nil, nil
 }
 
 // Report keeps a sender's health from one send's outcome: a run of PauseAfter

@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/pacing"
 )
 
 // Types are the sender types.
@@ -30,6 +31,12 @@ type Sender struct {
 	MaxConnections  int
 	AllowedFrom     []string
 	Default         bool
+	// DomainLimits cap its sends per recipient domain group (internal/pacing).
+	DomainLimits []pacing.DomainLimit
+	// Warmup is its warm-up schedule (daily caps); nil: none.
+	Warmup *pacing.Warmup
+	// WarmupToday is today's (UTC) place in it; nil without a schedule.
+	WarmupToday *WarmupDay
 	// Idempotent says whether the provider deduplicates on our job id, so an
 	// interrupted send is replayed; otherwise the campaign's ambiguous_policy applies.
 	Idempotent bool
@@ -39,6 +46,15 @@ type Sender struct {
 	PausedAt     *time.Time
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+}
+
+// WarmupDay is one UTC day of a warm-up schedule: its cap (nil once the
+// schedule is over) and the sends counted against it.
+type WarmupDay struct {
+	Day       time.Time
+	DayNumber int
+	Cap       *int
+	Used      int
 }
 
 // Settings are the type-specific, non-secret settings. Its JSON is the stored
@@ -110,6 +126,9 @@ type Input struct {
 	MaxConnections int          `json:"max_connections"`
 	AllowedFrom    []string     `json:"allowed_from"`
 	Default        bool         `json:"default"`
+	// DomainLimits and Warmup pace the sender (internal/pacing).
+	DomainLimits []pacing.DomainLimit `json:"domain_limits"`
+	Warmup       *pacing.Warmup       `json:"warmup"`
 }
 
 // Patch changes a sender; absent fields stay. The type cannot change.
@@ -121,6 +140,19 @@ type Patch struct {
 	MaxConnections *int         `json:"max_connections"`
 	AllowedFrom    *[]string    `json:"allowed_from"`
 	Default        *bool        `json:"default"`
+	// DomainLimits given replace the stored ones whole (an empty list removes them).
+	DomainLimits *[]pacing.DomainLimit `json:"domain_limits"`
+	// Warmup given replaces the stored schedule; ClearWarmup removes it.
+	Warmup      *pacing.Warmup `json:"warmup"`
+	ClearWarmup bool           `json:"-"`
+}
+
+// validatePacing checks a sender's domain limits and warm-up schedule.
+func validatePacing(limits []pacing.DomainLimit, w *pacing.Warmup) error {
+	if err := pacing.ValidateLimits("/domain_limits", limits); err != nil {
+		return err
+	}
+	return pacing.ValidateWarmup("/warmup", w)
 }
 
 // validate checks a whole sender (after a patch is applied); g says which

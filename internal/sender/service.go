@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dkim"
 	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/pacing"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/quota"
@@ -118,11 +121,20 @@ func toSender(r store.Sender) Sender {
 	if allowed == nil {
 		allowed = []string{}
 	}
+	limits := []pacing.DomainLimit{}
+	_ = json.Unmarshal(r.DomainLimits, &limits)
+	var warm *pacing.Warmup
+	if r.Warmup != nil {
+		warm = &pacing.Warmup{}
+		if json.Unmarshal(r.Warmup, warm) != nil {
+			warm = nil
+		}
+	}
 	// Userinfo is refused when saved; a row stored before that shows it redacted.
 	st.URL, st.Endpoint = redacted(st.URL), redacted(st.Endpoint)
 	return Sender{ID: r.ID, Name: r.Name, Type: r.Type, Settings: st, CredentialsHint: r.SecretHint,
 		RatePerSecond: r.RatePerSecond, MaxConnections: int(r.MaxConnections), AllowedFrom: allowed,
-		Default: r.IsDefault, Idempotent: provider.IdempotentKind(r.Type),
+		Default: r.IsDefault, DomainLimits: limits, Warmup: warm, Idempotent: provider.IdempotentKind(r.Type),
 		PausedReason: r.PausedReason, PausedAt: r.PausedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
@@ -156,6 +168,19 @@ func storable(in any) error {
 	return walk("", v)
 }
 
+// pacingColumns are the stored forms of a sender's domain limits and warm-up.
+func pacingColumns(limits []pacing.DomainLimit, w *pacing.Warmup) (json.RawMessage, json.RawMessage) {
+	if limits == nil {
+		limits = []pacing.DomainLimit{}
+	}
+	l, _ := json.Marshal(limits)
+	if w == nil {
+		return l, nil
+	}
+	raw, _ := json.Marshal(w)
+	return l, raw
+}
+
 // Create adds a sender. Making it the default takes the flag from the previous one.
 func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Sender, error) {
 	if err := storable(in); err != nil {
@@ -175,6 +200,10 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Sender
 	if err := validate(in.Type, in.Name, in.Settings, creds, in.RatePerSecond, in.MaxConnections, in.AllowedFrom, s.guard); err != nil {
 		return Sender{}, err
 	}
+	if err := validatePacing(in.DomainLimits, in.Warmup); err != nil {
+		return Sender{}, err
+	}
+	limits, warm := pacingColumns(in.DomainLimits, in.Warmup)
 	if !creds.empty() && s.ring.Empty() {
 		return Sender{}, apperr.New(apperr.Invalid, "%s", errNoKey.Error())
 	}
@@ -196,7 +225,8 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Sender
 		var err error
 		row, err = q.SenderCreate(ctx, store.SenderCreateParams{AccountID: accountID, Name: in.Name, Type: in.Type,
 			Settings: set, RatePerSecond: in.RatePerSecond,
-			MaxConnections: int32(in.MaxConnections), AllowedFrom: in.AllowedFrom, IsDefault: in.Default})
+			MaxConnections: int32(in.MaxConnections), AllowedFrom: in.AllowedFrom, IsDefault: in.Default,
+			DomainLimits: limits, Warmup: warm})
 		if err != nil || creds.empty() {
 			return err
 		}
@@ -212,7 +242,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, in Input) (Sender
 	if err != nil {
 		return Sender{}, postgres.Error(err, "sender")
 	}
-	return toSender(row), nil
+	return s.withWarmupDay(ctx, accountID, toSender(row))
 }
 
 // List returns up to limit senders after id afterID, in id order.
@@ -223,9 +253,33 @@ func (s *Service) List(ctx context.Context, accountID, afterID int64, limit int)
 	}
 	out := make([]Sender, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, toSender(r))
+		sn, err := s.withWarmupDay(ctx, accountID, toSender(r))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sn)
 	}
 	return out, nil
+}
+
+// withWarmupDay adds today's (UTC) place in the sender's warm-up schedule.
+func (s *Service) withWarmupDay(ctx context.Context, accountID int64, sn Sender) (Sender, error) {
+	if sn.Warmup == nil {
+		return sn, nil
+	}
+	now := time.Now()
+	day := pacing.Day(now)
+	limit, n, capped := sn.Warmup.CapOn(now)
+	used, err := store.New(s.pool).SenderWarmupUsed(ctx, store.SenderWarmupUsedParams{AccountID: accountID,
+		SenderID: sn.ID, Day: pgtype.Date{Time: day, Valid: true}})
+	if err != nil {
+		return sn, postgres.Error(err, "sender")
+	}
+	sn.WarmupToday = &WarmupDay{Day: day, DayNumber: n, Used: int(used)}
+	if capped {
+		sn.WarmupToday.Cap = &limit
+	}
+	return sn, nil
 }
 
 // Get returns one sender of the account.
@@ -234,7 +288,7 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Sender, error) 
 	if err != nil {
 		return Sender{}, postgres.Error(err, "sender")
 	}
-	return toSender(row), nil
+	return s.withWarmupDay(ctx, accountID, toSender(row))
 }
 
 // Update applies a patch. New credentials replace the stored ones whole; settings
@@ -242,6 +296,9 @@ func (s *Service) Get(ctx context.Context, accountID, id int64) (Sender, error) 
 func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sender, error) {
 	if err := storable(p); err != nil {
 		return Sender{}, err
+	}
+	if p.ClearWarmup && p.Warmup != nil {
+		return Sender{}, apperr.Invalidf("/clear_warmup", "clear_warmup removes the warm-up: not with warmup")
 	}
 	var row store.Sender
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -272,6 +329,12 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sen
 		if p.Default != nil {
 			sn.Default = *p.Default
 		}
+		if p.DomainLimits != nil {
+			sn.DomainLimits = *p.DomainLimits
+		}
+		if p.Warmup != nil || p.ClearWarmup {
+			sn.Warmup = p.Warmup
+		}
 		keyID, sealed, hnt := cur.SecretKeyID, cur.Secret, cur.SecretHint
 		var creds Credentials
 		if p.Credentials != nil {
@@ -280,6 +343,9 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sen
 			return apperr.New(apperr.Conflict, "the stored credentials cannot be decrypted; send new credentials")
 		}
 		if err := validate(sn.Type, sn.Name, sn.Settings, creds, sn.RatePerSecond, sn.MaxConnections, sn.AllowedFrom, s.guard); err != nil {
+			return err
+		}
+		if err := validatePacing(sn.DomainLimits, sn.Warmup); err != nil {
 			return err
 		}
 		if p.Credentials == nil && cur.Secret != nil && destination(toSender(cur).Settings) != destination(sn.Settings) {
@@ -299,16 +365,18 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, p Patch) (Sen
 			}
 		}
 		set, _ := json.Marshal(sn.Settings)
+		limits, warm := pacingColumns(sn.DomainLimits, sn.Warmup)
 		row, err = q.SenderUpdate(ctx, store.SenderUpdateParams{Name: sn.Name, Settings: set, SecretKeyID: keyID,
 			Secret: sealed, SecretHint: hnt, RatePerSecond: sn.RatePerSecond, MaxConnections: int32(sn.MaxConnections),
 			AllowedFrom: sn.AllowedFrom, IsDefault: sn.Default, SecretChanged: p.Credentials != nil,
+			DomainLimits: limits, Warmup: warm,
 			AccountID: accountID, ID: id})
 		return err
 	})
 	if err != nil {
 		return Sender{}, postgres.Error(err, "sender")
 	}
-	return toSender(row), nil
+	return s.withWarmupDay(ctx, accountID, toSender(row))
 }
 
 // Delete removes a sender no campaign names. Transactional messages that named it

@@ -39,6 +39,9 @@ const (
 	// DropDuringData reads part of the message and closes the connection: nothing
 	// is stored, but the sender cannot know that either.
 	DropDuringData
+	// RcptDefer answers RCPT with 421 4.7.0, as a receiver throttling the sender
+	// does (Gmail's "421 4.7.0 Try again later").
+	RcptDefer
 )
 
 // SMTPOptions shape the SMTP sink's behaviour.
@@ -68,6 +71,8 @@ type SMTPMessage struct {
 	MessageID string // without angle brackets
 	Header    mail.Header
 	Raw       []byte
+	// At is when the sink accepted it.
+	At time.Time
 }
 
 // SMTPStats are the SMTP sink's counters, also served as JSON at GET /stats.
@@ -297,6 +302,9 @@ func (ss *smtpSession) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 	case RcptTemp:
 		ss.sink.count(func(st *SMTPStats) { st.Rejected++ })
 		return &gosmtp.SMTPError{Code: 451, EnhancedCode: gosmtp.EnhancedCode{4, 3, 0}, Message: "injected temporary failure"}
+	case RcptDefer:
+		ss.sink.count(func(st *SMTPStats) { st.Rejected++ })
+		return &gosmtp.SMTPError{Code: 421, EnhancedCode: gosmtp.EnhancedCode{4, 7, 0}, Message: "injected: try again later"}
 	case RcptPerm:
 		ss.sink.count(func(st *SMTPStats) { st.Rejected++ })
 		return &gosmtp.SMTPError{Code: 550, EnhancedCode: gosmtp.EnhancedCode{5, 1, 1}, Message: "injected: no such user"}
@@ -338,7 +346,7 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		ss.sink.count(func(st *SMTPStats) { st.Rejected++ })
 		return &gosmtp.SMTPError{Code: 554, EnhancedCode: gosmtp.EnhancedCode{5, 6, 0}, Message: "injected: content rejected"}
 	}
-	m := SMTPMessage{From: ss.from, To: ss.to, Raw: raw}
+	m := SMTPMessage{From: ss.from, To: ss.to, Raw: raw, At: time.Now()}
 	if parsed, err := mail.ReadMessage(bytes.NewReader(raw)); err == nil {
 		m.Header = parsed.Header
 		m.MessageID = strings.Trim(strings.TrimSpace(parsed.Header.Get("Message-Id")), "<>")

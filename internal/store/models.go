@@ -547,6 +547,8 @@ type Sender struct {
 	PausedAt       *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	DomainLimits   json.RawMessage
+	Warmup         json.RawMessage
 }
 
 type SenderPool struct {
@@ -562,6 +564,14 @@ type SenderPoolMember struct {
 	AccountID int64
 	Position  int16
 	SenderID  int64
+}
+
+type SenderWarmupUsage struct {
+	AccountID int64
+	SenderID  int64
+	Day       pgtype.Date
+	Used      int32
+	LastGrant int32
 }
 
 type Sequence struct {

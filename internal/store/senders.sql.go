@@ -8,6 +8,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const senderClearDefault = `-- name: SenderClearDefault :exec
@@ -29,10 +31,10 @@ func (q *Queries) SenderClearDefault(ctx context.Context, arg SenderClearDefault
 
 const senderCreate = `-- name: SenderCreate :one
 INSERT INTO senders (account_id, name, type, settings, secret_key_id, secret, secret_hint,
-                     rate_per_second, max_connections, allowed_from, is_default)
+                     rate_per_second, max_connections, allowed_from, is_default, domain_limits, warmup)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-        $8, $9, $10, $11)
-RETURNING id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at
+        $8, $9, $10, $11, $12, $13)
+RETURNING id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at, domain_limits, warmup
 `
 
 type SenderCreateParams struct {
@@ -47,6 +49,8 @@ type SenderCreateParams struct {
 	MaxConnections int32
 	AllowedFrom    []string
 	IsDefault      bool
+	DomainLimits   json.RawMessage
+	Warmup         json.RawMessage
 }
 
 func (q *Queries) SenderCreate(ctx context.Context, arg SenderCreateParams) (Sender, error) {
@@ -62,6 +66,8 @@ func (q *Queries) SenderCreate(ctx context.Context, arg SenderCreateParams) (Sen
 		arg.MaxConnections,
 		arg.AllowedFrom,
 		arg.IsDefault,
+		arg.DomainLimits,
+		arg.Warmup,
 	)
 	var i Sender
 	err := row.Scan(
@@ -82,6 +88,8 @@ func (q *Queries) SenderCreate(ctx context.Context, arg SenderCreateParams) (Sen
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DomainLimits,
+		&i.Warmup,
 	)
 	return i, err
 }
@@ -104,7 +112,7 @@ func (q *Queries) SenderDelete(ctx context.Context, arg SenderDeleteParams) (int
 }
 
 const senderForSend = `-- name: SenderForSend :one
-SELECT s.id, s.account_id, s.name, s.type, s.settings, s.secret_key_id, s.secret, s.secret_hint, s.rate_per_second, s.max_connections, s.allowed_from, s.is_default, s.auth_failures, s.paused_reason, s.paused_at, s.created_at, s.updated_at FROM senders s
+SELECT s.id, s.account_id, s.name, s.type, s.settings, s.secret_key_id, s.secret, s.secret_hint, s.rate_per_second, s.max_connections, s.allowed_from, s.is_default, s.auth_failures, s.paused_reason, s.paused_at, s.created_at, s.updated_at, s.domain_limits, s.warmup FROM senders s
 WHERE s.account_id = $1
   AND (s.id = $2::bigint OR ($2::bigint IS NULL AND s.is_default))
 `
@@ -137,12 +145,14 @@ func (q *Queries) SenderForSend(ctx context.Context, arg SenderForSendParams) (S
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DomainLimits,
+		&i.Warmup,
 	)
 	return i, err
 }
 
 const senderGet = `-- name: SenderGet :one
-SELECT id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at FROM senders WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at, domain_limits, warmup FROM senders WHERE account_id = $1 AND id = $2
 `
 
 type SenderGetParams struct {
@@ -171,12 +181,14 @@ func (q *Queries) SenderGet(ctx context.Context, arg SenderGetParams) (Sender, e
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DomainLimits,
+		&i.Warmup,
 	)
 	return i, err
 }
 
 const senderGetForUpdate = `-- name: SenderGetForUpdate :one
-SELECT id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at FROM senders WHERE account_id = $1 AND id = $2 FOR UPDATE
+SELECT id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at, domain_limits, warmup FROM senders WHERE account_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SenderGetForUpdateParams struct {
@@ -205,6 +217,8 @@ func (q *Queries) SenderGetForUpdate(ctx context.Context, arg SenderGetForUpdate
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DomainLimits,
+		&i.Warmup,
 	)
 	return i, err
 }
@@ -234,7 +248,7 @@ func (q *Queries) SenderInUse(ctx context.Context, arg SenderInUseParams) (bool,
 }
 
 const senderList = `-- name: SenderList :many
-SELECT id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at FROM senders
+SELECT id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at, domain_limits, warmup FROM senders
 WHERE account_id = $1 AND id > $2
 ORDER BY id
 LIMIT $3
@@ -274,6 +288,8 @@ func (q *Queries) SenderList(ctx context.Context, arg SenderListParams) ([]Sende
 			&i.PausedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.DomainLimits,
+			&i.Warmup,
 		); err != nil {
 			return nil, err
 		}
@@ -450,7 +466,7 @@ func (q *Queries) SenderSecretReplace(ctx context.Context, arg SenderSecretRepla
 const senderSecretSet = `-- name: SenderSecretSet :one
 UPDATE senders SET secret_key_id = $1, secret = $2, secret_hint = $3
 WHERE account_id = $4 AND id = $5
-RETURNING id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at
+RETURNING id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at, domain_limits, warmup
 `
 
 type SenderSecretSetParams struct {
@@ -490,6 +506,8 @@ func (q *Queries) SenderSecretSet(ctx context.Context, arg SenderSecretSetParams
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DomainLimits,
+		&i.Warmup,
 	)
 	return i, err
 }
@@ -572,12 +590,13 @@ UPDATE senders
 SET name = $1, settings = $2, secret_key_id = $3, secret = $4,
     secret_hint = $5, rate_per_second = $6,
     max_connections = $7, allowed_from = $8, is_default = $9,
-    auth_failures = CASE WHEN $10::boolean THEN 0 ELSE auth_failures END,
-    paused_reason = CASE WHEN $10::boolean THEN NULL ELSE paused_reason END,
-    paused_at = CASE WHEN $10::boolean THEN NULL ELSE paused_at END,
+    domain_limits = $10, warmup = $11,
+    auth_failures = CASE WHEN $12::boolean THEN 0 ELSE auth_failures END,
+    paused_reason = CASE WHEN $12::boolean THEN NULL ELSE paused_reason END,
+    paused_at = CASE WHEN $12::boolean THEN NULL ELSE paused_at END,
     updated_at = now()
-WHERE account_id = $11 AND id = $12
-RETURNING id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at
+WHERE account_id = $13 AND id = $14
+RETURNING id, account_id, name, type, settings, secret_key_id, secret, secret_hint, rate_per_second, max_connections, allowed_from, is_default, auth_failures, paused_reason, paused_at, created_at, updated_at, domain_limits, warmup
 `
 
 type SenderUpdateParams struct {
@@ -590,6 +609,8 @@ type SenderUpdateParams struct {
 	MaxConnections int32
 	AllowedFrom    []string
 	IsDefault      bool
+	DomainLimits   json.RawMessage
+	Warmup         json.RawMessage
 	SecretChanged  bool
 	AccountID      int64
 	ID             int64
@@ -609,6 +630,8 @@ func (q *Queries) SenderUpdate(ctx context.Context, arg SenderUpdateParams) (Sen
 		arg.MaxConnections,
 		arg.AllowedFrom,
 		arg.IsDefault,
+		arg.DomainLimits,
+		arg.Warmup,
 		arg.SecretChanged,
 		arg.AccountID,
 		arg.ID,
@@ -632,6 +655,62 @@ func (q *Queries) SenderUpdate(ctx context.Context, arg SenderUpdateParams) (Sen
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DomainLimits,
+		&i.Warmup,
 	)
 	return i, err
+}
+
+const senderWarmupTake = `-- name: SenderWarmupTake :one
+INSERT INTO sender_warmup_usage AS u (account_id, sender_id, day, used, last_grant)
+VALUES ($1, $2, $3, least($4::integer, $5::integer),
+        least($4::integer, $5::integer))
+ON CONFLICT (sender_id, day) DO UPDATE
+SET used = greatest(u.used, least(u.used + $4::integer, $5::integer)),
+    last_grant = greatest(u.used, least(u.used + $4::integer, $5::integer)) - u.used
+RETURNING last_grant
+`
+
+type SenderWarmupTakeParams struct {
+	AccountID int64
+	SenderID  int64
+	Day       pgtype.Date
+	Want      int32
+	DayCap    int32
+}
+
+// Takes @want sends from a warming-up sender's cap of @day (@day_cap), for every
+// executor process at once: the row lock orders concurrent takes, and each SET
+// expression reads the row as it was, so last_grant is what this take got (0:
+// the day's cap is used up). Not a tenant query: the executor runs it.
+func (q *Queries) SenderWarmupTake(ctx context.Context, arg SenderWarmupTakeParams) (int32, error) {
+	row := q.db.QueryRow(ctx, senderWarmupTake,
+		arg.AccountID,
+		arg.SenderID,
+		arg.Day,
+		arg.Want,
+		arg.DayCap,
+	)
+	var last_grant int32
+	err := row.Scan(&last_grant)
+	return last_grant, err
+}
+
+const senderWarmupUsed = `-- name: SenderWarmupUsed :one
+SELECT coalesce((SELECT used FROM sender_warmup_usage
+                 WHERE account_id = $1 AND sender_id = $2 AND day = $3), 0)::integer AS used
+`
+
+type SenderWarmupUsedParams struct {
+	AccountID int64
+	SenderID  int64
+	Day       pgtype.Date
+}
+
+// What the sender used of @day's warm-up cap (0 when it sent nothing that day).
+func (q *Queries) SenderWarmupUsed(ctx context.Context, arg SenderWarmupUsedParams) (int32, error) {
+	row := q.db.QueryRow(ctx, senderWarmupUsed, arg.AccountID, arg.SenderID, arg.Day)
+	var used int32
+	err := row.Scan(&used)
+	return used, err
 }

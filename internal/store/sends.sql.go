@@ -461,7 +461,8 @@ func (q *Queries) SendReleaseLost(ctx context.Context, arg SendReleaseLostParams
 
 const sendReleaseMany = `-- name: SendReleaseMany :one
 WITH u AS (
-    SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempts
+    SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempts,
+           unnest($3::timestamptz[]) AS not_before
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id)
@@ -470,7 +471,8 @@ WITH u AS (
 UPDATE sends s
 SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
     lease_until = NULL, attempts = greatest(s.attempts - 1, 0), status_before = s.status,
-    updated_at = coalesce($3::timestamptz, now())
+    next_attempt_at = greatest(s.next_attempt_at, u.not_before),
+    updated_at = coalesce($4::timestamptz, now())
 FROM u, camp c
 WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
   AND (s.status = 'sending'
@@ -489,9 +491,10 @@ SELECT count(*) FROM released
 `
 
 type SendReleaseManyParams struct {
-	Ids      []int64
-	Attempts []int32
-	Now      *time.Time
+	Ids       []int64
+	Attempts  []int32
+	NotBefore []time.Time
+	Now       *time.Time
 }
 
 // Hands claimed rows that were never given to the provider back to the queue (at
@@ -503,8 +506,16 @@ type SendReleaseManyParams struct {
 // campaign is never re-opened. In a cancelled campaign a released row is closed.
 // The campaigns are read FOR SHARE, so a concurrent finish or cancel is either
 // seen here or sees this statement's rows (CampaignLockSending).
+// A row held back by the pacing of its domain or its sender's warm-up
+// (internal/executor/pacing.go) is released the same way, not before @not_before
+// (a time before any row's next_attempt_at for the others).
 func (q *Queries) SendReleaseMany(ctx context.Context, arg SendReleaseManyParams) (int64, error) {
-	row := q.db.QueryRow(ctx, sendReleaseMany, arg.Ids, arg.Attempts, arg.Now)
+	row := q.db.QueryRow(ctx, sendReleaseMany,
+		arg.Ids,
+		arg.Attempts,
+		arg.NotBefore,
+		arg.Now,
+	)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

@@ -9,6 +9,14 @@ INSERT INTO subscribers (account_id, email, email_lower, name, status)
 SELECT @account_id, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R ' || i, 'confirmed'
 FROM generate_series(1, @n::int) i;
 
+-- name: ChaosSubscribersSpread :exec
+-- Moves the account's subscribers to the given domains in turn (by id), before
+-- a campaign is built (`sendonce-harness chaos -pacing`).
+UPDATE subscribers
+SET email = split_part(email, '@', 1) || '@' || (@domains::text[])[1 + id % cardinality(@domains::text[])],
+    email_lower = split_part(email_lower, '@', 1) || '@' || (@domains::text[])[1 + id % cardinality(@domains::text[])]
+WHERE account_id = @account_id;
+
 -- name: ChaosCampaignCreate :one
 -- An approved campaign to every confirmed subscriber of the account, due now.
 INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template,

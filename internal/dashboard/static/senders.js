@@ -54,6 +54,62 @@ const fieldsOf = {
 };
 const types = Object.keys(fieldsOf);
 
+// The built-in warm-up curve (internal/pacing Presets): daily caps from the start day.
+/** @type {Record<string, number[]>} */
+const warmupPresets = {
+  standard: [50, 100, 200, 400, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000, 15000, 20000, 30000, 40000,
+    50000, 75000, 100000, 150000, 200000, 300000, 400000, 500000],
+};
+
+/** @param {any[]} limits */
+const limitsText = (limits) => (limits || []).map((l) => `${l.group || l.domain}=${l.per_second}`).join(', ');
+
+/** @param {any} w */
+const warmupText = (w) => (w ? `${w.preset || (w.caps || []).join(',')}@${w.start}` : '');
+
+const groups = ['gmail', 'microsoft', 'yahoo', 'apple', 'gmx'];
+
+/** Reads "gmail=5, example.org=1" into domain_limits; null when a part does not parse.
+ * @param {string} text */
+function parseLimits(text) {
+  const out = [];
+  for (const part of text.split(/[\s,]+/).filter(Boolean)) {
+    const [key, num] = part.split('=');
+    if (!key || num === undefined || num === '' || isNaN(Number(num))) return null;
+    out.push(groups.includes(key) ? { group: key, per_second: Number(num) } : { domain: key, per_second: Number(num) });
+  }
+  return out;
+}
+
+/** Reads "standard@2026-12-01" or "50,100,200@2026-12-01"; null when it does not parse.
+ * @param {string} text */
+function parseWarmup(text) {
+  const [plan, start] = text.trim().split('@');
+  if (!plan || !start) return null;
+  if (/^[0-9]/.test(plan)) return { caps: plan.split(',').map((c) => Number(c.trim())), start };
+  return { preset: plan, start };
+}
+
+/** The warm-up plan and today's use.
+ * @param {{s:any}} p */
+function WarmupPlan({ s }) {
+  const w = s.warmup;
+  if (!w) return html`none`;
+  const caps = w.preset ? warmupPresets[w.preset] || [] : w.caps || [];
+  const t = s.warmup_today;
+  const shown = caps.slice(0, 14);
+  return html`<div data-warmup>
+    ${t && (t.cap === null
+      ? html`<p>The schedule (from ${w.start}) is over: no daily cap. ${t.used} sent today.</p>`
+      : html`<p><strong>Day ${t.day_number + 1} of ${caps.length}</strong> (UTC ${t.day}): ${t.used} of today's cap of ${t.cap} used${t.used >= t.cap ? '; the rest waits for tomorrow' : ''}.</p>
+        <progress max=${t.cap} value=${Math.min(t.used, t.cap)} aria-label="Today's warm-up cap used">${t.used} of ${t.cap}</progress>`)}
+    <ol class="warmup-plan" aria-label="Daily caps from ${w.start}">
+      ${shown.map((c, i) => html`<li key=${i} class=${t && t.day_number === i ? 'today' : ''} aria-current=${t && t.day_number === i ? 'date' : undefined}>${c}</li>`)}
+      ${caps.length > shown.length && html`<li>… ${caps[caps.length - 1]} (day ${caps.length})</li>`}
+    </ol>
+  </div>`;
+}
+
 /** @param {{sender?:any, onSaved:(s:any)=>void}} p */
 function SenderForm({ sender, onSaved }) {
   const editing = !!sender;
@@ -65,6 +121,8 @@ function SenderForm({ sender, onSaved }) {
   const [conns, setConns] = useState(sender ? String(sender.max_connections) : '0');
   const [allowed, setAllowed] = useState(sender ? sender.allowed_from.join(', ') : '');
   const [isDefault, setDefault] = useState(sender ? sender.default : false);
+  const [limits, setLimits] = useState(sender ? limitsText(sender.domain_limits) : '');
+  const [warm, setWarm] = useState(sender ? warmupText(sender.warmup) : '');
   const [error, setError] = useState(/** @type {any} */ (null));
   const [busy, setBusy] = useState(false);
   const fields = fieldsOf[type] || [];
@@ -90,6 +148,14 @@ function SenderForm({ sender, onSaved }) {
     // Editing, an empty credentials part keeps the stored ones; creating, the
     // types that need none (smtp without AUTH, http without a header) send none.
     if (Object.keys(credentials).length) body.credentials = credentials;
+    const dl = parseLimits(limits);
+    if (dl === null) { setError(new Error('Domain limits: write them as gmail=5, example.org=1.')); return; }
+    body.domain_limits = dl;
+    if (warm.trim()) {
+      const w = parseWarmup(warm);
+      if (w === null) { setError(new Error('Warm-up: write it as standard@YYYY-MM-DD or 50,100,200@YYYY-MM-DD.')); return; }
+      body.warmup = w;
+    } else if (editing && sender.warmup) body.clear_warmup = true;
     if (!editing) body.type = type;
     setBusy(true);
     try {
@@ -121,6 +187,12 @@ function SenderForm({ sender, onSaved }) {
     <${Field} label="Connections at most" type="number" value=${conns} onInput=${setConns} hint="0: the default (smtp: 4)." error=${fieldError(error, '/max_connections')} />
     <${Field} label="Allowed From addresses or domains" value=${allowed} onInput=${setAllowed}
       hint="Comma separated; empty allows any From." error=${fieldError(error, '/allowed_from') || Object.entries(error && error.fields || {}).filter(([k]) => k.startsWith('/allowed_from/')).map(([, v]) => v)[0]} />
+    <${Field} label="Domain limits (per second)" value=${limits} onInput=${setLimits}
+      hint="Per recipient domain group, on top of the rate: gmail=5, microsoft=10, example.org=1 (groups: gmail, microsoft, yahoo, apple, gmx). Empty: none."
+      error=${fieldError(error, '/domain_limits') || Object.entries(error && error.fields || {}).filter(([k]) => k.startsWith('/domain_limits/')).map(([, v]) => v)[0]} />
+    <${Field} label="Warm-up" value=${warm} onInput=${setWarm}
+      hint="Daily caps from a start day (UTC): standard@2026-12-01, or your own caps 50,100,200@2026-12-01. Empty: none."
+      error=${fieldError(error, '/warmup') || Object.entries(error && error.fields || {}).filter(([k]) => k.startsWith('/warmup/')).map(([, v]) => v)[0]} />
     <label class="check"><input type="checkbox" checked=${isDefault} onChange=${(/** @type {any} */ e) => setDefault(e.currentTarget.checked)} /> The account's default sender</label>
     <${ErrorBox} error=${error} />
     <p><button type="submit" class="primary" disabled=${busy}>${editing ? 'Save changes' : 'Create sender'}</button></p>
@@ -239,6 +311,8 @@ export function SenderPage({ id }) {
       <dt>Credentials</dt><dd>${s.credentials_hint ? `stored, ending ${s.credentials_hint}` : 'none'}</dd>
       <dt>Rate</dt><dd>${s.rate_per_second ? `${s.rate_per_second} per second` : 'unlimited'}, ${s.max_connections ? `${s.max_connections} connections at most` : 'the default connections'}</dd>
       <dt>Allowed From</dt><dd>${s.allowed_from.length ? s.allowed_from.join(', ') : 'any'}</dd>
+      <dt>Domain limits</dt><dd data-domain-limits>${s.domain_limits.length ? s.domain_limits.map((/** @type {any} */ l) => `${l.group || l.domain}: ${l.per_second} per second`).join(', ') : 'none (a domain that defers is slowed down all the same)'}</dd>
+      <dt>Warm-up</dt><dd><${WarmupPlan} s=${s} /></dd>
       <dt>Created</dt><dd>${when(s.created_at)}</dd>
     </dl>
     <div class="actions">

@@ -7366,6 +7366,43 @@ export interface components {
             /** @description The SES configuration set. */
             configuration_set?: string;
         };
+        /** @description Caps the sender's sends to one recipient domain group per second, on top of rate_per_second. Name a built-in group (gmail: gmail.com, googlemail.com; microsoft: outlook.com, hotmail.com, live.com, msn.com, …; yahoo: yahoo.com, aol.com, ymail.com, …; apple: icloud.com, me.com, mac.com; gmx: gmx.*, web.de, mail.com) or a domain (a domain of a built-in group names its group). No group has a default limit: no mailbox provider publishes one (docs/executor.md). */
+        SenderDomainLimit: {
+            /**
+             * @description A built-in group; not with domain.
+             * @enum {string}
+             */
+            group?: "gmail" | "microsoft" | "yahoo" | "apple" | "gmx";
+            /** @description A recipient domain; not with group. */
+            domain?: string;
+            /** Format: double */
+            per_second: number;
+        };
+        /** @description A warm-up schedule: on the n-th UTC day from start (day 0) the sender sends at most the n-th daily cap; rows above it wait for the next UTC day; after the last day, no cap. A preset or caps, not both. */
+        SenderWarmup: {
+            /**
+             * @description standard: 50, 100, 200, 400, 750, 1,000 … 500,000 over 24 days.
+             * @enum {string}
+             */
+            preset?: "standard";
+            caps?: number[];
+            /**
+             * Format: date
+             * @description The schedule's first day (UTC).
+             */
+            start: string;
+        };
+        /** @description Today's (UTC) place in the warm-up schedule. */
+        SenderWarmupToday: {
+            /** Format: date */
+            day: string;
+            /** @description Days since the schedule's start (0 on its first day). */
+            day_number: number;
+            /** @description Today's cap; null once the schedule is over. */
+            cap: number | null;
+            /** @description Sends counted against today's cap. */
+            used: number;
+        };
         /** @description Write-only; stored encrypted (AES-GCM, SENDONCE_SECRETS_KEY) and never returned. */
         SenderCredentials: {
             password?: string;
@@ -7408,6 +7445,8 @@ export interface components {
             allowed_from?: string[];
             /** @description The account's default sender (one at most; this takes the flag). */
             default?: boolean;
+            domain_limits?: components["schemas"]["SenderDomainLimit"][];
+            warmup?: components["schemas"]["SenderWarmup"];
         };
         /**
          * @example {
@@ -7426,6 +7465,11 @@ export interface components {
             max_connections?: number;
             allowed_from?: string[];
             default?: boolean;
+            /** @description Replaces the stored limits whole; [] removes them. */
+            domain_limits?: components["schemas"]["SenderDomainLimit"][];
+            warmup?: components["schemas"]["SenderWarmup"];
+            /** @description true removes the warm-up schedule (not with warmup). */
+            clear_warmup?: boolean;
         };
         Sender: {
             /** Format: int64 */
@@ -7441,6 +7485,10 @@ export interface components {
             max_connections: number;
             allowed_from: string[];
             default: boolean;
+            domain_limits: components["schemas"]["SenderDomainLimit"][];
+            warmup: components["schemas"]["SenderWarmup"] | null;
+            /** @description Null without a warm-up schedule. */
+            warmup_today: components["schemas"]["SenderWarmupToday"] | null;
             /** @description Whether the provider deduplicates on our job id (resend, http): interrupted sends are replayed; otherwise ambiguous_policy applies. */
             idempotent: boolean;
             /** @description Set when repeated auth/config failures paused the sender's campaigns. */

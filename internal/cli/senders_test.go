@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/client"
+)
+
+// TestCLISendersPacing: a sender created and edited from flags with domain
+// limits and a warm-up; bad flags are usage errors, bad values the API's 422.
+func TestCLISendersPacing(t *testing.T) {
+	t.Parallel()
+	run, _, _ := setup(t)
+	ok := func(args ...string) string {
+		t.Helper()
+		r := run(args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		return strings.TrimSpace(r.stdout)
+	}
+	var s client.Sender
+	require.NoError(t, json.Unmarshal([]byte(ok("senders", "create", "--name", "relay", "--type", "http",
+		"--url", "https://mail.example.com/send", "--domain-limit", "gmail=5", "--domain-limit", "example.org=0.5",
+		"--warmup", "standard@2026-12-01", "--json")), &s))
+	require.Len(t, s.DomainLimits, 2)
+	require.Equal(t, client.SenderDomainLimitGroup("gmail"), *s.DomainLimits[0].Group)
+	require.Equal(t, "example.org", *s.DomainLimits[1].Domain)
+	require.Equal(t, 0.5, s.DomainLimits[1].PerSecond)
+	require.Equal(t, client.SenderWarmupPreset("standard"), *s.Warmup.Preset)
+	id := s.Id
+
+	require.NoError(t, json.Unmarshal([]byte(ok("senders", "edit", itoa(id), "--warmup", "50,100,200@2026-12-01",
+		"--json")), &s))
+	require.Equal(t, []int{50, 100, 200}, *s.Warmup.Caps)
+	require.Len(t, s.DomainLimits, 2, "an edit without --domain-limit keeps them")
+	require.NoError(t, json.Unmarshal([]byte(ok("senders", "edit", itoa(id), "--clear-warmup", "--domain-limit", "",
+		"--json")), &s))
+	require.Nil(t, s.Warmup)
+	require.Empty(t, s.DomainLimits)
+
+	r := run("senders", "edit", itoa(id), "--domain-limit", "gmail")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "GROUP=PER_SECOND")
+	r = run("senders", "edit", itoa(id), "--warmup", "standard")
+	require.Equal(t, 2, r.code, r.stderr)
+	r = run("senders", "edit", itoa(id), "--domain-limit", "hotmail.com=0")
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "/domain_limits/0/per_second")
+}
