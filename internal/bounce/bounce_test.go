@@ -223,6 +223,15 @@ func TestMailboxAppliesRealReportsOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, e.inbox())
 	e.requireApplied(sends)
+
+	// Another MTA's report for a send that bounced already: read and counted,
+	// but the send bounces once.
+	e.deliver(e.fixture("exim-hard.eml", "bounces+zzverptokenzz@bounce.example.test",
+		e.verp.Address(e.a, sends["postfix"], "bounce.example.test")))
+	res, err = e.svc.Poll(e.ctx, e.a)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"hard_bounce": 1}, res.Outcomes)
+	require.Equal(t, 4, e.events(e.a, "subscriber.bounced"))
 }
 
 func TestMailboxCrashBetweenApplyAndDelete(t *testing.T) {
