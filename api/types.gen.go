@@ -2863,7 +2863,7 @@ type BounceMailbox struct {
 // BounceMailboxSecurity defines model for BounceMailbox.Security.
 type BounceMailboxSecurity string
 
-// BounceMailboxInput defines model for BounceMailboxInput.
+// BounceMailboxInput Example: {"enabled":true,"host":"imap.example.com","password":"the-mailbox-password","port":993,"security":"tls","username":"bounces@news.example.com"}
 type BounceMailboxInput struct {
 	Enabled bool `json:"enabled"`
 
