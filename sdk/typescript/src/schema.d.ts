@@ -3054,6 +3054,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bounce-mailbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the bounce mailbox
+         * @description The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+         */
+        get: operations["getBounceMailbox"];
+        /**
+         * Set the bounce mailbox
+         * @description The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+         */
+        put: operations["putBounceMailbox"];
+        post?: never;
+        /**
+         * Delete the bounce mailbox
+         * @description The mailbox is no longer read; its password is deleted.
+         */
+        delete: operations["deleteBounceMailbox"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/senders": {
         parameters: {
             query?: never;
@@ -7185,6 +7213,47 @@ export interface components {
             replayed: number;
             suppressed: number;
         };
+        /**
+         * @example {
+         *       "host": "imap.example.com",
+         *       "port": 993,
+         *       "security": "tls",
+         *       "username": "bounces@news.example.com",
+         *       "password": "the-mailbox-password",
+         *       "enabled": true
+         *     }
+         */
+        BounceMailboxInput: {
+            /** @description The IMAP server; no literal internal address or localhost unless private destinations are allowed. */
+            host: string;
+            port: number;
+            /**
+             * @description tls (implicit TLS, port 993) when absent.
+             * @enum {string}
+             */
+            security?: "tls" | "starttls" | "none";
+            username: string;
+            password: string;
+            /** @description INBOX when absent. */
+            folder?: string;
+            enabled: boolean;
+        };
+        BounceMailbox: {
+            host: string;
+            port: number;
+            /** @enum {string} */
+            security: "tls" | "starttls" | "none";
+            username: string;
+            folder: string;
+            enabled: boolean;
+            /** Format: date-time */
+            last_poll_at?: string | null;
+            last_error?: string | null;
+            /** @description Messages read over the last 30 days by what they were taken for: hard_bounce, soft_bounce, complaint, auto_reply, forged (a token that does not verify), foreign (another account's token), unmatched (no token, or its send is gone) and other. */
+            processed: {
+                [key: string]: number;
+            };
+        };
         /** @description Type-specific settings; a field that does not apply to the type is refused. */
         SenderSettings: {
             host?: string;
@@ -7194,6 +7263,8 @@ export interface components {
             username?: string;
             /** @description smtp: false sends unsigned even when the From domain has an active DKIM key (a relay that signs itself); absent or true signs with it (see POST /v1/domains/{domain}/dkim-keys). */
             dkim_sign?: boolean;
+            /** @description smtp: each campaign and sequence send goes out with the envelope sender (Return-Path) `bounces+<signed token>@<bounce_domain>`, so the bounces, complaint reports and auto-replies that come back name their send; the domain's MX must deliver them to the account's bounce mailbox (PUT /v1/bounce-mailbox). Absent: MAIL FROM is the From address. */
+            bounce_domain?: string;
             /** @description No user name or password in it (they go in credentials); no literal internal address or localhost unless private destinations are allowed. */
             url?: string;
             /** @description Replaces the native provider's API origin; the same rules as url. */
@@ -14702,6 +14773,88 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getBounceMailbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bounce mailbox. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BounceMailbox"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    putBounceMailbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BounceMailboxInput"];
+            };
+        };
+        responses: {
+            /** @description The bounce mailbox. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BounceMailbox"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteBounceMailbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
             default: components["responses"]["Problem"];
