@@ -64,6 +64,10 @@ func (s *Service) PollDue(ctx context.Context) {
 		}
 		return
 	}
+	// The record of messages read is kept 30 days: far beyond any crash-and-reread.
+	if _, err := store.New(s.pool).BounceMessagePrune(ctx, &now); err != nil && ctx.Err() == nil {
+		s.opts.Logger.Error("bounce messages prune", "err", err)
+	}
 	for _, mb := range due {
 		if ctx.Err() != nil {
 			return
